@@ -1,0 +1,538 @@
+//! Finds kernels, device functions, macros, type declarations, device globals
+//! and launch sites in a whole `.cu` file without parsing host code.
+
+use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
+use super::ast::FnKind;
+use crate::source::Span;
+
+/// A `__global__`/`__device__` function definition found in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionItem {
+    /// Function name.
+    pub name: String,
+    /// Kernel, device or host-device.
+    pub kind: FnKind,
+    /// From the first token of the declaration to the closing brace.
+    pub span: Span,
+    /// Offset of the name (where diagnostics about the function point).
+    pub name_offset: usize,
+    /// `template <…>` before the function, if any (unsupported).
+    pub template: Option<Span>,
+}
+
+/// A `#define`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroDef {
+    /// Macro name.
+    pub name: String,
+    /// Parameter names of a function-like macro.
+    pub params: Option<Vec<String>>,
+    /// Replacement list as tokens.
+    pub body: Vec<String>,
+    /// The directive line.
+    pub span: Span,
+}
+
+/// A file-scope `typedef` or `struct` declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeDeclItem {
+    /// Names it declares (typedef names, struct tag).
+    pub names: Vec<String>,
+    /// Through the final `;`.
+    pub span: Span,
+}
+
+/// A file-scope `__constant__`, `__device__`, `__managed__` or
+/// `extern __shared__` variable declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalItem {
+    /// Names it declares.
+    pub names: Vec<String>,
+    /// Through the final `;`.
+    pub span: Span,
+}
+
+/// A launch `name<<<grid, block, …>>>(…)` in host code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchSite {
+    /// Kernel launched.
+    pub kernel: String,
+    /// Text of the grid argument.
+    pub grid: String,
+    /// Text of the block argument.
+    pub block: String,
+    /// Where the launch is.
+    pub span: Span,
+}
+
+/// A `#pragma` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PragmaItem {
+    /// The text after `#pragma`, trimmed.
+    pub text: String,
+    /// The directive line.
+    pub span: Span,
+}
+
+/// Everything copper takes from one file.
+#[derive(Clone, Debug, Default)]
+pub struct Extracted {
+    /// Kernels and device functions, in file order.
+    pub functions: Vec<FunctionItem>,
+    /// Macros, in file order (a later definition wins).
+    pub macros: Vec<MacroDef>,
+    /// File-scope typedefs and structs.
+    pub types: Vec<TypeDeclItem>,
+    /// Device-side globals.
+    pub globals: Vec<GlobalItem>,
+    /// Kernel launches.
+    pub launches: Vec<LaunchSite>,
+    /// Pragmas (those inside functions are kept as statements).
+    pub pragmas: Vec<PragmaItem>,
+}
+
+/// Which kind of brace is open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// `namespace … {` or `extern "C" {`: declarations inside count as file scope.
+    Transparent,
+    /// Anything else (class body, host function body, initializer).
+    Opaque,
+}
+
+/// Scans `src` and returns its CUDA items.
+pub fn extract(src: &str) -> Extracted {
+    let toks = tokenize(src);
+    let mut out = Extracted::default();
+    let mut scopes: Vec<Scope> = Vec::new();
+    let mut decl_start = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i];
+        if t.kind == TokKind::Directive {
+            directive(src, t, &mut out);
+            decl_start = i + 1;
+            i += 1;
+            continue;
+        }
+        let text = t.text(src);
+        let file_scope = scopes.iter().all(|s| *s == Scope::Transparent);
+        match text {
+            ";" => decl_start = i + 1,
+            "{" => {
+                let kind = if is_transparent(src, &toks[decl_start..i]) {
+                    Scope::Transparent
+                } else {
+                    Scope::Opaque
+                };
+                scopes.push(kind);
+                decl_start = i + 1;
+            }
+            "}" => {
+                scopes.pop();
+                decl_start = i + 1;
+            }
+            "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__"
+            | "__shared__"
+                if file_scope =>
+            {
+                if let Some(next) = cuda_declaration(src, &toks, decl_start, &mut out) {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+            }
+            "typedef" | "struct" if file_scope && i == decl_start => {
+                if let Some(next) = type_declaration(src, &toks, i, &mut out) {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+            }
+            "<<<" if i > 0 && toks[i - 1].kind == TokKind::Ident => {
+                launch(src, &toks, i, &mut out);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether the tokens before a `{` open a namespace or `extern "C"` block.
+fn is_transparent(src: &str, head: &[Token]) -> bool {
+    match head {
+        [first, ..] if first.is(src, "namespace") || first.is(src, "inline") => {
+            head.iter().all(|t| !t.is(src, "(") && !t.is(src, "="))
+        }
+        [ext, lit] => ext.is(src, "extern") && lit.kind == TokKind::Str,
+        _ => false,
+    }
+}
+
+fn directive(src: &str, t: Token, out: &mut Extracted) {
+    let text = t.text(src);
+    let body = text[1..].trim_start();
+    if let Some(rest) = body.strip_prefix("define") {
+        if rest.starts_with(|c: char| c.is_whitespace()) {
+            if let Some(m) = parse_define(rest, t) {
+                out.macros.push(m);
+            }
+        }
+    } else if let Some(rest) = body.strip_prefix("pragma") {
+        out.pragmas.push(PragmaItem {
+            text: rest.replace("\\\n", " ").trim().to_string(),
+            span: Span::new(t.start, t.end),
+        });
+    }
+}
+
+fn parse_define(rest: &str, t: Token) -> Option<MacroDef> {
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    if name_len == 0 {
+        return None;
+    }
+    let name = rest[..name_len].to_string();
+    let after = &rest[name_len..];
+    let (params, body_text) = if let Some(p) = after.strip_prefix('(') {
+        let close = p.find(')')?;
+        let params: Vec<String> = p[..close]
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        (Some(params), &p[close + 1..])
+    } else {
+        (None, after)
+    };
+    let body_src = body_text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let body = tokenize_macro_body(&body_src)
+        .iter()
+        .map(|tk| tk.text(&body_src).to_string())
+        .collect();
+    Some(MacroDef {
+        name,
+        params,
+        body,
+        span: Span::new(t.start, t.end),
+    })
+}
+
+/// Index of the token matching the opener at `open` (`(`/`[`/`{`/`<<<`).
+pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> {
+    let (o, c) = match toks[open].text(src) {
+        "(" => ("(", ")"),
+        "[" => ("[", "]"),
+        "{" => ("{", "}"),
+        "<<<" => ("<<<", ">>>"),
+        _ => return None,
+    };
+    let mut depth = 0usize;
+    for (j, t) in toks.iter().enumerate().skip(open) {
+        let s = t.text(src);
+        if s == o {
+            depth += 1;
+        } else if s == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// A declaration containing a CUDA qualifier, starting at token `start`.
+/// Records a function or a global and returns the index after it.
+fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted) -> Option<usize> {
+    let mut template = None;
+    let mut first = start;
+    if toks.get(first).is_some_and(|t| t.is(src, "template")) {
+        let lt = first + 1;
+        let mut depth = 0i32;
+        let mut j = lt;
+        while j < toks.len() {
+            match toks[j].text(src) {
+                "<" => depth += 1,
+                ">" => depth -= 1,
+                ">>" => depth -= 2,
+                _ => {}
+            }
+            j += 1;
+            if depth <= 0 {
+                break;
+            }
+        }
+        template = Some(Span::new(toks[first].start, toks[j.min(toks.len()) - 1].end));
+        first = j;
+    }
+    let mut is_global = false;
+    let mut is_device = false;
+    let mut is_host = false;
+    let mut is_var_space = false;
+    let mut name_tok: Option<usize> = None;
+    let mut j = first;
+    while j < toks.len() {
+        let s = toks[j].text(src);
+        match s {
+            "__global__" => is_global = true,
+            "__device__" => is_device = true,
+            "__host__" => is_host = true,
+            "__constant__" | "__managed__" | "__shared__" => is_var_space = true,
+            "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__align__" => {
+                if toks.get(j + 1).is_some_and(|t| t.is(src, "(")) {
+                    j = matching(src, toks, j + 1)?;
+                }
+            }
+            "(" => {
+                let close = matching(src, toks, j)?;
+                let name = name_tok?;
+                let mut k = close + 1;
+                while k < toks.len() && !matches!(toks[k].text(src), "{" | ";" | "=") {
+                    if toks[k].is(src, "(") {
+                        k = matching(src, toks, k)?;
+                    }
+                    k += 1;
+                }
+                let tk = toks.get(k)?;
+                if !tk.is(src, "{") || is_var_space || !(is_global || is_device) {
+                    return Some(skip_to_semicolon(src, toks, k));
+                }
+                let end = matching(src, toks, k)?;
+                let kind = if is_global {
+                    FnKind::Global
+                } else if is_host {
+                    FnKind::HostDevice
+                } else {
+                    FnKind::Device
+                };
+                out.functions.push(FunctionItem {
+                    name: toks[name].text(src).to_string(),
+                    kind,
+                    span: Span::new(toks[start].start, toks[end].end),
+                    name_offset: toks[name].start,
+                    template,
+                });
+                return Some(end + 1);
+            }
+            ";" | "=" | "[" | "{" => {
+                let end = skip_to_semicolon(src, toks, j);
+                if (is_device || is_var_space) && !is_global && template.is_none() {
+                    let names = declared_names(src, &toks[first..end]);
+                    out.globals.push(GlobalItem {
+                        names,
+                        span: Span::new(toks[start].start, toks[end.min(toks.len() - 1)].end),
+                    });
+                }
+                return Some(end + 1);
+            }
+            _ if toks[j].kind == TokKind::Ident => name_tok = Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// Index of the `;` ending the declaration containing token `from`, skipping
+/// nested brackets.
+fn skip_to_semicolon(src: &str, toks: &[Token], mut from: usize) -> usize {
+    while from < toks.len() {
+        match toks[from].text(src) {
+            ";" => return from,
+            "(" | "[" | "{" => match matching(src, toks, from) {
+                Some(m) => from = m,
+                None => return toks.len(),
+            },
+            _ => {}
+        }
+        from += 1;
+    }
+    toks.len()
+}
+
+/// Names declared by a simple declaration: the identifier before each
+/// top-level `,`, `=`, `[` or `;`.
+fn declared_names(src: &str, toks: &[Token]) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut last_ident: Option<&str> = None;
+    let mut depth = 0i32;
+    for t in toks {
+        let s = t.text(src);
+        match s {
+            "(" | "[" | "{" => {
+                if depth == 0 && s != "(" {
+                    names.extend(last_ident.take().map(str::to_string));
+                }
+                depth += 1;
+            }
+            ")" | "]" | "}" => depth -= 1,
+            "," | "=" | ";" if depth == 0 => names.extend(last_ident.take().map(str::to_string)),
+            _ if depth == 0 && t.kind == TokKind::Ident => last_ident = Some(s),
+            _ => {}
+        }
+    }
+    names.extend(last_ident.map(str::to_string));
+    names.dedup();
+    names
+}
+
+/// A file-scope `typedef …;` or `struct X { … };` starting at token `i`.
+fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
+    let end = skip_to_semicolon(src, toks, i);
+    if end >= toks.len() {
+        return None;
+    }
+    let body = &toks[i..=end];
+    if body.iter().any(|t| matches!(t.text(src), "::" | "<" | "template" | "class")) {
+        return Some(end + 1);
+    }
+    let mut names = Vec::new();
+    if toks[i].is(src, "struct") {
+        if let Some(tag) = body.get(1).filter(|t| t.kind == TokKind::Ident) {
+            names.push(tag.text(src).to_string());
+        }
+        if !body.iter().any(|t| t.is(src, "{")) {
+            return Some(end + 1);
+        }
+    }
+    let brace_end = body
+        .iter()
+        .rposition(|t| t.is(src, "}"))
+        .map(|p| p + 1)
+        .unwrap_or(0);
+    names.extend(declared_names(src, &body[brace_end..]));
+    if toks[i].is(src, "typedef") && brace_end == 0 {
+        names = declared_names(src, &body[1..]);
+        if let Some(fp) = body.windows(3).find(|w| w[0].is(src, "(") && w[1].is(src, "*")) {
+            names = vec![fp[2].text(src).to_string()];
+        }
+    }
+    out.types.push(TypeDeclItem {
+        names,
+        span: Span::new(toks[i].start, toks[end].end),
+    });
+    Some(end + 1)
+}
+
+/// Records `name<<<args>>>` with `<<<` at token `i`.
+fn launch(src: &str, toks: &[Token], i: usize, out: &mut Extracted) {
+    let Some(close) = matching(src, toks, i) else {
+        return;
+    };
+    let args = split_args(src, toks, i + 1, close);
+    if args.len() < 2 {
+        return;
+    }
+    let text = |r: &(usize, usize)| {
+        if r.0 >= r.1 {
+            String::new()
+        } else {
+            src[toks[r.0].start..toks[r.1 - 1].end].to_string()
+        }
+    };
+    out.launches.push(LaunchSite {
+        kernel: toks[i - 1].text(src).to_string(),
+        grid: text(&args[0]),
+        block: text(&args[1]),
+        span: Span::new(toks[i - 1].start, toks[close].end),
+    });
+}
+
+/// Token ranges of the comma-separated arguments in `toks[from..to]`.
+pub(crate) fn split_args(src: &str, toks: &[Token], from: usize, to: usize) -> Vec<(usize, usize)> {
+    let mut args = Vec::new();
+    let mut depth = 0i32;
+    let mut start = from;
+    for (j, t) in toks.iter().enumerate().take(to).skip(from) {
+        match t.text(src) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => {
+                args.push((start, j));
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < to || !args.is_empty() {
+        args.push((start, to));
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+#include <iostream>
+#include <vector>
+#define N 1024
+#define IDX(r, c) ((r) * N + (c))
+typedef struct { float x, y; } Point;
+typedef unsigned int u32;
+typedef std::vector<int> IntVec;
+__constant__ float coef[16];
+__device__ int counter;
+namespace detail {
+__device__ __forceinline__ float sq(float x) { return x * x; }
+}
+class Host {
+  __device__ int member() { return 1; }
+  int f() { return 2; }
+};
+template <typename T> void host_t(T t) { std::cout << t; }
+template <typename T> __global__ void tk(T* a) { a[0] = 0; }
+__global__ void __launch_bounds__(256) k(float* a, int n) {
+  if (threadIdx.x < n) { a[IDX(0, threadIdx.x)] = sq(coef[0]); }
+}
+__host__ __device__ int both(int x) { return x; }
+__global__ void decl_only(int);
+int main() {
+  std::vector<float> v(N);
+  k<<<dim3(4, 1), 256>>>(nullptr, 3);
+  k<<<grid, block, 0, stream>>>(nullptr, 3);
+  return 0;
+}
+"#;
+
+    #[test]
+    fn finds_functions_in_host_code() {
+        let ex = extract(FILE);
+        let names: Vec<_> = ex.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+        assert_eq!(
+            names,
+            [
+                ("sq", FnKind::Device),
+                ("tk", FnKind::Global),
+                ("k", FnKind::Global),
+                ("both", FnKind::HostDevice)
+            ]
+        );
+        assert!(ex.functions[1].template.is_some());
+        assert!(ex.functions[2].template.is_none());
+        let k = &ex.functions[2];
+        assert!(FILE[k.span.start..k.span.end].starts_with("__global__ void __launch_bounds__"));
+        assert!(FILE[k.span.start..k.span.end].ends_with("}\n}"));
+    }
+
+    #[test]
+    fn finds_macros_types_globals_launches() {
+        let ex = extract(FILE);
+        let m: Vec<_> = ex.macros.iter().map(|m| (m.name.as_str(), m.params.clone())).collect();
+        assert_eq!(m, [("N", None), ("IDX", Some(vec!["r".into(), "c".into()]))]);
+        assert_eq!(ex.macros[1].body.join(" "), "( ( r ) * N + ( c ) )");
+        let t: Vec<_> = ex.types.iter().map(|t| t.names.clone()).collect();
+        assert_eq!(t, [vec!["Point".to_string()], vec!["u32".to_string()]]);
+        let g: Vec<_> = ex.globals.iter().map(|g| g.names.clone()).collect();
+        assert_eq!(g, [vec!["coef".to_string()], vec!["counter".to_string()]]);
+        assert_eq!(ex.launches.len(), 2);
+        assert_eq!(ex.launches[0].grid, "dim3(4, 1)");
+        assert_eq!(ex.launches[0].block, "256");
+        assert_eq!(ex.launches[1].block, "block");
+    }
+}

@@ -1,0 +1,270 @@
+//! Expansion of object-like and simple function-like `#define`s.
+//!
+//! Works on token texts: arguments are substituted, `#` stringizes and `##`
+//! pastes, and the result is rescanned with the macro's own name hidden, as
+//! the C preprocessor does. Expansion depth and size are bounded.
+
+use std::collections::{HashMap, HashSet};
+
+use super::extract::MacroDef;
+use super::lex::tokenize;
+
+/// Most nested expansions before copper gives up.
+const MAX_DEPTH: usize = 64;
+/// Most tokens one invocation may expand to.
+const MAX_TOKENS: usize = 100_000;
+
+/// Why an expansion failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MacroError {
+    /// Recursion or output size exceeded the bounds.
+    TooLarge(String),
+    /// A function-like macro invoked with the wrong number of arguments.
+    Arity {
+        /// Macro name.
+        name: String,
+        /// Parameters it takes.
+        expected: usize,
+        /// Arguments given.
+        got: usize,
+    },
+}
+
+impl std::fmt::Display for MacroError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MacroError::TooLarge(n) => write!(f, "expansion of macro `{n}` is too deep or too large"),
+            MacroError::Arity { name, expected, got } => write!(
+                f,
+                "macro `{name}` takes {expected} argument(s) but {got} were given"
+            ),
+        }
+    }
+}
+
+/// The macros visible to a kernel (the last definition of a name wins).
+#[derive(Clone, Debug, Default)]
+pub struct MacroTable {
+    defs: HashMap<String, MacroDef>,
+}
+
+impl MacroTable {
+    /// A table from definitions in file order.
+    pub fn new(defs: &[MacroDef]) -> MacroTable {
+        let defs = defs.iter().map(|d| (d.name.clone(), d.clone())).collect();
+        MacroTable { defs }
+    }
+
+    /// The definition of `name`, if it is a macro.
+    pub fn get(&self, name: &str) -> Option<&MacroDef> {
+        self.defs.get(name)
+    }
+
+    /// Expands the invocation of `def` with `args` (already split, each a
+    /// token list) into a token list, fully rescanned.
+    pub fn expand(&self, def: &MacroDef, args: &[Vec<String>]) -> Result<Vec<String>, MacroError> {
+        let mut hidden = HashSet::new();
+        self.expand_invocation(def, args, &mut hidden, 0)
+    }
+
+    fn expand_invocation(
+        &self,
+        def: &MacroDef,
+        args: &[Vec<String>],
+        hidden: &mut HashSet<String>,
+        depth: usize,
+    ) -> Result<Vec<String>, MacroError> {
+        if depth > MAX_DEPTH {
+            return Err(MacroError::TooLarge(def.name.clone()));
+        }
+        let substituted = match &def.params {
+            None => def.body.clone(),
+            Some(params) => {
+                let given = if params.is_empty() && args.len() == 1 && args[0].is_empty() {
+                    0
+                } else {
+                    args.len()
+                };
+                if given != params.len() {
+                    return Err(MacroError::Arity {
+                        name: def.name.clone(),
+                        expected: params.len(),
+                        got: given,
+                    });
+                }
+                self.substitute(def, params, args, hidden, depth)?
+            }
+        };
+        hidden.insert(def.name.clone());
+        let out = self.rescan(&substituted, hidden, depth + 1);
+        hidden.remove(&def.name);
+        out
+    }
+
+    /// Replaces parameters by (pre-expanded) arguments, handling `#` and `##`.
+    fn substitute(
+        &self,
+        def: &MacroDef,
+        params: &[String],
+        args: &[Vec<String>],
+        hidden: &mut HashSet<String>,
+        depth: usize,
+    ) -> Result<Vec<String>, MacroError> {
+        let param_index = |t: &str| params.iter().position(|p| p == t);
+        let mut out: Vec<String> = Vec::new();
+        let body = &def.body;
+        let mut i = 0;
+        while i < body.len() {
+            let t = &body[i];
+            if t == "#" {
+                if let Some(p) = body.get(i + 1).and_then(|n| param_index(n)) {
+                    out.push(format!("\"{}\"", args[p].join(" ").replace('\\', "\\\\").replace('"', "\\\"")));
+                    i += 2;
+                    continue;
+                }
+            }
+            if t == "##" && !out.is_empty() {
+                if let Some(next) = body.get(i + 1) {
+                    let rhs = match param_index(next) {
+                        Some(p) => args[p].clone(),
+                        None => vec![next.clone()],
+                    };
+                    let lhs = out.pop().unwrap_or_default();
+                    let mut rhs = rhs.into_iter();
+                    out.push(format!("{lhs}{}", rhs.next().unwrap_or_default()));
+                    out.extend(rhs);
+                    i += 2;
+                    continue;
+                }
+            }
+            match param_index(t) {
+                Some(p) => {
+                    let pasted = body.get(i + 1).is_some_and(|n| n == "##");
+                    if pasted {
+                        out.extend(args[p].iter().cloned());
+                    } else {
+                        out.extend(self.rescan(&args[p], hidden, depth + 1)?);
+                    }
+                }
+                None => out.push(t.clone()),
+            }
+            if out.len() > MAX_TOKENS {
+                return Err(MacroError::TooLarge(def.name.clone()));
+            }
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// Expands every macro invocation in `toks`.
+    fn rescan(
+        &self,
+        toks: &[String],
+        hidden: &mut HashSet<String>,
+        depth: usize,
+    ) -> Result<Vec<String>, MacroError> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < toks.len() {
+            let t = &toks[i];
+            let def = self.defs.get(t.as_str()).filter(|_| !hidden.contains(t));
+            match def {
+                Some(def) if def.params.is_none() => {
+                    out.extend(self.expand_invocation(def, &[], hidden, depth)?);
+                    i += 1;
+                }
+                Some(def) if toks.get(i + 1).is_some_and(|n| n == "(") => {
+                    let (args, next) = split_token_args(toks, i + 1);
+                    out.extend(self.expand_invocation(def, &args, hidden, depth)?);
+                    i = next;
+                }
+                _ => {
+                    out.push(t.clone());
+                    i += 1;
+                }
+            }
+            if out.len() > MAX_TOKENS {
+                return Err(MacroError::TooLarge(t.clone()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Splits the parenthesized argument list starting at `toks[open] == "("`;
+/// returns the arguments and the index after the closing parenthesis.
+fn split_token_args(toks: &[String], open: usize) -> (Vec<Vec<String>>, usize) {
+    let mut args = vec![Vec::new()];
+    let mut depth = 0;
+    let mut i = open;
+    while i < toks.len() {
+        let t = toks[i].as_str();
+        match t {
+            "(" | "[" | "{" => {
+                depth += 1;
+                if depth > 1 {
+                    args.last_mut().map(|a| a.push(t.to_string()));
+                }
+            }
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return (args, i + 1);
+                }
+                args.last_mut().map(|a| a.push(t.to_string()));
+            }
+            "," if depth == 1 => args.push(Vec::new()),
+            _ => {
+                args.last_mut().map(|a| a.push(t.to_string()));
+            }
+        }
+        i += 1;
+    }
+    (args, i)
+}
+
+/// Token texts of a piece of source.
+pub fn token_texts(src: &str) -> Vec<String> {
+    tokenize(src).iter().map(|t| t.text(src).to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::extract::extract;
+
+    fn expand(defs: &str, name: &str, args: &[&str]) -> Result<String, MacroError> {
+        let ex = extract(defs);
+        let table = MacroTable::new(&ex.macros);
+        let def = table.get(name).unwrap().clone();
+        let args: Vec<Vec<String>> = args.iter().map(|a| token_texts(a)).collect();
+        table.expand(&def, &args).map(|t| t.join(" "))
+    }
+
+    #[test]
+    fn object_and_function_like() {
+        let defs = "#define N 16\n#define IDX(r,c) ((r)*N+(c))\n";
+        assert_eq!(expand(defs, "N", &[]).unwrap(), "16");
+        assert_eq!(expand(defs, "IDX", &["i + 1", "j"]).unwrap(), "( ( i + 1 ) * 16 + ( j ) )");
+    }
+
+    #[test]
+    fn self_reference_and_paste_and_stringize() {
+        let defs = "#define X X + 1\n#define CAT(a,b) a##b\n#define S(a) #a\n";
+        assert_eq!(expand(defs, "X", &[]).unwrap(), "X + 1");
+        assert_eq!(expand(defs, "CAT", &["foo", "bar"]).unwrap(), "foobar");
+        assert_eq!(expand(defs, "S", &["a + b"]).unwrap(), "\"a + b\"");
+    }
+
+    #[test]
+    fn mutual_recursion_is_bounded_and_arity_checked() {
+        let defs = "#define A B\n#define B A\n#define F(x,y) x\n";
+        assert_eq!(expand(defs, "A", &[]).unwrap(), "A");
+        assert!(matches!(expand(defs, "F", &["1"]), Err(MacroError::Arity { .. })));
+        let mut big = String::new();
+        for i in 0..40 {
+            big.push_str(&format!("#define M{i} M{} M{}\n", i + 1, i + 1));
+        }
+        assert!(matches!(expand(&big, "M0", &[]), Err(MacroError::TooLarge(_))));
+    }
+}

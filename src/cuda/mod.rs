@@ -1,0 +1,13 @@
+//! The CUDA front end: extraction, parsing, AST, printing, rewriting, diffs.
+
+pub mod ast;
+pub mod convert;
+pub mod diff;
+pub mod extract;
+pub mod launch;
+pub mod lex;
+pub mod macros;
+pub mod parse;
+pub mod print;
+pub mod rewrite;
+pub mod unit;

@@ -1,0 +1,345 @@
+//! Parses every kernel and device function of a file into copper's AST.
+//!
+//! Each function is parsed on its own (prelude + the file-scope declarations
+//! it uses + its text), so one broken function never stops the others.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use lang_c::ast as c;
+use lang_c::driver::{parse_preprocessed, Config, Flavor};
+
+use super::ast::{Function, VarDecl};
+use super::convert::Converter;
+use super::extract::{extract, Extracted, FunctionItem};
+use super::launch::{resolve_launches, Launch};
+use super::lex::{tokenize, TokKind};
+use super::macros::MacroTable;
+use super::unit::{is_builtin_type_name, prelude, Unit, UnitError};
+use crate::diag::{Diagnostic, Severity};
+use crate::source::{SourceFile, Span};
+
+/// Node ids of each function start at a multiple of this, so ids are unique
+/// in a file and stable when other functions change.
+pub const IDS_PER_FUNCTION: u32 = 1 << 20;
+
+/// One function of the file and how parsing it went.
+#[derive(Clone, Debug)]
+pub struct ParsedFunction {
+    /// Where it is in the file.
+    pub item: FunctionItem,
+    /// The AST, or the diagnostic that stopped it.
+    pub result: Result<Function, Diagnostic>,
+}
+
+/// A parsed file: its functions, device globals, launches and diagnostics.
+#[derive(Clone, Debug)]
+pub struct ParsedFile {
+    /// The source.
+    pub source: SourceFile,
+    /// What extraction found.
+    pub extracted: Extracted,
+    /// Kernels and device functions in file order.
+    pub functions: Vec<ParsedFunction>,
+    /// `__constant__`/`__device__` globals that parsed.
+    pub globals: Vec<VarDecl>,
+    /// Launch sites with their shapes when literal.
+    pub launches: Vec<Launch>,
+    /// Problems outside any function (globals that do not parse, …).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ParsedFile {
+    /// The kernels (`__global__` functions) that parsed.
+    pub fn kernels(&self) -> impl Iterator<Item = &Function> {
+        self.functions
+            .iter()
+            .filter_map(|f| f.result.as_ref().ok())
+            .filter(|f| f.is_kernel())
+    }
+
+    /// The function named `name` that parsed.
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions
+            .iter()
+            .filter_map(|f| f.result.as_ref().ok())
+            .find(|f| f.name == name)
+    }
+
+    /// Every diagnostic: file-level ones, then each failed function's.
+    pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all = self.diagnostics.clone();
+        all.extend(self.functions.iter().filter_map(|f| f.result.as_ref().err().cloned()));
+        all
+    }
+}
+
+/// Reads and parses the file at `path`.
+pub fn parse_path(path: &Path) -> Result<ParsedFile, Diagnostic> {
+    SourceFile::read(path).map(parse_source)
+}
+
+/// Parses a file already in memory.
+pub fn parse_source(source: SourceFile) -> ParsedFile {
+    let extracted = extract(&source.text);
+    let ctx = Context::new(&source, &extracted);
+    let functions = extracted
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, item)| ParsedFunction {
+            item: item.clone(),
+            result: ctx.function(item, i as u32),
+        })
+        .collect();
+    let mut diagnostics = Vec::new();
+    let mut globals = Vec::new();
+    for (i, g) in extracted.globals.iter().enumerate() {
+        let first_id = IDS_PER_FUNCTION * (extracted.functions.len() as u32 + 1 + i as u32);
+        match ctx.global(g.span, first_id) {
+            Ok(decls) => globals.extend(decls),
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    let launches = resolve_launches(&source.text, &extracted, &ctx.macros);
+    ParsedFile {
+        source,
+        extracted,
+        functions,
+        globals,
+        launches,
+        diagnostics,
+    }
+}
+
+/// What every function of a file is parsed against.
+struct Context<'a> {
+    source: &'a SourceFile,
+    extracted: &'a Extracted,
+    macros: MacroTable,
+    type_names: HashSet<String>,
+}
+
+impl<'a> Context<'a> {
+    fn new(source: &'a SourceFile, extracted: &'a Extracted) -> Context<'a> {
+        let type_names = extracted
+            .types
+            .iter()
+            .flat_map(|t| t.names.iter().cloned())
+            .collect();
+        Context {
+            source,
+            extracted,
+            macros: MacroTable::new(&extracted.macros),
+            type_names,
+        }
+    }
+
+    fn diag(&self, offset: usize, code: &'static str, msg: impl Into<String>) -> Diagnostic {
+        self.source.diagnostic(Severity::Error, code, offset, msg)
+    }
+
+    fn unit_error(&self, e: UnitError) -> Diagnostic {
+        self.diag(e.offset, e.code, e.message)
+    }
+
+    /// Builds the parse unit: prelude, declarations used, then `span`.
+    fn unit(&self, span: Span) -> Result<Unit, Diagnostic> {
+        let text = &self.source.text;
+        let is_type = |n: &str| is_builtin_type_name(n) || self.type_names.contains(n);
+        let mut used = identifiers(&text[span.start..span.end], &self.macros);
+        let mut types = vec![false; self.extracted.types.len()];
+        let mut globals = vec![false; self.extracted.globals.len()];
+        loop {
+            let mut grew = false;
+            let items = self
+                .extracted
+                .types
+                .iter()
+                .map(|t| (&t.names, t.span))
+                .zip(types.iter_mut())
+                .chain(
+                    self.extracted
+                        .globals
+                        .iter()
+                        .map(|g| (&g.names, g.span))
+                        .zip(globals.iter_mut()),
+                );
+            let mut added = Vec::new();
+            for ((names, s), taken) in items {
+                if !*taken && s != span && names.iter().any(|n| used.contains(n)) {
+                    *taken = true;
+                    grew = true;
+                    added.push(s);
+                }
+            }
+            for s in added {
+                used.extend(identifiers(&text[s.start..s.end], &self.macros));
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut unit = Unit::default();
+        unit.push_synthetic(&prelude());
+        let context_spans = self
+            .extracted
+            .types
+            .iter()
+            .zip(&types)
+            .map(|(t, &k)| (t.span, k))
+            .chain(self.extracted.globals.iter().zip(&globals).map(|(g, &k)| (g.span, k)));
+        let mut spans: Vec<Span> = context_spans.filter(|(_, k)| *k).map(|(s, _)| s).collect();
+        spans.sort();
+        for s in spans {
+            unit.push_file(text, s, &self.macros, &is_type)
+                .map_err(|e| self.unit_error(e))?;
+        }
+        unit.push_file(text, span, &self.macros, &is_type)
+            .map_err(|e| self.unit_error(e))?;
+        Ok(unit)
+    }
+
+    /// Runs `lang-c` on a unit and maps a syntax error to the file.
+    fn parse_unit(&self, unit: &Unit, fallback: usize) -> Result<c::TranslationUnit, Diagnostic> {
+        let config = Config {
+            cpp_command: String::new(),
+            cpp_options: Vec::new(),
+            flavor: Flavor::GnuC11,
+        };
+        parse_preprocessed(&config, unit.text.clone())
+            .map(|p| p.unit)
+            .map_err(|e| {
+                let offset = unit.map.to_file(e.offset).unwrap_or(fallback);
+                let mut expected: Vec<&str> = e.expected.iter().copied().collect();
+                expected.sort();
+                let shown = expected.iter().take(8).map(|t| format!("`{t}`")).collect::<Vec<_>>();
+                let more = if expected.len() > 8 { ", …" } else { "" };
+                let found = self.source.text[offset..]
+                    .split_whitespace()
+                    .next()
+                    .map(|w| format!(" at `{}`", w.chars().take(20).collect::<String>()))
+                    .unwrap_or_else(|| " at end of input".into());
+                self.diag(
+                    offset,
+                    "syntax",
+                    format!("syntax error{found}: expected {}{more}", shown.join(", ")),
+                )
+            })
+    }
+
+    fn function(&self, item: &FunctionItem, index: u32) -> Result<Function, Diagnostic> {
+        if let Some(t) = item.template {
+            return Err(self.diag(
+                t.start,
+                "unsupported",
+                format!("kernel `{}` is a template; templates are not supported in kernels", item.name),
+            ));
+        }
+        let unit = self.unit(item.span)?;
+        let tu = self.parse_unit(&unit, item.name_offset)?;
+        let def = tu.0.iter().rev().find_map(|d| match &d.node {
+            c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
+            _ => None,
+        });
+        let Some(def) = def else {
+            return Err(self.diag(item.name_offset, "syntax", "expected a function definition"));
+        };
+        let mut conv = Converter::new(&unit, IDS_PER_FUNCTION * index);
+        let f = conv.function(def, item.span.start).map_err(|e| {
+            self.diag(e.offset.unwrap_or(item.name_offset), "unsupported", e.message)
+        })?;
+        if conv.next_id() >= IDS_PER_FUNCTION * (index + 1) {
+            return Err(self.diag(item.name_offset, "too-large", "function has too many AST nodes"));
+        }
+        Ok(f)
+    }
+
+    fn global(&self, span: Span, first_id: u32) -> Result<Vec<VarDecl>, Diagnostic> {
+        let unit = self.unit(span)?;
+        let tu = self.parse_unit(&unit, span.start)?;
+        let Some(decl) = tu.0.iter().rev().find_map(|d| match &d.node {
+            c::ExternalDeclaration::Declaration(d) => Some(d),
+            _ => None,
+        }) else {
+            return Err(self.diag(span.start, "syntax", "expected a declaration"));
+        };
+        let mut conv = Converter::new(&unit, first_id);
+        conv.declaration(decl)
+            .map_err(|e| self.diag(e.offset.unwrap_or(span.start), "unsupported", e.message))
+    }
+}
+
+/// Identifiers of a piece of text, macros expanded one level.
+fn identifiers(text: &str, macros: &MacroTable) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![text.to_string()];
+    let mut seen_macros = HashSet::new();
+    while let Some(t) = stack.pop() {
+        for tok in tokenize(&t) {
+            if tok.kind != TokKind::Ident {
+                continue;
+            }
+            let name = tok.text(&t);
+            if let Some(def) = macros.get(name) {
+                if seen_macros.insert(name.to_string()) {
+                    stack.push(def.body.join(" "));
+                }
+            }
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::ast::*;
+
+    fn parse(src: &str) -> ParsedFile {
+        parse_source(SourceFile::new("t.cu", src))
+    }
+
+    #[test]
+    fn parses_a_kernel_with_host_code_around() {
+        let f = parse(
+            "#include <cstdio>\n#define BS 256\ntypedef unsigned int u32;\n__constant__ float coef[4];\n\
+             __global__ void k(float* __restrict__ a, const u32 n) {\n\
+               __shared__ float s[BS];\n  u32 i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+               #pragma unroll\n  for (int j = 0; j < 4; ++j) s[j] = coef[j];\n\
+               if (i < n) a[i] = i % 2 ? s[0] : -1.5f;\n}\n\
+             int main() { k<<<4, BS>>>(0, 3); }\n",
+        );
+        assert!(f.all_diagnostics().is_empty(), "{:?}", f.all_diagnostics());
+        let k = f.kernels().next().unwrap();
+        assert_eq!(k.name, "k");
+        assert_eq!(k.params.len(), 2);
+        assert!(k.params[0].ty.pointers[0].is_restrict);
+        assert_eq!(k.params[1].ty.base, BaseType::Named("u32".into()));
+        let StmtKind::Decl(d) = &k.body[0].kind else { panic!() };
+        assert_eq!(d[0].space, Space::Shared);
+        assert_eq!(d[0].dims[0].as_ref().unwrap().meta.macro_text.as_deref(), Some("BS"));
+        assert!(matches!(&k.body[2].kind, StmtKind::Pragma(p) if p == "unroll"));
+        assert_eq!(f.globals[0].space, Space::Constant);
+        assert_eq!(f.launches[0].block, Some([256, 1, 1]));
+        let (line, col) = f.source.line_col(k.body[1].meta.span.start);
+        assert_eq!((line, col), (7, 3));
+    }
+
+    #[test]
+    fn one_bad_kernel_does_not_stop_the_others() {
+        let f = parse(
+            "__global__ void bad(int* a) { a[0] = ; }\n\
+             template <typename T> __global__ void t(T* a) { a[0] = 0; }\n\
+             __global__ void good(int* a) { a[0] = 1; }\n",
+        );
+        let results: Vec<_> = f.functions.iter().map(|p| p.result.is_ok()).collect();
+        assert_eq!(results, [false, false, true]);
+        let d0 = f.functions[0].result.as_ref().unwrap_err();
+        assert_eq!((d0.line, d0.col, d0.code), (1, 38, "syntax"));
+        let d1 = f.functions[1].result.as_ref().unwrap_err();
+        assert!(d1.message.contains("template"), "{}", d1.message);
+        assert_eq!((d1.line, d1.col), (2, 1));
+    }
+}

@@ -1,0 +1,504 @@
+//! Builds the text handed to `lang-c` for one function: a CUDA prelude, the
+//! file-scope declarations the function uses, and the function itself with
+//! CUDA qualifiers blanked out (same length, recorded on the side), comments
+//! and directives blanked, and macros expanded. A [`SourceMap`] maps every
+//! byte of that text back to the user's file.
+
+use super::lex::{tokenize, TokKind, Token};
+use super::macros::{token_texts, MacroTable};
+use crate::source::Span;
+
+/// Deepest bracket nesting accepted before parsing.
+pub const MAX_NESTING: usize = 256;
+/// Most tokens in one statement accepted before parsing.
+pub const MAX_STATEMENT_TOKENS: usize = 4096;
+
+/// Typedef names CUDA provides, declared for the parser.
+pub const BUILTIN_TYPEDEFS: &[&str] = &[
+    "bool", "size_t", "ptrdiff_t", "uint", "ushort", "uchar", "ulong", "int8_t", "uint8_t",
+    "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "dim3",
+    "cudaTextureObject_t", "half", "__half",
+];
+
+/// Scalar names that have CUDA vector types `name1` … `name4`.
+const VECTOR_BASES: &[&str] = &[
+    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+    "ulonglong", "float", "double",
+];
+
+/// The prelude: typedefs for every CUDA builtin type name.
+pub fn prelude() -> String {
+    let mut p = String::new();
+    for t in BUILTIN_TYPEDEFS {
+        p.push_str(&format!("typedef int {t}; "));
+    }
+    for b in VECTOR_BASES {
+        for n in 1..=4 {
+            p.push_str(&format!("typedef int {b}{n}; "));
+        }
+    }
+    p.push('\n');
+    p
+}
+
+/// Whether `name` is a CUDA builtin typedef or vector type name.
+pub fn is_builtin_type_name(name: &str) -> bool {
+    BUILTIN_TYPEDEFS.contains(&name)
+        || VECTOR_BASES.iter().any(|b| {
+            name.strip_prefix(b)
+                .is_some_and(|n| matches!(n, "1" | "2" | "3" | "4"))
+        })
+}
+
+/// One piece of the unit text and where it came from.
+#[derive(Clone, Debug)]
+struct Segment {
+    out: Span,
+    /// `None` for the prelude.
+    file: Option<Span>,
+    /// A macro expansion: every byte maps to the invocation.
+    expanded: bool,
+}
+
+/// Maps byte offsets of the unit text back to the user's file.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    segs: Vec<Segment>,
+}
+
+impl SourceMap {
+    /// The file offset of unit offset `o`, if it comes from the file.
+    pub fn to_file(&self, o: usize) -> Option<usize> {
+        let i = self.segs.partition_point(|s| s.out.end <= o);
+        let seg = self.segs.get(i).or_else(|| self.segs.last())?;
+        let file = seg.file?;
+        if seg.expanded {
+            return Some(if o >= seg.out.end { file.end } else { file.start });
+        }
+        Some((file.start + o.saturating_sub(seg.out.start)).min(file.end))
+    }
+
+    /// The file span of a unit span ([`Span::SYNTHETIC`] if it is not in
+    /// the file).
+    pub fn span_to_file(&self, start: usize, end: usize) -> Span {
+        match (self.to_file(start), self.to_file(end.saturating_sub(1).max(start))) {
+            (Some(s), Some(e)) => {
+                let e_seg_end = self.to_file(end).unwrap_or(e);
+                Span::new(s, e_seg_end.max(e + usize::from(end > start)).max(s))
+            }
+            _ => Span::SYNTHETIC,
+        }
+    }
+}
+
+/// A CUDA qualifier removed from the text, with its file offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QualMark {
+    /// File offset of the qualifier.
+    pub offset: usize,
+    /// The qualifier as written, arguments included (`__launch_bounds__(256)`).
+    pub text: String,
+}
+
+/// A macro invocation in the file and the unit range of its expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroUse {
+    /// Unit range of the expansion.
+    pub out: Span,
+    /// The invocation as the user wrote it.
+    pub invocation: String,
+}
+
+/// Why a piece of text cannot be handed to the parser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError {
+    /// File offset of the problem.
+    pub offset: usize,
+    /// Diagnostic code (`unsupported`, `too-deep`, `macro`).
+    pub code: &'static str,
+    /// The message.
+    pub message: String,
+}
+
+/// The parser input for one function and its side tables.
+#[derive(Clone, Debug, Default)]
+pub struct Unit {
+    /// Text for `lang-c`.
+    pub text: String,
+    /// Unit offsets to file offsets.
+    pub map: SourceMap,
+    /// CUDA qualifiers removed from the text.
+    pub quals: Vec<QualMark>,
+    /// `#pragma` lines inside the function: file offset and text.
+    pub pragmas: Vec<(usize, String)>,
+    /// Macro invocations expanded in the text.
+    pub macro_uses: Vec<MacroUse>,
+}
+
+/// Qualifiers blanked out and recorded.
+const CUDA_QUALIFIERS: &[&str] = &[
+    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__",
+    "__forceinline__", "__noinline__", "__launch_bounds__", "__align__",
+];
+
+/// C++ keywords that have no meaning in copper's C subset.
+const CXX_KEYWORDS: &[&str] = &[
+    "new", "delete", "this", "class", "namespace", "operator", "throw", "try", "catch",
+    "virtual", "typename", "using", "nullptr", "constexpr", "auto", "decltype",
+];
+
+impl Unit {
+    /// Appends text that is not from the file (the prelude).
+    pub fn push_synthetic(&mut self, text: &str) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.map.segs.push(Segment {
+            out: Span::new(start, self.text.len()),
+            file: None,
+            expanded: false,
+        });
+    }
+
+    /// Appends the file text in `span`, masked and macro-expanded.
+    /// `type_names` are the typedef names visible (for reference detection).
+    pub fn push_file(
+        &mut self,
+        file: &str,
+        span: Span,
+        macros: &MacroTable,
+        type_names: &dyn Fn(&str) -> bool,
+    ) -> Result<(), UnitError> {
+        let piece = &file[span.start..span.end];
+        let toks = tokenize(piece);
+        check_limits(piece, &toks, span.start)?;
+        let mut cursor = 0;
+        let mut i = 0;
+        while i < toks.len() {
+            let t = toks[i];
+            self.push_blank(piece, cursor, t.start, span.start);
+            cursor = t.end;
+            let text = t.text(piece);
+            let at = span.start + t.start;
+            if t.kind == TokKind::Directive {
+                let body = text[1..].trim_start();
+                if let Some(p) = body.strip_prefix("pragma") {
+                    self.pragmas.push((at, p.replace("\\\n", " ").trim().to_string()));
+                }
+                self.push_blank(piece, t.start, t.end, span.start);
+                i += 1;
+                continue;
+            }
+            if t.kind == TokKind::Punct {
+                unsupported_punct(piece, &toks, i, at, type_names)?;
+            }
+            if t.kind != TokKind::Ident {
+                self.push_copy(piece, t.start, t.end, span.start);
+                i += 1;
+                continue;
+            }
+            if let Some(what) = unsupported_word(text) {
+                return Err(UnitError {
+                    offset: at,
+                    code: "unsupported",
+                    message: format!("{what} are not supported in kernels"),
+                });
+            }
+            if CUDA_QUALIFIERS.contains(&text) {
+                let mut end = i;
+                if toks.get(i + 1).is_some_and(|n| n.is(piece, "(")) {
+                    end = super::extract::matching(piece, &toks, i + 1).unwrap_or(i);
+                }
+                let qual_end = toks[end].end;
+                self.quals.push(QualMark {
+                    offset: at,
+                    text: collapse_ws(&piece[t.start..qual_end]),
+                });
+                self.push_blank(piece, t.start, qual_end, span.start);
+                cursor = qual_end;
+                i = end + 1;
+                continue;
+            }
+            if text == "__restrict__" {
+                self.push_replaced("__restrict  ", span.start + t.start, span.start + t.end);
+                i += 1;
+                continue;
+            }
+            if let Some(def) = macros.get(text) {
+                let next_is_paren = toks.get(i + 1).is_some_and(|n| n.is(piece, "("));
+                if def.params.is_none() || next_is_paren {
+                    let (args, end_tok) = if def.params.is_some() {
+                        let close = super::extract::matching(piece, &toks, i + 1).ok_or_else(|| {
+                            UnitError {
+                                offset: at,
+                                code: "macro",
+                                message: format!("unterminated invocation of macro `{text}`"),
+                            }
+                        })?;
+                        let args = super::extract::split_args(piece, &toks, i + 2, close)
+                            .into_iter()
+                            .map(|(a, b)| {
+                                if a < b {
+                                    token_texts(&piece[toks[a].start..toks[b - 1].end])
+                                } else {
+                                    Vec::new()
+                                }
+                            })
+                            .collect::<Vec<_>>();
+                        (args, close)
+                    } else {
+                        (Vec::new(), i)
+                    };
+                    let expansion = macros.expand(def, &args).map_err(|e| UnitError {
+                        offset: at,
+                        code: "macro",
+                        message: e.to_string(),
+                    })?;
+                    let end = toks[end_tok].end;
+                    let out_start = self.text.len();
+                    self.push_expansion(&expansion.join(" "), span.start + t.start, span.start + end);
+                    self.macro_uses.push(MacroUse {
+                        out: Span::new(out_start, self.text.len()),
+                        invocation: collapse_ws(&piece[t.start..end]),
+                    });
+                    cursor = end;
+                    i = end_tok + 1;
+                    continue;
+                }
+            }
+            self.push_copy(piece, t.start, t.end, span.start);
+            i += 1;
+        }
+        self.push_blank(piece, cursor, piece.len(), span.start);
+        self.push_synthetic("\n");
+        Ok(())
+    }
+
+    fn push_copy(&mut self, piece: &str, from: usize, to: usize, base: usize) {
+        self.push_mapped(&piece[from..to], base + from, base + to, false);
+    }
+
+    /// Whitespace of the same byte length as `piece[from..to]`, newlines kept.
+    fn push_blank(&mut self, piece: &str, from: usize, to: usize, base: usize) {
+        if from >= to {
+            return;
+        }
+        let blank: String = piece.as_bytes()[from..to]
+            .iter()
+            .map(|&b| if b == b'\n' { '\n' } else { ' ' })
+            .collect();
+        self.push_mapped(&blank, base + from, base + to, false);
+    }
+
+    fn push_replaced(&mut self, text: &str, file_start: usize, file_end: usize) {
+        self.push_mapped(text, file_start, file_end, false);
+    }
+
+    fn push_expansion(&mut self, text: &str, file_start: usize, file_end: usize) {
+        self.push_mapped(text, file_start, file_end, true);
+    }
+
+    fn push_mapped(&mut self, text: &str, file_start: usize, file_end: usize, expanded: bool) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        let out = Span::new(start, self.text.len());
+        let file = Span::new(file_start, file_end);
+        if let Some(last) = self.map.segs.last_mut() {
+            let contiguous = !expanded
+                && !last.expanded
+                && last.file.is_some_and(|f| f.end == file_start)
+                && last.out.end == start
+                && text.len() == file_end - file_start;
+            if contiguous {
+                last.out.end = out.end;
+                last.file = Some(Span::new(last.file.map_or(file_start, |f| f.start), file_end));
+                return;
+            }
+        }
+        self.map.segs.push(Segment {
+            out,
+            file: Some(file),
+            expanded,
+        });
+    }
+}
+
+/// Replaces runs of whitespace by one space.
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn unsupported_word(word: &str) -> Option<String> {
+    Some(match word {
+        "template" => "templates".into(),
+        "goto" => "`goto` statements".into(),
+        "asm" | "__asm__" | "__asm" => "inline assembly statements".into(),
+        "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast" => "C++ casts".into(),
+        w if CXX_KEYWORDS.contains(&w) => format!("C++ `{w}` expressions and declarations"),
+        _ => return None,
+    })
+}
+
+/// Rejects punctuation that means a C++ or CUDA construct outside the subset.
+fn unsupported_punct(
+    piece: &str,
+    toks: &[Token],
+    i: usize,
+    at: usize,
+    type_names: &dyn Fn(&str) -> bool,
+) -> Result<(), UnitError> {
+    let err = |what: &str| {
+        Err(UnitError {
+            offset: at,
+            code: "unsupported",
+            message: format!("{what} are not supported in kernels"),
+        })
+    };
+    let text = toks[i].text(piece);
+    let prev = i.checked_sub(1).map(|p| toks[p]);
+    let next = toks.get(i + 1);
+    match text {
+        "<<<" => err("kernel launches inside a kernel (dynamic parallelism)"),
+        "::" => err("C++ scope resolution (`::`)"),
+        "&" | "&&" => {
+            let after_type = prev.is_some_and(|p| {
+                let s = p.text(piece);
+                p.kind == TokKind::Ident && (type_names(s) || is_type_keyword(s))
+            });
+            let before_name = next.is_some_and(|n| {
+                n.kind == TokKind::Ident || matches!(n.text(piece), ")" | ",")
+            });
+            if after_type && before_name {
+                err("C++ references")
+            } else {
+                Ok(())
+            }
+        }
+        "[" => {
+            let indexing = prev.is_some_and(|p| {
+                p.kind == TokKind::Ident || matches!(p.text(piece), "]" | ")")
+            });
+            let Some(close) = super::extract::matching(piece, toks, i) else {
+                return Ok(());
+            };
+            let then_call = toks
+                .get(close + 1)
+                .is_some_and(|n| matches!(n.text(piece), "(" | "{"));
+            if !indexing && then_call {
+                err("lambda expressions")
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+fn is_type_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "int" | "float" | "double" | "char" | "short" | "long" | "unsigned" | "signed" | "bool"
+            | "void" | "const" | "volatile"
+    )
+}
+
+fn check_limits(piece: &str, toks: &[Token], base: usize) -> Result<(), UnitError> {
+    let mut depth = 0usize;
+    let mut stmt_tokens = 0usize;
+    for t in toks {
+        let s = t.text(piece);
+        match s {
+            "(" | "[" | "{" => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(UnitError {
+                        offset: base + t.start,
+                        code: "too-deep",
+                        message: format!("brackets nested more than {MAX_NESTING} deep"),
+                    });
+                }
+            }
+            ")" | "]" | "}" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if matches!(s, ";" | "{" | "}") {
+            stmt_tokens = 0;
+        } else {
+            stmt_tokens += 1;
+            if stmt_tokens > MAX_STATEMENT_TOKENS {
+                return Err(UnitError {
+                    offset: base + t.start,
+                    code: "too-large",
+                    message: format!("statement longer than {MAX_STATEMENT_TOKENS} tokens"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::extract::extract;
+
+    fn unit_of(src: &str) -> Result<Unit, UnitError> {
+        let ex = extract(src);
+        let macros = MacroTable::new(&ex.macros);
+        let f = &ex.functions[0];
+        let mut u = Unit::default();
+        u.push_synthetic("/*prelude*/\n");
+        u.push_file(src, f.span, &macros, &|n| is_builtin_type_name(n))?;
+        Ok(u)
+    }
+
+    #[test]
+    fn qualifiers_are_blanked_and_offsets_kept() {
+        let src = "// c\n__global__ void __launch_bounds__(256) k(float* __restrict__ a) {\n  __shared__ float s[4]; /* x */ a[0] = s[0];\n}\n";
+        let u = unit_of(src).unwrap();
+        let body = &u.text["/*prelude*/\n".len()..];
+        assert!(body.contains("void                        k(float* __restrict   a)"), "{body}");
+        assert!(!body.contains("/* x */"));
+        assert_eq!(u.quals.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(), [
+            "__global__",
+            "__launch_bounds__(256)",
+            "__shared__"
+        ]);
+        let k_unit = u.text.find(" k(").unwrap() + 1;
+        assert_eq!(&src[u.map.to_file(k_unit).unwrap()..][..2], "k(");
+    }
+
+    #[test]
+    fn macros_expand_and_map_to_the_invocation() {
+        let src = "#define N 8\n#define IDX(r,c) ((r)*N+(c))\n__global__ void k(int* a) { a[IDX(1, 2)] = N; }\n";
+        let u = unit_of(src).unwrap();
+        assert!(u.text.contains("a[( ( 1 ) * 8 + ( 2 ) )] = 8;"), "{}", u.text);
+        assert_eq!(u.macro_uses[0].invocation, "IDX(1, 2)");
+        let o = u.macro_uses[0].out.start + 3;
+        assert_eq!(u.map.to_file(o), Some(src.find("IDX(1").unwrap()));
+        let after = u.text.find("] = 8").unwrap();
+        assert_eq!(&src[u.map.to_file(after).unwrap()..][..1], "]");
+    }
+
+    #[test]
+    fn unsupported_constructs_are_named() {
+        let cases = [
+            ("__global__ void k(int* a) { goto out; out: a[0] = 1; }", "`goto`"),
+            ("__global__ void k(int& a) { a = 1; }", "references"),
+            ("__global__ void k(int* a) { auto f = [](int x) { return x; }; }", "auto"),
+            ("__global__ void k(int* a) { other<<<1, 1>>>(a); }", "dynamic parallelism"),
+            ("__global__ void k(int* a) { asm(\"nop\"); }", "assembly"),
+        ];
+        for (src, what) in cases {
+            let e = unit_of(src).unwrap_err();
+            assert!(e.message.contains(what), "{src}: {}", e.message);
+        }
+        let lambda = "__global__ void k(int* a) { int y = [=](int x) { return x; }(1); }";
+        assert!(unit_of(lambda).unwrap_err().message.contains("lambda"));
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = format!("__global__ void k(int* a) {{ a[0] = {}1{}; }}", "(".repeat(300), ")".repeat(300));
+        assert_eq!(unit_of(&deep).unwrap_err().code, "too-deep");
+    }
+}
