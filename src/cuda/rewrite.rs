@@ -1,0 +1,48 @@
+//! Splices reprinted functions into the original file text; every byte
+//! outside the replaced functions is kept.
+
+use super::ast::Function;
+use super::parse::ParsedFile;
+use super::print;
+use crate::source::Span;
+
+/// Replaces each span of `text` by its new text. Spans must not overlap.
+pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
+    let mut sorted: Vec<&(Span, String)> = replacements.iter().collect();
+    sorted.sort_by_key(|(s, _)| s.start);
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for (span, new) in sorted {
+        debug_assert!(span.start >= pos && span.end <= text.len(), "overlapping replacement");
+        out.push_str(&text[pos..span.start]);
+        out.push_str(new);
+        pos = span.end;
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+/// The file text with each function in `changed` reprinted in place of the
+/// function of the same name. Functions that are not in the file are ignored.
+pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
+    let replacements: Vec<(Span, String)> = changed
+        .iter()
+        .filter_map(|f| {
+            let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
+            Some((item.span, print::function(f)))
+        })
+        .collect();
+    splice(&file.source.text, &replacements)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_keeps_other_bytes() {
+        let t = "aa BB cc DD ee";
+        let out = splice(t, &[(Span::new(9, 11), "dddd".into()), (Span::new(3, 5), "b".into())]);
+        assert_eq!(out, "aa b cc dddd ee");
+    }
+}

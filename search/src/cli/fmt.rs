@@ -1,0 +1,39 @@
+//! `copper fmt`: print a file's kernels in copper's style.
+
+use std::path::Path;
+
+use copper::cuda::parse::parse_path;
+use copper::cuda::print;
+
+/// Runs `copper fmt` on `file`.
+pub fn run(file: &Path, only: Option<&str>) -> u8 {
+    let parsed = match parse_path(file) {
+        Ok(p) => p,
+        Err(d) => {
+            eprintln!("{}", d.render());
+            return 2;
+        }
+    };
+    let mut status = 0;
+    let mut printed = Vec::new();
+    for f in &parsed.functions {
+        if only.is_some_and(|n| n != f.item.name) {
+            continue;
+        }
+        match &f.result {
+            Ok(func) => printed.push(print::function(func)),
+            Err(d) => {
+                eprintln!("{}", d.render());
+                status = 1;
+            }
+        }
+    }
+    if let Some(name) = only {
+        if !parsed.functions.iter().any(|f| f.item.name == name) {
+            eprintln!("{}: error: no kernel or device function named `{name}`", file.display());
+            return 2;
+        }
+    }
+    println!("{}", printed.join("\n\n"));
+    status
+}

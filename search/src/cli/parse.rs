@@ -1,0 +1,118 @@
+//! `copper parse`: list the functions of each file.
+
+use std::path::PathBuf;
+
+use copper::cuda::ast::{FnKind, Function};
+use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::print;
+use serde_json::json;
+
+use super::Format;
+
+/// Runs `copper parse` over `files`.
+pub fn run(files: &[PathBuf], format: Format) -> u8 {
+    let mut status = 0;
+    for path in files {
+        match parse_path(path) {
+            Err(d) => {
+                eprintln!("{}", d.render());
+                status = 2;
+            }
+            Ok(parsed) => {
+                if !parsed.all_diagnostics().is_empty() {
+                    status = status.max(1);
+                }
+                match format {
+                    Format::Text => print_text(&parsed),
+                    Format::Json => println!("{}", to_json(&parsed)),
+                }
+            }
+        }
+    }
+    status
+}
+
+fn kind_word(k: FnKind) -> &'static str {
+    match k {
+        FnKind::Global => "kernel",
+        FnKind::Device => "device function",
+        FnKind::HostDevice => "host/device function",
+    }
+}
+
+fn signature(f: &Function) -> String {
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| {
+            let ty = print::type_name(&p.ty);
+            let dims: String = p.dims.iter().map(|_| "[]").collect();
+            format!("{ty} {}{dims}", p.name).replace("* ", "*")
+        })
+        .collect();
+    format!("{}({})", f.name, params.join(", "))
+}
+
+fn print_text(parsed: &ParsedFile) {
+    let src = &parsed.source;
+    let path = src.path.display();
+    if parsed.functions.is_empty() {
+        println!("{path}: no kernels or device functions found");
+    }
+    for f in &parsed.functions {
+        let (line, col) = src.line_col(f.item.name_offset);
+        match &f.result {
+            Ok(func) => {
+                println!("{path}:{line}:{col}: {} {}", kind_word(func.kind), signature(func));
+                for l in parsed.launches.iter().filter(|l| l.kernel == func.name) {
+                    let (ll, _) = src.line_col(l.span.start);
+                    let show = |d: Option<[u64; 3]>| {
+                        d.map(|[x, y, z]| format!("({x}, {y}, {z})"))
+                            .unwrap_or_else(|| "(not literal)".into())
+                    };
+                    println!("    launched at line {ll}: grid {} block {}", show(l.grid), show(l.block));
+                }
+            }
+            Err(d) => println!("{}", d.render()),
+        }
+    }
+    for d in &parsed.diagnostics {
+        println!("{}", d.render());
+    }
+}
+
+fn to_json(parsed: &ParsedFile) -> serde_json::Value {
+    let src = &parsed.source;
+    let functions: Vec<_> = parsed
+        .functions
+        .iter()
+        .map(|f| {
+            let (line, col) = src.line_col(f.item.name_offset);
+            match &f.result {
+                Ok(func) => json!({
+                    "name": func.name,
+                    "kind": func.kind,
+                    "line": line,
+                    "col": col,
+                    "signature": signature(func),
+                    "params": func.params.iter().map(|p| json!({
+                        "name": p.name,
+                        "type": print::type_name(&p.ty),
+                    })).collect::<Vec<_>>(),
+                    "launches": parsed.launches.iter().filter(|l| l.kernel == func.name).collect::<Vec<_>>(),
+                }),
+                Err(d) => json!({
+                    "name": f.item.name,
+                    "line": line,
+                    "col": col,
+                    "error": d,
+                }),
+            }
+        })
+        .collect();
+    json!({
+        "file": src.path,
+        "functions": functions,
+        "diagnostics": parsed.diagnostics,
+    })
+}
