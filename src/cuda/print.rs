@@ -359,7 +359,13 @@ fn expr_inner(e: &Expr) -> String {
             format!("{}{}", expr(x, PREC_POSTFIX), unop_text(*op))
         }
         ExprKind::Unary(op, x) => {
-            let inner = expr(x, PREC_UNARY);
+            // `++`/`--` take a unary expression, which a cast is not.
+            let is_incdec = matches!(op, UnOp::PreInc | UnOp::PreDec);
+            let inner = if is_incdec && matches!(x.kind, ExprKind::Cast(..)) {
+                format!("({})", expr(x, 0))
+            } else {
+                expr(x, PREC_UNARY)
+            };
             let sym = unop_text(*op);
             // `- -x` and `+ ++x` must not fuse into `--x` / `+++x`.
             let last = sym.chars().last().unwrap_or(' ');

@@ -1,0 +1,71 @@
+//! Property test: extraction and parsing never panic, whatever the input.
+//! Run longer with `PROPTEST_CASES=200000 cargo test --release --test no_panic`.
+
+use copper::cuda::parse::parse_source;
+use copper::cuda::print;
+use copper::source::SourceFile;
+use proptest::prelude::*;
+
+const PIECES: &[&str] = &[
+    "__global__", "__device__", "__shared__", "__constant__", "__host__", "void", "int", "float",
+    "unsigned", "k", "a", "n", "i", "(", ")", "{", "}", "[", "]", ";", ",", "=", "+", "*", "<",
+    ">", "<<<", ">>>", "if", "else", "for", "while", "do", "switch", "case", "default", ":",
+    "break", "return", "threadIdx", ".", "x", "#define", "N", "16", "\n", "#pragma unroll\n",
+    "template", "<typename T>", "goto", "asm", "&", "\"", "'", "/*", "*/", "//", "\\\n", "?",
+    "typedef", "struct", "__launch_bounds__", "__restrict__", "-", "--", "++", "0x1f", "1.5f",
+    "IDX(", "#define IDX(r,c) ((r)*N+(c))\n", "extern", "dim3", "::", "[=]",
+];
+
+fn cuda_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..120).prop_map(|v| v.join(" "))
+}
+
+fn check(text: String) {
+    let parsed = parse_source(SourceFile::new("fuzz.cu", text));
+    for f in &parsed.functions {
+        if let Ok(func) = &f.result {
+            let _ = print::function(func);
+        }
+    }
+    for d in parsed.all_diagnostics() {
+        assert!(d.line >= 1 && d.col >= 1, "diagnostic without location: {d}");
+        let _ = d.render();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(500)))]
+
+    #[test]
+    fn token_soup_never_panics(text in cuda_soup()) {
+        check(text);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in ".{0,400}") {
+        check(text);
+    }
+
+    #[test]
+    fn mutated_kernels_never_panic(cut in 0usize..400, insert in prop::sample::select(PIECES.to_vec())) {
+        let base = "#define B 256\n__global__ void k(float* a, int n) {\n  __shared__ float s[B];\n  int i = blockIdx.x * B + threadIdx.x;\n  if (i < n) { s[threadIdx.x] = a[i]; }\n  __syncthreads();\n  for (int j = 0; j < 4; j++) a[i] += s[(threadIdx.x + j) % B];\n}\n";
+        let cut = cut.min(base.len());
+        let cut = (0..=cut).rev().find(|&c| base.is_char_boundary(c)).unwrap_or(0);
+        check(format!("{}{}{}", &base[..cut], insert, &base[cut..]));
+    }
+}
+
+#[test]
+fn hostile_nesting_and_size_give_diagnostics() {
+    let deep = format!("__global__ void k(int* a) {{ a[0] = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
+    let parsed = parse_source(SourceFile::new("deep.cu", deep));
+    let d = parsed.functions[0].result.as_ref().unwrap_err();
+    assert_eq!(d.code, "too-deep");
+    let long = format!("__global__ void k(int* a) {{ a[0] = 1{}; }}", " + 1".repeat(100_000));
+    let parsed = parse_source(SourceFile::new("long.cu", long));
+    assert_eq!(parsed.functions[0].result.as_ref().unwrap_err().code, "too-large");
+    let braces = "{".repeat(100_000);
+    let parsed = parse_source(SourceFile::new("braces.cu", format!("__global__ void k() {braces}")));
+    assert!(parsed.functions.is_empty() || parsed.functions[0].result.is_err());
+}
