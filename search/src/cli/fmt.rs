@@ -4,9 +4,11 @@ use std::path::Path;
 
 use copper::cuda::parse::parse_path;
 use copper::cuda::print;
+use copper::cuda::rewrite::rewrite_functions;
 
-/// Runs `copper fmt` on `file`.
-pub fn run(file: &Path, only: Option<&str>) -> u8 {
+/// Runs `copper fmt` on `file`: the functions (or only `only`), or with
+/// `whole` the whole file with every function that parsed reprinted.
+pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
     let parsed = match parse_path(file) {
         Ok(p) => p,
         Err(d) => {
@@ -15,6 +17,15 @@ pub fn run(file: &Path, only: Option<&str>) -> u8 {
         }
     };
     let mut status = 0;
+    if whole {
+        let funcs: Vec<_> = parsed.functions.iter().filter_map(|f| f.result.clone().ok()).collect();
+        for d in parsed.all_diagnostics() {
+            eprintln!("{}", d.render());
+            status = 1;
+        }
+        print!("{}", rewrite_functions(&parsed, &funcs));
+        return status;
+    }
     let mut printed = Vec::new();
     for f in &parsed.functions {
         if only.is_some_and(|n| n != f.item.name) {

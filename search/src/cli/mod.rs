@@ -40,8 +40,12 @@ enum Command {
         /// `.cu` file to read.
         file: PathBuf,
         /// Only this function.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "whole")]
         kernel: Option<String>,
+        /// Print the whole file with every function reprinted (what a rewrite
+        /// produces; compiles wherever the original does).
+        #[arg(long)]
+        whole: bool,
     },
 }
 
@@ -59,6 +63,6 @@ pub fn run() -> u8 {
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { files, format } => parse::run(&files, format),
-        Command::Fmt { file, kernel } => fmt::run(&file, kernel.as_deref()),
+        Command::Fmt { file, kernel, whole } => fmt::run(&file, kernel.as_deref(), whole),
     }
 }
