@@ -4,6 +4,8 @@
 //! AST, prints and splices them back into the file, and (in later modules)
 //! analyzes their cost. See `DESIGN.md` for the architecture.
 
+pub mod cost;
 pub mod cuda;
 pub mod diag;
+pub mod ir;
 pub mod source;

@@ -205,9 +205,7 @@ impl<'a> Converter<'a> {
                     c::StorageClassSpecifier::Static => "static",
                     c::StorageClassSpecifier::Extern => "extern",
                     c::StorageClassSpecifier::Register => "register",
-                    c::StorageClassSpecifier::Typedef => {
-                        return self.unsupported(sc.span, "local `typedef`s")
-                    }
+                    c::StorageClassSpecifier::Typedef => "typedef",
                     _ => return self.unsupported(sc.span, "this storage class"),
                 }),
                 c::DeclarationSpecifier::Function(fs) => match fs.node {
@@ -335,9 +333,30 @@ impl<'a> Converter<'a> {
         Ok((ty, name, dims))
     }
 
+    /// Converts a file-scope `typedef` into the names it defines and their
+    /// types.
+    pub fn typedefs(&mut self, d: &Node<c::Declaration>) -> Result<Vec<(String, Type)>> {
+        let (base, storage) = self.specifiers(&d.node.specifiers)?;
+        if !storage.contains(&"typedef") {
+            return self.err(d.span, "expected a `typedef`");
+        }
+        let mut out = Vec::new();
+        for id in &d.node.declarators {
+            let (ty, name, dims) = self.declarator(base.clone(), &id.node.declarator)?;
+            if !dims.is_empty() {
+                return self.unsupported(id.span, "array typedefs");
+            }
+            out.push((name, ty));
+        }
+        Ok(out)
+    }
+
     /// Converts a declaration into one [`VarDecl`] per declarator.
     pub fn declaration(&mut self, d: &Node<c::Declaration>) -> Result<Vec<VarDecl>> {
         let (base, storage) = self.specifiers(&d.node.specifiers)?;
+        if storage.contains(&"typedef") {
+            return self.unsupported(d.span, "`typedef`s inside functions");
+        }
         let whole = self.with_leading_blanks(d.span);
         let mut space = Space::Local;
         for q in self.quals_in(whole) {

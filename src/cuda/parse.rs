@@ -3,13 +3,13 @@
 //! Each function is parsed on its own (prelude + the file-scope declarations
 //! it uses + its text), so one broken function never stops the others.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 
-use super::ast::{Function, VarDecl};
+use super::ast::{Function, Type, VarDecl};
 use super::convert::Converter;
 use super::extract::{extract, Extracted, FunctionItem};
 use super::launch::{resolve_launches, Launch};
@@ -45,6 +45,8 @@ pub struct ParsedFile {
     pub globals: Vec<VarDecl>,
     /// Launch sites with their shapes when literal.
     pub launches: Vec<Launch>,
+    /// File-scope typedefs that copper could read (`typedef unsigned u32;`).
+    pub typedefs: HashMap<String, Type>,
     /// Problems outside any function (globals that do not parse, …).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -102,7 +104,14 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
         }
     }
     let launches = resolve_launches(&source.text, &extracted, &ctx.macros);
+    let mut typedefs = HashMap::new();
+    for t in &extracted.types {
+        if source.text[t.span.start..].starts_with("typedef") {
+            typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
+        }
+    }
     ParsedFile {
+        typedefs,
         source,
         extracted,
         functions,
@@ -253,6 +262,18 @@ impl<'a> Context<'a> {
             return Err(self.diag(item.name_offset, "too-large", "function has too many AST nodes"));
         }
         Ok(f)
+    }
+
+    /// The names and types a file-scope `typedef` defines, if copper can
+    /// read it.
+    fn typedef(&self, span: Span) -> Option<Vec<(String, Type)>> {
+        let unit = self.unit(span).ok()?;
+        let tu = self.parse_unit(&unit, span.start).ok()?;
+        let decl = tu.0.iter().rev().find_map(|d| match &d.node {
+            c::ExternalDeclaration::Declaration(d) => Some(d),
+            _ => None,
+        })?;
+        Converter::new(&unit, 0).typedefs(decl).ok()
     }
 
     fn global(&self, span: Span, first_id: u32) -> Result<Vec<VarDecl>, Diagnostic> {

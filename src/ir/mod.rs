@@ -1,0 +1,413 @@
+//! The analysis IR: structured, close to miniCUDA (`000_…` §3).
+//!
+//! A [`Kernel`] is a list of statements over local variables, scalar
+//! parameters, CUDA builtins and arrays in named memory spaces. Expressions
+//! are side-effect free operator trees with a C type at every node;
+//! assignments, array stores, atomics and barriers are statements. Loops,
+//! `break`/`continue`, `switch` and early `return` are structured: every jump
+//! names the scope it leaves. Device functions are inlined. Every IR node
+//! keeps the file span it came from.
+
+pub mod lower;
+pub mod value;
+
+use crate::cuda::ast::{BinOp, Space};
+use crate::source::Span;
+pub use value::{Scalar, Value};
+
+/// Index of a variable in [`Kernel::vars`].
+pub type VarId = usize;
+/// Index of an array in [`Kernel::arrays`].
+pub type ArrayId = usize;
+/// Index of an access site in [`Kernel::sites`].
+pub type SiteId = usize;
+/// Identifies a loop or scope that `break`/`continue`/exit jump out of.
+pub type ScopeId = usize;
+
+/// What a variable is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// A scalar kernel parameter (the index in the kernel's parameter list).
+    Param(usize),
+    /// A local variable (or a temporary copper introduced).
+    Local,
+}
+
+/// A scalar variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Var {
+    /// Name (unique within the kernel; inlined or shadowing locals get a
+    /// suffix).
+    pub name: String,
+    /// C type.
+    pub ty: Scalar,
+    /// Parameter or local.
+    pub kind: VarKind,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// An array: a pointer parameter, a `__shared__`/local/`__constant__`
+/// array, or a `__device__` global.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    /// Name.
+    pub name: String,
+    /// Memory space (`Device` for pointer parameters: global memory).
+    pub space: Space,
+    /// Element type.
+    pub elem: Scalar,
+    /// Dimensions, outermost first (row-major). Empty for a pointer
+    /// parameter or `extern __shared__` array, whose length the launch gives.
+    pub dims: Vec<u64>,
+    /// Index in the kernel's parameter list, for pointer parameters.
+    pub param: Option<usize>,
+    /// Initial contents for `__constant__`/`__device__` globals with an
+    /// initializer (flattened).
+    pub init: Vec<Value>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+impl Array {
+    /// Number of elements when fixed by the declaration.
+    pub fn fixed_len(&self) -> Option<u64> {
+        if self.dims.is_empty() {
+            None
+        } else {
+            Some(self.dims.iter().product())
+        }
+    }
+
+    /// Whether accesses are charged as global memory transactions.
+    pub fn is_global(&self) -> bool {
+        matches!(self.space, Space::Device | Space::Managed | Space::Constant)
+    }
+
+    /// Whether accesses are charged as shared-memory bank conflicts.
+    pub fn is_shared(&self) -> bool {
+        self.space == Space::Shared
+    }
+}
+
+/// A place in the source where an array is read or written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    /// Array accessed.
+    pub array: ArrayId,
+    /// Read or write (atomics count as writes).
+    pub is_write: bool,
+    /// Where the access is.
+    pub span: Span,
+}
+
+/// One dimension of a CUDA builtin vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `threadIdx.{x,y,z}` (0, 1, 2)
+    ThreadIdx(u8),
+    /// `blockIdx.{x,y,z}`
+    BlockIdx(u8),
+    /// `blockDim.{x,y,z}`
+    BlockDim(u8),
+    /// `gridDim.{x,y,z}`
+    GridDim(u8),
+    /// `warpSize`
+    WarpSize,
+}
+
+/// Unary operators of the IR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    /// `-x`
+    Neg,
+    /// `!x`
+    Not,
+    /// `~x`
+    BitNot,
+}
+
+/// Math functions and intrinsics, charged one operation each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `sqrt`, `sqrtf`
+    Sqrt,
+    /// `rsqrt`, `rsqrtf`
+    Rsqrt,
+    /// `exp`, `expf`, `__expf`
+    Exp,
+    /// `log`, `logf`, `__logf`
+    Log,
+    /// `sin`, `sinf`, `__sinf`
+    Sin,
+    /// `cos`, `cosf`, `__cosf`
+    Cos,
+    /// `tanh`, `tanhf`
+    Tanh,
+    /// `pow`, `powf`, `__powf`
+    Pow,
+    /// `fabs`, `fabsf`, `abs`
+    Abs,
+    /// `min`, `fminf`, `fmin`, `umin`
+    Min,
+    /// `max`, `fmaxf`, `fmax`, `umax`
+    Max,
+    /// `floor`, `floorf`
+    Floor,
+    /// `ceil`, `ceilf`
+    Ceil,
+    /// `round`, `roundf`
+    Round,
+    /// `fma`, `fmaf`, `__fmaf_rn`
+    Fma,
+    /// `__fdividef`
+    Div,
+    /// `__mul24`, `__umul24`
+    Mul24,
+}
+
+/// A typed, side-effect free expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What it computes.
+    pub kind: ExprKind,
+    /// Its C type.
+    pub ty: Scalar,
+}
+
+/// Expression forms. Costs (000 §3): `Const` → `const`, `Var` → `var` (or
+/// `param` for a parameter), thread index → `var`, other builtins → `param`,
+/// each operator → `op`, loads → `gread`/`sread`/`var` by memory space,
+/// explicit casts → `op`, implicit conversions → free.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A constant.
+    Const(Value),
+    /// A variable or scalar parameter.
+    Var(VarId),
+    /// A CUDA builtin.
+    Builtin(Builtin),
+    /// A unary operator.
+    Unary(Unary, Box<Expr>),
+    /// An arithmetic, bitwise or comparison operator (not `&&`/`||`).
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `a && b`: `b` is evaluated only for lanes where `a` holds.
+    And(Box<Expr>, Box<Expr>),
+    /// `a || b`: `b` is evaluated only for lanes where `a` fails.
+    Or(Box<Expr>, Box<Expr>),
+    /// `c ? a : b`, each side evaluated only for its lanes.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Conversion to this expression's type; `explicit` for a cast the user
+    /// wrote.
+    Convert {
+        /// The converted value.
+        value: Box<Expr>,
+        /// Written as a cast (charged) or implied by C (free).
+        explicit: bool,
+    },
+    /// An array element.
+    Load(Access),
+    /// A math function or intrinsic.
+    Call(MathFn, Vec<Expr>),
+}
+
+/// An array element: array, flattened row-major index, and site.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    /// The array.
+    pub array: ArrayId,
+    /// Element index (row-major flattening already applied).
+    pub index: Box<Expr>,
+    /// The source site.
+    pub site: SiteId,
+}
+
+/// Atomic read-modify-write operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// `atomicAdd`
+    Add,
+    /// `atomicSub`
+    Sub,
+    /// `atomicExch`
+    Exch,
+    /// `atomicMin`
+    Min,
+    /// `atomicMax`
+    Max,
+    /// `atomicAnd`
+    And,
+    /// `atomicOr`
+    Or,
+    /// `atomicXor`
+    Xor,
+    /// `atomicInc` (wraps to 0 past the operand)
+    Inc,
+    /// `atomicDec`
+    Dec,
+    /// `atomicCAS`
+    Cas,
+}
+
+/// What a jump does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JumpKind {
+    /// Leave the loop or scope.
+    Break,
+    /// Go to the loop's step and test.
+    Continue,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `x = e` (cost `vwrite`).
+    Assign {
+        /// Target variable.
+        var: VarId,
+        /// Value.
+        value: Expr,
+        /// Source span.
+        span: Span,
+    },
+    /// `A[i] = e` (cost `gwrite`/`swrite`; local arrays `vwrite`).
+    Store {
+        /// Element written.
+        access: Access,
+        /// Value.
+        value: Expr,
+        /// Source span.
+        span: Span,
+    },
+    /// `old = atomicOp(&A[i], value[, compare])`, lanes in lane order.
+    Atomic {
+        /// Operation.
+        op: AtomicOp,
+        /// Element updated.
+        access: Access,
+        /// Operand (the new value for `atomicCAS`).
+        value: Expr,
+        /// Compared value for `atomicCAS`.
+        compare: Option<Expr>,
+        /// Variable receiving the old value.
+        result: Option<VarId>,
+        /// Source span.
+        span: Span,
+    },
+    /// `if (cond) then else els` (cost `if`, plus `div` when the warp
+    /// diverges).
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Then branch.
+        then: Vec<Stmt>,
+        /// Else branch.
+        els: Vec<Stmt>,
+        /// Source span.
+        span: Span,
+    },
+    /// A loop. Each test costs `if` (plus `div` when some lanes leave).
+    Loop {
+        /// Scope id for `break`/`continue`.
+        scope: ScopeId,
+        /// Condition; `None` is `true` (`for (;;)`).
+        cond: Option<Expr>,
+        /// Body.
+        body: Vec<Stmt>,
+        /// Run after the body and after `continue` (a `for` step).
+        step: Vec<Stmt>,
+        /// `while`/`for` test first; `do … while` runs the body first.
+        test_first: bool,
+        /// Source span.
+        span: Span,
+    },
+    /// A block that `break` (from a `switch`) or a device function's
+    /// `return` leaves.
+    Scope {
+        /// Scope id.
+        scope: ScopeId,
+        /// Body.
+        body: Vec<Stmt>,
+    },
+    /// `break`/`continue`, or leaving a scope.
+    Jump {
+        /// Break or continue.
+        kind: JumpKind,
+        /// Loop or scope left.
+        scope: ScopeId,
+        /// Source span.
+        span: Span,
+    },
+    /// `return` from the kernel: the lanes are done.
+    Return {
+        /// Source span.
+        span: Span,
+    },
+    /// `__syncthreads()` (cost `sync`).
+    Sync {
+        /// Source span.
+        span: Span,
+    },
+}
+
+/// A scalar or array kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    /// A scalar parameter and its variable.
+    Scalar(VarId),
+    /// A pointer parameter and its array.
+    Array(ArrayId),
+}
+
+/// A kernel in IR form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// Kernel name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Variables.
+    pub vars: Vec<Var>,
+    /// Arrays.
+    pub arrays: Vec<Array>,
+    /// Access sites.
+    pub sites: Vec<Site>,
+    /// Body.
+    pub body: Vec<Stmt>,
+    /// Number of scope ids used.
+    pub scopes: usize,
+    /// Span of the kernel definition.
+    pub span: Span,
+}
+
+impl Kernel {
+    /// The parameter named `name`.
+    pub fn param_named(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| match p {
+            Param::Scalar(v) => self.vars[*v].name == name,
+            Param::Array(a) => self.arrays[*a].name == name,
+        })
+    }
+
+    /// The name of parameter `p`.
+    pub fn param_name(&self, p: &Param) -> &str {
+        match p {
+            Param::Scalar(v) => &self.vars[*v].name,
+            Param::Array(a) => &self.arrays[*a].name,
+        }
+    }
+
+    /// Whether the kernel contains a `__syncthreads()`.
+    pub fn uses_sync(&self) -> bool {
+        fn any(stmts: &[Stmt]) -> bool {
+            stmts.iter().any(|s| match s {
+                Stmt::Sync { .. } => true,
+                Stmt::If { then, els, .. } => any(then) || any(els),
+                Stmt::Loop { body, step, .. } => any(body) || any(step),
+                Stmt::Scope { body, .. } => any(body),
+                _ => false,
+            })
+        }
+        any(&self.body)
+    }
+}
