@@ -8,4 +8,5 @@ pub mod cost;
 pub mod cuda;
 pub mod diag;
 pub mod ir;
+pub mod sim;
 pub mod source;

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod fmt;
 mod parse;
+mod simulate;
 
 /// copper: makes CUDA kernels faster without running them.
 ///
@@ -47,6 +48,41 @@ enum Command {
         #[arg(long)]
         whole: bool,
     },
+    /// Run kernels on concrete inputs under the cost semantics (evaluation
+    /// mode): cost per metric (max per warp, total, block work and span),
+    /// per access site transactions and bank conflicts, final arrays.
+    ///
+    /// Exit status: 0 on success, 1 when the simulation found an error in a
+    /// kernel (out-of-bounds access, division by zero, barrier divergence,
+    /// data race, step budget), 2 on bad input.
+    Simulate {
+        /// `.cu` file.
+        file: PathBuf,
+        /// Parameter file (TOML; default: the `.cu` file with `.toml`).
+        #[arg(long)]
+        params: Option<PathBuf>,
+        /// Metric to report (repeatable; default: all built-in metrics).
+        #[arg(long = "metric")]
+        metrics: Vec<String>,
+        /// TOML file defining user metrics (`[metric.NAME]` tables).
+        #[arg(long)]
+        metrics_file: Option<PathBuf>,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Write the final contents of every global array here (JSON).
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Most instructions a warp may execute (catches non-terminating kernels).
+        #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
+        max_steps: u64,
+        /// Count 128-byte transactions instead of 32-byte sectors.
+        #[arg(long)]
+        lines: bool,
+    },
 }
 
 /// Output formats.
@@ -64,5 +100,8 @@ pub fn run() -> u8 {
     match cli.command {
         Command::Parse { files, format } => parse::run(&files, format),
         Command::Fmt { file, kernel, whole } => fmt::run(&file, kernel.as_deref(), whole),
+        Command::Simulate { file, params, metrics, metrics_file, kernel, format, dump, max_steps, lines } => {
+            simulate::run(&simulate::SimulateArgs { file, params, metrics, metrics_file, kernel, format, dump, max_steps, lines })
+        }
     }
 }

@@ -1,0 +1,264 @@
+//! `copper simulate`: run kernels under the cost semantics.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use copper::cost::{metrics_from_toml, Metric, BUILTIN_METRICS};
+use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::diag::{Diagnostic, Severity};
+use copper::ir::lower::lower_kernel;
+use copper::ir::{Kernel, Value};
+use copper::sim::params::ParamFile;
+use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
+use serde_json::json;
+
+use super::Format;
+
+/// Options of `copper simulate`.
+pub struct SimulateArgs {
+    /// The `.cu` file.
+    pub file: PathBuf,
+    /// Parameter file (default: FILE with `.toml`).
+    pub params: Option<PathBuf>,
+    /// Metrics to report (default: all built-in).
+    pub metrics: Vec<String>,
+    /// TOML file with user metrics.
+    pub metrics_file: Option<PathBuf>,
+    /// Only this kernel.
+    pub kernel: Option<String>,
+    /// Output format.
+    pub format: Format,
+    /// Write final global arrays here (JSON).
+    pub dump: Option<PathBuf>,
+    /// Step budget per warp.
+    pub max_steps: u64,
+    /// 128-byte transactions instead of 32-byte sectors.
+    pub lines: bool,
+}
+
+fn error(path: &Path, msg: impl Into<String>) -> u8 {
+    eprintln!("{}", Diagnostic::file_error(path, msg));
+    2
+}
+
+/// Resolves metric names (built-in or from the user file).
+pub fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>, String> {
+    let user = match file {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read metrics file: {e}", p.display()))?;
+            metrics_from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
+        }
+        None => Vec::new(),
+    };
+    if names.is_empty() {
+        let mut all: Vec<Metric> = BUILTIN_METRICS.iter().filter_map(|m| Metric::builtin(m)).collect();
+        all.extend(user);
+        return Ok(all);
+    }
+    names
+        .iter()
+        .map(|n| {
+            Metric::builtin(n).or_else(|| user.iter().find(|m| &m.name == n).cloned()).ok_or_else(|| {
+                format!("unknown metric `{n}` (built-in: {}; user metrics come from --metrics-file)", BUILTIN_METRICS.join(", "))
+            })
+        })
+        .collect()
+}
+
+fn sim_diag(file: &ParsedFile, e: &SimError) -> Diagnostic {
+    let offset = if e.span.is_synthetic() { 0 } else { e.span.start };
+    let [bx, by, bz] = e.block;
+    let [tx, ty, tz] = e.thread;
+    file.source.diagnostic(
+        Severity::Error,
+        "sim",
+        offset,
+        format!("{} (block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}))", e.message),
+    )
+}
+
+/// Runs `copper simulate`.
+pub fn run(a: &SimulateArgs) -> u8 {
+    let metrics = match resolve_metrics(&a.metrics, a.metrics_file.as_deref()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let parsed = match parse_path(&a.file) {
+        Ok(p) => p,
+        Err(d) => {
+            eprintln!("{}", d.render());
+            return 2;
+        }
+    };
+    let params_path = a.params.clone().unwrap_or_else(|| a.file.with_extension("toml"));
+    let params_text = match std::fs::read_to_string(&params_path) {
+        Ok(t) => t,
+        Err(e) => return error(&params_path, format!("cannot read parameter file: {e}")),
+    };
+    let params = match ParamFile::from_toml(&params_text) {
+        Ok(p) => p,
+        Err(e) => return error(&params_path, format!("invalid parameter file: {e}")),
+    };
+    let mut opts = SimOptions { metrics, step_budget: a.max_steps, ..SimOptions::default() };
+    if a.lines {
+        opts.hw.transaction_bytes = 128;
+    }
+    let mut status = 0;
+    let mut reports = Vec::new();
+    let mut dumps = serde_json::Map::new();
+    let kernels: Vec<String> = match &a.kernel {
+        Some(k) => vec![k.clone()],
+        None => parsed.kernels().map(|k| k.name.clone()).filter(|n| params.kernel.contains_key(n)).collect(),
+    };
+    if kernels.is_empty() {
+        return error(&params_path, format!("no kernel of {} has a [kernel.NAME] table in this parameter file", a.file.display()));
+    }
+    for name in &kernels {
+        let kernel = match lower_kernel(&parsed, name) {
+            Ok(k) => k,
+            Err(d) => {
+                eprintln!("{}", d.render());
+                status = 2;
+                continue;
+            }
+        };
+        let Some(spec) = params.kernel.get(name) else {
+            status = 2;
+            eprintln!("{}", Diagnostic::file_error(&params_path, format!("no [kernel.{name}] table")));
+            continue;
+        };
+        let inputs = match inputs_from_spec(&kernel, spec) {
+            Ok(i) => i,
+            Err(e) => {
+                status = 2;
+                eprintln!("{}", Diagnostic::file_error(&params_path, format!("kernel `{name}`: {e}")));
+                continue;
+            }
+        };
+        let start = Instant::now();
+        match simulate(&kernel, &inputs, &opts) {
+            Ok(r) => {
+                let secs = start.elapsed().as_secs_f64();
+                if let Some(_) = &a.dump {
+                    dumps.insert(name.clone(), dump_json(&r));
+                }
+                match a.format {
+                    Format::Text => print_text(&parsed, &kernel, &inputs.shape, &r, secs),
+                    Format::Json => reports.push(report_json(&parsed, &kernel, &r, secs)),
+                }
+            }
+            Err(e) => {
+                status = 1;
+                let d = sim_diag(&parsed, &e);
+                match a.format {
+                    Format::Text => eprintln!("{}", d.render()),
+                    Format::Json => reports.push(json!({ "kernel": name, "error": d })),
+                }
+            }
+        }
+    }
+    if a.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": reports })).unwrap_or_default());
+    }
+    if let Some(path) = &a.dump {
+        if let Err(e) = write_atomically(path, &serde_json::to_string(&dumps).unwrap_or_default()) {
+            return error(path, format!("cannot write dump: {e}"));
+        }
+    }
+    status
+}
+
+/// Writes a file through a temporary and a rename, so it is never partial.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.copper-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::I(i) => json!(i),
+        Value::F(f) if f.is_finite() => json!(f),
+        Value::F(f) => json!(f.to_string()),
+    }
+}
+
+fn dump_json(r: &SimResult) -> serde_json::Value {
+    let m: serde_json::Map<String, serde_json::Value> = r
+        .arrays
+        .iter()
+        .map(|(n, _, vals)| (n.clone(), serde_json::Value::Array(vals.iter().map(value_json).collect())))
+        .collect();
+    serde_json::Value::Object(m)
+}
+
+fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
+    let s = &k.sites[i];
+    let (line, col) = parsed.source.line_col(s.span.start);
+    let text = parsed.source.text.get(s.span.start..s.span.end).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+    let arr = &k.arrays[s.array];
+    let space = if arr.is_shared() { "shared" } else if arr.is_global() { "global" } else { "local" };
+    let rw = if s.is_write { "write" } else { "read" };
+    (format!("{}:{line}:{col}", parsed.source.path.display()), format!("{text} ({space} {rw})"))
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn print_text(parsed: &ParsedFile, k: &Kernel, shape: &copper::sim::params::Shape, r: &SimResult, secs: f64) {
+    let [gx, gy, gz] = shape.grid;
+    let [bx, by, bz] = shape.block;
+    println!(
+        "kernel {}: grid ({gx}, {gy}, {gz}) block ({bx}, {by}, {bz}): {} blocks, {} warps, {} warp-instructions in {:.3} s",
+        k.name, r.blocks, r.warps, r.instructions, secs
+    );
+    println!("  {:<10} {:>14} {:>16} {:>16} {:>16}", "metric", "max per warp", "total", "block work", "block span");
+    for m in &r.metrics {
+        println!(
+            "  {:<10} {:>14} {:>16} {:>16} {:>16}",
+            m.metric,
+            fmt_num(m.max_warp),
+            fmt_num(m.total),
+            fmt_num(m.max_block_work),
+            fmt_num(m.max_block_span)
+        );
+    }
+    if !k.sites.is_empty() {
+        println!("  access sites (requests, transactions or conflict degree per request: mean / max):");
+        for (i, s) in r.sites.iter().enumerate() {
+            let (loc, label) = site_label(parsed, k, i);
+            let mean = if s.requests == 0 { 0.0 } else { s.transactions as f64 / s.requests as f64 };
+            println!("    {loc}: {label}: {} requests, {mean:.2} / {}", s.requests, s.max_transactions);
+        }
+    }
+}
+
+fn report_json(parsed: &ParsedFile, k: &Kernel, r: &SimResult, secs: f64) -> serde_json::Value {
+    let sites: Vec<_> = r
+        .sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (loc, label) = site_label(parsed, k, i);
+            json!({ "location": loc, "access": label, "stats": s })
+        })
+        .collect();
+    json!({
+        "kernel": k.name,
+        "blocks": r.blocks,
+        "warps": r.warps,
+        "instructions": r.instructions,
+        "seconds": secs,
+        "metrics": r.metrics,
+        "sites": sites,
+    })
+}

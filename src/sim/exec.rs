@@ -1,0 +1,831 @@
+//! Lock-step execution of the warps of one block (`000_…` Fig. 3 per warp,
+//! Fig. 6 for `__syncthreads()`), charging resource counters.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::code::Ins;
+use super::params::Shape;
+use crate::cost::{Counter, Counts, Hardware, COUNTERS};
+use crate::ir::value::{binary, wrap};
+use crate::ir::{Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId, Unary, Value, VarKind};
+use crate::source::Span;
+
+/// Values of one expression in every lane of a warp.
+pub type Lanes = [Value; 32];
+const ZERO_LANES: Lanes = [Value::ZERO; 32];
+
+/// Where an array lives during a launch.
+#[derive(Clone, Copy, Debug)]
+pub enum Storage {
+    /// Index into the launch's global arrays.
+    Global(usize),
+    /// Index into the block's shared arrays.
+    Shared(usize),
+    /// Index into each warp's local arrays.
+    Local(usize),
+}
+
+/// A global array of a launch: element bits, shared by all blocks.
+pub struct GlobalArray {
+    /// Element type.
+    pub elem: Scalar,
+    /// Element bit patterns.
+    pub data: Vec<AtomicU64>,
+}
+
+/// Statistics of one access site over a launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SiteStats {
+    /// Warp-level requests.
+    pub requests: u64,
+    /// Lanes that took part, summed over requests.
+    pub lanes: u64,
+    /// Transactions (global) or conflict degrees (shared), summed.
+    pub transactions: u64,
+    /// Largest transactions/conflict degree of one request.
+    pub max_transactions: u64,
+}
+
+impl SiteStats {
+    /// Adds another block's statistics.
+    pub fn merge(&mut self, o: &SiteStats) {
+        self.requests += o.requests;
+        self.lanes += o.lanes;
+        self.transactions += o.transactions;
+        self.max_transactions = self.max_transactions.max(o.max_transactions);
+    }
+}
+
+/// A runtime error at a source location, in a given block and thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError {
+    /// What went wrong.
+    pub message: String,
+    /// Where in the source.
+    pub span: Span,
+    /// `blockIdx`
+    pub block: [u64; 3],
+    /// `threadIdx` of a thread involved.
+    pub thread: [u64; 3],
+}
+
+/// What the launch gives every block.
+pub struct LaunchCtx<'a> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// Its flattened code.
+    pub code: &'a [Ins<'a>],
+    /// Hardware model.
+    pub hw: Hardware,
+    /// Launch shape.
+    pub shape: Shape,
+    /// Values of scalar parameters, by variable.
+    pub param_values: &'a [Value],
+    /// Storage of every array.
+    pub storage: &'a [Storage],
+    /// Global arrays.
+    pub globals: &'a [GlobalArray],
+    /// Lengths of shared arrays (elements).
+    pub shared_lens: &'a [u64],
+    /// Lengths of local arrays (elements per lane).
+    pub local_lens: &'a [u64],
+    /// Most instructions one warp may execute.
+    pub step_budget: u64,
+}
+
+/// A warp's progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    AtSync,
+    Done,
+}
+
+/// Reconvergence frames of the SIMT stack.
+#[derive(Clone, Debug)]
+enum Frame {
+    If { else_pc: usize, join_pc: usize, else_mask: u32, then_done: u32, in_else: bool },
+    Loop { scope: ScopeId, exit_pc: usize, step_pc: usize, done: u32, continued: u32 },
+    Scope { scope: ScopeId, exit_pc: usize, exited: u32 },
+}
+
+/// One warp's state.
+pub struct Warp {
+    /// Index of the warp in its block.
+    pub index: u64,
+    valid: u32,
+    vars: Vec<Lanes>,
+    locals: Vec<Vec<Value>>,
+    pc: usize,
+    mask: u32,
+    frames: Vec<Frame>,
+    status: Status,
+    /// Resource counters charged so far.
+    pub counts: Counts,
+    /// Counters at the last barrier (for span).
+    pub counts_at_sync: Counts,
+    /// Span (per metric) at the last barrier.
+    pub span_base: Vec<f64>,
+    steps: u64,
+    span: Span,
+}
+
+/// A block being executed.
+pub struct Block<'a> {
+    ctx: &'a LaunchCtx<'a>,
+    /// `blockIdx`
+    pub block: [u64; 3],
+    shared: Vec<Vec<u64>>,
+    /// Per-site statistics.
+    pub sites: Vec<SiteStats>,
+    /// The warps.
+    pub warps: Vec<Warp>,
+}
+
+fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask & (1 << l) != 0)
+}
+
+impl<'a> Block<'a> {
+    /// A block ready to run.
+    pub fn new(ctx: &'a LaunchCtx<'a>, block: [u64; 3], metrics: usize) -> Block<'a> {
+        let threads = ctx.shape.block_threads();
+        let warp = ctx.hw.warp_size as u64;
+        let warps = (0..ctx.shape.warps_per_block(warp))
+            .map(|w| {
+                let n = (threads - w * warp).min(warp);
+                let valid = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+                Warp {
+                    index: w,
+                    valid,
+                    vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
+                    locals: ctx.local_lens.iter().map(|&l| vec![Value::ZERO; (l * 32) as usize]).collect(),
+                    pc: 0,
+                    mask: valid,
+                    frames: Vec::new(),
+                    status: Status::Running,
+                    counts: [0; COUNTERS],
+                    counts_at_sync: [0; COUNTERS],
+                    span_base: vec![0.0; metrics],
+                    steps: 0,
+                    span: ctx.kernel.span,
+                }
+            })
+            .collect();
+        Block {
+            ctx,
+            block,
+            shared: ctx.shared_lens.iter().map(|&l| vec![0u64; l as usize]).collect(),
+            sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
+            warps,
+        }
+    }
+
+    /// Runs every warp to completion. `on_barrier` is called at each
+    /// barrier with the warps (to update spans).
+    pub fn run(&mut self, mut on_barrier: impl FnMut(&mut [Warp])) -> Result<(), SimError> {
+        loop {
+            for w in 0..self.warps.len() {
+                if self.warps[w].status == Status::Running {
+                    let mut warp = std::mem::replace(&mut self.warps[w], placeholder());
+                    let r = self.run_warp(&mut warp);
+                    self.warps[w] = warp;
+                    r?;
+                }
+            }
+            if self.warps.iter().all(|w| w.status == Status::Done) {
+                return Ok(());
+            }
+            on_barrier(&mut self.warps);
+            for w in &mut self.warps {
+                if w.status == Status::AtSync {
+                    w.status = Status::Running;
+                }
+            }
+        }
+    }
+
+    fn thread_of(&self, w: &Warp, lane: usize) -> [u64; 3] {
+        let t = w.index * self.ctx.hw.warp_size as u64 + lane as u64;
+        let [bx, by, _] = self.ctx.shape.block;
+        [t % bx, (t / bx) % by, t / (bx * by)]
+    }
+
+    fn error(&self, w: &Warp, lane: usize, span: Span, message: String) -> SimError {
+        SimError { message, span, block: self.block, thread: self.thread_of(w, lane) }
+    }
+
+    fn charge(w: &mut Warp, c: Counter) {
+        w.counts[c as usize] += 1;
+    }
+
+    /// Runs a warp until it finishes or reaches a barrier.
+    fn run_warp(&mut self, w: &mut Warp) -> Result<(), SimError> {
+        let code = self.ctx.code;
+        loop {
+            if w.mask == 0 && !self.unwind(w) {
+                w.status = Status::Done;
+                return Ok(());
+            }
+            let Some(ins) = code.get(w.pc).copied() else {
+                w.status = Status::Done;
+                return Ok(());
+            };
+            w.steps += 1;
+            if w.steps > self.ctx.step_budget {
+                let lane = lanes_of(w.mask).next().unwrap_or(0);
+                return Err(self.error(
+                    w,
+                    lane,
+                    w.span,
+                    format!("step budget of {} instructions per warp exhausted (the kernel may not terminate; raise it with --max-steps)", self.ctx.step_budget),
+                ));
+            }
+            w.pc += 1;
+            match ins {
+                Ins::Assign { var, value, span } => {
+                    w.span = span;
+                    let v = self.eval(w, value, w.mask)?;
+                    Self::charge(w, Counter::VWrite);
+                    let slot = &mut w.vars[var];
+                    for l in lanes_of(w.mask) {
+                        slot[l] = v[l];
+                    }
+                }
+                Ins::Store { access, value, span } => {
+                    w.span = span;
+                    self.store(w, access, value)?;
+                }
+                Ins::Atomic { op, access, value, compare, result, span } => {
+                    w.span = span;
+                    self.atomic(w, op, access, value, compare, result)?;
+                }
+                Ins::If { cond, else_pc, join_pc, span } => {
+                    w.span = span;
+                    let c = self.eval(w, cond, w.mask)?;
+                    let t = lanes_of(w.mask).filter(|&l| c[l].truthy()).fold(0u32, |m, l| m | 1 << l);
+                    let f = w.mask & !t;
+                    Self::charge(w, Counter::If);
+                    if t != 0 && f != 0 {
+                        Self::charge(w, Counter::Div);
+                    }
+                    if t != 0 {
+                        w.frames.push(Frame::If { else_pc, join_pc, else_mask: f, then_done: 0, in_else: false });
+                        w.mask = t;
+                    } else {
+                        w.frames.push(Frame::If { else_pc, join_pc, else_mask: 0, then_done: 0, in_else: true });
+                        w.mask = f;
+                        w.pc = else_pc;
+                    }
+                }
+                Ins::Else => {
+                    if let Some(Frame::If { else_pc, join_pc, else_mask, then_done, in_else }) = w.frames.last_mut() {
+                        *then_done = w.mask;
+                        if *else_mask != 0 {
+                            w.mask = *else_mask;
+                            *else_mask = 0;
+                            *in_else = true;
+                            w.pc = *else_pc;
+                        } else {
+                            w.pc = *join_pc;
+                        }
+                    }
+                }
+                Ins::Join => {
+                    if let Some(Frame::If { then_done, in_else, .. }) = w.frames.pop() {
+                        w.mask = if in_else { w.mask | then_done } else { then_done };
+                    }
+                }
+                Ins::LoopEnter { scope, exit_pc, step_pc } => {
+                    w.frames.push(Frame::Loop { scope, exit_pc, step_pc, done: 0, continued: 0 });
+                }
+                Ins::LoopTest { cond, back_pc, span } => {
+                    w.span = span;
+                    let t = match cond {
+                        None => w.mask,
+                        Some(c) => {
+                            let v = self.eval(w, c, w.mask)?;
+                            Self::charge(w, Counter::If);
+                            lanes_of(w.mask).filter(|&l| v[l].truthy()).fold(0u32, |m, l| m | 1 << l)
+                        }
+                    };
+                    let f = w.mask & !t;
+                    if t != 0 && f != 0 {
+                        Self::charge(w, Counter::Div);
+                    }
+                    if let Some(Frame::Loop { done, exit_pc, .. }) = w.frames.last_mut() {
+                        *done |= f;
+                        if t == 0 {
+                            w.mask = *done;
+                            w.pc = *exit_pc;
+                            w.frames.pop();
+                            continue;
+                        }
+                    }
+                    w.mask = t;
+                    if let Some(b) = back_pc {
+                        w.pc = b;
+                    }
+                }
+                Ins::LoopStep => {
+                    if let Some(Frame::Loop { continued, .. }) = w.frames.last_mut() {
+                        w.mask |= *continued;
+                        *continued = 0;
+                    }
+                }
+                Ins::Goto(pc) => w.pc = pc,
+                Ins::ScopeEnter { scope, exit_pc } => w.frames.push(Frame::Scope { scope, exit_pc, exited: 0 }),
+                Ins::ScopeExit => {
+                    if let Some(Frame::Scope { exited, .. }) = w.frames.pop() {
+                        w.mask |= exited;
+                    }
+                }
+                Ins::Break(scope) => {
+                    let m = w.mask;
+                    for f in w.frames.iter_mut().rev() {
+                        match f {
+                            Frame::Loop { scope: s, done, .. } if *s == scope => {
+                                *done |= m;
+                                break;
+                            }
+                            Frame::Scope { scope: s, exited, .. } if *s == scope => {
+                                *exited |= m;
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    w.mask = 0;
+                }
+                Ins::Continue(scope) => {
+                    let m = w.mask;
+                    for f in w.frames.iter_mut().rev() {
+                        if let Frame::Loop { scope: s, continued, .. } = f {
+                            if *s == scope {
+                                *continued |= m;
+                                break;
+                            }
+                        }
+                    }
+                    w.mask = 0;
+                }
+                Ins::Return => w.mask = 0,
+                Ins::Sync { span } => {
+                    w.span = span;
+                    Self::charge(w, Counter::Sync);
+                    let waiting = self.parked(w);
+                    if waiting != 0 {
+                        let lane = lanes_of(waiting).next().unwrap_or(0);
+                        return Err(self.error(
+                            w,
+                            lane,
+                            span,
+                            "`__syncthreads()` reached by only part of the block (it is inside a branch or loop some threads of this warp did not take)".into(),
+                        ));
+                    }
+                    w.status = Status::AtSync;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Lanes that are alive but not executing (waiting in a frame).
+    fn parked(&self, w: &Warp) -> u32 {
+        w.frames.iter().fold(0u32, |m, f| {
+            m | match f {
+                Frame::If { else_mask, then_done, in_else, .. } => *else_mask | if *in_else { *then_done } else { 0 },
+                Frame::Loop { done, continued, .. } => *done | *continued,
+                Frame::Scope { exited, .. } => *exited,
+            }
+        })
+    }
+
+    /// After the active lanes all left (break, continue, return), finds the
+    /// next lanes to run. Returns false when the warp is finished.
+    fn unwind(&self, w: &mut Warp) -> bool {
+        while let Some(f) = w.frames.last_mut() {
+            match f {
+                Frame::If { else_pc, else_mask, then_done, in_else, .. } if !*in_else && *else_mask != 0 => {
+                    w.mask = *else_mask;
+                    *else_mask = 0;
+                    *then_done = 0;
+                    *in_else = true;
+                    w.pc = *else_pc;
+                    return true;
+                }
+                Frame::If { join_pc, then_done, in_else: true, .. } if *then_done != 0 => {
+                    w.mask = *then_done;
+                    w.pc = *join_pc + 1;
+                    w.frames.pop();
+                    return true;
+                }
+                Frame::If { .. } => {
+                    w.frames.pop();
+                }
+                Frame::Loop { continued, step_pc, .. } if *continued != 0 => {
+                    w.mask = *continued;
+                    *continued = 0;
+                    w.pc = *step_pc + 1;
+                    return true;
+                }
+                Frame::Loop { done, exit_pc, .. } => {
+                    let (d, e) = (*done, *exit_pc);
+                    w.frames.pop();
+                    if d != 0 {
+                        w.mask = d;
+                        w.pc = e;
+                        return true;
+                    }
+                }
+                Frame::Scope { exited, exit_pc, .. } => {
+                    let (x, e) = (*exited, *exit_pc);
+                    w.frames.pop();
+                    if x != 0 {
+                        w.mask = x;
+                        w.pc = e;
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    fn array_len(&self, a: ArrayId) -> u64 {
+        match self.ctx.storage[a] {
+            Storage::Global(g) => self.ctx.globals[g].data.len() as u64,
+            Storage::Shared(s) => self.shared[s].len() as u64,
+            Storage::Local(l) => self.ctx.local_lens[l],
+        }
+    }
+
+    /// Evaluates an access's index and checks bounds.
+    fn indices(&mut self, w: &mut Warp, a: &Access, mask: u32) -> Result<[i64; 32], SimError> {
+        let idx = self.eval(w, &a.index, mask)?;
+        let len = self.array_len(a.array);
+        let mut out = [0i64; 32];
+        for l in lanes_of(mask) {
+            let i = idx[l].as_i64();
+            if i < 0 || i as u64 >= len {
+                let site = &self.ctx.kernel.sites[a.site];
+                let name = &self.ctx.kernel.arrays[a.array].name;
+                return Err(self.error(w, l, site.span, format!("out-of-bounds access `{name}[{i}]` (the array has {len} elements)")));
+            }
+            out[l] = i;
+        }
+        Ok(out)
+    }
+
+    /// Charges the memory cost of an access and records site statistics.
+    fn charge_access(&mut self, w: &mut Warp, a: &Access, idx: &[i64; 32], mask: u32, write: bool) {
+        let active: Vec<i64> = lanes_of(mask).map(|l| idx[l]).collect();
+        let elem = self.ctx.kernel.arrays[a.array].elem.size();
+        let (n, c_req, c_n) = match self.ctx.storage[a.array] {
+            Storage::Global(_) => {
+                let n = self.ctx.hw.mem_reads(&active, elem);
+                if write { (n, Counter::GWrite, Counter::GWriteN) } else { (n, Counter::GRead, Counter::GReadN) }
+            }
+            Storage::Shared(_) => {
+                let n = self.ctx.hw.conflicts(&active, elem);
+                if write { (n, Counter::SWrite, Counter::SWriteN) } else { (n, Counter::SRead, Counter::SReadN) }
+            }
+            Storage::Local(_) => {
+                Self::charge(w, if write { Counter::VWrite } else { Counter::Var });
+                return;
+            }
+        };
+        w.counts[c_req as usize] += 1;
+        w.counts[c_n as usize] += n;
+        let s = &mut self.sites[a.site];
+        s.requests += 1;
+        s.lanes += active.len() as u64;
+        s.transactions += n;
+        s.max_transactions = s.max_transactions.max(n);
+    }
+
+    fn read(&self, w: &Warp, a: ArrayId, i: i64, lane: usize) -> Value {
+        let elem = self.ctx.kernel.arrays[a].elem;
+        let bits = match self.ctx.storage[a] {
+            Storage::Global(g) => self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed),
+            Storage::Shared(s) => self.shared[s][i as usize],
+            Storage::Local(l) => return w.locals[l][i as usize * 32 + lane],
+        };
+        Value::from_bits(bits, elem)
+    }
+
+    fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, v: Value) {
+        match self.ctx.storage[a] {
+            Storage::Global(g) => self.ctx.globals[g].data[i as usize].store(v.to_bits(), Ordering::Relaxed),
+            Storage::Shared(s) => self.shared[s][i as usize] = v.to_bits(),
+            Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = v,
+        }
+    }
+
+    fn store(&mut self, w: &mut Warp, a: &Access, value: &Expr) -> Result<(), SimError> {
+        let mask = w.mask;
+        let idx = self.indices(w, a, mask)?;
+        let v = self.eval(w, value, mask)?;
+        self.charge_access(w, a, &idx, mask, true);
+        if !matches!(self.ctx.storage[a.array], Storage::Local(_)) {
+            self.check_same_step_writes(w, a, &idx, &v, mask)?;
+        }
+        for l in lanes_of(mask) {
+            self.write(w, a.array, idx[l], l, v[l]);
+        }
+        Ok(())
+    }
+
+    /// Two lanes writing different values to one element in one step is a
+    /// data race.
+    fn check_same_step_writes(&self, w: &Warp, a: &Access, idx: &[i64; 32], v: &Lanes, mask: u32) -> Result<(), SimError> {
+        let mut prev: Option<i64> = None;
+        let increasing = lanes_of(mask).all(|l| {
+            let ok = prev.is_none_or(|p| idx[l] > p);
+            prev = Some(idx[l]);
+            ok
+        });
+        if increasing {
+            return Ok(());
+        }
+        let mut pairs: Vec<(i64, usize)> = lanes_of(mask).map(|l| (idx[l], l)).collect();
+        pairs.sort_unstable();
+        for p in pairs.windows(2) {
+            let ((i, l1), (j, l2)) = (p[0], p[1]);
+            if i == j && v[l1].to_bits() != v[l2].to_bits() {
+                let t1 = self.thread_of(w, l1);
+                let name = &self.ctx.kernel.arrays[a.array].name;
+                return Err(self.error(
+                    w,
+                    l2,
+                    self.ctx.kernel.sites[a.site].span,
+                    format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn atomic(
+        &mut self,
+        w: &mut Warp,
+        op: AtomicOp,
+        a: &Access,
+        value: &Expr,
+        compare: Option<&Expr>,
+        result: Option<usize>,
+    ) -> Result<(), SimError> {
+        let mask = w.mask;
+        let idx = self.indices(w, a, mask)?;
+        let v = self.eval(w, value, mask)?;
+        let c = match compare {
+            Some(c) => Some(self.eval(w, c, mask)?),
+            None => None,
+        };
+        self.charge_access(w, a, &idx, mask, true);
+        let elem = self.ctx.kernel.arrays[a.array].elem;
+        let mut old = ZERO_LANES;
+        for l in lanes_of(mask) {
+            let cur = self.read(w, a.array, idx[l], l);
+            let new = atomic_result(op, cur, v[l], c.map(|c| c[l]), elem);
+            old[l] = cur;
+            self.write(w, a.array, idx[l], l, new);
+        }
+        if let Some(r) = result {
+            Self::charge(w, Counter::VWrite);
+            for l in lanes_of(mask) {
+                w.vars[r][l] = old[l];
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `e` on the lanes of `mask`, charging its cost once.
+    fn eval(&mut self, w: &mut Warp, e: &Expr, mask: u32) -> Result<Lanes, SimError> {
+        let mut out = ZERO_LANES;
+        match &e.kind {
+            ExprKind::Const(v) => {
+                Self::charge(w, Counter::Const);
+                out = [*v; 32];
+            }
+            ExprKind::Var(v) => {
+                match self.ctx.kernel.vars[*v].kind {
+                    VarKind::Param(_) => Self::charge(w, Counter::Param),
+                    VarKind::Local => Self::charge(w, Counter::Var),
+                }
+                out = w.vars[*v];
+            }
+            ExprKind::Builtin(b) => {
+                let shape = self.ctx.shape;
+                let per_block = |d: [u64; 3], i: u8| Value::I(d[i as usize] as i64);
+                match b {
+                    Builtin::ThreadIdx(d) => {
+                        Self::charge(w, Counter::Var);
+                        for l in lanes_of(mask) {
+                            out[l] = Value::I(self.thread_of(w, l)[*d as usize] as i64);
+                        }
+                    }
+                    Builtin::BlockIdx(d) => {
+                        Self::charge(w, Counter::Param);
+                        out = [per_block(self.block, *d); 32];
+                    }
+                    Builtin::BlockDim(d) => {
+                        Self::charge(w, Counter::Param);
+                        out = [per_block(shape.block, *d); 32];
+                    }
+                    Builtin::GridDim(d) => {
+                        Self::charge(w, Counter::Param);
+                        out = [per_block(shape.grid, *d); 32];
+                    }
+                    Builtin::WarpSize => {
+                        Self::charge(w, Counter::Param);
+                        out = [Value::I(self.ctx.hw.warp_size as i64); 32];
+                    }
+                }
+            }
+            ExprKind::Unary(op, x) => {
+                let v = self.eval(w, x, mask)?;
+                Self::charge(w, Counter::Op);
+                for l in lanes_of(mask) {
+                    out[l] = match (op, v[l]) {
+                        (Unary::Neg, Value::F(f)) => Value::F(-f),
+                        (Unary::Neg, Value::I(i)) => wrap(i.wrapping_neg(), e.ty),
+                        (Unary::Not, x) => Value::I(!x.truthy() as i64),
+                        (Unary::BitNot, x) => wrap(!x.as_i64(), e.ty),
+                    };
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                let a = self.eval(w, l, mask)?;
+                let b = self.eval(w, r, mask)?;
+                Self::charge(w, Counter::Op);
+                for lane in lanes_of(mask) {
+                    out[lane] = binary(*op, a[lane], b[lane], l.ty).map_err(|_| {
+                        self.error(w, lane, w.span, "integer division by zero".into())
+                    })?;
+                }
+            }
+            ExprKind::And(l, r) | ExprKind::Or(l, r) => {
+                let is_and = matches!(e.kind, ExprKind::And(..));
+                let a = self.eval(w, l, mask)?;
+                Self::charge(w, Counter::Op);
+                let rest = lanes_of(mask).filter(|&x| a[x].truthy() == is_and).fold(0u32, |m, x| m | 1 << x);
+                let b = if rest != 0 { self.eval(w, r, rest)? } else { ZERO_LANES };
+                for lane in lanes_of(mask) {
+                    let v = if rest & (1 << lane) != 0 { b[lane].truthy() } else { a[lane].truthy() };
+                    out[lane] = Value::I(v as i64);
+                }
+            }
+            ExprKind::Select(c, a, b) => {
+                let cv = self.eval(w, c, mask)?;
+                Self::charge(w, Counter::Op);
+                let t = lanes_of(mask).filter(|&x| cv[x].truthy()).fold(0u32, |m, x| m | 1 << x);
+                let f = mask & !t;
+                let av = if t != 0 { self.eval(w, a, t)? } else { ZERO_LANES };
+                let bv = if f != 0 { self.eval(w, b, f)? } else { ZERO_LANES };
+                for lane in lanes_of(mask) {
+                    out[lane] = if t & (1 << lane) != 0 { av[lane] } else { bv[lane] };
+                }
+            }
+            ExprKind::Convert { value, explicit } => {
+                let v = self.eval(w, value, mask)?;
+                if *explicit {
+                    Self::charge(w, Counter::Op);
+                }
+                for l in lanes_of(mask) {
+                    out[l] = v[l].convert_from(value.ty, e.ty);
+                }
+            }
+            ExprKind::Load(a) => {
+                let idx = self.indices(w, a, mask)?;
+                self.charge_access(w, a, &idx, mask, false);
+                for l in lanes_of(mask) {
+                    out[l] = self.read(w, a.array, idx[l], l);
+                }
+            }
+            ExprKind::Call(f, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(w, a, mask)?);
+                }
+                Self::charge(w, Counter::Op);
+                for l in lanes_of(mask) {
+                    let arg = |i: usize| vals[i][l];
+                    out[l] = math(*f, &arg, args.len(), e.ty);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn placeholder() -> Warp {
+    Warp {
+        index: 0,
+        valid: 0,
+        vars: Vec::new(),
+        locals: Vec::new(),
+        pc: 0,
+        mask: 0,
+        frames: Vec::new(),
+        status: Status::Done,
+        counts: [0; COUNTERS],
+        counts_at_sync: [0; COUNTERS],
+        span_base: Vec::new(),
+        steps: 0,
+        span: Span::SYNTHETIC,
+    }
+}
+
+impl Warp {
+    /// Lanes of this warp that exist (the last warp of a block may be partial).
+    pub fn valid_lanes(&self) -> u32 {
+        self.valid
+    }
+
+    /// Instructions executed so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Sets the scalar parameters in every lane.
+    pub fn seed_params(&mut self, values: &[Value], k: &Kernel) {
+        for (v, var) in k.vars.iter().enumerate() {
+            if matches!(var.kind, VarKind::Param(_)) {
+                self.vars[v] = [values[v]; 32];
+            }
+        }
+    }
+}
+
+/// The value an atomic writes.
+fn atomic_result(op: AtomicOp, cur: Value, v: Value, compare: Option<Value>, elem: Scalar) -> Value {
+    let int = |x: i64| wrap(x, elem);
+    if elem.is_float() {
+        let r = match op {
+            AtomicOp::Add => cur.as_f64() + v.as_f64(),
+            AtomicOp::Sub => cur.as_f64() - v.as_f64(),
+            _ => v.as_f64(),
+        };
+        return Value::F(r).convert(elem);
+    }
+    let (c, x) = (cur.as_i64(), v.as_i64());
+    let unsigned = !elem.is_signed();
+    let less = |a: i64, b: i64| if unsigned && elem == Scalar::U64 { (a as u64) < (b as u64) } else { a < b };
+    match op {
+        AtomicOp::Add => int(c.wrapping_add(x)),
+        AtomicOp::Sub => int(c.wrapping_sub(x)),
+        AtomicOp::Exch => v,
+        AtomicOp::Min => if less(x, c) { v } else { cur },
+        AtomicOp::Max => if less(c, x) { v } else { cur },
+        AtomicOp::And => int(c & x),
+        AtomicOp::Or => int(c | x),
+        AtomicOp::Xor => int(c ^ x),
+        AtomicOp::Inc => if !less(c, x) { int(0) } else { int(c + 1) },
+        AtomicOp::Dec => if c == 0 || less(x, c) { v } else { int(c - 1) },
+        AtomicOp::Cas => if compare.is_some_and(|k| k.as_i64() == c) { v } else { cur },
+    }
+}
+
+/// Evaluates a math function on one lane.
+fn math(f: MathFn, arg: &dyn Fn(usize) -> Value, n: usize, ty: Scalar) -> Value {
+    let x = arg(0).as_f64();
+    let y = if n > 1 { arg(1).as_f64() } else { 0.0 };
+    if !ty.is_float() {
+        let (a, b) = (arg(0).as_i64(), if n > 1 { arg(1).as_i64() } else { 0 });
+        let lt = |p: i64, q: i64| if ty == Scalar::U64 { (p as u64) < (q as u64) } else { p < q };
+        return wrap(
+            match f {
+                MathFn::Abs => a.wrapping_abs(),
+                MathFn::Min => if lt(b, a) { b } else { a },
+                MathFn::Max => if lt(a, b) { b } else { a },
+                MathFn::Mul24 => {
+                    let s = |v: i64| (v << 40) >> 40;
+                    if ty == Scalar::U32 { (a & 0xFF_FFFF) * (b & 0xFF_FFFF) } else { s(a) * s(b) }
+                }
+                _ => a,
+            },
+            ty,
+        );
+    }
+    let r = match f {
+        MathFn::Sqrt => x.sqrt(),
+        MathFn::Rsqrt => 1.0 / x.sqrt(),
+        MathFn::Exp => x.exp(),
+        MathFn::Log => x.ln(),
+        MathFn::Sin => x.sin(),
+        MathFn::Cos => x.cos(),
+        MathFn::Tanh => x.tanh(),
+        MathFn::Pow => x.powf(y),
+        MathFn::Abs => x.abs(),
+        MathFn::Min => x.min(y),
+        MathFn::Max => x.max(y),
+        MathFn::Floor => x.floor(),
+        MathFn::Ceil => x.ceil(),
+        MathFn::Round => x.round(),
+        MathFn::Fma => x.mul_add(y, arg(2).as_f64()),
+        MathFn::Div => x / y,
+        MathFn::Mul24 => x * y,
+    };
+    Value::F(r).convert(ty)
+}

@@ -1,0 +1,339 @@
+//! The lock-step simulator (evaluation mode, `000_…` §7): runs a whole
+//! launch under the cost semantics and reports the cost of every warp under
+//! every metric, per-site transaction and conflict counts, and the final
+//! contents of global arrays. It is the oracle the analysis and the
+//! rewrites are tested against.
+
+pub mod code;
+pub mod exec;
+pub mod params;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::cost::{Counts, Hardware, Metric, COUNTERS};
+use crate::cuda::ast::Space;
+use crate::ir::{Kernel, Param, Scalar, Stmt, Value};
+pub use exec::{SimError, SiteStats};
+use exec::{Block, GlobalArray, LaunchCtx, Storage, Warp};
+use params::{InitKind, LaunchSpec, Shape, SplitMix};
+
+/// Default most instructions a warp may execute before the simulator
+/// declares the kernel non-terminating.
+pub const DEFAULT_STEP_BUDGET: u64 = 50_000_000;
+
+/// Concrete inputs of a launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    /// Launch shape.
+    pub shape: Shape,
+    /// Scalar argument values by parameter name.
+    pub scalars: BTreeMap<String, Value>,
+    /// Initial array contents by name (pointer parameters and any
+    /// `__constant__`/`__device__` global the file overrides).
+    pub arrays: BTreeMap<String, Vec<Value>>,
+    /// Bytes of dynamic shared memory.
+    pub shared_bytes: u64,
+}
+
+/// How to simulate.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Hardware model.
+    pub hw: Hardware,
+    /// Metrics to report.
+    pub metrics: Vec<Metric>,
+    /// Most instructions per warp.
+    pub step_budget: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            hw: Hardware::default(),
+            metrics: crate::cost::BUILTIN_METRICS.iter().filter_map(|m| Metric::builtin(m)).collect(),
+            step_budget: DEFAULT_STEP_BUDGET,
+        }
+    }
+}
+
+/// Cost of a launch under one metric.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MetricResult {
+    /// Metric name.
+    pub metric: String,
+    /// Largest lock-step cost of one warp (what a per-warp bound covers).
+    pub max_warp: f64,
+    /// Sum over all warps.
+    pub total: f64,
+    /// Largest work of one block (sum over its warps).
+    pub max_block_work: f64,
+    /// Largest span of one block (`000_…` Fig. 6).
+    pub max_block_span: f64,
+}
+
+/// Everything a simulation reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimResult {
+    /// Per metric.
+    pub metrics: Vec<MetricResult>,
+    /// Per access site (indexed like `Kernel::sites`).
+    pub sites: Vec<SiteStats>,
+    /// Final contents of the global arrays that are parameters, in
+    /// parameter order: name, element type, values.
+    pub arrays: Vec<(String, Scalar, Vec<Value>)>,
+    /// Blocks simulated.
+    pub blocks: u64,
+    /// Warps simulated.
+    pub warps: u64,
+    /// Warp-instructions executed.
+    pub instructions: u64,
+}
+
+/// Builds inputs from a parameter-file launch for `kernel`.
+pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, String> {
+    let shape = spec.shape()?;
+    let mut scalars = BTreeMap::new();
+    let mut arrays = BTreeMap::new();
+    for p in &kernel.params {
+        match p {
+            Param::Scalar(v) => {
+                let var = &kernel.vars[*v];
+                let Some(x) = spec.args.get(&var.name) else {
+                    return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, kernel.name));
+                };
+                if !var.ty.is_float() && x.fract() != 0.0 {
+                    return Err(format!("argument `{}` is an integer ({}) but the parameter file gives {x}", var.name, var.ty.c_name()));
+                }
+                scalars.insert(var.name.clone(), Value::F(*x).convert(var.ty));
+            }
+            Param::Array(a) => {
+                let arr = &kernel.arrays[*a];
+                let Some(s) = spec.arrays.get(&arr.name) else {
+                    return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, kernel.name, arr.name));
+                };
+                arrays.insert(arr.name.clone(), fill(s, arr.elem)?);
+            }
+        }
+    }
+    for a in kernel.arrays.iter().filter(|a| a.param.is_none() && a.is_global()) {
+        if let Some(s) = spec.arrays.get(&a.name) {
+            arrays.insert(a.name.clone(), fill(s, a.elem)?);
+        }
+    }
+    for name in spec.args.keys() {
+        if !matches!(kernel.param_named(name), Some(Param::Scalar(_))) {
+            return Err(format!("`{name}` is not a scalar parameter of `{}`", kernel.name));
+        }
+    }
+    Ok(Inputs { shape, scalars, arrays, shared_bytes: spec.shared_bytes })
+}
+
+const MAX_ARRAY_LEN: u64 = 1 << 28;
+
+/// Initial contents of an array.
+pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<Vec<Value>, String> {
+    if s.len > MAX_ARRAY_LEN {
+        return Err(format!("array length {} is more than copper simulates ({MAX_ARRAY_LEN})", s.len));
+    }
+    let n = s.len as usize;
+    let conv = |x: f64| Value::F(x).convert(elem);
+    Ok(match s.init {
+        InitKind::Zero => vec![conv(0.0); n],
+        InitKind::Const => vec![conv(s.value); n],
+        InitKind::Values => {
+            if s.values.is_empty() && n > 0 {
+                return Err("`init = \"values\"` needs a non-empty `values` list".into());
+            }
+            (0..n).map(|i| conv(s.values[i % s.values.len()])).collect()
+        }
+        InitKind::Random => {
+            if s.min > s.max {
+                return Err(format!("random range is empty (min {} > max {})", s.min, s.max));
+            }
+            let mut g = SplitMix::new(s.seed);
+            (0..n)
+                .map(|_| {
+                    if elem.is_float() {
+                        conv(s.min + g.next_unit() * (s.max - s.min))
+                    } else {
+                        let (lo, hi) = (s.min.ceil() as i64, s.max.floor() as i64);
+                        let span = (hi - lo + 1).max(1) as u64;
+                        conv((lo + (g.next_u64() % span) as i64) as f64)
+                    }
+                })
+                .collect()
+        }
+    })
+}
+
+/// What one block produced.
+struct BlockOutcome {
+    per_metric: Vec<(f64, f64, f64, f64)>,
+    sites: Vec<SiteStats>,
+    warps: u64,
+    instructions: u64,
+}
+
+fn diff(a: &Counts, b: &Counts) -> Counts {
+    let mut d = [0u64; COUNTERS];
+    for i in 0..COUNTERS {
+        d[i] = a[i] - b[i];
+    }
+    d
+}
+
+fn current_span(w: &Warp, m: usize, metric: &Metric) -> f64 {
+    w.span_base[m] + metric.span.cost(&diff(&w.counts, &w.counts_at_sync))
+}
+
+fn has_global_atomics(k: &Kernel) -> bool {
+    fn any(k: &Kernel, s: &[Stmt]) -> bool {
+        s.iter().any(|s| match s {
+            Stmt::Atomic { access, .. } => k.arrays[access.array].is_global(),
+            Stmt::If { then, els, .. } => any(k, then) || any(k, els),
+            Stmt::Loop { body, step, .. } => any(k, body) || any(k, step),
+            Stmt::Scope { body, .. } => any(k, body),
+            _ => false,
+        })
+    }
+    any(k, &k.body)
+}
+
+/// Simulates a launch of `kernel`.
+pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<SimResult, SimError> {
+    let setup_error = |message: String| SimError { message, span: kernel.span, block: [0; 3], thread: [0; 3] };
+    opts.hw.validate().map_err(setup_error)?;
+    let mut storage = Vec::new();
+    let mut globals = Vec::new();
+    let mut shared_lens = Vec::new();
+    let mut local_lens = Vec::new();
+    for a in &kernel.arrays {
+        storage.push(match a.space {
+            Space::Shared => {
+                let len = a.fixed_len().unwrap_or(inputs.shared_bytes / a.elem.size() as u64);
+                shared_lens.push(len);
+                Storage::Shared(shared_lens.len() - 1)
+            }
+            Space::Local => {
+                local_lens.push(a.fixed_len().unwrap_or(1));
+                Storage::Local(local_lens.len() - 1)
+            }
+            _ => {
+                let init: Vec<Value> = match inputs.arrays.get(&a.name) {
+                    Some(v) => v.clone(),
+                    None if a.param.is_some() => return Err(setup_error(format!("no contents given for array `{}`", a.name))),
+                    None => {
+                        let len = a.fixed_len().unwrap_or(1) as usize;
+                        let mut v = a.init.clone();
+                        v.resize(len, Value::ZERO.convert(a.elem));
+                        v
+                    }
+                };
+                globals.push(GlobalArray { elem: a.elem, data: init.iter().map(|v| AtomicU64::new(v.to_bits())).collect() });
+                Storage::Global(globals.len() - 1)
+            }
+        });
+    }
+    let mut param_values = vec![Value::ZERO; kernel.vars.len()];
+    for p in &kernel.params {
+        if let Param::Scalar(v) = p {
+            let name = &kernel.vars[*v].name;
+            param_values[*v] = *inputs.scalars.get(name).ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
+        }
+    }
+    let code = code::compile(kernel);
+    let ctx = LaunchCtx {
+        kernel,
+        code: &code,
+        hw: opts.hw,
+        shape: inputs.shape,
+        param_values: &param_values,
+        storage: &storage,
+        globals: &globals,
+        shared_lens: &shared_lens,
+        local_lens: &local_lens,
+        step_budget: opts.step_budget,
+    };
+    let [gx, gy, gz] = inputs.shape.grid;
+    let block_ids: Vec<[u64; 3]> = (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z]))).collect();
+    let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);
+    let outcomes: Vec<Result<BlockOutcome, SimError>> = if has_global_atomics(kernel) {
+        block_ids.iter().map(run).collect()
+    } else {
+        block_ids.par_iter().map(run).collect()
+    };
+    let mut metrics: Vec<MetricResult> = opts
+        .metrics
+        .iter()
+        .map(|m| MetricResult { metric: m.name.clone(), max_warp: 0.0, total: 0.0, max_block_work: 0.0, max_block_span: 0.0 })
+        .collect();
+    let mut sites = vec![SiteStats::default(); kernel.sites.len()];
+    let (mut warps, mut instructions) = (0, 0);
+    for o in outcomes {
+        let o = o?;
+        for (r, (max_warp, total, work, span)) in metrics.iter_mut().zip(o.per_metric) {
+            r.max_warp = r.max_warp.max(max_warp);
+            r.total += total;
+            r.max_block_work = r.max_block_work.max(work);
+            r.max_block_span = r.max_block_span.max(span);
+        }
+        for (s, b) in sites.iter_mut().zip(&o.sites) {
+            s.merge(b);
+        }
+        warps += o.warps;
+        instructions += o.instructions;
+    }
+    let arrays = kernel
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Array(a) => Some(*a),
+            Param::Scalar(_) => None,
+        })
+        .map(|a| {
+            let Storage::Global(g) = storage[a] else { unreachable!("parameter arrays are global") };
+            let arr = &globals[g];
+            let vals = arr.data.iter().map(|x| Value::from_bits(x.load(Ordering::Relaxed), arr.elem)).collect();
+            (kernel.arrays[a].name.clone(), arr.elem, vals)
+        })
+        .collect();
+    Ok(SimResult { metrics, sites, arrays, blocks: block_ids.len() as u64, warps, instructions })
+}
+
+fn run_block(ctx: &LaunchCtx<'_>, id: [u64; 3], metrics: &[Metric]) -> Result<BlockOutcome, SimError> {
+    let mut block = Block::new(ctx, id, metrics.len());
+    for w in &mut block.warps {
+        w.seed_params(ctx.param_values, ctx.kernel);
+    }
+    block.run(|warps| {
+        for (m, metric) in metrics.iter().enumerate() {
+            let s = warps.iter().map(|w| current_span(w, m, metric)).fold(0.0, f64::max);
+            for w in warps.iter_mut() {
+                w.span_base[m] = s;
+            }
+        }
+        for w in warps.iter_mut() {
+            w.counts_at_sync = w.counts;
+        }
+    })?;
+    let per_metric = metrics
+        .iter()
+        .enumerate()
+        .map(|(m, metric)| {
+            let costs: Vec<f64> = block.warps.iter().map(|w| metric.work.cost(&w.counts)).collect();
+            let max_warp = costs.iter().copied().fold(0.0, f64::max);
+            let total: f64 = costs.iter().sum();
+            let span = block.warps.iter().map(|w| current_span(w, m, metric)).fold(0.0, f64::max);
+            (max_warp, total, total, span)
+        })
+        .collect();
+    Ok(BlockOutcome {
+        per_metric,
+        sites: block.sites,
+        warps: block.warps.len() as u64,
+        instructions: block.warps.iter().map(|w| w.steps()).sum(),
+    })
+}

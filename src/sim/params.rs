@@ -1,0 +1,208 @@
+//! Parameter files: launch shape, scalar arguments and array contents for
+//! each kernel of a `.cu` file (TOML).
+//!
+//! ```toml
+//! [kernel.addSub0]
+//! grid = [4, 1, 1]
+//! block = [256, 1, 1]
+//! [kernel.addSub0.args]
+//! w = 64
+//! [kernel.addSub0.arrays.A]
+//! len = 65536
+//! init = "random"   # "random" | "zero" | "const" | "values"
+//! seed = 1
+//! min = 0
+//! max = 100
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// How an array is filled before the launch.
+#[derive(Clone, Debug, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum InitKind {
+    /// Zeros.
+    #[default]
+    Zero,
+    /// Uniform values from a seeded generator in `[min, max]`.
+    Random,
+    /// Every element `value`.
+    Const,
+    /// Explicit `values` (repeated if shorter than `len`).
+    Values,
+}
+
+/// One array of a launch.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArraySpec {
+    /// Number of elements.
+    pub len: u64,
+    /// How to fill it.
+    #[serde(default)]
+    pub init: InitKind,
+    /// Seed for `random`.
+    #[serde(default)]
+    pub seed: u64,
+    /// Smallest random value.
+    #[serde(default)]
+    pub min: f64,
+    /// Largest random value.
+    #[serde(default = "default_max")]
+    pub max: f64,
+    /// Value for `const`.
+    #[serde(default)]
+    pub value: f64,
+    /// Values for `values`.
+    #[serde(default)]
+    pub values: Vec<f64>,
+}
+
+fn default_max() -> f64 {
+    100.0
+}
+
+/// One kernel's launch.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchSpec {
+    /// `gridDim` (missing dimensions are 1).
+    pub grid: Vec<u64>,
+    /// `blockDim` (missing dimensions are 1).
+    pub block: Vec<u64>,
+    /// Bytes of dynamic shared memory (`extern __shared__`).
+    #[serde(default)]
+    pub shared_bytes: u64,
+    /// Scalar arguments by parameter name.
+    #[serde(default)]
+    pub args: BTreeMap<String, f64>,
+    /// Arrays by parameter name.
+    #[serde(default)]
+    pub arrays: BTreeMap<String, ArraySpec>,
+}
+
+/// A parameter file: one launch per kernel name.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamFile {
+    /// Launches by kernel name.
+    #[serde(default)]
+    pub kernel: BTreeMap<String, LaunchSpec>,
+}
+
+impl ParamFile {
+    /// Parses a parameter file.
+    pub fn from_toml(text: &str) -> Result<ParamFile, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+/// Largest threads per block CUDA allows.
+pub const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// A checked launch shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// `gridDim`
+    pub grid: [u64; 3],
+    /// `blockDim`
+    pub block: [u64; 3],
+}
+
+impl Shape {
+    /// Threads per block.
+    pub fn block_threads(&self) -> u64 {
+        self.block.iter().product()
+    }
+
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().product()
+    }
+
+    /// Warps per block for a warp size.
+    pub fn warps_per_block(&self, warp: u64) -> u64 {
+        self.block_threads().div_ceil(warp)
+    }
+}
+
+fn dims3(v: &[u64], what: &str) -> Result<[u64; 3], String> {
+    if v.is_empty() || v.len() > 3 {
+        return Err(format!("`{what}` must have 1 to 3 dimensions, got {}", v.len()));
+    }
+    let mut d = [1u64; 3];
+    d[..v.len()].copy_from_slice(v);
+    Ok(d)
+}
+
+impl LaunchSpec {
+    /// Checks the launch against CUDA's limits.
+    pub fn shape(&self) -> Result<Shape, String> {
+        let grid = dims3(&self.grid, "grid")?;
+        let block = dims3(&self.block, "block")?;
+        let s = Shape { grid, block };
+        if s.block_threads() == 0 || s.blocks() == 0 {
+            return Err("the launch has 0 threads (a grid or block dimension is 0)".into());
+        }
+        if s.block_threads() > MAX_BLOCK_THREADS || block[2] > 64 {
+            return Err(format!(
+                "a block of {}×{}×{} = {} threads is more than CUDA allows (1024 threads, z ≤ 64)",
+                block[0],
+                block[1],
+                block[2],
+                s.block_threads()
+            ));
+        }
+        if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
+            return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
+        }
+        Ok(s)
+    }
+}
+
+/// A deterministic generator (SplitMix64) for `random` arrays.
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform float in `[0, 1)`.
+    pub fn next_unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_checks_shapes() {
+        let p = ParamFile::from_toml(
+            "[kernel.k]\ngrid=[2]\nblock=[128,2]\n[kernel.k.args]\nn=5\n[kernel.k.arrays.a]\nlen=10\ninit=\"random\"\nseed=3\n",
+        )
+        .unwrap();
+        let k = &p.kernel["k"];
+        assert_eq!(k.shape().unwrap(), Shape { grid: [2, 1, 1], block: [128, 2, 1] });
+        assert_eq!(k.arrays["a"].init, InitKind::Random);
+        let bad = |g: &str, b: &str| LaunchSpec { grid: serde_json::from_str(g).unwrap(), block: serde_json::from_str(b).unwrap(), shared_bytes: 0, args: BTreeMap::new(), arrays: BTreeMap::new() }.shape();
+        assert!(bad("[0]", "[32]").unwrap_err().contains("0 threads"));
+        assert!(bad("[1]", "[2048]").unwrap_err().contains("1024"));
+        assert!(bad("[1]", "[32,32,2]").unwrap_err().contains("1024"));
+        assert!(ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[1]\nbogus=1\n").is_err());
+    }
+}
