@@ -1,0 +1,245 @@
+//! Hand-computed expectations for the simulator: costs under each metric,
+//! transactions for coalesced/strided/misaligned accesses of 1-, 4- and
+//! 8-byte elements, bank conflicts, divergence, the errors it detects, and
+//! determinism.
+
+use copper::cuda::parse::parse_source;
+use copper::ir::lower::lower_kernel;
+use copper::ir::Value;
+use copper::sim::params::ParamFile;
+use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
+use copper::source::SourceFile;
+
+fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let name = parsed.kernels().next().expect("a kernel").name.clone();
+    let kernel = lower_kernel(&parsed, &name).unwrap_or_else(|d| panic!("{}", d.render()));
+    let p = ParamFile::from_toml(params).unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).unwrap();
+    simulate(&kernel, &inputs, &SimOptions::default())
+}
+
+fn metric(r: &SimResult, name: &str) -> f64 {
+    r.metrics.iter().find(|m| m.metric == name).unwrap().max_warp
+}
+
+fn array<'a>(r: &'a SimResult, name: &str) -> &'a [Value] {
+    &r.arrays.iter().find(|(n, _, _)| n == name).unwrap().2
+}
+
+/// A copy kernel `b[stride*t + off] = a[stride*t + off]` over elements of
+/// type `ty`, one warp.
+fn copy_sectors(ty: &str, stride: u32, off: u32) -> f64 {
+    let src = format!(
+        "__global__ void k({ty} *a, {ty} *b) {{ int t = threadIdx.x; b[{stride} * t + {off}] = a[{stride} * t + {off}]; }}"
+    );
+    let len = 32 * stride + off + 1;
+    let params = format!(
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.a]\nlen={len}\ninit=\"random\"\n[kernel.k.arrays.b]\nlen={len}\n"
+    );
+    let r = run(&src, &params).unwrap();
+    metric(&r, "sectors") / 2.0
+}
+
+#[test]
+fn sectors_follow_stride_alignment_and_element_size() {
+    // 4-byte: coalesced 128 B = 4 sectors; misaligned 5; stride 2 → 8; stride 8 → 32.
+    assert_eq!(copy_sectors("int", 1, 0), 4.0);
+    assert_eq!(copy_sectors("int", 1, 1), 5.0);
+    assert_eq!(copy_sectors("float", 2, 0), 8.0);
+    assert_eq!(copy_sectors("float", 8, 0), 32.0);
+    // 1-byte: 32 B = 1 sector; misaligned by one byte spans 2.
+    assert_eq!(copy_sectors("unsigned char", 1, 0), 1.0);
+    assert_eq!(copy_sectors("unsigned char", 1, 1), 2.0);
+    assert_eq!(copy_sectors("char", 4, 0), 4.0);
+    // 8-byte: 256 B = 8 sectors; misaligned 9; stride 4 → 32.
+    assert_eq!(copy_sectors("double", 1, 0), 8.0);
+    assert_eq!(copy_sectors("double", 1, 1), 9.0);
+    assert_eq!(copy_sectors("long", 4, 0), 32.0);
+}
+
+fn shared_conflicts(stride: u32) -> f64 {
+    let src = format!(
+        "__global__ void k(int *out) {{ __shared__ int s[1024]; int t = threadIdx.x; s[{stride} * t] = t; out[t] = s[{stride} * t]; }}"
+    );
+    let r = run(&src, "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.out]\nlen=32\n").unwrap();
+    assert_eq!(array(&r, "out")[5], Value::I(5));
+    metric(&r, "conflicts")
+}
+
+#[test]
+fn bank_conflicts_count_n_minus_one_per_access() {
+    assert_eq!(shared_conflicts(1), 0.0);
+    assert_eq!(shared_conflicts(2), 2.0); // 2-way on the write and the read
+    assert_eq!(shared_conflicts(32), 62.0); // 32-way twice
+    assert_eq!(shared_conflicts(33), 0.0);
+}
+
+#[test]
+fn steps_and_wsteps_of_a_tiny_kernel() {
+    // a[threadIdx.x] = 1: tid (var 1) + const 1 + gwrite(4 sectors).
+    let r = run(
+        "__global__ void k(int *a) { a[threadIdx.x] = 1; }",
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.a]\nlen=32\n",
+    )
+    .unwrap();
+    assert_eq!(metric(&r, "steps"), 1.0 + 1.0 + 4.0);
+    assert_eq!(metric(&r, "wsteps"), 1.0 + 1.0 + 20.0);
+    assert_eq!(metric(&r, "divwarps"), 0.0);
+}
+
+#[test]
+fn divergence_costs_both_branches() {
+    // if (t % 2): tid var, const, op, if + div; then: a[t] = 1 (var, const, 4 sectors);
+    // else: a[t] = 2 (same). steps = 3 + 1 + 6 + 6 = 16 (div costs 0 under steps).
+    let r = run(
+        "__global__ void k(int *a) { int t = threadIdx.x; if (t % 2) a[t] = 1; else a[t] = 2; }",
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.a]\nlen=32\n",
+    )
+    .unwrap();
+    // int t = threadIdx.x: var + vwrite = 2.
+    assert_eq!(metric(&r, "steps"), 2.0 + 4.0 + 6.0 + 6.0);
+    assert_eq!(metric(&r, "divwarps"), 1.0);
+    assert_eq!(metric(&r, "wsteps"), 2.0 + 5.0 + 22.0 + 22.0);
+    assert_eq!(array(&r, "a")[3], Value::I(1));
+    assert_eq!(array(&r, "a")[4], Value::I(2));
+}
+
+#[test]
+fn c_arithmetic_semantics() {
+    let r = run(
+        "__global__ void k(int *o, unsigned int *u, float *f) {\n\
+           int big = 2147483647; o[0] = big + 1; o[1] = -7 / 2; o[2] = -7 % 2;\n\
+           unsigned int z = 0; u[0] = z - 1; u[1] = (unsigned int)-1 >> 28;\n\
+           f[0] = 1.0f / 3.0f; o[3] = (int)-2.7f; o[4] = 'a'; o[5] = 1 << 3 | 1;\n}",
+        "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.o]\nlen=6\n[kernel.k.arrays.u]\nlen=2\n[kernel.k.arrays.f]\nlen=1\n",
+    )
+    .unwrap();
+    let o = array(&r, "o");
+    assert_eq!(o, [Value::I(i32::MIN as i64), Value::I(-3), Value::I(-1), Value::I(-2), Value::I(97), Value::I(9)]);
+    assert_eq!(array(&r, "u"), [Value::I(u32::MAX as i64), Value::I(15)]);
+    assert_eq!(array(&r, "f"), [Value::F((1.0f32 / 3.0f32) as f64)]);
+}
+
+#[test]
+fn control_flow_break_continue_switch_return_device_calls() {
+    let src = "__device__ int clampi(int x, int hi) { if (x > hi) return hi; return x; }\n\
+        __global__ void k(int *o) {\n\
+          int t = threadIdx.x; int acc = 0;\n\
+          if (t >= 20) return;\n\
+          for (int i = 0; i < 10; i++) { if (i == t % 3) continue; if (i > 6) break; acc += i; }\n\
+          switch (t % 4) { case 0: acc += 100; case 1: acc += 10; break; case 2: acc = -acc; break; default: acc *= 2; }\n\
+          int j = 0; do { j += 3; } while (j < t);\n\
+          o[t] = clampi(acc, 50) * 1000 + j;\n}";
+    let r = run(src, "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.o]\nlen=32\ninit=\"const\"\nvalue=-9\n").unwrap();
+    let o = array(&r, "o");
+    for t in 0..32i64 {
+        let expected = if t >= 20 {
+            -9
+        } else {
+            let mut acc = 0i64;
+            for i in 0..10 {
+                if i == t % 3 {
+                    continue;
+                }
+                if i > 6 {
+                    break;
+                }
+                acc += i;
+            }
+            match t % 4 {
+                0 => acc += 110,
+                1 => acc += 10,
+                2 => acc = -acc,
+                _ => acc *= 2,
+            }
+            let mut j = 0;
+            loop {
+                j += 3;
+                if j >= t {
+                    break;
+                }
+            }
+            acc.min(50) * 1000 + j
+        };
+        assert_eq!(o[t as usize], Value::I(expected), "thread {t}");
+    }
+}
+
+#[test]
+fn reduction_with_barriers_in_a_loop() {
+    let src = "__global__ void reduce(int *in, int *out, unsigned int n) {\n\
+        __shared__ int s[256]; unsigned int t = threadIdx.x; unsigned int i = blockIdx.x * blockDim.x + t;\n\
+        s[t] = i < n ? in[i] : 0; __syncthreads();\n\
+        for (unsigned int k = blockDim.x / 2; k > 0; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }\n\
+        if (t == 0) out[blockIdx.x] = s[0];\n}";
+    let r = run(
+        src,
+        "[kernel.reduce]\ngrid=[3]\nblock=[256]\n[kernel.reduce.args]\nn=700\n[kernel.reduce.arrays.in]\nlen=768\ninit=\"const\"\nvalue=2\n[kernel.reduce.arrays.out]\nlen=3\n",
+    )
+    .unwrap();
+    assert_eq!(array(&r, "out"), [Value::I(512), Value::I(512), Value::I(2 * (700 - 512))]);
+    // Span: every warp waits at each of the 9 barriers for the slowest.
+    let steps = r.metrics.iter().find(|m| m.metric == "steps").unwrap();
+    assert!(steps.max_block_span >= steps.max_warp);
+    assert!(steps.max_block_work >= 8.0 * steps.max_block_span / 8.0);
+}
+
+fn err(src: &str, params: &str) -> String {
+    match run(src, params) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.message,
+    }
+}
+
+#[test]
+fn runtime_errors_are_located() {
+    let p = "[kernel.k]\ngrid=[2]\nblock=[32]\n[kernel.k.arrays.a]\nlen=40\n";
+    let e = run("__global__ void k(int *a) {\n a[blockIdx.x * 32 + threadIdx.x] = 1; }", p).unwrap_err();
+    assert!(e.message.contains("out-of-bounds access `a[40]`"), "{}", e.message);
+    assert_eq!((e.block, e.thread), ([1, 0, 0], [8, 0, 0]));
+    assert!(err("__global__ void k(int *a) { a[threadIdx.x] = 5 / (int)(threadIdx.x % 3); }", p).contains("division by zero"));
+    assert!(err("__global__ void k(int *a) { if (threadIdx.x < 5) __syncthreads(); }", p).contains("only part of the block"));
+    assert!(err("__global__ void k(int *a) { a[0] = threadIdx.x; }", p).contains("data race"));
+    let spin = "__global__ void k(int *a) { int i = 0; while (a[0] == 0) { i++; } }";
+    let parsed = parse_source(SourceFile::new("t.cu", spin));
+    let kernel = lower_kernel(&parsed, "k").unwrap();
+    let pf = ParamFile::from_toml(p).unwrap();
+    let inputs = inputs_from_spec(&kernel, &pf.kernel["k"]).unwrap();
+    let opts = SimOptions { step_budget: 10_000, ..SimOptions::default() };
+    assert!(simulate(&kernel, &inputs, &opts).unwrap_err().message.contains("step budget"));
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let src = "__global__ void k(float *a, float *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * 2.0f + (i % 7 == 0 ? 1.0f : 0.0f); }";
+    let params = "[kernel.k]\ngrid=[64]\nblock=[96]\n[kernel.k.args]\nn=6000\n[kernel.k.arrays.a]\nlen=6144\ninit=\"random\"\nseed=4\nmin=-1\nmax=1\n[kernel.k.arrays.b]\nlen=6144\n";
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run(src, params).unwrap());
+    let many = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| run(src, params).unwrap());
+    assert_eq!(one, many);
+}
+
+/// The addSub kernels of `000_…` Fig. 1 on the paper's shapes.
+#[test]
+fn add_sub_kernels_follow_the_papers_analysis() {
+    let sub1 = "__global__ void addSub1(int *A, int *B, int w, int h) {\n\
+        for (int i = 0; i < w; i++) { int j = blockIdx.x * blockDim.x + threadIdx.x;\n\
+        B[2 * j * w + i] += A[i]; B[(2 * j + 1) * w + i] -= A[i]; } }";
+    let sub2 = "__global__ void addSub2(int *A, int *B, int w, int h) {\n\
+        int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+        for (int j = 0; j < h; j += 2) { B[j * w + i] += A[i]; B[(j + 1) * w + i] -= A[i]; } }";
+    let (w, h) = (256, 64);
+    let p = |k: &str, block: u32| {
+        format!("[kernel.{k}]\ngrid=[1]\nblock=[{block}]\n[kernel.{k}.args]\nw={w}\nh={h}\n[kernel.{k}.arrays.A]\nlen={w}\ninit=\"random\"\n[kernel.{k}.arrays.B]\nlen={}\n", w * h)
+    };
+    let r1 = run(sub1, &p("addSub1", h / 2)).unwrap();
+    let r2 = run(sub2, &p("addSub2", w)).unwrap();
+    // addSub1: each B access is 32 rows apart: 32 sectors; A[i] is uniform: 1.
+    // per iteration: 2 reads + 2 writes of B (32 each) + 2 reads of A (1 each) = 130; w iterations.
+    assert_eq!(metric(&r1, "sectors"), 130.0 * w as f64);
+    // addSub2: B accesses coalesced along a row: 4 sectors; A[i] coalesced: 4.
+    // per iteration: 4 B accesses × 4 + 2 A reads × 4 = 24; h/2 iterations.
+    assert_eq!(metric(&r2, "sectors"), 24.0 * (h / 2) as f64);
+    assert_eq!(metric(&r1, "divwarps"), 0.0);
+    assert_eq!(metric(&r2, "divwarps"), 0.0);
+}
