@@ -23,8 +23,8 @@ fn metric(r: &SimResult, name: &str) -> f64 {
     r.metrics.iter().find(|m| m.metric == name).unwrap().max_warp
 }
 
-fn array<'a>(r: &'a SimResult, name: &str) -> &'a [Value] {
-    &r.arrays.iter().find(|(n, _, _)| n == name).unwrap().2
+fn array(r: &SimResult, name: &str) -> Vec<Value> {
+    r.arrays.iter().find(|(n, _)| n == name).unwrap().1.values().collect()
 }
 
 /// A copy kernel `b[stride*t + off] = a[stride*t + off]` over elements of

@@ -10,9 +10,10 @@ use crate::ir::value::{binary, wrap};
 use crate::ir::{Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId, Unary, Value, VarKind};
 use crate::source::Span;
 
-/// Values of one expression in every lane of a warp.
-pub type Lanes = [Value; 32];
-const ZERO_LANES: Lanes = [Value::ZERO; 32];
+/// Values of one expression in every lane of a warp, as bit patterns of
+/// the expression's type.
+pub type Lanes = [u64; 32];
+const ZERO_LANES: Lanes = [0; 32];
 
 /// Where an array lives during a launch.
 #[derive(Clone, Copy, Debug)]
@@ -79,8 +80,8 @@ pub struct LaunchCtx<'a> {
     pub hw: Hardware,
     /// Launch shape.
     pub shape: Shape,
-    /// Values of scalar parameters, by variable.
-    pub param_values: &'a [Value],
+    /// Bit patterns of scalar parameters, by variable.
+    pub param_values: &'a [u64],
     /// Storage of every array.
     pub storage: &'a [Storage],
     /// Global arrays.
@@ -114,8 +115,10 @@ pub struct Warp {
     /// Index of the warp in its block.
     pub index: u64,
     valid: u32,
+    /// `threadIdx` of each lane.
+    tid: [[u64; 3]; 32],
     vars: Vec<Lanes>,
-    locals: Vec<Vec<Value>>,
+    locals: Vec<Vec<u64>>,
     pc: usize,
     mask: u32,
     frames: Vec<Frame>,
@@ -155,11 +158,18 @@ impl<'a> Block<'a> {
             .map(|w| {
                 let n = (threads - w * warp).min(warp);
                 let valid = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+                let [bx, by, _] = ctx.shape.block;
+                let mut tid = [[0u64; 3]; 32];
+                for (lane, t) in tid.iter_mut().enumerate() {
+                    let lin = w * warp + lane as u64;
+                    *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
+                }
                 Warp {
                     index: w,
                     valid,
+                    tid,
                     vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
-                    locals: ctx.local_lens.iter().map(|&l| vec![Value::ZERO; (l * 32) as usize]).collect(),
+                    locals: ctx.local_lens.iter().map(|&l| vec![0u64; (l * 32) as usize]).collect(),
                     pc: 0,
                     mask: valid,
                     frames: Vec::new(),
@@ -206,9 +216,7 @@ impl<'a> Block<'a> {
     }
 
     fn thread_of(&self, w: &Warp, lane: usize) -> [u64; 3] {
-        let t = w.index * self.ctx.hw.warp_size as u64 + lane as u64;
-        let [bx, by, _] = self.ctx.shape.block;
-        [t % bx, (t / bx) % by, t / (bx * by)]
+        w.tid[lane]
     }
 
     fn error(&self, w: &Warp, lane: usize, span: Span, message: String) -> SimError {
@@ -263,7 +271,7 @@ impl<'a> Block<'a> {
                 Ins::If { cond, else_pc, join_pc, span } => {
                     w.span = span;
                     let c = self.eval(w, cond, w.mask)?;
-                    let t = lanes_of(w.mask).filter(|&l| c[l].truthy()).fold(0u32, |m, l| m | 1 << l);
+                    let t = lanes_of(w.mask).filter(|&l| truthy(c[l], cond.ty)).fold(0u32, |m, l| m | 1 << l);
                     let f = w.mask & !t;
                     Self::charge(w, Counter::If);
                     if t != 0 && f != 0 {
@@ -306,7 +314,7 @@ impl<'a> Block<'a> {
                         Some(c) => {
                             let v = self.eval(w, c, w.mask)?;
                             Self::charge(w, Counter::If);
-                            lanes_of(w.mask).filter(|&l| v[l].truthy()).fold(0u32, |m, l| m | 1 << l)
+                            lanes_of(w.mask).filter(|&l| truthy(v[l], c.ty)).fold(0u32, |m, l| m | 1 << l)
                         }
                     };
                     let f = w.mask & !t;
@@ -466,7 +474,7 @@ impl<'a> Block<'a> {
         let len = self.array_len(a.array);
         let mut out = [0i64; 32];
         for l in lanes_of(mask) {
-            let i = idx[l].as_i64();
+            let i = idx[l] as i64;
             if i < 0 || i as u64 >= len {
                 let site = &self.ctx.kernel.sites[a.site];
                 let name = &self.ctx.kernel.arrays[a.array].name;
@@ -479,15 +487,21 @@ impl<'a> Block<'a> {
 
     /// Charges the memory cost of an access and records site statistics.
     fn charge_access(&mut self, w: &mut Warp, a: &Access, idx: &[i64; 32], mask: u32, write: bool) {
-        let active: Vec<i64> = lanes_of(mask).map(|l| idx[l]).collect();
+        let mut buf = [0i64; 32];
+        let mut k = 0;
+        for l in lanes_of(mask) {
+            buf[k] = idx[l];
+            k += 1;
+        }
+        let active = &buf[..k];
         let elem = self.ctx.kernel.arrays[a.array].elem.size();
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
-                let n = self.ctx.hw.mem_reads(&active, elem);
+                let n = self.ctx.hw.mem_reads(active, elem);
                 if write { (n, Counter::GWrite, Counter::GWriteN) } else { (n, Counter::GRead, Counter::GReadN) }
             }
             Storage::Shared(_) => {
-                let n = self.ctx.hw.conflicts(&active, elem);
+                let n = self.ctx.hw.conflicts(active, elem);
                 if write { (n, Counter::SWrite, Counter::SWriteN) } else { (n, Counter::SRead, Counter::SReadN) }
             }
             Storage::Local(_) => {
@@ -504,21 +518,19 @@ impl<'a> Block<'a> {
         s.max_transactions = s.max_transactions.max(n);
     }
 
-    fn read(&self, w: &Warp, a: ArrayId, i: i64, lane: usize) -> Value {
-        let elem = self.ctx.kernel.arrays[a].elem;
-        let bits = match self.ctx.storage[a] {
+    fn read(&self, w: &Warp, a: ArrayId, i: i64, lane: usize) -> u64 {
+        match self.ctx.storage[a] {
             Storage::Global(g) => self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed),
             Storage::Shared(s) => self.shared[s][i as usize],
-            Storage::Local(l) => return w.locals[l][i as usize * 32 + lane],
-        };
-        Value::from_bits(bits, elem)
+            Storage::Local(l) => w.locals[l][i as usize * 32 + lane],
+        }
     }
 
-    fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, v: Value) {
+    fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, bits: u64) {
         match self.ctx.storage[a] {
-            Storage::Global(g) => self.ctx.globals[g].data[i as usize].store(v.to_bits(), Ordering::Relaxed),
-            Storage::Shared(s) => self.shared[s][i as usize] = v.to_bits(),
-            Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = v,
+            Storage::Global(g) => self.ctx.globals[g].data[i as usize].store(bits, Ordering::Relaxed),
+            Storage::Shared(s) => self.shared[s][i as usize] = bits,
+            Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = bits,
         }
     }
 
@@ -552,7 +564,7 @@ impl<'a> Block<'a> {
         pairs.sort_unstable();
         for p in pairs.windows(2) {
             let ((i, l1), (j, l2)) = (p[0], p[1]);
-            if i == j && v[l1].to_bits() != v[l2].to_bits() {
+            if i == j && v[l1] != v[l2] {
                 let t1 = self.thread_of(w, l1);
                 let name = &self.ctx.kernel.arrays[a.array].name;
                 return Err(self.error(
@@ -587,9 +599,10 @@ impl<'a> Block<'a> {
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
             let cur = self.read(w, a.array, idx[l], l);
-            let new = atomic_result(op, cur, v[l], c.map(|c| c[l]), elem);
+            let val = |b: u64| Value::from_bits(b, elem);
+            let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);
             old[l] = cur;
-            self.write(w, a.array, idx[l], l, new);
+            self.write(w, a.array, idx[l], l, new.to_bits());
         }
         if let Some(r) = result {
             Self::charge(w, Counter::VWrite);
@@ -600,13 +613,15 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
-    /// Evaluates `e` on the lanes of `mask`, charging its cost once.
+    /// Evaluates `e` on the lanes of `mask`, charging its cost once. Lanes
+    /// hold bit patterns of values of type `e.ty` ([`Value::to_bits`]).
     fn eval(&mut self, w: &mut Warp, e: &Expr, mask: u32) -> Result<Lanes, SimError> {
         let mut out = ZERO_LANES;
+        let ty = e.ty;
         match &e.kind {
             ExprKind::Const(v) => {
                 Self::charge(w, Counter::Const);
-                out = [*v; 32];
+                out = [v.to_bits(); 32];
             }
             ExprKind::Var(v) => {
                 match self.ctx.kernel.vars[*v].kind {
@@ -617,12 +632,12 @@ impl<'a> Block<'a> {
             }
             ExprKind::Builtin(b) => {
                 let shape = self.ctx.shape;
-                let per_block = |d: [u64; 3], i: u8| Value::I(d[i as usize] as i64);
+                let per_block = |d: [u64; 3], i: u8| d[i as usize];
                 match b {
                     Builtin::ThreadIdx(d) => {
                         Self::charge(w, Counter::Var);
                         for l in lanes_of(mask) {
-                            out[l] = Value::I(self.thread_of(w, l)[*d as usize] as i64);
+                            out[l] = w.tid[l][*d as usize];
                         }
                     }
                     Builtin::BlockIdx(d) => {
@@ -639,7 +654,7 @@ impl<'a> Block<'a> {
                     }
                     Builtin::WarpSize => {
                         Self::charge(w, Counter::Param);
-                        out = [Value::I(self.ctx.hw.warp_size as i64); 32];
+                        out = [self.ctx.hw.warp_size as u64; 32];
                     }
                 }
             }
@@ -647,39 +662,45 @@ impl<'a> Block<'a> {
                 let v = self.eval(w, x, mask)?;
                 Self::charge(w, Counter::Op);
                 for l in lanes_of(mask) {
-                    out[l] = match (op, v[l]) {
+                    let a = Value::from_bits(v[l], x.ty);
+                    out[l] = match (op, a) {
                         (Unary::Neg, Value::F(f)) => Value::F(-f),
-                        (Unary::Neg, Value::I(i)) => wrap(i.wrapping_neg(), e.ty),
-                        (Unary::Not, x) => Value::I(!x.truthy() as i64),
-                        (Unary::BitNot, x) => wrap(!x.as_i64(), e.ty),
-                    };
+                        (Unary::Neg, Value::I(i)) => wrap(i.wrapping_neg(), ty),
+                        (Unary::Not, a) => Value::I(!a.truthy() as i64),
+                        (Unary::BitNot, a) => wrap(!a.as_i64(), ty),
+                    }
+                    .to_bits();
                 }
             }
             ExprKind::Binary(op, l, r) => {
                 let a = self.eval(w, l, mask)?;
                 let b = self.eval(w, r, mask)?;
                 Self::charge(w, Counter::Op);
+                if fast_binary(*op, l.ty, &a, &b, mask, &mut out) {
+                    return Ok(out);
+                }
                 for lane in lanes_of(mask) {
-                    out[lane] = binary(*op, a[lane], b[lane], l.ty).map_err(|_| {
-                        self.error(w, lane, w.span, "integer division by zero".into())
-                    })?;
+                    let (x, y) = (Value::from_bits(a[lane], l.ty), Value::from_bits(b[lane], r.ty));
+                    out[lane] = binary(*op, x, y, l.ty)
+                        .map_err(|_| self.error(w, lane, w.span, "integer division by zero".into()))?
+                        .to_bits();
                 }
             }
             ExprKind::And(l, r) | ExprKind::Or(l, r) => {
                 let is_and = matches!(e.kind, ExprKind::And(..));
                 let a = self.eval(w, l, mask)?;
                 Self::charge(w, Counter::Op);
-                let rest = lanes_of(mask).filter(|&x| a[x].truthy() == is_and).fold(0u32, |m, x| m | 1 << x);
+                let rest = lanes_of(mask).filter(|&x| truthy(a[x], l.ty) == is_and).fold(0u32, |m, x| m | 1 << x);
                 let b = if rest != 0 { self.eval(w, r, rest)? } else { ZERO_LANES };
                 for lane in lanes_of(mask) {
-                    let v = if rest & (1 << lane) != 0 { b[lane].truthy() } else { a[lane].truthy() };
-                    out[lane] = Value::I(v as i64);
+                    let v = if rest & (1 << lane) != 0 { truthy(b[lane], r.ty) } else { truthy(a[lane], l.ty) };
+                    out[lane] = v as u64;
                 }
             }
             ExprKind::Select(c, a, b) => {
                 let cv = self.eval(w, c, mask)?;
                 Self::charge(w, Counter::Op);
-                let t = lanes_of(mask).filter(|&x| cv[x].truthy()).fold(0u32, |m, x| m | 1 << x);
+                let t = lanes_of(mask).filter(|&x| truthy(cv[x], c.ty)).fold(0u32, |m, x| m | 1 << x);
                 let f = mask & !t;
                 let av = if t != 0 { self.eval(w, a, t)? } else { ZERO_LANES };
                 let bv = if f != 0 { self.eval(w, b, f)? } else { ZERO_LANES };
@@ -692,8 +713,14 @@ impl<'a> Block<'a> {
                 if *explicit {
                     Self::charge(w, Counter::Op);
                 }
+                let from = value.ty;
+                let int_to_int = !from.is_float() && !ty.is_float() && ty != Scalar::Bool;
                 for l in lanes_of(mask) {
-                    out[l] = v[l].convert_from(value.ty, e.ty);
+                    out[l] = if int_to_int {
+                        wrap(v[l] as i64, ty).to_bits()
+                    } else {
+                        Value::from_bits(v[l], from).convert_from(from, ty).to_bits()
+                    };
                 }
             }
             ExprKind::Load(a) => {
@@ -710,8 +737,8 @@ impl<'a> Block<'a> {
                 }
                 Self::charge(w, Counter::Op);
                 for l in lanes_of(mask) {
-                    let arg = |i: usize| vals[i][l];
-                    out[l] = math(*f, &arg, args.len(), e.ty);
+                    let arg = |i: usize| Value::from_bits(vals[i][l], args[i].ty);
+                    out[l] = math(*f, &arg, args.len(), ty).to_bits();
                 }
             }
         }
@@ -719,10 +746,77 @@ impl<'a> Block<'a> {
     }
 }
 
+/// C truth of a lane holding a value of type `ty`.
+fn truthy(bits: u64, ty: Scalar) -> bool {
+    if ty.is_float() {
+        f64::from_bits(bits) != 0.0
+    } else {
+        bits != 0
+    }
+}
+
+/// `a op b` on every lane for the common integer and floating-point
+/// cases; false when the general path must handle it.
+fn fast_binary(op: crate::cuda::ast::BinOp, ty: Scalar, a: &Lanes, b: &Lanes, mask: u32, out: &mut Lanes) -> bool {
+    use crate::cuda::ast::BinOp as B;
+    let comparison = matches!(op, B::Lt | B::Gt | B::Le | B::Ge | B::Eq | B::Ne);
+    if ty.is_float() {
+        let f: fn(f64, f64) -> f64 = match op {
+            B::Add => |x, y| x + y,
+            B::Sub => |x, y| x - y,
+            B::Mul => |x, y| x * y,
+            B::Div => |x, y| x / y,
+            B::Lt => |x, y| (x < y) as u8 as f64,
+            B::Gt => |x, y| (x > y) as u8 as f64,
+            B::Le => |x, y| (x <= y) as u8 as f64,
+            B::Ge => |x, y| (x >= y) as u8 as f64,
+            B::Eq => |x, y| (x == y) as u8 as f64,
+            B::Ne => |x, y| (x != y) as u8 as f64,
+            _ => return false,
+        };
+        let single = ty == Scalar::F32;
+        for l in lanes_of(mask) {
+            let r = f(f64::from_bits(a[l]), f64::from_bits(b[l]));
+            out[l] = if comparison {
+                r as u64
+            } else if single {
+                (r as f32 as f64).to_bits()
+            } else {
+                r.to_bits()
+            };
+        }
+        return true;
+    }
+    if !matches!(ty, Scalar::I32 | Scalar::U32 | Scalar::I64) {
+        return false;
+    }
+    let f: fn(i64, i64) -> i64 = match op {
+        B::Add => i64::wrapping_add,
+        B::Sub => i64::wrapping_sub,
+        B::Mul => i64::wrapping_mul,
+        B::BitAnd => |x, y| x & y,
+        B::BitOr => |x, y| x | y,
+        B::BitXor => |x, y| x ^ y,
+        B::Lt => |x, y| (x < y) as i64,
+        B::Gt => |x, y| (x > y) as i64,
+        B::Le => |x, y| (x <= y) as i64,
+        B::Ge => |x, y| (x >= y) as i64,
+        B::Eq => |x, y| (x == y) as i64,
+        B::Ne => |x, y| (x != y) as i64,
+        _ => return false,
+    };
+    for l in lanes_of(mask) {
+        let r = f(a[l] as i64, b[l] as i64);
+        out[l] = if comparison { r as u64 } else { wrap(r, ty).to_bits() };
+    }
+    true
+}
+
 fn placeholder() -> Warp {
     Warp {
         index: 0,
         valid: 0,
+        tid: [[0; 3]; 32],
         vars: Vec::new(),
         locals: Vec::new(),
         pc: 0,
@@ -749,7 +843,7 @@ impl Warp {
     }
 
     /// Sets the scalar parameters in every lane.
-    pub fn seed_params(&mut self, values: &[Value], k: &Kernel) {
+    pub fn seed_params(&mut self, values: &[u64], k: &Kernel) {
         for (v, var) in k.vars.iter().enumerate() {
             if matches!(var.kind, VarKind::Param(_)) {
                 self.vars[v] = [values[v]; 32];

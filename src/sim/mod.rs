@@ -9,7 +9,7 @@ pub mod exec;
 pub mod params;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use rayon::prelude::*;
 
@@ -24,6 +24,43 @@ use params::{InitKind, LaunchSpec, Shape, SplitMix};
 /// declares the kernel non-terminating.
 pub const DEFAULT_STEP_BUDGET: u64 = 50_000_000;
 
+/// The contents of an array: element type and bit patterns (8 bytes per
+/// element, so large launches stay affordable).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayData {
+    /// Element type.
+    pub elem: Scalar,
+    /// Bit patterns ([`Value::to_bits`]).
+    pub bits: Vec<u64>,
+}
+
+impl ArrayData {
+    /// An array holding `values`, converted to `elem`.
+    pub fn from_values(elem: Scalar, values: impl IntoIterator<Item = Value>) -> ArrayData {
+        ArrayData { elem, bits: values.into_iter().map(|v| v.convert(elem).to_bits()).collect() }
+    }
+
+    /// Element `i`.
+    pub fn get(&self, i: usize) -> Value {
+        Value::from_bits(self.bits[i], self.elem)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.bits.len()
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.bits.is_empty()
+    }
+
+    /// The elements as values.
+    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
+        self.bits.iter().map(|&b| Value::from_bits(b, self.elem))
+    }
+}
+
 /// Concrete inputs of a launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inputs {
@@ -33,7 +70,7 @@ pub struct Inputs {
     pub scalars: BTreeMap<String, Value>,
     /// Initial array contents by name (pointer parameters and any
     /// `__constant__`/`__device__` global the file overrides).
-    pub arrays: BTreeMap<String, Vec<Value>>,
+    pub arrays: BTreeMap<String, ArrayData>,
     /// Bytes of dynamic shared memory.
     pub shared_bytes: u64,
 }
@@ -82,8 +119,8 @@ pub struct SimResult {
     /// Per access site (indexed like `Kernel::sites`).
     pub sites: Vec<SiteStats>,
     /// Final contents of the global arrays that are parameters, in
-    /// parameter order: name, element type, values.
-    pub arrays: Vec<(String, Scalar, Vec<Value>)>,
+    /// parameter order.
+    pub arrays: Vec<(String, ArrayData)>,
     /// Blocks simulated.
     pub blocks: u64,
     /// Warps simulated.
@@ -134,13 +171,13 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
 const MAX_ARRAY_LEN: u64 = 1 << 28;
 
 /// Initial contents of an array.
-pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<Vec<Value>, String> {
+pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
     if s.len > MAX_ARRAY_LEN {
         return Err(format!("array length {} is more than copper simulates ({MAX_ARRAY_LEN})", s.len));
     }
     let n = s.len as usize;
-    let conv = |x: f64| Value::F(x).convert(elem);
-    Ok(match s.init {
+    let conv = |x: f64| Value::F(x).convert(elem).to_bits();
+    let bits: Vec<u64> = match s.init {
         InitKind::Zero => vec![conv(0.0); n],
         InitKind::Const => vec![conv(s.value); n],
         InitKind::Values => {
@@ -166,7 +203,8 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<Vec<Value>, String> {
                 })
                 .collect()
         }
-    })
+    };
+    Ok(ArrayData { elem, bits })
 }
 
 /// What one block produced.
@@ -202,8 +240,14 @@ fn has_global_atomics(k: &Kernel) -> bool {
     any(k, &k.body)
 }
 
-/// Simulates a launch of `kernel`.
+/// Simulates a launch of `kernel` on a copy of `inputs`.
 pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<SimResult, SimError> {
+    simulate_owned(kernel, inputs.clone(), opts)
+}
+
+/// Simulates a launch of `kernel`, using the input arrays' memory for the
+/// launch (no copy: what large launches need).
+pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) -> Result<SimResult, SimError> {
     let setup_error = |message: String| SimError { message, span: kernel.span, block: [0; 3], thread: [0; 3] };
     opts.hw.validate().map_err(setup_error)?;
     let mut storage = Vec::new();
@@ -222,26 +266,28 @@ pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<S
                 Storage::Local(local_lens.len() - 1)
             }
             _ => {
-                let init: Vec<Value> = match inputs.arrays.get(&a.name) {
-                    Some(v) => v.clone(),
+                let data: Vec<AtomicU64> = match inputs.arrays.remove(&a.name) {
+                    // Same size and alignment: collected in place.
+                    Some(v) if v.elem == a.elem => v.bits.into_iter().map(AtomicU64::new).collect(),
+                    Some(v) => v.values().map(|x| AtomicU64::new(x.convert(a.elem).to_bits())).collect(),
                     None if a.param.is_some() => return Err(setup_error(format!("no contents given for array `{}`", a.name))),
                     None => {
                         let len = a.fixed_len().unwrap_or(1) as usize;
-                        let mut v = a.init.clone();
-                        v.resize(len, Value::ZERO.convert(a.elem));
-                        v
+                        let zero = Value::ZERO.convert(a.elem);
+                        (0..len).map(|i| AtomicU64::new(a.init.get(i).copied().unwrap_or(zero).to_bits())).collect()
                     }
                 };
-                globals.push(GlobalArray { elem: a.elem, data: init.iter().map(|v| AtomicU64::new(v.to_bits())).collect() });
+                globals.push(GlobalArray { elem: a.elem, data });
                 Storage::Global(globals.len() - 1)
             }
         });
     }
-    let mut param_values = vec![Value::ZERO; kernel.vars.len()];
+    let mut param_values = vec![0u64; kernel.vars.len()];
     for p in &kernel.params {
         if let Param::Scalar(v) = p {
             let name = &kernel.vars[*v].name;
-            param_values[*v] = *inputs.scalars.get(name).ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
+            let value = inputs.scalars.get(name).ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
+            param_values[*v] = value.convert(kernel.vars[*v].ty).to_bits();
         }
     }
     let code = code::compile(kernel);
@@ -286,6 +332,8 @@ pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<S
         warps += o.warps;
         instructions += o.instructions;
     }
+    drop(ctx);
+    let mut globals: Vec<Option<GlobalArray>> = globals.into_iter().map(Some).collect();
     let arrays = kernel
         .params
         .iter()
@@ -293,11 +341,11 @@ pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<S
             Param::Array(a) => Some(*a),
             Param::Scalar(_) => None,
         })
-        .map(|a| {
-            let Storage::Global(g) = storage[a] else { unreachable!("parameter arrays are global") };
-            let arr = &globals[g];
-            let vals = arr.data.iter().map(|x| Value::from_bits(x.load(Ordering::Relaxed), arr.elem)).collect();
-            (kernel.arrays[a].name.clone(), arr.elem, vals)
+        .filter_map(|a| {
+            let Storage::Global(g) = storage[a] else { return None };
+            let arr = globals[g].take()?;
+            let bits = arr.data.into_iter().map(AtomicU64::into_inner).collect();
+            Some((kernel.arrays[a].name.clone(), ArrayData { elem: arr.elem, bits }))
         })
         .collect();
     Ok(SimResult { metrics, sites, arrays, blocks: block_ids.len() as u64, warps, instructions })

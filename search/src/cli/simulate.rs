@@ -9,7 +9,7 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
 use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
+use copper::sim::{inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult};
 use serde_json::json;
 
 use super::Format;
@@ -139,14 +139,15 @@ pub fn run(a: &SimulateArgs) -> u8 {
             }
         };
         let start = Instant::now();
-        match simulate(&kernel, &inputs, &opts) {
+        let shape = inputs.shape;
+        match simulate_owned(&kernel, inputs, &opts) {
             Ok(r) => {
                 let secs = start.elapsed().as_secs_f64();
-                if let Some(_) = &a.dump {
+                if a.dump.is_some() {
                     dumps.insert(name.clone(), dump_json(&r));
                 }
                 match a.format {
-                    Format::Text => print_text(&parsed, &kernel, &inputs.shape, &r, secs),
+                    Format::Text => print_text(&parsed, &kernel, &shape, &r, secs),
                     Format::Json => reports.push(report_json(&parsed, &kernel, &r, secs)),
                 }
             }
@@ -191,7 +192,7 @@ fn dump_json(r: &SimResult) -> serde_json::Value {
     let m: serde_json::Map<String, serde_json::Value> = r
         .arrays
         .iter()
-        .map(|(n, _, vals)| (n.clone(), serde_json::Value::Array(vals.iter().map(value_json).collect())))
+        .map(|(n, data)| (n.clone(), serde_json::Value::Array(data.values().map(|v| value_json(&v)).collect())))
         .collect();
     serde_json::Value::Object(m)
 }
