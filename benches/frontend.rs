@@ -26,7 +26,11 @@ fn main() {
     while start.elapsed() < Duration::from_secs(3) {
         for f in &files {
             let parsed = parse_source(f.clone());
-            for func in parsed.functions.iter().filter_map(|p| p.result.as_ref().ok()) {
+            for func in parsed
+                .functions
+                .iter()
+                .filter_map(|p| p.result.as_ref().ok())
+            {
                 std::hint::black_box(print::function(func));
                 kernels += 1;
             }

@@ -31,11 +31,23 @@ fn parsed_testdata() -> Vec<ParsedFile> {
 #[test]
 fn every_testdata_function_parses() {
     let files = parsed_testdata();
-    assert!(files.len() >= 30, "expected at least 30 test files, found {}", files.len());
+    assert!(
+        files.len() >= 30,
+        "expected at least 30 test files, found {}",
+        files.len()
+    );
     let mut kernels = 0;
     for f in &files {
         let diags = f.all_diagnostics();
-        assert!(diags.is_empty(), "{}", diags.iter().map(|d| d.render()).collect::<Vec<_>>().join("\n"));
+        assert!(
+            diags.is_empty(),
+            "{}",
+            diags
+                .iter()
+                .map(|d| d.render())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
         kernels += f.kernels().count();
     }
     assert!(kernels >= 30, "only {kernels} kernels");
@@ -44,17 +56,35 @@ fn every_testdata_function_parses() {
 #[test]
 fn printed_kernels_parse_back_to_the_same_ast() {
     for file in parsed_testdata() {
-        let funcs: Vec<_> = file.functions.iter().filter_map(|f| f.result.clone().ok()).collect();
+        let funcs: Vec<_> = file
+            .functions
+            .iter()
+            .filter_map(|f| f.result.clone().ok())
+            .collect();
         let text = rewrite_functions(&file, &funcs);
         let again = parse_source(SourceFile::new(file.source.path.clone(), text.clone()));
         for f in &funcs {
-            let back = again
-                .function(&f.name)
-                .unwrap_or_else(|| panic!("{}: `{}` lost after printing:\n{text}", file.source.path.display(), f.name));
-            assert_eq!(back, f, "{}: `{}` changed by print/parse", file.source.path.display(), f.name);
+            let back = again.function(&f.name).unwrap_or_else(|| {
+                panic!(
+                    "{}: `{}` lost after printing:\n{text}",
+                    file.source.path.display(),
+                    f.name
+                )
+            });
+            assert_eq!(
+                back,
+                f,
+                "{}: `{}` changed by print/parse",
+                file.source.path.display(),
+                f.name
+            );
         }
         // Printing is idempotent on the text too.
-        let funcs2: Vec<_> = again.functions.iter().filter_map(|f| f.result.clone().ok()).collect();
+        let funcs2: Vec<_> = again
+            .functions
+            .iter()
+            .filter_map(|f| f.result.clone().ok())
+            .collect();
         assert_eq!(rewrite_functions(&again, &funcs2), text);
     }
 }
@@ -72,14 +102,22 @@ fn rewriting_keeps_every_byte_outside_changed_functions() {
             let span = file.extracted.functions[i].span;
             assert_eq!(&out[..span.start], &src[..span.start]);
             let tail = &src[span.end..];
-            assert!(out.ends_with(tail), "{}: bytes after `{}` changed", file.source.path.display(), f.name);
+            assert!(
+                out.ends_with(tail),
+                "{}: bytes after `{}` changed",
+                file.source.path.display(),
+                f.name
+            );
             assert!(out[span.start..out.len() - tail.len()].contains(&f.name));
         }
     }
 }
 
 fn tool_available(name: &str) -> bool {
-    Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Writes `files` into a fresh temporary directory.
@@ -92,11 +130,25 @@ fn temp_dir(tag: &str) -> PathBuf {
 
 #[test]
 fn diffs_apply_with_git_apply_and_patch() {
-    assert!(tool_available("git") && tool_available("patch"), "git and patch are needed");
+    assert!(
+        tool_available("git") && tool_available("patch"),
+        "git and patch are needed"
+    );
     for file in parsed_testdata() {
-        let funcs: Vec<_> = file.functions.iter().filter_map(|f| f.result.clone().ok()).collect();
+        let funcs: Vec<_> = file
+            .functions
+            .iter()
+            .filter_map(|f| f.result.clone().ok())
+            .collect();
         let new = rewrite_functions(&file, &funcs);
-        let name = file.source.path.file_name().unwrap().to_str().unwrap().to_string();
+        let name = file
+            .source
+            .path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         let rel = format!("sub/{name}");
         let patch = unified(&rel, &file.source.text, &new);
         if patch.is_empty() {
@@ -108,14 +160,33 @@ fn diffs_apply_with_git_apply_and_patch() {
             std::fs::write(dir.join(&rel), &file.source.text).unwrap();
             std::fs::write(dir.join("fix.patch"), &patch).unwrap();
             let status = if tool == "git" {
-                Command::new("git").args(["init", "-q"]).current_dir(&dir).status().unwrap();
-                Command::new("git").args(["apply", "fix.patch"]).current_dir(&dir).output().unwrap()
+                Command::new("git")
+                    .args(["init", "-q"])
+                    .current_dir(&dir)
+                    .status()
+                    .unwrap();
+                Command::new("git")
+                    .args(["apply", "fix.patch"])
+                    .current_dir(&dir)
+                    .output()
+                    .unwrap()
             } else {
-                Command::new("patch").args(["-p1", "-s", "-i", "fix.patch"]).current_dir(&dir).output().unwrap()
+                Command::new("patch")
+                    .args(["-p1", "-s", "-i", "fix.patch"])
+                    .current_dir(&dir)
+                    .output()
+                    .unwrap()
             };
-            assert!(status.status.success(), "{tool} rejected the patch for {name}: {}\n{patch}",
-                String::from_utf8_lossy(&status.stderr));
-            assert_eq!(std::fs::read_to_string(dir.join(&rel)).unwrap(), new, "{tool} result differs for {name}");
+            assert!(
+                status.status.success(),
+                "{tool} rejected the patch for {name}: {}\n{patch}",
+                String::from_utf8_lossy(&status.stderr)
+            );
+            assert_eq!(
+                std::fs::read_to_string(dir.join(&rel)).unwrap(),
+                new,
+                "{tool} result differs for {name}"
+            );
             let _ = std::fs::remove_dir_all(&dir);
         }
     }

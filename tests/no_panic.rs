@@ -7,13 +7,80 @@ use copper::source::SourceFile;
 use proptest::prelude::*;
 
 const PIECES: &[&str] = &[
-    "__global__", "__device__", "__shared__", "__constant__", "__host__", "void", "int", "float",
-    "unsigned", "k", "a", "n", "i", "(", ")", "{", "}", "[", "]", ";", ",", "=", "+", "*", "<",
-    ">", "<<<", ">>>", "if", "else", "for", "while", "do", "switch", "case", "default", ":",
-    "break", "return", "threadIdx", ".", "x", "#define", "N", "16", "\n", "#pragma unroll\n",
-    "template", "<typename T>", "goto", "asm", "&", "\"", "'", "/*", "*/", "//", "\\\n", "?",
-    "typedef", "struct", "__launch_bounds__", "__restrict__", "-", "--", "++", "0x1f", "1.5f",
-    "IDX(", "#define IDX(r,c) ((r)*N+(c))\n", "extern", "dim3", "::", "[=]",
+    "__global__",
+    "__device__",
+    "__shared__",
+    "__constant__",
+    "__host__",
+    "void",
+    "int",
+    "float",
+    "unsigned",
+    "k",
+    "a",
+    "n",
+    "i",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "=",
+    "+",
+    "*",
+    "<",
+    ">",
+    "<<<",
+    ">>>",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "switch",
+    "case",
+    "default",
+    ":",
+    "break",
+    "return",
+    "threadIdx",
+    ".",
+    "x",
+    "#define",
+    "N",
+    "16",
+    "\n",
+    "#pragma unroll\n",
+    "template",
+    "<typename T>",
+    "goto",
+    "asm",
+    "&",
+    "\"",
+    "'",
+    "/*",
+    "*/",
+    "//",
+    "\\\n",
+    "?",
+    "typedef",
+    "struct",
+    "__launch_bounds__",
+    "__restrict__",
+    "-",
+    "--",
+    "++",
+    "0x1f",
+    "1.5f",
+    "IDX(",
+    "#define IDX(r,c) ((r)*N+(c))\n",
+    "extern",
+    "dim3",
+    "::",
+    "[=]",
 ];
 
 fn cuda_soup() -> impl Strategy<Value = String> {
@@ -28,7 +95,10 @@ fn check(text: String) {
         }
     }
     for d in parsed.all_diagnostics() {
-        assert!(d.line >= 1 && d.col >= 1, "diagnostic without location: {d}");
+        assert!(
+            d.line >= 1 && d.col >= 1,
+            "diagnostic without location: {d}"
+        );
         let _ = d.render();
     }
 }
@@ -58,14 +128,27 @@ proptest! {
 
 #[test]
 fn hostile_nesting_and_size_give_diagnostics() {
-    let deep = format!("__global__ void k(int* a) {{ a[0] = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
+    let deep = format!(
+        "__global__ void k(int* a) {{ a[0] = {}1{}; }}",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
     let parsed = parse_source(SourceFile::new("deep.cu", deep));
     let d = parsed.functions[0].result.as_ref().unwrap_err();
     assert_eq!(d.code, "too-deep");
-    let long = format!("__global__ void k(int* a) {{ a[0] = 1{}; }}", " + 1".repeat(100_000));
+    let long = format!(
+        "__global__ void k(int* a) {{ a[0] = 1{}; }}",
+        " + 1".repeat(100_000)
+    );
     let parsed = parse_source(SourceFile::new("long.cu", long));
-    assert_eq!(parsed.functions[0].result.as_ref().unwrap_err().code, "too-large");
+    assert_eq!(
+        parsed.functions[0].result.as_ref().unwrap_err().code,
+        "too-large"
+    );
     let braces = "{".repeat(100_000);
-    let parsed = parse_source(SourceFile::new("braces.cu", format!("__global__ void k() {braces}")));
+    let parsed = parse_source(SourceFile::new(
+        "braces.cu",
+        format!("__global__ void k() {braces}"),
+    ));
     assert!(parsed.functions.is_empty() || parsed.functions[0].result.is_err());
 }

@@ -22,9 +22,14 @@ fn st(kind: StmtKind) -> Stmt {
 
 fn leaf() -> impl Strategy<Value = Expr> {
     prop_oneof![
-        prop::sample::select(vec!["a", "b", "i", "n", "x"]).prop_map(|n| mk(ExprKind::Ident(n.into()))),
-        (0u64..100_000).prop_map(|v| mk(ExprKind::Int { value: v, text: v.to_string() })),
-        prop::sample::select(vec!["1.5f", "0.25", "2e3f"]).prop_map(|f| mk(ExprKind::Float(f.into()))),
+        prop::sample::select(vec!["a", "b", "i", "n", "x"])
+            .prop_map(|n| mk(ExprKind::Ident(n.into()))),
+        (0u64..100_000).prop_map(|v| mk(ExprKind::Int {
+            value: v,
+            text: v.to_string()
+        })),
+        prop::sample::select(vec!["1.5f", "0.25", "2e3f"])
+            .prop_map(|f| mk(ExprKind::Float(f.into()))),
         any::<bool>().prop_map(|b| mk(ExprKind::Bool(b))),
         prop::sample::select(vec!["x", "y", "z"]).prop_map(|f| mk(ExprKind::Member {
             base: Box::new(mk(ExprKind::Ident("threadIdx".into()))),
@@ -35,34 +40,97 @@ fn leaf() -> impl Strategy<Value = Expr> {
 }
 
 const BINOPS: [BinOp; 18] = [
-    BinOp::Mul, BinOp::Div, BinOp::Rem, BinOp::Add, BinOp::Sub, BinOp::Shl, BinOp::Shr, BinOp::Lt,
-    BinOp::Gt, BinOp::Le, BinOp::Ge, BinOp::Eq, BinOp::Ne, BinOp::BitAnd, BinOp::BitXor,
-    BinOp::BitOr, BinOp::And, BinOp::Or,
+    BinOp::Mul,
+    BinOp::Div,
+    BinOp::Rem,
+    BinOp::Add,
+    BinOp::Sub,
+    BinOp::Shl,
+    BinOp::Shr,
+    BinOp::Lt,
+    BinOp::Gt,
+    BinOp::Le,
+    BinOp::Ge,
+    BinOp::Eq,
+    BinOp::Ne,
+    BinOp::BitAnd,
+    BinOp::BitXor,
+    BinOp::BitOr,
+    BinOp::And,
+    BinOp::Or,
 ];
 const COMPOUND: [BinOp; 10] = [
-    BinOp::Mul, BinOp::Div, BinOp::Rem, BinOp::Add, BinOp::Sub, BinOp::Shl, BinOp::Shr,
-    BinOp::BitAnd, BinOp::BitXor, BinOp::BitOr,
+    BinOp::Mul,
+    BinOp::Div,
+    BinOp::Rem,
+    BinOp::Add,
+    BinOp::Sub,
+    BinOp::Shl,
+    BinOp::Shr,
+    BinOp::BitAnd,
+    BinOp::BitXor,
+    BinOp::BitOr,
 ];
 const UNOPS: [UnOp; 10] = [
-    UnOp::Neg, UnOp::Plus, UnOp::Not, UnOp::BitNot, UnOp::Deref, UnOp::AddrOf, UnOp::PreInc,
-    UnOp::PreDec, UnOp::PostInc, UnOp::PostDec,
+    UnOp::Neg,
+    UnOp::Plus,
+    UnOp::Not,
+    UnOp::BitNot,
+    UnOp::Deref,
+    UnOp::AddrOf,
+    UnOp::PreInc,
+    UnOp::PreDec,
+    UnOp::PostInc,
+    UnOp::PostDec,
 ];
 
 fn expr() -> impl Strategy<Value = Expr> {
     leaf().prop_recursive(5, 48, 3, |inner| {
         let lvalue = prop_oneof![
             prop::sample::select(vec!["a", "x"]).prop_map(|n| mk(ExprKind::Ident(n.into()))),
-            inner.clone().prop_map(|i| mk(ExprKind::Index(Box::new(mk(ExprKind::Ident("arr".into()))), Box::new(i)))),
+            inner.clone().prop_map(|i| mk(ExprKind::Index(
+                Box::new(mk(ExprKind::Ident("arr".into()))),
+                Box::new(i)
+            ))),
         ];
         prop_oneof![
-            (prop::sample::select(UNOPS.to_vec()), inner.clone()).prop_map(|(o, e)| mk(ExprKind::Unary(o, Box::new(e)))),
-            (prop::sample::select(BINOPS.to_vec()), inner.clone(), inner.clone())
-                .prop_map(|(o, l, r)| mk(ExprKind::Binary(o, Box::new(l), Box::new(r)))),
-            (prop::option::of(prop::sample::select(COMPOUND.to_vec())), lvalue, inner.clone())
-                .prop_map(|(o, l, r)| mk(ExprKind::Assign(o, Box::new(l), Box::new(r)))),
-            (inner.clone(), inner.clone(), inner.clone())
-                .prop_map(|(c, a, b)| mk(ExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)))),
-            (prop::sample::select(vec![BaseType::Int, BaseType::Float, BaseType::UInt, BaseType::UChar]), any::<bool>(), inner.clone())
+            (prop::sample::select(UNOPS.to_vec()), inner.clone())
+                .prop_map(|(o, e)| mk(ExprKind::Unary(o, Box::new(e)))),
+            (
+                prop::sample::select(BINOPS.to_vec()),
+                inner.clone(),
+                inner.clone()
+            )
+                .prop_map(|(o, l, r)| mk(ExprKind::Binary(
+                    o,
+                    Box::new(l),
+                    Box::new(r)
+                ))),
+            (
+                prop::option::of(prop::sample::select(COMPOUND.to_vec())),
+                lvalue,
+                inner.clone()
+            )
+                .prop_map(|(o, l, r)| mk(ExprKind::Assign(
+                    o,
+                    Box::new(l),
+                    Box::new(r)
+                ))),
+            (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, a, b)| mk(ExprKind::Cond(
+                Box::new(c),
+                Box::new(a),
+                Box::new(b)
+            ))),
+            (
+                prop::sample::select(vec![
+                    BaseType::Int,
+                    BaseType::Float,
+                    BaseType::UInt,
+                    BaseType::UChar
+                ]),
+                any::<bool>(),
+                inner.clone()
+            )
                 .prop_map(|(b, ptr, e)| {
                     let mut t = Type::scalar(b);
                     if ptr {
@@ -70,9 +138,15 @@ fn expr() -> impl Strategy<Value = Expr> {
                     }
                     mk(ExprKind::Cast(t, Box::new(e)))
                 }),
-            prop::collection::vec(inner.clone(), 0..3).prop_map(|a| mk(ExprKind::Call("f".into(), a))),
-            inner.clone().prop_map(|i| mk(ExprKind::Index(Box::new(mk(ExprKind::Ident("arr".into()))), Box::new(i)))),
-            inner.clone().prop_map(|e| mk(ExprKind::SizeofExpr(Box::new(e)))),
+            prop::collection::vec(inner.clone(), 0..3)
+                .prop_map(|a| mk(ExprKind::Call("f".into(), a))),
+            inner.clone().prop_map(|i| mk(ExprKind::Index(
+                Box::new(mk(ExprKind::Ident("arr".into()))),
+                Box::new(i)
+            ))),
+            inner
+                .clone()
+                .prop_map(|e| mk(ExprKind::SizeofExpr(Box::new(e)))),
             prop::collection::vec(inner, 2..4).prop_map(|xs| mk(ExprKind::Comma(xs))),
         ]
     })
@@ -111,28 +185,73 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                     (StmtKind::If { els: None, .. }, Some(_)) => st(StmtKind::Block(vec![t])),
                     _ => t,
                 };
-                st(StmtKind::If { cond: c, then: Box::new(t), els: e.map(Box::new) })
+                st(StmtKind::If {
+                    cond: c,
+                    then: Box::new(t),
+                    els: e.map(Box::new),
+                })
             }),
-            (prop::option::of(prop_oneof![expr().prop_map(decl), expr().prop_map(|e| st(StmtKind::Expr(e)))]),
-             prop::option::of(expr()), prop::option::of(expr()), inner.clone())
-                .prop_map(|(i, c, s, b)| st(StmtKind::For { init: i.map(Box::new), cond: c, step: s, body: Box::new(b) })),
-            (expr(), inner.clone()).prop_map(|(c, b)| st(StmtKind::While { cond: c, body: Box::new(b) })),
-            (expr(), inner.clone()).prop_map(|(c, b)| st(StmtKind::DoWhile { cond: c, body: Box::new(b) })),
-            (expr(), prop::collection::vec((prop::collection::vec(prop::option::of(0u64..9), 1..3), prop::collection::vec(inner, 1..3)), 1..3))
+            (
+                prop::option::of(prop_oneof![
+                    expr().prop_map(decl),
+                    expr().prop_map(|e| st(StmtKind::Expr(e)))
+                ]),
+                prop::option::of(expr()),
+                prop::option::of(expr()),
+                inner.clone()
+            )
+                .prop_map(|(i, c, s, b)| st(StmtKind::For {
+                    init: i.map(Box::new),
+                    cond: c,
+                    step: s,
+                    body: Box::new(b)
+                })),
+            (expr(), inner.clone()).prop_map(|(c, b)| st(StmtKind::While {
+                cond: c,
+                body: Box::new(b)
+            })),
+            (expr(), inner.clone()).prop_map(|(c, b)| st(StmtKind::DoWhile {
+                cond: c,
+                body: Box::new(b)
+            })),
+            (
+                expr(),
+                prop::collection::vec(
+                    (
+                        prop::collection::vec(prop::option::of(0u64..9), 1..3),
+                        prop::collection::vec(inner, 1..3)
+                    ),
+                    1..3
+                )
+            )
                 .prop_map(|(c, cases)| st(StmtKind::Switch {
                     cond: c,
-                    cases: cases.into_iter().map(|(labels, body)| SwitchCase {
-                        meta: Meta::default(),
-                        labels: labels.into_iter().map(|l| l.map(|v| mk(ExprKind::Int { value: v, text: v.to_string() }))).collect(),
-                        body,
-                    }).collect(),
+                    cases: cases
+                        .into_iter()
+                        .map(|(labels, body)| SwitchCase {
+                            meta: Meta::default(),
+                            labels: labels
+                                .into_iter()
+                                .map(|l| l.map(|v| mk(ExprKind::Int {
+                                    value: v,
+                                    text: v.to_string()
+                                })))
+                                .collect(),
+                            body,
+                        })
+                        .collect(),
                 })),
         ]
     })
 }
 
 fn kernel(body: Vec<Stmt>) -> Function {
-    let ptr = |b| Type { base: b, is_const: false, is_volatile: false, pointers: vec![PtrQual::default()] };
+    let ptr = |b| Type {
+        base: b,
+        is_const: false,
+        is_volatile: false,
+        pointers: vec![PtrQual::default()],
+    };
     Function {
         meta: Meta::default(),
         kind: FnKind::Global,
@@ -140,8 +259,18 @@ fn kernel(body: Vec<Stmt>) -> Function {
         ret: Type::scalar(BaseType::Void),
         name: "k".into(),
         params: vec![
-            Param { meta: Meta::default(), ty: ptr(BaseType::Float), name: "arr".into(), dims: vec![] },
-            Param { meta: Meta::default(), ty: Type::scalar(BaseType::Int), name: "n".into(), dims: vec![] },
+            Param {
+                meta: Meta::default(),
+                ty: ptr(BaseType::Float),
+                name: "arr".into(),
+                dims: vec![],
+            },
+            Param {
+                meta: Meta::default(),
+                ty: Type::scalar(BaseType::Int),
+                name: "n".into(),
+                dims: vec![],
+            },
         ],
         body,
     }

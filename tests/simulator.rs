@@ -20,11 +20,21 @@ fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
 }
 
 fn metric(r: &SimResult, name: &str) -> f64 {
-    r.metrics.iter().find(|m| m.metric == name).unwrap().max_warp
+    r.metrics
+        .iter()
+        .find(|m| m.metric == name)
+        .unwrap()
+        .max_warp
 }
 
 fn array(r: &SimResult, name: &str) -> Vec<Value> {
-    r.arrays.iter().find(|(n, _)| n == name).unwrap().1.values().collect()
+    r.arrays
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
+        .values()
+        .collect()
 }
 
 /// A copy kernel `b[stride*t + off] = a[stride*t + off]` over elements of
@@ -62,7 +72,11 @@ fn shared_conflicts(stride: u32) -> f64 {
     let src = format!(
         "__global__ void k(int *out) {{ __shared__ int s[1024]; int t = threadIdx.x; s[{stride} * t] = t; out[t] = s[{stride} * t]; }}"
     );
-    let r = run(&src, "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.out]\nlen=32\n").unwrap();
+    let r = run(
+        &src,
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.out]\nlen=32\n",
+    )
+    .unwrap();
     assert_eq!(array(&r, "out")[5], Value::I(5));
     metric(&r, "conflicts")
 }
@@ -116,7 +130,17 @@ fn c_arithmetic_semantics() {
     )
     .unwrap();
     let o = array(&r, "o");
-    assert_eq!(o, [Value::I(i32::MIN as i64), Value::I(-3), Value::I(-1), Value::I(-2), Value::I(97), Value::I(9)]);
+    assert_eq!(
+        o,
+        [
+            Value::I(i32::MIN as i64),
+            Value::I(-3),
+            Value::I(-1),
+            Value::I(-2),
+            Value::I(97),
+            Value::I(9)
+        ]
+    );
     assert_eq!(array(&r, "u"), [Value::I(u32::MAX as i64), Value::I(15)]);
     assert_eq!(array(&r, "f"), [Value::F((1.0f32 / 3.0f32) as f64)]);
 }
@@ -131,7 +155,11 @@ fn control_flow_break_continue_switch_return_device_calls() {
           switch (t % 4) { case 0: acc += 100; case 1: acc += 10; break; case 2: acc = -acc; break; default: acc *= 2; }\n\
           int j = 0; do { j += 3; } while (j < t);\n\
           o[t] = clampi(acc, 50) * 1000 + j;\n}";
-    let r = run(src, "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.o]\nlen=32\ninit=\"const\"\nvalue=-9\n").unwrap();
+    let r = run(
+        src,
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.o]\nlen=32\ninit=\"const\"\nvalue=-9\n",
+    )
+    .unwrap();
     let o = array(&r, "o");
     for t in 0..32i64 {
         let expected = if t >= 20 {
@@ -178,7 +206,10 @@ fn reduction_with_barriers_in_a_loop() {
         "[kernel.reduce]\ngrid=[3]\nblock=[256]\n[kernel.reduce.args]\nn=700\n[kernel.reduce.arrays.in]\nlen=768\ninit=\"const\"\nvalue=2\n[kernel.reduce.arrays.out]\nlen=3\n",
     )
     .unwrap();
-    assert_eq!(array(&r, "out"), [Value::I(512), Value::I(512), Value::I(2 * (700 - 512))]);
+    assert_eq!(
+        array(&r, "out"),
+        [Value::I(512), Value::I(512), Value::I(2 * (700 - 512))]
+    );
     // Span: every warp waits at each of the 9 barriers for the slowest.
     let steps = r.metrics.iter().find(|m| m.metric == "steps").unwrap();
     assert!(steps.max_block_span >= steps.max_warp);
@@ -195,27 +226,57 @@ fn err(src: &str, params: &str) -> String {
 #[test]
 fn runtime_errors_are_located() {
     let p = "[kernel.k]\ngrid=[2]\nblock=[32]\n[kernel.k.arrays.a]\nlen=40\n";
-    let e = run("__global__ void k(int *a) {\n a[blockIdx.x * 32 + threadIdx.x] = 1; }", p).unwrap_err();
-    assert!(e.message.contains("out-of-bounds access `a[40]`"), "{}", e.message);
+    let e = run(
+        "__global__ void k(int *a) {\n a[blockIdx.x * 32 + threadIdx.x] = 1; }",
+        p,
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("out-of-bounds access `a[40]`"),
+        "{}",
+        e.message
+    );
     assert_eq!((e.block, e.thread), ([1, 0, 0], [8, 0, 0]));
-    assert!(err("__global__ void k(int *a) { a[threadIdx.x] = 5 / (int)(threadIdx.x % 3); }", p).contains("division by zero"));
-    assert!(err("__global__ void k(int *a) { if (threadIdx.x < 5) __syncthreads(); }", p).contains("only part of the block"));
+    assert!(err(
+        "__global__ void k(int *a) { a[threadIdx.x] = 5 / (int)(threadIdx.x % 3); }",
+        p
+    )
+    .contains("division by zero"));
+    assert!(err(
+        "__global__ void k(int *a) { if (threadIdx.x < 5) __syncthreads(); }",
+        p
+    )
+    .contains("only part of the block"));
     assert!(err("__global__ void k(int *a) { a[0] = threadIdx.x; }", p).contains("data race"));
     let spin = "__global__ void k(int *a) { int i = 0; while (a[0] == 0) { i++; } }";
     let parsed = parse_source(SourceFile::new("t.cu", spin));
     let kernel = lower_kernel(&parsed, "k").unwrap();
     let pf = ParamFile::from_toml(p).unwrap();
     let inputs = inputs_from_spec(&kernel, &pf.kernel["k"]).unwrap();
-    let opts = SimOptions { step_budget: 10_000, ..SimOptions::default() };
-    assert!(simulate(&kernel, &inputs, &opts).unwrap_err().message.contains("step budget"));
+    let opts = SimOptions {
+        step_budget: 10_000,
+        ..SimOptions::default()
+    };
+    assert!(simulate(&kernel, &inputs, &opts)
+        .unwrap_err()
+        .message
+        .contains("step budget"));
 }
 
 #[test]
 fn results_do_not_depend_on_thread_count() {
     let src = "__global__ void k(float *a, float *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * 2.0f + (i % 7 == 0 ? 1.0f : 0.0f); }";
     let params = "[kernel.k]\ngrid=[64]\nblock=[96]\n[kernel.k.args]\nn=6000\n[kernel.k.arrays.a]\nlen=6144\ninit=\"random\"\nseed=4\nmin=-1\nmax=1\n[kernel.k.arrays.b]\nlen=6144\n";
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run(src, params).unwrap());
-    let many = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| run(src, params).unwrap());
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| run(src, params).unwrap());
+    let many = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+        .install(|| run(src, params).unwrap());
     assert_eq!(one, many);
 }
 

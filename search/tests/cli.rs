@@ -12,7 +12,11 @@ fn copper(args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
@@ -32,9 +36,17 @@ fn assert_clean_failure(o: &Output, status: i32, needle: &str) {
 
 #[test]
 fn missing_file_and_directory() {
-    assert_clean_failure(&copper(&["parse", "/nonexistent/k.cu"]), 2, "cannot read file");
+    assert_clean_failure(
+        &copper(&["parse", "/nonexistent/k.cu"]),
+        2,
+        "cannot read file",
+    );
     let dir = std::env::temp_dir();
-    assert_clean_failure(&copper(&["parse", dir.to_str().unwrap()]), 2, "is a directory");
+    assert_clean_failure(
+        &copper(&["parse", dir.to_str().unwrap()]),
+        2,
+        "is a directory",
+    );
 }
 
 #[test]
@@ -42,15 +54,27 @@ fn binary_non_utf8_and_huge_files() {
     let bin = scratch("bin.cu", &[0x7f, b'E', b'L', b'F', 0, 1, 2]);
     assert_clean_failure(&copper(&["parse", bin.to_str().unwrap()]), 2, "binary file");
     let latin1 = scratch("latin1.cu", b"// caf\xe9\n__global__ void k() {}\n");
-    assert_clean_failure(&copper(&["parse", latin1.to_str().unwrap()]), 2, "not valid UTF-8");
+    assert_clean_failure(
+        &copper(&["parse", latin1.to_str().unwrap()]),
+        2,
+        "not valid UTF-8",
+    );
     let huge = scratch("huge.cu", &vec![b' '; 50 * 1024 * 1024]);
-    assert_clean_failure(&copper(&["parse", huge.to_str().unwrap()]), 2, "copper reads source files up to");
+    assert_clean_failure(
+        &copper(&["parse", huge.to_str().unwrap()]),
+        2,
+        "copper reads source files up to",
+    );
     let _ = std::fs::remove_file(huge);
 }
 
 #[test]
 fn deep_nesting_is_a_located_diagnostic() {
-    let src = format!("__global__ void k(int* a) {{\n  a[0] = {}1{};\n}}\n", "(".repeat(10_000), ")".repeat(10_000));
+    let src = format!(
+        "__global__ void k(int* a) {{\n  a[0] = {}1{};\n}}\n",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
     let p = scratch("deep.cu", src.as_bytes());
     let o = copper(&["parse", p.to_str().unwrap()]);
     assert_clean_failure(&o, 1, "deep.cu:2:");
@@ -68,7 +92,10 @@ fn one_bad_kernel_does_not_stop_the_others() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("mixed.cu:3:10: error[syntax]"), "{t}");
-    assert!(t.contains("mixed.cu:5:1: error[unsupported]: kernel `tmpl` is a template"), "{t}");
+    assert!(
+        t.contains("mixed.cu:5:1: error[unsupported]: kernel `tmpl` is a template"),
+        "{t}"
+    );
     assert!(t.contains("kernel good(int *a, int n)"), "{t}");
     assert!(t.contains("grid (1, 1, 1) block (32, 1, 1)"), "{t}");
     let fmt = copper(&["fmt", p.to_str().unwrap(), "--kernel", "good"]);
@@ -77,10 +104,135 @@ fn one_bad_kernel_does_not_stop_the_others() {
 
 #[test]
 fn json_output_is_valid() {
-    let p = scratch("j.cu", b"__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }\n");
+    let p = scratch(
+        "j.cu",
+        b"__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }\n",
+    );
     let o = copper(&["kernels", "--format", "json", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     assert_eq!(v["functions"][0]["name"], "k");
     assert_eq!(v["functions"][0]["kind"], "global");
+}
+
+const VADD: &str = "__global__ void vadd(const float *a, float *b, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) b[i] = a[i] * 2.0f;\n}\n";
+
+fn vadd_params(extra: &str) -> String {
+    format!("[kernel.vadd]\ngrid = [2]\nblock = [64]\n[kernel.vadd.args]\nn = 100\n{extra}")
+}
+
+const ARRAYS: &str =
+    "[kernel.vadd.arrays.a]\nlen = 128\ninit = \"random\"\n[kernel.vadd.arrays.b]\nlen = 128\n";
+
+#[test]
+fn simulate_reports_costs_sites_and_dumps_arrays() {
+    let cu = scratch("vadd.cu", VADD.as_bytes());
+    scratch("vadd.toml", vadd_params(ARRAYS).as_bytes());
+    let dump = cu.with_file_name("dump.json");
+    let o = copper(&[
+        "simulate",
+        cu.to_str().unwrap(),
+        "--dump",
+        dump.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("2 blocks, 4 warps"), "{t}");
+    assert!(
+        t.contains("vadd.cu:3:14: b[i] (global write): 4 requests"),
+        "{t}"
+    );
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(d["vadd"]["b"].as_array().unwrap().len(), 128);
+    assert_eq!(d["vadd"]["b"][127], 0.0);
+    let j = copper(&[
+        "simulate",
+        cu.to_str().unwrap(),
+        "--format",
+        "json",
+        "--metric",
+        "sectors",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert_eq!(v["kernels"][0]["metrics"][0]["metric"], "sectors");
+}
+
+#[test]
+fn simulate_bad_parameter_files() {
+    let cu = scratch("vadd2.cu", VADD.as_bytes());
+    let cases = [
+        (
+            vadd_params(ARRAYS).replace("n = 100\n", ""),
+            2,
+            "gives no value for argument `n`",
+        ),
+        (
+            vadd_params(ARRAYS).replace("n = 100", "n = 1.5"),
+            2,
+            "argument `n` is an integer",
+        ),
+        (
+            vadd_params(ARRAYS).replace("n = 100", "n = \"x\""),
+            2,
+            "invalid parameter file",
+        ),
+        (
+            vadd_params(ARRAYS).replace("arrays.b]\nlen = 128", "arrays.b]\nlen = 50"),
+            1,
+            "out-of-bounds access `b[50]`",
+        ),
+        (
+            vadd_params(ARRAYS).replace("grid = [2]", "grid = [0]"),
+            2,
+            "0 threads",
+        ),
+        (
+            vadd_params(ARRAYS).replace("block = [64]", "block = [2048]"),
+            2,
+            "more than CUDA allows",
+        ),
+        (vadd_params(""), 2, "describes no array `a`"),
+    ];
+    for (i, (params, status, needle)) in cases.iter().enumerate() {
+        let p = scratch(&format!("bad{i}.toml"), params.as_bytes());
+        let o = copper(&[
+            "simulate",
+            cu.to_str().unwrap(),
+            "--params",
+            p.to_str().unwrap(),
+        ]);
+        assert_clean_failure(&o, *status, needle);
+    }
+    let spin = scratch("spin.cu", b"__global__ void vadd(const float *a, float *b, int n) { while (n > 0) { b[0] = 1.0f; } }\n");
+    let p = scratch(
+        "spin.toml",
+        vadd_params(ARRAYS)
+            .replace("block = [64]", "block = [1]")
+            .as_bytes(),
+    );
+    let o = copper(&[
+        "simulate",
+        spin.to_str().unwrap(),
+        "--params",
+        p.to_str().unwrap(),
+        "--max-steps",
+        "100000",
+    ]);
+    assert_clean_failure(&o, 1, "step budget");
+    assert_clean_failure(
+        &copper(&[
+            "simulate",
+            cu.to_str().unwrap(),
+            "--params",
+            "/nonexistent.toml",
+        ]),
+        2,
+        "cannot read parameter file",
+    );
+    assert_clean_failure(
+        &copper(&["simulate", cu.to_str().unwrap(), "--metric", "bogus"]),
+        2,
+        "unknown metric `bogus`",
+    );
 }

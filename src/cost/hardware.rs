@@ -21,7 +21,12 @@ pub struct Hardware {
 
 impl Default for Hardware {
     fn default() -> Hardware {
-        Hardware { warp_size: 32, transaction_bytes: 32, banks: 32, bank_bytes: 4 }
+        Hardware {
+            warp_size: 32,
+            transaction_bytes: 32,
+            banks: 32,
+            bank_bytes: 4,
+        }
     }
 }
 
@@ -31,7 +36,11 @@ impl Hardware {
         if self.warp_size == 0 || self.warp_size > 32 {
             return Err(format!("warp_size must be 1..=32, got {}", self.warp_size));
         }
-        for (name, v) in [("transaction_bytes", self.transaction_bytes), ("banks", self.banks), ("bank_bytes", self.bank_bytes)] {
+        for (name, v) in [
+            ("transaction_bytes", self.transaction_bytes),
+            ("banks", self.banks),
+            ("bank_bytes", self.bank_bytes),
+        ] {
             if v == 0 || !v.is_power_of_two() {
                 return Err(format!("{name} must be a positive power of two, got {v}"));
             }
@@ -119,7 +128,10 @@ mod tests {
         assert_eq!(hw.mem_reads(&lanes(|t| t), 8), 8);
         // all lanes on one element: 1.
         assert_eq!(hw.mem_reads(&lanes(|_| 7), 4), 1);
-        let lines = Hardware { transaction_bytes: 128, ..hw };
+        let lines = Hardware {
+            transaction_bytes: 128,
+            ..hw
+        };
         assert_eq!(lines.mem_reads(&lanes(|t| t), 4), 1);
         assert_eq!(lines.mem_reads(&lanes(|t| t + 1), 4), 2);
         assert_eq!(hw.mem_reads(&[], 4), 0);

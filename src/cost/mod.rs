@@ -148,9 +148,19 @@ impl CostTable {
     /// Whether every cost is nonnegative for every `n ≥ 1` (what soundness
     /// of the analysis needs).
     pub fn is_nonnegative(&self) -> bool {
-        let scalars = [self.var, self.konst, self.param, self.op, self.vwrite, self.test, self.div, self.sync];
+        let scalars = [
+            self.var,
+            self.konst,
+            self.param,
+            self.op,
+            self.vwrite,
+            self.test,
+            self.div,
+            self.sync,
+        ];
         let mems = [self.gread, self.gwrite, self.sread, self.swrite];
-        scalars.iter().all(|c| *c >= 0.0) && mems.iter().all(|m| m.per >= 0.0 && m.per + m.base >= 0.0)
+        scalars.iter().all(|c| *c >= 0.0)
+            && mems.iter().all(|m| m.per >= 0.0 && m.per + m.base >= 0.0)
     }
 }
 
@@ -171,7 +181,11 @@ pub const BUILTIN_METRICS: [&str; 5] = ["wsteps", "steps", "sectors", "conflicts
 impl Metric {
     /// A metric whose span projection equals its work projection.
     pub fn uniform(name: &str, t: CostTable) -> Metric {
-        Metric { name: name.into(), work: t, span: t }
+        Metric {
+            name: name.into(),
+            work: t,
+            span: t,
+        }
     }
 
     /// A built-in metric by name:
@@ -215,7 +229,10 @@ impl Metric {
                 swrite: mem(1.0, -1.0),
                 ..CostTable::default()
             },
-            "divwarps" => CostTable { div: 1.0, ..CostTable::default() },
+            "divwarps" => CostTable {
+                div: 1.0,
+                ..CostTable::default()
+            },
             _ => return None,
         };
         Some(Metric::uniform(name, t))
@@ -245,9 +262,15 @@ pub fn metrics_from_toml(text: &str) -> Result<Vec<Metric>, String> {
     let f: File = toml::from_str(text).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for (name, spec) in f.metric {
-        let m = Metric { name: name.clone(), work: spec.work, span: spec.span.unwrap_or(spec.work) };
+        let m = Metric {
+            name: name.clone(),
+            work: spec.work,
+            span: spec.span.unwrap_or(spec.work),
+        };
         if !m.work.is_nonnegative() || !m.span.is_nonnegative() {
-            return Err(format!("metric `{name}` has a negative cost; costs must be nonnegative for every access"));
+            return Err(format!(
+                "metric `{name}` has a negative cost; costs must be nonnegative for every access"
+            ));
         }
         out.push(m);
     }

@@ -471,7 +471,13 @@ impl BinOp {
     pub fn is_commutative(self) -> bool {
         matches!(
             self,
-            BinOp::Mul | BinOp::Add | BinOp::Eq | BinOp::Ne | BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr
+            BinOp::Mul
+                | BinOp::Add
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::BitAnd
+                | BinOp::BitXor
+                | BinOp::BitOr
         )
     }
 }

@@ -134,7 +134,9 @@ impl<'a> Converter<'a> {
             match &d.node {
                 c::DerivedDeclarator::Pointer(q) => ret.pointers.push(self.ptr_qual(q)),
                 c::DerivedDeclarator::Function(fd) => params = Some(self.params(&fd.node)?),
-                c::DerivedDeclarator::KRFunction(ids) if ids.is_empty() => params = Some(Vec::new()),
+                c::DerivedDeclarator::KRFunction(ids) if ids.is_empty() => {
+                    params = Some(Vec::new())
+                }
                 _ => return self.unsupported(d.span, "K&R-style or array-returning functions"),
             }
         }
@@ -162,7 +164,10 @@ impl<'a> Converter<'a> {
 
     fn params(&mut self, fd: &c::FunctionDeclarator) -> Result<Vec<Param>> {
         if let c::Ellipsis::Some = fd.ellipsis {
-            return self.err(lang_c::span::Span::none(), "variadic functions are not supported in kernels");
+            return self.err(
+                lang_c::span::Span::none(),
+                "variadic functions are not supported in kernels",
+            );
         }
         let mut out = Vec::new();
         for p in &fd.parameters {
@@ -181,13 +186,21 @@ impl<'a> Converter<'a> {
                 }
                 return self.err(p.span, "`void` parameter");
             }
-            out.push(Param { meta, ty, name, dims });
+            out.push(Param {
+                meta,
+                ty,
+                name,
+                dims,
+            });
         }
         Ok(out)
     }
 
     /// Base type and storage-class words (`static`, `extern`, `inline`).
-    fn specifiers(&mut self, specs: &[Node<c::DeclarationSpecifier>]) -> Result<(Type, Vec<&'static str>)> {
+    fn specifiers(
+        &mut self,
+        specs: &[Node<c::DeclarationSpecifier>],
+    ) -> Result<(Type, Vec<&'static str>)> {
         let mut ts = Vec::new();
         let mut storage = Vec::new();
         let mut is_const = false;
@@ -210,9 +223,13 @@ impl<'a> Converter<'a> {
                 }),
                 c::DeclarationSpecifier::Function(fs) => match fs.node {
                     c::FunctionSpecifier::Inline => storage.push("inline"),
-                    c::FunctionSpecifier::Noreturn => return self.unsupported(fs.span, "`_Noreturn` functions"),
+                    c::FunctionSpecifier::Noreturn => {
+                        return self.unsupported(fs.span, "`_Noreturn` functions")
+                    }
                 },
-                c::DeclarationSpecifier::Alignment(a) => return self.unsupported(a.span, "alignment specifiers"),
+                c::DeclarationSpecifier::Alignment(a) => {
+                    return self.unsupported(a.span, "alignment specifiers")
+                }
                 c::DeclarationSpecifier::Extension(_) => {}
             }
         }
@@ -281,8 +298,14 @@ impl<'a> Converter<'a> {
             (Some("float"), false, false, 0) => BaseType::Float,
             (Some("double"), false, false, 0) => BaseType::Double,
             _ => {
-                let span = ts.first().map(|t| t.span).unwrap_or_else(lang_c::span::Span::none);
-                return self.unsupported(span, "this combination of type specifiers (e.g. `long double`)");
+                let span = ts
+                    .first()
+                    .map(|t| t.span)
+                    .unwrap_or_else(lang_c::span::Span::none);
+                return self.unsupported(
+                    span,
+                    "this combination of type specifiers (e.g. `long double`)",
+                );
             }
         })
     }
@@ -303,12 +326,19 @@ impl<'a> Converter<'a> {
     }
 
     /// Type, name and array dimensions of a declarator.
-    fn declarator(&mut self, mut ty: Type, d: &Node<c::Declarator>) -> Result<(Type, String, Vec<Option<Expr>>)> {
+    fn declarator(
+        &mut self,
+        mut ty: Type,
+        d: &Node<c::Declarator>,
+    ) -> Result<(Type, String, Vec<Option<Expr>>)> {
         let name = match &d.node.kind.node {
             c::DeclaratorKind::Identifier(id) => id.node.name.clone(),
             c::DeclaratorKind::Abstract => String::new(),
             c::DeclaratorKind::Declarator(_) => {
-                return self.unsupported(d.span, "parenthesized declarators (pointers to arrays or functions)")
+                return self.unsupported(
+                    d.span,
+                    "parenthesized declarators (pointers to arrays or functions)",
+                )
             }
         };
         let mut dims = Vec::new();
@@ -325,7 +355,9 @@ impl<'a> Converter<'a> {
                     c::ArraySize::VariableExpression(e) | c::ArraySize::StaticExpression(e) => {
                         Some(self.expr(e)?)
                     }
-                    c::ArraySize::VariableUnknown => return self.unsupported(a.span, "`[*]` array sizes"),
+                    c::ArraySize::VariableUnknown => {
+                        return self.unsupported(a.span, "`[*]` array sizes")
+                    }
                 }),
                 _ => return self.unsupported(dd.span, "function declarators inside functions"),
             }
@@ -427,7 +459,11 @@ impl<'a> Converter<'a> {
         }
     }
 
-    fn block_items(&mut self, items: &[Node<c::BlockItem>], span: lang_c::span::Span) -> Result<Vec<Stmt>> {
+    fn block_items(
+        &mut self,
+        items: &[Node<c::BlockItem>],
+        span: lang_c::span::Span,
+    ) -> Result<Vec<Stmt>> {
         let mut out = Vec::new();
         for item in items {
             let start = self.file_span(item.span).start;
@@ -442,7 +478,9 @@ impl<'a> Converter<'a> {
                     });
                 }
                 c::BlockItem::Statement(s) => out.push(self.stmt(s)?),
-                c::BlockItem::StaticAssert(s) => return self.unsupported(s.span, "static assertions"),
+                c::BlockItem::StaticAssert(s) => {
+                    return self.unsupported(s.span, "static assertions")
+                }
             }
         }
         let end = self.file_span(span).end;
@@ -494,7 +532,9 @@ impl<'a> Converter<'a> {
                             kind: StmtKind::Decl(self.declaration(d)?),
                         }))
                     }
-                    c::ForInitializer::StaticAssert(a) => return self.unsupported(a.span, "static assertions"),
+                    c::ForInitializer::StaticAssert(a) => {
+                        return self.unsupported(a.span, "static assertions")
+                    }
                 };
                 StmtKind::For {
                     init,
@@ -523,7 +563,12 @@ impl<'a> Converter<'a> {
             c::Statement::Asm(_) => return self.unsupported(s.span, "inline assembly statements"),
             c::Statement::Labeled(l) => match l.node.label.node {
                 c::Label::Identifier(_) => return self.unsupported(s.span, "statement labels"),
-                _ => return self.unsupported(s.span, "`case` labels outside the top level of a `switch` body"),
+                _ => {
+                    return self.unsupported(
+                        s.span,
+                        "`case` labels outside the top level of a `switch` body",
+                    )
+                }
             },
         };
         Ok(Stmt { meta, kind })
@@ -541,7 +586,9 @@ impl<'a> Converter<'a> {
                 c::BlockItem::Declaration(d) => {
                     return self.unsupported(d.span, "declarations directly inside a `switch` body")
                 }
-                c::BlockItem::StaticAssert(a) => return self.unsupported(a.span, "static assertions"),
+                c::BlockItem::StaticAssert(a) => {
+                    return self.unsupported(a.span, "static assertions")
+                }
             };
             while let c::Statement::Labeled(l) = &stmt.node {
                 let label = match &l.node.label.node {
@@ -566,7 +613,12 @@ impl<'a> Converter<'a> {
             let converted = self.stmt(stmt)?;
             match cases.last_mut() {
                 Some(last) => last.body.push(converted),
-                None => return self.unsupported(stmt.span, "statements before the first `case` of a `switch`"),
+                None => {
+                    return self.unsupported(
+                        stmt.span,
+                        "statements before the first `case` of a `switch`",
+                    )
+                }
             }
         }
         Ok(cases)
@@ -621,9 +673,10 @@ impl<'a> Converter<'a> {
                 };
                 ExprKind::Unary(op, self.bx(&u.node.operand)?)
             }
-            c::Expression::Cast(cast) => {
-                ExprKind::Cast(self.type_name(&cast.node.type_name)?, self.bx(&cast.node.expression)?)
-            }
+            c::Expression::Cast(cast) => ExprKind::Cast(
+                self.type_name(&cast.node.type_name)?,
+                self.bx(&cast.node.expression)?,
+            ),
             c::Expression::BinaryOperator(b) => self.binary(b)?,
             c::Expression::Conditional(k) => ExprKind::Cond(
                 self.bx(&k.node.condition)?,
@@ -637,12 +690,20 @@ impl<'a> Converter<'a> {
                 }
                 ExprKind::Comma(out)
             }
-            c::Expression::CompoundLiteral(_) => return self.unsupported(e.span, "compound literals"),
-            c::Expression::GenericSelection(_) => return self.unsupported(e.span, "`_Generic` selections"),
+            c::Expression::CompoundLiteral(_) => {
+                return self.unsupported(e.span, "compound literals")
+            }
+            c::Expression::GenericSelection(_) => {
+                return self.unsupported(e.span, "`_Generic` selections")
+            }
             c::Expression::AlignOf(_) => return self.unsupported(e.span, "`_Alignof` expressions"),
-            c::Expression::OffsetOf(_) => return self.unsupported(e.span, "`offsetof` expressions"),
+            c::Expression::OffsetOf(_) => {
+                return self.unsupported(e.span, "`offsetof` expressions")
+            }
             c::Expression::VaArg(_) => return self.unsupported(e.span, "`va_arg` expressions"),
-            c::Expression::Statement(_) => return self.unsupported(e.span, "statement expressions"),
+            c::Expression::Statement(_) => {
+                return self.unsupported(e.span, "statement expressions")
+            }
         };
         Ok(Expr { meta, kind })
     }
@@ -738,7 +799,12 @@ impl<'a> Converter<'a> {
                 let digits = if digits.is_empty() { "0" } else { digits };
                 let value = match u64::from_str_radix(&digits.replace('\'', ""), radix) {
                     Ok(v) => v,
-                    Err(_) => return self.err(span, format!("integer literal `{}` does not fit in 64 bits", i.number)),
+                    Err(_) => {
+                        return self.err(
+                            span,
+                            format!("integer literal `{}` does not fit in 64 bits", i.number),
+                        )
+                    }
                 };
                 if i.suffix.imaginary {
                     return self.unsupported(span, "imaginary literals");
@@ -759,7 +825,9 @@ impl<'a> Converter<'a> {
                 match f.suffix.format {
                     c::FloatFormat::Float => text.push('f'),
                     c::FloatFormat::Double => {}
-                    _ => return self.unsupported(span, "`long double` and extended float literals"),
+                    _ => {
+                        return self.unsupported(span, "`long double` and extended float literals")
+                    }
                 }
                 if f.base == c::FloatBase::Hexadecimal {
                     text = format!("0x{text}");

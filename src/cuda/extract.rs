@@ -1,8 +1,8 @@
 //! Finds kernels, device functions, macros, type declarations, device globals
 //! and launch sites in a whole `.cu` file without parsing host code.
 
-use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
 use super::ast::FnKind;
+use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
 use crate::source::Span;
 
 /// A `__global__`/`__device__` function definition found in the file.
@@ -266,7 +266,10 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
                 break;
             }
         }
-        template = Some(Span::new(toks[first].start, toks[j.min(toks.len()) - 1].end));
+        template = Some(Span::new(
+            toks[first].start,
+            toks[j.min(toks.len()) - 1].end,
+        ));
         first = j;
     }
     let mut is_global = false;
@@ -282,10 +285,10 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
             "__device__" => is_device = true,
             "__host__" => is_host = true,
             "__constant__" | "__managed__" | "__shared__" => is_var_space = true,
-            "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__align__" => {
-                if toks.get(j + 1).is_some_and(|t| t.is(src, "(")) {
-                    j = matching(src, toks, j + 1)?;
-                }
+            "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__align__"
+                if toks.get(j + 1).is_some_and(|t| t.is(src, "(")) =>
+            {
+                j = matching(src, toks, j + 1)?;
             }
             "(" => {
                 let close = matching(src, toks, j)?;
@@ -387,7 +390,10 @@ fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) ->
         return None;
     }
     let body = &toks[i..=end];
-    if body.iter().any(|t| matches!(t.text(src), "::" | "<" | "template" | "class")) {
+    if body
+        .iter()
+        .any(|t| matches!(t.text(src), "::" | "<" | "template" | "class"))
+    {
         return Some(end + 1);
     }
     let mut names = Vec::new();
@@ -407,7 +413,10 @@ fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) ->
     names.extend(declared_names(src, &body[brace_end..]));
     if toks[i].is(src, "typedef") && brace_end == 0 {
         names = declared_names(src, &body[1..]);
-        if let Some(fp) = body.windows(3).find(|w| w[0].is(src, "(") && w[1].is(src, "*")) {
+        if let Some(fp) = body
+            .windows(3)
+            .find(|w| w[0].is(src, "(") && w[1].is(src, "*"))
+        {
             names = vec![fp[2].text(src).to_string()];
         }
     }
@@ -503,7 +512,11 @@ int main() {
     #[test]
     fn finds_functions_in_host_code() {
         let ex = extract(FILE);
-        let names: Vec<_> = ex.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+        let names: Vec<_> = ex
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.kind))
+            .collect();
         assert_eq!(
             names,
             [
@@ -523,8 +536,15 @@ int main() {
     #[test]
     fn finds_macros_types_globals_launches() {
         let ex = extract(FILE);
-        let m: Vec<_> = ex.macros.iter().map(|m| (m.name.as_str(), m.params.clone())).collect();
-        assert_eq!(m, [("N", None), ("IDX", Some(vec!["r".into(), "c".into()]))]);
+        let m: Vec<_> = ex
+            .macros
+            .iter()
+            .map(|m| (m.name.as_str(), m.params.clone()))
+            .collect();
+        assert_eq!(
+            m,
+            [("N", None), ("IDX", Some(vec!["r".into(), "c".into()]))]
+        );
         assert_eq!(ex.macros[1].body.join(" "), "( ( r ) * N + ( c ) )");
         let t: Vec<_> = ex.types.iter().map(|t| t.names.clone()).collect();
         assert_eq!(t, [vec!["Point".to_string()], vec!["u32".to_string()]]);

@@ -37,7 +37,11 @@ pub fn resolve_launches(src: &str, ex: &Extracted, macros: &MacroTable) -> Vec<L
 fn shape(src: &str, arg: &str, macros: &MacroTable, before: usize) -> Option<[u64; 3]> {
     let toks = expand_all(&token_texts(arg), macros)?;
     if let [name] = toks.as_slice() {
-        if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+        if name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        {
             return variable_shape(src, name, macros, before);
         }
     }
@@ -77,8 +81,13 @@ fn variable_shape(src: &str, name: &str, macros: &MacroTable, before: usize) -> 
     let pos = (1..texts.len()).rev().find(|&i| {
         texts[i] == name
             && toks[i].kind == TokKind::Ident
-            && matches!(texts[i - 1], "dim3" | "int" | "unsigned" | "size_t" | "const")
-            && texts.get(i + 1).is_some_and(|n| matches!(*n, "(" | "=" | "{"))
+            && matches!(
+                texts[i - 1],
+                "dim3" | "int" | "unsigned" | "size_t" | "const"
+            )
+            && texts
+                .get(i + 1)
+                .is_some_and(|n| matches!(*n, "(" | "=" | "{"))
     })?;
     let is_dim3 = texts[..pos].iter().rev().take(3).any(|t| *t == "dim3");
     let end = (pos..texts.len()).find(|&i| texts[i] == ";")?;
@@ -120,20 +129,36 @@ fn const_value(toks: &[String]) -> Option<u64> {
 
 fn sum(t: &[String], p: &mut usize) -> Option<i128> {
     let mut v = product(t, p)?;
-    while let Some(op) = t.get(*p).map(String::as_str).filter(|o| matches!(*o, "+" | "-")) {
+    while let Some(op) = t
+        .get(*p)
+        .map(String::as_str)
+        .filter(|o| matches!(*o, "+" | "-"))
+    {
         *p += 1;
         let r = product(t, p)?;
-        v = if op == "+" { v.checked_add(r)? } else { v.checked_sub(r)? };
+        v = if op == "+" {
+            v.checked_add(r)?
+        } else {
+            v.checked_sub(r)?
+        };
     }
     Some(v)
 }
 
 fn product(t: &[String], p: &mut usize) -> Option<i128> {
     let mut v = atom(t, p)?;
-    while let Some(op) = t.get(*p).map(String::as_str).filter(|o| matches!(*o, "*" | "/")) {
+    while let Some(op) = t
+        .get(*p)
+        .map(String::as_str)
+        .filter(|o| matches!(*o, "*" | "/"))
+    {
         *p += 1;
         let r = atom(t, p)?;
-        v = if op == "*" { v.checked_mul(r)? } else { v.checked_div(r)? };
+        v = if op == "*" {
+            v.checked_mul(r)?
+        } else {
+            v.checked_div(r)?
+        };
     }
     Some(v)
 }
@@ -148,7 +173,10 @@ fn atom(t: &[String], p: &mut usize) -> Option<i128> {
         return Some(v);
     }
     let digits = tok.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         return i128::from_str_radix(hex, 16).ok();
     }
     digits.parse().ok()
@@ -159,10 +187,15 @@ mod tests {
     use super::*;
     use crate::cuda::extract::extract;
 
-    fn shapes(src: &str) -> Vec<(Option<[u64; 3]>, Option<[u64; 3]>)> {
+    type Dims = Option<[u64; 3]>;
+
+    fn shapes(src: &str) -> Vec<(Dims, Dims)> {
         let ex = extract(src);
         let m = MacroTable::new(&ex.macros);
-        resolve_launches(src, &ex, &m).into_iter().map(|l| (l.grid, l.block)).collect()
+        resolve_launches(src, &ex, &m)
+            .into_iter()
+            .map(|l| (l.grid, l.block))
+            .collect()
     }
 
     #[test]

@@ -47,10 +47,9 @@ impl Token {
 }
 
 const PUNCTS: [&str; 49] = [
-    "<<<", ">>>", "<<=", ">>=", "...", "->*", "->", "++", "--", "<<", ">>", "<=", ">=", "==",
-    "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::", "##", ".*", "{", "}",
-    "[", "]", "(", ")", ";", ",", "<", ">", "=", "+", "-", "*", "/", "%", "&", "|", "^", "!",
-    "~",
+    "<<<", ">>>", "<<=", ">>=", "...", "->*", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=",
+    "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::", "##", ".*", "{", "}", "[",
+    "]", "(", ")", ";", ",", "<", ">", "=", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~",
 ];
 
 /// Splits `src` into tokens, skipping whitespace and comments.
@@ -108,14 +107,22 @@ fn tokenize_with(src: &str, directives: bool) -> Vec<Token> {
             if i < b.len() && b[i] == b'"' && is_raw_prefix(&src[start..i]) {
                 i = raw_string_end(b, i);
                 kind = TokKind::Str;
-            } else if i < b.len() && (b[i] == b'"' || b[i] == b'\'') && is_literal_prefix(&src[start..i]) {
+            } else if i < b.len()
+                && (b[i] == b'"' || b[i] == b'\'')
+                && is_literal_prefix(&src[start..i])
+            {
                 let q = b[i];
                 i = quoted_end(b, i, q);
-                kind = if q == b'"' { TokKind::Str } else { TokKind::Char };
+                kind = if q == b'"' {
+                    TokKind::Str
+                } else {
+                    TokKind::Char
+                };
             } else {
                 kind = TokKind::Ident;
             }
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
             i = number_end(b, i);
             kind = TokKind::Number;
         } else {
@@ -197,9 +204,9 @@ fn ident_end(b: &[u8], mut i: usize) -> usize {
 fn number_end(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         let c = b[i];
-        if (c == b'+' || c == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-            i += 1;
-        } else if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'' {
+        let exponent_sign =
+            (c == b'+' || c == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+        if exponent_sign || c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'' {
             i += 1;
         } else {
             break;
@@ -244,7 +251,10 @@ mod tests {
     #[test]
     fn skips_comments_and_keeps_literals_whole() {
         let src = "a /* x { */ b // y }\n\"s}\\\"\" 'c' R\"d(})d\" 1.5e+3f";
-        assert_eq!(texts(src), ["a", "b", "\"s}\\\"\"", "'c'", "R\"d(})d\"", "1.5e+3f"]);
+        assert_eq!(
+            texts(src),
+            ["a", "b", "\"s}\\\"\"", "'c'", "R\"d(})d\"", "1.5e+3f"]
+        );
     }
 
     #[test]
@@ -258,7 +268,10 @@ mod tests {
 
     #[test]
     fn launch_chevrons_are_single_tokens() {
-        assert_eq!(texts("k<<<g, b>>>(x);"), ["k", "<<<", "g", ",", "b", ">>>", "(", "x", ")", ";"]);
+        assert_eq!(
+            texts("k<<<g, b>>>(x);"),
+            ["k", "<<<", "g", ",", "b", ">>>", "(", "x", ")", ";"]
+        );
     }
 
     #[test]

@@ -33,8 +33,14 @@ pub enum MacroError {
 impl std::fmt::Display for MacroError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            MacroError::TooLarge(n) => write!(f, "expansion of macro `{n}` is too deep or too large"),
-            MacroError::Arity { name, expected, got } => write!(
+            MacroError::TooLarge(n) => {
+                write!(f, "expansion of macro `{n}` is too deep or too large")
+            }
+            MacroError::Arity {
+                name,
+                expected,
+                got,
+            } => write!(
                 f,
                 "macro `{name}` takes {expected} argument(s) but {got} were given"
             ),
@@ -118,7 +124,10 @@ impl MacroTable {
             let t = &body[i];
             if t == "#" {
                 if let Some(p) = body.get(i + 1).and_then(|n| param_index(n)) {
-                    out.push(format!("\"{}\"", args[p].join(" ").replace('\\', "\\\\").replace('"', "\\\"")));
+                    out.push(format!(
+                        "\"{}\"",
+                        args[p].join(" ").replace('\\', "\\\\").replace('"', "\\\"")
+                    ));
                     i += 2;
                     continue;
                 }
@@ -203,7 +212,9 @@ fn split_token_args(toks: &[String], open: usize) -> (Vec<Vec<String>>, usize) {
             "(" | "[" | "{" => {
                 depth += 1;
                 if depth > 1 {
-                    args.last_mut().map(|a| a.push(t.to_string()));
+                    if let Some(a) = args.last_mut() {
+                        a.push(t.to_string());
+                    }
                 }
             }
             ")" | "]" | "}" => {
@@ -211,11 +222,15 @@ fn split_token_args(toks: &[String], open: usize) -> (Vec<Vec<String>>, usize) {
                 if depth == 0 {
                     return (args, i + 1);
                 }
-                args.last_mut().map(|a| a.push(t.to_string()));
+                if let Some(a) = args.last_mut() {
+                    a.push(t.to_string());
+                }
             }
             "," if depth == 1 => args.push(Vec::new()),
             _ => {
-                args.last_mut().map(|a| a.push(t.to_string()));
+                if let Some(a) = args.last_mut() {
+                    a.push(t.to_string());
+                }
             }
         }
         i += 1;
@@ -225,7 +240,10 @@ fn split_token_args(toks: &[String], open: usize) -> (Vec<Vec<String>>, usize) {
 
 /// Token texts of a piece of source.
 pub fn token_texts(src: &str) -> Vec<String> {
-    tokenize(src).iter().map(|t| t.text(src).to_string()).collect()
+    tokenize(src)
+        .iter()
+        .map(|t| t.text(src).to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -245,7 +263,10 @@ mod tests {
     fn object_and_function_like() {
         let defs = "#define N 16\n#define IDX(r,c) ((r)*N+(c))\n";
         assert_eq!(expand(defs, "N", &[]).unwrap(), "16");
-        assert_eq!(expand(defs, "IDX", &["i + 1", "j"]).unwrap(), "( ( i + 1 ) * 16 + ( j ) )");
+        assert_eq!(
+            expand(defs, "IDX", &["i + 1", "j"]).unwrap(),
+            "( ( i + 1 ) * 16 + ( j ) )"
+        );
     }
 
     #[test]
@@ -260,11 +281,17 @@ mod tests {
     fn mutual_recursion_is_bounded_and_arity_checked() {
         let defs = "#define A B\n#define B A\n#define F(x,y) x\n";
         assert_eq!(expand(defs, "A", &[]).unwrap(), "A");
-        assert!(matches!(expand(defs, "F", &["1"]), Err(MacroError::Arity { .. })));
+        assert!(matches!(
+            expand(defs, "F", &["1"]),
+            Err(MacroError::Arity { .. })
+        ));
         let mut big = String::new();
         for i in 0..40 {
             big.push_str(&format!("#define M{i} M{} M{}\n", i + 1, i + 1));
         }
-        assert!(matches!(expand(&big, "M0", &[]), Err(MacroError::TooLarge(_))));
+        assert!(matches!(
+            expand(&big, "M0", &[]),
+            Err(MacroError::TooLarge(_))
+        ));
     }
 }

@@ -71,7 +71,11 @@ impl ParsedFile {
     /// Every diagnostic: file-level ones, then each failed function's.
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.diagnostics.clone();
-        all.extend(self.functions.iter().filter_map(|f| f.result.as_ref().err().cloned()));
+        all.extend(
+            self.functions
+                .iter()
+                .filter_map(|f| f.result.as_ref().err().cloned()),
+        );
         all
     }
 }
@@ -197,7 +201,13 @@ impl<'a> Context<'a> {
             .iter()
             .zip(&types)
             .map(|(t, &k)| (t.span, k))
-            .chain(self.extracted.globals.iter().zip(&globals).map(|(g, &k)| (g.span, k)));
+            .chain(
+                self.extracted
+                    .globals
+                    .iter()
+                    .zip(&globals)
+                    .map(|(g, &k)| (g.span, k)),
+            );
         let mut spans: Vec<Span> = context_spans.filter(|(_, k)| *k).map(|(s, _)| s).collect();
         spans.sort();
         for s in spans {
@@ -222,7 +232,11 @@ impl<'a> Context<'a> {
                 let offset = unit.map.to_file(e.offset).unwrap_or(fallback);
                 let mut expected: Vec<&str> = e.expected.iter().copied().collect();
                 expected.sort();
-                let shown = expected.iter().take(8).map(|t| format!("`{t}`")).collect::<Vec<_>>();
+                let shown = expected
+                    .iter()
+                    .take(8)
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>();
                 let more = if expected.len() > 8 { ", …" } else { "" };
                 let found = self.source.text[offset..]
                     .split_whitespace()
@@ -242,7 +256,10 @@ impl<'a> Context<'a> {
             return Err(self.diag(
                 t.start,
                 "unsupported",
-                format!("kernel `{}` is a template; templates are not supported in kernels", item.name),
+                format!(
+                    "kernel `{}` is a template; templates are not supported in kernels",
+                    item.name
+                ),
             ));
         }
         let unit = self.unit(item.span)?;
@@ -256,10 +273,18 @@ impl<'a> Context<'a> {
         };
         let mut conv = Converter::new(&unit, IDS_PER_FUNCTION * index);
         let f = conv.function(def, item.span.start).map_err(|e| {
-            self.diag(e.offset.unwrap_or(item.name_offset), "unsupported", e.message)
+            self.diag(
+                e.offset.unwrap_or(item.name_offset),
+                "unsupported",
+                e.message,
+            )
         })?;
         if conv.next_id() >= IDS_PER_FUNCTION * (index + 1) {
-            return Err(self.diag(item.name_offset, "too-large", "function has too many AST nodes"));
+            return Err(self.diag(
+                item.name_offset,
+                "too-large",
+                "function has too many AST nodes",
+            ));
         }
         Ok(f)
     }
@@ -338,9 +363,14 @@ mod tests {
         assert_eq!(k.params.len(), 2);
         assert!(k.params[0].ty.pointers[0].is_restrict);
         assert_eq!(k.params[1].ty.base, BaseType::Named("u32".into()));
-        let StmtKind::Decl(d) = &k.body[0].kind else { panic!() };
+        let StmtKind::Decl(d) = &k.body[0].kind else {
+            panic!()
+        };
         assert_eq!(d[0].space, Space::Shared);
-        assert_eq!(d[0].dims[0].as_ref().unwrap().meta.macro_text.as_deref(), Some("BS"));
+        assert_eq!(
+            d[0].dims[0].as_ref().unwrap().meta.macro_text.as_deref(),
+            Some("BS")
+        );
         assert!(matches!(&k.body[2].kind, StmtKind::Pragma(p) if p == "unroll"));
         assert_eq!(f.globals[0].space, Space::Constant);
         assert_eq!(f.launches[0].block, Some([256, 1, 1]));

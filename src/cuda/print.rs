@@ -22,7 +22,12 @@ pub fn function(f: &Function) -> String {
         .qualifiers
         .iter()
         .partition(|q| !q.starts_with("__launch_bounds__"));
-    head.extend(before.iter().filter(|q| q.as_str() != "inline" && q.as_str() != "static").map(|q| q.to_string()));
+    head.extend(
+        before
+            .iter()
+            .filter(|q| q.as_str() != "inline" && q.as_str() != "static")
+            .map(|q| q.to_string()),
+    );
     let storage: Vec<String> = before
         .iter()
         .filter(|q| q.as_str() == "inline" || q.as_str() == "static")
@@ -81,7 +86,10 @@ pub fn type_name(t: &Type) -> String {
 fn render(doc: Doc) -> String {
     let mut out = String::new();
     let _ = doc.render_fmt(WIDTH, &mut out);
-    out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `const float` — qualifiers and base.
@@ -177,7 +185,10 @@ pub fn declaration(decls: &[VarDecl]) -> String {
 fn init(i: &Init) -> String {
     match i {
         Init::Expr(e) => expr(e, PREC_ASSIGN),
-        Init::List(items) => format!("{{{}}}", items.iter().map(init).collect::<Vec<_>>().join(", ")),
+        Init::List(items) => format!(
+            "{{{}}}",
+            items.iter().map(init).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -211,15 +222,23 @@ fn stmt(s: &Stmt) -> Doc {
         StmtKind::Block(b) => block(b),
         StmtKind::If { cond, then, els } => {
             // A then-branch `if` without `else` would capture our `else`.
-            let needs_braces = els.is_some() && matches!(&then.kind, StmtKind::If { els: None, .. });
+            let needs_braces =
+                els.is_some() && matches!(&then.kind, StmtKind::If { els: None, .. });
             let (then_doc, then_block) = if needs_braces {
-                (Doc::text(" ").append(block(std::slice::from_ref(then))), true)
+                (
+                    Doc::text(" ").append(block(std::slice::from_ref(then))),
+                    true,
+                )
             } else {
                 body(then)
             };
             let mut d = Doc::text(format!("if ({})", expr(cond, 0))).append(then_doc);
             if let Some(e) = els {
-                d = d.append(if then_block { Doc::text(" ") } else { Doc::hardline() });
+                d = d.append(if then_block {
+                    Doc::text(" ")
+                } else {
+                    Doc::hardline()
+                });
                 d = match &e.kind {
                     StmtKind::If { .. } => d.append(Doc::text("else ")).append(stmt(e)),
                     _ => d.append(Doc::text("else")).append(body(e).0),
@@ -227,7 +246,12 @@ fn stmt(s: &Stmt) -> Doc {
             }
             d
         }
-        StmtKind::For { init, cond, step, body: b } => {
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body: b,
+        } => {
             let init_text = match init {
                 None => ";".to_string(),
                 Some(s) => match &s.kind {
@@ -236,8 +260,14 @@ fn stmt(s: &Stmt) -> Doc {
                     _ => ";".to_string(),
                 },
             };
-            let cond_text = cond.as_ref().map(|c| format!(" {}", expr(c, 0))).unwrap_or_default();
-            let step_text = step.as_ref().map(|c| format!(" {}", expr(c, 0))).unwrap_or_default();
+            let cond_text = cond
+                .as_ref()
+                .map(|c| format!(" {}", expr(c, 0)))
+                .unwrap_or_default();
+            let step_text = step
+                .as_ref()
+                .map(|c| format!(" {}", expr(c, 0)))
+                .unwrap_or_default();
             Doc::text(format!("for ({init_text}{cond_text};{step_text})")).append(body(b).0)
         }
         StmtKind::While { cond, body: b } => {
@@ -247,7 +277,11 @@ fn stmt(s: &Stmt) -> Doc {
             let (d, is_block) = body(b);
             Doc::text("do")
                 .append(d)
-                .append(if is_block { Doc::text(" ") } else { Doc::hardline() })
+                .append(if is_block {
+                    Doc::text(" ")
+                } else {
+                    Doc::hardline()
+                })
                 .append(Doc::text(format!("while ({});", expr(cond, 0))))
         }
         StmtKind::Switch { cond, cases } => {
@@ -314,9 +348,10 @@ fn prec(e: &ExprKind) -> u8 {
         ExprKind::Cond(..) => PREC_COND,
         ExprKind::Binary(op, ..) => binop_prec(*op),
         ExprKind::Unary(UnOp::PostInc | UnOp::PostDec, _) => PREC_POSTFIX,
-        ExprKind::Unary(..) | ExprKind::Cast(..) | ExprKind::SizeofExpr(_) | ExprKind::SizeofType(_) => {
-            PREC_UNARY
-        }
+        ExprKind::Unary(..)
+        | ExprKind::Cast(..)
+        | ExprKind::SizeofExpr(_)
+        | ExprKind::SizeofType(_) => PREC_UNARY,
         ExprKind::Call(..) | ExprKind::Index(..) | ExprKind::Member { .. } => PREC_POSTFIX,
         _ => PREC_PRIMARY,
     }
@@ -380,23 +415,42 @@ fn expr_inner(e: &Expr) -> String {
             format!("{} {} {}", expr(l, p), op.symbol(), expr(r, p + 1))
         }
         ExprKind::Assign(op, l, r) => {
-            let sym = op.map(|o| format!("{}=", o.symbol())).unwrap_or_else(|| "=".into());
+            let sym = op
+                .map(|o| format!("{}=", o.symbol()))
+                .unwrap_or_else(|| "=".into());
             format!("{} {} {}", expr(l, PREC_UNARY), sym, expr(r, PREC_ASSIGN))
         }
         ExprKind::Cond(c, a, b) => {
-            format!("{} ? {} : {}", expr(c, PREC_COND + 1), expr(a, PREC_ASSIGN), expr(b, PREC_COND))
+            format!(
+                "{} ? {} : {}",
+                expr(c, PREC_COND + 1),
+                expr(a, PREC_ASSIGN),
+                expr(b, PREC_COND)
+            )
         }
         ExprKind::Cast(t, x) => format!("({}){}", type_name(t), expr(x, PREC_UNARY)),
         ExprKind::Call(name, args) => format!(
             "{name}({})",
-            args.iter().map(|a| expr(a, PREC_ASSIGN)).collect::<Vec<_>>().join(", ")
+            args.iter()
+                .map(|a| expr(a, PREC_ASSIGN))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         ExprKind::Index(a, i) => format!("{}[{}]", expr(a, PREC_POSTFIX), expr(i, 0)),
         ExprKind::Member { base, field, arrow } => {
-            format!("{}{}{}", expr(base, PREC_POSTFIX), if *arrow { "->" } else { "." }, field)
+            format!(
+                "{}{}{}",
+                expr(base, PREC_POSTFIX),
+                if *arrow { "->" } else { "." },
+                field
+            )
         }
         ExprKind::SizeofType(t) => format!("sizeof({})", type_name(t)),
         ExprKind::SizeofExpr(x) => format!("sizeof({})", expr(x, 0)),
-        ExprKind::Comma(xs) => xs.iter().map(|x| expr(x, PREC_ASSIGN)).collect::<Vec<_>>().join(", "),
+        ExprKind::Comma(xs) => xs
+            .iter()
+            .map(|x| expr(x, PREC_ASSIGN))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }

@@ -13,7 +13,10 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pos = 0;
     for (span, new) in sorted {
-        debug_assert!(span.start >= pos && span.end <= text.len(), "overlapping replacement");
+        debug_assert!(
+            span.start >= pos && span.end <= text.len(),
+            "overlapping replacement"
+        );
         out.push_str(&text[pos..span.start]);
         out.push_str(new);
         pos = span.end;
@@ -42,7 +45,13 @@ mod tests {
     #[test]
     fn splice_keeps_other_bytes() {
         let t = "aa BB cc DD ee";
-        let out = splice(t, &[(Span::new(9, 11), "dddd".into()), (Span::new(3, 5), "b".into())]);
+        let out = splice(
+            t,
+            &[
+                (Span::new(9, 11), "dddd".into()),
+                (Span::new(3, 5), "b".into()),
+            ],
+        );
         assert_eq!(out, "aa b cc dddd ee");
     }
 }

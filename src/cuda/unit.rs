@@ -15,15 +15,41 @@ pub const MAX_STATEMENT_TOKENS: usize = 4096;
 
 /// Typedef names CUDA provides, declared for the parser.
 pub const BUILTIN_TYPEDEFS: &[&str] = &[
-    "bool", "size_t", "ptrdiff_t", "uint", "ushort", "uchar", "ulong", "int8_t", "uint8_t",
-    "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "dim3",
-    "cudaTextureObject_t", "half", "__half",
+    "bool",
+    "size_t",
+    "ptrdiff_t",
+    "uint",
+    "ushort",
+    "uchar",
+    "ulong",
+    "int8_t",
+    "uint8_t",
+    "int16_t",
+    "uint16_t",
+    "int32_t",
+    "uint32_t",
+    "int64_t",
+    "uint64_t",
+    "dim3",
+    "cudaTextureObject_t",
+    "half",
+    "__half",
 ];
 
 /// Scalar names that have CUDA vector types `name1` … `name4`.
 const VECTOR_BASES: &[&str] = &[
-    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
-    "ulonglong", "float", "double",
+    "char",
+    "uchar",
+    "short",
+    "ushort",
+    "int",
+    "uint",
+    "long",
+    "ulong",
+    "longlong",
+    "ulonglong",
+    "float",
+    "double",
 ];
 
 /// The prelude: typedefs for every CUDA builtin type name.
@@ -73,7 +99,11 @@ impl SourceMap {
         let seg = self.segs.get(i).or_else(|| self.segs.last())?;
         let file = seg.file?;
         if seg.expanded {
-            return Some(if o >= seg.out.end { file.end } else { file.start });
+            return Some(if o >= seg.out.end {
+                file.end
+            } else {
+                file.start
+            });
         }
         Some((file.start + o.saturating_sub(seg.out.start)).min(file.end))
     }
@@ -81,7 +111,10 @@ impl SourceMap {
     /// The file span of a unit span ([`Span::SYNTHETIC`] if it is not in
     /// the file).
     pub fn span_to_file(&self, start: usize, end: usize) -> Span {
-        match (self.to_file(start), self.to_file(end.saturating_sub(1).max(start))) {
+        match (
+            self.to_file(start),
+            self.to_file(end.saturating_sub(1).max(start)),
+        ) {
             (Some(s), Some(e)) => {
                 let e_seg_end = self.to_file(end).unwrap_or(e);
                 Span::new(s, e_seg_end.max(e + usize::from(end > start)).max(s))
@@ -137,14 +170,36 @@ pub struct Unit {
 
 /// Qualifiers blanked out and recorded.
 const CUDA_QUALIFIERS: &[&str] = &[
-    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__",
-    "__forceinline__", "__noinline__", "__launch_bounds__", "__align__",
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__forceinline__",
+    "__noinline__",
+    "__launch_bounds__",
+    "__align__",
 ];
 
 /// C++ keywords that have no meaning in copper's C subset.
 const CXX_KEYWORDS: &[&str] = &[
-    "new", "delete", "this", "class", "namespace", "operator", "throw", "try", "catch",
-    "virtual", "typename", "using", "nullptr", "constexpr", "auto", "decltype",
+    "new",
+    "delete",
+    "this",
+    "class",
+    "namespace",
+    "operator",
+    "throw",
+    "try",
+    "catch",
+    "virtual",
+    "typename",
+    "using",
+    "nullptr",
+    "constexpr",
+    "auto",
+    "decltype",
 ];
 
 impl Unit {
@@ -182,7 +237,8 @@ impl Unit {
             if t.kind == TokKind::Directive {
                 let body = text[1..].trim_start();
                 if let Some(p) = body.strip_prefix("pragma") {
-                    self.pragmas.push((at, p.replace("\\\n", " ").trim().to_string()));
+                    self.pragmas
+                        .push((at, p.replace("\\\n", " ").trim().to_string()));
                 }
                 self.push_blank(piece, t.start, t.end, span.start);
                 i += 1;
@@ -227,13 +283,14 @@ impl Unit {
                 let next_is_paren = toks.get(i + 1).is_some_and(|n| n.is(piece, "("));
                 if def.params.is_none() || next_is_paren {
                     let (args, end_tok) = if def.params.is_some() {
-                        let close = super::extract::matching(piece, &toks, i + 1).ok_or_else(|| {
-                            UnitError {
-                                offset: at,
-                                code: "macro",
-                                message: format!("unterminated invocation of macro `{text}`"),
-                            }
-                        })?;
+                        let close =
+                            super::extract::matching(piece, &toks, i + 1).ok_or_else(|| {
+                                UnitError {
+                                    offset: at,
+                                    code: "macro",
+                                    message: format!("unterminated invocation of macro `{text}`"),
+                                }
+                            })?;
                         let args = super::extract::split_args(piece, &toks, i + 2, close)
                             .into_iter()
                             .map(|(a, b)| {
@@ -255,7 +312,11 @@ impl Unit {
                     })?;
                     let end = toks[end_tok].end;
                     let out_start = self.text.len();
-                    self.push_expansion(&expansion.join(" "), span.start + t.start, span.start + end);
+                    self.push_expansion(
+                        &expansion.join(" "),
+                        span.start + t.start,
+                        span.start + end,
+                    );
                     self.macro_uses.push(MacroUse {
                         out: Span::new(out_start, self.text.len()),
                         invocation: collapse_ws(&piece[t.start..end]),
@@ -310,7 +371,10 @@ impl Unit {
                 && text.len() == file_end - file_start;
             if contiguous {
                 last.out.end = out.end;
-                last.file = Some(Span::new(last.file.map_or(file_start, |f| f.start), file_end));
+                last.file = Some(Span::new(
+                    last.file.map_or(file_start, |f| f.start),
+                    file_end,
+                ));
                 return;
             }
         }
@@ -364,9 +428,8 @@ fn unsupported_punct(
                 let s = p.text(piece);
                 p.kind == TokKind::Ident && (type_names(s) || is_type_keyword(s))
             });
-            let before_name = next.is_some_and(|n| {
-                n.kind == TokKind::Ident || matches!(n.text(piece), ")" | ",")
-            });
+            let before_name = next
+                .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | ","));
             if after_type && before_name {
                 err("C++ references")
             } else {
@@ -374,9 +437,8 @@ fn unsupported_punct(
             }
         }
         "[" => {
-            let indexing = prev.is_some_and(|p| {
-                p.kind == TokKind::Ident || matches!(p.text(piece), "]" | ")")
-            });
+            let indexing = prev
+                .is_some_and(|p| p.kind == TokKind::Ident || matches!(p.text(piece), "]" | ")"));
             let Some(close) = super::extract::matching(piece, toks, i) else {
                 return Ok(());
             };
@@ -396,8 +458,18 @@ fn unsupported_punct(
 fn is_type_keyword(s: &str) -> bool {
     matches!(
         s,
-        "int" | "float" | "double" | "char" | "short" | "long" | "unsigned" | "signed" | "bool"
-            | "void" | "const" | "volatile"
+        "int"
+            | "float"
+            | "double"
+            | "char"
+            | "short"
+            | "long"
+            | "unsigned"
+            | "signed"
+            | "bool"
+            | "void"
+            | "const"
+            | "volatile"
     )
 }
 
@@ -456,13 +528,15 @@ mod tests {
         let src = "// c\n__global__ void __launch_bounds__(256) k(float* __restrict__ a) {\n  __shared__ float s[4]; /* x */ a[0] = s[0];\n}\n";
         let u = unit_of(src).unwrap();
         let body = &u.text["/*prelude*/\n".len()..];
-        assert!(body.contains("void                        k(float* __restrict   a)"), "{body}");
+        assert!(
+            body.contains("void                        k(float* __restrict   a)"),
+            "{body}"
+        );
         assert!(!body.contains("/* x */"));
-        assert_eq!(u.quals.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(), [
-            "__global__",
-            "__launch_bounds__(256)",
-            "__shared__"
-        ]);
+        assert_eq!(
+            u.quals.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(),
+            ["__global__", "__launch_bounds__(256)", "__shared__"]
+        );
         let k_unit = u.text.find(" k(").unwrap() + 1;
         assert_eq!(&src[u.map.to_file(k_unit).unwrap()..][..2], "k(");
     }
@@ -471,7 +545,11 @@ mod tests {
     fn macros_expand_and_map_to_the_invocation() {
         let src = "#define N 8\n#define IDX(r,c) ((r)*N+(c))\n__global__ void k(int* a) { a[IDX(1, 2)] = N; }\n";
         let u = unit_of(src).unwrap();
-        assert!(u.text.contains("a[( ( 1 ) * 8 + ( 2 ) )] = 8;"), "{}", u.text);
+        assert!(
+            u.text.contains("a[( ( 1 ) * 8 + ( 2 ) )] = 8;"),
+            "{}",
+            u.text
+        );
         assert_eq!(u.macro_uses[0].invocation, "IDX(1, 2)");
         let o = u.macro_uses[0].out.start + 3;
         assert_eq!(u.map.to_file(o), Some(src.find("IDX(1").unwrap()));
@@ -482,10 +560,19 @@ mod tests {
     #[test]
     fn unsupported_constructs_are_named() {
         let cases = [
-            ("__global__ void k(int* a) { goto out; out: a[0] = 1; }", "`goto`"),
+            (
+                "__global__ void k(int* a) { goto out; out: a[0] = 1; }",
+                "`goto`",
+            ),
             ("__global__ void k(int& a) { a = 1; }", "references"),
-            ("__global__ void k(int* a) { auto f = [](int x) { return x; }; }", "auto"),
-            ("__global__ void k(int* a) { other<<<1, 1>>>(a); }", "dynamic parallelism"),
+            (
+                "__global__ void k(int* a) { auto f = [](int x) { return x; }; }",
+                "auto",
+            ),
+            (
+                "__global__ void k(int* a) { other<<<1, 1>>>(a); }",
+                "dynamic parallelism",
+            ),
             ("__global__ void k(int* a) { asm(\"nop\"); }", "assembly"),
         ];
         for (src, what) in cases {
@@ -498,7 +585,11 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let deep = format!("__global__ void k(int* a) {{ a[0] = {}1{}; }}", "(".repeat(300), ")".repeat(300));
+        let deep = format!(
+            "__global__ void k(int* a) {{ a[0] = {}1{}; }}",
+            "(".repeat(300),
+            ")".repeat(300)
+        );
         assert_eq!(unit_of(&deep).unwrap_err().code, "too-deep");
     }
 }

@@ -38,12 +38,21 @@ fn fail<T>(span: Span, message: impl Into<String>) -> Result<T> {
 
 /// Lowers the kernel `name` of a parsed file.
 pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel, Diagnostic> {
-    let diag = |offset: usize, msg: String| file.source.diagnostic(Severity::Error, "lower", offset, msg);
+    let diag = |offset: usize, msg: String| {
+        file.source
+            .diagnostic(Severity::Error, "lower", offset, msg)
+    };
     let Some(f) = file.function(name) else {
-        return Err(diag(0, format!("no kernel named `{name}` parsed in this file")));
+        return Err(diag(
+            0,
+            format!("no kernel named `{name}` parsed in this file"),
+        ));
     };
     if f.kind != FnKind::Global {
-        return Err(diag(f.meta.span.start, format!("`{name}` is not a `__global__` kernel")));
+        return Err(diag(
+            f.meta.span.start,
+            format!("`{name}` is not a `__global__` kernel"),
+        ));
     }
     let mut l = Lowerer::new(file, f);
     l.kernel(f).map_err(|e| diag(e.offset, e.message))?;
@@ -129,9 +138,15 @@ fn bin(op: BinOp, l: Expr, r: Expr, ty: Scalar) -> Expr {
 
 /// `l op r` with C's conversions applied.
 fn arith(op: BinOp, l: Expr, r: Expr, span: Span) -> Result<Expr> {
-    let bitwise = matches!(op, BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Rem);
+    let bitwise = matches!(
+        op,
+        BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Rem
+    );
     if bitwise && (l.ty.is_float() || r.ty.is_float()) && op != BinOp::Rem {
-        return fail(span, format!("operator `{}` on a floating-point operand", op.symbol()));
+        return fail(
+            span,
+            format!("operator `{}` on a floating-point operand", op.symbol()),
+        );
     }
     Ok(match op {
         BinOp::Shl | BinOp::Shr => {
@@ -142,7 +157,10 @@ fn arith(op: BinOp, l: Expr, r: Expr, span: Span) -> Result<Expr> {
         BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
             let t = Scalar::common(l.ty, r.ty);
             let e = bin(op, convert(l, t), convert(r, t), t);
-            Expr { ty: Scalar::I32, ..e }
+            Expr {
+                ty: Scalar::I32,
+                ..e
+            }
         }
         BinOp::And => Expr {
             kind: ExprKind::And(Box::new(l), Box::new(r)),
@@ -225,7 +243,14 @@ impl<'a> Lowerer<'a> {
                     Some(t) if t.pointers.is_empty() && depth < 16 => {
                         return self.base_scalar(&t.base, span, depth + 1)
                     }
-                    _ => return fail(span, format!("type `{n}` is not supported by the analysis yet (only scalar types)")),
+                    _ => {
+                        return fail(
+                            span,
+                            format!(
+                            "type `{n}` is not supported by the analysis yet (only scalar types)"
+                        ),
+                        )
+                    }
                 }
             }
         })
@@ -254,7 +279,12 @@ impl<'a> Lowerer<'a> {
 
     fn new_var(&mut self, name: &str, ty: Scalar, kind: VarKind, span: Span) -> VarId {
         let name = self.unique(name);
-        self.k.vars.push(Var { name, ty, kind, span });
+        self.k.vars.push(Var {
+            name,
+            ty,
+            kind,
+            span,
+        });
         self.k.vars.len() - 1
     }
 
@@ -357,7 +387,9 @@ impl<'a> Lowerer<'a> {
     /// initializers, arithmetic on them, `sizeof`).
     fn const_value(&self, e: &ast::Expr) -> Option<Value> {
         Some(match &e.kind {
-            A::Int { value, text } => Value::I(*value as i64).convert(self.int_literal_type(*value, text)),
+            A::Int { value, text } => {
+                Value::I(*value as i64).convert(self.int_literal_type(*value, text))
+            }
             A::Float(t) => Value::F(t.trim_end_matches(['f', 'F']).parse().ok()?),
             A::Bool(b) => Value::I(*b as i64),
             A::Char(c) => Value::I(char_value(c)?),
@@ -375,7 +407,9 @@ impl<'a> Lowerer<'a> {
                 };
                 binary(*op, l, r, ty).ok()?
             }
-            A::Cast(t, x) => self.const_value(x)?.convert(self.scalar(t, e.meta.span).ok()?),
+            A::Cast(t, x) => self
+                .const_value(x)?
+                .convert(self.scalar(t, e.meta.span).ok()?),
             A::SizeofType(t) => Value::I(self.scalar(t, e.meta.span).ok()?.size() as i64),
             _ => return None,
         })
@@ -385,7 +419,10 @@ impl<'a> Lowerer<'a> {
         dims.iter()
             .map(|d| match d.as_ref().and_then(|e| self.const_value(e)) {
                 Some(Value::I(v)) if v > 0 && v <= (1 << 32) => Ok(v as u64),
-                _ => fail(d.as_ref().map_or(span, |e| e.meta.span), "array size must be a positive integer constant"),
+                _ => fail(
+                    d.as_ref().map_or(span, |e| e.meta.span),
+                    "array size must be a positive integer constant",
+                ),
             })
             .collect()
     }
@@ -394,7 +431,10 @@ impl<'a> Lowerer<'a> {
         let lower = text.to_ascii_lowercase();
         let unsigned = lower.contains('u');
         let long = lower.ends_with('l');
-        let decimal = !lower.starts_with('0') || lower == "0" || lower.starts_with("0u") || lower.starts_with("0l");
+        let decimal = !lower.starts_with('0')
+            || lower == "0"
+            || lower.starts_with("0u")
+            || lower.starts_with("0l");
         match (unsigned, long) {
             (true, true) => Scalar::U64,
             (false, true) => {
@@ -440,7 +480,11 @@ impl<'a> Lowerer<'a> {
                 self.bind(&p.name, Binding::Var(v));
             } else if depth == 1 {
                 let elem = self.scalar(&p.ty, span)?;
-                let inner = if p.dims.len() > 1 { self.dims(&p.dims[1..], span)? } else { Vec::new() };
+                let inner = if p.dims.len() > 1 {
+                    self.dims(&p.dims[1..], span)?
+                } else {
+                    Vec::new()
+                };
                 let a = self.new_array(Array {
                     name: p.name.clone(),
                     space: Space::Device,
@@ -451,7 +495,14 @@ impl<'a> Lowerer<'a> {
                     span,
                 });
                 self.k.params.push(Param::Array(a));
-                self.bind(&p.name, Binding::Ptr { array: a, offset: None, inner });
+                self.bind(
+                    &p.name,
+                    Binding::Ptr {
+                        array: a,
+                        offset: None,
+                        inner,
+                    },
+                );
             } else {
                 return fail(span, "pointers to pointers are not supported");
             }
@@ -472,7 +523,10 @@ impl<'a> Lowerer<'a> {
     fn count(&mut self, span: Span) -> Result<()> {
         self.statements += 1;
         if self.statements > MAX_STATEMENTS {
-            return fail(span, format!("kernel lowers to more than {MAX_STATEMENTS} statements"));
+            return fail(
+                span,
+                format!("kernel lowers to more than {MAX_STATEMENTS} statements"),
+            );
         }
         Ok(())
     }
@@ -492,7 +546,12 @@ impl<'a> Lowerer<'a> {
                 if let Some(els) = els {
                     self.branch(els, &mut e)?;
                 }
-                out.push(Stmt::If { cond: c, then: t, els: e, span });
+                out.push(Stmt::If {
+                    cond: c,
+                    then: t,
+                    els: e,
+                    span,
+                });
                 Ok(())
             }
             S::While { cond, body } => {
@@ -507,7 +566,12 @@ impl<'a> Lowerer<'a> {
                 self.pop_scope();
                 r
             }
-            S::For { init, cond, step, body } => {
+            S::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
                 self.push_scope();
                 let r = (|| {
                     if let Some(i) = init {
@@ -523,14 +587,22 @@ impl<'a> Lowerer<'a> {
                 let Some(t) = self.targets.last().copied() else {
                     return fail(span, "`break` outside a loop or switch");
                 };
-                out.push(Stmt::Jump { kind: JumpKind::Break, scope: t.scope, span });
+                out.push(Stmt::Jump {
+                    kind: JumpKind::Break,
+                    scope: t.scope,
+                    span,
+                });
                 Ok(())
             }
             S::Continue => {
                 let Some(t) = self.targets.iter().rev().find(|t| t.is_loop).copied() else {
                     return fail(span, "`continue` outside a loop");
                 };
-                out.push(Stmt::Jump { kind: JumpKind::Continue, scope: t.scope, span });
+                out.push(Stmt::Jump {
+                    kind: JumpKind::Continue,
+                    scope: t.scope,
+                    span,
+                });
                 Ok(())
             }
             S::Return(e) => self.ret(e.as_ref(), span, out),
@@ -559,13 +631,23 @@ impl<'a> Lowerer<'a> {
                     (Some(e), Some(r)) => {
                         let v = self.expr(e, out)?;
                         let ty = self.k.vars[r].ty;
-                        out.push(Stmt::Assign { var: r, value: convert(v, ty), span });
+                        out.push(Stmt::Assign {
+                            var: r,
+                            value: convert(v, ty),
+                            span,
+                        });
                     }
                     (None, None) => {}
                     (Some(e), None) => self.effect(e, out)?,
-                    (None, Some(_)) => return fail(span, format!("`{}` must return a value", frame.name)),
+                    (None, Some(_)) => {
+                        return fail(span, format!("`{}` must return a value", frame.name))
+                    }
                 }
-                out.push(Stmt::Jump { kind: JumpKind::Break, scope: frame.scope, span });
+                out.push(Stmt::Jump {
+                    kind: JumpKind::Break,
+                    scope: frame.scope,
+                    span,
+                });
             }
         }
         Ok(())
@@ -581,7 +663,10 @@ impl<'a> Lowerer<'a> {
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
         let scope = self.new_scope();
-        self.targets.push(Target { scope, is_loop: true });
+        self.targets.push(Target {
+            scope,
+            is_loop: true,
+        });
         let r = (|| {
             let mut pre = Vec::new();
             let c = match cond {
@@ -600,10 +685,17 @@ impl<'a> Lowerer<'a> {
                 // A condition with side effects: evaluate it at the top of the
                 // body and leave when it fails.
                 let c = c.unwrap_or_else(|| int(1, Scalar::I32));
-                let not_c = Expr { kind: ExprKind::Unary(Unary::Not, Box::new(c)), ty: Scalar::I32 };
+                let not_c = Expr {
+                    kind: ExprKind::Unary(Unary::Not, Box::new(c)),
+                    ty: Scalar::I32,
+                };
                 pre.push(Stmt::If {
                     cond: not_c,
-                    then: vec![Stmt::Jump { kind: JumpKind::Break, scope, span }],
+                    then: vec![Stmt::Jump {
+                        kind: JumpKind::Break,
+                        scope,
+                        span,
+                    }],
                     els: Vec::new(),
                     span,
                 });
@@ -617,23 +709,46 @@ impl<'a> Lowerer<'a> {
                 b = pre;
                 None
             };
-            out.push(Stmt::Loop { scope, cond, body: b, step: st, test_first, span });
+            out.push(Stmt::Loop {
+                scope,
+                cond,
+                body: b,
+                step: st,
+                test_first,
+                span,
+            });
             Ok(())
         })();
         self.targets.pop();
         r
     }
 
-    fn switch(&mut self, cond: &ast::Expr, cases: &[ast::SwitchCase], span: Span, out: &mut Vec<Stmt>) -> Result<()> {
+    fn switch(
+        &mut self,
+        cond: &ast::Expr,
+        cases: &[ast::SwitchCase],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
         let c = self.expr(cond, out)?;
         let ty = c.ty.promote();
         let sel = self.temp(ty, span);
-        out.push(Stmt::Assign { var: sel, value: convert(c, ty), span });
+        out.push(Stmt::Assign {
+            var: sel,
+            value: convert(c, ty),
+            span,
+        });
         let scope = self.new_scope();
-        self.targets.push(Target { scope, is_loop: false });
+        self.targets.push(Target {
+            scope,
+            is_loop: false,
+        });
         let r = (|| {
             let ends_in_jump = |c: &ast::SwitchCase| {
-                matches!(c.body.last().map(|s| &s.kind), Some(S::Break | S::Return(_) | S::Continue))
+                matches!(
+                    c.body.last().map(|s| &s.kind),
+                    Some(S::Break | S::Return(_) | S::Continue)
+                )
             };
             let fallthrough = cases.iter().rev().skip(1).any(|c| !ends_in_jump(c));
             let mut bodies = Vec::new();
@@ -663,12 +778,28 @@ impl<'a> Lowerer<'a> {
                 }
                 bodies.push((tests, is_default, b, case.meta.span));
             }
-            let eq = |v: Value| bin(BinOp::Eq, var_expr(&self.k, sel), Expr { kind: ExprKind::Const(v), ty }, ty);
+            let eq = |v: Value| {
+                bin(
+                    BinOp::Eq,
+                    var_expr(&self.k, sel),
+                    Expr {
+                        kind: ExprKind::Const(v),
+                        ty,
+                    },
+                    ty,
+                )
+            };
             let test = |tests: &[Value]| -> Option<Expr> {
-                tests.iter().map(|v| Expr { ty: Scalar::I32, ..eq(*v) }).reduce(|a, b| Expr {
-                    kind: ExprKind::Or(Box::new(a), Box::new(b)),
-                    ty: Scalar::I32,
-                })
+                tests
+                    .iter()
+                    .map(|v| Expr {
+                        ty: Scalar::I32,
+                        ..eq(*v)
+                    })
+                    .reduce(|a, b| Expr {
+                        kind: ExprKind::Or(Box::new(a), Box::new(b)),
+                        ty: Scalar::I32,
+                    })
             };
             let mut body = Vec::new();
             if !fallthrough {
@@ -683,29 +814,65 @@ impl<'a> Lowerer<'a> {
                         continue;
                     }
                     let Some(t) = test(&tests) else { continue };
-                    let t = if is_default { Expr { kind: ExprKind::Const(Value::I(1)), ty: Scalar::I32 } } else { t };
-                    chain = vec![Stmt::If { cond: t, then: b, els: chain, span }];
+                    let t = if is_default {
+                        Expr {
+                            kind: ExprKind::Const(Value::I(1)),
+                            ty: Scalar::I32,
+                        }
+                    } else {
+                        t
+                    };
+                    chain = vec![Stmt::If {
+                        cond: t,
+                        then: b,
+                        els: chain,
+                        span,
+                    }];
                 }
                 body = chain;
             } else {
                 // k = index of the first matching case (default if none);
                 // case i runs when k <= i, so control falls through.
                 let n = bodies.len() as i64;
-                let default_index = bodies.iter().position(|(_, d, _, _)| *d).map_or(n, |i| i as i64);
+                let default_index = bodies
+                    .iter()
+                    .position(|(_, d, _, _)| *d)
+                    .map_or(n, |i| i as i64);
                 let mut k_expr = int(default_index, Scalar::I32);
                 for (i, (tests, _, _, _)) in bodies.iter().enumerate().rev() {
                     if let Some(t) = test(tests) {
                         k_expr = Expr {
-                            kind: ExprKind::Select(Box::new(t), Box::new(int(i as i64, Scalar::I32)), Box::new(k_expr)),
+                            kind: ExprKind::Select(
+                                Box::new(t),
+                                Box::new(int(i as i64, Scalar::I32)),
+                                Box::new(k_expr),
+                            ),
                             ty: Scalar::I32,
                         };
                     }
                 }
                 let kv = self.temp(Scalar::I32, span);
-                body.push(Stmt::Assign { var: kv, value: k_expr, span });
+                body.push(Stmt::Assign {
+                    var: kv,
+                    value: k_expr,
+                    span,
+                });
                 for (i, (_, _, b, span)) in bodies.into_iter().enumerate() {
-                    let c = bin(BinOp::Le, var_expr(&self.k, kv), int(i as i64, Scalar::I32), Scalar::I32);
-                    body.push(Stmt::If { cond: Expr { ty: Scalar::I32, ..c }, then: b, els: Vec::new(), span });
+                    let c = bin(
+                        BinOp::Le,
+                        var_expr(&self.k, kv),
+                        int(i as i64, Scalar::I32),
+                        Scalar::I32,
+                    );
+                    body.push(Stmt::If {
+                        cond: Expr {
+                            ty: Scalar::I32,
+                            ..c
+                        },
+                        then: b,
+                        els: Vec::new(),
+                        span,
+                    });
                 }
             }
             out.push(Stmt::Scope { scope, body });
@@ -726,15 +893,34 @@ impl<'a> Lowerer<'a> {
         }
         if pointer == 1 {
             if d.space != Space::Local || !d.dims.is_empty() {
-                return fail(span, "arrays of pointers and pointers in shared memory are not supported");
+                return fail(
+                    span,
+                    "arrays of pointers and pointers in shared memory are not supported",
+                );
             }
             let Some(ast::Init::Expr(init)) = &d.init else {
                 return fail(span, "a pointer variable must be initialized from an array");
             };
             let (array, off, inner) = self.pointer(init, out)?;
-            let ov = self.new_var(&format!("{}_offset", d.name), Scalar::I64, VarKind::Local, span);
-            out.push(Stmt::Assign { var: ov, value: off.map_or(int(0, Scalar::I64), |o| convert(o, Scalar::I64)), span });
-            self.bind(&d.name, Binding::Ptr { array, offset: Some(ov), inner });
+            let ov = self.new_var(
+                &format!("{}_offset", d.name),
+                Scalar::I64,
+                VarKind::Local,
+                span,
+            );
+            out.push(Stmt::Assign {
+                var: ov,
+                value: off.map_or(int(0, Scalar::I64), |o| convert(o, Scalar::I64)),
+                span,
+            });
+            self.bind(
+                &d.name,
+                Binding::Ptr {
+                    array,
+                    offset: Some(ov),
+                    inner,
+                },
+            );
             return Ok(());
         }
         let elem = self.scalar(&d.ty, span)?;
@@ -751,9 +937,16 @@ impl<'a> Lowerer<'a> {
                     dims
                 }
             };
-            let space = if d.space == Space::Local { Space::Local } else { d.space };
+            let space = if d.space == Space::Local {
+                Space::Local
+            } else {
+                d.space
+            };
             if !matches!(space, Space::Local | Space::Shared) {
-                return fail(span, "only local and `__shared__` variables can be declared in a kernel");
+                return fail(
+                    span,
+                    "only local and `__shared__` variables can be declared in a kernel",
+                );
             }
             let name = self.unique(&d.name);
             let id = self.new_array(Array {
@@ -766,7 +959,14 @@ impl<'a> Lowerer<'a> {
                 span,
             });
             if is_array {
-                self.bind(&d.name, Binding::Ptr { array: id, offset: None, inner: dims.get(1..).unwrap_or(&[]).to_vec() });
+                self.bind(
+                    &d.name,
+                    Binding::Ptr {
+                        array: id,
+                        offset: None,
+                        inner: dims.get(1..).unwrap_or(&[]).to_vec(),
+                    },
+                );
             } else {
                 self.bind(&d.name, Binding::Cell(id));
             }
@@ -779,7 +979,11 @@ impl<'a> Lowerer<'a> {
                 for (i, e) in flat.into_iter().enumerate() {
                     let v = self.expr(e, out)?;
                     let access = self.access(id, int(i as i64, Scalar::I64), true, e.meta.span);
-                    out.push(Stmt::Store { access, value: convert(v, elem), span });
+                    out.push(Stmt::Store {
+                        access,
+                        value: convert(v, elem),
+                        span,
+                    });
                 }
             }
             return Ok(());
@@ -790,7 +994,11 @@ impl<'a> Lowerer<'a> {
                 return fail(span, "brace initializer for a scalar");
             };
             let value = self.expr(e, out)?;
-            out.push(Stmt::Assign { var: v, value: convert(value, elem), span });
+            out.push(Stmt::Assign {
+                var: v,
+                value: convert(value, elem),
+                span,
+            });
             if d.ty.is_const {
                 if let Some(Value::I(c)) = self.const_value(e) {
                     if let Some(m) = self.consts.last_mut() {
@@ -804,8 +1012,16 @@ impl<'a> Lowerer<'a> {
     }
 
     fn access(&mut self, array: ArrayId, index: Expr, is_write: bool, span: Span) -> Access {
-        self.k.sites.push(Site { array, is_write, span });
-        Access { array, index: Box::new(index), site: self.k.sites.len() - 1 }
+        self.k.sites.push(Site {
+            array,
+            is_write,
+            span,
+        });
+        Access {
+            array,
+            index: Box::new(index),
+            site: self.k.sites.len() - 1,
+        }
     }
 
     // ---- expressions ----
@@ -816,9 +1032,20 @@ impl<'a> Lowerer<'a> {
         match &e.kind {
             A::Assign(op, lhs, rhs) => self.assign(*op, lhs, rhs, span, out, false).map(|_| ()),
             A::Unary(op @ (UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec), x) => {
-                let bop = if matches!(op, UnOp::PreInc | UnOp::PostInc) { BinOp::Add } else { BinOp::Sub };
-                let one = ast::Expr { meta: e.meta.clone(), kind: A::Int { value: 1, text: "1".into() } };
-                self.assign(Some(bop), x, &one, span, out, false).map(|_| ())
+                let bop = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
+                    BinOp::Add
+                } else {
+                    BinOp::Sub
+                };
+                let one = ast::Expr {
+                    meta: e.meta.clone(),
+                    kind: A::Int {
+                        value: 1,
+                        text: "1".into(),
+                    },
+                };
+                self.assign(Some(bop), x, &one, span, out, false)
+                    .map(|_| ())
             }
             A::Call(name, args) => self.call(name, args, span, out, false).map(|_| ()),
             A::Comma(xs) => xs.iter().try_for_each(|x| self.effect(x, out)),
@@ -839,12 +1066,20 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Expr> {
         // Pointer assignment: `p = a + k`, `p += k`.
         if let A::Ident(n) = &lhs.kind {
-            if let Binding::Ptr { array, offset: Some(ov), .. } = self.lookup(n, lhs.meta.span)? {
+            if let Binding::Ptr {
+                array,
+                offset: Some(ov),
+                ..
+            } = self.lookup(n, lhs.meta.span)?
+            {
                 let new_off = match op {
                     None => {
                         let (a2, off, _) = self.pointer(rhs, out)?;
                         if a2 != array {
-                            return fail(span, "a pointer variable must always point into the same array");
+                            return fail(
+                                span,
+                                "a pointer variable must always point into the same array",
+                            );
                         }
                         off.map_or(int(0, Scalar::I64), |o| convert(o, Scalar::I64))
                     }
@@ -854,7 +1089,11 @@ impl<'a> Lowerer<'a> {
                     }
                     Some(_) => return fail(span, "this operator on a pointer"),
                 };
-                out.push(Stmt::Assign { var: ov, value: convert(new_off, Scalar::I64), span });
+                out.push(Stmt::Assign {
+                    var: ov,
+                    value: convert(new_off, Scalar::I64),
+                    span,
+                });
                 return Ok(var_expr(&self.k, ov));
             }
         }
@@ -867,7 +1106,11 @@ impl<'a> Lowerer<'a> {
                     None => r,
                     Some(o) => arith(o, var_expr(&self.k, v), r, span)?,
                 };
-                out.push(Stmt::Assign { var: v, value: convert(value, ty), span });
+                out.push(Stmt::Assign {
+                    var: v,
+                    value: convert(value, ty),
+                    span,
+                });
                 Ok(var_expr(&self.k, v))
             }
             LValue::Mem(array, index) => {
@@ -876,7 +1119,10 @@ impl<'a> Lowerer<'a> {
                     None => r,
                     Some(o) => {
                         let read = self.access(array, index.clone(), false, lhs.meta.span);
-                        let cur = Expr { kind: ExprKind::Load(read), ty: elem };
+                        let cur = Expr {
+                            kind: ExprKind::Load(read),
+                            ty: elem,
+                        };
                         arith(o, cur, r, span)?
                     }
                 };
@@ -884,11 +1130,19 @@ impl<'a> Lowerer<'a> {
                 if want_value {
                     // The assignment's value, saved before memory changes.
                     let t = self.temp(elem, span);
-                    out.push(Stmt::Assign { var: t, value, span });
+                    out.push(Stmt::Assign {
+                        var: t,
+                        value,
+                        span,
+                    });
                     value = var_expr(&self.k, t);
                 }
                 let access = self.access(array, index, true, lhs.meta.span);
-                out.push(Stmt::Store { access, value: value.clone(), span });
+                out.push(Stmt::Store {
+                    access,
+                    value: value.clone(),
+                    span,
+                });
                 Ok(value)
             }
         }
@@ -907,7 +1161,10 @@ impl<'a> Lowerer<'a> {
                 let (a, idx) = self.element(e, out)?;
                 Ok(LValue::Mem(a, idx))
             }
-            A::Member { .. } => fail(span, "assignment to struct or vector members is not supported yet"),
+            A::Member { .. } => fail(
+                span,
+                "assignment to struct or vector members is not supported yet",
+            ),
             _ => fail(span, "expression is not assignable"),
         }
     }
@@ -936,7 +1193,10 @@ impl<'a> Lowerer<'a> {
             return fail(span, "too many indices for this array");
         }
         if indices.len() < inner.len() + 1 {
-            return fail(span, "partially indexed multi-dimensional arrays are not supported");
+            return fail(
+                span,
+                "partially indexed multi-dimensional arrays are not supported",
+            );
         }
         let mut idx: Option<Expr> = None;
         for (k, i) in indices.iter().enumerate() {
@@ -947,7 +1207,12 @@ impl<'a> Lowerer<'a> {
             idx = Some(match idx {
                 None => v,
                 Some(prev) => {
-                    let scaled = arith(BinOp::Mul, convert(prev, Scalar::I64), int(inner[k - 1] as i64, Scalar::I64), span)?;
+                    let scaled = arith(
+                        BinOp::Mul,
+                        convert(prev, Scalar::I64),
+                        int(inner[k - 1] as i64, Scalar::I64),
+                        span,
+                    )?;
                     arith(BinOp::Add, scaled, convert(v, Scalar::I64), span)?
                 }
             });
@@ -963,16 +1228,34 @@ impl<'a> Lowerer<'a> {
     /// An expression denoting a pointer into an array: `a`, `a + k`,
     /// `&a[i]`, `p - k`. Returns the array, the element offset, and the
     /// inner dimensions.
-    fn pointer(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<(ArrayId, Option<Expr>, Vec<u64>)> {
+    fn pointer(
+        &mut self,
+        e: &ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(ArrayId, Option<Expr>, Vec<u64>)> {
         let span = e.meta.span;
         match &e.kind {
             A::Ident(n) => match self.lookup(n, span)? {
-                Binding::Ptr { array, offset, inner } => Ok((array, offset.map(|o| var_expr(&self.k, o)), inner)),
-                Binding::Cell(a) => fail(span, format!("`{n}` is a scalar in memory, not an array ({})", self.k.arrays[a].name)),
+                Binding::Ptr {
+                    array,
+                    offset,
+                    inner,
+                } => Ok((array, offset.map(|o| var_expr(&self.k, o)), inner)),
+                Binding::Cell(a) => fail(
+                    span,
+                    format!(
+                        "`{n}` is a scalar in memory, not an array ({})",
+                        self.k.arrays[a].name
+                    ),
+                ),
                 Binding::Var(_) => fail(span, format!("`{n}` is not an array or pointer")),
             },
             A::Binary(op @ (BinOp::Add | BinOp::Sub), l, r) => {
-                let (p, k, neg) = if matches!(l.kind, A::Ident(_) | A::Binary(..) | A::Unary(UnOp::AddrOf, _)) && self.is_pointer_expr(l) {
+                let (p, k, neg) = if matches!(
+                    l.kind,
+                    A::Ident(_) | A::Binary(..) | A::Unary(UnOp::AddrOf, _)
+                ) && self.is_pointer_expr(l)
+                {
                     (l, r, *op == BinOp::Sub)
                 } else if *op == BinOp::Add && self.is_pointer_expr(r) {
                     (r, l, false)
@@ -981,10 +1264,17 @@ impl<'a> Lowerer<'a> {
                 };
                 let (array, off, inner) = self.pointer(p, out)?;
                 if !inner.is_empty() {
-                    return fail(span, "pointer arithmetic on multi-dimensional arrays is not supported");
+                    return fail(
+                        span,
+                        "pointer arithmetic on multi-dimensional arrays is not supported",
+                    );
                 }
                 let kv = convert(self.expr(k, out)?, Scalar::I64);
-                let kv = if neg { arith(BinOp::Sub, int(0, Scalar::I64), kv, span)? } else { kv };
+                let kv = if neg {
+                    arith(BinOp::Sub, int(0, Scalar::I64), kv, span)?
+                } else {
+                    kv
+                };
                 let total = match off {
                     Some(o) => arith(BinOp::Add, o, kv, span)?,
                     None => kv,
@@ -1008,9 +1298,19 @@ impl<'a> Lowerer<'a> {
 
     fn is_pointer_expr(&self, e: &ast::Expr) -> bool {
         match &e.kind {
-            A::Ident(n) => matches!(self.scopes.iter().rev().find_map(|s| s.get(n)), Some(Binding::Ptr { .. }))
-                || self.file.globals.iter().any(|g| &g.name == n && !g.dims.is_empty()),
-            A::Binary(BinOp::Add | BinOp::Sub, l, r) => self.is_pointer_expr(l) || self.is_pointer_expr(r),
+            A::Ident(n) => {
+                matches!(
+                    self.scopes.iter().rev().find_map(|s| s.get(n)),
+                    Some(Binding::Ptr { .. })
+                ) || self
+                    .file
+                    .globals
+                    .iter()
+                    .any(|g| &g.name == n && !g.dims.is_empty())
+            }
+            A::Binary(BinOp::Add | BinOp::Sub, l, r) => {
+                self.is_pointer_expr(l) || self.is_pointer_expr(r)
+            }
             A::Unary(UnOp::AddrOf, _) => true,
             A::Cast(t, x) => !t.pointers.is_empty() && self.is_pointer_expr(x),
             _ => false,
@@ -1023,7 +1323,10 @@ impl<'a> Lowerer<'a> {
         Ok(match &e.kind {
             A::Int { value, text } => {
                 let ty = self.int_literal_type(*value, text);
-                Expr { kind: ExprKind::Const(Value::I(*value as i64).convert(ty)), ty }
+                Expr {
+                    kind: ExprKind::Const(Value::I(*value as i64).convert(ty)),
+                    ty,
+                }
             }
             A::Float(t) => {
                 let single = t.ends_with(['f', 'F']);
@@ -1031,26 +1334,44 @@ impl<'a> Lowerer<'a> {
                 let Ok(f) = t.trim_end_matches(['f', 'F']).parse::<f64>() else {
                     return fail(span, format!("floating literal `{t}` is not supported"));
                 };
-                Expr { kind: ExprKind::Const(Value::F(f).convert(ty)), ty }
+                Expr {
+                    kind: ExprKind::Const(Value::F(f).convert(ty)),
+                    ty,
+                }
             }
             A::Char(c) => match char_value(c) {
                 Some(v) => int(v, Scalar::I8),
                 None => return fail(span, format!("character literal {c} is not supported")),
             },
-            A::Bool(b) => Expr { kind: ExprKind::Const(Value::I(*b as i64)), ty: Scalar::Bool },
+            A::Bool(b) => Expr {
+                kind: ExprKind::Const(Value::I(*b as i64)),
+                ty: Scalar::Bool,
+            },
             A::Str(_) => return fail(span, "string literals outside `printf`"),
             A::Ident(n) => match n.as_str() {
-                "warpSize" => Expr { kind: ExprKind::Builtin(Builtin::WarpSize), ty: Scalar::I32 },
+                "warpSize" => Expr {
+                    kind: ExprKind::Builtin(Builtin::WarpSize),
+                    ty: Scalar::I32,
+                },
                 _ => match self.lookup(n, span)? {
                     Binding::Var(v) => var_expr(&self.k, v),
                     Binding::Cell(a) => {
                         let access = self.access(a, int(0, Scalar::I64), false, span);
-                        Expr { kind: ExprKind::Load(access), ty: self.k.arrays[a].elem }
+                        Expr {
+                            kind: ExprKind::Load(access),
+                            ty: self.k.arrays[a].elem,
+                        }
                     }
-                    Binding::Ptr { .. } => return fail(span, format!("array `{n}` used as a value")),
+                    Binding::Ptr { .. } => {
+                        return fail(span, format!("array `{n}` used as a value"))
+                    }
                 },
             },
-            A::Member { base, field, arrow: false } => {
+            A::Member {
+                base,
+                field,
+                arrow: false,
+            } => {
                 let dim = match field.as_str() {
                     "x" => 0,
                     "y" => 1,
@@ -1068,8 +1389,16 @@ impl<'a> Lowerer<'a> {
                     _ => None,
                 };
                 match b {
-                    Some(b) => Expr { kind: ExprKind::Builtin(b), ty: Scalar::U32 },
-                    None => return fail(span, "struct and vector member access is not supported by the analysis yet"),
+                    Some(b) => Expr {
+                        kind: ExprKind::Builtin(b),
+                        ty: Scalar::U32,
+                    },
+                    None => {
+                        return fail(
+                            span,
+                            "struct and vector member access is not supported by the analysis yet",
+                        )
+                    }
                 }
             }
             A::Member { .. } => return fail(span, "`->` member access is not supported"),
@@ -1080,8 +1409,15 @@ impl<'a> Lowerer<'a> {
                         return fail(span, "`~` on a floating-point operand");
                     }
                     let ty = v.ty.promote();
-                    let u = if *op == UnOp::Neg { Unary::Neg } else { Unary::BitNot };
-                    Expr { kind: ExprKind::Unary(u, Box::new(convert(v, ty))), ty }
+                    let u = if *op == UnOp::Neg {
+                        Unary::Neg
+                    } else {
+                        Unary::BitNot
+                    };
+                    Expr {
+                        kind: ExprKind::Unary(u, Box::new(convert(v, ty))),
+                        ty,
+                    }
                 }
                 UnOp::Plus => {
                     let v = self.expr(x, out)?;
@@ -1090,25 +1426,53 @@ impl<'a> Lowerer<'a> {
                 }
                 UnOp::Not => {
                     let v = self.expr(x, out)?;
-                    Expr { kind: ExprKind::Unary(Unary::Not, Box::new(v)), ty: Scalar::I32 }
+                    Expr {
+                        kind: ExprKind::Unary(Unary::Not, Box::new(v)),
+                        ty: Scalar::I32,
+                    }
                 }
                 UnOp::Deref => {
                     let (a, idx) = self.element(e, out)?;
                     let access = self.access(a, idx, false, span);
-                    Expr { kind: ExprKind::Load(access), ty: self.k.arrays[a].elem }
+                    Expr {
+                        kind: ExprKind::Load(access),
+                        ty: self.k.arrays[a].elem,
+                    }
                 }
-                UnOp::AddrOf => return fail(span, "`&` outside an atomic call or pointer initialization"),
+                UnOp::AddrOf => {
+                    return fail(span, "`&` outside an atomic call or pointer initialization")
+                }
                 UnOp::PreInc | UnOp::PreDec => {
-                    let bop = if *op == UnOp::PreInc { BinOp::Add } else { BinOp::Sub };
-                    let one = ast::Expr { meta: e.meta.clone(), kind: A::Int { value: 1, text: "1".into() } };
+                    let bop = if *op == UnOp::PreInc {
+                        BinOp::Add
+                    } else {
+                        BinOp::Sub
+                    };
+                    let one = ast::Expr {
+                        meta: e.meta.clone(),
+                        kind: A::Int {
+                            value: 1,
+                            text: "1".into(),
+                        },
+                    };
                     let v = self.assign(Some(bop), x, &one, span, out, true)?;
                     self.snapshot(v, span, out)
                 }
                 UnOp::PostInc | UnOp::PostDec => {
                     let old = self.expr(x, out)?;
                     let old = self.snapshot(old, span, out);
-                    let bop = if *op == UnOp::PostInc { BinOp::Add } else { BinOp::Sub };
-                    let one = ast::Expr { meta: e.meta.clone(), kind: A::Int { value: 1, text: "1".into() } };
+                    let bop = if *op == UnOp::PostInc {
+                        BinOp::Add
+                    } else {
+                        BinOp::Sub
+                    };
+                    let one = ast::Expr {
+                        meta: e.meta.clone(),
+                        kind: A::Int {
+                            value: 1,
+                            text: "1".into(),
+                        },
+                    };
                     self.assign(Some(bop), x, &one, span, out, false)?;
                     old
                 }
@@ -1122,12 +1486,41 @@ impl<'a> Lowerer<'a> {
                 } else {
                     // `l && r` where r has side effects: t = l; if (t) { effects; t = r; }
                     let t = self.temp(Scalar::I32, span);
-                    let truth = |v: Expr| Expr { kind: ExprKind::Unary(Unary::Not, Box::new(Expr { kind: ExprKind::Unary(Unary::Not, Box::new(v)), ty: Scalar::I32 })), ty: Scalar::I32 };
-                    out.push(Stmt::Assign { var: t, value: truth(lv), span });
-                    effects.push(Stmt::Assign { var: t, value: truth(rv), span });
+                    let truth = |v: Expr| Expr {
+                        kind: ExprKind::Unary(
+                            Unary::Not,
+                            Box::new(Expr {
+                                kind: ExprKind::Unary(Unary::Not, Box::new(v)),
+                                ty: Scalar::I32,
+                            }),
+                        ),
+                        ty: Scalar::I32,
+                    };
+                    out.push(Stmt::Assign {
+                        var: t,
+                        value: truth(lv),
+                        span,
+                    });
+                    effects.push(Stmt::Assign {
+                        var: t,
+                        value: truth(rv),
+                        span,
+                    });
                     let tv = var_expr(&self.k, t);
-                    let cond = if *op == BinOp::And { tv } else { Expr { kind: ExprKind::Unary(Unary::Not, Box::new(tv)), ty: Scalar::I32 } };
-                    out.push(Stmt::If { cond, then: effects, els: Vec::new(), span });
+                    let cond = if *op == BinOp::And {
+                        tv
+                    } else {
+                        Expr {
+                            kind: ExprKind::Unary(Unary::Not, Box::new(tv)),
+                            ty: Scalar::I32,
+                        }
+                    };
+                    out.push(Stmt::If {
+                        cond,
+                        then: effects,
+                        els: Vec::new(),
+                        span,
+                    });
                     var_expr(&self.k, t)
                 }
             }
@@ -1136,7 +1529,11 @@ impl<'a> Lowerer<'a> {
                     return fail(span, "pointer arithmetic used as a value");
                 }
                 let lv = self.expr(l, out)?;
-                let lv = if expr_has_effects(r) { self.snapshot(lv, span, out) } else { lv };
+                let lv = if expr_has_effects(r) {
+                    self.snapshot(lv, span, out)
+                } else {
+                    lv
+                };
                 let rv = self.expr(r, out)?;
                 arith(*op, lv, rv, span)?
             }
@@ -1150,14 +1547,38 @@ impl<'a> Lowerer<'a> {
                 let av = self.expr(a, &mut ea)?;
                 let mut eb = Vec::new();
                 let bv = self.expr(b, &mut eb)?;
-                let ty = if av.ty == bv.ty { av.ty } else { Scalar::common(av.ty, bv.ty) };
+                let ty = if av.ty == bv.ty {
+                    av.ty
+                } else {
+                    Scalar::common(av.ty, bv.ty)
+                };
                 if ea.is_empty() && eb.is_empty() {
-                    Expr { kind: ExprKind::Select(Box::new(cv), Box::new(convert(av, ty)), Box::new(convert(bv, ty))), ty }
+                    Expr {
+                        kind: ExprKind::Select(
+                            Box::new(cv),
+                            Box::new(convert(av, ty)),
+                            Box::new(convert(bv, ty)),
+                        ),
+                        ty,
+                    }
                 } else {
                     let t = self.temp(ty, span);
-                    ea.push(Stmt::Assign { var: t, value: convert(av, ty), span });
-                    eb.push(Stmt::Assign { var: t, value: convert(bv, ty), span });
-                    out.push(Stmt::If { cond: cv, then: ea, els: eb, span });
+                    ea.push(Stmt::Assign {
+                        var: t,
+                        value: convert(av, ty),
+                        span,
+                    });
+                    eb.push(Stmt::Assign {
+                        var: t,
+                        value: convert(bv, ty),
+                        span,
+                    });
+                    out.push(Stmt::If {
+                        cond: cv,
+                        then: ea,
+                        els: eb,
+                        span,
+                    });
                     var_expr(&self.k, t)
                 }
             }
@@ -1167,7 +1588,13 @@ impl<'a> Lowerer<'a> {
                 }
                 let v = self.expr(x, out)?;
                 let ty = self.scalar(t, span)?;
-                Expr { kind: ExprKind::Convert { value: Box::new(v), explicit: true }, ty }
+                Expr {
+                    kind: ExprKind::Convert {
+                        value: Box::new(v),
+                        explicit: true,
+                    },
+                    ty,
+                }
             }
             A::Call(name, args) => match self.call(name, args, span, out, true)? {
                 Some(v) => v,
@@ -1176,7 +1603,10 @@ impl<'a> Lowerer<'a> {
             A::Index(..) => {
                 let (a, idx) = self.element(e, out)?;
                 let access = self.access(a, idx, false, span);
-                Expr { kind: ExprKind::Load(access), ty: self.k.arrays[a].elem }
+                Expr {
+                    kind: ExprKind::Load(access),
+                    ty: self.k.arrays[a].elem,
+                }
             }
             A::SizeofType(t) => int(self.scalar(t, span)?.size() as i64, Scalar::U64),
             A::SizeofExpr(x) => {
@@ -1203,12 +1633,23 @@ impl<'a> Lowerer<'a> {
             return v;
         }
         let t = self.temp(v.ty, span);
-        out.push(Stmt::Assign { var: t, value: v, span });
+        out.push(Stmt::Assign {
+            var: t,
+            value: v,
+            span,
+        });
         var_expr(&self.k, t)
     }
 
     /// Lowers a call; returns its value when `want_value`.
-    fn call(&mut self, name: &str, args: &[ast::Expr], span: Span, out: &mut Vec<Stmt>, want_value: bool) -> Result<Option<Expr>> {
+    fn call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+        want_value: bool,
+    ) -> Result<Option<Expr>> {
         if name == "__syncthreads" {
             if want_value {
                 return fail(span, "`__syncthreads()` used as a value");
@@ -1216,9 +1657,16 @@ impl<'a> Lowerer<'a> {
             out.push(Stmt::Sync { span });
             return Ok(None);
         }
-        if matches!(name, "printf" | "assert" | "__threadfence" | "__threadfence_block") {
+        if matches!(
+            name,
+            "printf" | "assert" | "__threadfence" | "__threadfence_block"
+        ) {
             // No effect on results or cost in the model.
-            return Ok(if want_value { Some(int(0, Scalar::I32)) } else { None });
+            return Ok(if want_value {
+                Some(int(0, Scalar::I32))
+            } else {
+                None
+            });
         }
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
@@ -1230,13 +1678,29 @@ impl<'a> Lowerer<'a> {
             }
             return Ok(Some(math_call(f, name, vals, span)?));
         }
-        if name.starts_with("__shfl") || name.starts_with("__ballot") || name.starts_with("__any") || name.starts_with("__all") || name == "__syncwarp" {
-            return fail(span, format!("warp intrinsic `{name}` is not supported yet"));
+        if name.starts_with("__shfl")
+            || name.starts_with("__ballot")
+            || name.starts_with("__any")
+            || name.starts_with("__all")
+            || name == "__syncwarp"
+        {
+            return fail(
+                span,
+                format!("warp intrinsic `{name}` is not supported yet"),
+            );
         }
         self.inline(name, args, span, out, want_value)
     }
 
-    fn atomic(&mut self, op: AtomicOp, name: &str, args: &[ast::Expr], span: Span, out: &mut Vec<Stmt>, want_value: bool) -> Result<Option<Expr>> {
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+        want_value: bool,
+    ) -> Result<Option<Expr>> {
         let expected = if op == AtomicOp::Cas { 3 } else { 2 };
         if args.len() != expected {
             return fail(span, format!("`{name}` takes {expected} arguments"));
@@ -1257,30 +1721,65 @@ impl<'a> Lowerer<'a> {
         }
         let result = want_value.then(|| self.temp(elem, span));
         let access = self.access(array, idx, true, args[0].meta.span);
-        out.push(Stmt::Atomic { op, access, value, compare, result, span });
+        out.push(Stmt::Atomic {
+            op,
+            access,
+            value,
+            compare,
+            result,
+            span,
+        });
         Ok(result.map(|r| var_expr(&self.k, r)))
     }
 
-    fn inline(&mut self, name: &str, args: &[ast::Expr], span: Span, out: &mut Vec<Stmt>, want_value: bool) -> Result<Option<Expr>> {
+    fn inline(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+        want_value: bool,
+    ) -> Result<Option<Expr>> {
         let file = self.file;
         let Some(pf) = file.functions.iter().find(|f| f.item.name == name) else {
             return fail(span, format!("call to unknown function `{name}`"));
         };
         let f = match &pf.result {
             Ok(f) => f,
-            Err(d) => return fail(span, format!("call to `{name}`, which copper could not read: {}", d.message)),
+            Err(d) => {
+                return fail(
+                    span,
+                    format!(
+                        "call to `{name}`, which copper could not read: {}",
+                        d.message
+                    ),
+                )
+            }
         };
         if f.kind == FnKind::Global {
             return fail(span, "kernel launches inside a kernel are not supported");
         }
         if self.frames.iter().any(|fr| fr.name == name) {
-            return fail(span, format!("recursive call to `{name}` (recursion is not supported)"));
+            return fail(
+                span,
+                format!("recursive call to `{name}` (recursion is not supported)"),
+            );
         }
         if self.frames.len() >= MAX_INLINE_DEPTH {
-            return fail(span, format!("device functions nested more than {MAX_INLINE_DEPTH} deep"));
+            return fail(
+                span,
+                format!("device functions nested more than {MAX_INLINE_DEPTH} deep"),
+            );
         }
         if args.len() != f.params.len() {
-            return fail(span, format!("`{name}` takes {} arguments but {} were given", f.params.len(), args.len()));
+            return fail(
+                span,
+                format!(
+                    "`{name}` takes {} arguments but {} were given",
+                    f.params.len(),
+                    args.len()
+                ),
+            );
         }
         // Evaluate arguments in the caller's scope.
         let mut bindings = Vec::new();
@@ -1290,17 +1789,37 @@ impl<'a> Lowerer<'a> {
                 let offset = match off {
                     None => None,
                     Some(o) => {
-                        let ov = self.new_var(&format!("{}_offset", p.name), Scalar::I64, VarKind::Local, p.meta.span);
-                        out.push(Stmt::Assign { var: ov, value: convert(o, Scalar::I64), span });
+                        let ov = self.new_var(
+                            &format!("{}_offset", p.name),
+                            Scalar::I64,
+                            VarKind::Local,
+                            p.meta.span,
+                        );
+                        out.push(Stmt::Assign {
+                            var: ov,
+                            value: convert(o, Scalar::I64),
+                            span,
+                        });
                         Some(ov)
                     }
                 };
-                bindings.push((p.name.clone(), Binding::Ptr { array, offset, inner }));
+                bindings.push((
+                    p.name.clone(),
+                    Binding::Ptr {
+                        array,
+                        offset,
+                        inner,
+                    },
+                ));
             } else {
                 let ty = self.scalar(&p.ty, p.meta.span)?;
                 let v = self.expr(a, out)?;
                 let pv = self.new_var(&p.name, ty, VarKind::Local, p.meta.span);
-                out.push(Stmt::Assign { var: pv, value: convert(v, ty), span });
+                out.push(Stmt::Assign {
+                    var: pv,
+                    value: convert(v, ty),
+                    span,
+                });
                 bindings.push((p.name.clone(), Binding::Var(pv)));
             }
         }
@@ -1308,7 +1827,10 @@ impl<'a> Lowerer<'a> {
             None
         } else {
             if !f.ret.pointers.is_empty() {
-                return fail(f.meta.span, "device functions returning pointers are not supported");
+                return fail(
+                    f.meta.span,
+                    "device functions returning pointers are not supported",
+                );
             }
             let ty = self.scalar(&f.ret, f.meta.span)?;
             Some(self.new_var(&format!("{name}_result"), ty, VarKind::Local, span))
@@ -1325,7 +1847,11 @@ impl<'a> Lowerer<'a> {
         for (n, b) in bindings {
             self.bind(&n, b);
         }
-        self.frames.push(Frame { name: name.to_string(), scope, result });
+        self.frames.push(Frame {
+            name: name.to_string(),
+            scope,
+            result,
+        });
         let mut body = Vec::new();
         let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));
         self.frames.pop();
@@ -1339,7 +1865,8 @@ impl<'a> Lowerer<'a> {
             }
         }
         r?;
-        if matches!(body.last(), Some(Stmt::Jump { kind: JumpKind::Break, scope: s, .. }) if *s == scope) {
+        if matches!(body.last(), Some(Stmt::Jump { kind: JumpKind::Break, scope: s, .. }) if *s == scope)
+        {
             body.pop();
         }
         if contains_jump_to(&body, scope) {
@@ -1368,7 +1895,9 @@ fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Assign(..) | A::Call(..) => true,
         A::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => true,
-        A::Unary(_, x) | A::Cast(_, x) | A::SizeofExpr(x) | A::Member { base: x, .. } => expr_has_effects(x),
+        A::Unary(_, x) | A::Cast(_, x) | A::SizeofExpr(x) | A::Member { base: x, .. } => {
+            expr_has_effects(x)
+        }
         A::Binary(_, l, r) | A::Index(l, r) => expr_has_effects(l) || expr_has_effects(r),
         A::Cond(c, a, b) => expr_has_effects(c) || expr_has_effects(a) || expr_has_effects(b),
         A::Comma(xs) => xs.iter().any(expr_has_effects),
@@ -1380,7 +1909,9 @@ fn contains_jump_to(stmts: &[Stmt], scope: ScopeId) -> bool {
     stmts.iter().any(|s| match s {
         Stmt::Jump { scope: t, .. } => *t == scope,
         Stmt::If { then, els, .. } => contains_jump_to(then, scope) || contains_jump_to(els, scope),
-        Stmt::Loop { body, step, .. } => contains_jump_to(body, scope) || contains_jump_to(step, scope),
+        Stmt::Loop { body, step, .. } => {
+            contains_jump_to(body, scope) || contains_jump_to(step, scope)
+        }
         Stmt::Scope { body, .. } => contains_jump_to(body, scope),
         _ => false,
     })
@@ -1413,7 +1944,10 @@ fn char_value(c: &str) -> Option<i64> {
 }
 
 fn atomic_op(name: &str) -> Option<AtomicOp> {
-    let base = name.strip_suffix("_block").or_else(|| name.strip_suffix("_system")).unwrap_or(name);
+    let base = name
+        .strip_suffix("_block")
+        .or_else(|| name.strip_suffix("_system"))
+        .unwrap_or(name);
     Some(match base {
         "atomicAdd" => AtomicOp::Add,
         "atomicSub" => AtomicOp::Sub,
@@ -1466,20 +2000,41 @@ fn math_call(f: MathFn, name: &str, args: Vec<Expr>, span: Span) -> Result<Expr>
     let single = name.ends_with('f') || name.starts_with("__");
     let ty = match f {
         MathFn::Min | MathFn::Max | MathFn::Abs if !name.starts_with('f') => {
-            let t = args.iter().map(|a| a.ty).reduce(Scalar::common).unwrap_or(Scalar::I32);
+            let t = args
+                .iter()
+                .map(|a| a.ty)
+                .reduce(Scalar::common)
+                .unwrap_or(Scalar::I32);
             if name.starts_with('u') {
-                if t == Scalar::U64 || t == Scalar::I64 { Scalar::U64 } else { Scalar::U32 }
+                if t == Scalar::U64 || t == Scalar::I64 {
+                    Scalar::U64
+                } else {
+                    Scalar::U32
+                }
             } else if name.starts_with("ll") || name == "labs" {
                 Scalar::I64
             } else {
                 t.promote()
             }
         }
-        MathFn::Mul24 => if name.starts_with("__u") { Scalar::U32 } else { Scalar::I32 },
+        MathFn::Mul24 => {
+            if name.starts_with("__u") {
+                Scalar::U32
+            } else {
+                Scalar::I32
+            }
+        }
         _ => {
-            if single && name != "__mul24" { Scalar::F32 } else { Scalar::F64 }
+            if single && name != "__mul24" {
+                Scalar::F32
+            } else {
+                Scalar::F64
+            }
         }
     };
     let args = args.into_iter().map(|a| convert(a, ty)).collect();
-    Ok(Expr { kind: ExprKind::Call(f, args), ty })
+    Ok(Expr {
+        kind: ExprKind::Call(f, args),
+        ty,
+    })
 }

@@ -4,7 +4,9 @@
 use crate::cuda::ast::BinOp;
 
 /// A C scalar type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scalar {
     /// `bool`
@@ -151,7 +153,7 @@ impl Value {
             (Value::F(f), Scalar::F32) => Value::F(f as f32 as f64),
             (Value::F(f), Scalar::F64) => Value::F(f),
             (Value::F(f), Scalar::Bool) => Value::I((f != 0.0) as i64),
-            (Value::F(f), t) if t == Scalar::U64 => Value::I(f as u64 as i64),
+            (Value::F(f), Scalar::U64) => Value::I(f as u64 as i64),
             (Value::F(f), t) => wrap(f as i64, t),
             (Value::I(v), Scalar::Bool) => Value::I((v != 0) as i64),
             (Value::I(v), t) => wrap(v, t),
@@ -340,17 +342,35 @@ mod tests {
     #[test]
     fn int_semantics_are_cs() {
         let i = |v| Value::I(v);
-        assert_eq!(binary(BinOp::Add, i(i32::MAX as i64), i(1), Scalar::I32), Ok(i(i32::MIN as i64)));
+        assert_eq!(
+            binary(BinOp::Add, i(i32::MAX as i64), i(1), Scalar::I32),
+            Ok(i(i32::MIN as i64))
+        );
         assert_eq!(binary(BinOp::Div, i(-7), i(2), Scalar::I32), Ok(i(-3)));
         assert_eq!(binary(BinOp::Rem, i(-7), i(2), Scalar::I32), Ok(i(-1)));
-        assert_eq!(binary(BinOp::Sub, i(0), i(1), Scalar::U32), Ok(i(u32::MAX as i64)));
-        assert_eq!(binary(BinOp::Lt, i(u32::MAX as i64), i(1), Scalar::U32), Ok(i(0)));
-        assert_eq!(binary(BinOp::Div, i(1), i(0), Scalar::I32), Err(ArithError::DivByZero));
+        assert_eq!(
+            binary(BinOp::Sub, i(0), i(1), Scalar::U32),
+            Ok(i(u32::MAX as i64))
+        );
+        assert_eq!(
+            binary(BinOp::Lt, i(u32::MAX as i64), i(1), Scalar::U32),
+            Ok(i(0))
+        );
+        assert_eq!(
+            binary(BinOp::Div, i(1), i(0), Scalar::I32),
+            Err(ArithError::DivByZero)
+        );
         assert_eq!(binary(BinOp::Shr, i(-8), i(1), Scalar::I32), Ok(i(-4)));
-        assert_eq!(binary(BinOp::Shr, i(u32::MAX as i64), i(28), Scalar::U32), Ok(i(15)));
+        assert_eq!(
+            binary(BinOp::Shr, i(u32::MAX as i64), i(28), Scalar::U32),
+            Ok(i(15))
+        );
         assert_eq!(Value::I(300).convert(Scalar::U8), i(44));
         assert_eq!(Value::F(-2.7).convert(Scalar::I32), i(-2));
-        assert_eq!(Value::I(-1).convert_from(Scalar::U64, Scalar::F64), Value::F(18446744073709551615.0));
+        assert_eq!(
+            Value::I(-1).convert_from(Scalar::U64, Scalar::F64),
+            Value::F(18446744073709551615.0)
+        );
     }
 
     #[test]

@@ -8,9 +8,17 @@ use crate::source::Span;
 #[derive(Clone, Copy, Debug)]
 pub enum Ins<'k> {
     /// `var = value`
-    Assign { var: VarId, value: &'k Expr, span: Span },
+    Assign {
+        var: VarId,
+        value: &'k Expr,
+        span: Span,
+    },
     /// `array[index] = value`
-    Store { access: &'k Access, value: &'k Expr, span: Span },
+    Store {
+        access: &'k Access,
+        value: &'k Expr,
+        span: Span,
+    },
     /// An atomic read-modify-write.
     Atomic {
         op: AtomicOp,
@@ -21,16 +29,29 @@ pub enum Ins<'k> {
         span: Span,
     },
     /// Start of an `if`: lanes where `cond` fails go to `else_pc`.
-    If { cond: &'k Expr, else_pc: usize, join_pc: usize, span: Span },
+    If {
+        cond: &'k Expr,
+        else_pc: usize,
+        join_pc: usize,
+        span: Span,
+    },
     /// End of a then-branch.
     Else,
     /// Reconvergence after an `if`.
     Join,
     /// Loop entry: pushes the loop frame.
-    LoopEnter { scope: ScopeId, exit_pc: usize, step_pc: usize },
+    LoopEnter {
+        scope: ScopeId,
+        exit_pc: usize,
+        step_pc: usize,
+    },
     /// Loop test: lanes where `cond` fails leave the loop; the others go on
     /// at `back_pc` (or the next instruction).
-    LoopTest { cond: Option<&'k Expr>, back_pc: Option<usize>, span: Span },
+    LoopTest {
+        cond: Option<&'k Expr>,
+        back_pc: Option<usize>,
+        span: Span,
+    },
     /// Start of the step: lanes that executed `continue` rejoin here.
     LoopStep,
     /// Unconditional jump (loop back edge).
@@ -59,9 +80,28 @@ pub fn compile(k: &Kernel) -> Vec<Ins<'_>> {
 fn emit<'k>(stmts: &'k [Stmt], code: &mut Vec<Ins<'k>>) {
     for s in stmts {
         match s {
-            Stmt::Assign { var, value, span } => code.push(Ins::Assign { var: *var, value, span: *span }),
-            Stmt::Store { access, value, span } => code.push(Ins::Store { access, value, span: *span }),
-            Stmt::Atomic { op, access, value, compare, result, span } => code.push(Ins::Atomic {
+            Stmt::Assign { var, value, span } => code.push(Ins::Assign {
+                var: *var,
+                value,
+                span: *span,
+            }),
+            Stmt::Store {
+                access,
+                value,
+                span,
+            } => code.push(Ins::Store {
+                access,
+                value,
+                span: *span,
+            }),
+            Stmt::Atomic {
+                op,
+                access,
+                value,
+                compare,
+                result,
+                span,
+            } => code.push(Ins::Atomic {
                 op: *op,
                 access,
                 value,
@@ -69,7 +109,12 @@ fn emit<'k>(stmts: &'k [Stmt], code: &mut Vec<Ins<'k>>) {
                 result: *result,
                 span: *span,
             }),
-            Stmt::If { cond, then, els, span } => {
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
                 let at = code.len();
                 code.push(Ins::Else);
                 emit(then, code);
@@ -78,15 +123,31 @@ fn emit<'k>(stmts: &'k [Stmt], code: &mut Vec<Ins<'k>>) {
                 emit(els, code);
                 let join_pc = code.len();
                 code.push(Ins::Join);
-                code[at] = Ins::If { cond, else_pc, join_pc, span: *span };
+                code[at] = Ins::If {
+                    cond,
+                    else_pc,
+                    join_pc,
+                    span: *span,
+                };
             }
-            Stmt::Loop { scope, cond, body, step, test_first, span } => {
+            Stmt::Loop {
+                scope,
+                cond,
+                body,
+                step,
+                test_first,
+                span,
+            } => {
                 let enter = code.len();
                 code.push(Ins::Join);
                 let step_pc;
                 if *test_first {
                     let test_pc = code.len();
-                    code.push(Ins::LoopTest { cond: cond.as_ref(), back_pc: None, span: *span });
+                    code.push(Ins::LoopTest {
+                        cond: cond.as_ref(),
+                        back_pc: None,
+                        span: *span,
+                    });
                     emit(body, code);
                     step_pc = code.len();
                     code.push(Ins::LoopStep);
@@ -98,10 +159,18 @@ fn emit<'k>(stmts: &'k [Stmt], code: &mut Vec<Ins<'k>>) {
                     step_pc = code.len();
                     code.push(Ins::LoopStep);
                     emit(step, code);
-                    code.push(Ins::LoopTest { cond: cond.as_ref(), back_pc: Some(body_pc), span: *span });
+                    code.push(Ins::LoopTest {
+                        cond: cond.as_ref(),
+                        back_pc: Some(body_pc),
+                        span: *span,
+                    });
                 }
                 let exit_pc = code.len();
-                code[enter] = Ins::LoopEnter { scope: *scope, exit_pc, step_pc };
+                code[enter] = Ins::LoopEnter {
+                    scope: *scope,
+                    exit_pc,
+                    step_pc,
+                };
             }
             Stmt::Scope { scope, body } => {
                 let enter = code.len();
@@ -109,7 +178,10 @@ fn emit<'k>(stmts: &'k [Stmt], code: &mut Vec<Ins<'k>>) {
                 emit(body, code);
                 code.push(Ins::ScopeExit);
                 let exit_pc = code.len();
-                code[enter] = Ins::ScopeEnter { scope: *scope, exit_pc };
+                code[enter] = Ins::ScopeEnter {
+                    scope: *scope,
+                    exit_pc,
+                };
             }
             Stmt::Jump { kind, scope, .. } => code.push(match kind {
                 crate::ir::JumpKind::Break => Ins::Break(*scope),

@@ -7,7 +7,10 @@ use super::code::Ins;
 use super::params::Shape;
 use crate::cost::{Counter, Counts, Hardware, COUNTERS};
 use crate::ir::value::{binary, wrap};
-use crate::ir::{Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId, Unary, Value, VarKind};
+use crate::ir::{
+    Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId, Unary,
+    Value, VarKind,
+};
 use crate::source::Span;
 
 /// Values of one expression in every lane of a warp, as bit patterns of
@@ -105,9 +108,25 @@ enum Status {
 /// Reconvergence frames of the SIMT stack.
 #[derive(Clone, Debug)]
 enum Frame {
-    If { else_pc: usize, join_pc: usize, else_mask: u32, then_done: u32, in_else: bool },
-    Loop { scope: ScopeId, exit_pc: usize, step_pc: usize, done: u32, continued: u32 },
-    Scope { scope: ScopeId, exit_pc: usize, exited: u32 },
+    If {
+        else_pc: usize,
+        join_pc: usize,
+        else_mask: u32,
+        then_done: u32,
+        in_else: bool,
+    },
+    Loop {
+        scope: ScopeId,
+        exit_pc: usize,
+        step_pc: usize,
+        done: u32,
+        continued: u32,
+    },
+    Scope {
+        scope: ScopeId,
+        exit_pc: usize,
+        exited: u32,
+    },
 }
 
 /// One warp's state.
@@ -169,7 +188,11 @@ impl<'a> Block<'a> {
                     valid,
                     tid,
                     vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
-                    locals: ctx.local_lens.iter().map(|&l| vec![0u64; (l * 32) as usize]).collect(),
+                    locals: ctx
+                        .local_lens
+                        .iter()
+                        .map(|&l| vec![0u64; (l * 32) as usize])
+                        .collect(),
                     pc: 0,
                     mask: valid,
                     frames: Vec::new(),
@@ -185,7 +208,11 @@ impl<'a> Block<'a> {
         Block {
             ctx,
             block,
-            shared: ctx.shared_lens.iter().map(|&l| vec![0u64; l as usize]).collect(),
+            shared: ctx
+                .shared_lens
+                .iter()
+                .map(|&l| vec![0u64; l as usize])
+                .collect(),
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
             warps,
         }
@@ -220,7 +247,12 @@ impl<'a> Block<'a> {
     }
 
     fn error(&self, w: &Warp, lane: usize, span: Span, message: String) -> SimError {
-        SimError { message, span, block: self.block, thread: self.thread_of(w, lane) }
+        SimError {
+            message,
+            span,
+            block: self.block,
+            thread: self.thread_of(w, lane),
+        }
     }
 
     fn charge(w: &mut Warp, c: Counter) {
@@ -260,34 +292,71 @@ impl<'a> Block<'a> {
                         slot[l] = v[l];
                     }
                 }
-                Ins::Store { access, value, span } => {
+                Ins::Store {
+                    access,
+                    value,
+                    span,
+                } => {
                     w.span = span;
                     self.store(w, access, value)?;
                 }
-                Ins::Atomic { op, access, value, compare, result, span } => {
+                Ins::Atomic {
+                    op,
+                    access,
+                    value,
+                    compare,
+                    result,
+                    span,
+                } => {
                     w.span = span;
                     self.atomic(w, op, access, value, compare, result)?;
                 }
-                Ins::If { cond, else_pc, join_pc, span } => {
+                Ins::If {
+                    cond,
+                    else_pc,
+                    join_pc,
+                    span,
+                } => {
                     w.span = span;
                     let c = self.eval(w, cond, w.mask)?;
-                    let t = lanes_of(w.mask).filter(|&l| truthy(c[l], cond.ty)).fold(0u32, |m, l| m | 1 << l);
+                    let t = lanes_of(w.mask)
+                        .filter(|&l| truthy(c[l], cond.ty))
+                        .fold(0u32, |m, l| m | 1 << l);
                     let f = w.mask & !t;
                     Self::charge(w, Counter::If);
                     if t != 0 && f != 0 {
                         Self::charge(w, Counter::Div);
                     }
                     if t != 0 {
-                        w.frames.push(Frame::If { else_pc, join_pc, else_mask: f, then_done: 0, in_else: false });
+                        w.frames.push(Frame::If {
+                            else_pc,
+                            join_pc,
+                            else_mask: f,
+                            then_done: 0,
+                            in_else: false,
+                        });
                         w.mask = t;
                     } else {
-                        w.frames.push(Frame::If { else_pc, join_pc, else_mask: 0, then_done: 0, in_else: true });
+                        w.frames.push(Frame::If {
+                            else_pc,
+                            join_pc,
+                            else_mask: 0,
+                            then_done: 0,
+                            in_else: true,
+                        });
                         w.mask = f;
                         w.pc = else_pc;
                     }
                 }
                 Ins::Else => {
-                    if let Some(Frame::If { else_pc, join_pc, else_mask, then_done, in_else }) = w.frames.last_mut() {
+                    if let Some(Frame::If {
+                        else_pc,
+                        join_pc,
+                        else_mask,
+                        then_done,
+                        in_else,
+                    }) = w.frames.last_mut()
+                    {
                         *then_done = w.mask;
                         if *else_mask != 0 {
                             w.mask = *else_mask;
@@ -300,21 +369,44 @@ impl<'a> Block<'a> {
                     }
                 }
                 Ins::Join => {
-                    if let Some(Frame::If { then_done, in_else, .. }) = w.frames.pop() {
-                        w.mask = if in_else { w.mask | then_done } else { then_done };
+                    if let Some(Frame::If {
+                        then_done, in_else, ..
+                    }) = w.frames.pop()
+                    {
+                        w.mask = if in_else {
+                            w.mask | then_done
+                        } else {
+                            then_done
+                        };
                     }
                 }
-                Ins::LoopEnter { scope, exit_pc, step_pc } => {
-                    w.frames.push(Frame::Loop { scope, exit_pc, step_pc, done: 0, continued: 0 });
+                Ins::LoopEnter {
+                    scope,
+                    exit_pc,
+                    step_pc,
+                } => {
+                    w.frames.push(Frame::Loop {
+                        scope,
+                        exit_pc,
+                        step_pc,
+                        done: 0,
+                        continued: 0,
+                    });
                 }
-                Ins::LoopTest { cond, back_pc, span } => {
+                Ins::LoopTest {
+                    cond,
+                    back_pc,
+                    span,
+                } => {
                     w.span = span;
                     let t = match cond {
                         None => w.mask,
                         Some(c) => {
                             let v = self.eval(w, c, w.mask)?;
                             Self::charge(w, Counter::If);
-                            lanes_of(w.mask).filter(|&l| truthy(v[l], c.ty)).fold(0u32, |m, l| m | 1 << l)
+                            lanes_of(w.mask)
+                                .filter(|&l| truthy(v[l], c.ty))
+                                .fold(0u32, |m, l| m | 1 << l)
                         }
                     };
                     let f = w.mask & !t;
@@ -342,7 +434,11 @@ impl<'a> Block<'a> {
                     }
                 }
                 Ins::Goto(pc) => w.pc = pc,
-                Ins::ScopeEnter { scope, exit_pc } => w.frames.push(Frame::Scope { scope, exit_pc, exited: 0 }),
+                Ins::ScopeEnter { scope, exit_pc } => w.frames.push(Frame::Scope {
+                    scope,
+                    exit_pc,
+                    exited: 0,
+                }),
                 Ins::ScopeExit => {
                     if let Some(Frame::Scope { exited, .. }) = w.frames.pop() {
                         w.mask |= exited;
@@ -356,7 +452,9 @@ impl<'a> Block<'a> {
                                 *done |= m;
                                 break;
                             }
-                            Frame::Scope { scope: s, exited, .. } if *s == scope => {
+                            Frame::Scope {
+                                scope: s, exited, ..
+                            } if *s == scope => {
                                 *exited |= m;
                                 break;
                             }
@@ -368,7 +466,12 @@ impl<'a> Block<'a> {
                 Ins::Continue(scope) => {
                     let m = w.mask;
                     for f in w.frames.iter_mut().rev() {
-                        if let Frame::Loop { scope: s, continued, .. } = f {
+                        if let Frame::Loop {
+                            scope: s,
+                            continued,
+                            ..
+                        } = f
+                        {
                             if *s == scope {
                                 *continued |= m;
                                 break;
@@ -402,8 +505,15 @@ impl<'a> Block<'a> {
     fn parked(&self, w: &Warp) -> u32 {
         w.frames.iter().fold(0u32, |m, f| {
             m | match f {
-                Frame::If { else_mask, then_done, in_else, .. } => *else_mask | if *in_else { *then_done } else { 0 },
-                Frame::Loop { done, continued, .. } => *done | *continued,
+                Frame::If {
+                    else_mask,
+                    then_done,
+                    in_else,
+                    ..
+                } => *else_mask | if *in_else { *then_done } else { 0 },
+                Frame::Loop {
+                    done, continued, ..
+                } => *done | *continued,
                 Frame::Scope { exited, .. } => *exited,
             }
         })
@@ -414,7 +524,13 @@ impl<'a> Block<'a> {
     fn unwind(&self, w: &mut Warp) -> bool {
         while let Some(f) = w.frames.last_mut() {
             match f {
-                Frame::If { else_pc, else_mask, then_done, in_else, .. } if !*in_else && *else_mask != 0 => {
+                Frame::If {
+                    else_pc,
+                    else_mask,
+                    then_done,
+                    in_else,
+                    ..
+                } if !*in_else && *else_mask != 0 => {
                     w.mask = *else_mask;
                     *else_mask = 0;
                     *then_done = 0;
@@ -422,7 +538,12 @@ impl<'a> Block<'a> {
                     w.pc = *else_pc;
                     return true;
                 }
-                Frame::If { join_pc, then_done, in_else: true, .. } if *then_done != 0 => {
+                Frame::If {
+                    join_pc,
+                    then_done,
+                    in_else: true,
+                    ..
+                } if *then_done != 0 => {
                     w.mask = *then_done;
                     w.pc = *join_pc + 1;
                     w.frames.pop();
@@ -431,7 +552,9 @@ impl<'a> Block<'a> {
                 Frame::If { .. } => {
                     w.frames.pop();
                 }
-                Frame::Loop { continued, step_pc, .. } if *continued != 0 => {
+                Frame::Loop {
+                    continued, step_pc, ..
+                } if *continued != 0 => {
                     w.mask = *continued;
                     *continued = 0;
                     w.pc = *step_pc + 1;
@@ -446,7 +569,9 @@ impl<'a> Block<'a> {
                         return true;
                     }
                 }
-                Frame::Scope { exited, exit_pc, .. } => {
+                Frame::Scope {
+                    exited, exit_pc, ..
+                } => {
                     let (x, e) = (*exited, *exit_pc);
                     w.frames.pop();
                     if x != 0 {
@@ -478,7 +603,12 @@ impl<'a> Block<'a> {
             if i < 0 || i as u64 >= len {
                 let site = &self.ctx.kernel.sites[a.site];
                 let name = &self.ctx.kernel.arrays[a.array].name;
-                return Err(self.error(w, l, site.span, format!("out-of-bounds access `{name}[{i}]` (the array has {len} elements)")));
+                return Err(self.error(
+                    w,
+                    l,
+                    site.span,
+                    format!("out-of-bounds access `{name}[{i}]` (the array has {len} elements)"),
+                ));
             }
             out[l] = i;
         }
@@ -498,11 +628,19 @@ impl<'a> Block<'a> {
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
                 let n = self.ctx.hw.mem_reads(active, elem);
-                if write { (n, Counter::GWrite, Counter::GWriteN) } else { (n, Counter::GRead, Counter::GReadN) }
+                if write {
+                    (n, Counter::GWrite, Counter::GWriteN)
+                } else {
+                    (n, Counter::GRead, Counter::GReadN)
+                }
             }
             Storage::Shared(_) => {
                 let n = self.ctx.hw.conflicts(active, elem);
-                if write { (n, Counter::SWrite, Counter::SWriteN) } else { (n, Counter::SRead, Counter::SReadN) }
+                if write {
+                    (n, Counter::SWrite, Counter::SWriteN)
+                } else {
+                    (n, Counter::SRead, Counter::SReadN)
+                }
             }
             Storage::Local(_) => {
                 Self::charge(w, if write { Counter::VWrite } else { Counter::Var });
@@ -528,7 +666,9 @@ impl<'a> Block<'a> {
 
     fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, bits: u64) {
         match self.ctx.storage[a] {
-            Storage::Global(g) => self.ctx.globals[g].data[i as usize].store(bits, Ordering::Relaxed),
+            Storage::Global(g) => {
+                self.ctx.globals[g].data[i as usize].store(bits, Ordering::Relaxed)
+            }
             Storage::Shared(s) => self.shared[s][i as usize] = bits,
             Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = bits,
         }
@@ -550,7 +690,14 @@ impl<'a> Block<'a> {
 
     /// Two lanes writing different values to one element in one step is a
     /// data race.
-    fn check_same_step_writes(&self, w: &Warp, a: &Access, idx: &[i64; 32], v: &Lanes, mask: u32) -> Result<(), SimError> {
+    fn check_same_step_writes(
+        &self,
+        w: &Warp,
+        a: &Access,
+        idx: &[i64; 32],
+        v: &Lanes,
+        mask: u32,
+    ) -> Result<(), SimError> {
         let mut prev: Option<i64> = None;
         let increasing = lanes_of(mask).all(|l| {
             let ok = prev.is_none_or(|p| idx[l] > p);
@@ -680,9 +827,14 @@ impl<'a> Block<'a> {
                     return Ok(out);
                 }
                 for lane in lanes_of(mask) {
-                    let (x, y) = (Value::from_bits(a[lane], l.ty), Value::from_bits(b[lane], r.ty));
+                    let (x, y) = (
+                        Value::from_bits(a[lane], l.ty),
+                        Value::from_bits(b[lane], r.ty),
+                    );
                     out[lane] = binary(*op, x, y, l.ty)
-                        .map_err(|_| self.error(w, lane, w.span, "integer division by zero".into()))?
+                        .map_err(|_| {
+                            self.error(w, lane, w.span, "integer division by zero".into())
+                        })?
                         .to_bits();
                 }
             }
@@ -690,22 +842,46 @@ impl<'a> Block<'a> {
                 let is_and = matches!(e.kind, ExprKind::And(..));
                 let a = self.eval(w, l, mask)?;
                 Self::charge(w, Counter::Op);
-                let rest = lanes_of(mask).filter(|&x| truthy(a[x], l.ty) == is_and).fold(0u32, |m, x| m | 1 << x);
-                let b = if rest != 0 { self.eval(w, r, rest)? } else { ZERO_LANES };
+                let rest = lanes_of(mask)
+                    .filter(|&x| truthy(a[x], l.ty) == is_and)
+                    .fold(0u32, |m, x| m | 1 << x);
+                let b = if rest != 0 {
+                    self.eval(w, r, rest)?
+                } else {
+                    ZERO_LANES
+                };
                 for lane in lanes_of(mask) {
-                    let v = if rest & (1 << lane) != 0 { truthy(b[lane], r.ty) } else { truthy(a[lane], l.ty) };
+                    let v = if rest & (1 << lane) != 0 {
+                        truthy(b[lane], r.ty)
+                    } else {
+                        truthy(a[lane], l.ty)
+                    };
                     out[lane] = v as u64;
                 }
             }
             ExprKind::Select(c, a, b) => {
                 let cv = self.eval(w, c, mask)?;
                 Self::charge(w, Counter::Op);
-                let t = lanes_of(mask).filter(|&x| truthy(cv[x], c.ty)).fold(0u32, |m, x| m | 1 << x);
+                let t = lanes_of(mask)
+                    .filter(|&x| truthy(cv[x], c.ty))
+                    .fold(0u32, |m, x| m | 1 << x);
                 let f = mask & !t;
-                let av = if t != 0 { self.eval(w, a, t)? } else { ZERO_LANES };
-                let bv = if f != 0 { self.eval(w, b, f)? } else { ZERO_LANES };
+                let av = if t != 0 {
+                    self.eval(w, a, t)?
+                } else {
+                    ZERO_LANES
+                };
+                let bv = if f != 0 {
+                    self.eval(w, b, f)?
+                } else {
+                    ZERO_LANES
+                };
                 for lane in lanes_of(mask) {
-                    out[lane] = if t & (1 << lane) != 0 { av[lane] } else { bv[lane] };
+                    out[lane] = if t & (1 << lane) != 0 {
+                        av[lane]
+                    } else {
+                        bv[lane]
+                    };
                 }
             }
             ExprKind::Convert { value, explicit } => {
@@ -719,7 +895,9 @@ impl<'a> Block<'a> {
                     out[l] = if int_to_int {
                         wrap(v[l] as i64, ty).to_bits()
                     } else {
-                        Value::from_bits(v[l], from).convert_from(from, ty).to_bits()
+                        Value::from_bits(v[l], from)
+                            .convert_from(from, ty)
+                            .to_bits()
                     };
                 }
             }
@@ -757,7 +935,14 @@ fn truthy(bits: u64, ty: Scalar) -> bool {
 
 /// `a op b` on every lane for the common integer and floating-point
 /// cases; false when the general path must handle it.
-fn fast_binary(op: crate::cuda::ast::BinOp, ty: Scalar, a: &Lanes, b: &Lanes, mask: u32, out: &mut Lanes) -> bool {
+fn fast_binary(
+    op: crate::cuda::ast::BinOp,
+    ty: Scalar,
+    a: &Lanes,
+    b: &Lanes,
+    mask: u32,
+    out: &mut Lanes,
+) -> bool {
     use crate::cuda::ast::BinOp as B;
     let comparison = matches!(op, B::Lt | B::Gt | B::Le | B::Ge | B::Eq | B::Ne);
     if ty.is_float() {
@@ -807,7 +992,11 @@ fn fast_binary(op: crate::cuda::ast::BinOp, ty: Scalar, a: &Lanes, b: &Lanes, ma
     };
     for l in lanes_of(mask) {
         let r = f(a[l] as i64, b[l] as i64);
-        out[l] = if comparison { r as u64 } else { wrap(r, ty).to_bits() };
+        out[l] = if comparison {
+            r as u64
+        } else {
+            wrap(r, ty).to_bits()
+        };
     }
     true
 }
@@ -853,7 +1042,13 @@ impl Warp {
 }
 
 /// The value an atomic writes.
-fn atomic_result(op: AtomicOp, cur: Value, v: Value, compare: Option<Value>, elem: Scalar) -> Value {
+fn atomic_result(
+    op: AtomicOp,
+    cur: Value,
+    v: Value,
+    compare: Option<Value>,
+    elem: Scalar,
+) -> Value {
     let int = |x: i64| wrap(x, elem);
     if elem.is_float() {
         let r = match op {
@@ -865,19 +1060,55 @@ fn atomic_result(op: AtomicOp, cur: Value, v: Value, compare: Option<Value>, ele
     }
     let (c, x) = (cur.as_i64(), v.as_i64());
     let unsigned = !elem.is_signed();
-    let less = |a: i64, b: i64| if unsigned && elem == Scalar::U64 { (a as u64) < (b as u64) } else { a < b };
+    let less = |a: i64, b: i64| {
+        if unsigned && elem == Scalar::U64 {
+            (a as u64) < (b as u64)
+        } else {
+            a < b
+        }
+    };
     match op {
         AtomicOp::Add => int(c.wrapping_add(x)),
         AtomicOp::Sub => int(c.wrapping_sub(x)),
         AtomicOp::Exch => v,
-        AtomicOp::Min => if less(x, c) { v } else { cur },
-        AtomicOp::Max => if less(c, x) { v } else { cur },
+        AtomicOp::Min => {
+            if less(x, c) {
+                v
+            } else {
+                cur
+            }
+        }
+        AtomicOp::Max => {
+            if less(c, x) {
+                v
+            } else {
+                cur
+            }
+        }
         AtomicOp::And => int(c & x),
         AtomicOp::Or => int(c | x),
         AtomicOp::Xor => int(c ^ x),
-        AtomicOp::Inc => if !less(c, x) { int(0) } else { int(c + 1) },
-        AtomicOp::Dec => if c == 0 || less(x, c) { v } else { int(c - 1) },
-        AtomicOp::Cas => if compare.is_some_and(|k| k.as_i64() == c) { v } else { cur },
+        AtomicOp::Inc => {
+            if !less(c, x) {
+                int(0)
+            } else {
+                int(c + 1)
+            }
+        }
+        AtomicOp::Dec => {
+            if c == 0 || less(x, c) {
+                v
+            } else {
+                int(c - 1)
+            }
+        }
+        AtomicOp::Cas => {
+            if compare.is_some_and(|k| k.as_i64() == c) {
+                v
+            } else {
+                cur
+            }
+        }
     }
 }
 
@@ -887,15 +1118,37 @@ fn math(f: MathFn, arg: &dyn Fn(usize) -> Value, n: usize, ty: Scalar) -> Value 
     let y = if n > 1 { arg(1).as_f64() } else { 0.0 };
     if !ty.is_float() {
         let (a, b) = (arg(0).as_i64(), if n > 1 { arg(1).as_i64() } else { 0 });
-        let lt = |p: i64, q: i64| if ty == Scalar::U64 { (p as u64) < (q as u64) } else { p < q };
+        let lt = |p: i64, q: i64| {
+            if ty == Scalar::U64 {
+                (p as u64) < (q as u64)
+            } else {
+                p < q
+            }
+        };
         return wrap(
             match f {
                 MathFn::Abs => a.wrapping_abs(),
-                MathFn::Min => if lt(b, a) { b } else { a },
-                MathFn::Max => if lt(a, b) { b } else { a },
+                MathFn::Min => {
+                    if lt(b, a) {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                MathFn::Max => {
+                    if lt(a, b) {
+                        b
+                    } else {
+                        a
+                    }
+                }
                 MathFn::Mul24 => {
                     let s = |v: i64| (v << 40) >> 40;
-                    if ty == Scalar::U32 { (a & 0xFF_FFFF) * (b & 0xFF_FFFF) } else { s(a) * s(b) }
+                    if ty == Scalar::U32 {
+                        (a & 0xFF_FFFF) * (b & 0xFF_FFFF)
+                    } else {
+                        s(a) * s(b)
+                    }
                 }
                 _ => a,
             },

@@ -16,8 +16,8 @@ use rayon::prelude::*;
 use crate::cost::{Counts, Hardware, Metric, COUNTERS};
 use crate::cuda::ast::Space;
 use crate::ir::{Kernel, Param, Scalar, Stmt, Value};
-pub use exec::{SimError, SiteStats};
 use exec::{Block, GlobalArray, LaunchCtx, Storage, Warp};
+pub use exec::{SimError, SiteStats};
 use params::{InitKind, LaunchSpec, Shape, SplitMix};
 
 /// Default most instructions a warp may execute before the simulator
@@ -37,7 +37,13 @@ pub struct ArrayData {
 impl ArrayData {
     /// An array holding `values`, converted to `elem`.
     pub fn from_values(elem: Scalar, values: impl IntoIterator<Item = Value>) -> ArrayData {
-        ArrayData { elem, bits: values.into_iter().map(|v| v.convert(elem).to_bits()).collect() }
+        ArrayData {
+            elem,
+            bits: values
+                .into_iter()
+                .map(|v| v.convert(elem).to_bits())
+                .collect(),
+        }
     }
 
     /// Element `i`.
@@ -90,7 +96,10 @@ impl Default for SimOptions {
     fn default() -> SimOptions {
         SimOptions {
             hw: Hardware::default(),
-            metrics: crate::cost::BUILTIN_METRICS.iter().filter_map(|m| Metric::builtin(m)).collect(),
+            metrics: crate::cost::BUILTIN_METRICS
+                .iter()
+                .filter_map(|m| Metric::builtin(m))
+                .collect(),
             step_budget: DEFAULT_STEP_BUDGET,
         }
     }
@@ -142,7 +151,11 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                     return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, kernel.name));
                 };
                 if !var.ty.is_float() && x.fract() != 0.0 {
-                    return Err(format!("argument `{}` is an integer ({}) but the parameter file gives {x}", var.name, var.ty.c_name()));
+                    return Err(format!(
+                        "argument `{}` is an integer ({}) but the parameter file gives {x}",
+                        var.name,
+                        var.ty.c_name()
+                    ));
                 }
                 scalars.insert(var.name.clone(), Value::F(*x).convert(var.ty));
             }
@@ -155,17 +168,29 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
             }
         }
     }
-    for a in kernel.arrays.iter().filter(|a| a.param.is_none() && a.is_global()) {
+    for a in kernel
+        .arrays
+        .iter()
+        .filter(|a| a.param.is_none() && a.is_global())
+    {
         if let Some(s) = spec.arrays.get(&a.name) {
             arrays.insert(a.name.clone(), fill(s, a.elem)?);
         }
     }
     for name in spec.args.keys() {
         if !matches!(kernel.param_named(name), Some(Param::Scalar(_))) {
-            return Err(format!("`{name}` is not a scalar parameter of `{}`", kernel.name));
+            return Err(format!(
+                "`{name}` is not a scalar parameter of `{}`",
+                kernel.name
+            ));
         }
     }
-    Ok(Inputs { shape, scalars, arrays, shared_bytes: spec.shared_bytes })
+    Ok(Inputs {
+        shape,
+        scalars,
+        arrays,
+        shared_bytes: spec.shared_bytes,
+    })
 }
 
 const MAX_ARRAY_LEN: u64 = 1 << 28;
@@ -173,7 +198,10 @@ const MAX_ARRAY_LEN: u64 = 1 << 28;
 /// Initial contents of an array.
 pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
     if s.len > MAX_ARRAY_LEN {
-        return Err(format!("array length {} is more than copper simulates ({MAX_ARRAY_LEN})", s.len));
+        return Err(format!(
+            "array length {} is more than copper simulates ({MAX_ARRAY_LEN})",
+            s.len
+        ));
     }
     let n = s.len as usize;
     let conv = |x: f64| Value::F(x).convert(elem).to_bits();
@@ -188,7 +216,10 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
         }
         InitKind::Random => {
             if s.min > s.max {
-                return Err(format!("random range is empty (min {} > max {})", s.min, s.max));
+                return Err(format!(
+                    "random range is empty (min {} > max {})",
+                    s.min, s.max
+                ));
             }
             let mut g = SplitMix::new(s.seed);
             (0..n)
@@ -241,14 +272,27 @@ fn has_global_atomics(k: &Kernel) -> bool {
 }
 
 /// Simulates a launch of `kernel` on a copy of `inputs`.
-pub fn simulate(kernel: &Kernel, inputs: &Inputs, opts: &SimOptions) -> Result<SimResult, SimError> {
+pub fn simulate(
+    kernel: &Kernel,
+    inputs: &Inputs,
+    opts: &SimOptions,
+) -> Result<SimResult, SimError> {
     simulate_owned(kernel, inputs.clone(), opts)
 }
 
 /// Simulates a launch of `kernel`, using the input arrays' memory for the
 /// launch (no copy: what large launches need).
-pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) -> Result<SimResult, SimError> {
-    let setup_error = |message: String| SimError { message, span: kernel.span, block: [0; 3], thread: [0; 3] };
+pub fn simulate_owned(
+    kernel: &Kernel,
+    mut inputs: Inputs,
+    opts: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let setup_error = |message: String| SimError {
+        message,
+        span: kernel.span,
+        block: [0; 3],
+        thread: [0; 3],
+    };
     opts.hw.validate().map_err(setup_error)?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();
@@ -257,7 +301,9 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
     for a in &kernel.arrays {
         storage.push(match a.space {
             Space::Shared => {
-                let len = a.fixed_len().unwrap_or(inputs.shared_bytes / a.elem.size() as u64);
+                let len = a
+                    .fixed_len()
+                    .unwrap_or(inputs.shared_bytes / a.elem.size() as u64);
                 shared_lens.push(len);
                 Storage::Shared(shared_lens.len() - 1)
             }
@@ -269,12 +315,24 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
                 let data: Vec<AtomicU64> = match inputs.arrays.remove(&a.name) {
                     // Same size and alignment: collected in place.
                     Some(v) if v.elem == a.elem => v.bits.into_iter().map(AtomicU64::new).collect(),
-                    Some(v) => v.values().map(|x| AtomicU64::new(x.convert(a.elem).to_bits())).collect(),
-                    None if a.param.is_some() => return Err(setup_error(format!("no contents given for array `{}`", a.name))),
+                    Some(v) => v
+                        .values()
+                        .map(|x| AtomicU64::new(x.convert(a.elem).to_bits()))
+                        .collect(),
+                    None if a.param.is_some() => {
+                        return Err(setup_error(format!(
+                            "no contents given for array `{}`",
+                            a.name
+                        )))
+                    }
                     None => {
                         let len = a.fixed_len().unwrap_or(1) as usize;
                         let zero = Value::ZERO.convert(a.elem);
-                        (0..len).map(|i| AtomicU64::new(a.init.get(i).copied().unwrap_or(zero).to_bits())).collect()
+                        (0..len)
+                            .map(|i| {
+                                AtomicU64::new(a.init.get(i).copied().unwrap_or(zero).to_bits())
+                            })
+                            .collect()
                     }
                 };
                 globals.push(GlobalArray { elem: a.elem, data });
@@ -286,7 +344,10 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
     for p in &kernel.params {
         if let Param::Scalar(v) = p {
             let name = &kernel.vars[*v].name;
-            let value = inputs.scalars.get(name).ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
+            let value = inputs
+                .scalars
+                .get(name)
+                .ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
             param_values[*v] = value.convert(kernel.vars[*v].ty).to_bits();
         }
     }
@@ -304,7 +365,9 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
         step_budget: opts.step_budget,
     };
     let [gx, gy, gz] = inputs.shape.grid;
-    let block_ids: Vec<[u64; 3]> = (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z]))).collect();
+    let block_ids: Vec<[u64; 3]> = (0..gz)
+        .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
+        .collect();
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);
     let outcomes: Vec<Result<BlockOutcome, SimError>> = if has_global_atomics(kernel) {
         block_ids.iter().map(run).collect()
@@ -314,7 +377,13 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
     let mut metrics: Vec<MetricResult> = opts
         .metrics
         .iter()
-        .map(|m| MetricResult { metric: m.name.clone(), max_warp: 0.0, total: 0.0, max_block_work: 0.0, max_block_span: 0.0 })
+        .map(|m| MetricResult {
+            metric: m.name.clone(),
+            max_warp: 0.0,
+            total: 0.0,
+            max_block_work: 0.0,
+            max_block_span: 0.0,
+        })
         .collect();
     let mut sites = vec![SiteStats::default(); kernel.sites.len()];
     let (mut warps, mut instructions) = (0, 0);
@@ -332,7 +401,6 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
         warps += o.warps;
         instructions += o.instructions;
     }
-    drop(ctx);
     let mut globals: Vec<Option<GlobalArray>> = globals.into_iter().map(Some).collect();
     let arrays = kernel
         .params
@@ -342,23 +410,45 @@ pub fn simulate_owned(kernel: &Kernel, mut inputs: Inputs, opts: &SimOptions) ->
             Param::Scalar(_) => None,
         })
         .filter_map(|a| {
-            let Storage::Global(g) = storage[a] else { return None };
+            let Storage::Global(g) = storage[a] else {
+                return None;
+            };
             let arr = globals[g].take()?;
             let bits = arr.data.into_iter().map(AtomicU64::into_inner).collect();
-            Some((kernel.arrays[a].name.clone(), ArrayData { elem: arr.elem, bits }))
+            Some((
+                kernel.arrays[a].name.clone(),
+                ArrayData {
+                    elem: arr.elem,
+                    bits,
+                },
+            ))
         })
         .collect();
-    Ok(SimResult { metrics, sites, arrays, blocks: block_ids.len() as u64, warps, instructions })
+    Ok(SimResult {
+        metrics,
+        sites,
+        arrays,
+        blocks: block_ids.len() as u64,
+        warps,
+        instructions,
+    })
 }
 
-fn run_block(ctx: &LaunchCtx<'_>, id: [u64; 3], metrics: &[Metric]) -> Result<BlockOutcome, SimError> {
+fn run_block(
+    ctx: &LaunchCtx<'_>,
+    id: [u64; 3],
+    metrics: &[Metric],
+) -> Result<BlockOutcome, SimError> {
     let mut block = Block::new(ctx, id, metrics.len());
     for w in &mut block.warps {
         w.seed_params(ctx.param_values, ctx.kernel);
     }
     block.run(|warps| {
         for (m, metric) in metrics.iter().enumerate() {
-            let s = warps.iter().map(|w| current_span(w, m, metric)).fold(0.0, f64::max);
+            let s = warps
+                .iter()
+                .map(|w| current_span(w, m, metric))
+                .fold(0.0, f64::max);
             for w in warps.iter_mut() {
                 w.span_base[m] = s;
             }
@@ -371,10 +461,18 @@ fn run_block(ctx: &LaunchCtx<'_>, id: [u64; 3], metrics: &[Metric]) -> Result<Bl
         .iter()
         .enumerate()
         .map(|(m, metric)| {
-            let costs: Vec<f64> = block.warps.iter().map(|w| metric.work.cost(&w.counts)).collect();
+            let costs: Vec<f64> = block
+                .warps
+                .iter()
+                .map(|w| metric.work.cost(&w.counts))
+                .collect();
             let max_warp = costs.iter().copied().fold(0.0, f64::max);
             let total: f64 = costs.iter().sum();
-            let span = block.warps.iter().map(|w| current_span(w, m, metric)).fold(0.0, f64::max);
+            let span = block
+                .warps
+                .iter()
+                .map(|w| current_span(w, m, metric))
+                .fold(0.0, f64::max);
             (max_warp, total, total, span)
         })
         .collect();

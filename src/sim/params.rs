@@ -130,7 +130,10 @@ impl Shape {
 
 fn dims3(v: &[u64], what: &str) -> Result<[u64; 3], String> {
     if v.is_empty() || v.len() > 3 {
-        return Err(format!("`{what}` must have 1 to 3 dimensions, got {}", v.len()));
+        return Err(format!(
+            "`{what}` must have 1 to 3 dimensions, got {}",
+            v.len()
+        ));
     }
     let mut d = [1u64; 3];
     d[..v.len()].copy_from_slice(v);
@@ -197,9 +200,24 @@ mod tests {
         )
         .unwrap();
         let k = &p.kernel["k"];
-        assert_eq!(k.shape().unwrap(), Shape { grid: [2, 1, 1], block: [128, 2, 1] });
+        assert_eq!(
+            k.shape().unwrap(),
+            Shape {
+                grid: [2, 1, 1],
+                block: [128, 2, 1]
+            }
+        );
         assert_eq!(k.arrays["a"].init, InitKind::Random);
-        let bad = |g: &str, b: &str| LaunchSpec { grid: serde_json::from_str(g).unwrap(), block: serde_json::from_str(b).unwrap(), shared_bytes: 0, args: BTreeMap::new(), arrays: BTreeMap::new() }.shape();
+        let bad = |g: &str, b: &str| {
+            LaunchSpec {
+                grid: serde_json::from_str(g).unwrap(),
+                block: serde_json::from_str(b).unwrap(),
+                shared_bytes: 0,
+                args: BTreeMap::new(),
+                arrays: BTreeMap::new(),
+            }
+            .shape()
+        };
         assert!(bad("[0]", "[32]").unwrap_err().contains("0 threads"));
         assert!(bad("[1]", "[2048]").unwrap_err().contains("1024"));
         assert!(bad("[1]", "[32,32,2]").unwrap_err().contains("1024"));

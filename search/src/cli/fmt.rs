@@ -18,7 +18,11 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
     };
     let mut status = 0;
     if whole {
-        let funcs: Vec<_> = parsed.functions.iter().filter_map(|f| f.result.clone().ok()).collect();
+        let funcs: Vec<_> = parsed
+            .functions
+            .iter()
+            .filter_map(|f| f.result.clone().ok())
+            .collect();
         for d in parsed.all_diagnostics() {
             eprintln!("{}", d.render());
             status = 1;
@@ -41,7 +45,10 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
     }
     if let Some(name) = only {
         if !parsed.functions.iter().any(|f| f.item.name == name) {
-            eprintln!("{}: error: no kernel or device function named `{name}`", file.display());
+            eprintln!(
+                "{}: error: no kernel or device function named `{name}`",
+                file.display()
+            );
             return 2;
         }
     }

@@ -99,9 +99,31 @@ pub fn run() -> u8 {
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { files, format } => parse::run(&files, format),
-        Command::Fmt { file, kernel, whole } => fmt::run(&file, kernel.as_deref(), whole),
-        Command::Simulate { file, params, metrics, metrics_file, kernel, format, dump, max_steps, lines } => {
-            simulate::run(&simulate::SimulateArgs { file, params, metrics, metrics_file, kernel, format, dump, max_steps, lines })
-        }
+        Command::Fmt {
+            file,
+            kernel,
+            whole,
+        } => fmt::run(&file, kernel.as_deref(), whole),
+        Command::Simulate {
+            file,
+            params,
+            metrics,
+            metrics_file,
+            kernel,
+            format,
+            dump,
+            max_steps,
+            lines,
+        } => simulate::run(&simulate::SimulateArgs {
+            file,
+            params,
+            metrics,
+            metrics_file,
+            kernel,
+            format,
+            dump,
+            max_steps,
+            lines,
+        }),
     }
 }

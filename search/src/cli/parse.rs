@@ -63,14 +63,22 @@ fn print_text(parsed: &ParsedFile) {
         let (line, col) = src.line_col(f.item.name_offset);
         match &f.result {
             Ok(func) => {
-                println!("{path}:{line}:{col}: {} {}", kind_word(func.kind), signature(func));
+                println!(
+                    "{path}:{line}:{col}: {} {}",
+                    kind_word(func.kind),
+                    signature(func)
+                );
                 for l in parsed.launches.iter().filter(|l| l.kernel == func.name) {
                     let (ll, _) = src.line_col(l.span.start);
                     let show = |d: Option<[u64; 3]>| {
                         d.map(|[x, y, z]| format!("({x}, {y}, {z})"))
                             .unwrap_or_else(|| "(not literal)".into())
                     };
-                    println!("    launched at line {ll}: grid {} block {}", show(l.grid), show(l.block));
+                    println!(
+                        "    launched at line {ll}: grid {} block {}",
+                        show(l.grid),
+                        show(l.block)
+                    );
                 }
             }
             Err(d) => println!("{}", d.render()),

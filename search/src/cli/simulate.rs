@@ -45,13 +45,17 @@ fn error(path: &Path, msg: impl Into<String>) -> u8 {
 pub fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>, String> {
     let user = match file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read metrics file: {e}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("{}: cannot read metrics file: {e}", p.display()))?;
             metrics_from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
         }
         None => Vec::new(),
     };
     if names.is_empty() {
-        let mut all: Vec<Metric> = BUILTIN_METRICS.iter().filter_map(|m| Metric::builtin(m)).collect();
+        let mut all: Vec<Metric> = BUILTIN_METRICS
+            .iter()
+            .filter_map(|m| Metric::builtin(m))
+            .collect();
         all.extend(user);
         return Ok(all);
     }
@@ -66,14 +70,21 @@ pub fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metr
 }
 
 fn sim_diag(file: &ParsedFile, e: &SimError) -> Diagnostic {
-    let offset = if e.span.is_synthetic() { 0 } else { e.span.start };
+    let offset = if e.span.is_synthetic() {
+        0
+    } else {
+        e.span.start
+    };
     let [bx, by, bz] = e.block;
     let [tx, ty, tz] = e.thread;
     file.source.diagnostic(
         Severity::Error,
         "sim",
         offset,
-        format!("{} (block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}))", e.message),
+        format!(
+            "{} (block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}))",
+            e.message
+        ),
     )
 }
 
@@ -93,7 +104,10 @@ pub fn run(a: &SimulateArgs) -> u8 {
             return 2;
         }
     };
-    let params_path = a.params.clone().unwrap_or_else(|| a.file.with_extension("toml"));
+    let params_path = a
+        .params
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("toml"));
     let params_text = match std::fs::read_to_string(&params_path) {
         Ok(t) => t,
         Err(e) => return error(&params_path, format!("cannot read parameter file: {e}")),
@@ -102,7 +116,11 @@ pub fn run(a: &SimulateArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return error(&params_path, format!("invalid parameter file: {e}")),
     };
-    let mut opts = SimOptions { metrics, step_budget: a.max_steps, ..SimOptions::default() };
+    let mut opts = SimOptions {
+        metrics,
+        step_budget: a.max_steps,
+        ..SimOptions::default()
+    };
     if a.lines {
         opts.hw.transaction_bytes = 128;
     }
@@ -111,10 +129,20 @@ pub fn run(a: &SimulateArgs) -> u8 {
     let mut dumps = serde_json::Map::new();
     let kernels: Vec<String> = match &a.kernel {
         Some(k) => vec![k.clone()],
-        None => parsed.kernels().map(|k| k.name.clone()).filter(|n| params.kernel.contains_key(n)).collect(),
+        None => parsed
+            .kernels()
+            .map(|k| k.name.clone())
+            .filter(|n| params.kernel.contains_key(n))
+            .collect(),
     };
     if kernels.is_empty() {
-        return error(&params_path, format!("no kernel of {} has a [kernel.NAME] table in this parameter file", a.file.display()));
+        return error(
+            &params_path,
+            format!(
+                "no kernel of {} has a [kernel.NAME] table in this parameter file",
+                a.file.display()
+            ),
+        );
     }
     for name in &kernels {
         let kernel = match lower_kernel(&parsed, name) {
@@ -127,14 +155,20 @@ pub fn run(a: &SimulateArgs) -> u8 {
         };
         let Some(spec) = params.kernel.get(name) else {
             status = 2;
-            eprintln!("{}", Diagnostic::file_error(&params_path, format!("no [kernel.{name}] table")));
+            eprintln!(
+                "{}",
+                Diagnostic::file_error(&params_path, format!("no [kernel.{name}] table"))
+            );
             continue;
         };
         let inputs = match inputs_from_spec(&kernel, spec) {
             Ok(i) => i,
             Err(e) => {
                 status = 2;
-                eprintln!("{}", Diagnostic::file_error(&params_path, format!("kernel `{name}`: {e}")));
+                eprintln!(
+                    "{}",
+                    Diagnostic::file_error(&params_path, format!("kernel `{name}`: {e}"))
+                );
                 continue;
             }
         };
@@ -162,7 +196,11 @@ pub fn run(a: &SimulateArgs) -> u8 {
         }
     }
     if a.format == Format::Json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": reports })).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": reports }))
+                .unwrap_or_default()
+        );
     }
     if let Some(path) = &a.dump {
         if let Err(e) = write_atomically(path, &serde_json::to_string(&dumps).unwrap_or_default()) {
@@ -174,8 +212,14 @@ pub fn run(a: &SimulateArgs) -> u8 {
 
 /// Writes a file through a temporary and a rename, so it is never partial.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{}.copper-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.copper-tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
+    ));
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }
@@ -192,7 +236,12 @@ fn dump_json(r: &SimResult) -> serde_json::Value {
     let m: serde_json::Map<String, serde_json::Value> = r
         .arrays
         .iter()
-        .map(|(n, data)| (n.clone(), serde_json::Value::Array(data.values().map(|v| value_json(&v)).collect())))
+        .map(|(n, data)| {
+            (
+                n.clone(),
+                serde_json::Value::Array(data.values().map(|v| value_json(&v)).collect()),
+            )
+        })
         .collect();
     serde_json::Value::Object(m)
 }
@@ -200,11 +249,27 @@ fn dump_json(r: &SimResult) -> serde_json::Value {
 fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
     let s = &k.sites[i];
     let (line, col) = parsed.source.line_col(s.span.start);
-    let text = parsed.source.text.get(s.span.start..s.span.end).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = parsed
+        .source
+        .text
+        .get(s.span.start..s.span.end)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let arr = &k.arrays[s.array];
-    let space = if arr.is_shared() { "shared" } else if arr.is_global() { "global" } else { "local" };
+    let space = if arr.is_shared() {
+        "shared"
+    } else if arr.is_global() {
+        "global"
+    } else {
+        "local"
+    };
     let rw = if s.is_write { "write" } else { "read" };
-    (format!("{}:{line}:{col}", parsed.source.path.display()), format!("{text} ({space} {rw})"))
+    (
+        format!("{}:{line}:{col}", parsed.source.path.display()),
+        format!("{text} ({space} {rw})"),
+    )
 }
 
 fn fmt_num(x: f64) -> String {
@@ -215,14 +280,23 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
-fn print_text(parsed: &ParsedFile, k: &Kernel, shape: &copper::sim::params::Shape, r: &SimResult, secs: f64) {
+fn print_text(
+    parsed: &ParsedFile,
+    k: &Kernel,
+    shape: &copper::sim::params::Shape,
+    r: &SimResult,
+    secs: f64,
+) {
     let [gx, gy, gz] = shape.grid;
     let [bx, by, bz] = shape.block;
     println!(
         "kernel {}: grid ({gx}, {gy}, {gz}) block ({bx}, {by}, {bz}): {} blocks, {} warps, {} warp-instructions in {:.3} s",
         k.name, r.blocks, r.warps, r.instructions, secs
     );
-    println!("  {:<10} {:>14} {:>16} {:>16} {:>16}", "metric", "max per warp", "total", "block work", "block span");
+    println!(
+        "  {:<10} {:>14} {:>16} {:>16} {:>16}",
+        "metric", "max per warp", "total", "block work", "block span"
+    );
     for m in &r.metrics {
         println!(
             "  {:<10} {:>14} {:>16} {:>16} {:>16}",
@@ -234,11 +308,20 @@ fn print_text(parsed: &ParsedFile, k: &Kernel, shape: &copper::sim::params::Shap
         );
     }
     if !k.sites.is_empty() {
-        println!("  access sites (requests, transactions or conflict degree per request: mean / max):");
+        println!(
+            "  access sites (requests, transactions or conflict degree per request: mean / max):"
+        );
         for (i, s) in r.sites.iter().enumerate() {
             let (loc, label) = site_label(parsed, k, i);
-            let mean = if s.requests == 0 { 0.0 } else { s.transactions as f64 / s.requests as f64 };
-            println!("    {loc}: {label}: {} requests, {mean:.2} / {}", s.requests, s.max_transactions);
+            let mean = if s.requests == 0 {
+                0.0
+            } else {
+                s.transactions as f64 / s.requests as f64
+            };
+            println!(
+                "    {loc}: {label}: {} requests, {mean:.2} / {}",
+                s.requests, s.max_transactions
+            );
         }
     }
 }
