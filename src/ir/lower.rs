@@ -335,7 +335,38 @@ impl<'a> Lowerer<'a> {
         if !g.ty.pointers.is_empty() {
             return fail(g.meta.span, "global pointer variables are not supported");
         }
-        let dims = self.dims(&g.dims, g.meta.span)?;
+        let dynamic = g.is_extern && g.dims.len() == 1 && g.dims[0].is_none();
+        let dims = if dynamic {
+            Vec::new()
+        } else {
+            self.dims(&g.dims, g.meta.span)?
+        };
+        if dynamic && g.space != Space::Shared {
+            return fail(
+                g.meta.span,
+                "only `extern __shared__` arrays may have an unspecified size",
+            );
+        }
+        if dynamic {
+            let id = self.new_array(Array {
+                name: name.to_string(),
+                space: Space::Shared,
+                elem,
+                dims: Vec::new(),
+                param: None,
+                init: Vec::new(),
+                span: g.meta.span,
+            });
+            let b = Binding::Ptr {
+                array: id,
+                offset: None,
+                inner: Vec::new(),
+            };
+            if let Some(s) = self.scopes.first_mut() {
+                s.insert(name.to_string(), b.clone());
+            }
+            return Ok(b);
+        }
         let init = match &g.init {
             None => Vec::new(),
             Some(i) => self.const_init(i, elem, g.meta.span)?,

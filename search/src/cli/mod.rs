@@ -82,6 +82,10 @@ enum Command {
         /// Count 128-byte transactions instead of 32-byte sectors.
         #[arg(long)]
         lines: bool,
+        /// Hardware model (TOML: `warp_size`, `transaction_bytes`, `banks`,
+        /// `bank_bytes`; defaults 32, 32, 32, 4).
+        #[arg(long)]
+        hardware: Option<PathBuf>,
     },
 }
 
@@ -114,6 +118,7 @@ pub fn run() -> u8 {
             dump,
             max_steps,
             lines,
+            hardware,
         } => simulate::run(&simulate::SimulateArgs {
             file,
             params,
@@ -124,6 +129,7 @@ pub fn run() -> u8 {
             dump,
             max_steps,
             lines,
+            hardware,
         }),
     }
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use copper::cost::{metrics_from_toml, Metric, BUILTIN_METRICS};
+use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
@@ -34,6 +34,19 @@ pub struct SimulateArgs {
     pub max_steps: u64,
     /// 128-byte transactions instead of 32-byte sectors.
     pub lines: bool,
+    /// Hardware model file.
+    pub hardware: Option<PathBuf>,
+}
+
+/// Reads a hardware model from TOML.
+pub fn read_hardware(path: &Path) -> Result<Hardware, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read hardware file: {e}", path.display()))?;
+    let hw: Hardware = toml::from_str(&text)
+        .map_err(|e| format!("{}: invalid hardware file: {e}", path.display()))?;
+    hw.validate()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(hw)
 }
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
@@ -121,6 +134,15 @@ pub fn run(a: &SimulateArgs) -> u8 {
         step_budget: a.max_steps,
         ..SimOptions::default()
     };
+    if let Some(h) = &a.hardware {
+        match read_hardware(h) {
+            Ok(hw) => opts.hw = hw,
+            Err(e) => {
+                eprintln!("copper: error: {e}");
+                return 2;
+            }
+        }
+    }
     if a.lines {
         opts.hw.transaction_bytes = 128;
     }
