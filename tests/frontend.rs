@@ -191,3 +191,27 @@ fn diffs_apply_with_git_apply_and_patch() {
         }
     }
 }
+
+/// Every file in `testdata/bad/` has a kernel copper must refuse with a
+/// named construct, and a good kernel that still parses.
+#[test]
+fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bad");
+    let expect = [
+        ("asm_kernel.cu", "inline assembly"),
+        ("goto_kernel.cu", "`goto`"),
+        ("malformed.cu", "syntax error"),
+        ("template_kernel.cu", "template"),
+    ];
+    for (name, needle) in expect {
+        let f = parse_path(&dir.join(name)).unwrap();
+        let diags = f.all_diagnostics();
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.message.contains(needle) && d.line > 0),
+            "{name}: {diags:?}"
+        );
+        assert!(f.kernels().count() >= 1, "{name}: the good kernel was lost");
+    }
+}

@@ -7,7 +7,7 @@ use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Value;
 use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
+use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions, SimResult};
 use copper::source::SourceFile;
 
 fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
@@ -303,4 +303,41 @@ fn add_sub_kernels_follow_the_papers_analysis() {
     assert_eq!(metric(&r2, "sectors"), 24.0 * (h / 2) as f64);
     assert_eq!(metric(&r1, "divwarps"), 0.0);
     assert_eq!(metric(&r2, "divwarps"), 0.0);
+}
+
+/// Every `testdata/` kernel with a launch in its parameter file simulates
+/// without a runtime error, and twice gives identical results.
+#[test]
+fn every_testdata_launch_simulates_cleanly() {
+    use std::path::Path;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut launches = 0;
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    for cu in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+    {
+        let toml = cu.with_extension("toml");
+        let Ok(text) = std::fs::read_to_string(&toml) else {
+            continue;
+        };
+        let params =
+            ParamFile::from_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", toml.display()));
+        let parsed = copper::cuda::parse::parse_path(cu).unwrap();
+        for (name, spec) in &params.kernel {
+            let kernel = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
+            let inputs = inputs_from_spec(&kernel, spec)
+                .unwrap_or_else(|e| panic!("{}: {e}", toml.display()));
+            let a = simulate_owned(&kernel, inputs.clone(), &SimOptions::default())
+                .unwrap_or_else(|e| panic!("{} `{name}`: {}", cu.display(), e.message));
+            let b = simulate_owned(&kernel, inputs, &SimOptions::default()).unwrap();
+            assert_eq!(a, b, "{name} is not deterministic");
+            launches += 1;
+        }
+    }
+    assert!(launches >= 30, "only {launches} launches");
 }
