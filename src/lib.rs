@@ -8,5 +8,6 @@ pub mod cost;
 pub mod cuda;
 pub mod diag;
 pub mod ir;
+pub mod poly;
 pub mod sim;
 pub mod source;

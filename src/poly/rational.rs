@@ -1,0 +1,222 @@
+//! Exact rational numbers over `i128`, for bounds and linear constraints.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// A rational `num/den` in lowest terms with `den > 0`.
+///
+/// Arithmetic panics on overflow of `i128` only in debug builds' checks of
+/// the standard library; copper's inputs keep values far below that range,
+/// and [`Rational::checked_add`]/[`Rational::checked_mul`] are available
+/// where inputs are not trusted.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rational {
+    num: i128,
+    den: i128,
+}
+
+fn gcd(mut a: i128, mut b: i128) -> i128 {
+    a = a.abs();
+    b = b.abs();
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Rational {
+    /// Zero.
+    pub const ZERO: Rational = Rational { num: 0, den: 1 };
+    /// One.
+    pub const ONE: Rational = Rational { num: 1, den: 1 };
+
+    /// `num/den`; `den` must not be zero.
+    pub fn new(num: i128, den: i128) -> Rational {
+        assert!(den != 0, "zero denominator");
+        let g = gcd(num, den).max(1);
+        let s = if den < 0 { -1 } else { 1 };
+        Rational { num: s * num / g, den: s * den / g }
+    }
+
+    /// An integer.
+    pub fn int(n: i128) -> Rational {
+        Rational { num: n, den: 1 }
+    }
+
+    /// Numerator.
+    pub fn num(self) -> i128 {
+        self.num
+    }
+
+    /// Denominator (positive).
+    pub fn den(self) -> i128 {
+        self.den
+    }
+
+    /// Whether this is zero.
+    pub fn is_zero(self) -> bool {
+        self.num == 0
+    }
+
+    /// Whether this is an integer.
+    pub fn is_integer(self) -> bool {
+        self.den == 1
+    }
+
+    /// As a float.
+    pub fn to_f64(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+
+    /// The smallest integer `≥ self`.
+    pub fn ceil(self) -> i128 {
+        self.num.div_euclid(self.den) + i128::from(self.num.rem_euclid(self.den) != 0)
+    }
+
+    /// The largest integer `≤ self`.
+    pub fn floor(self) -> i128 {
+        self.num.div_euclid(self.den)
+    }
+
+    /// Absolute value.
+    pub fn abs(self) -> Rational {
+        Rational { num: self.num.abs(), den: self.den }
+    }
+
+    /// The rational with the smallest denominator up to `max_den` that is
+    /// within `tol` of `x` and not below `x − tol`; failing that, `x`
+    /// rounded up to a multiple of `1/max_den`. LP solvers return exact
+    /// rational optima up to floating-point error (`0.4999999997` for
+    /// `1/2`); this recovers them without ever going below `x − tol`.
+    /// `None` for NaN or infinite `x`.
+    pub fn at_least(x: f64, tol: f64, max_den: i128) -> Option<Rational> {
+        if !x.is_finite() {
+            return None;
+        }
+        for den in 1..=max_den {
+            let r = Rational::new((x * den as f64 - tol * den as f64).ceil() as i128, den);
+            if (r.to_f64() - x).abs() <= tol {
+                return Some(r);
+            }
+        }
+        Some(Rational::new((x * max_den as f64).ceil() as i128, max_den))
+    }
+
+    /// `self + o`, or `None` on overflow.
+    pub fn checked_add(self, o: Rational) -> Option<Rational> {
+        let num = self.num.checked_mul(o.den)?.checked_add(o.num.checked_mul(self.den)?)?;
+        Some(Rational::new(num, self.den.checked_mul(o.den)?))
+    }
+
+    /// `self · o`, or `None` on overflow.
+    pub fn checked_mul(self, o: Rational) -> Option<Rational> {
+        Some(Rational::new(self.num.checked_mul(o.num)?, self.den.checked_mul(o.den)?))
+    }
+}
+
+impl Default for Rational {
+    fn default() -> Rational {
+        Rational::ZERO
+    }
+}
+
+impl From<i64> for Rational {
+    fn from(n: i64) -> Rational {
+        Rational::int(n as i128)
+    }
+}
+
+impl Add for Rational {
+    type Output = Rational;
+    fn add(self, o: Rational) -> Rational {
+        Rational::new(self.num * o.den + o.num * self.den, self.den * o.den)
+    }
+}
+
+impl Sub for Rational {
+    type Output = Rational;
+    fn sub(self, o: Rational) -> Rational {
+        self + (-o)
+    }
+}
+
+impl Mul for Rational {
+    type Output = Rational;
+    fn mul(self, o: Rational) -> Rational {
+        Rational::new(self.num * o.num, self.den * o.den)
+    }
+}
+
+impl Div for Rational {
+    type Output = Rational;
+    fn div(self, o: Rational) -> Rational {
+        Rational::new(self.num * o.den, self.den * o.num)
+    }
+}
+
+impl Neg for Rational {
+    type Output = Rational;
+    fn neg(self) -> Rational {
+        Rational { num: -self.num, den: self.den }
+    }
+}
+
+impl PartialOrd for Rational {
+    fn partial_cmp(&self, o: &Rational) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Rational {
+    fn cmp(&self, o: &Rational) -> Ordering {
+        (self.num * o.den).cmp(&(o.num * self.den))
+    }
+}
+
+impl fmt::Display for Rational {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.den == 1 {
+            write!(f, "{}", self.num)
+        } else {
+            write!(f, "{}/{}", self.num, self.den)
+        }
+    }
+}
+
+impl fmt::Debug for Rational {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_and_order() {
+        let h = Rational::new(1, 2);
+        let t = Rational::new(2, -6);
+        assert_eq!(t, Rational::new(-1, 3));
+        assert_eq!(h + t, Rational::new(1, 6));
+        assert_eq!(h * t, Rational::new(-1, 6));
+        assert_eq!(h / t, Rational::new(-3, 2));
+        assert!(t < h);
+        assert_eq!(Rational::new(7, 2).ceil(), 4);
+        assert_eq!(Rational::new(-7, 2).ceil(), -3);
+        assert_eq!(Rational::new(-7, 2).floor(), -4);
+        assert_eq!(format!("{}", Rational::new(6, 4)), "3/2");
+    }
+
+    #[test]
+    fn at_least_never_rounds_down() {
+        assert_eq!(Rational::at_least(0.4999999997, 1e-6, 1000), Some(Rational::new(1, 2)));
+        assert_eq!(Rational::at_least(177.00000001, 1e-6, 1000), Some(Rational::int(177)));
+        for x in [0.1, 1.0 / 3.0, 2.718281828, 1e-9, 12345.678] {
+            let r = Rational::at_least(x, 1e-6, 1000).unwrap();
+            assert!(r.to_f64() >= x - 1e-6, "{x} -> {r}");
+        }
+        assert_eq!(Rational::at_least(f64::NAN, 1e-6, 10), None);
+    }
+}
