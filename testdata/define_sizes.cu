@@ -7,7 +7,7 @@
 
 #define BLOCK 256
 #define N 1024
-#define IDX(r, c) ((r) * N + (c))
+#define IDX(r,c) ((r)*N+(c))
 
 __global__ void define_sizes(float *in, float *colsum, int rows) {
     __shared__ float partial[BLOCK];

@@ -9,6 +9,7 @@
 //! keeps the file span it came from.
 
 pub mod lower;
+pub mod structured;
 pub mod value;
 
 use crate::cuda::ast::{BinOp, Space};
