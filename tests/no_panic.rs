@@ -126,6 +126,36 @@ proptest! {
     }
 }
 
+fn testdata_texts() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "cu"));
+    files.sort();
+    files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200)))]
+
+    /// Real files with a span deleted and a random piece inserted.
+    #[test]
+    fn mutated_testdata_never_panics(file in 0usize..64, at in 0.0f64..1.0, cut in 0usize..40, insert in prop::sample::select(PIECES.to_vec())) {
+        let texts = testdata_texts();
+        prop_assume!(!texts.is_empty());
+        let text = &texts[file % texts.len()];
+        let boundary = |i: usize| (0..=i.min(text.len())).rev().find(|&c| text.is_char_boundary(c)).unwrap_or(0);
+        let a = boundary((at * text.len() as f64) as usize);
+        let b = boundary(a + cut);
+        check(format!("{}{}{}", &text[..a], insert, &text[b..]));
+    }
+}
+
 #[test]
 fn hostile_nesting_and_size_give_diagnostics() {
     let deep = format!(

@@ -17,7 +17,10 @@ use super::*;
 /// The kernel with every jump replaced by flags and guards. The new flag
 /// variables are `int` locals named `left_N`.
 pub fn without_jumps(k: &Kernel) -> Kernel {
-    let mut t = Transformer { k: k.clone(), flags: Vec::new() };
+    let mut t = Transformer {
+        k: k.clone(),
+        flags: Vec::new(),
+    };
     let mut return_flag = None;
     if contains_return(&k.body) {
         let f = t.new_flag(k.span);
@@ -46,20 +49,36 @@ struct Transformer {
 }
 
 fn int_const(v: i64) -> Expr {
-    Expr { kind: ExprKind::Const(Value::I(v)), ty: Scalar::I32 }
+    Expr {
+        kind: ExprKind::Const(Value::I(v)),
+        ty: Scalar::I32,
+    }
 }
 
 fn assign_const(var: VarId, v: i64, span: Span) -> Stmt {
-    Stmt::Assign { var, value: int_const(v), span }
+    Stmt::Assign {
+        var,
+        value: int_const(v),
+        span,
+    }
 }
 
 /// `!(f1 || f2 || …)`
 fn none_set(k: &Kernel, flags: &BTreeSet<VarId>) -> Option<Expr> {
     let any = flags
         .iter()
-        .map(|&f| Expr { kind: ExprKind::Var(f), ty: k.vars[f].ty })
-        .reduce(|a, b| Expr { kind: ExprKind::Or(Box::new(a), Box::new(b)), ty: Scalar::I32 })?;
-    Some(Expr { kind: ExprKind::Unary(Unary::Not, Box::new(any)), ty: Scalar::I32 })
+        .map(|&f| Expr {
+            kind: ExprKind::Var(f),
+            ty: k.vars[f].ty,
+        })
+        .reduce(|a, b| Expr {
+            kind: ExprKind::Or(Box::new(a), Box::new(b)),
+            ty: Scalar::I32,
+        })?;
+    Some(Expr {
+        kind: ExprKind::Unary(Unary::Not, Box::new(any)),
+        ty: Scalar::I32,
+    })
 }
 
 fn contains_return(stmts: &[Stmt]) -> bool {
@@ -74,7 +93,9 @@ fn contains_return(stmts: &[Stmt]) -> bool {
 
 fn jumps_to(stmts: &[Stmt], scope: ScopeId, kind: JumpKind) -> bool {
     stmts.iter().any(|s| match s {
-        Stmt::Jump { kind: k, scope: t, .. } => *t == scope && *k == kind,
+        Stmt::Jump {
+            kind: k, scope: t, ..
+        } => *t == scope && *k == kind,
         Stmt::If { then, els, .. } => jumps_to(then, scope, kind) || jumps_to(els, scope, kind),
         Stmt::Loop { body, step, .. } => jumps_to(body, scope, kind) || jumps_to(step, scope, kind),
         Stmt::Scope { body, .. } => jumps_to(body, scope, kind),
@@ -85,7 +106,12 @@ fn jumps_to(stmts: &[Stmt], scope: ScopeId, kind: JumpKind) -> bool {
 impl Transformer {
     fn new_flag(&mut self, span: Span) -> VarId {
         let n = self.k.vars.len();
-        self.k.vars.push(Var { name: format!("left_{n}"), ty: Scalar::I32, kind: VarKind::Local, span });
+        self.k.vars.push(Var {
+            name: format!("left_{n}"),
+            ty: Scalar::I32,
+            kind: VarKind::Local,
+            span,
+        });
         n
     }
 
@@ -106,7 +132,12 @@ impl Transformer {
                 if !rest.is_empty() {
                     let span = self.k.span;
                     if let Some(cond) = none_set(&self.k, &f) {
-                        out.push(Stmt::If { cond, then: rest, els: Vec::new(), span });
+                        out.push(Stmt::If {
+                            cond,
+                            then: rest,
+                            els: Vec::new(),
+                            span,
+                        });
                     }
                 }
                 break;
@@ -118,7 +149,10 @@ impl Transformer {
     fn stmt(&mut self, s: Stmt, ret: Option<VarId>) -> (Vec<Stmt>, BTreeSet<VarId>) {
         match s {
             Stmt::Jump { kind, scope, span } => {
-                let flags = self.flags[scope].unwrap_or(ScopeFlags { brk: None, cont: None });
+                let flags = self.flags[scope].unwrap_or(ScopeFlags {
+                    brk: None,
+                    cont: None,
+                });
                 let flag = match kind {
                     JumpKind::Break => flags.brk,
                     JumpKind::Continue => flags.cont,
@@ -132,14 +166,28 @@ impl Transformer {
                 Some(f) => (vec![assign_const(f, 1, span)], BTreeSet::from([f])),
                 None => (Vec::new(), BTreeSet::new()),
             },
-            Stmt::If { cond, then, els, span } => {
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
                 let (then, f1) = self.seq(then, ret);
                 let (els, f2) = self.seq(els, ret);
-                (vec![Stmt::If { cond, then, els, span }], &f1 | &f2)
+                (
+                    vec![Stmt::If {
+                        cond,
+                        then,
+                        els,
+                        span,
+                    }],
+                    &f1 | &f2,
+                )
             }
             Stmt::Scope { scope, body } => {
                 let mut out = Vec::new();
-                let brk = jumps_to(&body, scope, JumpKind::Break).then(|| self.new_flag(self.k.span));
+                let brk =
+                    jumps_to(&body, scope, JumpKind::Break).then(|| self.new_flag(self.k.span));
                 self.flags[scope] = Some(ScopeFlags { brk, cont: None });
                 if let Some(b) = brk {
                     out.push(assign_const(b, 0, self.k.span));
@@ -151,7 +199,14 @@ impl Transformer {
                 out.extend(body);
                 (out, f)
             }
-            Stmt::Loop { scope, cond, body, step, test_first, span } => {
+            Stmt::Loop {
+                scope,
+                cond,
+                body,
+                step,
+                test_first,
+                span,
+            } => {
                 let brk = jumps_to(&body, scope, JumpKind::Break).then(|| self.new_flag(span));
                 let cont = jumps_to(&body, scope, JumpKind::Continue).then(|| self.new_flag(span));
                 self.flags[scope] = Some(ScopeFlags { brk, cont });
@@ -169,13 +224,21 @@ impl Transformer {
                     stop.insert(b);
                 }
                 let step = match none_set(&self.k, &stop) {
-                    Some(g) if !step.is_empty() => vec![Stmt::If { cond: g, then: step, els: Vec::new(), span }],
+                    Some(g) if !step.is_empty() => vec![Stmt::If {
+                        cond: g,
+                        then: step,
+                        els: Vec::new(),
+                        span,
+                    }],
                     _ => step,
                 };
                 let cond = match (none_set(&self.k, &stop), cond) {
                     (None, c) => c,
                     (Some(g), None) => Some(g),
-                    (Some(g), Some(c)) => Some(Expr { kind: ExprKind::And(Box::new(g), Box::new(c)), ty: Scalar::I32 }),
+                    (Some(g), Some(c)) => Some(Expr {
+                        kind: ExprKind::And(Box::new(g), Box::new(c)),
+                        ty: Scalar::I32,
+                    }),
                 };
                 let mut out = Vec::new();
                 if let Some(b) = brk {
@@ -184,7 +247,14 @@ impl Transformer {
                 if let Some(c) = cont {
                     out.push(assign_const(c, 0, span));
                 }
-                out.push(Stmt::Loop { scope, cond, body, step, test_first, span });
+                out.push(Stmt::Loop {
+                    scope,
+                    cond,
+                    body,
+                    step,
+                    test_first,
+                    span,
+                });
                 (out, escaping)
             }
             other => (vec![other], BTreeSet::new()),

@@ -36,7 +36,10 @@ impl Rational {
         assert!(den != 0, "zero denominator");
         let g = gcd(num, den).max(1);
         let s = if den < 0 { -1 } else { 1 };
-        Rational { num: s * num / g, den: s * den / g }
+        Rational {
+            num: s * num / g,
+            den: s * den / g,
+        }
     }
 
     /// An integer.
@@ -81,7 +84,10 @@ impl Rational {
 
     /// Absolute value.
     pub fn abs(self) -> Rational {
-        Rational { num: self.num.abs(), den: self.den }
+        Rational {
+            num: self.num.abs(),
+            den: self.den,
+        }
     }
 
     /// The rational with the smallest denominator up to `max_den` that is
@@ -105,13 +111,19 @@ impl Rational {
 
     /// `self + o`, or `None` on overflow.
     pub fn checked_add(self, o: Rational) -> Option<Rational> {
-        let num = self.num.checked_mul(o.den)?.checked_add(o.num.checked_mul(self.den)?)?;
+        let num = self
+            .num
+            .checked_mul(o.den)?
+            .checked_add(o.num.checked_mul(self.den)?)?;
         Some(Rational::new(num, self.den.checked_mul(o.den)?))
     }
 
     /// `self · o`, or `None` on overflow.
     pub fn checked_mul(self, o: Rational) -> Option<Rational> {
-        Some(Rational::new(self.num.checked_mul(o.num)?, self.den.checked_mul(o.den)?))
+        Some(Rational::new(
+            self.num.checked_mul(o.num)?,
+            self.den.checked_mul(o.den)?,
+        ))
     }
 }
 
@@ -158,7 +170,10 @@ impl Div for Rational {
 impl Neg for Rational {
     type Output = Rational;
     fn neg(self) -> Rational {
-        Rational { num: -self.num, den: self.den }
+        Rational {
+            num: -self.num,
+            den: self.den,
+        }
     }
 }
 
@@ -211,8 +226,14 @@ mod tests {
 
     #[test]
     fn at_least_never_rounds_down() {
-        assert_eq!(Rational::at_least(0.4999999997, 1e-6, 1000), Some(Rational::new(1, 2)));
-        assert_eq!(Rational::at_least(177.00000001, 1e-6, 1000), Some(Rational::int(177)));
+        assert_eq!(
+            Rational::at_least(0.4999999997, 1e-6, 1000),
+            Some(Rational::new(1, 2))
+        );
+        assert_eq!(
+            Rational::at_least(177.00000001, 1e-6, 1000),
+            Some(Rational::int(177))
+        );
         for x in [0.1, 1.0 / 3.0, 2.718281828, 1e-9, 12345.678] {
             let r = Rational::at_least(x, 1e-6, 1000).unwrap();
             assert!(r.to_f64() >= x - 1e-6, "{x} -> {r}");
