@@ -4,6 +4,7 @@
 //! AST, prints and splices them back into the file, and (in later modules)
 //! analyzes their cost. See `DESIGN.md` for the architecture.
 
+pub mod absint;
 pub mod cost;
 pub mod cuda;
 pub mod diag;

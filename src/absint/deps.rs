@@ -1,0 +1,460 @@
+//! Thread dependence and uniformity (`000_…` §6, "Logical conditions").
+//!
+//! For every variable at every program point: is its value the same in
+//! every active lane of a warp (uniform, possibly a known constant), an
+//! affine function `u + Σ c_d·threadIdx.d` of the thread index with uniform
+//! `u`, or anything else. From it: whether each condition may diverge, and
+//! the shape of each array index (what memory costs depend on).
+//!
+//! Inside a possibly divergent branch or loop, values stay uniform among the
+//! lanes that execute it; after it, every variable the branch or loop writes
+//! is varying (`000_…` Fig. 4, `X \ W(s)`).
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::cuda::ast::BinOp;
+use crate::ir::value::binary;
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, Unary, Value, VarId};
+
+/// A coefficient of the thread index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Coef {
+    /// A known integer.
+    Known(i64),
+    /// Uniform across the warp but not known.
+    Unknown,
+}
+
+impl Coef {
+    fn add(self, o: Coef) -> Coef {
+        match (self, o) {
+            (Coef::Known(a), Coef::Known(b)) => a.checked_add(b).map_or(Coef::Unknown, Coef::Known),
+            _ => Coef::Unknown,
+        }
+    }
+
+    fn scale(self, k: Option<i64>) -> Coef {
+        match (self, k) {
+            (Coef::Known(0), _) | (_, Some(0)) => Coef::Known(0),
+            (Coef::Known(a), Some(k)) => a.checked_mul(k).map_or(Coef::Unknown, Coef::Known),
+            _ => Coef::Unknown,
+        }
+    }
+
+    fn join(self, o: Coef) -> Coef {
+        if self == o {
+            self
+        } else {
+            Coef::Unknown
+        }
+    }
+}
+
+/// How a value depends on the lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dep {
+    /// The same in every active lane; `Some(c)` when it is the constant `c`.
+    Uniform(Option<i64>),
+    /// `u + Σ c_d·threadIdx.d` with `u` uniform (some `c_d` nonzero).
+    Affine([Coef; 3]),
+    /// No structure known.
+    Varying,
+}
+
+impl Dep {
+    /// Whether the value is the same in every active lane.
+    pub fn is_uniform(self) -> bool {
+        matches!(self, Dep::Uniform(_))
+    }
+
+    /// The known constant value.
+    pub fn constant(self) -> Option<i64> {
+        match self {
+            Dep::Uniform(c) => c,
+            _ => None,
+        }
+    }
+
+    fn coefs(self) -> Option<[Coef; 3]> {
+        match self {
+            Dep::Uniform(_) => Some([Coef::Known(0); 3]),
+            Dep::Affine(c) => Some(c),
+            Dep::Varying => None,
+        }
+    }
+
+    fn affine(c: [Coef; 3]) -> Dep {
+        if c.iter().all(|x| *x == Coef::Known(0)) {
+            Dep::Uniform(None)
+        } else {
+            Dep::Affine(c)
+        }
+    }
+
+    /// Least upper bound.
+    pub fn join(self, o: Dep) -> Dep {
+        match (self, o) {
+            (Dep::Uniform(a), Dep::Uniform(b)) => Dep::Uniform(if a == b { a } else { None }),
+            (Dep::Varying, _) | (_, Dep::Varying) => Dep::Varying,
+            (a, b) => match (a.coefs(), b.coefs()) {
+                (Some(x), Some(y)) => Dep::affine([x[0].join(y[0]), x[1].join(y[1]), x[2].join(y[2])]),
+                _ => Dep::Varying,
+            },
+        }
+    }
+}
+
+/// What the analysis needs to know about the launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchFacts {
+    /// `blockDim`, when fixed.
+    pub block: Option<[u64; 3]>,
+    /// `gridDim`, when fixed.
+    pub grid: Option<[u64; 3]>,
+    /// Warp size.
+    pub warp: u64,
+}
+
+/// Dependence of every variable at a program point.
+pub type State = Vec<Dep>;
+
+/// Results of the dependence analysis.
+#[derive(Clone, Debug, Default)]
+pub struct DepFacts {
+    /// State before each statement, keyed by the statement's address.
+    pub before: HashMap<usize, State>,
+    /// Whether each `if`/loop condition is uniform, keyed by the statement's
+    /// address.
+    pub uniform_cond: HashMap<usize, bool>,
+    /// Dependence of each access site's index.
+    pub index: HashMap<SiteId, Dep>,
+}
+
+/// Key of a statement in the fact maps.
+pub fn key(s: &Stmt) -> usize {
+    s as *const Stmt as usize
+}
+
+/// Variables a statement list may write.
+pub fn written(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { var, .. } => {
+                out.insert(*var);
+            }
+            Stmt::Atomic { result: Some(r), .. } => {
+                out.insert(*r);
+            }
+            Stmt::If { then, els, .. } => {
+                written(then, out);
+                written(els, out);
+            }
+            Stmt::Loop { body, step, .. } => {
+                written(body, out);
+                written(step, out);
+            }
+            Stmt::Scope { body, .. } => written(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Runs the analysis over a (jump-free) kernel.
+pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> DepFacts {
+    let mut a = Analysis { k, launch: *launch, facts: DepFacts::default() };
+    let init: State = k
+        .vars
+        .iter()
+        .map(|v| match v.kind {
+            crate::ir::VarKind::Param(_) => Dep::Uniform(None),
+            crate::ir::VarKind::Local => Dep::Uniform(Some(0)),
+        })
+        .collect();
+    a.stmts(&k.body, init);
+    a.facts
+}
+
+struct Analysis<'k> {
+    k: &'k Kernel,
+    launch: LaunchFacts,
+    facts: DepFacts,
+}
+
+fn join_states(a: &State, b: &State) -> State {
+    a.iter().zip(b).map(|(x, y)| x.join(*y)).collect()
+}
+
+impl<'k> Analysis<'k> {
+    fn stmts(&mut self, ss: &'k [Stmt], mut st: State) -> State {
+        for s in ss {
+            st = self.stmt(s, st);
+        }
+        st
+    }
+
+    fn record_before(&mut self, s: &Stmt, st: &State) {
+        let e = self.facts.before.entry(key(s)).or_insert_with(|| st.clone());
+        *e = join_states(e, st);
+    }
+
+    fn record_cond(&mut self, s: &Stmt, uniform: bool) {
+        let e = self.facts.uniform_cond.entry(key(s)).or_insert(true);
+        *e = *e && uniform;
+    }
+
+    fn stmt(&mut self, s: &'k Stmt, mut st: State) -> State {
+        self.record_before(s, &st);
+        match s {
+            Stmt::Assign { var, value, .. } => {
+                st[*var] = self.expr(value, &st);
+                st
+            }
+            Stmt::Store { access, value, .. } => {
+                self.access(access.site, &access.index, &st);
+                self.expr(value, &st);
+                st
+            }
+            Stmt::Atomic { access, value, compare, result, .. } => {
+                self.access(access.site, &access.index, &st);
+                self.expr(value, &st);
+                if let Some(c) = compare {
+                    self.expr(c, &st);
+                }
+                if let Some(r) = result {
+                    st[*r] = Dep::Varying;
+                }
+                st
+            }
+            Stmt::If { cond, then, els, .. } => {
+                let uniform = self.expr(cond, &st).is_uniform();
+                self.record_cond(s, uniform);
+                let t = self.stmts(then, st.clone());
+                let e = self.stmts(els, st);
+                let mut out = join_states(&t, &e);
+                if !uniform {
+                    let mut w = BTreeSet::new();
+                    written(then, &mut w);
+                    written(els, &mut w);
+                    for v in w {
+                        out[v] = Dep::Varying;
+                    }
+                }
+                out
+            }
+            Stmt::Loop { cond, body, step, .. } => {
+                let mut head = st;
+                let mut uniform;
+                let mut rounds = 0;
+                loop {
+                    uniform = cond.as_ref().is_none_or(|c| self.expr(c, &head).is_uniform());
+                    let after = self.stmts(body, head.clone());
+                    let after = self.stmts(step, after);
+                    let next = join_states(&head, &after);
+                    rounds += 1;
+                    // Dep has height 4 per variable; widen to Varying if the
+                    // iteration has not settled after many rounds.
+                    if next == head || rounds > 4 * (self.k.vars.len() + 2) {
+                        if next != head {
+                            head = next.iter().map(|d| if d.is_uniform() { *d } else { Dep::Varying }).collect();
+                        }
+                        break;
+                    }
+                    head = next;
+                }
+                // Record facts for the fixpoint state.
+                let uniform_final = cond.as_ref().is_none_or(|c| self.expr(c, &head).is_uniform());
+                self.record_cond(s, uniform && uniform_final);
+                let mut out = head;
+                if !uniform_final {
+                    let mut w = BTreeSet::new();
+                    written(body, &mut w);
+                    written(step, &mut w);
+                    for v in w {
+                        out[v] = Dep::Varying;
+                    }
+                }
+                out
+            }
+            Stmt::Scope { body, .. } => self.stmts(body, st),
+            Stmt::Sync { .. } | Stmt::Jump { .. } | Stmt::Return { .. } => st,
+        }
+    }
+
+    fn access(&mut self, site: SiteId, index: &Expr, st: &State) -> Dep {
+        let d = self.expr(index, st);
+        let e = self.facts.index.entry(site).or_insert(d);
+        *e = e.join(d);
+        d
+    }
+
+    /// Dependence of an expression's value; records index facts of loads.
+    fn expr(&mut self, e: &Expr, st: &State) -> Dep {
+        match &e.kind {
+            ExprKind::Const(v) => Dep::Uniform(match v {
+                Value::I(i) => Some(*i),
+                Value::F(_) => None,
+            }),
+            ExprKind::Var(v) => st[*v],
+            ExprKind::Builtin(b) => self.builtin(*b),
+            ExprKind::Unary(op, x) => match (op, self.expr(x, st)) {
+                (Unary::Neg, Dep::Uniform(c)) if !e.ty.is_float() => Dep::Uniform(c.and_then(i64::checked_neg)),
+                (Unary::Neg, Dep::Affine(c)) => Dep::affine(c.map(|k| k.scale(Some(-1)))),
+                (_, Dep::Uniform(_)) => Dep::Uniform(None),
+                _ => Dep::Varying,
+            },
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.expr(l, st), self.expr(r, st));
+                self.binary(*op, a, b, l.ty)
+            }
+            ExprKind::And(l, r) | ExprKind::Or(l, r) => {
+                let (a, b) = (self.expr(l, st), self.expr(r, st));
+                if a.is_uniform() && b.is_uniform() {
+                    Dep::Uniform(None)
+                } else {
+                    Dep::Varying
+                }
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (self.expr(c, st), self.expr(a, st), self.expr(b, st));
+                if c.is_uniform() && a.is_uniform() && b.is_uniform() {
+                    Dep::Uniform(None)
+                } else {
+                    Dep::Varying
+                }
+            }
+            ExprKind::Convert { value, .. } => {
+                let d = self.expr(value, st);
+                match d {
+                    _ if e.ty.is_float() || value.ty.is_float() => {
+                        if d.is_uniform() {
+                            Dep::Uniform(None)
+                        } else {
+                            Dep::Varying
+                        }
+                    }
+                    Dep::Uniform(Some(c)) => Dep::Uniform(crate::ir::value::wrap(c, e.ty).as_i64().into()),
+                    other => other,
+                }
+            }
+            ExprKind::Load(a) => {
+                let d = self.access(a.site, &a.index, st);
+                if d.is_uniform() {
+                    Dep::Uniform(None)
+                } else {
+                    Dep::Varying
+                }
+            }
+            ExprKind::Call(_, args) => {
+                let ds: Vec<Dep> = args.iter().map(|a| self.expr(a, st)).collect();
+                if ds.iter().all(|d| d.is_uniform()) {
+                    Dep::Uniform(None)
+                } else {
+                    Dep::Varying
+                }
+            }
+        }
+    }
+
+    fn builtin(&self, b: Builtin) -> Dep {
+        match b {
+            Builtin::ThreadIdx(d) => {
+                if self.launch.block.is_some_and(|bd| bd[d as usize] == 1) {
+                    Dep::Uniform(Some(0))
+                } else {
+                    let mut c = [Coef::Known(0); 3];
+                    c[d as usize] = Coef::Known(1);
+                    Dep::Affine(c)
+                }
+            }
+            Builtin::BlockDim(d) => Dep::Uniform(self.launch.block.map(|b| b[d as usize] as i64)),
+            Builtin::GridDim(d) => Dep::Uniform(self.launch.grid.map(|g| g[d as usize] as i64)),
+            Builtin::BlockIdx(d) => {
+                Dep::Uniform(if self.launch.grid.is_some_and(|g| g[d as usize] == 1) { Some(0) } else { None })
+            }
+            Builtin::WarpSize => Dep::Uniform(Some(self.launch.warp as i64)),
+        }
+    }
+
+    fn binary(&self, op: BinOp, a: Dep, b: Dep, ty: crate::ir::Scalar) -> Dep {
+        if let (Dep::Uniform(x), Dep::Uniform(y)) = (a, b) {
+            let folded = match (x, y) {
+                (Some(x), Some(y)) if !ty.is_float() => binary(op, Value::I(x), Value::I(y), ty).ok().map(Value::as_i64),
+                _ => None,
+            };
+            return Dep::Uniform(folded);
+        }
+        if ty.is_float() {
+            return Dep::Varying;
+        }
+        match op {
+            BinOp::Add | BinOp::Sub => match (a.coefs(), b.coefs()) {
+                (Some(x), Some(y)) => {
+                    let y = if op == BinOp::Sub { y.map(|c| c.scale(Some(-1))) } else { y };
+                    Dep::affine([x[0].add(y[0]), x[1].add(y[1]), x[2].add(y[2])])
+                }
+                _ => Dep::Varying,
+            },
+            BinOp::Mul => match (a, b) {
+                (Dep::Affine(c), Dep::Uniform(k)) | (Dep::Uniform(k), Dep::Affine(c)) => Dep::affine(c.map(|x| x.scale(k))),
+                _ => Dep::Varying,
+            },
+            BinOp::Shl => match (a, b) {
+                (Dep::Affine(c), Dep::Uniform(Some(k))) if (0..32).contains(&k) => {
+                    Dep::affine(c.map(|x| x.scale(Some(1 << k))))
+                }
+                _ => Dep::Varying,
+            },
+            _ => Dep::Varying,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::parse::parse_source;
+    use crate::ir::lower::lower_kernel;
+    use crate::source::SourceFile;
+
+    fn index_deps(src: &str, block: [u64; 3]) -> Vec<Dep> {
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        let facts = analyze(&k, &LaunchFacts { block: Some(block), grid: None, warp: 32 });
+        (0..k.sites.len()).map(|s| facts.index[&s]).collect()
+    }
+
+    #[test]
+    fn affine_indices_and_uniform_loads() {
+        let deps = index_deps(
+            "__global__ void k(int *a, int w) { int j = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             for (int i = 0; i < w; i++) { a[j * w + i] = a[i] + a[2 * j + 1] + a[a[0]] + a[j % 2]; } }",
+            [256, 1, 1],
+        );
+        // sites: a[i], a[2*j+1], a[0], a[a[0]], a[j%2], store a[j*w+i]
+        assert_eq!(deps[0], Dep::Uniform(None));
+        assert_eq!(deps[1], Dep::Affine([Coef::Known(2), Coef::Known(0), Coef::Known(0)]));
+        assert_eq!(deps[2], Dep::Uniform(Some(0)));
+        assert_eq!(deps[3], Dep::Uniform(None));
+        assert_eq!(deps[4], Dep::Varying);
+        assert_eq!(deps[5], Dep::Affine([Coef::Unknown, Coef::Known(0), Coef::Known(0)]));
+    }
+
+    #[test]
+    fn divergent_branches_make_written_variables_varying() {
+        let src = "__global__ void k(int *a, int n) { int x = 0; int y = 0;\n\
+                   if (threadIdx.x < 5) { x = 1; } if (n > 3) { y = 2; } a[x] = 0; a[y] = 0; }";
+        let deps = index_deps(src, [64, 1, 1]);
+        assert_eq!(deps[0], Dep::Varying);
+        assert_eq!(deps[1], Dep::Uniform(None));
+    }
+
+    #[test]
+    fn two_d_blocks_and_constant_loops() {
+        let deps = index_deps(
+            "__global__ void k(float *a) { int r = threadIdx.y; int c = threadIdx.x;\n\
+             for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) { a[r * 16 + c + s] = 0.0f; } }",
+            [16, 16, 1],
+        );
+        assert_eq!(deps[0], Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)]));
+    }
+}

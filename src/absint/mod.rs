@@ -1,0 +1,4 @@
+//! Abstract interpretation: linear constraints, thread dependence, uniformity.
+
+pub mod deps;
+pub mod memory;
