@@ -97,7 +97,9 @@ impl Dep {
             (Dep::Uniform(a), Dep::Uniform(b)) => Dep::Uniform(if a == b { a } else { None }),
             (Dep::Varying, _) | (_, Dep::Varying) => Dep::Varying,
             (a, b) => match (a.coefs(), b.coefs()) {
-                (Some(x), Some(y)) => Dep::affine([x[0].join(y[0]), x[1].join(y[1]), x[2].join(y[2])]),
+                (Some(x), Some(y)) => {
+                    Dep::affine([x[0].join(y[0]), x[1].join(y[1]), x[2].join(y[2])])
+                }
                 _ => Dep::Varying,
             },
         }
@@ -142,7 +144,9 @@ pub fn written(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
             Stmt::Assign { var, .. } => {
                 out.insert(*var);
             }
-            Stmt::Atomic { result: Some(r), .. } => {
+            Stmt::Atomic {
+                result: Some(r), ..
+            } => {
                 out.insert(*r);
             }
             Stmt::If { then, els, .. } => {
@@ -161,7 +165,11 @@ pub fn written(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
 
 /// Runs the analysis over a (jump-free) kernel.
 pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> DepFacts {
-    let mut a = Analysis { k, launch: *launch, facts: DepFacts::default() };
+    let mut a = Analysis {
+        k,
+        launch: *launch,
+        facts: DepFacts::default(),
+    };
     let init: State = k
         .vars
         .iter()
@@ -193,7 +201,11 @@ impl<'k> Analysis<'k> {
     }
 
     fn record_before(&mut self, s: &Stmt, st: &State) {
-        let e = self.facts.before.entry(key(s)).or_insert_with(|| st.clone());
+        let e = self
+            .facts
+            .before
+            .entry(key(s))
+            .or_insert_with(|| st.clone());
         *e = join_states(e, st);
     }
 
@@ -214,7 +226,13 @@ impl<'k> Analysis<'k> {
                 self.expr(value, &st);
                 st
             }
-            Stmt::Atomic { access, value, compare, result, .. } => {
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                result,
+                ..
+            } => {
                 self.access(access.site, &access.index, &st);
                 self.expr(value, &st);
                 if let Some(c) = compare {
@@ -225,7 +243,9 @@ impl<'k> Analysis<'k> {
                 }
                 st
             }
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 let uniform = self.expr(cond, &st).is_uniform();
                 self.record_cond(s, uniform);
                 let t = self.stmts(then, st.clone());
@@ -241,12 +261,16 @@ impl<'k> Analysis<'k> {
                 }
                 out
             }
-            Stmt::Loop { cond, body, step, .. } => {
+            Stmt::Loop {
+                cond, body, step, ..
+            } => {
                 let mut head = st;
                 let mut uniform;
                 let mut rounds = 0;
                 loop {
-                    uniform = cond.as_ref().is_none_or(|c| self.expr(c, &head).is_uniform());
+                    uniform = cond
+                        .as_ref()
+                        .is_none_or(|c| self.expr(c, &head).is_uniform());
                     let after = self.stmts(body, head.clone());
                     let after = self.stmts(step, after);
                     let next = join_states(&head, &after);
@@ -255,14 +279,19 @@ impl<'k> Analysis<'k> {
                     // iteration has not settled after many rounds.
                     if next == head || rounds > 4 * (self.k.vars.len() + 2) {
                         if next != head {
-                            head = next.iter().map(|d| if d.is_uniform() { *d } else { Dep::Varying }).collect();
+                            head = next
+                                .iter()
+                                .map(|d| if d.is_uniform() { *d } else { Dep::Varying })
+                                .collect();
                         }
                         break;
                     }
                     head = next;
                 }
                 // Record facts for the fixpoint state.
-                let uniform_final = cond.as_ref().is_none_or(|c| self.expr(c, &head).is_uniform());
+                let uniform_final = cond
+                    .as_ref()
+                    .is_none_or(|c| self.expr(c, &head).is_uniform());
                 self.record_cond(s, uniform && uniform_final);
                 let mut out = head;
                 if !uniform_final {
@@ -297,7 +326,9 @@ impl<'k> Analysis<'k> {
             ExprKind::Var(v) => st[*v],
             ExprKind::Builtin(b) => self.builtin(*b),
             ExprKind::Unary(op, x) => match (op, self.expr(x, st)) {
-                (Unary::Neg, Dep::Uniform(c)) if !e.ty.is_float() => Dep::Uniform(c.and_then(i64::checked_neg)),
+                (Unary::Neg, Dep::Uniform(c)) if !e.ty.is_float() => {
+                    Dep::Uniform(c.and_then(i64::checked_neg))
+                }
                 (Unary::Neg, Dep::Affine(c)) => Dep::affine(c.map(|k| k.scale(Some(-1)))),
                 (_, Dep::Uniform(_)) => Dep::Uniform(None),
                 _ => Dep::Varying,
@@ -332,7 +363,9 @@ impl<'k> Analysis<'k> {
                             Dep::Varying
                         }
                     }
-                    Dep::Uniform(Some(c)) => Dep::Uniform(crate::ir::value::wrap(c, e.ty).as_i64().into()),
+                    Dep::Uniform(Some(c)) => {
+                        Dep::Uniform(crate::ir::value::wrap(c, e.ty).as_i64().into())
+                    }
                     other => other,
                 }
             }
@@ -369,7 +402,11 @@ impl<'k> Analysis<'k> {
             Builtin::BlockDim(d) => Dep::Uniform(self.launch.block.map(|b| b[d as usize] as i64)),
             Builtin::GridDim(d) => Dep::Uniform(self.launch.grid.map(|g| g[d as usize] as i64)),
             Builtin::BlockIdx(d) => {
-                Dep::Uniform(if self.launch.grid.is_some_and(|g| g[d as usize] == 1) { Some(0) } else { None })
+                Dep::Uniform(if self.launch.grid.is_some_and(|g| g[d as usize] == 1) {
+                    Some(0)
+                } else {
+                    None
+                })
             }
             Builtin::WarpSize => Dep::Uniform(Some(self.launch.warp as i64)),
         }
@@ -378,7 +415,9 @@ impl<'k> Analysis<'k> {
     fn binary(&self, op: BinOp, a: Dep, b: Dep, ty: crate::ir::Scalar) -> Dep {
         if let (Dep::Uniform(x), Dep::Uniform(y)) = (a, b) {
             let folded = match (x, y) {
-                (Some(x), Some(y)) if !ty.is_float() => binary(op, Value::I(x), Value::I(y), ty).ok().map(Value::as_i64),
+                (Some(x), Some(y)) if !ty.is_float() => binary(op, Value::I(x), Value::I(y), ty)
+                    .ok()
+                    .map(Value::as_i64),
                 _ => None,
             };
             return Dep::Uniform(folded);
@@ -389,13 +428,19 @@ impl<'k> Analysis<'k> {
         match op {
             BinOp::Add | BinOp::Sub => match (a.coefs(), b.coefs()) {
                 (Some(x), Some(y)) => {
-                    let y = if op == BinOp::Sub { y.map(|c| c.scale(Some(-1))) } else { y };
+                    let y = if op == BinOp::Sub {
+                        y.map(|c| c.scale(Some(-1)))
+                    } else {
+                        y
+                    };
                     Dep::affine([x[0].add(y[0]), x[1].add(y[1]), x[2].add(y[2])])
                 }
                 _ => Dep::Varying,
             },
             BinOp::Mul => match (a, b) {
-                (Dep::Affine(c), Dep::Uniform(k)) | (Dep::Uniform(k), Dep::Affine(c)) => Dep::affine(c.map(|x| x.scale(k))),
+                (Dep::Affine(c), Dep::Uniform(k)) | (Dep::Uniform(k), Dep::Affine(c)) => {
+                    Dep::affine(c.map(|x| x.scale(k)))
+                }
                 _ => Dep::Varying,
             },
             BinOp::Shl => match (a, b) {
@@ -419,7 +464,14 @@ mod tests {
     fn index_deps(src: &str, block: [u64; 3]) -> Vec<Dep> {
         let f = parse_source(SourceFile::new("t.cu", src));
         let k = lower_kernel(&f, "k").unwrap();
-        let facts = analyze(&k, &LaunchFacts { block: Some(block), grid: None, warp: 32 });
+        let facts = analyze(
+            &k,
+            &LaunchFacts {
+                block: Some(block),
+                grid: None,
+                warp: 32,
+            },
+        );
         (0..k.sites.len()).map(|s| facts.index[&s]).collect()
     }
 
@@ -432,11 +484,17 @@ mod tests {
         );
         // sites: a[i], a[2*j+1], a[0], a[a[0]], a[j%2], store a[j*w+i]
         assert_eq!(deps[0], Dep::Uniform(None));
-        assert_eq!(deps[1], Dep::Affine([Coef::Known(2), Coef::Known(0), Coef::Known(0)]));
+        assert_eq!(
+            deps[1],
+            Dep::Affine([Coef::Known(2), Coef::Known(0), Coef::Known(0)])
+        );
         assert_eq!(deps[2], Dep::Uniform(Some(0)));
         assert_eq!(deps[3], Dep::Uniform(None));
         assert_eq!(deps[4], Dep::Varying);
-        assert_eq!(deps[5], Dep::Affine([Coef::Unknown, Coef::Known(0), Coef::Known(0)]));
+        assert_eq!(
+            deps[5],
+            Dep::Affine([Coef::Unknown, Coef::Known(0), Coef::Known(0)])
+        );
     }
 
     #[test]
@@ -455,6 +513,9 @@ mod tests {
              for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) { a[r * 16 + c + s] = 0.0f; } }",
             [16, 16, 1],
         );
-        assert_eq!(deps[0], Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)]));
+        assert_eq!(
+            deps[0],
+            Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)])
+        );
     }
 }

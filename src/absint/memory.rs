@@ -19,7 +19,13 @@ pub fn warps_of(block: [u64; 3], warp: u64) -> Vec<Vec<[i64; 3]>> {
     (0..threads.div_ceil(warp))
         .map(|w| {
             (w * warp..((w + 1) * warp).min(threads))
-                .map(|t| [(t % bx) as i64, ((t / bx) % by) as i64, (t / (bx * by)) as i64])
+                .map(|t| {
+                    [
+                        (t % bx) as i64,
+                        ((t / bx) % by) as i64,
+                        (t / (bx * by)) as i64,
+                    ]
+                })
                 .collect()
         })
         .collect()
@@ -57,7 +63,12 @@ fn lane_offsets(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<
     Some(
         warps_of(block, warp)
             .into_iter()
-            .map(|lanes| lanes.iter().map(|t| c[0] * t[0] + c[1] * t[1] + c[2] * t[2]).collect())
+            .map(|lanes| {
+                lanes
+                    .iter()
+                    .map(|t| c[0] * t[0] + c[1] * t[1] + c[2] * t[2])
+                    .collect()
+            })
             .collect(),
     )
 }
@@ -65,7 +76,11 @@ fn lane_offsets(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<
 /// Worst-case global-memory transactions of one access.
 pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
     let t = hw.transaction_bytes as i64;
-    let per_element = if t % elem as i64 == 0 { 1 } else { (elem as u64).div_ceil(hw.transaction_bytes as u64) + 1 };
+    let per_element = if t % elem as i64 == 0 {
+        1
+    } else {
+        (elem as u64).div_ceil(hw.transaction_bytes as u64) + 1
+    };
     match lane_offsets(dep, block, hw.warp_size as u64) {
         Some(warps) => {
             let mut worst = 0;
@@ -83,9 +98,20 @@ pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>)
 
 /// Worst-case bank-conflict degree of one shared-memory access to an array
 /// of `len` elements (when fixed).
-pub fn conflicts(dep: Dep, elem: u32, len: Option<u64>, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
+pub fn conflicts(
+    dep: Dep,
+    elem: u32,
+    len: Option<u64>,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+) -> u64 {
     let words_per_element = (elem as u64).div_ceil(hw.bank_bytes as u64).max(1);
-    let cap = len.map(|l| (l * elem as u64).div_ceil(hw.bank_bytes as u64).div_ceil(hw.banks as u64).max(1));
+    let cap = len.map(|l| {
+        (l * elem as u64)
+            .div_ceil(hw.bank_bytes as u64)
+            .div_ceil(hw.banks as u64)
+            .max(1)
+    });
     let bound = match lane_offsets(dep, block, hw.warp_size as u64) {
         Some(warps) => {
             let period = (hw.banks * hw.bank_bytes) as i64;
@@ -98,7 +124,10 @@ pub fn conflicts(dep: Dep, elem: u32, len: Option<u64>, hw: &Hardware, block: Op
             }
             worst
         }
-        None => max_lanes(block, hw.warp_size as u64) * words_per_element.div_ceil(hw.banks as u64).max(1),
+        None => {
+            max_lanes(block, hw.warp_size as u64)
+                * words_per_element.div_ceil(hw.banks as u64).max(1)
+        }
     };
     match cap {
         Some(c) => bound.min(c),
@@ -140,6 +169,9 @@ mod tests {
         assert_eq!(conflicts(Dep::Varying, 4, Some(256), &hw, b), 8);
         assert_eq!(conflicts(Dep::Varying, 4, None, &hw, b), 32);
         // tile[ty][tx] with a 32×33 tile read column-wise: conflict free.
-        assert_eq!(conflicts(aff(33, 1), 4, Some(32 * 33), &hw, Some([32, 8, 1])), 1);
+        assert_eq!(
+            conflicts(aff(33, 1), 4, Some(32 * 33), &hw, Some([32, 8, 1])),
+            1
+        );
     }
 }
