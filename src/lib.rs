@@ -5,6 +5,7 @@
 //! analyzes their cost. See `DESIGN.md` for the architecture.
 
 pub mod absint;
+pub mod bound;
 pub mod cost;
 pub mod cuda;
 pub mod diag;

@@ -117,6 +117,19 @@ pub struct LaunchFacts {
     pub warp: u64,
 }
 
+impl LaunchFacts {
+    /// Whether `threadIdx.d` is the same in every lane of a warp: the block
+    /// is fixed and the dimensions below `d` hold a whole number of warps
+    /// (a 32×8 block runs one row per warp, so `threadIdx.y` is uniform).
+    pub fn warp_uniform(&self, d: u8) -> bool {
+        let Some(b) = self.block else {
+            return false;
+        };
+        let below: u64 = b[..d as usize].iter().product();
+        d > 0 && below.is_multiple_of(self.warp)
+    }
+}
+
 /// Dependence of every variable at a program point.
 pub type State = Vec<Dep>;
 
@@ -130,6 +143,9 @@ pub struct DepFacts {
     pub uniform_cond: HashMap<usize, bool>,
     /// Dependence of each access site's index.
     pub index: HashMap<SiteId, Dep>,
+    /// State at the head of each loop (before every test), keyed by the
+    /// loop statement's address.
+    pub head: HashMap<usize, State>,
 }
 
 /// Key of a statement in the fact maps.
@@ -180,6 +196,16 @@ pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> DepFacts {
         .collect();
     a.stmts(&k.body, init);
     a.facts
+}
+
+/// The dependence of an expression's value in a given state.
+pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
+    let mut a = Analysis {
+        k,
+        launch: *launch,
+        facts: DepFacts::default(),
+    };
+    a.expr(e, st)
 }
 
 struct Analysis<'k> {
@@ -264,41 +290,45 @@ impl<'k> Analysis<'k> {
             Stmt::Loop {
                 cond, body, step, ..
             } => {
+                let mut written_vars = BTreeSet::new();
+                written(body, &mut written_vars);
+                written(step, &mut written_vars);
+                // Iterate to a fixpoint. Each variable's value can only rise
+                // a few times in the lattice, so this settles; should it not,
+                // every variable the loop writes becomes `Varying` (the top,
+                // which is certainly a fixpoint).
                 let mut head = st;
-                let mut uniform;
-                let mut rounds = 0;
-                loop {
-                    uniform = cond
-                        .as_ref()
-                        .is_none_or(|c| self.expr(c, &head).is_uniform());
+                let limit = 8 * (self.k.vars.len() + 2);
+                for round in 0.. {
                     let after = self.stmts(body, head.clone());
                     let after = self.stmts(step, after);
                     let next = join_states(&head, &after);
-                    rounds += 1;
-                    // Dep has height 4 per variable; widen to Varying if the
-                    // iteration has not settled after many rounds.
-                    if next == head || rounds > 4 * (self.k.vars.len() + 2) {
-                        if next != head {
-                            head = next
-                                .iter()
-                                .map(|d| if d.is_uniform() { *d } else { Dep::Varying })
-                                .collect();
-                        }
+                    if next == head {
                         break;
                     }
                     head = next;
+                    if round >= limit {
+                        for &v in &written_vars {
+                            head[v] = Dep::Varying;
+                        }
+                        let after = self.stmts(body, head.clone());
+                        self.stmts(step, after);
+                        break;
+                    }
                 }
-                // Record facts for the fixpoint state.
-                let uniform_final = cond
+                let uniform = cond
                     .as_ref()
                     .is_none_or(|c| self.expr(c, &head).is_uniform());
-                self.record_cond(s, uniform && uniform_final);
+                self.record_cond(s, uniform);
+                let e = self
+                    .facts
+                    .head
+                    .entry(key(s))
+                    .or_insert_with(|| head.clone());
+                *e = join_states(e, &head);
                 let mut out = head;
-                if !uniform_final {
-                    let mut w = BTreeSet::new();
-                    written(body, &mut w);
-                    written(step, &mut w);
-                    for v in w {
+                if !uniform {
+                    for v in written_vars {
                         out[v] = Dep::Varying;
                     }
                 }
@@ -393,6 +423,8 @@ impl<'k> Analysis<'k> {
             Builtin::ThreadIdx(d) => {
                 if self.launch.block.is_some_and(|bd| bd[d as usize] == 1) {
                     Dep::Uniform(Some(0))
+                } else if self.launch.warp_uniform(d) {
+                    Dep::Uniform(None)
                 } else {
                     let mut c = [Coef::Known(0); 3];
                     c[d as usize] = Coef::Known(1);

@@ -442,6 +442,14 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Whether this is `<`, `>`, `<=`, `>=`, `==` or `!=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        )
+    }
+
     /// The C spelling.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -412,3 +412,70 @@ impl Kernel {
         any(&self.body)
     }
 }
+
+impl Expr {
+    /// Calls `f` on this expression and every subexpression (array indices
+    /// included), outermost first.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Const(_) | ExprKind::Var(_) | ExprKind::Builtin(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => x.visit(f),
+            ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            ExprKind::Select(c, a, b) => {
+                c.visit(f);
+                a.visit(f);
+                b.visit(f);
+            }
+            ExprKind::Load(a) => a.index.visit(f),
+            ExprKind::Call(_, args) => args.iter().for_each(|a| a.visit(f)),
+        }
+    }
+}
+
+/// Calls `f` on every expression of a statement list (conditions, values,
+/// array indices and their subexpressions), in program order.
+pub fn visit_exprs(stmts: &[Stmt], f: &mut impl FnMut(&Expr)) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { value, .. } => value.visit(f),
+            Stmt::Store { access, value, .. } => {
+                access.index.visit(f);
+                value.visit(f);
+            }
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                ..
+            } => {
+                access.index.visit(f);
+                value.visit(f);
+                if let Some(c) = compare {
+                    c.visit(f);
+                }
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                cond.visit(f);
+                visit_exprs(then, f);
+                visit_exprs(els, f);
+            }
+            Stmt::Loop {
+                cond, body, step, ..
+            } => {
+                if let Some(c) = cond {
+                    c.visit(f);
+                }
+                visit_exprs(body, f);
+                visit_exprs(step, f);
+            }
+            Stmt::Scope { body, .. } => visit_exprs(body, f),
+            Stmt::Jump { .. } | Stmt::Return { .. } | Stmt::Sync { .. } => {}
+        }
+    }
+}

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+mod analyze;
 mod fmt;
 mod parse;
 mod simulate;
@@ -87,6 +88,41 @@ enum Command {
         #[arg(long)]
         hardware: Option<PathBuf>,
     },
+    /// Sound worst-case cost bound per warp, as a polynomial in the
+    /// kernel's parameters, for each metric (work and span projections).
+    ///
+    /// The block shape comes from --block, else the file's literal launch
+    /// site, else the parameter file next to FILE; the bound is per warp of
+    /// such a block. Exit status: 0 on success, 1 when a kernel could not be
+    /// read, 2 on bad input.
+    Analyze {
+        /// `.cu` file.
+        file: PathBuf,
+        /// Metric (repeatable; default: all built-in metrics).
+        #[arg(long = "metric")]
+        metrics: Vec<String>,
+        /// TOML file defining user metrics.
+        #[arg(long)]
+        metrics_file: Option<PathBuf>,
+        /// Highest degree of the bound polynomial's base functions (1 or 2).
+        #[arg(long, default_value_t = 2)]
+        degree: u32,
+        /// Block shape `X[,Y[,Z]]`.
+        #[arg(long, value_parser = analyze::parse_dims)]
+        block: Option<[u64; 3]>,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Hardware model (TOML).
+        #[arg(long)]
+        hardware: Option<PathBuf>,
+        /// Instructions an SM issues per cycle, for the block time bound W/P + S.
+        #[arg(long, default_value_t = 4)]
+        issue: u64,
+    },
 }
 
 /// Output formats.
@@ -108,6 +144,27 @@ pub fn run() -> u8 {
             kernel,
             whole,
         } => fmt::run(&file, kernel.as_deref(), whole),
+        Command::Analyze {
+            file,
+            metrics,
+            metrics_file,
+            degree,
+            block,
+            kernel,
+            format,
+            hardware,
+            issue,
+        } => analyze::run(&analyze::AnalyzeArgs {
+            file,
+            metrics,
+            metrics_file,
+            degree,
+            block,
+            kernel,
+            format,
+            hardware,
+            issue,
+        }),
         Command::Simulate {
             file,
             params,

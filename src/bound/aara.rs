@@ -1,0 +1,521 @@
+//! Constraint generation for automatic amortized resource analysis
+//! (`000_…` Fig. 4), backward over the jump-free IR.
+//!
+//! Going backward, each statement turns the potential after it into the
+//! potential before it: a cost `c` adds `c` to the constant, an assignment
+//! moves potential between bases (exactly for `x := e` with `e` free of `x`,
+//! amortized for `x := x + d`: a base that shrinks by at least `k` where the
+//! facts show it is at least `k` releases `k` units per unit of coefficient).
+//! Uniform conditionals start both branches from one template that covers
+//! both (Q:If1); possibly divergent ones pay `if + div` and run the branches
+//! in sequence, dropping the potential of variables they write (Q:If4).
+//! Loop heads get templates that pay for the test and the body and are
+//! restored by the back edge (Q:While1/2). A base carries potential only
+//! where it has the same value in every active lane: templates only have
+//! such bases, and the transfer keeps it so.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::base::Bases;
+use super::lp::{Lin, Lp};
+use super::potential::Pot;
+use crate::absint::deps::{self, key, DepFacts, State};
+use crate::absint::facts::LinFacts;
+use crate::absint::linear::{Constraints, LinExpr, Sym};
+use crate::absint::symbols::Symbols;
+use crate::cost::CostTable;
+use crate::ir::{Access, Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, VarId, VarKind};
+use crate::poly::Rational;
+
+/// Generates the LP of one kernel under one cost table.
+pub struct Aara<'a> {
+    /// The kernel (jump-free, with ghost counters).
+    pub k: &'a Kernel,
+    /// Thread dependence.
+    pub deps: &'a DepFacts,
+    /// Linear facts.
+    pub lin: &'a LinFacts,
+    /// Symbols.
+    pub syms: &'a Symbols,
+    /// Base functions.
+    pub bases: &'a Bases,
+    /// The cost of each resource constant.
+    pub cost: CostTable,
+    /// Worst-case transactions (global) or conflict degree (shared) per
+    /// access site.
+    pub mem: &'a HashMap<SiteId, u64>,
+    /// Ghost counters (assigning them is free).
+    pub ghosts: &'a HashMap<VarId, u64>,
+    /// Worst case for a site without a bound: every lane on its own.
+    pub lanes: u64,
+    /// The LP being built.
+    pub lp: Lp,
+}
+
+impl Aara<'_> {
+    /// A template: a fresh variable for the constant and for every base
+    /// whose value is the same in every active lane in state `st`.
+    pub fn template(&mut self, st: &State) -> Pot {
+        let mut p = Pot {
+            konst: Lin::var(self.lp.new_var()),
+            ..Pot::default()
+        };
+        for i in 0..self.bases.len() {
+            if self.uniform_base(i, st) {
+                p.coef.insert(i, Lin::var(self.lp.new_var()));
+            }
+        }
+        p
+    }
+
+    /// Whether base `i` has one value across the active lanes in `st`.
+    pub fn uniform_base(&self, i: usize, st: &State) -> bool {
+        self.bases
+            .factors(i)
+            .iter()
+            .all(|&f| self.syms.is_uniform(&self.bases.linear[f], st))
+    }
+
+    /// `a ≥ b`, coefficient by coefficient.
+    fn ge(&mut self, a: &Pot, b: &Pot) {
+        self.lp.ge0(a.konst.minus(&b.konst));
+        let keys: BTreeSet<usize> = a.support().chain(b.support()).collect();
+        let zero = Lin::default();
+        for i in keys {
+            let x = a.coef.get(&i).unwrap_or(&zero);
+            let y = b.coef.get(&i).unwrap_or(&zero);
+            self.lp.ge0(x.minus(y));
+        }
+    }
+
+    /// Requires the bases over any of `vars` to carry nothing in `p`.
+    fn zero_on(&mut self, p: &mut Pot, vars: &BTreeSet<VarId>) {
+        let hit: Vec<usize> = p
+            .support()
+            .filter(|&i| {
+                vars.iter()
+                    .any(|&v| self.bases.mentions(i, self.syms.var(v)))
+            })
+            .collect();
+        for i in hit {
+            if let Some(q) = p.coef.remove(&i) {
+                self.lp.eq0(q);
+            }
+        }
+    }
+
+    /// Requires the bases not uniform in `st` to carry nothing in `p`.
+    pub fn zero_nonuniform(&mut self, p: &mut Pot, st: &State) {
+        let hit: Vec<usize> = p.support().filter(|&i| !self.uniform_base(i, st)).collect();
+        for i in hit {
+            if let Some(q) = p.coef.remove(&i) {
+                self.lp.eq0(q);
+            }
+        }
+    }
+
+    /// Cost of evaluating an expression: every operand and operator, as if
+    /// every lane took every side of `&&`, `||` and `?:`.
+    pub fn expr_cost(&self, e: &Expr) -> f64 {
+        let c = &self.cost;
+        match &e.kind {
+            ExprKind::Const(_) => c.konst,
+            ExprKind::Var(v) => match self.k.vars[*v].kind {
+                VarKind::Param(_) => c.param,
+                VarKind::Local => c.var,
+            },
+            ExprKind::Builtin(Builtin::ThreadIdx(_)) => c.var,
+            ExprKind::Builtin(_) => c.param,
+            ExprKind::Unary(_, x) => c.op + self.expr_cost(x),
+            ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                c.op + self.expr_cost(a) + self.expr_cost(b)
+            }
+            ExprKind::Select(x, a, b) => {
+                c.op + self.expr_cost(x) + self.expr_cost(a) + self.expr_cost(b)
+            }
+            ExprKind::Convert { value, explicit } => {
+                self.expr_cost(value) + if *explicit { c.op } else { 0.0 }
+            }
+            ExprKind::Load(a) => self.expr_cost(&a.index) + self.access_cost(a, false),
+            ExprKind::Call(_, args) => c.op + args.iter().map(|a| self.expr_cost(a)).sum::<f64>(),
+        }
+    }
+
+    /// Cost of the memory access itself.
+    fn access_cost(&self, a: &Access, write: bool) -> f64 {
+        let arr = &self.k.arrays[a.array];
+        let n = self.mem.get(&a.site).copied().unwrap_or(self.lanes);
+        let c = &self.cost;
+        match (arr.is_shared(), arr.is_global(), write) {
+            (true, _, true) => c.swrite.of(n),
+            (true, _, false) => c.sread.of(n),
+            (_, true, true) => c.gwrite.of(n),
+            (_, true, false) => c.gread.of(n),
+            (_, _, true) => c.vwrite,
+            (_, _, false) => c.var,
+        }
+    }
+
+    /// The potential before `stmts`, given the potential after.
+    pub fn stmts(&mut self, stmts: &[Stmt], mut post: Pot) -> Pot {
+        for s in stmts.iter().rev() {
+            post = self.stmt(s, post);
+        }
+        post
+    }
+
+    /// The dependence state recorded for `s`, or all-varying if none was
+    /// (nothing is then assumed uniform).
+    fn state(&self, map: &HashMap<usize, State>, s: &Stmt) -> State {
+        map.get(&key(s))
+            .cloned()
+            .unwrap_or_else(|| vec![deps::Dep::Varying; self.k.vars.len()])
+    }
+
+    fn uniform_cond(&self, s: &Stmt) -> bool {
+        self.deps
+            .uniform_cond
+            .get(&key(s))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The potential before `s`, given the potential after.
+    pub fn stmt(&mut self, s: &Stmt, post: Pot) -> Pot {
+        match s {
+            Stmt::Assign { var, value, .. } => {
+                let mut pre = self.assign(s, *var, value, post);
+                if !self.ghosts.contains_key(var) {
+                    pre.add_const(self.cost.vwrite + self.expr_cost(value));
+                }
+                pre
+            }
+            Stmt::Store { access, value, .. } => {
+                let mut pre = post;
+                pre.add_const(
+                    self.expr_cost(&access.index)
+                        + self.expr_cost(value)
+                        + self.access_cost(access, true),
+                );
+                pre
+            }
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                result,
+                ..
+            } => {
+                let mut pre = post;
+                let mut c = self.expr_cost(&access.index)
+                    + self.expr_cost(value)
+                    + self.access_cost(access, true);
+                if let Some(x) = compare {
+                    c += self.expr_cost(x);
+                }
+                if let Some(r) = result {
+                    self.zero_on(&mut pre, &BTreeSet::from([*r]));
+                    c += self.cost.vwrite;
+                }
+                pre.add_const(c);
+                pre
+            }
+            Stmt::Sync { .. } => {
+                let mut pre = post;
+                pre.add_const(self.cost.sync);
+                pre
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => self.conditional(s, cond, then, els, post),
+            Stmt::Loop {
+                cond,
+                body,
+                step,
+                test_first,
+                ..
+            } => self.lp_loop(s, cond.as_ref(), body, step, *test_first, post),
+            Stmt::Scope { body, .. } => self.stmts(body, post),
+            Stmt::Jump { .. } | Stmt::Return { .. } => post,
+        }
+    }
+
+    fn conditional(
+        &mut self,
+        s: &Stmt,
+        cond: &Expr,
+        then: &[Stmt],
+        els: &[Stmt],
+        post: Pot,
+    ) -> Pot {
+        let test = self.expr_cost(cond) + self.cost.test;
+        let (some_then, some_else) = self
+            .lin
+            .branches
+            .get(&key(s))
+            .copied()
+            .unwrap_or((true, true));
+        if !some_then || !some_else {
+            // Only one branch can run (Q:If2/3), and no lane can diverge.
+            let mut pre = match (some_then, some_else) {
+                (true, false) => self.stmts(then, post),
+                (false, true) => self.stmts(els, post),
+                _ => post,
+            };
+            pre.add_const(test);
+            return pre;
+        }
+        if self.uniform_cond(s) {
+            let tp = self.stmts(then, post.clone());
+            let ep = self.stmts(els, post);
+            if tp == ep {
+                let mut pre = tp;
+                pre.add_const(test);
+                return pre;
+            }
+            let st = self.state(&self.deps.before, s);
+            let mut t = self.template(&st);
+            // Components the branches never use are zero in the template.
+            let used: BTreeSet<usize> = tp.support().chain(ep.support()).collect();
+            let unused: Vec<usize> = t.support().filter(|i| !used.contains(i)).collect();
+            for i in unused {
+                t.coef.remove(&i);
+            }
+            self.ge(&t, &tp);
+            self.ge(&t, &ep);
+            t.add_const(test);
+            return t;
+        }
+        // Q:If4: then, then else, in sequence.
+        let mut w_then = BTreeSet::new();
+        deps::written(then, &mut w_then);
+        let mut w = w_then.clone();
+        deps::written(els, &mut w);
+        let mut post = post;
+        self.zero_on(&mut post, &w);
+        let mut ep = self.stmts(els, post);
+        self.zero_on(&mut ep, &w_then);
+        let mut tp = self.stmts(then, ep);
+        tp.add_const(test + self.cost.div);
+        tp
+    }
+
+    fn lp_loop(
+        &mut self,
+        s: &Stmt,
+        cond: Option<&Expr>,
+        body: &[Stmt],
+        step: &[Stmt],
+        test_first: bool,
+        post: Pot,
+    ) -> Pot {
+        let mut test = match cond {
+            Some(c) => self.expr_cost(c) + self.cost.test,
+            None => 0.0,
+        };
+        let mut post = post;
+        if !self.uniform_cond(s) {
+            // Q:While2: each test may diverge; what the loop writes is not
+            // uniform afterwards.
+            test += self.cost.div;
+            let mut w = BTreeSet::new();
+            deps::written(body, &mut w);
+            deps::written(step, &mut w);
+            self.zero_on(&mut post, &w);
+        }
+        let mut exit = post;
+        exit.add_const(test);
+        let body_runs = self.lin.body.get(&key(s)).is_none_or(|c| c.is_feasible());
+        if test_first && !body_runs {
+            return exit;
+        }
+        let st = self.state(&self.deps.head, s);
+        let head = self.template(&st);
+        if test_first {
+            let after_step = self.stmts(step, head.clone());
+            let mut bp = self.stmts(body, after_step);
+            bp.add_const(test);
+            self.ge(&head, &bp);
+            if cond.is_some() {
+                self.ge(&head, &exit);
+            }
+            head
+        } else {
+            // `head` is before the body, `t` before the test.
+            let t = self.template(&st);
+            let mut back = head.clone();
+            back.add_const(test);
+            self.ge(&t, &back);
+            if cond.is_some() {
+                self.ge(&t, &exit);
+            }
+            let after_step = self.stmts(step, t);
+            let bp = self.stmts(body, after_step);
+            self.ge(&head, &bp);
+            head
+        }
+    }
+
+    /// Moves potential across `var := value` (Q:VWRITE1/2).
+    fn assign(&mut self, s: &Stmt, var: VarId, value: &Expr, mut post: Pot) -> Pot {
+        let x = self.syms.var(var);
+        let affected: Vec<usize> = post
+            .support()
+            .filter(|&i| self.bases.mentions(i, x))
+            .collect();
+        if affected.is_empty() {
+            return post;
+        }
+        let ctx = self.lin.before.get(&key(s)).cloned().unwrap_or_default();
+        let st = self.deps.before.get(&key(s));
+        let unsigned = !self.k.vars[var].ty.is_signed();
+        let le = match st {
+            Some(_) if self.syms.is_int_var(var) => self
+                .syms
+                .linearize(value, Some(&ctx))
+                .filter(|l| !unsigned || ctx.entails_ge0(l)),
+            _ => None,
+        };
+        let Some(le) = le else {
+            // The new value is not a linear uniform form: its bases lose
+            // their potential.
+            self.zero_on(&mut post, &BTreeSet::from([var]));
+            return post;
+        };
+        let st = self.state(&self.deps.before, s);
+        let mut pre = post.clone();
+        let taken: Vec<(usize, Lin)> = affected
+            .iter()
+            .filter_map(|&i| pre.coef.remove(&i).map(|q| (i, q)))
+            .collect();
+        let step = (le.coeff(x) == Rational::ONE)
+            .then(|| le.sub(&LinExpr::var(x)))
+            .filter(|d| self.syms.is_uniform(d, &st));
+        for (i, q) in taken {
+            let done = match &step {
+                Some(d) => self.increment(&mut pre, i, &q, x, d, &ctx),
+                None => false,
+            };
+            if !done && !self.substitute(&mut pre, i, &q, x, &le) {
+                self.lp.eq0(q);
+            }
+        }
+        pre
+    }
+
+    /// `x := x + d`: the factors of base `i` change by `coef·d`; bounds
+    /// of the change from the facts give `max(0, L + δ) ≤ max(0, L) + r`
+    /// (a release `r < 0` where `L` is known large enough, a payment
+    /// `r > 0` where it may grow), and the product expands. False when
+    /// some change is unbounded.
+    fn increment(
+        &mut self,
+        pre: &mut Pot,
+        i: usize,
+        q: &Lin,
+        x: Sym,
+        d: &LinExpr,
+        ctx: &Constraints,
+    ) -> bool {
+        let factors = self.bases.factors(i).to_vec();
+        let mut r = Vec::with_capacity(factors.len());
+        for &f in &factors {
+            let l = &self.bases.linear[f];
+            let a = l.coeff(x);
+            if a.is_zero() {
+                r.push(Rational::ZERO);
+                continue;
+            }
+            let delta = d.scale(a);
+            let hi = if delta.is_constant() {
+                Some(delta.constant)
+            } else {
+                ctx.bounds(&delta).1
+            };
+            match hi {
+                Some(hi) if hi <= Rational::ZERO => {
+                    let lb = ctx
+                        .bounds(l)
+                        .0
+                        .unwrap_or(Rational::ZERO)
+                        .max(Rational::ZERO);
+                    r.push(-lb.min(-hi));
+                }
+                Some(hi) => r.push(hi),
+                None => return false,
+            }
+        }
+        // Π (M_f + r_f) = Σ over subsets S of Π_{f∈S} M_f · Π_{f∉S} r_f.
+        let n = factors.len();
+        let mut terms = Vec::new();
+        for mask in 0..(1u32 << n) {
+            let mut coef = Rational::ONE;
+            let mut sub = Vec::new();
+            for (j, &f) in factors.iter().enumerate() {
+                if mask & (1 << j) != 0 {
+                    sub.push(f);
+                } else {
+                    coef = coef * r[j];
+                }
+            }
+            if coef.is_zero() {
+                continue;
+            }
+            if sub.is_empty() {
+                terms.push((None, coef));
+            } else {
+                match self.bases.find(&sub) {
+                    Some(b) => terms.push((Some(b), coef)),
+                    None => return false,
+                }
+            }
+        }
+        if r.iter().any(|x| !x.is_zero()) {
+            // An inequality: it holds for a nonnegative coefficient only.
+            self.lp.ge0(q.clone());
+        }
+        for (b, coef) in terms {
+            match b {
+                Some(b) => pre.add(b, q, coef.to_f64()),
+                None => pre.konst.add_scaled(q, coef.to_f64()),
+            }
+        }
+        true
+    }
+
+    /// `x := e`: each factor `L` of base `i` becomes `L[x := e]`, exactly:
+    /// a constant, or a positive multiple of another linear base. False
+    /// when the result is not a base.
+    fn substitute(&mut self, pre: &mut Pot, i: usize, q: &Lin, x: Sym, e: &LinExpr) -> bool {
+        let mut scale = Rational::ONE;
+        let mut sub = Vec::new();
+        for &f in self.bases.factors(i) {
+            let l = self.bases.linear[f].substitute(x, e);
+            if l.is_constant() {
+                scale = scale * l.constant.max(Rational::ZERO);
+            } else {
+                match self.bases.find_linear(&l) {
+                    Some((j, k)) => {
+                        scale = scale * k;
+                        sub.push(j);
+                    }
+                    None => return false,
+                }
+            }
+        }
+        if scale.is_zero() {
+            return true;
+        }
+        if sub.is_empty() {
+            pre.konst.add_scaled(q, scale.to_f64());
+            return true;
+        }
+        match self.bases.find(&sub) {
+            Some(b) => {
+                pre.add(b, q, scale.to_f64());
+                true
+            }
+            None => false,
+        }
+    }
+}

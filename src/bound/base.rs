@@ -1,0 +1,289 @@
+//! Base functions of the potential (DESIGN §10).
+//!
+//! A linear base is `max(0, L)` for a linear form `L` over the symbols; a
+//! base of degree `d` is a product of `d` linear ones. Linear forms come
+//! from loop guards: a guard fact `F ≥ 0` (per lane) yields its
+//! lane-independent part `U = F − Σ c·threadIdx` shifted so that it is at
+//! least the counter's step inside the body (`n − i − 1 ≥ 0` with `i += 2`
+//! gives `n − i + 1`), and the set is closed under the kernel's assignments
+//! (`j := 0` turns `m − j` into `m`). Every base is nonnegative, so
+//! comparing potentials coefficient by coefficient is sound.
+
+use std::collections::HashMap;
+
+use crate::absint::deps::{key, DepFacts};
+use crate::absint::facts::LinFacts;
+use crate::absint::linear::{Constraints, LinExpr, Sym};
+use crate::absint::symbols::Symbols;
+use crate::ir::{Kernel, Stmt};
+use crate::poly::Rational;
+
+/// Most linear bases.
+const MAX_LINEAR: usize = 24;
+/// Most bases of all degrees.
+const MAX_BASES: usize = 400;
+/// Rounds of closure under assignments.
+const CLOSURE_ROUNDS: usize = 3;
+
+/// The base functions of one analysis.
+#[derive(Clone, Debug, Default)]
+pub struct Bases {
+    /// The linear forms `L` of the linear bases `max(0, L)`.
+    pub linear: Vec<LinExpr>,
+    /// Every base as the sorted indices of its linear factors.
+    pub list: Vec<Vec<usize>>,
+    index: HashMap<Vec<usize>, usize>,
+}
+
+impl Bases {
+    /// The base with these linear factors (in any order).
+    pub fn find(&self, factors: &[usize]) -> Option<usize> {
+        let mut f = factors.to_vec();
+        f.sort_unstable();
+        self.index.get(&f).copied()
+    }
+
+    /// The linear factor with form `l` (up to a positive multiple): its
+    /// index and the multiple (`l = k·linear[i]`).
+    pub fn find_linear(&self, l: &LinExpr) -> Option<(usize, Rational)> {
+        let (n, k) = normalize(l)?;
+        self.linear.iter().position(|x| *x == n).map(|i| (i, k))
+    }
+
+    /// The linear factors of base `i`.
+    pub fn factors(&self, i: usize) -> &[usize] {
+        &self.list[i]
+    }
+
+    /// Whether base `i` depends on symbol `s`.
+    pub fn mentions(&self, i: usize, s: Sym) -> bool {
+        self.list[i]
+            .iter()
+            .any(|&f| !self.linear[f].coeff(s).is_zero())
+    }
+
+    /// Number of bases.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn push(&mut self, factors: Vec<usize>) {
+        if !self.index.contains_key(&factors) {
+            self.index.insert(factors.clone(), self.list.len());
+            self.list.push(factors);
+        }
+    }
+}
+
+/// `l` scaled by a positive factor to coprime integer coefficients, and
+/// the factor `k` with `l = k·result`; `None` for a constant.
+fn normalize(l: &LinExpr) -> Option<(LinExpr, Rational)> {
+    if l.is_constant() {
+        return None;
+    }
+    let mut den: i128 = 1;
+    for c in l.coeffs.values() {
+        den = lcm(den, c.den());
+    }
+    let mut g: i128 = 0;
+    for c in l.coeffs.values() {
+        g = gcd(g, (c.num() * (den / c.den())).abs());
+    }
+    let k = Rational::new(g, den);
+    Some((l.scale(Rational::ONE / k), k))
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: i128, b: i128) -> i128 {
+    a / gcd(a, b) * b
+}
+
+/// Collects the bases of a (jump-free, ghost-counted) kernel.
+pub fn collect(k: &Kernel, deps: &DepFacts, lin: &LinFacts, syms: &Symbols, degree: u32) -> Bases {
+    let mut linear: Vec<LinExpr> = Vec::new();
+    let add = |linear: &mut Vec<LinExpr>, l: LinExpr| {
+        if let Some((n, _)) = normalize(&l) {
+            if linear.len() < MAX_LINEAR && !linear.contains(&n) {
+                linear.push(n);
+            }
+        }
+    };
+    let mut loops = Vec::new();
+    walk(&k.body, &mut |s| {
+        if matches!(s, Stmt::Loop { .. }) {
+            loops.push(s);
+        }
+    });
+    let assigns = assignments(&k.body, deps, lin, syms);
+    for s in &loops {
+        let (Some(guards), Some(head), Some(body)) = (
+            lin.guards.get(&key(s)),
+            deps.head.get(&key(s)),
+            lin.body.get(&key(s)),
+        ) else {
+            continue;
+        };
+        let Stmt::Loop {
+            body: b, step: st, ..
+        } = s
+        else {
+            continue;
+        };
+        let steps = counter_steps(b, st, deps, lin, syms);
+        for f in guards {
+            let Some(u) = syms.uniform_part(f, head) else {
+                continue;
+            };
+            let Some(lb) = body.bounds(&u).0 else {
+                continue;
+            };
+            let mut shifts = vec![Rational::ONE];
+            for (x, m) in &steps {
+                let c = f.coeff(*x).abs() * *m;
+                if !c.is_zero() && !shifts.contains(&c) {
+                    shifts.push(c);
+                }
+            }
+            for sh in shifts {
+                add(&mut linear, u.sub(&LinExpr::constant(lb - sh)));
+            }
+        }
+    }
+    for _ in 0..CLOSURE_ROUNDS {
+        let before = linear.len();
+        for a in &assigns {
+            for l in linear.clone() {
+                if !l.coeff(a.target).is_zero() && a.value.coeff(a.target).is_zero() {
+                    let l2 = l.substitute(a.target, &a.value);
+                    if syms.is_uniform(&l2, &a.state) {
+                        add(&mut linear, l2);
+                    }
+                }
+            }
+        }
+        if linear.len() == before {
+            break;
+        }
+    }
+    let mut bases = Bases {
+        linear,
+        ..Bases::default()
+    };
+    let n = bases.linear.len();
+    let mut layer: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+    for f in &layer {
+        bases.push(f.clone());
+    }
+    for _ in 1..degree {
+        let mut next = Vec::new();
+        for f in &layer {
+            let last = *f.last().unwrap_or(&0);
+            for j in last..n {
+                if bases.list.len() + next.len() >= MAX_BASES {
+                    break;
+                }
+                let mut g = f.clone();
+                g.push(j);
+                next.push(g);
+            }
+        }
+        for f in &next {
+            bases.push(f.clone());
+        }
+        layer = next;
+    }
+    bases
+}
+
+/// An assignment `target := value` with a linear value.
+struct LinAssign {
+    target: Sym,
+    value: LinExpr,
+    state: crate::absint::deps::State,
+    ctx: Constraints,
+}
+
+fn walk<'k>(stmts: &'k [Stmt], f: &mut impl FnMut(&'k Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If { then, els, .. } => {
+                walk(then, f);
+                walk(els, f);
+            }
+            Stmt::Loop { body, step, .. } => {
+                walk(body, f);
+                walk(step, f);
+            }
+            Stmt::Scope { body, .. } => walk(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// Every assignment of a linear value, with the dependence state before it.
+fn assignments(stmts: &[Stmt], deps: &DepFacts, lin: &LinFacts, syms: &Symbols) -> Vec<LinAssign> {
+    let mut out = Vec::new();
+    walk(stmts, &mut |s| {
+        if let Stmt::Assign { var, value, .. } = s {
+            let (Some(st), Some(ctx)) = (deps.before.get(&key(s)), lin.before.get(&key(s))) else {
+                return;
+            };
+            if let Some(l) = syms.linearize(value, Some(ctx)) {
+                out.push(LinAssign {
+                    target: syms.var(*var),
+                    value: l,
+                    state: st.clone(),
+                    ctx: ctx.clone(),
+                });
+            }
+        }
+    });
+    out
+}
+
+/// The counters a loop moves by a uniform step `x := x + d`, with the
+/// least magnitude of `d` the facts prove.
+fn counter_steps(
+    body: &[Stmt],
+    step: &[Stmt],
+    deps: &DepFacts,
+    lin: &LinFacts,
+    syms: &Symbols,
+) -> Vec<(Sym, Rational)> {
+    let mut out = Vec::new();
+    for a in assignments(body, deps, lin, syms)
+        .into_iter()
+        .chain(assignments(step, deps, lin, syms))
+    {
+        if a.value.coeff(a.target) != Rational::ONE {
+            continue;
+        }
+        let d = a.value.sub(&LinExpr::var(a.target));
+        if !syms.is_uniform(&d, &a.state) {
+            continue;
+        }
+        // A symbolic step counts with the least magnitude the facts prove.
+        let m = match a.ctx.bounds(&d) {
+            (Some(lo), _) if lo > Rational::ZERO => lo,
+            (_, Some(hi)) if hi < Rational::ZERO => -hi,
+            _ => continue,
+        };
+        if !m.is_zero() {
+            out.push((a.target, m));
+        }
+    }
+    out
+}

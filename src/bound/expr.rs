@@ -1,0 +1,230 @@
+//! Bounds as expressions over the kernel's inputs: a constant plus
+//! coefficients times products of factors `max(0, P)`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::poly::{Poly, Rational};
+
+/// One term: `coef · Π max(0, factor)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Term {
+    /// A positive coefficient.
+    pub coef: Rational,
+    /// Factors over input names, each read as `max(0, factor)`.
+    pub factors: Vec<Poly>,
+}
+
+/// A bound: `constant + Σ terms`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundExpr {
+    /// The constant part.
+    pub constant: Rational,
+    /// The terms, merged (no two with the same factors), highest degree
+    /// first.
+    pub terms: Vec<Term>,
+}
+
+impl BoundExpr {
+    /// A bound from a constant and terms: merges terms with equal factors
+    /// and orders them.
+    pub fn new(constant: Rational, terms: Vec<Term>) -> BoundExpr {
+        let mut merged: Vec<Term> = Vec::new();
+        for mut t in terms {
+            if t.coef.is_zero() {
+                continue;
+            }
+            t.factors.sort_by_key(|f| f.to_plain());
+            match merged.iter_mut().find(|m| m.factors == t.factors) {
+                Some(m) => m.coef = m.coef + t.coef,
+                None => merged.push(t),
+            }
+        }
+        merged.sort_by(|a, b| {
+            b.degree()
+                .cmp(&a.degree())
+                .then_with(|| a.text().cmp(&b.text()))
+        });
+        BoundExpr {
+            constant,
+            terms: merged,
+        }
+    }
+
+    /// The bound at given input values; `None` if an input is missing.
+    pub fn eval(&self, inputs: &BTreeMap<String, f64>) -> Option<f64> {
+        let mut v = self.constant.to_f64();
+        for t in &self.terms {
+            let mut p = t.coef.to_f64();
+            for f in &t.factors {
+                p *= f.eval_f64(inputs)?.max(0.0);
+            }
+            v += p;
+        }
+        Some(v)
+    }
+
+    /// The bound as a polynomial, reading each `max(0, P)` as `P` (what it
+    /// is wherever the [`BoundExpr::assumptions`] hold).
+    pub fn to_poly(&self) -> Poly {
+        let mut p = Poly::constant(self.constant);
+        for t in &self.terms {
+            let mut m = Poly::constant(t.coef);
+            for f in &t.factors {
+                m = m * f.clone();
+            }
+            p += m;
+        }
+        p
+    }
+
+    /// The factors the polynomial form assumes nonnegative: `h + 1 ≥ 0`.
+    pub fn assumptions(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .terms
+            .iter()
+            .flat_map(|t| t.factors.iter())
+            .filter(|f| f.degree() > 0)
+            .map(|f| format!("{f} ≥ 0"))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The bound times a nonnegative constant.
+    pub fn scaled(&self, k: Rational) -> BoundExpr {
+        BoundExpr {
+            constant: self.constant * k,
+            terms: self
+                .terms
+                .iter()
+                .filter(|_| !k.is_zero())
+                .map(|t| Term {
+                    coef: t.coef * k,
+                    factors: t.factors.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The highest degree of a term.
+    pub fn degree(&self) -> u32 {
+        self.to_poly().degree()
+    }
+}
+
+impl Term {
+    fn degree(&self) -> u32 {
+        self.factors.iter().map(|f| f.degree()).sum()
+    }
+
+    fn text(&self) -> String {
+        let mut s = String::new();
+        if self.coef != Rational::ONE || self.factors.is_empty() {
+            s.push_str(&self.coef.to_string());
+        }
+        for f in &self.factors {
+            if !s.is_empty() {
+                s.push('·');
+            }
+            let single = f.len() == 1
+                && f.as_constant().is_none()
+                && f.to_plain()
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            if single {
+                s.push_str(&f.to_string());
+            } else {
+                s.push_str(&format!("({f})"));
+            }
+        }
+        s
+    }
+}
+
+impl fmt::Display for BoundExpr {
+    /// Readable form, constant first: `14 + 32·(h + 1)`, `9 + 85·M·N + 64·N`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        if !self.constant.is_zero() || self.terms.is_empty() {
+            parts.push(self.constant.to_string());
+        }
+        for t in &self.terms {
+            parts.push(t.text());
+        }
+        let mut out = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            match p.strip_prefix('-') {
+                Some(rest) if i > 0 => {
+                    out.push_str(" - ");
+                    out.push_str(rest);
+                }
+                _ => {
+                    if i > 0 {
+                        out.push_str(" + ");
+                    }
+                    out.push_str(p);
+                }
+            }
+        }
+        f.write_str(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lin(terms: &[(&str, i128)], c: i128) -> Poly {
+        let mut p = Poly::constant(Rational::int(c));
+        for (n, k) in terms {
+            p += Poly::var(n).scale(Rational::int(*k));
+        }
+        p
+    }
+
+    #[test]
+    fn prints_like_the_papers() {
+        let b = BoundExpr::new(
+            Rational::int(14),
+            vec![Term {
+                coef: Rational::int(32),
+                factors: vec![lin(&[("h", 1)], 1)],
+            }],
+        );
+        assert_eq!(b.to_string(), "14 + 32·(h + 1)");
+        let b = BoundExpr::new(
+            Rational::int(9),
+            vec![
+                Term {
+                    coef: Rational::int(64),
+                    factors: vec![lin(&[("N", 1)], 0)],
+                },
+                Term {
+                    coef: Rational::int(85),
+                    factors: vec![lin(&[("N", 1)], 0), lin(&[("M", 1)], 0)],
+                },
+            ],
+        );
+        assert_eq!(b.to_string(), "9 + 85·M·N + 64·N");
+        let at = BTreeMap::from([("N".to_string(), 3.0), ("M".to_string(), 2.0)]);
+        assert_eq!(b.eval(&at), Some(9.0 + 85.0 * 6.0 + 64.0 * 3.0));
+        // max(0, ·) on each factor.
+        let neg = BTreeMap::from([("N".to_string(), -3.0), ("M".to_string(), 2.0)]);
+        assert_eq!(b.eval(&neg), Some(9.0));
+        assert_eq!(b.to_poly().to_string(), "85·M·N + 64·N + 9");
+        assert_eq!(b.assumptions(), vec!["M ≥ 0", "N ≥ 0"]);
+    }
+
+    #[test]
+    fn merges_equal_terms() {
+        let t = |c| Term {
+            coef: Rational::int(c),
+            factors: vec![lin(&[("w", 1)], 0)],
+        };
+        let b = BoundExpr::new(Rational::ZERO, vec![t(100), t(77)]);
+        assert_eq!(b.to_string(), "177·w");
+        assert_eq!(b.scaled(Rational::int(2)).to_string(), "354·w");
+    }
+}

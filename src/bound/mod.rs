@@ -1,0 +1,323 @@
+//! The AARA bound engine (DESIGN §10): a sound worst-case cost bound per
+//! warp, as a polynomial in the kernel's parameters, for any metric.
+//!
+//! Pipeline ([`prepare`], once per kernel): jump elimination → ghost
+//! counters for loops the launch fixes → thread dependence → symbols and
+//! atoms → linear facts → base functions → memory bounds per access site.
+//! Then per metric ([`Prepared::bound`]): backward constraint generation
+//! (`000_…` Fig. 4) → lexicographic LP (highest degree first) → the entry
+//! potential, bounded over the kernel's inputs.
+
+pub mod aara;
+pub mod base;
+pub mod expr;
+pub mod ghost;
+pub mod lp;
+pub mod potential;
+mod reason;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::absint::deps::{self, Dep, DepFacts, LaunchFacts, State};
+use crate::absint::facts::{self, LinFacts};
+use crate::absint::memory;
+use crate::absint::symbols::Symbols;
+use crate::cost::{CostTable, Hardware, Metric};
+use crate::ir::structured::without_jumps;
+use crate::ir::{Kernel, SiteId, VarId, VarKind};
+use crate::poly::{Poly, Rational};
+use aara::Aara;
+use base::Bases;
+pub use expr::{BoundExpr, Term};
+use lp::{Lin, LpError};
+use potential::Pot;
+
+/// What the analysis is told about the launch and hardware.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Hardware model.
+    pub hw: Hardware,
+    /// Block shape, when fixed (the bound is per warp of such a block).
+    pub block: Option<[u64; 3]>,
+    /// Grid shape, when fixed.
+    pub grid: Option<[u64; 3]>,
+    /// Highest degree of the base functions (1 to 3).
+    pub degree: u32,
+    /// Largest LP (variables plus constraints) solved; a kernel needing a
+    /// larger one gets "no bound".
+    pub max_lp: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            hw: Hardware::default(),
+            block: None,
+            grid: None,
+            degree: 2,
+            max_lp: 200_000,
+        }
+    }
+}
+
+/// A kernel prepared for bounding under any metric.
+pub struct Prepared {
+    /// The analysis view of the kernel (jump-free, with ghost counters).
+    pub kernel: Kernel,
+    deps: DepFacts,
+    lin: LinFacts,
+    syms: Symbols,
+    bases: Bases,
+    mem: HashMap<SiteId, u64>,
+    ghosts: HashMap<VarId, u64>,
+    /// Each base's factors at the kernel's start, bounded over the inputs
+    /// (`None` where it has no value per warp there).
+    entry: Vec<Option<Vec<Poly>>>,
+    entry_state: State,
+    config: Config,
+}
+
+/// The result of bounding one projection of a metric.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// A bound per warp.
+    Bound(BoundExpr),
+    /// No bound: why, and the loop it is about when there is one.
+    NoBound(String, Option<crate::source::Span>),
+}
+
+/// Bounds of one metric for one kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricBound {
+    /// Metric name.
+    pub metric: String,
+    /// Per-warp bound of the work projection (the lock-step cost).
+    pub work: Outcome,
+    /// Per-warp bound of the span projection.
+    pub span: Outcome,
+    /// LP size: variables.
+    pub lp_vars: usize,
+    /// LP size: constraints.
+    pub lp_constraints: usize,
+    /// Seconds spent.
+    pub seconds: f64,
+}
+
+/// Prepares a kernel for bounding.
+pub fn prepare(k: &Kernel, config: Config) -> Prepared {
+    let launch = LaunchFacts {
+        block: config.block,
+        grid: config.grid,
+        warp: config.hw.warp_size as u64,
+    };
+    let mut kernel = without_jumps(k);
+    let ghosts = ghost::add_ghosts(&mut kernel, &launch);
+    let deps = deps::analyze(&kernel, &launch);
+    let syms = Symbols::new(&kernel, launch);
+    let lin = facts::analyze(&kernel, &syms, &ghosts);
+    let bases = base::collect(&kernel, &deps, &lin, &syms, config.degree.clamp(1, 3));
+    let mem = memory_bounds(&kernel, &deps, &config.hw, config.block);
+    let entry = (0..bases.len())
+        .map(|i| {
+            bases
+                .factors(i)
+                .iter()
+                .map(|&f| syms.entry_poly(&kernel, &bases.linear[f], true))
+                .collect()
+        })
+        .collect();
+    let entry_state = kernel
+        .vars
+        .iter()
+        .map(|v| match v.kind {
+            VarKind::Param(_) => Dep::Uniform(None),
+            VarKind::Local => Dep::Uniform(Some(0)),
+        })
+        .collect();
+    Prepared {
+        kernel,
+        deps,
+        lin,
+        syms,
+        bases,
+        mem,
+        ghosts,
+        entry,
+        entry_state,
+        config,
+    }
+}
+
+/// Worst-case transactions (global) or conflict degree (shared) of every
+/// access site, from the thread dependence of its index.
+pub fn memory_bounds(
+    k: &Kernel,
+    deps: &DepFacts,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+) -> HashMap<SiteId, u64> {
+    k.sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let a = &k.arrays[s.array];
+            let dep = deps.index.get(&i).copied().unwrap_or(Dep::Varying);
+            let n = if a.is_shared() {
+                memory::conflicts(dep, a.elem.size(), a.fixed_len(), hw, block)
+            } else {
+                memory::transactions(dep, a.elem.size(), hw, block)
+            };
+            (i, n)
+        })
+        .collect()
+}
+
+impl Prepared {
+    /// Number of base functions.
+    pub fn num_bases(&self) -> usize {
+        self.bases.len()
+    }
+
+    fn aara(&self, cost: &CostTable) -> Aara<'_> {
+        Aara {
+            k: &self.kernel,
+            deps: &self.deps,
+            lin: &self.lin,
+            syms: &self.syms,
+            bases: &self.bases,
+            cost: *cost,
+            mem: &self.mem,
+            ghosts: &self.ghosts,
+            lanes: self.config.hw.warp_size as u64,
+            lp: lp::Lp::default(),
+        }
+    }
+
+    /// Bounds one metric (work and span projections).
+    pub fn bound(&self, metric: &Metric) -> MetricBound {
+        let start = Instant::now();
+        let (work, vars, cons) = self.bound_table(&metric.work);
+        let span = if metric.span == metric.work {
+            work.clone()
+        } else {
+            self.bound_table(&metric.span).0
+        };
+        MetricBound {
+            metric: metric.name.clone(),
+            work,
+            span,
+            lp_vars: vars,
+            lp_constraints: cons,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+
+    fn bound_table(&self, cost: &CostTable) -> (Outcome, usize, usize) {
+        let mut a = self.aara(cost);
+        let mut entry = a.stmts(&self.kernel.body, Pot::default());
+        a.zero_nonuniform(&mut entry, &self.entry_state);
+        let unknown: Vec<usize> = entry
+            .support()
+            .filter(|&i| self.entry[i].is_none())
+            .collect();
+        for i in unknown {
+            if let Some(q) = entry.coef.remove(&i) {
+                a.lp.eq0(q);
+            }
+        }
+        let (vars, cons) = (a.lp.num_vars(), a.lp.num_constraints());
+        if vars + cons > self.config.max_lp {
+            let why = format!(
+                "the analysis needs an LP of {} variables and {} constraints, over the limit of {} (raise it with --max-lp)",
+                vars, cons, self.config.max_lp
+            );
+            return (Outcome::NoBound(why, None), vars, cons);
+        }
+        let objectives = self.objectives(&entry);
+        let outcome = match a.lp.solve_lex(&objectives, 1e-9) {
+            Ok(x) => self.extract(&entry, &x),
+            Err(LpError::Infeasible) | Err(LpError::Unbounded) => {
+                let (why, span) = reason::explain(self, cost);
+                Outcome::NoBound(why, span)
+            }
+            Err(LpError::Solver(e)) => Outcome::NoBound(format!("the LP solver failed: {e}"), None),
+        };
+        (outcome, vars, cons)
+    }
+
+    /// The entry potential's degree-`d` weight per base: the sum of the
+    /// absolute coefficients of its degree-`d` monomials at the start.
+    fn objectives(&self, entry: &Pot) -> Vec<Lin> {
+        let polys: HashMap<usize, Poly> = entry
+            .support()
+            .filter_map(|i| {
+                let fs = self.entry[i].as_ref()?;
+                let mut p = Poly::constant(Rational::ONE);
+                for f in fs {
+                    p = p * match f.as_constant() {
+                        Some(c) => Poly::constant(c.max(Rational::ZERO)),
+                        None => f.clone(),
+                    };
+                }
+                Some((i, p))
+            })
+            .collect();
+        let top = polys.values().map(Poly::degree).max().unwrap_or(0);
+        (0..=top)
+            .rev()
+            .map(|d| {
+                let mut o = Lin::default();
+                if d == 0 {
+                    o.add_scaled(&entry.konst, 1.0);
+                }
+                for (i, p) in &polys {
+                    let w: f64 = p
+                        .terms()
+                        .filter(|(m, _)| m.degree() == d)
+                        .map(|(_, c)| c.abs().to_f64())
+                        .sum();
+                    if w > 0.0 {
+                        o.add_scaled(&entry.coef[i], w);
+                    }
+                }
+                o
+            })
+            .collect()
+    }
+
+    /// The entry potential at the kernel's start, over the inputs.
+    fn extract(&self, entry: &Pot, x: &[f64]) -> Outcome {
+        let value = |e: &Lin| Rational::at_least(e.eval(x), 1e-6, 1000);
+        let Some(constant) = value(&entry.konst) else {
+            return Outcome::NoBound("the LP solution is not finite".into(), None);
+        };
+        let mut constant = constant;
+        let mut terms = Vec::new();
+        for (&i, q) in &entry.coef {
+            let Some(c) = value(q) else {
+                return Outcome::NoBound("the LP solution is not finite".into(), None);
+            };
+            if c <= Rational::ZERO {
+                continue;
+            }
+            let Some(fs) = &self.entry[i] else {
+                continue;
+            };
+            let mut coef = c;
+            let mut factors = Vec::new();
+            for f in fs {
+                match f.as_constant() {
+                    Some(k) => coef = coef * k.max(Rational::ZERO),
+                    None => factors.push(f.clone()),
+                }
+            }
+            if factors.is_empty() {
+                constant = constant + coef;
+            } else if !coef.is_zero() {
+                terms.push(Term { coef, factors });
+            }
+        }
+        Outcome::Bound(BoundExpr::new(constant, terms))
+    }
+}

@@ -1,0 +1,98 @@
+//! Why a kernel has no bound: the innermost loop that cannot be paid for on
+//! its own, and what is wrong with its condition.
+
+use std::collections::BTreeSet;
+
+use super::potential::Pot;
+use super::Prepared;
+use crate::absint::deps::{self, key};
+use crate::absint::symbols::SymKind;
+use crate::cost::CostTable;
+use crate::ir::{Stmt, VarId};
+use crate::source::Span;
+
+/// The first loop (innermost first) whose iterations no potential pays
+/// for, with a reason.
+pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (String, Option<Span>) {
+    let mut loops = Vec::new();
+    post_order(&p.kernel.body, &mut loops);
+    for s in loops {
+        let mut a = p.aara(cost);
+        a.stmt(s, Pot::default());
+        if a.lp.solve_lex(&[super::Lin::default()], 1e-7).is_err() {
+            let Stmt::Loop { span, .. } = s else { continue };
+            return (describe(p, s), Some(*span));
+        }
+    }
+    (
+        "no potential satisfies the constraints (the loops are bounded on their own, but not together)".into(),
+        None,
+    )
+}
+
+fn post_order<'k>(stmts: &'k [Stmt], out: &mut Vec<&'k Stmt>) {
+    for s in stmts {
+        match s {
+            Stmt::Loop { body, step, .. } => {
+                post_order(body, out);
+                post_order(step, out);
+                out.push(s);
+            }
+            Stmt::If { then, els, .. } => {
+                post_order(then, out);
+                post_order(els, out);
+            }
+            Stmt::Scope { body, .. } => post_order(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// What keeps a loop from having a ranking potential.
+fn describe(p: &Prepared, s: &Stmt) -> String {
+    let Stmt::Loop {
+        cond, body, step, ..
+    } = s
+    else {
+        return String::new();
+    };
+    if cond.is_none() {
+        return "this loop has no condition: it only ends by `break` or `return`, which gives no bound on its iterations".into();
+    }
+    let guards = p.lin.guards.get(&key(s)).cloned().unwrap_or_default();
+    let mut written = BTreeSet::new();
+    deps::written(body, &mut written);
+    deps::written(step, &mut written);
+    let is_counter = |v: VarId| written.contains(&v) && !p.kernel.vars[v].name.starts_with("left_");
+    let counters: BTreeSet<VarId> = guards
+        .iter()
+        .flat_map(|g| g.vars())
+        .filter_map(|sym| match p.syms.kind(sym) {
+            SymKind::Var(v) if is_counter(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let names = |vs: &BTreeSet<VarId>| {
+        vs.iter()
+            .map(|v| format!("`{}`", p.kernel.vars[*v].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if counters.is_empty() {
+        return "its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear".into();
+    }
+    let head = p.deps.head.get(&key(s));
+    let uniform = guards
+        .iter()
+        .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
+    if !uniform {
+        return format!(
+            "its counter {} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value)",
+            names(&counters)
+        );
+    }
+    format!(
+        "no potential pays for its iterations: {} may not move toward the loop's bound by a constant step on every path (or is reset inside the loop)",
+        names(&counters)
+    )
+}
