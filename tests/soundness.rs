@@ -1,54 +1,151 @@
 //! The promise: for every `testdata/` kernel and every built-in metric, the
-//! bound is never below the cost the simulator measures, over many random
-//! parameter values and inputs (and constructed worst cases).
+//! per-warp bound is never below the cost the simulator measures for any
+//! warp, over many random parameter values, launch shapes and inputs, and
+//! constructed worst cases (all lanes of a warp hitting one shared-memory
+//! bank, extreme values).
 //!
-//! `COPPER_SOUNDNESS_VARIANTS=200 cargo test --release --test soundness`
-//! runs the long version (≥ 10,000 cases); the default is a smaller sample.
+//! Each kernel is analyzed twice: for the block shape of its parameter file
+//! and for a symbolic block (the bound then speaks of `blockDim`). The
+//! first is checked on inputs with that block shape, the second also on
+//! other block shapes.
+//!
+//! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
+//! runs the long version (about 100,000 cases); the default is a sample.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use copper::bound::{prepare, Config, Outcome};
+use copper::bound::{prepare, Config, MetricBound, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
+use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
-/// A variant of a launch: different seeds, smaller sizes, constant data.
+/// One input variant of a launch: other data, smaller sizes, fewer blocks,
+/// and (for the symbolic-block analysis) other block shapes.
 fn variant(spec: &LaunchSpec, i: u64) -> LaunchSpec {
     let mut s = spec.clone();
-    let mut g = SplitMix::new(0xC0FFEE ^ i.wrapping_mul(0x9E37_79B9));
+    let mut g = SplitMix::new(0xC0FFEE ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut pick = |n: u64| g.next_u64() % n.max(1);
     for a in s.arrays.values_mut() {
-        match i % 4 {
-            // Same shapes, other random data.
+        if a.init == InitKind::Zero {
+            continue;
+        }
+        let (lo, hi) = (a.min, a.max.max(a.min));
+        match i % 5 {
             0 | 1 => {
-                a.seed = g.next_u64();
-                if a.init == InitKind::Const || a.init == InitKind::Zero {
-                    continue;
-                }
                 a.init = InitKind::Random;
+                a.seed = pick(u64::MAX);
             }
-            // Constant data: every lane reads and writes the same values
-            // (worst case for data-dependent bank conflicts).
+            // Every element equal: every lane reads and writes alike.
             2 => {
                 a.init = InitKind::Const;
-                a.value = a.min.max(0.0).min(a.max.max(0.0));
+                a.value = (lo + (hi - lo) * (pick(1000) as f64 / 1000.0)).round();
             }
+            // Lane l gets 32·l (mod the range): 4-byte elements indexed by
+            // these values all fall in one shared-memory bank.
+            3 => {
+                let span = (hi - lo + 1.0).max(1.0) as u64;
+                a.init = InitKind::Values;
+                a.values = (0..32).map(|l| lo + ((32 * l) % span) as f64).collect();
+            }
+            // The extremes of the range.
             _ => {
-                a.seed = g.next_u64();
+                a.init = InitKind::Values;
+                a.values = (0..32)
+                    .map(|l| if (l + pick(2)) % 2 == 0 { lo } else { hi })
+                    .collect();
             }
         }
     }
-    if i % 4 == 3 {
+    if pick(2) == 0 {
         // Smaller integer arguments keep accesses in bounds.
         for v in s.args.values_mut() {
             if v.fract() == 0.0 && *v > 1.0 {
-                *v = (1 + g.next_u64() % (*v as u64)) as f64;
+                *v = (1 + pick(*v as u64)) as f64;
             }
         }
     }
+    if pick(2) == 0 {
+        for d in s.grid.iter_mut() {
+            *d = 1 + pick(*d);
+        }
+    }
+    if pick(3) == 0 {
+        // Another block shape: narrower rows, or a partial last warp.
+        let x = s.block[0];
+        s.block[0] = match pick(3) {
+            0 => x.div_ceil(2),
+            1 => (x / 2 + 1).max(1),
+            _ => 33.min(x),
+        };
+    }
     s
+}
+
+/// The inputs a bound is evaluated at: scalar arguments and launch sizes.
+fn inputs_at(spec: &LaunchSpec, scalars: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    let shape = spec.shape().expect("checked by the simulator");
+    let mut at = scalars.clone();
+    for (d, n) in ["x", "y", "z"].iter().enumerate() {
+        at.insert(format!("gridDim.{n}"), shape.grid[d] as f64);
+        at.insert(format!("blockDim.{n}"), shape.block[d] as f64);
+    }
+    at
+}
+
+struct Analyzed {
+    file: PathBuf,
+    name: String,
+    kernel: Kernel,
+    spec: LaunchSpec,
+    /// Bounds for the parameter file's block shape.
+    fixed: Vec<MetricBound>,
+    /// Bounds for any block shape.
+    symbolic: Vec<MetricBound>,
+}
+
+fn analyze_testdata(metrics: &[Metric]) -> Vec<Analyzed> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for cu in files {
+        let Ok(text) = std::fs::read_to_string(cu.with_extension("toml")) else {
+            continue;
+        };
+        let params = ParamFile::from_toml(&text).unwrap();
+        let parsed = parse_path(&cu).unwrap();
+        for (name, spec) in params.kernel {
+            let kernel = lower_kernel(&parsed, &name).unwrap();
+            let block = spec.shape().unwrap().block;
+            let bounds = |block| {
+                let p = prepare(
+                    &kernel,
+                    Config {
+                        block,
+                        ..Config::default()
+                    },
+                );
+                metrics.iter().map(|m| p.bound(m)).collect::<Vec<_>>()
+            };
+            out.push(Analyzed {
+                file: cu.clone(),
+                fixed: bounds(Some(block)),
+                symbolic: bounds(None),
+                name,
+                kernel,
+                spec,
+            });
+        }
+    }
+    out
 }
 
 #[test]
@@ -56,90 +153,80 @@ fn bounds_are_never_below_simulated_costs() {
     let variants: u64 = std::env::var("COPPER_SOUNDNESS_VARIANTS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(6);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
+        .unwrap_or(20);
     let metrics: Vec<Metric> = BUILTIN_METRICS
         .iter()
         .filter_map(|m| Metric::builtin(m))
         .collect();
-    let (mut cases, mut bounded, mut skipped) = (0u64, 0u64, 0u64);
+    let kernels = analyze_testdata(&metrics);
+    let (mut cases, mut skipped, mut runs) = (0u64, 0u64, 0u64);
     let mut violations = Vec::new();
     let mut unbounded = Vec::new();
-    for cu in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-    {
-        let Ok(text) = std::fs::read_to_string(cu.with_extension("toml")) else {
-            continue;
-        };
-        let params = ParamFile::from_toml(&text).unwrap();
-        let parsed = parse_path(cu).unwrap();
-        for (name, spec) in &params.kernel {
-            let kernel = lower_kernel(&parsed, name).unwrap();
-            let shape = spec.shape().unwrap();
-            let prep = prepare(
-                &kernel,
-                Config {
-                    block: Some(shape.block),
-                    ..Config::default()
-                },
-            );
-            let bounds: Vec<_> = metrics.iter().map(|m| prep.bound(m)).collect();
-            for i in 0..variants {
-                let v = variant(spec, i);
-                let Ok(inputs) = inputs_from_spec(&kernel, &v) else {
-                    skipped += 1;
-                    continue;
-                };
-                let mut at: BTreeMap<String, f64> = inputs
-                    .scalars
-                    .iter()
-                    .map(|(k, x)| (k.clone(), x.as_f64()))
-                    .collect();
-                for (d, n) in ["x", "y", "z"].iter().enumerate() {
-                    at.insert(format!("gridDim.{n}"), shape.grid[d] as f64);
-                    at.insert(format!("blockDim.{n}"), shape.block[d] as f64);
+    for a in &kernels {
+        for (config, bounds) in [("fixed block", &a.fixed), ("any block", &a.symbolic)] {
+            for b in bounds {
+                if let Outcome::NoBound(why, _) = &b.work {
+                    unbounded.push(format!(
+                        "{} `{}` {} ({config}): {why}",
+                        a.file.display(),
+                        a.name,
+                        b.metric
+                    ));
                 }
-                let Ok(result) = simulate_owned(&kernel, inputs, &SimOptions::default()) else {
-                    skipped += 1;
+            }
+        }
+        let analyzed_block = a.spec.shape().unwrap().block;
+        for i in 0..variants {
+            let v = variant(&a.spec, i);
+            let Ok(inputs) = inputs_from_spec(&a.kernel, &v) else {
+                skipped += 1;
+                continue;
+            };
+            let scalars: BTreeMap<String, f64> = inputs
+                .scalars
+                .iter()
+                .map(|(k, x)| (k.clone(), x.as_f64()))
+                .collect();
+            let at = inputs_at(&v, &scalars);
+            let Ok(result) = simulate_owned(&a.kernel, inputs, &SimOptions::default()) else {
+                skipped += 1;
+                continue;
+            };
+            runs += 1;
+            let same_block = v.shape().unwrap().block == analyzed_block;
+            let configs = [
+                ("fixed block", &a.fixed, same_block),
+                ("any block", &a.symbolic, true),
+            ];
+            for (config, bounds, applies) in configs {
+                if !applies {
                     continue;
-                };
+                }
                 for (b, m) in bounds.iter().zip(&result.metrics) {
+                    assert_eq!(b.metric, m.metric);
+                    let Outcome::Bound(e) = &b.work else {
+                        continue;
+                    };
                     cases += 1;
-                    match &b.work {
-                        Outcome::Bound(e) => {
-                            bounded += 1;
-                            let bound = e.eval(&at).expect("every input named");
-                            if m.max_warp > bound + 1e-6 {
-                                violations.push(format!(
-                                    "{} `{name}` {} variant {i}: simulated {} > bound {bound} ({})",
-                                    cu.display(),
-                                    b.metric,
-                                    m.max_warp,
-                                    e.to_poly()
-                                ));
-                            }
-                        }
-                        Outcome::NoBound(reason, _) => {
-                            if i == 0 {
-                                unbounded.push(format!(
-                                    "{} `{name}` {}: {reason}",
-                                    cu.file_name().unwrap().to_string_lossy(),
-                                    b.metric
-                                ));
-                            }
-                        }
+                    let bound = e.eval(&at).expect("every input named");
+                    if m.max_warp > bound + 1e-6 * (1.0 + bound.abs()) {
+                        violations.push(format!(
+                            "{} `{}` {} ({config}) variant {i}: simulated {} > bound {bound} = {e} at {at:?}",
+                            a.file.display(),
+                            a.name,
+                            b.metric,
+                            m.max_warp,
+                        ));
                     }
                 }
             }
         }
     }
-    println!("soundness: {cases} (kernel, metric, input) cases, {bounded} with a bound, {skipped} input variants skipped (simulator errors), {} violations", violations.len());
+    println!(
+        "soundness: {} kernels, {runs} simulated launches, {cases} (kernel, metric, input) cases checked, {skipped} variants skipped (simulator errors such as out-of-bounds accesses), {} violations",
+        kernels.len(),
+        violations.len()
+    );
     for u in &unbounded {
         println!("  no bound: {u}");
     }
@@ -149,5 +236,5 @@ fn bounds_are_never_below_simulated_costs() {
         violations.len(),
         violations.join("\n")
     );
-    assert!(cases >= 500, "only {cases} cases ran");
+    assert!(cases >= 2000, "only {cases} cases ran");
 }

@@ -13,10 +13,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::deps::{self, key};
 use super::linear::{Constraints, LinExpr};
-use super::symbols::Symbols;
-use crate::cuda::ast::BinOp;
-use crate::ir::{Expr, ExprKind, Kernel, MathFn, Stmt, VarId, VarKind};
-use crate::poly::Rational;
+use super::symbols::{Symbols, Update, NEW};
+use crate::ir::{Expr, Kernel, Stmt, VarId, VarKind};
 
 /// Rounds of a loop's fixpoint iteration before the loop falls back to
 /// forgetting every variable it writes (widening normally settles long
@@ -235,90 +233,41 @@ impl Analysis<'_> {
 
     /// `var := value`.
     fn assign(&mut self, var: VarId, value: &Expr, mut c: Constraints) -> Constraints {
-        if !self.syms.is_int_var(var) || c.is_bottom() {
+        if c.is_bottom() {
             return c;
         }
-        let x = self.syms.var(var);
-        let unsigned = !self.k.vars[var].ty.is_signed();
-        if let Some(l) = self.syms.linearize(value, Some(&c)) {
-            if !unsigned || c.entails_ge0(&l) {
-                c.assign(x, &l);
-                return c;
+        match self.syms.update(var, value, &c) {
+            Update::Linear(l) => {
+                c.assign(self.syms.var(var), &l);
+                c
             }
+            Update::Relation(facts) => self.relate(var, &facts, c),
         }
-        // Two linear alternatives (`c ? a : b`, `min`, `max`): the hull of
-        // assigning either.
-        let alternatives = match &value.kind {
-            ExprKind::Select(_, a, b) => Some((&**a, &**b)),
-            ExprKind::Call(MathFn::Min | MathFn::Max, args) if args.len() == 2 => {
-                Some((&args[0], &args[1]))
-            }
-            _ => None,
-        };
-        if let Some((a, b)) = alternatives {
-            let la = self.syms.linearize(a, Some(&c));
-            let lb = self.syms.linearize(b, Some(&c));
-            if let (Some(la), Some(lb)) = (la, lb) {
-                let mut ca = c.clone();
-                ca.assign(x, &la);
-                let mut cb = c.clone();
-                cb.assign(x, &lb);
-                let mut out = ca.join(&cb);
-                for f in self.syms.type_facts(var) {
-                    out.add_ge0(f);
-                }
-                return out;
-            }
-        }
-        let mut out = self.havoc(var, c);
-        for f in self.value_facts(value, &out) {
-            out.add_ge0(f.substitute(u32::MAX, &LinExpr::var(x)));
-        }
-        out
     }
 
-    /// Forgets a variable, keeping what its type guarantees.
-    fn havoc(&self, var: VarId, mut c: Constraints) -> Constraints {
-        c.forget(self.syms.var(var));
-        for f in self.syms.type_facts(var) {
-            c.add_ge0(f);
+    /// `var` takes a new value `NEW` satisfying `facts` (over `NEW` and
+    /// the state before).
+    fn relate(&self, var: VarId, facts: &[LinExpr], mut c: Constraints) -> Constraints {
+        for f in facts {
+            c.add_ge0(f.clone());
         }
+        let x = self.syms.var(var);
+        c.forget(x);
+        c.assign(x, &LinExpr::var(NEW));
+        c.forget(NEW);
         c
     }
 
-    /// Facts about the value of a nonlinear expression, over the
-    /// placeholder symbol `u32::MAX`: the range of `a % c` and `a & m`.
-    fn value_facts(&self, e: &Expr, c: &Constraints) -> Vec<LinExpr> {
-        let v = LinExpr::var(u32::MAX);
-        let ExprKind::Binary(op, a, b) = &e.kind else {
-            return Vec::new();
-        };
-        let Some(m) = self
+    /// Forgets a variable, keeping what its type guarantees.
+    fn havoc(&self, var: VarId, c: Constraints) -> Constraints {
+        let new = LinExpr::var(NEW);
+        let facts: Vec<LinExpr> = self
             .syms
-            .linearize(b, Some(c))
-            .filter(|l| l.is_constant() && l.constant.is_integer())
-            .map(|l| l.constant)
-        else {
-            return Vec::new();
-        };
-        let nonneg_dividend = !a.ty.is_signed()
-            || self
-                .syms
-                .linearize(a, Some(c))
-                .is_some_and(|l| c.entails_ge0(&l));
-        match op {
-            BinOp::Rem if m > Rational::ZERO => {
-                let top = LinExpr::constant(m - Rational::ONE).sub(&v);
-                let bottom = if nonneg_dividend {
-                    v.clone()
-                } else {
-                    v.add(&LinExpr::constant(m - Rational::ONE))
-                };
-                vec![top, bottom]
-            }
-            BinOp::BitAnd if m >= Rational::ZERO => vec![v.clone(), LinExpr::constant(m).sub(&v)],
-            _ => Vec::new(),
-        }
+            .type_facts(var)
+            .into_iter()
+            .map(|f| f.substitute(self.syms.var(var), &new))
+            .collect();
+        self.relate(var, &facts, c)
     }
 }
 

@@ -36,63 +36,85 @@ fn max_lanes(block: Option<[u64; 3]>, warp: u64) -> u64 {
     block.map_or(warp, |b| b.iter().product::<u64>().min(warp))
 }
 
-/// Element offsets `Σ c_d·tid_d` of each warp's lanes, if the coefficients
-/// are known and the block shape is fixed.
-fn lane_offsets(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<i64>>> {
-    let c = match dep {
-        Dep::Uniform(_) => [0i64; 3],
-        Dep::Affine(c) => {
-            let mut k = [0i64; 3];
-            for (d, x) in c.iter().enumerate() {
-                match x {
-                    Coef::Known(v) => k[d] = *v,
-                    Coef::Unknown => return None,
-                }
-            }
-            k
-        }
+/// The lanes of each warp of a block, split into groups that agree on
+/// every thread-index component whose coefficient is unknown, each group
+/// given by its lanes' element offsets `Σ c_d·tid_d` over the known
+/// coefficients. Unknown coefficients shift the groups against each other
+/// arbitrarily, so a worst case is the sum of the groups' worst cases.
+/// `None` when the index has no affine shape, or the block shape is unknown
+/// and the index depends on more than `threadIdx.x`.
+fn lane_groups(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Vec<i64>>>> {
+    let coefs = match dep {
+        Dep::Uniform(_) => [Coef::Known(0); 3],
+        Dep::Affine(c) => c,
         Dep::Varying => return None,
     };
     let block = match block {
         Some(b) => b,
         // Without a block shape only a 1-D index along x is understood:
         // 32 consecutive values of threadIdx.x.
-        None if c[1] == 0 && c[2] == 0 => [warp, 1, 1],
+        None if coefs[1] == Coef::Known(0) && coefs[2] == Coef::Known(0) => [warp, 1, 1],
         None => return None,
     };
     Some(
         warps_of(block, warp)
             .into_iter()
             .map(|lanes| {
-                lanes
-                    .iter()
-                    .map(|t| c[0] * t[0] + c[1] * t[1] + c[2] * t[2])
-                    .collect()
+                let mut groups: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
+                for t in &lanes {
+                    let mut key = Vec::new();
+                    let mut offset = 0;
+                    for d in 0..3 {
+                        match coefs[d] {
+                            Coef::Known(c) => offset += c * t[d],
+                            Coef::Unknown => key.push(t[d]),
+                        }
+                    }
+                    match groups.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, offs)) => offs.push(offset),
+                        None => groups.push((key, vec![offset])),
+                    }
+                }
+                groups.into_iter().map(|(_, offs)| offs).collect()
             })
             .collect(),
     )
 }
 
+/// The worst case over warps of the sum over groups of the worst case over
+/// shifts `0..period` of `cost(offsets + shift)`.
+fn worst(groups: &[Vec<Vec<i64>>], period: i64, cost: impl Fn(&[i64]) -> u64) -> u64 {
+    groups
+        .iter()
+        .map(|warp| {
+            warp.iter()
+                .map(|offs| {
+                    (0..period)
+                        .map(|u| {
+                            let idx: Vec<i64> = offs.iter().map(|o| o + u).collect();
+                            cost(&idx)
+                        })
+                        .max()
+                        .unwrap_or(0)
+                })
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Worst-case global-memory transactions of one access.
 pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
-    let t = hw.transaction_bytes as i64;
-    let per_element = if t % elem as i64 == 0 {
+    let t = hw.transaction_bytes as u64;
+    let per_element = if t % elem as u64 == 0 {
         1
     } else {
-        (elem as u64).div_ceil(hw.transaction_bytes as u64) + 1
+        (elem as u64).div_ceil(t) + 1
     };
-    match lane_offsets(dep, block, hw.warp_size as u64) {
-        Some(warps) => {
-            let mut worst = 0;
-            for offsets in &warps {
-                for u in 0..t {
-                    let idx: Vec<i64> = offsets.iter().map(|o| o + u).collect();
-                    worst = worst.max(hw.mem_reads(&idx, elem));
-                }
-            }
-            worst
-        }
-        None => max_lanes(block, hw.warp_size as u64) * per_element,
+    let all = max_lanes(block, hw.warp_size as u64) * per_element;
+    match lane_groups(dep, block, hw.warp_size as u64) {
+        Some(groups) => worst(&groups, t as i64, |idx| hw.mem_reads(idx, elem)).min(all),
+        None => all,
     }
 }
 
@@ -106,29 +128,22 @@ pub fn conflicts(
     block: Option<[u64; 3]>,
 ) -> u64 {
     let words_per_element = (elem as u64).div_ceil(hw.bank_bytes as u64).max(1);
+    let all =
+        max_lanes(block, hw.warp_size as u64) * words_per_element.div_ceil(hw.banks as u64).max(1);
+    let bound = match lane_groups(dep, block, hw.warp_size as u64) {
+        Some(groups) => {
+            let period = (hw.banks * hw.bank_bytes) as i64;
+            worst(&groups, period, |idx| hw.conflicts(idx, elem)).min(all)
+        }
+        None => all,
+    };
+    // One bank holds at most this many distinct words of the array.
     let cap = len.map(|l| {
         (l * elem as u64)
             .div_ceil(hw.bank_bytes as u64)
             .div_ceil(hw.banks as u64)
             .max(1)
     });
-    let bound = match lane_offsets(dep, block, hw.warp_size as u64) {
-        Some(warps) => {
-            let period = (hw.banks * hw.bank_bytes) as i64;
-            let mut worst = 0;
-            for offsets in &warps {
-                for u in 0..period {
-                    let idx: Vec<i64> = offsets.iter().map(|o| o + u).collect();
-                    worst = worst.max(hw.conflicts(&idx, elem));
-                }
-            }
-            worst
-        }
-        None => {
-            max_lanes(block, hw.warp_size as u64)
-                * words_per_element.div_ceil(hw.banks as u64).max(1)
-        }
-    };
     match cap {
         Some(c) => bound.min(c),
         None => bound,
@@ -155,6 +170,17 @@ mod tests {
         // 16×16 block: a warp covers 2 rows of 16.
         assert_eq!(transactions(aff(1, 1024), 4, &hw, Some([16, 16, 1])), 6);
         assert_eq!(transactions(aff(1, 0), 4, &hw, Some([8, 1, 1])), 2);
+        // row·n + x with an unknown row length n in a 16×16 block: two rows
+        // of 16 consecutive floats per warp, each 64 bytes over at most 3
+        // sectors, placed anywhere.
+        let rows = Dep::Affine([Coef::Known(1), Coef::Unknown, Coef::Known(0)]);
+        assert_eq!(transactions(rows, 4, &hw, Some([16, 16, 1])), 6);
+        // x·n + y (a transpose's write): 16 columns of 2 elements.
+        let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)]);
+        assert_eq!(transactions(cols, 4, &hw, Some([16, 16, 1])), 32);
+        assert_eq!(transactions(cols, 4, &hw, Some([16, 2, 1])), 32);
+        // 4 columns of 8 doubles (64 bytes, up to 3 sectors each).
+        assert_eq!(transactions(cols, 8, &hw, Some([4, 8, 1])), 12);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use super::deps::{Coef, Dep, LaunchFacts, State};
 use super::linear::{Constraints, LinExpr, Sym};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Unary, Value, VarId, VarKind};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, Unary, Value, VarId, VarKind};
 use crate::poly::{Poly, Rational};
 
 /// Most atoms one kernel may have.
@@ -212,6 +212,18 @@ impl Symbols {
     /// positive, `blockIdx` and `threadIdx` lie inside them, atoms are
     /// bounded by their definitions.
     pub fn launch_constraints(&self) -> Constraints {
+        let mut c = self.builtin_constraints();
+        for (i, a) in self.atoms.iter().enumerate() {
+            let q = LinExpr::var(self.atom(i));
+            for f in atom_facts(&a.shape, &q, &c) {
+                c.add_ge0(f);
+            }
+        }
+        c
+    }
+
+    /// The launch facts about the builtins alone.
+    fn builtin_constraints(&self) -> Constraints {
         let mut c = Constraints::top();
         for d in 0..3u8 {
             let grid = self.builtin_lin(Builtin::GridDim(d));
@@ -224,12 +236,6 @@ impl Symbols {
             let ti = self.builtin_lin(Builtin::ThreadIdx(d));
             c.add_ge0(ti.clone());
             c.add_ge0(block.sub(&ti).sub(&LinExpr::int(1)));
-        }
-        for (i, a) in self.atoms.iter().enumerate() {
-            let q = LinExpr::var(self.atom(i));
-            for f in atom_facts(&a.shape, &q) {
-                c.add_ge0(f);
-            }
         }
         c
     }
@@ -357,7 +363,7 @@ impl Symbols {
         match &e.kind {
             ExprKind::Const(Value::I(_)) => true,
             ExprKind::Var(v) => self.param_input[*v] == Some(true),
-            ExprKind::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_) | Builtin::BlockIdx(_)),
+            ExprKind::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
             ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => self.over_inputs(x),
             ExprKind::Binary(_, a, b) => self.over_inputs(a) && self.over_inputs(b),
             _ => false,
@@ -564,14 +570,138 @@ impl Symbols {
             }))),
             AtomShape::Mask { m } => Some(Poly::from(Rational::int(if upper { *m } else { 0 }))),
             AtomShape::Product(a, b) => {
-                // Exact when both factors are inputs.
-                let pa = self.entry_poly(k, a, true)?;
-                let pb = self.entry_poly(k, b, true)?;
-                let exact =
-                    pa == self.entry_poly(k, a, false)? && pb == self.entry_poly(k, b, false)?;
-                exact.then(|| pa * pb)
+                let (ua, la) = (self.entry_poly(k, a, true)?, self.entry_poly(k, a, false)?);
+                let (ub, lb) = (self.entry_poly(k, b, true)?, self.entry_poly(k, b, false)?);
+                if ua == la && ub == lb {
+                    // Both factors are inputs: the product is exact.
+                    return Some(ua * ub);
+                }
+                // Factors that range over the grid (`blockIdx.x·blockDim.x`)
+                // but are never negative: the product of the ends.
+                let launch = self.builtin_constraints();
+                (launch.entails_ge0(a) && launch.entails_ge0(b)).then(|| {
+                    if upper {
+                        ua * ub
+                    } else {
+                        la * lb
+                    }
+                })
             }
         }
+    }
+}
+
+/// The symbol standing for an assigned variable's new value in an
+/// [`Update::Relation`].
+pub const NEW: Sym = u32::MAX - 1;
+
+/// What an assignment `x := e` tells about the new value of `x`, over the
+/// state before it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Update {
+    /// The new value is this linear form.
+    Linear(LinExpr),
+    /// Facts `f ≥ 0` relating the new value ([`NEW`]) to the state before:
+    /// `2·NEW ≤ s ≤ 2·NEW + 1` for `s >>= 1`, the hull of both sides for
+    /// `c ? a : b`, at least the range of the variable's type.
+    Relation(Vec<LinExpr>),
+}
+
+impl Symbols {
+    /// What `var := value` tells about the new value, given the facts `ctx`
+    /// before it.
+    pub fn update(&self, var: VarId, value: &Expr, ctx: &Constraints) -> Update {
+        let new = LinExpr::var(NEW);
+        let mut facts: Vec<LinExpr> = self
+            .type_facts(var)
+            .into_iter()
+            .map(|f| f.substitute(self.var(var), &new))
+            .collect();
+        if !self.is_int_var(var) {
+            return Update::Relation(Vec::new());
+        }
+        let unsigned = !self.types[var].is_signed();
+        if let Some(l) = self.linearize(value, Some(ctx)) {
+            if !unsigned || ctx.entails_ge0(&l) {
+                return Update::Linear(l);
+            }
+            return Update::Relation(facts);
+        }
+        let lin = |e: &Expr| self.linearize(e, Some(ctx));
+        match &value.kind {
+            ExprKind::Select(_, a, b) => {
+                if let (Some(la), Some(lb)) = (lin(a), lin(b)) {
+                    let mut ca = ctx.clone();
+                    ca.add_eq0(new.sub(&la));
+                    let mut cb = ctx.clone();
+                    cb.add_eq0(new.sub(&lb));
+                    facts.extend(ca.join(&cb).facts().iter().cloned());
+                }
+            }
+            ExprKind::Call(f @ (MathFn::Min | MathFn::Max), args) if args.len() == 2 => {
+                if let (Some(la), Some(lb)) = (lin(&args[0]), lin(&args[1])) {
+                    let (x, y) = if *f == MathFn::Min {
+                        (la.sub(&new), lb.sub(&new))
+                    } else {
+                        (new.sub(&la), new.sub(&lb))
+                    };
+                    facts.push(x);
+                    facts.push(y);
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (Some(la), Some(m)) = (
+                    lin(a),
+                    lin(b).filter(|l| l.is_constant() && l.constant.is_integer()),
+                ) else {
+                    return Update::Relation(facts);
+                };
+                let m = m.constant;
+                let nonneg = !a.ty.is_signed() || ctx.entails_ge0(&la);
+                let one = Rational::ONE;
+                match op {
+                    // c·NEW ≤ a ≤ c·NEW + c − 1 (a ≥ 0 or rounding down);
+                    // |a − c·NEW| ≤ c − 1 otherwise.
+                    BinOp::Div | BinOp::Shr if m > Rational::ZERO || *op == BinOp::Shr => {
+                        let c = if *op == BinOp::Shr {
+                            if !(0..31).contains(&m.num()) {
+                                return Update::Relation(facts);
+                            }
+                            Rational::int(1 << m.num())
+                        } else {
+                            m
+                        };
+                        let cq = new.scale(c);
+                        let slack = LinExpr::constant(c - one);
+                        facts.push(slack.add(&cq).sub(&la));
+                        if nonneg || *op == BinOp::Shr {
+                            facts.push(la.sub(&cq));
+                        } else {
+                            facts.push(slack.add(&la).sub(&cq));
+                        }
+                    }
+                    BinOp::Rem if m > Rational::ZERO => {
+                        facts.push(LinExpr::constant(m - one).sub(&new));
+                        if nonneg {
+                            facts.push(new.clone());
+                            facts.push(la.sub(&new));
+                        } else {
+                            facts.push(new.add(&LinExpr::constant(m - one)));
+                        }
+                    }
+                    BinOp::BitAnd if m >= Rational::ZERO => {
+                        facts.push(new.clone());
+                        facts.push(LinExpr::constant(m).sub(&new));
+                        if nonneg {
+                            facts.push(la.sub(&new));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        Update::Relation(facts)
     }
 }
 
@@ -588,8 +718,9 @@ fn negated(op: BinOp) -> BinOp {
     }
 }
 
-/// Facts `f ≥ 0` bounding atom `q` by its definition.
-fn atom_facts(shape: &AtomShape, q: &LinExpr) -> Vec<LinExpr> {
+/// Facts `f ≥ 0` bounding atom `q` by its definition, given the facts
+/// `c` known about its operands.
+fn atom_facts(shape: &AtomShape, q: &LinExpr, c: &Constraints) -> Vec<LinExpr> {
     match shape {
         AtomShape::Div {
             a,
@@ -623,6 +754,36 @@ fn atom_facts(shape: &AtomShape, q: &LinExpr) -> Vec<LinExpr> {
             vec![top, bottom]
         }
         AtomShape::Mask { m } => vec![q.clone(), LinExpr::int(*m).sub(q)],
-        AtomShape::Product(..) => Vec::new(),
+        AtomShape::Product(a, b) => {
+            // McCormick: a ≥ la ≥ 0 and b ≥ lb ≥ 0 give
+            // q = a·b ≥ la·b + lb·a − la·lb.
+            match (int_bounds(c, a).0, int_bounds(c, b).0) {
+                (Some(la), Some(lb)) if la >= Rational::ZERO && lb >= Rational::ZERO => {
+                    vec![q
+                        .sub(&b.scale(la))
+                        .sub(&a.scale(lb))
+                        .add(&LinExpr::constant(la * lb))]
+                }
+                _ => Vec::new(),
+            }
+        }
     }
+}
+
+/// The bounds of an integer-valued linear form (integer coefficients):
+/// the rational bounds rounded inward.
+pub fn int_bounds(c: &Constraints, e: &LinExpr) -> (Option<Rational>, Option<Rational>) {
+    let (lo, hi) = if e.is_constant() {
+        (Some(e.constant), Some(e.constant))
+    } else {
+        c.bounds(e)
+    };
+    let integral = e.coeffs.values().all(|x| x.is_integer()) && e.constant.is_integer();
+    if !integral {
+        return (lo, hi);
+    }
+    (
+        lo.map(|l| Rational::int(l.ceil())),
+        hi.map(|h| Rational::int(h.floor())),
+    )
 }

@@ -22,7 +22,7 @@ use super::potential::Pot;
 use crate::absint::deps::{self, key, DepFacts, State};
 use crate::absint::facts::LinFacts;
 use crate::absint::linear::{Constraints, LinExpr, Sym};
-use crate::absint::symbols::Symbols;
+use crate::absint::symbols::{int_bounds, Symbols, Update, NEW};
 use crate::cost::CostTable;
 use crate::ir::{Access, Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::Rational;
@@ -357,7 +357,7 @@ impl Aara<'_> {
     }
 
     /// Moves potential across `var := value` (Q:VWRITE1/2).
-    fn assign(&mut self, s: &Stmt, var: VarId, value: &Expr, mut post: Pot) -> Pot {
+    fn assign(&mut self, s: &Stmt, var: VarId, value: &Expr, post: Pot) -> Pot {
         let x = self.syms.var(var);
         let affected: Vec<usize> = post
             .support()
@@ -367,79 +367,74 @@ impl Aara<'_> {
             return post;
         }
         let ctx = self.lin.before.get(&key(s)).cloned().unwrap_or_default();
-        let st = self.deps.before.get(&key(s));
-        let unsigned = !self.k.vars[var].ty.is_signed();
-        let le = match st {
-            Some(_) if self.syms.is_int_var(var) => self
-                .syms
-                .linearize(value, Some(&ctx))
-                .filter(|l| !unsigned || ctx.entails_ge0(l)),
-            _ => None,
-        };
-        let Some(le) = le else {
-            // The new value is not a linear uniform form: its bases lose
-            // their potential.
-            self.zero_on(&mut post, &BTreeSet::from([var]));
-            return post;
-        };
         let st = self.state(&self.deps.before, s);
-        let mut pre = post.clone();
-        let taken: Vec<(usize, Lin)> = affected
-            .iter()
-            .filter_map(|&i| pre.coef.remove(&i).map(|q| (i, q)))
-            .collect();
-        let step = (le.coeff(x) == Rational::ONE)
-            .then(|| le.sub(&LinExpr::var(x)))
-            .filter(|d| self.syms.is_uniform(d, &st));
-        for (i, q) in taken {
-            let done = match &step {
-                Some(d) => self.increment(&mut pre, i, &q, x, d, &ctx),
-                None => false,
+        let update = self.syms.update(var, value, &ctx);
+        let mut pre = post;
+        for i in affected {
+            let Some(q) = pre.coef.remove(&i) else {
+                continue;
             };
-            if !done && !self.substitute(&mut pre, i, &q, x, &le) {
+            let done = match &update {
+                Update::Linear(le) if le.coeff(x) == Rational::ONE => {
+                    self.shift(&mut pre, i, &q, x, le, &ctx, &ctx, &st)
+                        || self.substitute(&mut pre, i, &q, x, le)
+                }
+                Update::Linear(le) => {
+                    self.substitute(&mut pre, i, &q, x, le)
+                        || self.shift(&mut pre, i, &q, x, le, &ctx, &ctx, &st)
+                }
+                Update::Relation(facts) => {
+                    let mut rel = ctx.clone();
+                    for f in facts {
+                        rel.add_ge0(f.clone());
+                    }
+                    self.shift(&mut pre, i, &q, x, &LinExpr::var(NEW), &rel, &ctx, &st)
+                }
+            };
+            if !done {
+                // No way to express the base after the assignment through
+                // bases before it: it carries nothing there.
                 self.lp.eq0(q);
             }
         }
         pre
     }
 
-    /// `x := x + d`: the factors of base `i` change by `coef·d`; bounds
-    /// of the change from the facts give `max(0, L + δ) ≤ max(0, L) + r`
-    /// (a release `r < 0` where `L` is known large enough, a payment
-    /// `r > 0` where it may grow), and the product expands. False when
-    /// some change is unbounded.
-    fn increment(
+    /// `x` becomes `new` (a form over the state before, or [`NEW`] with
+    /// facts in `rel`): each factor `L` of base `i` changes by
+    /// `δ = L[x := new] − L`; an upper bound `h` of `δ` under `rel` gives
+    /// `max(0, L + δ) ≤ max(0, L) + r` — a release `r = −min(lb L, −h)`
+    /// when `h ≤ 0` (with `lb L` from the facts `ctx` before), a payment
+    /// `r = h` otherwise — and the product of the factors expands. False
+    /// when some change is unbounded or a factor is not uniform before.
+    #[allow(clippy::too_many_arguments)]
+    fn shift(
         &mut self,
         pre: &mut Pot,
         i: usize,
         q: &Lin,
         x: Sym,
-        d: &LinExpr,
+        new: &LinExpr,
+        rel: &Constraints,
         ctx: &Constraints,
+        st: &State,
     ) -> bool {
         let factors = self.bases.factors(i).to_vec();
         let mut r = Vec::with_capacity(factors.len());
         for &f in &factors {
             let l = &self.bases.linear[f];
-            let a = l.coeff(x);
-            if a.is_zero() {
+            if l.coeff(x).is_zero() {
                 r.push(Rational::ZERO);
                 continue;
             }
-            let delta = d.scale(a);
-            let hi = if delta.is_constant() {
-                Some(delta.constant)
-            } else {
-                ctx.bounds(&delta).1
-            };
-            match hi {
+            if !self.syms.is_uniform(l, st) {
+                return false;
+            }
+            let delta = l.substitute(x, new).sub(l);
+            match int_bounds(rel, &delta).1 {
                 Some(hi) if hi <= Rational::ZERO => {
-                    let lb = ctx
-                        .bounds(l)
-                        .0
-                        .unwrap_or(Rational::ZERO)
-                        .max(Rational::ZERO);
-                    r.push(-lb.min(-hi));
+                    let lb = int_bounds(ctx, l).0.unwrap_or(Rational::ZERO);
+                    r.push(-lb.max(Rational::ZERO).min(-hi));
                 }
                 Some(hi) => r.push(hi),
                 None => return false,
