@@ -106,7 +106,7 @@ fn worst(groups: &[Vec<Vec<i64>>], period: i64, cost: impl Fn(&[i64]) -> u64) ->
 /// Worst-case global-memory transactions of one access.
 pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
     let t = hw.transaction_bytes as u64;
-    let per_element = if t % elem as u64 == 0 {
+    let per_element = if t.is_multiple_of(elem as u64) {
         1
     } else {
         (elem as u64).div_ceil(t) + 1
