@@ -24,7 +24,7 @@ const MAX_ROUNDS: usize = 64;
 /// Linear facts of a kernel, keyed by statement address ([`key`]).
 #[derive(Clone, Debug, Default)]
 pub struct LinFacts {
-    /// Facts before each statement (joined over every visit).
+    /// Facts before each statement.
     pub before: HashMap<usize, Constraints>,
     /// The invariant at each loop's head (before every test).
     pub head: HashMap<usize, Constraints>,
@@ -96,7 +96,9 @@ impl Analysis<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, c: Constraints) -> Constraints {
-        join_into(&mut self.facts.before, key(s), c.clone());
+        // The last visit is from the final pass over every enclosing loop,
+        // whose heads are invariants: its facts hold for every visit.
+        self.facts.before.insert(key(s), c.clone());
         match s {
             Stmt::Assign { var, value, .. } => self.assign(*var, value, c),
             Stmt::Atomic {
@@ -108,9 +110,7 @@ impl Analysis<'_> {
                 let ct = self.refine(&c, &self.syms.cond_facts(cond, Some(&c), false));
                 let ce = self.refine(&c, &self.syms.cond_facts(cond, Some(&c), true));
                 let reach = (ct.is_feasible(), ce.is_feasible());
-                let r = self.facts.branches.entry(key(s)).or_insert((false, false));
-                r.0 |= reach.0;
-                r.1 |= reach.1;
+                self.facts.branches.insert(key(s), reach);
                 let ct = if reach.0 { ct } else { Constraints::bottom() };
                 let ce = if reach.1 { ce } else { Constraints::bottom() };
                 let t = self.stmts(then, ct);
@@ -195,10 +195,8 @@ impl Analysis<'_> {
         } else {
             head.clone()
         };
-        // A loop inside another is visited once per outer round: keep the
-        // join of its visits.
-        join_into(&mut self.facts.head, key(s), head.clone());
-        join_into(&mut self.facts.body, key(s), body_in);
+        self.facts.head.insert(key(s), head.clone());
+        self.facts.body.insert(key(s), body_in);
         self.facts.guards.insert(key(s), guard);
         let exit_from = if test_first { head } else { after };
         match cond {
@@ -268,16 +266,5 @@ impl Analysis<'_> {
             .map(|f| f.substitute(self.syms.var(var), &new))
             .collect();
         self.relate(var, &facts, c)
-    }
-}
-
-/// `map[k] := map[k] ⊔ c`.
-fn join_into(map: &mut HashMap<usize, Constraints>, k: usize, c: Constraints) {
-    match map.get_mut(&k) {
-        Some(e) if *e != c => *e = e.join(&c),
-        Some(_) => {}
-        None => {
-            map.insert(k, c);
-        }
     }
 }

@@ -856,6 +856,14 @@ impl Constraints {
         out
     }
 
+    /// Whether a stored fact states `f ≥ 0` or something tighter (same
+    /// coefficients, smaller constant): a syntactic entailment check.
+    fn has_tighter(&self, f: &LinExpr) -> bool {
+        self.facts
+            .binary_search_by(|g| g.coeffs.cmp(&f.coeffs))
+            .is_ok_and(|i| self.facts[i].constant <= f.constant)
+    }
+
     /// A convex over-approximation of the union. Each fact `f ≥ 0` of one
     /// side is kept when the other side entails it, and otherwise relaxed
     /// to `f − m ≥ 0` where `m < 0` is the minimum of `f` over the other
@@ -875,6 +883,10 @@ impl Constraints {
         let mut out = Constraints::top();
         for (mine, theirs) in [(self, other), (other, self)] {
             for f in &mine.facts {
+                if theirs.has_tighter(f) {
+                    out.insert(f.clone());
+                    continue;
+                }
                 match theirs.bounds(f).0 {
                     Some(m) if m >= Rational::ZERO => out.insert(f.clone()),
                     Some(m) => {
