@@ -333,7 +333,11 @@ impl Aara<'_> {
         let head = self.template(&st);
         if test_first {
             let after_step = self.stmts(step, head.clone());
-            let mut bp = self.stmts(body, after_step);
+            let bp = self.stmts(body, after_step);
+            let mut bp = match self.lin.body.get(&key(s)) {
+                Some(ctx) => self.weaken(bp, ctx, &st),
+                None => bp,
+            };
             bp.add_const(test);
             self.ge(&head, &bp);
             if cond.is_some() {
@@ -356,7 +360,60 @@ impl Aara<'_> {
         }
     }
 
-    /// Moves potential across `var := value` (Q:VWRITE1/2).
+    /// Weakening (Q:WEAK) where the facts `ctx` give a linear base a lower
+    /// bound `k ≥ 1`, as at the start of a loop body: `max(0, L) ≥
+    /// max(0, L − k) + k`, so potential on a base containing `L` may pay
+    /// for the same base with `L − k` plus `k` times the rest — the loop
+    /// pays for an iteration as it starts rather than when its counter
+    /// moves. The LP decides how much moves (`w ≥ 0` per rewrite).
+    fn weaken(&mut self, need: Pot, ctx: &Constraints, st: &State) -> Pot {
+        let mut pre = need;
+        for a in 0..self.bases.linear.len() {
+            let la = self.bases.linear[a].clone();
+            if !self.syms.is_uniform(&la, st) {
+                continue;
+            }
+            let Some(k) = int_bounds(ctx, &la).0.filter(|k| *k >= Rational::ONE) else {
+                continue;
+            };
+            let Some((partner, scale)) = self.bases.find_linear(&la.sub(&LinExpr::constant(k)))
+            else {
+                continue;
+            };
+            for p in 0..self.bases.len() {
+                let factors = self.bases.factors(p);
+                let Some(pos) = factors.iter().position(|&f| f == a) else {
+                    continue;
+                };
+                if !self.uniform_base(p, st) {
+                    continue;
+                }
+                let mut rest = factors.to_vec();
+                rest.remove(pos);
+                let mut shifted = rest.clone();
+                shifted.push(partner);
+                let (Some(shifted), rest) = (self.bases.find(&shifted), self.bases.find(&rest))
+                else {
+                    continue;
+                };
+                if rest.is_none() && factors.len() > 1 {
+                    continue;
+                }
+                let w = Lin::var(self.lp.new_var());
+                pre.add(p, &w, 1.0);
+                pre.add(shifted, &w, -scale.to_f64());
+                match rest {
+                    Some(r) => pre.add(r, &w, -k.to_f64()),
+                    None => pre.konst.add_scaled(&w, -k.to_f64()),
+                }
+            }
+        }
+        pre
+    }
+
+    /// Moves potential across `var := value` (Q:VWRITE1/2). Where both
+    /// the exact substitution and the amortized shift apply, the LP splits
+    /// each coefficient between them.
     fn assign(&mut self, s: &Stmt, var: VarId, value: &Expr, post: Pot) -> Pot {
         let x = self.syms.var(var);
         let affected: Vec<usize> = post
@@ -374,30 +431,51 @@ impl Aara<'_> {
             let Some(q) = pre.coef.remove(&i) else {
                 continue;
             };
-            let done = match &update {
-                Update::Linear(le) if le.coeff(x) == Rational::ONE => {
-                    self.shift(&mut pre, i, &q, x, le, &ctx, &ctx, &st)
-                        || self.substitute(&mut pre, i, &q, x, le)
-                }
-                Update::Linear(le) => {
-                    self.substitute(&mut pre, i, &q, x, le)
-                        || self.shift(&mut pre, i, &q, x, le, &ctx, &ctx, &st)
-                }
+            let options: Vec<Transfer> = match &update {
+                Update::Linear(le) => [
+                    self.substitution(i, x, le),
+                    self.shift(i, x, le, &ctx, &ctx, &st),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
                 Update::Relation(facts) => {
                     let mut rel = ctx.clone();
                     for f in facts {
                         rel.add_ge0(f.clone());
                     }
-                    self.shift(&mut pre, i, &q, x, &LinExpr::var(NEW), &rel, &ctx, &st)
+                    self.shift(i, x, &LinExpr::var(NEW), &rel, &ctx, &st)
+                        .into_iter()
+                        .collect()
                 }
             };
-            if !done {
+            match options.as_slice() {
                 // No way to express the base after the assignment through
                 // bases before it: it carries nothing there.
-                self.lp.eq0(q);
+                [] => self.lp.eq0(q),
+                [only] => self.apply(&mut pre, &q, only),
+                [first, second, ..] => {
+                    let part = Lin::var(self.lp.new_var());
+                    self.apply(&mut pre, &part, first);
+                    self.apply(&mut pre, &q.minus(&part), second);
+                }
             }
         }
         pre
+    }
+
+    /// Adds `q·coef` to each term of a transfer; an inequality transfer
+    /// needs `q ≥ 0`.
+    fn apply(&mut self, pre: &mut Pot, q: &Lin, t: &Transfer) {
+        if t.inequality {
+            self.lp.ge0(q.clone());
+        }
+        for (b, coef) in &t.terms {
+            match b {
+                Some(b) => pre.add(*b, q, coef.to_f64()),
+                None => pre.konst.add_scaled(q, coef.to_f64()),
+            }
+        }
     }
 
     /// `x` becomes `new` (a form over the state before, or [`NEW`] with
@@ -405,45 +483,40 @@ impl Aara<'_> {
     /// `δ = L[x := new] − L`; an upper bound `h` of `δ` under `rel` gives
     /// `max(0, L + δ) ≤ max(0, L) + r` — a release `r = −min(lb L, −h)`
     /// when `h ≤ 0` (with `lb L` from the facts `ctx` before), a payment
-    /// `r = h` otherwise — and the product of the factors expands. False
+    /// `r = h` otherwise — and the product of the factors expands. `None`
     /// when some change is unbounded or a factor is not uniform before.
-    #[allow(clippy::too_many_arguments)]
     fn shift(
-        &mut self,
-        pre: &mut Pot,
+        &self,
         i: usize,
-        q: &Lin,
         x: Sym,
         new: &LinExpr,
         rel: &Constraints,
         ctx: &Constraints,
         st: &State,
-    ) -> bool {
-        let factors = self.bases.factors(i).to_vec();
+    ) -> Option<Transfer> {
+        let factors = self.bases.factors(i);
         let mut r = Vec::with_capacity(factors.len());
-        for &f in &factors {
+        for &f in factors {
             let l = &self.bases.linear[f];
             if l.coeff(x).is_zero() {
                 r.push(Rational::ZERO);
                 continue;
             }
             if !self.syms.is_uniform(l, st) {
-                return false;
+                return None;
             }
             let delta = l.substitute(x, new).sub(l);
-            match int_bounds(rel, &delta).1 {
-                Some(hi) if hi <= Rational::ZERO => {
+            match int_bounds(rel, &delta).1? {
+                hi if hi <= Rational::ZERO => {
                     let lb = int_bounds(ctx, l).0.unwrap_or(Rational::ZERO);
                     r.push(-lb.max(Rational::ZERO).min(-hi));
                 }
-                Some(hi) => r.push(hi),
-                None => return false,
+                hi => r.push(hi),
             }
         }
         // Π (M_f + r_f) = Σ over subsets S of Π_{f∈S} M_f · Π_{f∉S} r_f.
-        let n = factors.len();
         let mut terms = Vec::new();
-        for mask in 0..(1u32 << n) {
+        for mask in 0..(1u32 << factors.len()) {
             let mut coef = Rational::ONE;
             let mut sub = Vec::new();
             for (j, &f) in factors.iter().enumerate() {
@@ -459,29 +532,19 @@ impl Aara<'_> {
             if sub.is_empty() {
                 terms.push((None, coef));
             } else {
-                match self.bases.find(&sub) {
-                    Some(b) => terms.push((Some(b), coef)),
-                    None => return false,
-                }
+                terms.push((Some(self.bases.find(&sub)?), coef));
             }
         }
-        if r.iter().any(|x| !x.is_zero()) {
-            // An inequality: it holds for a nonnegative coefficient only.
-            self.lp.ge0(q.clone());
-        }
-        for (b, coef) in terms {
-            match b {
-                Some(b) => pre.add(b, q, coef.to_f64()),
-                None => pre.konst.add_scaled(q, coef.to_f64()),
-            }
-        }
-        true
+        Some(Transfer {
+            terms,
+            inequality: r.iter().any(|x| !x.is_zero()),
+        })
     }
 
     /// `x := e`: each factor `L` of base `i` becomes `L[x := e]`, exactly:
-    /// a constant, or a positive multiple of another linear base. False
+    /// a constant, or a positive multiple of another linear base. `None`
     /// when the result is not a base.
-    fn substitute(&mut self, pre: &mut Pot, i: usize, q: &Lin, x: Sym, e: &LinExpr) -> bool {
+    fn substitution(&self, i: usize, x: Sym, e: &LinExpr) -> Option<Transfer> {
         let mut scale = Rational::ONE;
         let mut sub = Vec::new();
         for &f in self.bases.factors(i) {
@@ -489,28 +552,29 @@ impl Aara<'_> {
             if l.is_constant() {
                 scale = scale * l.constant.max(Rational::ZERO);
             } else {
-                match self.bases.find_linear(&l) {
-                    Some((j, k)) => {
-                        scale = scale * k;
-                        sub.push(j);
-                    }
-                    None => return false,
-                }
+                let (j, k) = self.bases.find_linear(&l)?;
+                scale = scale * k;
+                sub.push(j);
             }
         }
-        if scale.is_zero() {
-            return true;
-        }
-        if sub.is_empty() {
-            pre.konst.add_scaled(q, scale.to_f64());
-            return true;
-        }
-        match self.bases.find(&sub) {
-            Some(b) => {
-                pre.add(b, q, scale.to_f64());
-                true
-            }
-            None => false,
-        }
+        let terms = if scale.is_zero() {
+            Vec::new()
+        } else if sub.is_empty() {
+            vec![(None, scale)]
+        } else {
+            vec![(Some(self.bases.find(&sub)?), scale)]
+        };
+        Some(Transfer {
+            terms,
+            inequality: false,
+        })
     }
+}
+
+/// How one base's potential after an assignment is paid before it: a
+/// coefficient on bases (`None`: the constant) per unit, exactly or as an
+/// upper bound (which holds for a nonnegative coefficient only).
+struct Transfer {
+    terms: Vec<(Option<usize>, Rational)>,
+    inequality: bool,
 }

@@ -149,7 +149,8 @@ pub fn collect(k: &Kernel, deps: &DepFacts, lin: &LinFacts, syms: &Symbols, degr
             let Some(lb) = body.bounds(&u).0 else {
                 continue;
             };
-            let mut shifts = vec![Rational::ONE];
+            // Shift 0 is the partner a loop body weakens the others to.
+            let mut shifts = vec![Rational::ZERO, Rational::ONE];
             for (x, m) in &steps {
                 let c = f.coeff(*x).abs() * *m;
                 if !c.is_zero() && !shifts.contains(&c) {

@@ -34,6 +34,12 @@ impl BoundExpr {
             if t.coef.is_zero() {
                 continue;
             }
+            // max(0, c·p) = c·max(0, p) for c > 0: integer factors print best.
+            for f in t.factors.iter_mut() {
+                let (c, p) = f.primitive();
+                t.coef = t.coef * c;
+                *f = p;
+            }
             t.factors.sort_by_key(|f| f.to_plain());
             match merged.iter_mut().find(|m| m.factors == t.factors) {
                 Some(m) => m.coef = m.coef + t.coef,

@@ -134,21 +134,9 @@ impl Lp {
         self.ge.len() + self.eq.len()
     }
 
-    /// Minimizes the objectives in order, each time keeping the earlier
-    /// ones at their optimum (within `tol`). Returns the variable values.
-    pub fn solve_lex(&self, objectives: &[Lin], tol: f64) -> Result<Vec<f64>, LpError> {
-        let mut fixed: Vec<(Lin, f64)> = Vec::new();
-        let mut last = vec![0.0; self.vars];
-        for obj in objectives {
-            let values = self.solve_one(obj, &fixed)?;
-            let opt = obj.eval(&values);
-            fixed.push((obj.clone(), opt + tol * (1.0 + opt.abs())));
-            last = values;
-        }
-        Ok(last)
-    }
-
-    fn solve_one(&self, obj: &Lin, fixed: &[(Lin, f64)]) -> Result<Vec<f64>, LpError> {
+    /// Minimizes `obj` subject to the constraints and `e ≤ bound` for each
+    /// `(e, bound)` of `caps`; returns the variable values.
+    pub fn solve(&self, obj: &Lin, caps: &[(Lin, f64)]) -> Result<Vec<f64>, LpError> {
         let mut pv = ProblemVariables::new();
         let vars: Vec<Variable> = (0..self.vars)
             .map(|_| pv.add(good_lp::variable().min(0.0)))
@@ -168,7 +156,7 @@ impl Lp {
         for e in &self.eq {
             model = model.with(e.to_expression(&vars).eq(0.0));
         }
-        for (o, bound) in fixed {
+        for (o, bound) in caps {
             model = model.with(o.to_expression(&vars).leq(*bound));
         }
         match model.solve() {
@@ -185,24 +173,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lexicographic_minimization() {
-        // x + y >= 2, x - y >= -1; minimize y first, then x.
+    fn minimization_with_caps() {
+        // x + y >= 2, x - y >= -1; minimize x with y capped at 0, then
+        // without the cap.
         let mut lp = Lp::default();
         let x = lp.new_var();
         let y = lp.new_var();
         lp.ge0(Lin::var(x).plus(&Lin::var(y)).minus(&Lin::constant(2.0)));
         lp.ge0(Lin::var(x).minus(&Lin::var(y)).plus(&Lin::constant(1.0)));
-        let v = lp.solve_lex(&[Lin::var(y), Lin::var(x)], 1e-9).unwrap();
+        let v = lp.solve(&Lin::var(x), &[(Lin::var(y), 0.0)]).unwrap();
         assert!(
             (v[y] - 0.0).abs() < 1e-6 && (v[x] - 2.0).abs() < 1e-6,
             "{v:?}"
         );
+        let v = lp.solve(&Lin::var(x), &[]).unwrap();
+        assert!((v[x] - 0.5).abs() < 1e-6, "{v:?}");
         let mut bad = Lp::default();
         let z = bad.new_var();
         bad.ge0(Lin::constant(-1.0).minus(&Lin::var(z)));
-        assert_eq!(
-            bad.solve_lex(&[Lin::var(z)], 1e-9),
-            Err(LpError::Infeasible)
-        );
+        assert_eq!(bad.solve(&Lin::var(z), &[]), Err(LpError::Infeasible));
     }
 }

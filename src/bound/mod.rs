@@ -234,8 +234,7 @@ impl Prepared {
             );
             return (Outcome::NoBound(why, None), vars, cons);
         }
-        let objectives = self.objectives(&entry);
-        let outcome = match a.lp.solve_lex(&objectives, 1e-9) {
+        let outcome = match self.solve(&a.lp, &entry) {
             Ok(x) => self.extract(&entry, &x),
             Err(LpError::Infeasible) | Err(LpError::Unbounded) => {
                 let (why, span) = reason::explain(self, cost);
@@ -246,9 +245,43 @@ impl Prepared {
         (outcome, vars, cons)
     }
 
-    /// The entry potential's degree-`d` weight per base: the sum of the
-    /// absolute coefficients of its degree-`d` monomials at the start.
-    fn objectives(&self, entry: &Pot) -> Vec<Lin> {
+    /// Minimizes the entry potential lexicographically, highest degree
+    /// first: after each stage, every coefficient that stage minimized is
+    /// capped at its optimum (rounded up to a simple rational), so later
+    /// stages cannot trade it for lower-degree terms.
+    fn solve(&self, lp: &lp::Lp, entry: &Pot) -> Result<Vec<f64>, LpError> {
+        let mut caps: Vec<(Lin, f64)> = Vec::new();
+        let mut x = Vec::new();
+        let with = |caps: &[(Lin, f64)], slack: f64| -> Vec<(Lin, f64)> {
+            caps.iter()
+                .map(|(q, r)| (q.clone(), r + slack * (1.0 + r.abs())))
+                .collect()
+        };
+        for (objective, members) in self.objectives(entry) {
+            // Tight caps keep later stages from shifting even a trace of a
+            // coefficient; should the solver find them infeasible by its
+            // own rounding, looser ones do.
+            x = match lp.solve(&objective, &with(&caps, 1e-12)) {
+                Ok(x) => x,
+                Err(LpError::Infeasible) if !caps.is_empty() => {
+                    lp.solve(&objective, &with(&caps, 1e-8))?
+                }
+                Err(e) => return Err(e),
+            };
+            for q in members {
+                let v = q.eval(&x);
+                let r = snap(v).map_or(v, |r| r.to_f64());
+                caps.push((q, r));
+            }
+        }
+        Ok(x)
+    }
+
+    /// The stages of the lexicographic objective, highest degree first:
+    /// each stage's objective weighs every entry coefficient by the sum of
+    /// the absolute coefficients of its base's degree-`d` monomials at the
+    /// start; with the coefficients the stage decides.
+    fn objectives(&self, entry: &Pot) -> Vec<(Lin, Vec<Lin>)> {
         let polys: HashMap<usize, Poly> = entry
             .support()
             .filter_map(|i| {
@@ -268,6 +301,7 @@ impl Prepared {
             .rev()
             .map(|d| {
                 let mut o = Lin::default();
+                let mut members = Vec::new();
                 if d == 0 {
                     o.add_scaled(&entry.konst, 1.0);
                 }
@@ -279,16 +313,19 @@ impl Prepared {
                         .sum();
                     if w > 0.0 {
                         o.add_scaled(&entry.coef[i], w);
+                        if p.degree() == d {
+                            members.push(entry.coef[i].clone());
+                        }
                     }
                 }
-                o
+                (o, members)
             })
             .collect()
     }
 
     /// The entry potential at the kernel's start, over the inputs.
     fn extract(&self, entry: &Pot, x: &[f64]) -> Outcome {
-        let value = |e: &Lin| Rational::at_least(e.eval(x), 1e-6, 1000);
+        let value = |e: &Lin| snap(e.eval(x));
         let Some(constant) = value(&entry.konst) else {
             return Outcome::NoBound("the LP solution is not finite".into(), None);
         };
@@ -320,4 +357,10 @@ impl Prepared {
         }
         Outcome::Bound(BoundExpr::new(constant, terms))
     }
+}
+
+/// An LP value as an exact rational: the simplest one at most the solver's
+/// error below it and a little above it.
+fn snap(v: f64) -> Option<Rational> {
+    Rational::at_least(v, 1e-10 * (1.0 + v.abs()), 1e-7 * (1.0 + v.abs()), 1 << 20)
 }

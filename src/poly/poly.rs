@@ -209,6 +209,32 @@ impl Poly {
         Poly { terms }
     }
 
+    /// `(c, p)` with `self = c·p`, `c > 0` and `p` having coprime integer
+    /// coefficients: `1/16·n + 15/16` is `1/16·(n + 15)`. The zero
+    /// polynomial gives `(1, 0)`.
+    pub fn primitive(&self) -> (Rational, Poly) {
+        if self.is_zero() {
+            return (Rational::ONE, Poly::zero());
+        }
+        fn gcd(a: i128, b: i128) -> i128 {
+            if b == 0 {
+                a.abs()
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let den = self
+            .terms
+            .values()
+            .fold(1i128, |l, c| l / gcd(l, c.den()) * c.den());
+        let num = self
+            .terms
+            .values()
+            .fold(0i128, |g, c| gcd(g, c.num() * (den / c.den())));
+        let c = Rational::new(num, den);
+        (c, self.scale(Rational::ONE / c))
+    }
+
     /// `self^n` (`1` for `n = 0`).
     pub fn pow(&self, n: u32) -> Poly {
         let mut acc = Poly::constant(Rational::ONE);

@@ -90,23 +90,29 @@ impl Rational {
         }
     }
 
-    /// The rational with the smallest denominator up to `max_den` that is
-    /// within `tol` of `x` and not below `x − tol`; failing that, `x`
-    /// rounded up to a multiple of `1/max_den`. LP solvers return exact
-    /// rational optima up to floating-point error (`0.4999999997` for
-    /// `1/2`); this recovers them without ever going below `x − tol`.
-    /// `None` for NaN or infinite `x`.
-    pub fn at_least(x: f64, tol: f64, max_den: i128) -> Option<Rational> {
-        if !x.is_finite() {
+    /// The rational with the smallest denominator up to `max_den` in
+    /// `[x − below, x + above]`; failing that, `x` rounded up to a multiple
+    /// of `1/max_den`. LP solvers return exact rational optima up to
+    /// floating-point error (`0.4999999997` for `1/2`, `0.0056152343` for
+    /// `23/4096`); this recovers them while going below `x` by at most
+    /// `below` (keep it at the solver's accuracy). `None` for NaN, infinite
+    /// or huge `x`.
+    pub fn at_least(x: f64, below: f64, above: f64, max_den: i128) -> Option<Rational> {
+        if !x.is_finite() || x.abs() > 1e15 {
             return None;
         }
-        for den in 1..=max_den {
-            let r = Rational::new((x * den as f64 - tol * den as f64).ceil() as i128, den);
-            if (r.to_f64() - x).abs() <= tol {
-                return Some(r);
-            }
-        }
-        Some(Rational::new((x * max_den as f64).ceil() as i128, max_den))
+        let (lo, hi) = (x - below, x + above);
+        let found = if lo >= 0.0 {
+            simplest_between(lo, hi, max_den)
+        } else if hi >= 0.0 {
+            Some((0, 1))
+        } else {
+            simplest_between(-hi, -lo, max_den).map(|(n, d)| (-n, d))
+        };
+        Some(match found {
+            Some((n, d)) => Rational::new(n, d),
+            None => Rational::new((x * max_den as f64).ceil() as i128, max_den),
+        })
     }
 
     /// `self + o`, or `None` on overflow.
@@ -125,6 +131,38 @@ impl Rational {
             self.den.checked_mul(o.den)?,
         ))
     }
+}
+
+/// The fraction `n/d` with the smallest denominator `d ≤ max_den` in
+/// `[lo, hi]` (`0 ≤ lo ≤ hi`), by continued fractions.
+fn simplest_between(lo: f64, hi: f64, max_den: i128) -> Option<(i128, i128)> {
+    // Convergents p/q of the continued fraction being built.
+    let (mut p0, mut q0, mut p1, mut q1): (i128, i128, i128, i128) = (0, 1, 1, 0);
+    let (mut lo, mut hi) = (lo, hi);
+    for _ in 0..64 {
+        let a = lo.floor();
+        if a + 1.0 <= hi || a == lo {
+            // An integer lies in [lo, hi]: the smallest one ends the fraction.
+            let a = if a == lo { a } else { a + 1.0 } as i128;
+            let (p, q) = (
+                a.checked_mul(p1)?.checked_add(p0)?,
+                a.checked_mul(q1)?.checked_add(q0)?,
+            );
+            return (q <= max_den).then_some((p, q));
+        }
+        let ai = a as i128;
+        let (p, q) = (
+            ai.checked_mul(p1)?.checked_add(p0)?,
+            ai.checked_mul(q1)?.checked_add(q0)?,
+        );
+        if q > max_den {
+            return None;
+        }
+        (p0, q0, p1, q1) = (p1, q1, p, q);
+        // x = a + 1/y with y in [1/(hi − a), 1/(lo − a)].
+        (lo, hi) = (1.0 / (hi - a), 1.0 / (lo - a));
+    }
+    None
 }
 
 impl Default for Rational {
@@ -227,17 +265,38 @@ mod tests {
     #[test]
     fn at_least_never_rounds_down() {
         assert_eq!(
-            Rational::at_least(0.4999999997, 1e-6, 1000),
+            Rational::at_least(0.4999999997, 1e-9, 1e-6, 1000),
             Some(Rational::new(1, 2))
         );
         assert_eq!(
-            Rational::at_least(177.00000001, 1e-6, 1000),
+            Rational::at_least(177.00000001, 1e-7, 1e-6, 1000),
             Some(Rational::int(177))
         );
         for x in [0.1, 1.0 / 3.0, 2.5182818, 1e-9, 12345.678] {
-            let r = Rational::at_least(x, 1e-6, 1000).unwrap();
-            assert!(r.to_f64() >= x - 1e-6, "{x} -> {r}");
+            let r = Rational::at_least(x, 1e-9, 1e-6, 1000).unwrap();
+            assert!(r.to_f64() >= x - 1e-9, "{x} -> {r}");
         }
-        assert_eq!(Rational::at_least(f64::NAN, 1e-6, 10), None);
+        assert_eq!(Rational::at_least(f64::NAN, 1e-9, 1e-6, 10), None);
+        assert_eq!(
+            Rational::at_least(23.0 / 4096.0 + 1e-12, 1e-11, 1e-7, 1 << 20),
+            Some(Rational::new(23, 4096))
+        );
+        assert_eq!(
+            Rational::at_least(-2.0 / 3.0 + 1e-12, 1e-11, 1e-7, 1 << 20),
+            Some(Rational::new(-2, 3))
+        );
+        assert_eq!(
+            Rational::at_least(-1e-12, 1e-11, 1e-7, 1 << 20),
+            Some(Rational::ZERO)
+        );
+        // Rounding down only within `below`: 31/4096, not the simpler
+        // 23/3039 just under it.
+        assert_eq!(
+            Rational::at_least(31.0 / 4096.0, 1e-11, 1e-7, 1 << 20),
+            Some(Rational::new(31, 4096))
+        );
+        // Nothing simple nearby: rounded up.
+        let r = Rational::at_least(std::f64::consts::PI, 1e-15, 1e-15, 100).unwrap();
+        assert_eq!(r, Rational::new(315, 100));
     }
 }

@@ -1,41 +1,74 @@
-//! `copper analyze`: sound per-warp cost bounds.
+//! `copper analyze`: sound per-warp cost bounds, whole-launch bounds, and
+//! block-time bounds `W/P + S`.
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
-use copper::bound::{prepare, Config, MetricBound, Outcome};
+use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::ir::lower::lower_kernel;
-use copper::sim::params::ParamFile;
+use copper::ir::Kernel;
+use copper::poly::{Poly, Rational};
+use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use serde_json::json;
 
 use super::simulate::{read_hardware, resolve_metrics};
 use super::Format;
 
 /// Options of `copper analyze`.
+#[derive(clap::Args, Debug)]
 pub struct AnalyzeArgs {
-    /// The `.cu` file.
+    /// `.cu` file.
     pub file: PathBuf,
-    /// Metrics (default: all built-in).
+    /// Metric (repeatable; default: all built-in metrics).
+    #[arg(long = "metric")]
     pub metrics: Vec<String>,
-    /// User metrics file.
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
     pub metrics_file: Option<PathBuf>,
-    /// Base function degree.
+    /// Highest degree of the bound's base functions (1 to 3).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=3))]
     pub degree: u32,
-    /// Block shape override.
+    /// Block shape `X[,Y[,Z]]` (default: the file's launch site, else the
+    /// parameter file; without one the bound holds for any block and
+    /// speaks of `blockDim`).
+    #[arg(long, value_parser = parse_block)]
     pub block: Option<[u64; 3]>,
+    /// Grid shape `X[,Y[,Z]]` (default: as for the block).
+    #[arg(long, value_parser = parse_grid)]
+    pub grid: Option<[u64; 3]>,
+    /// Parameter file (default: FILE with `.toml`, when it exists): launch
+    /// shapes, and the inputs `--check` simulates.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Also simulate each kernel on the parameter file's inputs and show
+    /// the bound there next to the worst warp's simulated cost.
+    #[arg(long)]
+    pub check: bool,
     /// Only this kernel.
+    #[arg(long)]
     pub kernel: Option<String>,
     /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Hardware model file.
+    /// Count 128-byte transactions instead of 32-byte sectors.
+    #[arg(long)]
+    pub lines: bool,
+    /// Hardware model (TOML).
+    #[arg(long)]
     pub hardware: Option<PathBuf>,
-    /// Instructions an SM issues per cycle (for `W/P + S`).
+    /// Instructions an SM issues per cycle (P in the block-time bound W/P + S).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
     pub issue: u64,
+    /// Largest LP (variables plus constraints) to solve per metric; a kernel
+    /// needing more gets "no bound".
+    #[arg(long, default_value_t = Config::default().max_lp)]
+    pub max_lp: usize,
 }
 
-/// Parses `X[,Y[,Z]]`.
-pub fn parse_dims(s: &str) -> Result<[u64; 3], String> {
+fn parse_dims(s: &str) -> Result<[u64; 3], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("expected 1 to 3 comma-separated sizes, got `{s}`"));
@@ -49,33 +82,50 @@ pub fn parse_dims(s: &str) -> Result<[u64; 3], String> {
             return Err("sizes must be positive".into());
         }
     }
-    if d.iter().product::<u64>() > 1024 {
+    Ok(d)
+}
+
+/// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
+pub fn parse_block(s: &str) -> Result<[u64; 3], String> {
+    let d = parse_dims(s)?;
+    let threads: u64 = d.iter().product();
+    if threads > 1024 || d[2] > 64 {
         return Err(format!(
-            "a block of {} threads is more than CUDA allows (1024)",
-            d.iter().product::<u64>()
+            "a block of {threads} threads is more than CUDA allows (1024, z ≤ 64)"
         ));
     }
     Ok(d)
 }
 
-/// Where a kernel's launch shape comes from.
+/// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
+pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
+    let d = parse_dims(s)?;
+    if d[0] >= 1 << 31 || d[1] > 65535 || d[2] > 65535 {
+        return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
+    }
+    Ok(d)
+}
+
+/// A kernel's launch shape and where it came from.
 struct Shape {
     block: Option<[u64; 3]>,
     grid: Option<[u64; 3]>,
     source: String,
 }
 
+/// The launch shape: the command line, else every literal launch site
+/// (when they agree), else the parameter file.
 fn launch_shape(
+    a: &AnalyzeArgs,
     parsed: &ParsedFile,
-    params: Option<&ParamFile>,
+    spec: Option<&LaunchSpec>,
     name: &str,
-    block_override: Option<[u64; 3]>,
 ) -> Shape {
-    if let Some(b) = block_override {
+    if a.block.is_some() || a.grid.is_some() {
         return Shape {
-            block: Some(b),
-            grid: None,
-            source: "--block".into(),
+            block: a.block,
+            grid: a.grid,
+            source: "command line".into(),
         };
     }
     let sites: Vec<_> = parsed
@@ -86,31 +136,27 @@ fn launch_shape(
     if let Some(first) = sites.first() {
         if sites.iter().all(|l| l.block == first.block) {
             let (line, _) = parsed.source.line_col(first.span.start);
-            let grid = if sites.iter().all(|l| l.grid == first.grid) {
-                first.grid
-            } else {
-                None
-            };
+            let grid = first
+                .grid
+                .filter(|_| sites.iter().all(|l| l.grid == first.grid));
             return Shape {
                 block: first.block,
                 grid,
-                source: format!("launch at line {line}"),
+                source: format!("the launch at line {line}"),
             };
         }
     }
-    if let Some(spec) = params.and_then(|p| p.kernel.get(name)) {
-        if let Ok(s) = spec.shape() {
-            return Shape {
-                block: Some(s.block),
-                grid: Some(s.grid),
-                source: "parameter file".into(),
-            };
-        }
+    if let Some(s) = spec.and_then(|s| s.shape().ok()) {
+        return Shape {
+            block: Some(s.block),
+            grid: Some(s.grid),
+            source: "the parameter file".into(),
+        };
     }
     Shape {
         block: None,
         grid: None,
-        source: "unknown: 1-D blocks assumed".into(),
+        source: "no launch shape known: bounds hold for any block".into(),
     }
 }
 
@@ -118,20 +164,22 @@ fn dims(d: [u64; 3]) -> String {
     format!("{}×{}×{}", d[0], d[1], d[2])
 }
 
-fn outcome_text(parsed: &ParsedFile, o: &Outcome) -> (String, String) {
-    match o {
-        Outcome::Bound(b) => (b.to_poly().to_string(), b.assumptions().join(", ")),
-        Outcome::NoBound(reason, span) => {
-            let at = span.map(|s| {
-                let (l, c) = parsed.source.line_col(s.start);
-                format!(" ({}:{l}:{c})", parsed.source.path.display())
-            });
-            (
-                format!("no bound: {reason}{}", at.unwrap_or_default()),
-                String::new(),
-            )
-        }
-    }
+/// The analysis of one kernel, ready to print.
+struct Report {
+    name: String,
+    line: usize,
+    column: usize,
+    shape: Shape,
+    bounds: Vec<MetricBound>,
+    /// Per metric: bound and simulated worst warp at the parameter file's
+    /// inputs, and the inputs.
+    check: Option<Result<Check, String>>,
+    seconds: f64,
+}
+
+struct Check {
+    inputs: BTreeMap<String, f64>,
+    rows: Vec<(Option<f64>, f64)>,
 }
 
 /// Runs `copper analyze`.
@@ -143,10 +191,6 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             return 2;
         }
     };
-    if !(1..=2).contains(&a.degree) {
-        eprintln!("copper: error: --degree must be 1 or 2");
-        return 2;
-    }
     let mut hw = copper::cost::Hardware::default();
     if let Some(h) = &a.hardware {
         match read_hardware(h) {
@@ -157,6 +201,9 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             }
         }
     }
+    if a.lines {
+        hw.transaction_bytes = 128;
+    }
     let parsed = match parse_path(&a.file) {
         Ok(p) => p,
         Err(d) => {
@@ -164,17 +211,37 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             return 2;
         }
     };
-    let params = read_params(&a.file.with_extension("toml"));
+    let params = match read_params(a) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
     let mut status = 0;
-    let mut reports = Vec::new();
     for d in parsed.all_diagnostics() {
         eprintln!("{}", d.render());
         status = 1;
     }
     let names: Vec<String> = match &a.kernel {
-        Some(k) => vec![k.clone()],
+        Some(k) => {
+            if parsed.kernels().all(|f| &f.name != k) {
+                eprintln!(
+                    "copper: error: {}: no kernel named `{k}` (kernels: {})",
+                    a.file.display(),
+                    parsed
+                        .kernels()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                return 2;
+            }
+            vec![k.clone()]
+        }
         None => parsed.kernels().map(|k| k.name.clone()).collect(),
     };
+    let mut reports = Vec::new();
     for name in names {
         let start = Instant::now();
         let kernel = match lower_kernel(&parsed, &name) {
@@ -185,108 +252,321 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
                 continue;
             }
         };
-        let shape = launch_shape(&parsed, params.as_ref(), &name, a.block);
-        let prep = prepare(
-            &kernel,
-            Config {
-                hw,
-                block: shape.block,
-                grid: None,
-                degree: a.degree,
-                ..Config::default()
-            },
-        );
+        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
+        let shape = launch_shape(a, &parsed, spec, &name);
+        let config = Config {
+            hw,
+            block: shape.block,
+            grid: shape.grid,
+            degree: a.degree,
+            max_lp: a.max_lp,
+        };
+        let prep = prepare(&kernel, config);
         let bounds: Vec<MetricBound> = metrics.iter().map(|m| prep.bound(m)).collect();
-        let secs = start.elapsed().as_secs_f64();
-        match a.format {
-            Format::Text => print_text(&parsed, &name, &shape, &bounds, secs, a.issue),
-            Format::Json => reports.push(report_json(&parsed, &name, &shape, &bounds, secs)),
+        let seconds = start.elapsed().as_secs_f64();
+        let check = a.check.then(|| match spec {
+            Some(spec) => check(&kernel, spec, &shape, &bounds, &metrics, hw),
+            None => Err(format!(
+                "no parameter file entry [kernel.{name}] to simulate (see `copper simulate`)"
+            )),
+        });
+        if matches!(check, Some(Err(_))) {
+            status = 1;
         }
+        if let Some(Ok(c)) = &check {
+            if c.rows
+                .iter()
+                .any(|(b, s)| b.is_some_and(|b| *s > b + 1e-6 * (1.0 + b.abs())))
+            {
+                eprintln!("copper: internal error: a bound of `{name}` is below the simulated cost; please report this");
+                status = 1;
+            }
+        }
+        let f = parsed.function(&name).expect("listed kernel");
+        let (line, column) = parsed.source.line_col(f.meta.span.start);
+        reports.push(Report {
+            name,
+            line,
+            column,
+            shape,
+            bounds,
+            check,
+            seconds,
+        });
     }
-    if a.format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": reports }))
-                .unwrap_or_default()
-        );
+    match a.format {
+        Format::Text => {
+            for r in &reports {
+                print_text(&parsed, r, a.issue, hw.warp_size as u64);
+            }
+        }
+        Format::Json => {
+            let ks: Vec<_> = reports
+                .iter()
+                .map(|r| report_json(&parsed, r, a.issue, hw.warp_size as u64))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": ks }))
+                    .unwrap_or_default()
+            );
+        }
     }
     status
 }
 
-fn read_params(path: &Path) -> Option<ParamFile> {
-    let text = std::fs::read_to_string(path).ok()?;
-    ParamFile::from_toml(&text).ok()
+fn read_params(a: &AnalyzeArgs) -> Result<Option<ParamFile>, String> {
+    let (path, explicit) = match &a.params {
+        Some(p) => (p.clone(), true),
+        None => (a.file.with_extension("toml"), false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(_) if !explicit => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot read parameter file: {e}",
+                path.display()
+            ))
+        }
+    };
+    ParamFile::from_toml(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: invalid parameter file: {e}", path.display()))
 }
 
-fn warps_per_block(shape: &Shape, warp: u64) -> Option<u64> {
-    shape
-        .block
-        .map(|b| b.iter().product::<u64>().div_ceil(warp))
-}
-
-fn print_text(
-    parsed: &ParsedFile,
-    name: &str,
+/// Simulates the parameter file's launch and evaluates the bounds there.
+fn check(
+    kernel: &Kernel,
+    spec: &LaunchSpec,
     shape: &Shape,
     bounds: &[MetricBound],
-    secs: f64,
+    metrics: &[copper::cost::Metric],
+    hw: copper::cost::Hardware,
+) -> Result<Check, String> {
+    let s = spec.shape()?;
+    if shape.block.is_some_and(|b| b != s.block) || shape.grid.is_some_and(|g| g != s.grid) {
+        return Err(format!(
+            "the parameter file launches {} blocks of {}, not the shape analyzed",
+            dims(s.grid),
+            dims(s.block)
+        ));
+    }
+    let inputs = inputs_from_spec(kernel, spec)?;
+    let mut at: BTreeMap<String, f64> = inputs
+        .scalars
+        .iter()
+        .map(|(k, x)| (k.clone(), x.as_f64()))
+        .collect();
+    let shown = at.clone();
+    for (d, n) in ["x", "y", "z"].iter().enumerate() {
+        at.insert(format!("gridDim.{n}"), s.grid[d] as f64);
+        at.insert(format!("blockDim.{n}"), s.block[d] as f64);
+    }
+    let opts = SimOptions {
+        hw,
+        metrics: metrics.to_vec(),
+        ..SimOptions::default()
+    };
+    let r = simulate_owned(kernel, inputs, &opts)
+        .map_err(|e| format!("simulation failed: {}", e.message))?;
+    let rows = bounds
+        .iter()
+        .zip(&r.metrics)
+        .map(|(b, m)| {
+            let bound = match &b.work {
+                Outcome::Bound(e) => e.eval(&at),
+                Outcome::NoBound(..) => None,
+            };
+            (bound, m.max_warp)
+        })
+        .collect();
+    Ok(Check {
+        inputs: shown,
+        rows,
+    })
+}
+
+/// Built-in metrics that count events rather than time: no block-time
+/// bound for them.
+const COUNTING: [&str; 3] = ["sectors", "conflicts", "divwarps"];
+
+/// The whole-launch bound: per warp times the number of warps.
+fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundExpr)> {
+    let block: u64 = shape.block?.iter().product();
+    let warps = block.div_ceil(warp) * shape.grid?.iter().product::<u64>();
+    Some((warps, b.scaled(Rational::int(warps as i128))))
+}
+
+/// The block-time bound `W/P + S` (`000_…` Thm 2): W is the work of the
+/// block's warps, S the span.
+fn block_time(
+    work: &BoundExpr,
+    span: &BoundExpr,
+    shape: &Shape,
     issue: u64,
-) {
-    let block = shape.block.map(dims).unwrap_or_else(|| "symbolic".into());
+    warp: u64,
+) -> Option<Poly> {
+    let block: u64 = shape.block?.iter().product();
+    let warps = block.div_ceil(warp) as i128;
+    Some(work.to_poly().scale(Rational::new(warps, issue as i128)) + span.to_poly())
+}
+
+fn location(parsed: &ParsedFile, span: Option<copper::source::Span>) -> Option<(usize, usize)> {
+    span.filter(|s| !s.is_synthetic())
+        .map(|s| parsed.source.line_col(s.start))
+}
+
+fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
+    let path = parsed.source.path.display();
+    let shape = match (r.shape.block, r.shape.grid) {
+        (Some(b), Some(g)) => format!("block {}, grid {}", dims(b), dims(g)),
+        (Some(b), None) => format!("block {}, any grid", dims(b)),
+        (None, Some(g)) => format!("any block, grid {}", dims(g)),
+        (None, None) => "any block and grid".into(),
+    };
     println!(
-        "kernel {name}: block {block} ({}), analyzed in {secs:.3} s",
-        shape.source
+        "{path}:{}:{}: kernel {}: {shape} (from {})",
+        r.line, r.column, r.name, r.shape.source
     );
-    for b in bounds {
-        let (work, assume) = outcome_text(parsed, &b.work);
-        println!("  {:<10} per warp ≤ {work}", b.metric);
-        if !assume.is_empty() {
-            println!("  {:<10}   (as a polynomial where {assume})", "");
-        }
-        if let (Outcome::Bound(w), Outcome::Bound(s)) = (&b.work, &b.span) {
-            if let (Some(wpb), Some(grid)) = (warps_per_block(shape, 32), shape.grid) {
-                let warps = wpb * grid.iter().product::<u64>();
-                println!(
-                    "  {:<10}   launch ({} warps) ≤ {warps}·({})",
-                    "",
-                    warps,
-                    w.to_poly()
-                );
+    let width = r
+        .bounds
+        .iter()
+        .map(|b| b.metric.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut assumptions = Vec::new();
+    for b in &r.bounds {
+        match &b.work {
+            Outcome::Bound(e) => {
+                println!("  {:<width$}  per warp ≤ {e}", b.metric);
+                if e.to_poly().is_zero() {
+                    continue;
+                }
+                if let Some((warps, l)) = launch_bound(e, &r.shape, warp) {
+                    println!("  {:<width$}  launch ({warps} warps) ≤ {l}", "");
+                }
+                if let Outcome::Bound(s) = &b.span {
+                    if b.span != b.work {
+                        println!("  {:<width$}  span per warp ≤ {s}", "");
+                    }
+                    let timed = !COUNTING.contains(&b.metric.as_str());
+                    if let Some(t) = block_time(e, s, &r.shape, issue, warp).filter(|_| timed) {
+                        println!("  {:<width$}  block time ≤ W/{issue} + S = {t}", "");
+                    }
+                }
+                assumptions.extend(e.assumptions());
             }
-            if let Some(wpb) = warps_per_block(shape, 32) {
-                println!(
-                    "  {:<10}   block time ≤ W/P + S = {wpb}·({})/{issue} + ({})",
-                    "",
-                    w.to_poly(),
-                    s.to_poly()
-                );
+            Outcome::NoBound(why, span) => {
+                let at = location(parsed, *span)
+                    .map(|(l, c)| format!("\n  {:<width$}  at {path}:{l}:{c}", ""))
+                    .unwrap_or_default();
+                println!("  {:<width$}  no bound: {why}{at}", b.metric);
             }
         }
+    }
+    assumptions.sort();
+    assumptions.dedup();
+    if !assumptions.is_empty() {
         println!(
-            "  {:<10}   LP: {} variables, {} constraints, {:.3} s",
-            "", b.lp_vars, b.lp_constraints, b.seconds
+            "  (each parenthesized factor counts as 0 where it is negative; the polynomial form assumes {})",
+            assumptions.join(", ")
         );
+    }
+    match &r.check {
+        Some(Ok(c)) => {
+            let at: Vec<String> = c.inputs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            println!(
+                "  check against the simulator at {}:",
+                if at.is_empty() {
+                    "the parameter file's launch".into()
+                } else {
+                    at.join(", ")
+                }
+            );
+            for (b, (bound, sim)) in r.bounds.iter().zip(&c.rows) {
+                let ratio = match bound {
+                    Some(x) if *sim > 0.0 => format!("  ({:.2}×)", x / sim),
+                    _ => String::new(),
+                };
+                let bound = bound.map_or("no bound".into(), fmt_num);
+                println!(
+                    "  {:<width$}  bound {bound}, simulated worst warp {}{ratio}",
+                    b.metric,
+                    fmt_num(*sim)
+                );
+            }
+        }
+        Some(Err(e)) => println!("  check: {e}"),
+        None => {}
+    }
+    let (vars, cons) = r
+        .bounds
+        .iter()
+        .map(|b| (b.lp_vars, b.lp_constraints))
+        .max()
+        .unwrap_or((0, 0));
+    println!(
+        "  analyzed in {:.1} ms (largest LP: {vars} variables, {cons} constraints)",
+        r.seconds * 1e3
+    );
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.2}")
     }
 }
 
-fn report_json(
-    parsed: &ParsedFile,
-    name: &str,
-    shape: &Shape,
-    bounds: &[MetricBound],
-    secs: f64,
-) -> serde_json::Value {
-    let metrics: Vec<_> = bounds
+fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> serde_json::Value {
+    match o {
+        Outcome::Bound(e) => json!({
+            "bound": e.to_string(),
+            "polynomial": e.to_poly().to_string(),
+            "polynomial_ascii": e.to_poly().to_plain(),
+            "assumptions": e.assumptions(),
+        }),
+        Outcome::NoBound(why, span) => {
+            let at = location(parsed, *span);
+            json!({
+                "no_bound": why,
+                "line": at.map(|x| x.0),
+                "column": at.map(|x| x.1),
+            })
+        }
+    }
+}
+
+fn report_json(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) -> serde_json::Value {
+    let metrics: Vec<_> = r
+        .bounds
         .iter()
-        .map(|b| {
-            let (work, assume) = outcome_text(parsed, &b.work);
-            let (span, _) = outcome_text(parsed, &b.span);
+        .enumerate()
+        .map(|(i, b)| {
+            let (launch, time) = match (&b.work, &b.span) {
+                (Outcome::Bound(w), Outcome::Bound(s)) => (
+                    launch_bound(w, &r.shape, warp)
+                        .map(|(n, l)| json!({ "warps": n, "bound": l.to_string() })),
+                    block_time(w, s, &r.shape, issue, warp)
+                        .filter(|_| !COUNTING.contains(&b.metric.as_str()))
+                        .map(|t| t.to_string()),
+                ),
+                _ => (None, None),
+            };
+            let check = match &r.check {
+                Some(Ok(c)) => json!({ "bound": c.rows[i].0, "simulated_worst_warp": c.rows[i].1 }),
+                _ => serde_json::Value::Null,
+            };
             json!({
                 "metric": b.metric,
-                "per_warp": work,
-                "bounded": matches!(b.work, Outcome::Bound(_)),
-                "assumptions": assume,
-                "span_per_warp": span,
+                "per_warp": outcome_json(parsed, &b.work),
+                "span_per_warp": outcome_json(parsed, &b.span),
+                "launch": launch,
+                "block_time": time,
+                "check": check,
                 "lp_variables": b.lp_vars,
                 "lp_constraints": b.lp_constraints,
                 "seconds": b.seconds,
@@ -294,11 +574,30 @@ fn report_json(
         })
         .collect();
     json!({
-        "kernel": name,
-        "block": shape.block,
-        "grid": shape.grid,
-        "shape_from": shape.source,
-        "seconds": secs,
+        "kernel": r.name,
+        "line": r.line,
+        "column": r.column,
+        "block": r.shape.block,
+        "grid": r.shape.grid,
+        "shape_from": r.shape.source,
+        "check_inputs": match &r.check { Some(Ok(c)) => json!(c.inputs), _ => serde_json::Value::Null },
+        "check_error": match &r.check { Some(Err(e)) => json!(e), _ => serde_json::Value::Null },
+        "seconds": r.seconds,
         "metrics": metrics,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert_eq!(parse_block("32,8"), Ok([32, 8, 1]));
+        assert!(parse_block("2048").is_err());
+        assert!(parse_block("0").is_err());
+        assert!(parse_block("a").is_err());
+        assert_eq!(parse_grid("100000"), Ok([100000, 1, 1]));
+        assert!(parse_grid("1,70000").is_err());
+    }
 }

@@ -89,40 +89,13 @@ enum Command {
         hardware: Option<PathBuf>,
     },
     /// Sound worst-case cost bound per warp, as a polynomial in the
-    /// kernel's parameters, for each metric (work and span projections).
+    /// kernel's parameters, for each metric; the whole launch's bound when
+    /// the launch shape is known, and the block-time bound W/P + S.
     ///
-    /// The block shape comes from --block, else the file's literal launch
-    /// site, else the parameter file next to FILE; the bound is per warp of
-    /// such a block. Exit status: 0 on success, 1 when a kernel could not be
-    /// read, 2 on bad input.
-    Analyze {
-        /// `.cu` file.
-        file: PathBuf,
-        /// Metric (repeatable; default: all built-in metrics).
-        #[arg(long = "metric")]
-        metrics: Vec<String>,
-        /// TOML file defining user metrics.
-        #[arg(long)]
-        metrics_file: Option<PathBuf>,
-        /// Highest degree of the bound polynomial's base functions (1 or 2).
-        #[arg(long, default_value_t = 2)]
-        degree: u32,
-        /// Block shape `X[,Y[,Z]]`.
-        #[arg(long, value_parser = analyze::parse_dims)]
-        block: Option<[u64; 3]>,
-        /// Only this kernel.
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "text")]
-        format: Format,
-        /// Hardware model (TOML).
-        #[arg(long)]
-        hardware: Option<PathBuf>,
-        /// Instructions an SM issues per cycle, for the block time bound W/P + S.
-        #[arg(long, default_value_t = 4)]
-        issue: u64,
-    },
+    /// Exit status: 0 on success (a kernel without a bound is a result, not
+    /// an error), 1 when a kernel could not be read or `--check` could not
+    /// simulate it, 2 on bad input.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// Output formats.
@@ -144,27 +117,7 @@ pub fn run() -> u8 {
             kernel,
             whole,
         } => fmt::run(&file, kernel.as_deref(), whole),
-        Command::Analyze {
-            file,
-            metrics,
-            metrics_file,
-            degree,
-            block,
-            kernel,
-            format,
-            hardware,
-            issue,
-        } => analyze::run(&analyze::AnalyzeArgs {
-            file,
-            metrics,
-            metrics_file,
-            degree,
-            block,
-            kernel,
-            format,
-            hardware,
-            issue,
-        }),
+        Command::Analyze(args) => analyze::run(&args),
         Command::Simulate {
             file,
             params,
