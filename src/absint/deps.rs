@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::congruence::Cong;
 use crate::cuda::ast::BinOp;
 use crate::ir::value::binary;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, Unary, Value, VarId};
@@ -53,15 +54,25 @@ impl Coef {
 /// How a value depends on the lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dep {
-    /// The same in every active lane; `Some(c)` when it is the constant `c`.
-    Uniform(Option<i64>),
-    /// `u + Σ c_d·threadIdx.d` with `u` uniform (some `c_d` nonzero).
-    Affine([Coef; 3]),
+    /// The same in every active lane, with what is known of its value
+    /// (exactly, or modulo some number).
+    Uniform(Cong),
+    /// `u + Σ c_d·threadIdx.d` with `u` uniform and congruent as given
+    /// (some `c_d` nonzero).
+    Affine([Coef; 3], Cong),
     /// No structure known.
     Varying,
 }
 
 impl Dep {
+    /// A uniform value nothing is known of.
+    pub const UNIFORM: Dep = Dep::Uniform(Cong::ANY);
+
+    /// The uniform constant `c`.
+    pub fn constant_value(c: i64) -> Dep {
+        Dep::Uniform(Cong::exact(c))
+    }
+
     /// Whether the value is the same in every active lane.
     pub fn is_uniform(self) -> bool {
         matches!(self, Dep::Uniform(_))
@@ -70,38 +81,46 @@ impl Dep {
     /// The known constant value.
     pub fn constant(self) -> Option<i64> {
         match self {
-            Dep::Uniform(c) => c,
+            Dep::Uniform(c) => c.value(),
             _ => None,
         }
     }
 
-    fn coefs(self) -> Option<[Coef; 3]> {
+    /// The thread-index coefficients and the congruence of the uniform
+    /// part, if the value is affine in the thread index.
+    pub fn affine_parts(self) -> Option<([Coef; 3], Cong)> {
         match self {
-            Dep::Uniform(_) => Some([Coef::Known(0); 3]),
-            Dep::Affine(c) => Some(c),
+            Dep::Uniform(c) => Some(([Coef::Known(0); 3], c)),
+            Dep::Affine(k, c) => Some((k, c)),
             Dep::Varying => None,
         }
     }
 
-    fn affine(c: [Coef; 3]) -> Dep {
-        if c.iter().all(|x| *x == Coef::Known(0)) {
-            Dep::Uniform(None)
+    fn affine(k: [Coef; 3], c: Cong) -> Dep {
+        if k.iter().all(|x| *x == Coef::Known(0)) {
+            Dep::Uniform(c)
         } else {
-            Dep::Affine(c)
+            Dep::Affine(k, c)
         }
     }
 
     /// Least upper bound.
     pub fn join(self, o: Dep) -> Dep {
-        match (self, o) {
-            (Dep::Uniform(a), Dep::Uniform(b)) => Dep::Uniform(if a == b { a } else { None }),
-            (Dep::Varying, _) | (_, Dep::Varying) => Dep::Varying,
-            (a, b) => match (a.coefs(), b.coefs()) {
-                (Some(x), Some(y)) => {
-                    Dep::affine([x[0].join(y[0]), x[1].join(y[1]), x[2].join(y[2])])
-                }
-                _ => Dep::Varying,
-            },
+        match (self.affine_parts(), o.affine_parts()) {
+            (Some((x, a)), Some((y, b))) => Dep::affine(
+                [x[0].join(y[0]), x[1].join(y[1]), x[2].join(y[2])],
+                a.join(b),
+            ),
+            _ => Dep::Varying,
+        }
+    }
+
+    /// Uniform (with nothing known of the value) if this is, else varying.
+    fn opaque(self) -> Dep {
+        if self.is_uniform() {
+            Dep::UNIFORM
+        } else {
+            Dep::Varying
         }
     }
 }
@@ -190,8 +209,8 @@ pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> DepFacts {
         .vars
         .iter()
         .map(|v| match v.kind {
-            crate::ir::VarKind::Param(_) => Dep::Uniform(None),
-            crate::ir::VarKind::Local => Dep::Uniform(Some(0)),
+            crate::ir::VarKind::Param(_) => Dep::UNIFORM,
+            crate::ir::VarKind::Local => Dep::constant_value(0),
         })
         .collect();
     a.stmts(&k.body, init);
@@ -349,19 +368,16 @@ impl<'k> Analysis<'k> {
     /// Dependence of an expression's value; records index facts of loads.
     fn expr(&mut self, e: &Expr, st: &State) -> Dep {
         match &e.kind {
-            ExprKind::Const(v) => Dep::Uniform(match v {
-                Value::I(i) => Some(*i),
-                Value::F(_) => None,
-            }),
+            ExprKind::Const(Value::I(i)) => Dep::constant_value(*i),
+            ExprKind::Const(Value::F(_)) => Dep::UNIFORM,
             ExprKind::Var(v) => st[*v],
             ExprKind::Builtin(b) => self.builtin(*b),
             ExprKind::Unary(op, x) => match (op, self.expr(x, st)) {
-                (Unary::Neg, Dep::Uniform(c)) if !e.ty.is_float() => {
-                    Dep::Uniform(c.and_then(i64::checked_neg))
-                }
-                (Unary::Neg, Dep::Affine(c)) => Dep::affine(c.map(|k| k.scale(Some(-1)))),
-                (_, Dep::Uniform(_)) => Dep::Uniform(None),
-                _ => Dep::Varying,
+                (Unary::Neg, d) if !e.ty.is_float() => match d.affine_parts() {
+                    Some((k, c)) => Dep::affine(k.map(|x| x.scale(Some(-1))), -c),
+                    None => Dep::Varying,
+                },
+                (_, d) => d.opaque(),
             },
             ExprKind::Binary(op, l, r) => {
                 let (a, b) = (self.expr(l, st), self.expr(r, st));
@@ -370,47 +386,34 @@ impl<'k> Analysis<'k> {
             ExprKind::And(l, r) | ExprKind::Or(l, r) => {
                 let (a, b) = (self.expr(l, st), self.expr(r, st));
                 if a.is_uniform() && b.is_uniform() {
-                    Dep::Uniform(None)
+                    Dep::UNIFORM
                 } else {
                     Dep::Varying
                 }
             }
             ExprKind::Select(c, a, b) => {
                 let (c, a, b) = (self.expr(c, st), self.expr(a, st), self.expr(b, st));
-                if c.is_uniform() && a.is_uniform() && b.is_uniform() {
-                    Dep::Uniform(None)
-                } else {
-                    Dep::Varying
+                match (c, a, b) {
+                    (Dep::Uniform(_), Dep::Uniform(x), Dep::Uniform(y)) => Dep::Uniform(x.join(y)),
+                    _ => Dep::Varying,
                 }
             }
             ExprKind::Convert { value, .. } => {
                 let d = self.expr(value, st);
                 match d {
-                    _ if e.ty.is_float() || value.ty.is_float() => {
-                        if d.is_uniform() {
-                            Dep::Uniform(None)
-                        } else {
-                            Dep::Varying
-                        }
-                    }
-                    Dep::Uniform(Some(c)) => {
-                        Dep::Uniform(crate::ir::value::wrap(c, e.ty).as_i64().into())
-                    }
+                    _ if e.ty.is_float() || value.ty.is_float() => d.opaque(),
+                    Dep::Uniform(c) => match c.value() {
+                        Some(v) => Dep::constant_value(crate::ir::value::wrap(v, e.ty).as_i64()),
+                        None => d,
+                    },
                     other => other,
                 }
             }
-            ExprKind::Load(a) => {
-                let d = self.access(a.site, &a.index, st);
-                if d.is_uniform() {
-                    Dep::Uniform(None)
-                } else {
-                    Dep::Varying
-                }
-            }
+            ExprKind::Load(a) => self.access(a.site, &a.index, st).opaque(),
             ExprKind::Call(_, args) => {
                 let ds: Vec<Dep> = args.iter().map(|a| self.expr(a, st)).collect();
                 if ds.iter().all(|d| d.is_uniform()) {
-                    Dep::Uniform(None)
+                    Dep::UNIFORM
                 } else {
                     Dep::Varying
                 }
@@ -419,65 +422,84 @@ impl<'k> Analysis<'k> {
     }
 
     fn builtin(&self, b: Builtin) -> Dep {
+        let known = |dims: Option<[u64; 3]>, d: u8| match dims {
+            Some(x) => Dep::constant_value(x[d as usize] as i64),
+            None => Dep::UNIFORM,
+        };
         match b {
             Builtin::ThreadIdx(d) => {
                 if self.launch.block.is_some_and(|bd| bd[d as usize] == 1) {
-                    Dep::Uniform(Some(0))
+                    Dep::constant_value(0)
                 } else if self.launch.warp_uniform(d) {
-                    Dep::Uniform(None)
+                    Dep::UNIFORM
                 } else {
                     let mut c = [Coef::Known(0); 3];
                     c[d as usize] = Coef::Known(1);
-                    Dep::Affine(c)
+                    Dep::Affine(c, Cong::exact(0))
                 }
             }
-            Builtin::BlockDim(d) => Dep::Uniform(self.launch.block.map(|b| b[d as usize] as i64)),
-            Builtin::GridDim(d) => Dep::Uniform(self.launch.grid.map(|g| g[d as usize] as i64)),
+            Builtin::BlockDim(d) => known(self.launch.block, d),
+            Builtin::GridDim(d) => known(self.launch.grid, d),
             Builtin::BlockIdx(d) => {
-                Dep::Uniform(if self.launch.grid.is_some_and(|g| g[d as usize] == 1) {
-                    Some(0)
+                if self.launch.grid.is_some_and(|g| g[d as usize] == 1) {
+                    Dep::constant_value(0)
                 } else {
-                    None
-                })
+                    Dep::UNIFORM
+                }
             }
-            Builtin::WarpSize => Dep::Uniform(Some(self.launch.warp as i64)),
+            Builtin::WarpSize => Dep::constant_value(self.launch.warp as i64),
         }
     }
 
     fn binary(&self, op: BinOp, a: Dep, b: Dep, ty: crate::ir::Scalar) -> Dep {
         if let (Dep::Uniform(x), Dep::Uniform(y)) = (a, b) {
-            let folded = match (x, y) {
-                (Some(x), Some(y)) if !ty.is_float() => binary(op, Value::I(x), Value::I(y), ty)
-                    .ok()
-                    .map(Value::as_i64),
-                _ => None,
-            };
-            return Dep::Uniform(folded);
+            if ty.is_float() {
+                return Dep::UNIFORM;
+            }
+            if let (Some(x), Some(y)) = (x.value(), y.value()) {
+                return match binary(op, Value::I(x), Value::I(y), ty) {
+                    Ok(v) => Dep::constant_value(v.as_i64()),
+                    Err(_) => Dep::UNIFORM,
+                };
+            }
+            return Dep::Uniform(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x + -y,
+                BinOp::Mul => x * y,
+                BinOp::Shl => match y.value() {
+                    Some(k) if (0..32).contains(&k) => x.scale(1 << k),
+                    _ => Cong::ANY,
+                },
+                _ => Cong::ANY,
+            });
         }
         if ty.is_float() {
             return Dep::Varying;
         }
+        let (Some((ka, ca)), Some((kb, cb))) = (a.affine_parts(), b.affine_parts()) else {
+            return Dep::Varying;
+        };
         match op {
-            BinOp::Add | BinOp::Sub => match (a.coefs(), b.coefs()) {
-                (Some(x), Some(y)) => {
-                    let y = if op == BinOp::Sub {
-                        y.map(|c| c.scale(Some(-1)))
-                    } else {
-                        y
-                    };
-                    Dep::affine([x[0].add(y[0]), x[1].add(y[1]), x[2].add(y[2])])
-                }
-                _ => Dep::Varying,
-            },
+            BinOp::Add | BinOp::Sub => {
+                let (kb, cb) = if op == BinOp::Sub {
+                    (kb.map(|c| c.scale(Some(-1))), -cb)
+                } else {
+                    (kb, cb)
+                };
+                Dep::affine(
+                    [ka[0].add(kb[0]), ka[1].add(kb[1]), ka[2].add(kb[2])],
+                    ca + cb,
+                )
+            }
             BinOp::Mul => match (a, b) {
-                (Dep::Affine(c), Dep::Uniform(k)) | (Dep::Uniform(k), Dep::Affine(c)) => {
-                    Dep::affine(c.map(|x| x.scale(k)))
+                (Dep::Affine(k, c), Dep::Uniform(m)) | (Dep::Uniform(m), Dep::Affine(k, c)) => {
+                    Dep::affine(k.map(|x| x.scale(m.value())), c * m)
                 }
                 _ => Dep::Varying,
             },
-            BinOp::Shl => match (a, b) {
-                (Dep::Affine(c), Dep::Uniform(Some(k))) if (0..32).contains(&k) => {
-                    Dep::affine(c.map(|x| x.scale(Some(1 << k))))
+            BinOp::Shl => match (a, b.constant()) {
+                (Dep::Affine(k, c), Some(s)) if (0..32).contains(&s) => {
+                    Dep::affine(k.map(|x| x.scale(Some(1 << s))), c.scale(1 << s))
                 }
                 _ => Dep::Varying,
             },
@@ -515,17 +537,21 @@ mod tests {
             [256, 1, 1],
         );
         // sites: a[i], a[2*j+1], a[0], a[a[0]], a[j%2], store a[j*w+i]
-        assert_eq!(deps[0], Dep::Uniform(None));
+        assert_eq!(deps[0], Dep::UNIFORM);
+        // j = blockIdx.x·256 + threadIdx.x: 2j + 1 ≡ 1 (mod 512).
         assert_eq!(
             deps[1],
-            Dep::Affine([Coef::Known(2), Coef::Known(0), Coef::Known(0)])
+            Dep::Affine(
+                [Coef::Known(2), Coef::Known(0), Coef::Known(0)],
+                Cong::new(512, 1)
+            )
         );
-        assert_eq!(deps[2], Dep::Uniform(Some(0)));
-        assert_eq!(deps[3], Dep::Uniform(None));
+        assert_eq!(deps[2], Dep::constant_value(0));
+        assert_eq!(deps[3], Dep::UNIFORM);
         assert_eq!(deps[4], Dep::Varying);
         assert_eq!(
             deps[5],
-            Dep::Affine([Coef::Unknown, Coef::Known(0), Coef::Known(0)])
+            Dep::Affine([Coef::Unknown, Coef::Known(0), Coef::Known(0)], Cong::ANY)
         );
     }
 
@@ -535,7 +561,8 @@ mod tests {
                    if (threadIdx.x < 5) { x = 1; } if (n > 3) { y = 2; } a[x] = 0; a[y] = 0; }";
         let deps = index_deps(src, [64, 1, 1]);
         assert_eq!(deps[0], Dep::Varying);
-        assert_eq!(deps[1], Dep::Uniform(None));
+        // y is 0 or 2: uniform and even.
+        assert_eq!(deps[1], Dep::Uniform(Cong::new(2, 0)));
     }
 
     #[test]
@@ -547,7 +574,7 @@ mod tests {
         );
         assert_eq!(
             deps[0],
-            Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)])
+            Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)], Cong::ANY)
         );
     }
 }

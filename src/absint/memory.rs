@@ -43,12 +43,7 @@ fn max_lanes(block: Option<[u64; 3]>, warp: u64) -> u64 {
 /// arbitrarily, so a worst case is the sum of the groups' worst cases.
 /// `None` when the index has no affine shape, or the block shape is unknown
 /// and the index depends on more than `threadIdx.x`.
-fn lane_groups(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Vec<i64>>>> {
-    let coefs = match dep {
-        Dep::Uniform(_) => [Coef::Known(0); 3],
-        Dep::Affine(c) => c,
-        Dep::Varying => return None,
-    };
+fn lane_groups(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Vec<i64>>>> {
     let block = match block {
         Some(b) => b,
         // Without a block shape only a 1-D index along x is understood:
@@ -82,25 +77,39 @@ fn lane_groups(dep: Dep, block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<V
 }
 
 /// The worst case over warps of the sum over groups of the worst case over
-/// shifts `0..period` of `cost(offsets + shift)`.
-fn worst(groups: &[Vec<Vec<i64>>], period: i64, cost: impl Fn(&[i64]) -> u64) -> u64 {
-    groups
-        .iter()
-        .map(|warp| {
-            warp.iter()
-                .map(|offs| {
-                    (0..period)
-                        .map(|u| {
-                            let idx: Vec<i64> = offs.iter().map(|o| o + u).collect();
-                            cost(&idx)
-                        })
-                        .max()
-                        .unwrap_or(0)
-                })
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(0)
+/// shifts `0..period` of `cost(offsets + shift)`: every shift for a group
+/// placed by an unknown coefficient, the shifts the congruence `cong` of
+/// the uniform part allows when there is one group.
+fn worst(
+    dep: Dep,
+    block: Option<[u64; 3]>,
+    warp: u64,
+    period: i64,
+    cost: impl Fn(&[i64]) -> u64,
+) -> Option<u64> {
+    let (coefs, cong) = dep.affine_parts()?;
+    let groups = lane_groups(coefs, block, warp)?;
+    let placed = coefs.contains(&Coef::Unknown);
+    Some(
+        groups
+            .iter()
+            .map(|warp| {
+                warp.iter()
+                    .map(|offs| {
+                        (0..period)
+                            .filter(|&u| placed || cong.admits_mod(u, period))
+                            .map(|u| {
+                                let idx: Vec<i64> = offs.iter().map(|o| o + u).collect();
+                                cost(&idx)
+                            })
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0),
+    )
 }
 
 /// Worst-case global-memory transactions of one access.
@@ -112,10 +121,8 @@ pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>)
         (elem as u64).div_ceil(t) + 1
     };
     let all = max_lanes(block, hw.warp_size as u64) * per_element;
-    match lane_groups(dep, block, hw.warp_size as u64) {
-        Some(groups) => worst(&groups, t as i64, |idx| hw.mem_reads(idx, elem)).min(all),
-        None => all,
-    }
+    let warp = hw.warp_size as u64;
+    worst(dep, block, warp, t as i64, |idx| hw.mem_reads(idx, elem)).map_or(all, |w| w.min(all))
 }
 
 /// Worst-case bank-conflict degree of one shared-memory access to an array
@@ -130,13 +137,11 @@ pub fn conflicts(
     let words_per_element = (elem as u64).div_ceil(hw.bank_bytes as u64).max(1);
     let all =
         max_lanes(block, hw.warp_size as u64) * words_per_element.div_ceil(hw.banks as u64).max(1);
-    let bound = match lane_groups(dep, block, hw.warp_size as u64) {
-        Some(groups) => {
-            let period = (hw.banks * hw.bank_bytes) as i64;
-            worst(&groups, period, |idx| hw.conflicts(idx, elem)).min(all)
-        }
-        None => all,
-    };
+    let period = (hw.banks * hw.bank_bytes) as i64;
+    let bound = worst(dep, block, hw.warp_size as u64, period, |idx| {
+        hw.conflicts(idx, elem)
+    })
+    .map_or(all, |w| w.min(all));
     // One bank holds at most this many distinct words of the array.
     let cap = len.map(|l| {
         (l * elem as u64)
@@ -153,9 +158,10 @@ pub fn conflicts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::absint::congruence::Cong;
 
     fn aff(x: i64, y: i64) -> Dep {
-        Dep::Affine([Coef::Known(x), Coef::Known(y), Coef::Known(0)])
+        Dep::Affine([Coef::Known(x), Coef::Known(y), Coef::Known(0)], Cong::ANY)
     }
 
     #[test]
@@ -164,7 +170,7 @@ mod tests {
         let b = Some([256, 1, 1]);
         // Coalesced 4-byte: 4 sectors aligned, 5 misaligned: worst 5.
         assert_eq!(transactions(aff(1, 0), 4, &hw, b), 5);
-        assert_eq!(transactions(Dep::Uniform(None), 4, &hw, b), 1);
+        assert_eq!(transactions(Dep::UNIFORM, 4, &hw, b), 1);
         assert_eq!(transactions(aff(8, 0), 4, &hw, b), 32);
         assert_eq!(transactions(Dep::Varying, 4, &hw, b), 32);
         // 16×16 block: a warp covers 2 rows of 16.
@@ -173,14 +179,40 @@ mod tests {
         // row·n + x with an unknown row length n in a 16×16 block: two rows
         // of 16 consecutive floats per warp, each 64 bytes over at most 3
         // sectors, placed anywhere.
-        let rows = Dep::Affine([Coef::Known(1), Coef::Unknown, Coef::Known(0)]);
+        let rows = Dep::Affine([Coef::Known(1), Coef::Unknown, Coef::Known(0)], Cong::ANY);
         assert_eq!(transactions(rows, 4, &hw, Some([16, 16, 1])), 6);
         // x·n + y (a transpose's write): 16 columns of 2 elements.
-        let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)]);
+        let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)], Cong::ANY);
         assert_eq!(transactions(cols, 4, &hw, Some([16, 16, 1])), 32);
         assert_eq!(transactions(cols, 4, &hw, Some([16, 2, 1])), 32);
         // 4 columns of 8 doubles (64 bytes, up to 3 sectors each).
         assert_eq!(transactions(cols, 8, &hw, Some([4, 8, 1])), 12);
+    }
+
+    #[test]
+    fn provable_alignment() {
+        let hw = Hardware::default();
+        let b = Some([256, 1, 1]);
+        let at = |m, r| {
+            Dep::Affine(
+                [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
+                Cong::new(m, r),
+            )
+        };
+        // blockIdx.x·256 + threadIdx.x: every warp starts a sector.
+        assert_eq!(transactions(at(256, 0), 4, &hw, b), 4);
+        // … + 1: one element late, one sector more.
+        assert_eq!(transactions(at(256, 1), 4, &hw, b), 5);
+        // A multiple of 8 floats is 32 bytes: aligned.
+        assert_eq!(transactions(at(8, 0), 4, &hw, b), 4);
+        assert_eq!(transactions(at(4, 0), 4, &hw, b), 5);
+        // Bytes: a multiple of 32 is aligned.
+        assert_eq!(transactions(at(32, 0), 1, &hw, b), 1);
+        assert_eq!(transactions(at(16, 0), 1, &hw, b), 2);
+        // An exact uniform index: one element.
+        assert_eq!(transactions(Dep::constant_value(7), 8, &hw, b), 1);
+        // Shared: a known start does not change a stride's conflicts.
+        assert_eq!(conflicts(at(0, 0), 4, Some(256), &hw, b), 1);
     }
 
     #[test]

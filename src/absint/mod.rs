@@ -1,5 +1,6 @@
 //! Abstract interpretation: linear constraints, thread dependence, uniformity.
 
+pub mod congruence;
 pub mod deps;
 pub mod facts;
 pub mod linear;

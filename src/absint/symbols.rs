@@ -16,6 +16,7 @@
 
 use std::collections::BTreeSet;
 
+use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
 use super::linear::{Constraints, LinExpr, Sym};
 use crate::cuda::ast::BinOp;
@@ -446,21 +447,16 @@ impl Symbols {
                 SymKind::ThreadIdx(d) if !self.launch.warp_uniform(d) => {
                     let mut k = [Coef::Known(0); 3];
                     k[d as usize] = Coef::Known(1);
-                    Dep::Affine(k)
+                    Dep::Affine(k, Cong::exact(0))
                 }
-                _ => Dep::Uniform(None),
+                _ => Dep::UNIFORM,
             };
-            match dep {
-                Dep::Uniform(_) => {}
-                Dep::Affine(k) => {
-                    for d in 0..3 {
-                        match k[d] {
-                            Coef::Known(x) => c[d] = c[d] + a * Rational::int(x as i128),
-                            Coef::Unknown => return None,
-                        }
-                    }
+            let (k, _) = dep.affine_parts()?;
+            for d in 0..3 {
+                match k[d] {
+                    Coef::Known(x) => c[d] = c[d] + a * Rational::int(x as i128),
+                    Coef::Unknown => return None,
                 }
-                Dep::Varying => return None,
             }
         }
         Some(c)

@@ -15,6 +15,7 @@
 //! such bases, and the transfer keeps it so.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
 
 use super::base::Bases;
 use super::lp::{Lin, Lp};
@@ -50,7 +51,12 @@ pub struct Aara<'a> {
     pub lanes: u64,
     /// The LP being built.
     pub lp: Lp,
+    /// Transfer options per (assignment, base), shared by every metric.
+    pub memo: &'a Mutex<TransferMemo>,
 }
+
+/// Transfer options per (assignment statement key, base).
+pub type TransferMemo = HashMap<(usize, usize), Vec<Transfer>>;
 
 impl Aara<'_> {
     /// A template: a fresh variable for the constant and for every base
@@ -423,30 +429,33 @@ impl Aara<'_> {
         if affected.is_empty() {
             return post;
         }
-        let ctx = self.lin.before.get(&key(s)).cloned().unwrap_or_default();
-        let st = self.state(&self.deps.before, s);
-        let update = self.syms.update(var, value, &ctx);
         let mut pre = post;
+        let mut found = None;
         for i in affected {
             let Some(q) = pre.coef.remove(&i) else {
                 continue;
             };
-            let options: Vec<Transfer> = match &update {
-                Update::Linear(le) => [
-                    self.substitution(i, x, le),
-                    self.shift(i, x, le, &ctx, &ctx, &st),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-                Update::Relation(facts) => {
-                    let mut rel = ctx.clone();
-                    for f in facts {
-                        rel.add_ge0(f.clone());
+            // The options depend on the statement and base only, not on the
+            // metric: computed once per kernel.
+            let cached = self
+                .memo
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&(key(s), i)).cloned());
+            let options = match cached {
+                Some(o) => o,
+                None => {
+                    let (ctx, st, update) = found.get_or_insert_with(|| {
+                        let ctx = self.lin.before.get(&key(s)).cloned().unwrap_or_default();
+                        let st = self.state(&self.deps.before, s);
+                        let update = self.syms.update(var, value, &ctx);
+                        (ctx, st, update)
+                    });
+                    let o = self.options(i, x, ctx, st, update);
+                    if let Ok(mut m) = self.memo.lock() {
+                        m.insert((key(s), i), o.clone());
                     }
-                    self.shift(i, x, &LinExpr::var(NEW), &rel, &ctx, &st)
-                        .into_iter()
-                        .collect()
+                    o
                 }
             };
             match options.as_slice() {
@@ -462,6 +471,36 @@ impl Aara<'_> {
             }
         }
         pre
+    }
+
+    /// The ways base `i`'s potential after `x`'s update can be paid before
+    /// it: the exact substitution and the amortized shift, where they apply.
+    fn options(
+        &self,
+        i: usize,
+        x: Sym,
+        ctx: &Constraints,
+        st: &State,
+        update: &Update,
+    ) -> Vec<Transfer> {
+        match update {
+            Update::Linear(le) => [
+                self.substitution(i, x, le),
+                self.shift(i, x, le, ctx, ctx, st),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            Update::Relation(facts) => {
+                let mut rel = ctx.clone();
+                for f in facts {
+                    rel.add_ge0(f.clone());
+                }
+                self.shift(i, x, &LinExpr::var(NEW), &rel, ctx, st)
+                    .into_iter()
+                    .collect()
+            }
+        }
     }
 
     /// Adds `q·coef` to each term of a transfer; an inequality transfer
@@ -574,7 +613,8 @@ impl Aara<'_> {
 /// How one base's potential after an assignment is paid before it: a
 /// coefficient on bases (`None`: the constant) per unit, exactly or as an
 /// upper bound (which holds for a nonnegative coefficient only).
-struct Transfer {
+#[derive(Clone, Debug)]
+pub struct Transfer {
     terms: Vec<(Option<usize>, Rational)>,
     inequality: bool,
 }

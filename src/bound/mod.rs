@@ -17,6 +17,7 @@ pub mod potential;
 mod reason;
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::absint::deps::{self, Dep, DepFacts, LaunchFacts, State};
@@ -76,6 +77,7 @@ pub struct Prepared {
     entry: Vec<Option<Vec<Poly>>>,
     entry_state: State,
     config: Config,
+    memo: Mutex<aara::TransferMemo>,
 }
 
 /// The result of bounding one projection of a metric.
@@ -131,8 +133,8 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         .vars
         .iter()
         .map(|v| match v.kind {
-            VarKind::Param(_) => Dep::Uniform(None),
-            VarKind::Local => Dep::Uniform(Some(0)),
+            VarKind::Param(_) => Dep::UNIFORM,
+            VarKind::Local => Dep::constant_value(0),
         })
         .collect();
     Prepared {
@@ -146,6 +148,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         entry,
         entry_state,
         config,
+        memo: Mutex::default(),
     }
 }
 
@@ -191,6 +194,7 @@ impl Prepared {
             ghosts: &self.ghosts,
             lanes: self.config.hw.warp_size as u64,
             lp: lp::Lp::default(),
+            memo: &self.memo,
         }
     }
 
