@@ -162,6 +162,9 @@ fn bounds_are_never_below_simulated_costs() {
     let (mut cases, mut skipped, mut runs) = (0u64, 0u64, 0u64);
     let mut violations = Vec::new();
     let mut unbounded = Vec::new();
+    // Per metric: the sum of bound / simulated over cases with a nonzero
+    // simulated cost (fixed-block analysis), and their number.
+    let mut ratios: BTreeMap<String, (f64, u64)> = BTreeMap::new();
     for a in &kernels {
         for (config, bounds) in [("fixed block", &a.fixed), ("any block", &a.symbolic)] {
             for b in bounds {
@@ -209,6 +212,11 @@ fn bounds_are_never_below_simulated_costs() {
                     };
                     cases += 1;
                     let bound = e.eval(&at).expect("every input named");
+                    if config == "fixed block" && m.max_warp > 0.0 {
+                        let r = ratios.entry(b.metric.clone()).or_default();
+                        r.0 += bound / m.max_warp;
+                        r.1 += 1;
+                    }
                     if m.max_warp > bound + 1e-6 * (1.0 + bound.abs()) {
                         violations.push(format!(
                             "{} `{}` {} ({config}) variant {i}: simulated {} > bound {bound} = {e} at {at:?}",
@@ -227,6 +235,12 @@ fn bounds_are_never_below_simulated_costs() {
         kernels.len(),
         violations.len()
     );
+    for (metric, (sum, n)) in &ratios {
+        println!(
+            "  mean bound / simulated worst warp, {metric}: {:.2} over {n} cases",
+            sum / *n as f64
+        );
+    }
     for u in &unbounded {
         println!("  no bound: {u}");
     }
