@@ -10,12 +10,13 @@
 //! lanes that execute it; after it, every variable the branch or loop writes
 //! is varying (`000_…` Fig. 4, `X \ W(s)`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::congruence::Cong;
 use crate::cuda::ast::BinOp;
+use crate::ir::structured::FlagKind;
 use crate::ir::value::binary;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, Unary, Value, VarId};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, ScopeId, SiteId, Stmt, Unary, Value, VarId};
 
 /// A coefficient of the thread index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -165,6 +166,13 @@ pub struct DepFacts {
     /// State at the head of each loop (before every test), keyed by the
     /// loop statement's address.
     pub head: HashMap<usize, State>,
+    /// Loops and scopes that some lanes may leave (by `break`) while others
+    /// go on: what they write differs between lanes afterwards.
+    pub divergent_exit: HashSet<ScopeId>,
+    /// Loops in which some lanes may `continue` while others finish the
+    /// body, with the variables the body writes where continued lanes skip
+    /// (they differ between lanes at the step).
+    pub divergent_continue: HashMap<ScopeId, BTreeSet<VarId>>,
 }
 
 /// Key of a statement in the fact maps.
@@ -198,12 +206,63 @@ pub fn written(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
     }
 }
 
-/// Runs the analysis over a (jump-free) kernel.
+/// The variables `stmts` write inside guards that test `flag` (the parts
+/// of an iteration a lane skips once it sets `flag`, as jump elimination
+/// wraps them).
+pub fn written_under_guard(stmts: &[Stmt], flag: VarId, out: &mut BTreeSet<VarId>) {
+    for s in stmts {
+        match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                let mut tests_flag = false;
+                cond.visit(&mut |e| tests_flag |= matches!(e.kind, ExprKind::Var(v) if v == flag));
+                if tests_flag {
+                    written(then, out);
+                    written(els, out);
+                } else {
+                    written_under_guard(then, flag, out);
+                    written_under_guard(els, flag, out);
+                }
+            }
+            Stmt::Loop { body, step, .. } => {
+                written_under_guard(body, flag, out);
+                written_under_guard(step, flag, out);
+            }
+            Stmt::Scope { body, .. } => written_under_guard(body, flag, out),
+            _ => {}
+        }
+    }
+}
+
+/// Runs the analysis over a kernel without jumps (or with jumps, which
+/// are then ignored: see [`analyze_with_flags`]).
 pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> DepFacts {
+    analyze_with_flags(k, launch, &[])
+}
+
+/// Runs the analysis over a kernel whose jumps became the flags `flags`
+/// ([`crate::ir::structured::without_jumps`]).
+///
+/// Uniformity is then among the lanes still running, those whose flags are
+/// all zero — the lanes the original kernel has active: a flag is `0` and
+/// a guard `if (!flag)` is uniform for them. A flag set where some lanes
+/// of its loop or scope may not set it (under a possibly divergent branch)
+/// marks the loop or scope as exited divergently, or, for `continue`, as
+/// reaching its step divergently.
+pub fn analyze_with_flags(
+    k: &Kernel,
+    launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
+) -> DepFacts {
     let mut a = Analysis {
         k,
         launch: *launch,
         facts: DepFacts::default(),
+        flags: flags.iter().copied().collect(),
+        divergence: 0,
+        entered: HashMap::new(),
+        continued: HashSet::new(),
     };
     let init: State = k
         .vars
@@ -223,6 +282,10 @@ pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
         k,
         launch: *launch,
         facts: DepFacts::default(),
+        flags: HashMap::new(),
+        divergence: 0,
+        entered: HashMap::new(),
+        continued: HashSet::new(),
     };
     a.expr(e, st)
 }
@@ -231,6 +294,15 @@ struct Analysis<'k> {
     k: &'k Kernel,
     launch: LaunchFacts,
     facts: DepFacts,
+    /// The jump flags.
+    flags: HashMap<VarId, FlagKind>,
+    /// How many possibly divergent branches and loops enclose the point
+    /// being analyzed.
+    divergence: usize,
+    /// The divergence inside each loop or scope, by scope id.
+    entered: HashMap<ScopeId, usize>,
+    /// Loops with a divergent `continue`.
+    continued: HashSet<ScopeId>,
 }
 
 fn join_states(a: &State, b: &State) -> State {
@@ -259,11 +331,41 @@ impl<'k> Analysis<'k> {
         *e = *e && uniform;
     }
 
+    /// Makes `vars` varying, except the jump flags (zero in every running
+    /// lane).
+    fn vary(&self, st: &mut State, vars: impl IntoIterator<Item = VarId>) {
+        for v in vars {
+            if !self.flags.contains_key(&v) {
+                st[v] = Dep::Varying;
+            }
+        }
+    }
+
+    /// A flag is set: record a divergent exit or continue when some lanes
+    /// of the flag's loop or scope may not set it.
+    fn flag_set(&mut self, kind: FlagKind) {
+        let (scope, set) = match kind {
+            FlagKind::Break(sc) => (sc, &mut self.facts.divergent_exit),
+            FlagKind::Continue(sc) => (sc, &mut self.continued),
+            FlagKind::Return => return,
+        };
+        if self.divergence > self.entered.get(&scope).copied().unwrap_or(0) {
+            set.insert(scope);
+        }
+    }
+
     fn stmt(&mut self, s: &'k Stmt, mut st: State) -> State {
         self.record_before(s, &st);
         match s {
             Stmt::Assign { var, value, .. } => {
-                st[*var] = self.expr(value, &st);
+                match self.flags.get(var).copied() {
+                    Some(kind) => {
+                        if !matches!(value.kind, ExprKind::Const(Value::I(0))) {
+                            self.flag_set(kind);
+                        }
+                    }
+                    None => st[*var] = self.expr(value, &st),
+                }
                 st
             }
             Stmt::Store { access, value, .. } => {
@@ -293,21 +395,25 @@ impl<'k> Analysis<'k> {
             } => {
                 let uniform = self.expr(cond, &st).is_uniform();
                 self.record_cond(s, uniform);
+                self.divergence += !uniform as usize;
                 let t = self.stmts(then, st.clone());
                 let e = self.stmts(els, st);
+                self.divergence -= !uniform as usize;
                 let mut out = join_states(&t, &e);
                 if !uniform {
                     let mut w = BTreeSet::new();
                     written(then, &mut w);
                     written(els, &mut w);
-                    for v in w {
-                        out[v] = Dep::Varying;
-                    }
+                    self.vary(&mut out, w);
                 }
                 out
             }
             Stmt::Loop {
-                cond, body, step, ..
+                scope,
+                cond,
+                body,
+                step,
+                ..
             } => {
                 let mut written_vars = BTreeSet::new();
                 written(body, &mut written_vars);
@@ -319,19 +425,15 @@ impl<'k> Analysis<'k> {
                 let mut head = st;
                 let limit = 8 * (self.k.vars.len() + 2);
                 for round in 0.. {
-                    let after = self.stmts(body, head.clone());
-                    let after = self.stmts(step, after);
+                    let after = self.iteration(*scope, cond.as_ref(), body, step, head.clone());
                     let next = join_states(&head, &after);
                     if next == head {
                         break;
                     }
                     head = next;
                     if round >= limit {
-                        for &v in &written_vars {
-                            head[v] = Dep::Varying;
-                        }
-                        let after = self.stmts(body, head.clone());
-                        self.stmts(step, after);
+                        self.vary(&mut head, written_vars.iter().copied());
+                        self.iteration(*scope, cond.as_ref(), body, step, head.clone());
                         break;
                     }
                 }
@@ -346,16 +448,55 @@ impl<'k> Analysis<'k> {
                     .or_insert_with(|| head.clone());
                 *e = join_states(e, &head);
                 let mut out = head;
-                if !uniform {
-                    for v in written_vars {
-                        out[v] = Dep::Varying;
-                    }
+                if !uniform || self.facts.divergent_exit.contains(scope) {
+                    self.vary(&mut out, written_vars);
                 }
                 out
             }
-            Stmt::Scope { body, .. } => self.stmts(body, st),
+            Stmt::Scope { scope, body } => {
+                self.entered.insert(*scope, self.divergence);
+                let mut out = self.stmts(body, st);
+                if self.facts.divergent_exit.contains(scope) {
+                    let mut w = BTreeSet::new();
+                    written(body, &mut w);
+                    self.vary(&mut out, w);
+                }
+                out
+            }
             Stmt::Sync { .. } | Stmt::Jump { .. } | Stmt::Return { .. } => st,
         }
+    }
+
+    /// One pass over a loop's body and step from head state `st`: the
+    /// state after the step.
+    fn iteration(
+        &mut self,
+        scope: ScopeId,
+        cond: Option<&Expr>,
+        body: &'k [Stmt],
+        step: &'k [Stmt],
+        st: State,
+    ) -> State {
+        let outer = self.divergence;
+        let divergent_test = cond.is_some_and(|c| !self.expr(c, &st).is_uniform());
+        self.divergence = outer + divergent_test as usize;
+        self.entered.insert(scope, self.divergence);
+        let mut after = self.stmts(body, st);
+        if self.continued.contains(&scope) {
+            // Lanes that continued skipped what the guards of their flag
+            // wrap.
+            let mut w = BTreeSet::new();
+            for (&f, kind) in &self.flags {
+                if *kind == FlagKind::Continue(scope) {
+                    written_under_guard(body, f, &mut w);
+                }
+            }
+            self.vary(&mut after, w.iter().copied());
+            self.facts.divergent_continue.insert(scope, w);
+        }
+        let after = self.stmts(step, after);
+        self.divergence = outer;
+        after
     }
 
     fn access(&mut self, site: SiteId, index: &Expr, st: &State) -> Dep {
@@ -373,6 +514,14 @@ impl<'k> Analysis<'k> {
             ExprKind::Var(v) => st[*v],
             ExprKind::Builtin(b) => self.builtin(*b),
             ExprKind::Unary(op, x) => match (op, self.expr(x, st)) {
+                (Unary::Not, d) => match d.constant() {
+                    Some(c) => Dep::constant_value((c == 0) as i64),
+                    None => d.opaque(),
+                },
+                (Unary::BitNot, d) if !e.ty.is_float() => match d.constant() {
+                    Some(c) => Dep::constant_value(crate::ir::value::wrap(!c, e.ty).as_i64()),
+                    None => d.opaque(),
+                },
                 (Unary::Neg, d) if !e.ty.is_float() => match d.affine_parts() {
                     Some((k, c)) => Dep::affine(k.map(|x| x.scale(Some(-1))), -c),
                     None => Dep::Varying,

@@ -110,6 +110,13 @@ impl Aara<'_> {
         }
     }
 
+    /// Requires the bases over what `stmts` writes to carry nothing in `p`.
+    fn zero_written(&mut self, p: &mut Pot, stmts: &[Stmt]) {
+        let mut w = BTreeSet::new();
+        deps::written(stmts, &mut w);
+        self.zero_on(p, &w);
+    }
+
     /// Requires the bases not uniform in `st` to carry nothing in `p`.
     pub fn zero_nonuniform(&mut self, p: &mut Pot, st: &State) {
         let hit: Vec<usize> = p.support().filter(|&i| !self.uniform_base(i, st)).collect();
@@ -241,7 +248,14 @@ impl Aara<'_> {
                 test_first,
                 ..
             } => self.lp_loop(s, cond.as_ref(), body, step, *test_first, post),
-            Stmt::Scope { body, .. } => self.stmts(body, post),
+            Stmt::Scope { scope, body } => {
+                let mut post = post;
+                if self.deps.divergent_exit.contains(scope) {
+                    // Lanes leave the scope at different points.
+                    self.zero_written(&mut post, body);
+                }
+                self.stmts(body, post)
+            }
             Stmt::Jump { .. } | Stmt::Return { .. } => post,
         }
     }
@@ -255,12 +269,20 @@ impl Aara<'_> {
         post: Pot,
     ) -> Pot {
         let test = self.expr_cost(cond) + self.cost.test;
-        let (some_then, some_else) = self
+        let (mut some_then, mut some_else) = self
             .lin
             .branches
             .get(&key(s))
             .copied()
             .unwrap_or((true, true));
+        // A condition with one value in every running lane (a guard
+        // `if (!flag)` of jump elimination) takes one branch.
+        let before = self.state(&self.deps.before, s);
+        match deps::dep_of(self.k, self.syms.launch(), cond, &before).constant() {
+            Some(0) => some_then = false,
+            Some(_) => some_else = false,
+            None => {}
+        }
         if !some_then || !some_else {
             // Only one branch can run (Q:If2/3), and no lane can diverge.
             let mut pre = match (some_then, some_else) {
@@ -320,15 +342,23 @@ impl Aara<'_> {
             None => 0.0,
         };
         let mut post = post;
-        if !self.uniform_cond(s) {
-            // Q:While2: each test may diverge; what the loop writes is not
-            // uniform afterwards.
+        let Stmt::Loop { scope, .. } = s else {
+            return post;
+        };
+        let divergent_test = !self.uniform_cond(s);
+        if divergent_test {
+            // Q:While2: each test may diverge.
             test += self.cost.div;
+        }
+        if divergent_test || self.deps.divergent_exit.contains(scope) {
+            // Lanes leave at different iterations: what the loop writes is
+            // not uniform afterwards.
             let mut w = BTreeSet::new();
             deps::written(body, &mut w);
             deps::written(step, &mut w);
             self.zero_on(&mut post, &w);
         }
+        let skipped = self.deps.divergent_continue.get(scope).cloned();
         let mut exit = post;
         exit.add_const(test);
         let body_runs = self.lin.body.get(&key(s)).is_none_or(|c| c.is_feasible());
@@ -338,8 +368,12 @@ impl Aara<'_> {
         let st = self.state(&self.deps.head, s);
         let head = self.template(&st);
         if test_first {
-            let after_step = self.stmts(step, head.clone());
-            let bp = self.stmts(body, after_step);
+            let mut after_body = self.stmts(step, head.clone());
+            if let Some(w) = &skipped {
+                // Lanes that continued skipped writing these.
+                self.zero_on(&mut after_body, w);
+            }
+            let bp = self.stmts(body, after_body);
             let mut bp = match self.lin.body.get(&key(s)) {
                 Some(ctx) => self.weaken(bp, ctx, &st),
                 None => bp,
@@ -359,8 +393,11 @@ impl Aara<'_> {
             if cond.is_some() {
                 self.ge(&t, &exit);
             }
-            let after_step = self.stmts(step, t);
-            let bp = self.stmts(body, after_step);
+            let mut after_body = self.stmts(step, t);
+            if let Some(w) = &skipped {
+                self.zero_on(&mut after_body, w);
+            }
+            let bp = self.stmts(body, after_body);
             self.ge(&head, &bp);
             head
         }

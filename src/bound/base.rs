@@ -15,7 +15,7 @@ use crate::absint::deps::{key, DepFacts};
 use crate::absint::facts::LinFacts;
 use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::symbols::Symbols;
-use crate::ir::{Kernel, Stmt};
+use crate::ir::{Kernel, Stmt, VarId};
 use crate::poly::Rational;
 
 /// Most linear bases.
@@ -110,10 +110,21 @@ fn lcm(a: i128, b: i128) -> i128 {
     a / gcd(a, b) * b
 }
 
-/// Collects the bases of a (jump-free, ghost-counted) kernel.
-pub fn collect(k: &Kernel, deps: &DepFacts, lin: &LinFacts, syms: &Symbols, degree: u32) -> Bases {
+/// Collects the bases of a (jump-free, ghost-counted) kernel. Forms over
+/// the jump flags `flags` (zero in every running lane) are no bases.
+pub fn collect(
+    k: &Kernel,
+    deps: &DepFacts,
+    lin: &LinFacts,
+    syms: &Symbols,
+    degree: u32,
+    flags: &[VarId],
+) -> Bases {
     let mut linear: Vec<LinExpr> = Vec::new();
     let add = |linear: &mut Vec<LinExpr>, l: LinExpr| {
+        if flags.iter().any(|&f| !l.coeff(syms.var(f)).is_zero()) {
+            return;
+        }
         if let Some((n, _)) = normalize(&l) {
             if linear.len() < MAX_LINEAR && !linear.contains(&n) {
                 linear.push(n);

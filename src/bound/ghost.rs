@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::cuda::ast::BinOp;
+use crate::ir::structured::FlagKind;
 use crate::ir::value::{binary, wrap};
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Unary, Value, Var, VarId, VarKind};
 
@@ -21,10 +22,14 @@ const MAX_TRIPS: u64 = 1 << 16;
 /// involves variables with constant values at the loop's entry, updated by
 /// assignments at the top level of its body or step. Returns each ghost
 /// variable with its loop's trip count.
-pub fn add_ghosts(k: &mut Kernel, launch: &LaunchFacts) -> HashMap<VarId, u64> {
-    let facts = deps::analyze(k, launch);
+pub fn add_ghosts(
+    k: &mut Kernel,
+    launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
+) -> HashMap<VarId, u64> {
+    let facts = deps::analyze_with_flags(k, launch, flags);
     let mut trips = Vec::new();
-    find(&k.body, &facts, launch, &mut trips);
+    find(&k.body, &facts, launch, flags, &mut trips);
     let mut ghosts = HashMap::new();
     if trips.is_empty() {
         return ghosts;
@@ -37,11 +42,18 @@ pub fn add_ghosts(k: &mut Kernel, launch: &LaunchFacts) -> HashMap<VarId, u64> {
 }
 
 /// Trip counts of the loops that get ghosts, by pre-order loop index.
-fn find(stmts: &[Stmt], facts: &DepFacts, launch: &LaunchFacts, out: &mut Vec<(usize, u64)>) {
+fn find(
+    stmts: &[Stmt],
+    facts: &DepFacts,
+    launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
+    out: &mut Vec<(usize, u64)>,
+) {
     fn walk(
         stmts: &[Stmt],
         facts: &DepFacts,
         launch: &LaunchFacts,
+        flags: &[(VarId, FlagKind)],
         index: &mut usize,
         out: &mut Vec<(usize, u64)>,
     ) {
@@ -58,23 +70,23 @@ fn find(stmts: &[Stmt], facts: &DepFacts, launch: &LaunchFacts, out: &mut Vec<(u
                     *index += 1;
                     if let (Some(c), true, Some(st)) = (cond, test_first, facts.before.get(&key(s)))
                     {
-                        if let Some(n) = trip_count(c, body, step, st, launch) {
+                        if let Some(n) = trip_count(c, body, step, st, launch, flags) {
                             out.push((here, n));
                         }
                     }
-                    walk(body, facts, launch, index, out);
-                    walk(step, facts, launch, index, out);
+                    walk(body, facts, launch, flags, index, out);
+                    walk(step, facts, launch, flags, index, out);
                 }
                 Stmt::If { then, els, .. } => {
-                    walk(then, facts, launch, index, out);
-                    walk(els, facts, launch, index, out);
+                    walk(then, facts, launch, flags, index, out);
+                    walk(els, facts, launch, flags, index, out);
                 }
-                Stmt::Scope { body, .. } => walk(body, facts, launch, index, out),
+                Stmt::Scope { body, .. } => walk(body, facts, launch, flags, index, out),
                 _ => {}
             }
         }
     }
-    walk(stmts, facts, launch, &mut 0, out);
+    walk(stmts, facts, launch, flags, &mut 0, out);
 }
 
 /// Inserts the ghosts into the loops listed (by pre-order index).
@@ -157,21 +169,21 @@ fn trip_count(
     step: &[Stmt],
     entry: &deps::State,
     launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
 ) -> Option<u64> {
+    // A set jump flag only ends the loop sooner: counting with every flag
+    // clear gives the most iterations.
     let mut tracked = BTreeSet::new();
     cond.visit(&mut |e| {
         if let ExprKind::Var(v) = e.kind {
-            tracked.insert(v);
+            if !flags.iter().any(|(f, _)| *f == v) {
+                tracked.insert(v);
+            }
         }
     });
-    let updates: Vec<(VarId, &Expr)> = body
-        .iter()
-        .chain(step)
-        .filter_map(|s| match s {
-            Stmt::Assign { var, value, .. } if tracked.contains(var) => Some((*var, value)),
-            _ => None,
-        })
-        .collect();
+    let mut updates: Vec<(VarId, &Expr)> = Vec::new();
+    top_level_updates(body, &tracked, flags, &mut updates);
+    top_level_updates(step, &tracked, flags, &mut updates);
     let mut all_writes = BTreeSet::new();
     deps::written(body, &mut all_writes);
     deps::written(step, &mut all_writes);
@@ -181,7 +193,7 @@ fn trip_count(
             return None;
         }
     }
-    let mut env = HashMap::new();
+    let mut env: HashMap<VarId, Value> = flags.iter().map(|(f, _)| (*f, Value::I(0))).collect();
     for v in &tracked {
         env.insert(*v, Value::I(entry[*v].constant()?));
     }
@@ -197,6 +209,37 @@ fn trip_count(
         }
     }
     Some(n)
+}
+
+/// The assignments to `tracked` variables every iteration makes (with
+/// every jump flag clear): those at the top level, and inside the guards
+/// `if (!flags)` jump elimination wraps the rest of an iteration in.
+fn top_level_updates<'k>(
+    stmts: &'k [Stmt],
+    tracked: &BTreeSet<VarId>,
+    flags: &[(VarId, FlagKind)],
+    out: &mut Vec<(VarId, &'k Expr)>,
+) {
+    let is_flag = |v: VarId| flags.iter().any(|(f, _)| *f == v);
+    for s in stmts {
+        match s {
+            Stmt::Assign { var, value, .. } if tracked.contains(var) => out.push((*var, value)),
+            Stmt::If {
+                cond, then, els, ..
+            } if els.is_empty() => {
+                let mut only_flags = true;
+                cond.visit(&mut |e| {
+                    if let ExprKind::Var(v) = e.kind {
+                        only_flags &= is_flag(v);
+                    }
+                });
+                if only_flags {
+                    top_level_updates(then, tracked, flags, out);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// How many assignments to `v` a statement list has, at any depth.

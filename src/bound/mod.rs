@@ -113,12 +113,20 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         grid: config.grid,
         warp: config.hw.warp_size as u64,
     };
-    let mut kernel = without_jumps(k);
-    let ghosts = ghost::add_ghosts(&mut kernel, &launch);
-    let deps = deps::analyze(&kernel, &launch);
+    let (mut kernel, flags) = without_jumps(k);
+    let ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
+    let deps = deps::analyze_with_flags(&kernel, &launch, &flags);
     let syms = Symbols::new(&kernel, launch);
     let lin = facts::analyze(&kernel, &syms, &ghosts);
-    let bases = base::collect(&kernel, &deps, &lin, &syms, config.degree.clamp(1, 3));
+    let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
+    let bases = base::collect(
+        &kernel,
+        &deps,
+        &lin,
+        &syms,
+        config.degree.clamp(1, 3),
+        &flag_vars,
+    );
     let mem = memory_bounds(&kernel, &deps, &config.hw, config.block);
     let entry = (0..bases.len())
         .map(|i| {

@@ -14,16 +14,31 @@ use std::collections::BTreeSet;
 
 use super::*;
 
-/// The kernel with every jump replaced by flags and guards. The new flag
-/// variables are `int` locals named `left_N`.
-pub fn without_jumps(k: &Kernel) -> Kernel {
+/// What a jump flag records: that the lane left a loop or scope (`break`),
+/// skipped the rest of an iteration (`continue`), or returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagKind {
+    /// `break` out of this loop or scope.
+    Break(ScopeId),
+    /// `continue` in this loop.
+    Continue(ScopeId),
+    /// `return` from the kernel.
+    Return,
+}
+
+/// The kernel with every jump replaced by flags and guards, and the flags
+/// (new `int` locals named `left_N`). A lane whose flag is set takes no
+/// further part in what the flag's loop, scope or kernel does: the flags
+/// of the lanes still running are all zero.
+pub fn without_jumps(k: &Kernel) -> (Kernel, Vec<(VarId, FlagKind)>) {
     let mut t = Transformer {
         k: k.clone(),
         flags: Vec::new(),
+        kinds: Vec::new(),
     };
     let mut return_flag = None;
     if contains_return(&k.body) {
-        let f = t.new_flag(k.span);
+        let f = t.new_flag(k.span, FlagKind::Return);
         return_flag = Some(f);
     }
     t.flags = vec![None; k.scopes];
@@ -33,7 +48,7 @@ pub fn without_jumps(k: &Kernel) -> Kernel {
         stmts.insert(0, assign_const(f, 0, k.span));
     }
     t.k.body = stmts;
-    t.k
+    (t.k, t.kinds)
 }
 
 /// The flags of one loop or scope.
@@ -46,6 +61,7 @@ struct ScopeFlags {
 struct Transformer {
     k: Kernel,
     flags: Vec<Option<ScopeFlags>>,
+    kinds: Vec<(VarId, FlagKind)>,
 }
 
 fn int_const(v: i64) -> Expr {
@@ -104,8 +120,9 @@ fn jumps_to(stmts: &[Stmt], scope: ScopeId, kind: JumpKind) -> bool {
 }
 
 impl Transformer {
-    fn new_flag(&mut self, span: Span) -> VarId {
+    fn new_flag(&mut self, span: Span, kind: FlagKind) -> VarId {
         let n = self.k.vars.len();
+        self.kinds.push((n, kind));
         self.k.vars.push(Var {
             name: format!("left_{n}"),
             ty: Scalar::I32,
@@ -186,8 +203,8 @@ impl Transformer {
             }
             Stmt::Scope { scope, body } => {
                 let mut out = Vec::new();
-                let brk =
-                    jumps_to(&body, scope, JumpKind::Break).then(|| self.new_flag(self.k.span));
+                let brk = jumps_to(&body, scope, JumpKind::Break)
+                    .then(|| self.new_flag(self.k.span, FlagKind::Break(scope)));
                 self.flags[scope] = Some(ScopeFlags { brk, cont: None });
                 if let Some(b) = brk {
                     out.push(assign_const(b, 0, self.k.span));
@@ -207,8 +224,10 @@ impl Transformer {
                 test_first,
                 span,
             } => {
-                let brk = jumps_to(&body, scope, JumpKind::Break).then(|| self.new_flag(span));
-                let cont = jumps_to(&body, scope, JumpKind::Continue).then(|| self.new_flag(span));
+                let brk = jumps_to(&body, scope, JumpKind::Break)
+                    .then(|| self.new_flag(span, FlagKind::Break(scope)));
+                let cont = jumps_to(&body, scope, JumpKind::Continue)
+                    .then(|| self.new_flag(span, FlagKind::Continue(scope)));
                 self.flags[scope] = Some(ScopeFlags { brk, cont });
                 let (mut body, mut escaping) = self.seq(body, ret);
                 let (step, step_flags) = self.seq(step, ret);
