@@ -263,6 +263,7 @@ pub fn analyze_with_flags(
         divergence: 0,
         entered: HashMap::new(),
         continued: HashSet::new(),
+        visits: 0,
     };
     let init: State = k
         .vars
@@ -286,6 +287,7 @@ pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
         divergence: 0,
         entered: HashMap::new(),
         continued: HashSet::new(),
+        visits: 0,
     };
     a.expr(e, st)
 }
@@ -303,7 +305,14 @@ struct Analysis<'k> {
     entered: HashMap<ScopeId, usize>,
     /// Loops with a divergent `continue`.
     continued: HashSet<ScopeId>,
+    /// Statements visited so far.
+    visits: usize,
 }
+
+/// Statement visits before every further loop gives up its fixpoint
+/// iteration and makes what it writes varying at once: nested loops
+/// multiply their rounds, and this keeps deep nests linear.
+const MAX_VISITS: usize = 50_000;
 
 fn join_states(a: &State, b: &State) -> State {
     a.iter().zip(b).map(|(x, y)| x.join(*y)).collect()
@@ -355,6 +364,7 @@ impl<'k> Analysis<'k> {
     }
 
     fn stmt(&mut self, s: &'k Stmt, mut st: State) -> State {
+        self.visits += 1;
         self.record_before(s, &st);
         match s {
             Stmt::Assign { var, value, .. } => {
@@ -425,6 +435,11 @@ impl<'k> Analysis<'k> {
                 let mut head = st;
                 let limit = 8 * (self.k.vars.len() + 2);
                 for round in 0.. {
+                    if self.visits > MAX_VISITS {
+                        self.vary(&mut head, written_vars.iter().copied());
+                        self.iteration(*scope, cond.as_ref(), body, step, head.clone());
+                        break;
+                    }
                     let after = self.iteration(*scope, cond.as_ref(), body, step, head.clone());
                     let next = join_states(&head, &after);
                     if next == head {

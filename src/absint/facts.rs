@@ -21,6 +21,10 @@ use crate::ir::{Expr, Kernel, Stmt, VarId, VarKind};
 /// before).
 const MAX_ROUNDS: usize = 64;
 
+/// Statement visits before every further loop falls back at once: nested
+/// loops multiply their rounds, and this keeps deep nests linear.
+const MAX_VISITS: usize = 20_000;
+
 /// Linear facts of a kernel, keyed by statement address ([`key`]).
 #[derive(Clone, Debug, Default)]
 pub struct LinFacts {
@@ -46,6 +50,8 @@ pub fn analyze(k: &Kernel, syms: &Symbols, ghosts: &HashMap<VarId, u64>) -> LinF
         syms,
         ghosts,
         facts: LinFacts::default(),
+        visits: 0,
+        live: super::live::live_after(k),
     };
     a.stmts(&k.body, a.initial());
     a.facts
@@ -56,6 +62,9 @@ struct Analysis<'a> {
     syms: &'a Symbols,
     ghosts: &'a HashMap<VarId, u64>,
     facts: LinFacts,
+    visits: usize,
+    /// Variables live after each statement: the others are forgotten.
+    live: HashMap<usize, BTreeSet<VarId>>,
 }
 
 impl Analysis<'_> {
@@ -96,6 +105,20 @@ impl Analysis<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, c: Constraints) -> Constraints {
+        let mut after = self.transfer(s, c);
+        // Dead variables say nothing about what follows.
+        if let Some(live) = self.live.get(&key(s)) {
+            for v in 0..self.k.vars.len() {
+                if !live.contains(&v) && self.syms.is_int_var(v) {
+                    after.forget(self.syms.var(v));
+                }
+            }
+        }
+        after
+    }
+
+    fn transfer(&mut self, s: &Stmt, c: Constraints) -> Constraints {
+        self.visits += 1;
         // The last visit is from the final pass over every enclosing loop,
         // whose heads are invariants: its facts hold for every visit.
         self.facts.before.insert(key(s), c.clone());
@@ -107,9 +130,16 @@ impl Analysis<'_> {
             Stmt::If {
                 cond, then, els, ..
             } => {
-                let ct = self.refine(&c, &self.syms.cond_facts(cond, Some(&c), false));
-                let ce = self.refine(&c, &self.syms.cond_facts(cond, Some(&c), true));
-                let reach = (ct.is_feasible(), ce.is_feasible());
+                let ft = self.syms.cond_facts(cond, Some(&c), false);
+                let fe = self.syms.cond_facts(cond, Some(&c), true);
+                let ct = self.refine(&c, &ft);
+                let ce = self.refine(&c, &fe);
+                // A branch the condition adds nothing to is as reachable as
+                // the if (assumed so: no check needed).
+                let reach = (
+                    ft.is_empty() || ct.is_feasible(),
+                    fe.is_empty() || ce.is_feasible(),
+                );
                 self.facts.branches.insert(key(s), reach);
                 let ct = if reach.0 { ct } else { Constraints::bottom() };
                 let ce = if reach.1 { ce } else { Constraints::bottom() };
@@ -156,9 +186,18 @@ impl Analysis<'_> {
         test_first: bool,
         entry: Constraints,
     ) -> Constraints {
-        let mut head = entry.clone();
-        let mut settled = false;
+        // A loop nested in another is entered once per round of the outer
+        // one: an invariant found before that still contains the entry
+        // state is still an invariant, and otherwise a good start.
+        let (mut head, mut settled) = match self.facts.head.get(&key(s)) {
+            Some(h) if entry.entails(h) => (h.clone(), true),
+            Some(h) => (h.join(&entry), false),
+            None => (entry.clone(), false),
+        };
         for round in 0..MAX_ROUNDS {
+            if settled || self.visits > MAX_VISITS {
+                break;
+            }
             let (_, after) = self.iterate(cond, body, step, test_first, &head);
             // States reaching the head again: after the step (and, for
             // `do … while`, past the test).

@@ -4,5 +4,6 @@ pub mod congruence;
 pub mod deps;
 pub mod facts;
 pub mod linear;
+pub mod live;
 pub mod memory;
 pub mod symbols;

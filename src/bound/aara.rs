@@ -59,14 +59,14 @@ pub struct Aara<'a> {
 pub type TransferMemo = HashMap<(usize, usize), Vec<Transfer>>;
 
 impl Aara<'_> {
-    /// A template: a fresh variable for the constant and for every base
-    /// whose value is the same in every active lane in state `st`.
-    pub fn template(&mut self, st: &State) -> Pot {
+    /// A template: a fresh variable for the constant and for each base of
+    /// `wanted` whose value is the same in every active lane in state `st`.
+    fn template_over(&mut self, st: &State, wanted: &BTreeSet<usize>) -> Pot {
         let mut p = Pot {
             konst: Lin::var(self.lp.new_var()),
             ..Pot::default()
         };
-        for i in 0..self.bases.len() {
+        for &i in wanted {
             if self.uniform_base(i, st) {
                 p.coef.insert(i, Lin::var(self.lp.new_var()));
             }
@@ -302,13 +302,9 @@ impl Aara<'_> {
                 return pre;
             }
             let st = self.state(&self.deps.before, s);
-            let mut t = self.template(&st);
             // Components the branches never use are zero in the template.
             let used: BTreeSet<usize> = tp.support().chain(ep.support()).collect();
-            let unused: Vec<usize> = t.support().filter(|i| !used.contains(i)).collect();
-            for i in unused {
-                t.coef.remove(&i);
-            }
+            let mut t = self.template_over(&st, &used);
             self.ge(&t, &tp);
             self.ge(&t, &ep);
             t.add_const(test);
@@ -366,7 +362,17 @@ impl Aara<'_> {
             return exit;
         }
         let st = self.state(&self.deps.head, s);
-        let head = self.template(&st);
+        // The head carries what the loop changes and what comes after it.
+        let mut w = BTreeSet::new();
+        deps::written(body, &mut w);
+        deps::written(step, &mut w);
+        let wanted: BTreeSet<usize> = (0..self.bases.len())
+            .filter(|&i| {
+                exit.coef.contains_key(&i)
+                    || w.iter().any(|&v| self.bases.mentions(i, self.syms.var(v)))
+            })
+            .collect();
+        let head = self.template_over(&st, &wanted);
         if test_first {
             let mut after_body = self.stmts(step, head.clone());
             if let Some(w) = &skipped {
@@ -375,7 +381,7 @@ impl Aara<'_> {
             }
             let bp = self.stmts(body, after_body);
             let mut bp = match self.lin.body.get(&key(s)) {
-                Some(ctx) => self.weaken(bp, ctx, &st),
+                Some(ctx) => self.weaken(bp, ctx, &st, &wanted),
                 None => bp,
             };
             bp.add_const(test);
@@ -386,7 +392,7 @@ impl Aara<'_> {
             head
         } else {
             // `head` is before the body, `t` before the test.
-            let t = self.template(&st);
+            let t = self.template_over(&st, &wanted);
             let mut back = head.clone();
             back.add_const(test);
             self.ge(&t, &back);
@@ -408,10 +414,22 @@ impl Aara<'_> {
     /// max(0, L − k) + k`, so potential on a base containing `L` may pay
     /// for the same base with `L − k` plus `k` times the rest — the loop
     /// pays for an iteration as it starts rather than when its counter
-    /// moves. The LP decides how much moves (`w ≥ 0` per rewrite).
-    fn weaken(&mut self, need: Pot, ctx: &Constraints, st: &State) -> Pot {
+    /// moves. The LP decides how much moves (`w ≥ 0` per rewrite); only the
+    /// bases of `wanted` (those the loop head carries) are rewritten.
+    fn weaken(
+        &mut self,
+        need: Pot,
+        ctx: &Constraints,
+        st: &State,
+        wanted: &BTreeSet<usize>,
+    ) -> Pot {
         let mut pre = need;
-        for a in 0..self.bases.linear.len() {
+        // Only bases the head may carry can pay: their linear factors.
+        let factors: BTreeSet<usize> = wanted
+            .iter()
+            .flat_map(|&p| self.bases.factors(p).iter().copied())
+            .collect();
+        for a in factors {
             let la = self.bases.linear[a].clone();
             if !self.syms.is_uniform(&la, st) {
                 continue;
@@ -423,7 +441,7 @@ impl Aara<'_> {
             else {
                 continue;
             };
-            for p in 0..self.bases.len() {
+            for &p in wanted {
                 let factors = self.bases.factors(p);
                 let Some(pos) = factors.iter().position(|&f| f == a) else {
                     continue;
@@ -511,7 +529,9 @@ impl Aara<'_> {
     }
 
     /// The ways base `i`'s potential after `x`'s update can be paid before
-    /// it: the exact substitution and the amortized shift, where they apply.
+    /// it: for an increment, the exact substitution and the amortized shift
+    /// (the LP splits between them); for a new value, the substitution, or
+    /// else the shift.
     fn options(
         &self,
         i: usize,
@@ -521,13 +541,20 @@ impl Aara<'_> {
         update: &Update,
     ) -> Vec<Transfer> {
         match update {
-            Update::Linear(le) => [
+            // An increment: both the exact move and the amortized one.
+            Update::Linear(le) if le.coeff(x) == Rational::ONE => [
                 self.substitution(i, x, le),
                 self.shift(i, x, le, ctx, ctx, st),
             ]
             .into_iter()
             .flatten()
             .collect(),
+            // A new value: the exact move where there is one.
+            Update::Linear(le) => self
+                .substitution(i, x, le)
+                .or_else(|| self.shift(i, x, le, ctx, ctx, st))
+                .into_iter()
+                .collect(),
             Update::Relation(facts) => {
                 let mut rel = ctx.clone();
                 for f in facts {

@@ -9,7 +9,7 @@
 //! (`j := 0` turns `m − j` into `m`). Every base is nonnegative, so
 //! comparing potentials coefficient by coefficient is sound.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::absint::deps::{key, DepFacts};
 use crate::absint::facts::LinFacts;
@@ -19,9 +19,9 @@ use crate::ir::{Kernel, Stmt, VarId};
 use crate::poly::Rational;
 
 /// Most linear bases.
-const MAX_LINEAR: usize = 24;
+const MAX_LINEAR: usize = 256;
 /// Most bases of all degrees.
-const MAX_BASES: usize = 400;
+const MAX_BASES: usize = 2000;
 /// Rounds of closure under assignments.
 const CLOSURE_ROUNDS: usize = 3;
 
@@ -112,6 +112,11 @@ fn lcm(a: i128, b: i128) -> i128 {
 
 /// Collects the bases of a (jump-free, ghost-counted) kernel. Forms over
 /// the jump flags `flags` (zero in every running lane) are no bases.
+///
+/// Every linear base remembers the loop it comes from; products only
+/// combine bases of the same loop or of loops nested in one another (what
+/// nested loops pay each other with), which keeps many sequential loops
+/// from multiplying the bases.
 pub fn collect(
     k: &Kernel,
     deps: &DepFacts,
@@ -120,25 +125,24 @@ pub fn collect(
     degree: u32,
     flags: &[VarId],
 ) -> Bases {
-    let mut linear: Vec<LinExpr> = Vec::new();
-    let add = |linear: &mut Vec<LinExpr>, l: LinExpr| {
-        if flags.iter().any(|&f| !l.coeff(syms.var(f)).is_zero()) {
-            return;
-        }
-        if let Some((n, _)) = normalize(&l) {
-            if linear.len() < MAX_LINEAR && !linear.contains(&n) {
-                linear.push(n);
+    let loops = loop_tree(&k.body);
+    // Each form with the loops it comes from.
+    let mut linear: Vec<(LinExpr, BTreeSet<usize>)> = Vec::new();
+    let add =
+        |linear: &mut Vec<(LinExpr, BTreeSet<usize>)>, l: LinExpr, origin: &BTreeSet<usize>| {
+            if flags.iter().any(|&f| !l.coeff(syms.var(f)).is_zero()) {
+                return;
             }
-        }
-    };
-    let mut loops = Vec::new();
-    walk(&k.body, &mut |s| {
-        if matches!(s, Stmt::Loop { .. }) {
-            loops.push(s);
-        }
-    });
+            if let Some((n, _)) = normalize(&l) {
+                match linear.iter().position(|(x, _)| *x == n) {
+                    Some(i) => linear[i].1.extend(origin.iter().copied()),
+                    None if linear.len() < MAX_LINEAR => linear.push((n, origin.clone())),
+                    None => {}
+                }
+            }
+        };
     let assigns = assignments(&k.body, deps, lin, syms);
-    for s in &loops {
+    for (index, (s, _)) in loops.iter().enumerate() {
         let (Some(guards), Some(head), Some(body)) = (
             lin.guards.get(&key(s)),
             deps.head.get(&key(s)),
@@ -169,28 +173,50 @@ pub fn collect(
                 }
             }
             for sh in shifts {
-                add(&mut linear, u.sub(&LinExpr::constant(lb - sh)));
+                add(
+                    &mut linear,
+                    u.sub(&LinExpr::constant(lb - sh)),
+                    &BTreeSet::from([index]),
+                );
             }
         }
     }
     for _ in 0..CLOSURE_ROUNDS {
         let before = linear.len();
+        let origins_before: usize = linear.iter().map(|(_, o)| o.len()).sum();
         for a in &assigns {
-            for l in linear.clone() {
+            for (l, origin) in linear.clone() {
                 if !l.coeff(a.target).is_zero() && a.value.coeff(a.target).is_zero() {
                     let l2 = l.substitute(a.target, &a.value);
                     if syms.is_uniform(&l2, &a.state) {
-                        add(&mut linear, l2);
+                        add(&mut linear, l2, &origin);
                     }
                 }
             }
         }
-        if linear.len() == before {
+        let origins_after: usize = linear.iter().map(|(_, o)| o.len()).sum();
+        if linear.len() == before && origins_after == origins_before {
             break;
         }
     }
+    // Loops related by nesting (or equal).
+    let ancestor = |a: usize, mut b: usize| loop {
+        if a == b {
+            return true;
+        }
+        match loops[b].1 {
+            Some(p) => b = p,
+            None => return false,
+        }
+    };
+    let origins: Vec<BTreeSet<usize>> = linear.iter().map(|(_, o)| o.clone()).collect();
+    let related = |i: usize, j: usize| {
+        origins[i]
+            .iter()
+            .any(|&a| origins[j].iter().any(|&b| ancestor(a, b) || ancestor(b, a)))
+    };
     let mut bases = Bases {
-        linear,
+        linear: linear.into_iter().map(|(l, _)| l).collect(),
         ..Bases::default()
     };
     let n = bases.linear.len();
@@ -206,9 +232,11 @@ pub fn collect(
                 if bases.list.len() + next.len() >= MAX_BASES {
                     break;
                 }
-                let mut g = f.clone();
-                g.push(j);
-                next.push(g);
+                if f.iter().all(|&i| related(i, j)) {
+                    let mut g = f.clone();
+                    g.push(j);
+                    next.push(g);
+                }
             }
         }
         for f in &next {
@@ -217,6 +245,31 @@ pub fn collect(
         layer = next;
     }
     bases
+}
+
+/// Every loop in pre-order, with the index of the loop it is nested in.
+fn loop_tree(stmts: &[Stmt]) -> Vec<(&Stmt, Option<usize>)> {
+    fn go<'k>(stmts: &'k [Stmt], parent: Option<usize>, out: &mut Vec<(&'k Stmt, Option<usize>)>) {
+        for s in stmts {
+            match s {
+                Stmt::Loop { body, step, .. } => {
+                    let me = out.len();
+                    out.push((s, parent));
+                    go(body, Some(me), out);
+                    go(step, Some(me), out);
+                }
+                Stmt::If { then, els, .. } => {
+                    go(then, parent, out);
+                    go(els, parent, out);
+                }
+                Stmt::Scope { body, .. } => go(body, parent, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(stmts, None, &mut out);
+    out
 }
 
 /// An assignment `target := value` with a linear value.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::poly::poly::pretty_exp;
 use crate::poly::{Poly, Rational};
 
 /// One term: `coef · Π max(0, factor)`.
@@ -130,7 +131,11 @@ impl Term {
         if self.coef != Rational::ONE || self.factors.is_empty() {
             s.push_str(&self.coef.to_string());
         }
-        for f in &self.factors {
+        // Factors are sorted: equal ones are adjacent and print as a power.
+        let mut i = 0;
+        while i < self.factors.len() {
+            let f = &self.factors[i];
+            let n = self.factors[i..].iter().take_while(|g| *g == f).count();
             if !s.is_empty() {
                 s.push('·');
             }
@@ -144,6 +149,10 @@ impl Term {
             } else {
                 s.push_str(&format!("({f})"));
             }
+            if n > 1 {
+                s.push_str(&pretty_exp(n as u32));
+            }
+            i += n;
         }
         s
     }
@@ -231,6 +240,14 @@ mod tests {
         };
         let b = BoundExpr::new(Rational::ZERO, vec![t(100), t(77)]);
         assert_eq!(b.to_string(), "177·w");
+        let cube = BoundExpr::new(
+            Rational::ZERO,
+            vec![Term {
+                coef: Rational::int(13),
+                factors: vec![lin(&[("n", 1)], 0); 3],
+            }],
+        );
+        assert_eq!(cube.to_string(), "13·n³");
         assert_eq!(b.scaled(Rational::int(2)).to_string(), "354·w");
     }
 }

@@ -43,7 +43,7 @@ pub struct Config {
     pub block: Option<[u64; 3]>,
     /// Grid shape, when fixed.
     pub grid: Option<[u64; 3]>,
-    /// Highest degree of the base functions (1 to 3).
+    /// Highest degree of the base functions (1 to 4).
     pub degree: u32,
     /// Largest LP (variables plus constraints) solved; a kernel needing a
     /// larger one gets "no bound".
@@ -124,7 +124,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         &deps,
         &lin,
         &syms,
-        config.degree.clamp(1, 3),
+        config.degree.clamp(1, 4),
         &flag_vars,
     );
     let mem = memory_bounds(&kernel, &deps, &config.hw, config.block);

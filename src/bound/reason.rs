@@ -48,6 +48,20 @@ fn post_order<'k>(stmts: &'k [Stmt], out: &mut Vec<&'k Stmt>) {
     }
 }
 
+/// How deeply loops nest in `stmts`.
+fn nest_depth(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Loop { body, step, .. } => 1 + nest_depth(body).max(nest_depth(step)),
+            Stmt::If { then, els, .. } => nest_depth(then).max(nest_depth(els)),
+            Stmt::Scope { body, .. } => nest_depth(body),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// What keeps a loop from having a ranking potential.
 fn describe(p: &Prepared, s: &Stmt) -> String {
     let Stmt::Loop {
@@ -56,6 +70,14 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
     else {
         return String::new();
     };
+    let depth = nest_depth(body) + 1;
+    if depth > p.config.degree as usize {
+        return format!(
+            "its loops nest {depth} deep, so its cost may grow like a polynomial of degree {depth}, above the degree analyzed ({}); try --degree {}",
+            p.config.degree,
+            depth.min(4)
+        );
+    }
     if cond.is_none() {
         return "this loop has no condition: it only ends by `break` or `return`, which gives no bound on its iterations".into();
     }

@@ -129,10 +129,12 @@ impl Monomial {
 }
 
 /// Exponent in the readable form: `²`, `³`, then `^k`.
-fn pretty_exp(e: u32) -> String {
+/// Exponent in the readable form: `²`, `³`, `⁴`, else `^k`.
+pub fn pretty_exp(e: u32) -> String {
     match e {
         2 => "²".to_string(),
         3 => "³".to_string(),
+        4 => "⁴".to_string(),
         _ => format!("^{e}"),
     }
 }
@@ -571,7 +573,8 @@ mod tests {
         assert_eq!((v("w") - c(3)).to_string(), "w - 3");
         assert_eq!((-v("w")).to_string(), "-w");
         assert_eq!(v("x").pow(3).to_string(), "x³");
-        assert_eq!(v("x").pow(4).to_string(), "x^4");
+        assert_eq!(v("x").pow(4).to_string(), "x⁴");
+        assert_eq!(v("x").pow(5).to_string(), "x^5");
         // Same degree: lexicographic on the variables written out.
         let s = v("N").pow(2) + v("M") * v("N") + v("M").pow(2) + v("a") + v("Z");
         assert_eq!(s.to_string(), "M² + M·N + N² + Z + a");

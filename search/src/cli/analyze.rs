@@ -28,8 +28,8 @@ pub struct AnalyzeArgs {
     /// TOML file defining user metrics (`[metric.NAME]` tables).
     #[arg(long)]
     pub metrics_file: Option<PathBuf>,
-    /// Highest degree of the bound's base functions (1 to 3).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=3))]
+    /// Highest degree of the bound's base functions (1 to 4).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
     pub degree: u32,
     /// Block shape `X[,Y[,Z]]` (default: the file's launch site, else the
     /// parameter file; without one the bound holds for any block and
