@@ -236,3 +236,101 @@ fn simulate_bad_parameter_files() {
         "unknown metric `bogus`",
     );
 }
+
+fn testdata(name: &str) -> String {
+    format!("{}/../testdata/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn analyze_prints_bounds_and_checks_them() {
+    let o = copper(&["analyze", &testdata("addSub2.cu"), "--check"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("steps      per warp ≤ 12 + 32·(h + 1)"), "{t}");
+    assert!(t.contains("launch (32 warps) ≤"), "{t}");
+    assert!(t.contains("block time ≤ W/4 + S"), "{t}");
+    assert!(
+        t.contains("check against the simulator at h = 64, w = 1024"),
+        "{t}"
+    );
+    assert!(
+        t.contains("steps      bound 2092, simulated worst warp 1932"),
+        "{t}"
+    );
+    // One metric, a block from the command line, JSON.
+    let o = copper(&[
+        "analyze",
+        &testdata("reduce2.cu"),
+        "--metric",
+        "divwarps",
+        "--block",
+        "256",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let m = &v["kernels"][0]["metrics"][0];
+    assert_eq!(m["metric"], "divwarps");
+    assert_eq!(m["per_warp"]["bound"], "9");
+    assert_eq!(v["kernels"][0]["shape_from"], "command line");
+}
+
+#[test]
+fn analyze_explains_missing_bounds_and_rejects_bad_input() {
+    let src = "__global__ void forever(int *a) { while (a[0] > 0) { a[threadIdx.x] += 1; } }\n\
+               __global__ void fine(int *a, int n) { for (int i = 0; i < n; i++) { a[i] = i; } }\n";
+    let f = scratch("unbounded.cu", src.as_bytes());
+    let o = copper(&[
+        "analyze",
+        f.to_str().unwrap(),
+        "--metric",
+        "steps",
+        "--block",
+        "64",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("no bound: its condition bounds no counter"),
+        "{t}"
+    );
+    assert!(t.contains("unbounded.cu:1:35"), "{t}");
+    assert!(
+        t.contains("per warp ≤"),
+        "the other kernel is still bounded:\n{t}"
+    );
+    let path = f.to_str().unwrap();
+    assert_clean_failure(
+        &copper(&["analyze", "/nonexistent/k.cu"]),
+        2,
+        "cannot read file",
+    );
+    assert_clean_failure(
+        &copper(&["analyze", path, "--metric", "nope"]),
+        2,
+        "unknown metric",
+    );
+    assert_clean_failure(
+        &copper(&["analyze", path, "--kernel", "nope"]),
+        2,
+        "no kernel named `nope`",
+    );
+    assert_clean_failure(
+        &copper(&["analyze", path, "--block", "2048"]),
+        2,
+        "more than CUDA allows",
+    );
+    assert_clean_failure(&copper(&["analyze", path, "--degree", "9"]), 2, "--degree");
+    assert_clean_failure(&copper(&["analyze", path, "--budget=-1"]), 2, "budget");
+    assert_clean_failure(
+        &copper(&["analyze", path, "--params", "/nonexistent.toml"]),
+        2,
+        "cannot read parameter file",
+    );
+    // --check without a parameter entry is an error for that kernel.
+    assert_clean_failure(
+        &copper(&["analyze", path, "--check"]),
+        1,
+        "no parameter file entry",
+    );
+}

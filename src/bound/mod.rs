@@ -18,7 +18,7 @@ mod reason;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::absint::deps::{self, Dep, DepFacts, LaunchFacts, State};
 use crate::absint::facts::{self, LinFacts};
@@ -48,6 +48,9 @@ pub struct Config {
     /// Largest LP (variables plus constraints) solved; a kernel needing a
     /// larger one gets "no bound".
     pub max_lp: usize,
+    /// Time for one kernel, preparation and every metric together; past
+    /// it, the metrics not yet bounded get "no bound".
+    pub budget: Duration,
 }
 
 impl Default for Config {
@@ -58,6 +61,7 @@ impl Default for Config {
             grid: None,
             degree: 2,
             max_lp: 200_000,
+            budget: Duration::from_secs(20),
         }
     }
 }
@@ -77,6 +81,8 @@ pub struct Prepared {
     entry: Vec<Option<Vec<Poly>>>,
     entry_state: State,
     config: Config,
+    /// When preparation started (the budget counts from there).
+    started: Instant,
     memo: Mutex<aara::TransferMemo>,
 }
 
@@ -108,6 +114,7 @@ pub struct MetricBound {
 
 /// Prepares a kernel for bounding.
 pub fn prepare(k: &Kernel, config: Config) -> Prepared {
+    let started = Instant::now();
     let launch = LaunchFacts {
         block: config.block,
         grid: config.grid,
@@ -156,6 +163,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         entry,
         entry_state,
         config,
+        started,
         memo: Mutex::default(),
     }
 }
@@ -226,6 +234,18 @@ impl Prepared {
     }
 
     fn bound_table(&self, cost: &CostTable) -> (Outcome, usize, usize) {
+        let over = || {
+            Outcome::NoBound(
+                format!(
+                    "the analysis ran past its time budget of {} s (raise it with --budget)",
+                    self.config.budget.as_secs_f64()
+                ),
+                None,
+            )
+        };
+        if self.started.elapsed() > self.config.budget {
+            return (over(), 0, 0);
+        }
         let mut a = self.aara(cost);
         let mut entry = a.stmts(&self.kernel.body, Pot::default());
         a.zero_nonuniform(&mut entry, &self.entry_state);
@@ -245,6 +265,9 @@ impl Prepared {
                 vars, cons, self.config.max_lp
             );
             return (Outcome::NoBound(why, None), vars, cons);
+        }
+        if self.started.elapsed() > self.config.budget {
+            return (over(), vars, cons);
         }
         let outcome = match self.solve(&a.lp, &entry) {
             Ok(x) => self.extract(&entry, &x),

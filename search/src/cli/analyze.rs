@@ -66,6 +66,9 @@ pub struct AnalyzeArgs {
     /// needing more gets "no bound".
     #[arg(long, default_value_t = Config::default().max_lp)]
     pub max_lp: usize,
+    /// Seconds one kernel's analysis may take (all metrics together).
+    #[arg(long, default_value = "20", value_parser = parse_seconds)]
+    pub budget: std::time::Duration,
 }
 
 fn parse_dims(s: &str) -> Result<[u64; 3], String> {
@@ -83,6 +86,18 @@ fn parse_dims(s: &str) -> Result<[u64; 3], String> {
         }
     }
     Ok(d)
+}
+
+/// Parses a positive number of seconds.
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(x > 0.0 && x <= 1e6) {
+        return Err("the budget must be more than 0 and at most 1000000 seconds".into());
+    }
+    Ok(std::time::Duration::from_secs_f64(x))
 }
 
 /// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
@@ -260,6 +275,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             grid: shape.grid,
             degree: a.degree,
             max_lp: a.max_lp,
+            budget: a.budget,
         };
         let prep = prepare(&kernel, config);
         let bounds: Vec<MetricBound> = metrics.iter().map(|m| prep.bound(m)).collect();
@@ -599,5 +615,12 @@ mod tests {
         assert!(parse_block("a").is_err());
         assert_eq!(parse_grid("100000"), Ok([100000, 1, 1]));
         assert!(parse_grid("1,70000").is_err());
+        assert_eq!(
+            parse_seconds("0.5"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("0").is_err());
     }
 }
