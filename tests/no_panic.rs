@@ -1,9 +1,15 @@
-//! Property test: extraction and parsing never panic, whatever the input.
+//! Property test: extraction, parsing, lowering and the bound analysis never
+//! panic or run away, whatever the input.
 //! Run longer with `PROPTEST_CASES=200000 cargo test --release --test no_panic`.
 
 use copper::cuda::parse::parse_source;
 use copper::cuda::print;
 use copper::source::SourceFile;
+use std::time::{Duration, Instant};
+
+use copper::bound::{prepare, Config};
+use copper::cost::Metric;
+use copper::ir::lower::lower_kernel;
 use proptest::prelude::*;
 
 const PIECES: &[&str] = &[
@@ -92,6 +98,20 @@ fn check(text: String) {
     for f in &parsed.functions {
         if let Ok(func) = &f.result {
             let _ = print::function(func);
+        }
+    }
+    // Whatever lowers is analyzed, within a budget, without a panic.
+    let config = Config {
+        block: Some([64, 1, 1]),
+        budget: Duration::from_secs(2),
+        ..Config::default()
+    };
+    let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
+    for name in names {
+        if let Ok(k) = lower_kernel(&parsed, &name) {
+            let start = Instant::now();
+            let b = prepare(&k, config).bound(&Metric::builtin("steps").unwrap());
+            assert!(start.elapsed() < Duration::from_secs(10), "{name}: {b:?}");
         }
     }
     for d in parsed.all_diagnostics() {
