@@ -790,6 +790,59 @@ impl Constraints {
         (lo, hi)
     }
 
+    /// Linear lower and upper bounds of `e` over the set in terms of the
+    /// symbols `keep` accepts: every other symbol is eliminated, and each
+    /// remaining fact on `e` gives `e ≥ L` or `e ≤ U` with `L`, `U` over
+    /// kept symbols. Empty lists where there is no such bound (or the set
+    /// is empty).
+    pub fn bounds_over(
+        &self,
+        e: &LinExpr,
+        keep: &dyn Fn(Sym) -> bool,
+    ) -> (Vec<LinExpr>, Vec<LinExpr>) {
+        if self.bottom {
+            return (Vec::new(), Vec::new());
+        }
+        let mut used = self.vars();
+        used.extend(e.vars());
+        let mut t = Sym::MAX;
+        while used.contains(&t) {
+            t -= 1;
+        }
+        let Some(def) = LinExpr::var(t).checked_add_scaled(e, -Rational::ONE) else {
+            return (Vec::new(), Vec::new());
+        };
+        let (Some(up), Some(down)) = (
+            Row::from_expr(&def, false),
+            Row::from_expr(&def.neg(), false),
+        ) else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut rows = self.rows();
+        rows.push(up);
+        rows.push(down);
+        let Some(rows) = fourier_motzkin(rows, &|s| s != t && !keep(s)) else {
+            return (Vec::new(), Vec::new());
+        };
+        let (mut lower, mut upper) = (Vec::new(), Vec::new());
+        for r in &rows {
+            let a = r.coeff(t);
+            if a == 0 {
+                continue;
+            }
+            // a·t + rest ≥ 0: t ≥ −rest/a (a > 0) or t ≤ rest/|a| (a < 0).
+            let mut rest = r.to_expr();
+            rest.coeffs.remove(&t);
+            let k = Rational::new(1, a.abs());
+            if a > 0 {
+                lower.push(rest.scale(-k));
+            } else {
+                upper.push(rest.scale(k));
+            }
+        }
+        (lower, upper)
+    }
+
     /// Eliminates `s`: the result constrains the other symbols exactly as
     /// the projection of the set does (over the rationals, unless a cap is
     /// hit), and says nothing about `s`.
@@ -1197,6 +1250,17 @@ mod tests {
         f.add_ge0(lin(&[(-1, Y)], 4));
         assert_eq!(f.bounds(&v(X)), (Some(r(1)), Some(r(5))));
         assert_eq!(f.bounds(&v(X).sub(&v(Y))), (Some(r(1)), Some(r(1))));
+    }
+
+    #[test]
+    fn bounds_over_kept_symbols() {
+        // 0 ≤ i ≤ n − 1, x = 4·i + 2: x between 2 and 4n − 2.
+        let mut c = loop_body();
+        c.add_eq0(lin(&[(1, X), (-4, I)], -2));
+        let (lo, hi) = c.bounds_over(&v(X), &|s| s == N);
+        assert_eq!(lo, vec![k(2)]);
+        assert_eq!(hi, vec![lin(&[(4, N)], -2)]);
+        assert_eq!(c.bounds_over(&v(Y), &|s| s == N), (vec![], vec![]));
     }
 
     #[test]

@@ -22,11 +22,12 @@ use std::time::{Duration, Instant};
 
 use crate::absint::deps::{self, Dep, DepFacts, LaunchFacts, State};
 use crate::absint::facts::{self, LinFacts};
+use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::memory;
-use crate::absint::symbols::Symbols;
+use crate::absint::symbols::{SymKind, Symbols};
 use crate::cost::{CostTable, Hardware, Metric};
 use crate::ir::structured::without_jumps;
-use crate::ir::{Kernel, SiteId, VarId, VarKind};
+use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::{Poly, Rational};
 use aara::Aara;
 use base::Bases;
@@ -192,7 +193,114 @@ pub fn memory_bounds(
         .collect()
 }
 
+/// The range of an array index over all threads of a block: lower and
+/// upper bounds as polynomials over the parameters, `blockIdx`, `blockDim`
+/// and `gridDim` (every bound listed holds; several may).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexBounds {
+    /// `index ≥ each`.
+    pub lower: Vec<Poly>,
+    /// `index ≤ each`.
+    pub upper: Vec<Poly>,
+}
+
 impl Prepared {
+    /// The range of the index of access site `site` over the threads of a
+    /// block (what global-to-shared needs: the segment a block touches).
+    /// The site's span identifies the access in the source and the AST.
+    /// `None` when the index has no linear form.
+    pub fn index_bounds(&self, site: SiteId) -> Option<IndexBounds> {
+        let (index, ctx) = self.site_context(site)?;
+        let l = self.syms.linearize(index, Some(ctx))?;
+        let keep =
+            |s: Sym| self.syms.is_input(s) || matches!(self.syms.kind(s), SymKind::BlockIdx(_));
+        let (lower, upper) = ctx.bounds_over(&l, &keep);
+        let poly = |l: &LinExpr| {
+            let mut p = Poly::constant(l.constant);
+            for (&s, &a) in &l.coeffs {
+                p += Poly::var(&self.syms.name(&self.kernel, s)).scale(a);
+            }
+            p
+        };
+        Some(IndexBounds {
+            lower: lower.iter().map(poly).collect(),
+            upper: upper.iter().map(poly).collect(),
+        })
+    }
+
+    /// The index expression of a site and the facts where it is evaluated.
+    fn site_context(&self, site: SiteId) -> Option<(&crate::ir::Expr, &Constraints)> {
+        fn index_of(e: &crate::ir::Expr, site: SiteId) -> Option<&crate::ir::Expr> {
+            use crate::ir::ExprKind as K;
+            match &e.kind {
+                K::Load(a) if a.site == site => Some(&a.index),
+                K::Load(a) => index_of(&a.index, site),
+                K::Unary(_, x) | K::Convert { value: x, .. } => index_of(x, site),
+                K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) => {
+                    index_of(a, site).or_else(|| index_of(b, site))
+                }
+                K::Select(c, a, b) => index_of(c, site)
+                    .or_else(|| index_of(a, site))
+                    .or_else(|| index_of(b, site)),
+                K::Call(_, args) => args.iter().find_map(|x| index_of(x, site)),
+                K::Const(_) | K::Var(_) | K::Builtin(_) => None,
+            }
+        }
+        fn walk<'k>(
+            stmts: &'k [Stmt],
+            site: SiteId,
+            lin: &'k LinFacts,
+        ) -> Option<(&'k crate::ir::Expr, &'k Constraints)> {
+            for s in stmts {
+                let before = lin.before.get(&deps::key(s));
+                let here = |e: &'k crate::ir::Expr| index_of(e, site).zip(before);
+                let found = match s {
+                    Stmt::Assign { value, .. } => here(value),
+                    Stmt::Store { access, value, .. } => {
+                        if access.site == site {
+                            Some(&*access.index).zip(before)
+                        } else {
+                            here(&access.index).or_else(|| here(value))
+                        }
+                    }
+                    Stmt::Atomic {
+                        access,
+                        value,
+                        compare,
+                        ..
+                    } => {
+                        if access.site == site {
+                            Some(&*access.index).zip(before)
+                        } else {
+                            here(&access.index)
+                                .or_else(|| here(value))
+                                .or_else(|| compare.as_ref().and_then(here))
+                        }
+                    }
+                    Stmt::If {
+                        cond, then, els, ..
+                    } => here(cond)
+                        .or_else(|| walk(then, site, lin))
+                        .or_else(|| walk(els, site, lin)),
+                    Stmt::Loop {
+                        cond, body, step, ..
+                    } => cond
+                        .as_ref()
+                        .and_then(|c| index_of(c, site).zip(lin.head.get(&deps::key(s))))
+                        .or_else(|| walk(body, site, lin))
+                        .or_else(|| walk(step, site, lin)),
+                    Stmt::Scope { body, .. } => walk(body, site, lin),
+                    _ => None,
+                };
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        walk(&self.kernel.body, site, &self.lin)
+    }
+
     /// Number of base functions.
     pub fn num_bases(&self) -> usize {
         self.bases.len()
@@ -398,4 +506,46 @@ impl Prepared {
 /// error below it and a little above it.
 fn snap(v: f64) -> Option<Rational> {
     Rational::at_least(v, 1e-10 * (1.0 + v.abs()), 1e-7 * (1.0 + v.abs()), 1 << 20)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::parse::parse_source;
+    use crate::ir::lower::lower_kernel;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn index_ranges_per_block() {
+        let f = parse_source(SourceFile::new(
+            "t.cu",
+            "__global__ void k(int *A, int *B, int w, int h) {\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             for (int j = 0; j < h; j += 2) { B[j * w + i] += A[i]; } }",
+        ));
+        let k = lower_kernel(&f, "k").unwrap();
+        let p = prepare(
+            &k,
+            Config {
+                block: Some([256, 1, 1]),
+                ..Config::default()
+            },
+        );
+        let a = k
+            .sites
+            .iter()
+            .position(|s| k.arrays[s.array].name == "A")
+            .unwrap();
+        let b = p.index_bounds(a).unwrap();
+        let text = |v: &[Poly]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(text(&b.lower), vec!["256·blockIdx.x"]);
+        assert_eq!(text(&b.upper), vec!["256·blockIdx.x + 255"]);
+        // B[j·w + i]: not linear (w is a parameter).
+        let bsite = k
+            .sites
+            .iter()
+            .position(|s| k.arrays[s.array].name == "B")
+            .unwrap();
+        assert!(p.index_bounds(bsite).is_none());
+    }
 }
