@@ -1009,7 +1009,7 @@ impl<'a> Lowerer<'a> {
                 flatten_init(init, &mut flat);
                 for (i, e) in flat.into_iter().enumerate() {
                     let v = self.expr(e, out)?;
-                    let access = self.access(id, int(i as i64, Scalar::I64), true, e.meta.span);
+                    let access = self.access(id, int(i as i64, Scalar::I64), true, &e.meta);
                     out.push(Stmt::Store {
                         access,
                         value: convert(v, elem),
@@ -1042,11 +1042,12 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn access(&mut self, array: ArrayId, index: Expr, is_write: bool, span: Span) -> Access {
+    fn access(&mut self, array: ArrayId, index: Expr, is_write: bool, meta: &ast::Meta) -> Access {
         self.k.sites.push(Site {
             array,
             is_write,
-            span,
+            span: meta.span,
+            node: meta.id,
         });
         Access {
             array,
@@ -1149,7 +1150,7 @@ impl<'a> Lowerer<'a> {
                 let value = match op {
                     None => r,
                     Some(o) => {
-                        let read = self.access(array, index.clone(), false, lhs.meta.span);
+                        let read = self.access(array, index.clone(), false, &lhs.meta);
                         let cur = Expr {
                             kind: ExprKind::Load(read),
                             ty: elem,
@@ -1168,7 +1169,7 @@ impl<'a> Lowerer<'a> {
                     });
                     value = var_expr(&self.k, t);
                 }
-                let access = self.access(array, index, true, lhs.meta.span);
+                let access = self.access(array, index, true, &lhs.meta);
                 out.push(Stmt::Store {
                     access,
                     value: value.clone(),
@@ -1387,7 +1388,7 @@ impl<'a> Lowerer<'a> {
                 _ => match self.lookup(n, span)? {
                     Binding::Var(v) => var_expr(&self.k, v),
                     Binding::Cell(a) => {
-                        let access = self.access(a, int(0, Scalar::I64), false, span);
+                        let access = self.access(a, int(0, Scalar::I64), false, &e.meta);
                         Expr {
                             kind: ExprKind::Load(access),
                             ty: self.k.arrays[a].elem,
@@ -1464,7 +1465,7 @@ impl<'a> Lowerer<'a> {
                 }
                 UnOp::Deref => {
                     let (a, idx) = self.element(e, out)?;
-                    let access = self.access(a, idx, false, span);
+                    let access = self.access(a, idx, false, &e.meta);
                     Expr {
                         kind: ExprKind::Load(access),
                         ty: self.k.arrays[a].elem,
@@ -1633,7 +1634,7 @@ impl<'a> Lowerer<'a> {
             },
             A::Index(..) => {
                 let (a, idx) = self.element(e, out)?;
-                let access = self.access(a, idx, false, span);
+                let access = self.access(a, idx, false, &e.meta);
                 Expr {
                     kind: ExprKind::Load(access),
                     ty: self.k.arrays[a].elem,
@@ -1751,7 +1752,7 @@ impl<'a> Lowerer<'a> {
             return fail(span, format!("`{name}` on floating-point data"));
         }
         let result = want_value.then(|| self.temp(elem, span));
-        let access = self.access(array, idx, true, args[0].meta.span);
+        let access = self.access(array, idx, true, &args[0].meta);
         out.push(Stmt::Atomic {
             op,
             access,

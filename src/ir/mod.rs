@@ -100,6 +100,9 @@ pub struct Site {
     pub is_write: bool,
     /// Where the access is.
     pub span: Span,
+    /// The AST node of the access (in the function it was written in: a
+    /// device function's accesses keep that function's ids).
+    pub node: crate::cuda::ast::NodeId,
 }
 
 /// One dimension of a CUDA builtin vector.

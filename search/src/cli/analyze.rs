@@ -469,7 +469,14 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
                     }
                     let timed = !COUNTING.contains(&b.metric.as_str());
                     if let Some(t) = block_time(e, s, &r.shape, issue, warp).filter(|_| timed) {
-                        println!("  {:<width$}  block time ≤ W/{issue} + S = {t}", "");
+                        let warps = r
+                            .shape
+                            .block
+                            .map_or(0, |b| b.iter().product::<u64>().div_ceil(warp));
+                        println!(
+                            "  {:<width$}  block time ≤ W/{issue} + S = {t}  (W: work of its {warps} warps, S: span)",
+                            ""
+                        );
                     }
                 }
                 assumptions.extend(e.assumptions());
