@@ -182,28 +182,17 @@ pub fn key(s: &Stmt) -> usize {
 
 /// Variables a statement list may write.
 pub fn written(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
-    for s in stmts {
-        match s {
-            Stmt::Assign { var, .. } => {
-                out.insert(*var);
-            }
-            Stmt::Atomic {
-                result: Some(r), ..
-            } => {
-                out.insert(*r);
-            }
-            Stmt::If { then, els, .. } => {
-                written(then, out);
-                written(els, out);
-            }
-            Stmt::Loop { body, step, .. } => {
-                written(body, out);
-                written(step, out);
-            }
-            Stmt::Scope { body, .. } => written(body, out),
-            _ => {}
+    crate::ir::visit_stmts(stmts, &mut |s| match s {
+        Stmt::Assign { var, .. } => {
+            out.insert(*var);
         }
-    }
+        Stmt::Atomic {
+            result: Some(r), ..
+        } => {
+            out.insert(*r);
+        }
+        _ => {}
+    });
 }
 
 /// The variables `stmts` write inside guards that test `flag` (the parts

@@ -742,52 +742,14 @@ impl Constraints {
     /// Exact over the rationals unless a cap is hit (then possibly looser).
     /// `(None, None)` for an empty set.
     pub fn bounds(&self, e: &LinExpr) -> (Option<Rational>, Option<Rational>) {
-        if self.bottom {
-            return (None, None);
+        // With every symbol eliminated, the bounds are constants.
+        let (lower, upper) = self.bounds_over(e, &|_| false);
+        let lo = lower.iter().map(|l| l.constant).max();
+        let hi = upper.iter().map(|u| u.constant).min();
+        match (lo, hi) {
+            (Some(l), Some(h)) if l > h => (None, None),
+            _ => (lo, hi),
         }
-        // A fresh symbol t = e; eliminate everything else.
-        let mut used = self.vars();
-        used.extend(e.vars());
-        let mut t = Sym::MAX;
-        while used.contains(&t) {
-            t -= 1;
-        }
-        let Some(def) = LinExpr::var(t).checked_add_scaled(e, -Rational::ONE) else {
-            return (None, None);
-        };
-        let (Some(up), Some(down)) = (
-            Row::from_expr(&def, false),
-            Row::from_expr(&def.neg(), false),
-        ) else {
-            return (None, None);
-        };
-        let mut rows = self.rows();
-        rows.push(up);
-        rows.push(down);
-        let Some(rows) = fourier_motzkin(rows, &|s| s != t) else {
-            return (None, None);
-        };
-        let (mut lo, mut hi): (Option<Rational>, Option<Rational>) = (None, None);
-        for r in &rows {
-            // Only rows in t are left, normalized to `±t + c ≥ 0`.
-            match r.coeffs.as_slice() {
-                [(s, 1)] if *s == t => {
-                    let b = -r.constant;
-                    lo = Some(lo.map_or(b, |l| l.max(b)));
-                }
-                [(s, -1)] if *s == t => {
-                    let b = r.constant;
-                    hi = Some(hi.map_or(b, |h| h.min(b)));
-                }
-                _ => {}
-            }
-        }
-        if let (Some(l), Some(h)) = (lo, hi) {
-            if l > h {
-                return (None, None);
-            }
-        }
-        (lo, hi)
     }
 
     /// Linear lower and upper bounds of `e` over the set in terms of the

@@ -280,28 +280,10 @@ struct LinAssign {
     ctx: Constraints,
 }
 
-fn walk<'k>(stmts: &'k [Stmt], f: &mut impl FnMut(&'k Stmt)) {
-    for s in stmts {
-        f(s);
-        match s {
-            Stmt::If { then, els, .. } => {
-                walk(then, f);
-                walk(els, f);
-            }
-            Stmt::Loop { body, step, .. } => {
-                walk(body, f);
-                walk(step, f);
-            }
-            Stmt::Scope { body, .. } => walk(body, f),
-            _ => {}
-        }
-    }
-}
-
 /// Every assignment of a linear value, with the dependence state before it.
 fn assignments(stmts: &[Stmt], deps: &DepFacts, lin: &LinFacts, syms: &Symbols) -> Vec<LinAssign> {
     let mut out = Vec::new();
-    walk(stmts, &mut |s| {
+    crate::ir::visit_stmts(stmts, &mut |s| {
         if let Stmt::Assign { var, value, .. } = s {
             let (Some(st), Some(ctx)) = (deps.before.get(&key(s)), lin.before.get(&key(s))) else {
                 return;

@@ -244,17 +244,15 @@ fn top_level_updates<'k>(
 
 /// How many assignments to `v` a statement list has, at any depth.
 fn count_writes(stmts: &[Stmt], v: VarId) -> usize {
-    stmts
-        .iter()
-        .map(|s| match s {
-            Stmt::Assign { var, .. } => (*var == v) as usize,
-            Stmt::Atomic { result, .. } => (*result == Some(v)) as usize,
-            Stmt::If { then, els, .. } => count_writes(then, v) + count_writes(els, v),
-            Stmt::Loop { body, step, .. } => count_writes(body, v) + count_writes(step, v),
-            Stmt::Scope { body, .. } => count_writes(body, v),
-            _ => 0,
-        })
-        .sum()
+    let mut n = 0;
+    crate::ir::visit_stmts(stmts, &mut |s| match s {
+        Stmt::Assign { var, .. } if *var == v => n += 1,
+        Stmt::Atomic {
+            result: Some(r), ..
+        } if *r == v => n += 1,
+        _ => {}
+    });
+    n
 }
 
 /// Evaluates an expression over known variable values, with C semantics.

@@ -482,3 +482,23 @@ pub fn visit_exprs(stmts: &[Stmt], f: &mut impl FnMut(&Expr)) {
         }
     }
 }
+
+/// Calls `f` on every statement of a list and of the lists nested in it,
+/// each before its nested ones.
+pub fn visit_stmts<'k>(stmts: &'k [Stmt], f: &mut impl FnMut(&'k Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If { then, els, .. } => {
+                visit_stmts(then, f);
+                visit_stmts(els, f);
+            }
+            Stmt::Loop { body, step, .. } => {
+                visit_stmts(body, f);
+                visit_stmts(step, f);
+            }
+            Stmt::Scope { body, .. } => visit_stmts(body, f),
+            _ => {}
+        }
+    }
+}
