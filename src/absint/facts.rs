@@ -307,3 +307,58 @@ impl Analysis<'_> {
         self.relate(var, &facts, c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::absint::deps::LaunchFacts;
+    use crate::cuda::parse::parse_source;
+    use crate::ir::lower::lower_kernel;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn loop_invariants_and_guards() {
+        let f = parse_source(SourceFile::new(
+            "t.cu",
+            "__global__ void k(int *a, int n) { int s = 0;\n\
+             for (int i = 0; i < n; i += 2) { s += a[i]; }\n\
+             a[0] = s; }",
+        ));
+        let k = lower_kernel(&f, "k").unwrap();
+        let syms = Symbols::new(
+            &k,
+            LaunchFacts {
+                block: Some([32, 1, 1]),
+                grid: None,
+                warp: 32,
+            },
+        );
+        let facts = analyze(&k, &syms, &HashMap::new());
+        let lp = k
+            .body
+            .iter()
+            .find(|s| matches!(s, Stmt::Loop { .. }))
+            .unwrap();
+        let v = |name: &str| {
+            LinExpr::var(syms.var(k.vars.iter().position(|x| x.name == name).unwrap()))
+        };
+        let (i, n) = (v("i"), v("n"));
+        // In the body: 0 ≤ i ≤ n − 1; at the head: i ≥ 0 (and i is even in
+        // truth, which a convex domain does not say).
+        let body = &facts.body[&key(lp)];
+        assert!(body.entails_ge0(&i));
+        assert!(body.entails_ge0(&n.sub(&i).sub(&LinExpr::int(1))));
+        assert!(facts.head[&key(lp)].entails_ge0(&i));
+        assert_eq!(
+            facts.guards[&key(lp)]
+                .iter()
+                .map(|g| g.to_string_with(|s| syms.name(&k, s)))
+                .collect::<Vec<_>>(),
+            vec!["n - i - 1"]
+        );
+        // After the loop its counter is dead and forgotten.
+        let store = k.body.last().unwrap();
+        assert!(!facts.before[&key(store)]
+            .mentions(syms.var(k.vars.iter().position(|x| x.name == "i").unwrap())));
+    }
+}

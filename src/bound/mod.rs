@@ -515,6 +515,84 @@ mod tests {
     use crate::ir::lower::lower_kernel;
     use crate::source::SourceFile;
 
+    fn bound(src: &str, block: Option<[u64; 3]>, metric: &str) -> Outcome {
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        prepare(
+            &k,
+            Config {
+                block,
+                ..Config::default()
+            },
+        )
+        .bound(&Metric::builtin(metric).unwrap())
+        .work
+    }
+
+    fn text(o: &Outcome) -> String {
+        match o {
+            Outcome::Bound(e) => e.to_string(),
+            Outcome::NoBound(why, _) => format!("no bound: {why}"),
+        }
+    }
+
+    #[test]
+    fn a_counted_loop_costs_its_body_per_iteration() {
+        // One global store per iteration of a coalesced, aligned index.
+        let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i * 32 + threadIdx.x] = 0; } }";
+        assert_eq!(text(&bound(src, Some([32, 1, 1]), "sectors")), "4·n");
+        assert_eq!(text(&bound(src, Some([32, 1, 1]), "divwarps")), "0");
+    }
+
+    #[test]
+    fn loops_fixed_by_the_block_are_counted() {
+        let src = "__global__ void k(int *a) { __shared__ int s[256]; s[threadIdx.x] = a[threadIdx.x]; __syncthreads();\n\
+                   for (unsigned int d = blockDim.x / 2; d > 0; d >>= 1) { if (threadIdx.x < d) { s[threadIdx.x] += s[threadIdx.x + d]; } __syncthreads(); }\n\
+                   a[threadIdx.x] = s[threadIdx.x]; }";
+        // 8 halvings for 256 threads, each a divergent test.
+        assert_eq!(text(&bound(src, Some([256, 1, 1]), "divwarps")), "8");
+        // With any block, halving still ends: linear in blockDim.x.
+        assert!(text(&bound(src, None, "divwarps")).contains("blockDim.x"));
+    }
+
+    #[test]
+    fn divergent_breaks_keep_counters_uniform_inside() {
+        let src = "__global__ void k(int *a, int n) { int f = -1;\n\
+                   for (int j = 0; j < n; j++) { if (a[j * 32 + threadIdx.x] == 0) { f = j; break; } }\n\
+                   a[threadIdx.x] = f; }";
+        let o = bound(src, Some([32, 1, 1]), "divwarps");
+        assert_eq!(text(&o), "n");
+    }
+
+    #[test]
+    fn data_dependent_loops_have_no_bound_and_say_where() {
+        let src =
+            "__global__ void k(int *a) { int i = 0; while (a[i] > 0) { i = a[i]; } a[0] = i; }";
+        match bound(src, Some([32, 1, 1]), "steps") {
+            Outcome::NoBound(why, Some(span)) => {
+                assert!(why.contains("data-dependent"), "{why}");
+                assert!(span.start > 0);
+            }
+            other => panic!("expected no bound, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_lp_budget_is_respected() {
+        let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i] = 0; } }";
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        let p = prepare(
+            &k,
+            Config {
+                max_lp: 3,
+                ..Config::default()
+            },
+        );
+        let b = p.bound(&Metric::builtin("steps").unwrap());
+        assert!(matches!(&b.work, Outcome::NoBound(why, _) if why.contains("--max-lp")));
+    }
+
     #[test]
     fn index_ranges_per_block() {
         let f = parse_source(SourceFile::new(
