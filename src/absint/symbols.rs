@@ -301,6 +301,10 @@ impl Symbols {
                         .constant
                         .is_integer()
                         .then(|| a.scale(Rational::int(1 << b.constant.num()))),
+                    _ if a.is_constant() && b.is_constant() => {
+                        fold_constants(*op, a.constant, b.constant, e.ty.is_signed())
+                            .map(LinExpr::int)
+                    }
                     _ => None,
                 }
             }
@@ -782,6 +786,29 @@ pub fn int_bounds(c: &Constraints, e: &LinExpr) -> (Option<Rational>, Option<Rat
         lo.map(|l| Rational::int(l.ceil())),
         hi.map(|h| Rational::int(h.floor())),
     )
+}
+
+/// `a op b` for integer constants with C semantics (division and `%`
+/// toward zero), where the operator is not linear; `None` when undefined,
+/// or for negative operands of an unsigned or bitwise operation.
+fn fold_constants(op: BinOp, a: Rational, b: Rational, signed: bool) -> Option<i128> {
+    if !a.is_integer() || !b.is_integer() {
+        return None;
+    }
+    let (x, y) = (a.num(), b.num());
+    let both_nonneg = x >= 0 && y >= 0;
+    if !signed && !both_nonneg {
+        return None;
+    }
+    match op {
+        BinOp::Div if y != 0 => Some(x / y),
+        BinOp::Rem if y != 0 => Some(x % y),
+        BinOp::Shr if (0..31).contains(&y) && x >= 0 => Some(x >> y),
+        BinOp::BitAnd if both_nonneg => Some(x & y),
+        BinOp::BitOr if both_nonneg => Some(x | y),
+        BinOp::BitXor if both_nonneg => Some(x ^ y),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

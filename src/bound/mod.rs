@@ -210,7 +210,7 @@ impl Prepared {
     /// The site's span identifies the access in the source and the AST.
     /// `None` when the index has no linear form.
     pub fn index_bounds(&self, site: SiteId) -> Option<IndexBounds> {
-        let (index, ctx) = self.site_context(site)?;
+        let (index, ctx, _) = self.site_context(site)?;
         let l = self.syms.linearize(index, Some(ctx))?;
         let keep =
             |s: Sym| self.syms.is_input(s) || matches!(self.syms.kind(s), SymKind::BlockIdx(_));
@@ -228,8 +228,69 @@ impl Prepared {
         })
     }
 
-    /// The index expression of a site and the facts where it is evaluated.
-    fn site_context(&self, site: SiteId) -> Option<(&crate::ir::Expr, &Constraints)> {
+    /// Whether the lanes of each warp access distinct elements at `site`
+    /// (every lane's element its own), as far as the analysis proves: the
+    /// index is a lane-injective affine function of the thread index, plus
+    /// uniform terms, times uniform factors the facts show nonzero.
+    pub fn lane_injective(&self, site: SiteId) -> bool {
+        let Some((index, ctx, st)) = self.site_context(site) else {
+            return false;
+        };
+        self.injective(index, ctx, st)
+    }
+
+    fn injective(&self, e: &crate::ir::Expr, ctx: &Constraints, st: &State) -> bool {
+        use crate::cuda::ast::BinOp;
+        use crate::ir::ExprKind as K;
+        let launch = self.syms.launch();
+        let uniform = |x: &crate::ir::Expr| deps::dep_of(&self.kernel, launch, x, st).is_uniform();
+        let nonzero = |x: &crate::ir::Expr| {
+            self.syms.linearize(x, Some(ctx)).is_some_and(|l| {
+                ctx.entails_ge0(&l.sub(&LinExpr::int(1)))
+                    || ctx.entails_ge0(&l.neg().sub(&LinExpr::int(1)))
+            })
+        };
+        match &e.kind {
+            K::Convert { value, .. } if !value.ty.is_float() && !e.ty.is_float() => {
+                self.injective(value, ctx, st)
+            }
+            K::Binary(BinOp::Add | BinOp::Sub, a, b) if uniform(a) => self.injective(b, ctx, st),
+            K::Binary(BinOp::Add | BinOp::Sub, a, b) if uniform(b) => self.injective(a, ctx, st),
+            K::Binary(BinOp::Mul, a, b) if uniform(a) && nonzero(a) => self.injective(b, ctx, st),
+            K::Binary(BinOp::Mul, a, b) if uniform(b) && nonzero(b) => self.injective(a, ctx, st),
+            _ => {
+                let Dep::Affine(coefs, _) = deps::dep_of(&self.kernel, launch, e, st) else {
+                    return false;
+                };
+                let mut k = [0i64; 3];
+                for d in 0..3 {
+                    match coefs[d] {
+                        deps::Coef::Known(c) => k[d] = c,
+                        deps::Coef::Unknown => return false,
+                    }
+                }
+                let block = match launch.block {
+                    Some(b) => b,
+                    None if k[1] == 0 && k[2] == 0 => [launch.warp, 1, 1],
+                    None => return false,
+                };
+                memory::warps_of(block, launch.warp).iter().all(|lanes| {
+                    let mut offs: Vec<i64> = lanes
+                        .iter()
+                        .map(|t| k[0] * t[0] + k[1] * t[1] + k[2] * t[2])
+                        .collect();
+                    let n = offs.len();
+                    offs.sort_unstable();
+                    offs.dedup();
+                    offs.len() == n
+                })
+            }
+        }
+    }
+
+    /// The index expression of a site, with the facts and dependence state
+    /// where it is evaluated.
+    fn site_context(&self, site: SiteId) -> Option<(&crate::ir::Expr, &Constraints, &State)> {
         fn index_of(e: &crate::ir::Expr, site: SiteId) -> Option<&crate::ir::Expr> {
             use crate::ir::ExprKind as K;
             match &e.kind {
@@ -246,50 +307,53 @@ impl Prepared {
                 K::Const(_) | K::Var(_) | K::Builtin(_) => None,
             }
         }
+        type Found<'k> = Option<(&'k crate::ir::Expr, &'k Constraints, &'k State)>;
         fn walk<'k>(
             stmts: &'k [Stmt],
             site: SiteId,
             lin: &'k LinFacts,
-        ) -> Option<(&'k crate::ir::Expr, &'k Constraints)> {
+            deps: &'k DepFacts,
+        ) -> Found<'k> {
             for s in stmts {
-                let before = lin.before.get(&deps::key(s));
-                let here = |e: &'k crate::ir::Expr| index_of(e, site).zip(before);
+                let k = deps::key(s);
+                let before = lin.before.get(&k).zip(deps.before.get(&k));
+                let at = |e: &'k crate::ir::Expr| Some(e).zip(before).map(|(e, (c, d))| (e, c, d));
+                let here = |e: &'k crate::ir::Expr| index_of(e, site).and_then(at);
                 let found = match s {
                     Stmt::Assign { value, .. } => here(value),
+                    Stmt::Store { access, value, .. } | Stmt::Atomic { access, value, .. }
+                        if access.site == site =>
+                    {
+                        let _ = value;
+                        at(&access.index)
+                    }
                     Stmt::Store { access, value, .. } => {
-                        if access.site == site {
-                            Some(&*access.index).zip(before)
-                        } else {
-                            here(&access.index).or_else(|| here(value))
-                        }
+                        here(&access.index).or_else(|| here(value))
                     }
                     Stmt::Atomic {
                         access,
                         value,
                         compare,
                         ..
-                    } => {
-                        if access.site == site {
-                            Some(&*access.index).zip(before)
-                        } else {
-                            here(&access.index)
-                                .or_else(|| here(value))
-                                .or_else(|| compare.as_ref().and_then(here))
-                        }
-                    }
+                    } => here(&access.index)
+                        .or_else(|| here(value))
+                        .or_else(|| compare.as_ref().and_then(here)),
                     Stmt::If {
                         cond, then, els, ..
                     } => here(cond)
-                        .or_else(|| walk(then, site, lin))
-                        .or_else(|| walk(els, site, lin)),
+                        .or_else(|| walk(then, site, lin, deps))
+                        .or_else(|| walk(els, site, lin, deps)),
                     Stmt::Loop {
                         cond, body, step, ..
                     } => cond
                         .as_ref()
-                        .and_then(|c| index_of(c, site).zip(lin.head.get(&deps::key(s))))
-                        .or_else(|| walk(body, site, lin))
-                        .or_else(|| walk(step, site, lin)),
-                    Stmt::Scope { body, .. } => walk(body, site, lin),
+                        .and_then(|c| {
+                            let head = lin.head.get(&k).zip(deps.head.get(&k));
+                            index_of(c, site).zip(head).map(|(e, (c, d))| (e, c, d))
+                        })
+                        .or_else(|| walk(body, site, lin, deps))
+                        .or_else(|| walk(step, site, lin, deps)),
+                    Stmt::Scope { body, .. } => walk(body, site, lin, deps),
                     _ => None,
                 };
                 if found.is_some() {
@@ -298,7 +362,35 @@ impl Prepared {
             }
             None
         }
-        walk(&self.kernel.body, site, &self.lin)
+        walk(&self.kernel.body, site, &self.lin, &self.deps)
+    }
+
+    /// Whether the condition of the `if` or loop written at `span` is the
+    /// same in every lane of a warp (every copy, for code inlined several
+    /// times); `None` when there is no such statement.
+    pub fn uniform_at(&self, span: crate::source::Span) -> Option<bool> {
+        let mut found = None;
+        crate::ir::visit_stmts(&self.kernel.body, &mut |s| {
+            let at = match s {
+                Stmt::If { span, .. } | Stmt::Loop { span, .. } => *span,
+                _ => return,
+            };
+            if at == span {
+                let u = self
+                    .deps
+                    .uniform_cond
+                    .get(&deps::key(s))
+                    .copied()
+                    .unwrap_or(false);
+                found = Some(found.unwrap_or(true) && u);
+            }
+        });
+        found
+    }
+
+    /// The thread dependence of the index of access site `site`.
+    pub fn index_dep(&self, site: SiteId) -> Dep {
+        self.deps.index.get(&site).copied().unwrap_or(Dep::Varying)
     }
 
     /// Number of base functions.

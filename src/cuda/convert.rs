@@ -845,10 +845,16 @@ impl<'a> Converter<'a> {
             return None;
         }
         let text = &self.unit.text;
+        // lang-c's spans may take in the whitespace after a node.
+        let node = text.get(s.start..s.end)?;
+        let (start, end) = (s.start, s.start + node.trim_end().len());
         self.unit.macro_uses.iter().find_map(|m| {
             let (mut a, mut b) = (m.out.start, m.out.end);
+            let piece = text.get(a..b)?;
+            a += piece.len() - piece.trim_start().len();
+            b -= piece.len() - piece.trim_end().len();
             loop {
-                if a == s.start && b == s.end {
+                if a == start && b == end {
                     return Some(m.invocation.clone());
                 }
                 let inner = text.get(a..b)?.trim();

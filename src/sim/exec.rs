@@ -35,6 +35,36 @@ pub struct GlobalArray {
     pub elem: Scalar,
     /// Element bit patterns.
     pub data: Vec<AtomicU64>,
+    /// Which blocks touched each element, when races between blocks are
+    /// detected ([`AccessState`]); empty otherwise.
+    pub touched: Vec<AtomicU64>,
+}
+
+/// What blocks did to one global element so far, packed in a `u64`: a
+/// race between blocks is one block writing an element another block
+/// reads or writes (blocks are not ordered; atomics are exempt).
+struct AccessState;
+
+impl AccessState {
+    const UNTOUCHED: u64 = 0;
+    const READ_BY_MANY: u64 = u64::MAX;
+
+    fn by(block: u64, write: bool) -> u64 {
+        ((block + 1) << 1) | write as u64
+    }
+
+    /// The state after `block` accesses the element, or the other block
+    /// it races with (`None`: several readers).
+    fn next(cur: u64, block: u64, write: bool) -> Result<u64, Option<u64>> {
+        match cur {
+            Self::UNTOUCHED => Ok(Self::by(block, write)),
+            Self::READ_BY_MANY if write => Err(None),
+            Self::READ_BY_MANY => Ok(cur),
+            s if s >> 1 == block + 1 => Ok(s | write as u64),
+            s if s & 1 == 0 && !write => Ok(Self::READ_BY_MANY),
+            s => Err(Some((s >> 1) - 1)),
+        }
+    }
 }
 
 /// Statistics of one access site over a launch.
@@ -656,6 +686,56 @@ impl<'a> Block<'a> {
         s.max_transactions = s.max_transactions.max(n);
     }
 
+    /// Records a plain (not atomic) access of a global element for race
+    /// detection; an error when another block wrote it, or it writes what
+    /// another block accessed.
+    fn track(
+        &self,
+        w: &Warp,
+        a: &Access,
+        i: i64,
+        lane: usize,
+        write: bool,
+    ) -> Result<(), SimError> {
+        let Storage::Global(g) = self.ctx.storage[a.array] else {
+            return Ok(());
+        };
+        let Some(cell) = self.ctx.globals[g].touched.get(i as usize) else {
+            return Ok(());
+        };
+        let [gx, gy, _] = self.ctx.shape.grid;
+        let me = self.block[0] + gx * (self.block[1] + gy * self.block[2]);
+        let mut cur = cell.load(Ordering::Relaxed);
+        loop {
+            match AccessState::next(cur, me, write) {
+                Ok(next) if next == cur => return Ok(()),
+                Ok(next) => match cell.compare_exchange_weak(
+                    cur,
+                    next,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Ok(()),
+                    Err(now) => cur = now,
+                },
+                Err(other) => {
+                    let name = &self.ctx.kernel.arrays[a.array].name;
+                    let other = match other {
+                        Some(b) => format!("block {}", unflatten(b, self.ctx.shape.grid)),
+                        None => "other blocks".to_string(),
+                    };
+                    let verb = if write { "writes" } else { "reads" };
+                    return Err(self.error(
+                        w,
+                        lane,
+                        self.ctx.kernel.sites[a.site].span,
+                        format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
+                    ));
+                }
+            }
+        }
+    }
+
     fn read(&self, w: &Warp, a: ArrayId, i: i64, lane: usize) -> u64 {
         match self.ctx.storage[a] {
             Storage::Global(g) => self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed),
@@ -683,6 +763,7 @@ impl<'a> Block<'a> {
             self.check_same_step_writes(w, a, &idx, &v, mask)?;
         }
         for l in lanes_of(mask) {
+            self.track(w, a, idx[l], l, true)?;
             self.write(w, a.array, idx[l], l, v[l]);
         }
         Ok(())
@@ -905,6 +986,7 @@ impl<'a> Block<'a> {
                 let idx = self.indices(w, a, mask)?;
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
+                    self.track(w, a, idx[l], l, false)?;
                     out[l] = self.read(w, a.array, idx[l], l);
                 }
             }
@@ -922,6 +1004,12 @@ impl<'a> Block<'a> {
         }
         Ok(out)
     }
+}
+
+/// The block index of a flattened block number.
+fn unflatten(b: u64, grid: [u64; 3]) -> String {
+    let [gx, gy, _] = grid;
+    format!("({}, {}, {})", b % gx, (b / gx) % gy, b / (gx * gy))
 }
 
 /// C truth of a lane holding a value of type `ty`.

@@ -90,6 +90,10 @@ pub struct SimOptions {
     pub metrics: Vec<Metric>,
     /// Most instructions per warp.
     pub step_budget: u64,
+    /// Fail on a race between blocks (one block writing a global element
+    /// another block reads or writes), which makes results depend on the
+    /// order blocks run in. Costs an atomic update per global access.
+    pub detect_races: bool,
 }
 
 impl Default for SimOptions {
@@ -101,6 +105,7 @@ impl Default for SimOptions {
                 .filter_map(|m| Metric::builtin(m))
                 .collect(),
             step_budget: DEFAULT_STEP_BUDGET,
+            detect_races: false,
         }
     }
 }
@@ -335,7 +340,16 @@ pub fn simulate_owned(
                             .collect()
                     }
                 };
-                globals.push(GlobalArray { elem: a.elem, data });
+                let touched = if opts.detect_races {
+                    (0..data.len()).map(|_| AtomicU64::new(0)).collect()
+                } else {
+                    Vec::new()
+                };
+                globals.push(GlobalArray {
+                    elem: a.elem,
+                    data,
+                    touched,
+                });
                 Storage::Global(globals.len() - 1)
             }
         });

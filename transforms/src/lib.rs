@@ -1,1 +1,129 @@
-pub fn hello() {}
+//! copper's source-to-source rewrites of CUDA kernels (DESIGN §11).
+//!
+//! Each transform turns a kernel's AST, with the analysis facts of the
+//! kernel, into candidate kernels, each with a short description of what it
+//! changed; what it cannot handle it skips with a reason. Every candidate
+//! must then pass [`check::Checker`] (differential simulation) before it
+//! may be offered: [`propose_checked`] does both.
+
+pub mod ast_util;
+pub mod branch_distribution;
+pub mod check;
+pub mod global_to_shared;
+
+use copper::bound::Prepared;
+use copper::cuda::ast::{Expr, Function};
+use copper::cuda::parse::ParsedFile;
+use copper::ir::{Kernel, SiteId};
+use copper::source::Span;
+
+/// What a transform may look at.
+pub struct Context<'a> {
+    /// The file the kernel is in.
+    pub file: &'a ParsedFile,
+    /// The kernel's AST.
+    pub function: &'a Function,
+    /// The kernel lowered to the IR (its access sites carry AST node ids).
+    pub kernel: &'a Kernel,
+    /// The analysis of the kernel.
+    pub analysis: &'a Prepared,
+    /// The block shape the kernel is launched with, when known.
+    pub block: Option<[u64; 3]>,
+}
+
+impl Context<'_> {
+    /// The line of a span in the file (0 for made-up code).
+    pub fn line(&self, span: Span) -> usize {
+        if span.is_synthetic() {
+            0
+        } else {
+            self.file.source.line_col(span.start).0
+        }
+    }
+
+    /// The IR access sites of an AST expression (a load and a store for a
+    /// compound assignment's target).
+    pub fn sites_of(&self, e: &Expr) -> Vec<SiteId> {
+        self.kernel
+            .sites
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.node == e.meta.id && !e.meta.span.is_synthetic())
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
+/// A rewritten kernel and what was changed.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The kernel after the rewrite.
+    pub function: Function,
+    /// What changed, for people: "moved `A` into shared memory".
+    pub description: String,
+    /// The transform that made it.
+    pub transform: &'static str,
+}
+
+/// A place a transform did not rewrite, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skip {
+    /// Where.
+    pub span: Span,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a transform proposes for one kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Proposals {
+    /// Candidate kernels.
+    pub candidates: Vec<Candidate>,
+    /// Places left alone, with reasons.
+    pub skipped: Vec<Skip>,
+}
+
+/// A source-to-source rewrite.
+pub trait Transform: Send + Sync {
+    /// Its name.
+    fn name(&self) -> &'static str;
+    /// The candidates for one kernel (unchecked).
+    fn propose(&self, cx: &Context) -> Proposals;
+}
+
+/// Every transform, in the order the search applies them.
+pub fn all() -> Vec<Box<dyn Transform>> {
+    vec![
+        Box::new(branch_distribution::BranchDistribution),
+        Box::new(global_to_shared::GlobalToShared),
+    ]
+}
+
+/// A candidate that failed its check, and why.
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    /// The candidate.
+    pub candidate: Candidate,
+    /// Why it was dropped.
+    pub reason: String,
+}
+
+/// A transform's candidates, each checked by differential simulation.
+pub fn propose_checked(
+    t: &dyn Transform,
+    cx: &Context,
+    checker: &check::Checker,
+) -> (Vec<Candidate>, Vec<Rejected>, Vec<Skip>) {
+    let p = t.propose(cx);
+    let (mut ok, mut bad) = (Vec::new(), Vec::new());
+    for c in p.candidates {
+        match checker.check(&c.function) {
+            Ok(()) => ok.push(c),
+            Err(reason) => bad.push(Rejected {
+                candidate: c,
+                reason,
+            }),
+        }
+    }
+    (ok, bad, p.skipped)
+}

@@ -87,6 +87,10 @@ enum Command {
         /// `bank_bytes`; defaults 32, 32, 32, 4).
         #[arg(long)]
         hardware: Option<PathBuf>,
+        /// Fail on a race between blocks (a block writing a global element
+        /// another block reads or writes): results would depend on block order.
+        #[arg(long)]
+        races: bool,
     },
     /// Sound worst-case cost bound per warp, as a polynomial in the
     /// kernel's parameters, for each metric; the whole launch's bound when
@@ -129,6 +133,7 @@ pub fn run() -> u8 {
             max_steps,
             lines,
             hardware,
+            races,
         } => simulate::run(&simulate::SimulateArgs {
             file,
             params,
@@ -140,6 +145,7 @@ pub fn run() -> u8 {
             max_steps,
             lines,
             hardware,
+            races,
         }),
     }
 }

@@ -36,6 +36,8 @@ pub struct SimulateArgs {
     pub lines: bool,
     /// Hardware model file.
     pub hardware: Option<PathBuf>,
+    /// Fail on races between blocks.
+    pub races: bool,
 }
 
 /// Reads a hardware model from TOML.
@@ -132,6 +134,7 @@ pub fn run(a: &SimulateArgs) -> u8 {
     let mut opts = SimOptions {
         metrics,
         step_budget: a.max_steps,
+        detect_races: a.races,
         ..SimOptions::default()
     };
     if let Some(h) = &a.hardware {

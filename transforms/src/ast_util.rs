@@ -1,0 +1,704 @@
+//! What the transforms need to know about AST fragments: structural
+//! equality modulo commutative operators, complexity, the names a fragment
+//! reads, writes and declares, and builders for new nodes.
+
+use std::collections::BTreeSet;
+
+use copper::cuda::ast::{
+    BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp, VarDecl,
+};
+
+/// Math functions and intrinsics without side effects.
+const PURE_CALLS: &[&str] = &[
+    "sqrt",
+    "sqrtf",
+    "rsqrt",
+    "rsqrtf",
+    "exp",
+    "expf",
+    "__expf",
+    "log",
+    "logf",
+    "__logf",
+    "sin",
+    "sinf",
+    "__sinf",
+    "cos",
+    "cosf",
+    "__cosf",
+    "tanh",
+    "tanhf",
+    "pow",
+    "powf",
+    "__powf",
+    "fabs",
+    "fabsf",
+    "abs",
+    "min",
+    "max",
+    "fminf",
+    "fmaxf",
+    "fmin",
+    "fmax",
+    "umin",
+    "umax",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "round",
+    "roundf",
+    "fma",
+    "fmaf",
+    "__fmaf_rn",
+    "__fdividef",
+    "__mul24",
+    "__umul24",
+];
+
+/// Whether two expressions are equal up to the order of the operands of
+/// commutative operators.
+pub fn equiv_expr(a: &Expr, b: &Expr) -> bool {
+    use ExprKind as K;
+    match (&a.kind, &b.kind) {
+        (K::Binary(o1, l1, r1), K::Binary(o2, l2, r2)) if o1 == o2 => {
+            (equiv_expr(l1, l2) && equiv_expr(r1, r2))
+                || (o1.is_commutative() && equiv_expr(l1, r2) && equiv_expr(r1, l2))
+        }
+        (K::Unary(o1, x1), K::Unary(o2, x2)) => o1 == o2 && equiv_expr(x1, x2),
+        (K::Assign(o1, l1, r1), K::Assign(o2, l2, r2)) => {
+            o1 == o2 && equiv_expr(l1, l2) && equiv_expr(r1, r2)
+        }
+        (K::Cond(c1, a1, b1), K::Cond(c2, a2, b2)) => {
+            equiv_expr(c1, c2) && equiv_expr(a1, a2) && equiv_expr(b1, b2)
+        }
+        (K::Cast(t1, x1), K::Cast(t2, x2)) => t1 == t2 && equiv_expr(x1, x2),
+        (K::Call(f1, a1), K::Call(f2, a2)) => {
+            f1 == f2 && a1.len() == a2.len() && a1.iter().zip(a2).all(|(x, y)| equiv_expr(x, y))
+        }
+        (K::Index(a1, i1), K::Index(a2, i2)) => equiv_expr(a1, a2) && equiv_expr(i1, i2),
+        (K::Comma(x1), K::Comma(x2)) => {
+            x1.len() == x2.len() && x1.iter().zip(x2).all(|(x, y)| equiv_expr(x, y))
+        }
+        (
+            K::Member {
+                base: b1,
+                field: f1,
+                arrow: a1,
+            },
+            K::Member {
+                base: b2,
+                field: f2,
+                arrow: a2,
+            },
+        ) => f1 == f2 && a1 == a2 && equiv_expr(b1, b2),
+        (K::SizeofExpr(x1), K::SizeofExpr(x2)) => equiv_expr(x1, x2),
+        _ => a == b,
+    }
+}
+
+/// Whether two statements are equal up to commutative operands.
+pub fn equiv_stmt(a: &Stmt, b: &Stmt) -> bool {
+    use StmtKind as S;
+    let opt = |x: &Option<Expr>, y: &Option<Expr>| match (x, y) {
+        (Some(x), Some(y)) => equiv_expr(x, y),
+        (None, None) => true,
+        _ => false,
+    };
+    let boxed = |x: &Option<Box<Stmt>>, y: &Option<Box<Stmt>>| match (x, y) {
+        (Some(x), Some(y)) => equiv_stmt(x, y),
+        (None, None) => true,
+        _ => false,
+    };
+    let list = |x: &[Stmt], y: &[Stmt]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equiv_stmt(p, q))
+    };
+    match (&a.kind, &b.kind) {
+        (S::Expr(x), S::Expr(y)) => equiv_expr(x, y),
+        (S::Block(x), S::Block(y)) => list(x, y),
+        (
+            S::If {
+                cond: c1,
+                then: t1,
+                els: e1,
+            },
+            S::If {
+                cond: c2,
+                then: t2,
+                els: e2,
+            },
+        ) => equiv_expr(c1, c2) && equiv_stmt(t1, t2) && boxed(e1, e2),
+        (
+            S::For {
+                init: i1,
+                cond: c1,
+                step: s1,
+                body: b1,
+            },
+            S::For {
+                init: i2,
+                cond: c2,
+                step: s2,
+                body: b2,
+            },
+        ) => boxed(i1, i2) && opt(c1, c2) && opt(s1, s2) && equiv_stmt(b1, b2),
+        (S::While { cond: c1, body: b1 }, S::While { cond: c2, body: b2 })
+        | (S::DoWhile { cond: c1, body: b1 }, S::DoWhile { cond: c2, body: b2 }) => {
+            equiv_expr(c1, c2) && equiv_stmt(b1, b2)
+        }
+        _ => a == b,
+    }
+}
+
+/// The statements of a branch: a block's, or the statement itself.
+pub fn branch_stmts(s: &Stmt) -> Vec<Stmt> {
+    match &s.kind {
+        StmtKind::Block(b) => b.clone(),
+        StmtKind::Empty => Vec::new(),
+        _ => vec![s.clone()],
+    }
+}
+
+/// Complexity (`002_…` §5.1): a statement counts 1, a loop 3 times its
+/// body, recursively.
+pub fn complexity(s: &Stmt) -> u32 {
+    use StmtKind as S;
+    let sum = |v: &[Stmt]| v.iter().map(complexity).sum::<u32>();
+    match &s.kind {
+        S::Block(b) => sum(b),
+        S::If { then, els, .. } => 1 + complexity(then) + els.as_ref().map_or(0, |e| complexity(e)),
+        S::For { body, .. } | S::While { body, .. } | S::DoWhile { body, .. } => {
+            3 * complexity(body).max(1)
+        }
+        S::Switch { cases, .. } => 1 + cases.iter().map(|c| sum(&c.body)).sum::<u32>(),
+        S::Empty | S::Pragma(_) => 0,
+        _ => 1,
+    }
+}
+
+/// Visits every expression of a statement (outermost first), descending
+/// into nested statements.
+pub fn visit_stmt_exprs(s: &Stmt, f: &mut impl FnMut(&Expr)) {
+    visit_stmt_roots(s, &mut |e| visit_expr(e, f));
+}
+
+/// Visits the whole expressions of a statement and of the statements
+/// nested in it (not their subexpressions): conditions, initializers,
+/// expression statements.
+pub fn visit_stmt_roots(s: &Stmt, f: &mut impl FnMut(&Expr)) {
+    use StmtKind as S;
+    match &s.kind {
+        S::Decl(ds) => {
+            for d in ds {
+                for e in d.dims.iter().flatten() {
+                    f(e);
+                }
+                if let Some(i) = &d.init {
+                    visit_init(i, f);
+                }
+            }
+        }
+        S::Expr(e) => f(e),
+        S::Block(b) => b.iter().for_each(|x| visit_stmt_roots(x, f)),
+        S::If { cond, then, els } => {
+            f(cond);
+            visit_stmt_roots(then, f);
+            if let Some(e) = els {
+                visit_stmt_roots(e, f);
+            }
+        }
+        S::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            if let Some(i) = init {
+                visit_stmt_roots(i, f);
+            }
+            if let Some(c) = cond {
+                f(c);
+            }
+            if let Some(s) = step {
+                f(s);
+            }
+            visit_stmt_roots(body, f);
+        }
+        S::While { cond, body } | S::DoWhile { body, cond } => {
+            f(cond);
+            visit_stmt_roots(body, f);
+        }
+        S::Switch { cond, cases } => {
+            f(cond);
+            for c in cases {
+                for l in c.labels.iter().flatten() {
+                    f(l);
+                }
+                c.body.iter().for_each(|x| visit_stmt_roots(x, f));
+            }
+        }
+        S::Return(Some(e)) => f(e),
+        _ => {}
+    }
+}
+
+/// [`visit_stmt_roots`], with each whole expression given mutably.
+pub fn visit_stmt_roots_mut(s: &mut Stmt, f: &mut impl FnMut(&mut Expr)) {
+    use StmtKind as S;
+    match &mut s.kind {
+        S::Decl(ds) => {
+            for d in ds {
+                for e in d.dims.iter_mut().flatten() {
+                    f(e);
+                }
+                if let Some(i) = &mut d.init {
+                    visit_init_mut(i, f);
+                }
+            }
+        }
+        S::Expr(e) | S::Return(Some(e)) => f(e),
+        S::Block(b) => b.iter_mut().for_each(|x| visit_stmt_roots_mut(x, f)),
+        S::If { cond, then, els } => {
+            f(cond);
+            visit_stmt_roots_mut(then, f);
+            if let Some(e) = els {
+                visit_stmt_roots_mut(e, f);
+            }
+        }
+        S::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            if let Some(i) = init {
+                visit_stmt_roots_mut(i, f);
+            }
+            if let Some(c) = cond {
+                f(c);
+            }
+            if let Some(s) = step {
+                f(s);
+            }
+            visit_stmt_roots_mut(body, f);
+        }
+        S::While { cond, body } | S::DoWhile { body, cond } => {
+            f(cond);
+            visit_stmt_roots_mut(body, f);
+        }
+        S::Switch { cond, cases } => {
+            f(cond);
+            for c in cases {
+                for l in c.labels.iter_mut().flatten() {
+                    f(l);
+                }
+                c.body.iter_mut().for_each(|x| visit_stmt_roots_mut(x, f));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn visit_init_mut(i: &mut Init, f: &mut impl FnMut(&mut Expr)) {
+    match i {
+        Init::Expr(e) => f(e),
+        Init::List(l) => l.iter_mut().for_each(|x| visit_init_mut(x, f)),
+    }
+}
+
+fn visit_init(i: &Init, f: &mut impl FnMut(&Expr)) {
+    match i {
+        Init::Expr(e) => f(e),
+        Init::List(l) => l.iter().for_each(|x| visit_init(x, f)),
+    }
+}
+
+/// Visits an expression and its subexpressions, outermost first.
+pub fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    for c in children(e) {
+        visit_expr(c, f);
+    }
+}
+
+/// The direct subexpressions of an expression, in evaluation order of the
+/// source (left to right).
+pub fn children(e: &Expr) -> Vec<&Expr> {
+    use ExprKind as K;
+    match &e.kind {
+        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => vec![x],
+        K::Binary(_, a, b) | K::Assign(_, a, b) | K::Index(a, b) => vec![a, b],
+        K::Cond(c, a, b) => vec![c, a, b],
+        K::Call(_, args) | K::Comma(args) => args.iter().collect(),
+        K::Member { base, .. } => vec![base],
+        _ => Vec::new(),
+    }
+}
+
+/// [`children`], mutably.
+pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    use ExprKind as K;
+    match &mut e.kind {
+        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => vec![x],
+        K::Binary(_, a, b) | K::Assign(_, a, b) | K::Index(a, b) => vec![a, b],
+        K::Cond(c, a, b) => vec![c, a, b],
+        K::Call(_, args) | K::Comma(args) => args.iter_mut().collect(),
+        K::Member { base, .. } => vec![base],
+        _ => Vec::new(),
+    }
+}
+
+/// Visits every statement of a statement (itself first), descending into
+/// nested statements.
+pub fn visit_stmts(s: &Stmt, f: &mut impl FnMut(&Stmt)) {
+    use StmtKind as S;
+    f(s);
+    match &s.kind {
+        S::Block(b) => b.iter().for_each(|x| visit_stmts(x, f)),
+        S::If { then, els, .. } => {
+            visit_stmts(then, f);
+            if let Some(e) = els {
+                visit_stmts(e, f);
+            }
+        }
+        S::For { init, body, .. } => {
+            if let Some(i) = init {
+                visit_stmts(i, f);
+            }
+            visit_stmts(body, f);
+        }
+        S::While { body, .. } | S::DoWhile { body, .. } => visit_stmts(body, f),
+        S::Switch { cases, .. } => cases
+            .iter()
+            .for_each(|c| c.body.iter().for_each(|x| visit_stmts(x, f))),
+        _ => {}
+    }
+}
+
+/// The root name of an lvalue or array expression: `a` for `a`, `a[i]`,
+/// `a[i][j]`, `*a`, `a.x`.
+pub fn root_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        ExprKind::Index(a, _) | ExprKind::Member { base: a, .. } => root_name(a),
+        ExprKind::Unary(UnOp::Deref, a) => root_name(a),
+        _ => None,
+    }
+}
+
+/// What a fragment of code touches, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Names read (variables, and arrays read through an index).
+    pub reads: BTreeSet<String>,
+    /// Scalar variables assigned.
+    pub writes: BTreeSet<String>,
+    /// Arrays (or pointers) written through an index or dereference.
+    pub array_writes: BTreeSet<String>,
+    /// Arrays (or pointers) read through an index or dereference.
+    pub array_reads: BTreeSet<String>,
+    /// Names declared at the top level of the fragment.
+    pub declares: BTreeSet<String>,
+    /// Calls to functions that may have effects (device functions,
+    /// atomics, `printf`).
+    pub opaque_calls: bool,
+    /// A `__syncthreads()` (or another barrier).
+    pub sync: bool,
+    /// A `break`, `continue` or `return` that may leave the fragment.
+    pub jumps: bool,
+}
+
+impl Effects {
+    /// The effects of a list of statements.
+    pub fn of(stmts: &[Stmt]) -> Effects {
+        let mut e = Effects::default();
+        for s in stmts {
+            if let StmtKind::Decl(ds) = &s.kind {
+                e.declares.extend(ds.iter().map(|d| d.name.clone()));
+            }
+            e.add_stmt(s);
+        }
+        e
+    }
+
+    fn add_stmt(&mut self, s: &Stmt) {
+        use StmtKind as S;
+        self.jumps |= jumps_out(s, false, false);
+        if let S::Decl(ds) = &s.kind {
+            for d in ds {
+                if d.init.is_some() {
+                    self.writes.insert(d.name.clone());
+                }
+            }
+        }
+        visit_stmt_exprs(s, &mut |e| self.add_expr(e));
+        if let S::For { .. }
+        | S::While { .. }
+        | S::DoWhile { .. }
+        | S::Block(_)
+        | S::If { .. }
+        | S::Switch { .. } = &s.kind
+        {
+            let mut nested_decls = Vec::new();
+            visit_stmts(s, &mut |x| {
+                if let S::Decl(ds) = &x.kind {
+                    nested_decls.extend(
+                        ds.iter()
+                            .filter(|d| d.init.is_some())
+                            .map(|d| d.name.clone()),
+                    );
+                }
+            });
+            self.writes.extend(nested_decls);
+        }
+    }
+
+    fn add_expr(&mut self, e: &Expr) {
+        use ExprKind as K;
+        match &e.kind {
+            K::Ident(n) => {
+                self.reads.insert(n.clone());
+            }
+            K::Assign(_, lhs, _) => self.add_target(lhs),
+            K::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, x) => {
+                self.add_target(x)
+            }
+            K::Index(..) | K::Unary(UnOp::Deref, _) => {
+                if let Some(n) = root_name(e) {
+                    self.array_reads.insert(n.to_string());
+                }
+            }
+            K::Call(name, args) => {
+                if name == "__syncthreads"
+                    || name.starts_with("__syncthreads_")
+                    || name == "__syncwarp"
+                {
+                    self.sync = true;
+                } else if !PURE_CALLS.contains(&name.as_str()) {
+                    self.opaque_calls = true;
+                    for a in args {
+                        if let Some(n) = root_name(a) {
+                            self.array_writes.insert(n.to_string());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn add_target(&mut self, lhs: &Expr) {
+        match &lhs.kind {
+            ExprKind::Ident(n) => {
+                self.writes.insert(n.clone());
+            }
+            _ => {
+                if let Some(n) = root_name(lhs) {
+                    self.array_writes.insert(n.to_string());
+                }
+            }
+        }
+    }
+
+    /// Everything this fragment reads or writes, by name.
+    pub fn touched(&self) -> BTreeSet<String> {
+        let mut t = self.reads.clone();
+        t.extend(self.writes.iter().cloned());
+        t.extend(self.array_writes.iter().cloned());
+        t.extend(self.array_reads.iter().cloned());
+        t
+    }
+}
+
+/// Whether a `break`, `continue` or `return` in `s` may leave it (a
+/// `break` inside a nested loop or switch, a `continue` inside a nested
+/// loop, stay inside).
+fn jumps_out(s: &Stmt, in_loop: bool, in_switch: bool) -> bool {
+    use StmtKind as S;
+    match &s.kind {
+        S::Return(_) => true,
+        S::Break => !in_loop && !in_switch,
+        S::Continue => !in_loop,
+        S::Block(b) => b.iter().any(|x| jumps_out(x, in_loop, in_switch)),
+        S::If { then, els, .. } => {
+            jumps_out(then, in_loop, in_switch)
+                || els
+                    .as_ref()
+                    .is_some_and(|e| jumps_out(e, in_loop, in_switch))
+        }
+        S::For { body, .. } | S::While { body, .. } | S::DoWhile { body, .. } => {
+            jumps_out(body, true, in_switch)
+        }
+        S::Switch { cases, .. } => cases
+            .iter()
+            .any(|c| c.body.iter().any(|x| jumps_out(x, in_loop, true))),
+        _ => false,
+    }
+}
+
+/// Every identifier a function uses or declares (to pick fresh names).
+pub fn names_in(f: &Function) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    for s in &f.body {
+        visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                names.extend(ds.iter().map(|d| d.name.clone()));
+            }
+        });
+        visit_stmt_exprs(s, &mut |e| {
+            if let ExprKind::Ident(n) = &e.kind {
+                names.insert(n.clone());
+            }
+        });
+    }
+    names
+}
+
+/// A name starting with `base` that is not in `taken` (and records it).
+pub fn fresh(base: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut name = base.to_string();
+    let mut n = 1;
+    while taken.contains(&name) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// Metadata for a node a transform made.
+pub fn meta() -> Meta {
+    Meta::synthetic(NodeId(0))
+}
+
+/// An expression node.
+pub fn expr(kind: ExprKind) -> Expr {
+    Expr { meta: meta(), kind }
+}
+
+/// A statement node.
+pub fn stmt(kind: StmtKind) -> Stmt {
+    Stmt { meta: meta(), kind }
+}
+
+/// `name`
+pub fn ident(name: &str) -> Expr {
+    expr(ExprKind::Ident(name.to_string()))
+}
+
+/// An `int` literal.
+pub fn int(v: u64) -> Expr {
+    expr(ExprKind::Int {
+        value: v,
+        text: v.to_string(),
+    })
+}
+
+/// `a op b`
+pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    expr(ExprKind::Binary(op, Box::new(a), Box::new(b)))
+}
+
+/// `ty name = init;` (a local).
+pub fn decl(ty: Type, name: &str, init: Option<Expr>) -> Stmt {
+    stmt(StmtKind::Decl(vec![VarDecl {
+        meta: meta(),
+        space: copper::cuda::ast::Space::Local,
+        is_extern: false,
+        is_static: false,
+        ty,
+        name: name.to_string(),
+        dims: Vec::new(),
+        init: init.map(Init::Expr),
+    }]))
+}
+
+/// `{ stmts }`
+pub fn block(stmts: Vec<Stmt>) -> Stmt {
+    stmt(StmtKind::Block(stmts))
+}
+
+/// `if (cond) { then } else { els }` (no else when `els` is empty).
+pub fn if_else(cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>) -> Stmt {
+    stmt(StmtKind::If {
+        cond,
+        then: Box::new(block(then)),
+        els: (!els.is_empty()).then(|| Box::new(block(els))),
+    })
+}
+
+/// Replaces every subexpression equal (structurally) to `from` by `to`.
+pub fn replace_expr(e: &mut Expr, from: &Expr, to: &Expr) {
+    use ExprKind as K;
+    if equiv_expr(e, from) {
+        *e = to.clone();
+        return;
+    }
+    match &mut e.kind {
+        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => replace_expr(x, from, to),
+        K::Binary(_, a, b) | K::Index(a, b) => {
+            replace_expr(a, from, to);
+            replace_expr(b, from, to);
+        }
+        K::Assign(_, a, b) => {
+            // The target of an assignment is not a read: only its indices.
+            if let K::Index(_, i) = &mut a.kind {
+                replace_expr(i, from, to);
+            }
+            replace_expr(b, from, to);
+        }
+        K::Cond(c, a, b) => {
+            replace_expr(c, from, to);
+            replace_expr(a, from, to);
+            replace_expr(b, from, to);
+        }
+        K::Call(_, args) | K::Comma(args) => {
+            args.iter_mut().for_each(|a| replace_expr(a, from, to))
+        }
+        K::Member { base, .. } => replace_expr(base, from, to),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copper::cuda::parse::parse_source;
+    use copper::source::SourceFile;
+
+    fn body(src: &str) -> Vec<Stmt> {
+        let f = parse_source(SourceFile::new(
+            "t.cu",
+            format!("__global__ void k(float *a, float *b, int n, int m) {{ {src} }}"),
+        ));
+        let body = f.kernels().next().expect("parses").body.clone();
+        body
+    }
+
+    #[test]
+    fn equality_modulo_commutativity() {
+        let a = body("a[i + 1] = n * m + 2;");
+        let b = body("a[1 + i] = 2 + m * n;");
+        let c = body("a[1 + i] = 2 - m * n;");
+        assert!(equiv_stmt(&a[0], &b[0]));
+        assert!(!equiv_stmt(&a[0], &c[0]));
+    }
+
+    #[test]
+    fn complexity_counts_loops_triple() {
+        let s = body("for (int i = 0; i < n; i++) { a[i] = 0; a[i] += 1; } n = 1;");
+        assert_eq!(complexity(&s[0]), 6);
+        assert_eq!(complexity(&s[1]), 1);
+    }
+
+    #[test]
+    fn effects_by_name() {
+        let s = body("int t = a[n]; b[t] += 1.0f; m++; __syncthreads(); for (int j = 0; j < 2; j++) { if (j) break; }");
+        let e = Effects::of(&s);
+        assert!(e.array_reads.contains("a") && e.array_writes.contains("b"));
+        assert!(e.writes.contains("m") && e.writes.contains("t") && e.declares.contains("t"));
+        assert!(e.sync);
+        assert!(!e.jumps, "the break stays in its loop");
+        assert!(Effects::of(&body("if (n) return;")).jumps);
+    }
+}

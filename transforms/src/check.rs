@@ -1,0 +1,275 @@
+//! Every candidate is checked before it is offered: printed, spliced into
+//! the file, re-parsed, lowered, and simulated against the original on
+//! several launches — the parameter file's, variants with other data, fewer
+//! blocks and a partial last block, or synthesized ones when there is no
+//! parameter file. Every global array must end bit for bit the same, and
+//! the candidate must not fail where the original does not.
+
+use std::collections::BTreeMap;
+
+use copper::cuda::ast::{BaseType, Function};
+use copper::cuda::parse::{parse_source, ParsedFile};
+use copper::cuda::rewrite::rewrite_functions;
+use copper::ir::lower::lower_kernel;
+use copper::ir::{Kernel, Param};
+use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
+use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+use copper::source::SourceFile;
+
+/// Launches on which the original must be matched.
+pub const MIN_LAUNCHES: usize = 3;
+
+/// Most instructions a warp may execute in a check (original and candidate
+/// alike).
+const STEP_BUDGET: u64 = 5_000_000;
+
+/// Checks candidates of one kernel against the original.
+pub struct Checker {
+    file: ParsedFile,
+    name: String,
+    /// Launches the original runs cleanly on, with its results.
+    launches: Vec<(LaunchSpec, SimResult)>,
+}
+
+fn options() -> SimOptions {
+    SimOptions {
+        step_budget: STEP_BUDGET,
+        detect_races: true,
+        ..SimOptions::default()
+    }
+}
+
+impl Checker {
+    /// Prepares the launches for kernel `name` of `file`: variants of
+    /// `base` (the parameter file's launch) when given, else synthesized
+    /// ones with block `block` (64 threads when unknown). Fails when fewer
+    /// than [`MIN_LAUNCHES`] launches run cleanly on the original.
+    pub fn new(
+        file: &ParsedFile,
+        name: &str,
+        base: Option<&LaunchSpec>,
+        block: Option<[u64; 3]>,
+    ) -> Result<Checker, String> {
+        let kernel = lower_kernel(file, name).map_err(|d| d.message.clone())?;
+        let specs = match base {
+            Some(b) => variants(b),
+            None => synthesized(&kernel, block.unwrap_or([64, 1, 1])),
+        };
+        let mut launches = Vec::new();
+        for spec in specs {
+            let Ok(inputs) = inputs_from_spec(&kernel, &spec) else {
+                continue;
+            };
+            if let Ok(r) = simulate_owned(&kernel, inputs, &options()) {
+                launches.push((spec, r));
+            }
+        }
+        if launches.len() < MIN_LAUNCHES {
+            return Err(format!(
+                "only {} of the test launches run cleanly on the original kernel (need {MIN_LAUNCHES}); give a parameter file with a launch it runs on",
+                launches.len()
+            ));
+        }
+        Ok(Checker {
+            file: file.clone(),
+            name: name.to_string(),
+            launches,
+        })
+    }
+
+    /// How many launches a candidate must match.
+    pub fn launches(&self) -> usize {
+        self.launches.len()
+    }
+
+    /// The candidate as it would be in the file, re-parsed and lowered;
+    /// then simulated on every launch and compared with the original.
+    pub fn check(&self, candidate: &Function) -> Result<(), String> {
+        let text = rewrite_functions(&self.file, std::slice::from_ref(candidate));
+        let reparsed = parse_source(SourceFile::new(self.file.source.path.clone(), text));
+        let Some(f) = reparsed.function(&candidate.name) else {
+            let why = reparsed
+                .all_diagnostics()
+                .first()
+                .map(|d| d.message.clone())
+                .unwrap_or_else(|| "it is missing".into());
+            return Err(format!("the printed candidate does not parse: {why}"));
+        };
+        if f != candidate {
+            return Err("the printed candidate parses to a different kernel".into());
+        }
+        let kernel: Kernel = lower_kernel(&reparsed, &candidate.name)
+            .map_err(|d| format!("the candidate does not lower: {}", d.message))?;
+        for (i, (spec, want)) in self.launches.iter().enumerate() {
+            let inputs = inputs_from_spec(&kernel, spec)
+                .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
+            let got = simulate_owned(&kernel, inputs, &options())
+                .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
+            if got.arrays != want.arrays {
+                let which = got
+                    .arrays
+                    .iter()
+                    .zip(&want.arrays)
+                    .find(|(g, w)| g != w)
+                    .map_or_else(|| "an array".to_string(), |(g, _)| format!("`{}`", g.0));
+                return Err(format!(
+                    "launch {i} ({} blocks of {}): {which} differs from the original's",
+                    spec.grid.iter().product::<u64>(),
+                    spec.block.iter().product::<u64>()
+                ));
+            }
+        }
+        let _ = &self.name;
+        Ok(())
+    }
+}
+
+/// The parameter file's launch, then: other data; fewer blocks with every
+/// integer argument cut to leave a partial last block; a block more.
+fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
+    let mut out = vec![base.clone()];
+    let mut reseeded = base.clone();
+    for (i, a) in reseeded.arrays.values_mut().enumerate() {
+        if a.init == InitKind::Random {
+            a.seed = a.seed.wrapping_mul(31).wrapping_add(17 + i as u64);
+        }
+    }
+    out.push(reseeded);
+    let block: u64 = base.block.iter().product();
+    let mut partial = base.clone();
+    if let Some(g) = partial.grid.first_mut() {
+        *g = (*g).div_ceil(2).max(1);
+    }
+    for v in partial.args.values_mut() {
+        if v.fract() == 0.0 && *v > 2.0 {
+            // Not a multiple of the block: the last block is partial.
+            let cut = (*v - (block / 2) as f64 - 1.0).max(1.0);
+            *v = if (cut as u64).is_multiple_of(block.max(1)) {
+                cut - 1.0
+            } else {
+                cut
+            }
+            .max(1.0);
+        }
+    }
+    out.push(partial);
+    let mut smaller = base.clone();
+    for v in smaller.args.values_mut() {
+        if v.fract() == 0.0 && *v > 3.0 {
+            *v = (*v / 3.0).floor().max(1.0);
+        }
+    }
+    out.push(smaller);
+    let mut more = base.clone();
+    if let Some(g) = more.grid.first_mut() {
+        *g += 1;
+    }
+    out.push(more);
+    out
+}
+
+/// Launches for a kernel without a parameter file: generous arrays of
+/// random data, small integer arguments (one leaving a partial last
+/// block), a few grid sizes.
+fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
+    let threads: u64 = block.iter().product();
+    let mut out = Vec::new();
+    for (grid, size) in [
+        (2u64, 2 * threads - threads / 2 - 1),
+        (3, 3 * threads),
+        (1, 17),
+    ] {
+        let mut args = BTreeMap::new();
+        let mut arrays = BTreeMap::new();
+        for p in &k.params {
+            match p {
+                Param::Scalar(v) => {
+                    let var = &k.vars[*v];
+                    let x = if var.ty.is_float() {
+                        1.5
+                    } else {
+                        size.max(1) as f64
+                    };
+                    args.insert(var.name.clone(), x);
+                }
+                Param::Array(a) => {
+                    let arr = &k.arrays[*a];
+                    let (min, max) = if arr.elem.is_float() {
+                        (-2.0, 2.0)
+                    } else {
+                        (0.0, 9.0)
+                    };
+                    arrays.insert(
+                        arr.name.clone(),
+                        ArraySpec {
+                            len: (4 * threads * grid).max(size * size.min(64)).max(4096),
+                            init: InitKind::Random,
+                            seed: 7 + out.len() as u64,
+                            min,
+                            max,
+                            value: 0.0,
+                            values: Vec::new(),
+                        },
+                    );
+                }
+            }
+        }
+        out.push(LaunchSpec {
+            grid: vec![grid, 1, 1],
+            block: block.to_vec(),
+            shared_bytes: 0,
+            args,
+            arrays,
+        });
+    }
+    out
+}
+
+/// Whether a type is one the transforms can copy element by element.
+pub fn copyable(base: &BaseType) -> bool {
+    !matches!(base, BaseType::Void | BaseType::Named(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copper::cuda::ast::{ExprKind, StmtKind};
+
+    fn file(src: &str) -> ParsedFile {
+        parse_source(SourceFile::new("t.cu", src))
+    }
+
+    const SRC: &str = "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { b[i] = a[i] + 1; } }";
+
+    #[test]
+    fn an_equivalent_rewrite_passes_and_a_wrong_one_fails() {
+        let f = file(SRC);
+        let c = Checker::new(&f, "k", None, Some([32, 1, 1])).unwrap();
+        assert!(c.launches() >= MIN_LAUNCHES);
+        let original = f.function("k").unwrap().clone();
+        assert_eq!(c.check(&original), Ok(()));
+        // `+ 1` → `+ 2`: every launch notices.
+        let mut wrong = original.clone();
+        let StmtKind::If { then, .. } = &mut wrong.body[1].kind else {
+            panic!()
+        };
+        let StmtKind::Block(b) = &mut then.kind else {
+            panic!()
+        };
+        let StmtKind::Expr(e) = &mut b[0].kind else {
+            panic!()
+        };
+        let ExprKind::Assign(_, _, rhs) = &mut e.kind else {
+            panic!()
+        };
+        let ExprKind::Binary(_, _, one) = &mut rhs.kind else {
+            panic!()
+        };
+        one.kind = ExprKind::Int {
+            value: 2,
+            text: "2".into(),
+        };
+        let err = c.check(&wrong).unwrap_err();
+        assert!(err.contains("`b` differs"), "{err}");
+    }
+}
