@@ -629,12 +629,18 @@ impl Symbols {
         }
         let lin = |e: &Expr| self.linearize(e, Some(ctx));
         match &value.kind {
-            ExprKind::Select(_, a, b) => {
+            ExprKind::Select(c, a, b) => {
                 if let (Some(la), Some(lb)) = (lin(a), lin(b)) {
-                    let mut ca = ctx.clone();
-                    ca.add_eq0(new.sub(&la));
-                    let mut cb = ctx.clone();
-                    cb.add_eq0(new.sub(&lb));
+                    // Each side under its outcome of the condition.
+                    let side = |l: &LinExpr, taken: bool| {
+                        let mut cx = ctx.clone();
+                        for f in self.cond_facts(c, Some(ctx), !taken) {
+                            cx.add_ge0(f);
+                        }
+                        cx.add_eq0(new.sub(l));
+                        cx
+                    };
+                    let (ca, cb) = (side(&la, true), side(&lb, false));
                     facts.extend(ca.join(&cb).facts().iter().cloned());
                 }
             }

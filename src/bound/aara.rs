@@ -555,14 +555,20 @@ impl Aara<'_> {
                 .or_else(|| self.shift(i, x, le, ctx, ctx, st))
                 .into_iter()
                 .collect(),
+            // Facts about the new value: its change from the old one, or
+            // a constant ceiling on the factors it enters.
             Update::Relation(facts) => {
                 let mut rel = ctx.clone();
                 for f in facts {
                     rel.add_ge0(f.clone());
                 }
-                self.shift(i, x, &LinExpr::var(NEW), &rel, ctx, st)
-                    .into_iter()
-                    .collect()
+                [
+                    self.shift(i, x, &LinExpr::var(NEW), &rel, ctx, st),
+                    self.ceiling(i, x, &rel),
+                ]
+                .into_iter()
+                .flatten()
+                .collect()
             }
         }
     }
@@ -641,6 +647,34 @@ impl Aara<'_> {
         Some(Transfer {
             terms,
             inequality: r.iter().any(|x| !x.is_zero()),
+        })
+    }
+
+    /// `x` becomes [`NEW`] with facts `rel`: each factor `L` of base `i`
+    /// that mentions `x` is at most a constant `c` afterwards
+    /// (`max(0, L[x := NEW]) ≤ max(0, c)`), so the base is paid by the
+    /// product of those constants times the other factors. `None` when a
+    /// factor has no constant ceiling.
+    fn ceiling(&self, i: usize, x: Sym, rel: &Constraints) -> Option<Transfer> {
+        let mut scale = Rational::ONE;
+        let mut rest = Vec::new();
+        for &f in self.bases.factors(i) {
+            let l = &self.bases.linear[f];
+            if l.coeff(x).is_zero() {
+                rest.push(f);
+                continue;
+            }
+            let hi = int_bounds(rel, &l.substitute(x, &LinExpr::var(NEW))).1?;
+            scale = scale * hi.max(Rational::ZERO);
+        }
+        let terms = match (scale.is_zero(), rest.is_empty()) {
+            (true, _) => Vec::new(),
+            (false, true) => vec![(None, scale)],
+            (false, false) => vec![(Some(self.bases.find(&rest)?), scale)],
+        };
+        Some(Transfer {
+            terms,
+            inequality: true,
         })
     }
 

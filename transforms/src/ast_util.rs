@@ -386,6 +386,21 @@ pub fn root_name(e: &Expr) -> Option<&str> {
     }
 }
 
+/// Whether evaluating `e` changes nothing: no assignment, `++`/`--` or
+/// call other than to a pure math function.
+pub fn is_pure(e: &Expr) -> bool {
+    let mut pure = true;
+    visit_expr(e, &mut |x| match &x.kind {
+        ExprKind::Assign(..) | ExprKind::Comma(_) => pure = false,
+        ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => {
+            pure = false
+        }
+        ExprKind::Call(name, _) => pure &= PURE_CALLS.contains(&name.as_str()),
+        _ => {}
+    });
+    pure
+}
+
 /// What a fragment of code touches, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Effects {
@@ -613,6 +628,20 @@ pub fn decl(ty: Type, name: &str, init: Option<Expr>) -> Stmt {
     }]))
 }
 
+/// `lhs = rhs;`
+pub fn assign(lhs: Expr, rhs: Expr) -> Stmt {
+    stmt(StmtKind::Expr(expr(ExprKind::Assign(
+        None,
+        Box::new(lhs),
+        Box::new(rhs),
+    ))))
+}
+
+/// `array[i]`
+pub fn index(array: &str, i: Expr) -> Expr {
+    expr(ExprKind::Index(Box::new(ident(array)), Box::new(i)))
+}
+
 /// `{ stmts }`
 pub fn block(stmts: Vec<Stmt>) -> Stmt {
     stmt(StmtKind::Block(stmts))
@@ -658,6 +687,83 @@ pub fn replace_expr(e: &mut Expr, from: &Expr, to: &Expr) {
         K::Member { base, .. } => replace_expr(base, from, to),
         _ => {}
     }
+}
+
+/// Every `name[e]` in the kernel's body; an error when `name` is used any
+/// other way (as a pointer, passed to a function, its address taken).
+pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, String> {
+    fn collect(e: &Expr, name: &str, under_addr: bool, uses: &mut Vec<Expr>) {
+        if let ExprKind::Index(base, index) = &e.kind {
+            if matches!(&base.kind, ExprKind::Ident(n) if n == name) && !under_addr {
+                uses.push(e.clone());
+                collect(index, name, false, uses);
+                return;
+            }
+        }
+        let addr = matches!(e.kind, ExprKind::Unary(UnOp::AddrOf, _));
+        for c in children(e) {
+            collect(c, name, addr, uses);
+        }
+    }
+    let mut uses = Vec::new();
+    let mut mentions = 0;
+    for s in &f.body {
+        visit_stmt_exprs(s, &mut |e| {
+            mentions += matches!(&e.kind, ExprKind::Ident(n) if n == name) as usize;
+        });
+        visit_stmt_roots(s, &mut |e| collect(e, name, false, &mut uses));
+    }
+    if mentions != uses.len() {
+        return Err(
+            "it is used other than as `a[index]` (as a pointer, passed to a function, or its address taken)"
+                .into(),
+        );
+    }
+    Ok(uses)
+}
+
+/// Whether `node` occurs in `e` where it is always evaluated when `e` is:
+/// not in the second operand of `&&`/`||` or a branch of `?:`.
+pub fn unconditional_in(e: &Expr, node: NodeId) -> bool {
+    if e.meta.id == node {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Binary(BinOp::And | BinOp::Or, a, _) => unconditional_in(a, node),
+        ExprKind::Cond(c, _, _) => unconditional_in(c, node),
+        _ => children(e).into_iter().any(|c| unconditional_in(c, node)),
+    }
+}
+
+/// `__syncthreads();`
+pub fn sync() -> Stmt {
+    stmt(StmtKind::Expr(expr(ExprKind::Call(
+        "__syncthreads".into(),
+        Vec::new(),
+    ))))
+}
+
+/// The thread's index within the block, flattened.
+pub fn linear_tid(block: [u64; 3]) -> Expr {
+    let t = |d: &str| {
+        expr(ExprKind::Member {
+            base: Box::new(ident("threadIdx")),
+            field: d.to_string(),
+            arrow: false,
+        })
+    };
+    let mut e = t("x");
+    if block[1] > 1 || block[2] > 1 {
+        e = bin(BinOp::Add, e, bin(BinOp::Mul, t("y"), int(block[0])));
+    }
+    if block[2] > 1 {
+        e = bin(
+            BinOp::Add,
+            e,
+            bin(BinOp::Mul, t("z"), int(block[0] * block[1])),
+        );
+    }
+    e
 }
 
 #[cfg(test)]

@@ -124,17 +124,20 @@ impl Checker {
     }
 }
 
-/// The parameter file's launch, then: other data; fewer blocks with every
-/// integer argument cut to leave a partial last block; a block more.
+/// The parameter file's launch, then: other data (twice); fewer blocks
+/// with every integer argument cut to leave a partial last block; a third
+/// of every argument; a block more; fewer blocks over the same sizes.
 fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     let mut out = vec![base.clone()];
-    let mut reseeded = base.clone();
-    for (i, a) in reseeded.arrays.values_mut().enumerate() {
-        if a.init == InitKind::Random {
-            a.seed = a.seed.wrapping_mul(31).wrapping_add(17 + i as u64);
+    for round in 1..=2u64 {
+        let mut reseeded = base.clone();
+        for (i, a) in reseeded.arrays.values_mut().enumerate() {
+            if a.init == InitKind::Random {
+                a.seed = a.seed.wrapping_mul(31 * round).wrapping_add(17 + i as u64);
+            }
         }
+        out.push(reseeded);
     }
-    out.push(reseeded);
     let block: u64 = base.block.iter().product();
     let mut partial = base.clone();
     if let Some(g) = partial.grid.first_mut() {
@@ -165,6 +168,13 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
         *g += 1;
     }
     out.push(more);
+    let mut fewer = base.clone();
+    for g in &mut fewer.grid {
+        *g = (*g).div_ceil(2);
+    }
+    if fewer.grid != base.grid {
+        out.push(fewer);
+    }
     out
 }
 

@@ -149,7 +149,7 @@ fn plan(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, St
 }
 
 fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, String> {
-    let uses = uses_of(cx.function, name)?;
+    let uses = ast_util::array_uses(cx.function, name)?;
     if uses.is_empty() {
         return Err("the kernel does not access it".into());
     }
@@ -381,39 +381,6 @@ fn in_a_loop(stmts: &[Stmt], node: NodeId) -> bool {
     found
 }
 
-/// Every `name[e]` in the kernel's body; an error when `name` is used any
-/// other way (as a pointer, passed to a function, its address taken).
-fn uses_of(f: &Function, name: &str) -> Result<Vec<Expr>, String> {
-    fn collect(e: &Expr, name: &str, under_addr: bool, uses: &mut Vec<Expr>) {
-        if let ExprKind::Index(base, index) = &e.kind {
-            if matches!(&base.kind, ExprKind::Ident(n) if n == name) && !under_addr {
-                uses.push(e.clone());
-                collect(index, name, false, uses);
-                return;
-            }
-        }
-        let addr = matches!(e.kind, ExprKind::Unary(UnOp::AddrOf, _));
-        for c in ast_util::children(e) {
-            collect(c, name, addr, uses);
-        }
-    }
-    let mut uses = Vec::new();
-    let mut mentions = 0;
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| {
-            mentions += matches!(&e.kind, ExprKind::Ident(n) if n == name) as usize;
-        });
-        ast_util::visit_stmt_roots(s, &mut |e| collect(e, name, false, &mut uses));
-    }
-    if mentions != uses.len() {
-        return Err(
-            "it is used other than as `a[index]` (as a pointer, passed to a function, or its address taken)"
-                .into(),
-        );
-    }
-    Ok(uses)
-}
-
 /// Conditions on the parameters under which one access reads `a[lo + t]`
 /// for every thread `t` of the block: the access is reached by every
 /// thread whenever enclosing loops whose first test only involves
@@ -471,14 +438,14 @@ fn path_conditions(stmts: &[Stmt], node: NodeId, params: &BTreeSet<String>) -> O
     }
     let s = &stmts[at];
     match &s.kind {
-        StmtKind::Expr(e) => unconditional_in(e, node).then(Vec::new),
+        StmtKind::Expr(e) => ast_util::unconditional_in(e, node).then(Vec::new),
         StmtKind::Decl(ds) => ds
             .iter()
             .filter_map(|d| match &d.init {
                 Some(copper::cuda::ast::Init::Expr(e)) => Some(e),
                 _ => None,
             })
-            .any(|e| unconditional_in(e, node))
+            .any(|e| ast_util::unconditional_in(e, node))
             .then(Vec::new),
         StmtKind::Block(b) => path_conditions(b, node, params),
         StmtKind::For {
@@ -520,21 +487,6 @@ fn path_conditions(stmts: &[Stmt], node: NodeId, params: &BTreeSet<String>) -> O
             Some(inner)
         }
         _ => None,
-    }
-}
-
-/// Whether `node` occurs in `e` where it is always evaluated when `e` is:
-/// not in the second operand of `&&`/`||` or a branch of `?:`.
-fn unconditional_in(e: &Expr, node: NodeId) -> bool {
-    if e.meta.id == node {
-        return true;
-    }
-    match &e.kind {
-        ExprKind::Binary(BinOp::And | BinOp::Or, a, _) => unconditional_in(a, node),
-        ExprKind::Cond(c, _, _) => unconditional_in(c, node),
-        _ => ast_util::children(e)
-            .into_iter()
-            .any(|c| unconditional_in(c, node)),
     }
 }
 
@@ -592,7 +544,7 @@ fn rewrite(f: &Function, plans: &[&Plan], shape: [u64; 3]) -> Function {
     let mut f = f.clone();
     let mut taken = ast_util::names_in(&f);
     let threads: u64 = shape.iter().product();
-    let tid = linear_tid(shape);
+    let tid = ast_util::linear_tid(shape);
     let mut prologue = Vec::new();
     let mut epilogue = Vec::new();
     let mut renames = Vec::new();
@@ -673,48 +625,18 @@ fn rewrite(f: &Function, plans: &[&Plan], shape: [u64; 3]) -> Function {
         }
         renames.push((p.array.clone(), sh_name, lo_name));
     }
-    prologue.push(sync());
+    prologue.push(ast_util::sync());
     for s in f.body.iter_mut() {
         redirect_stmt(s, &renames);
     }
     let mut body = prologue;
     body.append(&mut f.body);
     if !epilogue.is_empty() {
-        body.push(sync());
+        body.push(ast_util::sync());
         body.extend(epilogue);
     }
     f.body = body;
     f
-}
-
-fn sync() -> Stmt {
-    stmt(StmtKind::Expr(expr(ExprKind::Call(
-        "__syncthreads".into(),
-        Vec::new(),
-    ))))
-}
-
-/// The thread's index within the block, flattened.
-fn linear_tid(block: [u64; 3]) -> Expr {
-    let t = |d: &str| {
-        expr(ExprKind::Member {
-            base: Box::new(ident("threadIdx")),
-            field: d.to_string(),
-            arrow: false,
-        })
-    };
-    let mut e = t("x");
-    if block[1] > 1 || block[2] > 1 {
-        e = bin(BinOp::Add, e, bin(BinOp::Mul, t("y"), int(block[0])));
-    }
-    if block[2] > 1 {
-        e = bin(
-            BinOp::Add,
-            e,
-            bin(BinOp::Mul, t("z"), int(block[0] * block[1])),
-        );
-    }
-    e
 }
 
 /// `a[e]` → `a_sh[e - a_lo]` for every moved array.

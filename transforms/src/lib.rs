@@ -10,6 +10,7 @@ pub mod ast_util;
 pub mod branch_distribution;
 pub mod check;
 pub mod global_to_shared;
+pub mod tiled_shared;
 
 use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
@@ -96,6 +97,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
     vec![
         Box::new(branch_distribution::BranchDistribution),
         Box::new(global_to_shared::GlobalToShared),
+        Box::new(tiled_shared::TiledGlobalToShared),
     ]
 }
 
