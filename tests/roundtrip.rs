@@ -179,11 +179,13 @@ fn stmt() -> impl Strategy<Value = Stmt> {
         prop_oneof![
             items.clone().prop_map(|b| st(StmtKind::Block(b))),
             (expr(), inner.clone(), prop::option::of(inner.clone())).prop_map(|(c, t, e)| {
-                // The printer braces a then-branch `if` without `else` when
-                // an `else` follows; generate that shape already braced.
-                let t = match (&t.kind, &e) {
-                    (StmtKind::If { els: None, .. }, Some(_)) => st(StmtKind::Block(vec![t])),
-                    _ => t,
+                // The printer braces a then-branch that ends in an `if`
+                // without `else` when an `else` follows; generate that shape
+                // already braced.
+                let t = if e.is_some() && ends_in_open_if(&t) {
+                    st(StmtKind::Block(vec![t]))
+                } else {
+                    t
                 };
                 st(StmtKind::If {
                     cond: c,
@@ -243,6 +245,16 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                 })),
         ]
     })
+}
+
+/// A statement whose unbraced text ends in an `if` with no `else`.
+fn ends_in_open_if(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::If { els: None, .. } => true,
+        StmtKind::If { els: Some(e), .. } => ends_in_open_if(e),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => ends_in_open_if(body),
+        _ => false,
+    }
 }
 
 fn kernel(body: Vec<Stmt>) -> Function {

@@ -129,7 +129,7 @@ impl Term {
     fn text(&self) -> String {
         let mut s = String::new();
         if self.coef != Rational::ONE || self.factors.is_empty() {
-            s.push_str(&self.coef.to_string());
+            s.push_str(&number(self.coef));
         }
         // Factors are sorted: equal ones are adjacent and print as a power.
         let mut i = 0;
@@ -163,7 +163,7 @@ impl fmt::Display for BoundExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts: Vec<String> = Vec::new();
         if !self.constant.is_zero() || self.terms.is_empty() {
-            parts.push(self.constant.to_string());
+            parts.push(number(self.constant));
         }
         for t in &self.terms {
             parts.push(t.text());
@@ -187,6 +187,32 @@ impl fmt::Display for BoundExpr {
     }
 }
 
+/// A coefficient for people: an integer as is, anything else as a decimal
+/// with four significant digits, rounded up when it is not exact (so a
+/// printed bound is still a bound): `65/2` → `32.5`, `12527/128` → `97.87`.
+fn number(r: Rational) -> String {
+    if r.is_integer() {
+        return r.to_string();
+    }
+    let magnitude = r.to_f64().abs().log10().floor() as i32;
+    let digits = (3 - magnitude).clamp(1, 12) as u32;
+    let scale = 10i128.pow(digits);
+    let Some(num) = r.num().checked_mul(scale) else {
+        return r.to_string();
+    };
+    let den = r.den();
+    let up = num.div_euclid(den) + i128::from(num.rem_euclid(den) != 0);
+    let sign = if up < 0 { "-" } else { "" };
+    let (int, frac) = (up.abs() / scale, up.abs() % scale);
+    let frac = format!("{frac:0width$}", width = digits as usize);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +223,17 @@ mod tests {
             p += Poly::var(n).scale(Rational::int(*k));
         }
         p
+    }
+
+    #[test]
+    fn fractions_print_as_decimals_rounded_up() {
+        assert_eq!(number(Rational::new(65, 2)), "32.5");
+        assert_eq!(number(Rational::new(12527, 128)), "97.87");
+        assert_eq!(number(Rational::new(561, 32)), "17.54");
+        assert_eq!(number(Rational::new(1, 128)), "0.007813");
+        assert_eq!(number(Rational::new(1, 3)), "0.3334");
+        assert_eq!(number(Rational::new(-1, 3)), "-0.3333");
+        assert_eq!(number(Rational::int(7)), "7");
     }
 
     #[test]

@@ -215,15 +215,27 @@ fn body(s: &Stmt) -> (Doc, bool) {
     }
 }
 
+/// Whether a statement printed without braces ends in an `if` that has no
+/// `else` (directly or as the body of a loop or of an `else`), so that an
+/// `else` printed after it would bind to that `if`.
+fn ends_in_open_if(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::If { els: None, .. } => true,
+        StmtKind::If { els: Some(e), .. } => ends_in_open_if(e),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => ends_in_open_if(body),
+        _ => false,
+    }
+}
+
 fn stmt(s: &Stmt) -> Doc {
     match &s.kind {
         StmtKind::Decl(d) => Doc::text(format!("{};", declaration(d))),
         StmtKind::Expr(e) => Doc::text(format!("{};", expr(e, 0))),
         StmtKind::Block(b) => block(b),
         StmtKind::If { cond, then, els } => {
-            // A then-branch `if` without `else` would capture our `else`.
-            let needs_braces =
-                els.is_some() && matches!(&then.kind, StmtKind::If { els: None, .. });
+            // A then-branch ending in an `if` without `else` would capture
+            // our `else`.
+            let needs_braces = els.is_some() && ends_in_open_if(then);
             let (then_doc, then_block) = if needs_braces {
                 (
                     Doc::text(" ").append(block(std::slice::from_ref(then))),

@@ -375,6 +375,52 @@ pub fn visit_stmts(s: &Stmt, f: &mut impl FnMut(&Stmt)) {
     }
 }
 
+/// [`visit_stmts`], mutably.
+pub fn visit_stmts_mut(s: &mut Stmt, f: &mut impl FnMut(&mut Stmt)) {
+    use StmtKind as S;
+    f(s);
+    match &mut s.kind {
+        S::Block(b) => b.iter_mut().for_each(|x| visit_stmts_mut(x, f)),
+        S::If { then, els, .. } => {
+            visit_stmts_mut(then, f);
+            if let Some(e) = els {
+                visit_stmts_mut(e, f);
+            }
+        }
+        S::For { init, body, .. } => {
+            if let Some(i) = init {
+                visit_stmts_mut(i, f);
+            }
+            visit_stmts_mut(body, f);
+        }
+        S::While { body, .. } | S::DoWhile { body, .. } => visit_stmts_mut(body, f),
+        S::Switch { cases, .. } => cases
+            .iter_mut()
+            .for_each(|c| c.body.iter_mut().for_each(|x| visit_stmts_mut(x, f))),
+        _ => {}
+    }
+}
+
+/// The value of a constant integer expression (`32`, `TILE + 1`, `4 * 8`).
+pub fn const_value(e: &Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value),
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (const_value(a)?, const_value(b)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Shl if y < 64 => x.checked_shl(y as u32),
+                _ => None,
+            }
+        }
+        ExprKind::Cast(_, x) => const_value(x),
+        _ => None,
+    }
+}
+
 /// The root name of an lvalue or array expression: `a` for `a`, `a[i]`,
 /// `a[i][j]`, `*a`, `a.x`.
 pub fn root_name(e: &Expr) -> Option<&str> {

@@ -26,7 +26,6 @@ const STEP_BUDGET: u64 = 5_000_000;
 /// Checks candidates of one kernel against the original.
 pub struct Checker {
     file: ParsedFile,
-    name: String,
     /// Launches the original runs cleanly on, with its results.
     launches: Vec<(LaunchSpec, SimResult)>,
 }
@@ -72,7 +71,6 @@ impl Checker {
         }
         Ok(Checker {
             file: file.clone(),
-            name: name.to_string(),
             launches,
         })
     }
@@ -85,25 +83,18 @@ impl Checker {
     /// The candidate as it would be in the file, re-parsed and lowered;
     /// then simulated on every launch and compared with the original.
     pub fn check(&self, candidate: &Function) -> Result<(), String> {
-        let text = rewrite_functions(&self.file, std::slice::from_ref(candidate));
-        let reparsed = parse_source(SourceFile::new(self.file.source.path.clone(), text));
-        let Some(f) = reparsed.function(&candidate.name) else {
-            let why = reparsed
-                .all_diagnostics()
-                .first()
-                .map(|d| d.message.clone())
-                .unwrap_or_else(|| "it is missing".into());
-            return Err(format!("the printed candidate does not parse: {why}"));
-        };
-        if f != candidate {
-            return Err("the printed candidate parses to a different kernel".into());
-        }
-        let kernel: Kernel = lower_kernel(&reparsed, &candidate.name)
-            .map_err(|d| format!("the candidate does not lower: {}", d.message))?;
+        let (_, kernel) = materialize(&self.file, candidate)?;
+        self.check_kernel(&kernel)
+    }
+
+    /// Simulates a candidate kernel (lowered from the file with the
+    /// candidate in it, see [`materialize`]) on every launch and compares
+    /// the final global arrays with the original's, bit for bit.
+    pub fn check_kernel(&self, kernel: &Kernel) -> Result<(), String> {
         for (i, (spec, want)) in self.launches.iter().enumerate() {
-            let inputs = inputs_from_spec(&kernel, spec)
+            let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
-            let got = simulate_owned(&kernel, inputs, &options())
+            let got = simulate_owned(kernel, inputs, &options())
                 .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
             if got.arrays != want.arrays {
                 let which = got
@@ -119,9 +110,37 @@ impl Checker {
                 ));
             }
         }
-        let _ = &self.name;
         Ok(())
     }
+
+    /// The launches a candidate must match.
+    pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
+        self.launches.iter().map(|(s, _)| s)
+    }
+}
+
+/// A candidate kernel as it would be in the file: printed, spliced in,
+/// re-parsed (it must parse back to the same AST), and lowered.
+pub fn materialize(
+    file: &ParsedFile,
+    candidate: &Function,
+) -> Result<(ParsedFile, Kernel), String> {
+    let text = rewrite_functions(file, std::slice::from_ref(candidate));
+    let reparsed = parse_source(SourceFile::new(file.source.path.clone(), text));
+    let Some(f) = reparsed.function(&candidate.name) else {
+        let why = reparsed
+            .all_diagnostics()
+            .first()
+            .map(|d| d.message.clone())
+            .unwrap_or_else(|| "it is missing".into());
+        return Err(format!("the printed candidate does not parse: {why}"));
+    };
+    if f != candidate {
+        return Err("the printed candidate parses to a different kernel".into());
+    }
+    let kernel = lower_kernel(&reparsed, &candidate.name)
+        .map_err(|d| format!("the candidate does not lower: {}", d.message))?;
+    Ok((reparsed, kernel))
 }
 
 /// The parameter file's launch, then: other data (twice); fewer blocks

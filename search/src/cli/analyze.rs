@@ -10,9 +10,11 @@ use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
-use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use serde_json::json;
+
+use copper_search::launch::{dims, launch_shape, read_params, Shape};
 
 use super::simulate::{read_hardware, resolve_metrics};
 use super::Format;
@@ -121,64 +123,6 @@ pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
     Ok(d)
 }
 
-/// A kernel's launch shape and where it came from.
-struct Shape {
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
-    source: String,
-}
-
-/// The launch shape: the command line, else every literal launch site
-/// (when they agree), else the parameter file.
-fn launch_shape(
-    a: &AnalyzeArgs,
-    parsed: &ParsedFile,
-    spec: Option<&LaunchSpec>,
-    name: &str,
-) -> Shape {
-    if a.block.is_some() || a.grid.is_some() {
-        return Shape {
-            block: a.block,
-            grid: a.grid,
-            source: "command line".into(),
-        };
-    }
-    let sites: Vec<_> = parsed
-        .launches
-        .iter()
-        .filter(|l| l.kernel == name && l.block.is_some())
-        .collect();
-    if let Some(first) = sites.first() {
-        if sites.iter().all(|l| l.block == first.block) {
-            let (line, _) = parsed.source.line_col(first.span.start);
-            let grid = first
-                .grid
-                .filter(|_| sites.iter().all(|l| l.grid == first.grid));
-            return Shape {
-                block: first.block,
-                grid,
-                source: format!("the launch at line {line}"),
-            };
-        }
-    }
-    if let Some(s) = spec.and_then(|s| s.shape().ok()) {
-        return Shape {
-            block: Some(s.block),
-            grid: Some(s.grid),
-            source: "the parameter file".into(),
-        };
-    }
-    Shape {
-        block: None,
-        grid: None,
-        source: "no launch shape known: bounds hold for any block".into(),
-    }
-}
-
-fn dims(d: [u64; 3]) -> String {
-    format!("{}×{}×{}", d[0], d[1], d[2])
-}
-
 /// The analysis of one kernel, ready to print.
 struct Report {
     name: String,
@@ -226,7 +170,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             return 2;
         }
     };
-    let params = match read_params(a) {
+    let params = match read_params(&a.file, a.params.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("copper: error: {e}");
@@ -268,7 +212,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             }
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(a, &parsed, spec, &name);
+        let shape = launch_shape(a.block, a.grid, &parsed, spec, &name);
         let config = Config {
             hw,
             block: shape.block,
@@ -329,26 +273,6 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
         }
     }
     status
-}
-
-fn read_params(a: &AnalyzeArgs) -> Result<Option<ParamFile>, String> {
-    let (path, explicit) = match &a.params {
-        Some(p) => (p.clone(), true),
-        None => (a.file.with_extension("toml"), false),
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(_) if !explicit => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot read parameter file: {e}",
-                path.display()
-            ))
-        }
-    };
-    ParamFile::from_toml(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: invalid parameter file: {e}", path.display()))
 }
 
 /// Simulates the parameter file's launch and evaluates the bounds there.

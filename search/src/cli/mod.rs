@@ -6,7 +6,9 @@ use clap::{Parser, Subcommand};
 
 mod analyze;
 mod fmt;
+mod optimize;
 mod parse;
+mod report;
 mod simulate;
 
 /// copper: makes CUDA kernels faster without running them.
@@ -100,6 +102,16 @@ enum Command {
     /// an error), 1 when a kernel could not be read or `--check` could not
     /// simulate it, 2 on bad input.
     Analyze(analyze::AnalyzeArgs),
+    /// Search for a faster version of each kernel: rewrites (branch
+    /// distribution, global to shared memory, tiling, padding) checked to
+    /// compute the same results by simulation, ranked by their sound cost
+    /// bounds. Prints the winning kernels, a diff, and the bounds before
+    /// and after.
+    ///
+    /// Exit status: 0 when nothing improves, 1 when an improvement was found
+    /// (0 with --exit-zero), 2 on an error (bad input, a file or kernel
+    /// copper could not read).
+    Optimize(optimize::OptimizeArgs),
 }
 
 /// Output formats.
@@ -122,6 +134,7 @@ pub fn run() -> u8 {
             whole,
         } => fmt::run(&file, kernel.as_deref(), whole),
         Command::Analyze(args) => analyze::run(&args),
+        Command::Optimize(args) => optimize::run(&args),
         Command::Simulate {
             file,
             params,

@@ -1,0 +1,565 @@
+//! `copper optimize`: the search on every kernel of the given files (or of
+//! every `.cu` below the given directories), kernels in parallel; the
+//! winning kernels, a unified diff, the bounds before and after, and what
+//! each applied transform bought.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use copper::bound::Config;
+use copper::cost::Metric;
+use copper::cuda::diff::unified;
+use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::rewrite::rewrite_functions;
+use copper::sim::params::ParamFile;
+use copper_search::config::{self, FileConfig};
+use copper_search::launch::{launch_shape, read_params, Shape};
+use copper_search::pipeline::{optimize_kernel, Cache, KernelResult, Settings};
+use copper_search::rank::{Ranking, DEFAULT_EPSILON};
+use rayon::prelude::*;
+
+use super::analyze::{parse_block, parse_grid, parse_seconds};
+use super::report;
+use super::simulate::{read_hardware, resolve_metrics};
+
+/// Output formats of `copper optimize`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptFormat {
+    /// Human-readable: per kernel, the bounds before and after, what was
+    /// applied and why, then the diff; a summary table for several kernels.
+    Text,
+    /// One JSON document.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// SARIF 2.1.0 (code scanning), with the rewrite as a fix.
+    Sarif,
+}
+
+/// Options of `copper optimize`.
+#[derive(clap::Args, Debug)]
+pub struct OptimizeArgs {
+    /// `.cu` files, or directories to search for `.cu` files.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The metric that ranks candidates (built-in or user-defined)
+    /// [default: wsteps].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
+    /// of degree and leading coefficients.
+    #[arg(long, value_parser = parse_at)]
+    pub at: Option<BTreeMap<String, f64>>,
+    /// Relative tolerance of the ranking: smaller differences do not count
+    /// [default: 0.02].
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Only these transforms, in this order (repeatable): branch-distribution,
+    /// global-to-shared, global-to-shared-tiled, shared-memory-padding.
+    #[arg(long = "transform")]
+    pub transforms: Vec<String>,
+    /// Leave out this transform (repeatable).
+    #[arg(long = "skip-transform")]
+    pub skip_transforms: Vec<String>,
+    /// Block shape `X[,Y[,Z]]` (default: the file's launch, else the
+    /// parameter file).
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<[u64; 3]>,
+    /// Grid shape `X[,Y[,Z]]`.
+    #[arg(long, value_parser = parse_grid)]
+    pub grid: Option<[u64; 3]>,
+    /// Parameter file (default: each FILE with `.toml`, when it exists):
+    /// launch shapes, and the inputs candidates are checked on.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Highest degree of the bounds' base functions (1 to 4) [default: 2].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub degree: Option<u32>,
+    /// Largest LP (variables plus constraints) per metric.
+    #[arg(long)]
+    pub max_lp: Option<usize>,
+    /// Seconds one kernel version's analysis may take [default: 20].
+    #[arg(long, value_parser = parse_seconds)]
+    pub budget: Option<Duration>,
+    /// Hardware model (TOML).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Settings file (default: `copper.toml` here or in a directory above).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print only the patch (for `git apply` or `patch -p1`).
+    #[arg(long, conflicts_with_all = ["write", "format"])]
+    pub diff: bool,
+    /// Update the files in place (atomically; untouched when nothing improves).
+    #[arg(long)]
+    pub write: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OptFormat,
+    /// Also write one JSON object per kernel to this file (JSON lines).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Show every candidate considered, and what each transform left alone.
+    #[arg(long)]
+    pub explain: bool,
+    /// Exit 0 even when improvements are found.
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
+}
+
+/// Parses `name=value,name=value`.
+fn parse_at(s: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut out = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` is not NAME=VALUE"))?;
+        let x: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not a number"))?;
+        if !x.is_finite() {
+            return Err(format!("`{v}` is not a finite number"));
+        }
+        out.insert(k.trim().to_string(), x);
+    }
+    if out.is_empty() {
+        return Err("give at least one NAME=VALUE".into());
+    }
+    Ok(out)
+}
+
+/// A transform's name as the command line writes it:
+/// `global to shared (tiled)` → `global-to-shared-tiled`.
+fn cli_name(name: &str) -> String {
+    name.to_lowercase()
+        .replace(['(', ')'], "")
+        .split([' ', '-', '_'])
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The transform called `name` (either spelling).
+fn transform_by_name(name: &str) -> Option<Box<dyn copper_transforms::Transform>> {
+    copper_transforms::all()
+        .into_iter()
+        .find(|t| cli_name(t.name()) == cli_name(name))
+}
+
+/// Everything one run needs, resolved from the command line, the
+/// configuration file and the defaults.
+pub struct Resolved {
+    /// The search settings.
+    pub settings: Settings,
+    /// The ranking metric's name.
+    pub metric: String,
+    /// Block and grid from the command line or configuration.
+    pub block: Option<[u64; 3]>,
+    /// Grid shape.
+    pub grid: Option<[u64; 3]>,
+    /// Exit 0 on improvements.
+    pub exit_zero: bool,
+}
+
+fn resolve(a: &OptimizeArgs) -> Result<Resolved, String> {
+    let cfg_path = match &a.config {
+        Some(p) => Some(p.clone()),
+        None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
+    };
+    let cfg = match &cfg_path {
+        Some(p) => config::load(p)?,
+        None => FileConfig::default(),
+    };
+    let mut hw = cfg.hardware.unwrap_or_default();
+    if let Some(h) = &a.hardware {
+        hw = read_hardware(h)?;
+    }
+    let metric = a
+        .metric
+        .clone()
+        .or(cfg.metric.clone())
+        .unwrap_or_else(|| "wsteps".into());
+    let mut metrics: Vec<Metric> = resolve_metrics(&[], a.metrics_file.as_deref())?;
+    metrics.extend(cfg.user_metrics.iter().cloned());
+    let rank_metric = metrics
+        .iter()
+        .position(|m| m.name == metric)
+        .ok_or_else(|| {
+            format!(
+                "unknown metric `{metric}` (known: {})",
+                metrics
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    let epsilon = a.epsilon.or(cfg.epsilon).unwrap_or(DEFAULT_EPSILON);
+    if !(0.0..1.0).contains(&epsilon) {
+        return Err("--epsilon must be at least 0 and below 1".into());
+    }
+    let ranking = match a.at.clone().or(cfg.at.clone()) {
+        Some(values) => Ranking::At { values, epsilon },
+        None => Ranking::Heuristic { epsilon },
+    };
+    let names: Vec<String> = if !a.transforms.is_empty() {
+        a.transforms.clone()
+    } else if let Some(t) = &cfg.transforms {
+        t.clone()
+    } else {
+        copper_transforms::all()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    };
+    let mut transforms = Vec::new();
+    for n in &names {
+        let t = transform_by_name(n).ok_or_else(|| {
+            format!(
+                "unknown transform `{n}` (known: {})",
+                known_transforms().join(", ")
+            )
+        })?;
+        let skipped = a
+            .skip_transforms
+            .iter()
+            .any(|s| transform_by_name(s).is_some_and(|x| x.name() == t.name()));
+        if !skipped {
+            transforms.push(t);
+        }
+    }
+    for s in &a.skip_transforms {
+        if transform_by_name(s).is_none() {
+            return Err(format!(
+                "unknown transform `{s}` (known: {})",
+                known_transforms().join(", ")
+            ));
+        }
+    }
+    let block = match (a.block, &cfg.block) {
+        (Some(b), _) => Some(b),
+        (None, Some(b)) => Some(config::shape(b, "block")?),
+        (None, None) => None,
+    };
+    let grid = match (a.grid, &cfg.grid) {
+        (Some(g), _) => Some(g),
+        (None, Some(g)) => Some(config::shape(g, "grid")?),
+        (None, None) => None,
+    };
+    let defaults = Config::default();
+    let config = Config {
+        hw,
+        block: None,
+        grid: None,
+        degree: a.degree.or(cfg.degree).unwrap_or(defaults.degree),
+        max_lp: a.max_lp.or(cfg.max_lp).unwrap_or(defaults.max_lp),
+        budget: a
+            .budget
+            .or(cfg.budget.map(Duration::from_secs_f64))
+            .unwrap_or(defaults.budget),
+    };
+    Ok(Resolved {
+        settings: Settings {
+            config,
+            metrics,
+            rank_metric,
+            ranking,
+            transforms,
+        },
+        metric,
+        block,
+        grid,
+        exit_zero: a.exit_zero || cfg.exit_zero.unwrap_or(false),
+    })
+}
+
+fn known_transforms() -> Vec<String> {
+    copper_transforms::all()
+        .iter()
+        .map(|t| cli_name(t.name()))
+        .collect()
+}
+
+/// The `.cu` files named by `paths`: files as given, directories searched
+/// recursively; sorted, without repeats.
+fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            let before = out.len();
+            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
+            if out.len() == before {
+                return Err(format!("{}: no .cu files in this directory", p.display()));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            walk(&e, out)?;
+        } else if e.extension().is_some_and(|x| x == "cu") {
+            out.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// One file of the run.
+pub struct FileRun {
+    /// Its path as given.
+    pub path: PathBuf,
+    /// The file, parsed; or why it could not be read.
+    pub parsed: Result<ParsedFile, String>,
+    /// Its kernels' results, in file order.
+    pub kernels: Vec<KernelRun>,
+    /// Diagnostics of functions copper could not read.
+    pub diagnostics: Vec<String>,
+    /// The whole file with the improved kernels, when any improved.
+    pub rewritten: Option<String>,
+}
+
+/// One kernel of the run.
+pub struct KernelRun {
+    /// The kernel.
+    pub name: String,
+    /// Where it starts (line, column).
+    pub at: (usize, usize),
+    /// Its launch shape.
+    pub shape: Shape,
+    /// The search's outcome, or why there was none.
+    pub result: Result<KernelResult, String>,
+}
+
+/// Runs `copper optimize`.
+pub fn run(a: &OptimizeArgs) -> u8 {
+    let fail = |e: String| {
+        eprintln!("copper: error: {e}");
+        2
+    };
+    let r = match resolve(a) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let files = match collect_files(&a.paths) {
+        Ok(f) => f,
+        Err(e) => return fail(e),
+    };
+    if let Some(j) = a.jobs {
+        // Only fails when the global pool exists already; then it is used.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j as usize)
+            .build_global();
+    }
+    let start = Instant::now();
+    let runs = optimize_files(&files, a, &r);
+    let elapsed = start.elapsed().as_secs_f64();
+    if let Some(k) = &a.kernel {
+        if runs.iter().all(|f| f.kernels.is_empty()) {
+            return fail(format!("no kernel named `{k}` in the given files"));
+        }
+    }
+    let mut status = 0;
+    let mut improved = false;
+    for f in &runs {
+        if f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()) {
+            status = 2;
+        }
+        improved |= f.rewritten.is_some();
+    }
+    if let Some(path) = &a.report {
+        let lines: String = runs
+            .iter()
+            .flat_map(|f| report::kernel_objects(f, &r.metric))
+            .map(|o| format!("{o}\n"))
+            .collect();
+        if let Err(e) = write_atomically(path, &lines) {
+            eprintln!("copper: error: {}: {e}", path.display());
+            status = 2;
+        }
+    }
+    if a.diff {
+        for f in &runs {
+            print!("{}", file_diff(f));
+        }
+    } else {
+        match a.format {
+            OptFormat::Text => report::text(&runs, &r, a.explain, elapsed),
+            OptFormat::Json => report::json(&runs, &r, elapsed),
+            OptFormat::Github => report::github(&runs, &r),
+            OptFormat::Sarif => report::sarif(&runs, &r),
+        }
+    }
+    if a.write {
+        for f in &runs {
+            if let Some(text) = &f.rewritten {
+                match write_atomically(&f.path, text) {
+                    Ok(()) => eprintln!("copper: updated {}", f.path.display()),
+                    Err(e) => {
+                        eprintln!("copper: error: {}: cannot update: {e}", f.path.display());
+                        status = 2;
+                    }
+                }
+            }
+        }
+    }
+    if status == 0 && improved && !r.exit_zero {
+        status = 1;
+    }
+    status
+}
+
+/// The unified diff of a file's rewrite (empty when nothing improved).
+pub fn file_diff(f: &FileRun) -> String {
+    match (&f.parsed, &f.rewritten) {
+        (Ok(p), Some(new)) => unified(&p.source.path.to_string_lossy(), &p.source.text, new),
+        _ => String::new(),
+    }
+}
+
+/// Parses every file and searches every kernel, kernels in parallel; a
+/// progress line on a terminal. Results in file and kernel order.
+fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<FileRun> {
+    let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
+        .par_iter()
+        .map(|path| {
+            let read = parse_path(path).map_err(|d| d.render()).and_then(|parsed| {
+                let params = read_params(path, a.params.as_deref())?;
+                Ok((parsed, params))
+            });
+            let (parsed, params) = match read {
+                Ok((p, params)) => (Ok(p), params),
+                Err(e) => (Err(e), None),
+            };
+            let diagnostics = parsed
+                .as_ref()
+                .map(|p| p.all_diagnostics().iter().map(|d| d.render()).collect())
+                .unwrap_or_default();
+            let run = FileRun {
+                path: path.clone(),
+                parsed,
+                kernels: Vec::new(),
+                diagnostics,
+                rewritten: None,
+            };
+            (run, params)
+        })
+        .collect();
+    let mut jobs = Vec::new();
+    for (i, (run, params)) in runs.iter().enumerate() {
+        let Ok(parsed) = &run.parsed else {
+            continue;
+        };
+        for f in parsed.kernels() {
+            if a.kernel.as_ref().is_some_and(|k| k != &f.name) {
+                continue;
+            }
+            let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name)).cloned();
+            let shape = launch_shape(r.block, r.grid, parsed, spec.as_ref(), &f.name);
+            jobs.push((i, f.name.clone(), spec, shape));
+        }
+    }
+    let cache = Cache::default();
+    let done = AtomicUsize::new(0);
+    let total = jobs.len();
+    let terminal = std::io::stderr().is_terminal();
+    let results: Vec<(usize, KernelRun)> = jobs
+        .into_par_iter()
+        .map(|(i, name, spec, shape)| {
+            let parsed = runs[i].0.parsed.as_ref().expect("parsed");
+            let result = optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
+            if terminal {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                eprint!(
+                    "\r\x1b[2K[{n}/{total}] {}: {name}",
+                    runs[i].0.path.display()
+                );
+                if n == total {
+                    eprint!("\r\x1b[2K");
+                }
+            }
+            let f = parsed.function(&name).expect("listed kernel");
+            let at = parsed.source.line_col(f.meta.span.start);
+            (
+                i,
+                KernelRun {
+                    name,
+                    at,
+                    shape,
+                    result,
+                },
+            )
+        })
+        .collect();
+    for (i, k) in results {
+        runs[i].0.kernels.push(k);
+    }
+    runs.into_iter()
+        .map(|(mut run, _)| {
+            if let Ok(parsed) = &run.parsed {
+                let best: Vec<_> = run
+                    .kernels
+                    .iter()
+                    .filter_map(|k| k.result.as_ref().ok())
+                    .filter(|k| k.improved())
+                    .map(|k| k.best.function.clone())
+                    .collect();
+                if !best.is_empty() {
+                    run.rewritten = Some(rewrite_functions(parsed, &best));
+                }
+            }
+            run
+        })
+        .collect()
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory
+/// and a rename: readers see the old file or the new one, never a part.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.copper-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,436 @@
+//! What `copper optimize` prints: text for people, JSON for scripts,
+//! GitHub annotations and SARIF for CI.
+
+use copper::bound::Outcome;
+use copper::cuda::parse::ParsedFile;
+use copper::cuda::print;
+use copper_search::launch::dims;
+use copper_search::pipeline::{KernelResult, Verdict};
+use copper_search::rank::fmt_num;
+use serde_json::{json, Value};
+
+use super::optimize::{file_diff, FileRun, KernelRun, Resolved};
+
+/// A bound for people: the expression, or "no bound".
+fn show(o: &Outcome) -> String {
+    match o {
+        Outcome::Bound(e) => e.to_string(),
+        Outcome::NoBound(..) => "no bound".into(),
+    }
+}
+
+/// The bound of the ranking metric before and after.
+fn ranked(k: &KernelResult, r: &Resolved) -> (String, String) {
+    let m = r.settings.rank_metric;
+    (
+        show(&k.original.bounds[m].work),
+        show(&k.best.bounds[m].work),
+    )
+}
+
+fn status(k: &KernelRun) -> &'static str {
+    match &k.result {
+        Ok(x) if x.improved() => "improved",
+        Ok(_) => "unchanged",
+        Err(_) => "error",
+    }
+}
+
+fn shape_text(k: &KernelRun) -> String {
+    match (k.shape.block, k.shape.grid) {
+        (Some(b), Some(g)) => format!(
+            "block {}, grid {} (from {})",
+            dims(b),
+            dims(g),
+            k.shape.source
+        ),
+        (Some(b), None) => format!("block {} (from {})", dims(b), k.shape.source),
+        _ => k.shape.source.clone(),
+    }
+}
+
+/// Prints the text report.
+pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
+    let mut rows = Vec::new();
+    for f in runs {
+        let path = f.path.display();
+        let parsed = match &f.parsed {
+            Ok(p) => p,
+            Err(e) => {
+                println!("{e}");
+                println!("{path}: skipped: the file could not be read\n");
+                rows.push(vec![
+                    path.to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "error".into(),
+                ]);
+                continue;
+            }
+        };
+        for d in &f.diagnostics {
+            println!("{d}");
+        }
+        for k in &f.kernels {
+            let head = format!("{path}:{}:{}: kernel {}", k.at.0, k.at.1, k.name);
+            let x = match &k.result {
+                Ok(x) => x,
+                Err(e) => {
+                    println!("{head}: error: {e}\n");
+                    rows.push(vec![
+                        path.to_string(),
+                        k.name.clone(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                        "error".into(),
+                    ]);
+                    continue;
+                }
+            };
+            let checked = match &x.checked_on {
+                Ok(n) => format!("every candidate checked on {n} launches against the original"),
+                Err(e) => format!("no candidate could be checked: {e}"),
+            };
+            if x.improved() {
+                println!("{head}: improved; {}; {checked}", shape_text(k));
+                for a in &x.applied {
+                    println!("  {}: {}", a.transform, a.description);
+                    println!("    why: {} per warp, {}", r.metric, a.why);
+                }
+            } else {
+                println!("{head}: no improvement found; {}; {checked}", shape_text(k));
+            }
+            print_bounds(x);
+            if explain {
+                print_steps(parsed, x);
+            }
+            let candidates: usize = x.steps.iter().map(|s| s.considered.len()).sum();
+            println!(
+                "  searched in {} ms ({candidates} candidates)\n",
+                fmt_num((x.seconds * 1e3).round())
+            );
+            let (before, after) = ranked(x, r);
+            let applied: Vec<&str> = x.applied.iter().map(|a| a.transform).collect();
+            rows.push(vec![
+                path.to_string(),
+                k.name.clone(),
+                before,
+                if x.improved() { after } else { "-".into() },
+                if applied.is_empty() {
+                    "-".into()
+                } else {
+                    applied.join(", ")
+                },
+                format!("{} ms", fmt_num((x.seconds * 1e3).round())),
+                status(k).into(),
+            ]);
+        }
+        let diff = file_diff(f);
+        if !diff.is_empty() {
+            print!("{diff}");
+            println!();
+        }
+    }
+    if rows.len() > 1 {
+        print_table(&rows, &r.metric);
+    }
+    let improved = rows.iter().filter(|r| r[6] == "improved").count();
+    let errors = rows.iter().filter(|r| r[6] == "error").count();
+    println!(
+        "{} kernels in {} files: {improved} improved, {errors} errors, {} s",
+        rows.iter().filter(|r| r[1] != "-").count(),
+        runs.len(),
+        fmt_num((seconds * 100.0).round() / 100.0)
+    );
+}
+
+fn print_bounds(x: &KernelResult) {
+    let width = x
+        .original
+        .bounds
+        .iter()
+        .map(|b| b.metric.len())
+        .max()
+        .unwrap_or(6)
+        .max(8);
+    let before: Vec<String> = x.original.bounds.iter().map(|b| show(&b.work)).collect();
+    let bw = before
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    if x.improved() {
+        println!("  {:<width$}  {:<bw$}  after", "per warp", "before");
+    } else {
+        println!("  {:<width$}  bound", "per warp");
+    }
+    for (i, b) in x.original.bounds.iter().enumerate() {
+        if x.improved() {
+            let after = show(&x.best.bounds[i].work);
+            println!("  {:<width$}  {:<bw$}  {after}", b.metric, before[i]);
+        } else {
+            println!("  {:<width$}  {}", b.metric, before[i]);
+        }
+    }
+}
+
+fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
+    for s in &x.steps {
+        println!("  [{}]", s.transform);
+        if s.considered.is_empty() && s.skipped.is_empty() {
+            println!("    nothing to do");
+        }
+        for c in &s.considered {
+            let (mark, why) = match &c.verdict {
+                Verdict::Chosen(w) => ("chosen", w),
+                Verdict::Outranked(w) => ("better, but outranked", w),
+                Verdict::NotBetter(w) => ("not better", w),
+                Verdict::Failed(w) => ("dropped (failed its check)", w),
+            };
+            println!("    {mark}: {}", c.description);
+            println!("      {why}");
+        }
+        for sk in &s.skipped {
+            let at = if sk.span.is_synthetic() {
+                String::new()
+            } else {
+                let (l, c) = parsed.source.line_col(sk.span.start);
+                format!("{l}:{c}: ")
+            };
+            println!("    left alone: {at}{}", sk.reason);
+        }
+    }
+}
+
+fn print_table(rows: &[Vec<String>], metric: &str) {
+    let header = vec![
+        "file".to_string(),
+        "kernel".into(),
+        format!("{metric} before"),
+        "after".into(),
+        "transforms".into(),
+        "time".into(),
+        "status".into(),
+    ];
+    let clip = |s: &str| {
+        if s.chars().count() > 40 {
+            format!("{}…", s.chars().take(39).collect::<String>())
+        } else {
+            s.to_string()
+        }
+    };
+    let all: Vec<Vec<String>> = std::iter::once(header)
+        .chain(rows.iter().map(|r| r.iter().map(|c| clip(c)).collect()))
+        .collect();
+    let widths: Vec<usize> = (0..7)
+        .map(|i| all.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &all {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    }
+    println!();
+}
+
+/// One JSON object per kernel of a file (the `--report` lines).
+pub fn kernel_objects(f: &FileRun, metric: &str) -> Vec<Value> {
+    let path = f.path.display().to_string();
+    let Ok(parsed) = &f.parsed else {
+        return vec![json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err() })];
+    };
+    f.kernels
+        .iter()
+        .map(|k| {
+            let mut o = json!({
+                "file": path,
+                "kernel": k.name,
+                "line": k.at.0,
+                "column": k.at.1,
+                "status": status(k),
+                "block": k.shape.block,
+                "grid": k.shape.grid,
+                "shape_from": k.shape.source,
+                "metric": metric,
+            });
+            match &k.result {
+                Err(e) => o["error"] = json!(e),
+                Ok(x) => {
+                    o["bounds"] = json!(x
+                        .original
+                        .bounds
+                        .iter()
+                        .zip(&x.best.bounds)
+                        .map(|(b, a)| json!({
+                            "metric": b.metric,
+                            "before": show(&b.work),
+                            "after": show(&a.work),
+                        }))
+                        .collect::<Vec<_>>());
+                    o["applied"] = json!(x
+                        .applied
+                        .iter()
+                        .map(|a| json!({
+                            "transform": a.transform,
+                            "description": a.description,
+                            "why": a.why,
+                        }))
+                        .collect::<Vec<_>>());
+                    o["checked_launches"] = json!(x.checked_on.as_ref().ok());
+                    o["check_error"] = json!(x.checked_on.as_ref().err());
+                    o["candidates"] =
+                        json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
+                    o["seconds"] = json!(x.seconds);
+                    if x.improved() {
+                        o["kernel_after"] = json!(print::function(&x.best.function));
+                    }
+                }
+            }
+            let _ = parsed;
+            o
+        })
+        .collect()
+}
+
+/// Prints one JSON document: every kernel, and the diff of every file.
+pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
+    let kernels: Vec<Value> = runs
+        .iter()
+        .flat_map(|f| kernel_objects(f, &r.metric))
+        .collect();
+    let diffs: Vec<Value> = runs
+        .iter()
+        .filter(|f| f.rewritten.is_some())
+        .map(|f| json!({ "file": f.path.display().to_string(), "diff": file_diff(f) }))
+        .collect();
+    let doc = json!({ "kernels": kernels, "diffs": diffs, "seconds": seconds });
+    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+}
+
+/// GitHub workflow-command escaping of a message.
+fn gh_escape(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// … and of a property value.
+fn gh_property(s: &str) -> String {
+    gh_escape(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Prints GitHub Actions annotations: a notice per improved kernel, an
+/// error per kernel or file that could not be read.
+pub fn github(runs: &[FileRun], r: &Resolved) {
+    for f in runs {
+        let file = gh_property(&f.path.display().to_string());
+        if let Err(e) = &f.parsed {
+            println!("::error file={file}::{}", gh_escape(e));
+            continue;
+        }
+        for k in &f.kernels {
+            let (line, col) = k.at;
+            match &k.result {
+                Err(e) => println!(
+                    "::error file={file},line={line},col={col}::{}",
+                    gh_escape(e)
+                ),
+                Ok(x) if x.improved() => {
+                    let (before, after) = ranked(x, r);
+                    let title = gh_property(&format!("copper: faster {}", k.name));
+                    let mut msg = format!("{}: {before} → {after} per warp\n", r.metric);
+                    for a in &x.applied {
+                        msg.push_str(&format!("{}: {} ({})\n", a.transform, a.description, a.why));
+                    }
+                    msg.push_str("Run `copper optimize --diff` for the patch.");
+                    println!(
+                        "::notice file={file},line={line},col={col},title={title}::{}",
+                        gh_escape(&msg)
+                    );
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// Prints a SARIF 2.1.0 log: a result per improved kernel, with the
+/// rewritten kernel as a fix replacing the original.
+pub fn sarif(runs: &[FileRun], r: &Resolved) {
+    let mut results = Vec::new();
+    for f in runs {
+        let Ok(parsed) = &f.parsed else {
+            continue;
+        };
+        let uri = f.path.display().to_string();
+        for k in &f.kernels {
+            let Ok(x) = &k.result else {
+                continue;
+            };
+            if !x.improved() {
+                continue;
+            }
+            let Some(item) = parsed.extracted.functions.iter().find(|i| i.name == k.name) else {
+                continue;
+            };
+            let (sl, sc) = parsed.source.line_col(item.span.start);
+            let (el, ec) = parsed.source.line_col(item.span.end);
+            let (before, after) = ranked(x, r);
+            let applied: Vec<String> = x
+                .applied
+                .iter()
+                .map(|a| format!("{}: {} ({})", a.transform, a.description, a.why))
+                .collect();
+            results.push(json!({
+                "ruleId": "copper/optimize",
+                "level": "note",
+                "message": { "text": format!(
+                    "Kernel `{}` can be faster: {} per warp {before} → {after}. {}",
+                    k.name, r.metric, applied.join("; ")) },
+                "locations": [{ "physicalLocation": {
+                    "artifactLocation": { "uri": uri },
+                    "region": { "startLine": k.at.0, "startColumn": k.at.1 }
+                }}],
+                "fixes": [{
+                    "description": { "text": applied.join("; ") },
+                    "artifactChanges": [{
+                        "artifactLocation": { "uri": uri },
+                        "replacements": [{
+                            "deletedRegion": {
+                                "startLine": sl, "startColumn": sc,
+                                "endLine": el, "endColumn": ec
+                            },
+                            "insertedContent": { "text": print::function(&x.best.function) }
+                        }]
+                    }]
+                }]
+            }));
+        }
+    }
+    let doc = json!({
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "copper",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": [{
+                    "id": "copper/optimize",
+                    "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
+                    "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
+                }]
+            }},
+            "results": results
+        }]
+    });
+    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+}

@@ -1,0 +1,159 @@
+//! `copper.toml`: project settings for `copper optimize`, found from the
+//! current directory upward (or given with `--config`). Every setting has
+//! a command-line option of the same name, which wins.
+//!
+//! ```toml
+//! metric = "wsteps"        # the metric that ranks candidates
+//! epsilon = 0.02           # relative tolerance of the ranking
+//! at = { h = 4096 }        # rank by the bounds' values at these sizes
+//! degree = 2               # highest degree of the bounds' base functions
+//! block = [256, 1, 1]      # launch shape, when the file does not say
+//! grid = [64, 1, 1]
+//! max_lp = 60000           # largest LP per metric
+//! budget = 20.0            # seconds per kernel version's analysis
+//! transforms = ["branch distribution", "global to shared"]
+//! exit_zero = false        # exit 0 even when improvements are found
+//!
+//! [hardware]               # the hardware model (defaults shown)
+//! warp_size = 32
+//! transaction_bytes = 32
+//! banks = 32
+//! bank_bytes = 4
+//!
+//! [metrics.mine]           # user metrics, ranked with metric = "mine"
+//! op = 1
+//! gread = { per = 10 }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use copper::cost::{metrics_from_toml, Hardware, Metric};
+use serde::Deserialize;
+
+/// The file's name.
+pub const FILE_NAME: &str = "copper.toml";
+
+/// Settings from a `copper.toml` (each `None` when not set).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Ranking metric.
+    pub metric: Option<String>,
+    /// Relative tolerance of the ranking.
+    pub epsilon: Option<f64>,
+    /// Sizes to rank at.
+    pub at: Option<BTreeMap<String, f64>>,
+    /// Highest degree of base functions.
+    pub degree: Option<u32>,
+    /// Block shape.
+    pub block: Option<Vec<u64>>,
+    /// Grid shape.
+    pub grid: Option<Vec<u64>>,
+    /// Largest LP per metric.
+    pub max_lp: Option<usize>,
+    /// Seconds per kernel version's analysis.
+    pub budget: Option<f64>,
+    /// The transforms tried, in order.
+    pub transforms: Option<Vec<String>>,
+    /// Exit 0 even when improvements are found.
+    pub exit_zero: Option<bool>,
+    /// Hardware model.
+    pub hardware: Option<Hardware>,
+    /// User metrics, from `[metrics.NAME]` tables.
+    #[serde(skip)]
+    pub user_metrics: Vec<Metric>,
+}
+
+/// The `copper.toml` that applies in `dir`: there or in the nearest
+/// directory above it.
+pub fn find(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .map(|d| d.join(FILE_NAME))
+        .find(|p| p.is_file())
+}
+
+/// Reads a `copper.toml`.
+pub fn load(path: &Path) -> Result<FileConfig, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read the configuration: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Parses the text of a `copper.toml`.
+pub fn parse(text: &str) -> Result<FileConfig, String> {
+    let mut value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    // `[metrics.NAME]` tables define user metrics, in the format of
+    // `--metrics-file` (whose tables are `[metric.NAME]`).
+    let definitions = match value.remove("metrics") {
+        Some(t @ toml::Value::Table(_)) => {
+            let mut wrapper = toml::Table::new();
+            wrapper.insert("metric".into(), t);
+            metrics_from_toml(&wrapper.to_string())?
+        }
+        Some(_) => return Err("`metrics` must be a table of `[metrics.NAME]` tables".into()),
+        None => Vec::new(),
+    };
+    let mut c: FileConfig = toml::Value::Table(value)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.to_string())?;
+    c.user_metrics = definitions;
+    if let Some(b) = &c.block {
+        shape(b, "block")?;
+    }
+    if let Some(g) = &c.grid {
+        shape(g, "grid")?;
+    }
+    if let Some(h) = &c.hardware {
+        h.validate()?;
+    }
+    if c.epsilon.is_some_and(|e| !(0.0..1.0).contains(&e)) {
+        return Err("epsilon must be at least 0 and below 1".into());
+    }
+    if c.degree.is_some_and(|d| !(1..=4).contains(&d)) {
+        return Err("degree must be 1 to 4".into());
+    }
+    if c.budget.is_some_and(|b| !(b > 0.0 && b <= 1e6)) {
+        return Err("budget must be more than 0 and at most 1000000 seconds".into());
+    }
+    Ok(c)
+}
+
+/// A shape from a list of one to three positive sizes.
+pub fn shape(v: &[u64], what: &str) -> Result<[u64; 3], String> {
+    if v.is_empty() || v.len() > 3 || v.contains(&0) {
+        return Err(format!("{what} must be 1 to 3 positive sizes"));
+    }
+    let mut d = [1u64; 3];
+    d[..v.len()].copy_from_slice(v);
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_settings_and_user_metrics() {
+        let c = parse(
+            "metric = \"mine\"\nepsilon = 0.05\nblock = [128]\nat = { h = 4096 }\n\
+             [hardware]\nwarp_size = 32\ntransaction_bytes = 128\nbanks = 32\nbank_bytes = 4\n",
+        )
+        .unwrap();
+        assert_eq!(c.metric.as_deref(), Some("mine"));
+        assert_eq!(c.block, Some(vec![128]));
+        assert_eq!(c.hardware.unwrap().transaction_bytes, 128);
+        let d = parse("metric = \"mine\"\n[metrics.mine]\nop = 2\n").unwrap();
+        assert_eq!(d.user_metrics.len(), 1);
+        assert_eq!(d.user_metrics[0].name, "mine");
+    }
+
+    #[test]
+    fn rejects_nonsense() {
+        assert!(parse("epsilon = 2").is_err());
+        assert!(parse("degree = 9").is_err());
+        assert!(parse("block = [0]").is_err());
+        assert!(parse("colour = \"red\"").is_err());
+        assert!(parse("budget = -1").is_err());
+    }
+}

@@ -1,0 +1,176 @@
+//! Padding a shared array's rows (beyond `002_…`): `tile[32][32]` becomes
+//! `tile[32][32 + 1]`, so the elements of a column, 32 words apart
+//! before, are 33 words apart and fall in 32 different banks; reading a
+//! column (the transposed read of a tiled transpose) is then free of bank
+//! conflicts. The logical elements stay where they were: only the layout
+//! changes, so the array must be used only as `tile[i][j]` with every
+//! index given (never decayed to a pointer, passed on, or its address
+//! taken). Rows whose length in 4-byte words is odd already spread over
+//! the banks and are left alone. Whether the padding pays off is for the
+//! cost analysis to say (the `conflicts` metric).
+
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, UnOp};
+
+use crate::ast_util::{self, bin, int};
+use crate::{Candidate, Context, Proposals, Skip, Transform};
+
+/// Largest shared array, in bytes, after padding.
+const MAX_BYTES: u64 = 48 * 1024;
+
+/// Shared-memory row padding.
+pub struct PadShared;
+
+impl Transform for PadShared {
+    fn name(&self) -> &'static str {
+        "shared-memory padding"
+    }
+
+    fn propose(&self, cx: &Context) -> Proposals {
+        let mut out = Proposals::default();
+        let f = cx.function;
+        let mut arrays = Vec::new();
+        for s in &f.body {
+            ast_util::visit_stmts(s, &mut |x| {
+                if let StmtKind::Decl(ds) = &x.kind {
+                    arrays.extend(
+                        ds.iter()
+                            .filter(|d| d.space == Space::Shared && d.dims.len() >= 2)
+                            .cloned(),
+                    );
+                }
+            });
+        }
+        for d in arrays {
+            let line = cx.line(d.meta.span);
+            let skip = |why: String| Skip {
+                span: d.meta.span,
+                reason: format!("`{}` (line {line}) is not padded: {why}", d.name),
+            };
+            let dims: Option<Vec<u64>> = d
+                .dims
+                .iter()
+                .map(|e| e.as_ref().and_then(ast_util::const_value))
+                .collect();
+            let Some(dims) = dims else {
+                out.skipped.push(skip("its sizes are not constants".into()));
+                continue;
+            };
+            let Some(elem) = d.ty.base.size_bytes().filter(|_| !d.ty.is_pointer()) else {
+                out.skipped.push(skip("its element size is unknown".into()));
+                continue;
+            };
+            let row = dims[dims.len() - 1];
+            if (row * elem as u64).div_ceil(4) % 2 == 1 {
+                continue;
+            }
+            let padded: u64 = dims[..dims.len() - 1].iter().product::<u64>() * (row + 1);
+            if padded * elem as u64 > MAX_BYTES {
+                out.skipped
+                    .push(skip("padded, it would not fit in shared memory".into()));
+                continue;
+            }
+            if let Err(why) = indexed_fully(f, &d.name, dims.len()) {
+                out.skipped.push(skip(why));
+                continue;
+            }
+            if redeclared(f, &d.name) {
+                out.skipped
+                    .push(skip("another variable has its name".into()));
+                continue;
+            }
+            out.candidates.push(Candidate {
+                function: pad(f, &d.name),
+                description: format!(
+                    "padded the rows of shared array `{}` from {row} to {} elements, so the elements of a column fall in different banks",
+                    d.name,
+                    row + 1
+                ),
+                transform: self.name(),
+            });
+        }
+        out
+    }
+}
+
+/// Whether `name` appears only as `name[i]…[k]` with `depth` indices.
+fn indexed_fully(f: &Function, name: &str, depth: usize) -> Result<(), String> {
+    fn check(e: &Expr, name: &str, depth: usize) -> Result<(), String> {
+        if let Some((base, n)) = index_chain(e) {
+            if matches!(&base.kind, ExprKind::Ident(b) if b == name) {
+                if n != depth {
+                    return Err("it is indexed with fewer indices than it has dimensions".into());
+                }
+                let mut x = e;
+                while let ExprKind::Index(b, i) = &x.kind {
+                    check(i, name, depth)?;
+                    x = b;
+                }
+                return Ok(());
+            }
+        }
+        match &e.kind {
+            ExprKind::Ident(n) if n == name => {
+                Err("it is used as a pointer (passed on, or its address taken)".into())
+            }
+            ExprKind::Unary(UnOp::AddrOf, x) if ast_util::root_name(x) == Some(name) => {
+                Err("its address is taken".into())
+            }
+            _ => ast_util::children(e)
+                .into_iter()
+                .try_for_each(|c| check(c, name, depth)),
+        }
+    }
+    let mut result = Ok(());
+    for s in &f.body {
+        ast_util::visit_stmt_roots(s, &mut |e| {
+            if result.is_ok() {
+                result = check(e, name, depth);
+            }
+        });
+    }
+    result
+}
+
+/// The innermost base of `a[i][j]…` and the number of indices.
+fn index_chain(e: &Expr) -> Option<(&Expr, usize)> {
+    let ExprKind::Index(first, _) = &e.kind else {
+        return None;
+    };
+    let mut base: &Expr = first;
+    let mut n = 1;
+    while let ExprKind::Index(b, _) = &base.kind {
+        base = b;
+        n += 1;
+    }
+    Some((base, n))
+}
+
+/// Whether `name` is declared more than once in the kernel.
+fn redeclared(f: &Function, name: &str) -> bool {
+    let mut count = f.params.iter().filter(|p| p.name == name).count();
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                count += ds.iter().filter(|d| d.name == name).count();
+            }
+        });
+    }
+    count > 1
+}
+
+/// The kernel with the last dimension of shared array `name` one longer.
+fn pad(f: &Function, name: &str) -> Function {
+    let mut g = f.clone();
+    for s in &mut g.body {
+        ast_util::visit_stmts_mut(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &mut x.kind {
+                for d in ds.iter_mut().filter(|d| d.name == name) {
+                    if let Some(Some(last)) = d.dims.last_mut() {
+                        *last = bin(BinOp::Add, last.clone(), int(1));
+                    }
+                }
+            }
+        });
+    }
+    g
+}
