@@ -85,17 +85,6 @@ fn variant(spec: &LaunchSpec, i: u64) -> LaunchSpec {
     s
 }
 
-/// The inputs a bound is evaluated at: scalar arguments and launch sizes.
-fn inputs_at(spec: &LaunchSpec, scalars: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
-    let shape = spec.shape().expect("checked by the simulator");
-    let mut at = scalars.clone();
-    for (d, n) in ["x", "y", "z"].iter().enumerate() {
-        at.insert(format!("gridDim.{n}"), shape.grid[d] as f64);
-        at.insert(format!("blockDim.{n}"), shape.block[d] as f64);
-    }
-    at
-}
-
 struct Analyzed {
     file: PathBuf,
     name: String,
@@ -185,12 +174,7 @@ fn bounds_are_never_below_simulated_costs() {
                 skipped += 1;
                 continue;
             };
-            let scalars: BTreeMap<String, f64> = inputs
-                .scalars
-                .iter()
-                .map(|(k, x)| (k.clone(), x.as_f64()))
-                .collect();
-            let at = inputs_at(&v, &scalars);
+            let at = inputs.bound_point();
             let Ok(result) = simulate_owned(&a.kernel, inputs, &SimOptions::default()) else {
                 skipped += 1;
                 continue;

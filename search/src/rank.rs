@@ -11,8 +11,9 @@
 
 use std::collections::BTreeMap;
 
+use copper::bound::expr::number;
 use copper::bound::Outcome;
-use copper::poly::{Monomial, Poly, Rational};
+use copper::poly::{Monomial, Poly};
 
 /// The default relative tolerance.
 pub const DEFAULT_EPSILON: f64 = 0.02;
@@ -162,20 +163,12 @@ fn changed_terms(new: &Poly, old: &Poly, d: u32) -> String {
             };
             format!(
                 "{name}: {} → {}",
-                fmt_rational(old.coefficient(m)),
-                fmt_rational(new.coefficient(m))
+                number(old.coefficient(m)),
+                number(new.coefficient(m))
             )
         })
         .collect();
     parts.join(", ")
-}
-
-fn fmt_rational(r: Rational) -> String {
-    if r.is_integer() {
-        r.to_string()
-    } else {
-        fmt_num(r.to_f64())
-    }
 }
 
 /// A number for people: integers as such, others to two decimals.
@@ -191,6 +184,7 @@ pub fn fmt_num(x: f64) -> String {
 mod tests {
     use super::*;
     use copper::bound::{BoundExpr, Term};
+    use copper::poly::Rational;
 
     fn bound(constant: i128, terms: &[(i128, &[&str])]) -> Outcome {
         Outcome::Bound(BoundExpr::new(

@@ -190,7 +190,7 @@ impl fmt::Display for BoundExpr {
 /// A coefficient for people: an integer as is, anything else as a decimal
 /// with four significant digits, rounded up when it is not exact (so a
 /// printed bound is still a bound): `65/2` → `32.5`, `12527/128` → `97.87`.
-fn number(r: Rational) -> String {
+pub fn number(r: Rational) -> String {
     if r.is_integer() {
         return r.to_string();
     }

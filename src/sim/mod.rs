@@ -81,6 +81,23 @@ pub struct Inputs {
     pub shared_bytes: u64,
 }
 
+impl Inputs {
+    /// The point a bound is evaluated at for this launch: the scalar
+    /// arguments by name, `gridDim.x` … and `blockDim.x` ….
+    pub fn bound_point(&self) -> BTreeMap<String, f64> {
+        let mut at: BTreeMap<String, f64> = self
+            .scalars
+            .iter()
+            .map(|(k, x)| (k.clone(), x.as_f64()))
+            .collect();
+        for (d, n) in ["x", "y", "z"].iter().enumerate() {
+            at.insert(format!("gridDim.{n}"), self.shape.grid[d] as f64);
+            at.insert(format!("blockDim.{n}"), self.shape.block[d] as f64);
+        }
+        at
+    }
+}
+
 /// How to simulate.
 #[derive(Clone, Debug)]
 pub struct SimOptions {

@@ -15,6 +15,7 @@ use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use serde_json::json;
 
 use copper_search::launch::{dims, launch_shape, read_params, Shape};
+use copper_search::rank::fmt_num;
 
 use super::simulate::{read_hardware, resolve_metrics};
 use super::Format;
@@ -293,16 +294,12 @@ fn check(
         ));
     }
     let inputs = inputs_from_spec(kernel, spec)?;
-    let mut at: BTreeMap<String, f64> = inputs
+    let shown: BTreeMap<String, f64> = inputs
         .scalars
         .iter()
         .map(|(k, x)| (k.clone(), x.as_f64()))
         .collect();
-    let shown = at.clone();
-    for (d, n) in ["x", "y", "z"].iter().enumerate() {
-        at.insert(format!("gridDim.{n}"), s.grid[d] as f64);
-        at.insert(format!("blockDim.{n}"), s.block[d] as f64);
-    }
+    let at = inputs.bound_point();
     let opts = SimOptions {
         hw,
         metrics: metrics.to_vec(),
@@ -458,14 +455,6 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
         "  analyzed in {:.1} ms (largest LP: {vars} variables, {cons} constraints)",
         r.seconds * 1e3
     );
-}
-
-fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:.2}")
-    }
 }
 
 fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> serde_json::Value {

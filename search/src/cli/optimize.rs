@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use copper::bound::Config;
 use copper::cost::Metric;
+use copper::cuda::ast::FnKind;
 use copper::cuda::diff::unified;
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::cuda::rewrite::rewrite_functions;
@@ -353,6 +354,9 @@ pub struct KernelRun {
     pub shape: Shape,
     /// The search's outcome, or why there was none.
     pub result: Result<KernelResult, String>,
+    /// False when the kernel itself could not be read (its diagnostic is
+    /// among the file's).
+    pub readable: bool,
 }
 
 /// Runs `copper optimize`.
@@ -511,12 +515,20 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
                     at,
                     shape,
                     result,
+                    readable: true,
                 },
             )
         })
         .collect();
     for (i, k) in results {
         runs[i].0.kernels.push(k);
+    }
+    for (run, _) in runs.iter_mut() {
+        if let Ok(parsed) = &run.parsed {
+            run.kernels
+                .extend(unreadable_kernels(parsed, a.kernel.as_deref()));
+            run.kernels.sort_by_key(|k| k.at);
+        }
     }
     runs.into_iter()
         .map(|(mut run, _)| {
@@ -533,6 +545,29 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
                 }
             }
             run
+        })
+        .collect()
+}
+
+/// The kernels of a file that could not be read, as failed runs.
+fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun> {
+    parsed
+        .functions
+        .iter()
+        .filter(|f| f.item.kind == FnKind::Global && only.is_none_or(|k| k == f.item.name))
+        .filter_map(|f| {
+            let d = f.result.as_ref().err()?;
+            Some(KernelRun {
+                name: f.item.name.clone(),
+                at: parsed.source.line_col(f.item.span.start),
+                shape: Shape {
+                    block: None,
+                    grid: None,
+                    source: "not read".into(),
+                },
+                result: Err(format!("{}:{}: {}", d.line, d.col, d.message)),
+                readable: false,
+            })
         })
         .collect()
 }

@@ -79,7 +79,9 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             let x = match &k.result {
                 Ok(x) => x,
                 Err(e) => {
-                    println!("{head}: error: {e}\n");
+                    if k.readable {
+                        println!("{head}: error: {e}\n");
+                    }
                     rows.push(vec![
                         path.to_string(),
                         k.name.clone(),

@@ -10,6 +10,7 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
 use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult};
+use copper_search::rank::fmt_num;
 use serde_json::json;
 
 use super::Format;
@@ -295,14 +296,6 @@ fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
         format!("{}:{line}:{col}", parsed.source.path.display()),
         format!("{text} ({space} {rw})"),
     )
-}
-
-fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:.2}")
-    }
 }
 
 fn print_text(
