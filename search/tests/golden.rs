@@ -1,35 +1,78 @@
-//! Golden outputs: `copper analyze` on every `testdata/` file, compared
-//! with `golden/analyze/NAME.txt` (the timing line left out). A change in
-//! a bound shows up here for review; `UPDATE_GOLDEN=1 cargo test --release
-//! --test golden` rewrites the files.
+//! Golden outputs for every `testdata/` file: `copper analyze` compared
+//! with `golden/analyze/NAME.txt`, and `copper optimize --explain` (the
+//! rewritten kernel's diff, the bounds before and after, every candidate
+//! and what each transform left alone) with `golden/optimize/NAME.txt`.
+//! Timings are left out. A change in a bound or a rewrite shows up here for
+//! review; `UPDATE_GOLDEN=1 cargo test --release --test golden` rewrites
+//! the files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn analyze(file: &Path) -> String {
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The output of `copper ARGS FILE`, stdout then stderr.
+fn run(args: &[&str], file: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_copper"))
-        .arg("analyze")
+        .args(args)
         .arg(file)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .current_dir(root())
         .output()
         .expect("copper runs");
-    let text = format!(
+    format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
+    )
+}
+
+/// Whether a word is a duration (`12 ms`, `0.03 s` once split).
+fn is_duration(cell: &str) -> bool {
+    let mut parts = cell.split(' ');
+    let (Some(n), Some(unit), None) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    n.parse::<f64>().is_ok() && (unit == "ms" || unit == "s")
+}
+
+/// Output lines without timings: timing lines are dropped, and the time
+/// column of a summary table becomes `-`, its columns re-spaced.
+fn without_timings(text: &str) -> String {
+    let timing_line = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("analyzed in ")
+            || t.starts_with("searched in ")
+            || (t.contains(" kernels in ") && t.contains(" improved, "))
+    };
     text.lines()
-        .filter(|l| !l.trim_start().starts_with("analyzed in "))
-        .map(|l| format!("{l}\n"))
+        .filter(|l| !timing_line(l))
+        .map(|l| {
+            let cells: Vec<&str> = l
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            if cells.len() >= 6 && cells.iter().any(|c| is_duration(c)) {
+                let cells: Vec<&str> = cells
+                    .into_iter()
+                    .map(|c| if is_duration(c) { "-" } else { c })
+                    .collect();
+                format!("{}\n", cells.join("  "))
+            } else {
+                format!("{l}\n")
+            }
+        })
         .collect()
 }
 
-#[test]
-fn analyze_output_matches_golden() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let golden = root.join("golden/analyze");
+/// Compares (or with `UPDATE_GOLDEN` rewrites) `golden/DIR/NAME.txt` with
+/// the output of `copper ARGS testdata/NAME.cu` for every testdata file.
+fn check_golden(dir: &str, args: &[&str]) {
+    let golden = root().join("golden").join(dir);
     let update = std::env::var("UPDATE_GOLDEN").is_ok();
-    let mut files: Vec<_> = std::fs::read_dir(root.join("testdata"))
+    let mut files: Vec<_> = std::fs::read_dir(root().join("testdata"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "cu"))
@@ -39,7 +82,7 @@ fn analyze_output_matches_golden() {
     for f in &files {
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
         let rel = Path::new("testdata").join(f.file_name().unwrap());
-        let got = analyze(&rel);
+        let got = without_timings(&run(args, &rel));
         let path = golden.join(format!("{name}.txt"));
         if update {
             std::fs::create_dir_all(&golden).unwrap();
@@ -53,9 +96,28 @@ fn analyze_output_matches_golden() {
     }
     assert!(
         differ.is_empty(),
-        "{} of {} outputs differ from golden/analyze (UPDATE_GOLDEN=1 rewrites them):\n{}",
+        "{} of {} outputs differ from golden/{dir} (UPDATE_GOLDEN=1 rewrites them):\n{}",
         differ.len(),
         files.len(),
         differ.join("\n")
+    );
+}
+
+#[test]
+fn analyze_output_matches_golden() {
+    check_golden("analyze", &["analyze"]);
+}
+
+#[test]
+fn optimize_output_matches_golden() {
+    check_golden("optimize", &["optimize", "--explain"]);
+}
+
+#[test]
+fn timings_are_left_out() {
+    let text = "a.cu  k  6 + 5·w  -  -  12 ms  unchanged\n  searched in 3 ms (0 candidates)\n1 kernels in 1 files: 0 improved, 0 errors, 0.01 s\nkept\n";
+    assert_eq!(
+        without_timings(text),
+        "a.cu  k  6 + 5·w  -  -  -  unchanged\nkept\n"
     );
 }
