@@ -398,7 +398,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     if let Some(path) = &a.report {
         let lines: String = runs
             .iter()
-            .flat_map(|f| report::kernel_objects(f, &r.metric))
+            .flat_map(|f| report::kernel_objects(f, &r))
             .map(|o| format!("{o}\n"))
             .collect();
         if let Err(e) = write_atomically(path, &lines) {

@@ -28,9 +28,17 @@ fn ranked(k: &KernelResult, r: &Resolved) -> (String, String) {
     )
 }
 
-fn status(k: &KernelRun) -> &'static str {
+fn status(k: &KernelRun, r: &Resolved) -> &'static str {
     match &k.result {
         Ok(x) if x.improved() => "improved",
+        Ok(x)
+            if matches!(
+                x.original.bounds[r.settings.rank_metric].work,
+                Outcome::NoBound(..)
+            ) =>
+        {
+            "no bound"
+        }
         Ok(_) => "unchanged",
         Err(_) => "error",
     }
@@ -107,7 +115,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
             }
-            print_bounds(x);
+            print_bounds(parsed, x);
             if explain {
                 print_steps(parsed, x);
             }
@@ -129,7 +137,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                     applied.join(", ")
                 },
                 format!("{} ms", fmt_num((x.seconds * 1e3).round())),
-                status(k).into(),
+                status(k, r).into(),
             ]);
         }
         let diff = file_diff(f);
@@ -151,7 +159,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     );
 }
 
-fn print_bounds(x: &KernelResult) {
+fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
     let width = x
         .original
         .bounds
@@ -179,6 +187,25 @@ fn print_bounds(x: &KernelResult) {
         } else {
             println!("  {:<width$}  {}", b.metric, before[i]);
         }
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    for b in &x.original.bounds {
+        if let Outcome::NoBound(why, span) = &b.work {
+            let at = span
+                .filter(|s| !s.is_synthetic())
+                .map(|s| {
+                    let (l, c) = parsed.source.line_col(s.start);
+                    format!(" (at {}:{l}:{c})", parsed.source.path.display())
+                })
+                .unwrap_or_default();
+            let line = format!("  no bound: {why}{at}");
+            if !reasons.contains(&line) {
+                reasons.push(line);
+            }
+        }
+    }
+    for line in reasons {
+        println!("{line}");
     }
 }
 
@@ -245,7 +272,8 @@ fn print_table(rows: &[Vec<String>], metric: &str) {
 }
 
 /// One JSON object per kernel of a file (the `--report` lines).
-pub fn kernel_objects(f: &FileRun, metric: &str) -> Vec<Value> {
+pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
+    let metric = &r.metric;
     let path = f.path.display().to_string();
     let Ok(parsed) = &f.parsed else {
         return vec![json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err() })];
@@ -258,7 +286,7 @@ pub fn kernel_objects(f: &FileRun, metric: &str) -> Vec<Value> {
                 "kernel": k.name,
                 "line": k.at.0,
                 "column": k.at.1,
-                "status": status(k),
+                "status": status(k, r),
                 "block": k.shape.block,
                 "grid": k.shape.grid,
                 "shape_from": k.shape.source,
@@ -305,10 +333,7 @@ pub fn kernel_objects(f: &FileRun, metric: &str) -> Vec<Value> {
 
 /// Prints one JSON document: every kernel, and the diff of every file.
 pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
-    let kernels: Vec<Value> = runs
-        .iter()
-        .flat_map(|f| kernel_objects(f, &r.metric))
-        .collect();
+    let kernels: Vec<Value> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
     let diffs: Vec<Value> = runs
         .iter()
         .filter(|f| f.rewritten.is_some())

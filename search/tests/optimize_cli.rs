@@ -1,0 +1,341 @@
+//! `copper optimize` end to end: exit statuses, `--diff` that `git apply`
+//! accepts, `--write` (atomic, only on improvement), batches with broken
+//! files, `--report`, machine formats, configuration files, and bad input
+//! that gets a clear message and writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn copper_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_copper"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("copper runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
+}
+
+/// A fresh directory holding copies of the named testdata files (with
+/// their parameter files).
+fn workspace(tag: &str, files: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("copper-opt-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in files {
+        std::fs::copy(testdata(f), dir.join(f)).unwrap();
+        let toml = Path::new(f).with_extension("toml");
+        if testdata(toml.to_str().unwrap()).exists() {
+            std::fs::copy(testdata(toml.to_str().unwrap()), dir.join(&toml)).unwrap();
+        }
+    }
+    dir
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn exit_status_says_whether_something_improved() {
+    let dir = workspace("status", &["addSub0.cu", "vector_add.cu"]);
+    let o = copper_in(&dir, &["optimize", "vector_add.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("no improvement found"), "{}", text(&o));
+    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("branch distribution"), "{t}");
+    assert!(
+        t.contains("why: wsteps per warp, the w term: 695 → 530"),
+        "{t}"
+    );
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--exit-zero"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The configuration file can say the same.
+    std::fs::write(dir.join("copper.toml"), "exit_zero = true\n").unwrap();
+    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn diff_applies_with_git_apply_and_write_updates_in_place() {
+    let dir = workspace("diff", &["addSub2.cu", "vector_add.cu"]);
+    let before = read(&dir.join("addSub2.cu"));
+    let o = copper_in(&dir, &["optimize", "--diff", "addSub2.cu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let patch = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(
+        patch.starts_with("--- a/addSub2.cu\n+++ b/addSub2.cu\n"),
+        "{patch}"
+    );
+    assert!(patch.contains("__shared__ int A_sh[A_len];"), "{patch}");
+    std::fs::write(dir.join("fix.patch"), &patch).unwrap();
+    let git = Command::new("git")
+        .args(["apply", "--check", "fix.patch"])
+        .current_dir(&dir)
+        .output();
+    if let Ok(g) = git {
+        assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    }
+    // --write leaves the same text the patch describes, and nothing else.
+    let o = copper_in(
+        &dir,
+        &["optimize", "--write", "addSub2.cu", "vector_add.cu"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let after = read(&dir.join("addSub2.cu"));
+    assert_ne!(before, after);
+    assert!(after.contains("A_sh[i - A_lo]"), "{after}");
+    assert_eq!(
+        read(&dir.join("vector_add.cu")),
+        read(&testdata("vector_add.cu"))
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // The rewritten file is a valid input again.
+    let o = copper_in(&dir, &["parse", "addSub2.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
+    let dir = workspace("batch", &["addSub0.cu", "vector_add.cu", "conv1d.cu"]);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/broken.cu"),
+        "__global__ void k(int *a) { a[0] = ; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("sub/binary.cu"), [0x7f, b'E', b'L', b'F', 0, 1]).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not CUDA").unwrap();
+    let report = dir.join("out.jsonl");
+    let o = copper_in(
+        &dir,
+        &["optimize", ".", "--report", report.to_str().unwrap()],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("sub/broken.cu:1:36: error[syntax]"), "{t}");
+    assert!(t.contains("binary file"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    // Every good kernel was still searched; the summary lists all of them.
+    for k in ["addSub0", "vector_add", "conv1d"] {
+        assert!(t.contains(&format!("kernel {k}:")), "{k} missing:\n{t}");
+    }
+    assert!(t.contains("2 improved, 2 errors"), "{t}");
+    let lines: Vec<serde_json::Value> = read(&report)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON object per line"))
+        .collect();
+    let names: Vec<String> = lines
+        .iter()
+        .map(|v| {
+            format!(
+                "{}:{}",
+                v["file"].as_str().unwrap(),
+                v["kernel"].as_str().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "./addSub0.cu:addSub0",
+            "./conv1d.cu:conv1d",
+            "./sub/binary.cu:-",
+            "./sub/broken.cu:k",
+            "./vector_add.cu:vector_add"
+        ]
+    );
+    // Same order and results with one thread.
+    let o1 = copper_in(&dir, &["optimize", ".", "--jobs", "1", "--format", "json"]);
+    let o2 = copper_in(&dir, &["optimize", ".", "--jobs", "2", "--format", "json"]);
+    let strip = |o: &Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["seconds"] = serde_json::Value::Null;
+        for k in v["kernels"].as_array_mut().unwrap() {
+            k["seconds"] = serde_json::Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(&o1), strip(&o2));
+}
+
+#[test]
+fn machine_formats_are_well_formed() {
+    let dir = workspace("formats", &["addSub0.cu"]);
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["kernels"][0]["status"], "improved");
+    assert_eq!(v["kernels"][0]["bounds"][0]["before"], "6 + 695·w");
+    assert_eq!(v["kernels"][0]["bounds"][0]["after"], "6 + 530·w");
+    assert!(v["diffs"][0]["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+        int A_elem = A[i];"));
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("SARIF is JSON");
+    assert_eq!(v["version"], "2.1.0");
+    let result = &v["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "copper/optimize");
+    let inserted = result["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]
+        ["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        inserted.contains("int B_elem = B[j * w + i];"),
+        "{inserted}"
+    );
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "github"]);
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        t.starts_with("::notice file=addSub0.cu,line=11,col=1,title=copper%3A faster addSub0::"),
+        "{t}"
+    );
+    assert_eq!(t.lines().count(), 1, "{t}");
+}
+
+#[test]
+fn ranking_options_and_transform_selection() {
+    let dir = workspace("rank", &["syn_brdis.cu"]);
+    // Only branch distribution.
+    let o = copper_in(
+        &dir,
+        &[
+            "optimize",
+            "syn_brdis.cu",
+            "--transform",
+            "branch-distribution",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let applied = v["kernels"][0]["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0]["transform"], "branch distribution");
+    // Skipping it leaves the tiled move alone to act.
+    let o = copper_in(
+        &dir,
+        &[
+            "optimize",
+            "syn_brdis.cu",
+            "--skip-transform",
+            "branch-distribution",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let applied: Vec<&str> = v["kernels"][0]["applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["transform"].as_str().unwrap())
+        .collect();
+    assert!(!applied.contains(&"branch distribution"), "{applied:?}");
+    // Ranking at concrete sizes explains itself in those terms.
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--at", "M=4096,N=64"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("at M=4096, N=64: 12060491 → 6030279"), "{t}");
+    // Another ranking metric.
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--metric", "sectors"]);
+    assert!(text(&o).contains("why: sectors per warp"), "{}", text(&o));
+}
+
+#[test]
+fn bad_input_gets_a_message_an_exit_status_and_no_writes() {
+    let dir = workspace("bad", &["addSub0.cu"]);
+    let original = read(&dir.join("addSub0.cu"));
+    let cases: &[(&[&str], &str)] = &[
+        (&["optimize", "missing.cu"], "missing.cu"),
+        (
+            &["optimize", "--write", "addSub0.cu", "missing.cu"],
+            "missing.cu",
+        ),
+        (&["optimize", "empty"], "no .cu files"),
+        (
+            &["optimize", "addSub0.cu", "--diff", "--write"],
+            "cannot be used with",
+        ),
+        (
+            &["optimize", "addSub0.cu", "--metric", "bogus"],
+            "unknown metric `bogus`",
+        ),
+        (
+            &["optimize", "addSub0.cu", "--write", "--transform", "nope"],
+            "unknown transform `nope`",
+        ),
+        (
+            &["optimize", "addSub0.cu", "--skip-transform", "nope"],
+            "unknown transform `nope`",
+        ),
+        (&["optimize", "addSub0.cu", "--epsilon", "2"], "--epsilon"),
+        (&["optimize", "addSub0.cu", "--at", "w"], "NAME=VALUE"),
+        (&["optimize", "addSub0.cu", "--block", "0"], "block"),
+        (&["optimize", "addSub0.cu", "--degree", "9"], "degree"),
+        (
+            &["optimize", "addSub0.cu", "--write", "--kernel", "nosuch"],
+            "no kernel named `nosuch`",
+        ),
+        (
+            &["optimize", "addSub0.cu", "--config", "missing.toml"],
+            "missing.toml",
+        ),
+        (
+            &[
+                "optimize",
+                "addSub0.cu",
+                "--write",
+                "--params",
+                "missing.toml",
+            ],
+            "missing.toml",
+        ),
+    ];
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    for (args, needle) in cases {
+        let o = copper_in(&dir, args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}:\n{t}");
+        assert!(t.contains(needle), "{args:?}: expected `{needle}` in:\n{t}");
+        assert!(!t.contains("panicked"), "{args:?}:\n{t}");
+        assert_eq!(read(&dir.join("addSub0.cu")), original, "{args:?} wrote");
+    }
+    // A bad configuration file names itself and the problem.
+    std::fs::write(dir.join("copper.toml"), "degree = \"two\"\n").unwrap();
+    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("copper.toml"), "{}", text(&o));
+}
+
+#[test]
+fn an_analysis_over_budget_is_reported() {
+    let dir = workspace("budget", &["syn_brdis.cu"]);
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--budget", "0.000001"]);
+    let t = text(&o);
+    assert!(t.contains("time budget"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    assert_eq!(
+        read(&dir.join("syn_brdis.cu")),
+        read(&testdata("syn_brdis.cu"))
+    );
+}
