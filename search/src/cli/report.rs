@@ -151,10 +151,12 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     }
     let improved = rows.iter().filter(|r| r[6] == "improved").count();
     let errors = rows.iter().filter(|r| r[6] == "error").count();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     println!(
-        "{} kernels in {} files: {improved} improved, {errors} errors, {} s",
-        rows.iter().filter(|r| r[1] != "-").count(),
-        runs.len(),
+        "{} in {}: {improved} improved, {}, {} s",
+        plural(rows.iter().filter(|r| r[1] != "-").count(), "kernel"),
+        plural(runs.len(), "file"),
+        plural(errors, "error"),
         fmt_num((seconds * 100.0).round() / 100.0)
     );
 }
