@@ -57,6 +57,14 @@ fn shape_text(k: &KernelRun) -> String {
     }
 }
 
+/// A summary-table row for a file or kernel that could not be searched.
+fn error_row(path: &str, kernel: &str) -> Vec<String> {
+    let mut row = vec![path.to_string(), kernel.to_string()];
+    row.extend(std::iter::repeat_n("-".to_string(), 4));
+    row.push("error".into());
+    row
+}
+
 /// Prints the text report.
 pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let mut rows = Vec::new();
@@ -67,15 +75,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             Err(e) => {
                 println!("{e}");
                 println!("{path}: skipped: the file could not be read\n");
-                rows.push(vec![
-                    path.to_string(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "error".into(),
-                ]);
+                rows.push(error_row(&path.to_string(), "-"));
                 continue;
             }
         };
@@ -90,15 +90,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                     if k.readable {
                         println!("{head}: error: {e}\n");
                     }
-                    rows.push(vec![
-                        path.to_string(),
-                        k.name.clone(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "error".into(),
-                    ]);
+                    rows.push(error_row(&path.to_string(), &k.name));
                     continue;
                 }
             };
