@@ -203,10 +203,16 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let mut out = Vec::new();
+    // Sizes around the block: a partial last block, several full blocks,
+    // small odd sizes. Arrays hold a `size × size` matrix, so kernels over
+    // two size parameters stay in bounds; launches the original cannot run
+    // cleanly are dropped by the caller.
     for (grid, size) in [
         (2u64, 2 * threads - threads / 2 - 1),
         (3, 3 * threads),
         (1, 17),
+        (2, 5),
+        (1, threads + 1),
     ] {
         let mut args = BTreeMap::new();
         let mut arrays = BTreeMap::new();
@@ -231,7 +237,9 @@ fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                     arrays.insert(
                         arr.name.clone(),
                         ArraySpec {
-                            len: (4 * threads * grid).max(size * size.min(64)).max(4096),
+                            len: (4 * threads * grid)
+                                .max((size + 1) * size)
+                                .clamp(4096, 1 << 20),
                             init: InitKind::Random,
                             seed: 7 + out.len() as u64,
                             min,

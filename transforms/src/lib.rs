@@ -10,6 +10,7 @@ pub mod ast_util;
 pub mod branch_distribution;
 pub mod check;
 pub mod global_to_shared;
+pub mod hoist_loads;
 pub mod pad_shared;
 pub mod tiled_shared;
 
@@ -100,6 +101,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(global_to_shared::GlobalToShared),
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
+        Box::new(hoist_loads::HoistLoads),
     ]
 }
 

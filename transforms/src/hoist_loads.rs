@@ -1,0 +1,335 @@
+//! Hoisting loop-invariant loads into registers (beyond `002_…`): a load
+//! `a[e]` that every iteration of a `for` loop evaluates, where nothing in
+//! the loop writes `a` or anything `e` reads, is read once before the loop
+//! into a local, and the loop uses the local.
+//!
+//! Correct by construction:
+//! - the loop writes neither `a` (through any index, or by a call that may
+//!   write memory) nor a variable of `e`, and `e` is pure, so every
+//!   iteration's load reads the same element;
+//! - the loop has no barrier, so another thread's write that the original
+//!   load could see and the hoisted one cannot would race with it (the
+//!   original's result would be undefined);
+//! - the load is evaluated unconditionally at the top level of the body,
+//!   before anything that may leave the iteration, so the original reads
+//!   the element whenever the loop runs at all; the hoisted load runs
+//!   under the loop's first test (`0 < h` for `for (int j = 0; j < h; …)`)
+//!   and so never reads an element the original would not;
+//! - `a` is a pointer parameter (distinct pointer parameters are assumed
+//!   not to alias) or a one-dimensional `__shared__` array, used only as
+//!   `a[index]`, and no local pointer could reach it.
+
+use std::collections::BTreeSet;
+
+use copper::cuda::ast::{Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type, UnOp};
+
+use crate::ast_util::{self, assign, decl, ident, int, stmt, Effects};
+use crate::{Candidate, Context, Proposals, Skip, Transform};
+
+/// Loop-invariant load hoisting.
+pub struct HoistLoads;
+
+impl Transform for HoistLoads {
+    fn name(&self) -> &'static str {
+        "load hoisting"
+    }
+
+    fn propose(&self, cx: &Context) -> Proposals {
+        let mut out = Proposals::default();
+        let f = cx.function;
+        if has_local_pointer(f) {
+            out.skipped.push(Skip {
+                span: f.meta.span,
+                reason: "no load is hoisted: a local pointer variable could alias an array".into(),
+            });
+            return out;
+        }
+        let mut h = Hoister {
+            cx,
+            arrays: hoistable_arrays(f),
+            taken: ast_util::names_in(f),
+            changes: Vec::new(),
+            skipped: Vec::new(),
+        };
+        let body = h.list(f.body.clone());
+        out.skipped = h.skipped;
+        if !h.changes.is_empty() {
+            out.candidates.push(Candidate {
+                function: Function { body, ..f.clone() },
+                description: h.changes.join("; "),
+                transform: self.name(),
+            });
+        }
+        out
+    }
+}
+
+/// The arrays a load may be hoisted from, with their element types:
+/// pointer parameters and one-dimensional `__shared__` arrays.
+fn hoistable_arrays(f: &Function) -> Vec<(String, Type)> {
+    let mut out: Vec<(String, Type)> = f
+        .params
+        .iter()
+        .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty())
+        .filter(|p| p.ty.base.size_bytes().is_some())
+        .map(|p| (p.name.clone(), Type::scalar(p.ty.base.clone())))
+        .collect();
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                out.extend(
+                    ds.iter()
+                        .filter(|d| d.space == Space::Shared && d.dims.len() == 1)
+                        .filter(|d| !d.ty.is_pointer() && d.ty.base.size_bytes().is_some())
+                        .map(|d| (d.name.clone(), Type::scalar(d.ty.base.clone()))),
+                );
+            }
+        });
+    }
+    // A name declared twice (shadowing) is ambiguous: leave it alone.
+    let names: Vec<String> = out.iter().map(|(n, _)| n.clone()).collect();
+    out.retain(|(n, _)| names.iter().filter(|m| *m == n).count() == 1);
+    out.retain(|(n, _)| ast_util::array_uses(f, n).is_ok());
+    out
+}
+
+/// Whether the kernel declares a pointer variable of its own.
+fn has_local_pointer(f: &Function) -> bool {
+    let mut found = false;
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                found |= ds.iter().any(|d| d.ty.is_pointer());
+            }
+        });
+    }
+    found
+}
+
+struct Hoister<'a, 'c> {
+    cx: &'a Context<'c>,
+    arrays: Vec<(String, Type)>,
+    taken: BTreeSet<String>,
+    changes: Vec<String>,
+    skipped: Vec<Skip>,
+}
+
+impl Hoister<'_, '_> {
+    /// A statement list with every loop in it rewritten.
+    fn list(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        stmts.into_iter().flat_map(|s| self.stmt(s)).collect()
+    }
+
+    /// A statement in a place that holds one: several become a block.
+    fn single(&mut self, s: Stmt) -> Stmt {
+        let mut v = self.stmt(s);
+        if v.len() == 1 {
+            v.remove(0)
+        } else {
+            ast_util::block(v)
+        }
+    }
+
+    /// A statement, inner loops first; a loop may come back with the loads
+    /// hoisted out of it in front.
+    fn stmt(&mut self, s: Stmt) -> Vec<Stmt> {
+        let Stmt { meta, kind } = s;
+        let kind = match kind {
+            StmtKind::Block(b) => StmtKind::Block(self.list(b)),
+            StmtKind::If { cond, then, els } => StmtKind::If {
+                cond,
+                then: Box::new(self.single(*then)),
+                els: els.map(|e| Box::new(self.single(*e))),
+            },
+            StmtKind::While { cond, body } => StmtKind::While {
+                cond,
+                body: Box::new(self.single(*body)),
+            },
+            StmtKind::DoWhile { body, cond } => StmtKind::DoWhile {
+                body: Box::new(self.single(*body)),
+                cond,
+            },
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                let l = Stmt {
+                    meta,
+                    kind: StmtKind::For {
+                        init,
+                        cond,
+                        step,
+                        body: Box::new(self.single(*body)),
+                    },
+                };
+                return self.hoist_from(l);
+            }
+            other => other,
+        };
+        vec![Stmt { meta, kind }]
+    }
+
+    /// The loads hoisted out of loop `l`, then `l` using them.
+    fn hoist_from(&mut self, mut l: Stmt) -> Vec<Stmt> {
+        let line = self.cx.line(l.meta.span);
+        let StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } = &mut l.kind
+        else {
+            return vec![l];
+        };
+        let stmts = ast_util::branch_stmts(body);
+        let candidates = self.invariant_loads(&stmts);
+        if candidates.is_empty() {
+            return vec![l];
+        }
+        let mut loop_effects = Effects::of(std::slice::from_ref(&**body));
+        if let Some(st) = step {
+            let e = Effects::of(&[stmt(StmtKind::Expr(st.clone()))]);
+            loop_effects.writes.extend(e.writes);
+        }
+        let skip = |why: String| Skip {
+            span: l.meta.span,
+            reason: format!("no load is hoisted out of the loop at line {line}: {why}"),
+        };
+        if loop_effects.sync {
+            self.skipped.push(skip("it has a barrier".into()));
+            return vec![l];
+        }
+        if loop_effects.opaque_calls {
+            self.skipped
+                .push(skip("it calls a function that may write memory".into()));
+            return vec![l];
+        }
+        let Some(first_test) = first_test(init.as_deref(), cond.as_ref(), &loop_effects) else {
+            self.skipped.push(skip(
+                "its first test is not known before it starts (it needs `for (int j = start; cond; …)` with `cond` over `j` and values the loop does not change)".into(),
+            ));
+            return vec![l];
+        };
+        let mut before = Vec::new();
+        let mut loads = Vec::new();
+        let mut hoisted = Vec::new();
+        for (load, array, ty) in candidates {
+            let index = match &load.kind {
+                ExprKind::Index(_, i) => i.as_ref(),
+                _ => continue,
+            };
+            let mut index_reads = Effects::of(&[stmt(StmtKind::Expr(index.clone()))]).reads;
+            index_reads.insert(array.clone());
+            if loop_effects.array_writes.contains(&array)
+                || loop_effects.declares.contains(&array)
+                || index_reads.iter().any(|v| loop_effects.writes.contains(v))
+            {
+                continue;
+            }
+            let name = ast_util::fresh(&format!("{array}_elem"), &mut self.taken);
+            before.push(decl(ty, &name, Some(int(0))));
+            loads.push(assign(ident(&name), load.clone()));
+            ast_util::visit_stmt_roots_mut(body, &mut |e| {
+                ast_util::replace_expr(e, &load, &ident(&name))
+            });
+            hoisted.push(format!("`{}`", copper::cuda::print::expression(&load)));
+        }
+        if hoisted.is_empty() {
+            return vec![l];
+        }
+        before.push(ast_util::if_else(first_test, loads, Vec::new()));
+        self.changes.push(format!(
+            "loaded {} once before the loop at line {line} instead of in every iteration",
+            hoisted.join(" and ")
+        ));
+        before.push(l);
+        before
+    }
+
+    /// The loads `a[e]` of a hoistable array with a pure index, evaluated
+    /// unconditionally by a top-level statement of the body before anything
+    /// that may leave the iteration; each once, in order.
+    fn invariant_loads(&self, stmts: &[Stmt]) -> Vec<(Expr, String, Type)> {
+        let mut out: Vec<(Expr, String, Type)> = Vec::new();
+        for (i, s) in stmts.iter().enumerate() {
+            if Effects::of(&stmts[..i]).jumps {
+                break;
+            }
+            let roots: Vec<&Expr> = match &s.kind {
+                StmtKind::Expr(e) => vec![e],
+                StmtKind::Decl(ds) => ds
+                    .iter()
+                    .filter_map(|d| match &d.init {
+                        Some(Init::Expr(e)) => Some(e),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for root in roots {
+                ast_util::visit_expr(root, &mut |e| {
+                    let ExprKind::Index(base, index) = &e.kind else {
+                        return;
+                    };
+                    let ExprKind::Ident(a) = &base.kind else {
+                        return;
+                    };
+                    let Some((_, ty)) = self.arrays.iter().find(|(n, _)| n == a) else {
+                        return;
+                    };
+                    if ast_util::is_pure(index)
+                        && !contains_index(index)
+                        && ast_util::unconditional_in(root, e.meta.id)
+                        && !out.iter().any(|(x, _, _)| ast_util::equiv_expr(x, e))
+                    {
+                        out.push((e.clone(), a.clone(), ty.clone()));
+                    }
+                });
+            }
+        }
+        out
+    }
+}
+
+/// `cond` with the loop variable replaced by its start, for `for (int j =
+/// start; cond; …)` when `start` and `cond` are pure and the loop changes
+/// nothing `cond` reads but `j`.
+fn first_test(init: Option<&Stmt>, cond: Option<&Expr>, loop_effects: &Effects) -> Option<Expr> {
+    let StmtKind::Decl(ds) = &init?.kind else {
+        return None;
+    };
+    let [d] = ds.as_slice() else {
+        return None;
+    };
+    let Some(Init::Expr(start)) = &d.init else {
+        return None;
+    };
+    let cond = cond?;
+    if !ast_util::is_pure(cond) || !ast_util::is_pure(start) || contains_index(cond) {
+        return None;
+    }
+    let reads = Effects::of(&[stmt(StmtKind::Expr(cond.clone()))]).reads;
+    if reads
+        .iter()
+        .any(|v| *v != d.name && loop_effects.writes.contains(v))
+    {
+        return None;
+    }
+    let mut first = cond.clone();
+    ast_util::replace_expr(&mut first, &ident(&d.name), start);
+    Some(first)
+}
+
+/// Whether `e` reads memory through an index or a dereference.
+fn contains_index(e: &Expr) -> bool {
+    let mut found = false;
+    ast_util::visit_expr(e, &mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _)
+        )
+    });
+    found
+}

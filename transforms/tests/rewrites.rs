@@ -1,0 +1,218 @@
+//! Each transform on small kernels: what it proposes, what it leaves alone
+//! and why, and that every candidate computes what the original does
+//! (differential simulation on launches synthesized from the signature).
+
+use copper::bound::{prepare, Config};
+use copper::cuda::parse::parse_source;
+use copper::cuda::print;
+use copper::ir::lower::lower_kernel;
+use copper::source::SourceFile;
+use copper_transforms::check::Checker;
+use copper_transforms::{
+    branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
+    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared, Context,
+    Proposals, Transform,
+};
+
+/// What `t` proposes for the only kernel of `src`, launched with `block`;
+/// every candidate is checked against the original.
+fn propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Proposals {
+    let file = parse_source(SourceFile::new("t.cu", src));
+    let f = file.kernels().next().expect("a kernel").clone();
+    let kernel = lower_kernel(&file, &f.name).expect("lowers");
+    let analysis = prepare(
+        &kernel,
+        Config {
+            block: Some(block),
+            ..Config::default()
+        },
+    );
+    let cx = Context {
+        file: &file,
+        function: &f,
+        kernel: &kernel,
+        analysis: &analysis,
+        block: Some(block),
+    };
+    let p = t.propose(&cx);
+    if p.candidates.is_empty() {
+        return p;
+    }
+    let checker = Checker::new(&file, &f.name, None, Some(block)).expect("checkable");
+    for c in &p.candidates {
+        if let Err(why) = checker.check(&c.function) {
+            panic!(
+                "{}: candidate `{}` fails its check: {why}\n{}",
+                t.name(),
+                c.description,
+                print::function(&c.function)
+            );
+        }
+    }
+    p
+}
+
+fn only_candidate(p: &Proposals) -> (String, String) {
+    assert_eq!(p.candidates.len(), 1, "{:?}", p.skipped);
+    let c = &p.candidates[0];
+    (c.description.clone(), print::function(&c.function))
+}
+
+fn skipped(p: &Proposals) -> String {
+    p.skipped
+        .iter()
+        .map(|s| s.reason.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn hoisting_reads_an_invariant_load_once_under_the_loops_first_test() {
+    let src = "__global__ void k(float *m, float *f, int rows, int cols) {
+        int r = blockIdx.x * blockDim.x + threadIdx.x;
+        if (r < rows) {
+            for (int c = 0; c < cols; c++) { m[r * cols + c] = m[r * cols + c] * f[r]; }
+        }
+    }";
+    let (desc, text) = only_candidate(&propose(&HoistLoads, src, [32, 1, 1]));
+    assert!(
+        desc.contains("loaded `f[r]` once before the loop at line 4"),
+        "{desc}"
+    );
+    assert!(
+        text.contains("if (0 < cols) {\n            f_elem = f[r];"),
+        "{text}"
+    );
+    assert!(text.contains("m[r * cols + c] * f_elem"), "{text}");
+}
+
+#[test]
+fn hoisting_leaves_loads_the_loop_may_change_or_skip() {
+    let cases = [
+        // The loop writes the array.
+        "__global__ void k(int *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { a[i + 1] = a[i] + j; } }",
+        // The index changes in the loop.
+        "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { b[i] += a[i]; i = i + 1; } }",
+        // The load is conditional: the original may never read it.
+        "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { if (j > 5) { b[i] += a[i]; } } }",
+        // A break before the load.
+        "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { if (b[j] > 5) break; b[i] += a[i]; } }",
+    ];
+    for src in cases {
+        let p = propose(&HoistLoads, src, [32, 1, 1]);
+        assert!(
+            p.candidates.is_empty(),
+            "{src}: {}",
+            print::function(&p.candidates[0].function)
+        );
+    }
+    // A barrier in the loop: the reason is given.
+    let src = "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { b[i] += a[i]; __syncthreads(); } }";
+    let p = propose(&HoistLoads, src, [32, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("it has a barrier"), "{}", skipped(&p));
+    // A local pointer could alias anything.
+    let src = "__global__ void k(int *a, int *b, int n) { int *p = b; int i = blockIdx.x * blockDim.x + threadIdx.x; for (int j = 0; j < n; j++) { p[i] += a[i]; } }";
+    let p = propose(&HoistLoads, src, [32, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("local pointer"), "{}", skipped(&p));
+}
+
+#[test]
+fn padding_widens_a_conflicting_tile_row() {
+    let src = "#define T 32
+    __global__ void k(float *out, float *in, int n) {
+        __shared__ float tile[T][T];
+        int x = blockIdx.x * T + threadIdx.x;
+        tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + x];
+        __syncthreads();
+        out[threadIdx.y * n + x] = tile[threadIdx.x][threadIdx.y];
+    }";
+    let (desc, text) = only_candidate(&propose(&PadShared, src, [32, 32, 1]));
+    assert!(desc.contains("`tile`"), "{desc}");
+    assert!(text.contains("__shared__ float tile[T][T + 1];"), "{text}");
+    // An odd row length already spreads over the banks.
+    let src = src.replace("tile[T][T]", "tile[T][T + 1]");
+    assert!(propose(&PadShared, &src, [32, 32, 1]).candidates.is_empty());
+}
+
+#[test]
+fn branch_distribution_moves_common_code_out_of_a_divergent_if() {
+    let src = "__global__ void k(float *a, float *b, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        float s = 0.0f;
+        if (i % 2 == 0) {
+            for (int j = 0; j < n; j++) { s += a[j]; }
+            b[i] = s + 1.0f;
+        } else {
+            for (int j = 0; j < n; j++) { s += a[j]; }
+            b[i] = s - 1.0f;
+        }
+    }";
+    let p = propose(&BranchDistribution, src, [32, 1, 1]);
+    assert!(!p.candidates.is_empty(), "{}", skipped(&p));
+    let text = print::function(&p.candidates[0].function);
+    // The loop now runs once, before the branch, whose condition was saved.
+    assert_eq!(
+        text.matches("for (int j = 0; j < n; j++)").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.find("for (").unwrap() < text.find("if (").unwrap(),
+        "{text}"
+    );
+    // Common code that writes what the condition reads: whatever moves,
+    // the condition is the one evaluated before (`propose` checks every
+    // candidate against the original).
+    let src = "__global__ void k(int *a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i % 2 == 0) { i = i + 1; a[i] = 1; } else { i = i + 1; a[i] = 2; }
+    }";
+    propose(&BranchDistribution, src, [32, 1, 1]);
+}
+
+#[test]
+fn global_to_shared_copies_a_block_segment_in_once() {
+    let src = "__global__ void k(int *a, int *b, int w, int h) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        for (int j = 0; j < h; j++) { b[j * w + i] += a[i]; }
+    }";
+    let p = propose(&GlobalToShared, src, [64, 1, 1]);
+    let c = p
+        .candidates
+        .iter()
+        .find(|c| c.description.contains("moved `a`"))
+        .unwrap_or_else(|| panic!("{}", skipped(&p)));
+    let text = print::function(&c.function);
+    assert!(text.contains("__shared__ int a_sh[a_len];"), "{text}");
+    assert!(text.contains("__syncthreads();"), "{text}");
+    // `b` is written at a non-linear index: it stays, with a reason.
+    assert!(
+        skipped(&p).contains("`b` stays in global memory"),
+        "{}",
+        skipped(&p)
+    );
+}
+
+#[test]
+fn tiling_stages_a_shared_row_through_shared_memory() {
+    let src = "__global__ void k(float *v, float *m, float *out, int w, int h) {
+        int col = blockIdx.x * blockDim.x + threadIdx.x;
+        if (col < w) {
+            float s = 0.0f;
+            for (int k = 0; k < h; k++) { s += v[k] * m[k * w + col]; }
+            out[col] = s;
+        }
+    }";
+    let p = propose(&TiledGlobalToShared, src, [64, 1, 1]);
+    let c = p
+        .candidates
+        .iter()
+        .find(|c| c.description.contains("staged `v`"))
+        .unwrap_or_else(|| panic!("{}", skipped(&p)));
+    let text = print::function(&c.function);
+    assert!(text.contains("__shared__ float v_tile[64];"), "{text}");
+    assert!(text.matches("__syncthreads();").count() >= 2, "{text}");
+    assert!(text.contains("v_tile[k - k_tile]"), "{text}");
+}
