@@ -1,8 +1,10 @@
-//! The search for one kernel (`002_…` §3): the baseline analysis, then
-//! each transform in turn on the best kernel so far. A transform's
-//! candidates are checked against the original kernel by differential
-//! simulation and analyzed, in parallel; the best of those whose bound
-//! beats the incumbent's (under the ranking metric) becomes the incumbent.
+//! The search for one kernel (`002_…` §3, best first): the baseline
+//! analysis, then rounds. In each round every transform not applied yet
+//! proposes candidates for the best kernel so far; candidates are checked
+//! against the original kernel by differential simulation and analyzed, in
+//! parallel; the best of the round whose bound beats the incumbent's (under
+//! the ranking metric) becomes the incumbent. The search ends when a round
+//! finds nothing better or every transform has been applied.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -144,6 +146,9 @@ pub struct Considered {
 
 /// One transform's turn.
 pub struct Step {
+    /// The round of the search (from 1): each round tries every transform
+    /// not applied yet on the best version so far.
+    pub round: usize,
     /// The transform.
     pub transform: &'static str,
     /// Its candidates.
@@ -173,7 +178,7 @@ pub struct KernelResult {
     pub best: Arc<Analyzed>,
     /// The transforms applied, in order.
     pub applied: Vec<Applied>,
-    /// Every transform's turn.
+    /// Every transform's turn, round by round.
     pub steps: Vec<Step>,
     /// Launches every candidate was checked on, or why none could be.
     pub checked_on: Result<usize, String>,
@@ -207,54 +212,69 @@ pub fn optimize_kernel(
     };
     let original = cache.analyze(file.clone(), name, None, &config, &settings.metrics)?;
     let checker = Checker::new(file, name, spec, shape.block);
+    let env = Env {
+        shape,
+        checker: &checker,
+        config: &config,
+        settings,
+        cache,
+    };
     let mut incumbent = original.clone();
     let mut applied = Vec::new();
     let mut steps = Vec::new();
-    for t in &settings.transforms {
-        let cx = Context {
-            file: &incumbent.file,
-            function: &incumbent.function,
-            kernel: &incumbent.kernel,
-            analysis: &incumbent.prepared,
-            block: shape.block,
-        };
-        let proposals = t.propose(&cx);
-        let mut considered: Vec<Considered> = proposals
-            .candidates
-            .into_par_iter()
-            .map(|c| {
-                let (verdict, analyzed) =
-                    evaluate(&c.function, &incumbent, &checker, &config, settings, cache);
-                Considered {
-                    description: c.description,
-                    verdict,
-                    analyzed,
-                }
-            })
+    // Best first: each round, every transform not applied yet proposes
+    // candidates for the incumbent; the best candidate of the round that
+    // beats the incumbent replaces it. Each transform applies at most once.
+    let mut remaining: Vec<&dyn Transform> = settings.transforms.iter().map(|t| &**t).collect();
+    while !remaining.is_empty() {
+        let number = steps.iter().map(|s: &Step| s.round).max().unwrap_or(0) + 1;
+        let mut round: Vec<Step> = remaining
+            .par_iter()
+            .map(|t| step(*t, number, &incumbent, &env))
             .collect();
-        if let Some(w) = winner(&considered, settings) {
-            for (i, c) in considered.iter_mut().enumerate() {
-                if let Verdict::Chosen(why) = &c.verdict {
-                    if i != w {
-                        c.verdict = Verdict::Outranked(why.clone());
+        let best = round
+            .iter()
+            .enumerate()
+            .filter_map(|(s, st)| winner(&st.considered, settings).map(|c| (s, c)))
+            .reduce(|a, b| {
+                let bound = |(s, c): (usize, usize)| {
+                    &round[s].considered[c]
+                        .analyzed
+                        .as_ref()
+                        .expect("analyzed")
+                        .bounds[settings.rank_metric]
+                        .work
+                };
+                if compare(&settings.ranking, bound(b), bound(a)).is_better() {
+                    b
+                } else {
+                    a
+                }
+            });
+        for (s, st) in round.iter_mut().enumerate() {
+            for (c, x) in st.considered.iter_mut().enumerate() {
+                if let Verdict::Chosen(why) = &x.verdict {
+                    if best != Some((s, c)) {
+                        x.verdict = Verdict::Outranked(why.clone());
                     }
                 }
             }
-            let chosen = &considered[w];
-            if let (Verdict::Chosen(why), Some(a)) = (&chosen.verdict, &chosen.analyzed) {
-                applied.push(Applied {
-                    transform: t.name(),
-                    description: chosen.description.clone(),
-                    why: why.clone(),
-                });
-                incumbent = a.clone();
-            }
         }
-        steps.push(Step {
-            transform: t.name(),
-            considered,
-            skipped: proposals.skipped,
-        });
+        let Some((s, c)) = best else {
+            steps.extend(round);
+            break;
+        };
+        let chosen = &round[s].considered[c];
+        if let (Verdict::Chosen(why), Some(a)) = (&chosen.verdict, &chosen.analyzed) {
+            applied.push(Applied {
+                transform: round[s].transform,
+                description: chosen.description.clone(),
+                why: why.clone(),
+            });
+            incumbent = a.clone();
+        }
+        remaining.remove(s);
+        steps.extend(round);
     }
     Ok(KernelResult {
         name: name.to_string(),
@@ -267,16 +287,54 @@ pub fn optimize_kernel(
     })
 }
 
+/// One transform's turn on the incumbent: its candidates, each checked,
+/// analyzed and compared with the incumbent, in parallel.
+/// What every candidate of one kernel is evaluated with.
+struct Env<'a> {
+    shape: &'a Shape,
+    checker: &'a Result<Checker, String>,
+    config: &'a Config,
+    settings: &'a Settings,
+    cache: &'a Cache,
+}
+
+fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -> Step {
+    let cx = Context {
+        file: &incumbent.file,
+        function: &incumbent.function,
+        kernel: &incumbent.kernel,
+        analysis: &incumbent.prepared,
+        block: env.shape.block,
+    };
+    let proposals = t.propose(&cx);
+    let considered = proposals
+        .candidates
+        .into_par_iter()
+        .map(|c| {
+            let (verdict, analyzed) = evaluate(&c.function, incumbent, env);
+            Considered {
+                description: c.description,
+                verdict,
+                analyzed,
+            }
+        })
+        .collect();
+    Step {
+        round,
+        transform: t.name(),
+        considered,
+        skipped: proposals.skipped,
+    }
+}
+
 /// Checks, analyzes and compares one candidate.
 fn evaluate(
     candidate: &Function,
     incumbent: &Analyzed,
-    checker: &Result<Checker, String>,
-    config: &Config,
-    settings: &Settings,
-    cache: &Cache,
+    env: &Env,
 ) -> (Verdict, Option<Arc<Analyzed>>) {
-    let checker = match checker {
+    let (config, settings, cache) = (env.config, env.settings, env.cache);
+    let checker = match env.checker {
         Ok(c) => c,
         Err(why) => return (Verdict::Failed(format!("cannot be checked: {why}")), None),
     };

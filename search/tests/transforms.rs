@@ -223,7 +223,36 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
         );
     };
     expect("addSub0", "branch distribution");
-    expect("addSub2", "global to shared: moved `A`");
+    // Hoisting `A[i]` out of the loop beats the paper's move to shared
+    // memory; with the paper's two transforms, `A` moves.
+    expect("addSub2", "load hoisting: loaded `A[i]`");
+    let parsed =
+        parse_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/addSub2.cu")).unwrap();
+    let params = ParamFile::from_toml(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/addSub2.toml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let spec = &params.kernel["addSub2"];
+    let paper = Settings {
+        transforms: copper_transforms::all()
+            .into_iter()
+            .filter(|t| ["branch distribution", "global to shared"].contains(&t.name()))
+            .collect(),
+        ..settings
+    };
+    let shape = launch_shape(None, None, &parsed, Some(spec), "addSub2");
+    let r = optimize_kernel(&parsed, "addSub2", Some(spec), &shape, &paper, &cache).unwrap();
+    assert_eq!(r.applied.len(), 1);
+    assert!(
+        r.applied[0]
+            .description
+            .starts_with("moved `A` into shared memory"),
+        "{:?}",
+        r.applied
+    );
     expect(
         "syn_brdis",
         "branch distribution: moved the statement at line 13",

@@ -205,7 +205,7 @@ fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
 
 fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
     for s in &x.steps {
-        println!("  [{}]", s.transform);
+        println!("  [round {}: {}]", s.round, s.transform);
         if s.considered.is_empty() && s.skipped.is_empty() {
             println!("    nothing to do");
         }
