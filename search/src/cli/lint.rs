@@ -178,15 +178,16 @@ fn lint_file(
         if a.kernel.as_ref().is_some_and(|k| k != &name) {
             continue;
         }
-        let Ok(kernel) = lower_kernel(&parsed, &name) else {
-            // The parse diagnostics above say why.
-            if out.errors.is_empty() {
-                out.errors.push(format!(
-                    "{}: error: kernel `{name}` cannot be read",
-                    path.display()
-                ));
+        let kernel = match lower_kernel(&parsed, &name) {
+            Ok(k) => k,
+            Err(d) => {
+                // Often the parse diagnostic already printed.
+                let d = d.render();
+                if !out.errors.contains(&d) {
+                    out.errors.push(d);
+                }
+                continue;
             }
-            continue;
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(block, grid, &parsed, spec, &name);
