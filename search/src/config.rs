@@ -20,6 +20,9 @@
 //! banks = 32
 //! bank_bytes = 4
 //!
+//! [lint]                   # copper lint: codes not to report
+//! disable = ["divergent-branch"]
+//!
 //! [metrics.mine]           # user metrics, ranked with metric = "mine"
 //! op = 1
 //! gread = { per = 10 }
@@ -60,9 +63,20 @@ pub struct FileConfig {
     pub exit_zero: Option<bool>,
     /// Hardware model.
     pub hardware: Option<Hardware>,
+    /// `copper lint` settings.
+    pub lint: Option<LintConfig>,
     /// User metrics, from `[metrics.NAME]` tables.
     #[serde(skip)]
     pub user_metrics: Vec<Metric>,
+}
+
+/// The `[lint]` table.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LintConfig {
+    /// Finding codes not to report (`uncoalesced-global`, …).
+    #[serde(default)]
+    pub disable: Vec<String>,
 }
 
 /// The `copper.toml` that applies in `dir`: there or in the nearest
@@ -146,6 +160,11 @@ mod tests {
         let d = parse("metric = \"mine\"\n[metrics.mine]\nop = 2\n").unwrap();
         assert_eq!(d.user_metrics.len(), 1);
         assert_eq!(d.user_metrics[0].name, "mine");
+        let l = parse("[lint]\ndisable = [\"divergent-branch\"]\n").unwrap();
+        assert_eq!(
+            l.lint.unwrap().disable,
+            vec!["divergent-branch".to_string()]
+        );
     }
 
     #[test]
@@ -155,5 +174,6 @@ mod tests {
         assert!(parse("block = [0]").is_err());
         assert!(parse("colour = \"red\"").is_err());
         assert!(parse("budget = -1").is_err());
+        assert!(parse("[lint]\nignore = []").is_err());
     }
 }

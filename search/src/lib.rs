@@ -6,5 +6,6 @@
 
 pub mod config;
 pub mod launch;
+pub mod lint;
 pub mod pipeline;
 pub mod rank;

@@ -2,6 +2,7 @@
 //! with `golden/analyze/NAME.txt`, and `copper optimize --explain` (the
 //! rewritten kernel's diff, the bounds before and after, every candidate
 //! and what each transform left alone) with `golden/optimize/NAME.txt`.
+//! `copper lint --witness` is compared with `golden/lint/NAME.txt`.
 //! Timings are left out. A change in a bound or a rewrite shows up here for
 //! review; `UPDATE_GOLDEN=1 cargo test --release --test golden` rewrites
 //! the files.
@@ -112,6 +113,11 @@ fn analyze_output_matches_golden() {
 #[test]
 fn optimize_output_matches_golden() {
     check_golden("optimize", &["optimize", "--explain"]);
+}
+
+#[test]
+fn lint_output_matches_golden() {
+    check_golden("lint", &["lint", "--witness"]);
 }
 
 #[test]

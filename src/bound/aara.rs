@@ -169,6 +169,67 @@ impl Aara<'_> {
         }
     }
 
+    /// Cost of one run of a statement that is not control flow (an
+    /// assignment, store, atomic or barrier; 0 for anything else): ghost
+    /// counters are free.
+    fn simple_cost(&self, s: &Stmt) -> f64 {
+        match s {
+            Stmt::Assign { var, .. } if self.ghosts.contains_key(var) => 0.0,
+            Stmt::Assign { value, .. } => self.cost.vwrite + self.expr_cost(value),
+            Stmt::Store { access, value, .. } => {
+                self.expr_cost(&access.index)
+                    + self.expr_cost(value)
+                    + self.access_cost(access, true)
+            }
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                result,
+                ..
+            } => {
+                self.expr_cost(&access.index)
+                    + self.expr_cost(value)
+                    + self.access_cost(access, true)
+                    + compare.as_ref().map_or(0.0, |x| self.expr_cost(x))
+                    + if result.is_some() {
+                        self.cost.vwrite
+                    } else {
+                        0.0
+                    }
+            }
+            Stmt::Sync { .. } => self.cost.sync,
+            _ => 0.0,
+        }
+    }
+
+    /// Worst-case cost of one run of loop-free statements, `None` when they
+    /// contain a loop: what one side of a branch costs per execution.
+    /// Nested branches cost their test and, where they may diverge, the
+    /// divergence and both sides, else the dearer side.
+    pub fn straight_cost(&self, stmts: &[Stmt]) -> Option<f64> {
+        let mut total = 0.0;
+        for s in stmts {
+            total += match s {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    let (t, e) = (self.straight_cost(then)?, self.straight_cost(els)?);
+                    let test = self.expr_cost(cond) + self.cost.test;
+                    if self.uniform_cond(s) {
+                        test + t.max(e)
+                    } else {
+                        test + self.cost.div + t + e
+                    }
+                }
+                Stmt::Loop { .. } => return None,
+                Stmt::Scope { body, .. } => self.straight_cost(body)?,
+                _ => self.simple_cost(s),
+            };
+        }
+        Some(total)
+    }
+
     /// The potential before `stmts`, given the potential after.
     pub fn stmts(&mut self, stmts: &[Stmt], mut post: Pot) -> Pot {
         for s in stmts.iter().rev() {
@@ -198,44 +259,20 @@ impl Aara<'_> {
         match s {
             Stmt::Assign { var, value, .. } => {
                 let mut pre = self.assign(s, *var, value, post);
-                if !self.ghosts.contains_key(var) {
-                    pre.add_const(self.cost.vwrite + self.expr_cost(value));
-                }
+                pre.add_const(self.simple_cost(s));
                 pre
             }
-            Stmt::Store { access, value, .. } => {
+            Stmt::Store { .. } | Stmt::Sync { .. } => {
                 let mut pre = post;
-                pre.add_const(
-                    self.expr_cost(&access.index)
-                        + self.expr_cost(value)
-                        + self.access_cost(access, true),
-                );
+                pre.add_const(self.simple_cost(s));
                 pre
             }
-            Stmt::Atomic {
-                access,
-                value,
-                compare,
-                result,
-                ..
-            } => {
+            Stmt::Atomic { result, .. } => {
                 let mut pre = post;
-                let mut c = self.expr_cost(&access.index)
-                    + self.expr_cost(value)
-                    + self.access_cost(access, true);
-                if let Some(x) = compare {
-                    c += self.expr_cost(x);
-                }
                 if let Some(r) = result {
                     self.zero_on(&mut pre, &BTreeSet::from([*r]));
-                    c += self.cost.vwrite;
                 }
-                pre.add_const(c);
-                pre
-            }
-            Stmt::Sync { .. } => {
-                let mut pre = post;
-                pre.add_const(self.cost.sync);
+                pre.add_const(self.simple_cost(s));
                 pre
             }
             Stmt::If {

@@ -388,6 +388,61 @@ impl Prepared {
         found
     }
 
+    /// Whether at most one thread of a block can reach access site `site`:
+    /// the facts there pin every `threadIdx` component that can vary (an
+    /// access under `if (threadIdx.x == 0)`).
+    pub fn single_thread(&self, site: SiteId) -> bool {
+        let Some((_, ctx, _)) = self.site_context(site) else {
+            return false;
+        };
+        (0..3u8).all(|d| {
+            if self.config.block.is_some_and(|b| b[d as usize] == 1) {
+                return true;
+            }
+            let Some(s) =
+                (0..self.syms.len()).find(|&s| self.syms.kind(s) == SymKind::ThreadIdx(d))
+            else {
+                return false;
+            };
+            match crate::absint::symbols::int_bounds(ctx, &LinExpr::var(s)) {
+                (Some(lo), Some(hi)) => lo == hi,
+                _ => false,
+            }
+        })
+    }
+
+    /// The worst-case cost under `cost` of one run of each side (then,
+    /// else) of the `if` written at `span`, when that side is loop-free;
+    /// `None` when there is no such `if`. Every inlined copy counts: the
+    /// dearest is given.
+    pub fn branch_costs(
+        &self,
+        span: crate::source::Span,
+        cost: &CostTable,
+    ) -> Option<(Option<f64>, Option<f64>)> {
+        let a = self.aara(cost);
+        let mut found: Option<(Option<f64>, Option<f64>)> = None;
+        let worse = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x.max(y));
+        crate::ir::visit_stmts(&self.kernel.body, &mut |s| {
+            if let Stmt::If {
+                span: at,
+                then,
+                els,
+                ..
+            } = s
+            {
+                if *at == span {
+                    let here = (a.straight_cost(then), a.straight_cost(els));
+                    found = Some(match found {
+                        Some((t, e)) => (worse(t, here.0), worse(e, here.1)),
+                        None => here,
+                    });
+                }
+            }
+        });
+        found
+    }
+
     /// The thread dependence of the index of access site `site`.
     pub fn index_dep(&self, site: SiteId) -> Dep {
         self.deps.index.get(&site).copied().unwrap_or(Dep::Varying)

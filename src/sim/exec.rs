@@ -78,6 +78,10 @@ pub struct SiteStats {
     pub transactions: u64,
     /// Largest transactions/conflict degree of one request.
     pub max_transactions: u64,
+    /// Global requests that took more transactions than the same lanes
+    /// would at consecutive elements from an aligned start (lane `l` at
+    /// element `l`): uncoalesced requests. 0 for shared accesses.
+    pub uncoalesced: u64,
 }
 
 impl SiteStats {
@@ -87,6 +91,7 @@ impl SiteStats {
         self.lanes += o.lanes;
         self.transactions += o.transactions;
         self.max_transactions = self.max_transactions.max(o.max_transactions);
+        self.uncoalesced += o.uncoalesced;
     }
 }
 
@@ -655,9 +660,15 @@ impl<'a> Block<'a> {
         }
         let active = &buf[..k];
         let elem = self.ctx.kernel.arrays[a.array].elem.size();
+        let mut ideal = u64::MAX;
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
                 let n = self.ctx.hw.mem_reads(active, elem);
+                let mut lanes = [0i64; 32];
+                for (k, l) in lanes_of(mask).enumerate() {
+                    lanes[k] = l as i64;
+                }
+                ideal = self.ctx.hw.mem_reads(&lanes[..k], elem);
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
                 } else {
@@ -684,6 +695,7 @@ impl<'a> Block<'a> {
         s.lanes += active.len() as u64;
         s.transactions += n;
         s.max_transactions = s.max_transactions.max(n);
+        s.uncoalesced += (n > ideal) as u64;
     }
 
     /// Records a plain (not atomic) access of a global element for race

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 mod analyze;
+mod ci;
 mod fmt;
+mod lint;
 mod optimize;
 mod parse;
 mod report;
@@ -112,6 +114,14 @@ enum Command {
     /// (0 with --exit-zero), 2 on an error (bad input, a file or kernel
     /// copper could not read).
     Optimize(optimize::OptimizeArgs),
+    /// Findings about each kernel's performance with `file:line:col`:
+    /// uncoalesced and misaligned global accesses, bank conflicts (with
+    /// input witnesses under --witness), divergent branches, and whether
+    /// the results depend on the block size.
+    ///
+    /// Exit status: 0 without findings, 1 with findings, 2 on an error
+    /// (bad input, a file or kernel copper could not read).
+    Lint(lint::LintArgs),
 }
 
 /// Output formats.
@@ -135,6 +145,7 @@ pub fn run() -> u8 {
         } => fmt::run(&file, kernel.as_deref(), whole),
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
+        Command::Lint(args) => lint::run(&args),
         Command::Simulate {
             file,
             params,

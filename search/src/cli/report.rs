@@ -9,6 +9,7 @@ use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
+use super::ci::{gh_escape, gh_property, sarif_log};
 use super::optimize::{file_diff, FileRun, KernelRun, Resolved};
 
 /// A bound for people: the expression, or "no bound".
@@ -337,18 +338,6 @@ pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
 }
 
-/// GitHub workflow-command escaping of a message.
-fn gh_escape(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// … and of a property value.
-fn gh_property(s: &str) -> String {
-    gh_escape(s).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// Prints GitHub Actions annotations: a notice per improved kernel, an
 /// error per kernel or file that could not be read.
 pub fn github(runs: &[FileRun], r: &Resolved) {
@@ -437,21 +426,11 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
             }));
         }
     }
-    let doc = json!({
-        "version": "2.1.0",
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "copper",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": [{
-                    "id": "copper/optimize",
-                    "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
-                    "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
-                }]
-            }},
-            "results": results
-        }]
-    });
+    let rules = vec![json!({
+        "id": "copper/optimize",
+        "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
+        "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
+    })];
+    let doc = sarif_log(rules, results);
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
 }

@@ -1,0 +1,457 @@
+//! `copper lint`: findings with `file:line:col` (uncoalesced and
+//! misaligned global accesses, bank conflicts, divergent branches,
+//! block-size dependence), bank-conflict witnesses, and a block-size
+//! verdict per kernel.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use copper::cost::Hardware;
+use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::diag::Severity;
+use copper::ir::lower::lower_kernel;
+use copper::sim::params::ParamFile;
+use serde_json::{json, Value};
+
+use copper_search::config::{self, FileConfig};
+use copper_search::launch::{launch_shape, read_params};
+use copper_search::lint::witness::{self, Witness};
+use copper_search::lint::{lint_kernel, BlockSize, Code, Finding};
+
+use super::analyze::{parse_block, parse_grid};
+use super::ci::{gh_escape, gh_property, sarif_log};
+
+/// Output formats of `copper lint`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LintFormat {
+    /// rustc/clang-style warnings with the source line and a caret.
+    Text,
+    /// JSON.
+    Json,
+    /// GitHub Actions annotations.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// Options of `copper lint`.
+#[derive(clap::Args, Debug)]
+pub struct LintArgs {
+    /// `.cu` files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LintFormat,
+    /// Do not report this code (repeatable): uncoalesced-global,
+    /// misaligned-global, bank-conflict, divergent-branch,
+    /// block-size-dependent.
+    #[arg(long = "allow", value_name = "CODE", value_parser = Code::parse)]
+    pub allow: Vec<Code>,
+    /// For bank conflicts whose index comes from input data, search inputs
+    /// that make one warp reach the worst case (confirmed by simulation on
+    /// the parameter file's launch).
+    #[arg(long)]
+    pub witness: bool,
+    /// With --witness: the number of transactions to reach (default: the
+    /// analysis bound); above the bound it is proved impossible.
+    #[arg(long, requires = "witness", value_parser = clap::value_parser!(u64).range(1..))]
+    pub degree: Option<u64>,
+    /// Block shape `X[,Y[,Z]]` (default: the file's launch, the
+    /// configuration, the parameter file).
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<[u64; 3]>,
+    /// Grid shape `X[,Y[,Z]]`.
+    #[arg(long, value_parser = parse_grid)]
+    pub grid: Option<[u64; 3]>,
+    /// Parameter file (default: each FILE with `.toml`, when it exists).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// `copper.toml` to use (default: the nearest one upward from the
+    /// current directory).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// A finding with its place, ready to print.
+struct Located {
+    kernel: String,
+    finding: Finding,
+    line: usize,
+    col: usize,
+    source_line: String,
+    witness: Option<Witness>,
+}
+
+/// One kernel's verdict and timing.
+struct KernelRow {
+    name: String,
+    line: usize,
+    col: usize,
+    block_size: BlockSize,
+    seconds: f64,
+}
+
+/// One file's results.
+struct FileLint {
+    path: PathBuf,
+    /// Errors (unreadable file, kernels copper cannot read), rendered.
+    errors: Vec<String>,
+    findings: Vec<Located>,
+    kernels: Vec<KernelRow>,
+}
+
+/// Codes turned off by the command line and the configuration.
+fn disabled(a: &LintArgs) -> Result<(BTreeSet<Code>, FileConfig), String> {
+    let path = match &a.config {
+        Some(p) => Some(p.clone()),
+        None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
+    };
+    let cfg = match path {
+        Some(p) => config::load(&p)?,
+        None => FileConfig::default(),
+    };
+    let mut off: BTreeSet<Code> = a.allow.iter().copied().collect();
+    for c in cfg.lint.iter().flat_map(|l| &l.disable) {
+        off.insert(Code::parse(c).map_err(|e| format!("copper.toml [lint] disable: {e}"))?);
+    }
+    Ok((off, cfg))
+}
+
+fn lint_file(
+    path: &std::path::Path,
+    a: &LintArgs,
+    off: &BTreeSet<Code>,
+    cfg: &FileConfig,
+    hw: Hardware,
+) -> FileLint {
+    let mut out = FileLint {
+        path: path.to_path_buf(),
+        errors: Vec::new(),
+        findings: Vec::new(),
+        kernels: Vec::new(),
+    };
+    let parsed = match parse_path(path) {
+        Ok(p) => p,
+        Err(d) => {
+            out.errors.push(d.render());
+            return out;
+        }
+    };
+    for d in parsed.all_diagnostics() {
+        if d.is_error() {
+            out.errors.push(d.render());
+        }
+    }
+    let params: Option<ParamFile> = match read_params(path, a.params.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            out.errors.push(format!("copper: error: {e}"));
+            None
+        }
+    };
+    let block = a.block.or_else(|| {
+        cfg.block
+            .as_deref()
+            .and_then(|b| config::shape(b, "block").ok())
+    });
+    let grid = a.grid.or_else(|| {
+        cfg.grid
+            .as_deref()
+            .and_then(|g| config::shape(g, "grid").ok())
+    });
+    let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
+    if let Some(k) = &a.kernel {
+        if !names.contains(k) {
+            out.errors.push(format!(
+                "copper: error: {}: no kernel named `{k}` (kernels: {})",
+                path.display(),
+                names.join(", ")
+            ));
+        }
+    }
+    for name in names {
+        if a.kernel.as_ref().is_some_and(|k| k != &name) {
+            continue;
+        }
+        let kernel = match lower_kernel(&parsed, &name) {
+            Ok(k) => k,
+            Err(d) => {
+                // Often the parse diagnostic already printed.
+                let d = d.render();
+                if !out.errors.contains(&d) {
+                    out.errors.push(d);
+                }
+                continue;
+            }
+        };
+        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
+        let shape = launch_shape(block, grid, &parsed, spec, &name);
+        let start = Instant::now();
+        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw);
+        let seconds = start.elapsed().as_secs_f64();
+        let f = parsed.function(&name).expect("listed kernel");
+        let (line, col) = parsed.source.line_col(f.meta.span.start);
+        for finding in lint.findings {
+            if off.contains(&finding.code) {
+                continue;
+            }
+            let w = match (a.witness, finding.code, finding.site, spec) {
+                (true, Code::BankConflict, Some(site), Some(spec))
+                    if lint.prepared.index_dep(site).affine_parts().is_none() =>
+                {
+                    let bound = finding.worst.unwrap_or(1.0) as u64;
+                    Some(witness::search(&kernel, site, bound, a.degree, spec, &hw))
+                }
+                _ => None,
+            };
+            out.findings.push(locate(&parsed, &name, finding, w));
+        }
+        out.kernels.push(KernelRow {
+            name,
+            line,
+            col,
+            block_size: lint.block_size,
+            seconds,
+        });
+    }
+    out
+}
+
+fn locate(
+    parsed: &ParsedFile,
+    kernel: &str,
+    finding: Finding,
+    witness: Option<Witness>,
+) -> Located {
+    let (line, col) = parsed.source.line_col(finding.span.start);
+    Located {
+        kernel: kernel.to_string(),
+        source_line: parsed.source.line_text(line).to_string(),
+        line,
+        col,
+        finding,
+        witness,
+    }
+}
+
+/// Runs `copper lint`: 0 without findings, 1 with findings, 2 on errors.
+pub fn run(a: &LintArgs) -> u8 {
+    let (off, cfg) = match disabled(a) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let hw = cfg.hardware.unwrap_or_default();
+    let files: Vec<FileLint> = a
+        .files
+        .iter()
+        .map(|p| lint_file(p, a, &off, &cfg, hw))
+        .collect();
+    match a.format {
+        LintFormat::Text => text(&files),
+        LintFormat::Json => {
+            let doc = json!({ "files": files.iter().map(file_json).collect::<Vec<_>>() });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        LintFormat::Github => github(&files),
+        LintFormat::Sarif => sarif(&files),
+    }
+    if files.iter().any(|f| !f.errors.is_empty()) {
+        2
+    } else if files.iter().any(|f| !f.findings.is_empty()) {
+        1
+    } else {
+        0
+    }
+}
+
+fn witness_text(w: &Witness) -> String {
+    match w {
+        Witness::Found {
+            array,
+            values,
+            simulated,
+        } => {
+            let shown: Vec<String> = values.iter().take(16).map(|v| v.to_string()).collect();
+            let more = if values.len() > 16 { ", …" } else { "" };
+            format!(
+                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {simulated} transactions here (confirmed by simulation)",
+                shown.join(", ")
+            )
+        }
+        Witness::Impossible { target, bound } => format!(
+            "no input makes a warp take {target} transactions here: the sound bound is {bound}"
+        ),
+        Witness::NotFound(why) => format!("no witness found: {why}"),
+    }
+}
+
+fn text(files: &[FileLint]) {
+    let mut counts = std::collections::BTreeMap::new();
+    for f in files {
+        for e in &f.errors {
+            eprintln!("{e}");
+        }
+        for x in &f.findings {
+            let d = copper::diag::Diagnostic {
+                severity: Severity::Warning,
+                code: x.finding.code.name(),
+                message: x.finding.message.clone(),
+                file: f.path.clone(),
+                line: x.line,
+                col: x.col,
+                source_line: Some(x.source_line.clone()),
+            };
+            println!("{}", d.render());
+            println!("  = why: {}", x.finding.why);
+            if let Some(h) = &x.finding.help {
+                println!("  = help: {h}");
+            }
+            if let Some(w) = &x.witness {
+                println!("  = {}", witness_text(w));
+            }
+            *counts.entry(x.finding.code.name()).or_insert(0) += 1;
+        }
+        for k in &f.kernels {
+            let verdict = match &k.block_size {
+                BlockSize::Independent => "independent of block size".to_string(),
+                BlockSize::Depends(why) => format!("depends on block size because {why}"),
+                BlockSize::NotChecked(why) => format!("block size not checked: {why}"),
+            };
+            println!(
+                "{}:{}:{}: note: kernel `{}`: {verdict}",
+                f.path.display(),
+                k.line,
+                k.col,
+                k.name
+            );
+        }
+    }
+    let total: usize = counts.values().sum();
+    let kinds: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    let kernels: usize = files.iter().map(|f| f.kernels.len()).sum();
+    println!(
+        "{total} finding{} in {kernels} kernel{}{}",
+        if total == 1 { "" } else { "s" },
+        if kernels == 1 { "" } else { "s" },
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    );
+}
+
+fn witness_json(w: &Witness) -> Value {
+    match w {
+        Witness::Found {
+            array,
+            values,
+            simulated,
+        } => json!({ "found": true, "array": array, "values": values, "simulated": simulated }),
+        Witness::Impossible { target, bound } => {
+            json!({ "found": false, "impossible": target, "bound": bound })
+        }
+        Witness::NotFound(why) => json!({ "found": false, "why": why }),
+    }
+}
+
+fn file_json(f: &FileLint) -> Value {
+    json!({
+        "file": f.path.display().to_string(),
+        "errors": f.errors,
+        "findings": f.findings.iter().map(|x| json!({
+            "kernel": x.kernel,
+            "code": x.finding.code,
+            "line": x.line,
+            "column": x.col,
+            "message": x.finding.message,
+            "why": x.finding.why,
+            "help": x.finding.help,
+            "worst": x.finding.worst,
+            "witness": x.witness.as_ref().map(witness_json),
+        })).collect::<Vec<_>>(),
+        "kernels": f.kernels.iter().map(|k| json!({
+            "kernel": k.name,
+            "line": k.line,
+            "column": k.col,
+            "block_size": k.block_size,
+            "seconds": k.seconds,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn full_message(x: &Located) -> String {
+    let mut m = format!("{}\nwhy: {}", x.finding.message, x.finding.why);
+    if let Some(h) = &x.finding.help {
+        m.push_str(&format!("\nhelp: {h}"));
+    }
+    if let Some(w) = &x.witness {
+        m.push_str(&format!("\n{}", witness_text(w)));
+    }
+    m
+}
+
+fn github(files: &[FileLint]) {
+    for f in files {
+        let file = gh_property(&f.path.display().to_string());
+        for e in &f.errors {
+            println!("::error file={file}::{}", gh_escape(e));
+        }
+        for x in &f.findings {
+            let title = gh_property(&format!("copper: {}", x.finding.code.name()));
+            println!(
+                "::warning file={file},line={},col={},title={title}::{}",
+                x.line,
+                x.col,
+                gh_escape(&full_message(x))
+            );
+        }
+    }
+}
+
+fn sarif(files: &[FileLint]) {
+    let rules: Vec<Value> = Code::ALL
+        .iter()
+        .map(|c| {
+            json!({
+                "id": format!("copper/{}", c.name()),
+                "shortDescription": { "text": c.describe() },
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for f in files {
+        let uri = f.path.display().to_string();
+        for e in &f.errors {
+            results.push(json!({
+                "ruleId": "copper/error",
+                "level": "error",
+                "message": { "text": e },
+                "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri } } }],
+            }));
+        }
+        for x in &f.findings {
+            results.push(json!({
+                "ruleId": format!("copper/{}", x.finding.code.name()),
+                "level": "warning",
+                "message": { "text": full_message(x) },
+                "locations": [{ "physicalLocation": {
+                    "artifactLocation": { "uri": uri },
+                    "region": { "startLine": x.line, "startColumn": x.col }
+                }}],
+            }));
+        }
+    }
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&sarif_log(rules, results)).unwrap_or_default()
+    );
+}

@@ -1,0 +1,86 @@
+//! Shared-memory bank conflicts: every shared access whose worst-case
+//! conflict degree (most distinct words one bank serves in one warp
+//! request, `copper::absint::memory::conflicts`) is above 1.
+
+use copper::absint::deps::{Coef, Dep};
+use copper::absint::memory::conflicts;
+use copper::bound::Prepared;
+use copper::cost::Hardware;
+use copper::ir::Kernel;
+
+use super::{Code, Finding};
+
+/// Why an index may conflict, in words.
+fn why(dep: Dep, elem: u32, len: Option<u64>, hw: &Hardware) -> String {
+    match dep.affine_parts() {
+        None => {
+            let cap = len.map_or(String::new(), |l| {
+                let words = (l * elem as u64).div_ceil(hw.bank_bytes as u64);
+                format!(
+                    "; the array's {words} words put at most {} in each bank",
+                    words.div_ceil(hw.banks as u64)
+                )
+            });
+            format!("the index depends on data (or is not linear in threadIdx): lanes may pick different words of one bank{cap}")
+        }
+        Some((coefs, _)) => {
+            let strides: Vec<String> = coefs
+                .iter()
+                .zip(["threadIdx.x", "threadIdx.y", "threadIdx.z"])
+                .filter_map(|(c, n)| match c {
+                    Coef::Known(0) => None,
+                    Coef::Known(c) => Some(format!("{n} has stride {c} elements")),
+                    Coef::Unknown => Some(format!("{n} has a run-time stride")),
+                })
+                .collect();
+            format!(
+                "{}: lanes of a warp meet in the same bank at different words ({} banks of {} bytes)",
+                strides.join(", "),
+                hw.banks,
+                hw.bank_bytes
+            )
+        }
+    }
+}
+
+/// The findings of every shared access site of `kernel`.
+pub fn findings(
+    kernel: &Kernel,
+    prep: &Prepared,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, site) in kernel.sites.iter().enumerate() {
+        let array = &kernel.arrays[site.array];
+        if !array.is_shared() || site.span.is_synthetic() || prep.single_thread(i) {
+            continue;
+        }
+        let dep = prep.index_dep(i);
+        let elem = array.elem.size();
+        let len = array.fixed_len();
+        let degree = conflicts(dep, elem, len, hw, block);
+        if degree <= 1 {
+            continue;
+        }
+        let what = if site.is_write { "store to" } else { "load of" };
+        let help = if dep.affine_parts().is_some() {
+            "pad the array's rows by one word (e.g. [N][M + 1]) or change the stride to an odd number of words".to_string()
+        } else {
+            "run `copper lint --witness` for inputs that reach this degree".to_string()
+        };
+        out.push(Finding {
+            code: Code::BankConflict,
+            span: site.span,
+            message: format!(
+                "shared {what} `{}` may be a {degree}-way bank conflict ({degree} transactions per warp request where 1 would do)",
+                array.name
+            ),
+            why: why(dep, elem, len, hw),
+            help: Some(help),
+            worst: Some(degree as f64),
+            site: Some(i),
+        });
+    }
+    out
+}

@@ -1,0 +1,231 @@
+//! Block-size independence (`004_…`): a kernel without barriers or shared
+//! memory computes the same results for any block size (with the grid
+//! resized to keep the threads) when every value it computes depends on
+//! the thread only through the global index `g_d = blockIdx.d·blockDim.d +
+//! threadIdx.d` and on the launch only through the total thread count
+//! `gridDim.d·blockDim.d`.
+//!
+//! Every value is evaluated symbolically as a polynomial over the builtins
+//! (locals assigned once are replaced by their value, anything else is an
+//! opaque symbol), `threadIdx.d` is rewritten as `g_d − blockIdx.d·blockDim.d`,
+//! and what remains must not mention `blockIdx` and must mention
+//! `blockDim.d` only as often as `gridDim.d` in every term (the symbolic
+//! multipliers of the paper). The check looks at every condition, index,
+//! stored value and value assigned to a variable assigned more than once.
+
+use std::collections::HashMap;
+
+use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, VarId, VarKind};
+use copper::poly::{Poly, Rational};
+use copper::source::Span;
+
+use super::BlockSize;
+
+const DIMS: [&str; 3] = ["x", "y", "z"];
+
+struct Eval<'k> {
+    k: &'k Kernel,
+    /// Locals assigned exactly once, with their value.
+    once: HashMap<VarId, &'k Expr>,
+    /// Fresh opaque symbols made so far.
+    fresh: usize,
+    /// The first problem: why, and the statement where.
+    problem: Option<(String, Span)>,
+    /// The statement being checked.
+    at: Span,
+    /// Depth of local substitution (guards against cycles).
+    depth: usize,
+}
+
+fn builtin_name(b: Builtin) -> String {
+    match b {
+        Builtin::ThreadIdx(d) => format!("threadIdx.{}", DIMS[d as usize]),
+        Builtin::BlockIdx(d) => format!("blockIdx.{}", DIMS[d as usize]),
+        Builtin::BlockDim(d) => format!("blockDim.{}", DIMS[d as usize]),
+        Builtin::GridDim(d) => format!("gridDim.{}", DIMS[d as usize]),
+        Builtin::WarpSize => "warpSize".into(),
+    }
+}
+
+impl Eval<'_> {
+    fn opaque(&mut self) -> Poly {
+        self.fresh += 1;
+        Poly::var(&format!("#{}", self.fresh))
+    }
+
+    /// The value of `e` as a polynomial; operands of non-polynomial
+    /// operations are checked on the way.
+    fn eval(&mut self, e: &Expr) -> Poly {
+        use copper::cuda::ast::BinOp;
+        match &e.kind {
+            ExprKind::Const(v) if !e.ty.is_float() => {
+                Poly::constant(Rational::int(v.as_i64() as i128))
+            }
+            ExprKind::Const(_) => self.opaque(),
+            ExprKind::Var(v) => match (self.k.vars[*v].kind, self.once.get(v)) {
+                (VarKind::Local, Some(value)) if self.depth < 64 => {
+                    self.depth += 1;
+                    let p = self.eval(value);
+                    self.depth -= 1;
+                    p
+                }
+                _ => Poly::var(&format!("v{v}")),
+            },
+            ExprKind::Builtin(Builtin::WarpSize) => Poly::var("warpSize"),
+            ExprKind::Builtin(b) => Poly::var(&builtin_name(*b)),
+            ExprKind::Unary(copper::ir::Unary::Neg, x) => -self.eval(x),
+            ExprKind::Convert { value, .. } => self.eval(value),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b)
+                if !e.ty.is_float() =>
+            {
+                let (a, b) = (self.eval(a), self.eval(b));
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    _ => a * b,
+                }
+            }
+            _ => {
+                let mut parts = Vec::new();
+                match &e.kind {
+                    ExprKind::Unary(_, x) => parts.push(x.as_ref()),
+                    ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                        parts.extend([a.as_ref(), b.as_ref()])
+                    }
+                    ExprKind::Select(c, a, b) => parts.extend([c.as_ref(), a.as_ref(), b.as_ref()]),
+                    ExprKind::Load(a) => parts.push(&a.index),
+                    ExprKind::Call(_, args) => parts.extend(args),
+                    _ => {}
+                }
+                for p in parts {
+                    self.check(p);
+                }
+                self.opaque()
+            }
+        }
+    }
+
+    /// Checks that `e` depends on the thread and launch only as allowed.
+    fn check(&mut self, e: &Expr) {
+        let p = self.eval(e);
+        if self.problem.is_none() {
+            if let Some(why) = dependence(&p) {
+                self.problem = Some((why, self.at));
+            }
+        }
+    }
+}
+
+/// Why `p` depends on the block size, if it does.
+fn dependence(p: &Poly) -> Option<String> {
+    // threadIdx.d := g_d − blockIdx.d·blockDim.d
+    let mut q = Poly::zero();
+    for (m, c) in p.terms() {
+        let mut t = Poly::constant(c);
+        for (name, exp) in m.factors() {
+            let f = match DIMS.iter().find(|d| name == format!("threadIdx.{d}")) {
+                Some(d) => {
+                    Poly::var(&format!("g.{d}"))
+                        - Poly::var(&format!("blockIdx.{d}")) * Poly::var(&format!("blockDim.{d}"))
+                }
+                None => Poly::var(name),
+            };
+            t = t * f.pow(exp);
+        }
+        q += t;
+    }
+    for (m, _) in q.terms() {
+        for d in DIMS {
+            let bid = format!("blockIdx.{d}");
+            if m.exponent(&bid) > 0 {
+                return Some(format!(
+                    "`blockIdx.{d}` or `threadIdx.{d}` is used other than in blockIdx.{d}·blockDim.{d} + threadIdx.{d}"
+                ));
+            }
+            let (bdim, gdim) = (format!("blockDim.{d}"), format!("gridDim.{d}"));
+            if m.exponent(&bdim) != m.exponent(&gdim) {
+                return Some(format!(
+                    "`blockDim.{d}` or `gridDim.{d}` is used other than in the global index or the thread count gridDim.{d}·blockDim.{d}"
+                ));
+            }
+        }
+        if m.exponent("warpSize") > 0 {
+            return Some("it uses `warpSize`".into());
+        }
+    }
+    None
+}
+
+/// The verdict for `kernel`, and where the first dependence is.
+pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
+    let mut syncs = false;
+    let mut assigned: HashMap<VarId, Vec<Option<&Expr>>> = HashMap::new();
+    visit_stmts(&kernel.body, &mut |s| match s {
+        Stmt::Sync { .. } => syncs = true,
+        Stmt::Assign { var, value, .. } => assigned.entry(*var).or_default().push(Some(value)),
+        Stmt::Atomic {
+            result: Some(r), ..
+        } => assigned.entry(*r).or_default().push(None),
+        _ => {}
+    });
+    if syncs {
+        return (BlockSize::NotChecked("uses `__syncthreads`".into()), None);
+    }
+    if kernel.arrays.iter().any(|a| a.is_shared()) {
+        return (BlockSize::NotChecked("uses shared memory".into()), None);
+    }
+    let once = assigned
+        .iter()
+        .filter_map(|(v, vs)| match vs[..] {
+            [Some(e)] => Some((*v, e)),
+            _ => None,
+        })
+        .collect();
+    let mut ev = Eval {
+        k: kernel,
+        once,
+        fresh: 0,
+        problem: None,
+        at: Span::new(0, 0),
+        depth: 0,
+    };
+    visit_stmts(&kernel.body, &mut |s| {
+        let (span, exprs): (Span, Vec<&Expr>) = match s {
+            Stmt::Assign { var, value, span } => {
+                let many = assigned.get(var).is_some_and(|v| v.len() > 1);
+                (*span, if many { vec![value] } else { vec![] })
+            }
+            Stmt::Store {
+                access,
+                value,
+                span,
+            } => (*span, vec![&access.index, value]),
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                span,
+                ..
+            } => {
+                let mut v = vec![access.index.as_ref(), value];
+                v.extend(compare);
+                (*span, v)
+            }
+            Stmt::If { cond, span, .. } => (*span, vec![cond]),
+            Stmt::Loop {
+                cond: Some(c),
+                span,
+                ..
+            } => (*span, vec![c]),
+            _ => return,
+        };
+        ev.at = span;
+        for e in exprs {
+            ev.check(e);
+        }
+    });
+    match ev.problem {
+        None => (BlockSize::Independent, None),
+        Some((why, at)) => (BlockSize::Depends(why), Some(at)),
+    }
+}

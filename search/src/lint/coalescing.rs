@@ -1,0 +1,253 @@
+//! Uncoalesced global accesses (`001_…`, GPUDrano), at the cost model's
+//! granularity: a warp request is uncoalesced when it touches more sectors
+//! than its active lanes would at consecutive elements from an aligned
+//! start (lane `l` at element `l`).
+//!
+//! For an index `u + Σ c_d·threadIdx.d`, the lanes of each warp are split
+//! into *ideal groups* of `sector / element` consecutive lane positions
+//! (those that share a sector in the ideal access). Some set of active
+//! lanes needs more sectors than ideal exactly when some ideal group can
+//! touch two sectors; so the lint flags a site when, for an alignment of
+//! `u` its congruence allows, some group spans a sector boundary, or an
+//! unknown coefficient may separate a group's lanes. It is
+//! *range-based* (`uncoalesced-global`) when no alignment of `u` avoids
+//! that, *alignment-based* (`misaligned-global`) otherwise. Lanes in one
+//! group may differ in `threadIdx.y` when blocks are narrower than a warp:
+//! the enumeration follows the real lane order. Code that at most one
+//! thread runs is coalesced.
+
+use copper::absint::deps::{Coef, Dep};
+use copper::absint::memory::{transactions, warps_of};
+use copper::bound::Prepared;
+use copper::cost::Hardware;
+use copper::ir::Kernel;
+
+use super::{Code, Finding};
+
+/// How a warp's requests at one site can be served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coalescing {
+    /// Never more sectors than ideal.
+    Coalesced,
+    /// Contiguous, but the start may be off a sector boundary.
+    Misaligned,
+    /// Spread over more sectors than ideal whatever the alignment.
+    Uncoalesced,
+}
+
+/// Classifies an access with index dependence `dep` to elements of `elem`
+/// bytes.
+pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> Coalescing {
+    let t = hw.transaction_bytes as i64;
+    let e = elem as i64;
+    if e == 0 || t % e != 0 {
+        return Coalescing::Uncoalesced;
+    }
+    let Some((coefs, cong)) = dep.affine_parts() else {
+        return Coalescing::Uncoalesced;
+    };
+    let warp = hw.warp_size as u64;
+    let block = match block {
+        Some(b) => b,
+        None if coefs[1] == Coef::Known(0) && coefs[2] == Coef::Known(0) => [warp, 1, 1],
+        None => return Coalescing::Uncoalesced,
+    };
+    let per = t / e;
+    let placed = coefs.contains(&Coef::Unknown);
+    let mut verdict = Coalescing::Coalesced;
+    for lanes in warps_of(block, warp) {
+        for group in lanes.chunks(per as usize) {
+            let key = |tid: &[i64; 3]| -> Vec<i64> {
+                (0..3)
+                    .filter(|&d| coefs[d] == Coef::Unknown)
+                    .map(|d| tid[d])
+                    .collect()
+            };
+            if group.iter().any(|x| key(x) != key(&group[0])) {
+                return Coalescing::Uncoalesced;
+            }
+            let offs: Vec<i64> = group
+                .iter()
+                .map(|tid| {
+                    (0..3)
+                        .map(|d| match coefs[d] {
+                            Coef::Known(c) => c * tid[d],
+                            Coef::Unknown => 0,
+                        })
+                        .sum()
+                })
+                .collect();
+            let spans = |u: i64| {
+                let first = (offs[0] + u).div_euclid(per);
+                offs.iter().any(|o| (o + u).div_euclid(per) != first)
+            };
+            if (0..per).all(spans) {
+                return Coalescing::Uncoalesced;
+            }
+            if (0..per).any(|u| (placed || cong.admits_mod(u, per)) && spans(u)) {
+                verdict = Coalescing::Misaligned;
+            }
+        }
+    }
+    verdict
+}
+
+/// The thread dimensions that vary within a warp of `block`.
+fn warp_dims(block: Option<[u64; 3]>, warp: u64) -> Vec<usize> {
+    let Some(b) = block else {
+        return vec![0];
+    };
+    (0..3)
+        .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
+        .collect()
+}
+
+/// Why an index spreads a warp, in words.
+fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
+    let names = ["threadIdx.x", "threadIdx.y", "threadIdx.z"];
+    let Some((coefs, _)) = dep.affine_parts() else {
+        return "the index is not a linear function of threadIdx (it depends on data or on a non-linear operation)".into();
+    };
+    let dims = warp_dims(block, warp);
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|&d| match coefs[d] {
+            Coef::Known(c) => format!(
+                "threads 1 apart in {} are {} elements ({} bytes) apart",
+                names[d],
+                c,
+                c.unsigned_abs() * elem as u64
+            ),
+            Coef::Unknown => format!(
+                "threads 1 apart in {} are a run-time stride apart",
+                names[d]
+            ),
+        })
+        .collect();
+    let narrow = match (block, dims.len() > 1) {
+        (Some(b), true) => format!(
+            " (blocks are {} threads wide, so a warp spans {} rows)",
+            b[0],
+            (warp / b[0]).max(1)
+        ),
+        _ => String::new(),
+    };
+    format!("{}{narrow}", parts.join("; "))
+}
+
+/// The findings of every global access site of `kernel`.
+pub fn findings(
+    kernel: &Kernel,
+    prep: &Prepared,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+) -> Vec<Finding> {
+    let warp = hw.warp_size as u64;
+    let lanes = block.map_or(warp, |b| b.iter().product::<u64>().min(warp));
+    let mut out = Vec::new();
+    for (i, site) in kernel.sites.iter().enumerate() {
+        let array = &kernel.arrays[site.array];
+        if !array.is_global() || site.span.is_synthetic() || prep.single_thread(i) {
+            continue;
+        }
+        let dep = prep.index_dep(i);
+        let elem = array.elem.size();
+        let kind = classify(dep, elem, hw, block);
+        let what = if site.is_write { "store to" } else { "load of" };
+        let worst = transactions(dep, elem, hw, block);
+        let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
+        let bytes = hw.transaction_bytes;
+        let (code, message, why, help) = match kind {
+            Coalescing::Coalesced => continue,
+            Coalescing::Uncoalesced => (
+                Code::UncoalescedGlobal,
+                format!(
+                    "uncoalesced global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
+                    array.name
+                ),
+                why(dep, elem, block, warp),
+                "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
+            ),
+            Coalescing::Misaligned => (
+                Code::MisalignedGlobal,
+                format!(
+                    "misaligned global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
+                    array.name
+                ),
+                "consecutive threads access consecutive elements, but the start is not known to lie on a sector boundary".into(),
+                format!("start each warp's run at a multiple of {} elements (pad rows to a multiple of {} bytes)", bytes / elem.max(1), bytes),
+            ),
+        };
+        out.push(Finding {
+            code,
+            span: site.span,
+            message,
+            why,
+            help: Some(help),
+            worst: Some(worst as f64),
+            site: Some(i),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copper::absint::congruence::Cong;
+
+    fn aff(x: Coef, y: Coef, cong: Cong) -> Dep {
+        Dep::Affine([x, y, Coef::Known(0)], cong)
+    }
+
+    #[test]
+    fn range_alignment_and_coalesced() {
+        let hw = Hardware::default();
+        let b = Some([256, 1, 1]);
+        let k = Coef::Known;
+        assert_eq!(classify(Dep::UNIFORM, 4, &hw, b), Coalescing::Coalesced);
+        assert_eq!(classify(Dep::Varying, 4, &hw, b), Coalescing::Uncoalesced);
+        // blockIdx.x·256 + threadIdx.x: aligned.
+        let at = |m, r| aff(k(1), k(0), Cong::new(m, r));
+        assert_eq!(classify(at(256, 0), 4, &hw, b), Coalescing::Coalesced);
+        assert_eq!(classify(at(256, 1), 4, &hw, b), Coalescing::Misaligned);
+        assert_eq!(classify(at(1, 0), 4, &hw, b), Coalescing::Misaligned);
+        // Stride 2 floats: range-based.
+        assert_eq!(
+            classify(aff(k(2), k(0), Cong::ANY), 4, &hw, b),
+            Coalescing::Uncoalesced
+        );
+        // A run-time row stride (Fan2's N·x).
+        assert_eq!(
+            classify(aff(Coef::Unknown, k(0), Cong::ANY), 4, &hw, b),
+            Coalescing::Uncoalesced
+        );
+    }
+
+    #[test]
+    fn narrow_blocks_use_the_second_dimension() {
+        let hw = Hardware::default();
+        // 16×16 block, a[y·n + x] with unknown n: each row of 16 is two
+        // sectors' worth, aligned or not as n says.
+        let rows = Dep::Affine(
+            [Coef::Known(1), Coef::Unknown, Coef::Known(0)],
+            Cong::exact(0),
+        );
+        assert_eq!(
+            classify(rows, 4, &hw, Some([16, 16, 1])),
+            Coalescing::Misaligned
+        );
+        // 4×8 block: rows of 4 floats = half a sector, so groups of 8 lanes
+        // mix two rows an unknown stride apart.
+        assert_eq!(
+            classify(rows, 4, &hw, Some([4, 8, 1])),
+            Coalescing::Uncoalesced
+        );
+        // x·n + y in a 16×16 block (a transpose's write).
+        let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)], Cong::ANY);
+        assert_eq!(
+            classify(cols, 4, &hw, Some([16, 16, 1])),
+            Coalescing::Uncoalesced
+        );
+    }
+}

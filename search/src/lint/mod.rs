@@ -1,0 +1,273 @@
+//! `copper lint` (DESIGN §1, `lint/`): findings about a kernel's
+//! performance, from the same analysis facts the cost bounds use.
+//!
+//! - [`coalescing`]: global accesses a warp may serve with more sectors
+//!   than consecutive aligned elements would need (`001_…`).
+//! - [`banks`]: shared accesses that may be bank conflicts, with their
+//!   degree bounds; [`witness`] finds inputs that reach them (`003_…`).
+//! - [`divergence`]: conditions that may differ between the lanes of a
+//!   warp, with their cost under `wsteps`.
+//! - [`block_size`]: whether a synchronization-free kernel's results are
+//!   independent of its block size (`004_…`).
+
+pub mod banks;
+pub mod block_size;
+pub mod coalescing;
+pub mod divergence;
+pub mod witness;
+
+use copper::bound::{prepare, Config, Prepared};
+use copper::cost::Hardware;
+use copper::ir::Kernel;
+use copper::source::Span;
+use serde::Serialize;
+
+/// What a finding is about; each can be turned off (`--allow CODE`,
+/// `[lint] disable = [...]` in `copper.toml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// A global access whose lanes are spread over more sectors than
+    /// consecutive elements need (a stride, a non-linear index).
+    UncoalescedGlobal,
+    /// A global access that consecutive lanes make contiguous, but whose
+    /// start may not be aligned to a sector.
+    MisalignedGlobal,
+    /// A shared access that may be a bank conflict.
+    BankConflict,
+    /// A condition that may differ between the lanes of a warp.
+    DivergentBranch,
+    /// A kernel whose results may change with its block size.
+    BlockSizeDependent,
+}
+
+impl Code {
+    /// Every code.
+    pub const ALL: [Code; 5] = [
+        Code::UncoalescedGlobal,
+        Code::MisalignedGlobal,
+        Code::BankConflict,
+        Code::DivergentBranch,
+        Code::BlockSizeDependent,
+    ];
+
+    /// The code as written (`uncoalesced-global`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::UncoalescedGlobal => "uncoalesced-global",
+            Code::MisalignedGlobal => "misaligned-global",
+            Code::BankConflict => "bank-conflict",
+            Code::DivergentBranch => "divergent-branch",
+            Code::BlockSizeDependent => "block-size-dependent",
+        }
+    }
+
+    /// The code written `s`; the error lists the codes.
+    pub fn parse(s: &str) -> Result<Code, String> {
+        Code::ALL
+            .into_iter()
+            .find(|c| c.name() == s.trim())
+            .ok_or_else(|| {
+                let all: Vec<&str> = Code::ALL.iter().map(|c| c.name()).collect();
+                format!("unknown lint code `{s}` (codes: {})", all.join(", "))
+            })
+    }
+
+    /// One sentence on what the code means.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Code::UncoalescedGlobal => "A warp's global access may touch more 32-byte sectors than consecutive elements need (a thread stride too large, or an index not linear in threadIdx).",
+            Code::MisalignedGlobal => "A warp's global access is contiguous but may start off a sector boundary, costing one sector more.",
+            Code::BankConflict => "A shared-memory access may put several words of one bank in one warp request (an n-way bank conflict).",
+            Code::DivergentBranch => "A condition may differ between the lanes of a warp: the warp runs both sides one after the other.",
+            Code::BlockSizeDependent => "The kernel's results may change when its block size changes.",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// What it is about.
+    pub code: Code,
+    /// Where (the access, the `if` or loop, the builtin use).
+    #[serde(skip)]
+    pub span: Span,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// Why, in one line.
+    pub why: String,
+    /// A suggested fix, when one is known.
+    pub help: Option<String>,
+    /// The quantity: worst-case sectors, conflict degree, extra `wsteps`.
+    pub worst: Option<f64>,
+    /// The access site, for accesses.
+    #[serde(skip)]
+    pub site: Option<usize>,
+}
+
+/// The block-size verdict of a kernel (`004_…`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
+pub enum BlockSize {
+    /// Its results do not depend on the block size.
+    Independent,
+    /// They may: why.
+    Depends(String),
+    /// Not checked: why (barriers, shared memory).
+    NotChecked(String),
+}
+
+/// The lint of one kernel.
+pub struct KernelLint {
+    /// Findings, in source order.
+    pub findings: Vec<Finding>,
+    /// Block-size verdict.
+    pub block_size: BlockSize,
+    /// The analysis the findings came from.
+    pub prepared: Prepared,
+}
+
+/// Lints one kernel for a launch shape (each `None` when unknown).
+pub fn lint_kernel(
+    kernel: &Kernel,
+    block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
+    hw: Hardware,
+) -> KernelLint {
+    let prepared = prepare(
+        kernel,
+        Config {
+            hw,
+            block,
+            grid,
+            ..Config::default()
+        },
+    );
+    let mut findings = coalescing::findings(kernel, &prepared, &hw, block);
+    findings.extend(banks::findings(kernel, &prepared, &hw, block));
+    findings.extend(divergence::findings(kernel, &prepared));
+    let (block_size, at) = block_size::verdict(kernel);
+    if let (BlockSize::Depends(why), Some(span)) = (&block_size, at) {
+        findings.push(Finding {
+            code: Code::BlockSizeDependent,
+            span,
+            message: format!("the results of `{}` may depend on its block size", kernel.name),
+            why: why.clone(),
+            help: Some("index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed".into()),
+            worst: None,
+            site: None,
+        });
+    }
+    findings.sort_by_key(|f| (f.span.start, f.code));
+    KernelLint {
+        findings,
+        block_size,
+        prepared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copper::cuda::parse::parse_source;
+    use copper::ir::lower::lower_kernel;
+    use copper::source::SourceFile;
+
+    /// The codes found in kernel `k` of `src` for a 256-thread block.
+    fn lint(src: &str, k: &str) -> KernelLint {
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        let kernel = lower_kernel(&parsed, k).expect("kernel lowers");
+        lint_kernel(
+            &kernel,
+            Some([256, 1, 1]),
+            Some([4, 1, 1]),
+            Hardware::default(),
+        )
+    }
+
+    /// The codes of the findings, block-size dependence left out.
+    fn codes(l: &KernelLint) -> Vec<Code> {
+        l.findings
+            .iter()
+            .map(|f| f.code)
+            .filter(|c| *c != Code::BlockSizeDependent)
+            .collect()
+    }
+
+    #[test]
+    fn strided_global_access_is_uncoalesced() {
+        let l = lint(
+            "__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; a[i * n] = 0; }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::UncoalescedGlobal]);
+        assert_eq!(l.findings[0].worst, Some(32.0));
+        let ok = lint(
+            "__global__ void k(float *a) { int i = blockIdx.x * blockDim.x + threadIdx.x; a[i] = 0; }",
+            "k",
+        );
+        assert!(codes(&ok).is_empty());
+    }
+
+    #[test]
+    fn one_thread_is_coalesced() {
+        let l = lint(
+            "__global__ void k(float *a, int n) { if (threadIdx.x == 0) a[threadIdx.x * n] = 0; }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::DivergentBranch]);
+    }
+
+    #[test]
+    fn bank_conflicts_have_degrees() {
+        let l = lint(
+            "__global__ void k(float *a) { __shared__ float s[8192]; s[threadIdx.x * 32] = 1; __syncthreads(); a[threadIdx.x] = s[threadIdx.x]; }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::BankConflict]);
+        assert_eq!(l.findings[0].worst, Some(32.0));
+    }
+
+    #[test]
+    fn divergence_costs_the_cheaper_side_and_a_step() {
+        let l = lint(
+            "__global__ void k(int *a) { int i = threadIdx.x; if (i % 2 == 0) { i = i + 1; } else { i = i + 2; i = i * 3; } a[blockIdx.x * 256 + threadIdx.x] = i; }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::DivergentBranch]);
+        let f = l.findings.iter().find(|f| f.code == Code::DivergentBranch);
+        // then: i = i + 1 is 4 steps (var, const, op, write); 1 for the
+        // divergence.
+        assert_eq!(f.and_then(|f| f.worst), Some(5.0));
+    }
+
+    #[test]
+    fn block_size_verdicts() {
+        let indep = lint(
+            "__global__ void k(int *a) { int bw = blockDim.x; int x = blockIdx.x * bw + threadIdx.x; a[x] = x * 2; }",
+            "k",
+        );
+        assert_eq!(indep.block_size, BlockSize::Independent);
+        let dep = lint(
+            "__global__ void k(int *a) { a[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }",
+            "k",
+        );
+        assert!(matches!(dep.block_size, BlockSize::Depends(_)));
+        assert_eq!(dep.findings.len(), 1);
+        assert_eq!(dep.findings[0].code, Code::BlockSizeDependent);
+        let synced = lint(
+            "__global__ void k(int *a) { __syncthreads(); a[0] = 1; }",
+            "k",
+        );
+        assert!(matches!(synced.block_size, BlockSize::NotChecked(_)));
+    }
+
+    #[test]
+    fn codes_parse() {
+        for c in Code::ALL {
+            assert_eq!(Code::parse(c.name()), Ok(c));
+        }
+        assert!(Code::parse("nonsense").is_err());
+    }
+}
