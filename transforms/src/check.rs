@@ -232,6 +232,7 @@ fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                         arr.name.clone(),
                         ArraySpec {
                             len: (4 * threads * grid).max(size * size.min(64)).max(4096),
+                            len_expr: None,
                             init: InitKind::Random,
                             seed: 7 + out.len() as u64,
                             min,
