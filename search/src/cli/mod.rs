@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 mod analyze;
+mod bench;
+mod files;
 mod fmt;
 mod optimize;
 mod parse;
@@ -112,6 +114,14 @@ enum Command {
     /// (0 with --exit-zero), 2 on an error (bad input, a file or kernel
     /// copper could not read).
     Optimize(optimize::OptimizeArgs),
+    /// Write a CUDA program that times each kernel against the rewrite
+    /// `copper optimize` finds for it, on the parameter file's inputs
+    /// (compared after one launch of each), and the script that builds it.
+    /// `--sweep NAME=V1,V2,…` times each value of one scalar argument.
+    ///
+    /// Exit status: 0 when the program was written, 2 on bad input
+    /// (nothing is written then).
+    Bench(bench::BenchArgs),
 }
 
 /// Output formats.
@@ -135,6 +145,7 @@ pub fn run() -> u8 {
         } => fmt::run(&file, kernel.as_deref(), whole),
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Simulate {
             file,
             params,
