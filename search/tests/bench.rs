@@ -458,3 +458,86 @@ int main(int argc, char **argv) {
     );
     compile_and_run("harness", &program, false);
 }
+
+/// Runs `scripts/ncu-compare.sh` with `ncu` replaced by a script printing
+/// `ncu_output`.
+fn ncu_compare(name: &str, args: &[&str], ncu_output: &str) -> Output {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ncu = dir.join("ncu");
+    std::fs::write(&ncu, format!("#!/bin/sh\ncat <<'CSV'\n{ncu_output}CSV\n")).unwrap();
+    let program = dir.join("prog_bench");
+    std::fs::write(&program, "#!/bin/sh\n").unwrap();
+    for p in [&ncu, &program] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("PROGRAM", program.to_str().unwrap()))
+        .collect();
+    let o = Command::new("bash")
+        .arg(root().join("scripts/ncu-compare.sh"))
+        .args(&args)
+        .env("NCU", &ncu)
+        .env("COPPER", env!("CARGO_BIN_EXE_copper"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    o
+}
+
+#[test]
+fn ncu_script_extracts_the_counters() {
+    let csv = "device 0: H100\naddSub2 w=1024 h=64: addSub2, addSub2_copper launched once each (--profile) | outputs match\n\
+==PROF== Disconnected\n\
+\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum\"\n\
+\"\",\"\",\"\",\"\",\"\",\"\",\"sector\",\"sector\"\n\
+\"0\",\"77\",\"addSub2\",\"(256, 1, 1)\",\"0\",\"0\",\"66,560\",\"32,768\"\n\
+\"1\",\"77\",\"addSub2_copper\",\"(256, 1, 1)\",\"3\",\"0\",\"33,280\",\"32,768\"\n";
+    let o = ncu_compare("ncu-ok", &["PROGRAM"], csv);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("outputs match"), "{t}");
+    let row = |name: &str| {
+        t.lines()
+            .skip_while(|l| !l.starts_with("== ncu"))
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name} in {t}"))
+            .split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("addSub2"), ["1", "66560", "32768", "0", "0"]);
+    assert_eq!(row("addSub2_copper"), ["1", "33280", "32768", "3", "0"]);
+    let o = ncu_compare("ncu-cu", &["--cu", "testdata/addSub2.cu", "PROGRAM"], csv);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("copper simulate testdata/addSub2.cu") && t.contains("sectors"),
+        "{t}"
+    );
+}
+
+#[test]
+fn ncu_script_rejects_bad_use() {
+    for (args, needle) in [
+        (vec![], "usage:"),
+        (vec!["--bogus", "PROGRAM"], "unknown option"),
+        (vec!["/nonexistent/prog"], "is not an executable"),
+        (vec!["--cu", "/nonexistent.cu", "PROGRAM"], "no such file"),
+        (
+            vec!["--params", "testdata/addSub2.toml", "PROGRAM"],
+            "--params needs --cu",
+        ),
+    ] {
+        let o = ncu_compare("ncu-bad", &args, "");
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(needle), "{args:?}: {t}");
+    }
+    let o = ncu_compare("ncu-nocsv", &["PROGRAM"], "no csv here\n");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no CSV"), "{}", text(&o));
+}
