@@ -4,6 +4,7 @@
 //! parallel, ranked by their bounds; a candidate replaces the incumbent
 //! only when its bound is better. The `copper` command is built on it.
 
+pub mod bench;
 pub mod config;
 pub mod launch;
 pub mod lint;

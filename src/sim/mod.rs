@@ -7,6 +7,7 @@
 pub mod code;
 pub mod exec;
 pub mod params;
+pub mod size_expr;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
@@ -249,9 +250,8 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
                     if elem.is_float() {
                         conv(s.min + g.next_unit() * (s.max - s.min))
                     } else {
-                        let (lo, hi) = (s.min.ceil() as i64, s.max.floor() as i64);
-                        let span = (hi - lo + 1).max(1) as u64;
-                        conv((lo + (g.next_u64() % span) as i64) as f64)
+                        let (lo, span) = s.int_range();
+                        conv(lo.wrapping_add((g.next_u64() % span) as i64) as f64)
                     }
                 })
                 .collect()

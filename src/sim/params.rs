@@ -8,7 +8,7 @@
 //! [kernel.addSub0.args]
 //! w = 64
 //! [kernel.addSub0.arrays.A]
-//! len = 65536
+//! len = 65536       # or an expression over the args: "w * 1024"
 //! init = "random"   # "random" | "zero" | "const" | "values"
 //! seed = 1
 //! min = 0
@@ -38,8 +38,14 @@ pub enum InitKind {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArraySpec {
-    /// Number of elements.
+    /// Number of elements (the value of [`ArraySpec::len_expr`] when the
+    /// file writes the length as an expression).
     pub len: u64,
+    /// The length as written, when it is an expression over the launch's
+    /// scalar arguments (`len = "w * (h + 1)"`); re-evaluated when an
+    /// argument changes ([`LaunchSpec::with_arg`]).
+    #[serde(skip)]
+    pub len_expr: Option<String>,
     /// How to fill it.
     #[serde(default)]
     pub init: InitKind,
@@ -62,6 +68,18 @@ pub struct ArraySpec {
 
 fn default_max() -> f64 {
     100.0
+}
+
+impl ArraySpec {
+    /// The integers `random` draws from for an integer element type: the
+    /// lowest, and how many (`min` rounded up to `max` rounded down, at
+    /// least one). Element `i` is `lowest + next_u64() % count` (wrapping),
+    /// converted through `f64` to the element type.
+    pub fn int_range(&self) -> (i64, u64) {
+        let (lo, hi) = (self.min.ceil() as i64, self.max.floor() as i64);
+        let count = (hi as i128 - lo as i128 + 1).clamp(1, u64::MAX as i128) as u64;
+        (lo, count)
+    }
 }
 
 /// One kernel's launch.
@@ -93,10 +111,46 @@ pub struct ParamFile {
 }
 
 impl ParamFile {
-    /// Parses a parameter file.
+    /// Parses a parameter file; array lengths written as expressions are
+    /// evaluated with their launch's arguments.
     pub fn from_toml(text: &str) -> Result<ParamFile, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let exprs = take_len_exprs(&mut table);
+        let mut file: ParamFile = table
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        for (kernel, array, expr) in exprs {
+            let spec = file.kernel.get_mut(&kernel).expect("kernel read");
+            let len = super::size_expr::eval(&expr, &spec.args).map_err(|e| {
+                format!("kernel `{kernel}`, array `{array}`: len = \"{expr}\": {e}")
+            })?;
+            let a = spec.arrays.get_mut(&array).expect("array read");
+            a.len = len;
+            a.len_expr = Some(expr);
+        }
+        Ok(file)
     }
+}
+
+/// Replaces every `len = "expression"` by `len = 0` (evaluated once the
+/// file is read) and returns where each was: (kernel, array, expression).
+fn take_len_exprs(table: &mut toml::Table) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let Some(toml::Value::Table(kernels)) = table.get_mut("kernel") else {
+        return out;
+    };
+    for (kernel, launch) in kernels.iter_mut() {
+        let Some(toml::Value::Table(arrays)) = launch.get_mut("arrays") else {
+            continue;
+        };
+        for (array, spec) in arrays.iter_mut() {
+            if let Some(toml::Value::String(expr)) = spec.get("len") {
+                out.push((kernel.clone(), array.clone(), expr.clone()));
+                spec["len"] = toml::Value::Integer(0);
+            }
+        }
+    }
+    out
 }
 
 /// Largest threads per block CUDA allows.
@@ -141,6 +195,20 @@ fn dims3(v: &[u64], what: &str) -> Result<[u64; 3], String> {
 }
 
 impl LaunchSpec {
+    /// The launch with scalar argument `name` set to `value` and every
+    /// length expression evaluated again.
+    pub fn with_arg(&self, name: &str, value: f64) -> Result<LaunchSpec, String> {
+        let mut s = self.clone();
+        s.args.insert(name.to_string(), value);
+        for (array, a) in s.arrays.iter_mut() {
+            if let Some(expr) = &a.len_expr {
+                a.len = super::size_expr::eval(expr, &s.args)
+                    .map_err(|e| format!("array `{array}`: len = \"{expr}\": {e}"))?;
+            }
+        }
+        Ok(s)
+    }
+
     /// Checks the launch against CUDA's limits.
     pub fn shape(&self) -> Result<Shape, String> {
         let grid = dims3(&self.grid, "grid")?;
@@ -222,5 +290,30 @@ mod tests {
         assert!(bad("[1]", "[2048]").unwrap_err().contains("1024"));
         assert!(bad("[1]", "[32,32,2]").unwrap_err().contains("1024"));
         assert!(ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[1]\nbogus=1\n").is_err());
+    }
+
+    #[test]
+    fn lengths_may_be_expressions_over_the_args() {
+        let text = "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.args]\nw=4\nh=8\n\
+                    [kernel.k.arrays.a]\nlen=\"w * (h + 1)\"\n[kernel.k.arrays.b]\nlen=3\n";
+        let p = ParamFile::from_toml(text).unwrap();
+        let k = &p.kernel["k"];
+        assert_eq!(k.arrays["a"].len, 36);
+        assert_eq!(k.arrays["a"].len_expr.as_deref(), Some("w * (h + 1)"));
+        assert_eq!(
+            (k.arrays["b"].len, k.arrays["b"].len_expr.clone()),
+            (3, None)
+        );
+        let wider = k.with_arg("h", 15.0).unwrap();
+        assert_eq!((wider.arrays["a"].len, wider.arrays["b"].len), (64, 3));
+        assert_eq!(wider.args["h"], 15.0);
+        let err = ParamFile::from_toml(&text.replace("w * (h + 1)", "w * x")).unwrap_err();
+        assert!(
+            err.contains("kernel `k`, array `a`") && err.contains("unknown argument `x`"),
+            "{err}"
+        );
+        assert!(k.with_arg("h", -9.0).unwrap_err().contains("negative"));
+        // A user cannot set the expression field directly.
+        assert!(ParamFile::from_toml(&text.replace("len=3", "len=3\nlen_expr=\"w\"")).is_err());
     }
 }

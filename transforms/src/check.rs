@@ -240,6 +240,7 @@ fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                             len: (4 * threads * grid)
                                 .max((size + 1) * size)
                                 .clamp(4096, 1 << 20),
+                            len_expr: None,
                             init: InitKind::Random,
                             seed: 7 + out.len() as u64,
                             min,

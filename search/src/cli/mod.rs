@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 mod analyze;
+mod bench;
 mod ci;
+mod files;
 mod fmt;
 mod lint;
 mod optimize;
@@ -122,6 +124,14 @@ enum Command {
     /// Exit status: 0 without findings, 1 with findings, 2 on an error
     /// (bad input, a file or kernel copper could not read).
     Lint(lint::LintArgs),
+    /// Write a CUDA program that times each kernel against the rewrite
+    /// `copper optimize` finds for it, on the parameter file's inputs
+    /// (compared after one launch of each), and the script that builds it.
+    /// `--sweep NAME=V1,V2,…` times each value of one scalar argument.
+    ///
+    /// Exit status: 0 when the program was written, 2 on bad input
+    /// (nothing is written then).
+    Bench(bench::BenchArgs),
 }
 
 /// Output formats.
@@ -146,6 +156,7 @@ pub fn run() -> u8 {
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
         Command::Lint(args) => lint::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Simulate {
             file,
             params,

@@ -4,7 +4,7 @@
 //! each applied transform bought.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +23,7 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
 
 use super::analyze::{parse_block, parse_grid, parse_seconds};
+use super::files::write_atomically;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
 
@@ -46,25 +47,9 @@ pub struct OptimizeArgs {
     /// `.cu` files, or directories to search for `.cu` files.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The metric that ranks candidates (built-in or user-defined)
-    /// [default: wsteps].
-    #[arg(long)]
-    pub metric: Option<String>,
-    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
-    /// of degree and leading coefficients.
-    #[arg(long, value_parser = parse_at)]
-    pub at: Option<BTreeMap<String, f64>>,
-    /// Relative tolerance of the ranking: smaller differences do not count
-    /// [default: 0.02].
-    #[arg(long)]
-    pub epsilon: Option<f64>,
-    /// Only these transforms, in this order (repeatable): branch-distribution,
-    /// global-to-shared, global-to-shared-tiled, shared-memory-padding.
-    #[arg(long = "transform")]
-    pub transforms: Vec<String>,
-    /// Leave out this transform (repeatable).
-    #[arg(long = "skip-transform")]
-    pub skip_transforms: Vec<String>,
+    /// How the search runs.
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Block shape `X[,Y[,Z]]` (default: the file's launch, else the
     /// parameter file).
     #[arg(long, value_parser = parse_block)]
@@ -79,24 +64,6 @@ pub struct OptimizeArgs {
     /// Only this kernel.
     #[arg(long)]
     pub kernel: Option<String>,
-    /// Highest degree of the bounds' base functions (1 to 4) [default: 2].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
-    pub degree: Option<u32>,
-    /// Largest LP (variables plus constraints) per metric.
-    #[arg(long)]
-    pub max_lp: Option<usize>,
-    /// Seconds one kernel version's analysis may take [default: 20].
-    #[arg(long, value_parser = parse_seconds)]
-    pub budget: Option<Duration>,
-    /// Hardware model (TOML).
-    #[arg(long)]
-    pub hardware: Option<PathBuf>,
-    /// TOML file defining user metrics (`[metric.NAME]` tables).
-    #[arg(long)]
-    pub metrics_file: Option<PathBuf>,
-    /// Settings file (default: `copper.toml` here or in a directory above).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
     /// Print only the patch (for `git apply` or `patch -p1`).
     #[arg(long, conflicts_with_all = ["write", "format"])]
     pub diff: bool,
@@ -118,6 +85,48 @@ pub struct OptimizeArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
+}
+
+/// The options of the search (shared by `copper optimize` and `copper bench`).
+#[derive(clap::Args, Debug)]
+pub struct SearchArgs {
+    /// The metric that ranks candidates (built-in or user-defined)
+    /// [default: wsteps].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
+    /// of degree and leading coefficients.
+    #[arg(long, value_parser = parse_at)]
+    pub at: Option<BTreeMap<String, f64>>,
+    /// Relative tolerance of the ranking: smaller differences do not count
+    /// [default: 0.02].
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Only these transforms, in this order (repeatable): branch-distribution,
+    /// global-to-shared, global-to-shared-tiled, shared-memory-padding.
+    #[arg(long = "transform")]
+    pub transforms: Vec<String>,
+    /// Leave out this transform (repeatable).
+    #[arg(long = "skip-transform")]
+    pub skip_transforms: Vec<String>,
+    /// Highest degree of the bounds' base functions (1 to 4) [default: 2].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub degree: Option<u32>,
+    /// Largest LP (variables plus constraints) per metric.
+    #[arg(long)]
+    pub max_lp: Option<usize>,
+    /// Seconds one kernel version's analysis may take [default: 20].
+    #[arg(long, value_parser = parse_seconds)]
+    pub budget: Option<Duration>,
+    /// Hardware model (TOML).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Settings file (default: `copper.toml` here or in a directory above).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// Parses `name=value,name=value`.
@@ -175,7 +184,14 @@ pub struct Resolved {
     pub exit_zero: bool,
 }
 
-fn resolve(a: &OptimizeArgs) -> Result<Resolved, String> {
+/// Resolves the search options against the configuration file and the
+/// defaults; `block`, `grid` and `exit_zero` are the command line's.
+pub fn resolve(
+    a: &SearchArgs,
+    block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
+    exit_zero: bool,
+) -> Result<Resolved, String> {
     let cfg_path = match &a.config {
         Some(p) => Some(p.clone()),
         None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
@@ -250,12 +266,12 @@ fn resolve(a: &OptimizeArgs) -> Result<Resolved, String> {
             ));
         }
     }
-    let block = match (a.block, &cfg.block) {
+    let block = match (block, &cfg.block) {
         (Some(b), _) => Some(b),
         (None, Some(b)) => Some(config::shape(b, "block")?),
         (None, None) => None,
     };
-    let grid = match (a.grid, &cfg.grid) {
+    let grid = match (grid, &cfg.grid) {
         (Some(g), _) => Some(g),
         (None, Some(g)) => Some(config::shape(g, "grid")?),
         (None, None) => None,
@@ -283,7 +299,7 @@ fn resolve(a: &OptimizeArgs) -> Result<Resolved, String> {
         metric,
         block,
         grid,
-        exit_zero: a.exit_zero || cfg.exit_zero.unwrap_or(false),
+        exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
     })
 }
 
@@ -365,7 +381,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         eprintln!("copper: error: {e}");
         2
     };
-    let r = match resolve(a) {
+    let r = match resolve(&a.search, a.block, a.grid, a.exit_zero) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -570,31 +586,4 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
             })
         })
         .collect()
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory
-/// and a rename: readers see the old file or the new one, never a part.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.copper-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

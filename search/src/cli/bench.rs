@@ -1,0 +1,269 @@
+//! `copper bench`: writes a CUDA program that times each kernel of a file
+//! against copper's rewrite of it on the parameter file's inputs (see
+//! `copper_search::bench`), and the script that builds it.
+
+use std::path::{Path, PathBuf};
+
+use copper::cuda::ast::FnKind;
+use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::sim::params::{LaunchSpec, ParamFile};
+use copper_search::bench::sweep::{self, Sweep};
+use copper_search::bench::{self, KernelBench, Options};
+use copper_search::launch::{launch_shape, read_params};
+use copper_search::pipeline::{optimize_kernel, Cache};
+
+use super::files::write_atomically;
+use super::optimize::{resolve, SearchArgs};
+
+/// Options of `copper bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// `.cu` file.
+    pub file: PathBuf,
+    /// Parameter file (default: FILE with `.toml`): each kernel's launch,
+    /// arguments and array contents.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Directory to write the program and its build script in.
+    #[arg(long, default_value = "copper-bench")]
+    pub out: PathBuf,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Time each kernel at several values of one scalar argument:
+    /// `NAME=V1,V2,…` (positive integers; array lengths written as
+    /// expressions in the parameter file follow).
+    #[arg(long, value_parser = sweep::parse)]
+    pub sweep: Option<Sweep>,
+    /// Timed launches per kernel and size (the program's default).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub runs: u32,
+    /// Launches before timing (the program's default).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub warmup: u32,
+    /// How the search runs.
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+/// Runs `copper bench`; returns the exit status (0, or 2 on bad input).
+pub fn run(a: &BenchArgs) -> u8 {
+    match bench(a) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            2
+        }
+    }
+}
+
+fn bench(a: &BenchArgs) -> Result<(), String> {
+    let parsed = parse_path(&a.file).map_err(|d| d.render())?;
+    let params = read_params(&a.file, a.params.as_deref())?.ok_or_else(|| {
+        format!(
+            "{}: no parameter file (create {} or give --params)",
+            a.file.display(),
+            a.file.with_extension("toml").display()
+        )
+    })?;
+    let params_name = a
+        .params
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("toml"));
+    let mut kernels = select(&parsed, &params, a.kernel.as_deref(), &params_name)?;
+    if let Some(s) = &a.sweep {
+        sweep_launches(&mut kernels, s)?;
+    }
+    let stem = a
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "kernels".into());
+    let program_name = format!("{stem}_bench");
+    let source_dir = a
+        .file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let source_dir = source_dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", source_dir.display()))?;
+    let opts = Options {
+        runs: a.runs,
+        warmup: a.warmup,
+        build_line: build_line(&program_name, &source_dir, "nvcc", "native"),
+    };
+    // Bad launches fail here, before the search.
+    bench::program(&parsed, &kernels, &opts)?;
+    let r = resolve(&a.search, None, None, true)?;
+    let cache = Cache::default();
+    for k in &mut kernels {
+        let base = &k.launches[0];
+        let shape = base.shape()?;
+        let shape = launch_shape(
+            Some(shape.block),
+            Some(shape.grid),
+            &parsed,
+            Some(base),
+            &k.name,
+        );
+        match optimize_kernel(&parsed, &k.name, Some(base), &shape, &r.settings, &cache) {
+            Ok(result) if result.improved() => {
+                let applied: Vec<&str> = result.applied.iter().map(|x| x.transform).collect();
+                k.note = format!(
+                    "timed against {} ({})",
+                    bench::optimized_name(&k.name),
+                    applied.join(", ")
+                );
+                k.optimized = Some(result.best.function.clone());
+            }
+            Ok(_) => {
+                k.note = "no suggestion: copper optimize found nothing faster; timed alone".into()
+            }
+            Err(e) => {
+                k.note = format!("no suggestion: the search failed ({e}); timed alone");
+            }
+        }
+    }
+    let text = bench::program(&parsed, &kernels, &opts)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let cu = a.out.join(format!("{program_name}.cu"));
+    let script = a.out.join(format!("build-{stem}.sh"));
+    write_atomically(&cu, &text).map_err(|e| format!("{}: {e}", cu.display()))?;
+    let build = build_line(
+        &program_name,
+        &source_dir,
+        "\"${NVCC:-nvcc}\"",
+        "\"${CUDA_ARCH:-native}\"",
+    );
+    let script_text = format!(
+        "#!/bin/sh\n# Builds {program_name} (generated by `copper bench {}`).\n# NVCC=/path/to/nvcc and CUDA_ARCH=sm_90 override the defaults.\nset -eu\ncd \"$(dirname \"$0\")\"\n{build}\necho \"built $(pwd)/{program_name}: run it with [--runs N] [--warmup N] [--profile]\"\n",
+        a.file.display()
+    );
+    write_atomically(&script, &script_text).map_err(|e| format!("{}: {e}", script.display()))?;
+    make_executable(&script);
+    for k in &kernels {
+        println!("{}: {}", k.name, k.note);
+    }
+    println!("wrote {} and {}", cu.display(), script.display());
+    println!("build: (cd {} && {})", a.out.display(), opts.build_line);
+    Ok(())
+}
+
+/// The kernels to benchmark, each with the parameter file's launch.
+/// Kernels copper cannot read are left out with a warning unless named.
+fn select(
+    parsed: &ParsedFile,
+    params: &ParamFile,
+    only: Option<&str>,
+    params_name: &Path,
+) -> Result<Vec<KernelBench>, String> {
+    let mut out = Vec::new();
+    for f in parsed
+        .functions
+        .iter()
+        .filter(|f| f.item.kind == FnKind::Global && only.is_none_or(|k| k == f.item.name))
+    {
+        let name = &f.item.name;
+        if let Err(d) = &f.result {
+            let why = format!("copper cannot read kernel `{name}`: {}", d.message);
+            if only.is_some() {
+                return Err(why);
+            }
+            eprintln!("copper: warning: {why}; left out");
+            continue;
+        }
+        let spec: &LaunchSpec = params.kernel.get(name).ok_or_else(|| {
+            format!(
+                "kernel `{name}` is not in {} (add [kernel.{name}] or choose kernels with --kernel)",
+                params_name.display()
+            )
+        })?;
+        out.push(KernelBench {
+            name: name.clone(),
+            optimized: None,
+            note: String::new(),
+            launches: vec![spec.clone()],
+        });
+    }
+    if out.is_empty() {
+        return Err(match only {
+            Some(k) => format!("no kernel named `{k}` in {}", parsed.source.path.display()),
+            None => format!("no kernel to benchmark in {}", parsed.source.path.display()),
+        });
+    }
+    Ok(out)
+}
+
+/// Replaces each kernel's launch by one per sweep value, for the kernels
+/// that take the swept argument (at least one must).
+fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), String> {
+    let mut swept = false;
+    for k in kernels.iter_mut() {
+        if k.launches[0].args.contains_key(&s.name) {
+            k.launches = sweep::launches(&k.launches[0], s)
+                .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+            swept = true;
+        }
+    }
+    if swept {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = kernels
+        .iter()
+        .flat_map(|k| k.launches[0].args.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    Err(format!(
+        "--sweep: `{}` is not a scalar argument of the kernels benchmarked (arguments: {})",
+        s.name,
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    ))
+}
+
+/// The nvcc command that builds the program, run in its directory.
+fn build_line(program: &str, source_dir: &Path, nvcc: &str, arch: &str) -> String {
+    format!(
+        "{nvcc} -O3 -std=c++17 -arch={arch} -lineinfo -Xcompiler -ffp-contract=off -I {} -o {program} {program}.cu",
+        shell_quote(&source_dir.to_string_lossy())
+    )
+}
+
+/// `s` as one shell word.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    // Not being able to set the mode leaves `sh build-….sh` working.
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_paths_for_the_shell() {
+        assert_eq!(shell_quote("/a/b-c_d.e"), "/a/b-c_d.e");
+        assert_eq!(shell_quote("/a b/it's"), "'/a b/it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

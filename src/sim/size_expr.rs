@@ -1,0 +1,181 @@
+//! Array lengths written as integer expressions over a launch's scalar
+//! arguments (`len = "w * (h + 1)"` in a parameter file): `+ - * / %`,
+//! parentheses, unary minus, integer literals and argument names, with C's
+//! precedence and division toward zero.
+
+use std::collections::BTreeMap;
+
+/// The value of `expr` for the arguments `args`; an error names what is
+/// wrong (an unknown name, a non-integer argument, division by zero, a
+/// negative or too large result, bad syntax).
+pub fn eval(expr: &str, args: &BTreeMap<String, f64>) -> Result<u64, String> {
+    let toks = tokens(expr)?;
+    let mut p = Parser {
+        toks: &toks,
+        pos: 0,
+        args,
+    };
+    let v = p.sum()?;
+    if let Some(t) = toks.get(p.pos) {
+        return Err(format!("unexpected `{t}` in `{expr}`"));
+    }
+    if v < 0 {
+        return Err(format!("`{expr}` is {v}, a negative length"));
+    }
+    u64::try_from(v).map_err(|_| format!("`{expr}` is too large"))
+}
+
+fn tokens(expr: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = expr.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let mut word = String::new();
+            while let Some(&d) = chars
+                .peek()
+                .filter(|d| d.is_ascii_alphanumeric() || **d == '_')
+            {
+                word.push(d);
+                chars.next();
+            }
+            out.push(word);
+        } else if "+-*/%()".contains(c) {
+            out.push(c.to_string());
+            chars.next();
+        } else {
+            return Err(format!(
+                "unexpected `{c}` in `{expr}` (lengths use + - * / % and parentheses)"
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err("the length expression is empty".into());
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    toks: &'a [String],
+    pos: usize,
+    args: &'a BTreeMap<String, f64>,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(String::as_str)
+    }
+
+    fn sum(&mut self) -> Result<i128, String> {
+        let mut v = self.product()?;
+        while let Some(op @ ("+" | "-")) = self.peek() {
+            let op = op.to_string();
+            self.pos += 1;
+            let r = self.product()?;
+            v = if op == "+" {
+                v.checked_add(r)
+            } else {
+                v.checked_sub(r)
+            }
+            .ok_or("overflow")?;
+        }
+        Ok(v)
+    }
+
+    fn product(&mut self) -> Result<i128, String> {
+        let mut v = self.factor()?;
+        while let Some(op @ ("*" | "/" | "%")) = self.peek() {
+            let op = op.to_string();
+            self.pos += 1;
+            let r = self.factor()?;
+            if op != "*" && r == 0 {
+                return Err("division by zero in a length".into());
+            }
+            v = match op.as_str() {
+                "*" => v.checked_mul(r).ok_or("overflow in a length")?,
+                "/" => v / r,
+                _ => v % r,
+            };
+        }
+        Ok(v)
+    }
+
+    fn factor(&mut self) -> Result<i128, String> {
+        let Some(t) = self.peek().map(str::to_string) else {
+            return Err("the length expression ends too early".into());
+        };
+        self.pos += 1;
+        match t.as_str() {
+            "-" => Ok(-self.factor()?),
+            "(" => {
+                let v = self.sum()?;
+                if self.peek() != Some(")") {
+                    return Err("missing `)` in a length".into());
+                }
+                self.pos += 1;
+                Ok(v)
+            }
+            _ if t.starts_with(|c: char| c.is_ascii_digit()) => t
+                .parse::<i128>()
+                .map_err(|_| format!("`{t}` is not an integer")),
+            _ if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
+                let x = *self.args.get(&t).ok_or_else(|| {
+                    let known: Vec<&str> = self.args.keys().map(String::as_str).collect();
+                    format!(
+                        "unknown argument `{t}` in a length (arguments: {})",
+                        if known.is_empty() {
+                            "none".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    )
+                })?;
+                if x.fract() != 0.0 || x.abs() > 1e30 {
+                    return Err(format!("argument `{t}` = {x} is not an integer"));
+                }
+                Ok(x as i128)
+            }
+            _ => Err(format!("unexpected `{t}` in a length")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> BTreeMap<String, f64> {
+        [
+            ("w".to_string(), 1024.0),
+            ("h".to_string(), 64.0),
+            ("a".to_string(), 1.5),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn evaluates_with_c_precedence() {
+        assert_eq!(eval("w * (h + 1)", &args()), Ok(1024 * 65));
+        assert_eq!(eval("w*h+1", &args()), Ok(1024 * 64 + 1));
+        assert_eq!(eval("7 / 2 + 7 % 2", &args()), Ok(4));
+        assert_eq!(eval("-(-h)", &args()), Ok(64));
+        assert_eq!(eval(" 42 ", &args()), Ok(42));
+    }
+
+    #[test]
+    fn rejects_bad_expressions() {
+        let err = |e: &str| eval(e, &args()).unwrap_err();
+        assert!(err("x * 2").contains("unknown argument `x`"));
+        assert!(err("a * 2").contains("not an integer"));
+        assert!(err("h - w").contains("negative"));
+        assert!(err("w / (h - 64)").contains("division by zero"));
+        assert!(err("w * (h").contains("missing `)`"));
+        assert!(err("w +").contains("ends too early"));
+        assert!(err("w h").contains("unexpected `h`"));
+        assert!(err("w ^ 2").contains("unexpected `^`"));
+        assert!(err("").contains("empty"));
+        assert!(err("99999999999999999999 * 99999999999999999999").contains("overflow"));
+    }
+}
