@@ -358,7 +358,7 @@ fn compile_and_run(name: &str, source: &str, run: bool) -> Option<String> {
     Some(out)
 }
 
-const INCLUDES: &str = "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <limits>\n#include <vector>\n";
+const INCLUDES: &str = "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <limits>\n#include <type_traits>\n#include <vector>\n";
 
 #[test]
 fn generated_inputs_are_the_simulators() {

@@ -67,15 +67,14 @@ static inline void copper_fill_cycle(CopperT *copper_out, size_t copper_len, con
     }
 }
 
-// Integers (and anything not float or double) must match bit for bit.
-template <typename CopperT>
-static inline bool copper_same(CopperT copper_a, CopperT copper_b) {
-    return std::memcmp(&copper_a, &copper_b, sizeof(CopperT)) == 0;
-}
-
 // Floats match when |a - b| <= tolerance * max(1, |a|, |b|) (relative above
 // magnitude 1, absolute below); NaN matches NaN, infinities match exactly.
-static inline bool copper_close(double copper_a, double copper_b, double copper_tolerance) {
+// A template, like everything here, so that a program without floats does
+// not carry an unused function (nvcc warns about those).
+template <typename CopperF>
+static inline bool copper_close(CopperF copper_x, CopperF copper_y, double copper_tolerance) {
+    const double copper_a = copper_x;
+    const double copper_b = copper_y;
     if (std::isnan(copper_a) || std::isnan(copper_b)) {
         return std::isnan(copper_a) && std::isnan(copper_b);
     }
@@ -95,12 +94,17 @@ static inline bool copper_close(double copper_a, double copper_b, double copper_
 #define COPPER_FLOAT_TOLERANCE 1e-4
 #define COPPER_DOUBLE_TOLERANCE 1e-10
 
-static inline bool copper_same(float copper_a, float copper_b) {
-    return copper_close(copper_a, copper_b, COPPER_FLOAT_TOLERANCE);
-}
-
-static inline bool copper_same(double copper_a, double copper_b) {
-    return copper_close(copper_a, copper_b, COPPER_DOUBLE_TOLERANCE);
+// Floats and doubles within their tolerance; integers (and anything else)
+// bit for bit.
+template <typename CopperT>
+static inline bool copper_same(CopperT copper_a, CopperT copper_b) {
+    if constexpr (std::is_same<CopperT, float>::value) {
+        return copper_close(copper_a, copper_b, COPPER_FLOAT_TOLERANCE);
+    } else if constexpr (std::is_same<CopperT, double>::value) {
+        return copper_close(copper_a, copper_b, COPPER_DOUBLE_TOLERANCE);
+    } else {
+        return std::memcmp(&copper_a, &copper_b, sizeof(CopperT)) == 0;
+    }
 }
 
 // Compares two versions of an array; prints how many elements differ and

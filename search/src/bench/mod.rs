@@ -122,6 +122,7 @@ pub fn program(
          #include <cstdlib>\n\
          #include <cstring>\n\
          #include <limits>\n\
+         #include <type_traits>\n\
          #include <vector>\n\
          #include <cuda_runtime.h>\n\n\
          #define COPPER_DEFAULT_RUNS {runs}\n\
