@@ -25,6 +25,8 @@ use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::Shape;
+use crate::lint::block_size::verdict;
+use crate::lint::BlockSize;
 use crate::rank::{compare, Comparison, Ranking};
 
 /// What the search does.
@@ -214,6 +216,7 @@ pub fn optimize_kernel(
     let checker = Checker::new(file, name, spec, shape.block);
     let env = Env {
         shape,
+        block_size_independent: verdict(&original.kernel).0 == BlockSize::Independent,
         checker: &checker,
         config: &config,
         settings,
@@ -292,6 +295,9 @@ pub fn optimize_kernel(
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
     shape: &'a Shape,
+    /// Whether the original kernel's results are independent of the block
+    /// size (`004_…`), so that a rewrite fixing it should say so.
+    block_size_independent: bool,
     checker: &'a Result<Checker, String>,
     config: &'a Config,
     settings: &'a Settings,
@@ -312,8 +318,17 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         .into_par_iter()
         .map(|c| {
             let (verdict, analyzed) = evaluate(&c.function, incumbent, env);
+            let mut description = c.description;
+            if c.fixes_block_size && env.block_size_independent {
+                if let Some(b) = env.shape.block {
+                    description.push_str(&format!(
+                        " (written for blocks of {}; the original's results did not depend on the block size)",
+                        crate::launch::dims(b)
+                    ));
+                }
+            }
             Considered {
-                description: c.description,
+                description,
                 verdict,
                 analyzed,
             }

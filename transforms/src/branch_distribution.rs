@@ -61,6 +61,7 @@ impl Transform for BranchDistribution {
                     function: r.function,
                     description: r.changes.join("; "),
                     transform: self.name(),
+                    fixes_block_size: false,
                 });
             }
         }
@@ -71,6 +72,7 @@ impl Transform for BranchDistribution {
                 function: loads.function,
                 description: loads.changes.join("; "),
                 transform: self.name(),
+                fixes_block_size: false,
             });
         }
         out

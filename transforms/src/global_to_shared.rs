@@ -110,6 +110,7 @@ impl Transform for GlobalToShared {
                     .collect::<Vec<_>>()
                     .join("; "),
                 transform: self.name(),
+                fixes_block_size: true,
             });
         }
         out

@@ -58,6 +58,7 @@ impl Transform for HoistLoads {
                 function: Function { body, ..f.clone() },
                 description: h.changes.join("; "),
                 transform: self.name(),
+                fixes_block_size: false,
             });
         }
         out

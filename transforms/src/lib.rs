@@ -66,6 +66,9 @@ pub struct Candidate {
     pub description: String,
     /// The transform that made it.
     pub transform: &'static str,
+    /// Whether the rewrite is written for the analyzed block size only
+    /// (a buffer or tile sized from it), where the original may not be.
+    pub fixes_block_size: bool,
 }
 
 /// A place a transform did not rewrite, and why.

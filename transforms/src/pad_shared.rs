@@ -86,6 +86,7 @@ impl Transform for PadShared {
                     row + 1
                 ),
                 transform: self.name(),
+                fixes_block_size: false,
             });
         }
         out

@@ -169,6 +169,7 @@ impl Transform for TiledGlobalToShared {
                             names.join(" and ")
                         ),
                         transform: self.name(),
+                        fixes_block_size: true,
                     }),
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,
