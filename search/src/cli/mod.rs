@@ -107,7 +107,8 @@ enum Command {
     /// simulate it, 2 on bad input.
     Analyze(analyze::AnalyzeArgs),
     /// Search for a faster version of each kernel: rewrites (branch
-    /// distribution, global to shared memory, tiling, padding) checked to
+    /// distribution, global to shared memory, tiling, padding, load
+    /// hoisting) checked to
     /// compute the same results by simulation, ranked by their sound cost
     /// bounds. Prints the winning kernels, a diff, and the bounds before
     /// and after.

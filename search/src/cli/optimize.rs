@@ -103,7 +103,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub epsilon: Option<f64>,
     /// Only these transforms, in this order (repeatable): branch-distribution,
-    /// global-to-shared, global-to-shared-tiled, shared-memory-padding.
+    /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
+    /// load-hoisting.
     #[arg(long = "transform")]
     pub transforms: Vec<String>,
     /// Leave out this transform (repeatable).
