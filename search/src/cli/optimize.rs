@@ -102,7 +102,7 @@ pub struct SearchArgs {
     /// [default: 0.02].
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Only these transforms, in this order (repeatable): branch-distribution,
+    /// Only these transforms (repeatable): branch-distribution,
     /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
     /// load-hoisting.
     #[arg(long = "transform")]
