@@ -781,6 +781,66 @@ pub fn unconditional_in(e: &Expr, node: NodeId) -> bool {
     }
 }
 
+/// Rewrites statements bottom-up: the statements nested in each one first
+/// (a nested statement that becomes several is wrapped in a block where one
+/// statement is expected), then the statement itself by `f`, which may turn
+/// it into several.
+pub fn rewrite_bottom_up(stmts: Vec<Stmt>, f: &mut impl FnMut(Stmt) -> Vec<Stmt>) -> Vec<Stmt> {
+    stmts
+        .into_iter()
+        .flat_map(|s| rewrite_stmt_bottom_up(s, f))
+        .collect()
+}
+
+fn rewrite_stmt_bottom_up(mut s: Stmt, f: &mut impl FnMut(Stmt) -> Vec<Stmt>) -> Vec<Stmt> {
+    use StmtKind as S;
+    s.kind = match s.kind {
+        S::Block(b) => S::Block(rewrite_bottom_up(b, f)),
+        S::For {
+            init,
+            cond,
+            step,
+            body,
+        } => S::For {
+            init,
+            cond,
+            step,
+            body: rewrite_nested(body, f),
+        },
+        S::While { cond, body } => S::While {
+            cond,
+            body: rewrite_nested(body, f),
+        },
+        S::DoWhile { body, cond } => S::DoWhile {
+            body: rewrite_nested(body, f),
+            cond,
+        },
+        S::If { cond, then, els } => S::If {
+            cond,
+            then: rewrite_nested(then, f),
+            els: els.map(|e| rewrite_nested(e, f)),
+        },
+        S::Switch { cond, mut cases } => {
+            for c in cases.iter_mut() {
+                c.body = rewrite_bottom_up(std::mem::take(&mut c.body), f);
+            }
+            S::Switch { cond, cases }
+        }
+        other => other,
+    };
+    f(s)
+}
+
+/// A nested statement rewritten, as one statement.
+fn rewrite_nested(s: Box<Stmt>, f: &mut impl FnMut(Stmt) -> Vec<Stmt>) -> Box<Stmt> {
+    let mut v = rewrite_stmt_bottom_up(*s, f);
+    Box::new(if v.len() == 1 {
+        v.pop().expect("one statement")
+    } else {
+        block(v)
+    })
+}
+
 /// `__syncthreads();`
 pub fn sync() -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Call(

@@ -111,7 +111,7 @@ impl<'a, 'c> Distributor<'a, 'c> {
 
     fn run(mut self) -> Pass {
         let mut f = self.cx.function.clone();
-        f.body = self.list(std::mem::take(&mut f.body));
+        f.body = ast_util::rewrite_bottom_up(std::mem::take(&mut f.body), &mut |s| self.rewrite(s));
         Pass {
             function: f,
             changes: self.changes,
@@ -120,78 +120,31 @@ impl<'a, 'c> Distributor<'a, 'c> {
         }
     }
 
-    fn list(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
-        stmts.into_iter().flat_map(|s| self.stmt(s)).collect()
-    }
-
-    /// A statement rewritten inside, as one statement.
-    fn one(&mut self, s: Stmt) -> Stmt {
-        let mut v = self.stmt(s);
-        if v.len() == 1 {
-            v.pop().expect("one statement")
-        } else {
-            ast_util::block(v)
-        }
-    }
-
-    fn stmt(&mut self, mut s: Stmt) -> Vec<Stmt> {
-        use StmtKind as S;
+    /// A statement whose nested statements are rewritten already: a
+    /// divergent `if` with an `else` has its common code factored out.
+    fn rewrite(&mut self, s: Stmt) -> Vec<Stmt> {
         let span = s.meta.span;
-        s.kind = match s.kind {
-            S::Block(b) => S::Block(self.list(b)),
-            S::For {
-                init,
-                cond,
-                step,
-                body,
-            } => S::For {
-                init,
-                cond,
-                step,
-                body: Box::new(self.one(*body)),
-            },
-            S::While { cond, body } => S::While {
-                cond,
-                body: Box::new(self.one(*body)),
-            },
-            S::DoWhile { body, cond } => S::DoWhile {
-                body: Box::new(self.one(*body)),
-                cond,
-            },
-            S::Switch { cond, mut cases } => {
-                for c in cases.iter_mut() {
-                    c.body = self.list(std::mem::take(&mut c.body));
-                }
-                S::Switch { cond, cases }
-            }
-            S::If {
+        match s.kind {
+            StmtKind::If {
                 cond,
                 then,
                 els: Some(els),
             } => {
-                let t = self.list(branch_stmts(&then));
-                let e = self.list(branch_stmts(&els));
+                let (t, e) = (branch_stmts(&then), branch_stmts(&els));
                 if self.cx.analysis.uniform_at(span) == Some(false) {
                     return self.split(cond, t, e, span);
                 }
-                S::If {
-                    cond,
-                    then: Box::new(ast_util::block(t)),
-                    els: Some(Box::new(ast_util::block(e))),
-                }
+                vec![Stmt {
+                    meta: s.meta,
+                    kind: StmtKind::If {
+                        cond,
+                        then: Box::new(ast_util::block(t)),
+                        els: Some(Box::new(ast_util::block(e))),
+                    },
+                }]
             }
-            S::If {
-                cond,
-                then,
-                els: None,
-            } => S::If {
-                cond,
-                then: Box::new(self.one(*then)),
-                els: None,
-            },
-            other => other,
-        };
-        vec![s]
+            kind => vec![Stmt { meta: s.meta, kind }],
+        }
     }
 
     /// Factors the most complex movable common block out of a divergent
@@ -380,7 +333,7 @@ fn hoist_loads(cx: &Context) -> Pass {
         skipped: Vec::new(),
     };
     let mut f = cx.function.clone();
-    f.body = h.list(std::mem::take(&mut f.body));
+    f.body = ast_util::rewrite_bottom_up(std::mem::take(&mut f.body), &mut |s| h.rewrite(s));
     Pass {
         function: f,
         changes: h.changes,
@@ -397,59 +350,23 @@ struct Hoister<'a, 'c> {
 }
 
 impl Hoister<'_, '_> {
-    fn list(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
-        stmts.into_iter().flat_map(|s| self.stmt(s)).collect()
-    }
-
-    fn one(&mut self, s: Stmt) -> Stmt {
-        let mut v = self.stmt(s);
-        if v.len() == 1 {
-            v.pop().expect("one statement")
-        } else {
-            ast_util::block(v)
-        }
-    }
-
-    fn stmt(&mut self, mut s: Stmt) -> Vec<Stmt> {
-        use StmtKind as S;
+    /// A statement whose nested statements are rewritten already: the
+    /// loads both branches of a divergent `if` start with come before it.
+    fn rewrite(&mut self, s: Stmt) -> Vec<Stmt> {
         let span = s.meta.span;
-        s.kind = match s.kind {
-            S::Block(b) => S::Block(self.list(b)),
-            S::For {
-                init,
-                cond,
-                step,
-                body,
-            } => S::For {
-                init,
-                cond,
-                step,
-                body: Box::new(self.one(*body)),
-            },
-            S::While { cond, body } => S::While {
-                cond,
-                body: Box::new(self.one(*body)),
-            },
-            S::DoWhile { body, cond } => S::DoWhile {
-                body: Box::new(self.one(*body)),
-                cond,
-            },
-            S::If { cond, then, els } => {
-                let mut t = self.list(branch_stmts(&then));
-                let mut e = match els {
-                    Some(x) => self.list(branch_stmts(&x)),
-                    None => Vec::new(),
-                };
+        match s.kind {
+            StmtKind::If { cond, then, els } => {
+                let mut t = branch_stmts(&then);
+                let mut e = els.map(|x| branch_stmts(&x)).unwrap_or_default();
                 let mut out = Vec::new();
                 if !e.is_empty() && self.cx.analysis.uniform_at(span) == Some(false) {
                     out = self.hoist(&mut t, &mut e, span);
                 }
                 out.push(if_else(cond, t, e));
-                return out;
+                out
             }
-            other => other,
-        };
-        vec![s]
+            kind => vec![Stmt { meta: s.meta, kind }],
+        }
     }
 
     /// Declarations loading the common leading elements, with the

@@ -51,7 +51,7 @@ impl Transform for HoistLoads {
             changes: Vec::new(),
             skipped: Vec::new(),
         };
-        let body = h.list(f.body.clone());
+        let body = ast_util::rewrite_bottom_up(f.body.clone(), &mut |s| h.rewrite(s));
         out.skipped = h.skipped;
         if !h.changes.is_empty() {
             out.candidates.push(Candidate {
@@ -116,60 +116,14 @@ struct Hoister<'a, 'c> {
 }
 
 impl Hoister<'_, '_> {
-    /// A statement list with every loop in it rewritten.
-    fn list(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
-        stmts.into_iter().flat_map(|s| self.stmt(s)).collect()
-    }
-
-    /// A statement in a place that holds one: several become a block.
-    fn single(&mut self, s: Stmt) -> Stmt {
-        let mut v = self.stmt(s);
-        if v.len() == 1 {
-            v.remove(0)
+    /// A statement whose nested statements are rewritten already: a `for`
+    /// loop may come back with loads hoisted out of it in front.
+    fn rewrite(&mut self, s: Stmt) -> Vec<Stmt> {
+        if matches!(s.kind, StmtKind::For { .. }) {
+            self.hoist_from(s)
         } else {
-            ast_util::block(v)
+            vec![s]
         }
-    }
-
-    /// A statement, inner loops first; a loop may come back with the loads
-    /// hoisted out of it in front.
-    fn stmt(&mut self, s: Stmt) -> Vec<Stmt> {
-        let Stmt { meta, kind } = s;
-        let kind = match kind {
-            StmtKind::Block(b) => StmtKind::Block(self.list(b)),
-            StmtKind::If { cond, then, els } => StmtKind::If {
-                cond,
-                then: Box::new(self.single(*then)),
-                els: els.map(|e| Box::new(self.single(*e))),
-            },
-            StmtKind::While { cond, body } => StmtKind::While {
-                cond,
-                body: Box::new(self.single(*body)),
-            },
-            StmtKind::DoWhile { body, cond } => StmtKind::DoWhile {
-                body: Box::new(self.single(*body)),
-                cond,
-            },
-            StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
-            } => {
-                let l = Stmt {
-                    meta,
-                    kind: StmtKind::For {
-                        init,
-                        cond,
-                        step,
-                        body: Box::new(self.single(*body)),
-                    },
-                };
-                return self.hoist_from(l);
-            }
-            other => other,
-        };
-        vec![Stmt { meta, kind }]
     }
 
     /// The loads hoisted out of loop `l`, then `l` using them.
