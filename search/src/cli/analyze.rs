@@ -17,6 +17,7 @@ use serde_json::json;
 use copper_search::launch::{dims, launch_shape, read_params, Shape};
 use copper_search::rank::fmt_num;
 
+use super::launch_args::LaunchArgs;
 use super::simulate::{read_hardware, resolve_metrics};
 use super::Format;
 
@@ -34,25 +35,13 @@ pub struct AnalyzeArgs {
     /// Highest degree of the bound's base functions (1 to 4).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
     pub degree: u32,
-    /// Block shape `X[,Y[,Z]]` (default: the file's launch site, else the
-    /// parameter file; without one the bound holds for any block and
-    /// speaks of `blockDim`).
-    #[arg(long, value_parser = parse_block)]
-    pub block: Option<[u64; 3]>,
-    /// Grid shape `X[,Y[,Z]]` (default: as for the block).
-    #[arg(long, value_parser = parse_grid)]
-    pub grid: Option<[u64; 3]>,
-    /// Parameter file (default: FILE with `.toml`, when it exists): launch
-    /// shapes, and the inputs `--check` simulates.
-    #[arg(long)]
-    pub params: Option<PathBuf>,
     /// Also simulate each kernel on the parameter file's inputs and show
     /// the bound there next to the worst warp's simulated cost.
     #[arg(long)]
     pub check: bool,
-    /// Only this kernel.
-    #[arg(long)]
-    pub kernel: Option<String>,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -171,7 +160,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             return 2;
         }
     };
-    let params = match read_params(&a.file, a.params.as_deref()) {
+    let params = match read_params(&a.file, a.launch.params.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("copper: error: {e}");
@@ -183,7 +172,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
         eprintln!("{}", d.render());
         status = 1;
     }
-    let names: Vec<String> = match &a.kernel {
+    let names: Vec<String> = match &a.launch.kernel {
         Some(k) => {
             if parsed.kernels().all(|f| &f.name != k) {
                 eprintln!(
@@ -213,7 +202,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             }
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(a.block, a.grid, &parsed, spec, &name);
+        let shape = launch_shape(a.launch.block, a.launch.grid, &parsed, spec, &name);
         let config = Config {
             hw,
             block: shape.block,

@@ -19,8 +19,8 @@ use copper_search::launch::{launch_shape, read_params};
 use copper_search::lint::witness::{self, Witness};
 use copper_search::lint::{lint_kernel, BlockSize, Code, Finding};
 
-use super::analyze::{parse_block, parse_grid};
 use super::ci::{gh_escape, gh_property, sarif_log};
+use super::launch_args::LaunchArgs;
 
 /// Output formats of `copper lint`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +41,9 @@ pub struct LintArgs {
     /// `.cu` files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LintFormat,
@@ -58,19 +61,6 @@ pub struct LintArgs {
     /// analysis bound); above the bound it is proved impossible.
     #[arg(long, requires = "witness", value_parser = clap::value_parser!(u64).range(1..))]
     pub degree: Option<u64>,
-    /// Block shape `X[,Y[,Z]]` (default: the file's launch, the
-    /// configuration, the parameter file).
-    #[arg(long, value_parser = parse_block)]
-    pub block: Option<[u64; 3]>,
-    /// Grid shape `X[,Y[,Z]]`.
-    #[arg(long, value_parser = parse_grid)]
-    pub grid: Option<[u64; 3]>,
-    /// Parameter file (default: each FILE with `.toml`, when it exists).
-    #[arg(long)]
-    pub params: Option<PathBuf>,
-    /// Only this kernel.
-    #[arg(long)]
-    pub kernel: Option<String>,
     /// `copper.toml` to use (default: the nearest one upward from the
     /// current directory).
     #[arg(long)]
@@ -147,25 +137,25 @@ fn lint_file(
             out.errors.push(d.render());
         }
     }
-    let params: Option<ParamFile> = match read_params(path, a.params.as_deref()) {
+    let params: Option<ParamFile> = match read_params(path, a.launch.params.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             out.errors.push(format!("copper: error: {e}"));
             None
         }
     };
-    let block = a.block.or_else(|| {
+    let block = a.launch.block.or_else(|| {
         cfg.block
             .as_deref()
             .and_then(|b| config::shape(b, "block").ok())
     });
-    let grid = a.grid.or_else(|| {
+    let grid = a.launch.grid.or_else(|| {
         cfg.grid
             .as_deref()
             .and_then(|g| config::shape(g, "grid").ok())
     });
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
-    if let Some(k) = &a.kernel {
+    if let Some(k) = &a.launch.kernel {
         if !names.contains(k) {
             out.errors.push(format!(
                 "copper: error: {}: no kernel named `{k}` (kernels: {})",
@@ -175,7 +165,7 @@ fn lint_file(
         }
     }
     for name in names {
-        if a.kernel.as_ref().is_some_and(|k| k != &name) {
+        if a.launch.kernel.as_ref().is_some_and(|k| k != &name) {
             continue;
         }
         let kernel = match lower_kernel(&parsed, &name) {

@@ -9,6 +9,7 @@ mod bench;
 mod ci;
 mod files;
 mod fmt;
+mod launch_args;
 mod lint;
 mod optimize;
 mod parse;

@@ -22,8 +22,9 @@ use copper_search::pipeline::{optimize_kernel, Cache, KernelResult, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
 
-use super::analyze::{parse_block, parse_grid, parse_seconds};
+use super::analyze::parse_seconds;
 use super::files::write_atomically;
+use super::launch_args::LaunchArgs;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
 
@@ -50,26 +51,15 @@ pub struct OptimizeArgs {
     /// How the search runs.
     #[command(flatten)]
     pub search: SearchArgs,
-    /// Block shape `X[,Y[,Z]]` (default: the file's launch, else the
-    /// parameter file).
-    #[arg(long, value_parser = parse_block)]
-    pub block: Option<[u64; 3]>,
-    /// Grid shape `X[,Y[,Z]]`.
-    #[arg(long, value_parser = parse_grid)]
-    pub grid: Option<[u64; 3]>,
-    /// Parameter file (default: each FILE with `.toml`, when it exists):
-    /// launch shapes, and the inputs candidates are checked on.
-    #[arg(long)]
-    pub params: Option<PathBuf>,
-    /// Only this kernel.
-    #[arg(long)]
-    pub kernel: Option<String>,
     /// Print only the patch (for `git apply` or `patch -p1`).
     #[arg(long, conflicts_with_all = ["write", "format"])]
     pub diff: bool,
     /// Update the files in place (atomically; untouched when nothing improves).
     #[arg(long)]
     pub write: bool,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OptFormat,
@@ -382,7 +372,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         eprintln!("copper: error: {e}");
         2
     };
-    let r = match resolve(&a.search, a.block, a.grid, a.exit_zero) {
+    let r = match resolve(&a.search, a.launch.block, a.launch.grid, a.exit_zero) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -399,7 +389,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     let start = Instant::now();
     let runs = optimize_files(&files, a, &r);
     let elapsed = start.elapsed().as_secs_f64();
-    if let Some(k) = &a.kernel {
+    if let Some(k) = &a.launch.kernel {
         if runs.iter().all(|f| f.kernels.is_empty()) {
             return fail(format!("no kernel named `{k}` in the given files"));
         }
@@ -469,7 +459,7 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
         .par_iter()
         .map(|path| {
             let read = parse_path(path).map_err(|d| d.render()).and_then(|parsed| {
-                let params = read_params(path, a.params.as_deref())?;
+                let params = read_params(path, a.launch.params.as_deref())?;
                 Ok((parsed, params))
             });
             let (parsed, params) = match read {
@@ -496,7 +486,7 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
             continue;
         };
         for f in parsed.kernels() {
-            if a.kernel.as_ref().is_some_and(|k| k != &f.name) {
+            if a.launch.kernel.as_ref().is_some_and(|k| k != &f.name) {
                 continue;
             }
             let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name)).cloned();
@@ -543,7 +533,7 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
     for (run, _) in runs.iter_mut() {
         if let Ok(parsed) = &run.parsed {
             run.kernels
-                .extend(unreadable_kernels(parsed, a.kernel.as_deref()));
+                .extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
             run.kernels.sort_by_key(|k| k.at);
         }
     }
