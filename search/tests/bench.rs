@@ -4,9 +4,12 @@
 //! simulator's (checked with g++ when there is one), sweeps follow the
 //! swept argument, and bad input fails cleanly with nothing written.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use common::{copper_in, root, text};
 use copper::cuda::ast::FnKind;
 use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
 use copper::ir::Scalar;
@@ -15,33 +18,14 @@ use copper::sim::params::{ArraySpec, InitKind, ParamFile};
 use copper::source::SourceFile;
 use copper_search::bench::{self, cxx, KernelBench, Options};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .to_path_buf()
+fn copper(args: &[&str]) -> Output {
+    copper_in(&root(), args)
 }
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("copper-bench-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-fn copper(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_copper"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("copper runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Every `testdata/*.cu` with a parameter file.

@@ -1,22 +1,15 @@
 //! End-to-end tests of the `copper` binary: bad input gets a clear message
 //! and the right exit status, never a panic.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{copper_in, text};
 
 fn copper(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_copper"))
-        .args(args)
-        .output()
-        .expect("copper runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    copper_in(Path::new("."), args)
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {

@@ -7,26 +7,17 @@
 //! review; `UPDATE_GOLDEN=1 cargo test --release --test golden` rewrites
 //! the files.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use std::path::Path;
+
+use common::{copper_in, root, text};
 
 /// The output of `copper ARGS FILE`, stdout then stderr.
 fn run(args: &[&str], file: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_copper"))
-        .args(args)
-        .arg(file)
-        .current_dir(root())
-        .output()
-        .expect("copper runs");
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(file.to_str().expect("a UTF-8 path"));
+    text(&copper_in(&root(), &all))
 }
 
 /// Whether a word is a duration (`12 ms`, `0.03 s` once split).

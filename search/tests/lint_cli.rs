@@ -1,12 +1,10 @@
 //! `copper lint` from the command line: exit statuses, bad input, formats,
 //! codes turned off, witnesses.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
+use std::process::Command;
 
 /// Exit status, stdout and stderr of `copper lint ARGS`.
 fn lint(args: &[&str]) -> (i32, String, String) {
