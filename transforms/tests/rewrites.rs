@@ -2,54 +2,19 @@
 //! and why, and that every candidate computes what the original does
 //! (differential simulation on launches synthesized from the signature).
 
-use copper::bound::{prepare, Config};
-use copper::cuda::parse::parse_source;
+mod common;
+
+use common::try_propose;
 use copper::cuda::print;
-use copper::ir::lower::lower_kernel;
-use copper::source::SourceFile;
-use copper_transforms::check::Checker;
 use copper_transforms::{
     branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
-    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared, Context,
-    Proposals, Transform,
+    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared, Proposals,
+    Transform,
 };
 
-/// What `t` proposes for the only kernel of `src`, launched with `block`;
-/// every candidate is checked against the original.
+/// What `t` proposes (every candidate checked against the original).
 fn propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Proposals {
-    let file = parse_source(SourceFile::new("t.cu", src));
-    let f = file.kernels().next().expect("a kernel").clone();
-    let kernel = lower_kernel(&file, &f.name).expect("lowers");
-    let analysis = prepare(
-        &kernel,
-        Config {
-            block: Some(block),
-            ..Config::default()
-        },
-    );
-    let cx = Context {
-        file: &file,
-        function: &f,
-        kernel: &kernel,
-        analysis: &analysis,
-        block: Some(block),
-    };
-    let p = t.propose(&cx);
-    if p.candidates.is_empty() {
-        return p;
-    }
-    let checker = Checker::new(&file, &f.name, None, Some(block)).expect("checkable");
-    for c in &p.candidates {
-        if let Err(why) = checker.check(&c.function) {
-            panic!(
-                "{}: candidate `{}` fails its check: {why}\n{}",
-                t.name(),
-                c.description,
-                print::function(&c.function)
-            );
-        }
-    }
-    p
+    try_propose(t, src, block).expect("checkable")
 }
 
 fn only_candidate(p: &Proposals) -> (String, String) {

@@ -1,0 +1,52 @@
+//! What the transforms' tests share: a transform's proposals for a small
+//! kernel, every candidate checked against the original by differential
+//! simulation.
+
+use copper::bound::{prepare, Config};
+use copper::cuda::parse::parse_source;
+use copper::cuda::print;
+use copper::ir::lower::lower_kernel;
+use copper::source::SourceFile;
+use copper_transforms::check::Checker;
+use copper_transforms::{Context, Proposals, Transform};
+
+/// What `t` proposes for the only kernel of `src`, launched with `block`.
+/// Every candidate is checked on launches synthesized from the signature;
+/// a candidate that computes something else panics with its text. `Err`
+/// when the original itself cannot be checked (it fails or races on the
+/// synthesized launches).
+pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, String> {
+    let file = parse_source(SourceFile::new("t.cu", src));
+    let f = file.kernels().next().ok_or("no kernel")?.clone();
+    let kernel = lower_kernel(&file, &f.name).map_err(|d| d.message)?;
+    let analysis = prepare(
+        &kernel,
+        Config {
+            block: Some(block),
+            ..Config::default()
+        },
+    );
+    let cx = Context {
+        file: &file,
+        function: &f,
+        kernel: &kernel,
+        analysis: &analysis,
+        block: Some(block),
+    };
+    let p = t.propose(&cx);
+    if p.candidates.is_empty() {
+        return Ok(p);
+    }
+    let checker = Checker::new(&file, &f.name, None, Some(block))?;
+    for c in &p.candidates {
+        if let Err(why) = checker.check(&c.function) {
+            panic!(
+                "{}: candidate `{}` fails its check: {why}\noriginal:\n{src}\ncandidate:\n{}",
+                t.name(),
+                c.description,
+                print::function(&c.function)
+            );
+        }
+    }
+    Ok(p)
+}

@@ -1,0 +1,127 @@
+//! The promise that a rewrite never changes a kernel's results, as a
+//! property: on randomly assembled kernels (loops with invariant and
+//! varying loads, writes, early exits, barriers, divergent branches with
+//! common code), every candidate of every transform computes, on every
+//! synthesized launch, exactly what the original computes. Kernels the
+//! original cannot run cleanly (out-of-bounds accesses, races between
+//! blocks, divergent barriers) are skipped.
+//!
+//! `PROPTEST_CASES=2000 cargo test --release -p copper-transforms --test
+//! random_rewrites -- --nocapture` for a longer run.
+
+mod common;
+
+use common::try_propose;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+/// Statements a loop body (over `j`, with the thread's `i`) is made of.
+const BODY: &[&str] = &[
+    "b[i] += a[i];",
+    "b[i] -= a[j];",
+    "c[i] = c[i] + a[i + 1] * 2;",
+    "s += a[i] + a[0];",
+    "s = s + a[j + i % 3];",
+    "if (a[i] > 4) { b[i] += 1; } else { b[i] += a[i]; }",
+    "if (j > 3) break;",
+    "if (a[j] % 2 == 0) continue;",
+    "a[i] = b[i] + j;",
+    "c[i] += a[i]; b[i] += a[i];",
+    "__syncthreads();",
+    "i = i + 0;",
+];
+
+/// Statements after the loop.
+const TAIL: &[&str] = &["b[i] += s;", "c[i] = s - 1;", "b[i] = b[i] * 2 + s;", ""];
+
+fn kernel(
+    body: &[usize],
+    other_body: &[usize],
+    tails: (usize, usize),
+    start: u8,
+    guard: bool,
+    divergent: bool,
+) -> String {
+    let lp = |stmts: &[usize]| {
+        let b: Vec<&str> = stmts.iter().map(|&k| BODY[k]).collect();
+        format!(
+            "float s = 0.0f;\n        for (int j = {start}; j < n; j++) {{\n            {}\n        }}\n",
+            b.join("\n            ")
+        )
+    };
+    let mut inner = if divergent {
+        // Both branches share the loop; they differ after it.
+        format!(
+            "if (threadIdx.x % 2 == 0) {{\n        {}        {}\n    }} else {{\n        {}        {}\n    }}\n",
+            lp(body),
+            TAIL[tails.0],
+            lp(if other_body.is_empty() { body } else { other_body }),
+            TAIL[tails.1]
+        )
+    } else {
+        format!(
+            "{{\n        {}        {}\n    }}\n",
+            lp(body),
+            TAIL[tails.0]
+        )
+    };
+    if guard {
+        inner = format!("if (i < n) {inner}");
+    }
+    format!(
+        "__global__ void k(int *a, int *b, float *c, int n) {{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    {inner}}}\n"
+    )
+}
+
+#[test]
+fn rewrites_never_change_results() {
+    let cases: u32 = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48);
+    let strategy = (
+        prop::collection::vec(0..BODY.len(), 1..4),
+        prop::collection::vec(0..BODY.len(), 0..3),
+        (0..TAIL.len(), 0..TAIL.len()),
+        0u8..3,
+        any::<bool>(),
+        any::<bool>(),
+        prop::sample::select(vec![32u64, 64, 96]),
+    );
+    let checked = AtomicUsize::new(0);
+    let skipped = AtomicUsize::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &strategy,
+            |(body, other, tails, start, guard, divergent, block)| {
+                let src = kernel(&body, &other, tails, start, guard, divergent);
+                for t in copper_transforms::all() {
+                    // A candidate that changes the results panics, naming it.
+                    match try_propose(&*t, &src, [block, 1, 1]) {
+                        Ok(p) => {
+                            checked.fetch_add(p.candidates.len(), Ordering::Relaxed);
+                        }
+                        Err(_) => {
+                            // The original itself cannot be checked.
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                            return Ok(());
+                        }
+                    }
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+    let (checked, skipped) = (checked.into_inner(), skipped.into_inner());
+    println!("{cases} random kernels: {checked} candidates checked, {skipped} kernels the original could not run cleanly");
+    assert!(
+        checked >= cases as usize / 2,
+        "only {checked} candidates in {cases} kernels"
+    );
+}
