@@ -841,6 +841,56 @@ fn rewrite_nested(s: Box<Stmt>, f: &mut impl FnMut(Stmt) -> Vec<Stmt>) -> Box<St
     })
 }
 
+/// Whether `e` reads memory (through an index or a dereference).
+pub fn reads_memory(e: &Expr) -> bool {
+    let mut found = false;
+    visit_expr(e, &mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _)
+        )
+    });
+    found
+}
+
+/// A `for` loop's first test as it can be evaluated just before the loop:
+/// for `for (int j = start; cond; step) body`, `cond` with `j` replaced by
+/// `start`, when both have no effects and read no memory and neither the
+/// body nor the step writes a variable `cond` reads other than `j`
+/// (`0 < h` for `for (int j = 0; j < h; j += 2)`). The loop runs at least
+/// once exactly when it holds.
+pub fn loop_first_test(
+    init: Option<&Stmt>,
+    cond: Option<&Expr>,
+    step: Option<&Expr>,
+    body: &Stmt,
+) -> Option<Expr> {
+    let StmtKind::Decl(ds) = &init?.kind else {
+        return None;
+    };
+    let [d] = ds.as_slice() else {
+        return None;
+    };
+    let Some(Init::Expr(start)) = &d.init else {
+        return None;
+    };
+    let cond = cond?;
+    if !is_pure(cond) || !is_pure(start) || reads_memory(cond) || reads_memory(start) {
+        return None;
+    }
+    let mut writes = Effects::of(std::slice::from_ref(body)).writes;
+    if let Some(st) = step {
+        writes.extend(Effects::of(&[stmt(StmtKind::Expr(st.clone()))]).writes);
+    }
+    let reads = Effects::of(&[stmt(StmtKind::Expr(cond.clone()))]).reads;
+    if reads.iter().any(|v| *v != d.name && writes.contains(v)) {
+        return None;
+    }
+    let mut first = cond.clone();
+    replace_expr(&mut first, &ident(&d.name), start);
+    Some(first)
+}
+
 /// `__syncthreads();`
 pub fn sync() -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Call(

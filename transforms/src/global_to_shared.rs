@@ -399,7 +399,16 @@ fn covering_access(
     if len != threads || block[1] != 1 || block[2] != 1 {
         return Err(why.into());
     }
-    let params: BTreeSet<String> = cx.function.params.iter().map(|p| p.name.clone()).collect();
+    // Parameters the kernel never assigns: a test over them means the same
+    // at the kernel's start as where the kernel makes it.
+    let assigned = Effects::of(&cx.function.body).writes;
+    let params: BTreeSet<String> = cx
+        .function
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .filter(|p| !assigned.contains(p))
+        .collect();
     for &s in sites {
         if cx.kernel.sites[s].is_write {
             continue;
@@ -450,39 +459,24 @@ fn path_conditions(stmts: &[Stmt], node: NodeId, params: &BTreeSet<String>) -> O
             .then(Vec::new),
         StmtKind::Block(b) => path_conditions(b, node, params),
         StmtKind::For {
-            init: Some(init),
-            cond: Some(cond),
+            init,
+            cond,
+            step,
             body,
-            ..
         } => {
-            let StmtKind::Decl(ds) = &init.kind else {
-                return None;
-            };
-            let [d] = ds.as_slice() else {
-                return None;
-            };
-            let Some(copper::cuda::ast::Init::Expr(start)) = &d.init else {
-                return None;
-            };
-            let only_params = |e: &Expr| {
-                let mut ok = true;
-                ast_util::visit_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Ident(n) => ok &= params.contains(n) || *n == d.name,
-                    ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {
-                    }
-                    _ => ok = false,
-                });
-                ok
-            };
-            let assigned = Effects::of(std::slice::from_ref(&**body)).writes;
-            if !only_params(cond)
-                || !only_params(start)
-                || params.iter().any(|p| assigned.contains(p))
-            {
+            let first =
+                ast_util::loop_first_test(init.as_deref(), cond.as_ref(), step.as_ref(), body)?;
+            // Evaluated where the copy is, at the kernel's start: it may
+            // only read parameters the kernel never assigns.
+            let mut only_params = true;
+            ast_util::visit_expr(&first, &mut |x| match &x.kind {
+                ExprKind::Ident(n) => only_params &= params.contains(n),
+                ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {}
+                _ => only_params = false,
+            });
+            if !only_params {
                 return None;
             }
-            let mut first = cond.clone();
-            ast_util::replace_expr(&mut first, &ident(&d.name), start);
             let mut inner = path_conditions(&ast_util::branch_stmts(body), node, params)?;
             inner.insert(0, first);
             Some(inner)

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use copper::cuda::ast::{Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type, UnOp};
+use copper::cuda::ast::{Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type};
 
 use crate::ast_util::{self, assign, decl, ident, int, stmt, Effects};
 use crate::{Candidate, Context, Proposals, Skip, Transform};
@@ -161,7 +161,9 @@ impl Hoister<'_, '_> {
                 .push(skip("it calls a function that may write memory".into()));
             return vec![l];
         }
-        let Some(first_test) = first_test(init.as_deref(), cond.as_ref(), &loop_effects) else {
+        let Some(first_test) =
+            ast_util::loop_first_test(init.as_deref(), cond.as_ref(), step.as_ref(), body)
+        else {
             self.skipped.push(skip(
                 "its first test is not known before it starts (it needs `for (int j = start; cond; …)` with `cond` over `j` and values the loop does not change)".into(),
             ));
@@ -235,7 +237,7 @@ impl Hoister<'_, '_> {
                         return;
                     };
                     if ast_util::is_pure(index)
-                        && !contains_index(index)
+                        && !ast_util::reads_memory(index)
                         && ast_util::unconditional_in(root, e.meta.id)
                         && !out.iter().any(|(x, _, _)| ast_util::equiv_expr(x, e))
                     {
@@ -246,45 +248,4 @@ impl Hoister<'_, '_> {
         }
         out
     }
-}
-
-/// `cond` with the loop variable replaced by its start, for `for (int j =
-/// start; cond; …)` when `start` and `cond` are pure and the loop changes
-/// nothing `cond` reads but `j`.
-fn first_test(init: Option<&Stmt>, cond: Option<&Expr>, loop_effects: &Effects) -> Option<Expr> {
-    let StmtKind::Decl(ds) = &init?.kind else {
-        return None;
-    };
-    let [d] = ds.as_slice() else {
-        return None;
-    };
-    let Some(Init::Expr(start)) = &d.init else {
-        return None;
-    };
-    let cond = cond?;
-    if !ast_util::is_pure(cond) || !ast_util::is_pure(start) || contains_index(cond) {
-        return None;
-    }
-    let reads = Effects::of(&[stmt(StmtKind::Expr(cond.clone()))]).reads;
-    if reads
-        .iter()
-        .any(|v| *v != d.name && loop_effects.writes.contains(v))
-    {
-        return None;
-    }
-    let mut first = cond.clone();
-    ast_util::replace_expr(&mut first, &ident(&d.name), start);
-    Some(first)
-}
-
-/// Whether `e` reads memory through an index or a dereference.
-fn contains_index(e: &Expr) -> bool {
-    let mut found = false;
-    ast_util::visit_expr(e, &mut |x| {
-        found |= matches!(
-            x.kind,
-            ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _)
-        )
-    });
-    found
 }

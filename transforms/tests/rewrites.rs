@@ -181,3 +181,19 @@ fn tiling_stages_a_shared_row_through_shared_memory() {
     assert!(text.matches("__syncthreads();").count() >= 2, "{text}");
     assert!(text.contains("v_tile[k - k_tile]"), "{text}");
 }
+
+#[test]
+fn a_copy_is_not_guarded_by_a_parameter_the_kernel_changes() {
+    // `0 < h` at the kernel's start is not the loop's first test once `h`
+    // has changed: the copy may not rely on it.
+    let src = "__global__ void k(int *a, int *b, int w, int h) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        h = h - 3;
+        for (int j = 0; j < h; j++) { b[j * w + i] += a[i]; }
+    }";
+    let p = propose(&GlobalToShared, src, [64, 1, 1]);
+    for c in &p.candidates {
+        let text = print::function(&c.function);
+        assert!(!text.contains("if (0 < h)"), "{text}");
+    }
+}
