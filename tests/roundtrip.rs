@@ -182,7 +182,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                 // The printer braces a then-branch that ends in an `if`
                 // without `else` when an `else` follows; generate that shape
                 // already braced.
-                let t = if e.is_some() && ends_in_open_if(&t) {
+                let t = if e.is_some() && print::ends_in_open_if(&t) {
                     st(StmtKind::Block(vec![t]))
                 } else {
                     t
@@ -245,16 +245,6 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                 })),
         ]
     })
-}
-
-/// A statement whose unbraced text ends in an `if` with no `else`.
-fn ends_in_open_if(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::If { els: None, .. } => true,
-        StmtKind::If { els: Some(e), .. } => ends_in_open_if(e),
-        StmtKind::For { body, .. } | StmtKind::While { body, .. } => ends_in_open_if(body),
-        _ => false,
-    }
 }
 
 fn kernel(body: Vec<Stmt>) -> Function {

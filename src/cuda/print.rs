@@ -218,7 +218,7 @@ fn body(s: &Stmt) -> (Doc, bool) {
 /// Whether a statement printed without braces ends in an `if` that has no
 /// `else` (directly or as the body of a loop or of an `else`), so that an
 /// `else` printed after it would bind to that `if`.
-fn ends_in_open_if(s: &Stmt) -> bool {
+pub fn ends_in_open_if(s: &Stmt) -> bool {
     match &s.kind {
         StmtKind::If { els: None, .. } => true,
         StmtKind::If { els: Some(e), .. } => ends_in_open_if(e),
