@@ -5,7 +5,7 @@
 // parameter file. Build with `-ffp-contract=off` for the host: a fused
 // multiply-add would round random floats differently.
 
-static inline unsigned long long copper_splitmix_next(unsigned long long *copper_state) {
+[[maybe_unused]] static inline unsigned long long copper_splitmix_next(unsigned long long *copper_state) {
     *copper_state += 0x9E3779B97F4A7C15ull;
     unsigned long long copper_z = *copper_state;
     copper_z = (copper_z ^ (copper_z >> 30)) * 0xBF58476D1CE4E5B9ull;
