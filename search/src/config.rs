@@ -13,6 +13,8 @@
 //! budget = 20.0            # seconds per kernel version's analysis
 //! transforms = ["branch distribution", "global to shared"]
 //! exit_zero = false        # exit 0 even when improvements are found
+//! nvcc = "nvcc"            # compile improving candidates; drop failures
+//! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
 //!
 //! [hardware]               # the hardware model (defaults shown)
 //! warp_size = 32
@@ -61,6 +63,10 @@ pub struct FileConfig {
     pub transforms: Option<Vec<String>>,
     /// Exit 0 even when improvements are found.
     pub exit_zero: Option<bool>,
+    /// The CUDA compiler that checks improving candidates.
+    pub nvcc: Option<PathBuf>,
+    /// Its flags.
+    pub nvcc_flags: Option<Vec<String>>,
     /// Hardware model.
     pub hardware: Option<Hardware>,
     /// `copper lint` settings.

@@ -10,5 +10,6 @@ pub mod bench;
 pub mod config;
 pub mod launch;
 pub mod lint;
+pub mod nvcc;
 pub mod pipeline;
 pub mod rank;

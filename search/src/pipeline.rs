@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use crate::launch::Shape;
 use crate::lint::block_size::verdict;
 use crate::lint::BlockSize;
+use crate::nvcc::Nvcc;
 use crate::rank::{compare, Comparison, Ranking};
 
 /// What the search does.
@@ -42,6 +43,9 @@ pub struct Settings {
     pub ranking: Ranking,
     /// The transforms tried, in order.
     pub transforms: Vec<Box<dyn Transform>>,
+    /// The user's CUDA compiler (`--nvcc`): a candidate is chosen only
+    /// when the file with it compiles.
+    pub compiler: Option<Nvcc>,
 }
 
 /// One version of a kernel, analyzed.
@@ -184,6 +188,9 @@ pub struct KernelResult {
     pub steps: Vec<Step>,
     /// Launches every candidate was checked on, or why none could be.
     pub checked_on: Result<usize, String>,
+    /// With `--nvcc`: whether the file as written compiles (when it does
+    /// not, no candidate could be compiled, so none was chosen).
+    pub compiled: Option<Result<(), String>>,
     /// Seconds the whole search took.
     pub seconds: f64,
 }
@@ -214,8 +221,13 @@ pub fn optimize_kernel(
     };
     let original = cache.analyze(file.clone(), name, None, &config, &settings.metrics)?;
     let checker = Checker::new(file, name, spec, shape.block);
+    let original_compiles = match &settings.compiler {
+        Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
+        None => Ok(()),
+    };
     let env = Env {
         shape,
+        original_compiles,
         block_size_independent: verdict(&original.kernel).0 == BlockSize::Independent,
         checker: &checker,
         config: &config,
@@ -279,6 +291,10 @@ pub fn optimize_kernel(
         remaining.remove(s);
         steps.extend(round);
     }
+    let compiled = settings
+        .compiler
+        .as_ref()
+        .map(|_| env.original_compiles.clone());
     Ok(KernelResult {
         name: name.to_string(),
         original,
@@ -286,6 +302,7 @@ pub fn optimize_kernel(
         applied,
         steps,
         checked_on: checker.map(|c| c.launches()),
+        compiled,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -299,6 +316,9 @@ struct Env<'a> {
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
     checker: &'a Result<Checker, String>,
+    /// Whether the file as written compiles with `settings.compiler`
+    /// (`Ok` when there is none).
+    original_compiles: Result<(), String>,
     config: &'a Config,
     settings: &'a Settings,
     cache: &'a Cache,
@@ -376,10 +396,29 @@ fn evaluate(
         &analyzed.bounds[m].work,
         &incumbent.bounds[m].work,
     ) {
-        Comparison::Better(why) => Verdict::Chosen(why),
+        Comparison::Better(why) => match compiles(&analyzed, env) {
+            Ok(()) => Verdict::Chosen(why),
+            Err(e) => Verdict::Failed(e),
+        },
         Comparison::NotBetter(why) => Verdict::NotBetter(why),
     };
     (verdict, Some(analyzed))
+}
+
+/// Whether a candidate's file compiles with the user's compiler, when
+/// one was given; the error says why not.
+fn compiles(candidate: &Analyzed, env: &Env) -> Result<(), String> {
+    let Some(nvcc) = &env.settings.compiler else {
+        return Ok(());
+    };
+    if let Err(e) = &env.original_compiles {
+        return Err(format!(
+            "could not be compiled with nvcc: the original file does not compile either ({e})"
+        ));
+    }
+    let source = &candidate.file.source;
+    nvcc.compile(&source.text, &source.path)
+        .map_err(|e| format!("nvcc rejects it: {e}"))
 }
 
 /// The best of the candidates that beat the incumbent: one no other beats.

@@ -48,6 +48,7 @@ fn settings(metrics: &[Metric]) -> Settings {
             epsilon: DEFAULT_EPSILON,
         },
         transforms: copper_transforms::all(),
+        compiler: None,
     }
 }
 

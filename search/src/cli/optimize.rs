@@ -18,6 +18,7 @@ use copper::cuda::rewrite::rewrite_functions;
 use copper::sim::params::ParamFile;
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{launch_shape, read_params, Shape};
+use copper_search::nvcc::Nvcc;
 use copper_search::pipeline::{optimize_kernel, Cache, KernelResult, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
@@ -118,6 +119,13 @@ pub struct SearchArgs {
     /// Settings file (default: `copper.toml` here or in a directory above).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Compile each improving candidate with this CUDA compiler (default
+    /// `nvcc` on PATH) and drop those that fail; off by default.
+    #[arg(long, num_args = 0..=1, default_missing_value = "nvcc", value_name = "PATH")]
+    pub nvcc: Option<PathBuf>,
+    /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub nvcc_flags: Option<String>,
 }
 
 /// Parses `name=value,name=value`.
@@ -267,6 +275,24 @@ pub fn resolve(
         (None, Some(g)) => Some(config::shape(g, "grid")?),
         (None, None) => None,
     };
+    // A compiler path in `copper.toml` is relative to that file; a bare
+    // name is looked up on PATH.
+    let from_config = cfg.nvcc.as_ref().map(|p| match &cfg_path {
+        Some(c) if p.is_relative() && p.components().count() > 1 => {
+            c.parent().unwrap_or(Path::new(".")).join(p)
+        }
+        _ => p.clone(),
+    });
+    let nvcc = a.nvcc.clone().or(from_config);
+    let nvcc_flags: Vec<String> = match &a.nvcc_flags {
+        Some(f) => f.split_whitespace().map(str::to_string).collect(),
+        None => cfg.nvcc_flags.clone().unwrap_or_default(),
+    };
+    let compiler = match nvcc {
+        Some(program) => Some(Nvcc::new(&program, nvcc_flags)?),
+        None if a.nvcc_flags.is_some() => return Err("--nvcc-flags needs --nvcc".into()),
+        None => None,
+    };
     let defaults = Config::default();
     let config = Config {
         hw,
@@ -286,6 +312,7 @@ pub fn resolve(
             rank_metric,
             ranking,
             transforms,
+            compiler,
         },
         metric,
         block,

@@ -95,10 +95,17 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                     continue;
                 }
             };
-            let checked = match &x.checked_on {
+            let mut checked = match &x.checked_on {
                 Ok(n) => format!("every candidate checked on {n} launches against the original"),
                 Err(e) => format!("no candidate could be checked: {e}"),
             };
+            match &x.compiled {
+                Some(Ok(())) => checked.push_str("; improving candidates compiled with nvcc"),
+                Some(Err(e)) => checked.push_str(&format!(
+                    "; no candidate could be compiled: the file as written fails with nvcc ({e})"
+                )),
+                None => {}
+            }
             if x.improved() {
                 println!("{head}: improved; {}; {checked}", shape_text(k));
                 for a in &x.applied {
@@ -312,6 +319,8 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                         .collect::<Vec<_>>());
                     o["checked_launches"] = json!(x.checked_on.as_ref().ok());
                     o["check_error"] = json!(x.checked_on.as_ref().err());
+                    o["nvcc_checked"] = json!(x.compiled.is_some());
+                    o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
                     o["candidates"] =
                         json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
                     o["seconds"] = json!(x.seconds);
