@@ -166,6 +166,9 @@ mod tests {
         let d = parse("metric = \"mine\"\n[metrics.mine]\nop = 2\n").unwrap();
         assert_eq!(d.user_metrics.len(), 1);
         assert_eq!(d.user_metrics[0].name, "mine");
+        let n = parse("nvcc = \"tools/nvcc\"\nnvcc_flags = [\"-arch=sm_80\"]\n").unwrap();
+        assert_eq!(n.nvcc, Some(PathBuf::from("tools/nvcc")));
+        assert_eq!(n.nvcc_flags, Some(vec!["-arch=sm_80".to_string()]));
         let l = parse("[lint]\ndisable = [\"divergent-branch\"]\n").unwrap();
         assert_eq!(
             l.lint.unwrap().disable,

@@ -33,7 +33,14 @@ impl Nvcc {
             .arg("--version")
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("--nvcc {}: cannot run it: {e}", program.display()))?;
+            .map_err(|e| {
+                let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                    " (give its path, or install it: scripts/install-nvcc.sh)"
+                } else {
+                    ""
+                };
+                format!("--nvcc {}: cannot run it: {e}{hint}", program.display())
+            })?;
         let said = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || !said.contains("Cuda compilation tools") {
             return Err(format!(
