@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, VarId, VarKind};
+use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, VarId, VarKind};
 use copper::poly::{Poly, Rational};
 use copper::source::Span;
 
@@ -74,7 +74,14 @@ impl Eval<'_> {
             ExprKind::Builtin(Builtin::WarpSize) => Poly::var("warpSize"),
             ExprKind::Builtin(b) => Poly::var(&builtin_name(*b)),
             ExprKind::Unary(copper::ir::Unary::Neg, x) => -self.eval(x),
-            ExprKind::Convert { value, .. } => self.eval(value),
+            ExprKind::Convert { value, .. } if keeps_value(value, e.ty) => self.eval(value),
+            // A narrowing conversion keeps the value only modulo the new
+            // width, which breaks `blockIdx·blockDim + (unsigned char)
+            // threadIdx`: the converted value must be independent itself.
+            ExprKind::Convert { value, .. } => {
+                self.check(value);
+                self.opaque()
+            }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b)
                 if !e.ty.is_float() =>
             {
@@ -113,6 +120,32 @@ impl Eval<'_> {
                 self.problem = Some((why, self.at));
             }
         }
+    }
+}
+
+/// Whether converting `value` to `to` keeps the polynomial's meaning:
+/// integer arithmetic wraps modulo 2^width, which a polynomial respects as
+/// long as the width never shrinks. A conversion to the same width (a sign
+/// change reinterprets the same bits) or to a float does; one to a wider
+/// integer does when the value cannot have wrapped (a variable, builtin or
+/// constant, or a signed value, whose overflow C leaves undefined); one to
+/// a narrower integer or to `bool` does not.
+fn keeps_value(value: &Expr, to: Scalar) -> bool {
+    let from = value.ty;
+    if to.is_float() || from.is_float() {
+        return true;
+    }
+    if to == Scalar::Bool {
+        return false;
+    }
+    let leaf = matches!(
+        value.kind,
+        ExprKind::Var(_) | ExprKind::Builtin(_) | ExprKind::Const(_)
+    );
+    match to.size().cmp(&from.size()) {
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => true,
+        std::cmp::Ordering::Greater => leaf || from.is_signed() || from == Scalar::Bool,
     }
 }
 

@@ -1,0 +1,143 @@
+//! The block-size verdict of `copper lint` (`004_…`) is sound: a kernel
+//! it calls independent computes the same arrays for every block size
+//! (grid resized to keep the thread count). Random kernels store an
+//! expression over the builtins, with integer casts of every width and
+//! non-polynomial operators, at the global index; each is simulated at
+//! several block sizes.
+
+use copper::cuda::parse::parse_source;
+use copper::ir::lower::lower_kernel;
+use copper::ir::Value;
+use copper::sim::params::ParamFile;
+use copper::sim::{inputs_from_spec, simulate, SimOptions};
+use copper::source::SourceFile;
+use copper_search::lint::block_size::verdict;
+use copper_search::lint::BlockSize;
+use proptest::prelude::*;
+
+/// Threads in every launch.
+const THREADS: u64 = 1024;
+
+/// The verdict for the kernel `k` in `src`.
+fn verdict_of(src: &str) -> BlockSize {
+    let parsed = parse_source(SourceFile::new("k.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}\n{src}", d.render()));
+    verdict(&kernel).0
+}
+
+/// The final `out` array of `k` launched with blocks of `block` threads,
+/// or `None` when the simulator refuses the run (out of bounds, undefined
+/// behaviour).
+fn outputs(src: &str, block: u64) -> Option<Vec<Value>> {
+    let parsed = parse_source(SourceFile::new("k.cu", src));
+    let kernel = lower_kernel(&parsed, "k").ok()?;
+    let params = format!(
+        "[kernel.k]\ngrid = [{}]\nblock = [{block}]\nargs = {{ n = {THREADS} }}\n\
+         [kernel.k.arrays.out]\nlen = {THREADS}\n",
+        THREADS / block
+    );
+    let p = ParamFile::from_toml(&params).expect("parameter file");
+    let inputs = inputs_from_spec(&kernel, &p.kernel["k"]).ok()?;
+    let r = simulate(&kernel, &inputs, &SimOptions::default()).ok()?;
+    let out = r.arrays.iter().find(|(n, _)| n == "out")?;
+    Some(out.1.values().collect())
+}
+
+fn kernel(expr: &str) -> String {
+    format!(
+        "__global__ void k(int *out, int n) {{\n    int gid = blockIdx.x * blockDim.x + threadIdx.x;\n    if (gid < n) {{\n        out[gid] = (int)({expr});\n    }}\n}}\n"
+    )
+}
+
+/// Random integer expressions over the builtins, the global index and `n`.
+fn expr() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("gid".to_string()),
+        Just("threadIdx.x".to_string()),
+        Just("blockIdx.x".to_string()),
+        Just("blockDim.x".to_string()),
+        Just("gridDim.x".to_string()),
+        Just("(blockIdx.x * blockDim.x)".to_string()),
+        Just("(gridDim.x * blockDim.x)".to_string()),
+        Just("n".to_string()),
+        (1i32..300).prop_map(|c| c.to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 2, |inner| {
+        let cast = prop_oneof![
+            Just("unsigned char"),
+            Just("char"),
+            Just("short"),
+            Just("unsigned short"),
+            Just("unsigned"),
+            Just("int"),
+            Just("long long"),
+            Just("bool"),
+        ];
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} + {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} - {b})")),
+            (inner.clone(), 1i32..8).prop_map(|(a, c)| format!("({a} * {c})")),
+            (inner.clone(), 1i32..9).prop_map(|(a, c)| format!("({a} / {c})")),
+            (inner.clone(), 1i32..9).prop_map(|(a, c)| format!("({a} % {c})")),
+            (inner.clone(), 0i32..9).prop_map(|(a, c)| format!("({a} >> {c})")),
+            (inner.clone(), 1i32..255).prop_map(|(a, c)| format!("({a} & {c})")),
+            (cast.clone(), inner.clone()).prop_map(|(t, a)| format!("(({t})({a}))")),
+            (cast, inner.clone(), inner).prop_map(|(t, a, b)| format!("(({t})({a}) + {b})")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)
+    ))]
+
+    #[test]
+    fn independent_kernels_compute_the_same_for_every_block_size(e in expr()) {
+        let src = kernel(&e);
+        if verdict_of(&src) != BlockSize::Independent {
+            return Ok(());
+        }
+        let Some(reference) = outputs(&src, 32) else { return Ok(()) };
+        for block in [64, 128, 256, 512, 1024] {
+            if let Some(other) = outputs(&src, block) {
+                prop_assert!(
+                    other == reference,
+                    "called independent, but blocks of 32 and {} differ:\n{}",
+                    block,
+                    src
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn narrowing_casts_of_the_thread_index_depend_on_the_block_size() {
+    for e in [
+        "blockIdx.x * blockDim.x + (unsigned char)threadIdx.x",
+        "blockIdx.x * blockDim.x + (short)(threadIdx.x * 300)",
+        "(unsigned char)(blockIdx.x * blockDim.x) + threadIdx.x",
+    ] {
+        let src = kernel(e);
+        assert!(matches!(verdict_of(&src), BlockSize::Depends(_)), "{src}");
+        assert_ne!(outputs(&src, 256), outputs(&src, 512), "{src}");
+    }
+    // The same cast used as an index.
+    let src = "__global__ void k(int *out, int n) {\n    int i = blockIdx.x * blockDim.x + (unsigned char)threadIdx.x;\n    if (i < n) {\n        out[i] = 1;\n    }\n}\n";
+    assert!(matches!(verdict_of(src), BlockSize::Depends(_)), "{src}");
+}
+
+#[test]
+fn value_preserving_conversions_stay_independent() {
+    for e in [
+        "(long long)blockIdx.x * blockDim.x + threadIdx.x",
+        "(unsigned)(blockIdx.x * blockDim.x + threadIdx.x)",
+        "(unsigned char)(blockIdx.x * blockDim.x + threadIdx.x)",
+        "(long long)gid * 3",
+    ] {
+        let src = kernel(e);
+        assert_eq!(verdict_of(&src), BlockSize::Independent, "{src}");
+        assert_eq!(outputs(&src, 256), outputs(&src, 512), "{src}");
+    }
+}
