@@ -1,8 +1,9 @@
 //! copper: the engine library.
 //!
 //! Reads CUDA source files, finds their kernels, parses them into copper's own
-//! AST, prints and splices them back into the file, and (in later modules)
-//! analyzes their cost. See `DESIGN.md` for the architecture.
+//! AST, prints and splices them back into the file, lowers them to an IR,
+//! simulates them under the cost semantics and bounds their cost (abstract
+//! interpretation and AARA). See `docs/ARCHITECTURE.md` for the design.
 
 pub mod absint;
 pub mod bound;

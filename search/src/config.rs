@@ -7,7 +7,7 @@
 //! epsilon = 0.02           # relative tolerance of the ranking
 //! at = { h = 4096 }        # rank by the bounds' values at these sizes
 //! degree = 2               # highest degree of the bounds' base functions
-//! block = [256, 1, 1]      # launch shape, when the file does not say
+//! block = [256, 1, 1]      # launch shape (overrides the file's launch sites)
 //! grid = [64, 1, 1]
 //! max_lp = 60000           # largest LP per metric
 //! budget = 20.0            # seconds per kernel version's analysis

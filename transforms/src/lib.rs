@@ -97,7 +97,8 @@ pub trait Transform: Send + Sync {
     fn propose(&self, cx: &Context) -> Proposals;
 }
 
-/// Every transform, in the order the search applies them.
+/// Every transform. The search tries all of them each round (best first);
+/// on an exact tie between rounds' candidates the one listed first wins.
 pub fn all() -> Vec<Box<dyn Transform>> {
     vec![
         Box::new(branch_distribution::BranchDistribution),
