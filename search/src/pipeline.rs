@@ -135,9 +135,13 @@ pub enum Verdict {
     Outranked(String),
     /// Not better than the incumbent (why).
     NotBetter(String),
-    /// Dropped: its results differ from the original's, or it could not
-    /// be checked (why).
+    /// Dropped: its results differ from the original's, or it does not
+    /// compile (why).
     Failed(String),
+    /// Dropped because it could not be checked at all: no clean test
+    /// launch of the original, or the original does not compile with
+    /// `--nvcc` (why). Nothing is known about it.
+    Unchecked(String),
 }
 
 /// A candidate and its fate.
@@ -199,6 +203,21 @@ impl KernelResult {
     /// Whether a better version was found.
     pub fn improved(&self) -> bool {
         !self.applied.is_empty()
+    }
+
+    /// Why the result is not known to be final: nothing improved, but
+    /// some candidate was dropped unchecked (the first such reason).
+    pub fn unchecked(&self) -> Option<&str> {
+        if self.improved() {
+            return None;
+        }
+        self.steps
+            .iter()
+            .flat_map(|s| &s.considered)
+            .find_map(|c| match &c.verdict {
+                Verdict::Unchecked(why) => Some(why.as_str()),
+                _ => None,
+            })
     }
 }
 
@@ -371,7 +390,7 @@ fn evaluate(
     let (config, settings, cache) = (env.config, env.settings, env.cache);
     let checker = match env.checker {
         Ok(c) => c,
-        Err(why) => return (Verdict::Failed(format!("cannot be checked: {why}")), None),
+        Err(why) => return (Verdict::Unchecked(why.clone()), None),
     };
     let (file, kernel) = match materialize(&incumbent.file, candidate) {
         Ok(x) => x,
@@ -398,7 +417,7 @@ fn evaluate(
     ) {
         Comparison::Better(why) => match compiles(&analyzed, env) {
             Ok(()) => Verdict::Chosen(why),
-            Err(e) => Verdict::Failed(e),
+            Err(e) => e,
         },
         Comparison::NotBetter(why) => Verdict::NotBetter(why),
     };
@@ -406,19 +425,19 @@ fn evaluate(
 }
 
 /// Whether a candidate's file compiles with the user's compiler, when
-/// one was given; the error says why not.
-fn compiles(candidate: &Analyzed, env: &Env) -> Result<(), String> {
+/// one was given; the verdict that drops it when not.
+fn compiles(candidate: &Analyzed, env: &Env) -> Result<(), Verdict> {
     let Some(nvcc) = &env.settings.compiler else {
         return Ok(());
     };
     if let Err(e) = &env.original_compiles {
-        return Err(format!(
-            "could not be compiled with nvcc: the original file does not compile either ({e})"
-        ));
+        return Err(Verdict::Unchecked(format!(
+            "it could not be compiled with nvcc: the file as written does not compile either ({e})"
+        )));
     }
     let source = &candidate.file.source;
     nvcc.compile(&source.text, &source.path)
-        .map_err(|e| format!("nvcc rejects it: {e}"))
+        .map_err(|e| Verdict::Failed(format!("nvcc rejects it: {e}")))
 }
 
 /// The best of the candidates that beat the incumbent: one no other beats.

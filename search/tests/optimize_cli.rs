@@ -127,7 +127,7 @@ fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
     for k in ["addSub0", "vector_add", "conv1d"] {
         assert!(t.contains(&format!("kernel {k}:")), "{k} missing:\n{t}");
     }
-    assert!(t.contains("2 improved, 2 errors"), "{t}");
+    assert!(t.contains("2 improved, 0 unchecked, 2 errors"), "{t}");
     let lines: Vec<serde_json::Value> = read(&report)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON object per line"))
@@ -326,4 +326,48 @@ fn an_analysis_over_budget_is_reported() {
         read(&dir.join("syn_brdis.cu")),
         read(&testdata("syn_brdis.cu"))
     );
+}
+
+/// A kernel whose candidates cannot be checked (no launch of the original
+/// runs cleanly: here every launch reads past `a`'s end) is `unchecked`,
+/// never `unchanged`, in the text, the summary, JSON, GitHub and SARIF.
+#[test]
+fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
+    let dir = workspace("unchecked", &[]);
+    // The loop-invariant `a[n + 1000000]` is a hoisting candidate; it reads
+    // out of bounds on every synthesized launch.
+    std::fs::write(
+        dir.join("oob.cu"),
+        "__global__ void k(float *a, float *b, int n) {\n    for (int j = 0; j < n; j++) {\n        b[threadIdx.x] += a[n + 1000000];\n    }\n}\n\n__global__ void ok(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 0;\n    }\n}\n",
+    )
+    .unwrap();
+    let o = copper_in(&dir, &["optimize", "oob.cu", "--explain"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("kernel k: unchecked: its candidates could not be checked"),
+        "{t}"
+    );
+    assert!(t.contains("dropped (could not be checked)"), "{t}");
+    assert!(t.contains("0 improved, 1 unchecked, 0 errors"), "{t}");
+    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let status: Vec<&str> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, vec!["unchecked", "unchanged"]);
+    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "github"]);
+    assert!(
+        text(&o).contains("::warning file=oob.cu,line=1,col=1"),
+        "{}",
+        text(&o)
+    );
+    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "sarif"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["ruleId"], "copper/unchecked");
 }

@@ -40,6 +40,7 @@ fn status(k: &KernelRun, r: &Resolved) -> &'static str {
         {
             "no bound"
         }
+        Ok(x) if x.unchecked().is_some() => "unchecked",
         Ok(_) => "unchanged",
         Err(_) => "error",
     }
@@ -112,6 +113,11 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                     println!("  {}: {}", a.transform, a.description);
                     println!("    why: {} per warp, {}", r.metric, a.why);
                 }
+            } else if let Some(why) = x.unchecked() {
+                println!(
+                    "{head}: unchecked: its candidates could not be checked, so none was suggested; {}; {why}",
+                    shape_text(k)
+                );
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
             }
@@ -151,9 +157,10 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     }
     let improved = rows.iter().filter(|r| r[6] == "improved").count();
     let errors = rows.iter().filter(|r| r[6] == "error").count();
+    let unchecked = rows.iter().filter(|r| r[6] == "unchecked").count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     println!(
-        "{} in {}: {improved} improved, {}, {} s",
+        "{} in {}: {improved} improved, {unchecked} unchecked, {}, {} s",
         plural(rows.iter().filter(|r| r[1] != "-").count(), "kernel"),
         plural(runs.len(), "file"),
         plural(errors, "error"),
@@ -223,6 +230,7 @@ fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
                 Verdict::Outranked(w) => ("better, but outranked", w),
                 Verdict::NotBetter(w) => ("not better", w),
                 Verdict::Failed(w) => ("dropped (failed its check)", w),
+                Verdict::Unchecked(w) => ("dropped (could not be checked)", w),
             };
             println!("    {mark}: {}", c.description);
             println!("      {why}");
@@ -376,7 +384,18 @@ pub fn github(runs: &[FileRun], r: &Resolved) {
                         gh_escape(&msg)
                     );
                 }
-                Ok(_) => {}
+                Ok(x) => {
+                    if let Some(why) = x.unchecked() {
+                        let title = gh_property(&format!("copper: {} unchecked", k.name));
+                        println!(
+                            "::warning file={file},line={line},col={col},title={title}::{}",
+                            gh_escape(&format!(
+                                "No rewrite of `{}` could be checked, so none is suggested: {why}",
+                                k.name
+                            ))
+                        );
+                    }
+                }
             }
         }
     }
@@ -395,6 +414,19 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
             let Ok(x) = &k.result else {
                 continue;
             };
+            if let Some(why) = x.unchecked() {
+                results.push(json!({
+                    "ruleId": "copper/unchecked",
+                    "level": "warning",
+                    "message": { "text": format!(
+                        "No rewrite of kernel `{}` could be checked, so none is suggested: {why}",
+                        k.name) },
+                    "locations": [{ "physicalLocation": {
+                        "artifactLocation": { "uri": uri },
+                        "region": { "startLine": k.at.0, "startColumn": k.at.1 }
+                    }}]
+                }));
+            }
             if !x.improved() {
                 continue;
             }
@@ -435,11 +467,18 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
             }));
         }
     }
-    let rules = vec![json!({
-        "id": "copper/optimize",
-        "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
-        "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
-    })];
+    let rules = vec![
+        json!({
+            "id": "copper/optimize",
+            "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
+            "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
+        }),
+        json!({
+            "id": "copper/unchecked",
+            "shortDescription": { "text": "copper's rewrites of this kernel could not be checked" },
+            "help": { "text": "copper checks every rewrite by simulating it against the original; it could not run the original cleanly (or compile it, with --nvcc), so it suggests nothing. Give a parameter file with a launch the kernel runs on, or --block/--grid." }
+        }),
+    ];
     let doc = sarif_log(rules, results);
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
 }
