@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::math::{self, Signature};
 use super::value::{binary, wrap};
 use super::*;
 use crate::cuda::ast::{self, BaseType, ExprKind as A, FnKind, Space, StmtKind as S, UnOp};
@@ -1703,12 +1704,12 @@ impl<'a> Lowerer<'a> {
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
         }
-        if let Some(f) = math_fn(name) {
+        if let Some((f, signature)) = math::lookup(name) {
             let mut vals = Vec::new();
             for a in args {
                 vals.push(self.expr(a, out)?);
             }
-            return Ok(Some(math_call(f, name, vals, span)?));
+            return Ok(Some(math_call(f, signature, name, vals, span)?));
         }
         if name.starts_with("__shfl")
             || name.starts_with("__ballot")
@@ -1996,75 +1997,32 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
     })
 }
 
-fn math_fn(name: &str) -> Option<MathFn> {
-    Some(match name {
-        "sqrt" | "sqrtf" | "__fsqrt_rn" => MathFn::Sqrt,
-        "rsqrt" | "rsqrtf" => MathFn::Rsqrt,
-        "exp" | "expf" | "__expf" => MathFn::Exp,
-        "log" | "logf" | "__logf" => MathFn::Log,
-        "sin" | "sinf" | "__sinf" => MathFn::Sin,
-        "cos" | "cosf" | "__cosf" => MathFn::Cos,
-        "tanh" | "tanhf" => MathFn::Tanh,
-        "pow" | "powf" | "__powf" => MathFn::Pow,
-        "fabs" | "fabsf" | "abs" | "labs" | "llabs" => MathFn::Abs,
-        "min" | "fminf" | "fmin" | "umin" | "llmin" => MathFn::Min,
-        "max" | "fmaxf" | "fmax" | "umax" | "llmax" => MathFn::Max,
-        "floor" | "floorf" => MathFn::Floor,
-        "ceil" | "ceilf" => MathFn::Ceil,
-        "round" | "roundf" => MathFn::Round,
-        "fma" | "fmaf" | "__fmaf_rn" => MathFn::Fma,
-        "__fdividef" => MathFn::Div,
-        "__mul24" | "__umul24" => MathFn::Mul24,
-        _ => return None,
-    })
-}
-
 /// Types the arguments and result of a math call.
-fn math_call(f: MathFn, name: &str, args: Vec<Expr>, span: Span) -> Result<Expr> {
-    let arity = match f {
-        MathFn::Pow | MathFn::Min | MathFn::Max | MathFn::Div | MathFn::Mul24 => 2,
-        MathFn::Fma => 3,
-        _ => 1,
-    };
+fn math_call(
+    f: MathFn,
+    signature: Signature,
+    name: &str,
+    args: Vec<Expr>,
+    span: Span,
+) -> Result<Expr> {
+    let arity = signature.arity();
     if args.len() != arity {
         return fail(span, format!("`{name}` takes {arity} argument(s)"));
     }
-    let single = name.ends_with('f') || name.starts_with("__");
-    let ty = match f {
-        MathFn::Min | MathFn::Max | MathFn::Abs if !name.starts_with('f') => {
-            let t = args
-                .iter()
-                .map(|a| a.ty)
-                .reduce(Scalar::common)
-                .unwrap_or(Scalar::I32);
-            if name.starts_with('u') {
-                if t == Scalar::U64 || t == Scalar::I64 {
-                    Scalar::U64
-                } else {
-                    Scalar::U32
-                }
-            } else if name.starts_with("ll") || name == "labs" {
-                Scalar::I64
-            } else {
-                t.promote()
-            }
-        }
-        MathFn::Mul24 => {
-            if name.starts_with("__u") {
-                Scalar::U32
-            } else {
-                Scalar::I32
-            }
-        }
-        _ => {
-            if single && name != "__mul24" {
-                Scalar::F32
-            } else {
-                Scalar::F64
-            }
+    let (arg_types, ty): (Vec<Scalar>, Scalar) = match signature {
+        Signature::Same { ty, arity } => (vec![ty; arity], ty),
+        Signature::Fixed { args, result } => (args.to_vec(), result),
+        Signature::Overloaded { arity, at_least } => {
+            let tys: Vec<Scalar> = args.iter().map(|a| a.ty).collect();
+            let t = math::overloaded_type(&tys, at_least);
+            (vec![t; arity], t)
         }
     };
-    let args = args.into_iter().map(|a| convert(a, ty)).collect();
+    let args = args
+        .into_iter()
+        .zip(arg_types)
+        .map(|(a, t)| convert(a, t))
+        .collect();
     Ok(Expr {
         kind: ExprKind::Call(f, args),
         ty,

@@ -9,11 +9,13 @@
 //! keeps the file span it came from.
 
 pub mod lower;
+pub mod math;
 pub mod structured;
 pub mod value;
 
 use crate::cuda::ast::{BinOp, Space};
 use crate::source::Span;
+pub use math::MathFn;
 pub use value::{Scalar, Value};
 
 /// Index of a variable in [`Kernel::vars`].
@@ -129,45 +131,6 @@ pub enum Unary {
     Not,
     /// `~x`
     BitNot,
-}
-
-/// Math functions and intrinsics, charged one operation each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    /// `sqrt`, `sqrtf`
-    Sqrt,
-    /// `rsqrt`, `rsqrtf`
-    Rsqrt,
-    /// `exp`, `expf`, `__expf`
-    Exp,
-    /// `log`, `logf`, `__logf`
-    Log,
-    /// `sin`, `sinf`, `__sinf`
-    Sin,
-    /// `cos`, `cosf`, `__cosf`
-    Cos,
-    /// `tanh`, `tanhf`
-    Tanh,
-    /// `pow`, `powf`, `__powf`
-    Pow,
-    /// `fabs`, `fabsf`, `abs`
-    Abs,
-    /// `min`, `fminf`, `fmin`, `umin`
-    Min,
-    /// `max`, `fmaxf`, `fmax`, `umax`
-    Max,
-    /// `floor`, `floorf`
-    Floor,
-    /// `ceil`, `ceilf`
-    Ceil,
-    /// `round`, `roundf`
-    Round,
-    /// `fma`, `fmaf`, `__fmaf_rn`
-    Fma,
-    /// `__fdividef`
-    Div,
-    /// `__mul24`, `__umul24`
-    Mul24,
 }
 
 /// A typed, side-effect free expression.

@@ -8,7 +8,7 @@ use super::params::Shape;
 use crate::cost::{Counter, Counts, Hardware, COUNTERS};
 use crate::ir::value::{binary, wrap};
 use crate::ir::{
-    Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId, Unary,
+    math, Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, Scalar, ScopeId, Unary,
     Value, VarKind,
 };
 use crate::source::Span;
@@ -1008,9 +1008,16 @@ impl<'a> Block<'a> {
                     vals.push(self.eval(w, a, mask)?);
                 }
                 Self::charge(w, Counter::Op);
+                let arg_ty = args.first().map_or(ty, |a| a.ty);
+                let mut lane_args = Vec::with_capacity(args.len());
                 for l in lanes_of(mask) {
-                    let arg = |i: usize| Value::from_bits(vals[i][l], args[i].ty);
-                    out[l] = math(*f, &arg, args.len(), ty).to_bits();
+                    lane_args.clear();
+                    lane_args.extend(
+                        args.iter()
+                            .enumerate()
+                            .map(|(i, a)| Value::from_bits(vals[i][l], a.ty)),
+                    );
+                    out[l] = math::eval(*f, &lane_args, arg_ty, ty).to_bits();
                 }
             }
         }
@@ -1210,69 +1217,4 @@ fn atomic_result(
             }
         }
     }
-}
-
-/// Evaluates a math function on one lane.
-fn math(f: MathFn, arg: &dyn Fn(usize) -> Value, n: usize, ty: Scalar) -> Value {
-    let x = arg(0).as_f64();
-    let y = if n > 1 { arg(1).as_f64() } else { 0.0 };
-    if !ty.is_float() {
-        let (a, b) = (arg(0).as_i64(), if n > 1 { arg(1).as_i64() } else { 0 });
-        let lt = |p: i64, q: i64| {
-            if ty == Scalar::U64 {
-                (p as u64) < (q as u64)
-            } else {
-                p < q
-            }
-        };
-        return wrap(
-            match f {
-                MathFn::Abs => a.wrapping_abs(),
-                MathFn::Min => {
-                    if lt(b, a) {
-                        b
-                    } else {
-                        a
-                    }
-                }
-                MathFn::Max => {
-                    if lt(a, b) {
-                        b
-                    } else {
-                        a
-                    }
-                }
-                MathFn::Mul24 => {
-                    let s = |v: i64| (v << 40) >> 40;
-                    if ty == Scalar::U32 {
-                        (a & 0xFF_FFFF) * (b & 0xFF_FFFF)
-                    } else {
-                        s(a) * s(b)
-                    }
-                }
-                _ => a,
-            },
-            ty,
-        );
-    }
-    let r = match f {
-        MathFn::Sqrt => x.sqrt(),
-        MathFn::Rsqrt => 1.0 / x.sqrt(),
-        MathFn::Exp => x.exp(),
-        MathFn::Log => x.ln(),
-        MathFn::Sin => x.sin(),
-        MathFn::Cos => x.cos(),
-        MathFn::Tanh => x.tanh(),
-        MathFn::Pow => x.powf(y),
-        MathFn::Abs => x.abs(),
-        MathFn::Min => x.min(y),
-        MathFn::Max => x.max(y),
-        MathFn::Floor => x.floor(),
-        MathFn::Ceil => x.ceil(),
-        MathFn::Round => x.round(),
-        MathFn::Fma => x.mul_add(y, arg(2).as_f64()),
-        MathFn::Div => x / y,
-        MathFn::Mul24 => x * y,
-    };
-    Value::F(r).convert(ty)
 }

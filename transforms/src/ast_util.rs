@@ -7,54 +7,7 @@ use std::collections::BTreeSet;
 use copper::cuda::ast::{
     BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp, VarDecl,
 };
-
-/// Math functions and intrinsics without side effects.
-const PURE_CALLS: &[&str] = &[
-    "sqrt",
-    "sqrtf",
-    "rsqrt",
-    "rsqrtf",
-    "exp",
-    "expf",
-    "__expf",
-    "log",
-    "logf",
-    "__logf",
-    "sin",
-    "sinf",
-    "__sinf",
-    "cos",
-    "cosf",
-    "__cosf",
-    "tanh",
-    "tanhf",
-    "pow",
-    "powf",
-    "__powf",
-    "fabs",
-    "fabsf",
-    "abs",
-    "min",
-    "max",
-    "fminf",
-    "fmaxf",
-    "fmin",
-    "fmax",
-    "umin",
-    "umax",
-    "floor",
-    "floorf",
-    "ceil",
-    "ceilf",
-    "round",
-    "roundf",
-    "fma",
-    "fmaf",
-    "__fmaf_rn",
-    "__fdividef",
-    "__mul24",
-    "__umul24",
-];
+use copper::ir::math::is_math_function;
 
 /// Whether two expressions are equal up to the order of the operands of
 /// commutative operators.
@@ -441,7 +394,7 @@ pub fn is_pure(e: &Expr) -> bool {
         ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => {
             pure = false
         }
-        ExprKind::Call(name, _) => pure &= PURE_CALLS.contains(&name.as_str()),
+        ExprKind::Call(name, _) => pure &= is_math_function(name),
         _ => {}
     });
     pure
@@ -535,7 +488,7 @@ impl Effects {
                     || name == "__syncwarp"
                 {
                     self.sync = true;
-                } else if !PURE_CALLS.contains(&name.as_str()) {
+                } else if !is_math_function(name) {
                     self.opaque_calls = true;
                     for a in args {
                         if let Some(n) = root_name(a) {
