@@ -341,3 +341,85 @@ fn every_testdata_launch_simulates_cleanly() {
     }
     assert!(launches >= 30, "only {launches} launches");
 }
+
+/// One warp of 32 threads running `body` over `int *out` (32 elements),
+/// `x = threadIdx.x`.
+fn warp_run(body: &str) -> Result<Vec<i64>, SimError> {
+    let src = format!(
+        "__global__ void k(int *out) {{ int x = threadIdx.x; int lane = threadIdx.x; {body} }}"
+    );
+    let params = "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.out]\nlen=32\n";
+    run(&src, params).map(|r| array(&r, "out").iter().map(|v| v.as_i64()).collect())
+}
+
+#[test]
+fn shuffle_down_sums_a_warp_into_lane_zero() {
+    let out = warp_run(
+        "int v = x + 1; for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o); out[lane] = v;",
+    )
+    .unwrap();
+    // Lane 0 holds 1 + 2 + … + 32; lane 31 only ever adds its own value
+    // (its sources are past the end, so it reads itself): 32 · 2^5.
+    assert_eq!(out[0], 528);
+    assert_eq!(out[31], 32 * 32);
+    // Every lane, computed the long way.
+    let mut v: Vec<i64> = (1..=32).collect();
+    for o in [16, 8, 4, 2, 1] {
+        let before = v.clone();
+        for l in 0..32 {
+            v[l] += if l + o < 32 { before[l + o] } else { before[l] };
+        }
+    }
+    assert_eq!(out, v);
+}
+
+#[test]
+fn shuffles_respect_the_width() {
+    let out = warp_run("out[lane] = __shfl_down_sync(0xffffffff, x, 1, 16);").unwrap();
+    assert_eq!(out[14], 15);
+    assert_eq!(out[15], 15, "the last lane of a segment keeps its value");
+    assert_eq!(out[16], 17);
+    let out = warp_run("out[lane] = __shfl_sync(0xffffffff, x * 10, 3, 8);").unwrap();
+    assert_eq!(
+        out[0..16].to_vec(),
+        [30, 30, 30, 30, 30, 30, 30, 30, 110, 110, 110, 110, 110, 110, 110, 110]
+    );
+    let out = warp_run("out[lane] = __shfl_up_sync(0xffffffff, x, 2, 16);").unwrap();
+    assert_eq!(out[16..20].to_vec(), [16, 17, 16, 17]);
+    let out = warp_run("out[lane] = __shfl_xor_sync(0xffffffff, x, 3);").unwrap();
+    assert_eq!(out[0..4].to_vec(), [3, 2, 1, 0]);
+}
+
+#[test]
+fn a_shuffle_reading_an_inactive_lane_is_an_error() {
+    // Odd lanes read their left neighbour, which is not in the branch.
+    let e = warp_run("if (lane % 2 == 1) { out[lane] = __shfl_up_sync(0xffffffff, x, 1); }")
+        .unwrap_err();
+    assert!(
+        e.message.contains("reads lane 0, which is not running it"),
+        "{}",
+        e.message
+    );
+    // Reading a lane that is running is fine, even in a branch.
+    let out =
+        warp_run("if (lane < 16) { out[lane] = __shfl_down_sync(0xffff, x, 8, 16); }").unwrap();
+    assert_eq!(out[0..10].to_vec(), [8, 9, 10, 11, 12, 13, 14, 15, 8, 9]);
+}
+
+#[test]
+fn votes_are_the_same_in_every_lane() {
+    let out = warp_run("out[lane] = __ballot_sync(0xffffffff, x % 4 == 0);").unwrap();
+    assert!(out.iter().all(|&v| v == 0x1111_1111));
+    let out = warp_run(
+        "out[lane] = __any_sync(0xffffffff, x == 7) * 10 + __all_sync(0xffffffff, x < 32);",
+    )
+    .unwrap();
+    assert!(out.iter().all(|&v| v == 11));
+    let out = warp_run("out[lane] = __all_sync(0xffffffff, x < 31);").unwrap();
+    assert!(out.iter().all(|&v| v == 0));
+    // Only the lanes running the call take part.
+    let out = warp_run("if (lane >= 28) { out[lane] = __activemask(); out[lane - 28] = __ballot_sync(0xffffffff, 1); }").unwrap();
+    // (stored in an `int`)
+    assert_eq!(out[28], 0xF000_0000u32 as i32 as i64);
+    assert_eq!(out[0], 0xF000_0000u32 as i32 as i64);
+}

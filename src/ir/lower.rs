@@ -1692,7 +1692,12 @@ impl<'a> Lowerer<'a> {
         }
         if matches!(
             name,
-            "printf" | "assert" | "__threadfence" | "__threadfence_block"
+            "printf"
+                | "assert"
+                | "__threadfence"
+                | "__threadfence_block"
+                | "__threadfence_system"
+                | "__syncwarp"
         ) {
             // No effect on results or cost in the model.
             return Ok(if want_value {
@@ -1711,18 +1716,72 @@ impl<'a> Lowerer<'a> {
             }
             return Ok(Some(math_call(f, signature, name, vals, span)?));
         }
-        if name.starts_with("__shfl")
-            || name.starts_with("__ballot")
-            || name.starts_with("__any")
-            || name.starts_with("__all")
-            || name == "__syncwarp"
+        if let Some((f, arity)) = math::warp_lookup(name) {
+            return Ok(Some(self.warp_call(f, arity, name, args, span, out)?));
+        }
+        if name.starts_with("__shfl") || name.starts_with("__ballot") || name.starts_with("__match")
         {
             return fail(
                 span,
-                format!("warp intrinsic `{name}` is not supported yet"),
+                format!("warp intrinsic `{name}` is not supported (copper knows the `_sync` shuffles, ballot, any, all and __activemask)"),
             );
         }
         self.inline(name, args, span, out, want_value)
+    }
+
+    /// A warp-level primitive: shuffles take and give `var`'s (promoted)
+    /// type, with `width` 32 when it is left out; votes give an `int` or
+    /// an `unsigned` mask.
+    fn warp_call(
+        &mut self,
+        f: MathFn,
+        arity: usize,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Expr> {
+        let shuffle = !matches!(
+            f,
+            MathFn::Ballot | MathFn::Any | MathFn::All | MathFn::ActiveMask
+        );
+        if args.len() != arity && !(shuffle && args.len() == arity + 1) {
+            let also = if shuffle {
+                " (and an optional width)"
+            } else {
+                ""
+            };
+            return fail(span, format!("`{name}` takes {arity} argument(s){also}"));
+        }
+        let mut vals = Vec::new();
+        for a in args {
+            vals.push(self.expr(a, out)?);
+        }
+        if shuffle && vals.len() == arity {
+            vals.push(int(32, Scalar::I32));
+        }
+        let ty = match f {
+            MathFn::Ballot | MathFn::ActiveMask => Scalar::U32,
+            MathFn::Any | MathFn::All => Scalar::I32,
+            _ if vals[1].ty == Scalar::Bool => {
+                return fail(span, format!("`{name}` of a `bool`"));
+            }
+            _ => vals[1].ty.promote(),
+        };
+        let types: Vec<Scalar> = match f {
+            MathFn::ActiveMask => vec![],
+            MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
+            _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
+        };
+        let args = vals
+            .into_iter()
+            .zip(types)
+            .map(|(v, t)| convert(v, t))
+            .collect();
+        Ok(Expr {
+            kind: ExprKind::Call(f, args),
+            ty,
+        })
     }
 
     fn atomic(

@@ -133,6 +133,79 @@ pub enum MathFn {
     ToFloat,
     /// `__float_as_int` and others: the same bits read as another type
     Bits,
+    /// `__shfl_sync(mask, var, srcLane, width)`: `var` of another lane
+    /// (evaluated across the warp, never lane by lane; see [`WARP_FUNCTIONS`])
+    ShflIdx,
+    /// `__shfl_up_sync(mask, var, delta, width)`
+    ShflUp,
+    /// `__shfl_down_sync(mask, var, delta, width)`
+    ShflDown,
+    /// `__shfl_xor_sync(mask, var, laneMask, width)`
+    ShflXor,
+    /// `__ballot_sync(mask, predicate)`: the lanes whose predicate holds
+    Ballot,
+    /// `__any_sync(mask, predicate)`
+    Any,
+    /// `__all_sync(mask, predicate)`
+    All,
+    /// `__activemask()`: the lanes running this call
+    ActiveMask,
+}
+
+impl MathFn {
+    /// Whether this is a warp-level primitive: its value in one lane
+    /// depends on the other lanes of the warp (and on which are active),
+    /// so it is evaluated across the warp and never moved by a rewrite.
+    pub fn is_warp(self) -> bool {
+        matches!(
+            self,
+            M::ShflIdx
+                | M::ShflUp
+                | M::ShflDown
+                | M::ShflXor
+                | M::Ballot
+                | M::Any
+                | M::All
+                | M::ActiveMask
+        )
+    }
+}
+
+/// The warp-level primitives: name, function, and the number of
+/// arguments without the optional `width` of the shuffles.
+pub const WARP_FUNCTIONS: &[(&str, MathFn, usize)] = &[
+    ("__shfl_sync", M::ShflIdx, 3),
+    ("__shfl_up_sync", M::ShflUp, 3),
+    ("__shfl_down_sync", M::ShflDown, 3),
+    ("__shfl_xor_sync", M::ShflXor, 3),
+    ("__ballot_sync", M::Ballot, 2),
+    ("__any_sync", M::Any, 2),
+    ("__all_sync", M::All, 2),
+    ("__activemask", M::ActiveMask, 0),
+];
+
+/// The warp-level primitive called `name`, and its number of arguments
+/// (without a shuffle's optional `width`).
+pub fn warp_lookup(name: &str) -> Option<(MathFn, usize)> {
+    WARP_FUNCTIONS
+        .iter()
+        .find(|e| e.0 == name)
+        .map(|&(_, f, n)| (f, n))
+}
+
+/// The lane a shuffle in lane `lane` reads, with `arg` its lane operand
+/// (source lane, delta or lane mask) and `width` its segment size: the
+/// lane itself where CUDA returns the caller's own value.
+pub fn shuffle_source(f: MathFn, lane: u32, arg: u32, width: u32) -> u32 {
+    let segment = lane / width * width;
+    match f {
+        M::ShflIdx => segment + arg % width,
+        M::ShflUp if lane - segment >= arg => lane - arg,
+        M::ShflDown if (lane - segment).saturating_add(arg) < width => lane + arg,
+        // Earlier segments may be read, later ones give the own value.
+        M::ShflXor if (lane ^ arg) < segment + width => lane ^ arg,
+        _ => lane,
+    }
 }
 
 /// Argument and result types of a function.
@@ -588,6 +661,28 @@ mod tests {
         assert!(!is_math_function("sincosf"), "writes through pointers");
         assert!(!is_math_function("f"));
         assert!(!is_math_function("printf"));
+    }
+
+    #[test]
+    fn shuffle_sources_follow_the_cuda_guide() {
+        // __shfl_down_sync by 1 over a full warp: the last lane keeps its own.
+        assert_eq!(shuffle_source(M::ShflDown, 0, 1, 32), 1);
+        assert_eq!(shuffle_source(M::ShflDown, 31, 1, 32), 31);
+        // width 16: lane 15 is the last of its segment, lane 16 starts one.
+        assert_eq!(shuffle_source(M::ShflDown, 15, 1, 16), 15);
+        assert_eq!(shuffle_source(M::ShflDown, 16, 4, 16), 20);
+        assert_eq!(shuffle_source(M::ShflUp, 16, 1, 16), 16);
+        assert_eq!(shuffle_source(M::ShflUp, 17, 1, 16), 16);
+        assert_eq!(shuffle_source(M::ShflUp, 3, 8, 32), 3);
+        // __shfl_sync: the source lane within the caller's segment.
+        assert_eq!(shuffle_source(M::ShflIdx, 20, 0, 16), 16);
+        assert_eq!(shuffle_source(M::ShflIdx, 5, 35, 32), 3);
+        // xor: butterfly; a later segment gives the caller's own value.
+        assert_eq!(shuffle_source(M::ShflXor, 5, 1, 32), 4);
+        assert_eq!(shuffle_source(M::ShflXor, 3, 16, 16), 3);
+        assert_eq!(shuffle_source(M::ShflXor, 19, 16, 16), 3);
+        assert!(warp_lookup("__shfl_down_sync").is_some());
+        assert!(!is_math_function("__shfl_down_sync"));
     }
 
     #[test]

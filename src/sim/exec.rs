@@ -8,8 +8,8 @@ use super::params::Shape;
 use crate::cost::{Counter, Counts, Hardware, COUNTERS};
 use crate::ir::value::{binary, wrap};
 use crate::ir::{
-    math, Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, Scalar, ScopeId, Unary,
-    Value, VarKind,
+    math, Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId,
+    Unary, Value, VarKind,
 };
 use crate::source::Span;
 
@@ -288,6 +288,62 @@ impl<'a> Block<'a> {
             block: self.block,
             thread: self.thread_of(w, lane),
         }
+    }
+
+    /// A warp-level primitive on the lanes of `mask`, from its arguments'
+    /// values in every lane. Lanes of the member mask that are not running
+    /// (exited, or outside the block) do not take part. Undefined behaviour
+    /// is an error: a shuffle reading a lane that is not running it, a
+    /// width that is not a power of two up to the warp size.
+    fn warp_call(&self, w: &Warp, f: MathFn, vals: &[Lanes], mask: u32) -> Result<Lanes, SimError> {
+        let mut out = ZERO_LANES;
+        let warp = self.ctx.hw.warp_size.min(32);
+        let Some(first) = lanes_of(mask).next() else {
+            return Ok(out);
+        };
+        if f == MathFn::ActiveMask {
+            return Ok([mask as u64; 32]);
+        }
+        match f {
+            MathFn::Ballot | MathFn::Any | MathFn::All => {
+                let votes = lanes_of(mask)
+                    .filter(|&l| vals[1][l] != 0)
+                    .fold(0u32, |m, l| m | 1 << l);
+                let members = vals[0][first] as u32 & mask;
+                let v = match f {
+                    MathFn::Ballot => (votes & members) as u64,
+                    MathFn::Any => (votes & members != 0) as u64,
+                    _ => (votes & members == members) as u64,
+                };
+                for l in lanes_of(mask) {
+                    out[l] = v;
+                }
+            }
+            _ => {
+                for l in lanes_of(mask) {
+                    let width = vals[3][l] as u32;
+                    if !width.is_power_of_two() || width > warp {
+                        return Err(self.error(
+                            w,
+                            l,
+                            w.span,
+                            format!("undefined behaviour: shuffle width {} is not a power of two up to {warp}", vals[3][l] as u32 as i32),
+                        ));
+                    }
+                    let src = math::shuffle_source(f, l as u32, vals[2][l] as u32, width);
+                    if src >= warp || mask & (1 << src) == 0 {
+                        return Err(self.error(
+                            w,
+                            l,
+                            w.span,
+                            format!("undefined behaviour: a shuffle in lane {l} reads lane {src}, which is not running it"),
+                        ));
+                    }
+                    out[l] = vals[1][src as usize];
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn charge(w: &mut Warp, c: Counter) {
@@ -1008,6 +1064,9 @@ impl<'a> Block<'a> {
                     vals.push(self.eval(w, a, mask)?);
                 }
                 Self::charge(w, Counter::Op);
+                if f.is_warp() {
+                    return self.warp_call(w, *f, &vals, mask);
+                }
                 let arg_ty = args.first().map_or(ty, |a| a.ty);
                 let mut lane_args = Vec::with_capacity(args.len());
                 for l in lanes_of(mask) {

@@ -72,6 +72,18 @@ impl Eval<'_> {
                 _ => Poly::var(&format!("v{v}")),
             },
             ExprKind::Builtin(Builtin::WarpSize) => Poly::var("warpSize"),
+            ExprKind::Call(f, args) if f.is_warp() => {
+                if self.problem.is_none() {
+                    self.problem = Some((
+                        "it exchanges values between the lanes of a warp (shuffle or vote), and which threads share a warp depends on the block shape".into(),
+                        self.at,
+                    ));
+                }
+                for a in args {
+                    self.eval(a);
+                }
+                self.opaque()
+            }
             ExprKind::Builtin(b) => Poly::var(&builtin_name(*b)),
             ExprKind::Unary(copper::ir::Unary::Neg, x) => -self.eval(x),
             ExprKind::Convert { value, .. } if keeps_value(value, e.ty) => self.eval(value),
