@@ -423,3 +423,23 @@ fn votes_are_the_same_in_every_lane() {
     assert_eq!(out[28], 0xF000_0000u32 as i32 as i64);
     assert_eq!(out[0], 0xF000_0000u32 as i32 as i64);
 }
+
+#[test]
+fn library_constants_need_no_header() {
+    let src = "__global__ void k(float *f, int *i) { int t = threadIdx.x; \
+               i[t] = t == 0 ? INT_MAX : INT_MIN + t; f[t] = t == 0 ? FLT_MAX : (float)M_PI; }";
+    let params =
+        "[kernel.k]\ngrid=[1]\nblock=[2]\n[kernel.k.arrays.f]\nlen=2\n[kernel.k.arrays.i]\nlen=2\n";
+    let r = run(src, params).unwrap();
+    assert_eq!(
+        array(&r, "i"),
+        vec![Value::I(i32::MAX as i64), Value::I(i32::MIN as i64 + 1)]
+    );
+    assert_eq!(
+        array(&r, "f"),
+        vec![
+            Value::F(f32::MAX as f64),
+            Value::F(std::f32::consts::PI as f64)
+        ]
+    );
+}

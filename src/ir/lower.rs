@@ -425,7 +425,10 @@ impl<'a> Lowerer<'a> {
             A::Float(t) => Value::F(t.trim_end_matches(['f', 'F']).parse().ok()?),
             A::Bool(b) => Value::I(*b as i64),
             A::Char(c) => Value::I(char_value(c)?),
-            A::Ident(n) => Value::I(*self.consts.iter().rev().find_map(|c| c.get(n))?),
+            A::Ident(n) => match self.consts.iter().rev().find_map(|c| c.get(n)) {
+                Some(v) => Value::I(*v),
+                None => math::library_constant(n)?.0,
+            },
             A::Unary(UnOp::Neg, x) => match self.const_value(x)? {
                 Value::I(v) => Value::I(v.wrapping_neg()),
                 Value::F(f) => Value::F(-f),
@@ -1386,18 +1389,27 @@ impl<'a> Lowerer<'a> {
                     kind: ExprKind::Builtin(Builtin::WarpSize),
                     ty: Scalar::I32,
                 },
-                _ => match self.lookup(n, span)? {
-                    Binding::Var(v) => var_expr(&self.k, v),
-                    Binding::Cell(a) => {
+                _ => match self.lookup(n, span) {
+                    Ok(Binding::Var(v)) => var_expr(&self.k, v),
+                    Ok(Binding::Cell(a)) => {
                         let access = self.access(a, int(0, Scalar::I64), false, &e.meta);
                         Expr {
                             kind: ExprKind::Load(access),
                             ty: self.k.arrays[a].elem,
                         }
                     }
-                    Binding::Ptr { .. } => {
+                    Ok(Binding::Ptr { .. }) => {
                         return fail(span, format!("array `{n}` used as a value"))
                     }
+                    // `INT_MAX`, `FLT_MAX`, … when nothing in the file
+                    // defines them.
+                    Err(e) => match math::library_constant(n) {
+                        Some((v, ty)) => Expr {
+                            kind: ExprKind::Const(v),
+                            ty,
+                        },
+                        None => return Err(e),
+                    },
                 },
             },
             A::Member {

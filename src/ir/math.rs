@@ -383,6 +383,54 @@ const OVERLOADED: &[(&str, MathFn, usize, Option<Scalar>)] = &[
     ("llabs", M::Abs, 1, Some(I64)),
 ];
 
+/// The constants of `<climits>`, `<cfloat>`, `<cmath>` and CUDA's
+/// `math_constants.h` that kernels use without defining them (copper does
+/// not read system headers): the value and its C type.
+pub fn library_constant(name: &str) -> Option<(Value, Scalar)> {
+    use std::f64::consts as c;
+    let int = |v: i64, t: Scalar| Some((Value::I(v), t));
+    let float = |v: f64, t: Scalar| Some((Value::F(v), t));
+    match name {
+        "CHAR_BIT" => int(8, I32),
+        "SCHAR_MIN" | "CHAR_MIN" => int(i8::MIN as i64, I32),
+        "SCHAR_MAX" | "CHAR_MAX" => int(i8::MAX as i64, I32),
+        "UCHAR_MAX" => int(u8::MAX as i64, I32),
+        "SHRT_MIN" => int(i16::MIN as i64, I32),
+        "SHRT_MAX" => int(i16::MAX as i64, I32),
+        "USHRT_MAX" => int(u16::MAX as i64, I32),
+        "INT_MIN" => int(i32::MIN as i64, I32),
+        "INT_MAX" => int(i32::MAX as i64, I32),
+        "UINT_MAX" => int(u32::MAX as i64, U32),
+        "LONG_MIN" | "LLONG_MIN" => int(i64::MIN, I64),
+        "LONG_MAX" | "LLONG_MAX" => int(i64::MAX, I64),
+        "ULONG_MAX" | "ULLONG_MAX" => int(-1, U64),
+        "FLT_MAX" => float(f32::MAX as f64, F32),
+        "FLT_MIN" => float(f32::MIN_POSITIVE as f64, F32),
+        "FLT_EPSILON" => float(f32::EPSILON as f64, F32),
+        "DBL_MAX" => float(f64::MAX, F64),
+        "DBL_MIN" => float(f64::MIN_POSITIVE, F64),
+        "DBL_EPSILON" => float(f64::EPSILON, F64),
+        "INFINITY" | "HUGE_VALF" | "CUDART_INF_F" => float(f64::INFINITY, F32),
+        "HUGE_VAL" | "CUDART_INF" => float(f64::INFINITY, F64),
+        "NAN" | "CUDART_NAN_F" => float(f64::NAN, F32),
+        "CUDART_NAN" => float(f64::NAN, F64),
+        "M_PI" | "CUDART_PI" => float(c::PI, F64),
+        "CUDART_PI_F" => float(c::PI as f32 as f64, F32),
+        "M_PI_2" => float(c::FRAC_PI_2, F64),
+        "M_PI_4" => float(c::FRAC_PI_4, F64),
+        "M_1_PI" => float(c::FRAC_1_PI, F64),
+        "M_2_PI" => float(c::FRAC_2_PI, F64),
+        "M_E" => float(c::E, F64),
+        "M_LN2" => float(c::LN_2, F64),
+        "M_LN10" => float(c::LN_10, F64),
+        "M_LOG2E" => float(c::LOG2_E, F64),
+        "M_LOG10E" => float(c::LOG10_E, F64),
+        "M_SQRT2" => float(c::SQRT_2, F64),
+        "M_SQRT1_2" => float(c::FRAC_1_SQRT_2, F64),
+        _ => None,
+    }
+}
+
 /// The function called `name`, and its signature.
 pub fn lookup(name: &str) -> Option<(MathFn, Signature)> {
     if let Some(&(_, f, arity, at_least)) = OVERLOADED.iter().find(|e| e.0 == name) {
@@ -683,6 +731,23 @@ mod tests {
         assert_eq!(shuffle_source(M::ShflXor, 19, 16, 16), 3);
         assert!(warp_lookup("__shfl_down_sync").is_some());
         assert!(!is_math_function("__shfl_down_sync"));
+    }
+
+    #[test]
+    fn library_constants() {
+        assert_eq!(
+            library_constant("INT_MAX"),
+            Some((Value::I(2147483647), I32))
+        );
+        assert_eq!(
+            library_constant("UINT_MAX"),
+            Some((Value::I(4294967295), U32))
+        );
+        assert_eq!(
+            library_constant("FLT_MAX"),
+            Some((Value::F(f32::MAX as f64), F32))
+        );
+        assert_eq!(library_constant("N"), None);
     }
 
     #[test]
