@@ -1,0 +1,149 @@
+//! How much of a folder of CUDA files copper understands: `__global__`
+//! kernels found, listed (parsed), lowered to the IR, and bounded per
+//! metric (for a symbolic block, the hardest case). Over `testdata/` every
+//! kernel must get through every stage; `COPPER_COVERAGE_DIR=path` prints
+//! the same table for any other folder (a user's project, a course's
+//! kernels) without asserting anything.
+//!
+//! `cargo test --release --test coverage -- --nocapture` prints the table.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use copper::bound::{prepare, Config, Outcome};
+use copper::cost::{Metric, BUILTIN_METRICS};
+use copper::cuda::ast::FnKind;
+use copper::cuda::parse::parse_path;
+use copper::ir::lower::lower_kernel;
+
+/// Counts per stage.
+#[derive(Default, Debug)]
+struct Coverage {
+    files: usize,
+    unreadable_files: usize,
+    found: usize,
+    listed: usize,
+    lowered: usize,
+    bounded: Vec<usize>,
+    /// The first reasons kernels were lost, with their location.
+    lost: Vec<String>,
+}
+
+/// `.cu`/`.cuh` files below `dir`, sorted, leaving out folders named `bad`.
+fn cuda_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        let meta = std::fs::symlink_metadata(&p);
+        if meta.as_ref().is_ok_and(|m| m.is_dir()) {
+            if p.file_name().is_some_and(|n| n != "bad") {
+                cuda_files(&p, out);
+            }
+        } else if meta.is_ok_and(|m| m.is_file())
+            && p.extension().is_some_and(|x| x == "cu" || x == "cuh")
+        {
+            out.push(p);
+        }
+    }
+}
+
+fn measure(dir: &Path) -> Coverage {
+    let metrics: Vec<Metric> = BUILTIN_METRICS
+        .iter()
+        .map(|m| Metric::builtin(m).expect("built-in"))
+        .collect();
+    let mut c = Coverage {
+        bounded: vec![0; metrics.len()],
+        ..Coverage::default()
+    };
+    let mut files = Vec::new();
+    cuda_files(dir, &mut files);
+    for f in files {
+        c.files += 1;
+        let parsed = match parse_path(&f) {
+            Ok(p) => p,
+            Err(d) => {
+                c.unreadable_files += 1;
+                c.lost.push(d.render());
+                continue;
+            }
+        };
+        for item in parsed.functions.iter().filter(|f| f.item.kind == FnKind::Global) {
+            c.found += 1;
+            if let Err(d) = &item.result {
+                c.lost.push(d.render());
+                continue;
+            }
+            c.listed += 1;
+            let kernel = match lower_kernel(&parsed, &item.item.name) {
+                Ok(k) => k,
+                Err(d) => {
+                    c.lost.push(d.render());
+                    continue;
+                }
+            };
+            c.lowered += 1;
+            let config = Config {
+                budget: Duration::from_secs(10),
+                ..Config::default()
+            };
+            let prepared = prepare(&kernel, config);
+            for (i, m) in metrics.iter().enumerate() {
+                match prepared.bound(m).work {
+                    Outcome::Bound(_) => c.bounded[i] += 1,
+                    Outcome::NoBound(why, _) => c.lost.push(format!(
+                        "{}: kernel {}: no {} bound: {why}",
+                        f.display(),
+                        item.item.name,
+                        m.name
+                    )),
+                }
+            }
+        }
+    }
+    c
+}
+
+fn print(dir: &Path, c: &Coverage) {
+    eprintln!(
+        "{}: {} files ({} unreadable), {} kernels found, {} listed, {} lowered",
+        dir.display(),
+        c.files,
+        c.unreadable_files,
+        c.found,
+        c.listed,
+        c.lowered
+    );
+    for (m, n) in BUILTIN_METRICS.iter().zip(&c.bounded) {
+        eprintln!("  bounded for {m:<10} {n}");
+    }
+    for l in c.lost.iter().take(40) {
+        eprintln!("  lost: {}", l.lines().next().unwrap_or(""));
+    }
+}
+
+#[test]
+fn every_testdata_kernel_is_listed_lowered_and_bounded() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let c = measure(&dir);
+    print(&dir, &c);
+    assert!(c.found >= 50, "only {} kernels in testdata", c.found);
+    assert_eq!(c.unreadable_files, 0, "{:?}", c.lost);
+    assert_eq!(c.listed, c.found, "{:?}", c.lost);
+    assert_eq!(c.lowered, c.found, "{:?}", c.lost);
+    for (m, n) in BUILTIN_METRICS.iter().zip(&c.bounded) {
+        assert_eq!(*n, c.found, "{m}: {:?}", c.lost);
+    }
+}
+
+#[test]
+fn coverage_of_another_folder() {
+    let Some(dir) = std::env::var_os("COPPER_COVERAGE_DIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    print(&dir, &measure(&dir));
+}
