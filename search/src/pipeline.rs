@@ -205,6 +205,21 @@ impl KernelResult {
         !self.applied.is_empty()
     }
 
+    /// The best version's text as it stands in its file (for an
+    /// improved kernel: the original text edited by the rewrites).
+    pub fn best_text(&self) -> String {
+        let file = &self.best.file;
+        file.extracted
+            .functions
+            .iter()
+            .find(|i| i.name == self.name)
+            .and_then(|i| file.source.text.get(i.span.start..i.span.end))
+            .map_or_else(
+                || copper::cuda::print::function(&self.best.function),
+                str::to_string,
+            )
+    }
+
     /// Why the result is not known to be final: nothing improved, but
     /// some candidate was dropped unchecked (the first such reason).
     pub fn unchecked(&self) -> Option<&str> {

@@ -38,7 +38,11 @@ fn without_timings(text: &str) -> String {
             || t.starts_with("searched in ")
             || (t.contains(" in ") && t.contains(" improved, "))
     };
-    text.lines()
+    // Split on `\n` only: a diff of a CRLF file keeps its `\r`s, so that
+    // the recorded patch still applies.
+    text.strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
         .filter(|l| !timing_line(l))
         .map(|l| {
             let cells: Vec<&str> = l

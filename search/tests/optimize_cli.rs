@@ -371,3 +371,41 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["ruleId"], "copper/unchecked");
 }
+
+/// A suggestion is an edit of the user's text: on a file with tabs, CRLF
+/// line endings, Allman braces and comments, padding the shared tile
+/// changes one line, keeping its tab, its comment and its line ending.
+#[test]
+fn the_diff_changes_only_what_the_rewrite_changes() {
+    let dir = workspace("minimal", &["student_transpose.cu"]);
+    let o = copper_in(&dir, &["optimize", "student_transpose.cu", "--diff"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let removed: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .collect();
+    let added: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .collect();
+    assert_eq!(
+        removed,
+        vec!["-\t__shared__ float tile[TILE][TILE];   // the tile"],
+        "{diff}"
+    );
+    assert_eq!(
+        added,
+        vec!["+\t__shared__ float tile[TILE][TILE + 1];   // the tile"],
+        "{diff}"
+    );
+    let o = copper_in(&dir, &["optimize", "student_transpose.cu", "--write"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let before = read(&testdata("student_transpose.cu"));
+    let after = read(&dir.join("student_transpose.cu"));
+    assert_eq!(
+        after,
+        before.replace("tile[TILE][TILE];", "tile[TILE][TILE + 1];"),
+        "everything else is byte for byte the same"
+    );
+}

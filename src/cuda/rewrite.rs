@@ -2,6 +2,7 @@
 //! outside the replaced functions is kept.
 
 use super::ast::Function;
+use super::edit;
 use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
@@ -26,13 +27,50 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 }
 
 /// The file text with each function in `changed` reprinted in place of the
-/// function of the same name. Functions that are not in the file are ignored.
+/// function of the same name, in copper's style (`copper fmt --whole`).
+/// Functions that are not in the file are ignored.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
     let replacements: Vec<(Span, String)> = changed
         .iter()
         .filter_map(|f| {
             let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
             Some((item.span, print::function(f)))
+        })
+        .collect();
+    splice(&file.source.text, &replacements)
+}
+
+/// The file text with each function in `changed` (a rewrite of the
+/// function of the same name) put in its place as an edit of its text:
+/// what the rewrite kept stays byte for byte ([`edit`]).
+pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> String {
+    let replacements: Vec<(Span, String)> = changed
+        .iter()
+        .filter_map(|f| {
+            let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
+            let text = match file.function(&f.name) {
+                Some(original) if original.meta.span == item.span => {
+                    edit::function_text(&file.source.text, original, f)
+                }
+                _ => print::function(f),
+            };
+            Some((item.span, text))
+        })
+        .collect();
+    splice(&file.source.text, &replacements)
+}
+
+/// The file text with the functions named in `versions` replaced by their
+/// text in another version of the file (`(file, name)`: where the search
+/// left each kernel).
+pub fn transplant(file: &ParsedFile, versions: &[(&ParsedFile, &str)]) -> String {
+    let replacements: Vec<(Span, String)> = versions
+        .iter()
+        .filter_map(|(other, name)| {
+            let item = file.extracted.functions.iter().find(|i| i.name == *name)?;
+            let theirs = other.extracted.functions.iter().find(|i| i.name == *name)?;
+            let text = other.source.text.get(theirs.span.start..theirs.span.end)?;
+            Some((item.span, text.to_string()))
         })
         .collect();
     splice(&file.source.text, &replacements)

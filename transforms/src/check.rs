@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
-use copper::cuda::rewrite::rewrite_functions;
+use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
@@ -125,8 +125,21 @@ pub fn materialize(
     file: &ParsedFile,
     candidate: &Function,
 ) -> Result<(ParsedFile, Kernel), String> {
-    let text = rewrite_functions(file, std::slice::from_ref(candidate));
-    let reparsed = parse_source(SourceFile::new(file.source.path.clone(), text));
+    let changed = std::slice::from_ref(candidate);
+    // As an edit of the file's text (what the user will get); where that
+    // does not give back the candidate, the kernel reprinted whole.
+    let edited = parse_source(SourceFile::new(
+        file.source.path.clone(),
+        edit_functions(file, changed),
+    ));
+    let reparsed = if edited.function(&candidate.name) == Some(candidate) {
+        edited
+    } else {
+        parse_source(SourceFile::new(
+            file.source.path.clone(),
+            rewrite_functions(file, changed),
+        ))
+    };
     let Some(f) = reparsed.function(&candidate.name) else {
         let why = reparsed
             .all_diagnostics()

@@ -14,7 +14,7 @@ use copper::cost::Metric;
 use copper::cuda::ast::FnKind;
 use copper::cuda::diff::unified;
 use copper::cuda::parse::{parse_path, ParsedFile};
-use copper::cuda::rewrite::rewrite_functions;
+use copper::cuda::rewrite::transplant;
 use copper::sim::params::ParamFile;
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{launch_shape, read_params, Shape};
@@ -567,15 +567,17 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
     runs.into_iter()
         .map(|(mut run, _)| {
             if let Ok(parsed) = &run.parsed {
-                let best: Vec<_> = run
+                // Each improved kernel as the search left it: an edit of
+                // this file's text, moved over from its version of the file.
+                let best: Vec<(&ParsedFile, &str)> = run
                     .kernels
                     .iter()
                     .filter_map(|k| k.result.as_ref().ok())
                     .filter(|k| k.improved())
-                    .map(|k| k.best.function.clone())
+                    .map(|k| (&k.best.file, k.name.as_str()))
                     .collect();
                 if !best.is_empty() {
-                    run.rewritten = Some(rewrite_functions(parsed, &best));
+                    run.rewritten = Some(transplant(parsed, &best));
                 }
             }
             run

@@ -3,7 +3,6 @@
 
 use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
-use copper::cuda::print;
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
@@ -333,7 +332,7 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                         json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
                     o["seconds"] = json!(x.seconds);
                     if x.improved() {
-                        o["kernel_after"] = json!(print::function(&x.best.function));
+                        o["kernel_after"] = json!(x.best_text());
                     }
                 }
             }
@@ -460,7 +459,7 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
                                 "startLine": sl, "startColumn": sc,
                                 "endLine": el, "endColumn": ec
                             },
-                            "insertedContent": { "text": print::function(&x.best.function) }
+                            "insertedContent": { "text": x.best_text() }
                         }]
                     }]
                 }]
