@@ -409,3 +409,32 @@ fn the_diff_changes_only_what_the_rewrite_changes() {
         "everything else is byte for byte the same"
     );
 }
+
+/// A file outside the current directory (given as `../x.cu` or an absolute
+/// path) is named in the patch relative to where the patch applies (a git
+/// repository's root, else `/`), and the patch applies from there.
+#[test]
+fn patch_paths_outside_the_current_directory_apply() {
+    let dir = workspace("paths", &["addSub0.cu"]);
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for name in ["../addSub0.cu", dir.join("addSub0.cu").to_str().unwrap()] {
+        let o = copper_in(&elsewhere, &["optimize", name, "--diff"]);
+        let patch = String::from_utf8_lossy(&o.stdout).to_string();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(
+            !patch.contains("a//") && !patch.contains("a/../"),
+            "{patch}"
+        );
+        assert!(text(&o).contains("note: some paths in this patch are relative to"));
+        let file = dir.join("patch.diff");
+        std::fs::write(&file, &patch).unwrap();
+        let applied = std::process::Command::new("git")
+            .args(["apply", "--check"])
+            .arg(&file)
+            .current_dir("/")
+            .output()
+            .unwrap();
+        assert!(applied.status.success(), "{patch}\n{}", text(&applied));
+    }
+}

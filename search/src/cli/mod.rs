@@ -13,6 +13,7 @@ mod launch_args;
 mod lint;
 mod optimize;
 mod parse;
+mod patch;
 mod report;
 mod simulate;
 

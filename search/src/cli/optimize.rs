@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use super::analyze::parse_seconds;
 use super::files::write_atomically;
 use super::launch_args::LaunchArgs;
+use super::patch::patch_path;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
 
@@ -441,8 +442,21 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         }
     }
     if a.diff {
+        let mut roots = std::collections::BTreeSet::new();
         for f in &runs {
-            print!("{}", file_diff(f));
+            let diff = file_diff(f);
+            if !diff.is_empty() {
+                roots.extend(patch_path(&f.path).root);
+            }
+            print!("{diff}");
+        }
+        for root in roots {
+            eprintln!(
+                "copper: note: some paths in this patch are relative to {}: apply them from there (`git -C {} apply` or `patch -p1 -d {}`)",
+                root.display(),
+                root.display(),
+                root.display()
+            );
         }
     } else {
         match a.format {
@@ -474,7 +488,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
 /// The unified diff of a file's rewrite (empty when nothing improved).
 pub fn file_diff(f: &FileRun) -> String {
     match (&f.parsed, &f.rewritten) {
-        (Ok(p), Some(new)) => unified(&p.source.path.to_string_lossy(), &p.source.text, new),
+        (Ok(p), Some(new)) => unified(&patch_path(&p.source.path).name, &p.source.text, new),
         _ => String::new(),
     }
 }
