@@ -174,3 +174,104 @@ fn bench_refuses_a_newline_in_a_file_name() {
     assert!(stderr(&m).contains("control character"), "{}", stderr(&m));
     assert!(!dir.join("out").exists(), "nothing is written");
 }
+
+// ---- items 3, 4, 5: `--write` and every other file copper writes ----
+
+/// A kernel that keeps the analysis busy until its budget runs out (a
+/// loop nest deeper than the degree).
+fn slow_kernel(depth: usize) -> String {
+    let mut body = "a[threadIdx.x] += 1;".to_string();
+    for k in 0..depth {
+        body = format!("for (int i{k} = 0; i{k} < n; i{k}++) {{ {body} }}");
+    }
+    format!("\n__global__ void slow(float *a, int n) {{ {body} }}\n")
+}
+
+#[test]
+fn write_goes_through_a_symlink_to_its_target() {
+    let dir = scratch("write-symlink");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    let real = copy_testdata("addSub0", &dir.join("real"), "k");
+    std::fs::copy(dir.join("real/k.toml"), dir.join("link.toml")).unwrap();
+    std::os::unix::fs::symlink("real/k.cu", dir.join("link.cu")).unwrap();
+    let m = run("optimize --write on a symlink", &dir, &["optimize", "link.cu", "--write"], &[]);
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let link = std::fs::symlink_metadata(dir.join("link.cu")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("B_elem"), "the target is rewritten");
+}
+
+#[test]
+fn write_keeps_mode_and_crlf_line_endings() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("write-crlf");
+    let original = std::fs::read_to_string(root().join("testdata/addSub0.cu")).unwrap();
+    let cu = dir.join("k.cu");
+    std::fs::write(&cu, original.replace('\n', "\r\n")).unwrap();
+    std::fs::copy(root().join("testdata/addSub0.toml"), dir.join("k.toml")).unwrap();
+    std::fs::set_permissions(&cu, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let m = run("optimize --write on a CRLF file", &dir, &["optimize", "k.cu", "--write"], &[]);
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let now = std::fs::read_to_string(&cu).unwrap();
+    assert!(now.contains("B_elem"));
+    assert_eq!(now.matches('\n').count(), now.matches("\r\n").count(), "{now:?}");
+    let mode = std::fs::metadata(&cu).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let left: Vec<_> = files_below(&dir)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains("tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+#[test]
+fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
+    let dir = scratch("dump-planted");
+    copy_testdata("saxpy", &dir, "k");
+    std::fs::write(dir.join("victim"), "precious").unwrap();
+    // `simulate --dump` used `.NAME.copper-tmp` for its temporary file.
+    std::os::unix::fs::symlink(dir.join("victim"), dir.join(".dump.json.copper-tmp")).unwrap();
+    let m = run(
+        "simulate --dump beside a planted link",
+        &dir,
+        &["simulate", "k.cu", "--dump", "dump.json"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    assert_eq!(std::fs::read_to_string(dir.join("victim")).unwrap(), "precious");
+    assert!(!std::fs::symlink_metadata(dir.join("dump.json")).unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn an_edit_made_during_the_run_is_not_overwritten() {
+    let dir = scratch("lost-edit");
+    let cu = copy_testdata("addSub0", &dir, "k");
+    let mut text_now = std::fs::read_to_string(&cu).unwrap();
+    text_now.push_str(&slow_kernel(8));
+    std::fs::write(&cu, &text_now).unwrap();
+    let edited = format!("{text_now}// the user's edit\n");
+    let gone = copy_testdata("addSub0", &dir, "gone");
+    let mut gone_text = std::fs::read_to_string(&gone).unwrap();
+    gone_text.push_str(&slow_kernel(8));
+    std::fs::write(&gone, &gone_text).unwrap();
+    let edit = {
+        let (cu, gone, edited) = (cu.clone(), gone.clone(), edited.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            std::fs::write(&cu, edited).unwrap();
+            std::fs::remove_file(&gone).unwrap();
+        })
+    };
+    let m = run(
+        "optimize --write, file edited and one deleted during the run",
+        &dir,
+        &["optimize", "k.cu", "gone.cu", "--write", "--budget", "3"],
+        &[],
+    );
+    edit.join().unwrap();
+    assert!(m.wall > Duration::from_millis(1500), "the run was too quick for the test");
+    assert_eq!(std::fs::read_to_string(&cu).unwrap(), edited, "{}", text(&m.out));
+    assert!(!gone.exists(), "a deleted file is not re-created");
+    assert!(stderr(&m).contains("changed after copper read it"), "{}", stderr(&m));
+    assert!(stderr(&m).contains("deleted after copper read it"), "{}", stderr(&m));
+}

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use copper::bound::Config;
@@ -23,7 +24,7 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
 
 use super::analyze::parse_seconds;
-use super::files::write_atomically;
+use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
@@ -349,6 +350,8 @@ pub struct FileRun {
     pub diagnostics: Vec<String>,
     /// The whole file with the improved kernels, when any improved.
     pub rewritten: Option<String>,
+    /// `--write` could not replace the file (an I/O error, reported).
+    pub write_failed: bool,
 }
 
 /// One kernel of the run.
@@ -397,7 +400,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     let mut status = 0;
     let mut improved = false;
     for f in &runs {
-        if f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()) {
+        if f.parsed.is_err() || f.write_failed || f.kernels.iter().any(|k| k.result.is_err()) {
             status = 2;
         }
         improved |= f.rewritten.is_some();
@@ -425,19 +428,6 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             OptFormat::Sarif => report::sarif(&runs, &r),
         }
     }
-    if a.write {
-        for f in &runs {
-            if let Some(text) = &f.rewritten {
-                match write_atomically(&f.path, text) {
-                    Ok(()) => eprintln!("copper: updated {}", f.path.display()),
-                    Err(e) => {
-                        eprintln!("copper: error: {}: cannot update: {e}", f.path.display());
-                        status = 2;
-                    }
-                }
-            }
-        }
-    }
     if status == 0 && improved && !r.exit_zero {
         status = 1;
     }
@@ -453,7 +443,9 @@ pub fn file_diff(f: &FileRun) -> String {
 }
 
 /// Parses every file and searches every kernel, kernels in parallel; a
-/// progress line on a terminal. Results in file and kernel order.
+/// progress line on a terminal. Results in file and kernel order. Each
+/// file is finished (and, with `--write`, written) as soon as its last
+/// kernel is done, so a long batch loses nothing already found.
 fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<FileRun> {
     let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
         .par_iter()
@@ -476,6 +468,7 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
                 kernels: Vec::new(),
                 diagnostics,
                 rewritten: None,
+                write_failed: false,
             };
             (run, params)
         })
@@ -494,66 +487,109 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
             jobs.push((i, f.name.clone(), spec, shape));
         }
     }
+    let pending: Vec<Mutex<Vec<KernelRun>>> = runs.iter().map(|_| Mutex::default()).collect();
+    let remaining: Vec<AtomicUsize> = runs.iter().map(|_| AtomicUsize::new(0)).collect();
+    for (i, ..) in &jobs {
+        remaining[*i].fetch_add(1, Ordering::Relaxed);
+    }
+    let finished: Vec<Mutex<Option<Finished>>> = runs.iter().map(|_| Mutex::default()).collect();
     let cache = Cache::default();
     let done = AtomicUsize::new(0);
     let total = jobs.len();
     let terminal = std::io::stderr().is_terminal();
-    let results: Vec<(usize, KernelRun)> = jobs
-        .into_par_iter()
-        .map(|(i, name, spec, shape)| {
-            let parsed = runs[i].0.parsed.as_ref().expect("parsed");
-            let result = optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
-            if terminal {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                eprint!(
-                    "\r\x1b[2K[{n}/{total}] {}: {name}",
-                    runs[i].0.path.display()
-                );
-                if n == total {
-                    eprint!("\r\x1b[2K");
-                }
+    jobs.into_par_iter().for_each(|(i, name, spec, shape)| {
+        let run = &runs[i].0;
+        let Ok(parsed) = &run.parsed else {
+            return;
+        };
+        let result = optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
+        if terminal {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
+            if n == total {
+                eprint!("\r\x1b[2K");
             }
-            let f = parsed.function(&name).expect("listed kernel");
-            let at = parsed.source.line_col(f.meta.span.start);
-            (
-                i,
-                KernelRun {
-                    name,
-                    at,
-                    shape,
-                    result,
-                    readable: true,
-                },
-            )
-        })
-        .collect();
-    for (i, k) in results {
-        runs[i].0.kernels.push(k);
+        }
+        let at = parsed
+            .function(&name)
+            .map(|f| parsed.source.line_col(f.meta.span.start))
+            .unwrap_or((0, 0));
+        let kernel = KernelRun {
+            name,
+            at,
+            shape,
+            result,
+            readable: true,
+        };
+        lock(&pending[i]).push(kernel);
+        if remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let kernels = std::mem::take(&mut *lock(&pending[i]));
+            *lock(&finished[i]) = Some(finish_file(run, kernels, a));
+        }
+    });
+    for (i, (run, _)) in runs.iter_mut().enumerate() {
+        let f = lock(&finished[i])
+            .take()
+            .unwrap_or_else(|| finish_file(run, Vec::new(), a));
+        run.kernels = f.kernels;
+        run.rewritten = f.rewritten;
+        run.write_failed = f.write_failed;
     }
-    for (run, _) in runs.iter_mut() {
-        if let Ok(parsed) = &run.parsed {
-            run.kernels
-                .extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
-            run.kernels.sort_by_key(|k| k.at);
+    runs.into_iter().map(|(run, _)| run).collect()
+}
+
+/// A file whose kernels are all done.
+struct Finished {
+    kernels: Vec<KernelRun>,
+    rewritten: Option<String>,
+    write_failed: bool,
+}
+
+/// The mutex's value, also when another thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Completes a file whose kernels are all searched: adds the kernels that
+/// could not be read, orders them, assembles the rewritten file and, with
+/// `--write`, replaces the file when nobody changed it meanwhile.
+fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> Finished {
+    let Ok(parsed) = &run.parsed else {
+        return Finished {
+            kernels,
+            rewritten: None,
+            write_failed: false,
+        };
+    };
+    kernels.extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
+    kernels.sort_by_key(|k| k.at);
+    let best: Vec<_> = kernels
+        .iter()
+        .filter_map(|k| k.result.as_ref().ok())
+        .filter(|k| k.improved())
+        .map(|k| k.best.function.clone())
+        .collect();
+    let rewritten = (!best.is_empty()).then(|| {
+        match_line_endings(&parsed.source.text, rewrite_functions(parsed, &best))
+    });
+    let mut write_failed = false;
+    if let (true, Some(text)) = (a.write, &rewritten) {
+        match replace_if_unchanged(&run.path, &parsed.source.text, text) {
+            Ok(()) => eprintln!("copper: updated {}", run.path.display()),
+            Err(ReplaceError::Changed(why)) => {
+                eprintln!("copper: warning: {}: {why}", run.path.display())
+            }
+            Err(ReplaceError::Io(e)) => {
+                eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
+                write_failed = true;
+            }
         }
     }
-    runs.into_iter()
-        .map(|(mut run, _)| {
-            if let Ok(parsed) = &run.parsed {
-                let best: Vec<_> = run
-                    .kernels
-                    .iter()
-                    .filter_map(|k| k.result.as_ref().ok())
-                    .filter(|k| k.improved())
-                    .map(|k| k.best.function.clone())
-                    .collect();
-                if !best.is_empty() {
-                    run.rewritten = Some(rewrite_functions(parsed, &best));
-                }
-            }
-            run
-        })
-        .collect()
+    Finished {
+        kernels,
+        rewritten,
+        write_failed,
+    }
 }
 
 /// The kernels of a file that could not be read, as failed runs.
