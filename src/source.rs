@@ -58,13 +58,20 @@ impl SourceFile {
         }
     }
 
-    /// Reads a file from disk, refusing directories, files larger than
+    /// Reads a file from disk, refusing directories and other files that are
+    /// not regular (without opening them), files larger than
     /// [`MAX_FILE_BYTES`], binary files and text that is not UTF-8.
     pub fn read(path: &Path) -> Result<SourceFile, Diagnostic> {
         let fail = |msg: String| Diagnostic::file_error(path, msg);
         let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}")))?;
         if meta.is_dir() {
             return Err(fail("is a directory, expected a .cu file".into()));
+        }
+        if !meta.is_file() {
+            // Opening a FIFO would wait for a writer forever.
+            return Err(fail(
+                "not a regular file (a FIFO, socket or device); not opened".into(),
+            ));
         }
         if meta.len() > MAX_FILE_BYTES {
             return Err(fail(format!(

@@ -31,7 +31,8 @@ struct Measured {
 }
 
 /// Runs `copper ARGS` in `dir` with `env`, recording its wall time and
-/// peak memory (from `wait4`), and prints one row of the table.
+/// peak memory (from `wait4`), and prints one row of the table; killed
+/// (exit -1) after a minute.
 fn run(case: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_copper"))
@@ -55,6 +56,23 @@ fn run(case: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured 
         stderr.read_to_end(&mut v).unwrap();
         v
     });
+    // A hang is a failure, not a stuck test run: the child is killed after
+    // a minute (it is still our unreaped child then, so the pid is its).
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let (finished, pid) = (finished.clone(), child.id() as i32);
+        std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until {
+                if finished.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        })
+    };
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -62,6 +80,8 @@ fn run(case: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured 
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as i32, "wait4");
     let wall = start.elapsed();
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
+    watchdog.join().unwrap();
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
@@ -274,4 +294,68 @@ fn an_edit_made_during_the_run_is_not_overwritten() {
     assert!(!gone.exists(), "a deleted file is not re-created");
     assert!(stderr(&m).contains("changed after copper read it"), "{}", stderr(&m));
     assert!(stderr(&m).contains("deleted after copper read it"), "{}", stderr(&m));
+}
+
+// ---- items 6, 7: what a batch directory may hold ----
+
+/// A directory with a FIFO, a symlink loop, a second link to a file, an
+/// ignored directory, a hidden one and a `.cuh` file.
+fn hostile_tree(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let d = dir.join("d");
+    for sub in ["sub", ".hidden", "ignored"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    copy_testdata("addSub0", &d, "a");
+    copy_testdata("saxpy", &d.join("sub"), "b");
+    std::fs::rename(d.join("sub/b.cu"), d.join("sub/b.cuh")).unwrap();
+    copy_testdata("saxpy", &d.join(".hidden"), "h");
+    copy_testdata("saxpy", &d.join("ignored"), "i");
+    std::fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    std::os::unix::fs::symlink("..", d.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink("../a.cu", d.join("sub/alias.cu")).unwrap();
+    let fifo = std::ffi::CString::new(d.join("fifo.cu").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    dir
+}
+
+#[test]
+fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
+    let dir = hostile_tree("tree");
+    let m = run(
+        "optimize --write on a tree with a FIFO, a loop, a link, ignored and hidden dirs",
+        &dir,
+        &["optimize", "d", "--write", "--format", "json"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+    let files: Vec<&str> = json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["d/a.cu", "d/sub/b.cuh"], "{}", text(&m.out));
+    assert!(stderr(&m).contains("fifo.cu: skipped: not a regular file"), "{}", stderr(&m));
+    assert_eq!(stderr(&m).matches("copper: updated").count(), 1, "{}", stderr(&m));
+    let m = run(
+        "optimize --no-ignore on the same tree",
+        &dir,
+        &["optimize", "d", "--no-ignore", "--format", "json"],
+        &[],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+    assert_eq!(json["kernels"].as_array().unwrap().len(), 4, "{}", text(&m.out));
+}
+
+#[test]
+fn a_fifo_named_on_the_command_line_is_refused_unopened() {
+    let dir = hostile_tree("fifo");
+    for cmd in ["parse", "optimize", "lint", "analyze", "simulate", "fmt"] {
+        let m = run(&format!("{cmd} on a FIFO"), &dir, &[cmd, "d/fifo.cu"], &[]);
+        assert_eq!(code(&m), 2, "{cmd}: {}", text(&m.out));
+        assert!(text(&m.out).contains("not a regular file"), "{cmd}: {}", text(&m.out));
+    }
 }

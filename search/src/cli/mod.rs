@@ -15,6 +15,7 @@ mod optimize;
 mod parse;
 mod report;
 mod simulate;
+mod walk;
 
 /// copper: makes CUDA kernels faster without running them.
 ///

@@ -1,11 +1,11 @@
 //! `copper optimize`: the search on every kernel of the given files (or of
-//! every `.cu` below the given directories), kernels in parallel; the
+//! every `.cu`/`.cuh` below the given directories), kernels in parallel; the
 //! winning kernels, a unified diff, the bounds before and after, and what
 //! each applied transform bought.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -27,6 +27,7 @@ use super::analyze::parse_seconds;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
 use super::report;
+use super::walk::collect_files;
 use super::simulate::{read_hardware, resolve_metrics};
 
 /// Output formats of `copper optimize`.
@@ -73,6 +74,10 @@ pub struct OptimizeArgs {
     /// Exit 0 even when improvements are found.
     #[arg(long)]
     pub exit_zero: bool,
+    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
+    /// directories.
+    #[arg(long)]
+    pub no_ignore: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
@@ -302,42 +307,6 @@ fn known_transforms() -> Vec<String> {
         .collect()
 }
 
-/// The `.cu` files named by `paths`: files as given, directories searched
-/// recursively; sorted, without repeats.
-fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if meta.is_dir() {
-            let before = out.len();
-            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
-            if out.len() == before {
-                return Err(format!("{}: no .cu files in this directory", p.display()));
-            }
-        } else {
-            out.push(p.clone());
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            walk(&e, out)?;
-        } else if e.extension().is_some_and(|x| x == "cu") {
-            out.push(e);
-        }
-    }
-    Ok(())
-}
-
 /// One file of the run.
 pub struct FileRun {
     /// Its path as given.
@@ -379,8 +348,13 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let files = match collect_files(&a.paths) {
-        Ok(f) => f,
+    let files = match collect_files(&a.paths, a.no_ignore) {
+        Ok(found) => {
+            for n in &found.notes {
+                eprintln!("copper: note: {n}");
+            }
+            found.files
+        }
         Err(e) => return fail(e),
     };
     if let Some(j) = a.jobs {
