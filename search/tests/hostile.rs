@@ -359,3 +359,88 @@ fn a_fifo_named_on_the_command_line_is_refused_unopened() {
         assert!(text(&m.out).contains("not a regular file"), "{cmd}: {}", text(&m.out));
     }
 }
+
+// ---- item 11: odd input ----
+
+#[test]
+fn every_function_of_a_file_with_thousands_is_read() {
+    let dir = scratch("many-functions");
+    let text: String = (0..4100)
+        .map(|i| format!("__global__ void k{i}(int *a) {{\n    a[threadIdx.x] = {i};\n}}\n"))
+        .collect();
+    std::fs::write(dir.join("many.cu"), text).unwrap();
+    let m = run("parse 4,100 kernels in one file", &dir, &["parse", "many.cu"], &[]);
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(!stderr(&m).contains("too-large"), "{}", stderr(&m));
+    assert_eq!(stdout(&m).matches(": kernel k").count(), 4100);
+}
+
+#[test]
+fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
+    let dir = scratch("truncated");
+    let saxpy = std::fs::read_to_string(root().join("testdata/saxpy.cu")).unwrap();
+    let cut = saxpy.find("y[i] = a").unwrap() + 5;
+    std::fs::write(dir.join("truncated.cu"), &saxpy[..cut]).unwrap();
+    std::fs::write(dir.join("brace.cu"), saxpy.replacen("    }\n}\n", "    }\n", 1)).unwrap();
+    for (file, line) in [("truncated.cu", "truncated.cu:10:"), ("brace.cu", "brace.cu:28:")] {
+        for extra in [&[][..], &["--diff"], &["--format", "sarif"], &["--format", "json"]] {
+            let mut args = vec!["optimize", file];
+            args.extend_from_slice(extra);
+            let m = run(&format!("optimize {file} {extra:?}"), &dir, &args, &[]);
+            assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
+            assert!(stderr(&m).contains(line), "{args:?}: {}", stderr(&m));
+            assert!(stderr(&m).contains("error[syntax]"), "{args:?}: {}", stderr(&m));
+            assert!(stderr(&m).contains("the file ends inside `saxpy`"), "{}", stderr(&m));
+        }
+        let m = run(&format!("lint {file}"), &dir, &["lint", file], &[]);
+        assert_eq!(code(&m), 2, "{}", text(&m.out));
+        assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
+    }
+}
+
+#[test]
+fn a_byte_order_mark_before_the_kernel_is_ignored() {
+    let dir = scratch("bom");
+    std::fs::write(
+        dir.join("bom.cu"),
+        "\u{feff}__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let m = run("parse a file starting with a BOM", &dir, &["parse", "bom.cu"], &[]);
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    assert!(stdout(&m).contains("kernel k(int *a)"), "{}", text(&m.out));
+}
+
+#[test]
+fn a_failed_write_of_the_output_says_so() {
+    let dir = scratch("full");
+    copy_testdata("addSub0", &dir, "k");
+    for args in [
+        &["optimize", "k.cu"][..],
+        &["parse", "k.cu"],
+        &["lint", "k.cu"],
+        &["analyze", "k.cu"],
+        &["simulate", "k.cu"],
+    ] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("cannot write the output"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let m = run(
+        "optimize --report /dev/full",
+        &dir,
+        &["optimize", "k.cu", "--report", "/dev/full"],
+        &[],
+    );
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+    assert!(stderr(&m).contains("/dev/full"), "{}", stderr(&m));
+    assert!(stderr(&m).contains("No space left"), "{}", stderr(&m));
+}

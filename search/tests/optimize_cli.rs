@@ -259,7 +259,7 @@ fn bad_input_gets_a_message_an_exit_status_and_no_writes() {
             &["optimize", "--write", "addSub0.cu", "missing.cu"],
             "missing.cu",
         ),
-        (&["optimize", "empty"], "no .cu files"),
+        (&["optimize", "empty"], "no .cu or .cuh files"),
         (
             &["optimize", "addSub0.cu", "--diff", "--write"],
             "cannot be used with",

@@ -32,14 +32,19 @@ impl std::fmt::Display for ReplaceError {
 /// `O_CREAT|O_EXCL` (a file or link planted under any name is never
 /// opened); it is flushed to disk before the rename. When `path` is a
 /// symbolic link, the file it points to is replaced (the link stays); an
-/// existing file keeps its permissions and, where allowed, its owner.
+/// existing file keeps its permissions and, where allowed, its owner. A
+/// device or a named pipe is written to directly.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let target = resolve_target(path)?;
     let old = match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => {
+            return Err(std::io::Error::other("is a directory"));
+        }
+        // A device or a pipe (`--report /dev/stdout`) cannot be replaced:
+        // it is written to as it is, never created or renamed over.
         Ok(m) if !m.is_file() => {
-            return Err(std::io::Error::other(
-                "not a regular file; copper writes only regular files",
-            ))
+            let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
+            return f.write_all(text.as_bytes()).and_then(|()| f.flush());
         }
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

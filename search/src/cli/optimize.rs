@@ -390,6 +390,9 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             status = 2;
         }
     }
+    if a.format != OptFormat::Github {
+        report::errors(&runs);
+    }
     if a.diff {
         for f in &runs {
             print!("{}", file_diff(f));

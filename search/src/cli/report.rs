@@ -66,6 +66,28 @@ fn error_row(path: &str, kernel: &str) -> Vec<String> {
     row
 }
 
+/// Prints, on stderr, what could not be read or searched: files, the
+/// diagnostics of functions copper cannot read, kernels whose search
+/// failed (every format but `github`, whose annotations carry them).
+pub fn errors(runs: &[FileRun]) {
+    for f in runs {
+        let path = f.path.display();
+        if let Err(e) = &f.parsed {
+            eprintln!("{e}");
+            eprintln!("{path}: skipped: the file could not be read");
+            continue;
+        }
+        for d in &f.diagnostics {
+            eprintln!("{d}");
+        }
+        for k in f.kernels.iter().filter(|k| k.readable) {
+            if let Err(e) = &k.result {
+                eprintln!("{path}:{}:{}: kernel {}: error: {e}", k.at.0, k.at.1, k.name);
+            }
+        }
+    }
+}
+
 /// Prints the text report.
 pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let mut rows = Vec::new();
@@ -73,24 +95,16 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
         let path = f.path.display();
         let parsed = match &f.parsed {
             Ok(p) => p,
-            Err(e) => {
-                println!("{e}");
-                println!("{path}: skipped: the file could not be read\n");
+            Err(_) => {
                 rows.push(error_row(&path.to_string(), "-"));
                 continue;
             }
         };
-        for d in &f.diagnostics {
-            println!("{d}");
-        }
         for k in &f.kernels {
             let head = format!("{path}:{}:{}: kernel {}", k.at.0, k.at.1, k.name);
             let x = match &k.result {
                 Ok(x) => x,
-                Err(e) => {
-                    if k.readable {
-                        println!("{head}: error: {e}\n");
-                    }
+                Err(_) => {
                     rows.push(error_row(&path.to_string(), &k.name));
                     continue;
                 }
