@@ -444,3 +444,31 @@ fn a_failed_write_of_the_output_says_so() {
     assert!(stderr(&m).contains("/dev/full"), "{}", stderr(&m));
     assert!(stderr(&m).contains("No space left"), "{}", stderr(&m));
 }
+
+#[test]
+fn unknown_or_out_of_range_values_are_errors() {
+    let dir = scratch("values");
+    copy_testdata("addSub0", &dir, "k");
+    let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
+    let big = toml
+        .lines()
+        .map(|l| if l.starts_with("w = ") { "w = 99999999999" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(big, toml);
+    std::fs::write(dir.join("big.toml"), big).unwrap();
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("optimize --at zz=5", &["optimize", "k.cu", "--at", "zz=5"], "`zz` is not a scalar parameter"),
+        ("optimize with w = 99999999999", &["optimize", "k.cu", "--params", "big.toml"], "out of the range of its type (int)"),
+        ("simulate with w = 99999999999", &["simulate", "k.cu", "--params", "big.toml"], "out of the range of its type (int)"),
+        ("bench --sweep w=99999999999", &["bench", "k.cu", "--sweep", "w=99999999999", "--out", "out"], "out of the range of its type (int)"),
+    ];
+    for (case, args, needle) in cases {
+        let m = run(case, &dir, args, &[]);
+        assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
+        assert!(stderr(&m).contains(needle), "{args:?}: {}", stderr(&m));
+    }
+    assert!(!dir.join("out").exists());
+    let m = run("optimize --at w=64", &dir, &["optimize", "k.cu", "--at", "w=64"], &[]);
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+}

@@ -180,7 +180,15 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                         var.ty.c_name()
                     ));
                 }
-                scalars.insert(var.name.clone(), Value::F(*x).convert(var.ty));
+                let value = Value::F(*x).convert(var.ty);
+                if !var.ty.is_float() && value.as_f64() != *x {
+                    return Err(format!(
+                        "argument `{}` is {x}, out of the range of its type ({})",
+                        var.name,
+                        var.ty.c_name()
+                    ));
+                }
+                scalars.insert(var.name.clone(), value);
             }
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];

@@ -18,7 +18,6 @@ use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Param, Scalar, Value};
-use copper::sim::inputs_from_spec;
 use copper::sim::params::{ArraySpec, LaunchSpec};
 
 /// What a rewritten kernel is called in the program: `NAME_copper`.
@@ -261,11 +260,7 @@ impl Plan {
     /// Checks a launch as the simulator would (shape, every argument and
     /// array given, integer arguments integral), without filling arrays.
     fn check(&self, spec: &LaunchSpec) -> Result<(), String> {
-        let mut empty = spec.clone();
-        for a in empty.arrays.values_mut() {
-            a.len = 0;
-        }
-        inputs_from_spec(&self.kernel, &empty)?;
+        crate::launch::check_launch(&self.kernel, spec)?;
         for a in &self.arrays {
             let Some(s) = spec.arrays.get(&a.name) else {
                 continue;

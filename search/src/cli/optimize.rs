@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use copper::bound::Config;
 use copper::cost::Metric;
-use copper::cuda::ast::FnKind;
+use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::diff::unified;
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::cuda::rewrite::rewrite_functions;
@@ -364,7 +364,10 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             .build_global();
     }
     let start = Instant::now();
-    let runs = optimize_files(&files, a, &r);
+    let runs = match optimize_files(&files, a, &r) {
+        Ok(runs) => runs,
+        Err(e) => return fail(e),
+    };
     let elapsed = start.elapsed().as_secs_f64();
     if let Some(k) = &a.launch.kernel {
         if runs.iter().all(|f| f.kernels.is_empty()) {
@@ -423,7 +426,11 @@ pub fn file_diff(f: &FileRun) -> String {
 /// progress line on a terminal. Results in file and kernel order. Each
 /// file is finished (and, with `--write`, written) as soon as its last
 /// kernel is done, so a long batch loses nothing already found.
-fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<FileRun> {
+fn optimize_files(
+    files: &[PathBuf],
+    a: &OptimizeArgs,
+    r: &Resolved,
+) -> Result<Vec<FileRun>, String> {
     let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
         .par_iter()
         .map(|path| {
@@ -463,6 +470,12 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
             let shape = launch_shape(r.block, r.grid, parsed, spec.as_ref(), &f.name);
             jobs.push((i, f.name.clone(), spec, shape));
         }
+    }
+    if let Ranking::At { values, .. } = &r.settings.ranking {
+        let searched = jobs.iter().filter_map(|(i, name, ..)| {
+            runs[*i].0.parsed.as_ref().ok()?.function(name)
+        });
+        check_at_names(values, searched)?;
     }
     let pending: Vec<Mutex<Vec<KernelRun>>> = runs.iter().map(|_| Mutex::default()).collect();
     let remaining: Vec<AtomicUsize> = runs.iter().map(|_| AtomicUsize::new(0)).collect();
@@ -512,7 +525,55 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
         run.rewritten = f.rewritten;
         run.write_failed = f.write_failed;
     }
-    runs.into_iter().map(|(run, _)| run).collect()
+    Ok(runs.into_iter().map(|(run, _)| run).collect())
+}
+
+/// Refuses `--at` names that are no scalar parameter of any kernel
+/// searched (nor a launch dimension such as `blockDim.x`): a misspelled
+/// name would leave every bound unevaluated, and nothing would improve.
+fn check_at_names<'a>(
+    values: &BTreeMap<String, f64>,
+    searched: impl Iterator<Item = &'a Function>,
+) -> Result<(), String> {
+    let mut known: Vec<String> = Vec::new();
+    let mut any = false;
+    for f in searched {
+        any = true;
+        known.extend(
+            f.params
+                .iter()
+                .filter(|p| p.ty.pointers.is_empty() && p.dims.is_empty())
+                .map(|p| p.name.clone()),
+        );
+    }
+    known.sort();
+    known.dedup();
+    let launch_dimension = |n: &str| {
+        ["blockDim.", "gridDim."]
+            .iter()
+            .any(|p| n.strip_prefix(p).is_some_and(|c| ["x", "y", "z"].contains(&c)))
+    };
+    let unknown: Vec<&str> = values
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !known.iter().any(|k| k == n) && !launch_dimension(n))
+        .collect();
+    if unknown.is_empty() || !any {
+        return Ok(());
+    }
+    Err(format!(
+        "--at: {} is not a scalar parameter of the kernels searched (parameters: {})",
+        unknown
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
 }
 
 /// A file whose kernels are all done.
