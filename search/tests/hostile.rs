@@ -472,3 +472,40 @@ fn unknown_or_out_of_range_values_are_errors() {
     let m = run("optimize --at w=64", &dir, &["optimize", "k.cu", "--at", "w=64"], &[]);
     assert_eq!(code(&m), 1, "{}", text(&m.out));
 }
+
+// ---- item 12: streams, exit status, --quiet ----
+
+#[test]
+fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
+    let dir = scratch("streams");
+    copy_testdata("addSub0", &dir, "good");
+    std::fs::write(dir.join("bad.cu"), "__global__ void k(int *a) {\n    a[0] = ;\n}\n").unwrap();
+    for args in [
+        &["optimize", "good.cu", "bad.cu"][..],
+        &["lint", "good.cu", "bad.cu"],
+    ] {
+        let m = run(&format!("{} good.cu bad.cu", args[0]), &dir, args, &[]);
+        assert_eq!(code(&m), 1, "{args:?}: {}", text(&m.out));
+        assert!(stderr(&m).contains("bad.cu:2:12: error[syntax]"), "{args:?}: {}", stderr(&m));
+        assert!(!stdout(&m).contains("error[syntax]"), "{args:?}: {}", stdout(&m));
+    }
+    let m = run("optimize bad.cu", &dir, &["optimize", "bad.cu"], &[]);
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+}
+
+#[test]
+fn quiet_prints_only_errors_and_warnings() {
+    let dir = scratch("quiet");
+    copy_testdata("addSub0", &dir, "good");
+    std::fs::write(dir.join("bad.cu"), "__global__ void k(int *a) {\n    a[0] = ;\n}\n").unwrap();
+    for cmd in ["optimize", "lint", "analyze", "parse", "simulate"] {
+        let m = run(&format!("{cmd} --quiet"), &dir, &[cmd, "--quiet", "good.cu"], &[]);
+        assert!(stdout(&m).is_empty(), "{cmd}: {}", stdout(&m));
+        assert!(stderr(&m).is_empty(), "{cmd}: {}", stderr(&m));
+    }
+    let m = run("optimize -q --write", &dir, &["optimize", "-q", "--write", "good.cu", "bad.cu"], &[]);
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    assert!(stdout(&m).is_empty(), "{}", stdout(&m));
+    assert!(!stderr(&m).contains("updated"), "{}", stderr(&m));
+    assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
+}

@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use super::analyze::parse_seconds;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
+use super::output;
 use super::report;
 use super::walk::collect_files;
 use super::simulate::{read_hardware, resolve_metrics};
@@ -351,7 +352,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     let files = match collect_files(&a.paths, a.no_ignore) {
         Ok(found) => {
             for n in &found.notes {
-                eprintln!("copper: note: {n}");
+                output::note(n);
             }
             found.files
         }
@@ -374,14 +375,11 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             return fail(format!("no kernel named `{k}` in the given files"));
         }
     }
-    let mut status = 0;
-    let mut improved = false;
-    for f in &runs {
-        if f.parsed.is_err() || f.write_failed || f.kernels.iter().any(|k| k.result.is_err()) {
-            status = 2;
-        }
-        improved |= f.rewritten.is_some();
-    }
+    let mut failed = runs.iter().any(|f| f.write_failed);
+    let unreadable = runs
+        .iter()
+        .any(|f| f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()));
+    let improved = runs.iter().any(|f| f.rewritten.is_some());
     if let Some(path) = &a.report {
         let lines: String = runs
             .iter()
@@ -390,7 +388,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             .collect();
         if let Err(e) = write_atomically(path, &lines) {
             eprintln!("copper: error: {}: {e}", path.display());
-            status = 2;
+            failed = true;
         }
     }
     if a.format != OptFormat::Github {
@@ -408,10 +406,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             OptFormat::Sarif => report::sarif(&runs, &r),
         }
     }
-    if status == 0 && improved && !r.exit_zero {
-        status = 1;
-    }
-    status
+    output::batch_status(failed, improved && !r.exit_zero, unreadable)
 }
 
 /// The unified diff of a file's rewrite (empty when nothing improved).
@@ -486,7 +481,7 @@ fn optimize_files(
     let cache = Cache::default();
     let done = AtomicUsize::new(0);
     let total = jobs.len();
-    let terminal = std::io::stderr().is_terminal();
+    let terminal = std::io::stderr().is_terminal() && !output::quiet();
     jobs.into_par_iter().for_each(|(i, name, spec, shape)| {
         let run = &runs[i].0;
         let Ok(parsed) = &run.parsed else {
@@ -613,7 +608,7 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
     let mut write_failed = false;
     if let (true, Some(text)) = (a.write, &rewritten) {
         match replace_if_unchanged(&run.path, &parsed.source.text, text) {
-            Ok(()) => eprintln!("copper: updated {}", run.path.display()),
+            Ok(()) => output::note(format_args!("updated {}", run.path.display())),
             Err(ReplaceError::Changed(why)) => {
                 eprintln!("copper: warning: {}: {why}", run.path.display())
             }
