@@ -30,6 +30,51 @@ pub struct Checker {
     launches: Vec<(LaunchSpec, SimResult)>,
 }
 
+/// Threads times array elements: how much simulating a launch costs.
+fn launch_work(spec: &LaunchSpec) -> u64 {
+    let threads: u64 = spec.grid.iter().chain(&spec.block).product();
+    let elements: u64 = spec.arrays.values().map(|a| a.len).sum();
+    threads.saturating_add(elements)
+}
+
+/// Longest array shrunk in the tight launch: longer ones stay as they are
+/// (a binary search costs a simulation per halving).
+const MAX_TIGHTENED: u64 = 1 << 20;
+
+/// `spec` with each array shrunk, in turn, to the fewest elements the
+/// original runs cleanly on (a binary search), and the original's results
+/// there; `None` when it then does not run cleanly.
+fn tight(kernel: &Kernel, spec: &LaunchSpec) -> Option<(LaunchSpec, SimResult)> {
+    let runs = |s: &LaunchSpec| {
+        let inputs = inputs_from_spec(kernel, s).ok()?;
+        simulate_owned(kernel, inputs, &options()).ok()
+    };
+    let mut spec = spec.clone();
+    let names: Vec<String> = spec.arrays.keys().cloned().collect();
+    for name in names {
+        let full = spec.arrays.get(&name)?.len;
+        if full > MAX_TIGHTENED {
+            continue;
+        }
+        // Invariant: the original runs cleanly with `hi` elements.
+        let (mut lo, mut hi) = (0, full);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            spec.arrays.get_mut(&name)?.len = mid;
+            if runs(&spec).is_some() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let a = spec.arrays.get_mut(&name)?;
+        a.len = hi;
+        a.len_expr = None;
+    }
+    let result = runs(&spec)?;
+    Some((spec, result))
+}
+
 fn options() -> SimOptions {
     SimOptions {
         step_budget: STEP_BUDGET,
@@ -68,6 +113,17 @@ impl Checker {
                 "only {} of the test launches run cleanly on the original kernel (need {MIN_LAUNCHES}); give a parameter file with a launch it runs on",
                 launches.len()
             ));
+        }
+        // Arrays as short as the original allows: a candidate that reads
+        // an element the original never reads fails there, out of bounds,
+        // where longer test arrays would hide it.
+        let smallest = launches
+            .iter()
+            .map(|(spec, _)| spec)
+            .min_by_key(|spec| launch_work(spec))
+            .cloned();
+        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec)) {
+            launches.push(t);
         }
         Ok(Checker {
             file: file.clone(),
