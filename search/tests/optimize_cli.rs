@@ -119,7 +119,8 @@ fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
         &["optimize", ".", "--report", report.to_str().unwrap()],
     );
     let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
+    // Improvements (1) win over the files that cannot be read (each named).
+    assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("sub/broken.cu:1:36: error[syntax]"), "{t}");
     assert!(t.contains("binary file"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
