@@ -509,3 +509,36 @@ fn quiet_prints_only_errors_and_warnings() {
     assert!(!stderr(&m).contains("updated"), "{}", stderr(&m));
     assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
 }
+
+// ---- item 9: memory with many kernels in one file ----
+
+/// `n` small kernels in one file.
+fn many_kernels(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "__global__ void k{i}(int *a, int n) {{\n    int t = blockIdx.x * blockDim.x + threadIdx.x;\n    if (t < n) {{ a[t] = a[t] + {i}; }}\n}}\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn many_kernels_in_one_file_take_memory_in_proportion() {
+    let dir = scratch("many-kernels");
+    let slow = std::env::var("COPPER_HOSTILE_SLOW").is_ok();
+    let counts: &[usize] = if slow { &[500, 5000] } else { &[500] };
+    for &n in counts {
+        std::fs::write(dir.join(format!("k{n}.cu")), many_kernels(n)).unwrap();
+        let file = format!("k{n}.cu");
+        let m = run(&format!("optimize {n} kernels in one file"), &dir, &["optimize", &file], &[]);
+        assert_eq!(code(&m), 0, "{}", stderr(&m));
+        // Before: 500 kernels took 1.2 GB, 5,000 were killed at 24 GB.
+        let limit_mib = 100 + n as i64 / 10;
+        assert!(
+            m.peak_kib / 1024 < limit_mib,
+            "{n} kernels: {} MiB (limit {limit_mib} MiB)",
+            m.peak_kib / 1024
+        );
+    }
+}

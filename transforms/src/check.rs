@@ -14,7 +14,6 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
-use copper::source::SourceFile;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
@@ -182,7 +181,7 @@ pub fn materialize(
     candidate: &Function,
 ) -> Result<(ParsedFile, Kernel), String> {
     let text = rewrite_functions(file, std::slice::from_ref(candidate));
-    let reparsed = parse_source(SourceFile::new(file.source.path.clone(), text));
+    let reparsed = parse_source(file.source.with_text(text));
     let Some(f) = reparsed.function(&candidate.name) else {
         let why = reparsed
             .all_diagnostics()
@@ -330,7 +329,7 @@ mod tests {
     use copper::cuda::ast::{ExprKind, StmtKind};
 
     fn file(src: &str) -> ParsedFile {
-        parse_source(SourceFile::new("t.cu", src))
+        parse_source(copper::source::SourceFile::new("t.cu", src))
     }
 
     const SRC: &str = "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { b[i] = a[i] + 1; } }";

@@ -14,6 +14,7 @@ use copper::bound::Config;
 use copper::cost::Metric;
 use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::diff::unified;
+use copper::cuda::excerpt::Excerpts;
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::cuda::rewrite::rewrite_functions;
 use copper::sim::params::ParamFile;
@@ -478,6 +479,10 @@ fn optimize_files(
         remaining[*i].fetch_add(1, Ordering::Relaxed);
     }
     let finished: Vec<Mutex<Option<Finished>>> = runs.iter().map(|_| Mutex::default()).collect();
+    let excerpts: Vec<Option<Excerpts>> = runs
+        .iter()
+        .map(|(run, _)| run.parsed.as_ref().ok().map(Excerpts::new))
+        .collect();
     let cache = Cache::default();
     let done = AtomicUsize::new(0);
     let total = jobs.len();
@@ -487,7 +492,14 @@ fn optimize_files(
         let Ok(parsed) = &run.parsed else {
             return;
         };
-        let result = optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
+        // The kernel's excerpt of its file: a search costs what the kernel
+        // costs, however many kernels the file has.
+        let result = match excerpts[i].as_ref().and_then(|e| e.kernel(&name)) {
+            Some(excerpt) => {
+                optimize_kernel(&excerpt, &name, spec.as_ref(), &shape, &r.settings, &cache)
+            }
+            None => optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache),
+        };
         if terminal {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());

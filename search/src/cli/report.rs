@@ -2,7 +2,6 @@
 //! GitHub annotations and SARIF for CI.
 
 use copper::bound::Outcome;
-use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Verdict};
@@ -93,13 +92,10 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let mut rows = Vec::new();
     for f in runs {
         let path = f.path.display();
-        let parsed = match &f.parsed {
-            Ok(p) => p,
-            Err(_) => {
-                rows.push(error_row(&path.to_string(), "-"));
-                continue;
-            }
-        };
+        if f.parsed.is_err() {
+            rows.push(error_row(&path.to_string(), "-"));
+            continue;
+        }
         for k in &f.kernels {
             let head = format!("{path}:{}:{}: kernel {}", k.at.0, k.at.1, k.name);
             let x = match &k.result {
@@ -122,9 +118,9 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
             }
-            print_bounds(parsed, x);
+            print_bounds(x);
             if explain {
-                print_steps(parsed, x);
+                print_steps(x);
             }
             let candidates: usize = x.steps.iter().map(|s| s.considered.len()).sum();
             println!(
@@ -168,7 +164,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     );
 }
 
-fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
+fn print_bounds(x: &KernelResult) {
     let width = x
         .original
         .bounds
@@ -203,8 +199,10 @@ fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
             let at = span
                 .filter(|s| !s.is_synthetic())
                 .map(|s| {
-                    let (l, c) = parsed.source.line_col(s.start);
-                    format!(" (at {}:{l}:{c})", parsed.source.path.display())
+                    // Spans are the searched file's (the kernel's excerpt).
+                    let source = &x.original.file.source;
+                    let (l, c) = source.line_col(s.start);
+                    format!(" (at {}:{l}:{c})", source.path.display())
                 })
                 .unwrap_or_default();
             let line = format!("  no bound: {why}{at}");
@@ -218,7 +216,7 @@ fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
     }
 }
 
-fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
+fn print_steps(x: &KernelResult) {
     for s in &x.steps {
         println!("  [round {}: {}]", s.round, s.transform);
         if s.considered.is_empty() && s.skipped.is_empty() {
@@ -238,7 +236,7 @@ fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
             let at = if sk.span.is_synthetic() {
                 String::new()
             } else {
-                let (l, c) = parsed.source.line_col(sk.span.start);
+                let (l, c) = x.original.file.source.line_col(sk.span.start);
                 format!("{l}:{c}: ")
             };
             println!("    left alone: {at}{}", sk.reason);
