@@ -542,3 +542,24 @@ fn many_kernels_in_one_file_take_memory_in_proportion() {
         );
     }
 }
+
+// ---- item 10: the simulator's limits ----
+
+#[test]
+fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
+    let dir = scratch("sim-limits");
+    copy_testdata("saxpy", &dir, "k");
+    let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
+    std::fs::write(dir.join("huge.toml"), toml.replace("len = 8192", "len = 268435456")).unwrap();
+    std::fs::write(dir.join("grid.toml"), toml.replace("grid = [16, 1, 1]", "grid = [99999999, 1, 1]")).unwrap();
+    for (case, params, needle) in [
+        ("simulate --dump, arrays of 2^28", "huge.toml", "copper simulates at most"),
+        ("simulate a 99,999,999-block grid", "grid.toml", "copper simulates at most"),
+    ] {
+        let m = run(case, &dir, &["simulate", "k.cu", "--params", params, "--dump", "d.json"], &[]);
+        assert_eq!(code(&m), 2, "{}", text(&m.out));
+        assert!(stderr(&m).contains(needle), "{}", stderr(&m));
+        assert!(m.peak_kib < 100 * 1024, "{} KiB", m.peak_kib);
+        assert!(!dir.join("d.json").exists());
+    }
+}

@@ -63,8 +63,9 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .suffix(".copper.tmp")
         .tempfile_in(dir)?;
     tmp.write_all(text.as_bytes())?;
-    if let Some(meta) = &old {
-        keep_owner_and_mode(tmp.as_file(), meta)?;
+    match &old {
+        Some(meta) => keep_owner_and_mode(tmp.as_file(), meta)?,
+        None => new_file_mode(tmp.as_file())?,
     }
     tmp.as_file().sync_all()?;
     tmp.persist(&target).map_err(|e| e.error)?;
@@ -133,6 +134,28 @@ fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<
     file.set_permissions(old.permissions())
 }
 
+/// A new file gets the mode any new file gets (`0666` less the umask),
+/// not the temporary file's private `0600`.
+#[cfg(unix)]
+fn new_file_mode(file: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // The umask, read without changing it (Linux); else the usual 022.
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    file.set_permissions(std::fs::Permissions::from_mode(0o666 & !umask))
+}
+
+#[cfg(not(unix))]
+fn new_file_mode(_file: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
 #[cfg(not(unix))]
 fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<()> {
     file.set_permissions(old.permissions())
@@ -183,6 +206,16 @@ mod tests {
         write_atomically(&d.join("k.cu"), "new").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(d.join("k.cu")).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_not_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("new");
+        write_atomically(&d.join("report.jsonl"), "{}").unwrap();
+        let mode = std::fs::metadata(d.join("report.jsonl")).unwrap().permissions().mode();
+        assert_ne!(mode & 0o044, 0, "{mode:o}");
     }
 
     #[test]

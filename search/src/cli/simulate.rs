@@ -229,7 +229,8 @@ pub fn run(a: &SimulateArgs) -> u8 {
                 .unwrap_or_default()
         );
     }
-    if let Some(path) = &a.dump {
+    // Bad input (status 2) writes nothing: no dump of the kernels that ran.
+    if let (Some(path), true) = (&a.dump, status != 2) {
         if let Err(e) = write_atomically(path, &serde_json::to_string(&dumps).unwrap_or_default()) {
             return error(path, format!("cannot write dump: {e}"));
         }
