@@ -33,6 +33,8 @@ struct Measured {
 /// Runs `copper ARGS` in `dir` with `env`, recording its wall time and
 /// peak memory (from `wait4`), and prints one row of the table; killed
 /// (exit -1) after a minute.
+// The child is reaped by `wait4` (which also gives its peak memory).
+#[allow(clippy::zombie_processes)]
 fn run(case: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_copper"))
@@ -214,11 +216,19 @@ fn write_goes_through_a_symlink_to_its_target() {
     let real = copy_testdata("addSub0", &dir.join("real"), "k");
     std::fs::copy(dir.join("real/k.toml"), dir.join("link.toml")).unwrap();
     std::os::unix::fs::symlink("real/k.cu", dir.join("link.cu")).unwrap();
-    let m = run("optimize --write on a symlink", &dir, &["optimize", "link.cu", "--write"], &[]);
+    let m = run(
+        "optimize --write on a symlink",
+        &dir,
+        &["optimize", "link.cu", "--write"],
+        &[],
+    );
     assert_eq!(code(&m), 1, "{}", text(&m.out));
     let link = std::fs::symlink_metadata(dir.join("link.cu")).unwrap();
     assert!(link.file_type().is_symlink(), "the link stays a link");
-    assert!(std::fs::read_to_string(&real).unwrap().contains("B_elem"), "the target is rewritten");
+    assert!(
+        std::fs::read_to_string(&real).unwrap().contains("B_elem"),
+        "the target is rewritten"
+    );
 }
 
 #[test]
@@ -230,11 +240,20 @@ fn write_keeps_mode_and_crlf_line_endings() {
     std::fs::write(&cu, original.replace('\n', "\r\n")).unwrap();
     std::fs::copy(root().join("testdata/addSub0.toml"), dir.join("k.toml")).unwrap();
     std::fs::set_permissions(&cu, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let m = run("optimize --write on a CRLF file", &dir, &["optimize", "k.cu", "--write"], &[]);
+    let m = run(
+        "optimize --write on a CRLF file",
+        &dir,
+        &["optimize", "k.cu", "--write"],
+        &[],
+    );
     assert_eq!(code(&m), 1, "{}", text(&m.out));
     let now = std::fs::read_to_string(&cu).unwrap();
     assert!(now.contains("B_elem"));
-    assert_eq!(now.matches('\n').count(), now.matches("\r\n").count(), "{now:?}");
+    assert_eq!(
+        now.matches('\n').count(),
+        now.matches("\r\n").count(),
+        "{now:?}"
+    );
     let mode = std::fs::metadata(&cu).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
     let left: Vec<_> = files_below(&dir)
@@ -258,8 +277,14 @@ fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
         &[],
     );
     assert_eq!(code(&m), 0, "{}", text(&m.out));
-    assert_eq!(std::fs::read_to_string(dir.join("victim")).unwrap(), "precious");
-    assert!(!std::fs::symlink_metadata(dir.join("dump.json")).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("victim")).unwrap(),
+        "precious"
+    );
+    assert!(!std::fs::symlink_metadata(dir.join("dump.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]
@@ -289,11 +314,27 @@ fn an_edit_made_during_the_run_is_not_overwritten() {
         &[],
     );
     edit.join().unwrap();
-    assert!(m.wall > Duration::from_millis(1500), "the run was too quick for the test");
-    assert_eq!(std::fs::read_to_string(&cu).unwrap(), edited, "{}", text(&m.out));
+    assert!(
+        m.wall > Duration::from_millis(1500),
+        "the run was too quick for the test"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&cu).unwrap(),
+        edited,
+        "{}",
+        text(&m.out)
+    );
     assert!(!gone.exists(), "a deleted file is not re-created");
-    assert!(stderr(&m).contains("changed after copper read it"), "{}", stderr(&m));
-    assert!(stderr(&m).contains("deleted after copper read it"), "{}", stderr(&m));
+    assert!(
+        stderr(&m).contains("changed after copper read it"),
+        "{}",
+        stderr(&m)
+    );
+    assert!(
+        stderr(&m).contains("deleted after copper read it"),
+        "{}",
+        stderr(&m)
+    );
 }
 
 // ---- items 6, 7: what a batch directory may hold ----
@@ -338,8 +379,17 @@ fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
         .map(|k| k["file"].as_str().unwrap())
         .collect();
     assert_eq!(files, ["d/a.cu", "d/sub/b.cuh"], "{}", text(&m.out));
-    assert!(stderr(&m).contains("fifo.cu: skipped: not a regular file"), "{}", stderr(&m));
-    assert_eq!(stderr(&m).matches("copper: updated").count(), 1, "{}", stderr(&m));
+    assert!(
+        stderr(&m).contains("fifo.cu: skipped: not a regular file"),
+        "{}",
+        stderr(&m)
+    );
+    assert_eq!(
+        stderr(&m).matches("copper: updated").count(),
+        1,
+        "{}",
+        stderr(&m)
+    );
     let m = run(
         "optimize --no-ignore on the same tree",
         &dir,
@@ -347,7 +397,12 @@ fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
         &[],
     );
     let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
-    assert_eq!(json["kernels"].as_array().unwrap().len(), 4, "{}", text(&m.out));
+    assert_eq!(
+        json["kernels"].as_array().unwrap().len(),
+        4,
+        "{}",
+        text(&m.out)
+    );
 }
 
 #[test]
@@ -356,7 +411,11 @@ fn a_fifo_named_on_the_command_line_is_refused_unopened() {
     for cmd in ["parse", "optimize", "lint", "analyze", "simulate", "fmt"] {
         let m = run(&format!("{cmd} on a FIFO"), &dir, &[cmd, "d/fifo.cu"], &[]);
         assert_eq!(code(&m), 2, "{cmd}: {}", text(&m.out));
-        assert!(text(&m.out).contains("not a regular file"), "{cmd}: {}", text(&m.out));
+        assert!(
+            text(&m.out).contains("not a regular file"),
+            "{cmd}: {}",
+            text(&m.out)
+        );
     }
 }
 
@@ -369,7 +428,12 @@ fn every_function_of_a_file_with_thousands_is_read() {
         .map(|i| format!("__global__ void k{i}(int *a) {{\n    a[threadIdx.x] = {i};\n}}\n"))
         .collect();
     std::fs::write(dir.join("many.cu"), text).unwrap();
-    let m = run("parse 4,100 kernels in one file", &dir, &["parse", "many.cu"], &[]);
+    let m = run(
+        "parse 4,100 kernels in one file",
+        &dir,
+        &["parse", "many.cu"],
+        &[],
+    );
     assert_eq!(code(&m), 0, "{}", stderr(&m));
     assert!(!stderr(&m).contains("too-large"), "{}", stderr(&m));
     assert_eq!(stdout(&m).matches(": kernel k").count(), 4100);
@@ -381,16 +445,36 @@ fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
     let saxpy = std::fs::read_to_string(root().join("testdata/saxpy.cu")).unwrap();
     let cut = saxpy.find("y[i] = a").unwrap() + 5;
     std::fs::write(dir.join("truncated.cu"), &saxpy[..cut]).unwrap();
-    std::fs::write(dir.join("brace.cu"), saxpy.replacen("    }\n}\n", "    }\n", 1)).unwrap();
-    for (file, line) in [("truncated.cu", "truncated.cu:10:"), ("brace.cu", "brace.cu:28:")] {
-        for extra in [&[][..], &["--diff"], &["--format", "sarif"], &["--format", "json"]] {
+    std::fs::write(
+        dir.join("brace.cu"),
+        saxpy.replacen("    }\n}\n", "    }\n", 1),
+    )
+    .unwrap();
+    for (file, line) in [
+        ("truncated.cu", "truncated.cu:10:"),
+        ("brace.cu", "brace.cu:28:"),
+    ] {
+        for extra in [
+            &[][..],
+            &["--diff"],
+            &["--format", "sarif"],
+            &["--format", "json"],
+        ] {
             let mut args = vec!["optimize", file];
             args.extend_from_slice(extra);
             let m = run(&format!("optimize {file} {extra:?}"), &dir, &args, &[]);
             assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
             assert!(stderr(&m).contains(line), "{args:?}: {}", stderr(&m));
-            assert!(stderr(&m).contains("error[syntax]"), "{args:?}: {}", stderr(&m));
-            assert!(stderr(&m).contains("the file ends inside `saxpy`"), "{}", stderr(&m));
+            assert!(
+                stderr(&m).contains("error[syntax]"),
+                "{args:?}: {}",
+                stderr(&m)
+            );
+            assert!(
+                stderr(&m).contains("the file ends inside `saxpy`"),
+                "{}",
+                stderr(&m)
+            );
         }
         let m = run(&format!("lint {file}"), &dir, &["lint", file], &[]);
         assert_eq!(code(&m), 2, "{}", text(&m.out));
@@ -406,7 +490,12 @@ fn a_byte_order_mark_before_the_kernel_is_ignored() {
         "\u{feff}__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
     )
     .unwrap();
-    let m = run("parse a file starting with a BOM", &dir, &["parse", "bom.cu"], &[]);
+    let m = run(
+        "parse a file starting with a BOM",
+        &dir,
+        &["parse", "bom.cu"],
+        &[],
+    );
     assert_eq!(code(&m), 0, "{}", text(&m.out));
     assert!(stdout(&m).contains("kernel k(int *a)"), "{}", text(&m.out));
 }
@@ -422,7 +511,10 @@ fn a_failed_write_of_the_output_says_so() {
         &["analyze", "k.cu"],
         &["simulate", "k.cu"],
     ] {
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_copper"))
             .args(args)
             .current_dir(&dir)
@@ -452,16 +544,38 @@ fn unknown_or_out_of_range_values_are_errors() {
     let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
     let big = toml
         .lines()
-        .map(|l| if l.starts_with("w = ") { "w = 99999999999" } else { l })
+        .map(|l| {
+            if l.starts_with("w = ") {
+                "w = 99999999999"
+            } else {
+                l
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     assert_ne!(big, toml);
     std::fs::write(dir.join("big.toml"), big).unwrap();
     let cases: &[(&str, &[&str], &str)] = &[
-        ("optimize --at zz=5", &["optimize", "k.cu", "--at", "zz=5"], "`zz` is not a scalar parameter"),
-        ("optimize with w = 99999999999", &["optimize", "k.cu", "--params", "big.toml"], "out of the range of its type (int)"),
-        ("simulate with w = 99999999999", &["simulate", "k.cu", "--params", "big.toml"], "out of the range of its type (int)"),
-        ("bench --sweep w=99999999999", &["bench", "k.cu", "--sweep", "w=99999999999", "--out", "out"], "out of the range of its type (int)"),
+        (
+            "optimize --at zz=5",
+            &["optimize", "k.cu", "--at", "zz=5"],
+            "`zz` is not a scalar parameter",
+        ),
+        (
+            "optimize with w = 99999999999",
+            &["optimize", "k.cu", "--params", "big.toml"],
+            "out of the range of its type (int)",
+        ),
+        (
+            "simulate with w = 99999999999",
+            &["simulate", "k.cu", "--params", "big.toml"],
+            "out of the range of its type (int)",
+        ),
+        (
+            "bench --sweep w=99999999999",
+            &["bench", "k.cu", "--sweep", "w=99999999999", "--out", "out"],
+            "out of the range of its type (int)",
+        ),
     ];
     for (case, args, needle) in cases {
         let m = run(case, &dir, args, &[]);
@@ -469,7 +583,12 @@ fn unknown_or_out_of_range_values_are_errors() {
         assert!(stderr(&m).contains(needle), "{args:?}: {}", stderr(&m));
     }
     assert!(!dir.join("out").exists());
-    let m = run("optimize --at w=64", &dir, &["optimize", "k.cu", "--at", "w=64"], &[]);
+    let m = run(
+        "optimize --at w=64",
+        &dir,
+        &["optimize", "k.cu", "--at", "w=64"],
+        &[],
+    );
     assert_eq!(code(&m), 1, "{}", text(&m.out));
 }
 
@@ -479,15 +598,27 @@ fn unknown_or_out_of_range_values_are_errors() {
 fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
     let dir = scratch("streams");
     copy_testdata("addSub0", &dir, "good");
-    std::fs::write(dir.join("bad.cu"), "__global__ void k(int *a) {\n    a[0] = ;\n}\n").unwrap();
+    std::fs::write(
+        dir.join("bad.cu"),
+        "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
+    )
+    .unwrap();
     for args in [
         &["optimize", "good.cu", "bad.cu"][..],
         &["lint", "good.cu", "bad.cu"],
     ] {
         let m = run(&format!("{} good.cu bad.cu", args[0]), &dir, args, &[]);
         assert_eq!(code(&m), 1, "{args:?}: {}", text(&m.out));
-        assert!(stderr(&m).contains("bad.cu:2:12: error[syntax]"), "{args:?}: {}", stderr(&m));
-        assert!(!stdout(&m).contains("error[syntax]"), "{args:?}: {}", stdout(&m));
+        assert!(
+            stderr(&m).contains("bad.cu:2:12: error[syntax]"),
+            "{args:?}: {}",
+            stderr(&m)
+        );
+        assert!(
+            !stdout(&m).contains("error[syntax]"),
+            "{args:?}: {}",
+            stdout(&m)
+        );
     }
     let m = run("optimize bad.cu", &dir, &["optimize", "bad.cu"], &[]);
     assert_eq!(code(&m), 2, "{}", text(&m.out));
@@ -497,13 +628,27 @@ fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
 fn quiet_prints_only_errors_and_warnings() {
     let dir = scratch("quiet");
     copy_testdata("addSub0", &dir, "good");
-    std::fs::write(dir.join("bad.cu"), "__global__ void k(int *a) {\n    a[0] = ;\n}\n").unwrap();
+    std::fs::write(
+        dir.join("bad.cu"),
+        "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
+    )
+    .unwrap();
     for cmd in ["optimize", "lint", "analyze", "parse", "simulate"] {
-        let m = run(&format!("{cmd} --quiet"), &dir, &[cmd, "--quiet", "good.cu"], &[]);
+        let m = run(
+            &format!("{cmd} --quiet"),
+            &dir,
+            &[cmd, "--quiet", "good.cu"],
+            &[],
+        );
         assert!(stdout(&m).is_empty(), "{cmd}: {}", stdout(&m));
         assert!(stderr(&m).is_empty(), "{cmd}: {}", stderr(&m));
     }
-    let m = run("optimize -q --write", &dir, &["optimize", "-q", "--write", "good.cu", "bad.cu"], &[]);
+    let m = run(
+        "optimize -q --write",
+        &dir,
+        &["optimize", "-q", "--write", "good.cu", "bad.cu"],
+        &[],
+    );
     assert_eq!(code(&m), 1, "{}", text(&m.out));
     assert!(stdout(&m).is_empty(), "{}", stdout(&m));
     assert!(!stderr(&m).contains("updated"), "{}", stderr(&m));
@@ -531,7 +676,12 @@ fn many_kernels_in_one_file_take_memory_in_proportion() {
     for &n in counts {
         std::fs::write(dir.join(format!("k{n}.cu")), many_kernels(n)).unwrap();
         let file = format!("k{n}.cu");
-        let m = run(&format!("optimize {n} kernels in one file"), &dir, &["optimize", &file], &[]);
+        let m = run(
+            &format!("optimize {n} kernels in one file"),
+            &dir,
+            &["optimize", &file],
+            &[],
+        );
         assert_eq!(code(&m), 0, "{}", stderr(&m));
         // Before: 500 kernels took 1.2 GB, 5,000 were killed at 24 GB.
         let limit_mib = 100 + n as i64 / 10;
@@ -550,13 +700,34 @@ fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
     let dir = scratch("sim-limits");
     copy_testdata("saxpy", &dir, "k");
     let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
-    std::fs::write(dir.join("huge.toml"), toml.replace("len = 8192", "len = 268435456")).unwrap();
-    std::fs::write(dir.join("grid.toml"), toml.replace("grid = [16, 1, 1]", "grid = [99999999, 1, 1]")).unwrap();
+    std::fs::write(
+        dir.join("huge.toml"),
+        toml.replace("len = 8192", "len = 268435456"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("grid.toml"),
+        toml.replace("grid = [16, 1, 1]", "grid = [99999999, 1, 1]"),
+    )
+    .unwrap();
     for (case, params, needle) in [
-        ("simulate --dump, arrays of 2^28", "huge.toml", "copper simulates at most"),
-        ("simulate a 99,999,999-block grid", "grid.toml", "copper simulates at most"),
+        (
+            "simulate --dump, arrays of 2^28",
+            "huge.toml",
+            "copper simulates at most",
+        ),
+        (
+            "simulate a 99,999,999-block grid",
+            "grid.toml",
+            "copper simulates at most",
+        ),
     ] {
-        let m = run(case, &dir, &["simulate", "k.cu", "--params", params, "--dump", "d.json"], &[]);
+        let m = run(
+            case,
+            &dir,
+            &["simulate", "k.cu", "--params", params, "--dump", "d.json"],
+            &[],
+        );
         assert_eq!(code(&m), 2, "{}", text(&m.out));
         assert!(stderr(&m).contains(needle), "{}", stderr(&m));
         assert!(m.peak_kib < 100 * 1024, "{} KiB", m.peak_kib);

@@ -73,7 +73,12 @@ fn bad_input_is_named_and_the_rest_linted() {
     assert!(out.contains("kernel `fixed_add`"));
     assert!(out.contains("kernel `saxpy`"));
     assert!(!err.contains("panicked"));
-    let (code, _, err) = lint(&["testdata/bad/malformed.cu", "testdata/vector_add.cu", "--allow", "divergent-branch"]);
+    let (code, _, err) = lint(&[
+        "testdata/bad/malformed.cu",
+        "testdata/vector_add.cu",
+        "--allow",
+        "divergent-branch",
+    ]);
     assert_eq!(code, 2, "nothing to report and a file unreadable: {err}");
 }
 

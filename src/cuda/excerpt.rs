@@ -63,7 +63,12 @@ impl<'a> Excerpts<'a> {
         let mut seen: HashSet<&str> = HashSet::new();
         let mut todo: Vec<&str> = identifiers(&text[kernel.span.start..kernel.span.end]);
         todo.extend(self.macro_idents.iter().copied());
-        for s in ex.types.iter().map(|t| t.span).chain(ex.globals.iter().map(|g| g.span)) {
+        for s in ex
+            .types
+            .iter()
+            .map(|t| t.span)
+            .chain(ex.globals.iter().map(|g| g.span))
+        {
             todo.extend(identifiers(&text[s.start..s.end]));
         }
         while let Some(id) = todo.pop() {

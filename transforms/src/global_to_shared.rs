@@ -316,7 +316,8 @@ fn copy_guards(
         .next();
     match shared_high {
         Some(h) => {
-            let e = poly_expr(&h).ok_or("its bound guard is not a C expression copper can write")?;
+            let e =
+                poly_expr(&h).ok_or("its bound guard is not a C expression copper can write")?;
             guards.push(Guard::AtMost(e));
             let when = guarded_covering_access(cx, uses, lo, len, block)?;
             Ok((guards, when))
@@ -591,7 +592,8 @@ impl PathRule<'_> {
                 let mut only_params = true;
                 ast_util::visit_expr(&first, &mut |x| match &x.kind {
                     ExprKind::Ident(n) => only_params &= self.params.contains(n),
-                    ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {}
+                    ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {
+                    }
                     _ => only_params = false,
                 });
                 if !only_params {

@@ -139,7 +139,11 @@ const INDEX: &[&str] = &[
 const GUARD: &[&str] = &["s < m", "s + OFF < m", "s < m && s > 2", "s <= m - 3", ""];
 
 /// Another read of `B` after the loop.
-const EXTRA: &[&str] = &["", "if (t < n) { acc += B[t]; }", "acc += B[threadIdx.x % 8];"];
+const EXTRA: &[&str] = &[
+    "",
+    "if (t < n) { acc += B[t]; }",
+    "acc += B[threadIdx.x % 8];",
+];
 
 fn guarded_kernel(index: usize, guard: usize, extra: usize, w: u8, off: u8) -> String {
     let s = INDEX[index].replace('W', &w.to_string());

@@ -231,6 +231,10 @@ fn a_copy_in_reads_only_what_the_guards_let_the_original_read() {
         assert!(text.contains("<= window_size - 1"), "{text}");
     }
     if moved.is_empty() {
-        assert!(skipped(&p).contains("`B` stays in global memory"), "{}", skipped(&p));
+        assert!(
+            skipped(&p).contains("`B` stays in global memory"),
+            "{}",
+            skipped(&p)
+        );
     }
 }

@@ -295,6 +295,9 @@ mod tests {
     #[test]
     fn build_line_quotes_the_program_name() {
         let line = build_line("$(touch PWNED)_bench", Path::new("/d"), "nvcc", "native");
-        assert!(line.contains("-o '$(touch PWNED)_bench' '$(touch PWNED)_bench.cu'"), "{line}");
+        assert!(
+            line.contains("-o '$(touch PWNED)_bench' '$(touch PWNED)_bench.cu'"),
+            "{line}"
+        );
     }
 }

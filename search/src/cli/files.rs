@@ -174,7 +174,10 @@ mod tests {
 
     #[test]
     fn line_endings_follow_the_original() {
-        assert_eq!(match_line_endings("a\r\nb\r\n", "a\nc\r\nd\n".into()), "a\r\nc\r\nd\r\n");
+        assert_eq!(
+            match_line_endings("a\r\nb\r\n", "a\nc\r\nd\n".into()),
+            "a\r\nc\r\nd\r\n"
+        );
         assert_eq!(match_line_endings("a\nb\r\n", "a\nc\n".into()), "a\nc\n");
         assert_eq!(match_line_endings("a", "a\n".into()), "a\n");
     }
@@ -214,7 +217,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let d = scratch("new");
         write_atomically(&d.join("report.jsonl"), "{}").unwrap();
-        let mode = std::fs::metadata(d.join("report.jsonl")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(d.join("report.jsonl"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_ne!(mode & 0o044, 0, "{mode:o}");
     }
 

@@ -29,8 +29,8 @@ use super::files::{match_line_endings, replace_if_unchanged, write_atomically, R
 use super::launch_args::LaunchArgs;
 use super::output;
 use super::report;
-use super::walk::collect_files;
 use super::simulate::{read_hardware, resolve_metrics};
+use super::walk::collect_files;
 
 /// Output formats of `copper optimize`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -468,9 +468,9 @@ fn optimize_files(
         }
     }
     if let Ranking::At { values, .. } = &r.settings.ranking {
-        let searched = jobs.iter().filter_map(|(i, name, ..)| {
-            runs[*i].0.parsed.as_ref().ok()?.function(name)
-        });
+        let searched = jobs
+            .iter()
+            .filter_map(|(i, name, ..)| runs[*i].0.parsed.as_ref().ok()?.function(name));
         check_at_names(values, searched)?;
     }
     let pending: Vec<Mutex<Vec<KernelRun>>> = runs.iter().map(|_| Mutex::default()).collect();
@@ -556,9 +556,10 @@ fn check_at_names<'a>(
     known.sort();
     known.dedup();
     let launch_dimension = |n: &str| {
-        ["blockDim.", "gridDim."]
-            .iter()
-            .any(|p| n.strip_prefix(p).is_some_and(|c| ["x", "y", "z"].contains(&c)))
+        ["blockDim.", "gridDim."].iter().any(|p| {
+            n.strip_prefix(p)
+                .is_some_and(|c| ["x", "y", "z"].contains(&c))
+        })
     };
     let unknown: Vec<&str> = values
         .keys()
@@ -614,9 +615,8 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
         .filter(|k| k.improved())
         .map(|k| k.best.function.clone())
         .collect();
-    let rewritten = (!best.is_empty()).then(|| {
-        match_line_endings(&parsed.source.text, rewrite_functions(parsed, &best))
-    });
+    let rewritten = (!best.is_empty())
+        .then(|| match_line_endings(&parsed.source.text, rewrite_functions(parsed, &best)));
     let mut write_failed = false;
     if let (true, Some(text)) = (a.write, &rewritten) {
         match replace_if_unchanged(&run.path, &parsed.source.text, text) {

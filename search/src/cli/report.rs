@@ -81,7 +81,10 @@ pub fn errors(runs: &[FileRun]) {
         }
         for k in f.kernels.iter().filter(|k| k.readable) {
             if let Err(e) = &k.result {
-                eprintln!("{path}:{}:{}: kernel {}: error: {e}", k.at.0, k.at.1, k.name);
+                eprintln!(
+                    "{path}:{}:{}: kernel {}: error: {e}",
+                    k.at.0, k.at.1, k.name
+                );
             }
         }
     }
