@@ -385,7 +385,7 @@ fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
         stderr(&m)
     );
     assert_eq!(
-        stderr(&m).matches("copper: updated").count(),
+        stderr(&m).matches("updated d/a.cu").count(),
         1,
         "{}",
         stderr(&m)

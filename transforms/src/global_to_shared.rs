@@ -398,22 +398,12 @@ fn covering_access(
     len: u64,
     block: [u64; 3],
 ) -> Result<Vec<Expr>, String> {
-    use copper::absint::deps::{Coef, Dep};
     let threads: u64 = block.iter().product();
     let why = "nothing shows the copy reads only elements the kernel reads (no guard like `k < n` on every access, and no access reading each thread's own element)";
     if len != threads || block[1] != 1 || block[2] != 1 {
         return Err(why.into());
     }
-    // Parameters the kernel never assigns: a test over them means the same
-    // at the kernel's start as where the kernel makes it.
-    let assigned = Effects::of(&cx.function.body).writes;
-    let params: BTreeSet<String> = cx
-        .function
-        .params
-        .iter()
-        .map(|p| p.name.clone())
-        .filter(|p| !assigned.contains(p))
-        .collect();
+    let params = unassigned_params(cx.function);
     for &s in sites {
         if cx.kernel.sites[s].is_write {
             continue;
@@ -422,11 +412,7 @@ fn covering_access(
         let Some(b) = cx.analysis.index_bounds(s) else {
             continue;
         };
-        let own_element = matches!(
-            cx.analysis.index_dep(s),
-            Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], _)
-        );
-        if !b.lower.contains(lo) || !own_element {
+        if !b.lower.contains(lo) || !reads_own_element(cx, s) {
             continue;
         }
         if let Some(conds) = path_conditions(&cx.function.body, cx.kernel.sites[s].node, &params) {
@@ -451,7 +437,6 @@ fn guarded_covering_access(
     len: u64,
     block: [u64; 3],
 ) -> Result<Vec<Expr>, String> {
-    use copper::absint::deps::{Coef, Dep};
     let threads: u64 = block.iter().product();
     let why = "no read reaches every element its copy would read (a read of each thread's own element, under no condition but bounds on its index)";
     // Consecutive threads' spans overlap or touch only when the segment
@@ -459,14 +444,7 @@ fn guarded_covering_access(
     if block[1] != 1 || block[2] != 1 || len > 2 * threads {
         return Err(why.into());
     }
-    let assigned = Effects::of(&cx.function.body).writes;
-    let params: BTreeSet<String> = cx
-        .function
-        .params
-        .iter()
-        .map(|p| p.name.clone())
-        .filter(|p| !assigned.contains(p))
-        .collect();
+    let params = unassigned_params(cx.function);
     for u in uses {
         let ExprKind::Index(_, index) = &u.kind else {
             continue;
@@ -478,10 +456,7 @@ fn guarded_covering_access(
             let Some(b) = cx.analysis.index_bounds(s) else {
                 continue;
             };
-            let own_element = matches!(
-                cx.analysis.index_dep(s),
-                Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], _)
-            );
+            let own_element = reads_own_element(cx, s);
             let end = lo.clone() + Poly::constant(Rational::int(len as i128 - 1));
             if !own_element || !b.lower.contains(lo) || !b.upper.contains(&end) {
                 continue;
@@ -513,6 +488,27 @@ fn constant_test(e: &Expr) -> Option<bool> {
         BinOp::Ne => Some(x != y),
         _ => None,
     }
+}
+
+/// Parameters the kernel never assigns: a test over them means the same
+/// at the kernel's start as where the kernel makes it.
+fn unassigned_params(f: &Function) -> BTreeSet<String> {
+    let assigned = Effects::of(&f.body).writes;
+    f.params
+        .iter()
+        .map(|p| p.name.clone())
+        .filter(|p| !assigned.contains(p))
+        .collect()
+}
+
+/// Whether access `site` reads each thread's own element: its index is
+/// `threadIdx.x` plus the same value in every thread.
+fn reads_own_element(cx: &Context, site: usize) -> bool {
+    use copper::absint::deps::{Coef, Dep};
+    matches!(
+        cx.analysis.index_dep(site),
+        Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], _)
+    )
 }
 
 /// Whether `cond` only bounds `index`: a conjunction of comparisons with
