@@ -90,3 +90,17 @@ pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamF
 pub fn dims(d: [u64; 3]) -> String {
     format!("{}×{}×{}", d[0], d[1], d[2])
 }
+
+/// Checks a parameter file's launch of `kernel` as the simulator reads it
+/// (shape, every argument given and in its type's range, every array
+/// described), without filling any array, and whatever its size (a
+/// benchmark runs on a GPU, beyond what the simulator takes).
+pub fn check_launch(kernel: &copper::ir::Kernel, spec: &LaunchSpec) -> Result<(), String> {
+    spec.shape()?;
+    let mut empty = spec.clone();
+    empty.grid = vec![1, 1, 1];
+    for a in empty.arrays.values_mut() {
+        a.len = 0;
+    }
+    copper::sim::inputs_from_spec(kernel, &empty).map(drop)
+}

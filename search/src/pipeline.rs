@@ -254,6 +254,10 @@ pub fn optimize_kernel(
         ..settings.config
     };
     let original = cache.analyze(file.clone(), name, None, &config, &settings.metrics)?;
+    if let Some(spec) = spec {
+        crate::launch::check_launch(&original.kernel, spec)
+            .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
+    }
     let checker = Checker::new(file, name, spec, shape.block);
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),

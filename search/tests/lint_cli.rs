@@ -60,18 +60,26 @@ fn copper_toml_disables_codes() {
 }
 
 #[test]
-fn bad_input_exits_2_and_lints_the_rest() {
+fn bad_input_is_named_and_the_rest_linted() {
     let (code, out, err) = lint(&[
         "testdata/bad/malformed.cu",
         "missing.cu",
         "testdata/saxpy.cu",
     ]);
-    assert_eq!(code, 2);
+    // Findings (exit 1) are not hidden by the files that cannot be read.
+    assert_eq!(code, 1);
     assert!(err.contains("testdata/bad/malformed.cu:8:5: error[syntax]"));
     assert!(err.contains("missing.cu"));
     assert!(out.contains("kernel `fixed_add`"));
     assert!(out.contains("kernel `saxpy`"));
     assert!(!err.contains("panicked"));
+    let (code, _, err) = lint(&[
+        "testdata/bad/malformed.cu",
+        "testdata/vector_add.cu",
+        "--allow",
+        "divergent-branch",
+    ]);
+    assert_eq!(code, 2, "nothing to report and a file unreadable: {err}");
 }
 
 #[test]

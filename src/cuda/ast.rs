@@ -11,7 +11,7 @@ use crate::source::Span;
 
 /// Identifies one AST node within a [`Program`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeId(pub u32);
+pub struct NodeId(pub u64);
 
 /// Where a node came from. Ignored by `==`.
 #[derive(Clone, Debug, Default)]

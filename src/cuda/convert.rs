@@ -29,13 +29,13 @@ type Result<T> = std::result::Result<T, ConvertError>;
 /// Converts nodes of one parse unit.
 pub struct Converter<'a> {
     unit: &'a Unit,
-    next_id: u32,
+    next_id: u64,
     pragmas: VecDeque<(usize, String)>,
 }
 
 impl<'a> Converter<'a> {
     /// A converter for `unit`, numbering nodes from `first_id`.
-    pub fn new(unit: &'a Unit, first_id: u32) -> Converter<'a> {
+    pub fn new(unit: &'a Unit, first_id: u64) -> Converter<'a> {
         Converter {
             unit,
             next_id: first_id,
@@ -44,7 +44,7 @@ impl<'a> Converter<'a> {
     }
 
     /// The next unused node id.
-    pub fn next_id(&self) -> u32 {
+    pub fn next_id(&self) -> u64 {
         self.next_id
     }
 

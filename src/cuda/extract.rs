@@ -18,6 +18,9 @@ pub struct FunctionItem {
     pub name_offset: usize,
     /// `template <…>` before the function, if any (unsupported).
     pub template: Option<Span>,
+    /// The file ends inside the function (truncated, or a `}` missing):
+    /// its span runs to the end of the file.
+    pub unterminated: bool,
 }
 
 /// A `#define`.
@@ -291,20 +294,30 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
                 j = matching(src, toks, j + 1)?;
             }
             "(" => {
-                let close = matching(src, toks, j)?;
                 let name = name_tok?;
-                let mut k = close + 1;
-                while k < toks.len() && !matches!(toks[k].text(src), "{" | ";" | "=") {
-                    if toks[k].is(src, "(") {
-                        k = matching(src, toks, k)?;
+                let is_function = (is_global || is_device) && !is_var_space;
+                let head_end = matching(src, toks, j).and_then(|close| {
+                    let mut k = close + 1;
+                    while k < toks.len() && !matches!(toks[k].text(src), "{" | ";" | "=") {
+                        if toks[k].is(src, "(") {
+                            k = matching(src, toks, k)?;
+                        }
+                        k += 1;
                     }
-                    k += 1;
-                }
-                let tk = toks.get(k)?;
-                if !tk.is(src, "{") || is_var_space || !(is_global || is_device) {
-                    return Some(skip_to_semicolon(src, toks, k));
-                }
-                let end = matching(src, toks, k)?;
+                    (k < toks.len()).then_some(k)
+                });
+                // A function cut short (a truncated file, a missing `}`)
+                // runs to the end of the file and is marked: reading it
+                // reports a syntax error instead of losing the kernel.
+                let unterminated = toks.len() - 1;
+                let end = match head_end {
+                    Some(k) if !toks[k].is(src, "{") || !is_function => {
+                        return Some(skip_to_semicolon(src, toks, k));
+                    }
+                    Some(k) => matching(src, toks, k),
+                    None if is_function => None,
+                    None => return None,
+                };
                 let kind = if is_global {
                     FnKind::Global
                 } else if is_host {
@@ -315,11 +328,12 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
                 out.functions.push(FunctionItem {
                     name: toks[name].text(src).to_string(),
                     kind,
-                    span: Span::new(toks[start].start, toks[end].end),
+                    span: Span::new(toks[start].start, toks[end.unwrap_or(unterminated)].end),
                     name_offset: toks[name].start,
                     template,
+                    unterminated: end.is_none(),
                 });
-                return Some(end + 1);
+                return Some(end.unwrap_or(unterminated) + 1);
             }
             ";" | "=" | "[" | "{" => {
                 let end = skip_to_semicolon(src, toks, j);

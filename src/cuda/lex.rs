@@ -79,6 +79,12 @@ fn tokenize_with(src: &str, directives: bool) -> Vec<Token> {
             i += 1;
             continue;
         }
+        // A byte-order mark (at the start of a file saved by some editors)
+        // separates tokens like a space.
+        if b[i..].starts_with("\u{feff}".as_bytes()) {
+            i += "\u{feff}".len();
+            continue;
+        }
         if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
             i += 2;
             continue;

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod convert;
 pub mod diff;
 pub mod edit;
+pub mod excerpt;
 pub mod extract;
 pub mod launch;
 pub mod lex;

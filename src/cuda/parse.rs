@@ -20,8 +20,9 @@ use crate::diag::{Diagnostic, Severity};
 use crate::source::{SourceFile, Span};
 
 /// Node ids of each function start at a multiple of this, so ids are unique
-/// in a file and stable when other functions change.
-pub const IDS_PER_FUNCTION: u32 = 1 << 20;
+/// in a file and stable when other functions change. (Ids are 64-bit: a
+/// file of any size numbers all its functions without wrapping.)
+pub const IDS_PER_FUNCTION: u64 = 1 << 20;
 
 /// One function of the file and how parsing it went.
 #[derive(Clone, Debug)]
@@ -95,13 +96,13 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
         .enumerate()
         .map(|(i, item)| ParsedFunction {
             item: item.clone(),
-            result: ctx.function(item, i as u32),
+            result: ctx.function(item, i as u64),
         })
         .collect();
     let mut diagnostics = Vec::new();
     let mut globals = Vec::new();
     for (i, g) in extracted.globals.iter().enumerate() {
-        let first_id = IDS_PER_FUNCTION * (extracted.functions.len() as u32 + 1 + i as u32);
+        let first_id = IDS_PER_FUNCTION * (extracted.functions.len() as u64 + 1 + i as u64);
         match ctx.global(g.span, first_id) {
             Ok(decls) => globals.extend(decls),
             Err(d) => diagnostics.push(d),
@@ -251,13 +252,24 @@ impl<'a> Context<'a> {
             })
     }
 
-    fn function(&self, item: &FunctionItem, index: u32) -> Result<Function, Diagnostic> {
+    fn function(&self, item: &FunctionItem, index: u64) -> Result<Function, Diagnostic> {
         if let Some(t) = item.template {
             return Err(self.diag(
                 t.start,
                 "unsupported",
                 format!(
                     "kernel `{}` is a template; templates are not supported in kernels",
+                    item.name
+                ),
+            ));
+        }
+        if item.unterminated {
+            let (line, _) = self.source.line_col(item.name_offset);
+            return Err(self.diag(
+                item.span.end,
+                "syntax",
+                format!(
+                    "the file ends inside `{}` (line {line}): a `}}` is missing or the file is truncated",
                     item.name
                 ),
             ));
@@ -301,7 +313,7 @@ impl<'a> Context<'a> {
         Converter::new(&unit, 0).typedefs(decl).ok()
     }
 
-    fn global(&self, span: Span, first_id: u32) -> Result<Vec<VarDecl>, Diagnostic> {
+    fn global(&self, span: Span, first_id: u64) -> Result<Vec<VarDecl>, Diagnostic> {
         let unit = self.unit(span)?;
         let tu = self.parse_unit(&unit, span.start)?;
         let Some(decl) = tu.0.iter().rev().find_map(|d| match &d.node {

@@ -25,6 +25,16 @@ use params::{InitKind, LaunchSpec, Shape, SplitMix};
 /// declares the kernel non-terminating.
 pub const DEFAULT_STEP_BUDGET: u64 = 50_000_000;
 
+/// Most array elements one simulated launch may hold, all arrays together
+/// (8 bytes each: 256 MiB, and the final contents again, and their JSON
+/// with `simulate --dump`); larger launches are refused before anything
+/// is allocated.
+pub const MAX_ELEMENTS: u64 = 1 << 25;
+
+/// Most threads one simulated launch may have (blocks times block size);
+/// costs per warp do not need more blocks.
+pub const MAX_THREADS: u64 = 1 << 26;
+
 /// The contents of an array: element type and bit patterns (8 bytes per
 /// element, so large launches stay affordable).
 #[derive(Clone, Debug, PartialEq)]
@@ -161,9 +171,30 @@ pub struct SimResult {
     pub instructions: u64,
 }
 
+/// Refuses a launch beyond [`MAX_THREADS`] or [`MAX_ELEMENTS`].
+fn check_size<'a>(spec: &LaunchSpec, dims: impl Iterator<Item = &'a u64>) -> Result<(), String> {
+    let threads = dims.fold(1u64, |n, &d| n.saturating_mul(d));
+    if threads > MAX_THREADS {
+        return Err(format!(
+            "the launch has {threads} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)"
+        ));
+    }
+    let elements = spec
+        .arrays
+        .values()
+        .fold(0u64, |n, a| n.saturating_add(a.len));
+    if elements > MAX_ELEMENTS {
+        return Err(format!(
+            "the arrays hold {elements} elements; copper simulates at most {MAX_ELEMENTS} in one launch"
+        ));
+    }
+    Ok(())
+}
+
 /// Builds inputs from a parameter-file launch for `kernel`.
 pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, String> {
     let shape = spec.shape()?;
+    check_size(spec, shape.grid.iter().chain(&shape.block))?;
     let mut scalars = BTreeMap::new();
     let mut arrays = BTreeMap::new();
     for p in &kernel.params {
@@ -180,7 +211,15 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                         var.ty.c_name()
                     ));
                 }
-                scalars.insert(var.name.clone(), Value::F(*x).convert(var.ty));
+                let value = Value::F(*x).convert(var.ty);
+                if !var.ty.is_float() && value.as_f64() != *x {
+                    return Err(format!(
+                        "argument `{}` is {x}, out of the range of its type ({})",
+                        var.name,
+                        var.ty.c_name()
+                    ));
+                }
+                scalars.insert(var.name.clone(), value);
             }
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];
@@ -216,13 +255,11 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     })
 }
 
-const MAX_ARRAY_LEN: u64 = 1 << 28;
-
 /// Initial contents of an array.
 pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
-    if s.len > MAX_ARRAY_LEN {
+    if s.len > MAX_ELEMENTS {
         return Err(format!(
-            "array length {} is more than copper simulates ({MAX_ARRAY_LEN})",
+            "array length {} is more than copper simulates ({MAX_ELEMENTS})",
             s.len
         ));
     }

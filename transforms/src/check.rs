@@ -14,7 +14,6 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
-use copper::source::SourceFile;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
@@ -28,6 +27,51 @@ pub struct Checker {
     file: ParsedFile,
     /// Launches the original runs cleanly on, with its results.
     launches: Vec<(LaunchSpec, SimResult)>,
+}
+
+/// Threads times array elements: how much simulating a launch costs.
+fn launch_work(spec: &LaunchSpec) -> u64 {
+    let threads: u64 = spec.grid.iter().chain(&spec.block).product();
+    let elements: u64 = spec.arrays.values().map(|a| a.len).sum();
+    threads.saturating_add(elements)
+}
+
+/// Longest array shrunk in the tight launch: longer ones stay as they are
+/// (a binary search costs a simulation per halving).
+const MAX_TIGHTENED: u64 = 1 << 20;
+
+/// `spec` with each array shrunk, in turn, to the fewest elements the
+/// original runs cleanly on (a binary search), and the original's results
+/// there; `None` when it then does not run cleanly.
+fn tight(kernel: &Kernel, spec: &LaunchSpec) -> Option<(LaunchSpec, SimResult)> {
+    let runs = |s: &LaunchSpec| {
+        let inputs = inputs_from_spec(kernel, s).ok()?;
+        simulate_owned(kernel, inputs, &options()).ok()
+    };
+    let mut spec = spec.clone();
+    let names: Vec<String> = spec.arrays.keys().cloned().collect();
+    for name in names {
+        let full = spec.arrays.get(&name)?.len;
+        if full > MAX_TIGHTENED {
+            continue;
+        }
+        // Invariant: the original runs cleanly with `hi` elements.
+        let (mut lo, mut hi) = (0, full);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            spec.arrays.get_mut(&name)?.len = mid;
+            if runs(&spec).is_some() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let a = spec.arrays.get_mut(&name)?;
+        a.len = hi;
+        a.len_expr = None;
+    }
+    let result = runs(&spec)?;
+    Some((spec, result))
 }
 
 fn options() -> SimOptions {
@@ -68,6 +112,17 @@ impl Checker {
                 "only {} of the test launches run cleanly on the original kernel (need {MIN_LAUNCHES}); give a parameter file with a launch it runs on",
                 launches.len()
             ));
+        }
+        // Arrays as short as the original allows: a candidate that reads
+        // an element the original never reads fails there, out of bounds,
+        // where longer test arrays would hide it.
+        let smallest = launches
+            .iter()
+            .map(|(spec, _)| spec)
+            .min_by_key(|spec| launch_work(spec))
+            .cloned();
+        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec)) {
+            launches.push(t);
         }
         Ok(Checker {
             file: file.clone(),
@@ -128,17 +183,11 @@ pub fn materialize(
     let changed = std::slice::from_ref(candidate);
     // As an edit of the file's text (what the user will get); where that
     // does not give back the candidate, the kernel reprinted whole.
-    let edited = parse_source(SourceFile::new(
-        file.source.path.clone(),
-        edit_functions(file, changed),
-    ));
+    let edited = parse_source(file.source.with_text(edit_functions(file, changed)));
     let reparsed = if edited.function(&candidate.name) == Some(candidate) {
         edited
     } else {
-        parse_source(SourceFile::new(
-            file.source.path.clone(),
-            rewrite_functions(file, changed),
-        ))
+        parse_source(file.source.with_text(rewrite_functions(file, changed)))
     };
     let Some(f) = reparsed.function(&candidate.name) else {
         let why = reparsed
@@ -287,7 +336,7 @@ mod tests {
     use copper::cuda::ast::{ExprKind, StmtKind};
 
     fn file(src: &str) -> ParsedFile {
-        parse_source(SourceFile::new("t.cu", src))
+        parse_source(copper::source::SourceFile::new("t.cu", src))
     }
 
     const SRC: &str = "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { b[i] = a[i] + 1; } }";

@@ -8,7 +8,8 @@
 //! constant (the block size is fixed), its element type is a scalar, it is
 //! used only as `a[index]`, and the copy provably reads only elements the
 //! kernel itself may read: the accesses share a bound guard (`k < n`,
-//! `k >= 0`) that guards the copy, or one access reads `a[lo + t]` for
+//! `k >= 0`, with `n` not just the segment's own end) that guards the
+//! copy, or one access reads `a[lo + t]` for
 //! every thread `t` under conditions on the parameters alone, which then
 //! guard the copy. A written array also needs writes that are each a
 //! thread's own element, segments that do not overlap between blocks, and
@@ -196,7 +197,7 @@ fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<P
     }
     let lo =
         poly_expr(&lo_poly).ok_or("its segment start is not a C expression copper can write")?;
-    let (guards, when) = copy_guards(cx, &sites, &lows, &highs, &lo_poly, len, block)?;
+    let (guards, when) = copy_guards(cx, &uses, &sites, &lows, &highs, &lo_poly, len, block)?;
     if written {
         written_ok(cx, &sites, &lo_poly, len, threads)?;
     }
@@ -249,12 +250,15 @@ fn segment(lows: &[Vec<Poly>], highs: &[Vec<Poly>]) -> Result<(Poly, u64), Strin
 }
 
 /// What keeps the copy from reading elements the kernel may not: the
-/// bound guards every access shares (`k >= 0`, `k < n`), a segment fixed
-/// by constants (a table the kernel only indexes within), or one access
-/// that reads each thread's own element under conditions on the
-/// parameters alone.
+/// bound guards every access shares (`k >= 0`, `k < n` with `n` a length
+/// the kernel respects), or one access that reads each thread's own
+/// element under conditions on the parameters alone. A segment fixed by
+/// constants is no proof: the kernel may read less of it (`if (s <
+/// window_size)`), and the array may be exactly that short.
+#[allow(clippy::too_many_arguments)]
 fn copy_guards(
     cx: &Context,
+    uses: &[Expr],
     sites: &[usize],
     lows: &[Vec<Poly>],
     highs: &[Vec<Poly>],
@@ -262,10 +266,6 @@ fn copy_guards(
     len: u64,
     block: [u64; 3],
 ) -> Result<(Vec<Guard>, Vec<Expr>), String> {
-    let hi = lo.clone() + Poly::constant(Rational::int(len as i128 - 1));
-    if lo.as_constant().is_some() {
-        return Ok((Vec::new(), Vec::new()));
-    }
     let mut guards = Vec::new();
     let launch_only = |p: &Poly| {
         p.terms()
@@ -287,35 +287,40 @@ fn copy_guards(
             }
         }
     }
-    // A bound shared by every access, up to a constant: `k < n` for all.
+    // The same bound on every access: `k < n` for all, a length the
+    // kernel respects. It must name a parameter the segment's start does
+    // not account for (a bound that is the segment's own end, `k <= 2559`
+    // from `threadIdx.x * 10 + i`, says nothing about how long the array
+    // is), and hold every access at the same offset (with `a[i]` and
+    // `a[i + 1]` under `i < n`, `a[n]` is read only when the thread with
+    // `i = n - 1` takes the second access: `n` is no length).
     let shared_high = highs[0]
         .iter()
         .filter(|h| !h.variables().iter().any(|v| is_launch_builtin(v)))
+        .filter(|h| ((*h).clone() - lo.clone()).as_constant().is_none())
         .filter_map(|h| {
-            let off = highs
+            let offsets = highs
                 .iter()
                 .map(|hs| {
                     hs.iter()
                         .filter_map(|p| (p.clone() - h.clone()).as_constant())
                         .min()
                 })
-                .collect::<Option<Vec<_>>>()?
-                .into_iter()
-                .max()?;
-            Some(h.clone() + Poly::constant(off))
+                .collect::<Option<Vec<_>>>()?;
+            let off = *offsets.first()?;
+            offsets
+                .iter()
+                .all(|o| *o == off)
+                .then(|| h.clone() + Poly::constant(off))
         })
         .next();
     match shared_high {
         Some(h) => {
-            let redundant = (h.clone() - hi)
-                .as_constant()
-                .is_some_and(|d| d >= Rational::ZERO);
-            if !redundant {
-                let e = poly_expr(&h)
-                    .ok_or("its bound guard is not a C expression copper can write")?;
-                guards.push(Guard::AtMost(e));
-            }
-            Ok((guards, Vec::new()))
+            let e =
+                poly_expr(&h).ok_or("its bound guard is not a C expression copper can write")?;
+            guards.push(Guard::AtMost(e));
+            let when = guarded_covering_access(cx, uses, lo, len, block)?;
+            Ok((guards, when))
         }
         None => {
             let when = covering_access(cx, sites, lo, len, block)?;
@@ -393,22 +398,12 @@ fn covering_access(
     len: u64,
     block: [u64; 3],
 ) -> Result<Vec<Expr>, String> {
-    use copper::absint::deps::{Coef, Dep};
     let threads: u64 = block.iter().product();
     let why = "nothing shows the copy reads only elements the kernel reads (no guard like `k < n` on every access, and no access reading each thread's own element)";
     if len != threads || block[1] != 1 || block[2] != 1 {
         return Err(why.into());
     }
-    // Parameters the kernel never assigns: a test over them means the same
-    // at the kernel's start as where the kernel makes it.
-    let assigned = Effects::of(&cx.function.body).writes;
-    let params: BTreeSet<String> = cx
-        .function
-        .params
-        .iter()
-        .map(|p| p.name.clone())
-        .filter(|p| !assigned.contains(p))
-        .collect();
+    let params = unassigned_params(cx.function);
     for &s in sites {
         if cx.kernel.sites[s].is_write {
             continue;
@@ -417,11 +412,7 @@ fn covering_access(
         let Some(b) = cx.analysis.index_bounds(s) else {
             continue;
         };
-        let own_element = matches!(
-            cx.analysis.index_dep(s),
-            Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], _)
-        );
-        if !b.lower.contains(lo) || !own_element {
+        if !b.lower.contains(lo) || !reads_own_element(cx, s) {
             continue;
         }
         if let Some(conds) = path_conditions(&cx.function.body, cx.kernel.sites[s].node, &params) {
@@ -431,57 +422,194 @@ fn covering_access(
     Err(why.into())
 }
 
+/// The bound guard is a length the kernel respects, not proof that the
+/// copy reads only elements the kernel reads: one read must reach every
+/// element of the segment the guards allow. It reads each thread's own
+/// element (`a[lo + threadIdx.x + …]`), spans the whole segment by
+/// itself, and is reached by every thread, in every iteration of the
+/// loops around it, under loops' first tests over parameters (which then
+/// guard the copy) and `if`s that only bound its index (`if (k < n)`,
+/// the copy's own guards). Its conditions on the parameters are returned.
+fn guarded_covering_access(
+    cx: &Context,
+    uses: &[Expr],
+    lo: &Poly,
+    len: u64,
+    block: [u64; 3],
+) -> Result<Vec<Expr>, String> {
+    let threads: u64 = block.iter().product();
+    let why = "no read reaches every element its copy would read (a read of each thread's own element, under no condition but bounds on its index)";
+    // Consecutive threads' spans overlap or touch only when the segment
+    // is at most twice the block.
+    if block[1] != 1 || block[2] != 1 || len > 2 * threads {
+        return Err(why.into());
+    }
+    let params = unassigned_params(cx.function);
+    for u in uses {
+        let ExprKind::Index(_, index) = &u.kind else {
+            continue;
+        };
+        for s in cx.sites_of(u) {
+            if cx.kernel.sites[s].is_write {
+                continue;
+            }
+            let Some(b) = cx.analysis.index_bounds(s) else {
+                continue;
+            };
+            let own_element = reads_own_element(cx, s);
+            let end = lo.clone() + Poly::constant(Rational::int(len as i128 - 1));
+            if !own_element || !b.lower.contains(lo) || !b.upper.contains(&end) {
+                continue;
+            }
+            let path = PathRule {
+                params: &params,
+                index_bounds_of: Some(index),
+            };
+            if let Some(conds) = path.conditions(&cx.function.body, u.meta.id) {
+                return Ok(conds);
+            }
+        }
+    }
+    Err(why.into())
+}
+
+/// The value of a comparison of two constants (`0 < 7`), if it is one.
+fn constant_test(e: &Expr) -> Option<bool> {
+    let ExprKind::Binary(op, a, b) = &e.kind else {
+        return None;
+    };
+    let (x, y) = (ast_util::const_value(a)?, ast_util::const_value(b)?);
+    match op {
+        BinOp::Lt => Some(x < y),
+        BinOp::Le => Some(x <= y),
+        BinOp::Gt => Some(x > y),
+        BinOp::Ge => Some(x >= y),
+        BinOp::Eq => Some(x == y),
+        BinOp::Ne => Some(x != y),
+        _ => None,
+    }
+}
+
+/// Parameters the kernel never assigns: a test over them means the same
+/// at the kernel's start as where the kernel makes it.
+fn unassigned_params(f: &Function) -> BTreeSet<String> {
+    let assigned = Effects::of(&f.body).writes;
+    f.params
+        .iter()
+        .map(|p| p.name.clone())
+        .filter(|p| !assigned.contains(p))
+        .collect()
+}
+
+/// Whether access `site` reads each thread's own element: its index is
+/// `threadIdx.x` plus the same value in every thread.
+fn reads_own_element(cx: &Context, site: usize) -> bool {
+    use copper::absint::deps::{Coef, Dep};
+    matches!(
+        cx.analysis.index_dep(site),
+        Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], _)
+    )
+}
+
+/// Whether `cond` only bounds `index`: a conjunction of comparisons with
+/// `index` on one side.
+fn bounds_only(cond: &Expr, index: &Expr) -> bool {
+    match &cond.kind {
+        ExprKind::Binary(BinOp::And, a, b) => bounds_only(a, index) && bounds_only(b, index),
+        ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
+            **a == *index || **b == *index
+        }
+        _ => false,
+    }
+}
+
 /// The conditions under which the expression `node` is evaluated, when
 /// they are first tests of enclosing `for` loops over parameters and
 /// constants (`0 < h` for `for (j = 0; j < h; …)`); `None` when some
 /// enclosing construct is anything else, a statement before it may jump
 /// away, or the expression itself is evaluated conditionally (`?:`, `&&`).
 fn path_conditions(stmts: &[Stmt], node: NodeId, params: &BTreeSet<String>) -> Option<Vec<Expr>> {
-    fn contains(s: &Stmt, node: NodeId) -> bool {
-        let mut found = false;
-        ast_util::visit_stmt_exprs(s, &mut |e| found |= e.meta.id == node);
-        found
+    PathRule {
+        params,
+        index_bounds_of: None,
     }
-    let at = stmts.iter().position(|s| contains(s, node))?;
-    if Effects::of(&stmts[..at]).jumps {
-        return None;
-    }
-    let s = &stmts[at];
-    match &s.kind {
-        StmtKind::Expr(e) => ast_util::unconditional_in(e, node).then(Vec::new),
-        StmtKind::Decl(ds) => ds
-            .iter()
-            .filter_map(|d| match &d.init {
-                Some(copper::cuda::ast::Init::Expr(e)) => Some(e),
-                _ => None,
-            })
-            .any(|e| ast_util::unconditional_in(e, node))
-            .then(Vec::new),
-        StmtKind::Block(b) => path_conditions(b, node, params),
-        StmtKind::For {
-            init,
-            cond,
-            step,
-            body,
-        } => {
-            let first =
-                ast_util::loop_first_test(init.as_deref(), cond.as_ref(), step.as_ref(), body)?;
-            // Evaluated where the copy is, at the kernel's start: it may
-            // only read parameters the kernel never assigns.
-            let mut only_params = true;
-            ast_util::visit_expr(&first, &mut |x| match &x.kind {
-                ExprKind::Ident(n) => only_params &= params.contains(n),
-                ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {}
-                _ => only_params = false,
-            });
-            if !only_params {
-                return None;
-            }
-            let mut inner = path_conditions(&ast_util::branch_stmts(body), node, params)?;
-            inner.insert(0, first);
-            Some(inner)
+    .conditions(stmts, node)
+}
+
+/// What [`path_conditions`] accepts on the way to an expression.
+struct PathRule<'a> {
+    /// Parameters the kernel never assigns.
+    params: &'a BTreeSet<String>,
+    /// Also `if`s that only bound this index (their then-branch), inside
+    /// loops that never jump (every iteration runs).
+    index_bounds_of: Option<&'a Expr>,
+}
+
+impl PathRule<'_> {
+    fn conditions(&self, stmts: &[Stmt], node: NodeId) -> Option<Vec<Expr>> {
+        fn contains(s: &Stmt, node: NodeId) -> bool {
+            let mut found = false;
+            ast_util::visit_stmt_exprs(s, &mut |e| found |= e.meta.id == node);
+            found
         }
-        _ => None,
+        let at = stmts.iter().position(|s| contains(s, node))?;
+        if Effects::of(&stmts[..at]).jumps {
+            return None;
+        }
+        let s = &stmts[at];
+        match &s.kind {
+            StmtKind::Expr(e) => ast_util::unconditional_in(e, node).then(Vec::new),
+            StmtKind::Decl(ds) => ds
+                .iter()
+                .filter_map(|d| match &d.init {
+                    Some(copper::cuda::ast::Init::Expr(e)) => Some(e),
+                    _ => None,
+                })
+                .any(|e| ast_util::unconditional_in(e, node))
+                .then(Vec::new),
+            StmtKind::Block(b) => self.conditions(b, node),
+            StmtKind::If { cond, then, .. } => {
+                let index = self.index_bounds_of?;
+                if !bounds_only(cond, index) || !contains(then, node) {
+                    return None;
+                }
+                self.conditions(&ast_util::branch_stmts(then), node)
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                let first =
+                    ast_util::loop_first_test(init.as_deref(), cond.as_ref(), step.as_ref(), body)?;
+                // Evaluated where the copy is, at the kernel's start: it may
+                // only read parameters the kernel never assigns.
+                let mut only_params = true;
+                ast_util::visit_expr(&first, &mut |x| match &x.kind {
+                    ExprKind::Ident(n) => only_params &= self.params.contains(n),
+                    ExprKind::Int { .. } | ExprKind::Binary(..) | ExprKind::Unary(UnOp::Neg, _) => {
+                    }
+                    _ => only_params = false,
+                });
+                if !only_params {
+                    return None;
+                }
+                let body_stmts = ast_util::branch_stmts(body);
+                if self.index_bounds_of.is_some() && Effects::of(&body_stmts).jumps {
+                    return None;
+                }
+                let mut inner = self.conditions(&body_stmts, node)?;
+                match constant_test(&first) {
+                    // `0 < MASK_WIDTH`: always runs, nothing to test.
+                    Some(true) => {}
+                    Some(false) => return None,
+                    None => inner.insert(0, first),
+                }
+                Some(inner)
+            }
+            _ => None,
+        }
     }
 }
 

@@ -125,3 +125,84 @@ fn rewrites_never_change_results() {
         "only {checked} candidates in {cases} kernels"
     );
 }
+
+/// How a loop over `i < W` indexes `B` (block of 64 threads).
+const INDEX: &[&str] = &[
+    "threadIdx.x * W + i",
+    "threadIdx.x + i * 64",
+    "blockIdx.x * 64 * W + threadIdx.x * W + i",
+    "t + i",
+    "i",
+];
+
+/// The condition under which the loop reads `B[s + OFF]`.
+const GUARD: &[&str] = &["s < m", "s + OFF < m", "s < m && s > 2", "s <= m - 3", ""];
+
+/// Another read of `B` after the loop.
+const EXTRA: &[&str] = &[
+    "",
+    "if (t < n) { acc += B[t]; }",
+    "acc += B[threadIdx.x % 8];",
+];
+
+fn guarded_kernel(index: usize, guard: usize, extra: usize, w: u8, off: u8) -> String {
+    let s = INDEX[index].replace('W', &w.to_string());
+    let read = format!("acc += B[s + {off}];");
+    let body = match GUARD[guard] {
+        "" => read,
+        g => format!("if ({}) {{ {read} }}", g.replace("OFF", &off.to_string())),
+    };
+    format!(
+        "__global__ void k(float *A, const float *B, int m, int n) {{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int i = 0; i < {w}; i++) {{
+        int s = {s};
+        {body}
+    }}
+    {}
+    if (t < n) {{ A[t] = acc; }}
+}}
+",
+        EXTRA[extra]
+    )
+}
+
+/// Issue 14: on kernels whose reads are guarded, with every array exactly
+/// as long as the original needs (the checker's tight launch), no
+/// candidate reads out of bounds (the check fails, and panics, if one
+/// does).
+#[test]
+fn rewrites_never_read_past_what_the_original_reads() {
+    let cases: u32 = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48);
+    let strategy = (
+        0..INDEX.len(),
+        0..GUARD.len(),
+        0..EXTRA.len(),
+        1u8..12,
+        0u8..4,
+    );
+    let checked = AtomicUsize::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(index, guard, extra, w, off)| {
+            let src = guarded_kernel(index, guard, extra, w, off);
+            for t in copper_transforms::all() {
+                if let Ok(p) = try_propose(&*t, &src, [64, 1, 1]) {
+                    checked.fetch_add(p.candidates.len(), Ordering::Relaxed);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    println!(
+        "{cases} guarded kernels: {} candidates checked on tight arrays",
+        checked.into_inner()
+    );
+}

@@ -197,3 +197,44 @@ fn a_copy_is_not_guarded_by_a_parameter_the_kernel_changes() {
         assert!(!text.contains("if (0 < h)"), "{text}");
     }
 }
+
+#[test]
+fn a_copy_in_reads_only_what_the_guards_let_the_original_read() {
+    // Issue 14: the copy of `B` read a fixed 2,560-element segment where
+    // the original reads `B[s]` only for `s < window_size`.
+    let src = "#define BLOCKSIZE 256
+    #define WINDOW_MULTIPLIER 10
+    __global__ void window(float *A, const float *B, int window_size, int n) {
+        __shared__ float shared_B[BLOCKSIZE * WINDOW_MULTIPLIER];
+        for (int i = 0; i < WINDOW_MULTIPLIER; i++) {
+            int s = threadIdx.x * WINDOW_MULTIPLIER + i;
+            if (s < window_size) { shared_B[s] = B[s]; }
+        }
+        __syncthreads();
+        int t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (t < n) {
+            float acc = 0.0f;
+            for (int j = 0; j < window_size; j++) { acc += shared_B[j]; }
+            A[t] = acc;
+        }
+    }";
+    // Every candidate is also checked on arrays exactly as long as the
+    // original needs (`B` of `window_size` elements).
+    let p = propose(&GlobalToShared, src, [256, 1, 1]);
+    let moved: Vec<_> = p
+        .candidates
+        .iter()
+        .filter(|c| c.description.contains("moved `B`"))
+        .collect();
+    for c in &moved {
+        let text = print::function(&c.function);
+        assert!(text.contains("<= window_size - 1"), "{text}");
+    }
+    if moved.is_empty() {
+        assert!(
+            skipped(&p).contains("`B` stays in global memory"),
+            "{}",
+            skipped(&p)
+        );
+    }
+}

@@ -1,31 +1,243 @@
-//! Writing output files safely.
+//! Writing files safely: every file copper writes (a rewritten source, a
+//! report, a dump, a benchmark program) goes through [`write_atomically`];
+//! `optimize --write` goes through [`replace_if_unchanged`], which first
+//! checks that nobody changed the file since copper read it.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes `text` to `path` through a temporary file in the same directory
-/// and a rename: readers see the old file or the new one, never a part.
+/// Why a file was not replaced.
+#[derive(Debug)]
+pub enum ReplaceError {
+    /// The file changed (or disappeared) after copper read it: the user's
+    /// edit wins, and the file is left alone.
+    Changed(String),
+    /// Reading or writing failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ReplaceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplaceError::Changed(why) => write!(f, "{why}"),
+            ReplaceError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Writes `text` to `path` through a fresh temporary file in the same
+/// directory and a rename: readers see the old file or the new one, never
+/// a part. The temporary file gets a random name and is created with
+/// `O_CREAT|O_EXCL` (a file or link planted under any name is never
+/// opened); it is flushed to disk before the rename. When `path` is a
+/// symbolic link, the file it points to is replaced (the link stays); an
+/// existing file keeps its permissions and, where allowed, its owner. A
+/// device or a named pipe is written to directly.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
+    let target = resolve_target(path)?;
+    let old = match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => {
+            return Err(std::io::Error::other("is a directory"));
+        }
+        // A device or a pipe (`--report /dev/stdout`) cannot be replaced:
+        // it is written to as it is, never created or renamed over.
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
+            return f.write_all(text.as_bytes()).and_then(|()| f.flush());
+        }
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.copper-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".copper.tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    match &old {
+        Some(meta) => keep_owner_and_mode(tmp.as_file(), meta)?,
+        None => new_file_mode(tmp.as_file())?,
     }
-    result
+    tmp.as_file().sync_all()?;
+    tmp.persist(&target).map_err(|e| e.error)?;
+    // The rename itself is durable once the directory is synced; a
+    // directory that cannot be opened for that is no reason to fail.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Replaces `path` by `text` as [`write_atomically`] does, but only when
+/// its content is still `expected` (what copper read): an edit made in
+/// the meantime, or a deleted file, is left as it is.
+pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(), ReplaceError> {
+    let now = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReplaceError::Changed(
+                "deleted after copper read it; not re-created".into(),
+            ))
+        }
+        Err(e) => return Err(ReplaceError::Io(e)),
+    };
+    if now != expected.as_bytes() {
+        return Err(ReplaceError::Changed(
+            "changed after copper read it; left as it is (run copper again)".into(),
+        ));
+    }
+    write_atomically(path, text).map_err(ReplaceError::Io)
+}
+
+/// `text` with the line endings of `original`: when every line of the
+/// original ends in `\r\n`, so does every line of the result.
+pub fn match_line_endings(original: &str, text: String) -> String {
+    let lf = original.matches('\n').count();
+    let crlf = original.matches("\r\n").count();
+    if lf == 0 || crlf != lf {
+        return text;
+    }
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// The file `path` names, following symbolic links (once, here: the
+/// rename then replaces that file, not the link).
+fn resolve_target(path: &Path) -> std::io::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("is a symbolic link whose target cannot be resolved: {e}"),
+            )
+        }),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+#[cfg(unix)]
+fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::AsRawFd;
+    // Changing the owner needs privileges; without them the file is the
+    // writer's, as any edit by the writer would leave it.
+    // SAFETY: fchown on an open descriptor of ours.
+    let _ = unsafe { libc::fchown(file.as_raw_fd(), old.uid(), old.gid()) };
+    file.set_permissions(old.permissions())
+}
+
+/// A new file gets the mode any new file gets (`0666` less the umask),
+/// not the temporary file's private `0600`.
+#[cfg(unix)]
+fn new_file_mode(file: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // The umask, read without changing it (Linux); else the usual 022.
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    file.set_permissions(std::fs::Permissions::from_mode(0o666 & !umask))
+}
+
+#[cfg(not(unix))]
+fn new_file_mode(_file: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<()> {
+    file.set_permissions(old.permissions())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("copper-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn line_endings_follow_the_original() {
+        assert_eq!(
+            match_line_endings("a\r\nb\r\n", "a\nc\r\nd\n".into()),
+            "a\r\nc\r\nd\r\n"
+        );
+        assert_eq!(match_line_endings("a\nb\r\n", "a\nc\n".into()), "a\nc\n");
+        assert_eq!(match_line_endings("a", "a\n".into()), "a\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_the_mode_and_leaves_no_temporary() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("mode");
+        let f = d.join("k.cu");
+        std::fs::write(&f, "old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&f, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_is_not_followed() {
+        let d = scratch("planted");
+        let victim = d.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The name the first version used, predictable from the process id.
+        let old_tmp = d.join(format!(".k.cu.copper-{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
+        write_atomically(&d.join("k.cu"), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(d.join("k.cu")).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_not_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("new");
+        write_atomically(&d.join("report.jsonl"), "{}").unwrap();
+        let mode = std::fs::metadata(d.join("report.jsonl"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_ne!(mode & 0o044, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn an_edited_or_deleted_file_is_left_alone() {
+        let d = scratch("edited");
+        let f = d.join("k.cu");
+        std::fs::write(&f, "edited by the user").unwrap();
+        let e = replace_if_unchanged(&f, "what copper read", "rewrite").unwrap_err();
+        assert!(matches!(e, ReplaceError::Changed(_)), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "edited by the user");
+        std::fs::remove_file(&f).unwrap();
+        let e = replace_if_unchanged(&f, "what copper read", "rewrite").unwrap_err();
+        assert!(matches!(e, ReplaceError::Changed(_)), "{e}");
+        assert!(!f.exists());
+        std::fs::write(&f, "same").unwrap();
+        replace_if_unchanged(&f, "same", "rewrite").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "rewrite");
+    }
 }

@@ -229,7 +229,7 @@ fn locate(
     }
 }
 
-/// Runs `copper lint`: 0 without findings, 1 with findings, 2 on errors.
+/// Runs `copper lint`; the exit status is [`super::output::batch_status`]'s.
 pub fn run(a: &LintArgs) -> u8 {
     let (off, cfg) = match disabled(a) {
         Ok(x) => x,
@@ -244,6 +244,11 @@ pub fn run(a: &LintArgs) -> u8 {
         .iter()
         .map(|p| lint_file(p, a, &off, &cfg, hw))
         .collect();
+    if a.format != LintFormat::Github {
+        for e in files.iter().flat_map(|f| &f.errors) {
+            eprintln!("{e}");
+        }
+    }
     match a.format {
         LintFormat::Text => text(&files),
         LintFormat::Json => {
@@ -253,13 +258,11 @@ pub fn run(a: &LintArgs) -> u8 {
         LintFormat::Github => github(&files),
         LintFormat::Sarif => sarif(&files),
     }
-    if files.iter().any(|f| !f.errors.is_empty()) {
-        2
-    } else if files.iter().any(|f| !f.findings.is_empty()) {
-        1
-    } else {
-        0
-    }
+    super::output::batch_status(
+        false,
+        files.iter().any(|f| !f.findings.is_empty()),
+        files.iter().any(|f| !f.errors.is_empty()),
+    )
 }
 
 fn witness_text(w: &Witness) -> String {
@@ -286,9 +289,6 @@ fn witness_text(w: &Witness) -> String {
 fn text(files: &[FileLint]) {
     let mut counts = std::collections::BTreeMap::new();
     for f in files {
-        for e in &f.errors {
-            eprintln!("{e}");
-        }
         for x in &f.findings {
             let d = copper::diag::Diagnostic {
                 severity: Severity::Warning,

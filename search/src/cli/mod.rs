@@ -12,10 +12,12 @@ mod fmt;
 mod launch_args;
 mod lint;
 mod optimize;
+mod output;
 mod parse;
 mod patch;
 mod report;
 mod simulate;
+mod walk;
 
 /// copper: makes CUDA kernels faster without running them.
 ///
@@ -26,6 +28,10 @@ mod simulate;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print only errors and warnings (on stderr): no results, notes or
+    /// progress; the exit status tells the outcome.
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -115,17 +121,19 @@ enum Command {
     /// bounds. Prints the winning kernels, a diff, and the bounds before
     /// and after.
     ///
-    /// Exit status: 0 when nothing improves, 1 when an improvement was found
-    /// (0 with --exit-zero), 2 on an error (bad input, a file or kernel
-    /// copper could not read).
+    /// Exit status: 2 when the run failed (bad input, an output or --write
+    /// that could not be written); else 1 when an improvement was found (0
+    /// with --exit-zero), even when some file or kernel could not be read;
+    /// else 2 when one could not be read; else 0.
     Optimize(optimize::OptimizeArgs),
     /// Findings about each kernel's performance with `file:line:col`:
     /// uncoalesced and misaligned global accesses, bank conflicts (with
     /// input witnesses under --witness), divergent branches, and whether
     /// the results depend on the block size.
     ///
-    /// Exit status: 0 without findings, 1 with findings, 2 on an error
-    /// (bad input, a file or kernel copper could not read).
+    /// Exit status: 2 on bad input; else 1 with findings, even when some
+    /// file or kernel could not be read; else 2 when one could not be read;
+    /// else 0.
     Lint(lint::LintArgs),
     /// Write a CUDA program that times each kernel against the rewrite
     /// `copper optimize` finds for it, on the parameter file's inputs
@@ -149,6 +157,9 @@ pub enum Format {
 /// Parses the command line and runs the subcommand; returns the exit status.
 pub fn run() -> u8 {
     let cli = Cli::parse();
+    if cli.quiet {
+        output::set_quiet();
+    }
     match cli.command {
         Command::Parse { files, format } => parse::run(&files, format),
         Command::Fmt {

@@ -1,5 +1,5 @@
 //! `copper optimize`: the search on every kernel of the given files (or of
-//! every `.cu` below the given directories), kernels in parallel; the
+//! every `.cu`/`.cuh` below the given directories), kernels in parallel; the
 //! winning kernels, a unified diff, the bounds before and after, and what
 //! each applied transform bought.
 
@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use copper::bound::Config;
 use copper::cost::Metric;
-use copper::cuda::ast::FnKind;
+use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::diff::unified;
+use copper::cuda::excerpt::Excerpts;
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::cuda::rewrite::transplant;
 use copper::sim::params::ParamFile;
@@ -24,11 +26,13 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
 
 use super::analyze::parse_seconds;
-use super::files::write_atomically;
+use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
+use super::output;
 use super::patch::patch_path;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
+use super::walk::collect_files;
 
 /// Output formats of `copper optimize`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +78,10 @@ pub struct OptimizeArgs {
     /// Exit 0 even when improvements are found.
     #[arg(long)]
     pub exit_zero: bool,
+    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
+    /// directories.
+    #[arg(long)]
+    pub no_ignore: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
@@ -329,42 +337,6 @@ fn known_transforms() -> Vec<String> {
         .collect()
 }
 
-/// The `.cu` files named by `paths`: files as given, directories searched
-/// recursively; sorted, without repeats.
-fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if meta.is_dir() {
-            let before = out.len();
-            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
-            if out.len() == before {
-                return Err(format!("{}: no .cu files in this directory", p.display()));
-            }
-        } else {
-            out.push(p.clone());
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            walk(&e, out)?;
-        } else if e.extension().is_some_and(|x| x == "cu") {
-            out.push(e);
-        }
-    }
-    Ok(())
-}
-
 /// One file of the run.
 pub struct FileRun {
     /// Its path as given.
@@ -377,6 +349,8 @@ pub struct FileRun {
     pub diagnostics: Vec<String>,
     /// The whole file with the improved kernels, when any improved.
     pub rewritten: Option<String>,
+    /// `--write` could not replace the file (an I/O error, reported).
+    pub write_failed: bool,
 }
 
 /// One kernel of the run.
@@ -404,8 +378,13 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let files = match collect_files(&a.paths) {
-        Ok(f) => f,
+    let files = match collect_files(&a.paths, a.no_ignore) {
+        Ok(found) => {
+            for n in &found.notes {
+                output::note(n);
+            }
+            found.files
+        }
         Err(e) => return fail(e),
     };
     if let Some(j) = a.jobs {
@@ -415,21 +394,21 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             .build_global();
     }
     let start = Instant::now();
-    let runs = optimize_files(&files, a, &r);
+    let runs = match optimize_files(&files, a, &r) {
+        Ok(runs) => runs,
+        Err(e) => return fail(e),
+    };
     let elapsed = start.elapsed().as_secs_f64();
     if let Some(k) = &a.launch.kernel {
         if runs.iter().all(|f| f.kernels.is_empty()) {
             return fail(format!("no kernel named `{k}` in the given files"));
         }
     }
-    let mut status = 0;
-    let mut improved = false;
-    for f in &runs {
-        if f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()) {
-            status = 2;
-        }
-        improved |= f.rewritten.is_some();
-    }
+    let mut failed = runs.iter().any(|f| f.write_failed);
+    let unreadable = runs
+        .iter()
+        .any(|f| f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()));
+    let improved = runs.iter().any(|f| f.rewritten.is_some());
     if let Some(path) = &a.report {
         let lines: String = runs
             .iter()
@@ -438,8 +417,11 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             .collect();
         if let Err(e) = write_atomically(path, &lines) {
             eprintln!("copper: error: {}: {e}", path.display());
-            status = 2;
+            failed = true;
         }
+    }
+    if a.format != OptFormat::Github {
+        report::errors(&runs);
     }
     if a.diff {
         let mut roots = std::collections::BTreeSet::new();
@@ -466,23 +448,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             OptFormat::Sarif => report::sarif(&runs, &r),
         }
     }
-    if a.write {
-        for f in &runs {
-            if let Some(text) = &f.rewritten {
-                match write_atomically(&f.path, text) {
-                    Ok(()) => eprintln!("copper: updated {}", f.path.display()),
-                    Err(e) => {
-                        eprintln!("copper: error: {}: cannot update: {e}", f.path.display());
-                        status = 2;
-                    }
-                }
-            }
-        }
-    }
-    if status == 0 && improved && !r.exit_zero {
-        status = 1;
-    }
-    status
+    output::batch_status(failed, improved && !r.exit_zero, unreadable)
 }
 
 /// The unified diff of a file's rewrite (empty when nothing improved).
@@ -494,8 +460,14 @@ pub fn file_diff(f: &FileRun) -> String {
 }
 
 /// Parses every file and searches every kernel, kernels in parallel; a
-/// progress line on a terminal. Results in file and kernel order.
-fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<FileRun> {
+/// progress line on a terminal. Results in file and kernel order. Each
+/// file is finished (and, with `--write`, written) as soon as its last
+/// kernel is done, so a long batch loses nothing already found.
+fn optimize_files(
+    files: &[PathBuf],
+    a: &OptimizeArgs,
+    r: &Resolved,
+) -> Result<Vec<FileRun>, String> {
     let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
         .par_iter()
         .map(|path| {
@@ -517,6 +489,7 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
                 kernels: Vec::new(),
                 diagnostics,
                 rewritten: None,
+                write_failed: false,
             };
             (run, params)
         })
@@ -535,68 +508,176 @@ fn optimize_files(files: &[PathBuf], a: &OptimizeArgs, r: &Resolved) -> Vec<File
             jobs.push((i, f.name.clone(), spec, shape));
         }
     }
+    if let Ranking::At { values, .. } = &r.settings.ranking {
+        let searched = jobs
+            .iter()
+            .filter_map(|(i, name, ..)| runs[*i].0.parsed.as_ref().ok()?.function(name));
+        check_at_names(values, searched)?;
+    }
+    let pending: Vec<Mutex<Vec<KernelRun>>> = runs.iter().map(|_| Mutex::default()).collect();
+    let remaining: Vec<AtomicUsize> = runs.iter().map(|_| AtomicUsize::new(0)).collect();
+    for (i, ..) in &jobs {
+        remaining[*i].fetch_add(1, Ordering::Relaxed);
+    }
+    let finished: Vec<Mutex<Option<Finished>>> = runs.iter().map(|_| Mutex::default()).collect();
+    let excerpts: Vec<Option<Excerpts>> = runs
+        .iter()
+        .map(|(run, _)| run.parsed.as_ref().ok().map(Excerpts::new))
+        .collect();
     let cache = Cache::default();
     let done = AtomicUsize::new(0);
     let total = jobs.len();
-    let terminal = std::io::stderr().is_terminal();
-    let results: Vec<(usize, KernelRun)> = jobs
-        .into_par_iter()
-        .map(|(i, name, spec, shape)| {
-            let parsed = runs[i].0.parsed.as_ref().expect("parsed");
-            let result = optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
-            if terminal {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                eprint!(
-                    "\r\x1b[2K[{n}/{total}] {}: {name}",
-                    runs[i].0.path.display()
-                );
-                if n == total {
-                    eprint!("\r\x1b[2K");
-                }
+    let terminal = std::io::stderr().is_terminal() && !output::quiet();
+    jobs.into_par_iter().for_each(|(i, name, spec, shape)| {
+        let run = &runs[i].0;
+        let Ok(parsed) = &run.parsed else {
+            return;
+        };
+        // The kernel's excerpt of its file: a search costs what the kernel
+        // costs, however many kernels the file has.
+        let result = match excerpts[i].as_ref().and_then(|e| e.kernel(&name)) {
+            Some(excerpt) => {
+                optimize_kernel(&excerpt, &name, spec.as_ref(), &shape, &r.settings, &cache)
             }
-            let f = parsed.function(&name).expect("listed kernel");
-            let at = parsed.source.line_col(f.meta.span.start);
-            (
-                i,
-                KernelRun {
-                    name,
-                    at,
-                    shape,
-                    result,
-                    readable: true,
-                },
-            )
-        })
-        .collect();
-    for (i, k) in results {
-        runs[i].0.kernels.push(k);
+            None => optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache),
+        };
+        if terminal {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
+            if n == total {
+                eprint!("\r\x1b[2K");
+            }
+        }
+        let at = parsed
+            .function(&name)
+            .map(|f| parsed.source.line_col(f.meta.span.start))
+            .unwrap_or((0, 0));
+        let kernel = KernelRun {
+            name,
+            at,
+            shape,
+            result,
+            readable: true,
+        };
+        lock(&pending[i]).push(kernel);
+        if remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let kernels = std::mem::take(&mut *lock(&pending[i]));
+            *lock(&finished[i]) = Some(finish_file(run, kernels, a));
+        }
+    });
+    for (i, (run, _)) in runs.iter_mut().enumerate() {
+        let f = lock(&finished[i])
+            .take()
+            .unwrap_or_else(|| finish_file(run, Vec::new(), a));
+        run.kernels = f.kernels;
+        run.rewritten = f.rewritten;
+        run.write_failed = f.write_failed;
     }
-    for (run, _) in runs.iter_mut() {
-        if let Ok(parsed) = &run.parsed {
-            run.kernels
-                .extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
-            run.kernels.sort_by_key(|k| k.at);
+    Ok(runs.into_iter().map(|(run, _)| run).collect())
+}
+
+/// Refuses `--at` names that are no scalar parameter of any kernel
+/// searched (nor a launch dimension such as `blockDim.x`): a misspelled
+/// name would leave every bound unevaluated, and nothing would improve.
+fn check_at_names<'a>(
+    values: &BTreeMap<String, f64>,
+    searched: impl Iterator<Item = &'a Function>,
+) -> Result<(), String> {
+    let mut known: Vec<String> = Vec::new();
+    let mut any = false;
+    for f in searched {
+        any = true;
+        known.extend(
+            f.params
+                .iter()
+                .filter(|p| p.ty.pointers.is_empty() && p.dims.is_empty())
+                .map(|p| p.name.clone()),
+        );
+    }
+    known.sort();
+    known.dedup();
+    let launch_dimension = |n: &str| {
+        ["blockDim.", "gridDim."].iter().any(|p| {
+            n.strip_prefix(p)
+                .is_some_and(|c| ["x", "y", "z"].contains(&c))
+        })
+    };
+    let unknown: Vec<&str> = values
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !known.iter().any(|k| k == n) && !launch_dimension(n))
+        .collect();
+    if unknown.is_empty() || !any {
+        return Ok(());
+    }
+    Err(format!(
+        "--at: {} is not a scalar parameter of the kernels searched (parameters: {})",
+        unknown
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// A file whose kernels are all done.
+struct Finished {
+    kernels: Vec<KernelRun>,
+    rewritten: Option<String>,
+    write_failed: bool,
+}
+
+/// The mutex's value, also when another thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Completes a file whose kernels are all searched: adds the kernels that
+/// could not be read, orders them, assembles the rewritten file and, with
+/// `--write`, replaces the file when nobody changed it meanwhile.
+fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> Finished {
+    let Ok(parsed) = &run.parsed else {
+        return Finished {
+            kernels,
+            rewritten: None,
+            write_failed: false,
+        };
+    };
+    kernels.extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
+    kernels.sort_by_key(|k| k.at);
+    // Each improved kernel as the search left it: an edit of this file's
+    // text, moved over from its version of the file.
+    let best: Vec<(&ParsedFile, &str)> = kernels
+        .iter()
+        .filter_map(|k| k.result.as_ref().ok())
+        .filter(|k| k.improved())
+        .map(|k| (&k.best.file, k.name.as_str()))
+        .collect();
+    let rewritten = (!best.is_empty())
+        .then(|| match_line_endings(&parsed.source.text, transplant(parsed, &best)));
+    let mut write_failed = false;
+    if let (true, Some(text)) = (a.write, &rewritten) {
+        match replace_if_unchanged(&run.path, &parsed.source.text, text) {
+            Ok(()) => output::note(format_args!("updated {}", run.path.display())),
+            Err(ReplaceError::Changed(why)) => {
+                eprintln!("copper: warning: {}: {why}", run.path.display())
+            }
+            Err(ReplaceError::Io(e)) => {
+                eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
+                write_failed = true;
+            }
         }
     }
-    runs.into_iter()
-        .map(|(mut run, _)| {
-            if let Ok(parsed) = &run.parsed {
-                // Each improved kernel as the search left it: an edit of
-                // this file's text, moved over from its version of the file.
-                let best: Vec<(&ParsedFile, &str)> = run
-                    .kernels
-                    .iter()
-                    .filter_map(|k| k.result.as_ref().ok())
-                    .filter(|k| k.improved())
-                    .map(|k| (&k.best.file, k.name.as_str()))
-                    .collect();
-                if !best.is_empty() {
-                    run.rewritten = Some(transplant(parsed, &best));
-                }
-            }
-            run
-        })
-        .collect()
+    Finished {
+        kernels,
+        rewritten,
+        write_failed,
+    }
 }
 
 /// The kernels of a file that could not be read, as failed runs.

@@ -81,11 +81,11 @@ fn print_text(parsed: &ParsedFile) {
                     );
                 }
             }
-            Err(d) => println!("{}", d.render()),
+            Err(d) => eprintln!("{}", d.render()),
         }
     }
     for d in &parsed.diagnostics {
-        println!("{}", d.render());
+        eprintln!("{}", d.render());
     }
 }
 

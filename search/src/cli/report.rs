@@ -2,7 +2,6 @@
 //! GitHub annotations and SARIF for CI.
 
 use copper::bound::Outcome;
-use copper::cuda::parse::ParsedFile;
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
@@ -66,31 +65,45 @@ fn error_row(path: &str, kernel: &str) -> Vec<String> {
     row
 }
 
+/// Prints, on stderr, what could not be read or searched: files, the
+/// diagnostics of functions copper cannot read, kernels whose search
+/// failed (every format but `github`, whose annotations carry them).
+pub fn errors(runs: &[FileRun]) {
+    for f in runs {
+        let path = f.path.display();
+        if let Err(e) = &f.parsed {
+            eprintln!("{e}");
+            eprintln!("{path}: skipped: the file could not be read");
+            continue;
+        }
+        for d in &f.diagnostics {
+            eprintln!("{d}");
+        }
+        for k in f.kernels.iter().filter(|k| k.readable) {
+            if let Err(e) = &k.result {
+                eprintln!(
+                    "{path}:{}:{}: kernel {}: error: {e}",
+                    k.at.0, k.at.1, k.name
+                );
+            }
+        }
+    }
+}
+
 /// Prints the text report.
 pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let mut rows = Vec::new();
     for f in runs {
         let path = f.path.display();
-        let parsed = match &f.parsed {
-            Ok(p) => p,
-            Err(e) => {
-                println!("{e}");
-                println!("{path}: skipped: the file could not be read\n");
-                rows.push(error_row(&path.to_string(), "-"));
-                continue;
-            }
-        };
-        for d in &f.diagnostics {
-            println!("{d}");
+        if f.parsed.is_err() {
+            rows.push(error_row(&path.to_string(), "-"));
+            continue;
         }
         for k in &f.kernels {
             let head = format!("{path}:{}:{}: kernel {}", k.at.0, k.at.1, k.name);
             let x = match &k.result {
                 Ok(x) => x,
-                Err(e) => {
-                    if k.readable {
-                        println!("{head}: error: {e}\n");
-                    }
+                Err(_) => {
                     rows.push(error_row(&path.to_string(), &k.name));
                     continue;
                 }
@@ -120,9 +133,9 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
             }
-            print_bounds(parsed, x);
+            print_bounds(x);
             if explain {
-                print_steps(parsed, x);
+                print_steps(x);
             }
             let candidates: usize = x.steps.iter().map(|s| s.considered.len()).sum();
             println!(
@@ -167,7 +180,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     );
 }
 
-fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
+fn print_bounds(x: &KernelResult) {
     let width = x
         .original
         .bounds
@@ -202,8 +215,10 @@ fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
             let at = span
                 .filter(|s| !s.is_synthetic())
                 .map(|s| {
-                    let (l, c) = parsed.source.line_col(s.start);
-                    format!(" (at {}:{l}:{c})", parsed.source.path.display())
+                    // Spans are the searched file's (the kernel's excerpt).
+                    let source = &x.original.file.source;
+                    let (l, c) = source.line_col(s.start);
+                    format!(" (at {}:{l}:{c})", source.path.display())
                 })
                 .unwrap_or_default();
             let line = format!("  no bound: {why}{at}");
@@ -217,7 +232,7 @@ fn print_bounds(parsed: &ParsedFile, x: &KernelResult) {
     }
 }
 
-fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
+fn print_steps(x: &KernelResult) {
     for s in &x.steps {
         println!("  [round {}: {}]", s.round, s.transform);
         if s.considered.is_empty() && s.skipped.is_empty() {
@@ -238,7 +253,7 @@ fn print_steps(parsed: &ParsedFile, x: &KernelResult) {
             let at = if sk.span.is_synthetic() {
                 String::new()
             } else {
-                let (l, c) = parsed.source.line_col(sk.span.start);
+                let (l, c) = x.original.file.source.line_col(sk.span.start);
                 format!("{l}:{c}: ")
             };
             println!("    left alone: {at}{}", sk.reason);

@@ -13,6 +13,7 @@ use copper::sim::{inputs_from_spec, simulate_owned, SimError, SimOptions, SimRes
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
+use super::files::write_atomically;
 use super::Format;
 
 /// Options of `copper simulate`.
@@ -228,26 +229,13 @@ pub fn run(a: &SimulateArgs) -> u8 {
                 .unwrap_or_default()
         );
     }
-    if let Some(path) = &a.dump {
+    // Bad input (status 2) writes nothing: no dump of the kernels that ran.
+    if let (Some(path), true) = (&a.dump, status != 2) {
         if let Err(e) = write_atomically(path, &serde_json::to_string(&dumps).unwrap_or_default()) {
             return error(path, format!("cannot write dump: {e}"));
         }
     }
     status
-}
-
-/// Writes a file through a temporary and a rename, so it is never partial.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.copper-tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
-    ));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn value_json(v: &Value) -> serde_json::Value {

@@ -1,0 +1,118 @@
+//! The source files a batch command reads: files as given, directories
+//! searched for `.cu` and `.cuh` files the way ripgrep and ruff search
+//! (`.gitignore`, `.ignore` and hidden directories respected unless
+//! `--no-ignore`), following symbolic links without looping, each file
+//! once, and never opening what is not a regular file.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The files found, and notes about what was left out.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The files, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// One line per thing skipped (`PATH: why`), for stderr.
+    pub notes: Vec<String>,
+}
+
+/// The extensions searched for in directories.
+pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
+
+/// The source files named by `paths`. A path that does not exist, or a
+/// directory without a source file, is an error.
+pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, String> {
+    let mut found = Found::default();
+    let mut seen = HashSet::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if !meta.is_dir() {
+            // Reading it reports what is wrong (a FIFO is refused unopened).
+            if seen.insert(identity(&meta).unwrap_or_else(|| path_identity(p))) {
+                found.files.push(p.clone());
+            }
+            continue;
+        }
+        let before = found.files.len();
+        walk(p, no_ignore, &mut seen, &mut found);
+        if found.files.len() == before {
+            return Err(format!(
+                "{}: no .cu or .cuh files in this directory{}",
+                p.display(),
+                if no_ignore {
+                    ""
+                } else {
+                    " (ignored files and hidden directories are skipped; --no-ignore searches them)"
+                }
+            ));
+        }
+    }
+    found.files.sort();
+    Ok(found)
+}
+
+/// A file's device and inode (the same file through two links is one).
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// A stand-in identity from the path, where the platform has no inodes.
+fn path_identity(p: &Path) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .hash(&mut h);
+    (u64::MAX, h.finish())
+}
+
+fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut Found) {
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(!no_ignore)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(true)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                found.notes.push(format!("skipped: {e}"));
+                continue;
+            }
+        };
+        let path = entry.path();
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        if !path
+            .extension()
+            .is_some_and(|x| EXTENSIONS.iter().any(|e| x == *e))
+        {
+            continue;
+        }
+        // Following the link: what it points to must be a regular file.
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {
+                if seen.insert(identity(&meta).unwrap_or_else(|| path_identity(path))) {
+                    found.files.push(path.to_path_buf());
+                }
+            }
+            Ok(_) => found.notes.push(format!(
+                "{}: skipped: not a regular file (a FIFO, socket or device)",
+                path.display()
+            )),
+            Err(e) => found
+                .notes
+                .push(format!("{}: skipped: {e}", path.display())),
+        }
+    }
+}

@@ -1,0 +1,736 @@
+//! Hostile input for every command (issue 14): names that try to run
+//! commands, planted symlinks, files edited during a run, FIFOs, symlink
+//! loops, odd files. Each case runs the release binary and records its
+//! wall time and peak memory (printed with `--nocapture`:
+//! `cargo test --release -p copper-search --test hostile -- --nocapture`).
+//! The slow cases run only with `COPPER_HOSTILE_SLOW=1`.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{root, text};
+
+/// A fresh scratch directory for one case.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("copper-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What one run of `copper` took.
+struct Measured {
+    out: Output,
+    wall: Duration,
+    /// Peak resident memory of the process, KiB.
+    peak_kib: i64,
+}
+
+/// Runs `copper ARGS` in `dir` with `env`, recording its wall time and
+/// peak memory (from `wait4`), and prints one row of the table; killed
+/// (exit -1) after a minute.
+// The child is reaped by `wait4` (which also gives its peak memory).
+#[allow(clippy::zombie_processes)]
+fn run(case: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_copper"))
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("copper runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stderr.read_to_end(&mut v).unwrap();
+        v
+    });
+    // A hang is a failure, not a stuck test run: the child is killed after
+    // a minute (it is still our unreaped child then, so the pid is its).
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let (finished, pid) = (finished.clone(), child.id() as i32);
+        std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until {
+                if finished.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        })
+    };
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let wall = start.elapsed();
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
+    watchdog.join().unwrap();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let out = Output {
+        status: std::process::ExitStatus::from_raw(if code >= 0 { code << 8 } else { status }),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    };
+    let peak_kib = usage.ru_maxrss;
+    println!(
+        "| {case} | {:.2} s | {:.1} MiB | exit {} |",
+        wall.as_secs_f64(),
+        peak_kib as f64 / 1024.0,
+        code
+    );
+    Measured {
+        out,
+        wall,
+        peak_kib,
+    }
+}
+
+fn code(m: &Measured) -> i32 {
+    m.out.status.code().unwrap_or(-1)
+}
+
+fn stdout(m: &Measured) -> String {
+    String::from_utf8_lossy(&m.out.stdout).to_string()
+}
+
+fn stderr(m: &Measured) -> String {
+    String::from_utf8_lossy(&m.out.stderr).to_string()
+}
+
+/// Copies `testdata/NAME.cu` (and its parameter file) into `dir` as `as_stem`.
+fn copy_testdata(name: &str, dir: &Path, as_stem: &str) -> PathBuf {
+    let cu = dir.join(format!("{as_stem}.cu"));
+    std::fs::copy(root().join(format!("testdata/{name}.cu")), &cu).unwrap();
+    let toml = root().join(format!("testdata/{name}.toml"));
+    if toml.exists() {
+        std::fs::copy(toml, dir.join(format!("{as_stem}.toml"))).unwrap();
+    }
+    cu
+}
+
+/// Every file below `dir`, recursively (without following links).
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(files_below(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+// ---- issue 14 item 2: command injection in `copper bench` ----
+
+#[test]
+fn bench_build_script_does_not_run_a_file_name() {
+    let dir = scratch("bench-inject");
+    copy_testdata("saxpy", &dir, "$(touch PWNED)");
+    let m = run(
+        "bench on `$(touch PWNED).cu`",
+        &dir,
+        &["bench", "$(touch PWNED).cu", "--out", "out"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    let script = dir.join("out/build-$(touch PWNED).sh");
+    assert!(script.exists(), "{}", text(&m.out));
+    // A stand-in compiler: the script must run to its end without running
+    // anything the name says.
+    let built = Command::new("sh")
+        .arg(&script)
+        .env("NVCC", "true")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let planted: Vec<PathBuf> = files_below(&dir)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "PWNED"))
+        .collect();
+    assert!(planted.is_empty(), "the script ran the name: {planted:?}");
+    assert!(
+        String::from_utf8_lossy(&built.stdout).contains("$(touch PWNED)_bench"),
+        "{}",
+        text(&built)
+    );
+}
+
+#[test]
+fn bench_refuses_a_newline_in_a_file_name() {
+    let dir = scratch("bench-newline");
+    copy_testdata("saxpy", &dir, "a\n#include <evil>\nb");
+    let m = run(
+        "bench on a name with a newline",
+        &dir,
+        &["bench", "a\n#include <evil>\nb.cu", "--out", "out"],
+        &[],
+    );
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+    assert!(stderr(&m).contains("control character"), "{}", stderr(&m));
+    assert!(!dir.join("out").exists(), "nothing is written");
+}
+
+// ---- items 3, 4, 5: `--write` and every other file copper writes ----
+
+/// A kernel that keeps the analysis busy until its budget runs out (a
+/// loop nest deeper than the degree).
+fn slow_kernel(depth: usize) -> String {
+    let mut body = "a[threadIdx.x] += 1;".to_string();
+    for k in 0..depth {
+        body = format!("for (int i{k} = 0; i{k} < n; i{k}++) {{ {body} }}");
+    }
+    format!("\n__global__ void slow(float *a, int n) {{ {body} }}\n")
+}
+
+#[test]
+fn write_goes_through_a_symlink_to_its_target() {
+    let dir = scratch("write-symlink");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    let real = copy_testdata("addSub0", &dir.join("real"), "k");
+    std::fs::copy(dir.join("real/k.toml"), dir.join("link.toml")).unwrap();
+    std::os::unix::fs::symlink("real/k.cu", dir.join("link.cu")).unwrap();
+    let m = run(
+        "optimize --write on a symlink",
+        &dir,
+        &["optimize", "link.cu", "--write"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let link = std::fs::symlink_metadata(dir.join("link.cu")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    assert!(
+        std::fs::read_to_string(&real).unwrap().contains("B_elem"),
+        "the target is rewritten"
+    );
+}
+
+#[test]
+fn write_keeps_mode_and_crlf_line_endings() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("write-crlf");
+    let original = std::fs::read_to_string(root().join("testdata/addSub0.cu")).unwrap();
+    let cu = dir.join("k.cu");
+    std::fs::write(&cu, original.replace('\n', "\r\n")).unwrap();
+    std::fs::copy(root().join("testdata/addSub0.toml"), dir.join("k.toml")).unwrap();
+    std::fs::set_permissions(&cu, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let m = run(
+        "optimize --write on a CRLF file",
+        &dir,
+        &["optimize", "k.cu", "--write"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let now = std::fs::read_to_string(&cu).unwrap();
+    assert!(now.contains("B_elem"));
+    assert_eq!(
+        now.matches('\n').count(),
+        now.matches("\r\n").count(),
+        "{now:?}"
+    );
+    let mode = std::fs::metadata(&cu).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let left: Vec<_> = files_below(&dir)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains("tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+#[test]
+fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
+    let dir = scratch("dump-planted");
+    copy_testdata("saxpy", &dir, "k");
+    std::fs::write(dir.join("victim"), "precious").unwrap();
+    // `simulate --dump` used `.NAME.copper-tmp` for its temporary file.
+    std::os::unix::fs::symlink(dir.join("victim"), dir.join(".dump.json.copper-tmp")).unwrap();
+    let m = run(
+        "simulate --dump beside a planted link",
+        &dir,
+        &["simulate", "k.cu", "--dump", "dump.json"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("victim")).unwrap(),
+        "precious"
+    );
+    assert!(!std::fs::symlink_metadata(dir.join("dump.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn an_edit_made_during_the_run_is_not_overwritten() {
+    let dir = scratch("lost-edit");
+    let cu = copy_testdata("addSub0", &dir, "k");
+    let mut text_now = std::fs::read_to_string(&cu).unwrap();
+    text_now.push_str(&slow_kernel(8));
+    std::fs::write(&cu, &text_now).unwrap();
+    let edited = format!("{text_now}// the user's edit\n");
+    let gone = copy_testdata("addSub0", &dir, "gone");
+    let mut gone_text = std::fs::read_to_string(&gone).unwrap();
+    gone_text.push_str(&slow_kernel(8));
+    std::fs::write(&gone, &gone_text).unwrap();
+    let edit = {
+        let (cu, gone, edited) = (cu.clone(), gone.clone(), edited.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            std::fs::write(&cu, edited).unwrap();
+            std::fs::remove_file(&gone).unwrap();
+        })
+    };
+    let m = run(
+        "optimize --write, file edited and one deleted during the run",
+        &dir,
+        &["optimize", "k.cu", "gone.cu", "--write", "--budget", "3"],
+        &[],
+    );
+    edit.join().unwrap();
+    assert!(
+        m.wall > Duration::from_millis(1500),
+        "the run was too quick for the test"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&cu).unwrap(),
+        edited,
+        "{}",
+        text(&m.out)
+    );
+    assert!(!gone.exists(), "a deleted file is not re-created");
+    assert!(
+        stderr(&m).contains("changed after copper read it"),
+        "{}",
+        stderr(&m)
+    );
+    assert!(
+        stderr(&m).contains("deleted after copper read it"),
+        "{}",
+        stderr(&m)
+    );
+}
+
+// ---- items 6, 7: what a batch directory may hold ----
+
+/// A directory with a FIFO, a symlink loop, a second link to a file, an
+/// ignored directory, a hidden one and a `.cuh` file.
+fn hostile_tree(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let d = dir.join("d");
+    for sub in ["sub", ".hidden", "ignored"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    copy_testdata("addSub0", &d, "a");
+    copy_testdata("saxpy", &d.join("sub"), "b");
+    std::fs::rename(d.join("sub/b.cu"), d.join("sub/b.cuh")).unwrap();
+    copy_testdata("saxpy", &d.join(".hidden"), "h");
+    copy_testdata("saxpy", &d.join("ignored"), "i");
+    std::fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    std::os::unix::fs::symlink("..", d.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink("../a.cu", d.join("sub/alias.cu")).unwrap();
+    let fifo = std::ffi::CString::new(d.join("fifo.cu").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    dir
+}
+
+#[test]
+fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
+    let dir = hostile_tree("tree");
+    let m = run(
+        "optimize --write on a tree with a FIFO, a loop, a link, ignored and hidden dirs",
+        &dir,
+        &["optimize", "d", "--write", "--format", "json"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+    let files: Vec<&str> = json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["d/a.cu", "d/sub/b.cuh"], "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains("fifo.cu: skipped: not a regular file"),
+        "{}",
+        stderr(&m)
+    );
+    assert_eq!(
+        stderr(&m).matches("updated d/a.cu").count(),
+        1,
+        "{}",
+        stderr(&m)
+    );
+    let m = run(
+        "optimize --no-ignore on the same tree",
+        &dir,
+        &["optimize", "d", "--no-ignore", "--format", "json"],
+        &[],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+    assert_eq!(
+        json["kernels"].as_array().unwrap().len(),
+        4,
+        "{}",
+        text(&m.out)
+    );
+}
+
+#[test]
+fn a_fifo_named_on_the_command_line_is_refused_unopened() {
+    let dir = hostile_tree("fifo");
+    for cmd in ["parse", "optimize", "lint", "analyze", "simulate", "fmt"] {
+        let m = run(&format!("{cmd} on a FIFO"), &dir, &[cmd, "d/fifo.cu"], &[]);
+        assert_eq!(code(&m), 2, "{cmd}: {}", text(&m.out));
+        assert!(
+            text(&m.out).contains("not a regular file"),
+            "{cmd}: {}",
+            text(&m.out)
+        );
+    }
+}
+
+// ---- item 11: odd input ----
+
+#[test]
+fn every_function_of_a_file_with_thousands_is_read() {
+    let dir = scratch("many-functions");
+    let text: String = (0..4100)
+        .map(|i| format!("__global__ void k{i}(int *a) {{\n    a[threadIdx.x] = {i};\n}}\n"))
+        .collect();
+    std::fs::write(dir.join("many.cu"), text).unwrap();
+    let m = run(
+        "parse 4,100 kernels in one file",
+        &dir,
+        &["parse", "many.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(!stderr(&m).contains("too-large"), "{}", stderr(&m));
+    assert_eq!(stdout(&m).matches(": kernel k").count(), 4100);
+}
+
+#[test]
+fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
+    let dir = scratch("truncated");
+    let saxpy = std::fs::read_to_string(root().join("testdata/saxpy.cu")).unwrap();
+    let cut = saxpy.find("y[i] = a").unwrap() + 5;
+    std::fs::write(dir.join("truncated.cu"), &saxpy[..cut]).unwrap();
+    std::fs::write(
+        dir.join("brace.cu"),
+        saxpy.replacen("    }\n}\n", "    }\n", 1),
+    )
+    .unwrap();
+    for (file, line) in [
+        ("truncated.cu", "truncated.cu:10:"),
+        ("brace.cu", "brace.cu:28:"),
+    ] {
+        for extra in [
+            &[][..],
+            &["--diff"],
+            &["--format", "sarif"],
+            &["--format", "json"],
+        ] {
+            let mut args = vec!["optimize", file];
+            args.extend_from_slice(extra);
+            let m = run(&format!("optimize {file} {extra:?}"), &dir, &args, &[]);
+            assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
+            assert!(stderr(&m).contains(line), "{args:?}: {}", stderr(&m));
+            assert!(
+                stderr(&m).contains("error[syntax]"),
+                "{args:?}: {}",
+                stderr(&m)
+            );
+            assert!(
+                stderr(&m).contains("the file ends inside `saxpy`"),
+                "{}",
+                stderr(&m)
+            );
+        }
+        let m = run(&format!("lint {file}"), &dir, &["lint", file], &[]);
+        assert_eq!(code(&m), 2, "{}", text(&m.out));
+        assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
+    }
+}
+
+#[test]
+fn a_byte_order_mark_before_the_kernel_is_ignored() {
+    let dir = scratch("bom");
+    std::fs::write(
+        dir.join("bom.cu"),
+        "\u{feff}__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let m = run(
+        "parse a file starting with a BOM",
+        &dir,
+        &["parse", "bom.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    assert!(stdout(&m).contains("kernel k(int *a)"), "{}", text(&m.out));
+}
+
+#[test]
+fn a_failed_write_of_the_output_says_so() {
+    let dir = scratch("full");
+    copy_testdata("addSub0", &dir, "k");
+    for args in [
+        &["optimize", "k.cu"][..],
+        &["parse", "k.cu"],
+        &["lint", "k.cu"],
+        &["analyze", "k.cu"],
+        &["simulate", "k.cu"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("cannot write the output"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let m = run(
+        "optimize --report /dev/full",
+        &dir,
+        &["optimize", "k.cu", "--report", "/dev/full"],
+        &[],
+    );
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+    assert!(stderr(&m).contains("/dev/full"), "{}", stderr(&m));
+    assert!(stderr(&m).contains("No space left"), "{}", stderr(&m));
+}
+
+#[test]
+fn unknown_or_out_of_range_values_are_errors() {
+    let dir = scratch("values");
+    copy_testdata("addSub0", &dir, "k");
+    let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
+    let big = toml
+        .lines()
+        .map(|l| {
+            if l.starts_with("w = ") {
+                "w = 99999999999"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(big, toml);
+    std::fs::write(dir.join("big.toml"), big).unwrap();
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "optimize --at zz=5",
+            &["optimize", "k.cu", "--at", "zz=5"],
+            "`zz` is not a scalar parameter",
+        ),
+        (
+            "optimize with w = 99999999999",
+            &["optimize", "k.cu", "--params", "big.toml"],
+            "out of the range of its type (int)",
+        ),
+        (
+            "simulate with w = 99999999999",
+            &["simulate", "k.cu", "--params", "big.toml"],
+            "out of the range of its type (int)",
+        ),
+        (
+            "bench --sweep w=99999999999",
+            &["bench", "k.cu", "--sweep", "w=99999999999", "--out", "out"],
+            "out of the range of its type (int)",
+        ),
+    ];
+    for (case, args, needle) in cases {
+        let m = run(case, &dir, args, &[]);
+        assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
+        assert!(stderr(&m).contains(needle), "{args:?}: {}", stderr(&m));
+    }
+    assert!(!dir.join("out").exists());
+    let m = run(
+        "optimize --at w=64",
+        &dir,
+        &["optimize", "k.cu", "--at", "w=64"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+}
+
+// ---- item 12: streams, exit status, --quiet ----
+
+#[test]
+fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
+    let dir = scratch("streams");
+    copy_testdata("addSub0", &dir, "good");
+    std::fs::write(
+        dir.join("bad.cu"),
+        "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
+    )
+    .unwrap();
+    for args in [
+        &["optimize", "good.cu", "bad.cu"][..],
+        &["lint", "good.cu", "bad.cu"],
+    ] {
+        let m = run(&format!("{} good.cu bad.cu", args[0]), &dir, args, &[]);
+        assert_eq!(code(&m), 1, "{args:?}: {}", text(&m.out));
+        assert!(
+            stderr(&m).contains("bad.cu:2:12: error[syntax]"),
+            "{args:?}: {}",
+            stderr(&m)
+        );
+        assert!(
+            !stdout(&m).contains("error[syntax]"),
+            "{args:?}: {}",
+            stdout(&m)
+        );
+    }
+    let m = run("optimize bad.cu", &dir, &["optimize", "bad.cu"], &[]);
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+}
+
+#[test]
+fn quiet_prints_only_errors_and_warnings() {
+    let dir = scratch("quiet");
+    copy_testdata("addSub0", &dir, "good");
+    std::fs::write(
+        dir.join("bad.cu"),
+        "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
+    )
+    .unwrap();
+    for cmd in ["optimize", "lint", "analyze", "parse", "simulate"] {
+        let m = run(
+            &format!("{cmd} --quiet"),
+            &dir,
+            &[cmd, "--quiet", "good.cu"],
+            &[],
+        );
+        assert!(stdout(&m).is_empty(), "{cmd}: {}", stdout(&m));
+        assert!(stderr(&m).is_empty(), "{cmd}: {}", stderr(&m));
+    }
+    let m = run(
+        "optimize -q --write",
+        &dir,
+        &["optimize", "-q", "--write", "good.cu", "bad.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    assert!(stdout(&m).is_empty(), "{}", stdout(&m));
+    assert!(!stderr(&m).contains("updated"), "{}", stderr(&m));
+    assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
+}
+
+// ---- item 9: memory with many kernels in one file ----
+
+/// `n` small kernels in one file.
+fn many_kernels(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "__global__ void k{i}(int *a, int n) {{\n    int t = blockIdx.x * blockDim.x + threadIdx.x;\n    if (t < n) {{ a[t] = a[t] + {i}; }}\n}}\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn many_kernels_in_one_file_take_memory_in_proportion() {
+    let dir = scratch("many-kernels");
+    let slow = std::env::var("COPPER_HOSTILE_SLOW").is_ok();
+    let counts: &[usize] = if slow { &[500, 5000] } else { &[500] };
+    for &n in counts {
+        std::fs::write(dir.join(format!("k{n}.cu")), many_kernels(n)).unwrap();
+        let file = format!("k{n}.cu");
+        let m = run(
+            &format!("optimize {n} kernels in one file"),
+            &dir,
+            &["optimize", &file],
+            &[],
+        );
+        assert_eq!(code(&m), 0, "{}", stderr(&m));
+        // Before: 500 kernels took 1.2 GB, 5,000 were killed at 24 GB.
+        let limit_mib = 100 + n as i64 / 10;
+        assert!(
+            m.peak_kib / 1024 < limit_mib,
+            "{n} kernels: {} MiB (limit {limit_mib} MiB)",
+            m.peak_kib / 1024
+        );
+    }
+}
+
+// ---- item 10: the simulator's limits ----
+
+#[test]
+fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
+    let dir = scratch("sim-limits");
+    copy_testdata("saxpy", &dir, "k");
+    let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
+    std::fs::write(
+        dir.join("huge.toml"),
+        toml.replace("len = 8192", "len = 268435456"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("grid.toml"),
+        toml.replace("grid = [16, 1, 1]", "grid = [99999999, 1, 1]"),
+    )
+    .unwrap();
+    for (case, params, needle) in [
+        (
+            "simulate --dump, arrays of 2^28",
+            "huge.toml",
+            "copper simulates at most",
+        ),
+        (
+            "simulate a 99,999,999-block grid",
+            "grid.toml",
+            "copper simulates at most",
+        ),
+    ] {
+        let m = run(
+            case,
+            &dir,
+            &["simulate", "k.cu", "--params", params, "--dump", "d.json"],
+            &[],
+        );
+        assert_eq!(code(&m), 2, "{}", text(&m.out));
+        assert!(stderr(&m).contains(needle), "{}", stderr(&m));
+        assert!(m.peak_kib < 100 * 1024, "{} KiB", m.peak_kib);
+        assert!(!dir.join("d.json").exists());
+    }
+}

@@ -1,0 +1,159 @@
+//! The part of a file one kernel needs: the kernel, the device functions
+//! it may call (by name, transitively, also through macros), every macro,
+//! `#pragma`, type declaration and device global. Searching a kernel of a
+//! file with thousands works on its excerpt, so each candidate's re-parse
+//! and each cached analysis costs what the kernel costs, not the file.
+//! Positions in an excerpt are reported as lines of the original file
+//! ([`SourceFile::excerpt`]).
+
+use std::collections::{HashMap, HashSet};
+
+use super::ast::FnKind;
+use super::extract::FunctionItem;
+use super::parse::{parse_source, ParsedFile};
+use crate::source::{SourceFile, Span};
+
+/// Builds excerpts of one file (its index of device functions made once).
+pub struct Excerpts<'a> {
+    file: &'a ParsedFile,
+    device: HashMap<&'a str, &'a FunctionItem>,
+    /// Identifiers of every macro body (a macro may call a function).
+    macro_idents: Vec<&'a str>,
+}
+
+impl<'a> Excerpts<'a> {
+    /// The index of `file`.
+    pub fn new(file: &'a ParsedFile) -> Excerpts<'a> {
+        let device = file
+            .extracted
+            .functions
+            .iter()
+            .filter(|f| f.kind != FnKind::Global)
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let macro_idents = file
+            .extracted
+            .macros
+            .iter()
+            .flat_map(|m| m.body.iter().map(String::as_str))
+            .filter(|t| is_identifier(t))
+            .collect();
+        Excerpts {
+            file,
+            device,
+            macro_idents,
+        }
+    }
+
+    /// The excerpt of the file kernel `name` needs, parsed; `None` when
+    /// there is no such kernel.
+    pub fn kernel(&self, name: &str) -> Option<ParsedFile> {
+        let ex = &self.file.extracted;
+        let kernel = ex
+            .functions
+            .iter()
+            .find(|f| f.name == name && f.kind == FnKind::Global)?;
+        let text = &self.file.source.text;
+        let mut spans: Vec<Span> = vec![kernel.span];
+        spans.extend(ex.macros.iter().map(|m| m.span));
+        spans.extend(ex.pragmas.iter().map(|p| p.span));
+        spans.extend(ex.types.iter().map(|t| t.span));
+        spans.extend(ex.globals.iter().map(|g| g.span));
+        // Device functions reachable by name.
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut todo: Vec<&str> = identifiers(&text[kernel.span.start..kernel.span.end]);
+        todo.extend(self.macro_idents.iter().copied());
+        for s in ex
+            .types
+            .iter()
+            .map(|t| t.span)
+            .chain(ex.globals.iter().map(|g| g.span))
+        {
+            todo.extend(identifiers(&text[s.start..s.end]));
+        }
+        while let Some(id) = todo.pop() {
+            let Some(f) = self.device.get(id) else {
+                continue;
+            };
+            if seen.insert(id) {
+                spans.push(f.span);
+                todo.extend(identifiers(&text[f.span.start..f.span.end]));
+            }
+        }
+        let (excerpt, line_map) = whole_lines(&self.file.source, &mut spans);
+        Some(parse_source(SourceFile::excerpt(
+            self.file.source.path.clone(),
+            excerpt,
+            line_map,
+        )))
+    }
+}
+
+/// The lines of the file the spans touch, in order, merged: the
+/// excerpt's text and its line map (each region's first line there and
+/// in the file, 0-based).
+fn whole_lines(source: &SourceFile, spans: &mut [Span]) -> (String, Vec<(usize, usize)>) {
+    let text = &source.text;
+    spans.sort();
+    let mut regions: Vec<(usize, usize)> = Vec::new();
+    for s in spans.iter() {
+        let (a, b) = (s.start.min(text.len()), s.end.min(text.len()));
+        let start = text[..a].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[b..].find('\n').map_or(text.len(), |i| b + i + 1);
+        match regions.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => regions.push((start, end)),
+        }
+    }
+    let mut out = String::new();
+    let mut map = Vec::new();
+    let mut here = 0;
+    for (start, end) in regions {
+        map.push((here, source.line_col(start).0 - 1));
+        let part = &text[start..end];
+        out.push_str(part);
+        if !part.ends_with('\n') {
+            out.push('\n');
+        }
+        here += part.matches('\n').count() + usize::from(!part.ends_with('\n'));
+    }
+    (out, map)
+}
+
+fn is_identifier(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The identifiers of a piece of source (a cheap scan; comments and
+/// strings included, which at worst keeps a function more).
+fn identifiers(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| is_identifier(t))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::parse::parse_source;
+
+    #[test]
+    fn an_excerpt_holds_what_the_kernel_needs_at_its_lines() {
+        let src = "#define N 4\n\
+                   __device__ int twice(int x) { return 2 * x; }\n\
+                   __device__ int unused(int x) { return x; }\n\
+                   __global__ void a(int *p) { p[0] = 1; }\n\
+                   \n\
+                   __global__ void b(int *p) {\n    p[threadIdx.x] = twice(N);\n}\n";
+        let file = parse_source(SourceFile::new("f.cu", src));
+        let e = Excerpts::new(&file).kernel("b").unwrap();
+        assert!(e.source.text.contains("twice"), "{}", e.source.text);
+        assert!(!e.source.text.contains("unused"), "{}", e.source.text);
+        assert!(!e.source.text.contains("void a("), "{}", e.source.text);
+        let f = e.function("b").unwrap();
+        assert_eq!(e.source.line_col(f.meta.span.start), (6, 1));
+        assert_eq!(e.source.line_text(7), "    p[threadIdx.x] = twice(N);");
+        assert!(crate::ir::lower::lower_kernel(&e, "b").is_ok());
+    }
+}
