@@ -498,11 +498,11 @@ impl Aara<'_> {
                     continue;
                 }
                 let w = Lin::var(self.lp.new_var());
-                pre.add(p, &w, 1.0);
-                pre.add(shifted, &w, -scale.to_f64());
+                pre.add(p, &w, Rational::ONE);
+                pre.add(shifted, &w, -scale);
                 match rest {
-                    Some(r) => pre.add(r, &w, -k.to_f64()),
-                    None => pre.konst.add_scaled(&w, -k.to_f64()),
+                    Some(r) => pre.add(r, &w, -k),
+                    None => pre.konst.add_scaled(&w, -k),
                 }
             }
         }
@@ -618,8 +618,8 @@ impl Aara<'_> {
         }
         for (b, coef) in &t.terms {
             match b {
-                Some(b) => pre.add(*b, q, coef.to_f64()),
-                None => pre.konst.add_scaled(q, coef.to_f64()),
+                Some(b) => pre.add(*b, q, *coef),
+                None => pre.konst.add_scaled(q, *coef),
             }
         }
     }

@@ -19,7 +19,7 @@ pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (String, Option<Span>) 
     for s in loops {
         let mut a = p.aara(cost);
         a.stmt(s, Pot::default());
-        if a.lp.solve(&super::Lin::default(), &[]).is_err() {
+        if a.lp.solve(&super::Lin::default(), &[], 0.0).is_err() {
             let Stmt::Loop { span, .. } = s else { continue };
             return (describe(p, s), Some(*span));
         }
