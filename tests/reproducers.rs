@@ -169,3 +169,31 @@ fn loops_with_huge_strides_are_bounded_exactly() {
         }
     }
 }
+
+/// A 33×2 block: warp 1 holds `x = 32, y = 0` and `x = 0…30, y = 1`.
+fn wrapped(src: &str, args: &[(&str, i64)]) -> Vec<Found> {
+    Case {
+        src,
+        grid: [1, 1, 1],
+        block: [33, 2, 1],
+        args,
+        arrays: &[("out", 64)],
+    }
+    .run(true)
+}
+
+#[test]
+fn any_block_bounds_allow_warps_that_wrap_across_rows() {
+    let shared = "__global__ void k(int *out) { __shared__ int s[64]; s[threadIdx.x] = 1; __syncthreads(); out[threadIdx.y] = s[0]; }";
+    let found = wrapped(shared, &[]);
+    assert_sound(&found, true);
+    assert!(found[3].simulated >= 1.0, "the wrapped warp conflicts");
+    let global = "__global__ void k(int *out) { out[threadIdx.x] = 1; }";
+    let found = wrapped(global, &[]);
+    assert_sound(&found, true);
+    assert!(found[2].simulated >= 5.0, "the wrapped warp needs 5 sectors");
+    let looped = "__global__ void k(int *out, int n) { __shared__ int s[64];\n\
+                  for (int i = 0; i < n; i++) { s[threadIdx.x] += i; }\n\
+                  __syncthreads(); out[threadIdx.x] = s[threadIdx.x]; }";
+    assert_sound(&wrapped(looped, &[("n", 50)]), true);
+}

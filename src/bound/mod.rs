@@ -270,10 +270,10 @@ impl Prepared {
                         deps::Coef::Unknown => return false,
                     }
                 }
-                let block = match launch.block {
-                    Some(b) => b,
-                    None if k[1] == 0 && k[2] == 0 => [launch.warp, 1, 1],
-                    None => return false,
+                // Without a block shape, rows narrower than a warp repeat
+                // `threadIdx.x` within a warp: nothing is injective.
+                let Some(block) = launch.block else {
+                    return false;
                 };
                 memory::warps_of(block, launch.warp).iter().all(|lanes| {
                     let mut offs: Vec<i64> = lanes
