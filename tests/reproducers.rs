@@ -197,3 +197,45 @@ fn any_block_bounds_allow_warps_that_wrap_across_rows() {
                   __syncthreads(); out[threadIdx.x] = s[threadIdx.x]; }";
     assert_sound(&wrapped(looped, &[("n", 50)]), true);
 }
+
+fn counted(counter: &str, cond: &str, step: &str, n: i64) -> Vec<Found> {
+    let src = format!(
+        "__global__ void k(float *a, float *out, int n) {{\n\
+         float acc = 0;\n\
+         for ({counter} c = 0; {cond}; c += {step}) acc += a[threadIdx.x];\n\
+         out[threadIdx.x] = acc;\n\
+         }}"
+    );
+    Case {
+        src: &src,
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        args: &[("n", n)],
+        arrays: &[("a", 32), ("out", 32)],
+    }
+    .run(false)
+}
+
+#[test]
+fn counters_that_may_wrap_get_no_bound_and_say_why() {
+    // 0, 100, 200, 44, 144, 244, 88, …: 23 iterations below 250.
+    let found = counted("unsigned char", "c < n", "100", 250);
+    assert_sound(&found, false);
+    let Err(why) = &found[1].bound else {
+        panic!("a wrapping unsigned char counter got a bound: {found:?}");
+    };
+    assert!(why.contains("wrap") && why.contains("`c`"), "{why}");
+    // A short past 32767 wraps to negative values, still below n.
+    let found = counted("short", "c < n", "10000", 32000);
+    assert_sound(&found, false);
+    assert!(matches!(&found[1].bound, Err(why) if why.contains("wrap")));
+}
+
+#[test]
+fn narrow_counters_that_provably_fit_keep_their_bounds() {
+    // c ≤ 199 before the step: c + 10 ≤ 209 fits an unsigned char.
+    assert_sound(&counted("unsigned char", "c < 200 && c < n", "10", 250), true);
+    // c ≤ 999: c + 100 fits an unsigned int.
+    assert_sound(&counted("unsigned int", "c < 1000", "100", 1000), true);
+    assert_sound(&counted("short", "c < 30000 && c < n", "7", 32000), true);
+}
