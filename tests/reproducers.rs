@@ -191,7 +191,10 @@ fn any_block_bounds_allow_warps_that_wrap_across_rows() {
     let global = "__global__ void k(int *out) { out[threadIdx.x] = 1; }";
     let found = wrapped(global, &[]);
     assert_sound(&found, true);
-    assert!(found[2].simulated >= 5.0, "the wrapped warp needs 5 sectors");
+    assert!(
+        found[2].simulated >= 5.0,
+        "the wrapped warp needs 5 sectors"
+    );
     let looped = "__global__ void k(int *out, int n) { __shared__ int s[64];\n\
                   for (int i = 0; i < n; i++) { s[threadIdx.x] += i; }\n\
                   __syncthreads(); out[threadIdx.x] = s[threadIdx.x]; }";
@@ -234,7 +237,10 @@ fn counters_that_may_wrap_get_no_bound_and_say_why() {
 #[test]
 fn narrow_counters_that_provably_fit_keep_their_bounds() {
     // c ≤ 199 before the step: c + 10 ≤ 209 fits an unsigned char.
-    assert_sound(&counted("unsigned char", "c < 200 && c < n", "10", 250), true);
+    assert_sound(
+        &counted("unsigned char", "c < 200 && c < n", "10", 250),
+        true,
+    );
     // c ≤ 999: c + 100 fits an unsigned int.
     assert_sound(&counted("unsigned int", "c < 1000", "100", 1000), true);
     assert_sound(&counted("short", "c < 30000 && c < n", "7", 32000), true);

@@ -159,7 +159,10 @@ fn signed_overflow_is_reported_as_undefined_behaviour() {
             "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.args]\nn=1\n[kernel.k.arrays.o]\nlen=1\n",
         )
         .expect_err(expr);
-        assert!(err.message.contains("signed integer overflow"), "{expr}: {err:?}");
+        assert!(
+            err.message.contains("signed integer overflow"),
+            "{expr}: {err:?}"
+        );
         assert_eq!(err.thread, [5, 0, 0], "{expr}");
     }
     // Unsigned arithmetic wraps, as C defines.

@@ -9,8 +9,13 @@
 //! first is checked on inputs with that block shape, the second also on
 //! other block shapes.
 //!
+//! A second test generates kernels the testdata launches never reach:
+//! large grids (a sample of blocks simulated, the bound evaluated at the
+//! true launch), huge strides, blocks that are not a multiple of 32 wide
+//! with several rows, narrow, unsigned and 64-bit counters.
+//!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
-//! runs the long version (about 100,000 cases); the default is a sample.
+//! runs the long version (about 130,000 cases); the default is a sample.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -323,8 +328,18 @@ fn generate(i: u64) -> Generated {
             pick(1 << 22) as i64,
         ),
         // Multiplicative counters.
-        4 => ("1".to_string(), "c < n", "c *= 2".to_string(), pick(1 << 31) as i64),
-        _ => ("n".to_string(), "c > 0", "c /= 3".to_string(), pick(1 << 31) as i64),
+        4 => (
+            "1".to_string(),
+            "c < n",
+            "c *= 2".to_string(),
+            pick(1 << 31) as i64,
+        ),
+        _ => (
+            "n".to_string(),
+            "c > 0",
+            "c /= 3".to_string(),
+            pick(1 << 31) as i64,
+        ),
     };
     let src = format!(
         "__global__ void k(float *a, float *out, int n) {{\n\
@@ -359,7 +374,8 @@ fn generated_kernels_are_bounded_soundly() {
         step_budget: 30_000,
         ..SimOptions::default()
     };
-    let (mut cases, mut skipped, mut unbounded) = (0u64, 0u64, 0u64);
+    let (mut cases, mut skipped) = (0u64, 0u64);
+    let mut unbounded: BTreeMap<String, u64> = BTreeMap::new();
     let mut violations = Vec::new();
     for i in 0..count {
         let gen = generate(i);
@@ -393,9 +409,15 @@ fn generated_kernels_are_bounded_soundly() {
                 },
             );
             for (m, r) in metrics.iter().zip(&sim.metrics) {
-                let Outcome::Bound(e) = p.bound(m).work else {
-                    unbounded += 1;
-                    continue;
+                let e = match p.bound(m).work {
+                    Outcome::Bound(e) => e,
+                    Outcome::NoBound(why, _) => {
+                        // Tallied by the start of the reason (before the
+                        // first colon: the kind of failure).
+                        let kind = why.split(':').next().unwrap_or("").to_string();
+                        *unbounded.entry(kind).or_insert(0u64) += 1;
+                        continue;
+                    }
                 };
                 cases += 1;
                 let bound = e.eval(&at).expect("every input named");
@@ -409,8 +431,24 @@ fn generated_kernels_are_bounded_soundly() {
         }
     }
     println!(
-        "generated soundness: {count} kernels, {cases} (kernel, launch analysis, metric) cases checked, {unbounded} without a bound, {skipped} launches skipped (undefined behaviour or past the step budget), {} violations",
+        "generated soundness: {count} kernels, {cases} (kernel, launch analysis, metric) cases checked, {} without a bound, {skipped} launches skipped (undefined behaviour or past the step budget), {} violations",
+        unbounded.values().sum::<u64>(),
         violations.len()
+    );
+    for (why, n) in &unbounded {
+        println!("  no bound ({n}×): {why}");
+    }
+    // A solution that cannot be certified gives no bound (never a wrong
+    // one); that stays rare (it happens with potentials below 2^-40 per
+    // unit: grid strides of 2^26 and their products).
+    let uncertified: u64 = unbounded
+        .iter()
+        .filter(|(w, _)| w.contains("verified in exact arithmetic"))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(
+        uncertified * 100 <= cases,
+        "{uncertified} uncertified LP solutions in {cases} cases"
     );
     assert!(
         violations.is_empty(),

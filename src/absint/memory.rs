@@ -118,7 +118,10 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
                 } else {
                     Placement::Congruent { step: 0 }
                 };
-                groups.into_iter().map(|(_, offs)| (offs, placement)).collect()
+                groups
+                    .into_iter()
+                    .map(|(_, offs)| (offs, placement))
+                    .collect()
             })
             .collect(),
     )

@@ -672,7 +672,10 @@ impl Symbols {
                 cx.add_ge0(f);
             }
         }
-        let (lo, hi) = (LinExpr::constant(Rational::int(lo)), LinExpr::constant(Rational::int(hi)));
+        let (lo, hi) = (
+            LinExpr::constant(Rational::int(lo)),
+            LinExpr::constant(Rational::int(hi)),
+        );
         cx.entails_ge0(&l.sub(&lo)) && cx.entails_ge0(&hi.sub(l))
     }
 

@@ -164,7 +164,8 @@ impl Lp {
         // so scaling back is exact).
         let near = |j: usize| {
             let y = x[j] / sc.col[j];
-            let r = Rational::at_least(y, 1e-12 * (1.0 + y.abs()), 1e-9 * (1.0 + y.abs()), 1 << 24)?;
+            let r =
+                Rational::at_least(y, 1e-12 * (1.0 + y.abs()), 1e-9 * (1.0 + y.abs()), 1 << 24)?;
             r.checked_mul(exact_pow2(sc.col[j])?)
         };
         let (nge, neq) = (self.ge.len(), self.eq.len());
@@ -218,8 +219,8 @@ impl Lp {
         // Pivots follow the free variables, last first (each mentions
         // only later pivots and free variables).
         let mut value: Vec<Rational> = Vec::with_capacity(self.vars);
-        for j in 0..self.vars {
-            value.push(if zero[j] || elim.index.contains_key(&j) {
+        for (j, &is_zero) in zero.iter().enumerate() {
+            value.push(if is_zero || elim.index.contains_key(&j) {
                 Rational::ZERO
             } else {
                 near(j).ok_or_else(|| uncertified("the solver's solution is not finite"))?
@@ -242,7 +243,8 @@ impl Lp {
                 x[j]
             )));
         }
-        let overflow = || uncertified("checking the solution overflowed 128-bit rational arithmetic");
+        let overflow =
+            || uncertified("checking the solution overflowed 128-bit rational arithmetic");
         for e in &self.ge {
             let v = e.eval_exact(x).ok_or_else(overflow)?;
             if v < Rational::ZERO {

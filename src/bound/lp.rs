@@ -409,8 +409,16 @@ mod tests {
             let mut lp = Lp::default();
             let q = lp.new_var();
             let k = lp.new_var();
-            lp.ge0(Lin::var(q).scaled(int(stride)).minus(&Lin::constant(int(14))));
-            lp.ge0(Lin::var(k).minus(&Lin::var(q)).minus(&Lin::constant(int(3))));
+            lp.ge0(
+                Lin::var(q)
+                    .scaled(int(stride))
+                    .minus(&Lin::constant(int(14))),
+            );
+            lp.ge0(
+                Lin::var(k)
+                    .minus(&Lin::var(q))
+                    .minus(&Lin::constant(int(3))),
+            );
             let obj = Lin::var(k).plus(&Lin::var(q).scaled(int(100)));
             let v = lp.solve(&obj, &[], 0.0).unwrap();
             let x = lp.certify(&v, &[]).unwrap();
@@ -430,6 +438,9 @@ mod tests {
             Err(LpError::Uncertified(_))
         ));
         // Near it: 1/3 exactly.
-        assert_eq!(lp.certify(&[0.333_333_333_3], &[]), Ok(vec![Rational::new(1, 3)]));
+        assert_eq!(
+            lp.certify(&[0.333_333_333_3], &[]),
+            Ok(vec![Rational::new(1, 3)])
+        );
     }
 }

@@ -148,7 +148,11 @@ impl Rational {
     /// The sign of `self − o` without overflow (`None` when the cross
     /// products overflow).
     pub fn checked_cmp(self, o: Rational) -> Option<Ordering> {
-        Some(self.num.checked_mul(o.den)?.cmp(&o.num.checked_mul(self.den)?))
+        Some(
+            self.num
+                .checked_mul(o.den)?
+                .cmp(&o.num.checked_mul(self.den)?),
+        )
     }
 
     /// `self · o`, or `None` on overflow.

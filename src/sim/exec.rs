@@ -907,7 +907,9 @@ impl<'a> Block<'a> {
                         (Unary::Neg, Value::F(f)) => Value::F(-f),
                         (Unary::Neg, Value::I(i)) => {
                             let r = i.wrapping_neg();
-                            if ty.is_signed() && (i.checked_neg().is_none() || wrap(r, ty) != Value::I(r)) {
+                            if ty.is_signed()
+                                && (i.checked_neg().is_none() || wrap(r, ty) != Value::I(r))
+                            {
                                 return Err(self.error(
                                     w,
                                     l,
