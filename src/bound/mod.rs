@@ -525,8 +525,9 @@ impl Prepared {
         if self.started.elapsed() > self.config.budget {
             return (over(), vars, cons);
         }
+        let certain = a.certain_cost(&self.kernel.body);
         let outcome = match self.solve(&a.lp, &entry) {
-            Ok(x) => self.extract(&entry, &x),
+            Ok(x) => below_certain(self.extract(&entry, &x), certain),
             Err(LpError::Infeasible) | Err(LpError::Unbounded) => {
                 let (why, span) = reason::explain(self, cost);
                 Outcome::NoBound(why, span)
@@ -676,6 +677,24 @@ impl Prepared {
     }
 }
 
+/// A constant bound below the cost every warp certainly incurs is an
+/// internal error (a bound of 0 for a kernel whose every path loads from
+/// global memory): no bound, saying so, rather than a wrong number.
+fn below_certain(outcome: Outcome, certain: f64) -> Outcome {
+    match &outcome {
+        Outcome::Bound(e) if e.terms.is_empty() && e.constant.to_f64() < certain - 1e-9 => {
+            Outcome::NoBound(
+                format!(
+                    "internal error: the bound {} is below the cost {certain} every warp certainly incurs; please report this",
+                    e.constant
+                ),
+                None,
+            )
+        }
+        _ => outcome,
+    }
+}
+
 /// An LP value as an exact rational: the simplest one at most the solver's
 /// error below it and a little above it.
 fn snap(v: f64) -> Option<Rational> {
@@ -748,6 +767,28 @@ mod tests {
                 assert!(span.start > 0);
             }
             other => panic!("expected no bound, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_constant_bound_below_the_certain_cost_is_refused() {
+        let b = BoundExpr::new(Rational::int(3), Vec::new());
+        assert!(matches!(
+            below_certain(Outcome::Bound(b.clone()), 4.0),
+            Outcome::NoBound(why, _) if why.contains("internal error")
+        ));
+        assert_eq!(
+            below_certain(Outcome::Bound(b.clone()), 3.0),
+            Outcome::Bound(b)
+        );
+        // Every straight-line kernel's bound is at least its certain cost.
+        let src =
+            "__global__ void k(int *a, int n) { a[threadIdx.x] = n; if (n > 0) { a[0] = 1; } }";
+        for metric in ["steps", "sectors", "wsteps"] {
+            assert!(matches!(
+                bound(src, Some([32, 1, 1]), metric),
+                Outcome::Bound(_)
+            ));
         }
     }
 

@@ -534,3 +534,21 @@ fn run_block(
         instructions: block.warps.iter().map(|w| w.steps()).sum(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::sampled_blocks;
+
+    #[test]
+    fn a_sample_of_blocks_keeps_the_first_and_the_last() {
+        let all = sampled_blocks([4, 3, 2], None);
+        assert_eq!(all.len(), 24);
+        assert_eq!((all[0], all[5], all[23]), ([0, 0, 0], [1, 1, 0], [3, 2, 1]));
+        let some = sampled_blocks([4, 3, 2], Some(4));
+        // Linear ids 0, 7, 15, 23 (x fastest).
+        assert_eq!(some, vec![[0, 0, 0], [3, 1, 0], [3, 0, 1], [3, 2, 1]]);
+        // A sample as large as the grid is the grid.
+        assert_eq!(sampled_blocks([4, 3, 2], Some(24)), all);
+        assert_eq!(sampled_blocks([65535, 1, 1], Some(2)).len(), 2);
+    }
+}
