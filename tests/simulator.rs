@@ -123,7 +123,7 @@ fn divergence_costs_both_branches() {
 fn c_arithmetic_semantics() {
     let r = run(
         "__global__ void k(int *o, unsigned int *u, float *f) {\n\
-           int big = 2147483647; o[0] = big + 1; o[1] = -7 / 2; o[2] = -7 % 2;\n\
+           int big = 2147483647; o[0] = big - 1 + 1; o[1] = -7 / 2; o[2] = -7 % 2;\n\
            unsigned int z = 0; u[0] = z - 1; u[1] = (unsigned int)-1 >> 28;\n\
            f[0] = 1.0f / 3.0f; o[3] = (int)-2.7f; o[4] = 'a'; o[5] = 1 << 3 | 1;\n}",
         "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.o]\nlen=6\n[kernel.k.arrays.u]\nlen=2\n[kernel.k.arrays.f]\nlen=1\n",
@@ -133,7 +133,7 @@ fn c_arithmetic_semantics() {
     assert_eq!(
         o,
         [
-            Value::I(i32::MIN as i64),
+            Value::I(i32::MAX as i64),
             Value::I(-3),
             Value::I(-1),
             Value::I(-2),
@@ -143,6 +143,35 @@ fn c_arithmetic_semantics() {
     );
     assert_eq!(array(&r, "u"), [Value::I(u32::MAX as i64), Value::I(15)]);
     assert_eq!(array(&r, "f"), [Value::F((1.0f32 / 3.0f32) as f64)]);
+}
+
+#[test]
+fn signed_overflow_is_reported_as_undefined_behaviour() {
+    // `int` arithmetic past 2^31 − 1 is undefined in C: the simulator
+    // stops with an error naming the thread, as it does for an
+    // out-of-bounds access, so no cost is ever measured on such a run.
+    for expr in ["big + 1", "-big - 2", "big * 2", "(long long)big * big * 4"] {
+        let src = format!(
+            "__global__ void k(long long *o, int n) {{ int big = 2147483647; if (threadIdx.x == 5) o[0] = {expr}; }}"
+        );
+        let err = run(
+            &src,
+            "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.args]\nn=1\n[kernel.k.arrays.o]\nlen=1\n",
+        )
+        .expect_err(expr);
+        assert!(
+            err.message.contains("signed integer overflow"),
+            "{expr}: {err:?}"
+        );
+        assert_eq!(err.thread, [5, 0, 0], "{expr}");
+    }
+    // Unsigned arithmetic wraps, as C defines.
+    let r = run(
+        "__global__ void k(unsigned int *o) { unsigned int big = 4294967295u; o[0] = big + 2; }",
+        "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.o]\nlen=1\n",
+    )
+    .unwrap();
+    assert_eq!(array(&r, "o"), [Value::I(1)]);
 }
 
 #[test]

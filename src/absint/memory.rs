@@ -36,20 +36,63 @@ fn max_lanes(block: Option<[u64; 3]>, warp: u64) -> u64 {
     block.map_or(warp, |b| b.iter().product::<u64>().min(warp))
 }
 
-/// The lanes of each warp of a block, split into groups that agree on
-/// every thread-index component whose coefficient is unknown, each group
-/// given by its lanes' element offsets `Σ c_d·tid_d` over the known
-/// coefficients. Unknown coefficients shift the groups against each other
-/// arbitrarily, so a worst case is the sum of the groups' worst cases.
-/// `None` when the index has no affine shape, or the block shape is unknown
-/// and the index depends on more than `threadIdx.x`.
-fn lane_groups(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Vec<i64>>>> {
-    let block = match block {
-        Some(b) => b,
-        // Without a block shape only a 1-D index along x is understood:
-        // 32 consecutive values of threadIdx.x.
-        None if coefs[1] == Coef::Known(0) && coefs[2] == Coef::Known(0) => [warp, 1, 1],
-        None => return None,
+/// Where a group of lanes may lie against the uniform part `u` of the
+/// index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// At `u`, where `u` obeys the index's congruence, or at `u` plus a
+    /// multiple of `step` (a warp's first lane is `step·w` elements on).
+    Congruent { step: i64 },
+    /// Anywhere: an unknown coefficient or an unknown row length puts it
+    /// there.
+    Anywhere,
+}
+
+/// One group of lanes: their element offsets `Σ c_d·tid_d` over the known
+/// coefficients, and where the group may lie.
+type Group = (Vec<i64>, Placement);
+
+/// The layouts the lanes of one warp can take, each split into groups that
+/// agree on every thread-index component whose coefficient is unknown.
+/// Unknown coefficients shift the groups against each other arbitrarily,
+/// so a layout's worst case is the sum of its groups' worst cases.
+///
+/// With a known block, each warp's lanes are enumerated. Without one, only
+/// an index along `threadIdx.x` alone is understood, and a warp holds 32
+/// consecutive linear thread ids `x + blockDim.x·(y + blockDim.y·z)`:
+/// either 32 consecutive `x` (when `blockDim.x` is a multiple of 32, or
+/// the block is one row), or — a row of `blockDim.x` not a multiple of 32
+/// wrapping into the next — the end of one row and the start of the next,
+/// two runs of `k` and `32 − k` consecutive `x` (`k` = 1…31) placed
+/// anywhere (rows narrower than a warp repeat `x` values, a subset of the
+/// single run). `None` when the index has no affine shape, or the block is
+/// unknown and the index depends on more than `threadIdx.x`.
+fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Group>>> {
+    let placed = coefs.contains(&Coef::Unknown);
+    let Some(block) = block else {
+        if coefs[1] != Coef::Known(0) || coefs[2] != Coef::Known(0) {
+            return None;
+        }
+        let Coef::Known(c) = coefs[0] else {
+            // Every lane's element placed on its own.
+            return Some(vec![(0..warp)
+                .map(|_| (vec![0], Placement::Anywhere))
+                .collect()]);
+        };
+        let run = |n: u64| (0..n as i64).map(|x| c * x).collect::<Vec<i64>>();
+        let mut out = vec![vec![(
+            run(warp),
+            Placement::Congruent {
+                step: c.saturating_mul(warp as i64),
+            },
+        )]];
+        out.extend((1..warp).map(|k| {
+            vec![
+                (run(k), Placement::Anywhere),
+                (run(warp - k), Placement::Anywhere),
+            ]
+        }));
+        return Some(out);
     };
     Some(
         warps_of(block, warp)
@@ -70,16 +113,24 @@ fn lane_groups(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<V
                         None => groups.push((key, vec![offset])),
                     }
                 }
-                groups.into_iter().map(|(_, offs)| offs).collect()
+                let placement = if placed {
+                    Placement::Anywhere
+                } else {
+                    Placement::Congruent { step: 0 }
+                };
+                groups
+                    .into_iter()
+                    .map(|(_, offs)| (offs, placement))
+                    .collect()
             })
             .collect(),
     )
 }
 
-/// The worst case over warps of the sum over groups of the worst case over
-/// shifts `0..period` of `cost(offsets + shift)`: every shift for a group
-/// placed by an unknown coefficient, the shifts the congruence `cong` of
-/// the uniform part allows when there is one group.
+/// The worst case over warp layouts of the sum over groups of the worst
+/// case over shifts `0..period` of `cost(offsets + shift)`: every shift for
+/// a group placed anywhere, the shifts the congruence `cong` of the
+/// uniform part allows (up to the group's step) otherwise.
 fn worst(
     dep: Dep,
     block: Option<[u64; 3]>,
@@ -88,16 +139,23 @@ fn worst(
     cost: impl Fn(&[i64]) -> u64,
 ) -> Option<u64> {
     let (coefs, cong) = dep.affine_parts()?;
-    let groups = lane_groups(coefs, block, warp)?;
-    let placed = coefs.contains(&Coef::Unknown);
+    let layouts = layouts(coefs, block, warp)?;
+    let allowed = |u: i64, placement: Placement| match placement {
+        Placement::Anywhere => true,
+        Placement::Congruent { step } if step % period == 0 => cong.admits_mod(u, period),
+        Placement::Congruent { step } => {
+            (0..period).any(|w| cong.admits_mod(u - step.wrapping_mul(w), period))
+        }
+    };
     Some(
-        groups
+        layouts
             .iter()
-            .map(|warp| {
-                warp.iter()
-                    .map(|offs| {
+            .map(|groups| {
+                groups
+                    .iter()
+                    .map(|(offs, placement)| {
                         (0..period)
-                            .filter(|&u| placed || cong.admits_mod(u, period))
+                            .filter(|&u| allowed(u, *placement))
                             .map(|u| {
                                 let idx: Vec<i64> = offs.iter().map(|o| o + u).collect();
                                 cost(&idx)
@@ -213,6 +271,24 @@ mod tests {
         assert_eq!(transactions(Dep::constant_value(7), 8, &hw, b), 1);
         // Shared: a known start does not change a stride's conflicts.
         assert_eq!(conflicts(at(0, 0), 4, Some(256), &hw, b), 1);
+    }
+
+    #[test]
+    fn any_block_warps_may_wrap_across_rows() {
+        let hw = Hardware::default();
+        // out[threadIdx.x] in a 33×2 block: warp 1 is x = 32 and x = 0…30,
+        // 5 sectors although the start is aligned.
+        let x = Dep::Affine(
+            [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
+            Cong::new(0, 0),
+        );
+        assert_eq!(transactions(x, 4, &hw, Some([33, 2, 1])), 5);
+        assert!(transactions(x, 4, &hw, None) >= 5);
+        // s[threadIdx.x]: x = 32 and x = 0 share bank 0.
+        assert_eq!(conflicts(x, 4, Some(64), &hw, Some([33, 2, 1])), 2);
+        assert!(conflicts(x, 4, Some(64), &hw, None) >= 2);
+        // A 1-D block of any size is still conflict free and a run of 32.
+        assert_eq!(conflicts(x, 4, Some(64), &hw, Some([40, 1, 1])), 1);
     }
 
     #[test]

@@ -610,22 +610,107 @@ pub enum Update {
 impl Symbols {
     /// What `var := value` tells about the new value, given the facts `ctx`
     /// before it.
+    ///
+    /// The variable's type is modelled: a value that may not fit an
+    /// unsigned type or one narrower than `int` (where it would wrap
+    /// around, as `unsigned char c = c + 100` does past 255) tells only
+    /// the type's range. Signed `int` and wider are assumed not to
+    /// overflow (undefined behaviour, which the simulator reports).
     pub fn update(&self, var: VarId, value: &Expr, ctx: &Constraints) -> Update {
+        if !self.is_int_var(var) {
+            return Update::Relation(Vec::new());
+        }
         let new = LinExpr::var(NEW);
-        let mut facts: Vec<LinExpr> = self
+        let typed: Vec<LinExpr> = self
             .type_facts(var)
             .into_iter()
             .map(|f| f.substitute(self.var(var), &new))
             .collect();
-        if !self.is_int_var(var) {
-            return Update::Relation(Vec::new());
-        }
-        let unsigned = !self.types[var].is_signed();
-        if let Some(l) = self.linearize(value, Some(ctx)) {
-            if !unsigned || ctx.entails_ge0(&l) {
-                return Update::Linear(l);
+        let ty = self.types[var];
+        match self.unwrapped_update(value, ctx) {
+            Update::Linear(l) if self.fits(ty, &l, ctx, &[]) => Update::Linear(l),
+            Update::Linear(_) => Update::Relation(typed),
+            Update::Relation(derived) => {
+                // A quotient, remainder or mask of a value of a type the
+                // variable's holds stays in its range.
+                let within = matches!(value.kind, ExprKind::Binary(..))
+                    && matches!((value.ty.range(), ty.range()),
+                        (Some((a, b)), Some((lo, hi))) if lo <= a && b <= hi);
+                if derived.is_empty() || within || self.fits(ty, &new, ctx, &derived) {
+                    Update::Relation(typed.into_iter().chain(derived).collect())
+                } else {
+                    Update::Relation(typed)
+                }
             }
-            return Update::Relation(facts);
+        }
+    }
+
+    /// Whether `l` (over the state before an assignment, or [`NEW`] with
+    /// the facts `about_new`) provably lies in the range of `ty` under
+    /// `ctx`, the hardware's launch limits and the ranges of the variables'
+    /// types; always for a type that cannot wrap (signed `int` and wider:
+    /// overflow is undefined) or is not an integer.
+    pub fn fits(&self, ty: Scalar, l: &LinExpr, ctx: &Constraints, about_new: &[LinExpr]) -> bool {
+        let Some((lo, hi)) = ty.range() else {
+            return true;
+        };
+        if ty.is_signed() && ty.size() >= 4 {
+            return true;
+        }
+        let mut cx = ctx.clone();
+        for f in about_new {
+            cx.add_ge0(f.clone());
+        }
+        let syms: BTreeSet<Sym> = l
+            .vars()
+            .chain(about_new.iter().flat_map(|f| f.vars()))
+            .chain(ctx.vars())
+            .filter(|&s| s < self.len())
+            .collect();
+        for s in syms {
+            for f in self.range_facts(s) {
+                cx.add_ge0(f);
+            }
+        }
+        let (lo, hi) = (
+            LinExpr::constant(Rational::int(lo)),
+            LinExpr::constant(Rational::int(hi)),
+        );
+        cx.entails_ge0(&l.sub(&lo)) && cx.entails_ge0(&hi.sub(l))
+    }
+
+    /// The values symbol `s` can take whatever the program does: its
+    /// type's range, or the hardware's launch limits (a block of at most
+    /// 1024 threads, a grid of at most `2^31 − 1` blocks a side).
+    fn range_facts(&self, s: Sym) -> Vec<LinExpr> {
+        let x = LinExpr::var(s);
+        let between = |lo: i128, hi: i128| {
+            vec![
+                x.sub(&LinExpr::constant(Rational::int(lo))),
+                LinExpr::constant(Rational::int(hi)).sub(&x),
+            ]
+        };
+        match self.kind(s) {
+            SymKind::Var(v) => match self.types[v].range() {
+                Some((lo, hi)) => between(lo, hi),
+                None => Vec::new(),
+            },
+            SymKind::BlockDim(_) => between(1, 1024),
+            SymKind::ThreadIdx(_) => between(0, 1023),
+            SymKind::GridDim(_) => between(1, i32::MAX as i128),
+            SymKind::BlockIdx(_) => between(0, i32::MAX as i128 - 1),
+            SymKind::Atom(_) => Vec::new(),
+        }
+    }
+
+    /// What `var := value` tells about the new value in unbounded integer
+    /// arithmetic: a linear form when there is one, else facts about
+    /// [`NEW`].
+    pub fn unwrapped_update(&self, value: &Expr, ctx: &Constraints) -> Update {
+        let new = LinExpr::var(NEW);
+        let mut facts: Vec<LinExpr> = Vec::new();
+        if let Some(l) = self.linearize(value, Some(ctx)) {
+            return Update::Linear(l);
         }
         let lin = |e: &Expr| self.linearize(e, Some(ctx));
         match &value.kind {

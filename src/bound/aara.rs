@@ -230,6 +230,28 @@ impl Aara<'_> {
         Some(total)
     }
 
+    /// A cost every warp certainly incurs running `stmts` from the start
+    /// with its lanes together: the statements outside any branch or loop
+    /// body, the test of every `if`, and the first test of every loop that
+    /// tests first (after jump elimination, code past a `return` is inside
+    /// a branch). A bound below it is wrong.
+    pub fn certain_cost(&self, stmts: &[Stmt]) -> f64 {
+        stmts
+            .iter()
+            .map(|s| match s {
+                Stmt::If { cond, .. } => self.expr_cost(cond) + self.cost.test,
+                Stmt::Loop {
+                    cond: Some(c),
+                    test_first: true,
+                    ..
+                } => self.expr_cost(c) + self.cost.test,
+                Stmt::Loop { .. } => 0.0,
+                Stmt::Scope { body, .. } => self.certain_cost(body),
+                _ => self.simple_cost(s),
+            })
+            .sum()
+    }
+
     /// The potential before `stmts`, given the potential after.
     pub fn stmts(&mut self, stmts: &[Stmt], mut post: Pot) -> Pot {
         for s in stmts.iter().rev() {
@@ -498,11 +520,11 @@ impl Aara<'_> {
                     continue;
                 }
                 let w = Lin::var(self.lp.new_var());
-                pre.add(p, &w, 1.0);
-                pre.add(shifted, &w, -scale.to_f64());
+                pre.add(p, &w, Rational::ONE);
+                pre.add(shifted, &w, -scale);
                 match rest {
-                    Some(r) => pre.add(r, &w, -k.to_f64()),
-                    None => pre.konst.add_scaled(&w, -k.to_f64()),
+                    Some(r) => pre.add(r, &w, -k),
+                    None => pre.konst.add_scaled(&w, -k),
                 }
             }
         }
@@ -618,8 +640,8 @@ impl Aara<'_> {
         }
         for (b, coef) in &t.terms {
             match b {
-                Some(b) => pre.add(*b, q, coef.to_f64()),
-                None => pre.konst.add_scaled(q, coef.to_f64()),
+                Some(b) => pre.add(*b, q, *coef),
+                None => pre.konst.add_scaled(q, *coef),
             }
         }
     }

@@ -10,6 +10,7 @@
 
 pub mod aara;
 pub mod base;
+mod exact;
 pub mod expr;
 pub mod ghost;
 pub mod lp;
@@ -269,10 +270,10 @@ impl Prepared {
                         deps::Coef::Unknown => return false,
                     }
                 }
-                let block = match launch.block {
-                    Some(b) => b,
-                    None if k[1] == 0 && k[2] == 0 => [launch.warp, 1, 1],
-                    None => return false,
+                // Without a block shape, rows narrower than a warp repeat
+                // `threadIdx.x` within a warp: nothing is injective.
+                let Some(block) = launch.block else {
+                    return false;
                 };
                 memory::warps_of(block, launch.warp).iter().all(|lanes| {
                     let mut offs: Vec<i64> = lanes
@@ -524,13 +525,18 @@ impl Prepared {
         if self.started.elapsed() > self.config.budget {
             return (over(), vars, cons);
         }
+        let certain = a.certain_cost(&self.kernel.body);
         let outcome = match self.solve(&a.lp, &entry) {
-            Ok(x) => self.extract(&entry, &x),
+            Ok(x) => below_certain(self.extract(&entry, &x), certain),
             Err(LpError::Infeasible) | Err(LpError::Unbounded) => {
                 let (why, span) = reason::explain(self, cost);
                 Outcome::NoBound(why, span)
             }
             Err(LpError::Solver(e)) => Outcome::NoBound(format!("the LP solver failed: {e}"), None),
+            Err(LpError::Uncertified(e)) => Outcome::NoBound(
+                format!("the LP solution could not be verified in exact arithmetic: {e}"),
+                None,
+            ),
         };
         (outcome, vars, cons)
     }
@@ -538,33 +544,45 @@ impl Prepared {
     /// Minimizes the entry potential lexicographically, highest degree
     /// first: after each stage, every coefficient that stage minimized is
     /// capped at its optimum (rounded up to a simple rational), so later
-    /// stages cannot trade it for lower-degree terms.
-    fn solve(&self, lp: &lp::Lp, entry: &Pot) -> Result<Vec<f64>, LpError> {
-        let mut caps: Vec<(Lin, f64)> = Vec::new();
+    /// stages cannot trade it for lower-degree terms. The last stage's
+    /// solution is certified in exact arithmetic ([`lp::Lp::certify`]);
+    /// should that fail, one stage minimizing every degree at once (a
+    /// coarser bound, no caps to trip over) is tried before giving up.
+    fn solve(&self, lp: &lp::Lp, entry: &Pot) -> Result<Vec<Rational>, LpError> {
+        let mut caps: Vec<(Lin, Rational)> = Vec::new();
         let mut x = Vec::new();
-        let with = |caps: &[(Lin, f64)], slack: f64| -> Vec<(Lin, f64)> {
-            caps.iter()
-                .map(|(q, r)| (q.clone(), r + slack * (1.0 + r.abs())))
-                .collect()
-        };
-        for (objective, members) in self.objectives(entry) {
+        let stages = self.objectives(entry);
+        for (objective, members) in &stages {
             // Tight caps keep later stages from shifting even a trace of a
             // coefficient; should the solver find them infeasible by its
             // own rounding, looser ones do.
-            x = match lp.solve(&objective, &with(&caps, 1e-12)) {
+            x = match lp.solve(objective, &caps, 1e-12) {
                 Ok(x) => x,
-                Err(LpError::Infeasible) if !caps.is_empty() => {
-                    lp.solve(&objective, &with(&caps, 1e-8))?
-                }
+                Err(LpError::Infeasible) if !caps.is_empty() => lp.solve(objective, &caps, 1e-8)?,
                 Err(e) => return Err(e),
             };
             for q in members {
                 let v = q.eval(&x);
-                let r = snap(v).map_or(v, |r| r.to_f64());
-                caps.push((q, r));
+                let Some(r) = snap(v) else {
+                    return Err(LpError::Uncertified("the LP solution is not finite".into()));
+                };
+                caps.push((q.clone(), r));
             }
         }
-        Ok(x)
+        let last = stages.last().map(|(o, _)| o.clone()).unwrap_or_default();
+        let first = match lp.certified(&last, &caps, &x) {
+            Ok(exact) => return Ok(exact),
+            Err(e) => e,
+        };
+        let mut all = Lin::default();
+        for (d, (objective, _)) in stages.iter().enumerate() {
+            // Higher degrees first: weigh each stage far above the next.
+            let weight = Rational::int(1i128 << (20 * (stages.len() - 1 - d)).min(100));
+            all.add_scaled(objective, weight);
+        }
+        lp.solve(&all, &[], 0.0)
+            .and_then(|x| lp.certified(&all, &[], &x))
+            .map_err(|_| first)
     }
 
     /// The stages of the lexicographic objective, highest degree first:
@@ -593,15 +611,14 @@ impl Prepared {
                 let mut o = Lin::default();
                 let mut members = Vec::new();
                 if d == 0 {
-                    o.add_scaled(&entry.konst, 1.0);
+                    o.add_scaled(&entry.konst, Rational::ONE);
                 }
                 for (i, p) in &polys {
-                    let w: f64 = p
+                    let w = p
                         .terms()
                         .filter(|(m, _)| m.degree() == d)
-                        .map(|(_, c)| c.abs().to_f64())
-                        .sum();
-                    if w > 0.0 {
+                        .fold(Rational::ZERO, |w, (_, c)| w + c.abs());
+                    if w > Rational::ZERO {
                         o.add_scaled(&entry.coef[i], w);
                         if p.degree() == d {
                             members.push(entry.coef[i].clone());
@@ -613,17 +630,22 @@ impl Prepared {
             .collect()
     }
 
-    /// The entry potential at the kernel's start, over the inputs.
-    fn extract(&self, entry: &Pot, x: &[f64]) -> Outcome {
-        let value = |e: &Lin| snap(e.eval(x));
-        let Some(constant) = value(&entry.konst) else {
-            return Outcome::NoBound("the LP solution is not finite".into(), None);
+    /// The entry potential at the kernel's start, over the inputs, from an
+    /// exact LP solution.
+    fn extract(&self, entry: &Pot, x: &[Rational]) -> Outcome {
+        let overflow = || {
+            Outcome::NoBound(
+                "the bound overflowed 128-bit rational arithmetic".into(),
+                None,
+            )
         };
-        let mut constant = constant;
+        let Some(mut constant) = entry.konst.eval_exact(x) else {
+            return overflow();
+        };
         let mut terms = Vec::new();
         for (&i, q) in &entry.coef {
-            let Some(c) = value(q) else {
-                return Outcome::NoBound("the LP solution is not finite".into(), None);
+            let Some(c) = q.eval_exact(x) else {
+                return overflow();
             };
             if c <= Rational::ZERO {
                 continue;
@@ -631,21 +653,45 @@ impl Prepared {
             let Some(fs) = &self.entry[i] else {
                 continue;
             };
-            let mut coef = c;
+            let mut coef = Some(c);
             let mut factors = Vec::new();
             for f in fs {
                 match f.as_constant() {
-                    Some(k) => coef = coef * k.max(Rational::ZERO),
+                    Some(k) => coef = coef.and_then(|c| c.checked_mul(k.max(Rational::ZERO))),
                     None => factors.push(f.clone()),
                 }
             }
+            let Some(coef) = coef else {
+                return overflow();
+            };
             if factors.is_empty() {
-                constant = constant + coef;
+                let Some(sum) = constant.checked_add(coef) else {
+                    return overflow();
+                };
+                constant = sum;
             } else if !coef.is_zero() {
                 terms.push(Term { coef, factors });
             }
         }
         Outcome::Bound(BoundExpr::new(constant, terms))
+    }
+}
+
+/// A constant bound below the cost every warp certainly incurs is an
+/// internal error (a bound of 0 for a kernel whose every path loads from
+/// global memory): no bound, saying so, rather than a wrong number.
+fn below_certain(outcome: Outcome, certain: f64) -> Outcome {
+    match &outcome {
+        Outcome::Bound(e) if e.terms.is_empty() && e.constant.to_f64() < certain - 1e-9 => {
+            Outcome::NoBound(
+                format!(
+                    "internal error: the bound {} is below the cost {certain} every warp certainly incurs; please report this",
+                    e.constant
+                ),
+                None,
+            )
+        }
+        _ => outcome,
     }
 }
 
@@ -721,6 +767,28 @@ mod tests {
                 assert!(span.start > 0);
             }
             other => panic!("expected no bound, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_constant_bound_below_the_certain_cost_is_refused() {
+        let b = BoundExpr::new(Rational::int(3), Vec::new());
+        assert!(matches!(
+            below_certain(Outcome::Bound(b.clone()), 4.0),
+            Outcome::NoBound(why, _) if why.contains("internal error")
+        ));
+        assert_eq!(
+            below_certain(Outcome::Bound(b.clone()), 3.0),
+            Outcome::Bound(b)
+        );
+        // Every straight-line kernel's bound is at least its certain cost.
+        let src =
+            "__global__ void k(int *a, int n) { a[threadIdx.x] = n; if (n > 0) { a[0] = 1; } }";
+        for metric in ["steps", "sectors", "wsteps"] {
+            assert!(matches!(
+                bound(src, Some([32, 1, 1]), metric),
+                Outcome::Bound(_)
+            ));
         }
     }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::lp::Lin;
+use crate::poly::Rational;
 
 /// A potential annotation.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -16,19 +17,22 @@ pub struct Pot {
 }
 
 impl Pot {
-    /// Adds a constant cost.
+    /// Adds a constant cost, as the least simple rational at least `c`
+    /// (exactly `c` for the integer and binary-fraction costs of the
+    /// built-in metrics; a cost that is not a finite number makes the
+    /// potential unusable, see [`Lin::overflow`]).
     pub fn add_const(&mut self, c: f64) {
-        self.konst.c += c;
+        self.konst.add_constant(exact_cost(c));
     }
 
     /// `coef[i] += k·q`.
-    pub fn add(&mut self, i: usize, q: &Lin, k: f64) {
-        if k == 0.0 {
+    pub fn add(&mut self, i: usize, q: &Lin, k: Rational) {
+        if k.is_zero() {
             return;
         }
         let e = self.coef.entry(i).or_default();
         e.add_scaled(q, k);
-        if e.terms.is_empty() && e.c == 0.0 {
+        if e.is_zero() {
             self.coef.remove(&i);
         }
     }
@@ -37,4 +41,13 @@ impl Pot {
     pub fn support(&self) -> impl Iterator<Item = usize> + '_ {
         self.coef.keys().copied()
     }
+}
+
+/// A cost as an exact rational no smaller than it: costs only ever add to
+/// what a potential must pay, so rounding up keeps a bound sound.
+pub fn exact_cost(c: f64) -> Option<Rational> {
+    if c.fract() == 0.0 && c.abs() < 1e15 {
+        return Some(Rational::int(c as i128));
+    }
+    Rational::at_least(c, 0.0, 1e-12 * (1.0 + c.abs()), 1 << 30)
 }

@@ -19,7 +19,7 @@ pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (String, Option<Span>) 
     for s in loops {
         let mut a = p.aara(cost);
         a.stmt(s, Pot::default());
-        if a.lp.solve(&super::Lin::default(), &[]).is_err() {
+        if a.lp.solve(&super::Lin::default(), &[], 0.0).is_err() {
             let Stmt::Loop { span, .. } = s else { continue };
             return (describe(p, s), Some(*span));
         }
@@ -113,8 +113,50 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
             names(&counters)
         );
     }
+    let wrapping = wrapping_counters(p, &counters, body, step);
+    if let Some(&v) = wrapping.iter().next() {
+        let range = p.kernel.vars[v]
+            .ty
+            .range()
+            .map_or(String::new(), |(lo, hi)| format!(" ({lo}…{hi})"));
+        return format!(
+            "its counter {} may wrap around: copper cannot prove an update keeps it within its type's range{range}, and a counter that wraps can run the loop longer than its condition suggests, or forever",
+            names(&wrapping)
+        );
+    }
     format!(
         "no potential pays for its iterations: {} may not move toward the loop's bound by a constant step on every path (or is reset inside the loop)",
         names(&counters)
     )
+}
+
+/// The counters some assignment in `body` or `step` moves by a linear
+/// step that may leave the counter's type's range (it would wrap).
+fn wrapping_counters(
+    p: &Prepared,
+    counters: &BTreeSet<VarId>,
+    body: &[Stmt],
+    step: &[Stmt],
+) -> BTreeSet<VarId> {
+    use crate::absint::symbols::Update;
+    let mut found = BTreeSet::new();
+    for stmts in [body, step] {
+        crate::ir::visit_stmts(stmts, &mut |s| {
+            let Stmt::Assign { var, value, .. } = s else {
+                return;
+            };
+            if !counters.contains(var) {
+                return;
+            }
+            let Some(ctx) = p.lin.before.get(&key(s)) else {
+                return;
+            };
+            if let Update::Linear(l) = p.syms.unwrapped_update(value, ctx) {
+                if !p.syms.fits(p.kernel.vars[*var].ty, &l, ctx, &[]) {
+                    found.insert(*var);
+                }
+            }
+        });
+    }
+    found
 }

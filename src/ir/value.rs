@@ -154,6 +154,9 @@ pub enum Value {
 pub enum ArithError {
     /// Integer division or remainder by zero.
     DivByZero,
+    /// A signed `+`, `−`, `*`, `/` or negation whose result does not fit
+    /// its type (undefined behaviour in C).
+    SignedOverflow,
 }
 
 impl Value {
@@ -247,7 +250,9 @@ pub fn wrap(v: i64, t: Scalar) -> Value {
 }
 
 /// Applies `op` to operands already converted to `ty` (for shifts: `ty` is
-/// the promoted left type). Comparisons give an `int` 0/1.
+/// the promoted left type). Comparisons give an `int` 0/1. Unsigned
+/// arithmetic wraps; signed arithmetic that overflows is an error, as it
+/// is undefined behaviour in C.
 pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithError> {
     if ty.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
@@ -283,6 +288,19 @@ pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithE
         } as i64)
     };
     let bits = ty.size() * 8;
+    if ty.is_signed() && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+        let r = match op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            _ if y == 0 => return Err(ArithError::DivByZero),
+            _ => x.checked_div(y),
+        };
+        return match r {
+            Some(r) if wrap(r, ty) == Value::I(r) => Ok(Value::I(r)),
+            _ => Err(ArithError::SignedOverflow),
+        };
+    }
     let r = match op {
         BinOp::Add => x.wrapping_add(y),
         BinOp::Sub => x.wrapping_sub(y),
@@ -358,9 +376,22 @@ mod tests {
     #[test]
     fn int_semantics_are_cs() {
         let i = |v| Value::I(v);
+        // Signed overflow is undefined behaviour: an error, not a wrap.
         assert_eq!(
             binary(BinOp::Add, i(i32::MAX as i64), i(1), Scalar::I32),
-            Ok(i(i32::MIN as i64))
+            Err(ArithError::SignedOverflow)
+        );
+        assert_eq!(
+            binary(BinOp::Mul, i(1 << 40), i(1 << 30), Scalar::I64),
+            Err(ArithError::SignedOverflow)
+        );
+        assert_eq!(
+            binary(BinOp::Div, i(i32::MIN as i64), i(-1), Scalar::I32),
+            Err(ArithError::SignedOverflow)
+        );
+        assert_eq!(
+            binary(BinOp::Add, i(u32::MAX as i64), i(1), Scalar::U32),
+            Ok(i(0))
         );
         assert_eq!(binary(BinOp::Div, i(-7), i(2), Scalar::I32), Ok(i(-3)));
         assert_eq!(binary(BinOp::Rem, i(-7), i(2), Scalar::I32), Ok(i(-1)));

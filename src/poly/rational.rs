@@ -124,6 +124,37 @@ impl Rational {
         Some(Rational::new(num, self.den.checked_mul(o.den)?))
     }
 
+    /// `self − o`, or `None` on overflow.
+    pub fn checked_sub(self, o: Rational) -> Option<Rational> {
+        self.checked_add(Rational {
+            num: o.num.checked_neg()?,
+            den: o.den,
+        })
+    }
+
+    /// `self / o`, or `None` on overflow or when `o` is zero.
+    pub fn checked_div(self, o: Rational) -> Option<Rational> {
+        if o.num == 0 {
+            return None;
+        }
+        let num = self.num.checked_mul(o.den)?;
+        let den = self.den.checked_mul(o.num)?;
+        if num == i128::MIN || den == i128::MIN {
+            return None;
+        }
+        Some(Rational::new(num, den))
+    }
+
+    /// The sign of `self − o` without overflow (`None` when the cross
+    /// products overflow).
+    pub fn checked_cmp(self, o: Rational) -> Option<Ordering> {
+        Some(
+            self.num
+                .checked_mul(o.den)?
+                .cmp(&o.num.checked_mul(self.den)?),
+        )
+    }
+
     /// `self · o`, or `None` on overflow.
     pub fn checked_mul(self, o: Rational) -> Option<Rational> {
         Some(Rational::new(

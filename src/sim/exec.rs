@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::code::Ins;
 use super::params::Shape;
 use crate::cost::{Counter, Counts, Hardware, COUNTERS};
-use crate::ir::value::{binary, wrap};
+use crate::ir::value::{binary, wrap, ArithError};
 use crate::ir::{
     math, Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId,
     Unary, Value, VarKind,
@@ -961,7 +961,20 @@ impl<'a> Block<'a> {
                     let a = Value::from_bits(v[l], x.ty);
                     out[l] = match (op, a) {
                         (Unary::Neg, Value::F(f)) => Value::F(-f),
-                        (Unary::Neg, Value::I(i)) => wrap(i.wrapping_neg(), ty),
+                        (Unary::Neg, Value::I(i)) => {
+                            let r = i.wrapping_neg();
+                            if ty.is_signed()
+                                && (i.checked_neg().is_none() || wrap(r, ty) != Value::I(r))
+                            {
+                                return Err(self.error(
+                                    w,
+                                    l,
+                                    w.span,
+                                    arith_message(ArithError::SignedOverflow),
+                                ));
+                            }
+                            wrap(r, ty)
+                        }
                         (Unary::Not, a) => Value::I(!a.truthy() as i64),
                         (Unary::BitNot, a) => wrap(!a.as_i64(), ty),
                     }
@@ -981,9 +994,7 @@ impl<'a> Block<'a> {
                         Value::from_bits(b[lane], r.ty),
                     );
                     out[lane] = binary(*op, x, y, l.ty)
-                        .map_err(|_| {
-                            self.error(w, lane, w.span, "integer division by zero".into())
-                        })?
+                        .map_err(|e| self.error(w, lane, w.span, arith_message(e)))?
                         .to_bits();
                 }
             }
@@ -1141,6 +1152,10 @@ fn fast_binary(
     if !matches!(ty, Scalar::I32 | Scalar::U32 | Scalar::I64) {
         return false;
     }
+    // Signed 64-bit arithmetic may overflow: the general path reports it.
+    if ty == Scalar::I64 && matches!(op, B::Add | B::Sub | B::Mul) {
+        return false;
+    }
     let f: fn(i64, i64) -> i64 = match op {
         B::Add => i64::wrapping_add,
         B::Sub => i64::wrapping_sub,
@@ -1158,13 +1173,26 @@ fn fast_binary(
     };
     for l in lanes_of(mask) {
         let r = f(a[l] as i64, b[l] as i64);
-        out[l] = if comparison {
-            r as u64
-        } else {
-            wrap(r, ty).to_bits()
-        };
+        let v = wrap(r, ty);
+        if !comparison && ty == Scalar::I32 && v != Value::I(r) {
+            // A signed 32-bit overflow (exact in i64): the general path
+            // reports it.
+            return false;
+        }
+        out[l] = if comparison { r as u64 } else { v.to_bits() };
     }
     true
+}
+
+/// What a simulated arithmetic error is called.
+fn arith_message(e: ArithError) -> String {
+    match e {
+        ArithError::DivByZero => "integer division by zero".into(),
+        ArithError::SignedOverflow => {
+            "signed integer overflow (undefined behaviour: copper's bounds assume it does not happen)"
+                .into()
+        }
+    }
 }
 
 fn placeholder() -> Warp {

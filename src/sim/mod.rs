@@ -122,6 +122,11 @@ pub struct SimOptions {
     /// another block reads or writes), which makes results depend on the
     /// order blocks run in. Costs an atomic update per global access.
     pub detect_races: bool,
+    /// Simulate at most this many blocks of the grid (the first, the last
+    /// and evenly spaced ones between), for launches too large to run
+    /// whole; `None` runs every block. Per-warp costs of the blocks run
+    /// are exact; totals cover only them.
+    pub sample_blocks: Option<u64>,
 }
 
 impl Default for SimOptions {
@@ -134,6 +139,7 @@ impl Default for SimOptions {
                 .collect(),
             step_budget: DEFAULT_STEP_BUDGET,
             detect_races: false,
+            sample_blocks: None,
         }
     }
 }
@@ -432,10 +438,7 @@ pub fn simulate_owned(
         local_lens: &local_lens,
         step_budget: opts.step_budget,
     };
-    let [gx, gy, gz] = inputs.shape.grid;
-    let block_ids: Vec<[u64; 3]> = (0..gz)
-        .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
-        .collect();
+    let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);
     let outcomes: Vec<Result<BlockOutcome, SimError>> = if has_global_atomics(kernel) {
         block_ids.iter().map(run).collect()
@@ -502,6 +505,23 @@ pub fn simulate_owned(
     })
 }
 
+/// The blocks of a grid to simulate: all of them, or at most `sample`
+/// (the first, the last and evenly spaced ones between, in launch order).
+fn sampled_blocks(grid: [u64; 3], sample: Option<u64>) -> Vec<[u64; 3]> {
+    let [gx, gy, _] = grid;
+    let total: u64 = grid.iter().product();
+    let at = |i: u64| [i % gx, (i / gx) % gy, i / (gx * gy)];
+    match sample {
+        Some(k) if k < total => {
+            let k = k.max(2);
+            let mut ids: Vec<u64> = (0..k).map(|j| j * (total - 1) / (k - 1)).collect();
+            ids.dedup();
+            ids.into_iter().map(at).collect()
+        }
+        _ => (0..total).map(at).collect(),
+    }
+}
+
 fn run_block(
     ctx: &LaunchCtx<'_>,
     id: [u64; 3],
@@ -550,4 +570,22 @@ fn run_block(
         warps: block.warps.len() as u64,
         instructions: block.warps.iter().map(|w| w.steps()).sum(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sampled_blocks;
+
+    #[test]
+    fn a_sample_of_blocks_keeps_the_first_and_the_last() {
+        let all = sampled_blocks([4, 3, 2], None);
+        assert_eq!(all.len(), 24);
+        assert_eq!((all[0], all[5], all[23]), ([0, 0, 0], [1, 1, 0], [3, 2, 1]));
+        let some = sampled_blocks([4, 3, 2], Some(4));
+        // Linear ids 0, 7, 15, 23 (x fastest).
+        assert_eq!(some, vec![[0, 0, 0], [3, 1, 0], [3, 0, 1], [3, 2, 1]]);
+        // A sample as large as the grid is the grid.
+        assert_eq!(sampled_blocks([4, 3, 2], Some(24)), all);
+        assert_eq!(sampled_blocks([65535, 1, 1], Some(2)).len(), 2);
+    }
 }
