@@ -71,7 +71,11 @@ fn measure(dir: &Path) -> Coverage {
                 continue;
             }
         };
-        for item in parsed.functions.iter().filter(|f| f.item.kind == FnKind::Global) {
+        for item in parsed
+            .functions
+            .iter()
+            .filter(|f| f.item.kind == FnKind::Global)
+        {
             c.found += 1;
             if let Err(d) = &item.result {
                 c.lost.push(d.render());

@@ -177,14 +177,23 @@ pub struct SimResult {
     pub instructions: u64,
 }
 
-/// Refuses a launch beyond [`MAX_THREADS`] or [`MAX_ELEMENTS`].
-fn check_size<'a>(spec: &LaunchSpec, dims: impl Iterator<Item = &'a u64>) -> Result<(), String> {
-    let threads = dims.fold(1u64, |n, &d| n.saturating_mul(d));
+/// Refuses to simulate more than [`MAX_THREADS`] threads: `blocks` of
+/// the grid (all, or the sampled ones) of the launch's shape.
+fn check_threads(shape: &Shape, blocks: u64) -> Result<(), String> {
+    let threads = shape
+        .block
+        .iter()
+        .fold(blocks, |n, &d| n.saturating_mul(d));
     if threads > MAX_THREADS {
         return Err(format!(
             "the launch has {threads} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)"
         ));
     }
+    Ok(())
+}
+
+/// Refuses arrays of more than [`MAX_ELEMENTS`] elements in all.
+fn check_size(spec: &LaunchSpec) -> Result<(), String> {
     let elements = spec
         .arrays
         .values()
@@ -200,7 +209,7 @@ fn check_size<'a>(spec: &LaunchSpec, dims: impl Iterator<Item = &'a u64>) -> Res
 /// Builds inputs from a parameter-file launch for `kernel`.
 pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, String> {
     let shape = spec.shape()?;
-    check_size(spec, shape.grid.iter().chain(&shape.block))?;
+    check_size(spec)?;
     let mut scalars = BTreeMap::new();
     let mut arrays = BTreeMap::new();
     for p in &kernel.params {
@@ -359,6 +368,12 @@ pub fn simulate_owned(
         thread: [0; 3],
     };
     opts.hw.validate().map_err(setup_error)?;
+    let blocks: u64 = inputs.shape.grid.iter().product();
+    check_threads(
+        &inputs.shape,
+        opts.sample_blocks.map_or(blocks, |k| k.max(2).min(blocks)),
+    )
+    .map_err(setup_error)?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();
