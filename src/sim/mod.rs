@@ -177,13 +177,12 @@ pub struct SimResult {
     pub instructions: u64,
 }
 
-/// Refuses to simulate more than [`MAX_THREADS`] threads: `blocks` of
-/// the grid (all, or the sampled ones) of the launch's shape.
-fn check_threads(shape: &Shape, blocks: u64) -> Result<(), String> {
-    let threads = shape
-        .block
-        .iter()
-        .fold(blocks, |n, &d| n.saturating_mul(d));
+/// Refuses to simulate more than [`MAX_THREADS`] threads: the blocks of
+/// the launch `shape` that run (all, or `sample` of them).
+pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), String> {
+    let blocks: u64 = shape.grid.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+    let run = sample.map_or(blocks, |k| k.max(2).min(blocks));
+    let threads = shape.block.iter().fold(run, |n, &d| n.saturating_mul(d));
     if threads > MAX_THREADS {
         return Err(format!(
             "the launch has {threads} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)"
@@ -368,12 +367,7 @@ pub fn simulate_owned(
         thread: [0; 3],
     };
     opts.hw.validate().map_err(setup_error)?;
-    let blocks: u64 = inputs.shape.grid.iter().product();
-    check_threads(
-        &inputs.shape,
-        opts.sample_blocks.map_or(blocks, |k| k.max(2).min(blocks)),
-    )
-    .map_err(setup_error)?;
+    check_threads(&inputs.shape, opts.sample_blocks).map_err(setup_error)?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();

@@ -9,7 +9,9 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
 use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult};
+use copper::sim::{
+    check_threads, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
+};
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
@@ -188,7 +190,9 @@ pub fn run(a: &SimulateArgs) -> u8 {
             );
             continue;
         };
-        let inputs = match inputs_from_spec(&kernel, spec) {
+        let inputs = match inputs_from_spec(&kernel, spec)
+            .and_then(|i| check_threads(&i.shape, opts.sample_blocks).map(|()| i))
+        {
             Ok(i) => i,
             Err(e) => {
                 status = 2;
