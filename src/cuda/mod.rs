@@ -4,6 +4,7 @@ pub mod ast;
 pub mod convert;
 pub mod diff;
 pub mod extract;
+pub mod include;
 pub mod launch;
 pub mod lex;
 pub mod macros;

@@ -2,6 +2,7 @@
 //! outside the replaced functions is kept.
 
 use super::ast::Function;
+use super::include;
 use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
@@ -26,12 +27,17 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 }
 
 /// The file text with each function in `changed` reprinted in place of the
-/// function of the same name. Functions that are not in the file are ignored.
+/// function of the same name. Functions that are not in the file (in a
+/// header, say) are ignored: only the user's file is ever rewritten.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
     let replacements: Vec<(Span, String)> = changed
         .iter()
         .filter_map(|f| {
-            let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
+            let item = file
+                .extracted
+                .functions
+                .iter()
+                .find(|i| i.name == f.name && include::in_user_file(i.span))?;
             Some((item.span, print::function(f)))
         })
         .collect();

@@ -14,7 +14,6 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
-use copper::source::SourceFile;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
@@ -126,7 +125,7 @@ pub fn materialize(
     candidate: &Function,
 ) -> Result<(ParsedFile, Kernel), String> {
     let text = rewrite_functions(file, std::slice::from_ref(candidate));
-    let reparsed = parse_source(SourceFile::new(file.source.path.clone(), text));
+    let reparsed = parse_source(file.source.with_text(text));
     let Some(f) = reparsed.function(&candidate.name) else {
         let why = reparsed
             .all_diagnostics()
@@ -272,6 +271,7 @@ pub fn copyable(base: &BaseType) -> bool {
 mod tests {
     use super::*;
     use copper::cuda::ast::{ExprKind, StmtKind};
+    use copper::source::SourceFile;
 
     fn file(src: &str) -> ParsedFile {
         parse_source(SourceFile::new("t.cu", src))

@@ -13,6 +13,7 @@ mod launch_args;
 mod lint;
 mod optimize;
 mod parse;
+mod preprocess;
 mod report;
 mod simulate;
 
@@ -42,6 +43,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Print the kernels and device functions of a file as copper prints
     /// them (the style of every rewrite copper suggests).
@@ -55,6 +59,9 @@ enum Command {
         /// produces; compiles wherever the original does).
         #[arg(long)]
         whole: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Run kernels on concrete inputs under the cost semantics (evaluation
     /// mode): cost per metric (max per warp, total, block work and span),
@@ -98,6 +105,9 @@ enum Command {
         /// another block reads or writes): results would depend on block order.
         #[arg(long)]
         races: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Sound worst-case cost bound per warp, as a polynomial in the
     /// kernel's parameters, for each metric; the whole launch's bound when
@@ -149,12 +159,13 @@ pub enum Format {
 pub fn run() -> u8 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Parse { files, format } => parse::run(&files, format),
+        Command::Parse { files, format, pre } => parse::run(&files, format, &pre),
         Command::Fmt {
             file,
             kernel,
             whole,
-        } => fmt::run(&file, kernel.as_deref(), whole),
+            pre,
+        } => fmt::run(&file, kernel.as_deref(), whole, &pre),
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
         Command::Lint(args) => lint::run(&args),
@@ -171,6 +182,7 @@ pub fn run() -> u8 {
             lines,
             hardware,
             races,
+            pre,
         } => simulate::run(&simulate::SimulateArgs {
             file,
             params,
@@ -183,6 +195,7 @@ pub fn run() -> u8 {
             lines,
             hardware,
             races,
+            pre,
         }),
     }
 }
