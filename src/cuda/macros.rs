@@ -163,9 +163,14 @@ impl MacroTable {
                         None => vec![next.clone()],
                     };
                     let lhs = out.pop().unwrap_or_default();
-                    if def.variadic && lhs == "," && rhs.is_empty() {
+                    if def.variadic && lhs == "," && param_index(next) == Some(params.len() - 1) {
                         // GNU `, ## __VA_ARGS__`: the comma goes when
-                        // there are no variable arguments.
+                        // there are no variable arguments, and is not
+                        // pasted to them when there are.
+                        if !rhs.is_empty() {
+                            out.push(lhs);
+                            out.extend(rhs);
+                        }
                         i += 2;
                         continue;
                     }
