@@ -195,6 +195,18 @@ proptest! {
     }
 }
 
+#[test]
+fn the_fuzzed_header_reaches_the_kernel() {
+    let header = "#pragma once\n#define B 64\n#define IDX(r, c) ((r) * B + (c))\n__device__ float sq(float x) { return x * x; }\n";
+    let parsed = parse_source(with_header(header.into(), "N=4"));
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
+}
+
 fn testdata_texts() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut files: Vec<_> = std::fs::read_dir(dir)

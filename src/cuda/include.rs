@@ -259,10 +259,18 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
     out
 }
 
+/// The directory of `path` (empty for a bare name: the current directory,
+/// so that headers beside it are named `h.h`, not `./h.h`).
 fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+    path.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// A directory as it is shown (`.` for the current directory).
+fn show_dir(d: &Path) -> String {
+    if d.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        d.display().to_string()
     }
 }
 
@@ -289,8 +297,7 @@ impl Loader<'_> {
                     match find(name, &dirs) {
                         Some(p) => self.include(&p, name, at, directive.unwrap_or(at)),
                         None => {
-                            let searched: Vec<String> =
-                                dirs.iter().map(|d| d.display().to_string()).collect();
+                            let searched: Vec<String> = dirs.iter().map(|d| show_dir(d)).collect();
                             self.problem(
                                 at,
                                 Severity::Warning,

@@ -1796,6 +1796,16 @@ impl<'a> Lowerer<'a> {
         };
         let f = match &pf.result {
             Ok(f) => f,
+            Err(d) if pf.item.span.is_included() => {
+                let at = format!("{}:{}:{}", d.file.display(), d.line, d.col);
+                return fail(
+                    span,
+                    format!(
+                        "call to `{name}`, which copper could not read ({at}): {}",
+                        d.message
+                    ),
+                );
+            }
             Err(d) => {
                 return fail(
                     span,
