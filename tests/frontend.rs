@@ -365,7 +365,7 @@ mod lexical {
         let (line, col) = f.source.line_col(k.meta.span.start);
         assert_eq!((line, col), (8, 1));
         lower_kernel(&f, "k").unwrap_or_else(|d| panic!("{}", d.render()));
-        let text = rewrite_functions(&f, &[k.clone()]);
+        let text = rewrite_functions(&f, std::slice::from_ref(k));
         assert!(text.starts_with("\u{feff}#include <cstdio>\r\n"));
         let again = parse_source(SourceFile::new("crlf.cu", text));
         assert_eq!(again.function("k"), Some(k));
