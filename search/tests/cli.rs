@@ -441,6 +441,11 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
         "b.h:1:1: error[include]: include cycle: a.h → b.h → a.h; `a.h` is not included again",
     );
     assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
+    // A header including the file itself.
+    put("self.h", "#include \"selfish.cu\"\n#define A 1\n");
+    put("selfish.cu", &format!("#include \"self.h\"\n{kernel}"));
+    let o = copper_in(&dir, &["parse", "selfish.cu"]);
+    assert_clean_failure(&o, 1, "include cycle: selfish.cu → self.h → selfish.cu");
     // Guarded headers may include each other, as with nvcc.
     put("g1.h", "#pragma once\n#include \"g2.h\"\n#define A 1\n");
     put(

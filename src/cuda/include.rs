@@ -245,6 +245,10 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
             0,
         ));
     }
+    // The user's file is on the stack, so a header including it is a cycle.
+    let own = std::fs::canonicalize(&source.path).unwrap_or_else(|_| source.path.clone());
+    loader.seen.insert(own.clone());
+    loader.stack.push(own);
     let dir = parent_dir(&source.path);
     loader.scan(&source.text, 0, &dir, None);
     let problems = std::mem::take(&mut loader.problems);
@@ -356,7 +360,7 @@ impl Loader<'_> {
         if self.seen.contains(&canon) {
             return;
         }
-        if self.stack.len() >= MAX_INCLUDE_DEPTH {
+        if self.stack.len() > MAX_INCLUDE_DEPTH {
             self.problem(
                 at,
                 Severity::Error,
