@@ -213,6 +213,12 @@ impl SourceFile {
         &self.included
     }
 
+    /// Records the problems found including files (made with
+    /// [`SourceFile::diagnostic`] once the files are attached).
+    pub fn set_include_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {
+        Arc::make_mut(&mut self.included).diagnostics = diagnostics;
+    }
+
     /// Reads a file from disk, refusing directories, files larger than
     /// [`MAX_FILE_BYTES`] and binary files. Bytes that are not UTF-8 are
     /// replaced by U+FFFD and their offsets kept in

@@ -257,9 +257,7 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
         .into_iter()
         .map(|p| out.diagnostic(p.severity, "include", p.offset, p.message))
         .collect();
-    let mut included = out.included().clone();
-    included.diagnostics = diagnostics;
-    out = out.with_included(included);
+    out.set_include_diagnostics(diagnostics);
     out
 }
 
@@ -337,8 +335,8 @@ impl Loader<'_> {
         if self.stack.contains(&canon) {
             let (text, _) = read_text(path).unwrap_or_default();
             if !has_guard(&text) {
-                let chain: Vec<String> = self
-                    .stack
+                let from = self.stack.iter().position(|p| *p == canon).unwrap_or(0);
+                let chain: Vec<String> = self.stack[from..]
                     .iter()
                     .chain(std::iter::once(&canon))
                     .map(|p| {
