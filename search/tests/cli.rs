@@ -388,6 +388,8 @@ fn headers_are_found_with_dash_i_or_copper_toml() {
         );
         assert!(!t.contains("error"), "{args:?}: {t}");
     }
+    let o = copper(&["parse", n]);
+    assert!(text(&o).contains("block (not literal)\n    note: `N` is not defined in the file or its headers; pass -DN="), "{}", text(&o));
     let o = copper(&["analyze", n]);
     assert_clean_failure(&o, 1, "array size needs the value of `N`: `N` is not defined in the file or its headers; pass -DN=");
     assert_clean_failure(

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use copper::cuda::ast::{FnKind, Function};
-use copper::cuda::include::in_user_file;
+use copper::cuda::include::{define_hint, in_user_file};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use serde_json::json;
@@ -91,6 +91,9 @@ fn print_text(parsed: &ParsedFile) {
                         show(l.grid),
                         show(l.block)
                     );
+                    for n in &l.undefined {
+                        println!("    note: {}", define_hint(n));
+                    }
                 }
             }
             // A header's function that copper cannot read matters only
