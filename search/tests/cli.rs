@@ -489,6 +489,24 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
     );
     let o = copper_in(&dir, &["parse", "sys.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The toolkit's headers are not read even from an -I directory, and a
+    // header's definitions of CUDA's qualifiers are ignored.
+    std::fs::create_dir_all(dir.join("toolkit")).unwrap();
+    put(
+        "toolkit/cuda_runtime.h",
+        "#define __device__ __location__(device)\n",
+    );
+    put(
+        "toolkit/mylib.h",
+        "#define __global__ __location__(global)\n#define A 1\n",
+    );
+    put(
+        "toolkit.cu",
+        &format!("#include <cuda_runtime.h>\n#include <mylib.h>\n{kernel}"),
+    );
+    let o = copper_in(&dir, &["parse", "-I", "toolkit", "toolkit.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(dir);
 }
 

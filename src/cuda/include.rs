@@ -146,6 +146,80 @@ fn check_macro_name(n: &str) -> Result<(), String> {
     }
 }
 
+/// Headers of the CUDA toolkit and the C and C++ libraries: never read,
+/// even when an `-I` directory (the toolkit's `include/`) holds them; what
+/// copper needs of them (builtin types, `threadIdx`, math functions) it
+/// knows already.
+const SYSTEM_HEADERS: &[&str] = &[
+    "assert.h",
+    "float.h",
+    "limits.h",
+    "math.h",
+    "stdbool.h",
+    "stddef.h",
+    "stdint.h",
+    "stdio.h",
+    "stdlib.h",
+    "string.h",
+    "time.h",
+    "cassert",
+    "cfloat",
+    "climits",
+    "cmath",
+    "cstddef",
+    "cstdint",
+    "cstdio",
+    "cstdlib",
+    "cstring",
+    "ctime",
+    "algorithm",
+    "chrono",
+    "iostream",
+    "fstream",
+    "sstream",
+    "string",
+    "vector",
+    "array",
+    "memory",
+    "random",
+    "cuda.h",
+    "cuda_runtime.h",
+    "cuda_runtime_api.h",
+    "device_launch_parameters.h",
+    "device_functions.h",
+    "cuda_fp16.h",
+    "cuda_bf16.h",
+    "cuda_texture_types.h",
+    "texture_fetch_functions.h",
+    "math_functions.h",
+    "math_constants.h",
+    "vector_types.h",
+    "vector_functions.h",
+    "sm_20_atomic_functions.h",
+    "cooperative_groups.h",
+    "curand.h",
+    "curand_kernel.h",
+    "cublas_v2.h",
+    "cufft.h",
+    "helper_cuda.h",
+    "helper_functions.h",
+];
+
+/// Directories of system headers (`<thrust/…>`, `<cub/…>`, …).
+const SYSTEM_PREFIXES: &[&str] = &[
+    "cuda/",
+    "thrust/",
+    "cub/",
+    "cooperative_groups/",
+    "sys/",
+    "bits/",
+];
+
+/// Whether `name` is a header of the CUDA toolkit or the C/C++ libraries.
+pub fn is_system_header(name: &str) -> bool {
+    SYSTEM_HEADERS.contains(&name) || SYSTEM_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
 /// What an `#include` directive names.
 #[derive(Debug, PartialEq, Eq)]
 enum Target<'a> {
@@ -288,6 +362,7 @@ impl Loader<'_> {
             let at = base + t.start;
             match include_target(t.text(text)) {
                 None => {}
+                Some(Target::Quoted(name) | Target::System(name)) if is_system_header(name) => {}
                 Some(Target::Computed) => self.problem(
                     at,
                     Severity::Warning,
@@ -457,6 +532,12 @@ mod tests {
         assert!(parse_define("1N=2").is_err());
         assert!(parse_define("N=a\nb").is_err());
         assert!(parse_undef("a-b").is_err());
+    }
+
+    #[test]
+    fn system_headers_are_known() {
+        assert!(is_system_header("cuda_runtime.h") && is_system_header("thrust/sort.h"));
+        assert!(!is_system_header("stencil.h"));
     }
 
     #[test]

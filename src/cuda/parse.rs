@@ -16,7 +16,7 @@ use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
-use super::unit::{is_builtin_type_name, prelude, Unit, UnitError};
+use super::unit::{is_builtin_type_name, prelude, Unit, UnitError, CUDA_QUALIFIERS};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
 
@@ -102,8 +102,10 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 /// loaded with [`include::load`]).
 pub fn parse_source(source: SourceFile) -> ParsedFile {
     let extracted = extract(&source.text);
-    let scope = Scope::new(&source, &extracted);
-    let ctx = Context::new(&source, &scope);
+    let mut scope = Scope::new(&source, &extracted);
+    let macros = MacroTable::new(&scope.macros);
+    scope.keep_called_header_functions(&source, &extracted, &macros);
+    let ctx = Context::new(&source, &scope, macros);
     let user_count = extracted.functions.len();
     let functions: Vec<ParsedFunction> = extracted
         .functions
@@ -197,7 +199,11 @@ impl Scope {
         for f in &source.included().files {
             let mut ex = extract(&f.text);
             ex.shift(f.base);
-            scope.macros.extend(ex.macros);
+            // A header (the toolkit's, found through `-I`) may define CUDA's
+            // qualifiers as macros; copper reads them as qualifiers.
+            scope.macros.extend(ex.macros.into_iter().filter(|m| {
+                !CUDA_QUALIFIERS.contains(&m.name.as_str()) && m.name != "__restrict__"
+            }));
             if f.kind == IncludedKind::Header {
                 scope.types.extend(ex.types);
                 scope.globals.extend(ex.globals);
@@ -215,6 +221,42 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// Keeps only the headers' functions that the file's functions name
+    /// (directly or through other header functions): a large header's
+    /// unused helpers are not parsed.
+    fn keep_called_header_functions(
+        &mut self,
+        source: &SourceFile,
+        own: &Extracted,
+        macros: &MacroTable,
+    ) {
+        if self.header_functions.is_empty() {
+            return;
+        }
+        let mut used = HashSet::new();
+        for f in &own.functions {
+            used.extend(identifiers(source.slice(f.span), macros));
+        }
+        let mut keep = vec![false; self.header_functions.len()];
+        loop {
+            let mut grew = false;
+            for (f, k) in self.header_functions.iter().zip(keep.iter_mut()) {
+                if !*k && used.contains(&f.name) {
+                    *k = true;
+                    grew = true;
+                    used.extend(identifiers(source.slice(f.span), macros));
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut k = keep.into_iter();
+        self.header_functions.retain(|_| k.next().unwrap_or(false));
+    }
+}
+
 /// What every function of a file is parsed against.
 struct Context<'a> {
     source: &'a SourceFile,
@@ -224,7 +266,7 @@ struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    fn new(source: &'a SourceFile, scope: &'a Scope) -> Context<'a> {
+    fn new(source: &'a SourceFile, scope: &'a Scope, macros: MacroTable) -> Context<'a> {
         let type_names = scope
             .types
             .iter()
@@ -233,7 +275,7 @@ impl<'a> Context<'a> {
         Context {
             source,
             scope,
-            macros: MacroTable::new(&scope.macros),
+            macros,
             type_names,
         }
     }

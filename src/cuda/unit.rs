@@ -169,7 +169,7 @@ pub struct Unit {
 }
 
 /// Qualifiers blanked out and recorded.
-const CUDA_QUALIFIERS: &[&str] = &[
+pub(crate) const CUDA_QUALIFIERS: &[&str] = &[
     "__global__",
     "__device__",
     "__host__",
