@@ -58,7 +58,13 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, pre: &PreprocessArgs) -
         }
     }
     if let Some(name) = only {
-        if !parsed.functions.iter().any(|f| f.item.name == name) {
+        let own = |f: &&copper::cuda::parse::ParsedFunction| in_user_file(f.item.span);
+        if !parsed
+            .functions
+            .iter()
+            .filter(own)
+            .any(|f| f.item.name == name)
+        {
             eprintln!(
                 "{}: error: no kernel or device function named `{name}`",
                 file.display()
