@@ -1,4 +1,6 @@
-//! Front-end throughput on all of `testdata/`: extraction + parsing +
+//! Front-end throughput on all of `testdata/` and the project in
+//! `testdata/projects/stencil` (its headers read once, with `-I inc` and
+//! `-DN=256`; extracted and parsed in every round): extraction + parsing +
 //! printing, in files/s and kernels/s.
 //!
 //! Run: `cargo bench --bench frontend`
@@ -6,6 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use copper::cuda::include::{self, parse_define, Preprocess};
 use copper::cuda::parse::parse_source;
 use copper::cuda::print;
 use copper::source::SourceFile;
@@ -19,6 +22,15 @@ fn main() {
         .map(|p| SourceFile::read(&p).expect("readable"))
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    let project = dir.join("projects/stencil");
+    let opts = Preprocess {
+        defines: vec![parse_define("N=256").expect("a definition")],
+        include_dirs: vec![project.join("inc")],
+    };
+    for name in ["stencil.cu", "scale_n.cu"] {
+        let f = SourceFile::read(&project.join(name)).expect("readable");
+        files.push(include::load(f, &opts));
+    }
     let bytes: usize = files.iter().map(|f| f.text.len()).sum();
     let mut rounds = 0u32;
     let mut kernels = 0usize;

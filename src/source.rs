@@ -1,12 +1,24 @@
 //! Source files: their text, path, and byte-offset to line/column mapping.
+//!
+//! A file may pull in text from elsewhere: headers named by `#include`
+//! directives and definitions from the command line (`-D`). That text is
+//! [`Included`] in the file and addressed by offsets at or past
+//! [`INCLUDED_BASE`], so a [`Span`] stays a plain byte range: spans below
+//! it are in the user's file (the only text rewrites ever change), spans
+//! above it are in an included file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Severity};
 
 /// Largest source file copper reads (bytes). Larger files are rejected with a
 /// diagnostic instead of being parsed.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// First offset of included text: every offset from here on is in a header
+/// or the command line's definitions, never in the user's file.
+pub const INCLUDED_BASE: usize = usize::MAX / 4;
 
 /// A byte range `[start, end)` into a source file's text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,16 +45,139 @@ impl Span {
     pub fn is_synthetic(&self) -> bool {
         self.start == usize::MAX
     }
+
+    /// Whether this span is in included text (a header or the command
+    /// line), not in the user's file.
+    pub fn is_included(&self) -> bool {
+        self.start >= INCLUDED_BASE && !self.is_synthetic()
+    }
 }
 
-/// A source file held in memory, with an index of line starts.
+/// Start offsets of the lines of a text.
+#[derive(Clone, Debug, Default)]
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    /// 1-based line and column (in characters) of `offset` in `text`; a
+    /// byte-order mark at the start of the file is not a column.
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = match self.0.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.0[line];
+        let chars = &text[start..floor_char_boundary(text, offset)];
+        let bom = usize::from(line == 0 && chars.starts_with('\u{feff}'));
+        (line + 1, chars.chars().count() - bom + 1)
+    }
+
+    fn line_text<'a>(&self, text: &'a str, line: usize) -> &'a str {
+        let Some(&start) = self.0.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self.0.get(line).map(|&e| e - 1).unwrap_or(text.len());
+        text[start..end]
+            .trim_end_matches('\r')
+            .trim_start_matches('\u{feff}')
+    }
+}
+
+/// What an included file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncludedKind {
+    /// A header named by an `#include` directive.
+    Header,
+    /// The definitions given on the command line or in `copper.toml`
+    /// (`-D NAME=VALUE`), as `#define` lines.
+    CommandLine,
+}
+
+/// One included file: its text and where it sits.
+#[derive(Clone, Debug)]
+pub struct IncludedFile {
+    /// The path as it was found (`<command line>` for definitions).
+    pub path: PathBuf,
+    /// Header or command-line definitions.
+    pub kind: IncludedKind,
+    /// Its text.
+    pub text: String,
+    /// Offset of its first byte (at or past [`INCLUDED_BASE`]).
+    pub base: usize,
+    /// Offset in the user's file of the `#include` that brought it in
+    /// (directly or through other headers); 0 for the command line.
+    pub directive: usize,
+    lines: Lines,
+}
+
+impl IncludedFile {
+    /// An included file at `base`.
+    pub fn new(
+        path: PathBuf,
+        kind: IncludedKind,
+        text: String,
+        base: usize,
+        directive: usize,
+    ) -> IncludedFile {
+        let lines = Lines::of(&text);
+        IncludedFile {
+            path,
+            kind,
+            text,
+            base,
+            directive,
+            lines,
+        }
+    }
+
+    /// The span its text occupies.
+    pub fn span(&self) -> Span {
+        Span::new(self.base, self.base + self.text.len())
+    }
+}
+
+/// Everything a file includes, and what went wrong including it.
+#[derive(Clone, Debug, Default)]
+pub struct Included {
+    /// Included files, in increasing `base` order.
+    pub files: Vec<IncludedFile>,
+    /// Problems with `#include` directives (missing headers, cycles, …).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Included {
+    /// The offset where the next included file would go.
+    pub fn next_base(&self) -> usize {
+        self.files
+            .last()
+            .map_or(INCLUDED_BASE, |f| f.base + f.text.len() + 1)
+    }
+
+    fn file_at(&self, offset: usize) -> Option<&IncludedFile> {
+        let i = self.files.partition_point(|f| f.base <= offset);
+        self.files.get(i.checked_sub(1)?)
+    }
+}
+
+/// A source file held in memory, with an index of line starts, and the
+/// text it includes.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// Path as the user gave it (used in diagnostics).
     pub path: PathBuf,
-    /// The whole text.
+    /// The whole text of the user's file (exactly its bytes when they are
+    /// UTF-8).
     pub text: String,
-    line_starts: Vec<usize>,
+    /// Offsets of characters that replace bytes that were not UTF-8.
+    pub invalid_utf8: Vec<usize>,
+    lines: Lines,
+    included: Arc<Included>,
     /// For an excerpt of a file (see [`SourceFile::excerpt`]): each
     /// region's first line here and in the original file (0-based), in
     /// order. Empty when the text is the whole file.
@@ -53,12 +188,12 @@ impl SourceFile {
     /// A source file from text already in memory.
     pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceFile {
             path: path.into(),
+            lines: Lines::of(&text),
             text,
-            line_starts,
+            invalid_utf8: Vec::new(),
+            included: Arc::default(),
             line_map: Vec::new(),
         }
     }
@@ -67,21 +202,18 @@ impl SourceFile {
     /// after region, and `line_map` gives each region's first line in
     /// `text` and in the original (0-based, in order). Positions in it are
     /// reported as lines of the original file.
-    pub fn excerpt(
-        path: impl Into<PathBuf>,
-        text: impl Into<String>,
-        line_map: Vec<(usize, usize)>,
-    ) -> SourceFile {
+    pub fn excerpt(&self, text: impl Into<String>, line_map: Vec<(usize, usize)>) -> SourceFile {
         SourceFile {
             line_map,
-            ..SourceFile::new(path, text)
+            ..self.with_text(text)
         }
     }
 
-    /// Other text in place of this file's (a rewrite of it): the same path
-    /// and, for an excerpt, the same line numbering.
+    /// The same file with other text (a rewrite of it), keeping what it
+    /// includes and, for an excerpt, its line numbering.
     pub fn with_text(&self, text: impl Into<String>) -> SourceFile {
         SourceFile {
+            included: Arc::clone(&self.included),
             line_map: self.line_map.clone(),
             ..SourceFile::new(self.path.clone(), text)
         }
@@ -114,75 +246,100 @@ impl SourceFile {
             })
     }
 
-    /// Reads a file from disk, refusing directories and other files that are
-    /// not regular (without opening them), files larger than
-    /// [`MAX_FILE_BYTES`], binary files and text that is not UTF-8.
+    /// The file with `included` as what it includes.
+    pub fn with_included(mut self, included: Included) -> SourceFile {
+        self.included = Arc::new(included);
+        self
+    }
+
+    /// What the file includes.
+    pub fn included(&self) -> &Included {
+        &self.included
+    }
+
+    /// Records the problems found including files (made with
+    /// [`SourceFile::diagnostic`] once the files are attached).
+    pub fn set_include_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {
+        Arc::make_mut(&mut self.included).diagnostics = diagnostics;
+    }
+
+    /// Reads a file from disk, refusing directories, files larger than
+    /// [`MAX_FILE_BYTES`] and binary files. Bytes that are not UTF-8 are
+    /// replaced by U+FFFD and their offsets kept in
+    /// [`SourceFile::invalid_utf8`] (the front end complains only when
+    /// one is in code, not in a comment or string).
     pub fn read(path: &Path) -> Result<SourceFile, Diagnostic> {
-        let fail = |msg: String| Diagnostic::file_error(path, msg);
-        let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}")))?;
-        if meta.is_dir() {
-            return Err(fail("is a directory, expected a .cu file".into()));
-        }
-        if !meta.is_file() {
-            // Opening a FIFO would wait for a writer forever.
-            return Err(fail(
-                "not a regular file (a FIFO, socket or device); not opened".into(),
-            ));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(fail(format!(
-                "file is {} bytes; copper reads source files up to {} bytes",
-                meta.len(),
-                MAX_FILE_BYTES
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read file: {e}")))?;
-        if let Some(pos) = bytes.iter().position(|&b| b == 0) {
-            return Err(fail(format!(
-                "binary file (NUL byte at offset {pos}), expected CUDA source text"
-            )));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            fail(format!(
-                "file is not valid UTF-8 (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
-        Ok(SourceFile::new(path, text))
+        let (text, invalid_utf8) =
+            read_text(path).map_err(|msg| Diagnostic::file_error(path, msg))?;
+        Ok(SourceFile {
+            invalid_utf8,
+            ..SourceFile::new(path, text)
+        })
     }
 
-    /// 1-based line and column (in characters) of a byte offset.
+    /// A source file from bytes in memory, decoded as [`SourceFile::read`]
+    /// decodes a file.
+    pub fn from_bytes(path: impl Into<PathBuf>, bytes: &[u8]) -> SourceFile {
+        let (text, invalid_utf8) = decode_lossy(bytes);
+        SourceFile {
+            invalid_utf8,
+            ..SourceFile::new(path, text)
+        }
+    }
+
+    /// The text of `span`: in the user's file or in included text (empty
+    /// when it is neither).
+    pub fn slice(&self, span: Span) -> &str {
+        let (text, base) = match self.included.file_at(span.start) {
+            Some(f) if span.start >= INCLUDED_BASE => (f.text.as_str(), f.base),
+            _ => (self.text.as_str(), 0),
+        };
+        let (s, e) = (span.start.wrapping_sub(base), span.end.wrapping_sub(base));
+        text.get(s..e.min(text.len())).unwrap_or("")
+    }
+
+    /// The text from `offset` to the end of its file.
+    pub fn slice_from(&self, offset: usize) -> &str {
+        self.slice(Span::new(offset, usize::MAX - 1))
+    }
+
+    /// 1-based line and column (in characters) of a byte offset in the
+    /// user's file. An offset in included text gives the place of the
+    /// `#include` that brought it in (see [`SourceFile::locate`]).
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i - 1,
+        let offset = match self.included.file_at(offset) {
+            Some(f) if offset >= INCLUDED_BASE => f.directive,
+            _ => offset,
         };
-        let start = self.line_starts[line];
-        let col = self.text[start..floor_char_boundary(&self.text, offset)]
-            .chars()
-            .count();
-        (self.original_line(line) + 1, col + 1)
+        let (line, col) = self.lines.line_col(&self.text, offset);
+        (self.original_line(line - 1) + 1, col)
     }
 
-    /// The text of the 1-based line `line` (of the original file, for an
-    /// excerpt), without its newline; empty when there is no such line.
+    /// The file, 1-based line and column of an offset, in the user's file or
+    /// in the header it belongs to.
+    pub fn locate(&self, offset: usize) -> (&Path, usize, usize) {
+        match self.included.file_at(offset) {
+            Some(f) if offset >= INCLUDED_BASE => {
+                let (l, c) = f.lines.line_col(&f.text, offset - f.base);
+                (&f.path, l, c)
+            }
+            _ => {
+                let (l, c) = self.line_col(offset);
+                (&self.path, l, c)
+            }
+        }
+    }
+
+    /// The text of the 1-based line `line`, without its newline.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(here) = line.checked_sub(1).and_then(|l| self.excerpt_line(l)) else {
-            return "";
-        };
-        let Some(&start) = self.line_starts.get(here) else {
-            return "";
-        };
-        let end = self
-            .line_starts
-            .get(here + 1)
-            .map(|&e| e - 1)
-            .unwrap_or(self.text.len());
-        self.text[start..end].trim_end_matches('\r')
+        match line.checked_sub(1).and_then(|l| self.excerpt_line(l)) {
+            Some(here) => self.lines.line_text(&self.text, here + 1),
+            None => "",
+        }
     }
 
-    /// A diagnostic located at `offset` in this file.
+    /// A diagnostic located at `offset` in this file, or in the header it
+    /// belongs to (then the message says where the header was included).
     pub fn diagnostic(
         &self,
         severity: Severity,
@@ -190,17 +347,83 @@ impl SourceFile {
         offset: usize,
         message: impl Into<String>,
     ) -> Diagnostic {
-        let (line, col) = self.line_col(offset);
+        let mut message = message.into();
+        let (file, line, col, source_line) = match self.included.file_at(offset) {
+            Some(f) if offset >= INCLUDED_BASE => {
+                let (l, c) = f.lines.line_col(&f.text, offset - f.base);
+                if f.kind == IncludedKind::Header {
+                    let (dl, _) = self.line_col(f.directive);
+                    message.push_str(&format!(
+                        " (in a header included at {}:{dl})",
+                        self.path.display()
+                    ));
+                }
+                (f.path.clone(), l, c, f.lines.line_text(&f.text, l))
+            }
+            _ => {
+                let (l, c) = self.line_col(offset);
+                (self.path.clone(), l, c, self.line_text(l))
+            }
+        };
         Diagnostic {
             severity,
             code,
-            message: message.into(),
-            file: self.path.clone(),
+            message,
+            file,
             line,
             col,
-            source_line: Some(self.line_text(line).to_string()),
+            source_line: Some(source_line.to_string()),
         }
     }
+}
+
+/// Reads a source or header file: not a directory, at most
+/// [`MAX_FILE_BYTES`], no NUL byte. Returns the text (bytes that are not
+/// UTF-8 replaced by U+FFFD) and the offsets of the replacements.
+pub fn read_text(path: &Path) -> Result<(String, Vec<usize>), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
+    if meta.is_dir() {
+        return Err("is a directory, expected a .cu file".into());
+    }
+    if !meta.is_file() {
+        // Opening a FIFO would wait for a writer forever.
+        return Err("not a regular file (a FIFO, socket or device); not opened".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "file is {} bytes; copper reads source files up to {} bytes",
+            meta.len(),
+            MAX_FILE_BYTES
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "file is {} bytes; copper reads source files up to {MAX_FILE_BYTES} bytes",
+            bytes.len()
+        ));
+    }
+    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+        return Err(format!(
+            "binary file (NUL byte at offset {pos}), expected CUDA source text"
+        ));
+    }
+    Ok(decode_lossy(&bytes))
+}
+
+/// UTF-8 text of `bytes`, each invalid sequence replaced by U+FFFD, and
+/// the offsets (in the text) of the replacements.
+pub fn decode_lossy(bytes: &[u8]) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(bytes.len());
+    let mut invalid = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            invalid.push(text.len());
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    (text, invalid)
 }
 
 /// The largest char boundary at or below `i`.
@@ -231,7 +454,7 @@ mod tests {
     #[test]
     fn an_excerpt_reports_the_original_lines() {
         // Lines 3–4 and 10 of some file.
-        let f = SourceFile::excerpt("a.cu", "c\nd\nj\n", vec![(0, 2), (2, 9)]);
+        let f = SourceFile::new("a.cu", "").excerpt("c\nd\nj\n", vec![(0, 2), (2, 9)]);
         assert_eq!(f.line_col(0), (3, 1));
         assert_eq!(f.line_col(2), (4, 1));
         assert_eq!(f.line_col(4), (10, 1));
@@ -239,5 +462,46 @@ mod tests {
         assert_eq!(f.line_text(10), "j");
         assert_eq!(f.line_text(5), "");
         assert_eq!(f.with_text("c\nd\nk\n").line_col(4), (10, 1));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_a_column() {
+        let f = SourceFile::new("a.cu", "\u{feff}ab\ncd");
+        assert_eq!(f.line_col(3), (1, 1));
+        assert_eq!(f.line_col(4), (1, 2));
+        assert_eq!(f.line_text(1), "ab");
+    }
+
+    #[test]
+    fn latin1_bytes_are_replaced_and_remembered() {
+        let (text, bad) = decode_lossy(b"// caf\xe9\nint x;");
+        assert_eq!(text, "// caf\u{fffd}\nint x;");
+        assert_eq!(bad, [6]);
+    }
+
+    #[test]
+    fn included_offsets_locate_in_their_header() {
+        let user = SourceFile::new("a.cu", "#include \"h.h\"\nint y;\n");
+        let h = IncludedFile::new(
+            "h.h".into(),
+            IncludedKind::Header,
+            "int a;\nint b;\n".into(),
+            INCLUDED_BASE,
+            0,
+        );
+        let f = user.with_included(Included {
+            files: vec![h],
+            diagnostics: Vec::new(),
+        });
+        let b = INCLUDED_BASE + 11;
+        assert_eq!(f.slice(Span::new(b, b + 1)), "b");
+        assert_eq!(f.locate(b), (Path::new("h.h"), 2, 5));
+        assert_eq!(f.line_col(b), (1, 1));
+        let d = f.diagnostic(Severity::Error, "x", b, "bad");
+        assert_eq!((d.line, d.col), (2, 5));
+        assert!(d.message.contains("included at a.cu:1"), "{}", d.message);
+        assert_eq!(f.with_text("int z;").slice(Span::new(b, b + 1)), "b");
+        assert_eq!(f.slice(Span::new(2, 8)), "nclude");
+        assert_eq!(f.slice(Span::SYNTHETIC), "");
     }
 }

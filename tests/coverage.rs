@@ -1,6 +1,7 @@
 //! How much of a folder of CUDA files copper understands: `__global__`
 //! kernels found, listed (parsed), lowered to the IR, and bounded per
-//! metric (for a symbolic block, the hardest case). Over `testdata/` every
+//! metric (for a symbolic block, the hardest case), each file with the
+//! `defines` and `include_dirs` of a `copper.toml` beside it. Over `testdata/` every
 //! kernel must get through every stage; `COPPER_COVERAGE_DIR=path` prints
 //! the same table for any other folder (a user's project, a course's
 //! kernels) without asserting anything.
@@ -13,7 +14,8 @@ use std::time::Duration;
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
 use copper::cuda::ast::FnKind;
-use copper::cuda::parse::parse_path;
+use copper::cuda::include::{Define, Preprocess};
+use copper::cuda::parse::parse_path_with;
 use copper::ir::lower::lower_kernel;
 
 /// Counts per stage.
@@ -50,6 +52,31 @@ fn cuda_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The `-D`/`-I` settings of the `copper.toml` beside `file`, as a user
+/// of that folder has them (`defines`, `include_dirs`).
+fn preprocess_of(file: &Path) -> Preprocess {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let Ok(text) = std::fs::read_to_string(dir.join("copper.toml")) else {
+        return Preprocess::default();
+    };
+    let table: toml::Table = toml::from_str(&text).expect("a valid copper.toml");
+    let mut p = Preprocess::default();
+    if let Some(toml::Value::Table(d)) = table.get("defines") {
+        for (k, v) in d {
+            let v = match v {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            p.defines.push(Define::Set(k.clone(), v));
+        }
+    }
+    if let Some(toml::Value::Array(dirs)) = table.get("include_dirs") {
+        p.include_dirs
+            .extend(dirs.iter().filter_map(|d| d.as_str()).map(|d| dir.join(d)));
+    }
+    p
+}
+
 fn measure(dir: &Path) -> Coverage {
     let metrics: Vec<Metric> = BUILTIN_METRICS
         .iter()
@@ -63,7 +90,7 @@ fn measure(dir: &Path) -> Coverage {
     cuda_files(dir, &mut files);
     for f in files {
         c.files += 1;
-        let parsed = match parse_path(&f) {
+        let parsed = match parse_path_with(&f, &preprocess_of(&f)) {
             Ok(p) => p,
             Err(d) => {
                 c.unreadable_files += 1;

@@ -2,9 +2,10 @@
 //! panic or run away, whatever the input.
 //! Run longer with `PROPTEST_CASES=200000 cargo test --release --test no_panic`.
 
+use copper::cuda::include::{parse_define, Preprocess};
 use copper::cuda::parse::parse_source;
 use copper::cuda::print;
-use copper::source::SourceFile;
+use copper::source::{Included, IncludedFile, IncludedKind, SourceFile, INCLUDED_BASE};
 use std::time::{Duration, Instant};
 
 use copper::bound::{prepare, Config};
@@ -94,7 +95,11 @@ fn cuda_soup() -> impl Strategy<Value = String> {
 }
 
 fn check(text: String) {
-    let parsed = parse_source(SourceFile::new("fuzz.cu", text));
+    check_source(SourceFile::new("fuzz.cu", text));
+}
+
+fn check_source(source: SourceFile) {
+    let parsed = parse_source(source);
     for f in &parsed.functions {
         if let Ok(func) = &f.result {
             let _ = print::function(func);
@@ -144,6 +149,62 @@ proptest! {
         let cut = (0..=cut).rev().find(|&c| base.is_char_boundary(c)).unwrap_or(0);
         check(format!("{}{}{}", &base[..cut], insert, &base[cut..]));
     }
+}
+
+/// A file that includes `header` and is compiled with `-D define`.
+fn with_header(header: String, define: &str) -> SourceFile {
+    let mut pre = Preprocess::default();
+    if let Ok(d) = parse_define(define) {
+        pre.defines.push(d);
+    }
+    let command_line = pre.command_line_text();
+    let header_base = INCLUDED_BASE + command_line.len() + 1;
+    let files = vec![
+        IncludedFile::new(
+            "<command line>".into(),
+            IncludedKind::CommandLine,
+            command_line,
+            INCLUDED_BASE,
+            0,
+        ),
+        IncludedFile::new("h.h".into(), IncludedKind::Header, header, header_base, 0),
+    ];
+    let user = "#include \"h.h\"\n__global__ void k(float* a, int n) {\n  __shared__ float s[B];\n  int i = blockIdx.x * B + threadIdx.x;\n  if (i < n) { s[threadIdx.x] = sq(a[IDX(0, i)]); }\n}\n";
+    SourceFile::new("fuzz.cu", user).with_included(Included {
+        files,
+        diagnostics: Vec::new(),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)))]
+
+    /// Headers of token soup, and `-D` values of any text.
+    #[test]
+    fn headers_and_defines_never_panic(header in cuda_soup(), define in "(B|N|IDX|sq|k)(\\([a-z,]{0,6}\\))?(=.{0,30})?") {
+        check_source(with_header(header, &define));
+    }
+
+    /// A well-formed header, cut and grown at random.
+    #[test]
+    fn mutated_headers_never_panic(cut in 0usize..200, insert in prop::sample::select(PIECES.to_vec()), define in ".{0,40}") {
+        let base = "#pragma once\n#define B 64\n#define IDX(r, c) ((r) * B + (c))\ntypedef struct { int w; } Dims;\n__constant__ float w[4];\n__device__ float sq(float x) { return x * x; }\n";
+        let cut = cut.min(base.len());
+        check_source(with_header(format!("{}{}{}", &base[..cut], insert, &base[cut..]), &define));
+    }
+}
+
+#[test]
+fn the_fuzzed_header_reaches_the_kernel() {
+    let header = "#pragma once\n#define B 64\n#define IDX(r, c) ((r) * B + (c))\n__device__ float sq(float x) { return x * x; }\n";
+    let parsed = parse_source(with_header(header.into(), "N=4"));
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
 }
 
 fn testdata_texts() -> Vec<String> {

@@ -15,6 +15,8 @@
 //! exit_zero = false        # exit 0 even when improvements are found
 //! nvcc = "nvcc"            # compile improving candidates; drop failures
 //! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
+//! defines = { N = "1024", BLOCK = 16 }   # as -D (every command that reads CUDA)
+//! include_dirs = ["inc"]   # as -I, relative to this file
 //!
 //! [hardware]               # the hardware model (defaults shown)
 //! warp_size = 32
@@ -34,6 +36,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use copper::cost::{metrics_from_toml, Hardware, Metric};
+use copper::cuda::include::{parse_define, Preprocess};
 use serde::Deserialize;
 
 /// The file's name.
@@ -67,6 +70,10 @@ pub struct FileConfig {
     pub nvcc: Option<PathBuf>,
     /// Its flags.
     pub nvcc_flags: Option<Vec<String>>,
+    /// Macro definitions, as `-D NAME=VALUE` (a string, number or boolean).
+    pub defines: Option<BTreeMap<String, toml::Value>>,
+    /// Header directories, as `-I` (relative to the `copper.toml`).
+    pub include_dirs: Option<Vec<PathBuf>>,
     /// Hardware model.
     pub hardware: Option<Hardware>,
     /// `copper lint` settings.
@@ -139,6 +146,31 @@ pub fn parse(text: &str) -> Result<FileConfig, String> {
     Ok(c)
 }
 
+/// The definitions and include directories of a configuration read from
+/// `path` (directories made relative to its directory).
+pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, String> {
+    let mut out = Preprocess::default();
+    for (name, v) in c.defines.iter().flatten() {
+        let value = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => u8::from(*b).to_string(),
+            _ => return Err(format!("defines.{name}: a string, number or boolean")),
+        };
+        out.defines
+            .push(parse_define(&format!("{name}={value}")).map_err(|e| format!("defines: {e}"))?);
+    }
+    let dir = path.and_then(Path::parent).unwrap_or(Path::new(""));
+    out.include_dirs = c
+        .include_dirs
+        .iter()
+        .flatten()
+        .map(|d| dir.join(d))
+        .collect();
+    Ok(out)
+}
+
 /// A shape from a list of one to three positive sizes.
 pub fn shape(v: &[u64], what: &str) -> Result<[u64; 3], String> {
     if v.is_empty() || v.len() > 3 || v.contains(&0) {
@@ -169,6 +201,16 @@ mod tests {
         let n = parse("nvcc = \"tools/nvcc\"\nnvcc_flags = [\"-arch=sm_80\"]\n").unwrap();
         assert_eq!(n.nvcc, Some(PathBuf::from("tools/nvcc")));
         assert_eq!(n.nvcc_flags, Some(vec!["-arch=sm_80".to_string()]));
+        let p = parse("defines = { N = \"1024\", B = 16, D = true }\ninclude_dirs = [\"inc\"]\n")
+            .unwrap();
+        let pre = preprocess(&p, Some(Path::new("proj/copper.toml"))).unwrap();
+        assert_eq!(
+            pre.command_line_text(),
+            "#define B 16\n#define D 1\n#define N 1024\n"
+        );
+        assert_eq!(pre.include_dirs, [PathBuf::from("proj/inc")]);
+        let bad = parse("defines = { N = [1] }").unwrap();
+        assert!(preprocess(&bad, None).is_err());
         let l = parse("[lint]\ndisable = [\"divergent-branch\"]\n").unwrap();
         assert_eq!(
             l.lint.unwrap().disable,

@@ -535,6 +535,40 @@ pub struct Function {
     pub body: Vec<Stmt>,
 }
 
+impl Expr {
+    /// The names of the variables the expression reads (`Ident`s), in
+    /// order, each once (function names excluded).
+    pub fn identifiers(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Ident(n) => {
+                    if !out.contains(&n.as_str()) {
+                        out.push(n);
+                    }
+                }
+                ExprKind::Unary(_, x)
+                | ExprKind::Cast(_, x)
+                | ExprKind::SizeofExpr(x)
+                | ExprKind::Member { base: x, .. } => stack.push(x),
+                ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
+                    stack.extend([b.as_ref(), a.as_ref()])
+                }
+                ExprKind::Cond(c, a, b) => stack.extend([b.as_ref(), a.as_ref(), c.as_ref()]),
+                ExprKind::Call(_, args) | ExprKind::Comma(args) => stack.extend(args.iter().rev()),
+                ExprKind::Int { .. }
+                | ExprKind::Float(_)
+                | ExprKind::Char(_)
+                | ExprKind::Str(_)
+                | ExprKind::Bool(_)
+                | ExprKind::SizeofType(_) => {}
+            }
+        }
+        out
+    }
+}
+
 impl Function {
     /// Whether this is a kernel (`__global__`).
     pub fn is_kernel(&self) -> bool {

@@ -81,11 +81,7 @@ impl<'a> Excerpts<'a> {
             }
         }
         let (excerpt, line_map) = whole_lines(&self.file.source, &mut spans);
-        Some(parse_source(SourceFile::excerpt(
-            self.file.source.path.clone(),
-            excerpt,
-            line_map,
-        )))
+        Some(parse_source(self.file.source.excerpt(excerpt, line_map)))
     }
 }
 

@@ -28,12 +28,18 @@ pub struct FunctionItem {
 pub struct MacroDef {
     /// Macro name.
     pub name: String,
-    /// Parameter names of a function-like macro.
+    /// Parameter names of a function-like macro (a variadic macro's last
+    /// one is `__VA_ARGS__`, or its name in `args...`).
     pub params: Option<Vec<String>>,
+    /// Whether the last parameter takes the remaining arguments (`...`).
+    pub variadic: bool,
     /// Replacement list as tokens.
     pub body: Vec<String>,
     /// The directive line.
     pub span: Span,
+    /// Defined inside `#ifndef NAME` (a default): it does not replace an
+    /// earlier definition, such as a `-D` on the command line.
+    pub default_only: bool,
 }
 
 /// A file-scope `typedef` or `struct` declaration.
@@ -103,17 +109,37 @@ enum Scope {
     Opaque,
 }
 
+impl Extracted {
+    /// Moves every span and offset by `by` (for text included at `by`).
+    pub fn shift(&mut self, by: usize) {
+        let sh = |s: &mut Span| *s = Span::new(s.start + by, s.end + by);
+        for f in &mut self.functions {
+            sh(&mut f.span);
+            f.name_offset += by;
+            if let Some(t) = &mut f.template {
+                sh(t);
+            }
+        }
+        self.macros.iter_mut().for_each(|m| sh(&mut m.span));
+        self.types.iter_mut().for_each(|t| sh(&mut t.span));
+        self.globals.iter_mut().for_each(|g| sh(&mut g.span));
+        self.launches.iter_mut().for_each(|l| sh(&mut l.span));
+        self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
+    }
+}
+
 /// Scans `src` and returns its CUDA items.
 pub fn extract(src: &str) -> Extracted {
     let toks = tokenize(src);
     let mut out = Extracted::default();
+    let mut conditions: Vec<Option<String>> = Vec::new();
     let mut scopes: Vec<Scope> = Vec::new();
     let mut decl_start = 0;
     let mut i = 0;
     while i < toks.len() {
         let t = toks[i];
         if t.kind == TokKind::Directive {
-            directive(src, t, &mut out);
+            directive(src, t, &mut conditions, &mut out);
             decl_start = i + 1;
             i += 1;
             continue;
@@ -173,18 +199,55 @@ fn is_transparent(src: &str, head: &[Token]) -> bool {
     }
 }
 
-fn directive(src: &str, t: Token, out: &mut Extracted) {
+/// Records a directive. `conditions` is the stack of open conditionals,
+/// each `Some(NAME)` for an `#ifndef NAME` (or `#if !defined(NAME)`) whose
+/// first branch is being read.
+fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mut Extracted) {
     let text = t.text(src);
     let body = text[1..].trim_start();
+    let word = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    let arg = body[word.len()..].trim();
+    match word {
+        "ifndef" => conditions.push(Some(arg.split_whitespace().next().unwrap_or("").into())),
+        "if" => {
+            let name = arg.strip_prefix("!defined").map(|r| {
+                r.trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .trim()
+            });
+            conditions.push(name.map(str::to_string));
+        }
+        "ifdef" => conditions.push(None),
+        "else" | "elif" => {
+            if let Some(top) = conditions.last_mut() {
+                *top = None;
+            }
+        }
+        "endif" => {
+            conditions.pop();
+        }
+        _ => {}
+    }
     if let Some(rest) = body.strip_prefix("define") {
         if rest.starts_with(|c: char| c.is_whitespace()) {
-            if let Some(m) = parse_define(rest, t) {
+            if let Some(mut m) = parse_define(rest, t) {
+                m.default_only = conditions
+                    .last()
+                    .is_some_and(|c| c.as_deref() == Some(&m.name));
                 out.macros.push(m);
             }
         }
     } else if let Some(rest) = body.strip_prefix("pragma") {
         out.pragmas.push(PragmaItem {
-            text: rest.replace("\\\n", " ").trim().to_string(),
+            text: rest
+                .replace("\\\r\n", " ")
+                .replace("\\\n", " ")
+                .trim()
+                .to_string(),
             span: Span::new(t.start, t.end),
         });
     }
@@ -200,13 +263,25 @@ fn parse_define(rest: &str, t: Token) -> Option<MacroDef> {
     }
     let name = rest[..name_len].to_string();
     let after = &rest[name_len..];
+    let mut variadic = false;
     let (params, body_text) = if let Some(p) = after.strip_prefix('(') {
         let close = p.find(')')?;
-        let params: Vec<String> = p[..close]
+        let mut params: Vec<String> = p[..close]
+            .replace("\\\r\n", " ")
+            .replace("\\\n", " ")
             .split(',')
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
+        if let Some(last) = params.last_mut() {
+            if let Some(named) = last.strip_suffix("...") {
+                variadic = true;
+                *last = match named.trim() {
+                    "" => "__VA_ARGS__".to_string(),
+                    n => n.to_string(),
+                };
+            }
+        }
         (Some(params), &p[close + 1..])
     } else {
         (None, after)
@@ -221,6 +296,8 @@ fn parse_define(rest: &str, t: Token) -> Option<MacroDef> {
         params,
         body,
         span: Span::new(t.start, t.end),
+        variadic,
+        default_only: false,
     })
 }
 

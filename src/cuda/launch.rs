@@ -17,17 +17,33 @@ pub struct Launch {
     /// Where the launch is in the file.
     #[serde(skip)]
     pub span: Span,
+    /// Names in a shape that is not literal which look like macros but that
+    /// nothing defines (`N` in `<<<N / 256, 256>>>` without `-DN=…`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undefined: Vec<String>,
 }
 
 /// Resolves every launch site of a file.
 pub fn resolve_launches(src: &str, ex: &Extracted, macros: &MacroTable) -> Vec<Launch> {
     ex.launches
         .iter()
-        .map(|l| Launch {
-            kernel: l.kernel.clone(),
-            grid: shape(src, &l.grid, macros, l.span.start),
-            block: shape(src, &l.block, macros, l.span.start),
-            span: l.span,
+        .map(|l| {
+            let grid = shape(src, &l.grid, macros, l.span.start);
+            let block = shape(src, &l.block, macros, l.span.start);
+            let mut undefined = Vec::new();
+            for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
+                if dims.is_none() {
+                    undefined.extend(undefined_names(src, text, macros, l.span.start));
+                }
+            }
+            undefined.dedup();
+            Launch {
+                kernel: l.kernel.clone(),
+                grid,
+                block,
+                span: l.span,
+                undefined,
+            }
         })
         .collect()
 }
@@ -46,6 +62,29 @@ fn shape(src: &str, arg: &str, macros: &MacroTable, before: usize) -> Option<[u6
         }
     }
     dim3_of(&toks)
+}
+
+/// The names in a shape argument that look like macros (no lowercase) but
+/// are neither macros nor declared before the launch.
+fn undefined_names(src: &str, arg: &str, macros: &MacroTable, before: usize) -> Vec<String> {
+    let mut out: Vec<String> = expand_all(&token_texts(arg), macros)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| super::include::looks_like_macro(t) && macros.get(t).is_none())
+        .collect();
+    out.dedup();
+    if out.is_empty() {
+        return out;
+    }
+    // A name declared before the launch (`const int N = …;`) is a variable.
+    let head = &src[..before.min(src.len())];
+    let toks = tokenize(head);
+    out.retain(|name| {
+        !toks
+            .windows(2)
+            .any(|w| w[1].is(head, name) && w[0].kind == TokKind::Ident && !w[0].is(head, "return"))
+    });
+    out
 }
 
 fn dim3_of(toks: &[String]) -> Option<[u64; 3]> {
@@ -196,6 +235,15 @@ mod tests {
             .into_iter()
             .map(|l| (l.grid, l.block))
             .collect()
+    }
+
+    #[test]
+    fn undefined_macros_in_shapes_are_named() {
+        let src = "#define B 64\nint main() {\n const int M = 8;\n k<<<N / B, B>>>(x);\n k<<<M, B>>>(x);\n}";
+        let ex = extract(src);
+        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros));
+        assert_eq!(l[0].undefined, ["N"]);
+        assert!(l[1].undefined.is_empty());
     }
 
     #[test]

@@ -85,9 +85,11 @@ fn tokenize_with(src: &str, directives: bool) -> Vec<Token> {
             i += "\u{feff}".len();
             continue;
         }
-        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 2;
-            continue;
+        if c == b'\\' {
+            if let Some(n) = continuation(b, i) {
+                i += n;
+                continue;
+            }
         }
         if c == b'/' && b.get(i + 1) == Some(&b'/') {
             i = skip_line_comment(b, i);
@@ -151,12 +153,19 @@ fn tokenize_with(src: &str, directives: bool) -> Vec<Token> {
     toks
 }
 
+/// The length of a backslash-newline continuation at `i` (a backslash, then
+/// LF or CR LF), if there is one.
+fn continuation(b: &[u8], i: usize) -> Option<usize> {
+    match (b.get(i), b.get(i + 1), b.get(i + 2)) {
+        (Some(b'\\'), Some(b'\n'), _) => Some(2),
+        (Some(b'\\'), Some(b'\r'), Some(b'\n')) => Some(3),
+        _ => None,
+    }
+}
+
 fn skip_line_comment(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i] != b'\n' {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 1;
-        }
-        i += 1;
+        i += continuation(b, i).unwrap_or(1);
     }
     i
 }
@@ -172,10 +181,8 @@ fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
 /// End of a preprocessor line: up to an unescaped newline, skipping comments.
 fn directive_end(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i] != b'\n' {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 2;
-        } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') {
-            i += 3;
+        if let Some(n) = continuation(b, i) {
+            i += n;
         } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
             i = skip_block_comment(b, i);
         } else if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
@@ -270,6 +277,15 @@ mod tests {
         assert_eq!(toks[0].kind, TokKind::Directive);
         assert_eq!(toks[0].text(src), "#define A(x) \\\n  (x + 1)");
         assert_eq!(texts(src)[1..], ["int", "y", ";"]);
+    }
+
+    #[test]
+    fn crlf_continuations_and_byte_order_marks() {
+        let src = "\u{feff}#define A(x) \\\r\n  (x + 1)\r\nint y; // c \\\r\n still comment\r\nz \\\r\n w";
+        let toks = tokenize(src);
+        assert_eq!(toks[0].kind, TokKind::Directive);
+        assert_eq!(toks[0].text(src), "#define A(x) \\\r\n  (x + 1)\r");
+        assert_eq!(texts(src)[1..], ["int", "y", ";", "z", "w"]);
     }
 
     #[test]

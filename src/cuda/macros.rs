@@ -56,9 +56,16 @@ pub struct MacroTable {
 
 impl MacroTable {
     /// A table from definitions in file order.
+    /// A definition made inside `#ifndef NAME` does not replace an
+    /// earlier one (a `-D` on the command line, a header's).
     pub fn new(defs: &[MacroDef]) -> MacroTable {
-        let defs = defs.iter().map(|d| (d.name.clone(), d.clone())).collect();
-        MacroTable { defs }
+        let mut table: HashMap<String, MacroDef> = HashMap::new();
+        for d in defs {
+            if !(d.default_only && table.contains_key(&d.name)) {
+                table.insert(d.name.clone(), d.clone());
+            }
+        }
+        MacroTable { defs: table }
     }
 
     /// The definition of `name`, if it is a macro.
@@ -91,6 +98,23 @@ impl MacroTable {
                 } else {
                     args.len()
                 };
+                let fixed = params.len().saturating_sub(1);
+                if def.variadic && given >= fixed {
+                    let mut grouped: Vec<Vec<String>> = args[..fixed].to_vec();
+                    let mut rest = Vec::new();
+                    for (k, a) in args[fixed.min(args.len())..].iter().enumerate() {
+                        if k > 0 {
+                            rest.push(",".to_string());
+                        }
+                        rest.extend(a.iter().cloned());
+                    }
+                    grouped.push(rest);
+                    let out = self.substitute(def, params, &grouped, hidden, depth)?;
+                    hidden.insert(def.name.clone());
+                    let out = self.rescan(&out, hidden, depth + 1);
+                    hidden.remove(&def.name);
+                    return out;
+                }
                 if given != params.len() {
                     return Err(MacroError::Arity {
                         name: def.name.clone(),
@@ -139,6 +163,17 @@ impl MacroTable {
                         None => vec![next.clone()],
                     };
                     let lhs = out.pop().unwrap_or_default();
+                    if def.variadic && lhs == "," && param_index(next) == Some(params.len() - 1) {
+                        // GNU `, ## __VA_ARGS__`: the comma goes when
+                        // there are no variable arguments, and is not
+                        // pasted to them when there are.
+                        if !rhs.is_empty() {
+                            out.push(lhs);
+                            out.extend(rhs);
+                        }
+                        i += 2;
+                        continue;
+                    }
                     let mut rhs = rhs.into_iter();
                     out.push(format!("{lhs}{}", rhs.next().unwrap_or_default()));
                     out.extend(rhs);
@@ -275,6 +310,35 @@ mod tests {
         assert_eq!(expand(defs, "X", &[]).unwrap(), "X + 1");
         assert_eq!(expand(defs, "CAT", &["foo", "bar"]).unwrap(), "foobar");
         assert_eq!(expand(defs, "S", &["a + b"]).unwrap(), "\"a + b\"");
+    }
+
+    #[test]
+    fn variadic_macros() {
+        let defs = "#define LOG(...) printf(__VA_ARGS__)\n#define P(fmt, args...) f(fmt, ## args)\n#define Q(a, ...) g(a, ## __VA_ARGS__)\n";
+        assert_eq!(
+            expand(defs, "LOG", &["\"%d\"", "x + 1"]).unwrap(),
+            "printf ( \"%d\" , x + 1 )"
+        );
+        assert_eq!(expand(defs, "LOG", &[""]).unwrap(), "printf ( )");
+        assert_eq!(
+            expand(defs, "P", &["s", "1", "2"]).unwrap(),
+            "f ( s , 1 , 2 )"
+        );
+        assert_eq!(expand(defs, "Q", &["a"]).unwrap(), "g ( a )");
+        assert!(matches!(
+            expand(defs, "Q", &[]),
+            Err(MacroError::Arity { .. })
+        ));
+    }
+
+    #[test]
+    fn defaults_do_not_replace_earlier_definitions() {
+        let ex = extract("#define N 8\n#ifndef N\n#define N 4\n#endif\n#ifndef M\n#define M 2\n#else\n#define M 3\n#endif\n");
+        let t = MacroTable::new(&ex.macros);
+        assert_eq!(t.get("N").unwrap().body, ["8"]);
+        assert_eq!(t.get("M").unwrap().body, ["3"]);
+        let ex = extract("#if !defined(K)\n#define K 5\n#endif\n");
+        assert!(ex.macros[0].default_only);
     }
 
     #[test]

@@ -9,15 +9,16 @@ use std::path::Path;
 use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 
-use super::ast::{Function, Type, VarDecl};
+use super::ast::{FnKind, Function, Type, VarDecl};
 use super::convert::Converter;
-use super::extract::{extract, Extracted, FunctionItem};
+use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
+use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
-use super::unit::{is_builtin_type_name, prelude, Unit, UnitError};
+use super::unit::{is_builtin_type_name, prelude, Unit, UnitError, CUDA_QUALIFIERS};
 use crate::diag::{Diagnostic, Severity};
-use crate::source::{SourceFile, Span};
+use crate::source::{IncludedKind, SourceFile, Span};
 
 /// Node ids of each function start at a multiple of this, so ids are unique
 /// in a file and stable when other functions change. (Ids are 64-bit: a
@@ -38,9 +39,11 @@ pub struct ParsedFunction {
 pub struct ParsedFile {
     /// The source.
     pub source: SourceFile,
-    /// What extraction found.
+    /// What extraction found in the user's file.
     pub extracted: Extracted,
-    /// Kernels and device functions in file order.
+    /// Kernels and device functions in file order, then the device
+    /// functions of the headers it includes (their spans are past
+    /// [`crate::source::INCLUDED_BASE`]).
     pub functions: Vec<ParsedFunction>,
     /// `__constant__`/`__device__` globals that parsed.
     pub globals: Vec<VarDecl>,
@@ -69,49 +72,70 @@ impl ParsedFile {
             .find(|f| f.name == name)
     }
 
-    /// Every diagnostic: file-level ones, then each failed function's.
+    /// Every diagnostic: file-level ones, then each failed function's
+    /// (a header's device function that does not parse counts only where a
+    /// kernel calls it).
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.diagnostics.clone();
         all.extend(
             self.functions
                 .iter()
+                .filter(|f| include::in_user_file(f.item.span))
                 .filter_map(|f| f.result.as_ref().err().cloned()),
         );
         all
     }
 }
 
-/// Reads and parses the file at `path`.
+/// Reads and parses the file at `path`, following its `#include`s
+/// (relative to the file) without other definitions or directories.
 pub fn parse_path(path: &Path) -> Result<ParsedFile, Diagnostic> {
-    SourceFile::read(path).map(parse_source)
+    parse_path_with(path, &Preprocess::default())
 }
 
-/// Parses a file already in memory.
+/// Reads the file at `path`, loads what it includes under `opts` (`-D`,
+/// `-U`, `-I`), and parses it.
+pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Diagnostic> {
+    SourceFile::read(path).map(|s| parse_source(include::load(s, opts)))
+}
+
+/// Parses a file already in memory (with what it includes, when it was
+/// loaded with [`include::load`]).
 pub fn parse_source(source: SourceFile) -> ParsedFile {
     let extracted = extract(&source.text);
-    let ctx = Context::new(&source, &extracted);
-    let functions = extracted
+    let mut scope = Scope::new(&source, &extracted);
+    let macros = MacroTable::new(&scope.macros);
+    scope.keep_called_header_functions(&source, &extracted, &macros);
+    let ctx = Context::new(&source, &scope, macros);
+    let user_count = extracted.functions.len();
+    let functions: Vec<ParsedFunction> = extracted
         .functions
         .iter()
+        .chain(&scope.header_functions)
         .enumerate()
         .map(|(i, item)| ParsedFunction {
             item: item.clone(),
             result: ctx.function(item, i as u64),
         })
         .collect();
-    let mut diagnostics = Vec::new();
+    let mut diagnostics = source.included().diagnostics.clone();
+    diagnostics.extend(invalid_bytes_in_code(&source));
     let mut globals = Vec::new();
-    for (i, g) in extracted.globals.iter().enumerate() {
-        let first_id = IDS_PER_FUNCTION * (extracted.functions.len() as u64 + 1 + i as u64);
+    for (i, g) in scope.globals.iter().enumerate() {
+        let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);
         match ctx.global(g.span, first_id) {
             Ok(decls) => globals.extend(decls),
-            Err(d) => diagnostics.push(d),
+            Err(d) if include::in_user_file(g.span) => diagnostics.push(d),
+            Err(_) => {}
         }
     }
+    debug_assert!(functions[..user_count]
+        .iter()
+        .all(|f| include::in_user_file(f.item.span)));
     let launches = resolve_launches(&source.text, &extracted, &ctx.macros);
     let mut typedefs = HashMap::new();
-    for t in &extracted.types {
-        if source.text[t.span.start..].starts_with("typedef") {
+    for t in &scope.types {
+        if source.slice(t.span).starts_with("typedef") {
             typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
         }
     }
@@ -126,25 +150,133 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
     }
 }
 
+/// Diagnostics for bytes that were not UTF-8 and are in code (not in a
+/// comment, string or character literal).
+fn invalid_bytes_in_code(source: &SourceFile) -> Vec<Diagnostic> {
+    if source.invalid_utf8.is_empty() {
+        return Vec::new();
+    }
+    let toks = tokenize(&source.text);
+    source
+        .invalid_utf8
+        .iter()
+        .filter(|&&o| {
+            let i = toks.partition_point(|t| t.end <= o);
+            toks.get(i).is_some_and(|t| {
+                t.start <= o && !matches!(t.kind, TokKind::Str | TokKind::Char | TokKind::Directive)
+            })
+        })
+        .take(1)
+        .map(|&o| {
+            source.diagnostic(
+                Severity::Error,
+                "encoding",
+                o,
+                "a byte that is not UTF-8 in code (shown as U+FFFD); copper reads such bytes only in comments and strings",
+            )
+        })
+        .collect()
+}
+
+/// The declarations a file's functions are parsed against: the file's own
+/// and those of the headers and command-line definitions it includes.
+struct Scope {
+    macros: Vec<MacroDef>,
+    types: Vec<TypeDeclItem>,
+    globals: Vec<GlobalItem>,
+    /// Device functions defined in headers (kernels in headers are not
+    /// the file's).
+    header_functions: Vec<FunctionItem>,
+}
+
+impl Scope {
+    fn new(source: &SourceFile, own: &Extracted) -> Scope {
+        let mut scope = Scope {
+            macros: Vec::new(),
+            types: Vec::new(),
+            globals: Vec::new(),
+            header_functions: Vec::new(),
+        };
+        for f in &source.included().files {
+            let mut ex = extract(&f.text);
+            ex.shift(f.base);
+            // A header (the toolkit's, found through `-I`) may define CUDA's
+            // qualifiers as macros; copper reads them as qualifiers.
+            scope.macros.extend(ex.macros.into_iter().filter(|m| {
+                !CUDA_QUALIFIERS.contains(&m.name.as_str()) && m.name != "__restrict__"
+            }));
+            if f.kind == IncludedKind::Header {
+                scope.types.extend(ex.types);
+                scope.globals.extend(ex.globals);
+                scope.header_functions.extend(
+                    ex.functions
+                        .into_iter()
+                        .filter(|f| f.kind != FnKind::Global),
+                );
+            }
+        }
+        scope.macros.extend(own.macros.iter().cloned());
+        scope.types.extend(own.types.iter().cloned());
+        scope.globals.extend(own.globals.iter().cloned());
+        scope
+    }
+}
+
+impl Scope {
+    /// Keeps only the headers' functions that the file's functions name
+    /// (directly or through other header functions): a large header's
+    /// unused helpers are not parsed.
+    fn keep_called_header_functions(
+        &mut self,
+        source: &SourceFile,
+        own: &Extracted,
+        macros: &MacroTable,
+    ) {
+        if self.header_functions.is_empty() {
+            return;
+        }
+        let mut used = HashSet::new();
+        for f in &own.functions {
+            used.extend(identifiers(source.slice(f.span), macros));
+        }
+        let mut keep = vec![false; self.header_functions.len()];
+        loop {
+            let mut grew = false;
+            for (f, k) in self.header_functions.iter().zip(keep.iter_mut()) {
+                if !*k && used.contains(&f.name) {
+                    *k = true;
+                    grew = true;
+                    used.extend(identifiers(source.slice(f.span), macros));
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut k = keep.into_iter();
+        self.header_functions.retain(|_| k.next().unwrap_or(false));
+    }
+}
+
 /// What every function of a file is parsed against.
 struct Context<'a> {
     source: &'a SourceFile,
-    extracted: &'a Extracted,
+    scope: &'a Scope,
     macros: MacroTable,
     type_names: HashSet<String>,
 }
 
 impl<'a> Context<'a> {
-    fn new(source: &'a SourceFile, extracted: &'a Extracted) -> Context<'a> {
-        let type_names = extracted
+    fn new(source: &'a SourceFile, scope: &'a Scope, macros: MacroTable) -> Context<'a> {
+        let type_names = scope
             .types
             .iter()
             .flat_map(|t| t.names.iter().cloned())
             .collect();
         Context {
             source,
-            extracted,
-            macros: MacroTable::new(&extracted.macros),
+            scope,
+            macros,
             type_names,
         }
     }
@@ -159,21 +291,20 @@ impl<'a> Context<'a> {
 
     /// Builds the parse unit: prelude, declarations used, then `span`.
     fn unit(&self, span: Span) -> Result<Unit, Diagnostic> {
-        let text = &self.source.text;
         let is_type = |n: &str| is_builtin_type_name(n) || self.type_names.contains(n);
-        let mut used = identifiers(&text[span.start..span.end], &self.macros);
-        let mut types = vec![false; self.extracted.types.len()];
-        let mut globals = vec![false; self.extracted.globals.len()];
+        let mut used = identifiers(self.source.slice(span), &self.macros);
+        let mut types = vec![false; self.scope.types.len()];
+        let mut globals = vec![false; self.scope.globals.len()];
         loop {
             let mut grew = false;
             let items = self
-                .extracted
+                .scope
                 .types
                 .iter()
                 .map(|t| (&t.names, t.span))
                 .zip(types.iter_mut())
                 .chain(
-                    self.extracted
+                    self.scope
                         .globals
                         .iter()
                         .map(|g| (&g.names, g.span))
@@ -188,7 +319,7 @@ impl<'a> Context<'a> {
                 }
             }
             for s in added {
-                used.extend(identifiers(&text[s.start..s.end], &self.macros));
+                used.extend(identifiers(self.source.slice(s), &self.macros));
             }
             if !grew {
                 break;
@@ -197,26 +328,25 @@ impl<'a> Context<'a> {
         let mut unit = Unit::default();
         unit.push_synthetic(&prelude());
         let context_spans = self
-            .extracted
+            .scope
             .types
             .iter()
             .zip(&types)
             .map(|(t, &k)| (t.span, k))
             .chain(
-                self.extracted
+                self.scope
                     .globals
                     .iter()
                     .zip(&globals)
                     .map(|(g, &k)| (g.span, k)),
             );
         let mut spans: Vec<Span> = context_spans.filter(|(_, k)| *k).map(|(s, _)| s).collect();
-        spans.sort();
-        for s in spans {
-            unit.push_file(text, s, &self.macros, &is_type)
+        // Headers' declarations (included text) come before the file's.
+        spans.sort_by_key(|s| (!s.is_included(), *s));
+        for s in spans.into_iter().chain([span]) {
+            unit.push_file(self.source.slice(s), s.start, &self.macros, &is_type)
                 .map_err(|e| self.unit_error(e))?;
         }
-        unit.push_file(text, span, &self.macros, &is_type)
-            .map_err(|e| self.unit_error(e))?;
         Ok(unit)
     }
 
@@ -239,7 +369,9 @@ impl<'a> Context<'a> {
                     .map(|t| format!("`{t}`"))
                     .collect::<Vec<_>>();
                 let more = if expected.len() > 8 { ", …" } else { "" };
-                let found = self.source.text[offset..]
+                let found = self
+                    .source
+                    .slice_from(offset)
                     .split_whitespace()
                     .next()
                     .map(|w| format!(" at `{}`", w.chars().take(20).collect::<String>()))

@@ -3,6 +3,7 @@
 
 use super::ast::Function;
 use super::edit;
+use super::include;
 use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
@@ -28,12 +29,17 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 
 /// The file text with each function in `changed` reprinted in place of the
 /// function of the same name, in copper's style (`copper fmt --whole`).
-/// Functions that are not in the file are ignored.
+/// Functions that are not in the file (in a header, say) are ignored: only
+/// the user's file is ever rewritten.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
     let replacements: Vec<(Span, String)> = changed
         .iter()
         .filter_map(|f| {
-            let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
+            let item = file
+                .extracted
+                .functions
+                .iter()
+                .find(|i| i.name == f.name && include::in_user_file(i.span))?;
             Some((item.span, print::function(f)))
         })
         .collect();

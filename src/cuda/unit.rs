@@ -169,7 +169,7 @@ pub struct Unit {
 }
 
 /// Qualifiers blanked out and recorded.
-const CUDA_QUALIFIERS: &[&str] = &[
+pub(crate) const CUDA_QUALIFIERS: &[&str] = &[
     "__global__",
     "__device__",
     "__host__",
@@ -214,16 +214,18 @@ impl Unit {
         });
     }
 
-    /// Appends the file text in `span`, masked and macro-expanded.
-    /// `type_names` are the typedef names visible (for reference detection).
+    /// Appends `piece`, the file text starting at offset `start` (past
+    /// [`crate::source::INCLUDED_BASE`] for a header), masked and
+    /// macro-expanded. `type_names` are the typedef names visible (for
+    /// reference detection).
     pub fn push_file(
         &mut self,
-        file: &str,
-        span: Span,
+        piece: &str,
+        start: usize,
         macros: &MacroTable,
         type_names: &dyn Fn(&str) -> bool,
     ) -> Result<(), UnitError> {
-        let piece = &file[span.start..span.end];
+        let span = Span::new(start, start + piece.len());
         let toks = tokenize(piece);
         check_limits(piece, &toks, span.start)?;
         let mut cursor = 0;
@@ -237,8 +239,8 @@ impl Unit {
             if t.kind == TokKind::Directive {
                 let body = text[1..].trim_start();
                 if let Some(p) = body.strip_prefix("pragma") {
-                    self.pragmas
-                        .push((at, p.replace("\\\n", " ").trim().to_string()));
+                    let p = p.replace("\\\r\n", " ").replace("\\\n", " ");
+                    self.pragmas.push((at, p.trim().to_string()));
                 }
                 self.push_blank(piece, t.start, t.end, span.start);
                 i += 1;
@@ -519,7 +521,12 @@ mod tests {
         let f = &ex.functions[0];
         let mut u = Unit::default();
         u.push_synthetic("/*prelude*/\n");
-        u.push_file(src, f.span, &macros, &|n| is_builtin_type_name(n))?;
+        u.push_file(
+            &src[f.span.start..f.span.end],
+            f.span.start,
+            &macros,
+            &|n| is_builtin_type_name(n),
+        )?;
         Ok(u)
     }
 

@@ -330,6 +330,10 @@ impl<'a> Lowerer<'a> {
     fn global(&mut self, name: &str, span: Span) -> Result<Binding> {
         let file = self.file;
         let Some(g) = file.globals.iter().find(|g| g.name == name) else {
+            if crate::cuda::include::looks_like_macro(name) {
+                let hint = crate::cuda::include::define_hint(name);
+                return fail(span, format!("unknown identifier `{name}`: {hint}"));
+            }
             return fail(span, format!("unknown identifier `{name}`"));
         };
         let elem = self.scalar(&g.ty, g.meta.span)?;
@@ -454,10 +458,24 @@ impl<'a> Lowerer<'a> {
         dims.iter()
             .map(|d| match d.as_ref().and_then(|e| self.const_value(e)) {
                 Some(Value::I(v)) if v > 0 && v <= (1 << 32) => Ok(v as u64),
-                _ => fail(
-                    d.as_ref().map_or(span, |e| e.meta.span),
-                    "array size must be a positive integer constant",
-                ),
+                _ => {
+                    let at = d.as_ref().map_or(span, |e| e.meta.span);
+                    let undefined = d.iter().flat_map(|e| e.identifiers()).find(|n| {
+                        !self.scopes.iter().any(|s| s.contains_key(*n))
+                            && !self.consts.iter().any(|c| c.contains_key(*n))
+                            && !self.file.globals.iter().any(|g| g.name == *n)
+                    });
+                    match undefined {
+                        Some(n) => fail(
+                            at,
+                            format!(
+                                "array size needs the value of `{n}`: {}",
+                                crate::cuda::include::define_hint(n)
+                            ),
+                        ),
+                        None => fail(at, "array size must be a positive integer constant"),
+                    }
+                }
             })
             .collect()
     }
@@ -1850,6 +1868,16 @@ impl<'a> Lowerer<'a> {
         };
         let f = match &pf.result {
             Ok(f) => f,
+            Err(d) if pf.item.span.is_included() => {
+                let at = format!("{}:{}:{}", d.file.display(), d.line, d.col);
+                return fail(
+                    span,
+                    format!(
+                        "call to `{name}`, which copper could not read ({at}): {}",
+                        d.message
+                    ),
+                );
+            }
             Err(d) => {
                 return fail(
                     span,

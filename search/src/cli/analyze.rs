@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
@@ -61,6 +61,9 @@ pub struct AnalyzeArgs {
     /// Seconds one kernel's analysis may take (all metrics together).
     #[arg(long, default_value = "20", value_parser = parse_seconds)]
     pub budget: std::time::Duration,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: super::preprocess::PreprocessArgs,
 }
 
 fn parse_dims(s: &str) -> Result<[u64; 3], String> {
@@ -153,7 +156,14 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
     if a.lines {
         hw.transaction_bytes = 128;
     }
-    let parsed = match parse_path(&a.file) {
+    let pre = match a.pre.resolve_found(None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let parsed = match parse_path_with(&a.file, &pre) {
         Ok(p) => p,
         Err(d) => {
             eprintln!("{}", d.render());

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use copper::cuda::ast::FnKind;
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::sim::params::{LaunchSpec, ParamFile};
 use copper_search::bench::sweep::{self, Sweep};
 use copper_search::bench::{self, KernelBench, Options};
@@ -60,7 +60,8 @@ pub fn run(a: &BenchArgs) -> u8 {
 fn bench(a: &BenchArgs) -> Result<(), String> {
     refuse_control_characters(&a.file)?;
     refuse_control_characters(&a.out)?;
-    let parsed = parse_path(&a.file).map_err(|d| d.render())?;
+    let pre = a.search.pre.resolve_found(a.search.config.as_deref())?;
+    let parsed = parse_path_with(&a.file, &pre).map_err(|d| d.render())?;
     let params = read_params(&a.file, a.params.as_deref())?.ok_or_else(|| {
         format!(
             "{}: no parameter file (create {} or give --params)",

@@ -2,14 +2,24 @@
 
 use std::path::Path;
 
-use copper::cuda::parse::parse_path;
+use copper::cuda::include::in_user_file;
+use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
 use copper::cuda::rewrite::rewrite_functions;
 
+use super::preprocess::PreprocessArgs;
+
 /// Runs `copper fmt` on `file`: the functions (or only `only`), or with
 /// `whole` the whole file with every function that parsed reprinted.
-pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
-    let parsed = match parse_path(file) {
+pub fn run(file: &Path, only: Option<&str>, whole: bool, pre: &PreprocessArgs) -> u8 {
+    let pre = match pre.resolve_found(None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let parsed = match parse_path_with(file, &pre) {
         Ok(p) => p,
         Err(d) => {
             eprintln!("{}", d.render());
@@ -31,7 +41,11 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
         return status;
     }
     let mut printed = Vec::new();
-    for f in &parsed.functions {
+    for f in parsed
+        .functions
+        .iter()
+        .filter(|f| in_user_file(f.item.span))
+    {
         if only.is_some_and(|n| n != f.item.name) {
             continue;
         }
@@ -44,7 +58,13 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool) -> u8 {
         }
     }
     if let Some(name) = only {
-        if !parsed.functions.iter().any(|f| f.item.name == name) {
+        let own = |f: &&copper::cuda::parse::ParsedFunction| in_user_file(f.item.span);
+        if !parsed
+            .functions
+            .iter()
+            .filter(own)
+            .any(|f| f.item.name == name)
+        {
             eprintln!(
                 "{}: error: no kernel or device function named `{name}`",
                 file.display()

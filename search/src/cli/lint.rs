@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use copper::cost::Hardware;
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::include::Preprocess;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::Severity;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::ParamFile;
@@ -44,6 +45,9 @@ pub struct LintArgs {
     /// How kernels are launched.
     #[command(flatten)]
     pub launch: LaunchArgs,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: super::preprocess::PreprocessArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LintFormat,
@@ -118,6 +122,7 @@ fn lint_file(
     off: &BTreeSet<Code>,
     cfg: &FileConfig,
     hw: Hardware,
+    pre: &Preprocess,
 ) -> FileLint {
     let mut out = FileLint {
         path: path.to_path_buf(),
@@ -125,7 +130,7 @@ fn lint_file(
         findings: Vec::new(),
         kernels: Vec::new(),
     };
-    let parsed = match parse_path(path) {
+    let parsed = match parse_path_with(path, pre) {
         Ok(p) => p,
         Err(d) => {
             out.errors.push(d.render());
@@ -239,10 +244,17 @@ pub fn run(a: &LintArgs) -> u8 {
         }
     };
     let hw = cfg.hardware.unwrap_or_default();
+    let pre = match a.pre.resolve_found(a.config.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
     let files: Vec<FileLint> = a
         .files
         .iter()
-        .map(|p| lint_file(p, a, &off, &cfg, hw))
+        .map(|p| lint_file(p, a, &off, &cfg, hw, &pre))
         .collect();
     if a.format != LintFormat::Github {
         for e in files.iter().flat_map(|f| &f.errors) {

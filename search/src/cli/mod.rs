@@ -15,6 +15,7 @@ mod optimize;
 mod output;
 mod parse;
 mod patch;
+mod preprocess;
 mod report;
 mod simulate;
 mod walk;
@@ -49,6 +50,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Print the kernels and device functions of a file as copper prints
     /// them (the style of every rewrite copper suggests).
@@ -62,6 +66,9 @@ enum Command {
         /// produces; compiles wherever the original does).
         #[arg(long)]
         whole: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Run kernels on concrete inputs under the cost semantics (evaluation
     /// mode): cost per metric (max per warp, total, block work and span),
@@ -105,6 +112,9 @@ enum Command {
         /// another block reads or writes): results would depend on block order.
         #[arg(long)]
         races: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
     },
     /// Sound worst-case cost bound per warp, as a polynomial in the
     /// kernel's parameters, for each metric; the whole launch's bound when
@@ -161,12 +171,13 @@ pub fn run() -> u8 {
         output::set_quiet();
     }
     match cli.command {
-        Command::Parse { files, format } => parse::run(&files, format),
+        Command::Parse { files, format, pre } => parse::run(&files, format, &pre),
         Command::Fmt {
             file,
             kernel,
             whole,
-        } => fmt::run(&file, kernel.as_deref(), whole),
+            pre,
+        } => fmt::run(&file, kernel.as_deref(), whole, &pre),
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
         Command::Lint(args) => lint::run(&args),
@@ -183,6 +194,7 @@ pub fn run() -> u8 {
             lines,
             hardware,
             races,
+            pre,
         } => simulate::run(&simulate::SimulateArgs {
             file,
             params,
@@ -195,6 +207,7 @@ pub fn run() -> u8 {
             lines,
             hardware,
             races,
+            pre,
         }),
     }
 }

@@ -15,7 +15,8 @@ use copper::cost::Metric;
 use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::diff::unified;
 use copper::cuda::excerpt::Excerpts;
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::include::Preprocess;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
 use copper::sim::params::ParamFile;
 use copper_search::config::{self, FileConfig};
@@ -135,6 +136,9 @@ pub struct SearchArgs {
     /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub nvcc_flags: Option<String>,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: super::preprocess::PreprocessArgs,
 }
 
 /// Parses `name=value,name=value`.
@@ -190,6 +194,8 @@ pub struct Resolved {
     pub grid: Option<[u64; 3]>,
     /// Exit 0 on improvements.
     pub exit_zero: bool,
+    /// `-D`, `-U` and `-I`, over the configuration's.
+    pub preprocess: Preprocess,
 }
 
 /// Resolves the search options against the configuration file and the
@@ -293,10 +299,12 @@ pub fn resolve(
         _ => p.clone(),
     });
     let nvcc = a.nvcc.clone().or(from_config);
-    let nvcc_flags: Vec<String> = match &a.nvcc_flags {
+    let preprocess = a.pre.resolve(&cfg, cfg_path.as_deref())?;
+    let mut nvcc_flags: Vec<String> = match &a.nvcc_flags {
         Some(f) => f.split_whitespace().map(str::to_string).collect(),
         None => cfg.nvcc_flags.clone().unwrap_or_default(),
     };
+    nvcc_flags.extend(preprocess.compiler_flags());
     let compiler = match nvcc {
         Some(program) => Some(Nvcc::new(&program, nvcc_flags)?),
         None if a.nvcc_flags.is_some() => return Err("--nvcc-flags needs --nvcc".into()),
@@ -327,6 +335,7 @@ pub fn resolve(
         block,
         grid,
         exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
+        preprocess,
     })
 }
 
@@ -471,10 +480,12 @@ fn optimize_files(
     let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
         .par_iter()
         .map(|path| {
-            let read = parse_path(path).map_err(|d| d.render()).and_then(|parsed| {
-                let params = read_params(path, a.launch.params.as_deref())?;
-                Ok((parsed, params))
-            });
+            let read = parse_path_with(path, &r.preprocess)
+                .map_err(|d| d.render())
+                .and_then(|parsed| {
+                    let params = read_params(path, a.launch.params.as_deref())?;
+                    Ok((parsed, params))
+                });
             let (parsed, params) = match read {
                 Ok((p, params)) => (Ok(p), params),
                 Err(e) => (Err(e), None),

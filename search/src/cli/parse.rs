@@ -3,17 +3,26 @@
 use std::path::PathBuf;
 
 use copper::cuda::ast::{FnKind, Function};
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::include::{define_hint, in_user_file};
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use serde_json::json;
 
+use super::preprocess::PreprocessArgs;
 use super::Format;
 
 /// Runs `copper parse` over `files`.
-pub fn run(files: &[PathBuf], format: Format) -> u8 {
+pub fn run(files: &[PathBuf], format: Format, pre: &PreprocessArgs) -> u8 {
+    let pre = match pre.resolve_found(None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
     let mut status = 0;
     for path in files {
-        match parse_path(path) {
+        match parse_path_with(path, &pre) {
             Err(d) => {
                 eprintln!("{}", d.render());
                 status = 2;
@@ -60,13 +69,16 @@ fn print_text(parsed: &ParsedFile) {
         println!("{path}: no kernels or device functions found");
     }
     for f in &parsed.functions {
-        let (line, col) = src.line_col(f.item.name_offset);
+        let (file, line, col) = src.locate(f.item.name_offset);
+        let header = !in_user_file(f.item.span);
         match &f.result {
             Ok(func) => {
                 println!(
-                    "{path}:{line}:{col}: {} {}",
+                    "{}:{line}:{col}: {} {}{}",
+                    file.display(),
                     kind_word(func.kind),
-                    signature(func)
+                    signature(func),
+                    if header { " (from a header)" } else { "" }
                 );
                 for l in parsed.launches.iter().filter(|l| l.kernel == func.name) {
                     let (ll, _) = src.line_col(l.span.start);
@@ -79,8 +91,14 @@ fn print_text(parsed: &ParsedFile) {
                         show(l.grid),
                         show(l.block)
                     );
+                    for n in &l.undefined {
+                        println!("    note: {}", define_hint(n));
+                    }
                 }
             }
+            // A header's function that copper cannot read matters only
+            // where a kernel calls it (the kernel's error says so).
+            Err(_) if header => {}
             Err(d) => eprintln!("{}", d.render()),
         }
     }
@@ -95,11 +113,12 @@ fn to_json(parsed: &ParsedFile) -> serde_json::Value {
         .functions
         .iter()
         .map(|f| {
-            let (line, col) = src.line_col(f.item.name_offset);
+            let (file, line, col) = src.locate(f.item.name_offset);
             match &f.result {
                 Ok(func) => json!({
                     "name": func.name,
                     "kind": func.kind,
+                    "file": file,
                     "line": line,
                     "col": col,
                     "signature": signature(func),
@@ -111,6 +130,7 @@ fn to_json(parsed: &ParsedFile) -> serde_json::Value {
                 }),
                 Err(d) => json!({
                     "name": f.item.name,
+                    "file": file,
                     "line": line,
                     "col": col,
                     "error": d,

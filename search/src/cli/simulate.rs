@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
@@ -42,6 +42,8 @@ pub struct SimulateArgs {
     pub hardware: Option<PathBuf>,
     /// Fail on races between blocks.
     pub races: bool,
+    /// `-D`, `-U`, `-I`.
+    pub pre: super::preprocess::PreprocessArgs,
 }
 
 /// Reads a hardware model from TOML.
@@ -116,7 +118,14 @@ pub fn run(a: &SimulateArgs) -> u8 {
             return 2;
         }
     };
-    let parsed = match parse_path(&a.file) {
+    let pre = match a.pre.resolve_found(None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let parsed = match parse_path_with(&a.file, &pre) {
         Ok(p) => p,
         Err(d) => {
             eprintln!("{}", d.render());
