@@ -133,13 +133,26 @@ fn assert_compiled(failures: Vec<String>) {
 fn testdata_files_compile() {
     let Some(nvcc) = nvcc() else { return };
     let dir = scratch("testdata");
-    let jobs: Vec<_> = testdata()
+    let mut jobs: Vec<_> = testdata()
         .into_iter()
         .map(|f| {
             let extra = object_only(&dir, &f);
             (f, extra)
         })
         .collect();
+    // The project with a header folder, built as its copper.toml says
+    // (`-I inc -DN=256`).
+    let project = root().join("testdata/projects/stencil");
+    for name in ["stencil.cu", "scale_n.cu"] {
+        let f = project.join(name);
+        let mut extra = object_only(&dir, &f);
+        extra.extend([
+            "-I".into(),
+            project.join("inc").to_string_lossy().into(),
+            "-DN=256".into(),
+        ]);
+        jobs.push((f, extra));
+    }
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
