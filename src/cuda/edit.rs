@@ -188,11 +188,24 @@ impl Editor<'_> {
             Some(s) => self.line_indent(self.bounds(s).0),
             None => indent.to_string(),
         };
+        let same_span =
+            |c: &Stmt, o: &Stmt| !c.meta.span.is_synthetic() && c.meta.span == o.meta.span;
+        let kept: Vec<bool> = orig
+            .iter()
+            .map(|o| cand.iter().any(|c| same_span(c, o)))
+            .collect();
+        // A new statement replaces the next removed original statement of
+        // the same kind (with nothing kept between them), and keeps its
+        // comments; other new statements are inserted.
+        let mut cursor = 0;
         for c in cand {
-            let found = orig
-                .iter()
-                .position(|o| !c.meta.span.is_synthetic() && o.meta.span == c.meta.span);
-            match found {
+            let place = match orig.iter().position(|o| same_span(c, o)) {
+                Some(i) => Some(i),
+                None => (cursor..orig.len()).take_while(|&j| !kept[j]).find(|&j| {
+                    std::mem::discriminant(&orig[j].kind) == std::mem::discriminant(&c.kind)
+                }),
+            };
+            match place {
                 Some(i) => {
                     // Its own comments and blank lines come along.
                     let lead = if i == 0 {
@@ -204,6 +217,7 @@ impl Editor<'_> {
                     out.push_str(&self.src[lead.min(s)..s]);
                     self.statement(out, &orig[i], c, &indent);
                     out.push_str(&self.src[e..self.own_end(&orig[i])]);
+                    cursor = i + 1;
                 }
                 None => {
                     out.push_str(self.style.newline);
@@ -306,7 +320,8 @@ impl Editor<'_> {
             return;
         }
         out.push_str(&self.src[*at..span.start]);
-        if c.meta.span == o.meta.span {
+        let both_blocks = matches!((&o.kind, &c.kind), (StmtKind::Block(_), StmtKind::Block(_)));
+        if c.meta.span == o.meta.span || both_blocks {
             self.statement(out, o, c, indent);
         } else {
             out.push_str(&self.printed(c, indent));
@@ -385,6 +400,21 @@ mod tests {
                 "if (i < n) {\r\n\t\tint i = threadIdx.x;\r\n\t\ta[i] = a[i]+1; // and me"
             ),
             "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_replaced_statement_keeps_the_comments_of_the_one_it_replaces() {
+        let src =
+            "__global__ void k(int *a) {\n    // before\n    a[0] = 1; // why\n    a[1] = 2;\n}\n";
+        let f = function(src);
+        let mut c = f.clone();
+        let mut new = f.body[1].clone();
+        new.meta.span = Span::SYNTHETIC;
+        c.body[0] = new;
+        assert_eq!(
+            function_text(src, &f, &c),
+            "__global__ void k(int *a) {\n    // before\n    a[1] = 2; // why\n    a[1] = 2;\n}"
         );
     }
 
