@@ -439,3 +439,23 @@ fn patch_paths_outside_the_current_directory_apply() {
         assert!(applied.status.success(), "{patch}\n{}", text(&applied));
     }
 }
+
+/// A file with bytes that are not UTF-8 (Latin-1 in a comment) is read and
+/// improved, but `--write` leaves it alone and says why: writing the text
+/// back would turn those bytes into U+FFFD.
+#[test]
+fn write_never_reencodes_bytes_that_are_not_utf8() {
+    let dir = workspace("latin1", &["addSub0.cu"]);
+    let path = dir.join("addSub0.cu");
+    let mut bytes = b"// caf\xe9\n".to_vec();
+    bytes.extend(std::fs::read(&path).unwrap());
+    std::fs::write(&path, &bytes).unwrap();
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("not rewritten: it holds bytes that are not UTF-8"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}

@@ -672,7 +672,15 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
     let rewritten = (!best.is_empty())
         .then(|| match_line_endings(&parsed.source.text, transplant(parsed, &best)));
     let mut write_failed = false;
-    if let (true, Some(text)) = (a.write, &rewritten) {
+    let not_utf8 = !parsed.source.invalid_utf8.is_empty();
+    if let (true, Some(_), true) = (a.write, &rewritten, not_utf8) {
+        // Its bytes that are not UTF-8 were read as U+FFFD: writing the
+        // text back would change them.
+        eprintln!(
+            "copper: warning: {}: not rewritten: it holds bytes that are not UTF-8 (read as U+FFFD), which writing would change; apply the change by hand",
+            run.path.display()
+        );
+    } else if let (true, Some(text)) = (a.write, &rewritten) {
         match replace_if_unchanged(&run.path, &parsed.source.text, text) {
             Ok(()) => output::note(format_args!("updated {}", run.path.display())),
             Err(ReplaceError::Changed(why)) => {
