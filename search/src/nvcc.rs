@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -74,13 +73,16 @@ impl Nvcc {
     }
 
     fn run(&self, text: &str, origin: &Path) -> Result<(), String> {
-        let dir = Scratch::new()?;
+        let dir = tempfile::Builder::new()
+            .prefix("copper-nvcc-")
+            .tempdir()
+            .map_err(|e| format!("nvcc: cannot create a temporary directory: {e}"))?;
         let name = origin
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .filter(|n| n.ends_with(".cu"))
             .unwrap_or_else(|| "candidate.cu".into());
-        let source = dir.path.join(&name);
+        let source = dir.path().join(&name);
         std::fs::write(&source, text)
             .map_err(|e| format!("nvcc: cannot write {}: {e}", source.display()))?;
         let include = origin
@@ -93,7 +95,7 @@ impl Nvcc {
             .arg(include)
             .arg("-c")
             .arg("-o")
-            .arg(dir.path.join("candidate.o"))
+            .arg(dir.path().join("candidate.o"))
             .arg(&source)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -143,42 +145,6 @@ fn first_error(stderr: &str, source: &Path, name: &str) -> String {
         .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
         .unwrap_or("it exited with an error and printed nothing");
     line.replace(shown.as_ref(), name).trim().to_string()
-}
-
-/// A temporary directory of our own (created, never reused), removed when
-/// dropped.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        for _ in 0..100 {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let path = base.join(format!(
-                "copper-nvcc-{}-{}-{nanos}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(Scratch { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(format!("nvcc: cannot create {}: {e}", path.display())),
-            }
-        }
-        Err("nvcc: cannot create a temporary directory".into())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
 }
 
 #[cfg(test)]
