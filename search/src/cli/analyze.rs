@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
-use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::cuda::parse::ParsedFile;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
@@ -156,17 +156,10 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
     if a.lines {
         hw.transaction_bytes = 128;
     }
-    let pre = match a.pre.resolve_found(None) {
+    let parsed = match a.pre.parse(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
-    let parsed = match parse_path_with(&a.file, &pre) {
-        Ok(p) => p,
-        Err(d) => {
-            eprintln!("{}", d.render());
+            eprintln!("{e}");
             return 2;
         }
     };

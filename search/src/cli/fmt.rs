@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
-use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
 use copper::cuda::rewrite::rewrite_functions;
 
@@ -12,17 +11,10 @@ use super::preprocess::PreprocessArgs;
 /// Runs `copper fmt` on `file`: the functions (or only `only`), or with
 /// `whole` the whole file with every function that parsed reprinted.
 pub fn run(file: &Path, only: Option<&str>, whole: bool, pre: &PreprocessArgs) -> u8 {
-    let pre = match pre.resolve_found(None) {
+    let parsed = match pre.parse(file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
-    let parsed = match parse_path_with(file, &pre) {
-        Ok(p) => p,
-        Err(d) => {
-            eprintln!("{}", d.render());
+            eprintln!("{e}");
             return 2;
         }
     };

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use copper::cuda::include::{parse_define, parse_undef, Define, Preprocess};
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper_search::config::{self, FileConfig};
 
 /// Preprocessing options.
@@ -51,5 +52,15 @@ impl PreprocessArgs {
             None => FileConfig::default(),
         };
         self.resolve(&cfg, path.as_deref())
+    }
+
+    /// Reads and parses `file` under these options (over the `copper.toml`
+    /// found from the current directory); the error is printed, ready to
+    /// exit 2.
+    pub fn parse(&self, file: &Path) -> Result<ParsedFile, String> {
+        let pre = self
+            .resolve_found(None)
+            .map_err(|e| format!("copper: error: {e}"))?;
+        parse_path_with(file, &pre).map_err(|d| d.render())
     }
 }

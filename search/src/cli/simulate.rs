@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
-use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::cuda::parse::ParsedFile;
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
@@ -118,17 +118,10 @@ pub fn run(a: &SimulateArgs) -> u8 {
             return 2;
         }
     };
-    let pre = match a.pre.resolve_found(None) {
+    let parsed = match a.pre.parse(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
-    let parsed = match parse_path_with(&a.file, &pre) {
-        Ok(p) => p,
-        Err(d) => {
-            eprintln!("{}", d.render());
+            eprintln!("{e}");
             return 2;
         }
     };
