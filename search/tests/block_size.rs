@@ -1,6 +1,7 @@
 //! The block-size verdict of `copper lint` (`004_…`) is sound: a kernel
 //! it calls independent computes the same arrays for every block size
-//! (grid resized to keep the thread count). Random kernels store an
+//! (grid resized to keep the thread count), including blocks that are
+//! not multiples of 32. Random kernels store an
 //! expression over the builtins, with integer casts of every width and
 //! non-polynomial operators, at the global index; each is simulated at
 //! several block sizes.
@@ -15,8 +16,10 @@ use copper_search::lint::block_size::verdict;
 use copper_search::lint::BlockSize;
 use proptest::prelude::*;
 
-/// Threads in every launch.
-const THREADS: u64 = 1024;
+/// Threads in every launch: 2^5·3·5·11, so that blocks that are not
+/// multiples of 32 (33, 48, 160, 330, …) also divide it and the grid keeps
+/// the thread count, as the verdict's definition requires.
+const THREADS: u64 = 5280;
 
 /// The verdict for the kernel `k` in `src`.
 fn verdict_of(src: &str) -> BlockSize {
@@ -99,7 +102,8 @@ proptest! {
             return Ok(());
         }
         let Some(reference) = outputs(&src, 32) else { return Ok(()) };
-        for block in [64, 128, 256, 512, 1024] {
+        // Multiples of 32 and blocks that are not (odd warps).
+        for block in [96, 160, 480, 33, 48, 165, 330, 528, 880] {
             if let Some(other) = outputs(&src, block) {
                 prop_assert!(
                     other == reference,
@@ -121,7 +125,7 @@ fn narrowing_casts_of_the_thread_index_depend_on_the_block_size() {
     ] {
         let src = kernel(e);
         assert!(matches!(verdict_of(&src), BlockSize::Depends(_)), "{src}");
-        assert_ne!(outputs(&src, 256), outputs(&src, 512), "{src}");
+        assert_ne!(outputs(&src, 160), outputs(&src, 480), "{src}");
     }
     // The same cast used as an index.
     let src = "__global__ void k(int *out, int n) {\n    int i = blockIdx.x * blockDim.x + (unsigned char)threadIdx.x;\n    if (i < n) {\n        out[i] = 1;\n    }\n}\n";
@@ -138,6 +142,6 @@ fn value_preserving_conversions_stay_independent() {
     ] {
         let src = kernel(e);
         assert_eq!(verdict_of(&src), BlockSize::Independent, "{src}");
-        assert_eq!(outputs(&src, 256), outputs(&src, 512), "{src}");
+        assert_eq!(outputs(&src, 160), outputs(&src, 480), "{src}");
     }
 }
