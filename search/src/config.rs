@@ -10,7 +10,7 @@
 //! block = [256, 1, 1]      # launch shape (overrides the file's launch sites)
 //! grid = [64, 1, 1]
 //! max_lp = 60000           # largest LP per metric
-//! budget = 20.0            # seconds per kernel version's analysis
+//! budget = 20.0            # seconds per kernel (its whole search)
 //! transforms = ["branch distribution", "global to shared"]
 //! exit_zero = false        # exit 0 even when improvements are found
 //! nvcc = "nvcc"            # compile improving candidates; drop failures

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
 use copper::cost::Metric;
@@ -32,8 +32,9 @@ use crate::rank::{compare, Comparison, Ranking};
 
 /// What the search does.
 pub struct Settings {
-    /// Analysis configuration (hardware, degree, LP size, time budget per
-    /// kernel version); block and grid are set per kernel.
+    /// Analysis configuration (hardware, degree, LP size, and the time
+    /// budget of each kernel's whole search); block and grid are set per
+    /// kernel.
     pub config: Config,
     /// Metrics to bound.
     pub metrics: Vec<Metric>,
@@ -93,7 +94,13 @@ impl Cache {
         let mut h = DefaultHasher::new();
         file.source.text.hash(&mut h);
         name.hash(&mut h);
-        format!("{config:?}{metrics:?}").hash(&mut h);
+        // The budget left differs from candidate to candidate: not part of
+        // what an analysis is.
+        let what = Config {
+            budget: Duration::ZERO,
+            ..*config
+        };
+        format!("{what:?}{metrics:?}").hash(&mut h);
         let key = h.finish();
         if let Some(a) = self.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
             self.hits.fetch_add(1, Ordering::Relaxed);
@@ -195,6 +202,9 @@ pub struct KernelResult {
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
     pub compiled: Option<Result<(), String>>,
+    /// Why the search stopped before every transform had its turn (the
+    /// time budget), when it did.
+    pub stopped: Option<String>,
     /// Seconds the whole search took.
     pub seconds: f64,
 }
@@ -221,7 +231,8 @@ impl KernelResult {
     }
 
     /// Why the result is not known to be final: nothing improved, but
-    /// some candidate was dropped unchecked (the first such reason).
+    /// some candidate was dropped unchecked (the first such reason), or
+    /// the search stopped at its time budget.
     pub fn unchecked(&self) -> Option<&str> {
         if self.improved() {
             return None;
@@ -233,6 +244,7 @@ impl KernelResult {
                 Verdict::Unchecked(why) => Some(why.as_str()),
                 _ => None,
             })
+            .or(self.stopped.as_deref())
     }
 }
 
@@ -248,6 +260,9 @@ pub fn optimize_kernel(
     cache: &Cache,
 ) -> Result<KernelResult, String> {
     let start = Instant::now();
+    // The budget covers the whole search: the original's analysis, the
+    // test launches, and every candidate's check and analysis.
+    let deadline = start + settings.config.budget;
     let config = Config {
         block: shape.block,
         grid: shape.grid,
@@ -258,7 +273,8 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
-    let checker = Checker::new(file, name, spec, shape.block);
+    let checker = Checker::new(file, name, spec, shape.block, Some(deadline))
+        .map_err(|why| past(deadline, &config).unwrap_or(why));
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -269,6 +285,7 @@ pub fn optimize_kernel(
         block_size_independent: verdict(&original.kernel).0 == BlockSize::Independent,
         checker: &checker,
         config: &config,
+        deadline,
         settings,
         cache,
     };
@@ -279,7 +296,12 @@ pub fn optimize_kernel(
     // candidates for the incumbent; the best candidate of the round that
     // beats the incumbent replaces it. Each transform applies at most once.
     let mut remaining: Vec<&dyn Transform> = settings.transforms.iter().map(|t| &**t).collect();
+    let mut stopped = None;
     while !remaining.is_empty() {
+        if let Some(why) = past(deadline, &config) {
+            stopped = Some(why);
+            break;
+        }
         let number = steps.iter().map(|s: &Step| s.round).max().unwrap_or(0) + 1;
         let mut round: Vec<Step> = remaining
             .par_iter()
@@ -341,6 +363,7 @@ pub fn optimize_kernel(
         steps,
         checked_on: checker.map(|c| c.launches()),
         compiled,
+        stopped,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -358,8 +381,21 @@ struct Env<'a> {
     /// (`Ok` when there is none).
     original_compiles: Result<(), String>,
     config: &'a Config,
+    /// When the kernel's search must end.
+    deadline: Instant,
     settings: &'a Settings,
     cache: &'a Cache,
+}
+
+/// Why a candidate could not be checked, when the search is past its
+/// deadline.
+fn past(deadline: Instant, config: &Config) -> Option<String> {
+    (Instant::now() >= deadline).then(|| {
+        format!(
+            "the search ran past its time budget of {} s (raise it with --budget)",
+            config.budget.as_secs_f64()
+        )
+    })
 }
 
 fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -> Step {
@@ -406,7 +442,12 @@ fn evaluate(
     incumbent: &Analyzed,
     env: &Env,
 ) -> (Verdict, Option<Arc<Analyzed>>) {
-    let (config, settings, cache) = (env.config, env.settings, env.cache);
+    let (settings, cache) = (env.settings, env.cache);
+    let config = &Config {
+        budget: env.deadline.saturating_duration_since(Instant::now()),
+        ..*env.config
+    };
+    let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
     let checker = match env.checker {
         Ok(c) => c,
         Err(why) => return (Verdict::Unchecked(why.clone()), None),
@@ -416,7 +457,7 @@ fn evaluate(
         Err(why) => return (Verdict::Failed(why), None),
     };
     if let Err(why) = checker.check_kernel(&kernel) {
-        return (Verdict::Failed(why), None);
+        return (unchecked().unwrap_or(Verdict::Failed(why)), None);
     }
     let analyzed = match cache.analyze(
         file,
@@ -429,6 +470,11 @@ fn evaluate(
         Err(why) => return (Verdict::Failed(why), None),
     };
     let m = settings.rank_metric;
+    if matches!(analyzed.bounds[m].work, Outcome::NoBound(..)) {
+        if let Some(v) = unchecked() {
+            return (v, Some(analyzed));
+        }
+    }
     let verdict = match compare(
         &settings.ranking,
         &analyzed.bounds[m].work,

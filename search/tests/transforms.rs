@@ -154,7 +154,7 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
                     .map(|a| format!("{}: {}", a.transform, a.description))
                     .collect(),
             ));
-            let checker = Checker::new(&parsed, name, Some(spec), shape.block)
+            let checker = Checker::new(&parsed, name, Some(spec), shape.block, None)
                 .unwrap_or_else(|e| panic!("{}: {name}: {e}", cu.display()));
             for step in &r.steps {
                 for c in &step.considered {

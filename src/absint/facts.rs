@@ -10,6 +10,7 @@
 //! Every integer variable is tracked; floating-point values are not.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
 
 use super::deps::{self, key};
 use super::linear::{Constraints, LinExpr};
@@ -24,6 +25,9 @@ const MAX_ROUNDS: usize = 64;
 /// Statement visits before every further loop falls back at once: nested
 /// loops multiply their rounds, and this keeps deep nests linear.
 const MAX_VISITS: usize = 20_000;
+
+/// Statement visits between two looks at the clock.
+const DEADLINE_EVERY: usize = 16;
 
 /// Linear facts of a kernel, keyed by statement address ([`key`]).
 #[derive(Clone, Debug, Default)]
@@ -44,7 +48,14 @@ pub struct LinFacts {
 
 /// Runs the analysis. `ghosts` maps counter variables that the analysis
 /// may assume below a trip count (see `bound::ghost`) to that count.
-pub fn analyze(k: &Kernel, syms: &Symbols, ghosts: &HashMap<VarId, u64>) -> LinFacts {
+/// `None` when it passes `deadline`: facts from an unfinished fixpoint
+/// are not invariants, so none are kept.
+pub fn analyze(
+    k: &Kernel,
+    syms: &Symbols,
+    ghosts: &HashMap<VarId, u64>,
+    deadline: Instant,
+) -> Option<LinFacts> {
     let mut a = Analysis {
         k,
         syms,
@@ -52,9 +63,11 @@ pub fn analyze(k: &Kernel, syms: &Symbols, ghosts: &HashMap<VarId, u64>) -> LinF
         facts: LinFacts::default(),
         visits: 0,
         live: super::live::live_after(k),
+        deadline,
+        expired: false,
     };
     a.stmts(&k.body, a.initial());
-    a.facts
+    (!a.expired).then_some(a.facts)
 }
 
 struct Analysis<'a> {
@@ -65,6 +78,9 @@ struct Analysis<'a> {
     visits: usize,
     /// Variables live after each statement: the others are forgotten.
     live: HashMap<usize, BTreeSet<VarId>>,
+    deadline: Instant,
+    /// Set once the deadline has passed: every statement is then skipped.
+    expired: bool,
 }
 
 impl Analysis<'_> {
@@ -119,6 +135,12 @@ impl Analysis<'_> {
 
     fn transfer(&mut self, s: &Stmt, c: Constraints) -> Constraints {
         self.visits += 1;
+        if self.visits.is_multiple_of(DEADLINE_EVERY) && Instant::now() > self.deadline {
+            self.expired = true;
+        }
+        if self.expired {
+            return c;
+        }
         // The last visit is from the final pass over every enclosing loop,
         // whose heads are invariants: its facts hold for every visit.
         self.facts.before.insert(key(s), c.clone());
@@ -195,7 +217,7 @@ impl Analysis<'_> {
             None => (entry.clone(), false),
         };
         for round in 0..MAX_ROUNDS {
-            if settled || self.visits > MAX_VISITS {
+            if settled || self.expired || self.visits > MAX_VISITS {
                 break;
             }
             let (_, after) = self.iterate(cond, body, step, test_first, &head);
@@ -333,7 +355,8 @@ mod tests {
                 warp: 32,
             },
         );
-        let facts = analyze(&k, &syms, &HashMap::new());
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        let facts = analyze(&k, &syms, &HashMap::new(), far).unwrap();
         let lp = k
             .body
             .iter()

@@ -78,27 +78,92 @@ fn stmt(
         Stmt::Loop {
             cond, body, step, ..
         } => {
-            // The head: live after the loop, read by the test, or live at
-            // the start of the body; iterate to a fixpoint.
+            // The head: live after the loop, read by the test, or
+            // upward-exposed in the body and step. Liveness is a gen/kill
+            // problem, so that is already the fixpoint and one pass over
+            // the body records every statement's set (iterating instead
+            // would revisit a loop nest of depth d 2^d times).
             let mut head = live;
-            loop {
-                let mut next = head.clone();
-                if let Some(c) = cond {
-                    reads(c, &mut next);
-                }
-                let after_body = stmts(step, next.clone(), out);
-                next.extend(stmts(body, after_body, out));
-                if next == head {
-                    break;
-                }
-                head = next;
+            if let Some(c) = cond {
+                reads(c, &mut head);
             }
+            let (body_gen, _) = gen_kill(body.iter().chain(step));
+            head.extend(body_gen);
+            let after_body = stmts(step, head.clone(), out);
+            stmts(body, after_body, out);
             live = head;
         }
         Stmt::Scope { body, .. } => live = stmts(body, live, out),
         Stmt::Jump { .. } | Stmt::Return { .. } | Stmt::Sync { .. } => {}
     }
     live
+}
+
+/// The variables a statement sequence may read before writing them (gen)
+/// and those it writes on every path (kill): live before the sequence is
+/// `gen ∪ (live after ∖ kill)`.
+fn gen_kill<'a>(
+    ss: impl DoubleEndedIterator<Item = &'a Stmt>,
+) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
+    let (mut gen, mut kill) = (BTreeSet::new(), BTreeSet::new());
+    for s in ss.rev() {
+        let (g, k) = stmt_gen_kill(s);
+        gen.retain(|v| !k.contains(v));
+        gen.extend(g);
+        kill.extend(k);
+    }
+    (gen, kill)
+}
+
+fn stmt_gen_kill(s: &Stmt) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
+    let (mut gen, mut kill) = (BTreeSet::new(), BTreeSet::new());
+    match s {
+        Stmt::Assign { var, value, .. } => {
+            kill.insert(*var);
+            reads(value, &mut gen);
+        }
+        Stmt::Store { access, value, .. } => {
+            reads(&access.index, &mut gen);
+            reads(value, &mut gen);
+        }
+        Stmt::Atomic {
+            access,
+            value,
+            compare,
+            result,
+            ..
+        } => {
+            reads(&access.index, &mut gen);
+            reads(value, &mut gen);
+            if let Some(c) = compare {
+                reads(c, &mut gen);
+            }
+            if let Some(r) = result {
+                kill.insert(*r);
+            }
+        }
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            let (gt, kt) = gen_kill(then.iter());
+            let (ge, ke) = gen_kill(els.iter());
+            gen = &gt | &ge;
+            reads(cond, &mut gen);
+            kill = &kt & &ke;
+        }
+        Stmt::Loop {
+            cond, body, step, ..
+        } => {
+            // The body may run zero times: it kills nothing.
+            gen = gen_kill(body.iter().chain(step)).0;
+            if let Some(c) = cond {
+                reads(c, &mut gen);
+            }
+        }
+        Stmt::Scope { body, .. } => return gen_kill(body.iter()),
+        Stmt::Jump { .. } | Stmt::Return { .. } | Stmt::Sync { .. } => {}
+    }
+    (gen, kill)
 }
 
 #[cfg(test)]
@@ -135,5 +200,47 @@ mod tests {
             unreachable!()
         };
         assert!(names(&body[0]).contains(&"i".to_string()));
+    }
+
+    #[test]
+    fn deep_nests_are_analyzed_in_one_pass_with_the_fixpoint_sets() {
+        // 40 nested loops: iterating each loop to a fixpoint would visit
+        // the innermost body 2^40 times.
+        let depth = 40;
+        let mut body = "s += t;".to_string();
+        for k in (0..depth).rev() {
+            body = format!("for (int i{k} = 0; i{k} < n; i{k}++) {{ {body} }}");
+        }
+        let src = format!(
+            "__global__ void k(int *a, int n) {{ int s = 0; int t = a[1];\n{body}\na[0] = s; t = 0; a[2] = t; }}"
+        );
+        let f = parse_source(SourceFile::new("t.cu", &src));
+        let k = lower_kernel(&f, "k").unwrap();
+        let live = live_after(&k);
+        let name = |v: &VarId| k.vars[*v].name.clone();
+        // Inside the innermost loop every enclosing counter is live (each
+        // outer step reads its own), and so are `s`, `t` and `n`.
+        let mut ss = &k.body;
+        let mut innermost = None;
+        while let Some(Stmt::Loop { body, .. }) = ss.iter().find(|s| matches!(s, Stmt::Loop { .. }))
+        {
+            innermost = Some(&body[0]);
+            ss = body;
+        }
+        let names: Vec<String> = live[&key(innermost.unwrap())].iter().map(name).collect();
+        for v in ["s", "t", "n", "i0", "i20", "i39"] {
+            assert!(names.contains(&v.to_string()), "{v} not live in {names:?}");
+        }
+        // `t` is written before it is read after the nest: dead there.
+        let outer = k
+            .body
+            .iter()
+            .find(|s| matches!(s, Stmt::Loop { .. }))
+            .unwrap();
+        let after: Vec<String> = live[&key(outer)].iter().map(name).collect();
+        assert!(
+            after.contains(&"s".to_string()) && !after.contains(&"t".to_string()),
+            "{after:?}"
+        );
     }
 }

@@ -16,6 +16,7 @@ pub mod ghost;
 pub mod lp;
 pub mod potential;
 mod reason;
+mod sites;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -85,6 +86,10 @@ pub struct Prepared {
     config: Config,
     /// When preparation started (the budget counts from there).
     started: Instant,
+    /// Whether preparation already ran past the budget.
+    over_budget: bool,
+    /// The statement holding each access site.
+    sites: sites::SitePaths,
     memo: Mutex<aara::TransferMemo>,
 }
 
@@ -126,7 +131,11 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     let ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let deps = deps::analyze_with_flags(&kernel, &launch, &flags);
     let syms = Symbols::new(&kernel, launch);
-    let lin = facts::analyze(&kernel, &syms, &ghosts);
+    // Past the budget the facts are empty (every query answers "unknown")
+    // and every metric reports the budget.
+    let lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+    let over_budget = lin.is_none();
+    let lin = lin.unwrap_or_default();
     let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
     let bases = base::collect(
         &kernel,
@@ -154,6 +163,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
             VarKind::Local => Dep::constant_value(0),
         })
         .collect();
+    let sites = sites::SitePaths::build(&kernel.body);
     Prepared {
         kernel,
         deps,
@@ -166,6 +176,8 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         entry_state,
         config,
         started,
+        over_budget,
+        sites,
         memo: Mutex::default(),
     }
 }
@@ -363,7 +375,8 @@ impl Prepared {
             }
             None
         }
-        walk(&self.kernel.body, site, &self.lin, &self.deps)
+        let stmt = self.sites.stmt(&self.kernel.body, site)?;
+        walk(std::slice::from_ref(stmt), site, &self.lin, &self.deps)
     }
 
     /// Whether the condition of the `if` or loop written at `span` is the
@@ -499,7 +512,7 @@ impl Prepared {
                 None,
             )
         };
-        if self.started.elapsed() > self.config.budget {
+        if self.over_budget || self.started.elapsed() > self.config.budget {
             return (over(), 0, 0);
         }
         let mut a = self.aara(cost);

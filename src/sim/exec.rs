@@ -13,6 +13,10 @@ use crate::ir::{
 };
 use crate::source::Span;
 
+/// Instructions a warp runs between two looks at the clock (when the
+/// simulation has a deadline).
+const DEADLINE_EVERY: u64 = 1 << 14;
+
 /// Values of one expression in every lane of a warp, as bit patterns of
 /// the expression's type.
 pub type Lanes = [u64; 32];
@@ -130,6 +134,8 @@ pub struct LaunchCtx<'a> {
     pub local_lens: &'a [u64],
     /// Most instructions one warp may execute.
     pub step_budget: u64,
+    /// When the simulation must stop (see [`crate::sim::SimOptions`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// A warp's progress.
@@ -363,6 +369,20 @@ impl<'a> Block<'a> {
                 return Ok(());
             };
             w.steps += 1;
+            if w.steps.is_multiple_of(DEADLINE_EVERY)
+                && self
+                    .ctx
+                    .deadline
+                    .is_some_and(|d| std::time::Instant::now() > d)
+            {
+                let lane = lanes_of(w.mask).next().unwrap_or(0);
+                return Err(self.error(
+                    w,
+                    lane,
+                    w.span,
+                    "the simulation ran past its time budget".to_string(),
+                ));
+            }
             if w.steps > self.ctx.step_budget {
                 let lane = lanes_of(w.mask).next().unwrap_or(0);
                 return Err(self.error(

@@ -127,6 +127,9 @@ pub struct SimOptions {
     /// whole; `None` runs every block. Per-warp costs of the blocks run
     /// are exact; totals cover only them.
     pub sample_blocks: Option<u64>,
+    /// Stop with an error once this instant has passed (the search's time
+    /// budget); `None` runs until the step budget.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for SimOptions {
@@ -140,6 +143,7 @@ impl Default for SimOptions {
             step_budget: DEFAULT_STEP_BUDGET,
             detect_races: false,
             sample_blocks: None,
+            deadline: None,
         }
     }
 }
@@ -446,6 +450,7 @@ pub fn simulate_owned(
         shared_lens: &shared_lens,
         local_lens: &local_lens,
         step_budget: opts.step_budget,
+        deadline: opts.deadline,
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);

@@ -6,6 +6,7 @@
 //! the candidate must not fail where the original does not.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
@@ -27,6 +28,8 @@ pub struct Checker {
     file: ParsedFile,
     /// Launches the original runs cleanly on, with its results.
     launches: Vec<(LaunchSpec, SimResult)>,
+    /// When every simulation must stop (the search's time budget).
+    deadline: Option<Instant>,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -43,10 +46,14 @@ const MAX_TIGHTENED: u64 = 1 << 20;
 /// `spec` with each array shrunk, in turn, to the fewest elements the
 /// original runs cleanly on (a binary search), and the original's results
 /// there; `None` when it then does not run cleanly.
-fn tight(kernel: &Kernel, spec: &LaunchSpec) -> Option<(LaunchSpec, SimResult)> {
+fn tight(
+    kernel: &Kernel,
+    spec: &LaunchSpec,
+    deadline: Option<Instant>,
+) -> Option<(LaunchSpec, SimResult)> {
     let runs = |s: &LaunchSpec| {
         let inputs = inputs_from_spec(kernel, s).ok()?;
-        simulate_owned(kernel, inputs, &options()).ok()
+        simulate_owned(kernel, inputs, &options(deadline)).ok()
     };
     let mut spec = spec.clone();
     let names: Vec<String> = spec.arrays.keys().cloned().collect();
@@ -74,10 +81,11 @@ fn tight(kernel: &Kernel, spec: &LaunchSpec) -> Option<(LaunchSpec, SimResult)> 
     Some((spec, result))
 }
 
-fn options() -> SimOptions {
+fn options(deadline: Option<Instant>) -> SimOptions {
     SimOptions {
         step_budget: STEP_BUDGET,
         detect_races: true,
+        deadline,
         ..SimOptions::default()
     }
 }
@@ -86,12 +94,14 @@ impl Checker {
     /// Prepares the launches for kernel `name` of `file`: variants of
     /// `base` (the parameter file's launch) when given, else synthesized
     /// ones with block `block` (64 threads when unknown). Fails when fewer
-    /// than [`MIN_LAUNCHES`] launches run cleanly on the original.
+    /// than [`MIN_LAUNCHES`] launches run cleanly on the original. Every
+    /// simulation, here and in later checks, stops at `deadline`.
     pub fn new(
         file: &ParsedFile,
         name: &str,
         base: Option<&LaunchSpec>,
         block: Option<[u64; 3]>,
+        deadline: Option<Instant>,
     ) -> Result<Checker, String> {
         let kernel = lower_kernel(file, name).map_err(|d| d.message.clone())?;
         let specs = match base {
@@ -103,7 +113,7 @@ impl Checker {
             let Ok(inputs) = inputs_from_spec(&kernel, &spec) else {
                 continue;
             };
-            if let Ok(r) = simulate_owned(&kernel, inputs, &options()) {
+            if let Ok(r) = simulate_owned(&kernel, inputs, &options(deadline)) {
                 launches.push((spec, r));
             }
         }
@@ -121,12 +131,13 @@ impl Checker {
             .map(|(spec, _)| spec)
             .min_by_key(|spec| launch_work(spec))
             .cloned();
-        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec)) {
+        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec, deadline)) {
             launches.push(t);
         }
         Ok(Checker {
             file: file.clone(),
             launches,
+            deadline,
         })
     }
 
@@ -149,7 +160,7 @@ impl Checker {
         for (i, (spec, want)) in self.launches.iter().enumerate() {
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
-            let got = simulate_owned(kernel, inputs, &options())
+            let got = simulate_owned(kernel, inputs, &options(self.deadline))
                 .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
             if got.arrays != want.arrays {
                 let which = got
@@ -344,7 +355,7 @@ mod tests {
     #[test]
     fn an_equivalent_rewrite_passes_and_a_wrong_one_fails() {
         let f = file(SRC);
-        let c = Checker::new(&f, "k", None, Some([32, 1, 1])).unwrap();
+        let c = Checker::new(&f, "k", None, Some([32, 1, 1]), None).unwrap();
         assert!(c.launches() >= MIN_LAUNCHES);
         let original = f.function("k").unwrap().clone();
         assert_eq!(c.check(&original), Ok(()));

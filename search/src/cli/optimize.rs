@@ -117,7 +117,7 @@ pub struct SearchArgs {
     /// Largest LP (variables plus constraints) per metric.
     #[arg(long)]
     pub max_lp: Option<usize>,
-    /// Seconds one kernel version's analysis may take [default: 20].
+    /// Seconds one kernel's whole search may take [default: 20].
     #[arg(long, value_parser = parse_seconds)]
     pub budget: Option<Duration>,
     /// Hardware model (TOML).

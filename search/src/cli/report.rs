@@ -170,11 +170,17 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let improved = rows.iter().filter(|r| r[6] == "improved").count();
     let errors = rows.iter().filter(|r| r[6] == "error").count();
     let unchecked = rows.iter().filter(|r| r[6] == "unchecked").count();
+    let no_bound = rows.iter().filter(|r| r[6] == "no bound").count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     println!(
-        "{} in {}: {improved} improved, {unchecked} unchecked, {}, {} s",
+        "{} in {}: {improved} improved, {unchecked} unchecked, {}{}, {} s",
         plural(rows.iter().filter(|r| r[1] != "-").count(), "kernel"),
         plural(runs.len(), "file"),
+        if no_bound > 0 {
+            format!("{no_bound} with no bound, ")
+        } else {
+            String::new()
+        },
         plural(errors, "error"),
         fmt_num((seconds * 100.0).round() / 100.0)
     );

@@ -37,7 +37,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
     if p.candidates.is_empty() {
         return Ok(p);
     }
-    let checker = Checker::new(&file, &f.name, None, Some(block))?;
+    let checker = Checker::new(&file, &f.name, None, Some(block), None)?;
     for c in &p.candidates {
         if let Err(why) = checker.check(&c.function) {
             panic!(
