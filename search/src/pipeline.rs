@@ -10,7 +10,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
@@ -197,8 +197,10 @@ pub struct KernelResult {
     pub applied: Vec<Applied>,
     /// Every transform's turn, round by round.
     pub steps: Vec<Step>,
-    /// Launches every candidate was checked on, or why none could be.
-    pub checked_on: Result<usize, String>,
+    /// Launches every candidate was checked on, or why none could be;
+    /// `None` when no transform proposed a candidate (the test launches
+    /// are only prepared for the first one).
+    pub checked_on: Option<Result<usize, String>>,
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
     pub compiled: Option<Result<(), String>>,
@@ -273,8 +275,15 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
-    let checker = Checker::new(file, name, spec, shape.block, Some(deadline))
-        .map_err(|why| past(deadline, &config).unwrap_or(why));
+    let checker = LazyChecker {
+        cell: OnceLock::new(),
+        file,
+        name,
+        spec,
+        block: shape.block,
+        deadline,
+        config: &config,
+    };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -361,7 +370,7 @@ pub fn optimize_kernel(
         best: incumbent,
         applied,
         steps,
-        checked_on: checker.map(|c| c.launches()),
+        checked_on: checker.cell.into_inner().map(|c| c.map(|c| c.launches())),
         compiled,
         stopped,
         seconds: start.elapsed().as_secs_f64(),
@@ -376,7 +385,7 @@ struct Env<'a> {
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
-    checker: &'a Result<Checker, String>,
+    checker: &'a LazyChecker<'a>,
     /// Whether the file as written compiles with `settings.compiler`
     /// (`Ok` when there is none).
     original_compiles: Result<(), String>,
@@ -385,6 +394,34 @@ struct Env<'a> {
     deadline: Instant,
     settings: &'a Settings,
     cache: &'a Cache,
+}
+
+/// The checker of one kernel's candidates, made when the first candidate
+/// needs it: preparing the test launches simulates the original several
+/// times, wasted on a kernel no transform has a candidate for.
+struct LazyChecker<'a> {
+    cell: OnceLock<Result<Checker, String>>,
+    file: &'a ParsedFile,
+    name: &'a str,
+    spec: Option<&'a LaunchSpec>,
+    block: Option<[u64; 3]>,
+    deadline: Instant,
+    config: &'a Config,
+}
+
+impl LazyChecker<'_> {
+    fn get(&self) -> &Result<Checker, String> {
+        self.cell.get_or_init(|| {
+            Checker::new(
+                self.file,
+                self.name,
+                self.spec,
+                self.block,
+                Some(self.deadline),
+            )
+            .map_err(|why| past(self.deadline, self.config).unwrap_or(why))
+        })
+    }
 }
 
 /// Why a candidate could not be checked, when the search is past its
@@ -448,7 +485,7 @@ fn evaluate(
         ..*env.config
     };
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
-    let checker = match env.checker {
+    let checker = match env.checker.get() {
         Ok(c) => c,
         Err(why) => return (Verdict::Unchecked(why.clone()), None),
     };

@@ -109,8 +109,11 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                 }
             };
             let mut checked = match &x.checked_on {
-                Ok(n) => format!("every candidate checked on {n} launches against the original"),
-                Err(e) => format!("no candidate could be checked: {e}"),
+                Some(Ok(n)) => {
+                    format!("every candidate checked on {n} launches against the original")
+                }
+                Some(Err(e)) => format!("no candidate could be checked: {e}"),
+                None => "no transform had a candidate to check".to_string(),
             };
             match &x.compiled {
                 Some(Ok(())) => checked.push_str("; improving candidates compiled with nvcc"),
@@ -345,8 +348,9 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                             "why": a.why,
                         }))
                         .collect::<Vec<_>>());
-                    o["checked_launches"] = json!(x.checked_on.as_ref().ok());
-                    o["check_error"] = json!(x.checked_on.as_ref().err());
+                    let checked = x.checked_on.as_ref();
+                    o["checked_launches"] = json!(checked.and_then(|c| c.as_ref().ok()));
+                    o["check_error"] = json!(checked.and_then(|c| c.as_ref().err()));
                     o["nvcc_checked"] = json!(x.compiled.is_some());
                     o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
                     o["candidates"] =
