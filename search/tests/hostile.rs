@@ -555,6 +555,9 @@ fn unknown_or_out_of_range_values_are_errors() {
         .join("\n");
     assert_ne!(big, toml);
     std::fs::write(dir.join("big.toml"), big).unwrap();
+    let block = toml.lines().find(|l| l.starts_with("block = ")).unwrap();
+    let wrap = toml.replace(block, "block = [4611686018427387905, 4, 1]");
+    std::fs::write(dir.join("wrap.toml"), wrap).unwrap();
     let cases: &[(&str, &[&str], &str)] = &[
         (
             "optimize --at zz=5",
@@ -570,6 +573,16 @@ fn unknown_or_out_of_range_values_are_errors() {
             "simulate with w = 99999999999",
             &["simulate", "k.cu", "--params", "big.toml"],
             "out of the range of its type (int)",
+        ),
+        (
+            "analyze --block whose product wraps around 2^64",
+            &["analyze", "k.cu", "--block", "4611686018427387905,4"],
+            "more than CUDA allows",
+        ),
+        (
+            "simulate a parameter file's block whose product wraps around 2^64",
+            &["simulate", "k.cu", "--params", "wrap.toml"],
+            "more than CUDA allows",
         ),
         (
             "bench --sweep w=99999999999",

@@ -166,6 +166,29 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// Checks a launch against CUDA's limits: at least one thread, at most
+    /// 1,024 per block with z ≤ 64, grid x < 2^31 and y, z ≤ 65,535. The
+    /// products are checked, so no shape wraps around into a small one.
+    pub fn checked(grid: [u64; 3], block: [u64; 3]) -> Result<Shape, String> {
+        let threads = block
+            .iter()
+            .try_fold(1u64, |p, &d| p.checked_mul(d))
+            .filter(|&t| t <= MAX_BLOCK_THREADS && block[2] <= 64);
+        if block.contains(&0) || grid.contains(&0) {
+            return Err("the launch has 0 threads (a grid or block dimension is 0)".into());
+        }
+        let Some(_) = threads else {
+            return Err(format!(
+                "a block of {}×{}×{} threads is more than CUDA allows (1024 threads, z ≤ 64)",
+                block[0], block[1], block[2]
+            ));
+        };
+        if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
+            return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
+        }
+        Ok(Shape { grid, block })
+    }
+
     /// Threads per block.
     pub fn block_threads(&self) -> u64 {
         self.block.iter().product()
@@ -213,23 +236,7 @@ impl LaunchSpec {
     pub fn shape(&self) -> Result<Shape, String> {
         let grid = dims3(&self.grid, "grid")?;
         let block = dims3(&self.block, "block")?;
-        let s = Shape { grid, block };
-        if s.block_threads() == 0 || s.blocks() == 0 {
-            return Err("the launch has 0 threads (a grid or block dimension is 0)".into());
-        }
-        if s.block_threads() > MAX_BLOCK_THREADS || block[2] > 64 {
-            return Err(format!(
-                "a block of {}×{}×{} = {} threads is more than CUDA allows (1024 threads, z ≤ 64)",
-                block[0],
-                block[1],
-                block[2],
-                s.block_threads()
-            ));
-        }
-        if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
-            return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
-        }
-        Ok(s)
+        Shape::checked(grid, block)
     }
 }
 
@@ -260,6 +267,16 @@ impl SplitMix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes_whose_products_wrap_are_refused() {
+        // 2^62 + 1 times 4 is 4 modulo 2^64.
+        let wraps = Shape::checked([1, 1, 1], [4611686018427387905, 4, 1]);
+        assert!(wraps.unwrap_err().contains("more than CUDA allows"));
+        assert!(Shape::checked([1, 1, 1], [33, 2, 1]).is_ok());
+        assert!(Shape::checked([1 << 31, 1, 1], [32, 1, 1]).is_err());
+        assert!(Shape::checked([4, 0, 1], [32, 1, 1]).is_err());
+    }
 
     #[test]
     fn parses_and_checks_shapes() {

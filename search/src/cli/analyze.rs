@@ -98,21 +98,14 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
 /// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
 pub fn parse_block(s: &str) -> Result<[u64; 3], String> {
     let d = parse_dims(s)?;
-    let threads: u64 = d.iter().product();
-    if threads > 1024 || d[2] > 64 {
-        return Err(format!(
-            "a block of {threads} threads is more than CUDA allows (1024, z ≤ 64)"
-        ));
-    }
+    copper::sim::params::Shape::checked([1, 1, 1], d)?;
     Ok(d)
 }
 
 /// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
 pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
     let d = parse_dims(s)?;
-    if d[0] >= 1 << 31 || d[1] > 65535 || d[2] > 65535 {
-        return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
-    }
+    copper::sim::params::Shape::checked(d, [1, 1, 1])?;
     Ok(d)
 }
 
