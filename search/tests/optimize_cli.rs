@@ -184,13 +184,24 @@ fn machine_formats_are_well_formed() {
     assert_eq!(v["version"], "2.1.0");
     let result = &v["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], "copper/optimize");
-    let inserted = result["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]
-        ["text"]
-        .as_str()
+    // The fix replaces only the lines the rewrite changed, each its own
+    // region (not the whole kernel).
+    let replacements = result["fixes"][0]["artifactChanges"][0]["replacements"]
+        .as_array()
         .unwrap();
+    let inserted: Vec<&str> = replacements
+        .iter()
+        .map(|r| r["insertedContent"]["text"].as_str().unwrap())
+        .collect();
     assert!(
-        inserted.contains("int B_elem = B[j * w + i];"),
-        "{inserted}"
+        inserted
+            .iter()
+            .any(|t| t.contains("int B_elem = B[j * w + i];")),
+        "{inserted:?}"
+    );
+    assert!(
+        inserted.iter().all(|t| !t.contains("__global__")),
+        "{inserted:?}"
     );
     let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "github"]);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
@@ -199,6 +210,52 @@ fn machine_formats_are_well_formed() {
         "{t}"
     );
     assert_eq!(t.lines().count(), 1, "{t}");
+}
+
+/// The file's text with the JSON `edits` of every improved kernel applied
+/// (by byte offsets, last first).
+fn apply_json_edits(original: &str, kernels: &[serde_json::Value]) -> String {
+    let mut edits: Vec<(usize, usize, &str)> = kernels
+        .iter()
+        .flat_map(|k| k["edits"].as_array().into_iter().flatten())
+        .map(|e| {
+            let at = |w: &str| e[w]["byte"].as_u64().unwrap() as usize;
+            (at("start"), at("end"), e["text"].as_str().unwrap())
+        })
+        .collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut text = original.to_string();
+    for (start, end, new) in edits {
+        text.replace_range(start..end, new);
+    }
+    text
+}
+
+#[test]
+fn json_edits_give_exactly_what_write_gives() {
+    let files = [
+        "addSub0.cu",
+        "student_transpose.cu",
+        "conv1d.cu",
+        "elementwise.cu",
+        "rank.cu",
+    ];
+    let dir = workspace("edits", &files);
+    for f in files {
+        let original = read(&dir.join(f));
+        let o = copper_in(&dir, &["optimize", f, "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let kernels = v["kernels"].as_array().unwrap();
+        assert!(
+            kernels.iter().any(|k| k["status"] == "improved"),
+            "{f}: {}",
+            text(&o)
+        );
+        let edited = apply_json_edits(&original, kernels);
+        copper_in(&dir, &["optimize", f, "--write"]);
+        assert_eq!(edited, read(&dir.join(f)), "{f}");
+        assert_ne!(edited, original, "{f}");
+    }
 }
 
 #[test]

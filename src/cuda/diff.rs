@@ -16,6 +16,45 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
         .to_string()
 }
 
+/// Replacing bytes `start..end` of the old text with `text`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// First byte replaced.
+    pub start: usize,
+    /// One past the last byte replaced (`start` for an insertion).
+    pub end: usize,
+    /// What goes there.
+    pub text: String,
+}
+
+/// The line-level replacements that turn `old` into `new`, in order and
+/// not overlapping: what SARIF fixes and `--format json` edits carry, so
+/// a tool applies exactly the lines the rewrite changed.
+pub fn replacements(old: &str, new: &str) -> Vec<Replacement> {
+    let starts = |s: &str| -> Vec<usize> {
+        let mut v = vec![0];
+        v.extend(s.split_inclusive('\n').scan(0, |at, l| {
+            *at += l.len();
+            Some(*at)
+        }));
+        v
+    };
+    let (old_at, new_at) = (starts(old), starts(new));
+    TextDiff::from_lines(old, new)
+        .ops()
+        .iter()
+        .filter(|op| !matches!(op.tag(), similar::DiffTag::Equal))
+        .map(|op| {
+            let (o, n) = (op.old_range(), op.new_range());
+            Replacement {
+                start: old_at[o.start],
+                end: old_at[o.end],
+                text: new[new_at[n.start]..new_at[n.end]].to_string(),
+            }
+        })
+        .collect()
+}
+
 /// A patch header's file name as git writes it: in double quotes with C
 /// escapes when it holds a control character, a quote, a backslash or a
 /// byte outside ASCII; as it is otherwise.
@@ -45,6 +84,27 @@ pub fn quoted(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replacements_rebuild_the_new_text_and_touch_only_changed_lines() {
+        let old = "a\r\nb\r\nc\r\nd\r\n\te\r\nf";
+        let new = "a\r\nB\r\nc\r\nd\r\nx\r\n\te\r\ng";
+        let r = replacements(old, new);
+        let mut text = old.to_string();
+        for x in r.iter().rev() {
+            text.replace_range(x.start..x.end, &x.text);
+        }
+        assert_eq!(text, new);
+        // `b` replaced, `x` inserted before the tab line, `f` replaced.
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(&old[r[0].start..r[0].end], "b\r\n");
+        assert_eq!(
+            (r[1].start, r[1].end, r[1].text.as_str()),
+            (12, 12, "x\r\n")
+        );
+        assert_eq!(&old[r[2].start..r[2].end], "f");
+        assert!(replacements(old, old).is_empty());
+    }
 
     #[test]
     fn names_are_quoted_as_git_quotes_them() {

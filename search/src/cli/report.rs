@@ -2,6 +2,7 @@
 //! GitHub annotations and SARIF for CI.
 
 use copper::bound::Outcome;
+use copper::cuda::parse::ParsedFile;
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
@@ -304,6 +305,39 @@ fn print_table(rows: &[Vec<String>], metric: &str) {
     println!();
 }
 
+/// One change to the file as read: the region replaced (1-based line and
+/// column of its start and end, end exclusive; and byte offsets) and the
+/// text that replaces it.
+struct Edit {
+    start: (usize, usize),
+    end: (usize, usize),
+    bytes: (usize, usize),
+    text: String,
+}
+
+/// The line-level edits that turn the file as read into the file with
+/// the kernel's best version in it.
+fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
+    let Some(item) = parsed.extracted.functions.iter().find(|i| i.name == x.name) else {
+        return Vec::new();
+    };
+    let Some(old) = parsed.source.text.get(item.span.start..item.span.end) else {
+        return Vec::new();
+    };
+    copper::cuda::diff::replacements(old, &x.best_text())
+        .into_iter()
+        .map(|r| {
+            let bytes = (item.span.start + r.start, item.span.start + r.end);
+            Edit {
+                start: parsed.source.line_col(bytes.0),
+                end: parsed.source.line_col(bytes.1),
+                bytes,
+                text: r.text,
+            }
+        })
+        .collect()
+}
+
 /// One JSON object per kernel of a file (the `--report` lines).
 pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
     let metric = &r.metric;
@@ -358,10 +392,17 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                     o["seconds"] = json!(x.seconds);
                     if x.improved() {
                         o["kernel_after"] = json!(x.best_text());
+                        o["edits"] = json!(edits(parsed, x)
+                            .iter()
+                            .map(|e| json!({
+                                "start": { "line": e.start.0, "column": e.start.1, "byte": e.bytes.0 },
+                                "end": { "line": e.end.0, "column": e.end.1, "byte": e.bytes.1 },
+                                "text": e.text,
+                            }))
+                            .collect::<Vec<_>>());
                     }
                 }
             }
-            let _ = parsed;
             o
         })
         .collect()
@@ -454,11 +495,6 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
             if !x.improved() {
                 continue;
             }
-            let Some(item) = parsed.extracted.functions.iter().find(|i| i.name == k.name) else {
-                continue;
-            };
-            let (sl, sc) = parsed.source.line_col(item.span.start);
-            let (el, ec) = parsed.source.line_col(item.span.end);
             let (before, after) = ranked(x, r);
             let applied: Vec<String> = x
                 .applied
@@ -479,13 +515,13 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
                     "description": { "text": applied.join("; ") },
                     "artifactChanges": [{
                         "artifactLocation": { "uri": uri },
-                        "replacements": [{
+                        "replacements": edits(parsed, x).iter().map(|e| json!({
                             "deletedRegion": {
-                                "startLine": sl, "startColumn": sc,
-                                "endLine": el, "endColumn": ec
+                                "startLine": e.start.0, "startColumn": e.start.1,
+                                "endLine": e.end.0, "endColumn": e.end.1
                             },
-                            "insertedContent": { "text": x.best_text() }
-                        }]
+                            "insertedContent": { "text": e.text }
+                        })).collect::<Vec<_>>()
                     }]
                 }]
             }));
