@@ -22,7 +22,7 @@ use copper::bound::Prepared;
 use copper::cost::Hardware;
 use copper::ir::Kernel;
 
-use super::{Code, Finding};
+use super::{count, Code, Finding};
 
 /// How a warp's requests at one site can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,14 +92,17 @@ pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> 
     verdict
 }
 
-/// The thread dimensions that vary within a warp of `block`.
-fn warp_dims(block: Option<[u64; 3]>, warp: u64) -> Vec<usize> {
-    let Some(b) = block else {
-        return vec![0];
-    };
-    (0..3)
-        .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
-        .collect()
+/// The thread dimensions that vary within a warp of `block`; with the
+/// block unknown, `threadIdx.x` and every dimension the index uses.
+fn warp_dims(block: Option<[u64; 3]>, warp: u64, coefs: &[Coef; 3]) -> Vec<usize> {
+    match block {
+        Some(b) => (0..3)
+            .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
+            .collect(),
+        None => (0..3)
+            .filter(|&d| d == 0 || coefs[d] != Coef::Known(0))
+            .collect(),
+    }
 }
 
 /// Why an index spreads a warp, in words.
@@ -108,14 +111,15 @@ fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
     let Some((coefs, _)) = dep.affine_parts() else {
         return "the index is not a linear function of threadIdx (it depends on data or on a non-linear operation)".into();
     };
-    let dims = warp_dims(block, warp);
+    let dims = warp_dims(block, warp, &coefs);
     let parts: Vec<String> = dims
         .iter()
         .map(|&d| match coefs[d] {
+            Coef::Known(0) => format!("threads 1 apart in {} access the same element", names[d]),
             Coef::Known(c) => format!(
-                "threads 1 apart in {} are {} elements ({} bytes) apart",
+                "threads 1 apart in {} are {} ({} bytes) apart",
                 names[d],
-                c,
+                count(c.unsigned_abs(), "element"),
                 c.unsigned_abs() * elem as u64
             ),
             Coef::Unknown => format!(
@@ -130,9 +134,29 @@ fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
             b[0],
             (warp / b[0]).max(1)
         ),
+        (None, true) => {
+            " (the block shape is unknown, so a warp may span several rows; give it with --block or a parameter file)".into()
+        }
         _ => String::new(),
     };
     format!("{}{narrow}", parts.join("; "))
+}
+
+/// What a flagged access costs, in words: `worst` sectors for a whole warp
+/// against `ideal` for consecutive elements, or, when a whole warp never
+/// needs more than ideal, what a group of `per` lanes may need alone.
+fn cost_words(worst: u64, ideal: u64, per: u64, bytes: u32) -> String {
+    if worst > ideal {
+        format!(
+            "a warp may need up to {} where {ideal} would do",
+            count(worst, &format!("{bytes}-byte sector"))
+        )
+    } else {
+        format!(
+            "a whole warp needs at most {} (no more than consecutive elements), but {per} lanes that would share a sector may touch more than one when only they are active",
+            count(worst, &format!("{bytes}-byte sector"))
+        )
+    }
 }
 
 /// The findings of every global access site of `kernel`.
@@ -157,13 +181,15 @@ pub fn findings(
         let worst = transactions(dep, elem, hw, block);
         let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
         let bytes = hw.transaction_bytes;
+        let per = (bytes / elem.max(1)).max(1) as u64;
         let (code, message, why, help) = match kind {
             Coalescing::Coalesced => continue,
             Coalescing::Uncoalesced => (
                 Code::UncoalescedGlobal,
                 format!(
-                    "uncoalesced global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
-                    array.name
+                    "uncoalesced global {what} `{}`: {}",
+                    array.name,
+                    cost_words(worst, ideal, per, bytes)
                 ),
                 why(dep, elem, block, warp),
                 "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
@@ -171,11 +197,12 @@ pub fn findings(
             Coalescing::Misaligned => (
                 Code::MisalignedGlobal,
                 format!(
-                    "misaligned global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
-                    array.name
+                    "misaligned global {what} `{}`: {}",
+                    array.name,
+                    cost_words(worst, ideal, per, bytes)
                 ),
                 "consecutive threads access consecutive elements, but the start is not known to lie on a sector boundary".into(),
-                format!("start each warp's run at a multiple of {} elements (pad rows to a multiple of {} bytes)", bytes / elem.max(1), bytes),
+                format!("start each warp's run at a multiple of {per} elements (pad rows to a multiple of {bytes} bytes)"),
             ),
         };
         out.push(Finding {
@@ -186,6 +213,7 @@ pub fn findings(
             help: Some(help),
             worst: Some(worst as f64),
             site: Some(i),
+            calls: site.call.into_iter().collect(),
         });
     }
     out

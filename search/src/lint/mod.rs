@@ -101,9 +101,14 @@ pub struct Finding {
     pub help: Option<String>,
     /// The quantity: worst-case sectors, conflict degree, extra `wsteps`.
     pub worst: Option<f64>,
-    /// The access site, for accesses.
+    /// The access site, for accesses (the worst one when several inlined
+    /// calls reach this place).
     #[serde(skip)]
     pub site: Option<usize>,
+    /// The kernel's calls through which an access inside a device function
+    /// is reached, in source order (empty for the kernel's own code).
+    #[serde(skip)]
+    pub calls: Vec<Span>,
 }
 
 /// The block-size verdict of a kernel (`004_…`).
@@ -157,14 +162,55 @@ pub fn lint_kernel(
             help: Some("index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed".into()),
             worst: None,
             site: None,
+            calls: Vec::new(),
         });
     }
-    findings.sort_by_key(|f| (f.span.start, f.code));
     KernelLint {
-        findings,
+        findings: one_per_place(kernel, findings),
         block_size,
         prepared,
     }
+}
+
+/// `n` and the noun, plural unless `n` is 1 (`1 element`, `2 elements`).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The findings sorted by place, one per code, source location and kind
+/// of access (a load and a store at one `+=` stay two): a device function
+/// inlined at several calls yields one finding, the worst of them, listing
+/// every call.
+fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
+    let key = |f: &Finding| {
+        let write = f.site.map(|s| kernel.sites[s].is_write);
+        (f.span.start, f.span.end, f.code, write)
+    };
+    findings.sort_by(|a, b| {
+        key(a).cmp(&key(b)).then(
+            b.worst
+                .partial_cmp(&a.worst)
+                .unwrap_or(std::cmp::Ordering::Equal),
+        )
+    });
+    let mut out: Vec<Finding> = Vec::new();
+    for f in findings {
+        match out.last_mut() {
+            Some(last) if key(last) == key(&f) => {
+                last.calls.extend(f.calls);
+            }
+            _ => out.push(f),
+        }
+    }
+    for f in &mut out {
+        f.calls.sort_by_key(|s| s.start);
+        f.calls.dedup();
+    }
+    out
 }
 
 #[cfg(test)]
@@ -208,6 +254,65 @@ mod tests {
             "k",
         );
         assert!(codes(&ok).is_empty());
+    }
+
+    #[test]
+    fn a_warp_within_its_ideal_is_not_said_to_exceed_it() {
+        // Gaussian elimination's a[Size*t + (yidx+t)] in 2×16 blocks: a
+        // warp reads 16 consecutive elements (3 sectors at worst, fewer
+        // than the 4 of 32 consecutive ones); only a subset of lanes can
+        // straddle a sector.
+        let src = "__global__ void fan(float *a, int Size, int t) {\n\
+            int yidx = blockIdx.y * blockDim.y + threadIdx.y;\n\
+            a[Size * t + (yidx + t)] = 1.0f; }";
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        let kernel = lower_kernel(&parsed, "fan").expect("kernel lowers");
+        let l = lint_kernel(
+            &kernel,
+            Some([2, 16, 1]),
+            Some([4, 4, 1]),
+            Hardware::default(),
+        );
+        let f = &l.findings[0];
+        assert_eq!(f.worst, Some(3.0));
+        assert!(!f.message.contains("where 4 would do"), "{}", f.message);
+        assert!(
+            f.message
+                .contains("a whole warp needs at most 3 32-byte sectors"),
+            "{}",
+            f.message
+        );
+        // With the block unknown, lanes 1 apart in x share an element: the
+        // reason says so, not "0 elements apart".
+        let l = lint_kernel(&kernel, None, None, Hardware::default());
+        let f = &l.findings[0];
+        assert!(!f.why.contains("0 elements"), "{}", f.why);
+        assert!(
+            f.why
+                .contains("threads 1 apart in threadIdx.x access the same element"),
+            "{}",
+            f.why
+        );
+        assert!(
+            f.why
+                .contains("threads 1 apart in threadIdx.y are 1 element (4 bytes) apart"),
+            "{}",
+            f.why
+        );
+    }
+
+    #[test]
+    fn one_finding_per_place() {
+        let l = lint(
+            "__device__ float get(const float *a, int i) { return a[i * 7]; }\n\
+             __global__ void k(const float *a, float *o) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             o[i] = get(a, i) + get(a, i + 1) + get(a, 2 * i); }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::UncoalescedGlobal]);
+        assert_eq!(l.findings[0].calls.len(), 3);
+        // The worst of the three (a[14·i]) is the one reported.
+        assert_eq!(l.findings[0].worst, Some(32.0));
     }
 
     #[test]
