@@ -106,6 +106,9 @@ pub struct SimError {
     pub block: [u64; 3],
     /// `threadIdx` of a thread involved.
     pub thread: [u64; 3],
+    /// Whether it is a data race (two threads accessing one element, one
+    /// of them writing, in no fixed order or with different values).
+    pub race: bool,
 }
 
 /// What the launch gives every block.
@@ -287,6 +290,7 @@ impl<'a> Block<'a> {
             span,
             block: self.block,
             thread: self.thread_of(w, lane),
+            race: false,
         }
     }
 
@@ -793,12 +797,15 @@ impl<'a> Block<'a> {
                         None => "other blocks".to_string(),
                     };
                     let verb = if write { "writes" } else { "reads" };
-                    return Err(self.error(
-                        w,
-                        lane,
-                        self.ctx.kernel.sites[a.site].span,
-                        format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
-                    ));
+                    return Err(SimError {
+                        race: true,
+                        ..self.error(
+                            w,
+                            lane,
+                            self.ctx.kernel.sites[a.site].span,
+                            format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
+                        )
+                    });
                 }
             }
         }
@@ -863,12 +870,15 @@ impl<'a> Block<'a> {
             if i == j && v[l1] != v[l2] {
                 let t1 = self.thread_of(w, l1);
                 let name = &self.ctx.kernel.arrays[a.array].name;
-                return Err(self.error(
-                    w,
-                    l2,
-                    self.ctx.kernel.sites[a.site].span,
-                    format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
-                ));
+                return Err(SimError {
+                    race: true,
+                    ..self.error(
+                        w,
+                        l2,
+                        self.ctx.kernel.sites[a.site].span,
+                        format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
+                    )
+                });
             }
         }
         Ok(())

@@ -93,6 +93,8 @@ struct KernelRow {
     line: usize,
     col: usize,
     block_size: BlockSize,
+    /// The line of the race, when the verdict is one.
+    race_line: Option<usize>,
     seconds: f64,
 }
 
@@ -197,10 +199,18 @@ fn lint_file(
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(block, grid, &parsed, spec, &name);
         let start = Instant::now();
-        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw);
+        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw, spec);
         let seconds = start.elapsed().as_secs_f64();
         let f = parsed.function(&name).expect("listed kernel");
         let (line, col) = parsed.source.line_col(f.meta.span.start);
+        let race_line = match lint.block_size {
+            BlockSize::Races(_) => lint
+                .findings
+                .iter()
+                .find(|f| f.code == Code::BlockSizeDependent)
+                .map(|f| parsed.source.line_col(f.span.start).0),
+            _ => None,
+        };
         for mut finding in lint.findings {
             if off.contains(&finding.code) {
                 continue;
@@ -227,6 +237,7 @@ fn lint_file(
             name,
             line,
             col,
+            race_line,
             block_size: lint.block_size,
             seconds,
         });
@@ -376,8 +387,20 @@ fn text(files: &[FileLint]) {
         }
         for k in &f.kernels {
             let verdict = match &k.block_size {
-                BlockSize::Independent => "independent of block size".to_string(),
+                BlockSize::Independent {
+                    race_free_launches: Some(n),
+                } => format!(
+                    "independent of block size (assuming no data race; none found in {n} simulated launch{})",
+                    if *n == 1 { "" } else { "es" }
+                ),
+                BlockSize::Independent {
+                    race_free_launches: None,
+                } => "independent of block size (assuming no data race)".to_string(),
                 BlockSize::Depends(why) => format!("depends on block size because {why}"),
+                BlockSize::Races(message) => match k.race_line {
+                    Some(line) => format!("depends on block size: it races at line {line} ({message})"),
+                    None => format!("depends on block size: it races ({message})"),
+                },
                 BlockSize::NotChecked(why) => format!("block size not checked: {why}"),
             };
             println!(

@@ -8,17 +8,20 @@
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
 //! - [`block_size`]: whether a synchronization-free kernel's results are
-//!   independent of its block size (`004_…`).
+//!   independent of its block size (`004_…`), after [`races`] looked for
+//!   data races by simulation.
 
 pub mod banks;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod races;
 pub mod witness;
 
 use copper::bound::{prepare, Config, Prepared};
 use copper::cost::Hardware;
 use copper::ir::Kernel;
+use copper::sim::params::LaunchSpec;
 use copper::source::Span;
 use serde::Serialize;
 
@@ -115,10 +118,18 @@ pub struct Finding {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
 pub enum BlockSize {
-    /// Its results do not depend on the block size.
-    Independent,
+    /// Its results do not depend on the block size, assuming it has no
+    /// data race.
+    Independent {
+        /// Launches simulated without finding a race (`None`: not
+        /// searched).
+        race_free_launches: Option<usize>,
+    },
     /// They may: why.
     Depends(String),
+    /// It races, so its results depend on the schedule: the simulator's
+    /// message (the finding is at the racing access).
+    Races(String),
     /// Not checked: why (barriers, shared memory).
     NotChecked(String),
 }
@@ -133,12 +144,15 @@ pub struct KernelLint {
     pub prepared: Prepared,
 }
 
-/// Lints one kernel for a launch shape (each `None` when unknown).
+/// Lints one kernel for a launch shape (each `None` when unknown); `spec`,
+/// the parameter file's launch, is simulated to look for races before a
+/// block-size independent verdict (synthesized launches without it).
 pub fn lint_kernel(
     kernel: &Kernel,
     block: Option<[u64; 3]>,
     grid: Option<[u64; 3]>,
     hw: Hardware,
+    spec: Option<&LaunchSpec>,
 ) -> KernelLint {
     let prepared = prepare(
         kernel,
@@ -152,14 +166,36 @@ pub fn lint_kernel(
     let mut findings = coalescing::findings(kernel, &prepared, &hw, block);
     findings.extend(banks::findings(kernel, &prepared, &hw, block));
     findings.extend(divergence::findings(kernel, &prepared));
-    let (block_size, at) = block_size::verdict(kernel);
-    if let (BlockSize::Depends(why), Some(span)) = (&block_size, at) {
+    let (mut block_size, mut at) = block_size::verdict(kernel);
+    if let BlockSize::Independent { .. } = block_size {
+        block_size = match races::search(kernel, spec, block) {
+            races::Races::NoneFound(n) => BlockSize::Independent {
+                race_free_launches: Some(n),
+            },
+            races::Races::Found(span, message) => {
+                at = Some(span);
+                BlockSize::Races(message)
+            }
+        };
+    }
+    let (why, help) = match &block_size {
+        BlockSize::Depends(why) => (why.clone(), "index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed"),
+        BlockSize::Races(message) => (
+            format!("it has a data race, so its results depend on the order threads run in (the simulator found: {message})"),
+            "make each thread read only elements no other thread writes in the same launch (write to a second array), or synchronize",
+        ),
+        _ => (String::new(), ""),
+    };
+    if let Some(span) = at {
         findings.push(Finding {
             code: Code::BlockSizeDependent,
             span,
-            message: format!("the results of `{}` may depend on its block size", kernel.name),
-            why: why.clone(),
-            help: Some("index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed".into()),
+            message: format!(
+                "the results of `{}` may depend on its block size",
+                kernel.name
+            ),
+            why,
+            help: Some(help.into()),
             worst: None,
             site: None,
             calls: Vec::new(),
@@ -229,6 +265,7 @@ mod tests {
             Some([256, 1, 1]),
             Some([4, 1, 1]),
             Hardware::default(),
+            None,
         )
     }
 
@@ -272,6 +309,7 @@ mod tests {
             Some([2, 16, 1]),
             Some([4, 4, 1]),
             Hardware::default(),
+            None,
         );
         let f = &l.findings[0];
         assert_eq!(f.worst, Some(3.0));
@@ -284,7 +322,7 @@ mod tests {
         );
         // With the block unknown, lanes 1 apart in x share an element: the
         // reason says so, not "0 elements apart".
-        let l = lint_kernel(&kernel, None, None, Hardware::default());
+        let l = lint_kernel(&kernel, None, None, Hardware::default(), None);
         let f = &l.findings[0];
         assert!(!f.why.contains("0 elements"), "{}", f.why);
         assert!(
@@ -353,7 +391,12 @@ mod tests {
             "__global__ void k(int *a) { int bw = blockDim.x; int x = blockIdx.x * bw + threadIdx.x; a[x] = x * 2; }",
             "k",
         );
-        assert_eq!(indep.block_size, BlockSize::Independent);
+        assert!(matches!(
+            indep.block_size,
+            BlockSize::Independent {
+                race_free_launches: Some(n)
+            } if n >= 5
+        ));
         let dep = lint(
             "__global__ void k(int *a) { a[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }",
             "k",
