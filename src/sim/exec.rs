@@ -82,6 +82,11 @@ pub struct SiteStats {
     /// would at consecutive elements from an aligned start (lane `l` at
     /// element `l`): uncoalesced requests. 0 for shared accesses.
     pub uncoalesced: u64,
+    /// Uncoalesced requests in which the lanes of some row of the block
+    /// took more transactions than they would at consecutive elements from
+    /// *any* start (lane `l` at element `l + s`): more than misalignment
+    /// explains.
+    pub scattered: u64,
 }
 
 impl SiteStats {
@@ -92,6 +97,7 @@ impl SiteStats {
         self.transactions += o.transactions;
         self.max_transactions = self.max_transactions.max(o.max_transactions);
         self.uncoalesced += o.uncoalesced;
+        self.scattered += o.scattered;
     }
 }
 
@@ -756,6 +762,44 @@ impl<'a> Block<'a> {
         s.transactions += n;
         s.max_transactions = s.max_transactions.max(n);
         s.uncoalesced += (n > ideal) as u64;
+        if n > ideal && self.scattered_row(w, idx, mask, elem) {
+            self.sites[a.site].scattered += 1;
+        }
+    }
+
+    /// Whether the active lanes of some row of the block (same
+    /// `threadIdx.y` and `.z`) take more transactions than they would at
+    /// consecutive elements from any start: more than misalignment
+    /// explains.
+    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, elem: u32) -> bool {
+        let shifts = (self.ctx.hw.transaction_bytes / elem.max(1)).max(1);
+        let mut done = 0u32;
+        for l in lanes_of(mask) {
+            if done & (1 << l) != 0 {
+                continue;
+            }
+            let row = &w.tid[l][1..];
+            let (mut lanes, mut elems) = ([0i64; 32], [0i64; 32]);
+            let mut k = 0;
+            for m in lanes_of(mask) {
+                if &w.tid[m][1..] == row {
+                    done |= 1 << m;
+                    lanes[k] = m as i64;
+                    elems[k] = idx[m];
+                    k += 1;
+                }
+            }
+            let run = &mut lanes[..k];
+            let mut contiguous = 0;
+            for _ in 0..shifts {
+                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, elem));
+                run.iter_mut().for_each(|l| *l += 1);
+            }
+            if self.ctx.hw.mem_reads(&elems[..k], elem) > contiguous {
+                return true;
+            }
+        }
+        false
     }
 
     /// Records a plain (not atomic) access of a global element for race

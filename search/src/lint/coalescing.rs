@@ -15,6 +15,14 @@
 //! group may differ in `threadIdx.y` when blocks are narrower than a warp:
 //! the enumeration follows the real lane order. Code that at most one
 //! thread runs is coalesced.
+//!
+//! An index that is not affine (a select such as a stencil's clamped
+//! `c == 0 ? c : c - 1`) is evaluated lane by lane when the block is known
+//! ([`super::lanes`]), each lane taking every arm it may take. It is then
+//! `uncoalesced-global` when, for some alignment of the shared part, the
+//! lanes of one row of the block touch more sectors than consecutive
+//! elements from any start would, `misaligned-global` when an ideal group
+//! may straddle a sector boundary, and coalesced otherwise.
 
 use copper::absint::deps::{Coef, Dep};
 use copper::absint::memory::{transactions, warps_of};
@@ -22,6 +30,8 @@ use copper::bound::Prepared;
 use copper::cost::Hardware;
 use copper::ir::Kernel;
 
+use super::lanes::Lanes;
+use super::witness::index_of;
 use super::{count, Code, Finding};
 
 /// How a warp's requests at one site can be served.
@@ -159,12 +169,74 @@ fn cost_words(worst: u64, ideal: u64, per: u64, bytes: u32) -> String {
     }
 }
 
+/// Classifies access `site` (elements of `elem` bytes) by evaluating its
+/// index over the lanes of every warp of a known block, with its worst
+/// sector count; `None` when the index cannot be followed.
+fn by_lanes(
+    kernel: &Kernel,
+    site: usize,
+    elem: u32,
+    hw: &Hardware,
+    block: [u64; 3],
+    grid: Option<[u64; 3]>,
+) -> Option<(Coalescing, u64)> {
+    let t = hw.transaction_bytes as i64;
+    let e = elem as i64;
+    if e == 0 || t % e != 0 {
+        return None;
+    }
+    let per = t / e;
+    let index = index_of(kernel, site)?;
+    let reads = |elems: &[i64]| hw.mem_reads(elems, elem);
+    let (mut kind, mut worst) = (Coalescing::Coalesced, 0);
+    for tids in warps_of(block, hw.warp_size as u64) {
+        let li = Lanes::new(kernel, block, grid, &tids).eval(index)?;
+        for u in (0..per).filter(|&u| li.base.admits_mod(u, per)) {
+            let all: Vec<i64> = li.offsets.iter().flatten().map(|o| o + u).collect();
+            worst = worst.max(reads(&all));
+            // Rows: lanes with the same threadIdx.y and .z.
+            let mut rows: Vec<([i64; 2], Vec<i64>, Vec<i64>)> = Vec::new();
+            for (lane, (tid, offs)) in tids.iter().zip(&li.offsets).enumerate() {
+                let key = [tid[1], tid[2]];
+                let at = match rows.iter().position(|r| r.0 == key) {
+                    Some(p) => p,
+                    None => {
+                        rows.push((key, Vec::new(), Vec::new()));
+                        rows.len() - 1
+                    }
+                };
+                rows[at].1.push(lane as i64);
+                rows[at].2.extend(offs.iter().map(|o| o + u));
+            }
+            let scattered = rows.iter().any(|(_, lanes, elems)| {
+                let contiguous = (0..per)
+                    .map(|s| reads(&lanes.iter().map(|l| l + s).collect::<Vec<_>>()))
+                    .max()
+                    .unwrap_or(0);
+                reads(elems) > contiguous
+            });
+            let straddles = li.offsets.chunks(per as usize).any(|group| {
+                let mut sectors = group.iter().flatten().map(|o| (o + u).div_euclid(per));
+                let first = sectors.next();
+                sectors.any(|s| Some(s) != first)
+            });
+            if scattered {
+                kind = Coalescing::Uncoalesced;
+            } else if straddles && kind == Coalescing::Coalesced {
+                kind = Coalescing::Misaligned;
+            }
+        }
+    }
+    Some((kind, worst))
+}
+
 /// The findings of every global access site of `kernel`.
 pub fn findings(
     kernel: &Kernel,
     prep: &Prepared,
     hw: &Hardware,
     block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
 ) -> Vec<Finding> {
     let warp = hw.warp_size as u64;
     let lanes = block.map_or(warp, |b| b.iter().product::<u64>().min(warp));
@@ -176,9 +248,17 @@ pub fn findings(
         }
         let dep = prep.index_dep(i);
         let elem = array.elem.size();
-        let kind = classify(dep, elem, hw, block);
+        let lane_wise = match (dep.affine_parts(), block) {
+            (None, Some(b)) => by_lanes(kernel, i, elem, hw, b, grid),
+            _ => None,
+        };
+        let (kind, worst) = lane_wise.unwrap_or_else(|| {
+            (
+                classify(dep, elem, hw, block),
+                transactions(dep, elem, hw, block),
+            )
+        });
         let what = if site.is_write { "store to" } else { "load of" };
-        let worst = transactions(dep, elem, hw, block);
         let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
         let bytes = hw.transaction_bytes;
         let per = (bytes / elem.max(1)).max(1) as u64;
@@ -191,7 +271,10 @@ pub fn findings(
                     array.name,
                     cost_words(worst, ideal, per, bytes)
                 ),
-                why(dep, elem, block, warp),
+                match (lane_wise, block) {
+                    (Some(_), Some(b)) => format!("evaluated lane by lane in {}×{}×{} blocks, the lanes of one row of a block touch more sectors than consecutive elements would", b[0], b[1], b[2]),
+                    _ => why(dep, elem, block, warp),
+                },
                 "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
             ),
             Coalescing::Misaligned => (

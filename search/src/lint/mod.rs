@@ -15,6 +15,7 @@ pub mod banks;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod lanes;
 pub mod races;
 pub mod witness;
 
@@ -163,7 +164,7 @@ pub fn lint_kernel(
             ..Config::default()
         },
     );
-    let mut findings = coalescing::findings(kernel, &prepared, &hw, block);
+    let mut findings = coalescing::findings(kernel, &prepared, &hw, block, grid);
     findings.extend(banks::findings(kernel, &prepared, &hw, block));
     findings.extend(divergence::findings(kernel, &prepared));
     let (mut block_size, mut at) = block_size::verdict(kernel);
@@ -351,6 +352,47 @@ mod tests {
         assert_eq!(l.findings[0].calls.len(), 3);
         // The worst of the three (a[14·i]) is the one reported.
         assert_eq!(l.findings[0].worst, Some(32.0));
+    }
+
+    #[test]
+    fn lane_by_lane_indices() {
+        let codes_in = |src: &str, block: [u64; 3]| {
+            let parsed = parse_source(SourceFile::new("t.cu", src));
+            let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
+            let l = lint_kernel(
+                &kernel,
+                Some(block),
+                Some([2, 2, 1]),
+                Hardware::default(),
+                None,
+            );
+            l.findings
+                .iter()
+                .filter(|f| f.site.is_some())
+                .map(|f| (f.code, f.worst))
+                .collect::<Vec<_>>()
+        };
+        // A clamped neighbour reads 33 consecutive elements at most:
+        // misaligned, never 32 sectors.
+        let clamped = "__global__ void k(const float *in, float *out) {\n\
+            int c = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            int w = c == 0 ? c : c - 1;\n\
+            out[c] = in[w]; }";
+        assert_eq!(
+            codes_in(clamped, [32, 1, 1]),
+            vec![(Code::MisalignedGlobal, Some(5.0))]
+        );
+        // One element per warp: the lanes share an address.
+        let per_warp = "__global__ void k(int *count) {\n\
+            int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            count[i / 32] = 1; }";
+        assert_eq!(codes_in(per_warp, [128, 1, 1]), vec![]);
+        // A select between rows far apart stays uncoalesced.
+        let rows = "__global__ void k(const float *in, float *out, int n) {\n\
+            int c = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            int r = c == 0 ? c : c * 64;\n\
+            out[c] = in[r]; }";
+        assert!(codes_in(rows, [32, 1, 1]).contains(&(Code::UncoalescedGlobal, Some(32.0))));
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
 }
 
 /// The index expression of access site `site`.
-fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {
+pub fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {
     let mut out = None;
     visit_stmts(&kernel.body, &mut |s| {
         if out.is_some() {
