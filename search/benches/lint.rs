@@ -47,7 +47,7 @@ fn main() {
                 let Ok(k) = lower_kernel(&parsed, &f.name) else {
                     break;
                 };
-                let l = lint_kernel(&k, shape.block, shape.grid, Default::default());
+                let l = lint_kernel(&k, shape.block, shape.grid, Default::default(), None);
                 times.push(start.elapsed().as_secs_f64());
                 n = l.findings.len();
             }

@@ -291,7 +291,10 @@ pub fn optimize_kernel(
     let env = Env {
         shape,
         original_compiles,
-        block_size_independent: verdict(&original.kernel).0 == BlockSize::Independent,
+        block_size_independent: matches!(
+            verdict(&original.kernel).0,
+            BlockSize::Independent { .. }
+        ),
         checker: &checker,
         config: &config,
         deadline,

@@ -13,7 +13,7 @@ use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate, SimOptions};
 use copper::source::SourceFile;
 use copper_search::lint::block_size::verdict;
-use copper_search::lint::BlockSize;
+use copper_search::lint::{lint_kernel, BlockSize};
 use proptest::prelude::*;
 
 /// Threads in every launch: 2^5·3·5·11, so that blocks that are not
@@ -98,7 +98,7 @@ proptest! {
     #[test]
     fn independent_kernels_compute_the_same_for_every_block_size(e in expr()) {
         let src = kernel(&e);
-        if verdict_of(&src) != BlockSize::Independent {
+        if !matches!(verdict_of(&src), BlockSize::Independent { .. }) {
             return Ok(());
         }
         let Some(reference) = outputs(&src, 32) else { return Ok(()) };
@@ -141,7 +141,87 @@ fn value_preserving_conversions_stay_independent() {
         "(long long)gid * 3",
     ] {
         let src = kernel(e);
-        assert_eq!(verdict_of(&src), BlockSize::Independent, "{src}");
+        assert!(
+            matches!(verdict_of(&src), BlockSize::Independent { .. }),
+            "{src}"
+        );
         assert_eq!(outputs(&src, 160), outputs(&src, 480), "{src}");
     }
+}
+
+/// The verdict of `copper lint` for the kernel `k` in `src` launched as the
+/// property test launches it (blocks of 160), races searched.
+fn linted(src: &str) -> BlockSize {
+    let parsed = parse_source(SourceFile::new("k.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}\n{src}", d.render()));
+    let params = format!(
+        "[kernel.k]\ngrid = [{}]\nblock = [160]\nargs = {{ n = {THREADS} }}\n\
+         [kernel.k.arrays.out]\nlen = {}\n[kernel.k.arrays.in]\nlen = {}\n",
+        THREADS / 160,
+        THREADS + 1,
+        THREADS + 1
+    );
+    let p = ParamFile::from_toml(&params).expect("parameter file");
+    let spec = &p.kernel["k"];
+    let shape = spec.shape().expect("shape");
+    lint_kernel(
+        &kernel,
+        Some(shape.block),
+        Some(shape.grid),
+        Default::default(),
+        Some(spec),
+    )
+    .block_size
+}
+
+#[test]
+fn a_neighbour_race_is_not_called_independent() {
+    // Each thread reads the element its right neighbour writes: which
+    // value it reads depends on which runs first.
+    let src = "__global__ void k(int *out, const int *in, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        out[i] = in[i] + out[i + 1];\n    }\n}\n";
+    // The symbolic proof alone sees only the global index.
+    assert!(matches!(verdict_of(src), BlockSize::Independent { .. }));
+    match linted(src) {
+        BlockSize::Races(m) => assert!(m.contains("data race"), "{m}"),
+        v => panic!("called {v:?}:\n{src}"),
+    }
+    // Without the race, independent, and the launches searched are said.
+    let clean = src.replace("out[i + 1]", "in[i + 1]");
+    assert!(matches!(
+        linted(&clean),
+        BlockSize::Independent { race_free_launches: Some(n) } if n >= 2
+    ));
+}
+
+#[test]
+fn straight_line_updates_are_followed() {
+    let global = "__global__ void k(int *out, int n) {\n    int g = blockIdx.x * blockDim.x;\n    g += threadIdx.x;\n    if (g < n) {\n        out[g] = 2 * g;\n    }\n}\n";
+    assert!(
+        matches!(verdict_of(global), BlockSize::Independent { .. }),
+        "{global}"
+    );
+    assert_eq!(outputs(global, 160), outputs(global, 480));
+    // Updated the other way round, the index is not the global one.
+    let local = global.replace(
+        "g += threadIdx.x;",
+        "g += threadIdx.x;\n    g += threadIdx.x;",
+    );
+    assert!(
+        matches!(verdict_of(&local), BlockSize::Depends(_)),
+        "{local}"
+    );
+    // A value taken before the update, in a branch, is the block's start.
+    let early = "__global__ void k(int *out, int n) {\n    int g = blockIdx.x * blockDim.x;\n    int start = 0;\n    if (n > 0) {\n        start = g;\n    }\n    g += threadIdx.x;\n    if (g < n) {\n        out[g] = start;\n    }\n}\n";
+    assert!(
+        matches!(verdict_of(early), BlockSize::Depends(_)),
+        "{early}"
+    );
+    assert_ne!(outputs(early, 160), outputs(early, 480));
+    // A parameter overwritten with the thread index.
+    let param = "__global__ void k(int *out, int n) {\n    int g = blockIdx.x * blockDim.x + threadIdx.x;\n    if (g < 5280) {\n        n = threadIdx.x;\n        out[g] = n;\n    }\n}\n";
+    assert!(
+        matches!(verdict_of(param), BlockSize::Depends(_)),
+        "{param}"
+    );
+    assert_ne!(outputs(param, 160), outputs(param, 480));
 }

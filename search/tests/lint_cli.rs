@@ -111,3 +111,138 @@ fn witnesses_and_impossible_degrees() {
     let (_, out, _) = lint(&["--witness", "--degree", "9", "testdata/histogram256.cu"]);
     assert!(out.contains("no input makes a warp take 9 transactions here: the sound bound is 8"));
 }
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("copper-lint-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn one_finding_per_place_listing_the_inlined_calls() {
+    let dir = scratch("calls");
+    let file = dir.join("calls.cu");
+    std::fs::write(
+        &file,
+        "__device__ float get(const float *a, int i) { return a[i * 7]; }\n\
+         __global__ void k(const float *a, float *o) {\n\
+         \x20 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20 o[i] = get(a, i) + get(a, i + 1)\n\
+         \x20   + get(a, i + 2);\n}\n",
+    )
+    .unwrap();
+    let (_, out, _) = lint(&["--block", "32", file.to_str().unwrap()]);
+    assert_eq!(
+        out.matches("warning[uncoalesced-global]").count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "= note: in an inlined device function, reached through the calls at 4:10, 4:22, 5:7"
+        ),
+        "{out}"
+    );
+    let (_, json, _) = lint(&["--block", "32", "--format", "json", file.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["files"][0]["findings"][0]["calls"][2]["line"], 5);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn witness_runs_do_not_advise_running_the_witness() {
+    let (_, plain, _) = lint(&["testdata/histogram256.cu"]);
+    assert!(
+        plain.contains("help: run `copper lint --witness`"),
+        "{plain}"
+    );
+    let (_, out, _) = lint(&["--witness", "testdata/histogram256.cu"]);
+    assert!(out.contains("= witness: "), "{out}");
+    assert!(!out.contains("--witness"), "{out}");
+}
+
+#[test]
+fn witness_values_of_int_arrays_are_integers_in_json() {
+    let (_, json, _) = lint(&["--witness", "--format", "json", "testdata/histogram256.cu"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let w = doc["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|f| f["witness"].as_object())
+        .expect("a witness");
+    assert_eq!(w["values"][1], serde_json::json!(32));
+    assert!(w["values"][1].is_u64(), "{:?}", w["values"]);
+}
+
+#[test]
+fn errors_carry_file_line_and_column_in_every_format() {
+    let bad = "testdata/bad/malformed.cu";
+    let (_, json, _) = lint(&["--format", "json", bad]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let e = &doc["files"][0]["errors"][0];
+    assert_eq!(e["file"], bad);
+    assert_eq!(e["line"], 8);
+    assert_eq!(e["column"], 5);
+    assert_eq!(e["code"], "syntax");
+    assert!(e["message"].as_str().unwrap().starts_with("syntax error"));
+    let (_, gh, _) = lint(&["--format", "github", bad]);
+    assert!(
+        gh.contains("::error file=testdata/bad/malformed.cu,line=8,col=5,title=copper%3A syntax::syntax error"),
+        "{gh}"
+    );
+    let (_, sarif, _) = lint(&["--format", "sarif", bad]);
+    let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let run = &doc["runs"][0];
+    let declared: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let results = run["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        assert!(declared.contains(&r["ruleId"].as_str().unwrap()), "{r}");
+    }
+    let err = results.iter().find(|r| r["level"] == "error").unwrap();
+    let loc = &err["locations"][0]["physicalLocation"];
+    assert_eq!(loc["region"]["startLine"], 8);
+    assert_eq!(loc["region"]["startColumn"], 5);
+}
+
+#[test]
+fn sarif_uris_are_percent_encoded_and_relative_to_the_root() {
+    let dir = scratch("sarif");
+    let sub = dir.join("my kernels");
+    std::fs::create_dir_all(&sub).unwrap();
+    let file = sub.join("fan#2.cu");
+    std::fs::copy(common::root().join("testdata/fan2.cu"), &file).unwrap();
+    let (_, sarif, err) = lint(&[
+        "--format",
+        "sarif",
+        "--sarif-root",
+        dir.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&sarif).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let run = &doc["runs"][0];
+    let loc = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(loc["uri"], "my%20kernels/fan%232.cu");
+    assert_eq!(loc["uriBaseId"], "SRCROOT");
+    let base = run["originalUriBaseIds"]["SRCROOT"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        base.starts_with("file:///") && base.ends_with('/'),
+        "{base}"
+    );
+    // Without --sarif-root, relative to the current directory (the root).
+    let (_, sarif, _) = lint(&["--format", "sarif", "testdata/fan2.cu"]);
+    let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let loc = &doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(loc["uri"], "testdata/fan2.cu");
+    std::fs::remove_dir_all(&dir).ok();
+}

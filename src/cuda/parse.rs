@@ -361,13 +361,8 @@ impl<'a> Context<'a> {
             .map(|p| p.unit)
             .map_err(|e| {
                 let offset = unit.map.to_file(e.offset).unwrap_or(fallback);
-                let mut expected: Vec<&str> = e.expected.iter().copied().collect();
-                expected.sort();
-                let shown = expected
-                    .iter()
-                    .take(8)
-                    .map(|t| format!("`{t}`"))
-                    .collect::<Vec<_>>();
+                let expected = expected_words(e.expected.iter().copied());
+                let shown = &expected[..expected.len().min(8)];
                 let more = if expected.len() > 8 { ", …" } else { "" };
                 let found = self
                     .source
@@ -482,6 +477,31 @@ fn identifiers(text: &str, macros: &MacroTable) -> HashSet<String> {
     out
 }
 
+/// What `lang-c` expected at a syntax error, in plain words: tokens in
+/// backticks, and its character classes as what they begin (`[_a-zA-Z]`
+/// is "a name", `[0-9]` "a number"); whitespace and classes inside a token
+/// are left out. Words come first, then tokens, each sorted, without
+/// repeats.
+fn expected_words<'a>(raw: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut words = std::collections::BTreeSet::new();
+    let mut tokens = std::collections::BTreeSet::new();
+    for t in raw {
+        let word = match t {
+            "[_a-zA-Z]" | "[_a-zA-Z0-9]" | "<typedef_name>" => Some("a name"),
+            "[0-9]" | "[1-9]" | "[0-9.]" | "[0-7]" | "[0-1]" | "[0-9a-fA-F]" => Some("a number"),
+            "\"" => Some("a string"),
+            "'" => Some("a character"),
+            _ if t.starts_with('[') || t.starts_with('<') || t.contains(' ') => None,
+            _ => {
+                tokens.insert(format!("`{t}`"));
+                continue;
+            }
+        };
+        words.extend(word.map(str::to_string));
+    }
+    words.into_iter().chain(tokens).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,6 +509,24 @@ mod tests {
 
     fn parse(src: &str) -> ParsedFile {
         parse_source(SourceFile::new("t.cu", src))
+    }
+
+    #[test]
+    fn syntax_errors_name_tokens_not_grammar_classes() {
+        let f = parse("__global__ void k(int *a) {\n  int 3x = 1;\n}\n");
+        let d = &f.all_diagnostics()[0];
+        assert_eq!(d.code, "syntax");
+        assert_eq!(
+            d.message,
+            "syntax error at `3x`: expected a name, `(`, `*`, `;`"
+        );
+        let f = parse("__global__ void k(int *a) {\n  int x = a[0] +;\n}\n");
+        let m = &f.all_diagnostics()[0].message;
+        assert!(
+            m.starts_with("syntax error at `;`: expected a name, "),
+            "{m}"
+        );
+        assert!(!m.contains('['), "{m}");
     }
 
     #[test]

@@ -89,6 +89,8 @@ struct Frame {
     name: String,
     scope: ScopeId,
     result: Option<VarId>,
+    /// The call being inlined.
+    call: Span,
 }
 
 struct Lowerer<'a> {
@@ -1070,6 +1072,7 @@ impl<'a> Lowerer<'a> {
             is_write,
             span: meta.span,
             node: meta.id,
+            call: self.frames.first().map(|f| f.call),
         });
         Access {
             array,
@@ -1983,6 +1986,7 @@ impl<'a> Lowerer<'a> {
             name: name.to_string(),
             scope,
             result,
+            call: span,
         });
         let mut body = Vec::new();
         let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));

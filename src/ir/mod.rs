@@ -105,6 +105,9 @@ pub struct Site {
     /// The AST node of the access (in the function it was written in: a
     /// device function's accesses keep that function's ids).
     pub node: crate::cuda::ast::NodeId,
+    /// For an access inside an inlined device function, the kernel's call
+    /// that reached it (the outermost call of the chain).
+    pub call: Option<Span>,
 }
 
 /// One dimension of a CUDA builtin vector.

@@ -86,6 +86,11 @@ pub struct SiteStats {
     /// would at consecutive elements from an aligned start (lane `l` at
     /// element `l`): uncoalesced requests. 0 for shared accesses.
     pub uncoalesced: u64,
+    /// Uncoalesced requests in which the lanes of some row of the block
+    /// took more transactions than they would at consecutive elements from
+    /// *any* start (lane `l` at element `l + s`): more than misalignment
+    /// explains.
+    pub scattered: u64,
 }
 
 impl SiteStats {
@@ -96,6 +101,7 @@ impl SiteStats {
         self.transactions += o.transactions;
         self.max_transactions = self.max_transactions.max(o.max_transactions);
         self.uncoalesced += o.uncoalesced;
+        self.scattered += o.scattered;
     }
 }
 
@@ -110,6 +116,9 @@ pub struct SimError {
     pub block: [u64; 3],
     /// `threadIdx` of a thread involved.
     pub thread: [u64; 3],
+    /// Whether it is a data race (two threads accessing one element, one
+    /// of them writing, in no fixed order or with different values).
+    pub race: bool,
 }
 
 /// What the launch gives every block.
@@ -293,6 +302,7 @@ impl<'a> Block<'a> {
             span,
             block: self.block,
             thread: self.thread_of(w, lane),
+            race: false,
         }
     }
 
@@ -772,6 +782,44 @@ impl<'a> Block<'a> {
         s.transactions += n;
         s.max_transactions = s.max_transactions.max(n);
         s.uncoalesced += (n > ideal) as u64;
+        if n > ideal && self.scattered_row(w, idx, mask, elem) {
+            self.sites[a.site].scattered += 1;
+        }
+    }
+
+    /// Whether the active lanes of some row of the block (same
+    /// `threadIdx.y` and `.z`) take more transactions than they would at
+    /// consecutive elements from any start: more than misalignment
+    /// explains.
+    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, elem: u32) -> bool {
+        let shifts = (self.ctx.hw.transaction_bytes / elem.max(1)).max(1);
+        let mut done = 0u32;
+        for l in lanes_of(mask) {
+            if done & (1 << l) != 0 {
+                continue;
+            }
+            let row = &w.tid[l][1..];
+            let (mut lanes, mut elems) = ([0i64; 32], [0i64; 32]);
+            let mut k = 0;
+            for m in lanes_of(mask) {
+                if &w.tid[m][1..] == row {
+                    done |= 1 << m;
+                    lanes[k] = m as i64;
+                    elems[k] = idx[m];
+                    k += 1;
+                }
+            }
+            let run = &mut lanes[..k];
+            let mut contiguous = 0;
+            for _ in 0..shifts {
+                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, elem));
+                run.iter_mut().for_each(|l| *l += 1);
+            }
+            if self.ctx.hw.mem_reads(&elems[..k], elem) > contiguous {
+                return true;
+            }
+        }
+        false
     }
 
     /// Records a plain (not atomic) access of a global element for race
@@ -813,12 +861,15 @@ impl<'a> Block<'a> {
                         None => "other blocks".to_string(),
                     };
                     let verb = if write { "writes" } else { "reads" };
-                    return Err(self.error(
-                        w,
-                        lane,
-                        self.ctx.kernel.sites[a.site].span,
-                        format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
-                    ));
+                    return Err(SimError {
+                        race: true,
+                        ..self.error(
+                            w,
+                            lane,
+                            self.ctx.kernel.sites[a.site].span,
+                            format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
+                        )
+                    });
                 }
             }
         }
@@ -883,12 +934,15 @@ impl<'a> Block<'a> {
             if i == j && v[l1] != v[l2] {
                 let t1 = self.thread_of(w, l1);
                 let name = &self.ctx.kernel.arrays[a.array].name;
-                return Err(self.error(
-                    w,
-                    l2,
-                    self.ctx.kernel.sites[a.site].span,
-                    format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
-                ));
+                return Err(SimError {
+                    race: true,
+                    ..self.error(
+                        w,
+                        l2,
+                        self.ctx.kernel.sites[a.site].span,
+                        format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
+                    )
+                });
             }
         }
         Ok(())

@@ -369,6 +369,7 @@ pub fn simulate_owned(
         span: kernel.span,
         block: [0; 3],
         thread: [0; 3],
+        race: false,
     };
     opts.hw.validate().map_err(setup_error)?;
     check_threads(&inputs.shape, opts.sample_blocks).map_err(setup_error)?;

@@ -273,7 +273,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 /// Launches for a kernel without a parameter file: generous arrays of
 /// random data, small integer arguments (one leaving a partial last
 /// block), a few grid sizes.
-fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
+pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let mut out = Vec::new();
     // Sizes around the block: a partial last block, several full blocks,

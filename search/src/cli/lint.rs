@@ -10,7 +10,7 @@ use std::time::Instant;
 use copper::cost::Hardware;
 use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
-use copper::diag::Severity;
+use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{launch_shape, read_params};
 use copper_search::lint::witness::{self, Witness};
-use copper_search::lint::{lint_kernel, BlockSize, Code, Finding};
+use copper_search::lint::{count, lint_kernel, BlockSize, Code, Finding};
 
-use super::ci::{gh_escape, gh_property, sarif_log};
+use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
 use super::launch_args::LaunchArgs;
 
 /// Output formats of `copper lint`.
@@ -69,6 +69,10 @@ pub struct LintArgs {
     /// current directory).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// With --format sarif: the directory file URIs are relative to
+    /// (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
 }
 
 /// A finding with its place, ready to print.
@@ -78,6 +82,8 @@ struct Located {
     line: usize,
     col: usize,
     source_line: String,
+    /// `line:col` of each inlined call that reaches the place.
+    calls: Vec<(usize, usize)>,
     witness: Option<Witness>,
 }
 
@@ -87,14 +93,16 @@ struct KernelRow {
     line: usize,
     col: usize,
     block_size: BlockSize,
+    /// The line of the race, when the verdict is one.
+    race_line: Option<usize>,
     seconds: f64,
 }
 
 /// One file's results.
 struct FileLint {
     path: PathBuf,
-    /// Errors (unreadable file, kernels copper cannot read), rendered.
-    errors: Vec<String>,
+    /// Errors: an unreadable file, kernels copper cannot read.
+    errors: Vec<Diagnostic>,
     findings: Vec<Located>,
     kernels: Vec<KernelRow>,
 }
@@ -133,19 +141,22 @@ fn lint_file(
     let parsed = match parse_path_with(path, pre) {
         Ok(p) => p,
         Err(d) => {
-            out.errors.push(d.render());
+            out.errors.push(d);
             return out;
         }
     };
     for d in parsed.all_diagnostics() {
         if d.is_error() {
-            out.errors.push(d.render());
+            out.errors.push(d.clone());
         }
     }
     let params: Option<ParamFile> = match read_params(path, a.launch.params.as_deref()) {
         Ok(p) => p,
         Err(e) => {
-            out.errors.push(format!("copper: error: {e}"));
+            out.errors.push(Diagnostic {
+                code: "params",
+                ..Diagnostic::file_error(path, e)
+            });
             None
         }
     };
@@ -162,11 +173,13 @@ fn lint_file(
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
     if let Some(k) = &a.launch.kernel {
         if !names.contains(k) {
-            out.errors.push(format!(
-                "copper: error: {}: no kernel named `{k}` (kernels: {})",
-                path.display(),
-                names.join(", ")
-            ));
+            out.errors.push(Diagnostic {
+                code: "kernel",
+                ..Diagnostic::file_error(
+                    path,
+                    format!("no kernel named `{k}` (kernels: {})", names.join(", ")),
+                )
+            });
         }
     }
     for name in names {
@@ -177,7 +190,6 @@ fn lint_file(
             Ok(k) => k,
             Err(d) => {
                 // Often the parse diagnostic already printed.
-                let d = d.render();
                 if !out.errors.contains(&d) {
                     out.errors.push(d);
                 }
@@ -187,20 +199,35 @@ fn lint_file(
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(block, grid, &parsed, spec, &name);
         let start = Instant::now();
-        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw);
+        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw, spec);
         let seconds = start.elapsed().as_secs_f64();
         let f = parsed.function(&name).expect("listed kernel");
         let (line, col) = parsed.source.line_col(f.meta.span.start);
-        for finding in lint.findings {
+        let race_line = match lint.block_size {
+            BlockSize::Races(_) => lint
+                .findings
+                .iter()
+                .find(|f| f.code == Code::BlockSizeDependent)
+                .map(|f| parsed.source.line_col(f.span.start).0),
+            _ => None,
+        };
+        for mut finding in lint.findings {
             if off.contains(&finding.code) {
                 continue;
             }
-            let w = match (a.witness, finding.code, finding.site, spec) {
-                (true, Code::BankConflict, Some(site), Some(spec))
+            let w = match (a.witness, finding.code, finding.site) {
+                (true, Code::BankConflict, Some(site))
                     if lint.prepared.index_dep(site).affine_parts().is_none() =>
                 {
+                    // The witness replaces the advice to look for one.
+                    finding.help = None;
                     let bound = finding.worst.unwrap_or(1.0) as u64;
-                    Some(witness::search(&kernel, site, bound, a.degree, spec, &hw))
+                    Some(match spec {
+                        Some(spec) => witness::search(&kernel, site, bound, a.degree, spec, &hw),
+                        None => Witness::NotFound(format!(
+                            "no parameter file gives a launch of `{name}` to simulate"
+                        )),
+                    })
                 }
                 _ => None,
             };
@@ -210,6 +237,7 @@ fn lint_file(
             name,
             line,
             col,
+            race_line,
             block_size: lint.block_size,
             seconds,
         });
@@ -229,6 +257,11 @@ fn locate(
         source_line: parsed.source.line_text(line).to_string(),
         line,
         col,
+        calls: finding
+            .calls
+            .iter()
+            .map(|c| parsed.source.line_col(c.start))
+            .collect(),
         finding,
         witness,
     }
@@ -251,6 +284,13 @@ pub fn run(a: &LintArgs) -> u8 {
             return 2;
         }
     };
+    let root = match (a.format, SarifRoot::new(a.sarif_root.as_deref())) {
+        (LintFormat::Sarif, Err(e)) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+        (_, root) => root.ok(),
+    };
     let files: Vec<FileLint> = a
         .files
         .iter()
@@ -258,7 +298,7 @@ pub fn run(a: &LintArgs) -> u8 {
         .collect();
     if a.format != LintFormat::Github {
         for e in files.iter().flat_map(|f| &f.errors) {
-            eprintln!("{e}");
+            eprintln!("{}", e.render());
         }
     }
     match a.format {
@@ -268,7 +308,11 @@ pub fn run(a: &LintArgs) -> u8 {
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         LintFormat::Github => github(&files),
-        LintFormat::Sarif => sarif(&files),
+        LintFormat::Sarif => {
+            if let Some(root) = root {
+                sarif(&files, &root);
+            }
+        }
     }
     super::output::batch_status(
         false,
@@ -277,22 +321,39 @@ pub fn run(a: &LintArgs) -> u8 {
     )
 }
 
+/// A witness value as the array's type writes it: integers without a
+/// fraction.
+fn witness_value(v: f64, integer: bool) -> Value {
+    if integer {
+        json!(v as i64)
+    } else {
+        json!(v)
+    }
+}
+
 fn witness_text(w: &Witness) -> String {
     match w {
         Witness::Found {
             array,
             values,
+            integer,
             simulated,
         } => {
-            let shown: Vec<String> = values.iter().take(16).map(|v| v.to_string()).collect();
+            let shown: Vec<String> = values
+                .iter()
+                .take(16)
+                .map(|&v| witness_value(v, *integer).to_string())
+                .collect();
             let more = if values.len() > 16 { ", …" } else { "" };
             format!(
-                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {simulated} transactions here (confirmed by simulation)",
-                shown.join(", ")
+                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {} here (confirmed by simulation)",
+                shown.join(", "),
+                count(*simulated, "transaction")
             )
         }
         Witness::Impossible { target, bound } => format!(
-            "no input makes a warp take {target} transactions here: the sound bound is {bound}"
+            "no input makes a warp take {} here: the sound bound is {bound}",
+            count(*target, "transaction")
         ),
         Witness::NotFound(why) => format!("no witness found: {why}"),
     }
@@ -316,6 +377,9 @@ fn text(files: &[FileLint]) {
             if let Some(h) = &x.finding.help {
                 println!("  = help: {h}");
             }
+            if let Some(c) = calls_text(x) {
+                println!("  = note: {c}");
+            }
             if let Some(w) = &x.witness {
                 println!("  = {}", witness_text(w));
             }
@@ -323,8 +387,20 @@ fn text(files: &[FileLint]) {
         }
         for k in &f.kernels {
             let verdict = match &k.block_size {
-                BlockSize::Independent => "independent of block size".to_string(),
+                BlockSize::Independent {
+                    race_free_launches: Some(n),
+                } => format!(
+                    "independent of block size (assuming no data race; none found in {n} simulated launch{})",
+                    if *n == 1 { "" } else { "es" }
+                ),
+                BlockSize::Independent {
+                    race_free_launches: None,
+                } => "independent of block size (assuming no data race)".to_string(),
                 BlockSize::Depends(why) => format!("depends on block size because {why}"),
+                BlockSize::Races(message) => match k.race_line {
+                    Some(line) => format!("depends on block size: it races at line {line} ({message})"),
+                    None => format!("depends on block size: it races ({message})"),
+                },
                 BlockSize::NotChecked(why) => format!("block size not checked: {why}"),
             };
             println!(
@@ -356,8 +432,12 @@ fn witness_json(w: &Witness) -> Value {
         Witness::Found {
             array,
             values,
+            integer,
             simulated,
-        } => json!({ "found": true, "array": array, "values": values, "simulated": simulated }),
+        } => {
+            let values: Vec<Value> = values.iter().map(|&v| witness_value(v, *integer)).collect();
+            json!({ "found": true, "array": array, "values": values, "simulated": simulated })
+        }
         Witness::Impossible { target, bound } => {
             json!({ "found": false, "impossible": target, "bound": bound })
         }
@@ -368,7 +448,7 @@ fn witness_json(w: &Witness) -> Value {
 fn file_json(f: &FileLint) -> Value {
     json!({
         "file": f.path.display().to_string(),
-        "errors": f.errors,
+        "errors": f.errors.iter().map(error_json).collect::<Vec<_>>(),
         "findings": f.findings.iter().map(|x| json!({
             "kernel": x.kernel,
             "code": x.finding.code,
@@ -378,6 +458,7 @@ fn file_json(f: &FileLint) -> Value {
             "why": x.finding.why,
             "help": x.finding.help,
             "worst": x.finding.worst,
+            "calls": x.calls.iter().map(|&(line, column)| json!({ "line": line, "column": column })).collect::<Vec<_>>(),
             "witness": x.witness.as_ref().map(witness_json),
         })).collect::<Vec<_>>(),
         "kernels": f.kernels.iter().map(|k| json!({
@@ -390,10 +471,40 @@ fn file_json(f: &FileLint) -> Value {
     })
 }
 
+/// An error as JSON: where (`line` and `column` null for a whole file),
+/// its code and message.
+fn error_json(d: &Diagnostic) -> Value {
+    let at = |n: usize| if n == 0 { Value::Null } else { json!(n) };
+    json!({
+        "file": d.file.display().to_string(),
+        "line": at(d.line),
+        "column": at(d.col),
+        "severity": d.severity,
+        "code": d.code,
+        "message": d.message,
+    })
+}
+
+/// The inlined calls that reach a finding, in words.
+fn calls_text(x: &Located) -> Option<String> {
+    if x.calls.is_empty() {
+        return None;
+    }
+    let at: Vec<String> = x.calls.iter().map(|(l, c)| format!("{l}:{c}")).collect();
+    Some(format!(
+        "in an inlined device function, reached through the {} at {}",
+        if at.len() == 1 { "call" } else { "calls" },
+        at.join(", ")
+    ))
+}
+
 fn full_message(x: &Located) -> String {
     let mut m = format!("{}\nwhy: {}", x.finding.message, x.finding.why);
     if let Some(h) = &x.finding.help {
         m.push_str(&format!("\nhelp: {h}"));
+    }
+    if let Some(c) = calls_text(x) {
+        m.push_str(&format!("\nnote: {c}"));
     }
     if let Some(w) = &x.witness {
         m.push_str(&format!("\n{}", witness_text(w)));
@@ -405,7 +516,7 @@ fn github(files: &[FileLint]) {
     for f in files {
         let file = gh_property(&f.path.display().to_string());
         for e in &f.errors {
-            println!("::error file={file}::{}", gh_escape(e));
+            println!("{}", gh_error(e));
         }
         for x in &f.findings {
             let title = gh_property(&format!("copper: {}", x.finding.code.name()));
@@ -419,7 +530,7 @@ fn github(files: &[FileLint]) {
     }
 }
 
-fn sarif(files: &[FileLint]) {
+fn sarif(files: &[FileLint], root: &SarifRoot) {
     let rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
@@ -428,17 +539,13 @@ fn sarif(files: &[FileLint]) {
                 "shortDescription": { "text": c.describe() },
             })
         })
+        .chain([error_rule()])
         .collect();
     let mut results = Vec::new();
     for f in files {
-        let uri = f.path.display().to_string();
+        let uri = root.artifact(&f.path);
         for e in &f.errors {
-            results.push(json!({
-                "ruleId": "copper/error",
-                "level": "error",
-                "message": { "text": e },
-                "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri } } }],
-            }));
+            results.push(error_result(e, root));
         }
         for x in &f.findings {
             results.push(json!({
@@ -446,7 +553,7 @@ fn sarif(files: &[FileLint]) {
                 "level": "warning",
                 "message": { "text": full_message(x) },
                 "locations": [{ "physicalLocation": {
-                    "artifactLocation": { "uri": uri },
+                    "artifactLocation": uri,
                     "region": { "startLine": x.line, "startColumn": x.col }
                 }}],
             }));
@@ -454,6 +561,40 @@ fn sarif(files: &[FileLint]) {
     }
     println!(
         "{}",
-        serde_json::to_string_pretty(&sarif_log(rules, results)).unwrap_or_default()
+        serde_json::to_string_pretty(&sarif_log(rules, results, root)).unwrap_or_default()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn witness_counts_agree_in_number_and_integers_have_no_fraction() {
+        let found = Witness::Found {
+            array: "data".into(),
+            values: vec![0.0, 8192.0],
+            integer: true,
+            simulated: 1,
+        };
+        assert_eq!(
+            witness_text(&found),
+            "witness: `data` = [0, 8192] (repeated) makes a warp take 1 transaction here (confirmed by simulation)"
+        );
+        assert_eq!(witness_json(&found)["values"], json!([0, 8192]));
+        let floats = Witness::Found {
+            array: "x".into(),
+            values: vec![0.5],
+            integer: false,
+            simulated: 2,
+        };
+        assert!(witness_text(&floats).contains("[0.5] (repeated) makes a warp take 2 transactions"));
+        let impossible = Witness::Impossible {
+            target: 1,
+            bound: 0,
+        };
+        assert!(
+            witness_text(&impossible).starts_with("no input makes a warp take 1 transaction here")
+        );
+    }
 }

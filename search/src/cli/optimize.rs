@@ -27,6 +27,7 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use rayon::prelude::*;
 
 use super::analyze::parse_seconds;
+use super::ci::SarifRoot;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
 use super::output;
@@ -79,6 +80,10 @@ pub struct OptimizeArgs {
     /// Exit 0 even when improvements are found.
     #[arg(long)]
     pub exit_zero: bool,
+    /// With --format sarif: the directory file URIs are relative to
+    /// (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
     /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
     /// directories.
     #[arg(long)]
@@ -454,7 +459,13 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             OptFormat::Text => report::text(&runs, &r, a.explain, elapsed),
             OptFormat::Json => report::json(&runs, &r, elapsed),
             OptFormat::Github => report::github(&runs, &r),
-            OptFormat::Sarif => report::sarif(&runs, &r),
+            OptFormat::Sarif => match SarifRoot::new(a.sarif_root.as_deref()) {
+                Ok(root) => report::sarif(&runs, &r, &root),
+                Err(e) => {
+                    eprintln!("copper: error: {e}");
+                    failed = true;
+                }
+            },
         }
     }
     output::batch_status(failed, improved && !r.exit_zero, unreadable)

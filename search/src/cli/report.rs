@@ -8,7 +8,7 @@ use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
-use super::ci::{gh_escape, gh_property, sarif_log};
+use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
 use super::optimize::{file_diff, FileRun, KernelRun, Resolved};
 
 /// A bound for people: the expression, or "no bound".
@@ -467,14 +467,15 @@ pub fn github(runs: &[FileRun], r: &Resolved) {
 }
 
 /// Prints a SARIF 2.1.0 log: a result per improved kernel, with the
-/// rewritten kernel as a fix replacing the original.
-pub fn sarif(runs: &[FileRun], r: &Resolved) {
+/// rewritten kernel as a fix replacing the original; URIs relative to
+/// `root`.
+pub fn sarif(runs: &[FileRun], r: &Resolved, root: &SarifRoot) {
     let mut results = Vec::new();
     for f in runs {
         let Ok(parsed) = &f.parsed else {
             continue;
         };
-        let uri = f.path.display().to_string();
+        let uri = root.artifact(&f.path);
         for k in &f.kernels {
             let Ok(x) = &k.result else {
                 continue;
@@ -487,7 +488,7 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
                         "No rewrite of kernel `{}` could be checked, so none is suggested: {why}",
                         k.name) },
                     "locations": [{ "physicalLocation": {
-                        "artifactLocation": { "uri": uri },
+                        "artifactLocation": uri,
                         "region": { "startLine": k.at.0, "startColumn": k.at.1 }
                     }}]
                 }));
@@ -508,13 +509,13 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
                     "Kernel `{}` can be faster: {} per warp {before} → {after}. {}",
                     k.name, r.metric, applied.join("; ")) },
                 "locations": [{ "physicalLocation": {
-                    "artifactLocation": { "uri": uri },
+                    "artifactLocation": uri,
                     "region": { "startLine": k.at.0, "startColumn": k.at.1 }
                 }}],
                 "fixes": [{
                     "description": { "text": applied.join("; ") },
                     "artifactChanges": [{
-                        "artifactLocation": { "uri": uri },
+                        "artifactLocation": uri,
                         "replacements": edits(parsed, x).iter().map(|e| json!({
                             "deletedRegion": {
                                 "startLine": e.start.0, "startColumn": e.start.1,
@@ -539,6 +540,6 @@ pub fn sarif(runs: &[FileRun], r: &Resolved) {
             "help": { "text": "copper checks every rewrite by simulating it against the original; it could not run the original cleanly (or compile it, with --nvcc), so it suggests nothing. Give a parameter file with a launch the kernel runs on, or --block/--grid." }
         }),
     ];
-    let doc = sarif_log(rules, results);
+    let doc = sarif_log(rules, results, root);
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
 }

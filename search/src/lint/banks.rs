@@ -80,6 +80,7 @@ pub fn findings(
             help: Some(help),
             worst: Some(degree as f64),
             site: Some(i),
+            calls: site.call.into_iter().collect(),
         });
     }
     out

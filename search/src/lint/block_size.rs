@@ -12,8 +12,19 @@
 //! `blockDim.d` only as often as `gridDim.d` in every term (the symbolic
 //! multipliers of the paper). The check looks at every condition, index,
 //! stored value and value assigned to a variable assigned more than once.
+//!
+//! Variables assigned only in straight-line code (the kernel's body and the
+//! scopes directly in it, never under an `if` or in a loop) are followed
+//! flow-sensitively: each use sees the value of the last assignment before
+//! it, so `g = blockIdx.x * blockDim.x; g += threadIdx.x;` is the global
+//! index. Every thread that reaches a statement there has run every
+//! earlier one, since a jump leaves the scope altogether.
+//!
+//! The proof assumes the kernel has no data race: a kernel that races
+//! computes results that depend on the schedule, and so on the block
+//! shape. [`super::races`] looks for races by simulation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, VarId, VarKind};
 use copper::poly::{Poly, Rational};
@@ -27,6 +38,9 @@ struct Eval<'k> {
     k: &'k Kernel,
     /// Locals assigned exactly once, with their value.
     once: HashMap<VarId, &'k Expr>,
+    /// Straight-line locals, with the value of their last assignment so
+    /// far.
+    current: HashMap<VarId, Poly>,
     /// Fresh opaque symbols made so far.
     fresh: usize,
     /// The first problem: why, and the statement where.
@@ -62,6 +76,7 @@ impl Eval<'_> {
                 Poly::constant(Rational::int(v.as_i64() as i128))
             }
             ExprKind::Const(_) => self.opaque(),
+            ExprKind::Var(v) if self.current.contains_key(v) => self.current[v].clone(),
             ExprKind::Var(v) => match (self.k.vars[*v].kind, self.once.get(v)) {
                 (VarKind::Local, Some(value)) if self.depth < 64 => {
                     self.depth += 1;
@@ -201,7 +216,42 @@ fn dependence(p: &Poly) -> Option<String> {
     None
 }
 
-/// The verdict for `kernel`, and where the first dependence is.
+/// Whether `e` reads one of `vars`.
+fn reads_any(e: &Expr, vars: &HashSet<VarId>) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(&x.kind, ExprKind::Var(v) if vars.contains(v)));
+    found
+}
+
+/// The locals assigned in `stmts` outside straight-line code (under an
+/// `if`, in a loop, or by an atomic).
+fn branchy(stmts: &[Stmt], inside: bool, out: &mut HashSet<VarId>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { var, .. } if inside => {
+                out.insert(*var);
+            }
+            Stmt::Atomic {
+                result: Some(r), ..
+            } => {
+                out.insert(*r);
+            }
+            Stmt::If { then, els, .. } => {
+                branchy(then, true, out);
+                branchy(els, true, out);
+            }
+            Stmt::Loop { body, step, .. } => {
+                branchy(body, true, out);
+                branchy(step, true, out);
+            }
+            Stmt::Scope { body, .. } => branchy(body, inside, out),
+            _ => {}
+        }
+    }
+}
+
+/// The verdict for `kernel`, and where the first dependence is. An
+/// independent verdict says no race check ran (see [`super::races`]).
 pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
     let mut syncs = false;
     let mut assigned: HashMap<VarId, Vec<Option<&Expr>>> = HashMap::new();
@@ -219,26 +269,76 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
     if kernel.arrays.iter().any(|a| a.is_shared()) {
         return (BlockSize::NotChecked("uses shared memory".into()), None);
     }
+    let mut not_straight = HashSet::new();
+    branchy(&kernel.body, false, &mut not_straight);
+    let straight: HashSet<VarId> = assigned
+        .keys()
+        .filter(|v| !not_straight.contains(v))
+        .copied()
+        .collect();
+    let changing: HashSet<VarId> = straight
+        .iter()
+        .filter(|v| assigned[v].len() > 1)
+        .copied()
+        .collect();
+    // A local assigned once elsewhere is replaced by its value where it
+    // is used, unless that value reads a straight-line variable that
+    // changes (the use could see a later value).
     let once = assigned
         .iter()
+        .filter(|(v, _)| kernel.vars[**v].kind == VarKind::Local && !straight.contains(v))
         .filter_map(|(v, vs)| match vs[..] {
-            [Some(e)] => Some((*v, e)),
+            [Some(e)] if !reads_any(e, &changing) => Some((*v, e)),
             _ => None,
         })
         .collect();
     let mut ev = Eval {
         k: kernel,
         once,
+        current: HashMap::new(),
         fresh: 0,
         problem: None,
         at: Span::new(0, 0),
         depth: 0,
     };
-    visit_stmts(&kernel.body, &mut |s| {
+    ev.walk(&kernel.body, &straight);
+    match ev.problem {
+        None => (
+            BlockSize::Independent {
+                race_free_launches: None,
+            },
+            None,
+        ),
+        Some((why, at)) => (BlockSize::Depends(why), Some(at)),
+    }
+}
+
+impl<'k> Eval<'k> {
+    /// Checks the statements in order; `straight` locals are followed
+    /// through their assignments, other locals assigned more than once
+    /// have every assigned value checked.
+    fn walk(&mut self, stmts: &'k [Stmt], straight: &HashSet<VarId>) {
+        for s in stmts {
+            match s {
+                Stmt::Assign { var, value, .. } if straight.contains(var) => {
+                    let p = self.eval(value);
+                    self.current.insert(*var, p);
+                }
+                Stmt::Scope { body, .. } => self.walk(body, straight),
+                _ => visit_stmts(std::slice::from_ref(s), &mut |s| self.statement(s)),
+            }
+        }
+    }
+
+    /// Checks the expressions of one statement (not the ones inside it).
+    /// A variable that is neither replaced by its only value nor followed
+    /// through straight-line code is an opaque symbol, so every value
+    /// assigned to it is checked.
+    fn statement(&mut self, s: &Stmt) {
         let (span, exprs): (Span, Vec<&Expr>) = match s {
             Stmt::Assign { var, value, span } => {
-                let many = assigned.get(var).is_some_and(|v| v.len() > 1);
-                (*span, if many { vec![value] } else { vec![] })
+                let opaque = !self.once.contains_key(var);
+                (*span, if opaque { vec![value] } else { vec![] })
             }
             Stmt::Store {
                 access,
@@ -264,13 +364,9 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
             } => (*span, vec![c]),
             _ => return,
         };
-        ev.at = span;
+        self.at = span;
         for e in exprs {
-            ev.check(e);
+            self.check(e);
         }
-    });
-    match ev.problem {
-        None => (BlockSize::Independent, None),
-        Some((why, at)) => (BlockSize::Depends(why), Some(at)),
     }
 }

@@ -15,6 +15,14 @@
 //! group may differ in `threadIdx.y` when blocks are narrower than a warp:
 //! the enumeration follows the real lane order. Code that at most one
 //! thread runs is coalesced.
+//!
+//! An index that is not affine (a select such as a stencil's clamped
+//! `c == 0 ? c : c - 1`) is evaluated lane by lane when the block is known
+//! ([`super::lanes`]), each lane taking every arm it may take. It is then
+//! `uncoalesced-global` when, for some alignment of the shared part, the
+//! lanes of one row of the block touch more sectors than consecutive
+//! elements from any start would, `misaligned-global` when an ideal group
+//! may straddle a sector boundary, and coalesced otherwise.
 
 use copper::absint::deps::{Coef, Dep};
 use copper::absint::memory::{transactions, warps_of};
@@ -22,7 +30,9 @@ use copper::bound::Prepared;
 use copper::cost::Hardware;
 use copper::ir::Kernel;
 
-use super::{Code, Finding};
+use super::lanes::Lanes;
+use super::witness::index_of;
+use super::{count, Code, Finding};
 
 /// How a warp's requests at one site can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,14 +102,17 @@ pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> 
     verdict
 }
 
-/// The thread dimensions that vary within a warp of `block`.
-fn warp_dims(block: Option<[u64; 3]>, warp: u64) -> Vec<usize> {
-    let Some(b) = block else {
-        return vec![0];
-    };
-    (0..3)
-        .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
-        .collect()
+/// The thread dimensions that vary within a warp of `block`; with the
+/// block unknown, `threadIdx.x` and every dimension the index uses.
+fn warp_dims(block: Option<[u64; 3]>, warp: u64, coefs: &[Coef; 3]) -> Vec<usize> {
+    match block {
+        Some(b) => (0..3)
+            .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
+            .collect(),
+        None => (0..3)
+            .filter(|&d| d == 0 || coefs[d] != Coef::Known(0))
+            .collect(),
+    }
 }
 
 /// Why an index spreads a warp, in words.
@@ -108,14 +121,15 @@ fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
     let Some((coefs, _)) = dep.affine_parts() else {
         return "the index is not a linear function of threadIdx (it depends on data or on a non-linear operation)".into();
     };
-    let dims = warp_dims(block, warp);
+    let dims = warp_dims(block, warp, &coefs);
     let parts: Vec<String> = dims
         .iter()
         .map(|&d| match coefs[d] {
+            Coef::Known(0) => format!("threads 1 apart in {} access the same element", names[d]),
             Coef::Known(c) => format!(
-                "threads 1 apart in {} are {} elements ({} bytes) apart",
+                "threads 1 apart in {} are {} ({} bytes) apart",
                 names[d],
-                c,
+                count(c.unsigned_abs(), "element"),
                 c.unsigned_abs() * elem as u64
             ),
             Coef::Unknown => format!(
@@ -130,9 +144,90 @@ fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
             b[0],
             (warp / b[0]).max(1)
         ),
+        (None, true) => {
+            " (the block shape is unknown, so a warp may span several rows; give it with --block or a parameter file)".into()
+        }
         _ => String::new(),
     };
     format!("{}{narrow}", parts.join("; "))
+}
+
+/// What a flagged access costs, in words: `worst` sectors for a whole warp
+/// against `ideal` for consecutive elements, or, when a whole warp never
+/// needs more than ideal, what a group of `per` lanes may need alone.
+fn cost_words(worst: u64, ideal: u64, per: u64, bytes: u32) -> String {
+    if worst > ideal {
+        format!(
+            "a warp may need up to {} where {ideal} would do",
+            count(worst, &format!("{bytes}-byte sector"))
+        )
+    } else {
+        format!(
+            "a whole warp needs at most {} (no more than consecutive elements), but {per} lanes that would share a sector may touch more than one when only they are active",
+            count(worst, &format!("{bytes}-byte sector"))
+        )
+    }
+}
+
+/// Classifies access `site` (elements of `elem` bytes) by evaluating its
+/// index over the lanes of every warp of a known block, with its worst
+/// sector count; `None` when the index cannot be followed.
+fn by_lanes(
+    kernel: &Kernel,
+    site: usize,
+    elem: u32,
+    hw: &Hardware,
+    block: [u64; 3],
+    grid: Option<[u64; 3]>,
+) -> Option<(Coalescing, u64)> {
+    let t = hw.transaction_bytes as i64;
+    let e = elem as i64;
+    if e == 0 || t % e != 0 {
+        return None;
+    }
+    let per = t / e;
+    let index = index_of(kernel, site)?;
+    let reads = |elems: &[i64]| hw.mem_reads(elems, elem);
+    let (mut kind, mut worst) = (Coalescing::Coalesced, 0);
+    for tids in warps_of(block, hw.warp_size as u64) {
+        let li = Lanes::new(kernel, block, grid, &tids).eval(index)?;
+        for u in (0..per).filter(|&u| li.base.admits_mod(u, per)) {
+            let all: Vec<i64> = li.offsets.iter().flatten().map(|o| o + u).collect();
+            worst = worst.max(reads(&all));
+            // Rows: lanes with the same threadIdx.y and .z.
+            let mut rows: Vec<([i64; 2], Vec<i64>, Vec<i64>)> = Vec::new();
+            for (lane, (tid, offs)) in tids.iter().zip(&li.offsets).enumerate() {
+                let key = [tid[1], tid[2]];
+                let at = match rows.iter().position(|r| r.0 == key) {
+                    Some(p) => p,
+                    None => {
+                        rows.push((key, Vec::new(), Vec::new()));
+                        rows.len() - 1
+                    }
+                };
+                rows[at].1.push(lane as i64);
+                rows[at].2.extend(offs.iter().map(|o| o + u));
+            }
+            let scattered = rows.iter().any(|(_, lanes, elems)| {
+                let contiguous = (0..per)
+                    .map(|s| reads(&lanes.iter().map(|l| l + s).collect::<Vec<_>>()))
+                    .max()
+                    .unwrap_or(0);
+                reads(elems) > contiguous
+            });
+            let straddles = li.offsets.chunks(per as usize).any(|group| {
+                let mut sectors = group.iter().flatten().map(|o| (o + u).div_euclid(per));
+                let first = sectors.next();
+                sectors.any(|s| Some(s) != first)
+            });
+            if scattered {
+                kind = Coalescing::Uncoalesced;
+            } else if straddles && kind == Coalescing::Coalesced {
+                kind = Coalescing::Misaligned;
+            }
+        }
+    }
+    Some((kind, worst))
 }
 
 /// The findings of every global access site of `kernel`.
@@ -141,6 +236,7 @@ pub fn findings(
     prep: &Prepared,
     hw: &Hardware,
     block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
 ) -> Vec<Finding> {
     let warp = hw.warp_size as u64;
     let lanes = block.map_or(warp, |b| b.iter().product::<u64>().min(warp));
@@ -152,30 +248,44 @@ pub fn findings(
         }
         let dep = prep.index_dep(i);
         let elem = array.elem.size();
-        let kind = classify(dep, elem, hw, block);
+        let lane_wise = match (dep.affine_parts(), block) {
+            (None, Some(b)) => by_lanes(kernel, i, elem, hw, b, grid),
+            _ => None,
+        };
+        let (kind, worst) = lane_wise.unwrap_or_else(|| {
+            (
+                classify(dep, elem, hw, block),
+                transactions(dep, elem, hw, block),
+            )
+        });
         let what = if site.is_write { "store to" } else { "load of" };
-        let worst = transactions(dep, elem, hw, block);
         let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
         let bytes = hw.transaction_bytes;
+        let per = (bytes / elem.max(1)).max(1) as u64;
         let (code, message, why, help) = match kind {
             Coalescing::Coalesced => continue,
             Coalescing::Uncoalesced => (
                 Code::UncoalescedGlobal,
                 format!(
-                    "uncoalesced global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
-                    array.name
+                    "uncoalesced global {what} `{}`: {}",
+                    array.name,
+                    cost_words(worst, ideal, per, bytes)
                 ),
-                why(dep, elem, block, warp),
+                match (lane_wise, block) {
+                    (Some(_), Some(b)) => format!("evaluated lane by lane in {}×{}×{} blocks, the lanes of one row of a block touch more sectors than consecutive elements would", b[0], b[1], b[2]),
+                    _ => why(dep, elem, block, warp),
+                },
                 "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
             ),
             Coalescing::Misaligned => (
                 Code::MisalignedGlobal,
                 format!(
-                    "misaligned global {what} `{}`: a warp may need up to {worst} {bytes}-byte sectors where {ideal} would do",
-                    array.name
+                    "misaligned global {what} `{}`: {}",
+                    array.name,
+                    cost_words(worst, ideal, per, bytes)
                 ),
                 "consecutive threads access consecutive elements, but the start is not known to lie on a sector boundary".into(),
-                format!("start each warp's run at a multiple of {} elements (pad rows to a multiple of {} bytes)", bytes / elem.max(1), bytes),
+                format!("start each warp's run at a multiple of {per} elements (pad rows to a multiple of {bytes} bytes)"),
             ),
         };
         out.push(Finding {
@@ -186,6 +296,7 @@ pub fn findings(
             help: Some(help),
             worst: Some(worst as f64),
             site: Some(i),
+            calls: site.call.into_iter().collect(),
         });
     }
     out

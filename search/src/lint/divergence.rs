@@ -72,6 +72,7 @@ pub fn findings(kernel: &Kernel, prep: &Prepared) -> Vec<Finding> {
             help: Some("make the condition the same for every lane of a warp (test warp-aligned ranges, e.g. threadIdx.x / 32), or move the common work out of the branch".into()),
             worst,
             site: None,
+            calls: Vec::new(),
         });
     }
     out

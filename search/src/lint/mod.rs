@@ -8,17 +8,21 @@
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
 //! - [`block_size`]: whether a synchronization-free kernel's results are
-//!   independent of its block size (`004_…`).
+//!   independent of its block size (`004_…`), after [`races`] looked for
+//!   data races by simulation.
 
 pub mod banks;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod lanes;
+pub mod races;
 pub mod witness;
 
 use copper::bound::{prepare, Config, Prepared};
 use copper::cost::Hardware;
 use copper::ir::Kernel;
+use copper::sim::params::LaunchSpec;
 use copper::source::Span;
 use serde::Serialize;
 
@@ -101,19 +105,32 @@ pub struct Finding {
     pub help: Option<String>,
     /// The quantity: worst-case sectors, conflict degree, extra `wsteps`.
     pub worst: Option<f64>,
-    /// The access site, for accesses.
+    /// The access site, for accesses (the worst one when several inlined
+    /// calls reach this place).
     #[serde(skip)]
     pub site: Option<usize>,
+    /// The kernel's calls through which an access inside a device function
+    /// is reached, in source order (empty for the kernel's own code).
+    #[serde(skip)]
+    pub calls: Vec<Span>,
 }
 
 /// The block-size verdict of a kernel (`004_…`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
 pub enum BlockSize {
-    /// Its results do not depend on the block size.
-    Independent,
+    /// Its results do not depend on the block size, assuming it has no
+    /// data race.
+    Independent {
+        /// Launches simulated without finding a race (`None`: not
+        /// searched).
+        race_free_launches: Option<usize>,
+    },
     /// They may: why.
     Depends(String),
+    /// It races, so its results depend on the schedule: the simulator's
+    /// message (the finding is at the racing access).
+    Races(String),
     /// Not checked: why (barriers, shared memory).
     NotChecked(String),
 }
@@ -128,12 +145,15 @@ pub struct KernelLint {
     pub prepared: Prepared,
 }
 
-/// Lints one kernel for a launch shape (each `None` when unknown).
+/// Lints one kernel for a launch shape (each `None` when unknown); `spec`,
+/// the parameter file's launch, is simulated to look for races before a
+/// block-size independent verdict (synthesized launches without it).
 pub fn lint_kernel(
     kernel: &Kernel,
     block: Option<[u64; 3]>,
     grid: Option<[u64; 3]>,
     hw: Hardware,
+    spec: Option<&LaunchSpec>,
 ) -> KernelLint {
     let prepared = prepare(
         kernel,
@@ -144,27 +164,90 @@ pub fn lint_kernel(
             ..Config::default()
         },
     );
-    let mut findings = coalescing::findings(kernel, &prepared, &hw, block);
+    let mut findings = coalescing::findings(kernel, &prepared, &hw, block, grid);
     findings.extend(banks::findings(kernel, &prepared, &hw, block));
     findings.extend(divergence::findings(kernel, &prepared));
-    let (block_size, at) = block_size::verdict(kernel);
-    if let (BlockSize::Depends(why), Some(span)) = (&block_size, at) {
+    let (mut block_size, mut at) = block_size::verdict(kernel);
+    if let BlockSize::Independent { .. } = block_size {
+        block_size = match races::search(kernel, spec, block) {
+            races::Races::NoneFound(n) => BlockSize::Independent {
+                race_free_launches: Some(n),
+            },
+            races::Races::Found(span, message) => {
+                at = Some(span);
+                BlockSize::Races(message)
+            }
+        };
+    }
+    let (why, help) = match &block_size {
+        BlockSize::Depends(why) => (why.clone(), "index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed"),
+        BlockSize::Races(message) => (
+            format!("it has a data race, so its results depend on the order threads run in (the simulator found: {message})"),
+            "make each thread read only elements no other thread writes in the same launch (write to a second array), or synchronize",
+        ),
+        _ => (String::new(), ""),
+    };
+    if let Some(span) = at {
         findings.push(Finding {
             code: Code::BlockSizeDependent,
             span,
-            message: format!("the results of `{}` may depend on its block size", kernel.name),
-            why: why.clone(),
-            help: Some("index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed".into()),
+            message: format!(
+                "the results of `{}` may depend on its block size",
+                kernel.name
+            ),
+            why,
+            help: Some(help.into()),
             worst: None,
             site: None,
+            calls: Vec::new(),
         });
     }
-    findings.sort_by_key(|f| (f.span.start, f.code));
     KernelLint {
-        findings,
+        findings: one_per_place(kernel, findings),
         block_size,
         prepared,
     }
+}
+
+/// `n` and the noun, plural unless `n` is 1 (`1 element`, `2 elements`).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The findings sorted by place, one per code, source location and kind
+/// of access (a load and a store at one `+=` stay two): a device function
+/// inlined at several calls yields one finding, the worst of them, listing
+/// every call.
+fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
+    let key = |f: &Finding| {
+        let write = f.site.map(|s| kernel.sites[s].is_write);
+        (f.span.start, f.span.end, f.code, write)
+    };
+    findings.sort_by(|a, b| {
+        key(a).cmp(&key(b)).then(
+            b.worst
+                .partial_cmp(&a.worst)
+                .unwrap_or(std::cmp::Ordering::Equal),
+        )
+    });
+    let mut out: Vec<Finding> = Vec::new();
+    for f in findings {
+        match out.last_mut() {
+            Some(last) if key(last) == key(&f) => {
+                last.calls.extend(f.calls);
+            }
+            _ => out.push(f),
+        }
+    }
+    for f in &mut out {
+        f.calls.sort_by_key(|s| s.start);
+        f.calls.dedup();
+    }
+    out
 }
 
 #[cfg(test)]
@@ -183,6 +266,7 @@ mod tests {
             Some([256, 1, 1]),
             Some([4, 1, 1]),
             Hardware::default(),
+            None,
         )
     }
 
@@ -208,6 +292,107 @@ mod tests {
             "k",
         );
         assert!(codes(&ok).is_empty());
+    }
+
+    #[test]
+    fn a_warp_within_its_ideal_is_not_said_to_exceed_it() {
+        // Gaussian elimination's a[Size*t + (yidx+t)] in 2×16 blocks: a
+        // warp reads 16 consecutive elements (3 sectors at worst, fewer
+        // than the 4 of 32 consecutive ones); only a subset of lanes can
+        // straddle a sector.
+        let src = "__global__ void fan(float *a, int Size, int t) {\n\
+            int yidx = blockIdx.y * blockDim.y + threadIdx.y;\n\
+            a[Size * t + (yidx + t)] = 1.0f; }";
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        let kernel = lower_kernel(&parsed, "fan").expect("kernel lowers");
+        let l = lint_kernel(
+            &kernel,
+            Some([2, 16, 1]),
+            Some([4, 4, 1]),
+            Hardware::default(),
+            None,
+        );
+        let f = &l.findings[0];
+        assert_eq!(f.worst, Some(3.0));
+        assert!(!f.message.contains("where 4 would do"), "{}", f.message);
+        assert!(
+            f.message
+                .contains("a whole warp needs at most 3 32-byte sectors"),
+            "{}",
+            f.message
+        );
+        // With the block unknown, lanes 1 apart in x share an element: the
+        // reason says so, not "0 elements apart".
+        let l = lint_kernel(&kernel, None, None, Hardware::default(), None);
+        let f = &l.findings[0];
+        assert!(!f.why.contains("0 elements"), "{}", f.why);
+        assert!(
+            f.why
+                .contains("threads 1 apart in threadIdx.x access the same element"),
+            "{}",
+            f.why
+        );
+        assert!(
+            f.why
+                .contains("threads 1 apart in threadIdx.y are 1 element (4 bytes) apart"),
+            "{}",
+            f.why
+        );
+    }
+
+    #[test]
+    fn one_finding_per_place() {
+        let l = lint(
+            "__device__ float get(const float *a, int i) { return a[i * 7]; }\n\
+             __global__ void k(const float *a, float *o) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             o[i] = get(a, i) + get(a, i + 1) + get(a, 2 * i); }",
+            "k",
+        );
+        assert_eq!(codes(&l), vec![Code::UncoalescedGlobal]);
+        assert_eq!(l.findings[0].calls.len(), 3);
+        // The worst of the three (a[14·i]) is the one reported.
+        assert_eq!(l.findings[0].worst, Some(32.0));
+    }
+
+    #[test]
+    fn lane_by_lane_indices() {
+        let codes_in = |src: &str, block: [u64; 3]| {
+            let parsed = parse_source(SourceFile::new("t.cu", src));
+            let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
+            let l = lint_kernel(
+                &kernel,
+                Some(block),
+                Some([2, 2, 1]),
+                Hardware::default(),
+                None,
+            );
+            l.findings
+                .iter()
+                .filter(|f| f.site.is_some())
+                .map(|f| (f.code, f.worst))
+                .collect::<Vec<_>>()
+        };
+        // A clamped neighbour reads 33 consecutive elements at most:
+        // misaligned, never 32 sectors.
+        let clamped = "__global__ void k(const float *in, float *out) {\n\
+            int c = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            int w = c == 0 ? c : c - 1;\n\
+            out[c] = in[w]; }";
+        assert_eq!(
+            codes_in(clamped, [32, 1, 1]),
+            vec![(Code::MisalignedGlobal, Some(5.0))]
+        );
+        // One element per warp: the lanes share an address.
+        let per_warp = "__global__ void k(int *count) {\n\
+            int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            count[i / 32] = 1; }";
+        assert_eq!(codes_in(per_warp, [128, 1, 1]), vec![]);
+        // A select between rows far apart stays uncoalesced.
+        let rows = "__global__ void k(const float *in, float *out, int n) {\n\
+            int c = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            int r = c == 0 ? c : c * 64;\n\
+            out[c] = in[r]; }";
+        assert!(codes_in(rows, [32, 1, 1]).contains(&(Code::UncoalescedGlobal, Some(32.0))));
     }
 
     #[test]
@@ -248,7 +433,12 @@ mod tests {
             "__global__ void k(int *a) { int bw = blockDim.x; int x = blockIdx.x * bw + threadIdx.x; a[x] = x * 2; }",
             "k",
         );
-        assert_eq!(indep.block_size, BlockSize::Independent);
+        assert!(matches!(
+            indep.block_size,
+            BlockSize::Independent {
+                race_free_launches: Some(n)
+            } if n >= 5
+        ));
         let dep = lint(
             "__global__ void k(int *a) { a[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }",
             "k",

@@ -25,6 +25,9 @@ pub enum Witness {
         array: String,
         /// Its values (repeated to its length).
         values: Vec<f64>,
+        /// Whether the array holds integers (its values are whole numbers
+        /// and print as such).
+        integer: bool,
         /// The degree the simulator saw at the site.
         simulated: u64,
     },
@@ -57,7 +60,7 @@ fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
 }
 
 /// The index expression of access site `site`.
-fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {
+pub fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {
     let mut out = None;
     visit_stmts(&kernel.body, &mut |s| {
         if out.is_some() {
@@ -147,6 +150,7 @@ pub fn search(
             return Witness::Found {
                 array: name,
                 values,
+                integer: !kernel.arrays[src].elem.is_float(),
                 simulated,
             };
         }

@@ -1,0 +1,99 @@
+//! Data races before the block-size verdict: the proof of
+//! [`super::block_size`] assumes race freedom, since a kernel that races
+//! computes what the schedule, and so the block shape, makes it compute
+//! (`out[i] = in[i] + out[i + 1]` reads a neighbour's element that another
+//! warp may already have written).
+//!
+//! The simulator detects races between blocks and between the lanes of a
+//! warp; lanes of different warps of one block run in a fixed order there.
+//! So each launch is also run with the same threads in blocks of one warp
+//! and of one thread along `x`, which turns every pair of warps, then of
+//! threads, into a pair of blocks. The launches are the parameter file's,
+//! or, without one, those the rewrite checker synthesizes.
+
+use std::time::{Duration, Instant};
+
+use copper::ir::{visit_stmts, Kernel};
+use copper::sim::params::LaunchSpec;
+use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::source::Span;
+use copper_transforms::check::synthesized;
+
+/// Launches with more blocks than this are not reshaped into one-thread
+/// blocks (the simulator's cost per block would dominate).
+const MAX_BLOCKS: u64 = 1 << 16;
+
+/// Nor when blocks times the kernel's statements exceed this: a warp of
+/// one thread costs as much to simulate as a full one, so a long kernel in
+/// thousands of one-thread blocks would take minutes.
+const MAX_BLOCK_STMTS: u64 = 1 << 21;
+
+/// Time for the whole search; a launch still running then counts as not
+/// run (it says nothing about races).
+const BUDGET: Duration = Duration::from_secs(2);
+
+/// What the race search found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Races {
+    /// No race in this many launches that ran to the end.
+    NoneFound(usize),
+    /// A race: where, and the simulator's message.
+    Found(Span, String),
+}
+
+/// Searches races of `kernel` in the launch `spec` (or synthesized ones
+/// around `block` when there is none) and its reshaped variants.
+pub fn search(kernel: &Kernel, spec: Option<&LaunchSpec>, block: Option<[u64; 3]>) -> Races {
+    let bases = match spec {
+        Some(s) => vec![s.clone()],
+        None => synthesized(kernel, block.unwrap_or([64, 1, 1])),
+    };
+    let opts = SimOptions {
+        detect_races: true,
+        deadline: Some(Instant::now() + BUDGET),
+        ..SimOptions::default()
+    };
+    let mut clean = 0;
+    let mut stmts = 0u64;
+    visit_stmts(&kernel.body, &mut |_| stmts += 1);
+    for launch in bases.iter().flat_map(|s| reshaped(s, stmts)) {
+        let Ok(inputs) = inputs_from_spec(kernel, &launch) else {
+            continue;
+        };
+        match simulate_owned(kernel, inputs, &opts) {
+            Ok(_) => clean += 1,
+            Err(e) if e.race => return Races::Found(e.span, e.message),
+            // A launch the kernel cannot run (out of bounds at another
+            // shape) says nothing about races.
+            Err(_) => {}
+        }
+    }
+    Races::NoneFound(clean)
+}
+
+/// `spec`, then the same threads along `x` in blocks of 32 and of 1 thread
+/// (where they divide them, within the limits above for a kernel of
+/// `stmts` statements).
+fn reshaped(spec: &LaunchSpec, stmts: u64) -> Vec<LaunchSpec> {
+    let mut out = vec![spec.clone()];
+    let Ok(shape) = spec.shape() else {
+        return out;
+    };
+    let threads_x = shape.grid[0] * shape.block[0];
+    let others = shape.blocks() / shape.grid[0];
+    for bx in [32, 1] {
+        let blocks = (threads_x / bx) * others;
+        if bx >= shape.block[0]
+            || threads_x % bx != 0
+            || blocks > MAX_BLOCKS
+            || blocks.saturating_mul(stmts) > MAX_BLOCK_STMTS
+        {
+            continue;
+        }
+        let mut s = spec.clone();
+        s.block = vec![bx, shape.block[1], shape.block[2]];
+        s.grid = vec![threads_x / bx, shape.grid[1], shape.grid[2]];
+        out.push(s);
+    }
+    out
+}
