@@ -225,3 +225,44 @@ fn straight_line_updates_are_followed() {
     );
     assert_ne!(outputs(param, 160), outputs(param, 480));
 }
+
+/// A kernel that adds to `expr` the element `d` places to the right, as
+/// the thread found it: a neighbour race when `d > 0`.
+fn neighbour_kernel(expr: &str, d: u32) -> String {
+    format!(
+        "__global__ void k(int *out, int n) {{\n    int gid = blockIdx.x * blockDim.x + threadIdx.x;\n    if (gid < n) {{\n        int right = gid + {d} < n ? out[gid + {d}] : 0;\n        out[gid] = (int)({expr}) + right;\n    }}\n}}\n"
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64)
+    ))]
+
+    /// Random kernels with casts and, for `d > 0`, a neighbour race: what
+    /// `copper lint` (races searched) calls independent computes the same
+    /// for every block size, and a race is never called independent.
+    #[test]
+    fn linted_independent_kernels_compute_the_same_races_included(e in expr(), d in 0u32..3) {
+        let src = neighbour_kernel(&e, d);
+        let verdict = linted(&src);
+        if d > 0 && outputs(&src, 32).is_some() {
+            // Unless no launch of the race search ran at all (then the
+            // verdict says it found none in 0 launches).
+            prop_assert!(
+                !matches!(verdict, BlockSize::Independent { race_free_launches: Some(n) } if n > 0),
+                "a neighbour race called independent:\n{}",
+                src
+            );
+        }
+        if !matches!(verdict, BlockSize::Independent { .. }) {
+            return Ok(());
+        }
+        let Some(reference) = outputs(&src, 32) else { return Ok(()) };
+        for block in [96, 160, 33, 165, 528] {
+            if let Some(other) = outputs(&src, block) {
+                prop_assert!(other == reference, "called independent, but blocks of 32 and {} differ:\n{}", block, src);
+            }
+        }
+    }
+}
