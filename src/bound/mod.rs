@@ -16,7 +16,6 @@ pub mod ghost;
 pub mod lp;
 pub mod potential;
 mod reason;
-mod sites;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -89,7 +88,7 @@ pub struct Prepared {
     /// Whether preparation already ran past the budget.
     over_budget: bool,
     /// The statement holding each access site.
-    sites: sites::SitePaths,
+    sites: crate::ir::sites::SitePaths,
     memo: Mutex<aara::TransferMemo>,
 }
 
@@ -163,7 +162,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
             VarKind::Local => Dep::constant_value(0),
         })
         .collect();
-    let sites = sites::SitePaths::build(&kernel.body);
+    let sites = crate::ir::sites::SitePaths::build(&kernel.body);
     Prepared {
         kernel,
         deps,

@@ -10,6 +10,7 @@
 
 pub mod lower;
 pub mod math;
+pub mod sites;
 pub mod structured;
 pub mod value;
 

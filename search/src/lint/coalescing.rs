@@ -31,8 +31,9 @@ use copper::cost::Hardware;
 use copper::ir::Kernel;
 
 use super::lanes::Lanes;
-use super::witness::index_of;
+use super::witness::index_in;
 use super::{count, Code, Finding};
+use copper::ir::sites::SitePaths;
 
 /// How a warp's requests at one site can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +175,7 @@ fn cost_words(worst: u64, ideal: u64, per: u64, bytes: u32) -> String {
 /// sector count; `None` when the index cannot be followed.
 fn by_lanes(
     kernel: &Kernel,
+    sites: &SitePaths,
     site: usize,
     elem: u32,
     hw: &Hardware,
@@ -186,7 +188,7 @@ fn by_lanes(
         return None;
     }
     let per = t / e;
-    let index = index_of(kernel, site)?;
+    let index = index_in(sites, kernel, site)?;
     let reads = |elems: &[i64]| hw.mem_reads(elems, elem);
     let (mut kind, mut worst) = (Coalescing::Coalesced, 0);
     for tids in warps_of(block, hw.warp_size as u64) {
@@ -241,6 +243,7 @@ pub fn findings(
     let warp = hw.warp_size as u64;
     let lanes = block.map_or(warp, |b| b.iter().product::<u64>().min(warp));
     let mut out = Vec::new();
+    let sites = SitePaths::build(&kernel.body);
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];
         if !array.is_global() || site.span.is_synthetic() || prep.single_thread(i) {
@@ -249,7 +252,7 @@ pub fn findings(
         let dep = prep.index_dep(i);
         let elem = array.elem.size();
         let lane_wise = match (dep.affine_parts(), block) {
-            (None, Some(b)) => by_lanes(kernel, i, elem, hw, b, grid),
+            (None, Some(b)) => by_lanes(kernel, &sites, i, elem, hw, b, grid),
             _ => None,
         };
         let (kind, worst) = lane_wise.unwrap_or_else(|| {

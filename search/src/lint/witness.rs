@@ -12,6 +12,7 @@
 //! candidate is simulated and kept when the site reaches `n`.
 
 use copper::cost::Hardware;
+use copper::ir::sites::SitePaths;
 use copper::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
@@ -61,27 +62,32 @@ fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
 
 /// The index expression of access site `site`.
 pub fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {
-    let mut out = None;
-    visit_stmts(&kernel.body, &mut |s| {
-        if out.is_some() {
-            return;
+    index_in(&SitePaths::build(&kernel.body), kernel, site)
+}
+
+/// The index expression of access site `site`, found through `sites`
+/// (built once for a kernel whose sites are all asked about).
+pub fn index_in<'k>(sites: &SitePaths, kernel: &'k Kernel, site: SiteId) -> Option<&'k Expr> {
+    let exprs: Vec<&Expr> = match sites.stmt(&kernel.body, site)? {
+        Stmt::Store { access, .. } | Stmt::Atomic { access, .. } if access.site == site => {
+            return Some(access.index.as_ref());
         }
-        let exprs: Vec<&Expr> = match s {
-            Stmt::Store { access, .. } | Stmt::Atomic { access, .. } if access.site == site => {
-                out = Some(access.index.as_ref());
-                return;
-            }
-            Stmt::Store { access, value, .. } | Stmt::Atomic { access, value, .. } => {
-                vec![&access.index, value]
-            }
-            Stmt::Assign { value, .. } => vec![value],
-            Stmt::If { cond, .. } => vec![cond],
-            Stmt::Loop { cond: Some(c), .. } => vec![c],
-            _ => vec![],
-        };
-        out = exprs.into_iter().find_map(|e| load_index(e, site));
-    });
-    out
+        Stmt::Store { access, value, .. } => vec![&access.index, value],
+        Stmt::Atomic {
+            access,
+            value,
+            compare,
+            ..
+        } => [Some(&*access.index), Some(value), compare.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        Stmt::Assign { value, .. } => vec![value],
+        Stmt::If { cond, .. } => vec![cond],
+        Stmt::Loop { cond: Some(c), .. } => vec![c],
+        _ => vec![],
+    };
+    exprs.into_iter().find_map(|e| load_index(e, site))
 }
 
 /// The global input array that `e` loads from, directly or through the

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{ExprKind, SiteId, Stmt};
+use super::{ExprKind, SiteId, Stmt};
 
 /// One step down: the index of a statement in a list, then which of its
 /// statement lists to enter next (`then`/`body` = 0, `else`/`step` = 1).
