@@ -192,6 +192,11 @@ pub struct KernelResult {
     pub steps: Vec<Step>,
     /// Launches every candidate was checked on, or why none could be.
     pub checked_on: Result<usize, String>,
+    /// Where the test launches came from, and what copper assumed.
+    pub assumptions: Vec<String>,
+    /// Whether the test launches were built without a parameter file (so
+    /// the assumptions are worth printing).
+    pub assumed: bool,
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
     pub compiled: Option<Result<(), String>>,
@@ -258,7 +263,15 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
-    let checker = Checker::new(file, name, spec, shape.block);
+    let plan = crate::launch::test_plan(file, &original.kernel, &original.prepared, spec, shape);
+    let checker = Checker::new(file, name, plan.spec.as_ref(), plan.block).map_err(|why| {
+        let path = file.source.path.display();
+        format!(
+            "{why}; to check it, write the launch it runs on: `copper params {path} > {}` and edit it{}",
+            file.source.path.with_extension("toml").display(),
+            if spec.is_none() { ", or give `--block X,Y`" } else { "" }
+        )
+    });
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -340,6 +353,8 @@ pub fn optimize_kernel(
         applied,
         steps,
         checked_on: checker.map(|c| c.launches()),
+        assumptions: plan.assumptions,
+        assumed: spec.is_none(),
         compiled,
         seconds: start.elapsed().as_secs_f64(),
     })

@@ -133,6 +133,9 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
             }
+            if x.assumed {
+                println!("  test launches: {}", x.assumptions.join("; "));
+            }
             print_bounds(x);
             if explain {
                 print_steps(x);
@@ -341,6 +344,7 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                         .collect::<Vec<_>>());
                     o["checked_launches"] = json!(x.checked_on.as_ref().ok());
                     o["check_error"] = json!(x.checked_on.as_ref().err());
+                    o["test_launch"] = json!(x.assumptions);
                     o["nvcc_checked"] = json!(x.compiled.is_some());
                     o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
                     o["candidates"] =
