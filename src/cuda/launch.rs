@@ -37,11 +37,18 @@ pub struct Launch {
 
 /// Threads of a launch that copper simulates as written; a larger one is
 /// scaled down for testing ([`TestLaunch`]).
-pub const TEST_THREADS: u64 = 1 << 16;
+pub const TEST_THREADS: u64 = 1 << 14;
+
+/// Bytes of one allocation that copper simulates as written; a launch with
+/// a larger one is scaled down for testing.
+pub const TEST_BYTES: u64 = 1 << 20;
+
+/// Most threads of a launch scaled down for testing.
+pub const MAX_TEST_THREADS: u64 = 1 << 16;
 
 /// The launch copper tests a kernel on, from the host code: as written,
-/// or with the host inputs passed as arguments cut so that it has at most
-/// [`TEST_THREADS`] threads (everything computed from them follows).
+/// or with the host inputs passed as arguments cut to test size
+/// (everything computed from them follows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TestLaunch {
     /// The launch as evaluated (grid and block known).
@@ -92,8 +99,9 @@ fn threads(h: &HostLaunch) -> Option<u64> {
     g.checked_mul(b)
 }
 
-/// The launch as written when small enough, else scaled down: each host
-/// input passed as an argument cut to two and a half blocks' worth.
+/// The launch as written when small enough ([`TEST_THREADS`],
+/// [`TEST_BYTES`]), else scaled down: each host input passed as an
+/// argument cut to two and a half blocks' worth.
 fn test_launch(
     src: &str,
     l: &LaunchSite,
@@ -101,7 +109,13 @@ fn test_launch(
     written: HostLaunch,
 ) -> Option<TestLaunch> {
     let n = threads(&written)?;
-    if n <= TEST_THREADS {
+    let bytes = written
+        .args
+        .iter()
+        .filter_map(|a| a.bytes)
+        .max()
+        .unwrap_or(0);
+    if n <= TEST_THREADS && bytes <= TEST_BYTES {
         return Some(TestLaunch {
             host: written,
             cut: Vec::new(),
@@ -128,7 +142,7 @@ fn test_launch(
         macros,
         &overrides,
     );
-    (threads(&small)? <= TEST_THREADS).then_some(TestLaunch { host: small, cut })
+    (threads(&small)? <= MAX_TEST_THREADS).then_some(TestLaunch { host: small, cut })
 }
 
 /// The names in a shape argument that look like macros (no lowercase) but

@@ -63,8 +63,11 @@ fn run_original(
             Ok(r) => return Ok((spec, r)),
             Err(e)
                 if grow
-                    && e.message.starts_with("out-of-bounds")
-                    && spec.arrays.values().all(|a| a.len < MAX_GROWN) =>
+                    && spec.arrays.iter().any(|(name, a)| {
+                        a.len < MAX_GROWN
+                            && e.message
+                                .starts_with(&format!("out-of-bounds access `{name}["))
+                    }) =>
             {
                 for a in spec.arrays.values_mut() {
                     a.len = (a.len * 4).min(MAX_GROWN);
@@ -331,7 +334,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 /// random data, small integer arguments (one leaving a partial last
 /// block), a few grid sizes; two-dimensional grids for a two-dimensional
 /// block or a kernel that reads `blockIdx.y`.
-fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
+pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
     // Sizes are counted in the unit one block covers along x.

@@ -12,13 +12,14 @@ use copper::cuda::include::in_user_file;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper_search::launch::{launch_shape, read_params, test_plan};
-use copper_transforms::check::Checker;
+use copper_transforms::check::{synthesized, Checker};
 
 use super::preprocess::PreprocessArgs;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
-/// status: 0 when every kernel got a launch, 1 when some did not, 2 on
-/// bad input.
+/// status: 0 when every kernel got a launch (one the original does not run
+/// cleanly on says so in a comment and on stderr), 1 when some did not, 2
+/// on bad input.
 pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
     let parsed = match pre.parse(file) {
         Ok(p) => p,
@@ -72,20 +73,24 @@ pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
         for a in &plan.assumptions {
             let _ = writeln!(out, "# {a}");
         }
-        let launch = match &plan.spec {
-            Some(s) => Ok(s.clone()),
-            None => Checker::new(&parsed, &name, None, plan.block).and_then(|c| {
-                c.launch_specs()
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| "no launch".to_string())
-            }),
+        // The first test launch the original runs cleanly on; when there
+        // is none, the first one built, with the reason, to be edited.
+        let launch = match (&plan.spec, plan.block) {
+            (Some(s), _) => Some(s.clone()),
+            (None, Some(block)) => match Checker::new(&parsed, &name, None, Some(block)) {
+                Ok(c) => c.launch_specs().next().cloned(),
+                Err(why) => {
+                    let _ = writeln!(out, "# the original does not run cleanly on it: {why}");
+                    eprintln!("{}: kernel `{name}`: {why}", file.display());
+                    synthesized(&kernel, block).into_iter().next()
+                }
+            },
+            (None, None) => None,
         };
         match launch {
-            Ok(s) => out.push_str(&toml_of(&name, &s)),
-            Err(why) => {
-                let _ = writeln!(out, "# kernel `{name}`: no launch: {why}");
-                eprintln!("{}: kernel `{name}`: no launch: {why}", file.display());
+            Some(s) => out.push_str(&toml_of(&name, &s)),
+            None => {
+                let _ = writeln!(out, "# kernel `{name}`: no launch could be built");
                 status = 1;
             }
         }
