@@ -249,7 +249,9 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
     let spec = LaunchSpec {
         grid: h.grid.ok_or("its grid is not known")?.to_vec(),
         block: h.block.ok_or("its block is not known")?.to_vec(),
-        shared_bytes: 0,
+        shared_bytes: h
+            .shared_bytes
+            .ok_or("its dynamic shared memory size is not known")?,
         args,
         arrays,
     };

@@ -57,6 +57,9 @@ pub struct HostLaunch {
     pub grid: Option<[u64; 3]>,
     /// Block shape, when known.
     pub block: Option<[u64; 3]>,
+    /// Bytes of dynamic shared memory (the third `<<<…>>>` argument; 0
+    /// when there is none), when known.
+    pub shared_bytes: Option<u64>,
     /// The call's arguments.
     pub args: Vec<HostArg>,
     /// Host variables whose values the launch uses, as evaluated (for
@@ -87,6 +90,18 @@ pub fn evaluate(
     ev.run(&src[..start.min(src.len())]);
     let grid = ev.eval_text(grid).and_then(Value::dims);
     let block = ev.eval_text(block).and_then(Value::dims);
+    let config = token_texts(&src[start.min(end)..end.min(src.len())]);
+    let config = match config.iter().position(|t| t == "<<<") {
+        Some(p) if config.last().is_some_and(|t| t == ">>>") => &config[p + 1..config.len() - 1],
+        _ => &[][..],
+    };
+    let shared_bytes = match split_top(config, ",").get(2) {
+        None => Some(0),
+        Some(e) => match ev.eval_tokens(e) {
+            Some(Value::Int(b)) => u64::try_from(b).ok(),
+            _ => None,
+        },
+    };
     let args = call_args(src, end)
         .into_iter()
         .map(|text| {
@@ -102,6 +117,7 @@ pub fn evaluate(
     HostLaunch {
         grid,
         block,
+        shared_bytes,
         args,
         inputs: ev.inputs,
     }
@@ -846,6 +862,7 @@ mod tests {
         assert_eq!(values, [None, None, Some(1024), Some(100)]);
         assert_eq!(l.args[0].bytes, Some(1024 * 100 * 4));
         assert_eq!(l.args[1].bytes, Some(1024 * 4));
+        assert_eq!(l.shared_bytes, Some(0));
         assert_eq!(l.inputs, [("M".to_string(), 100), ("n".to_string(), 1024)]);
         // Scaled down: everything that depends on `n` follows.
         let small = launch_with(MAIN, &[("n".to_string(), 40)].into_iter().collect());
@@ -859,6 +876,8 @@ mod tests {
                    int blocks = (n + threads - 1) / threads;\n k<<<blocks, threads>>>(x, n);\n}";
         let l = launch(src);
         assert_eq!((l.grid, l.block), (Some([4, 1, 1]), Some([256, 1, 1])));
+        let src = src.replace("threads>>>", "threads, threads * sizeof(float)>>>");
+        assert_eq!(launch(&src).shared_bytes, Some(1024));
     }
 
     #[test]

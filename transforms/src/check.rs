@@ -330,15 +330,18 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     out
 }
 
-/// Launches for a kernel without a parameter file: generous arrays of
-/// random data, small integer arguments (one leaving a partial last
-/// block), a few grid sizes; two-dimensional grids for a two-dimensional
-/// block or a kernel that reads `blockIdx.y`.
+/// Launches for a kernel without a parameter file, smallest first:
+/// generous arrays of random data, small integer arguments (one leaving a
+/// partial last block), a few grid sizes; two-dimensional grids for a
+/// two-dimensional block or a kernel that reads `blockIdx.y`; 8 bytes of
+/// dynamic shared memory per thread for `extern __shared__` arrays.
 pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
     // Sizes are counted in the unit one block covers along x.
     let unit = if two_d { block[0] } else { threads };
+    // `extern __shared__` memory: 8 bytes per thread (a `double` each).
+    let dynamic_shared = k.arrays.iter().any(|a| a.is_shared() && a.dims.is_empty());
     let mut out = Vec::new();
     // Sizes around the block: a partial last block, several full blocks,
     // small odd sizes. Arrays hold a `size × size` matrix, so kernels over
@@ -383,7 +386,7 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
         out.push(LaunchSpec {
             grid: grid.to_vec(),
             block: block.to_vec(),
-            shared_bytes: 0,
+            shared_bytes: if dynamic_shared { 8 * threads } else { 0 },
             args,
             arrays,
         });
