@@ -381,8 +381,7 @@ impl Evaluator<'_> {
         if k == 0 && toks.len() >= 2 && is_ident(&toks[0]) && !is_keyword(&toks[0]) {
             let declared = toks[1..]
                 .iter()
-                .skip_while(|w| *w == "*" || *w == "&")
-                .next()
+                .find(|w| *w != "*" && *w != "&")
                 .filter(|w| is_ident(w));
             if let Some(name) = declared.filter(|_| toks[1] != "=" && !toks[1].ends_with('=')) {
                 self.vars.insert(name.clone(), None);
