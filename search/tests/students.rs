@@ -215,7 +215,7 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
     let path = students().join("vec_add.cu");
     let file = parse_source(SourceFile::new(
         path.to_str().unwrap(),
-        &std::fs::read_to_string(&path).unwrap(),
+        std::fs::read_to_string(&path).unwrap(),
     ));
     let kernel = lower_kernel(&file, "vecAdd").unwrap();
     let prepared = copper::bound::prepare(&kernel, copper::bound::Config::default());
@@ -224,7 +224,7 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
     assert_eq!((plan.spec.is_none(), plan.block), (true, Some([256, 1, 1])));
     let checker = Checker::new(&file, "vecAdd", None, plan.block).unwrap();
     let candidate = |guard: bool| {
-        let f = parse_source(SourceFile::new("c.cu", &staged(guard)));
+        let f = parse_source(SourceFile::new("c.cu", staged(guard)));
         f.function("vecAdd").unwrap().clone()
     };
     assert_eq!(checker.check(&candidate(true)), Ok(()));
