@@ -225,11 +225,16 @@ impl KernelResult {
             )
     }
 
-    /// Why the result is not known to be final: nothing improved, but
-    /// some candidate was dropped unchecked (the first such reason).
+    /// Why the result is not known to be final: nothing improved, and no
+    /// test launch of the original runs cleanly (a race, an out-of-bounds
+    /// access) or some candidate was dropped unchecked (the first such
+    /// reason).
     pub fn unchecked(&self) -> Option<&str> {
         if self.improved() {
             return None;
+        }
+        if let Err(why) = &self.checked_on {
+            return Some(why);
         }
         self.steps
             .iter()

@@ -124,6 +124,7 @@ fn every_student_file_is_checked_on_the_launch_copper_finds() {
         let first = notes[0].as_str().unwrap();
         assert!(first.starts_with(launch), "{file}: {first}");
         if *file == RACY {
+            assert_eq!(k["status"], "unchecked", "{file}: {k}");
             let why = k["check_error"].as_str().unwrap();
             assert!(
                 why.contains("it races at line 9")
