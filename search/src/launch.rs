@@ -1,11 +1,18 @@
 //! Where a kernel's launch shape and test inputs come from: the command
-//! line, the file's own `<<<grid, block>>>` launches, or the parameter
-//! file next to it.
+//! line, the file's own `<<<grid, block>>>` launches (evaluated over the
+//! host code before them), the parameter file next to it, or, with none of
+//! these, a launch inferred from the kernel alone ([`test_plan`]).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
+use copper::absint::deps::{Coef, Dep};
+use copper::bound::Prepared;
+use copper::cuda::launch::TestLaunch;
 use copper::cuda::parse::ParsedFile;
-use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::ir::{Builtin, Kernel, Param};
+use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
+use copper_transforms::check::{random_array, uses};
 
 /// A kernel's launch shape and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +49,7 @@ pub fn launch_shape(
         .collect();
     if let Some(first) = sites.first() {
         if sites.iter().all(|l| l.block == first.block) {
-            let (line, _) = parsed.source.line_col(first.span.start);
+            let line = first.line;
             let grid = first
                 .grid
                 .filter(|_| sites.iter().all(|l| l.grid == first.grid));
@@ -103,4 +110,205 @@ pub fn check_launch(kernel: &copper::ir::Kernel, spec: &LaunchSpec) -> Result<()
         a.len = 0;
     }
     copper::sim::inputs_from_spec(kernel, &empty).map(drop)
+}
+
+/// The launches a kernel's candidates are checked on, and what copper
+/// assumed to build them (printed once per kernel, and in JSON).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestPlan {
+    /// The launch the checks vary (the parameter file's, or the one the
+    /// host code gives); `None`: launches synthesized around `block`.
+    pub spec: Option<LaunchSpec>,
+    /// Block of the synthesized launches.
+    pub block: Option<[u64; 3]>,
+    /// Where the launch came from, and every assumption made.
+    pub assumptions: Vec<String>,
+}
+
+/// Plans the test launches of `kernel` (lowered, with its analysis
+/// `prepared`): the parameter file's launch `param`; else the launch the
+/// host code before a `<<<…>>>` site of the kernel evaluates to; else a
+/// launch inferred from the kernel alone, around `shape`'s block when
+/// known.
+pub fn test_plan(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    prepared: &Prepared,
+    param: Option<&LaunchSpec>,
+    shape: &Shape,
+) -> TestPlan {
+    if let Some(p) = param {
+        return TestPlan {
+            spec: Some(p.clone()),
+            block: shape.block,
+            assumptions: vec!["tested on the parameter file's launch and variants of it".into()],
+        };
+    }
+    let mut assumptions = Vec::new();
+    if let Some(l) = parsed.launches.iter().find(|l| l.kernel == kernel.name) {
+        let line = l.line;
+        match &l.test {
+            Some(t) => match host_spec(kernel, t) {
+                Ok((spec, notes)) => {
+                    let mut a = vec![format!(
+                        "tested on the launch at line {line} (grid {}, block {}) and variants of it",
+                        dims(t.host.grid.unwrap_or([1; 3])),
+                        dims(t.host.block.unwrap_or([1; 3]))
+                    )];
+                    a.extend(notes);
+                    return TestPlan {
+                        spec: Some(spec),
+                        block: shape.block,
+                        assumptions: a,
+                    };
+                }
+                Err(why) => assumptions.push(format!(
+                    "the launch at line {line} could not be used ({why}); launch inferred instead"
+                )),
+            },
+            None => assumptions.push(format!(
+                "the launch at line {line} could not be evaluated from the host code before it; launch inferred instead"
+            )),
+        }
+    }
+    let block = match shape.block {
+        Some(b) => {
+            assumptions.push(format!("block {} from {}", dims(b), shape.source));
+            b
+        }
+        None => {
+            let (b, why) = infer_block(parsed, kernel, prepared);
+            assumptions.push(format!("assumed block {} {why}", dims(b)));
+            b
+        }
+    };
+    assumptions.push(
+        "arrays of random data, grown until every access of the original is in bounds (and one launch with them shrunk to what it accesses); integer arguments chosen so the last block is partial".into(),
+    );
+    TestPlan {
+        spec: None,
+        block: Some(block),
+        assumptions,
+    }
+}
+
+/// The parameter-file launch the host code's test launch `t` gives
+/// `kernel`, with notes on what copper cut or assumed; an error when an
+/// integer argument cannot be evaluated or the arguments do not match.
+fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>), String> {
+    let h = &t.host;
+    if h.args.len() != kernel.params.len() {
+        return Err(format!(
+            "it passes {} arguments, the kernel takes {}",
+            h.args.len(),
+            kernel.params.len()
+        ));
+    }
+    let mut notes: Vec<String> = t
+        .cut
+        .iter()
+        .map(|(name, was, now)| format!("`{name}` = {was} cut to {now} for testing"))
+        .collect();
+    let mut args = BTreeMap::new();
+    let mut arrays = BTreeMap::new();
+    for (i, (p, arg)) in kernel.params.iter().zip(&h.args).enumerate() {
+        match p {
+            Param::Scalar(v) => {
+                let var = &kernel.vars[*v];
+                let value = match arg.value {
+                    Some(x) => x as f64,
+                    None if var.ty.is_float() => {
+                        notes.push(format!("assumed `{}` = 1.5 (`{}`)", var.name, arg.text));
+                        1.5
+                    }
+                    None => {
+                        return Err(format!(
+                            "argument `{}` (`{}`) could not be evaluated",
+                            var.name, arg.text
+                        ))
+                    }
+                };
+                args.insert(var.name.clone(), value);
+            }
+            Param::Array(a) => {
+                let arr = &kernel.arrays[*a];
+                let len = match arg.bytes {
+                    Some(b) => b / u64::from(arr.elem.size()).max(1),
+                    None => {
+                        notes.push(format!(
+                            "the length of `{}` is not known from the host code: {} elements assumed",
+                            arr.name, UNKNOWN_LEN
+                        ));
+                        UNKNOWN_LEN
+                    }
+                };
+                arrays.insert(arr.name.clone(), random_array(arr, len, 1 + i as u64));
+            }
+        }
+    }
+    let spec = LaunchSpec {
+        grid: h.grid.ok_or("its grid is not known")?.to_vec(),
+        block: h.block.ok_or("its block is not known")?.to_vec(),
+        shared_bytes: h
+            .shared_bytes
+            .ok_or("its dynamic shared memory size is not known")?,
+        args,
+        arrays,
+    };
+    Ok((spec, notes))
+}
+
+/// Elements given to an array whose allocation copper cannot see.
+const UNKNOWN_LEN: u64 = 1 << 16;
+
+/// The block a kernel without a known launch is assumed to run with, and
+/// why: the shape of a `__shared__` tile indexed by the thread index
+/// (`As[threadIdx.y][threadIdx.x]` on a `[16][16]` tile ⇒ 16×16, a
+/// padded `[32][33]` row ⇒ 32 wide); else 16×16 for a kernel using
+/// `threadIdx.y` or `blockIdx.y`, 256 otherwise.
+pub fn infer_block(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    prepared: &Prepared,
+) -> ([u64; 3], String) {
+    for (i, site) in kernel.sites.iter().enumerate() {
+        let arr = &kernel.arrays[site.array];
+        if !arr.is_shared() || site.span.is_synthetic() {
+            continue;
+        }
+        let Dep::Affine([Coef::Known(cx), Coef::Known(cy), Coef::Known(0)], cong) =
+            prepared.index_dep(i)
+        else {
+            continue;
+        };
+        if cx != 1 || cong.value() != Some(0) {
+            continue;
+        }
+        let block = match (arr.dims.as_slice(), cy) {
+            ([n], 0) => [*n, 1, 1],
+            ([rows, cols], c) if c as u64 == *cols => [floor_pow2(*cols), *rows, 1],
+            _ => continue,
+        };
+        if block.iter().product::<u64>() > MAX_BLOCK_THREADS || block[0] == 0 {
+            continue;
+        }
+        let (line, _) = parsed.source.line_col(site.span.start);
+        return (
+            block,
+            format!("from `{}` at line {line}", parsed.source.slice(site.span)),
+        );
+    }
+    if uses(kernel, Builtin::ThreadIdx(1)) || uses(kernel, Builtin::BlockIdx(1)) {
+        ([16, 16, 1], "(the kernel indexes in two dimensions)".into())
+    } else {
+        (
+            [256, 1, 1],
+            "(the default for a one-dimensional kernel)".into(),
+        )
+    }
+}
+
+/// The largest power of two at most `n` (`n` ≥ 1).
+fn floor_pow2(n: u64) -> u64 {
+    1 << (63 - n.max(1).leading_zeros())
 }

@@ -10,7 +10,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
@@ -197,10 +197,13 @@ pub struct KernelResult {
     pub applied: Vec<Applied>,
     /// Every transform's turn, round by round.
     pub steps: Vec<Step>,
-    /// Launches every candidate was checked on, or why none could be;
-    /// `None` when no transform proposed a candidate (the test launches
-    /// are only prepared for the first one).
-    pub checked_on: Option<Result<usize, String>>,
+    /// Launches every candidate was checked on, or why none could be.
+    pub checked_on: Result<usize, String>,
+    /// Where the test launches came from, and what copper assumed.
+    pub assumptions: Vec<String>,
+    /// Whether the test launches were built without a parameter file (so
+    /// the assumptions are worth printing).
+    pub assumed: bool,
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
     pub compiled: Option<Result<(), String>>,
@@ -232,12 +235,16 @@ impl KernelResult {
             )
     }
 
-    /// Why the result is not known to be final: nothing improved, but
-    /// some candidate was dropped unchecked (the first such reason), or
-    /// the search stopped at its time budget.
+    /// Why the result is not known to be final: nothing improved, and no
+    /// test launch of the original runs cleanly (a race, an out-of-bounds
+    /// access), some candidate was dropped unchecked (the first such
+    /// reason), or the search stopped at its time budget.
     pub fn unchecked(&self) -> Option<&str> {
         if self.improved() {
             return None;
+        }
+        if let Err(why) = &self.checked_on {
+            return Some(why);
         }
         self.steps
             .iter()
@@ -275,15 +282,18 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
-    let checker = LazyChecker {
-        cell: OnceLock::new(),
-        file,
-        name,
-        spec,
-        block: shape.block,
-        deadline,
-        config: &config,
-    };
+    let plan = crate::launch::test_plan(file, &original.kernel, &original.prepared, spec, shape);
+    let checker = Checker::new(file, name, plan.spec.as_ref(), plan.block, Some(deadline)).map_err(|why| {
+        if let Some(late) = past(deadline, &config) {
+            return late;
+        }
+        let path = file.source.path.display();
+        format!(
+            "{why}; to check it, write the launch it runs on: `copper params {path} > {}` and edit it{}",
+            file.source.path.with_extension("toml").display(),
+            if spec.is_none() { ", or give `--block X,Y`" } else { "" }
+        )
+    });
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -373,7 +383,9 @@ pub fn optimize_kernel(
         best: incumbent,
         applied,
         steps,
-        checked_on: checker.cell.into_inner().map(|c| c.map(|c| c.launches())),
+        checked_on: checker.map(|c| c.launches()),
+        assumptions: plan.assumptions,
+        assumed: spec.is_none(),
         compiled,
         stopped,
         seconds: start.elapsed().as_secs_f64(),
@@ -388,7 +400,7 @@ struct Env<'a> {
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
-    checker: &'a LazyChecker<'a>,
+    checker: &'a Result<Checker, String>,
     /// Whether the file as written compiles with `settings.compiler`
     /// (`Ok` when there is none).
     original_compiles: Result<(), String>,
@@ -397,34 +409,6 @@ struct Env<'a> {
     deadline: Instant,
     settings: &'a Settings,
     cache: &'a Cache,
-}
-
-/// The checker of one kernel's candidates, made when the first candidate
-/// needs it: preparing the test launches simulates the original several
-/// times, wasted on a kernel no transform has a candidate for.
-struct LazyChecker<'a> {
-    cell: OnceLock<Result<Checker, String>>,
-    file: &'a ParsedFile,
-    name: &'a str,
-    spec: Option<&'a LaunchSpec>,
-    block: Option<[u64; 3]>,
-    deadline: Instant,
-    config: &'a Config,
-}
-
-impl LazyChecker<'_> {
-    fn get(&self) -> &Result<Checker, String> {
-        self.cell.get_or_init(|| {
-            Checker::new(
-                self.file,
-                self.name,
-                self.spec,
-                self.block,
-                Some(self.deadline),
-            )
-            .map_err(|why| past(self.deadline, self.config).unwrap_or(why))
-        })
-    }
 }
 
 /// Why a candidate could not be checked, when the search is past its
@@ -488,7 +472,7 @@ fn evaluate(
         ..*env.config
     };
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
-    let checker = match env.checker.get() {
+    let checker = match env.checker {
         Ok(c) => c,
         Err(why) => return (Verdict::Unchecked(why.clone()), None),
     };

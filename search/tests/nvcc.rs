@@ -153,7 +153,28 @@ fn testdata_files_compile() {
         ]);
         jobs.push((f, extra));
     }
+    // The student files, as nvcc compiles them with their default sizes.
+    for f in students() {
+        let extra = object_only(&dir, &f);
+        jobs.push((f, extra));
+    }
     assert_compiled(compile_all(&nvcc, &jobs));
+}
+
+/// The `testdata/students/*.cu` files.
+fn students() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("testdata/students"))
+        .expect("testdata/students")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 15,
+        "testdata/students has {} files",
+        files.len()
+    );
+    files
 }
 
 #[test]

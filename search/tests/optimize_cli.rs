@@ -392,11 +392,12 @@ fn an_analysis_over_budget_is_reported() {
 #[test]
 fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
     let dir = workspace("unchecked", &[]);
-    // The loop-invariant `a[n + 1000000]` is a hoisting candidate; it reads
-    // out of bounds on every synthesized launch.
+    // The loop-invariant `a[n + 100000000]` is a hoisting candidate; it
+    // reads out of bounds on every synthesized launch (arrays grow to at
+    // most 2^22 elements).
     std::fs::write(
         dir.join("oob.cu"),
-        "__global__ void k(float *a, float *b, int n) {\n    for (int j = 0; j < n; j++) {\n        b[threadIdx.x] += a[n + 1000000];\n    }\n}\n\n__global__ void ok(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 0;\n    }\n}\n",
+        "__global__ void k(float *a, float *b, int n) {\n    for (int j = 0; j < n; j++) {\n        b[threadIdx.x] += a[n + 100000000];\n    }\n}\n\n__global__ void ok(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 0;\n    }\n}\n",
     )
     .unwrap();
     let o = copper_in(&dir, &["optimize", "oob.cu", "--explain"]);
@@ -407,6 +408,7 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
         "{t}"
     );
     assert!(t.contains("dropped (could not be checked)"), "{t}");
+    assert!(t.contains("copper params oob.cu > oob.toml"), "{t}");
     assert!(t.contains("0 improved, 1 unchecked, 0 errors"), "{t}");
     let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

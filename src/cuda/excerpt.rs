@@ -81,7 +81,17 @@ impl<'a> Excerpts<'a> {
             }
         }
         let (excerpt, line_map) = whole_lines(&self.file.source, &mut spans);
-        Some(parse_source(self.file.source.excerpt(excerpt, line_map)))
+        let mut parsed = parse_source(self.file.source.excerpt(excerpt, line_map));
+        // The host code is not in the excerpt: the kernel's launches, as
+        // the whole file resolved them.
+        parsed.launches = self
+            .file
+            .launches
+            .iter()
+            .filter(|l| l.kernel == name)
+            .cloned()
+            .collect();
+        Some(parsed)
     }
 }
 

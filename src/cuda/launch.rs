@@ -1,6 +1,11 @@
-//! Launch shapes read from `kernel<<<grid, block>>>` sites when literal.
+//! Launch shapes read from `kernel<<<grid, block>>>` sites, evaluated over
+//! the host code before them ([`super::host`]), and the launch copper tests
+//! the kernel on.
 
-use super::extract::Extracted;
+use std::collections::HashMap;
+
+use super::extract::{Extracted, LaunchSite};
+use super::host::{self, HostLaunch};
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 use crate::source::Span;
@@ -10,17 +15,46 @@ use crate::source::Span;
 pub struct Launch {
     /// Kernel launched.
     pub kernel: String,
-    /// Grid size (x, y, z) when it is a literal.
+    /// Grid size (x, y, z) when the host code determines it.
     pub grid: Option<[u64; 3]>,
-    /// Block size (x, y, z) when it is a literal.
+    /// Block size (x, y, z) when the host code determines it.
     pub block: Option<[u64; 3]>,
     /// Where the launch is in the file.
     #[serde(skip)]
     pub span: Span,
+    /// Its line in the file (1-based).
+    #[serde(skip)]
+    pub line: usize,
     /// Names in a shape that is not literal which look like macros but that
     /// nothing defines (`N` in `<<<N / 256, 256>>>` without `-DN=…`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub undefined: Vec<String>,
+    /// The launch copper can test the kernel on, when the host code
+    /// determines its shape.
+    #[serde(skip)]
+    pub test: Option<TestLaunch>,
+}
+
+/// Threads of a launch that copper simulates as written; a larger one is
+/// scaled down for testing ([`TestLaunch`]).
+pub const TEST_THREADS: u64 = 1 << 14;
+
+/// Bytes of one allocation that copper simulates as written; a launch with
+/// a larger one is scaled down for testing.
+pub const TEST_BYTES: u64 = 1 << 20;
+
+/// Most threads of a launch scaled down for testing.
+pub const MAX_TEST_THREADS: u64 = 1 << 16;
+
+/// The launch copper tests a kernel on, from the host code: as written,
+/// or with the host inputs passed as arguments cut to test size
+/// (everything computed from them follows).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestLaunch {
+    /// The launch as evaluated (grid and block known).
+    pub host: HostLaunch,
+    /// Host inputs cut: (name, as written, as tested).
+    pub cut: Vec<(String, i128, i128)>,
 }
 
 /// Resolves every launch site of a file.
@@ -28,8 +62,16 @@ pub fn resolve_launches(src: &str, ex: &Extracted, macros: &MacroTable) -> Vec<L
     ex.launches
         .iter()
         .map(|l| {
-            let grid = shape(src, &l.grid, macros, l.span.start);
-            let block = shape(src, &l.block, macros, l.span.start);
+            let written = host::evaluate(
+                src,
+                l.span.start,
+                l.span.end,
+                &l.grid,
+                &l.block,
+                macros,
+                &HashMap::new(),
+            );
+            let (grid, block) = (written.grid, written.block);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
                 if dims.is_none() {
@@ -37,31 +79,70 @@ pub fn resolve_launches(src: &str, ex: &Extracted, macros: &MacroTable) -> Vec<L
                 }
             }
             undefined.dedup();
+            let test = test_launch(src, l, macros, written);
             Launch {
                 kernel: l.kernel.clone(),
                 grid,
                 block,
                 span: l.span,
+                line: src[..l.span.start.min(src.len())].matches('\n').count() + 1,
                 undefined,
+                test,
             }
         })
         .collect()
 }
 
-/// The shape an argument denotes: an integer constant expression, `dim3(…)`
-/// of them, or a variable initialized that way earlier in the file.
-fn shape(src: &str, arg: &str, macros: &MacroTable, before: usize) -> Option<[u64; 3]> {
-    let toks = expand_all(&token_texts(arg), macros)?;
-    if let [name] = toks.as_slice() {
-        if name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-        {
-            return variable_shape(src, name, macros, before);
-        }
+fn threads(h: &HostLaunch) -> Option<u64> {
+    let g: u64 = h.grid?.iter().product();
+    let b: u64 = h.block?.iter().product();
+    g.checked_mul(b)
+}
+
+/// The launch as written when small enough ([`TEST_THREADS`],
+/// [`TEST_BYTES`]), else scaled down: each host input passed as an
+/// argument cut to two and a half blocks' worth.
+fn test_launch(
+    src: &str,
+    l: &LaunchSite,
+    macros: &MacroTable,
+    written: HostLaunch,
+) -> Option<TestLaunch> {
+    let n = threads(&written)?;
+    let bytes = written
+        .args
+        .iter()
+        .filter_map(|a| a.bytes)
+        .max()
+        .unwrap_or(0);
+    if n <= TEST_THREADS && bytes <= TEST_BYTES {
+        return Some(TestLaunch {
+            host: written,
+            cut: Vec::new(),
+        });
     }
-    dim3_of(&toks)
+    let bx = written.block?[0] as i128;
+    let target = 2 * bx + bx / 2 + 1;
+    let cut: Vec<(String, i128, i128)> = written
+        .inputs
+        .iter()
+        .filter(|(name, v)| *v > target && written.args.iter().any(|a| a.text == *name))
+        .map(|(name, v)| (name.clone(), *v, target))
+        .collect();
+    if cut.is_empty() {
+        return None;
+    }
+    let overrides: HashMap<String, i128> = cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
+    let small = host::evaluate(
+        src,
+        l.span.start,
+        l.span.end,
+        &l.grid,
+        &l.block,
+        macros,
+        &overrides,
+    );
+    (threads(&small)? <= MAX_TEST_THREADS).then_some(TestLaunch { host: small, cut })
 }
 
 /// The names in a shape argument that look like macros (no lowercase) but
@@ -87,138 +168,15 @@ fn undefined_names(src: &str, arg: &str, macros: &MacroTable, before: usize) -> 
     out
 }
 
-fn dim3_of(toks: &[String]) -> Option<[u64; 3]> {
-    let inner = match toks {
-        [d, open, rest @ .., close] if d == "dim3" && open == "(" && close == ")" => rest,
-        _ => return const_value(toks).map(|v| [v, 1, 1]),
-    };
-    let mut dims = [1u64; 3];
-    let mut depth = 0;
-    let mut start = 0;
-    let mut k = 0;
-    for (i, t) in inner.iter().enumerate() {
-        match t.as_str() {
-            "(" => depth += 1,
-            ")" => depth -= 1,
-            "," if depth == 0 => {
-                *dims.get_mut(k)? = const_value(&inner[start..i])?;
-                k += 1;
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    *dims.get_mut(k)? = const_value(&inner[start..])?;
-    Some(dims)
-}
-
-/// Finds `dim3 name(…)`, `dim3 name = …` or `int name = …` before `before`.
-fn variable_shape(src: &str, name: &str, macros: &MacroTable, before: usize) -> Option<[u64; 3]> {
-    let head = &src[..before.min(src.len())];
-    let toks = tokenize(head);
-    let texts: Vec<&str> = toks.iter().map(|t| t.text(head)).collect();
-    let pos = (1..texts.len()).rev().find(|&i| {
-        texts[i] == name
-            && toks[i].kind == TokKind::Ident
-            && matches!(
-                texts[i - 1],
-                "dim3" | "int" | "unsigned" | "size_t" | "const"
-            )
-            && texts
-                .get(i + 1)
-                .is_some_and(|n| matches!(*n, "(" | "=" | "{"))
-    })?;
-    let is_dim3 = texts[..pos].iter().rev().take(3).any(|t| *t == "dim3");
-    let end = (pos..texts.len()).find(|&i| texts[i] == ";")?;
-    let mut init: Vec<String> = texts[pos + 1..end].iter().map(|s| s.to_string()).collect();
-    if init.first().is_some_and(|t| t == "=") {
-        init.remove(0);
-    }
-    let init = expand_all(&init, macros)?;
-    if is_dim3 && init.first().is_some_and(|t| t == "(" || t == "{") {
-        let mut call = vec!["dim3".to_string(), "(".to_string()];
-        call.extend(init[1..init.len() - 1].iter().cloned());
-        call.push(")".into());
-        return dim3_of(&call);
-    }
-    dim3_of(&init)
-}
-
 fn expand_all(toks: &[String], macros: &MacroTable) -> Option<Vec<String>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        match macros.get(&toks[i]) {
-            Some(def) if def.params.is_none() => {
-                out.extend(macros.expand(def, &[]).ok()?);
-            }
-            _ => out.push(toks[i].clone()),
+    for t in toks {
+        match macros.get(t) {
+            Some(def) if def.params.is_none() => out.extend(macros.expand(def, &[]).ok()?),
+            _ => out.push(t.clone()),
         }
-        i += 1;
     }
     Some(out)
-}
-
-/// Value of an integer constant expression over `+ - * / ( )`.
-fn const_value(toks: &[String]) -> Option<u64> {
-    let mut pos = 0;
-    let v = sum(toks, &mut pos)?;
-    (pos == toks.len() && v > 0).then_some(v as u64)
-}
-
-fn sum(t: &[String], p: &mut usize) -> Option<i128> {
-    let mut v = product(t, p)?;
-    while let Some(op) = t
-        .get(*p)
-        .map(String::as_str)
-        .filter(|o| matches!(*o, "+" | "-"))
-    {
-        *p += 1;
-        let r = product(t, p)?;
-        v = if op == "+" {
-            v.checked_add(r)?
-        } else {
-            v.checked_sub(r)?
-        };
-    }
-    Some(v)
-}
-
-fn product(t: &[String], p: &mut usize) -> Option<i128> {
-    let mut v = atom(t, p)?;
-    while let Some(op) = t
-        .get(*p)
-        .map(String::as_str)
-        .filter(|o| matches!(*o, "*" | "/"))
-    {
-        *p += 1;
-        let r = atom(t, p)?;
-        v = if op == "*" {
-            v.checked_mul(r)?
-        } else {
-            v.checked_div(r)?
-        };
-    }
-    Some(v)
-}
-
-fn atom(t: &[String], p: &mut usize) -> Option<i128> {
-    let tok = t.get(*p)?;
-    *p += 1;
-    if tok == "(" {
-        let v = sum(t, p)?;
-        (t.get(*p)? == ")").then_some(())?;
-        *p += 1;
-        return Some(v);
-    }
-    let digits = tok.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        return i128::from_str_radix(hex, 16).ok();
-    }
-    digits.parse().ok()
 }
 
 #[cfg(test)]

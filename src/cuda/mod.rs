@@ -6,6 +6,7 @@ pub mod diff;
 pub mod edit;
 pub mod excerpt;
 pub mod extract;
+pub mod host;
 pub mod include;
 pub mod launch;
 pub mod lex;

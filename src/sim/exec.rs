@@ -823,15 +823,19 @@ impl<'a> Block<'a> {
     }
 
     /// Records a plain (not atomic) access of a global element for race
-    /// detection; an error when another block wrote it, or it writes what
-    /// another block accessed.
+    /// detection (`written`: the bits a write stores); an error when
+    /// another block wrote it, or it writes what another block accessed. A
+    /// write that leaves the element as it is changes nothing whatever the
+    /// order of blocks (every writer writing the same value), so it is not
+    /// recorded. Blocks run one after another when races are detected, so
+    /// that this is deterministic.
     fn track(
         &self,
         w: &Warp,
         a: &Access,
         i: i64,
         lane: usize,
-        write: bool,
+        written: Option<u64>,
     ) -> Result<(), SimError> {
         let Storage::Global(g) = self.ctx.storage[a.array] else {
             return Ok(());
@@ -839,6 +843,12 @@ impl<'a> Block<'a> {
         let Some(cell) = self.ctx.globals[g].touched.get(i as usize) else {
             return Ok(());
         };
+        let write = written.is_some();
+        if written.is_some_and(|bits| {
+            self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed) == bits
+        }) {
+            return Ok(());
+        }
         let [gx, gy, _] = self.ctx.shape.grid;
         let me = self.block[0] + gx * (self.block[1] + gy * self.block[2]);
         let mut cur = cell.load(Ordering::Relaxed);
@@ -902,7 +912,7 @@ impl<'a> Block<'a> {
             self.check_same_step_writes(w, a, &idx, &v, mask)?;
         }
         for l in lanes_of(mask) {
-            self.track(w, a, idx[l], l, true)?;
+            self.track(w, a, idx[l], l, Some(v[l]))?;
             self.write(w, a.array, idx[l], l, v[l]);
         }
         Ok(())
@@ -1139,7 +1149,7 @@ impl<'a> Block<'a> {
                 let idx = self.indices(w, a, mask)?;
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
-                    self.track(w, a, idx[l], l, false)?;
+                    self.track(w, a, idx[l], l, None)?;
                     out[l] = self.read(w, a.array, idx[l], l);
                 }
             }

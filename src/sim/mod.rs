@@ -120,7 +120,9 @@ pub struct SimOptions {
     pub step_budget: u64,
     /// Fail on a race between blocks (one block writing a global element
     /// another block reads or writes), which makes results depend on the
-    /// order blocks run in. Costs an atomic update per global access.
+    /// order blocks run in; a write that leaves the element unchanged (every
+    /// writer writing the same value) is not one. Costs an atomic update per
+    /// global access, and blocks run one after another.
     pub detect_races: bool,
     /// Simulate at most this many blocks of the grid (the first, the last
     /// and evenly spaced ones between), for launches too large to run
@@ -455,11 +457,12 @@ pub fn simulate_owned(
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);
-    let outcomes: Vec<Result<BlockOutcome, SimError>> = if has_global_atomics(kernel) {
-        block_ids.iter().map(run).collect()
-    } else {
-        block_ids.par_iter().map(run).collect()
-    };
+    let outcomes: Vec<Result<BlockOutcome, SimError>> =
+        if has_global_atomics(kernel) || opts.detect_races {
+            block_ids.iter().map(run).collect()
+        } else {
+            block_ids.par_iter().map(run).collect()
+        };
     let mut metrics: Vec<MetricResult> = opts
         .metrics
         .iter()

@@ -12,7 +12,7 @@ use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
-use copper::ir::{Kernel, Param};
+use copper::ir::{visit_exprs, Array, Builtin, ExprKind, Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
 
@@ -30,6 +30,56 @@ pub struct Checker {
     launches: Vec<(LaunchSpec, SimResult)>,
     /// When every simulation must stop (the search's time budget).
     deadline: Option<Instant>,
+}
+
+/// Why the original does not run on a test launch.
+enum Fail {
+    /// The launch does not fit the kernel.
+    Setup(String),
+    /// The simulation failed.
+    Sim(copper::sim::SimError),
+}
+
+/// Most elements a synthesized array grows to.
+const MAX_GROWN: u64 = 1 << 22;
+
+/// Most instructions a warp of the original may execute on a synthesized
+/// launch (a test launch is small; a kernel whose every thread loops over
+/// the whole input is tested on the smaller launches).
+const SYNTH_STEP_BUDGET: u64 = 300_000;
+
+/// The original on `spec`, and its results. A synthesized launch
+/// (`grow`) whose arrays are too short for the original's accesses is
+/// retried with arrays four times longer, up to [`MAX_GROWN`] elements.
+fn run_original(
+    kernel: &Kernel,
+    mut spec: LaunchSpec,
+    grow: bool,
+    deadline: Option<Instant>,
+) -> Result<(LaunchSpec, SimResult), Fail> {
+    let mut opts = options(deadline);
+    if grow {
+        opts.step_budget = SYNTH_STEP_BUDGET;
+    }
+    loop {
+        let inputs = inputs_from_spec(kernel, &spec).map_err(Fail::Setup)?;
+        match simulate_owned(kernel, inputs, &opts) {
+            Ok(r) => return Ok((spec, r)),
+            Err(e)
+                if grow
+                    && spec.arrays.iter().any(|(name, a)| {
+                        a.len < MAX_GROWN
+                            && e.message
+                                .starts_with(&format!("out-of-bounds access `{name}["))
+                    }) =>
+            {
+                for a in spec.arrays.values_mut() {
+                    a.len = (a.len * 4).min(MAX_GROWN);
+                }
+            }
+            Err(e) => return Err(Fail::Sim(e)),
+        }
+    }
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -109,17 +159,39 @@ impl Checker {
             None => synthesized(&kernel, block.unwrap_or([64, 1, 1])),
         };
         let mut launches = Vec::new();
+        let mut first_error = None;
         for spec in specs {
-            let Ok(inputs) = inputs_from_spec(&kernel, &spec) else {
-                continue;
-            };
-            if let Ok(r) = simulate_owned(&kernel, inputs, &options(deadline)) {
-                launches.push((spec, r));
+            match run_original(&kernel, spec, base.is_none(), deadline) {
+                Ok(l) => launches.push(l),
+                // Synthesized launches grow: the next ones would exhaust
+                // the budget too.
+                Err(Fail::Sim(e)) if base.is_none() && e.message.starts_with("step budget") => {
+                    let (line, _) = file.source.line_col(e.span.start);
+                    first_error.get_or_insert(format!(
+                        "it runs more than {SYNTH_STEP_BUDGET} instructions per warp (at line {line}) on the larger test launches"
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(match e {
+                        Fail::Setup(m) => m,
+                        Fail::Sim(e) => {
+                            let (line, _) = file.source.line_col(e.span.start);
+                            let how = if e.message.starts_with("data race") {
+                                "races"
+                            } else {
+                                "fails"
+                            };
+                            format!("it {how} at line {line}: {}", e.message)
+                        }
+                    });
+                }
             }
         }
         if launches.len() < MIN_LAUNCHES {
+            let why = first_error.unwrap_or_else(|| "no launch was built".into());
             return Err(format!(
-                "only {} of the test launches run cleanly on the original kernel (need {MIN_LAUNCHES}); give a parameter file with a launch it runs on",
+                "the original kernel cannot be checked: {why} (only {} of the test launches run cleanly; {MIN_LAUNCHES} are needed)",
                 launches.len()
             ));
         }
@@ -270,23 +342,34 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     out
 }
 
-/// Launches for a kernel without a parameter file: generous arrays of
-/// random data, small integer arguments (one leaving a partial last
-/// block), a few grid sizes.
+/// Launches for a kernel without a parameter file, smallest first:
+/// generous arrays of random data, small integer arguments (one leaving a
+/// partial last block), a few grid sizes; two-dimensional grids for a
+/// two-dimensional block or a kernel that reads `blockIdx.y`; 8 bytes of
+/// dynamic shared memory per thread for `extern __shared__` arrays.
 pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
+    let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
+    // Sizes are counted in the unit one block covers along x.
+    let unit = if two_d { block[0] } else { threads };
+    // `extern __shared__` memory: 8 bytes per thread (a `double` each).
+    let dynamic_shared = k.arrays.iter().any(|a| a.is_shared() && a.dims.is_empty());
     let mut out = Vec::new();
     // Sizes around the block: a partial last block, several full blocks,
     // small odd sizes. Arrays hold a `size × size` matrix, so kernels over
     // two size parameters stay in bounds; launches the original cannot run
     // cleanly are dropped by the caller.
-    for (grid, size) in [
-        (2u64, 2 * threads - threads / 2 - 1),
-        (3, 3 * threads),
+    // Smallest first: the caller stops at the first launch too long to run.
+    for (g, size) in [
+        (2u64, 5),
         (1, 17),
-        (2, 5),
-        (1, threads + 1),
+        (1, unit / 2 + 3),
+        (1, unit + 1),
+        (2, 2 * unit - unit / 2 - 1),
+        (3, 3 * unit),
     ] {
+        let grid = if two_d { [g, g, 1] } else { [g, 1, 1] };
+        let blocks: u64 = grid.iter().product();
         let mut args = BTreeMap::new();
         let mut arrays = BTreeMap::new();
         for p in &k.params {
@@ -301,39 +384,53 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                     args.insert(var.name.clone(), x);
                 }
                 Param::Array(a) => {
+                    let len = (4 * threads * blocks)
+                        .max((size + 1) * size)
+                        .clamp(4096, 1 << 20);
                     let arr = &k.arrays[*a];
-                    let (min, max) = if arr.elem.is_float() {
-                        (-2.0, 2.0)
-                    } else {
-                        (0.0, 9.0)
-                    };
                     arrays.insert(
                         arr.name.clone(),
-                        ArraySpec {
-                            len: (4 * threads * grid)
-                                .max((size + 1) * size)
-                                .clamp(4096, 1 << 20),
-                            len_expr: None,
-                            init: InitKind::Random,
-                            seed: 7 + out.len() as u64,
-                            min,
-                            max,
-                            value: 0.0,
-                            values: Vec::new(),
-                        },
+                        random_array(arr, len, 7 + out.len() as u64),
                     );
                 }
             }
         }
         out.push(LaunchSpec {
-            grid: vec![grid, 1, 1],
+            grid: grid.to_vec(),
             block: block.to_vec(),
-            shared_bytes: 0,
+            shared_bytes: if dynamic_shared { 8 * threads } else { 0 },
             args,
             arrays,
         });
     }
     out
+}
+
+/// Whether kernel `k` reads builtin `b` anywhere.
+pub fn uses(k: &Kernel, b: Builtin) -> bool {
+    let mut found = false;
+    visit_exprs(&k.body, &mut |e| found |= e.kind == ExprKind::Builtin(b));
+    found
+}
+
+/// `len` elements of random data for array `arr`, as test launches fill
+/// them: floating-point values in [-2, 2], integers in [0, 9].
+pub fn random_array(arr: &Array, len: u64, seed: u64) -> ArraySpec {
+    let (min, max) = if arr.elem.is_float() {
+        (-2.0, 2.0)
+    } else {
+        (0.0, 9.0)
+    };
+    ArraySpec {
+        len,
+        len_expr: None,
+        init: InitKind::Random,
+        seed,
+        min,
+        max,
+        value: 0.0,
+        values: Vec::new(),
+    }
 }
 
 /// Whether a type is one the transforms can copy element by element.

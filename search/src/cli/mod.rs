@@ -13,6 +13,7 @@ mod launch_args;
 mod lint;
 mod optimize;
 mod output;
+mod params;
 mod parse;
 mod patch;
 mod preprocess;
@@ -66,6 +67,23 @@ enum Command {
         /// produces; compiles wherever the original does).
         #[arg(long)]
         whole: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: preprocess::PreprocessArgs,
+    },
+    /// Print the parameter file copper tests each kernel with (the file's
+    /// own `FILE.toml`, the launch its host code computes, or a launch
+    /// inferred from the kernel), with comments saying where each part
+    /// came from: `copper params k.cu > k.toml`, then edit it.
+    ///
+    /// Exit status: 0 when every kernel got a launch, 1 when some did not,
+    /// 2 on bad input.
+    Params {
+        /// `.cu` file to read.
+        file: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
         /// Preprocessing.
         #[command(flatten)]
         pre: preprocess::PreprocessArgs,
@@ -178,6 +196,7 @@ pub fn run() -> u8 {
             whole,
             pre,
         } => fmt::run(&file, kernel.as_deref(), whole, &pre),
+        Command::Params { file, kernel, pre } => params::run(&file, kernel.as_deref(), &pre),
         Command::Analyze(args) => analyze::run(&args),
         Command::Optimize(args) => optimize::run(&args),
         Command::Lint(args) => lint::run(&args),

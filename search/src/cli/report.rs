@@ -110,11 +110,8 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                 }
             };
             let mut checked = match &x.checked_on {
-                Some(Ok(n)) => {
-                    format!("every candidate checked on {n} launches against the original")
-                }
-                Some(Err(e)) => format!("no candidate could be checked: {e}"),
-                None => "no transform had a candidate to check".to_string(),
+                Ok(n) => format!("every candidate checked on {n} launches against the original"),
+                Err(e) => format!("no candidate could be checked: {e}"),
             };
             match &x.compiled {
                 Some(Ok(())) => checked.push_str("; improving candidates compiled with nvcc"),
@@ -136,6 +133,9 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                 );
             } else {
                 println!("{head}: no improvement found; {}; {checked}", shape_text(k));
+            }
+            if x.assumed {
+                println!("  test launches: {}", x.assumptions.join("; "));
             }
             print_bounds(x);
             if explain {
@@ -382,9 +382,9 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                             "why": a.why,
                         }))
                         .collect::<Vec<_>>());
-                    let checked = x.checked_on.as_ref();
-                    o["checked_launches"] = json!(checked.and_then(|c| c.as_ref().ok()));
-                    o["check_error"] = json!(checked.and_then(|c| c.as_ref().err()));
+                    o["checked_launches"] = json!(x.checked_on.as_ref().ok());
+                    o["check_error"] = json!(x.checked_on.as_ref().err());
+                    o["test_launch"] = json!(x.assumptions);
                     o["nvcc_checked"] = json!(x.compiled.is_some());
                     o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
                     o["candidates"] =

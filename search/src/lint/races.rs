@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use copper::ir::{visit_stmts, Kernel};
-use copper::sim::params::LaunchSpec;
+use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::Span;
 use copper_transforms::check::synthesized;
@@ -45,7 +45,7 @@ pub enum Races {
 /// around `block` when there is none) and its reshaped variants.
 pub fn search(kernel: &Kernel, spec: Option<&LaunchSpec>, block: Option<[u64; 3]>) -> Races {
     let bases = match spec {
-        Some(s) => vec![s.clone()],
+        Some(s) => vec![s.clone(), with_random_data(kernel, s)],
         None => synthesized(kernel, block.unwrap_or([64, 1, 1])),
     };
     let opts = SimOptions {
@@ -69,6 +69,24 @@ pub fn search(kernel: &Kernel, spec: Option<&LaunchSpec>, block: Option<[u64; 3]
         }
     }
     Races::NoneFound(clean)
+}
+
+/// `spec` with every array filled with random values: a write that stores
+/// the value already there is no race (the order cannot matter), so data
+/// of zeros or constants can hide one.
+fn with_random_data(kernel: &Kernel, spec: &LaunchSpec) -> LaunchSpec {
+    let mut s = spec.clone();
+    for (name, a) in s.arrays.iter_mut() {
+        let float = kernel
+            .arrays
+            .iter()
+            .find(|k| &k.name == name)
+            .is_some_and(|k| k.elem.is_float());
+        a.init = InitKind::Random;
+        a.seed = a.seed.wrapping_add(0x5eed);
+        (a.min, a.max) = if float { (-2.0, 2.0) } else { (0.0, 9.0) };
+    }
+    s
 }
 
 /// `spec`, then the same threads along `x` in blocks of 32 and of 1 thread

@@ -1,0 +1,159 @@
+//! `copper params`: the parameter file copper would test a file's kernels
+//! with — the parameter file beside it, the launch its host code
+//! evaluates to, or a launch inferred from the kernel — written as TOML
+//! with `#` comments saying where each part came from, for a user to read,
+//! edit and save as `FILE.toml`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use copper::bound::{prepare, Config};
+use copper::cuda::include::in_user_file;
+use copper::ir::lower::lower_kernel;
+use copper::sim::params::{InitKind, LaunchSpec};
+use copper_search::launch::{launch_shape, read_params, test_plan};
+use copper_transforms::check::{synthesized, Checker};
+
+use super::preprocess::PreprocessArgs;
+
+/// Runs `copper params` on `file` (only kernel `only` when given). Exit
+/// status: 0 when every kernel got a launch (one the original does not run
+/// cleanly on says so in a comment and on stderr), 1 when some did not, 2
+/// on bad input.
+pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
+    let parsed = match pre.parse(file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let params = match read_params(file, None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let names: Vec<String> = parsed
+        .functions
+        .iter()
+        .filter(|f| in_user_file(f.item.span))
+        .filter_map(|f| f.result.as_ref().ok())
+        .filter(|f| f.is_kernel() && only.is_none_or(|n| n == f.name))
+        .map(|f| f.name.clone())
+        .collect();
+    if let Some(n) = only.filter(|_| names.is_empty()) {
+        eprintln!("{}: error: no kernel named `{n}`", file.display());
+        return 2;
+    }
+    let mut out = format!(
+        "# Parameter file for {}, written by `copper params`: the launch copper\n\
+         # tests each kernel on. Edit it and save it beside the file as {}.\n",
+        file.display(),
+        file.with_extension("toml")
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    );
+    let mut status = 0;
+    for name in names {
+        let kernel = match lower_kernel(&parsed, &name) {
+            Ok(k) => k,
+            Err(d) => {
+                eprintln!("{}", d.render());
+                status = 1;
+                continue;
+            }
+        };
+        let prepared = prepare(&kernel, Config::default());
+        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
+        let shape = launch_shape(None, None, &parsed, spec, &name);
+        let plan = test_plan(&parsed, &kernel, &prepared, spec, &shape);
+        out.push('\n');
+        for a in &plan.assumptions {
+            let _ = writeln!(out, "# {a}");
+        }
+        // The first test launch the original runs cleanly on; when there
+        // is none, the first one built, with the reason, to be edited.
+        let launch = match (&plan.spec, plan.block) {
+            (Some(s), _) => Some(s.clone()),
+            (None, Some(block)) => match Checker::new(&parsed, &name, None, Some(block), None) {
+                Ok(c) => c.launch_specs().next().cloned(),
+                Err(why) => {
+                    let _ = writeln!(out, "# the original does not run cleanly on it: {why}");
+                    eprintln!("{}: kernel `{name}`: {why}", file.display());
+                    synthesized(&kernel, block).into_iter().next()
+                }
+            },
+            (None, None) => None,
+        };
+        match launch {
+            Some(s) => out.push_str(&toml_of(&name, &s)),
+            None => {
+                let _ = writeln!(out, "# kernel `{name}`: no launch could be built");
+                status = 1;
+            }
+        }
+    }
+    print!("{out}");
+    status
+}
+
+/// A launch as a parameter-file table.
+fn toml_of(name: &str, s: &LaunchSpec) -> String {
+    let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let mut out = format!(
+        "[kernel.{name}]\ngrid = [{}]\nblock = [{}]\n",
+        list(&s.grid),
+        list(&s.block)
+    );
+    if s.shared_bytes > 0 {
+        let _ = writeln!(out, "shared_bytes = {}", s.shared_bytes);
+    }
+    if !s.args.is_empty() {
+        let _ = writeln!(out, "[kernel.{name}.args]");
+        for (k, v) in &s.args {
+            let _ = writeln!(out, "{k} = {}", number(*v));
+        }
+    }
+    for (k, a) in &s.arrays {
+        let _ = writeln!(out, "[kernel.{name}.arrays.{k}]");
+        match &a.len_expr {
+            Some(e) => {
+                let _ = writeln!(out, "len = \"{e}\"");
+            }
+            None => {
+                let _ = writeln!(out, "len = {}", a.len);
+            }
+        }
+        match a.init {
+            InitKind::Zero => out.push_str("init = \"zero\"\n"),
+            InitKind::Random => {
+                let _ = writeln!(
+                    out,
+                    "init = \"random\"\nseed = {}\nmin = {}\nmax = {}",
+                    a.seed,
+                    number(a.min),
+                    number(a.max)
+                );
+            }
+            InitKind::Const => {
+                let _ = writeln!(out, "init = \"const\"\nvalue = {}", number(a.value));
+            }
+            InitKind::Values => {
+                let values: Vec<String> = a.values.iter().map(|v| number(*v)).collect();
+                let _ = writeln!(out, "init = \"values\"\nvalues = [{}]", values.join(", "));
+            }
+        }
+    }
+    out
+}
+
+/// A number as TOML writes it (an integer when it is one).
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:?}")
+    }
+}

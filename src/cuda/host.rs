@@ -1,0 +1,900 @@
+//! A small evaluator over the host code before a launch: the file-scope
+//! declarations and the straight-line statements of the function holding
+//! `kernel<<<grid, block>>>(args)`, so that `dim3 grid((n + 15) / 16)`,
+//! `int threads = 256;`, `const int N = 1 << 20;` and
+//! `cudaMalloc(&d_a, n * sizeof(float))` give the launch's shape, its
+//! integer arguments and the bytes behind its pointer arguments.
+//!
+//! Only integer declarations, assignments and `cudaMalloc` calls are
+//! evaluated. What is assigned under a condition or in a loop, passed by
+//! address to another function, or computed from what copper cannot
+//! evaluate becomes unknown, and everything depending on it stays unknown:
+//! the evaluator gives up on a value, never guesses it.
+
+use std::collections::HashMap;
+
+use super::lex::{tokenize, TokKind};
+use super::macros::{token_texts, MacroTable};
+
+/// A value of host code copper can follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// An integer.
+    Int(i128),
+    /// A `dim3`.
+    Dim3([i128; 3]),
+}
+
+impl Value {
+    /// As a launch dimension (an integer `n` is `n × 1 × 1`); `None` unless
+    /// every dimension is positive.
+    pub fn dims(self) -> Option<[u64; 3]> {
+        let d = match self {
+            Value::Int(n) => [n, 1, 1],
+            Value::Dim3(d) => d,
+        };
+        d.iter()
+            .all(|&x| x > 0 && x <= u32::MAX as i128)
+            .then(|| d.map(|x| x as u64))
+    }
+}
+
+/// One argument of a launch, as the host code before it determines it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostArg {
+    /// The argument as written.
+    pub text: String,
+    /// Its integer value, when known.
+    pub value: Option<i128>,
+    /// For a pointer argument: the bytes `cudaMalloc` gave it, when known.
+    pub bytes: Option<u64>,
+}
+
+/// The host code's view of one launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostLaunch {
+    /// Grid shape, when known.
+    pub grid: Option<[u64; 3]>,
+    /// Block shape, when known.
+    pub block: Option<[u64; 3]>,
+    /// Bytes of dynamic shared memory (the third `<<<…>>>` argument; 0
+    /// when there is none), when known.
+    pub shared_bytes: Option<u64>,
+    /// The call's arguments.
+    pub args: Vec<HostArg>,
+    /// Host variables whose values the launch uses, as evaluated (for
+    /// [`evaluate`]'s `overrides`): those declared with a value that needs
+    /// no other variable.
+    pub inputs: Vec<(String, i128)>,
+}
+
+/// Evaluates the launch whose `<<<…>>>` spans `start..end` of `src` (the
+/// kernel name starts at `start`), with the host variables of `overrides`
+/// declared with those values instead of their initializers.
+pub fn evaluate(
+    src: &str,
+    start: usize,
+    end: usize,
+    grid: &str,
+    block: &str,
+    macros: &MacroTable,
+    overrides: &HashMap<String, i128>,
+) -> HostLaunch {
+    let mut ev = Evaluator {
+        macros,
+        vars: HashMap::new(),
+        bytes: HashMap::new(),
+        inputs: Vec::new(),
+        overrides,
+    };
+    ev.run(&src[..start.min(src.len())]);
+    let grid = ev.eval_text(grid).and_then(Value::dims);
+    let block = ev.eval_text(block).and_then(Value::dims);
+    let config = token_texts(&src[start.min(end)..end.min(src.len())]);
+    let config = match config.iter().position(|t| t == "<<<") {
+        Some(p) if config.last().is_some_and(|t| t == ">>>") => &config[p + 1..config.len() - 1],
+        _ => &[][..],
+    };
+    let shared_bytes = match split_top(config, ",").get(2) {
+        None => Some(0),
+        Some(e) => match ev.eval_tokens(e) {
+            Some(Value::Int(b)) => u64::try_from(b).ok(),
+            _ => None,
+        },
+    };
+    let args = call_args(src, end)
+        .into_iter()
+        .map(|text| {
+            let toks = token_texts(&text);
+            let value = match ev.eval_tokens(&toks) {
+                Some(Value::Int(v)) => Some(v),
+                _ => None,
+            };
+            let bytes = pointer_name(&toks).and_then(|n| ev.bytes.get(n).copied().flatten());
+            HostArg { text, value, bytes }
+        })
+        .collect();
+    HostLaunch {
+        grid,
+        block,
+        shared_bytes,
+        args,
+        inputs: ev.inputs,
+    }
+}
+
+/// The arguments of the call `(…)` right after offset `end`.
+fn call_args(src: &str, end: usize) -> Vec<String> {
+    let rest = &src[end.min(src.len())..];
+    let toks = tokenize(rest);
+    if !toks.first().is_some_and(|t| t.is(rest, "(")) {
+        return Vec::new();
+    }
+    let mut depth = 0;
+    let mut args = Vec::new();
+    let mut from = toks[0].end;
+    for t in &toks {
+        match t.text(rest) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    let last = rest[from..t.start].trim();
+                    if !last.is_empty() || !args.is_empty() {
+                        args.push(last.to_string());
+                    }
+                    return args;
+                }
+            }
+            "," if depth == 1 => {
+                args.push(rest[from..t.start].trim().to_string());
+                from = t.end;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// The variable an argument names (`d_a`, `(float *)d_a`).
+fn pointer_name(toks: &[String]) -> Option<&str> {
+    let last = toks.last()?;
+    let ident = last.starts_with(|c: char| c.is_alphabetic() || c == '_');
+    let before_ok = toks.len() == 1 || toks[toks.len() - 2] == ")";
+    (ident && before_ok).then_some(last.as_str())
+}
+
+/// Integer and `dim3` type words of host declarations.
+const TYPE_WORDS: &[&str] = &[
+    "const",
+    "constexpr",
+    "static",
+    "unsigned",
+    "signed",
+    "int",
+    "long",
+    "short",
+    "char",
+    "size_t",
+    "int32_t",
+    "int64_t",
+    "uint32_t",
+    "uint64_t",
+    "auto",
+    "dim3",
+    "bool",
+];
+
+/// Element sizes `sizeof` knows.
+fn size_of(ty: &[String]) -> Option<i128> {
+    let words: Vec<&str> = ty
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "const" | "unsigned" | "signed" | "std" | "::"))
+        .collect();
+    Some(match words.as_slice() {
+        ["char"] | ["bool"] | ["int8_t"] | ["uint8_t"] => 1,
+        ["short"] | ["half"] | ["__half"] | ["int16_t"] | ["uint16_t"] => 2,
+        ["int"] | ["float"] | ["int32_t"] | ["uint32_t"] | [] => 4,
+        ["long", "long"] | ["double"] | ["size_t"] | ["int64_t"] | ["uint64_t"] | ["long"] => 8,
+        ["float2"] | ["int2"] => 8,
+        ["double2"] | ["float4"] | ["int4"] => 16,
+        [_, "*"] | [_, _, "*"] => 8,
+        _ => return None,
+    })
+}
+
+/// Deepest macro expansion followed.
+const MAX_DEPTH: usize = 32;
+
+struct Evaluator<'a> {
+    macros: &'a MacroTable,
+    /// Variables in scope: `None` when unknown.
+    vars: HashMap<String, Option<Value>>,
+    /// Bytes allocated to pointer variables: `None` when unknown.
+    bytes: HashMap<String, Option<u64>>,
+    inputs: Vec<(String, i128)>,
+    overrides: &'a HashMap<String, i128>,
+}
+
+impl Evaluator<'_> {
+    /// Follows the statements of `head` (the file up to the launch): file
+    /// scope, and the blocks that hold the launch; other blocks (function
+    /// bodies, structs) are skipped, and blocks under a condition or a
+    /// loop only make what they assign unknown.
+    fn run(&mut self, head: &str) {
+        let toks = tokenize(head);
+        // Where each `{` closes (`None`: it holds the launch).
+        let mut close: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut stack = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            if t.is(head, "{") {
+                stack.push(i);
+            } else if t.is(head, "}") {
+                if let Some(o) = stack.pop() {
+                    close.insert(o, Some(i));
+                }
+            }
+        }
+        for o in stack {
+            close.insert(o, None);
+        }
+        let texts: Vec<String> = toks.iter().map(|t| t.text(head).to_string()).collect();
+        let kinds: Vec<TokKind> = toks.iter().map(|t| t.kind).collect();
+        let mut stmt: Vec<String> = Vec::new();
+        // Open parentheses in `stmt`: a `;` inside (`for (…; …; …)`) does
+        // not end the statement.
+        let mut parens = 0i32;
+        let mut i = 0;
+        while i < texts.len() {
+            let t = &texts[i];
+            if kinds[i] == TokKind::Directive {
+                i += 1;
+                continue;
+            }
+            match t.as_str() {
+                "{" => {
+                    let guarded = stmt.iter().any(|w| {
+                        matches!(
+                            w.as_str(),
+                            "if" | "else" | "for" | "while" | "do" | "switch" | "case"
+                        )
+                    });
+                    match close.get(&i).copied().flatten() {
+                        // A block that holds the launch: enter it. A loop
+                        // or condition around the launch makes what its
+                        // header assigns unknown.
+                        None => {
+                            if guarded {
+                                self.forget_assigned(&stmt);
+                            }
+                            stmt.clear();
+                            parens = 0;
+                            i += 1;
+                        }
+                        Some(c) => {
+                            if guarded || stmt.is_empty() {
+                                self.forget_assigned(&texts[i..c]);
+                                self.forget_assigned(&stmt);
+                            }
+                            // `struct S {…} s;`, `int a[] = {…};`: the rest of
+                            // the statement follows; a function body ends it.
+                            let ends = stmt.last().is_some_and(|w| w == ")" || w == "const");
+                            if ends || guarded || stmt.is_empty() {
+                                stmt.clear();
+                                parens = 0;
+                            } else {
+                                stmt.push("{".into());
+                                stmt.push("}".into());
+                            }
+                            i = c + 1;
+                        }
+                    }
+                }
+                ";" if parens <= 0 => {
+                    self.statement(&stmt);
+                    stmt.clear();
+                    parens = 0;
+                    i += 1;
+                }
+                "}" => {
+                    stmt.clear();
+                    parens = 0;
+                    i += 1;
+                }
+                _ => {
+                    parens += (t == "(") as i32 - (t == ")") as i32;
+                    stmt.push(t.clone());
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Makes unknown every variable `toks` may change.
+    fn forget_assigned(&mut self, toks: &[String]) {
+        for (j, w) in toks.iter().enumerate() {
+            let next = toks.get(j + 1).map(String::as_str).unwrap_or("");
+            let prev = j.checked_sub(1).map_or("", |p| toks[p].as_str());
+            let assigned = matches!(
+                next,
+                "=" | "+="
+                    | "-="
+                    | "*="
+                    | "/="
+                    | "%="
+                    | "<<="
+                    | ">>="
+                    | "&="
+                    | "|="
+                    | "^="
+                    | "++"
+                    | "--"
+            ) || matches!(prev, "&" | "++" | "--" | ">>");
+            if assigned {
+                // `grid.x = …` changes `grid`.
+                let w = if prev == "." && j >= 2 {
+                    &toks[j - 2]
+                } else {
+                    w
+                };
+                if let Some(v) = self.vars.get_mut(w) {
+                    *v = None;
+                }
+                if let Some(b) = self.bytes.get_mut(w) {
+                    *b = None;
+                }
+            }
+        }
+    }
+
+    /// One statement (without its `;`).
+    fn statement(&mut self, toks: &[String]) {
+        if toks.is_empty() {
+            return;
+        }
+        if is_keyword(&toks[0]) {
+            self.forget_assigned(toks);
+            return;
+        }
+        if let Some(p) = toks
+            .iter()
+            .position(|w| w == "cudaMalloc" || w == "cudaMallocManaged")
+        {
+            self.malloc(&toks[p + 1..]);
+            return;
+        }
+        let mut k = 0;
+        while toks
+            .get(k)
+            .is_some_and(|w| TYPE_WORDS.contains(&w.as_str()))
+        {
+            k += 1;
+        }
+        let is_dim3 = toks[..k].iter().any(|w| w == "dim3");
+        if k > 0 && toks.get(k).is_some_and(|w| w != "(") {
+            self.declaration(&toks[k..], is_dim3);
+            return;
+        }
+        // Other declarations (`float *d_a;`, `float alpha = 2.0f;`): the
+        // names become unknown (they may shadow an integer).
+        if k == 0 && toks.len() >= 2 && is_ident(&toks[0]) && !is_keyword(&toks[0]) {
+            let declared = toks[1..]
+                .iter()
+                .find(|w| *w != "*" && *w != "&")
+                .filter(|w| is_ident(w));
+            if let Some(name) = declared.filter(|_| toks[1] != "=" && !toks[1].ends_with('=')) {
+                self.vars.insert(name.clone(), None);
+                self.bytes.insert(name.clone(), None);
+                return;
+            }
+        }
+        match toks {
+            [name, dot, field, op, rest @ ..] if dot == "." && op == "=" => {
+                let k = ["x", "y", "z"].iter().position(|f| f == field);
+                let v = self.eval_tokens(rest);
+                if let Some(slot) = self.vars.get_mut(name) {
+                    *slot = match (*slot, k, v) {
+                        (Some(Value::Dim3(mut d)), Some(k), Some(Value::Int(x))) => {
+                            d[k] = x;
+                            Some(Value::Dim3(d))
+                        }
+                        _ => None,
+                    };
+                }
+            }
+            [name, op, rest @ ..] if is_ident(name) && op == "=" => {
+                let v = self.eval_tokens(rest);
+                if self.vars.contains_key(name) {
+                    self.vars.insert(name.clone(), v);
+                }
+            }
+            _ => self.forget_assigned(toks),
+        }
+    }
+
+    /// `name = e, name(e, …), name{…}` after the type words.
+    fn declaration(&mut self, toks: &[String], is_dim3: bool) {
+        for decl in split_top(toks, ",") {
+            let Some(name) = decl.iter().find(|w| is_ident(w)).cloned() else {
+                continue;
+            };
+            let pos = decl.iter().position(|w| *w == name).unwrap_or(0);
+            let init = &decl[pos + 1..];
+            if decl[..pos].iter().any(|w| w == "*") {
+                self.bytes.insert(name.clone(), None);
+                self.vars.insert(name, None);
+                continue;
+            }
+            let value = match init.first().map(String::as_str) {
+                Some("=") => self.eval_tokens(&init[1..]),
+                Some("(") | Some("{") if init.len() >= 2 => {
+                    let inner = &init[1..init.len() - 1];
+                    if is_dim3 {
+                        self.dim3(inner)
+                    } else {
+                        self.eval_tokens(inner)
+                    }
+                }
+                None if is_dim3 => Some(Value::Dim3([1, 1, 1])),
+                _ => None,
+            };
+            let value = match (value, is_dim3) {
+                (Some(Value::Int(n)), true) => Some(Value::Dim3([n, 1, 1])),
+                (v, _) => v,
+            };
+            let value = match (self.overrides.get(&name), value) {
+                (Some(&o), Some(Value::Int(_))) => Some(Value::Int(o)),
+                (_, v) => v,
+            };
+            if let Some(Value::Int(v)) = value {
+                // A value that needs no other variable: an input the caller
+                // may replace to scale the launch down.
+                if init.iter().all(|w| !self.vars.contains_key(w)) {
+                    self.inputs.retain(|(n, _)| *n != name);
+                    self.inputs.push((name.clone(), v));
+                }
+            }
+            self.bytes.remove(&name);
+            self.vars.insert(name, value);
+        }
+    }
+
+    /// `(&d_a, bytes)` or `((void **)&d_a, bytes)`.
+    fn malloc(&mut self, toks: &[String]) {
+        let Some(inner) = toks
+            .first()
+            .filter(|o| *o == "(")
+            .map(|_| &toks[1..])
+            .and_then(|t| {
+                t.iter()
+                    .scan(1i32, |d, w| {
+                        *d += (w == "(") as i32 - (w == ")") as i32;
+                        Some(*d)
+                    })
+                    .position(|d| d == 0)
+                    .map(|c| &t[..c])
+            })
+        else {
+            return;
+        };
+        let parts = split_top(inner, ",");
+        let [target, size, ..] = parts.as_slice() else {
+            return;
+        };
+        let Some(amp) = target.iter().position(|w| w == "&") else {
+            return;
+        };
+        let Some(name) = target.get(amp + 1).filter(|w| is_ident(w)) else {
+            return;
+        };
+        let bytes = match self.eval_tokens(size) {
+            Some(Value::Int(b)) if b >= 0 => u64::try_from(b).ok(),
+            _ => None,
+        };
+        self.bytes.insert(name.clone(), bytes);
+    }
+
+    fn dim3(&self, inner: &[String]) -> Option<Value> {
+        let parts = split_top(inner, ",");
+        if parts.is_empty() || parts.len() > 3 {
+            return None;
+        }
+        let mut d = [1i128; 3];
+        for (k, p) in parts.iter().enumerate() {
+            let Value::Int(v) = self.eval_tokens(p)? else {
+                return None;
+            };
+            d[k] = v;
+        }
+        Some(Value::Dim3(d))
+    }
+
+    fn eval_text(&self, text: &str) -> Option<Value> {
+        self.eval_tokens(&token_texts(text))
+    }
+
+    fn eval_tokens(&self, toks: &[String]) -> Option<Value> {
+        let mut p = Parser {
+            ev: self,
+            toks,
+            pos: 0,
+            depth: 0,
+        };
+        let v = p.ternary()?;
+        (p.pos == toks.len()).then_some(v)
+    }
+}
+
+fn is_ident(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+}
+
+fn is_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "return"
+            | "if"
+            | "else"
+            | "for"
+            | "while"
+            | "do"
+            | "switch"
+            | "case"
+            | "delete"
+            | "goto"
+            | "break"
+            | "continue"
+            | "throw"
+            | "new"
+            | "using"
+            | "typedef"
+            | "namespace"
+    )
+}
+
+/// `toks` split at top-level occurrences of `sep`.
+fn split_top<'t>(toks: &'t [String], sep: &str) -> Vec<&'t [String]> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut from = 0;
+    for (i, w) in toks.iter().enumerate() {
+        match w.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ if w == sep && depth == 0 => {
+                out.push(&toks[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if from < toks.len() {
+        out.push(&toks[from..]);
+    }
+    out
+}
+
+/// Integer expressions of C with the host's variables and macros.
+struct Parser<'a, 'e> {
+    ev: &'a Evaluator<'e>,
+    toks: &'a [String],
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(String::as_str)
+    }
+
+    fn eat(&mut self, w: &str) -> bool {
+        let yes = self.peek() == Some(w);
+        self.pos += yes as usize;
+        yes
+    }
+
+    fn int(&mut self, f: fn(&mut Self) -> Option<Value>) -> Option<i128> {
+        match f(self)? {
+            Value::Int(v) => Some(v),
+            Value::Dim3(_) => None,
+        }
+    }
+
+    fn ternary(&mut self) -> Option<Value> {
+        let c = self.binary(0)?;
+        if !self.eat("?") {
+            return Some(c);
+        }
+        let Value::Int(c) = c else { return None };
+        let a = self.ternary()?;
+        self.eat(":").then_some(())?;
+        let b = self.ternary()?;
+        Some(if c != 0 { a } else { b })
+    }
+
+    /// Binary operators by C precedence, loosest first.
+    fn binary(&mut self, level: usize) -> Option<Value> {
+        const LEVELS: &[&[&str]] = &[
+            &["||"],
+            &["&&"],
+            &["|"],
+            &["^"],
+            &["&"],
+            &["==", "!="],
+            &["<", "<=", ">", ">="],
+            &["<<", ">>"],
+            &["+", "-"],
+            &["*", "/", "%"],
+        ];
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        let mut v = self.binary(level + 1)?;
+        while let Some(op) = self.peek().filter(|o| LEVELS[level].contains(o)) {
+            let op = op.to_string();
+            self.pos += 1;
+            let (Value::Int(a), Value::Int(b)) = (v, self.binary(level + 1)?) else {
+                return None;
+            };
+            v = Value::Int(apply(&op, a, b)?);
+        }
+        Some(v)
+    }
+
+    fn unary(&mut self) -> Option<Value> {
+        if self.eat("-") {
+            return Some(Value::Int(self.int(Self::unary)?.checked_neg()?));
+        }
+        if self.eat("+") {
+            return self.unary();
+        }
+        if self.eat("~") {
+            return Some(Value::Int(!self.int(Self::unary)?));
+        }
+        if self.eat("!") {
+            return Some(Value::Int((self.int(Self::unary)? == 0) as i128));
+        }
+        // A cast to an integer type: `(int)x`, `(size_t)(n)`.
+        if self.peek() == Some("(") {
+            let close = (self.pos + 1..self.toks.len()).find(|&j| self.toks[j] == ")");
+            if let Some(c) = close.filter(|&c| {
+                c > self.pos + 1
+                    && self.toks[self.pos + 1..c]
+                        .iter()
+                        .all(|w| TYPE_WORDS.contains(&w.as_str()) && w != "dim3")
+            }) {
+                self.pos = c + 1;
+                return self.unary();
+            }
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Option<Value> {
+        let t = self.peek()?.to_string();
+        self.pos += 1;
+        match t.as_str() {
+            "(" => {
+                let v = self.ternary()?;
+                self.eat(")").then_some(v)
+            }
+            "sizeof" => {
+                let inner = self.parenthesized()?;
+                Some(Value::Int(size_of(&inner)?))
+            }
+            "static_cast" | "reinterpret_cast" => {
+                self.eat("<").then_some(())?;
+                while self.peek().is_some_and(|w| w != ">") {
+                    self.pos += 1;
+                }
+                self.eat(">").then_some(())?;
+                let inner = self.parenthesized()?;
+                self.sub(&inner)
+            }
+            "dim3" => {
+                let inner = self.parenthesized()?;
+                self.ev.dim3(&inner)
+            }
+            "std" if self.eat("::") => self.primary(),
+            "min" | "max" => {
+                let inner = self.parenthesized()?;
+                let parts = split_top(&inner, ",");
+                let [a, b] = parts.as_slice() else {
+                    return None;
+                };
+                let (Value::Int(a), Value::Int(b)) = (self.sub(a)?, self.sub(b)?) else {
+                    return None;
+                };
+                Some(Value::Int(if t == "min" { a.min(b) } else { a.max(b) }))
+            }
+            _ if t.starts_with(|c: char| c.is_ascii_digit()) => literal(&t).map(Value::Int),
+            _ if is_ident(&t) => {
+                if self.peek() == Some(".") {
+                    // `grid.x`
+                    self.pos += 1;
+                    let field = self.peek()?.to_string();
+                    self.pos += 1;
+                    let Some(Some(Value::Dim3(d))) = self.ev.vars.get(&t) else {
+                        return None;
+                    };
+                    let k = ["x", "y", "z"].iter().position(|f| *f == field)?;
+                    return Some(Value::Int(d[k]));
+                }
+                if let Some(v) = self.ev.vars.get(&t) {
+                    return *v;
+                }
+                self.macro_value(&t)
+            }
+            _ => None,
+        }
+    }
+
+    /// The tokens between `(` and its `)`.
+    fn parenthesized(&mut self) -> Option<Vec<String>> {
+        self.eat("(").then_some(())?;
+        let mut depth = 1;
+        let from = self.pos;
+        while let Some(w) = self.peek() {
+            match w {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let inner = self.toks[from..self.pos].to_vec();
+                        self.pos += 1;
+                        return Some(inner);
+                    }
+                }
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// Evaluates a sub-expression one macro level deeper.
+    fn sub(&self, toks: &[String]) -> Option<Value> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        let mut p = Parser {
+            ev: self.ev,
+            toks,
+            pos: 0,
+            depth: self.depth + 1,
+        };
+        let v = p.ternary()?;
+        (p.pos == toks.len()).then_some(v)
+    }
+
+    fn macro_value(&mut self, name: &str) -> Option<Value> {
+        let def = self.ev.macros.get(name)?.clone();
+        let body = match &def.params {
+            None => self.ev.macros.expand(&def, &[]).ok()?,
+            Some(_) => {
+                let inner = self.parenthesized()?;
+                let args: Vec<Vec<String>> = split_top(&inner, ",")
+                    .into_iter()
+                    .map(<[String]>::to_vec)
+                    .collect();
+                self.ev.macros.expand(&def, &args).ok()?
+            }
+        };
+        self.sub(&body)
+    }
+}
+
+fn apply(op: &str, a: i128, b: i128) -> Option<i128> {
+    Some(match op {
+        "+" => a.checked_add(b)?,
+        "-" => a.checked_sub(b)?,
+        "*" => a.checked_mul(b)?,
+        "/" => a.checked_div(b)?,
+        "%" => a.checked_rem(b)?,
+        "<<" => a.checked_shl(u32::try_from(b).ok().filter(|&s| s < 64)?)?,
+        ">>" => a.checked_shr(u32::try_from(b).ok().filter(|&s| s < 64)?)?,
+        "&" => a & b,
+        "|" => a | b,
+        "^" => a ^ b,
+        "&&" => (a != 0 && b != 0) as i128,
+        "||" => (a != 0 || b != 0) as i128,
+        "==" => (a == b) as i128,
+        "!=" => (a != b) as i128,
+        "<" => (a < b) as i128,
+        "<=" => (a <= b) as i128,
+        ">" => (a > b) as i128,
+        ">=" => (a >= b) as i128,
+        _ => return None,
+    })
+}
+
+/// An integer literal (`42`, `0x10`, `1024u`, `1UL`); `None` for floats.
+fn literal(t: &str) -> Option<i128> {
+    let digits = t.trim_end_matches(['u', 'U', 'l', 'L']);
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        return i128::from_str_radix(hex, 16).ok();
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::extract::extract;
+
+    fn launch(src: &str) -> HostLaunch {
+        launch_with(src, &HashMap::new())
+    }
+
+    fn launch_with(src: &str, overrides: &HashMap<String, i128>) -> HostLaunch {
+        let ex = extract(src);
+        let m = MacroTable::new(&ex.macros);
+        let l = ex.launches.last().expect("a launch");
+        evaluate(
+            src,
+            l.span.start,
+            l.span.end,
+            &l.grid,
+            &l.block,
+            &m,
+            overrides,
+        )
+    }
+
+    const MAIN: &str = "#define TILE 16\n#define DIV_UP(a, b) (((a) + (b) - 1) / (b))\n\
+        const int M = 100;\n__global__ void k(float *a, float *b, int n, int m) {}\n\
+        int main() {\n  int n = 1 << 10;\n  size_t bytes = n * M * sizeof(float);\n  float *d_a, *d_b;\n\
+        CHECK(cudaMalloc(&d_a, bytes));\n  cudaMalloc((void **)&d_b, n * sizeof(float));\n\
+        dim3 block(TILE, TILE);\n  dim3 grid(DIV_UP(n, block.x), (M + TILE - 1) / TILE);\n\
+        k<<<grid, block>>>(d_a, d_b, n, M);\n}\n";
+
+    #[test]
+    fn computed_shapes_arguments_and_allocations() {
+        let l = launch(MAIN);
+        assert_eq!(l.grid, Some([64, 7, 1]));
+        assert_eq!(l.block, Some([16, 16, 1]));
+        let values: Vec<Option<i128>> = l.args.iter().map(|a| a.value).collect();
+        assert_eq!(values, [None, None, Some(1024), Some(100)]);
+        assert_eq!(l.args[0].bytes, Some(1024 * 100 * 4));
+        assert_eq!(l.args[1].bytes, Some(1024 * 4));
+        assert_eq!(l.shared_bytes, Some(0));
+        assert_eq!(l.inputs, [("M".to_string(), 100), ("n".to_string(), 1024)]);
+        // Scaled down: everything that depends on `n` follows.
+        let small = launch_with(MAIN, &[("n".to_string(), 40)].into_iter().collect());
+        assert_eq!(small.grid, Some([3, 7, 1]));
+        assert_eq!(small.args[1].bytes, Some(160));
+    }
+
+    #[test]
+    fn threads_variable_and_ternary() {
+        let src = "int main(int argc, char **argv) {\n int n = 1000; int threads = 256;\n\
+                   int blocks = (n + threads - 1) / threads;\n k<<<blocks, threads>>>(x, n);\n}";
+        let l = launch(src);
+        assert_eq!((l.grid, l.block), (Some([4, 1, 1]), Some([256, 1, 1])));
+        let src = src.replace("threads>>>", "threads, threads * sizeof(float)>>>");
+        assert_eq!(launch(&src).shared_bytes, Some(1024));
+    }
+
+    #[test]
+    fn conditional_and_unknown_values_give_up() {
+        let unknown = [
+            "int main(int argc, char **argv) { int n = atoi(argv[1]); k<<<n / 256, 256>>>(x, n); }",
+            "int main() { int n = 1024; if (flag) n = 2048; k<<<n / 256, 256>>>(x, n); }",
+            "int main() { int n = 1024; for (int i = 0; i < 3; i++) { n *= 2; } k<<<n / 256, 256>>>(x, n); }",
+            "int main() { int n = 1024; scanf(\"%d\", &n); k<<<n / 256, 256>>>(x, n); }",
+            "int main() { float f = 2.5f; k<<<f, 256>>>(x, 1); }",
+        ];
+        for src in unknown {
+            let l = launch(src);
+            assert_eq!(l.grid, None, "{src}");
+            assert_eq!(l.block, Some([256, 1, 1]), "{src}");
+        }
+        // What another function declares does not leak in.
+        let src = "void f() { int n = 5; }\nint main() { k<<<n, 32>>>(x); }";
+        assert_eq!(launch(src).grid, None);
+    }
+}
