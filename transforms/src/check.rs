@@ -206,8 +206,9 @@ pub fn materialize(
 }
 
 /// The parameter file's launch, then: other data (twice); fewer blocks
-/// with every integer argument cut to leave a partial last block; a third
-/// of every argument; a block more; fewer blocks over the same sizes.
+/// with every integer argument and define cut to leave a partial last
+/// block; a third of every argument and define; a block more; fewer blocks
+/// over the same sizes.
 fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     let mut out = vec![base.clone()];
     for round in 1..=2u64 {
@@ -224,7 +225,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     if let Some(g) = partial.grid.first_mut() {
         *g = (*g).div_ceil(2).max(1);
     }
-    for v in partial.args.values_mut() {
+    for v in partial.args.values_mut().chain(partial.defines.values_mut()) {
         if v.fract() == 0.0 && *v > 2.0 {
             // Not a multiple of the block: the last block is partial.
             let cut = (*v - (block / 2) as f64 - 1.0).max(1.0);
@@ -238,7 +239,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     }
     out.push(partial);
     let mut smaller = base.clone();
-    for v in smaller.args.values_mut() {
+    for v in smaller.args.values_mut().chain(smaller.defines.values_mut()) {
         if v.fract() == 0.0 && *v > 3.0 {
             *v = (*v / 3.0).floor().max(1.0);
         }
@@ -260,8 +261,8 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 }
 
 /// Launches for a kernel without a parameter file: generous arrays of
-/// random data, small integer arguments (one leaving a partial last
-/// block), a few grid sizes.
+/// random data, small integer arguments and symbols (one leaving a partial
+/// last block), a few grid sizes.
 fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let mut out = Vec::new();
@@ -314,12 +315,18 @@ fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                 }
             }
         }
+        let defines = k
+            .symbols
+            .iter()
+            .map(|&v| (k.vars[v].name.clone(), size.max(1) as f64))
+            .collect();
         out.push(LaunchSpec {
             grid: vec![grid, 1, 1],
             block: block.to_vec(),
             shared_bytes: 0,
             args,
             arrays,
+            defines,
         });
     }
     out

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
 use copper::cuda::parse::ParsedFile;
-use copper::ir::lower::lower_kernel;
+use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
 use copper::sim::params::LaunchSpec;
@@ -204,6 +204,9 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
                 continue;
             }
         };
+        for d in symbol_notes(&parsed, &kernel) {
+            eprintln!("{}", d.render());
+        }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(a.launch.block, a.launch.grid, &parsed, spec, &name);
         let config = Config {
