@@ -253,6 +253,21 @@ fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mu
     }
 }
 
+/// The macro a directive defines, when it is a `#define` (`text` is the
+/// whole directive, whose first byte is at `start`).
+pub fn define_of(text: &str, start: usize) -> Option<MacroDef> {
+    let rest = text.strip_prefix('#')?.trim_start().strip_prefix("define")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let t = Token {
+        kind: TokKind::Directive,
+        start,
+        end: start + text.len(),
+    };
+    parse_define(rest, t)
+}
+
 fn parse_define(rest: &str, t: Token) -> Option<MacroDef> {
     let rest = rest.trim_start_matches([' ', '\t']);
     let name_len = rest

@@ -10,6 +10,7 @@ use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 
 use super::ast::{FnKind, Function, Type, VarDecl};
+use super::cond;
 use super::convert::Converter;
 use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
 use super::include::{self, Preprocess};
@@ -100,8 +101,10 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 }
 
 /// Parses a file already in memory (with what it includes, when it was
-/// loaded with [`include::load`]).
-pub fn parse_source(source: SourceFile) -> ParsedFile {
+/// loaded with [`include::load`]). Only the branches of `#if`s that nvcc
+/// compiles are read ([`cond::active`]).
+pub fn parse_source(original: SourceFile) -> ParsedFile {
+    let (source, cond_diagnostics) = cond::active(&original);
     let extracted = extract(&source.text);
     let mut scope = Scope::new(&source, &extracted);
     let macros = MacroTable::new(&scope.macros);
@@ -119,7 +122,8 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
         })
         .collect();
     let mut diagnostics = source.included().diagnostics.clone();
-    diagnostics.extend(invalid_bytes_in_code(&source));
+    diagnostics.extend(cond_diagnostics);
+    diagnostics.extend(invalid_bytes_in_code(&original));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
         let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);
@@ -141,7 +145,7 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
     }
     ParsedFile {
         typedefs,
-        source,
+        source: original,
         extracted,
         functions,
         globals,
