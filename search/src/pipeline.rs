@@ -258,7 +258,11 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
-    let checker = Checker::new(file, name, spec, shape.block);
+    let refusal = copper::cuda::rewrite::refusal(file, name);
+    let checker = match &refusal {
+        Some(why) => Err(why.clone()),
+        None => Checker::new(file, name, spec, shape.block),
+    };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -279,6 +283,9 @@ pub fn optimize_kernel(
     // candidates for the incumbent; the best candidate of the round that
     // beats the incumbent replaces it. Each transform applies at most once.
     let mut remaining: Vec<&dyn Transform> = settings.transforms.iter().map(|t| &**t).collect();
+    if refusal.is_some() {
+        remaining.clear();
+    }
     while !remaining.is_empty() {
         let number = steps.iter().map(|s: &Step| s.round).max().unwrap_or(0) + 1;
         let mut round: Vec<Step> = remaining

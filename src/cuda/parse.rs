@@ -42,8 +42,9 @@ pub struct ParsedFile {
     pub source: SourceFile,
     /// What extraction found in the user's file.
     pub extracted: Extracted,
-    /// Kernels and device functions in file order, then the device
-    /// functions of the headers it includes (their spans are past
+    /// Kernels and device functions in file order, then the kernels of the
+    /// headers it includes, then the headers' device functions its
+    /// functions call (their spans are past
     /// [`crate::source::INCLUDED_BASE`]).
     pub functions: Vec<ParsedFunction>,
     /// `__constant__`/`__device__` globals that parsed.
@@ -75,13 +76,13 @@ impl ParsedFile {
 
     /// Every diagnostic: file-level ones, then each failed function's
     /// (a header's device function that does not parse counts only where a
-    /// kernel calls it).
+    /// kernel calls it; a header's kernel counts).
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.diagnostics.clone();
         all.extend(
             self.functions
                 .iter()
-                .filter(|f| include::in_user_file(f.item.span))
+                .filter(|f| include::in_user_file(f.item.span) || f.item.kind == FnKind::Global)
                 .filter_map(|f| f.result.as_ref().err().cloned()),
         );
         all
@@ -114,6 +115,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     let functions: Vec<ParsedFunction> = extracted
         .functions
         .iter()
+        .chain(&scope.header_kernels)
         .chain(&scope.header_functions)
         .enumerate()
         .map(|(i, item)| ParsedFunction {
@@ -188,8 +190,9 @@ struct Scope {
     macros: Vec<MacroDef>,
     types: Vec<TypeDeclItem>,
     globals: Vec<GlobalItem>,
-    /// Device functions defined in headers (kernels in headers are not
-    /// the file's).
+    /// Kernels defined in headers (listed and analyzed with the file's).
+    header_kernels: Vec<FunctionItem>,
+    /// Device functions defined in headers.
     header_functions: Vec<FunctionItem>,
 }
 
@@ -199,6 +202,7 @@ impl Scope {
             macros: Vec::new(),
             types: Vec::new(),
             globals: Vec::new(),
+            header_kernels: Vec::new(),
             header_functions: Vec::new(),
         };
         for f in &source.included().files {
@@ -212,11 +216,12 @@ impl Scope {
             if f.kind == IncludedKind::Header {
                 scope.types.extend(ex.types);
                 scope.globals.extend(ex.globals);
-                scope.header_functions.extend(
-                    ex.functions
-                        .into_iter()
-                        .filter(|f| f.kind != FnKind::Global),
-                );
+                let (kernels, device): (Vec<_>, Vec<_>) = ex
+                    .functions
+                    .into_iter()
+                    .partition(|f| f.kind == FnKind::Global);
+                scope.header_kernels.extend(kernels);
+                scope.header_functions.extend(device);
             }
         }
         scope.macros.extend(own.macros.iter().cloned());
@@ -240,7 +245,7 @@ impl Scope {
             return;
         }
         let mut used = HashSet::new();
-        for f in &own.functions {
+        for f in own.functions.iter().chain(&self.header_kernels) {
             used.extend(identifiers(source.slice(f.span), macros));
         }
         let mut keep = vec![false; self.header_functions.len()];

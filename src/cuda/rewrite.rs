@@ -4,9 +4,36 @@
 use super::ast::Function;
 use super::edit;
 use super::include;
+use super::lex::{tokenize, TokKind};
 use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
+
+/// Why the function `name` of `file` cannot be rewritten, if it cannot: its
+/// text is in a header (the edit would land in another file), or it has
+/// `#if` branches inside (a reprint would keep only the branch compiled).
+pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
+    let f = file.functions.iter().find(|f| f.item.name == name)?;
+    if !include::in_user_file(f.item.span) {
+        let (path, line, _) = file.source.locate(f.item.span.start);
+        return Some(format!(
+            "`{name}` is defined in {}:{line}, a header: copper rewrites only the file it is given, so no rewrite is proposed",
+            path.display()
+        ));
+    }
+    let text = file.source.slice(f.item.span);
+    let conditional = tokenize(text).iter().any(|t| {
+        t.kind == TokKind::Directive && {
+            let word = t.text(text)[1..].trim_start();
+            ["if", "elif", "else", "endif"]
+                .iter()
+                .any(|w| word.starts_with(w))
+        }
+    });
+    conditional.then(|| {
+        format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
+    })
+}
 
 /// Replaces each span of `text` by its new text. Spans must not overlap.
 pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {

@@ -119,6 +119,8 @@ pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
 /// The analysis of one kernel, ready to print.
 struct Report {
     name: String,
+    /// The file the kernel is written in (a header's kernel: the header).
+    path: String,
     line: usize,
     column: usize,
     shape: Shape,
@@ -239,8 +241,9 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             }
         }
         let f = parsed.function(&name).expect("listed kernel");
-        let (line, column) = parsed.source.line_col(f.meta.span.start);
+        let (path, line, column) = parsed.source.locate(f.meta.span.start);
         reports.push(Report {
+            path: path.display().to_string(),
             name,
             line,
             column,
@@ -358,8 +361,8 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
         (None, None) => "any block and grid".into(),
     };
     println!(
-        "{path}:{}:{}: kernel {}: {shape} (from {})",
-        r.line, r.column, r.name, r.shape.source
+        "{}:{}:{}: kernel {}: {shape} (from {})",
+        r.path, r.line, r.column, r.name, r.shape.source
     );
     let width = r
         .bounds
