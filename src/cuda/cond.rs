@@ -21,8 +21,9 @@ use crate::source::{IncludedFile, IncludedKind, SourceFile};
 /// Macros every translation unit nvcc compiles has (for conditions only).
 const PREDEFINED: &str = "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __cplusplus 201703L\n";
 
-/// The file with the text of every branch not taken blanked, and warnings
-/// for conditions that could not be evaluated (they count as false).
+/// The file with the text of every branch not taken blanked, warnings for
+/// conditions that could not be evaluated (they count as false), and an
+/// error for each `#error` in a branch taken.
 pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
     let files = &source.included().files;
     let mut w = Walk {
@@ -53,7 +54,7 @@ pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
     }
     let diagnostics = problems
         .into_iter()
-        .map(|(at, m)| source.diagnostic(Severity::Warning, "preprocess", at, m))
+        .map(|(at, s, m)| source.diagnostic(s, "preprocess", at, m))
         .collect();
     if inactive.iter().all(Vec::is_empty) {
         return (source.clone(), diagnostics);
@@ -109,8 +110,9 @@ struct Walk<'a> {
     /// Branches not taken: the user's file first, then each included file,
     /// as byte ranges of its text.
     inactive: Vec<Vec<(usize, usize)>>,
-    /// Conditions that could not be evaluated: offset and message.
-    problems: Vec<(usize, String)>,
+    /// Conditions that could not be evaluated and `#error`s reached:
+    /// offset, severity and message.
+    problems: Vec<(usize, Severity, String)>,
 }
 
 impl Walk<'_> {
@@ -167,6 +169,11 @@ impl Walk<'_> {
                     }
                 }
                 "undef" => self.macros.undefine(arg.split_whitespace().next().unwrap_or("")),
+                "error" => self.problems.push((
+                    at,
+                    Severity::Error,
+                    format!("`#error {arg}` is in a branch nvcc compiles: the build stops here"),
+                )),
                 "include" => {
                     if let Some(Target::Quoted(name) | Target::System(name)) =
                         include_target(directive)
@@ -197,7 +204,12 @@ impl Walk<'_> {
     /// another directive. Each header is entered once.
     fn include(&mut self, name: &str, parent: Option<usize>) {
         let files = &self.source.included().files;
-        let same = |i: usize| files[i].name == name && !self.entered[i];
+        // (Files attached by hand, without the name, match by path.)
+        let named = |i: usize| {
+            let f = &files[i];
+            f.name == name || (f.name.is_empty() && f.path.ends_with(name))
+        };
+        let same = |i: usize| named(i) && !self.entered[i];
         let Some(i) = (0..files.len())
             .find(|&i| same(i) && files[i].parent == parent)
             .or_else(|| (0..files.len()).find(|&i| same(i)))
@@ -220,6 +232,7 @@ impl Walk<'_> {
                 Err(e) => {
                     self.problems.push((
                         at,
+                        Severity::Warning,
                         format!("`#if {arg}` cannot be evaluated ({e}); the branch is left out"),
                     ));
                     false
@@ -489,6 +502,21 @@ mod tests {
         assert!(active_text(src).contains("int ok;"));
         // Predefined: nvcc compiles C++ with CUDA.
         assert!(active_text("#ifdef __CUDACC__\nint cuda;\n#endif\n").contains("int cuda;"));
+    }
+
+    #[test]
+    fn an_error_directive_reached_is_reported() {
+        let src = "#define BS 48
+#if BS & (BS - 1)
+#error \"BS must be a power of two\"
+#endif
+#ifdef NOPE
+#error never
+#endif
+";
+        let (_, d) = active(&SourceFile::new("t.cu", src));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].line, d[0].severity), (3, Severity::Error));
     }
 
     #[test]
