@@ -5,8 +5,8 @@
 // Written for copper.
 #include <cstdio>
 
-#define TAPS 7
-#define HALF (TAPS / 2)
+#define HALF 3
+#define TAPS (2 * HALF + 1)
 #define THREADS 128
 
 #ifndef USE_SHARED
