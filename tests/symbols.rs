@@ -36,8 +36,9 @@ fn metrics() -> Vec<Metric> {
 fn sound_at(file: &Path, name: &str, sym: &str, values: &[u64]) -> usize {
     let parsed = parse_path(file).unwrap();
     let kernel = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
-    let params = ParamFile::from_toml(&std::fs::read_to_string(file.with_extension("toml")).unwrap())
-        .unwrap();
+    let params =
+        ParamFile::from_toml(&std::fs::read_to_string(file.with_extension("toml")).unwrap())
+            .unwrap();
     let base = &params.kernel[name];
     let block = base.shape().unwrap().block;
     let metrics = metrics();
@@ -90,7 +91,12 @@ fn an_undefined_n_is_a_symbol_of_the_bound_and_the_bound_holds_at_every_n() {
     let values = [1, 5, 63, 64, 65, 200, 333];
     let n = sound_at(&course("matvec_n.cu"), "matvec", "N", &values);
     assert_eq!(n, 2 * values.len() * BUILTIN_METRICS.len());
-    let n = sound_at(&course("saxpy_n.cu"), "saxpy_n", "N", &[1, 100, 1023, 1024, 5000]);
+    let n = sound_at(
+        &course("saxpy_n.cu"),
+        "saxpy_n",
+        "N",
+        &[1, 100, 1023, 1024, 5000],
+    );
     assert!(n > 0);
 }
 
@@ -105,20 +111,23 @@ fn a_symbol_is_an_int_the_launch_gives_and_is_noted_once() {
     assert_eq!(notes.len(), 1);
     assert_eq!((notes[0].line, notes[0].col), (10, 15));
     assert!(
-        notes[0].message.contains("`N` is not defined in the file: treated as an unknown constant; pass -DN=… to fix it"),
+        notes[0].message.contains(
+            "`N` is not defined in the file: treated as an unknown constant; pass -DN=… to fix it"
+        ),
         "{}",
         notes[0].message
     );
     // Not a guess of its value: without one, the launch cannot run.
-    let mut spec = ParamFile::from_toml(
-        &std::fs::read_to_string(course("matvec_n.toml")).unwrap(),
-    )
-    .unwrap()
-    .kernel["matvec"]
+    let mut spec = ParamFile::from_toml(&std::fs::read_to_string(course("matvec_n.toml")).unwrap())
+        .unwrap()
+        .kernel["matvec"]
         .clone();
     spec.defines.clear();
     let err = inputs_from_spec(&k, &spec).unwrap_err();
-    assert!(err.contains("[kernel.matvec.defines]") && err.contains("-DN="), "{err}");
+    assert!(
+        err.contains("[kernel.matvec.defines]") && err.contains("-DN="),
+        "{err}"
+    );
     spec.defines.insert("N".into(), 2.5);
     assert!(inputs_from_spec(&k, &spec).unwrap_err().contains("`int`"));
 }
@@ -147,11 +156,19 @@ fn lower_error(src: &str) -> String {
 #[test]
 fn where_a_value_is_needed_the_error_names_the_define() {
     // An array dimension, even after a use as a value.
-    let e = lower_error("__global__ void k(float *a) { int m = N; __shared__ float s[N]; s[0] = m; a[0] = s[0]; }");
-    assert!(e.contains("array size needs the value of `N`") && e.contains("-DN="), "{e}");
+    let e = lower_error(
+        "__global__ void k(float *a) { int m = N; __shared__ float s[N]; s[0] = m; a[0] = s[0]; }",
+    );
+    assert!(
+        e.contains("array size needs the value of `N`") && e.contains("-DN="),
+        "{e}"
+    );
     // Assigned: not a constant.
     let e = lower_error("__global__ void k(int *a) { a[0] = N; N = 3; }");
-    assert!(e.contains("cannot assign to `N`") && e.contains("-DN="), "{e}");
+    assert!(
+        e.contains("cannot assign to `N`") && e.contains("-DN="),
+        "{e}"
+    );
     // Used as an array: not an integer.
     let e = lower_error("__global__ void k(int *a) { a[0] = table[1]; }");
     assert!(e.contains("table"), "{e}");
@@ -211,7 +228,10 @@ fn a_kernel_in_a_header_is_listed_with_the_headers_locations() {
     assert_eq!(names, ["blur_tiles", "zero_borders"]);
     let k = parsed.function("zero_borders").unwrap();
     let (path, line, col) = parsed.source.locate(k.meta.span.start);
-    assert_eq!((path.file_name().unwrap(), line, col), ("blur.h".as_ref(), 20, 1));
+    assert_eq!(
+        (path.file_name().unwrap(), line, col),
+        ("blur.h".as_ref(), 20, 1)
+    );
     assert!(lower_kernel(&parsed, "zero_borders").is_ok());
     let why = copper::cuda::rewrite::refusal(&parsed, "zero_borders").unwrap();
     assert!(why.contains("blur.h:20, a header"), "{why}");
@@ -219,8 +239,16 @@ fn a_kernel_in_a_header_is_listed_with_the_headers_locations() {
     // A header kernel that copper cannot read is reported in the header.
     let tmp = std::env::temp_dir().join(format!("copper-hkernel-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::write(tmp.join("k.h"), "// k.h\n__global__ void bad(int *a) {\n    a[0] = [] { return 1; }();\n}\n").unwrap();
-    std::fs::write(tmp.join("k.cu"), "#include \"k.h\"\n__global__ void good(int *a) { a[0] = 1; }\n").unwrap();
+    std::fs::write(
+        tmp.join("k.h"),
+        "// k.h\n__global__ void bad(int *a) {\n    a[0] = [] { return 1; }();\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.join("k.cu"),
+        "#include \"k.h\"\n__global__ void good(int *a) { a[0] = 1; }\n",
+    )
+    .unwrap();
     let parsed = parse_path(&tmp.join("k.cu")).unwrap();
     let d = parsed.all_diagnostics();
     assert_eq!(d.len(), 1, "{d:?}");

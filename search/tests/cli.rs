@@ -514,14 +514,19 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
 fn headers_over_the_size_limit_are_clear_errors() {
     let dir = std::env::temp_dir().join(format!("copper-bigheaders-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let comment = |mib: usize| "// filler line of a generated header\n".repeat(mib * 1024 * 1024 / 37);
+    let comment =
+        |mib: usize| "// filler line of a generated header\n".repeat(mib * 1024 * 1024 / 37);
     let kernel = "#define A 1\n__global__ void k(int *x) { x[0] = A; }\n";
     // One header over the 16 MiB file limit.
     std::fs::write(dir.join("huge.h"), comment(17)).unwrap();
     std::fs::write(dir.join("one.cu"), format!("#include \"huge.h\"\n{kernel}")).unwrap();
     let start = std::time::Instant::now();
     let o = copper_in(&dir, &["parse", "one.cu"]);
-    assert_clean_failure(&o, 1, "one.cu:1:1: error[include]: cannot read header `huge.h`");
+    assert_clean_failure(
+        &o,
+        1,
+        "one.cu:1:1: error[include]: cannot read header `huge.h`",
+    );
     assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
     // Two headers each under it, over it together: the second is not read.
     std::fs::write(dir.join("half1.h"), comment(9)).unwrap();
@@ -573,9 +578,17 @@ fn undefined_identifiers_conditionals_and_header_kernels_on_the_command_line() {
     // A header's kernel is analyzed at the header's lines, and not rewritten.
     let blur = root().join("testdata/projects/blur");
     let o = copper_in(&blur, &["analyze", "blur.cu", "--kernel", "zero_borders"]);
-    assert!(text(&o).contains("blur.h:20:1: kernel zero_borders"), "{}", text(&o));
+    assert!(
+        text(&o).contains("blur.h:20:1: kernel zero_borders"),
+        "{}",
+        text(&o)
+    );
     let o = copper_in(&blur, &["optimize", "blur.cu", "--kernel", "zero_borders"]);
-    assert!(text(&o).contains("a header: copper rewrites only the file it is given"), "{}", text(&o));
+    assert!(
+        text(&o).contains("a header: copper rewrites only the file it is given"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

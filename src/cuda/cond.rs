@@ -64,8 +64,13 @@ pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
         let mut included = source.included().clone();
         for (f, r) in included.files.iter_mut().zip(&inactive[1..]) {
             if !r.is_empty() {
-                let mut b =
-                    IncludedFile::new(f.path.clone(), f.kind, blank(&f.text, r), f.base, f.directive);
+                let mut b = IncludedFile::new(
+                    f.path.clone(),
+                    f.kind,
+                    blank(&f.text, r),
+                    f.base,
+                    f.directive,
+                );
                 b.parent = f.parent;
                 b.name = std::mem::take(&mut f.name);
                 *f = b;
@@ -168,7 +173,9 @@ impl Walk<'_> {
                         self.macros.define(m);
                     }
                 }
-                "undef" => self.macros.undefine(arg.split_whitespace().next().unwrap_or("")),
+                "undef" => self
+                    .macros
+                    .undefine(arg.split_whitespace().next().unwrap_or("")),
                 "error" => self.problems.push((
                     at,
                     Severity::Error,
@@ -496,9 +503,13 @@ mod tests {
         // Nested and #undef.
         let src = "#define A 1\n#if A\n#undef A\n#if A\nint no;\n#else\nint yes;\n#endif\n#endif\n";
         let out = active_text(src);
-        assert!(out.contains("int yes;") && !out.contains("int no;"), "{out}");
+        assert!(
+            out.contains("int yes;") && !out.contains("int no;"),
+            "{out}"
+        );
         // An #ifndef default gives way to a definition made before it.
-        let src = "#define BS 64\n#ifndef BS\n#define BS 256\n#endif\n#if BS == 64\nint ok;\n#endif\n";
+        let src =
+            "#define BS 64\n#ifndef BS\n#define BS 256\n#endif\n#if BS == 64\nint ok;\n#endif\n";
         assert!(active_text(src).contains("int ok;"));
         // Predefined: nvcc compiles C++ with CUDA.
         assert!(active_text("#ifdef __CUDACC__\nint cuda;\n#endif\n").contains("int cuda;"));
@@ -521,9 +532,16 @@ mod tests {
 
     #[test]
     fn a_bad_condition_is_a_warning_and_false() {
-        let (out, d) = active(&SourceFile::new("t.cu", "#if 1 +\nint x;\n#else\nint y;\n#endif\n"));
+        let (out, d) = active(&SourceFile::new(
+            "t.cu",
+            "#if 1 +\nint x;\n#else\nint y;\n#endif\n",
+        ));
         assert!(!out.text.contains("int x;") && out.text.contains("int y;"));
         assert_eq!(d.len(), 1);
-        assert!(d[0].message.contains("cannot be evaluated"), "{}", d[0].message);
+        assert!(
+            d[0].message.contains("cannot be evaluated"),
+            "{}",
+            d[0].message
+        );
     }
 }

@@ -261,7 +261,10 @@ fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mu
 /// The macro a directive defines, when it is a `#define` (`text` is the
 /// whole directive, whose first byte is at `start`).
 pub fn define_of(text: &str, start: usize) -> Option<MacroDef> {
-    let rest = text.strip_prefix('#')?.trim_start().strip_prefix("define")?;
+    let rest = text
+        .strip_prefix('#')?
+        .trim_start()
+        .strip_prefix("define")?;
     if !rest.starts_with(char::is_whitespace) {
         return None;
     }

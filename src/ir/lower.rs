@@ -357,10 +357,7 @@ impl<'a> Lowerer<'a> {
 
     /// Whether `name` is bound to a symbol of the kernel.
     fn is_symbol(&self, name: &str) -> bool {
-        self.k
-            .symbols
-            .iter()
-            .any(|&v| self.k.vars[v].name == name)
+        self.k.symbols.iter().any(|&v| self.k.vars[v].name == name)
     }
 
     /// A new symbol for the undefined identifier `name`, first used at

@@ -225,7 +225,11 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     if let Some(g) = partial.grid.first_mut() {
         *g = (*g).div_ceil(2).max(1);
     }
-    for v in partial.args.values_mut().chain(partial.defines.values_mut()) {
+    for v in partial
+        .args
+        .values_mut()
+        .chain(partial.defines.values_mut())
+    {
         if v.fract() == 0.0 && *v > 2.0 {
             // Not a multiple of the block: the last block is partial.
             let cut = (*v - (block / 2) as f64 - 1.0).max(1.0);
@@ -239,7 +243,11 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     }
     out.push(partial);
     let mut smaller = base.clone();
-    for v in smaller.args.values_mut().chain(smaller.defines.values_mut()) {
+    for v in smaller
+        .args
+        .values_mut()
+        .chain(smaller.defines.values_mut())
+    {
         if v.fract() == 0.0 && *v > 3.0 {
             *v = (*v / 3.0).floor().max(1.0);
         }

@@ -280,7 +280,10 @@ fn build_line(
     nvcc: &str,
     arch: &str,
 ) -> String {
-    let flags: String = flags.iter().map(|f| format!(" {}", shell_quote(f))).collect();
+    let flags: String = flags
+        .iter()
+        .map(|f| format!(" {}", shell_quote(f)))
+        .collect();
     format!(
         "{nvcc} -O3 -std=c++17 -arch={arch} -lineinfo -Xcompiler -ffp-contract=off{flags} -I {} -o {} {}",
         shell_quote(&source_dir.to_string_lossy()),
