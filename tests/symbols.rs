@@ -256,3 +256,24 @@ fn a_kernel_in_a_header_is_listed_with_the_headers_locations() {
     assert_eq!(parsed.kernels().count(), 1);
     let _ = std::fs::remove_dir_all(tmp);
 }
+
+#[test]
+fn a_kernel_with_if_branches_inside_is_analyzed_as_compiled_and_never_reprinted() {
+    let src = "#define UNROLL 0\n__global__ void k(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n#if UNROLL\n    if (i < n) a[i] = 2.0f * a[i];\n#else\n    if (i < n) {\n        a[i] = a[i] + a[i];\n    }\n#endif\n}\n";
+    let parsed = parse_source(SourceFile::new("s.cu", src));
+    let k = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
+    // The #else branch: one multiplication nowhere, an addition.
+    let printed = copper::cuda::print::function(parsed.function("k").unwrap());
+    assert!(
+        printed.contains("a[i] + a[i]") && !printed.contains("2.0f"),
+        "{printed}"
+    );
+    assert!(!k.body.is_empty());
+    let funcs: Vec<_> = parsed.kernels().cloned().collect();
+    assert_eq!(
+        copper::cuda::rewrite::rewrite_functions(&parsed, &funcs),
+        src
+    );
+    let why = copper::cuda::rewrite::refusal(&parsed, "k").unwrap();
+    assert!(why.contains("`#if` branches inside"), "{why}");
+}

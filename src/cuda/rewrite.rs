@@ -21,17 +21,21 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
             path.display()
         ));
     }
-    let text = file.source.slice(f.item.span);
-    let conditional = tokenize(text).iter().any(|t| {
+    has_conditionals(file.source.slice(f.item.span)).then(|| {
+        format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
+    })
+}
+
+/// Whether a function's text has `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/
+/// `#endif` lines: its AST holds only the branches compiled.
+fn has_conditionals(text: &str) -> bool {
+    tokenize(text).iter().any(|t| {
         t.kind == TokKind::Directive && {
             let word = t.text(text)[1..].trim_start();
             ["if", "elif", "else", "endif"]
                 .iter()
                 .any(|w| word.starts_with(w))
         }
-    });
-    conditional.then(|| {
-        format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
 }
 
@@ -57,7 +61,8 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// The file text with each function in `changed` reprinted in place of the
 /// function of the same name, in copper's style (`copper fmt --whole`).
 /// Functions that are not in the file (in a header, say) are ignored: only
-/// the user's file is ever rewritten.
+/// the user's file is ever rewritten. So are functions with `#if` branches
+/// inside, whose branches not compiled a reprint would drop.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
     let replacements: Vec<(Span, String)> = changed
         .iter()
@@ -67,6 +72,9 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
                 .functions
                 .iter()
                 .find(|i| i.name == f.name && include::in_user_file(i.span))?;
+            if has_conditionals(file.source.slice(item.span)) {
+                return None;
+            }
             Some((item.span, print::function(f)))
         })
         .collect();
