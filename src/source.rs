@@ -113,6 +113,11 @@ pub struct IncludedFile {
     /// Offset in the user's file of the `#include` that brought it in
     /// (directly or through other headers); 0 for the command line.
     pub directive: usize,
+    /// The header whose `#include` brought it in (an index in
+    /// [`Included::files`]); `None` for the user's file or the command line.
+    pub parent: Option<usize>,
+    /// The name as the `#include` wrote it (empty for the command line).
+    pub name: String,
     lines: Lines,
 }
 
@@ -132,6 +137,8 @@ impl IncludedFile {
             text,
             base,
             directive,
+            parent: None,
+            name: String::new(),
             lines,
         }
     }

@@ -195,6 +195,21 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)))]
+
+    /// Conditionals of any text, nested and unbalanced, in the file and in
+    /// its header, around a kernel that uses what they define.
+    #[test]
+    fn conditionals_never_panic(a in ".{0,40}", b in "[A-Z0-9_()!&|<>=+*/%~?: -]{0,30}", open in 0usize..4, close in 0usize..4) {
+        let header = format!("#if {a}\n#define B 32\n#elif {b}\n#define B 64\n#else\n#undef B\n#endif\n#define IDX(r, c) ((r) * B + (c))\n__device__ float sq(float x) {{ return x * x; }}\n");
+        check_source(with_header(header, &format!("N={b}")));
+        let file = format!("{}#ifdef B\n__global__ void k(int *a) {{ a[0] = B; }}\n#elif {b}\n{}", "#if N\n".repeat(open), "#endif\n".repeat(close));
+        check(file);
+    }
+}
+
 #[test]
 fn the_fuzzed_header_reaches_the_kernel() {
     let header = "#pragma once\n#define B 64\n#define IDX(r, c) ((r) * B + (c))\n__device__ float sq(float x) { return x * x; }\n";

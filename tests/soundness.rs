@@ -66,8 +66,8 @@ fn variant(spec: &LaunchSpec, i: u64) -> LaunchSpec {
         }
     }
     if pick(2) == 0 {
-        // Smaller integer arguments keep accesses in bounds.
-        for v in s.args.values_mut() {
+        // Smaller integer arguments (and defines) keep accesses in bounds.
+        for v in s.args.values_mut().chain(s.defines.values_mut()) {
             if v.fract() == 0.0 && *v > 1.0 {
                 *v = (1 + pick(*v as u64)) as f64;
             }

@@ -254,6 +254,7 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
             .ok_or("its dynamic shared memory size is not known")?,
         args,
         arrays,
+        defines: Default::default(),
     };
     Ok((spec, notes))
 }

@@ -282,18 +282,24 @@ pub fn optimize_kernel(
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
+    let refusal = copper::cuda::rewrite::refusal(file, name);
     let plan = crate::launch::test_plan(file, &original.kernel, &original.prepared, spec, shape);
-    let checker = Checker::new(file, name, plan.spec.as_ref(), plan.block, Some(deadline)).map_err(|why| {
-        if let Some(late) = past(deadline, &config) {
-            return late;
-        }
-        let path = file.source.path.display();
-        format!(
-            "{why}; to check it, write the launch it runs on: `copper params {path} > {}` and edit it{}",
-            file.source.path.with_extension("toml").display(),
-            if spec.is_none() { ", or give `--block X,Y`" } else { "" }
-        )
-    });
+    let checker = match &refusal {
+        Some(why) => Err(why.clone()),
+        None => Checker::new(file, name, plan.spec.as_ref(), plan.block, Some(deadline)).map_err(
+            |why| {
+                if let Some(late) = past(deadline, &config) {
+                    return late;
+                }
+                let path = file.source.path.display();
+                format!(
+                    "{why}; to check it, write the launch it runs on: `copper params {path} > {}` and edit it{}",
+                    file.source.path.with_extension("toml").display(),
+                    if spec.is_none() { ", or give `--block X,Y`" } else { "" }
+                )
+            },
+        ),
+    };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -318,6 +324,9 @@ pub fn optimize_kernel(
     // candidates for the incumbent; the best candidate of the round that
     // beats the incumbent replaces it. Each transform applies at most once.
     let mut remaining: Vec<&dyn Transform> = settings.transforms.iter().map(|t| &**t).collect();
+    if refusal.is_some() {
+        remaining.clear();
+    }
     let mut stopped = None;
     while !remaining.is_empty() {
         if let Some(why) = past(deadline, &config) {

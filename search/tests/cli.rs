@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{copper_in, text};
+use common::{copper_in, root, text};
 
 fn copper(args: &[&str]) -> Output {
     copper_in(Path::new("."), args)
@@ -508,6 +508,87 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn headers_over_the_size_limit_are_clear_errors() {
+    let dir = std::env::temp_dir().join(format!("copper-bigheaders-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let comment =
+        |mib: usize| "// filler line of a generated header\n".repeat(mib * 1024 * 1024 / 37);
+    let kernel = "#define A 1\n__global__ void k(int *x) { x[0] = A; }\n";
+    // One header over the 16 MiB file limit.
+    std::fs::write(dir.join("huge.h"), comment(17)).unwrap();
+    std::fs::write(dir.join("one.cu"), format!("#include \"huge.h\"\n{kernel}")).unwrap();
+    let start = std::time::Instant::now();
+    let o = copper_in(&dir, &["parse", "one.cu"]);
+    assert_clean_failure(
+        &o,
+        1,
+        "one.cu:1:1: error[include]: cannot read header `huge.h`",
+    );
+    assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
+    // Two headers each under it, over it together: the second is not read.
+    std::fs::write(dir.join("half1.h"), comment(9)).unwrap();
+    std::fs::write(dir.join("half2.h"), comment(9)).unwrap();
+    std::fs::write(
+        dir.join("two.cu"),
+        format!("#include \"half1.h\"\n#include \"half2.h\"\n{kernel}"),
+    )
+    .unwrap();
+    let o = copper_in(&dir, &["parse", "two.cu"]);
+    assert_clean_failure(
+        &o,
+        1,
+        "two.cu:2:1: error[include]: headers of more than 16777216 bytes in all; `half2.h` is not read",
+    );
+    assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
+    assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn undefined_identifiers_conditionals_and_header_kernels_on_the_command_line() {
+    let course = root().join("testdata/projects/course");
+    // analyze: one note per symbol, the bound in N, checked at the
+    // parameter file's N.
+    let o = copper_in(&course, &["analyze", "matvec_n.cu", "--check"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(t.matches("warning[symbol]").count(), 1, "{t}");
+    assert!(t.contains("matvec_n.cu:10:15: warning[symbol]: `N` is not defined in the file: treated as an unknown constant; pass -DN=… to fix it"), "{t}");
+    assert!(t.contains("wsteps     per warp ≤ 41 + 183·N"), "{t}");
+    assert!(t.contains("check against the simulator at N = 200"), "{t}");
+    // -D makes it a constant: no note, no N.
+    let o = copper_in(&course, &["analyze", "matvec_n.cu", "-DN=200"]);
+    let t = text(&o);
+    assert!(!t.contains("warning[symbol]") && !t.contains('N'), "{t}");
+    // simulate takes N from [kernel.matvec.defines].
+    let o = copper_in(&course, &["simulate", "matvec_n.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // optimize searches with synthesized values of N when there is no
+    // parameter file.
+    let dir = std::env::temp_dir().join(format!("copper-symbols-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(course.join("saxpy_n.cu"), dir.join("saxpy_n.cu")).unwrap();
+    let o = copper_in(&dir, &["optimize", "saxpy_n.cu", "--block", "128"]);
+    let t = text(&o);
+    assert!(t.contains("every candidate checked on"), "{t}");
+    let _ = std::fs::remove_dir_all(dir);
+    // A header's kernel is analyzed at the header's lines, and not rewritten.
+    let blur = root().join("testdata/projects/blur");
+    let o = copper_in(&blur, &["analyze", "blur.cu", "--kernel", "zero_borders"]);
+    assert!(
+        text(&o).contains("blur.h:20:1: kernel zero_borders"),
+        "{}",
+        text(&o)
+    );
+    let o = copper_in(&blur, &["optimize", "blur.cu", "--kernel", "zero_borders"]);
+    assert!(
+        text(&o).contains("a header: copper rewrites only the file it is given"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

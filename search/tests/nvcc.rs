@@ -153,6 +153,16 @@ fn testdata_files_compile() {
         ]);
         jobs.push((f, extra));
     }
+    // A project whose header sits beside its file (no -I), and course
+    // files that leave N and BLOCKSIZE to the command line.
+    let blur = root().join("testdata/projects/blur/blur.cu");
+    jobs.push((blur.clone(), object_only(&dir, &blur)));
+    for name in ["matvec_n.cu", "saxpy_n.cu"] {
+        let f = root().join("testdata/projects/course").join(name);
+        let mut extra = object_only(&dir, &f);
+        extra.extend(["-DN=1024".into(), "-DBLOCKSIZE=128".into()]);
+        jobs.push((f, extra));
+    }
     // The student files, as nvcc compiles them with their default sizes.
     for f in students() {
         let extra = object_only(&dir, &f);

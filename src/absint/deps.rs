@@ -258,7 +258,7 @@ pub fn analyze_with_flags(
         .vars
         .iter()
         .map(|v| match v.kind {
-            crate::ir::VarKind::Param(_) => Dep::UNIFORM,
+            crate::ir::VarKind::Param(_) | crate::ir::VarKind::Symbol => Dep::UNIFORM,
             crate::ir::VarKind::Local => Dep::constant_value(0),
         })
         .collect();

@@ -94,7 +94,7 @@ impl Analysis<'_> {
             }
             match var.kind {
                 VarKind::Local => c.add_eq0(LinExpr::var(self.syms.var(v))),
-                VarKind::Param(_) => {
+                VarKind::Param(_) | VarKind::Symbol => {
                     for f in self.syms.type_facts(v) {
                         c.add_ge0(f);
                     }

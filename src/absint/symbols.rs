@@ -20,7 +20,7 @@ use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
 use super::linear::{Constraints, LinExpr, Sym};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, Unary, Value, VarId, VarKind};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, Unary, Value, VarId};
 use crate::poly::{Poly, Rational};
 
 /// Most atoms one kernel may have.
@@ -94,7 +94,7 @@ pub struct Symbols {
     launch: LaunchFacts,
     /// Variables of each type, by id.
     types: Vec<Scalar>,
-    /// Parameters, by variable id: `Some(true)` for one the kernel never
+    /// Parameters and symbols, by variable id: `Some(true)` for one the kernel never
     /// assigns (an input), `Some(false)` for one it assigns.
     param_input: Vec<Option<bool>>,
     /// The atoms, in order of discovery.
@@ -117,7 +117,7 @@ impl Symbols {
                 .vars
                 .iter()
                 .enumerate()
-                .map(|(i, v)| matches!(v.kind, VarKind::Param(_)).then(|| !assigned.contains(&i)))
+                .map(|(i, v)| v.kind.is_input().then(|| !assigned.contains(&i)))
                 .collect(),
             atoms: Vec::new(),
         };

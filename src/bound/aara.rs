@@ -136,6 +136,8 @@ impl Aara<'_> {
             ExprKind::Var(v) => match self.k.vars[*v].kind {
                 VarKind::Param(_) => c.param,
                 VarKind::Local => c.var,
+                // What the literal a `-D` would give costs.
+                VarKind::Symbol => c.konst,
             },
             ExprKind::Builtin(Builtin::ThreadIdx(_)) => c.var,
             ExprKind::Builtin(_) => c.param,

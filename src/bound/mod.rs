@@ -158,7 +158,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         .vars
         .iter()
         .map(|v| match v.kind {
-            VarKind::Param(_) => Dep::UNIFORM,
+            VarKind::Param(_) | VarKind::Symbol => Dep::UNIFORM,
             VarKind::Local => Dep::constant_value(0),
         })
         .collect();

@@ -1,6 +1,6 @@
 //! The part of a file one kernel needs: the kernel, the device functions
 //! it may call (by name, transitively, also through macros), every macro,
-//! `#pragma`, type declaration and device global. Searching a kernel of a
+//! `#pragma`, `#include`, type declaration and device global. Searching a kernel of a
 //! file with thousands works on its excerpt, so each candidate's re-parse
 //! and each cached analysis costs what the kernel costs, not the file.
 //! Positions in an excerpt are reported as lines of the original file
@@ -57,6 +57,8 @@ impl<'a> Excerpts<'a> {
         let mut spans: Vec<Span> = vec![kernel.span];
         spans.extend(ex.macros.iter().map(|m| m.span));
         spans.extend(ex.pragmas.iter().map(|p| p.span));
+        // What the file includes is entered where it is included.
+        spans.extend(ex.includes.iter().copied());
         spans.extend(ex.types.iter().map(|t| t.span));
         spans.extend(ex.globals.iter().map(|g| g.span));
         // Device functions reachable by name.

@@ -98,6 +98,8 @@ pub struct Extracted {
     pub launches: Vec<LaunchSite>,
     /// Pragmas (those inside functions are kept as statements).
     pub pragmas: Vec<PragmaItem>,
+    /// `#include` directive lines.
+    pub includes: Vec<Span>,
 }
 
 /// Which kind of brace is open.
@@ -125,6 +127,7 @@ impl Extracted {
         self.globals.iter_mut().for_each(|g| sh(&mut g.span));
         self.launches.iter_mut().for_each(|l| sh(&mut l.span));
         self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
+        self.includes.iter_mut().for_each(sh);
     }
 }
 
@@ -241,6 +244,8 @@ fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mu
                 out.macros.push(m);
             }
         }
+    } else if word == "include" {
+        out.includes.push(Span::new(t.start, t.end));
     } else if let Some(rest) = body.strip_prefix("pragma") {
         out.pragmas.push(PragmaItem {
             text: rest
@@ -251,6 +256,24 @@ fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mu
             span: Span::new(t.start, t.end),
         });
     }
+}
+
+/// The macro a directive defines, when it is a `#define` (`text` is the
+/// whole directive, whose first byte is at `start`).
+pub fn define_of(text: &str, start: usize) -> Option<MacroDef> {
+    let rest = text
+        .strip_prefix('#')?
+        .trim_start()
+        .strip_prefix("define")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let t = Token {
+        kind: TokKind::Directive,
+        start,
+        end: start + text.len(),
+    };
+    parse_define(rest, t)
 }
 
 fn parse_define(rest: &str, t: Token) -> Option<MacroDef> {

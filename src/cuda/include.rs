@@ -222,7 +222,7 @@ pub fn is_system_header(name: &str) -> bool {
 
 /// What an `#include` directive names.
 #[derive(Debug, PartialEq, Eq)]
-enum Target<'a> {
+pub(crate) enum Target<'a> {
     /// `"name"`.
     Quoted(&'a str),
     /// `<name>`.
@@ -232,7 +232,7 @@ enum Target<'a> {
 }
 
 /// The target of a directive's text, if it is an `#include`.
-fn include_target(directive: &str) -> Option<Target<'_>> {
+pub(crate) fn include_target(directive: &str) -> Option<Target<'_>> {
     let body = directive.strip_prefix('#')?.trim_start();
     let rest = body.strip_prefix("include")?;
     if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
@@ -324,7 +324,7 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
     loader.seen.insert(own.clone());
     loader.stack.push(own);
     let dir = parent_dir(&source.path);
-    loader.scan(&source.text, 0, &dir, None);
+    loader.scan(&source.text, 0, &dir, None, None);
     let problems = std::mem::take(&mut loader.problems);
     let mut out = source.with_included(loader.included);
     let diagnostics = problems
@@ -353,8 +353,16 @@ fn show_dir(d: &Path) -> String {
 impl Loader<'_> {
     /// Follows the `#include`s of `text`, whose first byte is at `base`, in
     /// directory `dir`; `directive` is the user-file offset of the
-    /// `#include` that brought `text` in (`None` for the user's file).
-    fn scan(&mut self, text: &str, base: usize, dir: &Path, directive: Option<usize>) {
+    /// `#include` that brought `text` in and `header` its index in the
+    /// included files (`None` for the user's file).
+    fn scan(
+        &mut self,
+        text: &str,
+        base: usize,
+        dir: &Path,
+        directive: Option<usize>,
+        header: Option<usize>,
+    ) {
         for t in tokenize(text) {
             if t.kind != TokKind::Directive {
                 continue;
@@ -372,7 +380,7 @@ impl Loader<'_> {
                     let mut dirs = vec![dir.to_path_buf()];
                     dirs.extend(self.opts.include_dirs.iter().cloned());
                     match find(name, &dirs) {
-                        Some(p) => self.include(&p, name, at, directive.unwrap_or(at)),
+                        Some(p) => self.include(&p, name, at, directive.unwrap_or(at), header),
                         None => {
                             let searched: Vec<String> = dirs.iter().map(|d| show_dir(d)).collect();
                             self.problem(
@@ -388,7 +396,7 @@ impl Loader<'_> {
                 }
                 Some(Target::System(name)) => {
                     if let Some(p) = find(name, &self.opts.include_dirs) {
-                        self.include(&p, name, at, directive.unwrap_or(at));
+                        self.include(&p, name, at, directive.unwrap_or(at), header);
                     }
                 }
             }
@@ -403,9 +411,16 @@ impl Loader<'_> {
         });
     }
 
-    /// Reads the header at `path` (named `name` by the directive at `at`)
-    /// and what it includes.
-    fn include(&mut self, path: &Path, name: &str, at: usize, directive: usize) {
+    /// Reads the header at `path` (named `name` by the directive at `at`,
+    /// in the header `parent` or the user's file) and what it includes.
+    fn include(
+        &mut self,
+        path: &Path,
+        name: &str,
+        at: usize,
+        directive: usize,
+        parent: Option<usize>,
+    ) {
         let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if self.stack.contains(&canon) {
             let (text, _) = read_text(path).unwrap_or_default();
@@ -467,15 +482,19 @@ impl Loader<'_> {
         self.bytes += text.len();
         self.seen.insert(canon.clone());
         let base = self.included.next_base();
-        self.included.files.push(IncludedFile::new(
+        let mut file = IncludedFile::new(
             path.to_path_buf(),
             IncludedKind::Header,
             text.clone(),
             base,
             directive,
-        ));
+        );
+        file.parent = parent;
+        file.name = name.to_string();
+        let index = self.included.files.len();
+        self.included.files.push(file);
         self.stack.push(canon);
-        self.scan(&text, base, &parent_dir(path), Some(directive));
+        self.scan(&text, base, &parent_dir(path), Some(directive), Some(index));
         self.stack.pop();
     }
 }

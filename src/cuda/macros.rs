@@ -68,6 +68,21 @@ impl MacroTable {
         MacroTable { defs: table }
     }
 
+    /// Adds (or replaces) a definition, as a `#define` read in order does.
+    pub fn define(&mut self, def: MacroDef) {
+        self.defs.insert(def.name.clone(), def);
+    }
+
+    /// Removes a definition (`#undef`).
+    pub fn undefine(&mut self, name: &str) {
+        self.defs.remove(name);
+    }
+
+    /// Expands every macro invocation in a token list, fully rescanned.
+    pub fn expand_tokens(&self, toks: &[String]) -> Result<Vec<String>, MacroError> {
+        self.rescan(toks, &mut HashSet::new(), 0)
+    }
+
     /// The definition of `name`, if it is a macro.
     pub fn get(&self, name: &str) -> Option<&MacroDef> {
         self.defs.get(name)

@@ -1,6 +1,7 @@
 //! The CUDA front end: extraction, parsing, AST, printing, rewriting, diffs.
 
 pub mod ast;
+pub mod cond;
 pub mod convert;
 pub mod diff;
 pub mod edit;

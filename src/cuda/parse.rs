@@ -10,6 +10,7 @@ use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 
 use super::ast::{FnKind, Function, Type, VarDecl};
+use super::cond;
 use super::convert::Converter;
 use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
 use super::include::{self, Preprocess};
@@ -41,8 +42,9 @@ pub struct ParsedFile {
     pub source: SourceFile,
     /// What extraction found in the user's file.
     pub extracted: Extracted,
-    /// Kernels and device functions in file order, then the device
-    /// functions of the headers it includes (their spans are past
+    /// Kernels and device functions in file order, then the kernels of the
+    /// headers it includes, then the headers' device functions its
+    /// functions call (their spans are past
     /// [`crate::source::INCLUDED_BASE`]).
     pub functions: Vec<ParsedFunction>,
     /// `__constant__`/`__device__` globals that parsed.
@@ -74,13 +76,13 @@ impl ParsedFile {
 
     /// Every diagnostic: file-level ones, then each failed function's
     /// (a header's device function that does not parse counts only where a
-    /// kernel calls it).
+    /// kernel calls it; a header's kernel counts).
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.diagnostics.clone();
         all.extend(
             self.functions
                 .iter()
-                .filter(|f| include::in_user_file(f.item.span))
+                .filter(|f| include::in_user_file(f.item.span) || f.item.kind == FnKind::Global)
                 .filter_map(|f| f.result.as_ref().err().cloned()),
         );
         all
@@ -100,8 +102,10 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 }
 
 /// Parses a file already in memory (with what it includes, when it was
-/// loaded with [`include::load`]).
-pub fn parse_source(source: SourceFile) -> ParsedFile {
+/// loaded with [`include::load`]). Only the branches of `#if`s that nvcc
+/// compiles are read ([`cond::active`]).
+pub fn parse_source(original: SourceFile) -> ParsedFile {
+    let (source, cond_diagnostics) = cond::active(&original);
     let extracted = extract(&source.text);
     let mut scope = Scope::new(&source, &extracted);
     let macros = MacroTable::new(&scope.macros);
@@ -111,6 +115,7 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
     let functions: Vec<ParsedFunction> = extracted
         .functions
         .iter()
+        .chain(&scope.header_kernels)
         .chain(&scope.header_functions)
         .enumerate()
         .map(|(i, item)| ParsedFunction {
@@ -119,7 +124,8 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
         })
         .collect();
     let mut diagnostics = source.included().diagnostics.clone();
-    diagnostics.extend(invalid_bytes_in_code(&source));
+    diagnostics.extend(cond_diagnostics);
+    diagnostics.extend(invalid_bytes_in_code(&original));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
         let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);
@@ -141,7 +147,7 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
     }
     ParsedFile {
         typedefs,
-        source,
+        source: original,
         extracted,
         functions,
         globals,
@@ -184,8 +190,9 @@ struct Scope {
     macros: Vec<MacroDef>,
     types: Vec<TypeDeclItem>,
     globals: Vec<GlobalItem>,
-    /// Device functions defined in headers (kernels in headers are not
-    /// the file's).
+    /// Kernels defined in headers (listed and analyzed with the file's).
+    header_kernels: Vec<FunctionItem>,
+    /// Device functions defined in headers.
     header_functions: Vec<FunctionItem>,
 }
 
@@ -195,6 +202,7 @@ impl Scope {
             macros: Vec::new(),
             types: Vec::new(),
             globals: Vec::new(),
+            header_kernels: Vec::new(),
             header_functions: Vec::new(),
         };
         for f in &source.included().files {
@@ -208,11 +216,12 @@ impl Scope {
             if f.kind == IncludedKind::Header {
                 scope.types.extend(ex.types);
                 scope.globals.extend(ex.globals);
-                scope.header_functions.extend(
-                    ex.functions
-                        .into_iter()
-                        .filter(|f| f.kind != FnKind::Global),
-                );
+                let (kernels, device): (Vec<_>, Vec<_>) = ex
+                    .functions
+                    .into_iter()
+                    .partition(|f| f.kind == FnKind::Global);
+                scope.header_kernels.extend(kernels);
+                scope.header_functions.extend(device);
             }
         }
         scope.macros.extend(own.macros.iter().cloned());
@@ -236,7 +245,7 @@ impl Scope {
             return;
         }
         let mut used = HashSet::new();
-        for f in &own.functions {
+        for f in own.functions.iter().chain(&self.header_kernels) {
             used.extend(identifiers(source.slice(f.span), macros));
         }
         let mut keep = vec![false; self.header_functions.len()];

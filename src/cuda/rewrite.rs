@@ -4,9 +4,40 @@
 use super::ast::Function;
 use super::edit;
 use super::include;
+use super::lex::{tokenize, TokKind};
 use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
+
+/// Why the function `name` of `file` cannot be rewritten, if it cannot: its
+/// text is in a header (the edit would land in another file), or it has
+/// `#if` branches inside (a reprint would keep only the branch compiled).
+pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
+    let f = file.functions.iter().find(|f| f.item.name == name)?;
+    if !include::in_user_file(f.item.span) {
+        let (path, line, _) = file.source.locate(f.item.span.start);
+        return Some(format!(
+            "`{name}` is defined in {}:{line}, a header: copper rewrites only the file it is given, so no rewrite is proposed",
+            path.display()
+        ));
+    }
+    has_conditionals(file.source.slice(f.item.span)).then(|| {
+        format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
+    })
+}
+
+/// Whether a function's text has `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/
+/// `#endif` lines: its AST holds only the branches compiled.
+fn has_conditionals(text: &str) -> bool {
+    tokenize(text).iter().any(|t| {
+        t.kind == TokKind::Directive && {
+            let word = t.text(text)[1..].trim_start();
+            ["if", "elif", "else", "endif"]
+                .iter()
+                .any(|w| word.starts_with(w))
+        }
+    })
+}
 
 /// Replaces each span of `text` by its new text. Spans must not overlap.
 pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
@@ -30,7 +61,8 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// The file text with each function in `changed` reprinted in place of the
 /// function of the same name, in copper's style (`copper fmt --whole`).
 /// Functions that are not in the file (in a header, say) are ignored: only
-/// the user's file is ever rewritten.
+/// the user's file is ever rewritten. So are functions with `#if` branches
+/// inside, whose branches not compiled a reprint would drop.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
     let replacements: Vec<(Span, String)> = changed
         .iter()
@@ -40,6 +72,9 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
                 .functions
                 .iter()
                 .find(|i| i.name == f.name && include::in_user_file(i.span))?;
+            if has_conditionals(file.source.slice(item.span)) {
+                return None;
+            }
             Some((item.span, print::function(f)))
         })
         .collect();

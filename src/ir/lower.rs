@@ -60,6 +60,25 @@ pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel
     Ok(l.k)
 }
 
+/// One note (a warning) per symbol of `k`, at its first use: the
+/// identifier is not defined anywhere, so the kernel is analyzed with it as
+/// an unknown constant.
+pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
+    k.symbols
+        .iter()
+        .map(|&v| {
+            let var = &k.vars[v];
+            let n = &var.name;
+            file.source.diagnostic(
+                Severity::Warning,
+                "symbol",
+                var.span.start,
+                format!("`{n}` is not defined in the file: treated as an unknown constant; pass -D{n}=… to fix it"),
+            )
+        })
+        .collect()
+}
+
 /// What a name in scope denotes.
 #[derive(Clone, Debug)]
 enum Binding {
@@ -205,6 +224,7 @@ impl<'a> Lowerer<'a> {
                 vars: Vec::new(),
                 arrays: Vec::new(),
                 sites: Vec::new(),
+                symbols: Vec::new(),
                 body: Vec::new(),
                 scopes: 0,
                 span: f.meta.span,
@@ -326,6 +346,31 @@ impl<'a> Lowerer<'a> {
             return Ok(b.clone());
         }
         self.global(name, span)
+    }
+
+    /// Whether nothing in scope or in the file defines `name` (a symbol
+    /// made for it earlier counts as undefined).
+    fn is_undefined(&self, name: &str) -> bool {
+        self.is_symbol(name)
+            || (!self.scopes.iter().any(|s| s.contains_key(name))
+                && !self.consts.iter().any(|c| c.contains_key(name))
+                && !self.file.globals.iter().any(|g| g.name == name))
+    }
+
+    /// Whether `name` is bound to a symbol of the kernel.
+    fn is_symbol(&self, name: &str) -> bool {
+        self.k.symbols.iter().any(|&v| self.k.vars[v].name == name)
+    }
+
+    /// A new symbol for the undefined identifier `name`, first used at
+    /// `span`: an `int` the launch gives, bound for the rest of the kernel.
+    fn symbol(&mut self, name: &str, span: Span) -> VarId {
+        let v = self.new_var(name, Scalar::I32, VarKind::Symbol, span);
+        self.k.symbols.push(v);
+        if let Some(s) = self.scopes.first_mut() {
+            s.insert(name.to_string(), Binding::Var(v));
+        }
+        v
     }
 
     /// Binds a `__constant__`/`__device__` global on first use.
@@ -462,11 +507,10 @@ impl<'a> Lowerer<'a> {
                 Some(Value::I(v)) if v > 0 && v <= (1 << 32) => Ok(v as u64),
                 _ => {
                     let at = d.as_ref().map_or(span, |e| e.meta.span);
-                    let undefined = d.iter().flat_map(|e| e.identifiers()).find(|n| {
-                        !self.scopes.iter().any(|s| s.contains_key(*n))
-                            && !self.consts.iter().any(|c| c.contains_key(*n))
-                            && !self.file.globals.iter().any(|g| g.name == *n)
-                    });
+                    let undefined = d
+                        .iter()
+                        .flat_map(|e| e.identifiers())
+                        .find(|n| self.is_undefined(n));
                     match undefined {
                         Some(n) => fail(
                             at,
@@ -1210,6 +1254,13 @@ impl<'a> Lowerer<'a> {
         let span = e.meta.span;
         match &e.kind {
             A::Ident(n) => match self.lookup(n, span)? {
+                Binding::Var(v) if self.k.vars[v].kind == VarKind::Symbol => fail(
+                    span,
+                    format!(
+                        "cannot assign to `{n}`: {}",
+                        crate::cuda::include::define_hint(n)
+                    ),
+                ),
                 Binding::Var(v) => Ok(LValue::Var(v)),
                 Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64))),
                 Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
@@ -1423,12 +1474,16 @@ impl<'a> Lowerer<'a> {
                         return fail(span, format!("array `{n}` used as a value"))
                     }
                     // `INT_MAX`, `FLT_MAX`, … when nothing in the file
-                    // defines them.
+                    // defines them; otherwise an unknown constant.
                     Err(e) => match math::library_constant(n) {
                         Some((v, ty)) => Expr {
                             kind: ExprKind::Const(v),
                             ty,
                         },
+                        None if self.is_undefined(n) => {
+                            let v = self.symbol(n, span);
+                            var_expr(&self.k, v)
+                        }
                         None => return Err(e),
                     },
                 },

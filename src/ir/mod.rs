@@ -35,6 +35,18 @@ pub enum VarKind {
     Param(usize),
     /// A local variable (or a temporary copper introduced).
     Local,
+    /// An identifier nothing in the file defines, used as an integer: an
+    /// unknown constant of the kernel (a missing `-DN=…`), analyzed like an
+    /// `int` parameter the kernel never assigns and valued by the launch.
+    Symbol,
+}
+
+impl VarKind {
+    /// Whether the launch gives the value (a scalar parameter or a symbol):
+    /// the same in every thread, unknown to the analysis.
+    pub fn is_input(self) -> bool {
+        matches!(self, VarKind::Param(_) | VarKind::Symbol)
+    }
 }
 
 /// A scalar variable.
@@ -343,6 +355,9 @@ pub struct Kernel {
     pub arrays: Vec<Array>,
     /// Access sites.
     pub sites: Vec<Site>,
+    /// Undefined identifiers used as unknown constants ([`VarKind::Symbol`]
+    /// variables), in order of first use.
+    pub symbols: Vec<VarId>,
     /// Body.
     pub body: Vec<Stmt>,
     /// Number of scope ids used.

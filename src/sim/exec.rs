@@ -1007,6 +1007,8 @@ impl<'a> Block<'a> {
                 match self.ctx.kernel.vars[*v].kind {
                     VarKind::Param(_) => Self::charge(w, Counter::Param),
                     VarKind::Local => Self::charge(w, Counter::Var),
+                    // Charged as the literal a `-D` would give.
+                    VarKind::Symbol => Self::charge(w, Counter::Const),
                 }
                 out = w.vars[*v];
             }
@@ -1309,10 +1311,10 @@ impl Warp {
         self.steps
     }
 
-    /// Sets the scalar parameters in every lane.
+    /// Sets the scalar parameters and symbols in every lane.
     pub fn seed_params(&mut self, values: &[u64], k: &Kernel) {
         for (v, var) in k.vars.iter().enumerate() {
-            if matches!(var.kind, VarKind::Param(_)) {
+            if var.kind.is_input() {
                 self.vars[v] = [values[v]; 32];
             }
         }

@@ -83,7 +83,8 @@ impl ArrayData {
 pub struct Inputs {
     /// Launch shape.
     pub shape: Shape,
-    /// Scalar argument values by parameter name.
+    /// Scalar argument values by parameter name, and the values of the
+    /// kernel's symbols by name.
     pub scalars: BTreeMap<String, Value>,
     /// Initial array contents by name (pointer parameters and any
     /// `__constant__`/`__device__` global the file overrides).
@@ -249,6 +250,19 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                 arrays.insert(arr.name.clone(), fill(s, arr.elem)?);
             }
         }
+    }
+    for &v in &kernel.symbols {
+        let name = &kernel.vars[v].name;
+        let Some(x) = spec.defines.get(name) else {
+            return Err(format!("`{name}` is not defined in the file: pass -D{name}=… or give its value under [kernel.{}.defines]", kernel.name));
+        };
+        if x.fract() != 0.0 || *x < i32::MIN as f64 || *x > i32::MAX as f64 {
+            return Err(format!(
+                "`{name}` is {x} in [kernel.{}.defines]; an undefined identifier stands for an `int`",
+                kernel.name
+            ));
+        }
+        scalars.insert(name.clone(), Value::I(*x as i64));
     }
     for a in kernel
         .arrays
@@ -431,15 +445,17 @@ pub fn simulate_owned(
         });
     }
     let mut param_values = vec![0u64; kernel.vars.len()];
-    for p in &kernel.params {
-        if let Param::Scalar(v) = p {
-            let name = &kernel.vars[*v].name;
-            let value = inputs
-                .scalars
-                .get(name)
-                .ok_or_else(|| setup_error(format!("no value for argument `{name}`")))?;
-            param_values[*v] = value.convert(kernel.vars[*v].ty).to_bits();
-        }
+    let scalar_params = kernel.params.iter().filter_map(|p| match p {
+        Param::Scalar(v) => Some(*v),
+        Param::Array(_) => None,
+    });
+    for v in scalar_params.chain(kernel.symbols.iter().copied()) {
+        let name = &kernel.vars[v].name;
+        let value = inputs
+            .scalars
+            .get(name)
+            .ok_or_else(|| setup_error(format!("no value for `{name}`")))?;
+        param_values[v] = value.convert(kernel.vars[v].ty).to_bits();
     }
     let code = code::compile(kernel);
     let ctx = LaunchCtx {

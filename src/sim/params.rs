@@ -13,6 +13,8 @@
 //! seed = 1
 //! min = 0
 //! max = 100
+//! [kernel.addSub0.defines]  # identifiers the file uses but never defines
+//! N = 1024                  # (as nvcc -DN=1024 would)
 //! ```
 
 use std::collections::BTreeMap;
@@ -99,6 +101,10 @@ pub struct LaunchSpec {
     /// Arrays by parameter name.
     #[serde(default)]
     pub arrays: BTreeMap<String, ArraySpec>,
+    /// Values of the identifiers the kernel uses without any definition
+    /// (its symbols, [`crate::ir::VarKind::Symbol`]), by name.
+    #[serde(default)]
+    pub defines: BTreeMap<String, f64>,
 }
 
 /// A parameter file: one launch per kernel name.
@@ -121,7 +127,7 @@ impl ParamFile {
             .map_err(|e: toml::de::Error| e.to_string())?;
         for (kernel, array, expr) in exprs {
             let spec = file.kernel.get_mut(&kernel).expect("kernel read");
-            let len = super::size_expr::eval(&expr, &spec.args).map_err(|e| {
+            let len = super::size_expr::eval(&expr, &spec.size_values()).map_err(|e| {
                 format!("kernel `{kernel}`, array `{array}`: len = \"{expr}\": {e}")
             })?;
             let a = spec.arrays.get_mut(&array).expect("array read");
@@ -220,16 +226,31 @@ fn dims3(v: &[u64], what: &str) -> Result<[u64; 3], String> {
 impl LaunchSpec {
     /// The launch with scalar argument `name` set to `value` and every
     /// length expression evaluated again.
+    /// (A name of [`LaunchSpec::defines`] sets that define.)
     pub fn with_arg(&self, name: &str, value: f64) -> Result<LaunchSpec, String> {
         let mut s = self.clone();
-        s.args.insert(name.to_string(), value);
+        match s.defines.get_mut(name) {
+            Some(d) => *d = value,
+            None => {
+                s.args.insert(name.to_string(), value);
+            }
+        }
+        let values = s.size_values();
         for (array, a) in s.arrays.iter_mut() {
             if let Some(expr) = &a.len_expr {
-                a.len = super::size_expr::eval(expr, &s.args)
+                a.len = super::size_expr::eval(expr, &values)
                     .map_err(|e| format!("array `{array}`: len = \"{expr}\": {e}"))?;
             }
         }
         Ok(s)
+    }
+
+    /// The names a length expression may use: the scalar arguments and the
+    /// defines.
+    pub fn size_values(&self) -> BTreeMap<String, f64> {
+        let mut v = self.args.clone();
+        v.extend(self.defines.iter().map(|(k, x)| (k.clone(), *x)));
+        v
     }
 
     /// Checks the launch against CUDA's limits.
@@ -300,6 +321,7 @@ mod tests {
                 shared_bytes: 0,
                 args: BTreeMap::new(),
                 arrays: BTreeMap::new(),
+                defines: BTreeMap::new(),
             }
             .shape()
         };

@@ -289,8 +289,9 @@ pub fn materialize(
 }
 
 /// The parameter file's launch, then: other data (twice); fewer blocks
-/// with every integer argument cut to leave a partial last block; a third
-/// of every argument; a block more; fewer blocks over the same sizes.
+/// with every integer argument and define cut to leave a partial last
+/// block; a third of every argument and define; a block more; fewer blocks
+/// over the same sizes.
 fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     let mut out = vec![base.clone()];
     for round in 1..=2u64 {
@@ -307,7 +308,11 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     if let Some(g) = partial.grid.first_mut() {
         *g = (*g).div_ceil(2).max(1);
     }
-    for v in partial.args.values_mut() {
+    for v in partial
+        .args
+        .values_mut()
+        .chain(partial.defines.values_mut())
+    {
         if v.fract() == 0.0 && *v > 2.0 {
             // Not a multiple of the block: the last block is partial.
             let cut = (*v - (block / 2) as f64 - 1.0).max(1.0);
@@ -321,7 +326,11 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     }
     out.push(partial);
     let mut smaller = base.clone();
-    for v in smaller.args.values_mut() {
+    for v in smaller
+        .args
+        .values_mut()
+        .chain(smaller.defines.values_mut())
+    {
         if v.fract() == 0.0 && *v > 3.0 {
             *v = (*v / 3.0).floor().max(1.0);
         }
@@ -343,10 +352,11 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 }
 
 /// Launches for a kernel without a parameter file, smallest first:
-/// generous arrays of random data, small integer arguments (one leaving a
-/// partial last block), a few grid sizes; two-dimensional grids for a
-/// two-dimensional block or a kernel that reads `blockIdx.y`; 8 bytes of
-/// dynamic shared memory per thread for `extern __shared__` arrays.
+/// generous arrays of random data, small integer arguments and symbols
+/// (one leaving a partial last block), a few grid sizes; two-dimensional
+/// grids for a two-dimensional block or a kernel that reads `blockIdx.y`;
+/// 8 bytes of dynamic shared memory per thread for `extern __shared__`
+/// arrays.
 pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
@@ -395,12 +405,18 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                 }
             }
         }
+        let defines = k
+            .symbols
+            .iter()
+            .map(|&v| (k.vars[v].name.clone(), size.max(1) as f64))
+            .collect();
         out.push(LaunchSpec {
             grid: grid.to_vec(),
             block: block.to_vec(),
             shared_bytes: if dynamic_shared { 8 * threads } else { 0 },
             args,
             arrays,
+            defines,
         });
     }
     out

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
 use copper::cuda::parse::ParsedFile;
-use copper::ir::lower::lower_kernel;
+use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
 use copper::sim::params::LaunchSpec;
@@ -112,6 +112,8 @@ pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
 /// The analysis of one kernel, ready to print.
 struct Report {
     name: String,
+    /// The file the kernel is written in (a header's kernel: the header).
+    path: String,
     line: usize,
     column: usize,
     shape: Shape,
@@ -197,6 +199,9 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
                 continue;
             }
         };
+        for d in symbol_notes(&parsed, &kernel) {
+            eprintln!("{}", d.render());
+        }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(a.launch.block, a.launch.grid, &parsed, spec, &name);
         let config = Config {
@@ -229,8 +234,9 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             }
         }
         let f = parsed.function(&name).expect("listed kernel");
-        let (line, column) = parsed.source.line_col(f.meta.span.start);
+        let (path, line, column) = parsed.source.locate(f.meta.span.start);
         reports.push(Report {
+            path: path.display().to_string(),
             name,
             line,
             column,
@@ -348,8 +354,8 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
         (None, None) => "any block and grid".into(),
     };
     println!(
-        "{path}:{}:{}: kernel {}: {shape} (from {})",
-        r.line, r.column, r.name, r.shape.source
+        "{}:{}:{}: kernel {}: {shape} (from {})",
+        r.path, r.line, r.column, r.name, r.shape.source
     );
     let width = r
         .bounds

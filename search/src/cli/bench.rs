@@ -57,6 +57,23 @@ pub fn run(a: &BenchArgs) -> u8 {
     }
 }
 
+/// Refuses a kernel that uses identifiers the file does not define: the
+/// program is the file as written, which nvcc cannot compile without them.
+fn needs_no_symbols(parsed: &ParsedFile, name: &str) -> Result<(), String> {
+    let Ok(k) = copper::ir::lower::lower_kernel(parsed, name) else {
+        return Ok(());
+    };
+    match k.symbols.first() {
+        None => Ok(()),
+        Some(&v) => {
+            let n = &k.vars[v].name;
+            Err(format!(
+                "`{name}` uses `{n}`, which the file does not define; the benchmark program is the file compiled by nvcc, so pass -D{n}=… (or set it in copper.toml's `defines`)"
+            ))
+        }
+    }
+}
+
 fn bench(a: &BenchArgs) -> Result<(), String> {
     refuse_control_characters(&a.file)?;
     refuse_control_characters(&a.out)?;
@@ -74,6 +91,9 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| a.file.with_extension("toml"));
     let mut kernels = select(&parsed, &params, a.kernel.as_deref(), &params_name)?;
+    for k in &kernels {
+        needs_no_symbols(&parsed, &k.name)?;
+    }
     if let Some(s) = &a.sweep {
         sweep_launches(&mut kernels, s)?;
     }
@@ -91,10 +111,11 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     let source_dir = source_dir
         .canonicalize()
         .map_err(|e| format!("{}: {e}", source_dir.display()))?;
+    let flags = pre.compiler_flags();
     let opts = Options {
         runs: a.runs,
         warmup: a.warmup,
-        build_line: build_line(&program_name, &source_dir, "nvcc", "native"),
+        build_line: build_line(&program_name, &source_dir, &flags, "nvcc", "native"),
     };
     // Bad launches fail here, before the search.
     bench::program(&parsed, &kernels, &opts)?;
@@ -136,6 +157,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     let build = build_line(
         &program_name,
         &source_dir,
+        &flags,
         "\"${NVCC:-nvcc}\"",
         "\"${CUDA_ARCH:-native}\"",
     );
@@ -247,12 +269,23 @@ fn refuse_control_characters(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The nvcc command that builds the program, run in its directory; every
-/// name in it is one quoted shell word (`nvcc` and `arch` are the
-/// caller's own shell text).
-fn build_line(program: &str, source_dir: &Path, nvcc: &str, arch: &str) -> String {
+/// The nvcc command that builds the program, run in its directory, with
+/// the `-D`/`-U`/`-I` flags the file was read with; every name in it is
+/// one quoted shell word (`nvcc` and `arch` are the caller's own shell
+/// text).
+fn build_line(
+    program: &str,
+    source_dir: &Path,
+    flags: &[String],
+    nvcc: &str,
+    arch: &str,
+) -> String {
+    let flags: String = flags
+        .iter()
+        .map(|f| format!(" {}", shell_quote(f)))
+        .collect();
     format!(
-        "{nvcc} -O3 -std=c++17 -arch={arch} -lineinfo -Xcompiler -ffp-contract=off -I {} -o {} {}",
+        "{nvcc} -O3 -std=c++17 -arch={arch} -lineinfo -Xcompiler -ffp-contract=off{flags} -I {} -o {} {}",
         shell_quote(&source_dir.to_string_lossy()),
         shell_quote(program),
         shell_quote(&format!("{program}.cu"))
@@ -295,10 +328,17 @@ mod tests {
 
     #[test]
     fn build_line_quotes_the_program_name() {
-        let line = build_line("$(touch PWNED)_bench", Path::new("/d"), "nvcc", "native");
+        let line = build_line(
+            "$(touch PWNED)_bench",
+            Path::new("/d"),
+            &["-DN=1 2".to_string()],
+            "nvcc",
+            "native",
+        );
         assert!(
             line.contains("-o '$(touch PWNED)_bench' '$(touch PWNED)_bench.cu'"),
             "{line}"
         );
+        assert!(line.contains(" '-DN=1 2' -I /d "), "{line}");
     }
 }

@@ -11,7 +11,7 @@ use copper::cost::Hardware;
 use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
-use copper::ir::lower::lower_kernel;
+use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
@@ -196,6 +196,9 @@ fn lint_file(
                 continue;
             }
         };
+        for d in symbol_notes(&parsed, &kernel) {
+            eprintln!("{}", d.render());
+        }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(block, grid, &parsed, spec, &name);
         let start = Instant::now();

@@ -18,6 +18,7 @@ use copper::cuda::excerpt::Excerpts;
 use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
+use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{launch_shape, read_params, Shape};
@@ -479,6 +480,18 @@ pub fn file_diff(f: &FileRun) -> String {
     }
 }
 
+/// The diagnostics of a parsed file, then the notes on its kernels'
+/// undefined identifiers (symbols), rendered.
+fn notes(p: &ParsedFile) -> Vec<String> {
+    let mut all = p.all_diagnostics();
+    for k in p.kernels() {
+        if let Ok(kernel) = lower_kernel(p, &k.name) {
+            all.extend(symbol_notes(p, &kernel));
+        }
+    }
+    all.iter().map(|d| d.render()).collect()
+}
+
 /// Parses every file and searches every kernel, kernels in parallel; a
 /// progress line on a terminal. Results in file and kernel order. Each
 /// file is finished (and, with `--write`, written) as soon as its last
@@ -501,10 +514,7 @@ fn optimize_files(
                 Ok((p, params)) => (Ok(p), params),
                 Err(e) => (Err(e), None),
             };
-            let diagnostics = parsed
-                .as_ref()
-                .map(|p| p.all_diagnostics().iter().map(|d| d.render()).collect())
-                .unwrap_or_default();
+            let diagnostics = parsed.as_ref().map(notes).unwrap_or_default();
             let run = FileRun {
                 path: path.clone(),
                 parsed,

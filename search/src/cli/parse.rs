@@ -98,7 +98,7 @@ fn print_text(parsed: &ParsedFile) {
             }
             // A header's function that copper cannot read matters only
             // where a kernel calls it (the kernel's error says so).
-            Err(_) if header => {}
+            Err(_) if header && f.item.kind != FnKind::Global => {}
             Err(d) => eprintln!("{}", d.render()),
         }
     }

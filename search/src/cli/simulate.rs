@@ -6,7 +6,7 @@ use std::time::Instant;
 use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::parse::ParsedFile;
 use copper::diag::{Diagnostic, Severity};
-use copper::ir::lower::lower_kernel;
+use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::{Kernel, Value};
 use copper::sim::params::ParamFile;
 use copper::sim::{
@@ -184,6 +184,9 @@ pub fn run(a: &SimulateArgs) -> u8 {
                 continue;
             }
         };
+        for d in symbol_notes(&parsed, &kernel) {
+            eprintln!("{}", d.render());
+        }
         let Some(spec) = params.kernel.get(name) else {
             status = 2;
             eprintln!(
