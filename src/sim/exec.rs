@@ -676,15 +676,23 @@ impl<'a> Block<'a> {
         false
     }
 
+    /// Number of elements of an array (its storage holds one value per
+    /// component of each element).
     fn array_len(&self, a: ArrayId) -> u64 {
-        match self.ctx.storage[a] {
+        let values = match self.ctx.storage[a] {
             Storage::Global(g) => self.ctx.globals[g].data.len() as u64,
             Storage::Shared(s) => self.shared[s].len() as u64,
             Storage::Local(l) => self.ctx.local_lens[l],
-        }
+        };
+        values / self.ctx.kernel.arrays[a].layout.slots() as u64
     }
 
-    /// Evaluates an access's index and checks bounds.
+    /// Where component `a.slot` of element `i` is stored.
+    fn flat(&self, a: &Access, i: i64) -> i64 {
+        i * self.ctx.kernel.arrays[a.array].layout.slots() as i64 + a.slot as i64
+    }
+
+    /// Evaluates an access's element index and checks bounds.
     fn indices(&mut self, w: &mut Warp, a: &Access, mask: u32) -> Result<[i64; 32], SimError> {
         let idx = self.eval(w, &a.index, mask)?;
         let len = self.array_len(a.array);
@@ -706,8 +714,12 @@ impl<'a> Block<'a> {
         Ok(out)
     }
 
-    /// Charges the memory cost of an access and records site statistics.
+    /// Charges the memory cost of an access and records site statistics
+    /// (nothing for the components of a vector access after the first).
     fn charge_access(&mut self, w: &mut Warp, a: &Access, idx: &[i64; 32], mask: u32, write: bool) {
+        if !a.charged {
+            return;
+        }
         let mut buf = [0i64; 32];
         let mut k = 0;
         for l in lanes_of(mask) {
@@ -715,16 +727,16 @@ impl<'a> Block<'a> {
             k += 1;
         }
         let active = &buf[..k];
-        let elem = self.ctx.kernel.arrays[a.array].elem.size();
+        let fp = self.ctx.kernel.arrays[a.array].footprint(&self.ctx.kernel.sites[a.site]);
         let mut ideal = u64::MAX;
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
-                let n = self.ctx.hw.mem_reads(active, elem);
+                let n = self.ctx.hw.mem_reads(active, fp);
                 let mut lanes = [0i64; 32];
                 for (k, l) in lanes_of(mask).enumerate() {
                     lanes[k] = l as i64;
                 }
-                ideal = self.ctx.hw.mem_reads(&lanes[..k], elem);
+                ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
                 } else {
@@ -732,7 +744,7 @@ impl<'a> Block<'a> {
                 }
             }
             Storage::Shared(_) => {
-                let n = self.ctx.hw.conflicts(active, elem);
+                let n = self.ctx.hw.conflicts(active, fp);
                 if write {
                     (n, Counter::SWrite, Counter::SWriteN)
                 } else {
@@ -768,7 +780,7 @@ impl<'a> Block<'a> {
         let Storage::Global(g) = self.ctx.storage[a.array] else {
             return Ok(());
         };
-        let Some(cell) = self.ctx.globals[g].touched.get(i as usize) else {
+        let Some(cell) = self.ctx.globals[g].touched.get(self.flat(a, i) as usize) else {
             return Ok(());
         };
         let [gx, gy, _] = self.ctx.shape.grid;
@@ -832,7 +844,7 @@ impl<'a> Block<'a> {
         }
         for l in lanes_of(mask) {
             self.track(w, a, idx[l], l, true)?;
-            self.write(w, a.array, idx[l], l, v[l]);
+            self.write(w, a.array, self.flat(a, idx[l]), l, v[l]);
         }
         Ok(())
     }
@@ -894,11 +906,11 @@ impl<'a> Block<'a> {
         let elem = self.ctx.kernel.arrays[a.array].elem;
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
-            let cur = self.read(w, a.array, idx[l], l);
+            let cur = self.read(w, a.array, self.flat(a, idx[l]), l);
             let val = |b: u64| Value::from_bits(b, elem);
             let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);
             old[l] = cur;
-            self.write(w, a.array, idx[l], l, new.to_bits());
+            self.write(w, a.array, self.flat(a, idx[l]), l, new.to_bits());
         }
         if let Some(r) = result {
             Self::charge(w, Counter::VWrite);
@@ -1066,7 +1078,7 @@ impl<'a> Block<'a> {
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
                     self.track(w, a, idx[l], l, false)?;
-                    out[l] = self.read(w, a.array, idx[l], l);
+                    out[l] = self.read(w, a.array, self.flat(a, idx[l]), l);
                 }
             }
             ExprKind::Call(f, args) => {

@@ -240,7 +240,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                 let Some(s) = spec.arrays.get(&arr.name) else {
                     return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, kernel.name, arr.name));
                 };
-                arrays.insert(arr.name.clone(), fill(s, arr.elem)?);
+                arrays.insert(arr.name.clone(), fill(&per_component(s, arr), arr.elem)?);
             }
         }
     }
@@ -250,7 +250,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         .filter(|a| a.param.is_none() && a.is_global())
     {
         if let Some(s) = spec.arrays.get(&a.name) {
-            arrays.insert(a.name.clone(), fill(s, a.elem)?);
+            arrays.insert(a.name.clone(), fill(&per_component(s, a), a.elem)?);
         }
     }
     for name in spec.args.keys() {
@@ -267,6 +267,16 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         arrays,
         shared_bytes: spec.shared_bytes,
     })
+}
+
+/// The spec of an array's storage: `len` elements of a struct or vector
+/// array are `len` times its components, filled in memory order
+/// (`a[0].x, a[0].y, …, a[1].x, …`).
+fn per_component(s: &params::ArraySpec, a: &crate::ir::Array) -> params::ArraySpec {
+    params::ArraySpec {
+        len: s.len.saturating_mul(a.layout.slots() as u64),
+        ..s.clone()
+    }
 }
 
 /// Initial contents of an array.
@@ -377,12 +387,12 @@ pub fn simulate_owned(
             Space::Shared => {
                 let len = a
                     .fixed_len()
-                    .unwrap_or(inputs.shared_bytes / a.elem.size() as u64);
-                shared_lens.push(len);
+                    .unwrap_or(inputs.shared_bytes / a.layout.size as u64);
+                shared_lens.push(len * a.layout.slots() as u64);
                 Storage::Shared(shared_lens.len() - 1)
             }
             Space::Local => {
-                local_lens.push(a.fixed_len().unwrap_or(1));
+                local_lens.push(a.fixed_len().unwrap_or(1) * a.layout.slots() as u64);
                 Storage::Local(local_lens.len() - 1)
             }
             _ => {
@@ -400,7 +410,7 @@ pub fn simulate_owned(
                         )))
                     }
                     None => {
-                        let len = a.fixed_len().unwrap_or(1) as usize;
+                        let len = a.fixed_len().unwrap_or(1) as usize * a.layout.slots();
                         let zero = Value::ZERO.convert(a.elem);
                         (0..len)
                             .map(|i| {

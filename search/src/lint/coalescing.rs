@@ -150,11 +150,17 @@ pub fn findings(
         if !array.is_global() || site.span.is_synthetic() || prep.single_thread(i) {
             continue;
         }
+        let fp = array.footprint(site);
+        if fp.width != fp.stride {
+            // A field of a struct or vector element: its ideal is not
+            // consecutive elements, so it is not judged here.
+            continue;
+        }
         let dep = prep.index_dep(i);
-        let elem = array.elem.size();
+        let elem = fp.width;
         let kind = classify(dep, elem, hw, block);
         let what = if site.is_write { "store to" } else { "load of" };
-        let worst = transactions(dep, elem, hw, block);
+        let worst = transactions(dep, fp, hw, block);
         let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
         let bytes = hw.transaction_bytes;
         let (code, message, why, help) = match kind {
