@@ -86,6 +86,8 @@ pub struct Layout {
     pub size: u32,
     /// Byte offset of each component.
     pub offsets: Vec<u32>,
+    /// Name of each component (`x`, `pos.y`; empty for a scalar).
+    pub names: Vec<String>,
 }
 
 impl Layout {
@@ -94,6 +96,7 @@ impl Layout {
         Layout {
             size: elem.size(),
             offsets: vec![0],
+            names: vec![String::new()],
         }
     }
 

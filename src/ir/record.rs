@@ -222,9 +222,27 @@ impl Record {
 
     /// The memory layout of an array of this type.
     pub fn layout(&self) -> Layout {
+        let mut names = Vec::new();
+        self.component_names("", &mut names);
         Layout {
             size: self.size,
             offsets: self.offsets.clone(),
+            names,
+        }
+    }
+
+    /// The name of each component after `prefix` (`pos.x`, …), in order.
+    pub fn component_names(&self, prefix: &str, out: &mut Vec<String>) {
+        for f in &self.fields {
+            let name = if prefix.is_empty() {
+                f.name.clone()
+            } else {
+                format!("{prefix}.{}", f.name)
+            };
+            match &f.ty {
+                FieldType::Scalar(_) => out.push(name),
+                FieldType::Record(r) => r.component_names(&name, out),
+            }
         }
     }
 }

@@ -240,7 +240,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                 let Some(s) = spec.arrays.get(&arr.name) else {
                     return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, kernel.name, arr.name));
                 };
-                arrays.insert(arr.name.clone(), fill(&per_component(s, arr), arr.elem)?);
+                arrays.insert(arr.name.clone(), fill_array(s, arr)?);
             }
         }
     }
@@ -250,7 +250,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         .filter(|a| a.param.is_none() && a.is_global())
     {
         if let Some(s) = spec.arrays.get(&a.name) {
-            arrays.insert(a.name.clone(), fill(&per_component(s, a), a.elem)?);
+            arrays.insert(a.name.clone(), fill_array(s, a)?);
         }
     }
     for name in spec.args.keys() {
@@ -269,14 +269,44 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     })
 }
 
-/// The spec of an array's storage: `len` elements of a struct or vector
-/// array are `len` times its components, filled in memory order
-/// (`a[0].x, a[0].y, …, a[1].x, …`).
-fn per_component(s: &params::ArraySpec, a: &crate::ir::Array) -> params::ArraySpec {
-    params::ArraySpec {
-        len: s.len.saturating_mul(a.layout.slots() as u64),
+/// Initial contents of array `a`'s storage. `len` elements of a struct
+/// or vector array are `len` times its components, filled in memory order
+/// (`a[0].x, a[0].y, …, a[1].x, …`); then each `fields.NAME` fill
+/// replaces the components of field `NAME` (all of a nested struct's),
+/// element by element.
+fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, String> {
+    let slots = a.layout.slots();
+    let whole = params::ArraySpec {
+        len: s.len.saturating_mul(slots as u64),
         ..s.clone()
+    };
+    let mut data = fill(&whole, a.elem)?;
+    for (name, f) in &s.fields {
+        let prefix = format!("{name}.");
+        let hit: Vec<usize> = (0..slots)
+            .filter(|&k| {
+                let n = &a.layout.names[k];
+                !n.is_empty() && (n == name || n.starts_with(&prefix))
+            })
+            .collect();
+        if hit.is_empty() {
+            return Err(format!(
+                "array `{}` has no field `{name}` (its components: {})",
+                a.name,
+                a.layout.names.join(", ")
+            ));
+        }
+        let values = fill(&f.spec(s.len.saturating_mul(hit.len() as u64)), a.elem)?;
+        let mut next = values.bits.into_iter();
+        for i in 0..s.len as usize {
+            for &k in &hit {
+                if let Some(b) = next.next() {
+                    data.bits[i * slots + k] = b;
+                }
+            }
+        }
     }
+    Ok(data)
 }
 
 /// Initial contents of an array.

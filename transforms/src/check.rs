@@ -309,6 +309,7 @@ fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                             max,
                             value: 0.0,
                             values: Vec::new(),
+                            fields: Default::default(),
                         },
                     );
                 }

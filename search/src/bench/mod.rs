@@ -214,6 +214,13 @@ impl Plan {
                             p.name
                         ));
                     }
+                    if !kernel.arrays[*a].is_scalar() {
+                        return Err(format!(
+                            "parameter `{}` of `{name}` points to `{}` structs or vectors; copper bench fills arrays of scalars only",
+                            p.name,
+                            p.ty.base.c_name()
+                        ));
+                    }
                     arrays.push(ArrayPlan {
                         name: p.name.clone(),
                         elem: kernel.arrays[*a].elem,
@@ -240,6 +247,12 @@ impl Plan {
             .filter(|a| a.param.is_none() && a.is_global())
         {
             if let Some(spec) = base.arrays.get(&a.name) {
+                if !a.is_scalar() {
+                    return Err(format!(
+                        "global `{}` holds structs or vectors; copper bench fills arrays of scalars only",
+                        a.name
+                    ));
+                }
                 arrays.push(ArrayPlan {
                     name: a.name.clone(),
                     elem: a.elem,

@@ -449,7 +449,7 @@ impl Lowerer<'_> {
     /// One new local per component of a `rec` named `name`.
     pub(super) fn record_vars(&mut self, name: &str, rec: &Record, span: Span) -> Vec<VarId> {
         let mut names = Vec::new();
-        component_names(rec, name, &mut names);
+        rec.component_names(name, &mut names);
         names
             .iter()
             .map(|n| self.new_var(n, rec.elem, VarKind::Local, span))
@@ -512,17 +512,6 @@ fn pieces(ty: &FieldType) -> Vec<crate::ir::record::Piece> {
             offset: 0,
             bytes: s.size(),
         }],
-    }
-}
-
-/// `v.pos.x`, `v.pos.y`, … for a local `v`.
-fn component_names(rec: &Record, prefix: &str, out: &mut Vec<String>) {
-    for f in &rec.fields {
-        let name = format!("{prefix}.{}", f.name);
-        match &f.ty {
-            FieldType::Scalar(_) => out.push(name),
-            FieldType::Record(r) => component_names(r, &name, out),
-        }
     }
 }
 
