@@ -352,10 +352,15 @@ impl<'a> Lowerer<'a> {
             }
             return fail(span, format!("unknown identifier `{name}`"));
         };
-        let elem = self.scalar(&g.ty, g.meta.span)?;
         if !g.ty.pointers.is_empty() {
             return fail(g.meta.span, "global pointer variables are not supported");
         }
+        let rec = self.record_type(&g.ty, g.meta.span)?;
+        let elem = match &rec {
+            Some(r) => r.elem,
+            None => self.scalar(&g.ty, g.meta.span)?,
+        };
+        let layout = rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout());
         let dynamic = g.is_extern && g.dims.len() == 1 && g.dims[0].is_none();
         let dims = if dynamic {
             Vec::new()
@@ -373,12 +378,15 @@ impl<'a> Lowerer<'a> {
                 name: name.to_string(),
                 space: Space::Shared,
                 elem,
-                layout: Layout::scalar(elem),
+                layout,
                 dims: Vec::new(),
                 param: None,
                 init: Vec::new(),
                 span: g.meta.span,
             });
+            if let Some(r) = rec {
+                self.records.insert(id, r);
+            }
             let b = Binding::Ptr {
                 array: id,
                 offset: None,
@@ -398,12 +406,15 @@ impl<'a> Lowerer<'a> {
             name: name.to_string(),
             space: g.space,
             elem,
-            layout: Layout::scalar(elem),
+            layout,
             dims: if scalar { vec![1] } else { dims.clone() },
             param: None,
             init,
             span: g.meta.span,
         });
+        if let Some(r) = rec {
+            self.records.insert(id, r);
+        }
         let b = if scalar {
             Binding::Cell(id)
         } else {
