@@ -1,8 +1,8 @@
 // An n-body style integration step over an array of Particle structs
 // (array of structs: float3 position and velocity, a mass), and a second
 // kernel over a `typedef struct` with a float4 field (position + weight,
-// 16-byte aligned, so the struct is 32 bytes with padding). Written for
-// copper.
+// 16-byte aligned, so the struct is aligned to 16: 16 + 12 + 4 = 32
+// bytes). Written for copper.
 
 #include <cuda_runtime.h>
 
@@ -14,6 +14,7 @@ struct Particle {
 
 typedef struct {
     float4 pw;
+    float3 acc;
     float charge;
 } body_t;
 

@@ -104,6 +104,18 @@ impl Layout {
     pub fn slots(&self) -> usize {
         self.offsets.len()
     }
+
+    /// The components of field `name` (all of a nested struct's or
+    /// vector's: `pos` is `pos.x`, `pos.y`, `pos.z`).
+    pub fn field_slots(&self, name: &str) -> Vec<usize> {
+        let prefix = format!("{name}.");
+        (0..self.slots())
+            .filter(|&k| {
+                let n = &self.names[k];
+                !n.is_empty() && (n == name || n.starts_with(&prefix))
+            })
+            .collect()
+    }
 }
 
 impl Array {

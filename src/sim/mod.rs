@@ -282,13 +282,7 @@ fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, 
     };
     let mut data = fill(&whole, a.elem)?;
     for (name, f) in &s.fields {
-        let prefix = format!("{name}.");
-        let hit: Vec<usize> = (0..slots)
-            .filter(|&k| {
-                let n = &a.layout.names[k];
-                !n.is_empty() && (n == name || n.starts_with(&prefix))
-            })
-            .collect();
+        let hit = a.layout.field_slots(name);
         if hit.is_empty() {
             return Err(format!(
                 "array `{}` has no field `{name}` (its components: {})",

@@ -151,12 +151,11 @@ pub fn findings(
             continue;
         }
         let fp = array.footprint(site);
+        let dep = prep.index_dep(i);
         if fp.width != fp.stride {
-            // A field of a struct or vector element: its ideal is not
-            // consecutive elements, so it is not judged here.
+            out.extend(field_finding(array, site, i, dep, hw, block, lanes));
             continue;
         }
-        let dep = prep.index_dep(i);
         let elem = fp.width;
         let kind = classify(dep, elem, hw, block);
         let what = if site.is_write { "store to" } else { "load of" };
@@ -195,6 +194,42 @@ pub fn findings(
         });
     }
     out
+}
+
+/// A field of a struct or vector element (`nodes[i].starting`, `v[i].y`):
+/// flagged when a warp may touch more sectors than the field's bytes
+/// would fill if they were contiguous (a struct of arrays).
+fn field_finding(
+    array: &copper::ir::Array,
+    site: &copper::ir::Site,
+    i: usize,
+    dep: Dep,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+    lanes: u64,
+) -> Option<Finding> {
+    let fp = array.footprint(site);
+    let worst = transactions(dep, fp, hw, block);
+    let dense = (lanes * fp.width as u64).div_ceil(hw.transaction_bytes as u64);
+    if worst <= dense {
+        return None;
+    }
+    let what = if site.is_write { "store to" } else { "load of" };
+    Some(Finding {
+        code: Code::UncoalescedGlobal,
+        span: site.span,
+        message: format!(
+            "uncoalesced global {what} a field of `{}`: a warp may need up to {worst} {}-byte sectors where {dense} would hold the field's bytes",
+            array.name, hw.transaction_bytes
+        ),
+        why: format!(
+            "the field is {} of the {} bytes of each element: a warp reading it also spans the other fields",
+            fp.width, fp.stride
+        ),
+        help: Some("read whole elements and use every field, or keep this field in its own array (a struct of arrays)".into()),
+        worst: Some(worst as f64),
+        site: Some(i),
+    })
 }
 
 #[cfg(test)]
