@@ -197,8 +197,8 @@ pub fn findings(
 }
 
 /// A field of a struct or vector element (`nodes[i].starting`, `v[i].y`):
-/// flagged when a warp may touch more sectors than the field's bytes
-/// would fill if they were contiguous (a struct of arrays).
+/// flagged when a warp may touch more sectors than its lanes would
+/// reading the field of consecutive, aligned elements.
 fn field_finding(
     array: &copper::ir::Array,
     site: &copper::ir::Site,
@@ -210,8 +210,9 @@ fn field_finding(
 ) -> Option<Finding> {
     let fp = array.footprint(site);
     let worst = transactions(dep, fp, hw, block);
-    let dense = (lanes * fp.width as u64).div_ceil(hw.transaction_bytes as u64);
-    if worst <= dense {
+    let consecutive: Vec<i64> = (0..lanes as i64).collect();
+    let ideal = hw.mem_reads(&consecutive, fp);
+    if worst <= ideal {
         return None;
     }
     let what = if site.is_write { "store to" } else { "load of" };
@@ -219,14 +220,14 @@ fn field_finding(
         code: Code::UncoalescedGlobal,
         span: site.span,
         message: format!(
-            "uncoalesced global {what} a field of `{}`: a warp may need up to {worst} {}-byte sectors where {dense} would hold the field's bytes",
+            "uncoalesced global {what} a field of `{}`: a warp may need up to {worst} {}-byte sectors where {ideal} would do",
             array.name, hw.transaction_bytes
         ),
         why: format!(
-            "the field is {} of the {} bytes of each element: a warp reading it also spans the other fields",
+            "the lanes do not read the field ({} of the {} bytes of each element) of consecutive, aligned elements",
             fp.width, fp.stride
         ),
-        help: Some("read whole elements and use every field, or keep this field in its own array (a struct of arrays)".into()),
+        help: Some("make consecutive threads access consecutive elements; a field alone also reads the other fields' sectors, so a struct of arrays serves it with fewer".into()),
         worst: Some(worst as f64),
         site: Some(i),
     })
