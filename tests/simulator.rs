@@ -472,3 +472,107 @@ fn library_constants_need_no_header() {
         ]
     );
 }
+
+/// One warp of `src` (kernel `k`) with `a` filled 0, 1, 2, … component by
+/// component, `out` 32 floats and `b` (when it has one) 32 elements: its
+/// sectors, conflicts and `out`.
+fn vector_run(src: &str, a_len: u32) -> (f64, f64, Vec<Value>) {
+    let values: Vec<String> = (0..a_len * 8).map(|i| i.to_string()).collect();
+    let mut params = format!(
+        "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.a]\nlen={a_len}\ninit=\"values\"\nvalues=[{}]\n[kernel.k.arrays.out]\nlen=32\n",
+        values.join(",")
+    );
+    if src.contains("*b") {
+        params.push_str("[kernel.k.arrays.b]\nlen=32\n");
+    }
+    let r = run(src, &params).unwrap_or_else(|e| panic!("{}", e.message));
+    (
+        metric(&r, "sectors"),
+        metric(&r, "conflicts"),
+        array(&r, "out"),
+    )
+}
+
+#[test]
+fn vector_and_struct_accesses_are_costed_from_byte_addresses() {
+    // A warp copying consecutive float4s: one 16-byte access per lane,
+    // 512 bytes = 16 sectors for the read and 16 for the write.
+    let (sectors, _, out) = vector_run(
+        "__global__ void k(const float4 *a, float4 *b, float *out) { int t = threadIdx.x; b[t] = a[t]; out[t] = a[t].w; }",
+        32,
+    );
+    // + `.w` alone: 4 bytes every 16, still 16 sectors; `out`: 4.
+    assert_eq!(sectors, 16.0 + 16.0 + 16.0 + 4.0);
+    assert_eq!(out[3], Value::F(15.0)); // a[3].w is component 4·3 + 3
+                                        // struct { int start; int count; }: 8 bytes per element, `.count` of
+                                        // 32 consecutive nodes spans 256 bytes = 8 sectors.
+    let (sectors, _, out) = vector_run(
+        "struct Node { int start; int count; };\n__global__ void k(const Node *a, float *out) { int t = threadIdx.x; out[t] = a[t].count; }",
+        32,
+    );
+    assert_eq!(sectors, 8.0 + 4.0);
+    assert_eq!(out[5], Value::F(11.0)); // component 2·5 + 1
+                                        // struct { float m; float4 v; }: v at offset 16 (its alignment), 32
+                                        // bytes per element; `.v.x` of each lane lies in its own sector.
+    let (sectors, _, out) = vector_run(
+        "typedef struct { float m; float4 v; } P;\n__global__ void k(const P *a, float *out) { int t = threadIdx.x; out[t] = a[t].v.x; }",
+        32,
+    );
+    assert_eq!(sectors, 32.0 + 4.0);
+    assert_eq!(out[3], Value::F(16.0)); // components m, v.x, …: 5·3 + 1
+                                        // Shared float4: a warp's 16-byte store covers 128 words, 4 in each
+                                        // bank (degree 4, conflicts 3); reading `.x` (words 0, 4, …, 124)
+                                        // puts 4 words in each of 8 banks (degree 4, conflicts 3).
+    let (_, conflicts, out) = vector_run(
+        "__global__ void k(const float *a, float *out) { __shared__ float4 s[32]; int t = threadIdx.x; s[t] = make_float4(a[t], 0.0f, 1.0f, 2.0f); out[t] = s[t].x + s[t].w; }",
+        32,
+    );
+    assert_eq!(conflicts, 3.0 + 3.0 + 3.0);
+    assert_eq!(out[7], Value::F(9.0));
+}
+
+#[test]
+fn unsupported_type_constructs_are_named() {
+    let lower_err = |src: &str| {
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        let name = parsed.kernels().next().expect("a kernel").name.clone();
+        lower_kernel(&parsed, &name).unwrap_err().message
+    };
+    assert!(
+        lower_err("__global__ void k(float **rows) { rows[0][0] = 1.0f; }")
+            .contains("pointer to pointer (parameter `rows`)")
+    );
+    assert!(
+        lower_err("__global__ void k(float4 v, float *o) { o[0] = v.x; }")
+            .contains("passed by value")
+    );
+    assert!(lower_err(
+        "struct M { char c; int i; };\n__global__ void k(M *m, int *o) { o[0] = m[0].i; }"
+    )
+    .contains("mixes `char` and `int`"));
+    assert!(
+        lower_err("__global__ void k(float4 *a, float *o) { o[0] = a[0]; }")
+            .contains("a `float4` element used as a scalar")
+    );
+    assert!(lower_err("__global__ void k(float4 *a) { a[0].q = 1.0f; }")
+        .contains("`float4` has no member `q`"));
+}
+
+#[test]
+fn struct_arrays_are_filled_per_field() {
+    let src = "struct Node { int starting; int no_of_edges; };\n__global__ void k(const Node *a, int *out) { int t = threadIdx.x; out[t] = a[t].starting * 10 + a[t].no_of_edges; }";
+    let params = "[kernel.k]\ngrid=[1]\nblock=[4]\n[kernel.k.arrays.a]\nlen=4\ninit=\"const\"\nvalue=3\n[kernel.k.arrays.a.fields.no_of_edges]\ninit=\"values\"\nvalues=[1, 2]\n[kernel.k.arrays.out]\nlen=4\n";
+    let r = run(src, params).unwrap();
+    let out: Vec<i64> = array(&r, "out").iter().map(|v| v.as_i64()).collect();
+    assert_eq!(out, vec![31, 32, 31, 32]);
+    // A field the struct does not have is an error naming its fields.
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap();
+    let bad = params.replace("fields.no_of_edges", "fields.edges");
+    let p = ParamFile::from_toml(&bad).unwrap();
+    let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
+    assert!(
+        e.contains("no field `edges`") && e.contains("starting, no_of_edges"),
+        "{e}"
+    );
+}

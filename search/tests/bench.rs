@@ -355,6 +355,7 @@ fn generated_inputs_are_the_simulators() {
         max,
         value: -2.75,
         values: vec![1.5, -3.0, 300.0, 0.1],
+        fields: Default::default(),
     };
     let types = [
         (Scalar::F32, "float"),

@@ -10,7 +10,7 @@
 //! shared arrays by how many words of the array one bank can hold.
 
 use super::deps::{Coef, Dep};
-use crate::cost::Hardware;
+use crate::cost::{Footprint, Hardware};
 
 /// The lanes of every warp of a block: `threadIdx` per lane.
 pub fn warps_of(block: [u64; 3], warp: u64) -> Vec<Vec<[i64; 3]>> {
@@ -171,38 +171,33 @@ fn worst(
 }
 
 /// Worst-case global-memory transactions of one access.
-pub fn transactions(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
+pub fn transactions(dep: Dep, fp: Footprint, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
     let t = hw.transaction_bytes as u64;
-    let per_element = if t.is_multiple_of(elem as u64) {
-        1
-    } else {
-        (elem as u64).div_ceil(t) + 1
-    };
-    let all = max_lanes(block, hw.warp_size as u64) * per_element;
+    let all = max_lanes(block, hw.warp_size as u64) * fp.max_blocks(hw.transaction_bytes);
     let warp = hw.warp_size as u64;
-    worst(dep, block, warp, t as i64, |idx| hw.mem_reads(idx, elem)).map_or(all, |w| w.min(all))
+    worst(dep, block, warp, t as i64, |idx| hw.mem_reads(idx, fp)).map_or(all, |w| w.min(all))
 }
 
 /// Worst-case bank-conflict degree of one shared-memory access to an array
 /// of `len` elements (when fixed).
 pub fn conflicts(
     dep: Dep,
-    elem: u32,
+    fp: Footprint,
     len: Option<u64>,
     hw: &Hardware,
     block: Option<[u64; 3]>,
 ) -> u64 {
-    let words_per_element = (elem as u64).div_ceil(hw.bank_bytes as u64).max(1);
+    let words_per_element = fp.max_blocks(hw.bank_bytes);
     let all =
         max_lanes(block, hw.warp_size as u64) * words_per_element.div_ceil(hw.banks as u64).max(1);
     let period = (hw.banks * hw.bank_bytes) as i64;
     let bound = worst(dep, block, hw.warp_size as u64, period, |idx| {
-        hw.conflicts(idx, elem)
+        hw.conflicts(idx, fp)
     })
     .map_or(all, |w| w.min(all));
     // One bank holds at most this many distinct words of the array.
     let cap = len.map(|l| {
-        (l * elem as u64)
+        (l * fp.stride as u64)
             .div_ceil(hw.bank_bytes as u64)
             .div_ceil(hw.banks as u64)
             .max(1)
@@ -227,24 +222,45 @@ mod tests {
         let hw = Hardware::default();
         let b = Some([256, 1, 1]);
         // Coalesced 4-byte: 4 sectors aligned, 5 misaligned: worst 5.
-        assert_eq!(transactions(aff(1, 0), 4, &hw, b), 5);
-        assert_eq!(transactions(Dep::UNIFORM, 4, &hw, b), 1);
-        assert_eq!(transactions(aff(8, 0), 4, &hw, b), 32);
-        assert_eq!(transactions(Dep::Varying, 4, &hw, b), 32);
+        assert_eq!(transactions(aff(1, 0), Footprint::element(4), &hw, b), 5);
+        assert_eq!(transactions(Dep::UNIFORM, Footprint::element(4), &hw, b), 1);
+        assert_eq!(transactions(aff(8, 0), Footprint::element(4), &hw, b), 32);
+        assert_eq!(
+            transactions(Dep::Varying, Footprint::element(4), &hw, b),
+            32
+        );
         // 16×16 block: a warp covers 2 rows of 16.
-        assert_eq!(transactions(aff(1, 1024), 4, &hw, Some([16, 16, 1])), 6);
-        assert_eq!(transactions(aff(1, 0), 4, &hw, Some([8, 1, 1])), 2);
+        assert_eq!(
+            transactions(aff(1, 1024), Footprint::element(4), &hw, Some([16, 16, 1])),
+            6
+        );
+        assert_eq!(
+            transactions(aff(1, 0), Footprint::element(4), &hw, Some([8, 1, 1])),
+            2
+        );
         // row·n + x with an unknown row length n in a 16×16 block: two rows
         // of 16 consecutive floats per warp, each 64 bytes over at most 3
         // sectors, placed anywhere.
         let rows = Dep::Affine([Coef::Known(1), Coef::Unknown, Coef::Known(0)], Cong::ANY);
-        assert_eq!(transactions(rows, 4, &hw, Some([16, 16, 1])), 6);
+        assert_eq!(
+            transactions(rows, Footprint::element(4), &hw, Some([16, 16, 1])),
+            6
+        );
         // x·n + y (a transpose's write): 16 columns of 2 elements.
         let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)], Cong::ANY);
-        assert_eq!(transactions(cols, 4, &hw, Some([16, 16, 1])), 32);
-        assert_eq!(transactions(cols, 4, &hw, Some([16, 2, 1])), 32);
+        assert_eq!(
+            transactions(cols, Footprint::element(4), &hw, Some([16, 16, 1])),
+            32
+        );
+        assert_eq!(
+            transactions(cols, Footprint::element(4), &hw, Some([16, 2, 1])),
+            32
+        );
         // 4 columns of 8 doubles (64 bytes, up to 3 sectors each).
-        assert_eq!(transactions(cols, 8, &hw, Some([4, 8, 1])), 12);
+        assert_eq!(
+            transactions(cols, Footprint::element(8), &hw, Some([4, 8, 1])),
+            12
+        );
     }
 
     #[test]
@@ -258,19 +274,29 @@ mod tests {
             )
         };
         // blockIdx.x·256 + threadIdx.x: every warp starts a sector.
-        assert_eq!(transactions(at(256, 0), 4, &hw, b), 4);
+        assert_eq!(transactions(at(256, 0), Footprint::element(4), &hw, b), 4);
         // … + 1: one element late, one sector more.
-        assert_eq!(transactions(at(256, 1), 4, &hw, b), 5);
+        assert_eq!(transactions(at(256, 1), Footprint::element(4), &hw, b), 5);
         // A multiple of 8 floats is 32 bytes: aligned.
-        assert_eq!(transactions(at(8, 0), 4, &hw, b), 4);
-        assert_eq!(transactions(at(4, 0), 4, &hw, b), 5);
+        assert_eq!(transactions(at(8, 0), Footprint::element(4), &hw, b), 4);
+        assert_eq!(transactions(at(4, 0), Footprint::element(4), &hw, b), 5);
         // Bytes: a multiple of 32 is aligned.
-        assert_eq!(transactions(at(32, 0), 1, &hw, b), 1);
-        assert_eq!(transactions(at(16, 0), 1, &hw, b), 2);
+        assert_eq!(transactions(at(32, 0), Footprint::element(1), &hw, b), 1);
+        // Consecutive float4s: 512 bytes, 16 sectors from an even element,
+        // 17 from an odd one (half a sector in).
+        assert_eq!(transactions(at(2, 0), Footprint::element(16), &hw, b), 16);
+        assert_eq!(transactions(aff(1, 0), Footprint::element(16), &hw, b), 17);
+        assert_eq!(transactions(at(16, 0), Footprint::element(1), &hw, b), 2);
         // An exact uniform index: one element.
-        assert_eq!(transactions(Dep::constant_value(7), 8, &hw, b), 1);
+        assert_eq!(
+            transactions(Dep::constant_value(7), Footprint::element(8), &hw, b),
+            1
+        );
         // Shared: a known start does not change a stride's conflicts.
-        assert_eq!(conflicts(at(0, 0), 4, Some(256), &hw, b), 1);
+        assert_eq!(
+            conflicts(at(0, 0), Footprint::element(4), Some(256), &hw, b),
+            1
+        );
     }
 
     #[test]
@@ -282,29 +308,62 @@ mod tests {
             [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
             Cong::new(0, 0),
         );
-        assert_eq!(transactions(x, 4, &hw, Some([33, 2, 1])), 5);
-        assert!(transactions(x, 4, &hw, None) >= 5);
+        assert_eq!(
+            transactions(x, Footprint::element(4), &hw, Some([33, 2, 1])),
+            5
+        );
+        assert!(transactions(x, Footprint::element(4), &hw, None) >= 5);
         // s[threadIdx.x]: x = 32 and x = 0 share bank 0.
-        assert_eq!(conflicts(x, 4, Some(64), &hw, Some([33, 2, 1])), 2);
-        assert!(conflicts(x, 4, Some(64), &hw, None) >= 2);
+        assert_eq!(
+            conflicts(x, Footprint::element(4), Some(64), &hw, Some([33, 2, 1])),
+            2
+        );
+        assert!(conflicts(x, Footprint::element(4), Some(64), &hw, None) >= 2);
         // A 1-D block of any size is still conflict free and a run of 32.
-        assert_eq!(conflicts(x, 4, Some(64), &hw, Some([40, 1, 1])), 1);
+        assert_eq!(
+            conflicts(x, Footprint::element(4), Some(64), &hw, Some([40, 1, 1])),
+            1
+        );
     }
 
     #[test]
     fn shared_bounds() {
         let hw = Hardware::default();
         let b = Some([256, 1, 1]);
-        assert_eq!(conflicts(aff(1, 0), 4, Some(256), &hw, b), 1);
-        assert_eq!(conflicts(aff(2, 0), 4, Some(512), &hw, b), 2);
-        assert_eq!(conflicts(aff(32, 0), 4, Some(32 * 256), &hw, b), 32);
-        assert_eq!(conflicts(aff(33, 0), 4, Some(33 * 256), &hw, b), 1);
+        assert_eq!(
+            conflicts(aff(1, 0), Footprint::element(4), Some(256), &hw, b),
+            1
+        );
+        assert_eq!(
+            conflicts(aff(2, 0), Footprint::element(4), Some(512), &hw, b),
+            2
+        );
+        assert_eq!(
+            conflicts(aff(32, 0), Footprint::element(4), Some(32 * 256), &hw, b),
+            32
+        );
+        assert_eq!(
+            conflicts(aff(33, 0), Footprint::element(4), Some(33 * 256), &hw, b),
+            1
+        );
         // Data-dependent index into 256 ints: at most 8 words per bank.
-        assert_eq!(conflicts(Dep::Varying, 4, Some(256), &hw, b), 8);
-        assert_eq!(conflicts(Dep::Varying, 4, None, &hw, b), 32);
+        assert_eq!(
+            conflicts(Dep::Varying, Footprint::element(4), Some(256), &hw, b),
+            8
+        );
+        assert_eq!(
+            conflicts(Dep::Varying, Footprint::element(4), None, &hw, b),
+            32
+        );
         // tile[ty][tx] with a 32×33 tile read column-wise: conflict free.
         assert_eq!(
-            conflicts(aff(33, 1), 4, Some(32 * 33), &hw, Some([32, 8, 1])),
+            conflicts(
+                aff(33, 1),
+                Footprint::element(4),
+                Some(32 * 33),
+                &hw,
+                Some([32, 8, 1])
+            ),
             1
         );
     }

@@ -156,8 +156,12 @@ impl Aara<'_> {
         }
     }
 
-    /// Cost of the memory access itself.
+    /// Cost of the memory access itself (nothing for the components of a
+    /// vector access after the first, which pays for all of them).
     fn access_cost(&self, a: &Access, write: bool) -> f64 {
+        if !a.charged {
+            return 0.0;
+        }
         let arr = &self.k.arrays[a.array];
         let n = self.mem.get(&a.site).copied().unwrap_or(self.lanes);
         let c = &self.cost;

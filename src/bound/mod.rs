@@ -196,9 +196,9 @@ pub fn memory_bounds(
             let a = &k.arrays[s.array];
             let dep = deps.index.get(&i).copied().unwrap_or(Dep::Varying);
             let n = if a.is_shared() {
-                memory::conflicts(dep, a.elem.size(), a.fixed_len(), hw, block)
+                memory::conflicts(dep, a.footprint(s), a.fixed_len(), hw, block)
             } else {
-                memory::transactions(dep, a.elem.size(), hw, block)
+                memory::transactions(dep, a.footprint(s), hw, block)
             };
             (i, n)
         })

@@ -11,7 +11,7 @@ pub mod hardware;
 
 use serde::{Deserialize, Serialize};
 
-pub use hardware::Hardware;
+pub use hardware::{Footprint, Hardware};
 
 /// The resource constants of miniCUDA, plus the memory-access sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -383,6 +383,96 @@ impl<'a> Converter<'a> {
         Ok(out)
     }
 
+    /// Converts a file-scope struct definition (`struct Node { … };`,
+    /// `typedef struct { … } knode;`): the names it can be used by (the
+    /// tag, which C++ makes a type name, and typedef names) and its fields
+    /// in order.
+    pub fn struct_definition(
+        &mut self,
+        d: &Node<c::Declaration>,
+    ) -> Result<(Vec<String>, Vec<VarDecl>)> {
+        let mut is_typedef = false;
+        let mut def = None;
+        for s in &d.node.specifiers {
+            match &s.node {
+                c::DeclarationSpecifier::StorageClass(sc) => {
+                    is_typedef |= sc.node == c::StorageClassSpecifier::Typedef
+                }
+                c::DeclarationSpecifier::TypeSpecifier(t) => {
+                    if let c::TypeSpecifier::Struct(st) = &t.node {
+                        def = Some(st);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(st) = def else {
+            return self.err(d.span, "expected a struct definition");
+        };
+        if st.node.kind.node != c::StructKind::Struct {
+            return self.unsupported(st.span, "unions");
+        }
+        let Some(decls) = &st.node.declarations else {
+            return self.err(d.span, "expected a struct definition");
+        };
+        let mut names: Vec<String> = st
+            .node
+            .identifier
+            .iter()
+            .map(|i| i.node.name.clone())
+            .collect();
+        if is_typedef {
+            for id in &d.node.declarators {
+                let (ty, name, dims) =
+                    self.declarator(Type::scalar(BaseType::Void), &id.node.declarator)?;
+                if ty.pointers.is_empty() && dims.is_empty() {
+                    names.push(name);
+                }
+            }
+        }
+        let mut fields = Vec::new();
+        for f in decls {
+            let c::StructDeclaration::Field(f) = &f.node else {
+                return self.unsupported(f.span, "static assertions in structs");
+            };
+            let specs: Vec<Node<c::DeclarationSpecifier>> = f
+                .node
+                .specifiers
+                .iter()
+                .filter_map(|sq| {
+                    let spec = match &sq.node {
+                        c::SpecifierQualifier::TypeSpecifier(t) => {
+                            c::DeclarationSpecifier::TypeSpecifier(t.clone())
+                        }
+                        c::SpecifierQualifier::TypeQualifier(q) => {
+                            c::DeclarationSpecifier::TypeQualifier(q.clone())
+                        }
+                        c::SpecifierQualifier::Extension(_) => return None,
+                    };
+                    Some(Node::new(spec, sq.span))
+                })
+                .collect();
+            let (base, _) = self.specifiers(&specs)?;
+            for sd in &f.node.declarators {
+                let (Some(decl), None) = (&sd.node.declarator, &sd.node.bit_width) else {
+                    return self.unsupported(sd.span, "bit fields and unnamed fields");
+                };
+                let (ty, name, dims) = self.declarator(base.clone(), decl)?;
+                fields.push(VarDecl {
+                    meta: self.meta(sd.span),
+                    space: Space::Local,
+                    is_extern: false,
+                    is_static: false,
+                    ty,
+                    name,
+                    dims,
+                    init: None,
+                });
+            }
+        }
+        Ok((names, fields))
+    }
+
     /// Converts a declaration into one [`VarDecl`] per declarator.
     pub fn declaration(&mut self, d: &Node<c::Declaration>) -> Result<Vec<VarDecl>> {
         let (base, storage) = self.specifiers(&d.node.specifiers)?;

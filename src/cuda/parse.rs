@@ -53,6 +53,9 @@ pub struct ParsedFile {
     pub launches: Vec<Launch>,
     /// File-scope typedefs that copper could read (`typedef unsigned u32;`).
     pub typedefs: HashMap<String, Type>,
+    /// File-scope struct definitions copper could read, by tag and by
+    /// typedef name: their fields in order.
+    pub structs: HashMap<String, Vec<VarDecl>>,
     /// Problems outside any function (globals that do not parse, …).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -140,13 +143,21 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         .all(|f| include::in_user_file(f.item.span)));
     let launches = resolve_launches(&source.text, &extracted, &ctx.macros);
     let mut typedefs = HashMap::new();
+    let mut structs = HashMap::new();
     for t in &scope.types {
-        if source.slice(t.span).starts_with("typedef") {
+        let text = source.slice(t.span);
+        if text.starts_with("typedef") {
             typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
+        }
+        if defines_struct(text) {
+            if let Some((names, fields)) = ctx.struct_definition(t.span) {
+                structs.extend(names.into_iter().map(|n| (n, fields.clone())));
+            }
         }
     }
     ParsedFile {
         typedefs,
+        structs,
         source: original,
         extracted,
         functions,
@@ -353,8 +364,13 @@ impl<'a> Context<'a> {
         // Headers' declarations (included text) come before the file's.
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {
-            unit.push_file(self.source.slice(s), s.start, &self.macros, &is_type)
+            let text = self.source.slice(s);
+            unit.push_file(text, s.start, &self.macros, &is_type)
                 .map_err(|e| self.unit_error(e))?;
+            // C++: a struct's tag names its type without `typedef`.
+            if let Some(tag) = struct_tag(text).filter(|_| s != span) {
+                unit.push_synthetic(&format!(" typedef struct {tag} {tag};\n"));
+            }
         }
         Ok(unit)
     }
@@ -437,6 +453,18 @@ impl<'a> Context<'a> {
         Ok(f)
     }
 
+    /// The names a file-scope struct definition can be used by, and its
+    /// fields, if copper can read it.
+    fn struct_definition(&self, span: Span) -> Option<(Vec<String>, Vec<VarDecl>)> {
+        let unit = self.unit(span).ok()?;
+        let tu = self.parse_unit(&unit, span.start).ok()?;
+        let decl = tu.0.iter().rev().find_map(|d| match &d.node {
+            c::ExternalDeclaration::Declaration(d) => Some(d),
+            _ => None,
+        })?;
+        Converter::new(&unit, 0).struct_definition(decl).ok()
+    }
+
     /// The names and types a file-scope `typedef` defines, if copper can
     /// read it.
     fn typedef(&self, span: Span) -> Option<Vec<(String, Type)>> {
@@ -462,6 +490,27 @@ impl<'a> Context<'a> {
         conv.declaration(decl)
             .map_err(|e| self.diag(e.offset.unwrap_or(span.start), "unsupported", e.message))
     }
+}
+
+/// Whether a file-scope declaration defines a struct (`struct X { … }`,
+/// `typedef struct { … } X;`).
+fn defines_struct(text: &str) -> bool {
+    let toks = tokenize(text);
+    let words: Vec<&str> = toks.iter().take(4).map(|t| t.text(text)).collect();
+    let at = usize::from(words.first() == Some(&"typedef"));
+    words.get(at) == Some(&"struct") && toks.iter().any(|t| t.is(text, "{"))
+}
+
+/// The tag of a file-scope `struct Tag { … }` definition (not a typedef),
+/// which C++ makes a type name.
+fn struct_tag(text: &str) -> Option<&str> {
+    let toks = tokenize(text);
+    let mut words = toks.iter().map(|t| t.text(text));
+    if words.next() != Some("struct") {
+        return None;
+    }
+    let tag = toks.get(1).filter(|t| t.kind == TokKind::Ident)?.text(text);
+    toks.iter().any(|t| t.is(text, "{")).then_some(tag)
 }
 
 /// Identifiers of a piece of text, macros expanded one level.

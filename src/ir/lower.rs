@@ -7,14 +7,19 @@
 //! conversions become explicit `Convert` nodes. Anything outside the subset
 //! gets an error at the construct's location.
 
+mod records;
+
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::math::{self, Signature};
+use super::record::{FieldType, Record};
 use super::value::{binary, wrap};
 use super::*;
 use crate::cuda::ast::{self, BaseType, ExprKind as A, FnKind, Space, StmtKind as S, UnOp};
 use crate::cuda::parse::ParsedFile;
 use crate::diag::{Diagnostic, Severity};
+use records::Place;
 
 /// Deepest nesting of inlined device functions.
 const MAX_INLINE_DEPTH: usize = 16;
@@ -86,6 +91,8 @@ enum Binding {
     Var(VarId),
     /// A scalar stored in memory (a `__shared__ int x;`, a `__device__` global).
     Cell(ArrayId),
+    /// A local struct or vector: one variable per component.
+    Rec { vars: Vec<VarId>, rec: Arc<Record> },
     /// An array or pointer: the array, an optional offset variable, and the
     /// inner dimensions used to flatten `a[i][j]`.
     Ptr {
@@ -121,6 +128,10 @@ struct Lowerer<'a> {
     frames: Vec<Frame>,
     name_uses: HashMap<String, usize>,
     statements: usize,
+    /// The struct or vector type of each array of them.
+    records: HashMap<ArrayId, Arc<Record>>,
+    /// Struct and vector types by name, once laid out.
+    record_cache: HashMap<String, Arc<Record>>,
 }
 
 fn int(v: i64, ty: Scalar) -> Expr {
@@ -235,6 +246,8 @@ impl<'a> Lowerer<'a> {
             frames: Vec::new(),
             name_uses: HashMap::new(),
             statements: 0,
+            records: HashMap::new(),
+            record_cache: HashMap::new(),
         }
     }
 
@@ -267,12 +280,15 @@ impl<'a> Lowerer<'a> {
                         return self.base_scalar(&t.base, span, depth + 1)
                     }
                     _ => {
-                        return fail(
-                            span,
-                            format!(
-                            "type `{n}` is not supported by the analysis yet (only scalar types)"
-                        ),
-                        )
+                        let name = n.strip_prefix("struct ").unwrap_or(n);
+                        let what = if Record::vector(name).is_some()
+                            || self.file.structs.contains_key(name)
+                        {
+                            "a struct or vector type, used where copper needs a scalar"
+                        } else {
+                            "not a type copper knows"
+                        };
+                        return fail(span, format!("type `{n}` is {what}"));
                     }
                 }
             }
@@ -383,10 +399,15 @@ impl<'a> Lowerer<'a> {
             }
             return fail(span, format!("unknown identifier `{name}`"));
         };
-        let elem = self.scalar(&g.ty, g.meta.span)?;
         if !g.ty.pointers.is_empty() {
             return fail(g.meta.span, "global pointer variables are not supported");
         }
+        let rec = self.record_type(&g.ty, g.meta.span)?;
+        let elem = match &rec {
+            Some(r) => r.elem,
+            None => self.scalar(&g.ty, g.meta.span)?,
+        };
+        let layout = rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout());
         let dynamic = g.is_extern && g.dims.len() == 1 && g.dims[0].is_none();
         let dims = if dynamic {
             Vec::new()
@@ -404,11 +425,15 @@ impl<'a> Lowerer<'a> {
                 name: name.to_string(),
                 space: Space::Shared,
                 elem,
+                layout,
                 dims: Vec::new(),
                 param: None,
                 init: Vec::new(),
                 span: g.meta.span,
             });
+            if let Some(r) = rec {
+                self.records.insert(id, r);
+            }
             let b = Binding::Ptr {
                 array: id,
                 offset: None,
@@ -428,11 +453,15 @@ impl<'a> Lowerer<'a> {
             name: name.to_string(),
             space: g.space,
             elem,
+            layout,
             dims: if scalar { vec![1] } else { dims.clone() },
             param: None,
             init,
             span: g.meta.span,
         });
+        if let Some(r) = rec {
+            self.records.insert(id, r);
+        }
         let b = if scalar {
             Binding::Cell(id)
         } else {
@@ -572,13 +601,20 @@ impl<'a> Lowerer<'a> {
         for (i, p) in f.params.iter().enumerate() {
             let span = p.meta.span;
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());
+            let rec = self.record_type(&p.ty, span)?;
+            if depth == 0 && rec.is_some() {
+                return fail(span, format!("kernel parameter `{}` is a struct or vector passed by value, which copper does not support yet (pass a pointer)", p.name));
+            }
             if depth == 0 {
                 let ty = self.scalar(&p.ty, span)?;
                 let v = self.new_var(&p.name, ty, VarKind::Param(i), span);
                 self.k.params.push(Param::Scalar(v));
                 self.bind(&p.name, Binding::Var(v));
             } else if depth == 1 {
-                let elem = self.scalar(&p.ty, span)?;
+                let elem = match &rec {
+                    Some(r) => r.elem,
+                    None => self.scalar(&p.ty, span)?,
+                };
                 let inner = if p.dims.len() > 1 {
                     self.dims(&p.dims[1..], span)?
                 } else {
@@ -588,12 +624,16 @@ impl<'a> Lowerer<'a> {
                     name: p.name.clone(),
                     space: Space::Device,
                     elem,
+                    layout: rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout()),
                     dims: Vec::new(),
                     param: Some(i),
                     init: Vec::new(),
                     span,
                 });
                 self.k.params.push(Param::Array(a));
+                if let Some(r) = rec {
+                    self.records.insert(a, r);
+                }
                 self.bind(
                     &p.name,
                     Binding::Ptr {
@@ -603,7 +643,10 @@ impl<'a> Lowerer<'a> {
                     },
                 );
             } else {
-                return fail(span, "pointers to pointers are not supported");
+                return fail(
+                    span,
+                    format!("unsupported: pointer to pointer (parameter `{}`)", p.name),
+                );
             }
         }
         let mut body = Vec::new();
@@ -1022,9 +1065,16 @@ impl<'a> Lowerer<'a> {
             );
             return Ok(());
         }
-        let elem = self.scalar(&d.ty, span)?;
+        let rec = self.record_type(&d.ty, span)?;
         let is_array = !d.dims.is_empty();
         let memory = !matches!(d.space, Space::Local);
+        if let (Some(r), false, false) = (&rec, is_array, memory) {
+            return self.record_local(d, r.clone(), out);
+        }
+        let elem = match &rec {
+            Some(r) => r.elem,
+            None => self.scalar(&d.ty, span)?,
+        };
         if is_array || memory {
             let dims = if d.is_extern && d.dims.len() == 1 && d.dims[0].is_none() {
                 Vec::new()
@@ -1052,11 +1102,21 @@ impl<'a> Lowerer<'a> {
                 name,
                 space,
                 elem,
+                layout: rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout()),
                 dims: dims.clone(),
                 param: None,
                 init: Vec::new(),
                 span,
             });
+            if let Some(r) = &rec {
+                self.records.insert(id, r.clone());
+                if d.init.is_some() {
+                    return fail(
+                        span,
+                        "initializers of struct or vector arrays are not supported yet",
+                    );
+                }
+            }
             if is_array {
                 self.bind(
                     &d.name,
@@ -1110,19 +1170,66 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// An access to a scalar element, with a new site.
     fn access(&mut self, array: ArrayId, index: Expr, is_write: bool, meta: &ast::Meta) -> Access {
+        self.access_slot(array, index, 0, is_write, meta)
+    }
+
+    /// An access to component `slot` of element `index`, with a new site.
+    fn access_slot(
+        &mut self,
+        array: ArrayId,
+        index: Expr,
+        slot: usize,
+        is_write: bool,
+        meta: &ast::Meta,
+    ) -> Access {
+        let a = &self.k.arrays[array];
+        let (offset, width) = (a.layout.offsets[slot], a.elem.size());
+        let site = self.site(array, is_write, meta, offset, width);
+        Access {
+            array,
+            index: Box::new(index),
+            site,
+            slot,
+            charged: true,
+        }
+    }
+
+    /// An error unless the elements of `array` are scalars.
+    fn scalar_element(&self, array: ArrayId, span: Span) -> Result<()> {
+        match self.records.get(&array) {
+            Some(r) => fail(
+                span,
+                format!(
+                    "a `{}` element used as a scalar (name a member, e.g. `.{}`)",
+                    r.name, r.fields[0].name
+                ),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// A new access site touching `width` bytes at `offset` in each
+    /// element.
+    fn site(
+        &mut self,
+        array: ArrayId,
+        is_write: bool,
+        meta: &ast::Meta,
+        offset: u32,
+        width: u32,
+    ) -> SiteId {
         self.k.sites.push(Site {
             array,
             is_write,
             span: meta.span,
             node: meta.id,
             call: self.frames.first().map(|f| f.call),
+            offset,
+            width,
         });
-        Access {
-            array,
-            index: Box::new(index),
-            site: self.k.sites.len() - 1,
-        }
+        self.k.sites.len() - 1
     }
 
     // ---- expressions ----
@@ -1198,6 +1305,16 @@ impl<'a> Lowerer<'a> {
                 return Ok(var_expr(&self.k, ov));
             }
         }
+        if let Some(FieldType::Record(_)) = self.static_field_type(lhs) {
+            if op.is_some() || want_value {
+                return fail(
+                    span,
+                    "a struct or vector assignment used as a value or with an operator",
+                );
+            }
+            self.record_assign(lhs, rhs, span, out)?;
+            return Ok(int(0, Scalar::I32));
+        }
         let target = self.lvalue(lhs, out)?;
         let r = self.expr(rhs, out)?;
         match target {
@@ -1214,12 +1331,12 @@ impl<'a> Lowerer<'a> {
                 });
                 Ok(var_expr(&self.k, v))
             }
-            LValue::Mem(array, index) => {
+            LValue::Mem(array, index, slot) => {
                 let elem = self.k.arrays[array].elem;
                 let value = match op {
                     None => r,
                     Some(o) => {
-                        let read = self.access(array, index.clone(), false, &lhs.meta);
+                        let read = self.access_slot(array, index.clone(), slot, false, &lhs.meta);
                         let cur = Expr {
                             kind: ExprKind::Load(read),
                             ty: elem,
@@ -1238,7 +1355,7 @@ impl<'a> Lowerer<'a> {
                     });
                     value = var_expr(&self.k, t);
                 }
-                let access = self.access(array, index, true, &lhs.meta);
+                let access = self.access_slot(array, index, slot, true, &lhs.meta);
                 out.push(Stmt::Store {
                     access,
                     value: value.clone(),
@@ -1262,17 +1379,27 @@ impl<'a> Lowerer<'a> {
                     ),
                 ),
                 Binding::Var(v) => Ok(LValue::Var(v)),
-                Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64))),
+                Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64), 0)),
                 Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
+                Binding::Rec { .. } => fail(span, format!("`{n}` is a struct or vector")),
             },
             A::Index(..) | A::Unary(UnOp::Deref, _) => {
                 let (a, idx) = self.element(e, out)?;
-                Ok(LValue::Mem(a, idx))
+                self.scalar_element(a, span)?;
+                Ok(LValue::Mem(a, idx, 0))
             }
-            A::Member { .. } => fail(
-                span,
-                "assignment to struct or vector members is not supported yet",
-            ),
+            A::Member { .. } => match self.place(e, out)? {
+                (_, FieldType::Record(r)) => {
+                    fail(span, format!("`{}` member used as a scalar", r.name))
+                }
+                (Place::Vars(v), _) => Ok(LValue::Var(v[0])),
+                (
+                    Place::Mem {
+                        array, index, slot, ..
+                    },
+                    _,
+                ) => Ok(LValue::Mem(array, index, slot)),
+            },
             _ => fail(span, "expression is not assignable"),
         }
     }
@@ -1356,7 +1483,9 @@ impl<'a> Lowerer<'a> {
                         self.k.arrays[a].name
                     ),
                 ),
-                Binding::Var(_) => fail(span, format!("`{n}` is not an array or pointer")),
+                Binding::Var(_) | Binding::Rec { .. } => {
+                    fail(span, format!("`{n}` is not an array or pointer"))
+                }
             },
             A::Binary(op @ (BinOp::Add | BinOp::Sub), l, r) => {
                 let (p, k, neg) = if matches!(
@@ -1464,6 +1593,7 @@ impl<'a> Lowerer<'a> {
                 _ => match self.lookup(n, span) {
                     Ok(Binding::Var(v)) => var_expr(&self.k, v),
                     Ok(Binding::Cell(a)) => {
+                        self.scalar_element(a, span)?;
                         let access = self.access(a, int(0, Scalar::I64), false, &e.meta);
                         Expr {
                             kind: ExprKind::Load(access),
@@ -1472,6 +1602,12 @@ impl<'a> Lowerer<'a> {
                     }
                     Ok(Binding::Ptr { .. }) => {
                         return fail(span, format!("array `{n}` used as a value"))
+                    }
+                    Ok(Binding::Rec { rec, .. }) => {
+                        return fail(
+                            span,
+                            format!("`{n}` (a `{}`) used as a scalar value", rec.name),
+                        )
                     }
                     // `INT_MAX`, `FLT_MAX`, … when nothing in the file
                     // defines them; otherwise an unknown constant.
@@ -1514,15 +1650,10 @@ impl<'a> Lowerer<'a> {
                         kind: ExprKind::Builtin(b),
                         ty: Scalar::U32,
                     },
-                    None => {
-                        return fail(
-                            span,
-                            "struct and vector member access is not supported by the analysis yet",
-                        )
-                    }
+                    None => self.member_value(e, out)?,
                 }
             }
-            A::Member { .. } => return fail(span, "`->` member access is not supported"),
+            A::Member { .. } => self.member_value(e, out)?,
             A::Unary(op, x) => match op {
                 UnOp::Neg | UnOp::BitNot => {
                     let v = self.expr(x, out)?;
@@ -1554,6 +1685,7 @@ impl<'a> Lowerer<'a> {
                 }
                 UnOp::Deref => {
                     let (a, idx) = self.element(e, out)?;
+                    self.scalar_element(a, span)?;
                     let access = self.access(a, idx, false, &e.meta);
                     Expr {
                         kind: ExprKind::Load(access),
@@ -1723,13 +1855,20 @@ impl<'a> Lowerer<'a> {
             },
             A::Index(..) => {
                 let (a, idx) = self.element(e, out)?;
+                self.scalar_element(a, span)?;
                 let access = self.access(a, idx, false, &e.meta);
                 Expr {
                     kind: ExprKind::Load(access),
                     ty: self.k.arrays[a].elem,
                 }
             }
-            A::SizeofType(t) => int(self.scalar(t, span)?.size() as i64, Scalar::U64),
+            A::SizeofType(t) => {
+                let size = match self.record_type(t, span)? {
+                    Some(r) if t.pointers.is_empty() => r.size,
+                    _ => self.scalar(t, span)?.size(),
+                };
+                int(size as i64, Scalar::U64)
+            }
             A::SizeofExpr(x) => {
                 let mut scratch = Vec::new();
                 let saved = (self.k.sites.len(), self.k.vars.len());
@@ -2001,6 +2140,13 @@ impl<'a> Lowerer<'a> {
                         inner,
                     },
                 ));
+            } else if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                let (from, vals) = self.record_value(a, out)?;
+                let vars = self.record_vars(&p.name, &rec, p.meta.span);
+                records::check_compatible(&rec, &from, span)?;
+                let ty = FieldType::Record(rec.clone());
+                self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);
+                bindings.push((p.name.clone(), Binding::Rec { vars, rec }));
             } else {
                 let ty = self.scalar(&p.ty, p.meta.span)?;
                 let v = self.expr(a, out)?;
@@ -2020,6 +2166,14 @@ impl<'a> Lowerer<'a> {
                 return fail(
                     f.meta.span,
                     "device functions returning pointers are not supported",
+                );
+            }
+            if self.record_type(&f.ret, f.meta.span)?.is_some() {
+                return fail(
+                    f.meta.span,
+                    format!(
+                        "`{name}` returns a struct or vector, which copper does not support yet"
+                    ),
                 );
             }
             let ty = self.scalar(&f.ret, f.meta.span)?;
@@ -2069,10 +2223,11 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// A place to assign to.
+/// A place to assign to: a variable, or component `slot` of an array
+/// element.
 enum LValue {
     Var(VarId),
-    Mem(ArrayId, Expr),
+    Mem(ArrayId, Expr, usize),
 }
 
 fn flatten_init<'e>(i: &'e ast::Init, out: &mut Vec<&'e ast::Expr>) {

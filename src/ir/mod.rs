@@ -10,6 +10,7 @@
 
 pub mod lower;
 pub mod math;
+pub mod record;
 pub mod sites;
 pub mod structured;
 pub mod value;
@@ -71,8 +72,11 @@ pub struct Array {
     pub name: String,
     /// Memory space (`Device` for pointer parameters: global memory).
     pub space: Space,
-    /// Element type.
+    /// Type of every scalar component of an element (an array of structs
+    /// or vectors has components of one scalar type).
     pub elem: Scalar,
+    /// Where an element's components lie in memory.
+    pub layout: Layout,
     /// Dimensions, outermost first (row-major). Empty for a pointer
     /// parameter or `extern __shared__` array, whose length the launch gives.
     pub dims: Vec<u64>,
@@ -85,7 +89,63 @@ pub struct Array {
     pub span: Span,
 }
 
+/// The memory layout of one array element (C layout): its size and the
+/// byte offset of each scalar component ("slot"). A scalar array has one
+/// slot; a `float4` array four at 0, 4, 8, 12 in 16 bytes; an array of
+/// `struct { int a; int b; }` two at 0 and 4 in 8 bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Bytes per element (with padding).
+    pub size: u32,
+    /// Byte offset of each component.
+    pub offsets: Vec<u32>,
+    /// Name of each component (`x`, `pos.y`; empty for a scalar).
+    pub names: Vec<String>,
+}
+
+impl Layout {
+    /// The layout of a scalar element.
+    pub fn scalar(elem: Scalar) -> Layout {
+        Layout {
+            size: elem.size(),
+            offsets: vec![0],
+            names: vec![String::new()],
+        }
+    }
+
+    /// Number of scalar components per element.
+    pub fn slots(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// The components of field `name` (all of a nested struct's or
+    /// vector's: `pos` is `pos.x`, `pos.y`, `pos.z`).
+    pub fn field_slots(&self, name: &str) -> Vec<usize> {
+        let prefix = format!("{name}.");
+        (0..self.slots())
+            .filter(|&k| {
+                let n = &self.names[k];
+                !n.is_empty() && (n == name || n.starts_with(&prefix))
+            })
+            .collect()
+    }
+}
+
 impl Array {
+    /// Whether elements are scalars (not structs or vectors).
+    pub fn is_scalar(&self) -> bool {
+        self.layout.slots() == 1
+    }
+
+    /// The bytes a lane touches at the site `s` of this array.
+    pub fn footprint(&self, s: &Site) -> crate::cost::Footprint {
+        crate::cost::Footprint {
+            stride: self.layout.size,
+            offset: s.offset,
+            width: s.width,
+        }
+    }
+
     /// Number of elements when fixed by the declaration.
     pub fn fixed_len(&self) -> Option<u64> {
         if self.dims.is_empty() {
@@ -121,6 +181,11 @@ pub struct Site {
     /// For an access inside an inlined device function, the kernel's call
     /// that reached it (the outermost call of the chain).
     pub call: Option<Span>,
+    /// Byte offset of the accessed part within the element (a field).
+    pub offset: u32,
+    /// Bytes each lane accesses: the element's size for a scalar array,
+    /// 16 for a whole `float4`, 4 for its `.y`.
+    pub width: u32,
 }
 
 /// One dimension of a CUDA builtin vector.
@@ -194,7 +259,13 @@ pub enum ExprKind {
     Call(MathFn, Vec<Expr>),
 }
 
-/// An array element: array, flattened row-major index, and site.
+/// A scalar component of an array element: array, flattened row-major
+/// index, component, and site.
+///
+/// A whole `float4` (or any vector whose alignment is its size) is one
+/// memory access of 16 bytes but four components: it lowers to four
+/// accesses of one site, run together; the first is `charged` with the
+/// site's cost and the others are free.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Access {
     /// The array.
@@ -203,6 +274,11 @@ pub struct Access {
     pub index: Box<Expr>,
     /// The source site.
     pub site: SiteId,
+    /// Component of the element ([`Layout::offsets`]); 0 for scalars.
+    pub slot: usize,
+    /// Whether this access pays the site's memory cost (false for the
+    /// other components of one vector access).
+    pub charged: bool,
 }
 
 /// Atomic read-modify-write operations.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::code::Ins;
 use super::params::Shape;
-use crate::cost::{Counter, Counts, Hardware, COUNTERS};
+use crate::cost::{Counter, Counts, Footprint, Hardware, COUNTERS};
 use crate::ir::value::{binary, wrap, ArithError};
 use crate::ir::{
     math, Access, ArrayId, AtomicOp, Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, ScopeId,
@@ -706,15 +706,23 @@ impl<'a> Block<'a> {
         false
     }
 
+    /// Number of elements of an array (its storage holds one value per
+    /// component of each element).
     fn array_len(&self, a: ArrayId) -> u64 {
-        match self.ctx.storage[a] {
+        let values = match self.ctx.storage[a] {
             Storage::Global(g) => self.ctx.globals[g].data.len() as u64,
             Storage::Shared(s) => self.shared[s].len() as u64,
             Storage::Local(l) => self.ctx.local_lens[l],
-        }
+        };
+        values / self.ctx.kernel.arrays[a].layout.slots() as u64
     }
 
-    /// Evaluates an access's index and checks bounds.
+    /// Where component `a.slot` of element `i` is stored.
+    fn flat(&self, a: &Access, i: i64) -> i64 {
+        i * self.ctx.kernel.arrays[a.array].layout.slots() as i64 + a.slot as i64
+    }
+
+    /// Evaluates an access's element index and checks bounds.
     fn indices(&mut self, w: &mut Warp, a: &Access, mask: u32) -> Result<[i64; 32], SimError> {
         let idx = self.eval(w, &a.index, mask)?;
         let len = self.array_len(a.array);
@@ -736,8 +744,12 @@ impl<'a> Block<'a> {
         Ok(out)
     }
 
-    /// Charges the memory cost of an access and records site statistics.
+    /// Charges the memory cost of an access and records site statistics
+    /// (nothing for the components of a vector access after the first).
     fn charge_access(&mut self, w: &mut Warp, a: &Access, idx: &[i64; 32], mask: u32, write: bool) {
+        if !a.charged {
+            return;
+        }
         let mut buf = [0i64; 32];
         let mut k = 0;
         for l in lanes_of(mask) {
@@ -745,16 +757,16 @@ impl<'a> Block<'a> {
             k += 1;
         }
         let active = &buf[..k];
-        let elem = self.ctx.kernel.arrays[a.array].elem.size();
+        let fp = self.ctx.kernel.arrays[a.array].footprint(&self.ctx.kernel.sites[a.site]);
         let mut ideal = u64::MAX;
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
-                let n = self.ctx.hw.mem_reads(active, elem);
+                let n = self.ctx.hw.mem_reads(active, fp);
                 let mut lanes = [0i64; 32];
                 for (k, l) in lanes_of(mask).enumerate() {
                     lanes[k] = l as i64;
                 }
-                ideal = self.ctx.hw.mem_reads(&lanes[..k], elem);
+                ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
                 } else {
@@ -762,7 +774,7 @@ impl<'a> Block<'a> {
                 }
             }
             Storage::Shared(_) => {
-                let n = self.ctx.hw.conflicts(active, elem);
+                let n = self.ctx.hw.conflicts(active, fp);
                 if write {
                     (n, Counter::SWrite, Counter::SWriteN)
                 } else {
@@ -782,7 +794,7 @@ impl<'a> Block<'a> {
         s.transactions += n;
         s.max_transactions = s.max_transactions.max(n);
         s.uncoalesced += (n > ideal) as u64;
-        if n > ideal && self.scattered_row(w, idx, mask, elem) {
+        if n > ideal && self.scattered_row(w, idx, mask, fp) {
             self.sites[a.site].scattered += 1;
         }
     }
@@ -791,8 +803,8 @@ impl<'a> Block<'a> {
     /// `threadIdx.y` and `.z`) take more transactions than they would at
     /// consecutive elements from any start: more than misalignment
     /// explains.
-    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, elem: u32) -> bool {
-        let shifts = (self.ctx.hw.transaction_bytes / elem.max(1)).max(1);
+    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, fp: Footprint) -> bool {
+        let shifts = (self.ctx.hw.transaction_bytes / fp.stride.max(1)).max(1);
         let mut done = 0u32;
         for l in lanes_of(mask) {
             if done & (1 << l) != 0 {
@@ -812,10 +824,10 @@ impl<'a> Block<'a> {
             let run = &mut lanes[..k];
             let mut contiguous = 0;
             for _ in 0..shifts {
-                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, elem));
+                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, fp));
                 run.iter_mut().for_each(|l| *l += 1);
             }
-            if self.ctx.hw.mem_reads(&elems[..k], elem) > contiguous {
+            if self.ctx.hw.mem_reads(&elems[..k], fp) > contiguous {
                 return true;
             }
         }
@@ -840,12 +852,12 @@ impl<'a> Block<'a> {
         let Storage::Global(g) = self.ctx.storage[a.array] else {
             return Ok(());
         };
-        let Some(cell) = self.ctx.globals[g].touched.get(i as usize) else {
+        let Some(cell) = self.ctx.globals[g].touched.get(self.flat(a, i) as usize) else {
             return Ok(());
         };
         let write = written.is_some();
         if written.is_some_and(|bits| {
-            self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed) == bits
+            self.ctx.globals[g].data[self.flat(a, i) as usize].load(Ordering::Relaxed) == bits
         }) {
             return Ok(());
         }
@@ -913,7 +925,7 @@ impl<'a> Block<'a> {
         }
         for l in lanes_of(mask) {
             self.track(w, a, idx[l], l, Some(v[l]))?;
-            self.write(w, a.array, idx[l], l, v[l]);
+            self.write(w, a.array, self.flat(a, idx[l]), l, v[l]);
         }
         Ok(())
     }
@@ -978,11 +990,11 @@ impl<'a> Block<'a> {
         let elem = self.ctx.kernel.arrays[a.array].elem;
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
-            let cur = self.read(w, a.array, idx[l], l);
+            let cur = self.read(w, a.array, self.flat(a, idx[l]), l);
             let val = |b: u64| Value::from_bits(b, elem);
             let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);
             old[l] = cur;
-            self.write(w, a.array, idx[l], l, new.to_bits());
+            self.write(w, a.array, self.flat(a, idx[l]), l, new.to_bits());
         }
         if let Some(r) = result {
             Self::charge(w, Counter::VWrite);
@@ -1152,7 +1164,7 @@ impl<'a> Block<'a> {
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
                     self.track(w, a, idx[l], l, None)?;
-                    out[l] = self.read(w, a.array, idx[l], l);
+                    out[l] = self.read(w, a.array, self.flat(a, idx[l]), l);
                 }
             }
             ExprKind::Call(f, args) => {

@@ -247,7 +247,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
                 let Some(s) = spec.arrays.get(&arr.name) else {
                     return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, kernel.name, arr.name));
                 };
-                arrays.insert(arr.name.clone(), fill(s, arr.elem)?);
+                arrays.insert(arr.name.clone(), fill_array(s, arr)?);
             }
         }
     }
@@ -270,7 +270,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         .filter(|a| a.param.is_none() && a.is_global())
     {
         if let Some(s) = spec.arrays.get(&a.name) {
-            arrays.insert(a.name.clone(), fill(s, a.elem)?);
+            arrays.insert(a.name.clone(), fill_array(s, a)?);
         }
     }
     for name in spec.args.keys() {
@@ -287,6 +287,40 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         arrays,
         shared_bytes: spec.shared_bytes,
     })
+}
+
+/// Initial contents of array `a`'s storage. `len` elements of a struct
+/// or vector array are `len` times its components, filled in memory order
+/// (`a[0].x, a[0].y, …, a[1].x, …`); then each `fields.NAME` fill
+/// replaces the components of field `NAME` (all of a nested struct's),
+/// element by element.
+fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, String> {
+    let slots = a.layout.slots();
+    let whole = params::ArraySpec {
+        len: s.len.saturating_mul(slots as u64),
+        ..s.clone()
+    };
+    let mut data = fill(&whole, a.elem)?;
+    for (name, f) in &s.fields {
+        let hit = a.layout.field_slots(name);
+        if hit.is_empty() {
+            return Err(format!(
+                "array `{}` has no field `{name}` (its components: {})",
+                a.name,
+                a.layout.names.join(", ")
+            ));
+        }
+        let values = fill(&f.spec(s.len.saturating_mul(hit.len() as u64)), a.elem)?;
+        let mut next = values.bits.into_iter();
+        for i in 0..s.len as usize {
+            for &k in &hit {
+                if let Some(b) = next.next() {
+                    data.bits[i * slots + k] = b;
+                }
+            }
+        }
+    }
+    Ok(data)
 }
 
 /// Initial contents of an array.
@@ -398,12 +432,12 @@ pub fn simulate_owned(
             Space::Shared => {
                 let len = a
                     .fixed_len()
-                    .unwrap_or(inputs.shared_bytes / a.elem.size() as u64);
-                shared_lens.push(len);
+                    .unwrap_or(inputs.shared_bytes / a.layout.size as u64);
+                shared_lens.push(len * a.layout.slots() as u64);
                 Storage::Shared(shared_lens.len() - 1)
             }
             Space::Local => {
-                local_lens.push(a.fixed_len().unwrap_or(1));
+                local_lens.push(a.fixed_len().unwrap_or(1) * a.layout.slots() as u64);
                 Storage::Local(local_lens.len() - 1)
             }
             _ => {
@@ -421,7 +455,7 @@ pub fn simulate_owned(
                         )))
                     }
                     None => {
-                        let len = a.fixed_len().unwrap_or(1) as usize;
+                        let len = a.fixed_len().unwrap_or(1) as usize * a.layout.slots();
                         let zero = Value::ZERO.convert(a.elem);
                         (0..len)
                             .map(|i| {

@@ -66,6 +66,53 @@ pub struct ArraySpec {
     /// Values for `values`.
     #[serde(default)]
     pub values: Vec<f64>,
+    /// For an array of structs or vectors: fills of single fields
+    /// (`[kernel.K.arrays.nodes.fields.starting]`), each replacing the
+    /// array's fill for that field's components.
+    #[serde(default)]
+    pub fields: BTreeMap<String, FieldFill>,
+}
+
+/// How one field of every element of a struct or vector array is filled:
+/// the fill settings of [`ArraySpec`], without a length.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldFill {
+    /// How to fill it.
+    #[serde(default)]
+    pub init: InitKind,
+    /// Seed for `random`.
+    #[serde(default)]
+    pub seed: u64,
+    /// Smallest random value.
+    #[serde(default)]
+    pub min: f64,
+    /// Largest random value.
+    #[serde(default = "default_max")]
+    pub max: f64,
+    /// Value for `const`.
+    #[serde(default)]
+    pub value: f64,
+    /// Values for `values`.
+    #[serde(default)]
+    pub values: Vec<f64>,
+}
+
+impl FieldFill {
+    /// The array spec that fills `len` values this way.
+    pub fn spec(&self, len: u64) -> ArraySpec {
+        ArraySpec {
+            len,
+            len_expr: None,
+            init: self.init.clone(),
+            seed: self.seed,
+            min: self.min,
+            max: self.max,
+            value: self.value,
+            values: self.values.clone(),
+            fields: BTreeMap::new(),
+        }
+    }
 }
 
 fn default_max() -> f64 {

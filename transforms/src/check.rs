@@ -446,6 +446,7 @@ pub fn random_array(arr: &Array, len: u64, seed: u64) -> ArraySpec {
         max,
         value: 0.0,
         values: Vec::new(),
+        fields: Default::default(),
     }
 }
 

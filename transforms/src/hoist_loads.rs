@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use copper::cuda::ast::{Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type};
+use copper::cuda::ast::{BaseType, Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type};
 
 use crate::ast_util::{self, assign, decl, ident, int, stmt, Effects};
 use crate::{Candidate, Context, Proposals, Skip, Transform};
@@ -43,6 +43,16 @@ impl Transform for HoistLoads {
                 reason: "no load is hoisted: a local pointer variable could alias an array".into(),
             });
             return out;
+        }
+        for p in f.params.iter().filter(|p| is_vector(&p.ty.base)) {
+            out.skipped.push(Skip {
+                span: p.meta.span,
+                reason: format!(
+                    "no load of `{}` is hoisted: its elements are `{}` vectors, and load hoisting handles scalar elements only",
+                    p.name,
+                    p.ty.base.c_name()
+                ),
+            });
         }
         let mut h = Hoister {
             cx,
@@ -67,12 +77,18 @@ impl Transform for HoistLoads {
 
 /// The arrays a load may be hoisted from, with their element types:
 /// pointer parameters and one-dimensional `__shared__` arrays.
+/// Whether `b` is a CUDA vector type (`float4`, `int2`): its elements are
+/// not scalars, and `T x = 0;` would not compile.
+fn is_vector(b: &BaseType) -> bool {
+    matches!(b, BaseType::Named(n) if copper::ir::record::Record::vector(n).is_some())
+}
+
 fn hoistable_arrays(f: &Function) -> Vec<(String, Type)> {
     let mut out: Vec<(String, Type)> = f
         .params
         .iter()
         .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty())
-        .filter(|p| p.ty.base.size_bytes().is_some())
+        .filter(|p| p.ty.base.size_bytes().is_some() && !is_vector(&p.ty.base))
         .map(|p| (p.name.clone(), Type::scalar(p.ty.base.clone())))
         .collect();
     for s in &f.body {
@@ -82,6 +98,7 @@ fn hoistable_arrays(f: &Function) -> Vec<(String, Type)> {
                     ds.iter()
                         .filter(|d| d.space == Space::Shared && d.dims.len() == 1)
                         .filter(|d| !d.ty.is_pointer() && d.ty.base.size_bytes().is_some())
+                        .filter(|d| !is_vector(&d.ty.base))
                         .map(|d| (d.name.clone(), Type::scalar(d.ty.base.clone()))),
                 );
             }

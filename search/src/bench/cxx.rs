@@ -113,6 +113,7 @@ mod tests {
             max: 10.0,
             value: 2.5,
             values: vec![1.0, -2.0],
+            fields: Default::default(),
         }
     }
 

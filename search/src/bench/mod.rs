@@ -175,6 +175,15 @@ struct ArrayPlan {
     global: bool,
     /// How it is filled.
     spec: ArraySpec,
+    /// Scalar components per element (1, or 4 for a `float4` array,
+    /// which is filled as 4·len floats in memory order, as the simulator
+    /// does).
+    slots: u64,
+    /// The parameter's struct or vector type, which the scalar buffer is
+    /// passed as (`reinterpret_cast<float4 *>`).
+    cast: Option<String>,
+    /// Per-field fills: the field's components and its fill.
+    fields: Vec<(Vec<usize>, ArraySpec)>,
 }
 
 /// One argument of the kernel, in parameter order.
@@ -214,12 +223,38 @@ impl Plan {
                             p.name
                         ));
                     }
+                    let arr = &kernel.arrays[*a];
+                    let spec = array_spec(&p.name)?;
+                    let (ctype, cast) = if arr.is_scalar() {
+                        (print::type_name(&Type::scalar(p.ty.base.clone())), None)
+                    } else {
+                        let dense = arr.layout.size as u64
+                            == arr.layout.slots() as u64 * arr.elem.size() as u64;
+                        if !dense {
+                            return Err(format!(
+                                "parameter `{}` of `{name}` points to `{}` values with padding; copper bench fills struct arrays only when they have none",
+                                p.name,
+                                p.ty.base.c_name()
+                            ));
+                        }
+                        (
+                            arr.elem.c_name().to_string(),
+                            Some(print::type_name(&Type::scalar(p.ty.base.clone()))),
+                        )
+                    };
                     arrays.push(ArrayPlan {
                         name: p.name.clone(),
-                        elem: kernel.arrays[*a].elem,
-                        ctype: print::type_name(&Type::scalar(p.ty.base.clone())),
+                        elem: arr.elem,
+                        ctype,
                         global: false,
-                        spec: array_spec(&p.name)?,
+                        fields: spec
+                            .fields
+                            .iter()
+                            .map(|(f, fill)| (arr.layout.field_slots(f), fill.spec(0)))
+                            .collect(),
+                        spec,
+                        slots: arr.layout.slots() as u64,
+                        cast,
                     });
                     args.push(Arg::Array(arrays.len() - 1));
                 }
@@ -240,12 +275,21 @@ impl Plan {
             .filter(|a| a.param.is_none() && a.is_global())
         {
             if let Some(spec) = base.arrays.get(&a.name) {
+                if !a.is_scalar() {
+                    return Err(format!(
+                        "global `{}` holds structs or vectors; copper bench fills arrays of scalars only",
+                        a.name
+                    ));
+                }
                 arrays.push(ArrayPlan {
                     name: a.name.clone(),
                     elem: a.elem,
                     ctype: a.elem.c_name().to_string(),
                     global: true,
                     spec: spec.clone(),
+                    slots: 1,
+                    cast: None,
+                    fields: Vec::new(),
                 });
             }
         }
@@ -314,6 +358,9 @@ impl Plan {
             )
             .map_err(|e| format!("array `{}` of `{name}`: {e}", a.name))?;
             body.push_str(&format!("    {fill}\n"));
+            for (slots, spec) in &a.fields {
+                body.push_str(&self.field_fill(a, slots, spec)?);
+            }
             if a.global {
                 body.push_str(&format!("    {var}.copper_bind({});\n", a.name));
             }
@@ -329,7 +376,15 @@ impl Plan {
             .args
             .iter()
             .map(|a| match a {
-                Arg::Array(i) => format!("copper_a_{}.copper_dev", self.arrays[*i].name),
+                Arg::Array(i) => {
+                    let a = &self.arrays[*i];
+                    match &a.cast {
+                        Some(t) => {
+                            format!("reinterpret_cast<{t} *>(copper_a_{}.copper_dev)", a.name)
+                        }
+                        None => format!("copper_a_{}.copper_dev", a.name),
+                    }
+                }
                 Arg::Scalar(n, _) => format!("copper_arg_{n}"),
             })
             .collect();
@@ -381,6 +436,42 @@ impl Plan {
         ))
     }
 
+    /// The statements that fill components `slots` of every element of
+    /// struct array `a` as `spec` says (into a scratch buffer, then
+    /// scattered, as the simulator does).
+    fn field_fill(
+        &self,
+        a: &ArrayPlan,
+        slots: &[usize],
+        spec: &ArraySpec,
+    ) -> Result<String, String> {
+        let k = slots.len();
+        let var = format!("copper_a_{}", a.name);
+        let elems = format!("(copper_len_{} / {})", a.name, a.slots);
+        let fill = cxx::fill(
+            spec,
+            a.elem,
+            &a.ctype,
+            "copper_f.data()",
+            &format!("{elems} * {k}"),
+        )
+        .map_err(|e| format!("array `{}` of `{}`: {e}", a.name, self.name))?;
+        let scatter: String = slots
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                format!(
+                    " {var}.copper_init[copper_i * {} + {s}] = copper_f[copper_i * {k} + {j}];",
+                    a.slots
+                )
+            })
+            .collect();
+        Ok(format!(
+            "    {{ std::vector<{}> copper_f({elems} * {k}); {fill} for (size_t copper_i = 0; copper_i < {elems}; ++copper_i) {{{scatter} }} }}\n",
+            a.ctype
+        ))
+    }
+
     /// The call in `main` that benchmarks launch `spec` (checked).
     fn call(&self, spec: &LaunchSpec) -> Result<String, String> {
         let shape = spec.shape()?;
@@ -404,7 +495,7 @@ impl Plan {
             let s = spec.arrays.get(&a.name).ok_or_else(|| {
                 format!("a launch of `{}` gives no array `{}`", self.name, a.name)
             })?;
-            values.push(format!("{}ull", s.len));
+            values.push(format!("{}ull", s.len.saturating_mul(a.slots)));
         }
         values.extend(scalars);
         Ok(format!(

@@ -57,10 +57,17 @@ pub fn findings(
             continue;
         }
         let dep = prep.index_dep(i);
-        let elem = array.elem.size();
+        let fp = array.footprint(site);
         let len = array.fixed_len();
-        let degree = conflicts(dep, elem, len, hw, block);
-        if degree <= 1 {
+        let degree = conflicts(dep, fp, len, hw, block);
+        // Accesses wider than a bank word need several words per bank
+        // even when consecutive (a warp of float4s: 4).
+        let lanes = block.map_or(hw.warp_size as u64, |b| {
+            b.iter().product::<u64>().min(hw.warp_size as u64)
+        });
+        let words = fp.width.div_ceil(hw.bank_bytes) as u64;
+        let ideal = (lanes * words).div_ceil(hw.banks as u64).max(1);
+        if degree <= ideal {
             continue;
         }
         let what = if site.is_write { "store to" } else { "load of" };
@@ -73,10 +80,10 @@ pub fn findings(
             code: Code::BankConflict,
             span: site.span,
             message: format!(
-                "shared {what} `{}` may be a {degree}-way bank conflict ({degree} transactions per warp request where 1 would do)",
+                "shared {what} `{}` may be a {degree}-way bank conflict ({degree} transactions per warp request where {ideal} would do)",
                 array.name
             ),
-            why: why(dep, elem, len, hw),
+            why: why(dep, fp.stride, len, hw),
             help: Some(help),
             worst: Some(degree as f64),
             site: Some(i),

@@ -27,7 +27,7 @@
 use copper::absint::deps::{Coef, Dep};
 use copper::absint::memory::{transactions, warps_of};
 use copper::bound::Prepared;
-use copper::cost::Hardware;
+use copper::cost::{Footprint, Hardware};
 use copper::ir::Kernel;
 
 use super::lanes::Lanes;
@@ -189,7 +189,7 @@ fn by_lanes(
     }
     let per = t / e;
     let index = index_in(sites, kernel, site)?;
-    let reads = |elems: &[i64]| hw.mem_reads(elems, elem);
+    let reads = |elems: &[i64]| hw.mem_reads(elems, Footprint::element(elem));
     let (mut kind, mut worst) = (Coalescing::Coalesced, 0);
     for tids in warps_of(block, hw.warp_size as u64) {
         let li = Lanes::new(kernel, block, grid, &tids).eval(index)?;
@@ -249,8 +249,13 @@ pub fn findings(
         if !array.is_global() || site.span.is_synthetic() || prep.single_thread(i) {
             continue;
         }
+        let fp = array.footprint(site);
         let dep = prep.index_dep(i);
-        let elem = array.elem.size();
+        if fp.width != fp.stride {
+            out.extend(field_finding(array, site, i, dep, hw, block, lanes));
+            continue;
+        }
+        let elem = fp.width;
         let lane_wise = match (dep.affine_parts(), block) {
             (None, Some(b)) => by_lanes(kernel, &sites, i, elem, hw, b, grid),
             _ => None,
@@ -258,7 +263,7 @@ pub fn findings(
         let (kind, worst) = lane_wise.unwrap_or_else(|| {
             (
                 classify(dep, elem, hw, block),
-                transactions(dep, elem, hw, block),
+                transactions(dep, fp, hw, block),
             )
         });
         let what = if site.is_write { "store to" } else { "load of" };
@@ -303,6 +308,44 @@ pub fn findings(
         });
     }
     out
+}
+
+/// A field of a struct or vector element (`nodes[i].starting`, `v[i].y`):
+/// flagged when a warp may touch more sectors than its lanes would
+/// reading the field of consecutive, aligned elements.
+fn field_finding(
+    array: &copper::ir::Array,
+    site: &copper::ir::Site,
+    i: usize,
+    dep: Dep,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+    lanes: u64,
+) -> Option<Finding> {
+    let fp = array.footprint(site);
+    let worst = transactions(dep, fp, hw, block);
+    let consecutive: Vec<i64> = (0..lanes as i64).collect();
+    let ideal = hw.mem_reads(&consecutive, fp);
+    if worst <= ideal {
+        return None;
+    }
+    let what = if site.is_write { "store to" } else { "load of" };
+    Some(Finding {
+        code: Code::UncoalescedGlobal,
+        span: site.span,
+        message: format!(
+            "uncoalesced global {what} a field of `{}`: a warp may need up to {worst} {}-byte sectors where {ideal} would do",
+            array.name, hw.transaction_bytes
+        ),
+        why: format!(
+            "the lanes do not read the field ({} of the {} bytes of each element) of consecutive, aligned elements",
+            fp.width, fp.stride
+        ),
+        help: Some("make consecutive threads access consecutive elements; a field alone also reads the other fields' sectors, so a struct of arrays serves it with fewer".into()),
+        calls: site.call.into_iter().collect(),
+        worst: Some(worst as f64),
+        site: Some(i),
+    })
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ pub fn search(
         return Witness::NotFound("the index is not loaded from an input array".into());
     };
     let shared = &kernel.arrays[kernel.sites[site].array];
-    let elem = shared.elem.size().max(1) as u64;
+    let elem = shared.layout.size.max(1) as u64;
     let stride = (hw.banks as u64 * hw.bank_bytes as u64 / elem).max(1);
     let name = kernel.arrays[src].name.clone();
     let opts = SimOptions {

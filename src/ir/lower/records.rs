@@ -1,0 +1,531 @@
+//! Lowering of struct and CUDA vector values (`float4`, `int2`, `Node`):
+//! each value becomes one scalar per component ([`super::record`]), a
+//! field is a component range, and a copy from or to memory makes one
+//! access per piece of the type (a whole `float4` is one 16-byte access,
+//! its four components one charged access and three free ones of the same
+//! site).
+
+use std::sync::Arc;
+
+use super::*;
+use crate::ir::record::{FieldType, Record};
+
+/// Where a struct or vector value, or a field of one, lives.
+pub(super) enum Place {
+    /// Components in variables.
+    Vars(Vec<VarId>),
+    /// Components of an array element from component `slot` (at byte
+    /// `offset` of the element) on.
+    Mem {
+        array: ArrayId,
+        index: Expr,
+        slot: usize,
+        offset: u32,
+    },
+}
+
+/// Whether `e` reads variable `v` or array `a`.
+fn mentions(e: &Expr, vars: &[VarId], array: Option<ArrayId>) -> bool {
+    let mut hit = false;
+    e.visit(&mut |x| match &x.kind {
+        ExprKind::Var(v) if vars.contains(v) => hit = true,
+        ExprKind::Load(acc) if Some(acc.array) == array => hit = true,
+        _ => {}
+    });
+    hit
+}
+
+/// The record type a builtin vector (`threadIdx`, `blockDim`, …) has, and
+/// its components.
+fn builtin_vector(name: &str) -> Option<(Record, [Builtin; 3])> {
+    let dims = |f: fn(u8) -> Builtin| [f(0), f(1), f(2)];
+    let (ty, b) = match name {
+        "threadIdx" => ("uint3", dims(Builtin::ThreadIdx)),
+        "blockIdx" => ("uint3", dims(Builtin::BlockIdx)),
+        "blockDim" => ("dim3", dims(Builtin::BlockDim)),
+        "gridDim" => ("dim3", dims(Builtin::GridDim)),
+        _ => return None,
+    };
+    Some((Record::vector(ty)?, b))
+}
+
+impl Lowerer<'_> {
+    /// The struct or vector type `t` names (through typedefs), if any.
+    pub(super) fn record_type(&mut self, t: &ast::Type, span: Span) -> Result<Option<Arc<Record>>> {
+        let mut base = t.base.clone();
+        for _ in 0..16 {
+            let BaseType::Named(n) = &base else {
+                return Ok(None);
+            };
+            let name = n.strip_prefix("struct ").unwrap_or(n).to_string();
+            if let Some(r) = self.record_cache.get(&name) {
+                return Ok(Some(r.clone()));
+            }
+            if let Some(r) = Record::vector(&name) {
+                let r = Arc::new(r);
+                self.record_cache.insert(name, r.clone());
+                return Ok(Some(r));
+            }
+            if let Some(def) = self.file.structs.get(&name) {
+                let mut fields = Vec::new();
+                for f in def {
+                    if f.ty.is_pointer() || !f.dims.is_empty() {
+                        return fail(
+                            span,
+                            format!("struct `{name}` has a pointer or array field (`{}`), which copper does not support yet", f.name),
+                        );
+                    }
+                    let ty = match self.record_type(&f.ty, span)? {
+                        Some(r) => FieldType::Record(r),
+                        None => FieldType::Scalar(self.scalar(&f.ty, span)?),
+                    };
+                    fields.push((f.name.clone(), ty));
+                }
+                let r = Arc::new(Record::structure(&name, fields).or_else(|m| fail(span, m))?);
+                self.record_cache.insert(name, r.clone());
+                return Ok(Some(r));
+            }
+            match self.file.typedefs.get(&name) {
+                Some(td) if td.pointers.is_empty() => base = td.base.clone(),
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The type of `e` when it is a struct or vector value or a field of
+    /// one, found without lowering anything; `None` otherwise.
+    pub(super) fn static_field_type(&mut self, e: &ast::Expr) -> Option<FieldType> {
+        match &e.kind {
+            A::Ident(n) => match self.lookup(n, e.meta.span) {
+                Ok(Binding::Rec { rec, .. }) => Some(FieldType::Record(rec)),
+                Ok(Binding::Cell(a)) => self.records.get(&a).cloned().map(FieldType::Record),
+                Ok(_) => None,
+                Err(_) => builtin_vector(n).map(|(r, _)| FieldType::Record(Arc::new(r))),
+            },
+            A::Index(b, _) => {
+                let mut base = b.as_ref();
+                while let A::Index(inner, _) = &base.kind {
+                    base = inner;
+                }
+                self.static_array(base)
+                    .and_then(|a| self.records.get(&a).cloned())
+                    .map(FieldType::Record)
+            }
+            A::Unary(UnOp::Deref, p) => self
+                .static_array(p)
+                .and_then(|a| self.records.get(&a).cloned())
+                .map(FieldType::Record),
+            A::Member { base, field, arrow } => {
+                let rec = if *arrow {
+                    self.static_array(base)
+                        .and_then(|a| self.records.get(&a).cloned())?
+                } else {
+                    match self.static_field_type(base)? {
+                        FieldType::Record(r) => r,
+                        FieldType::Scalar(_) => return None,
+                    }
+                };
+                rec.field(field).map(|f| f.ty.clone())
+            }
+            A::Call(n, _) => n
+                .strip_prefix("make_")
+                .and_then(Record::vector)
+                .map(|r| FieldType::Record(Arc::new(r))),
+            _ => None,
+        }
+    }
+
+    /// The array a pointer expression points into, found without lowering.
+    fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
+        match &e.kind {
+            A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
+                Binding::Ptr { array, .. } => Some(array),
+                _ => None,
+            },
+            A::Binary(BinOp::Add | BinOp::Sub, l, r) => {
+                self.static_array(l).or_else(|| self.static_array(r))
+            }
+            A::Cast(_, x) => self.static_array(x),
+            A::Unary(UnOp::AddrOf, x) => match &x.kind {
+                A::Index(b, _) => self.static_array(b),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Where a struct or vector value, a field of one, or an element of an
+    /// array lives; index side effects are emitted.
+    pub(super) fn place(
+        &mut self,
+        e: &ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(Place, FieldType)> {
+        let span = e.meta.span;
+        match &e.kind {
+            A::Ident(n) => match self.lookup(n, span)? {
+                Binding::Rec { vars, rec } => Ok((Place::Vars(vars), FieldType::Record(rec))),
+                Binding::Var(v) => Ok((Place::Vars(vec![v]), FieldType::Scalar(self.k.vars[v].ty))),
+                Binding::Cell(a) => Ok((
+                    Place::Mem {
+                        array: a,
+                        index: int(0, Scalar::I64),
+                        slot: 0,
+                        offset: 0,
+                    },
+                    self.element_type(a),
+                )),
+                Binding::Ptr { .. } => fail(span, format!("array `{n}` used as a value")),
+            },
+            A::Index(..) | A::Unary(UnOp::Deref, _) => {
+                let (array, index) = self.element(e, out)?;
+                Ok((
+                    Place::Mem {
+                        array,
+                        index,
+                        slot: 0,
+                        offset: 0,
+                    },
+                    self.element_type(array),
+                ))
+            }
+            A::Member { base, field, arrow } => {
+                let (place, ty) = if *arrow {
+                    let (array, off, _) = self.pointer(base, out)?;
+                    let index = off.unwrap_or_else(|| int(0, Scalar::I64));
+                    let place = Place::Mem {
+                        array,
+                        index,
+                        slot: 0,
+                        offset: 0,
+                    };
+                    (place, self.element_type(array))
+                } else {
+                    self.place(base, out)?
+                };
+                let FieldType::Record(rec) = ty else {
+                    return fail(
+                        span,
+                        format!("member `.{field}` of a value that is not a struct or vector"),
+                    );
+                };
+                let Some(f) = rec.field(field) else {
+                    return fail(span, format!("`{}` has no member `{field}`", rec.name));
+                };
+                let n = f.ty.slots();
+                let place = match place {
+                    Place::Vars(v) => Place::Vars(v[f.slot..f.slot + n].to_vec()),
+                    Place::Mem {
+                        array,
+                        index,
+                        slot,
+                        offset,
+                    } => Place::Mem {
+                        array,
+                        index,
+                        slot: slot + f.slot,
+                        offset: offset + f.offset,
+                    },
+                };
+                Ok((place, f.ty.clone()))
+            }
+            _ => fail(span, "expected a struct or vector value"),
+        }
+    }
+
+    /// The type of an element of array `a`.
+    fn element_type(&self, a: ArrayId) -> FieldType {
+        match self.records.get(&a) {
+            Some(r) => FieldType::Record(r.clone()),
+            None => FieldType::Scalar(self.k.arrays[a].elem),
+        }
+    }
+
+    /// The components of a place, read: one access per piece of its type
+    /// for memory.
+    pub(super) fn read_place(
+        &mut self,
+        place: Place,
+        ty: &FieldType,
+        meta: &ast::Meta,
+        out: &mut Vec<Stmt>,
+    ) -> Vec<Expr> {
+        match place {
+            Place::Vars(vars) => vars.iter().map(|&v| var_expr(&self.k, v)).collect(),
+            Place::Mem {
+                array,
+                index,
+                slot,
+                offset,
+            } => {
+                let index = self.shared_index(index, ty, meta.span, out);
+                let elem = self.k.arrays[array].elem;
+                let mut vals = Vec::new();
+                for p in pieces(ty) {
+                    let site = self.site(array, false, meta, offset + p.offset, p.bytes);
+                    for k in 0..p.slots {
+                        vals.push(Expr {
+                            kind: ExprKind::Load(Access {
+                                array,
+                                index: Box::new(index.clone()),
+                                site,
+                                slot: slot + p.slot + k,
+                                charged: k == 0,
+                            }),
+                            ty: elem,
+                        });
+                    }
+                }
+                vals
+            }
+        }
+    }
+
+    /// Writes the components `values` (already of the components' types)
+    /// to a place: one access per piece of its type for memory. Values that
+    /// read the place are saved first.
+    pub(super) fn write_place(
+        &mut self,
+        place: Place,
+        ty: &FieldType,
+        values: Vec<Expr>,
+        meta: &ast::Meta,
+        out: &mut Vec<Stmt>,
+    ) {
+        let span = meta.span;
+        let (vars, array) = match &place {
+            Place::Vars(v) => (v.clone(), None),
+            Place::Mem { array, .. } => (Vec::new(), Some(*array)),
+        };
+        let values = if values.len() > 1 && values.iter().any(|v| mentions(v, &vars, array)) {
+            values
+                .into_iter()
+                .map(|v| self.snapshot(v, span, out))
+                .collect()
+        } else {
+            values
+        };
+        match place {
+            Place::Vars(vars) => {
+                for (var, value) in vars.into_iter().zip(values) {
+                    out.push(Stmt::Assign { var, value, span });
+                }
+            }
+            Place::Mem {
+                array,
+                index,
+                slot,
+                offset,
+            } => {
+                let index = self.shared_index(index, ty, span, out);
+                let mut values = values.into_iter();
+                for p in pieces(ty) {
+                    let site = self.site(array, true, meta, offset + p.offset, p.bytes);
+                    for k in 0..p.slots {
+                        let Some(value) = values.next() else {
+                            return;
+                        };
+                        out.push(Stmt::Store {
+                            access: Access {
+                                array,
+                                index: Box::new(index.clone()),
+                                site,
+                                slot: slot + p.slot + k,
+                                charged: k == 0,
+                            },
+                            value,
+                            span,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// An index used by several components, computed once when it is
+    /// more than a variable or constant.
+    fn shared_index(
+        &mut self,
+        index: Expr,
+        ty: &FieldType,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Expr {
+        if ty.slots() > 1 && !matches!(index.kind, ExprKind::Var(_) | ExprKind::Const(_)) {
+            self.snapshot(index, span, out)
+        } else {
+            index
+        }
+    }
+
+    /// A struct or vector value: its type and components.
+    pub(super) fn record_value(
+        &mut self,
+        e: &ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(Arc<Record>, Vec<Expr>)> {
+        let span = e.meta.span;
+        if let A::Call(name, args) = &e.kind {
+            let Some(rec) = name.strip_prefix("make_").and_then(Record::vector) else {
+                return fail(span, format!("`{name}` returns a struct or vector value, which copper does not support yet (only `make_<vector>` calls)"));
+            };
+            if args.len() != rec.offsets.len() {
+                return fail(
+                    span,
+                    format!(
+                        "`{name}` takes {} arguments but {} were given",
+                        rec.offsets.len(),
+                        args.len()
+                    ),
+                );
+            }
+            let mut vals = Vec::new();
+            for a in args {
+                let v = self.expr(a, out)?;
+                vals.push(convert(v, rec.elem));
+            }
+            return Ok((Arc::new(rec), vals));
+        }
+        if let A::Ident(n) = &e.kind {
+            if self.lookup(n, span).is_err() {
+                if let Some((rec, dims)) = builtin_vector(n) {
+                    let vals = dims
+                        .iter()
+                        .map(|&b| Expr {
+                            kind: ExprKind::Builtin(b),
+                            ty: Scalar::U32,
+                        })
+                        .collect();
+                    return Ok((Arc::new(rec), vals));
+                }
+            }
+        }
+        if matches!(e.kind, A::Cond(..)) {
+            return fail(
+                span,
+                "a conditional expression of struct or vector type is not supported yet",
+            );
+        }
+        let (place, ty) = self.place(e, out)?;
+        let FieldType::Record(rec) = ty.clone() else {
+            return fail(span, "expected a struct or vector value, found a scalar");
+        };
+        let vals = self.read_place(place, &ty, &e.meta, out);
+        Ok((rec, vals))
+    }
+
+    /// The value of a scalar member (`v.x`, `nodes[i].start`, `p->w`).
+    pub(super) fn member_value(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<Expr> {
+        let (place, ty) = self.place(e, out)?;
+        if let FieldType::Record(r) = &ty {
+            return fail(
+                e.meta.span,
+                format!("a `{}` member used as a scalar value", r.name),
+            );
+        }
+        let mut vals = self.read_place(place, &ty, &e.meta, out);
+        Ok(vals.remove(0))
+    }
+
+    /// `target = value` for a struct or vector `target` of type `rec`.
+    pub(super) fn record_assign(
+        &mut self,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (rec, vals) = self.record_value(rhs, out)?;
+        let (place, ty) = self.place(lhs, out)?;
+        let FieldType::Record(target) = &ty else {
+            return fail(span, "assignment of a struct or vector value to a scalar");
+        };
+        check_compatible(target, &rec, span)?;
+        self.write_place(place, &ty, vals, &lhs.meta, out);
+        Ok(())
+    }
+
+    /// One new local per component of a `rec` named `name`.
+    pub(super) fn record_vars(&mut self, name: &str, rec: &Record, span: Span) -> Vec<VarId> {
+        let mut names = Vec::new();
+        rec.component_names(name, &mut names);
+        names
+            .iter()
+            .map(|n| self.new_var(n, rec.elem, VarKind::Local, span))
+            .collect()
+    }
+
+    /// A local of struct or vector type `rec` (`float4 v = a[i];`).
+    pub(super) fn record_local(
+        &mut self,
+        d: &ast::VarDecl,
+        rec: Arc<Record>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let span = d.meta.span;
+        let vars = self.record_vars(&d.name, &rec, span);
+        match &d.init {
+            None => {}
+            Some(ast::Init::Expr(e)) => {
+                let (from, vals) = self.record_value(e, out)?;
+                check_compatible(&rec, &from, span)?;
+                self.write_place(
+                    Place::Vars(vars.clone()),
+                    &FieldType::Record(rec.clone()),
+                    vals,
+                    &d.meta,
+                    out,
+                );
+            }
+            Some(list @ ast::Init::List(_)) => {
+                let mut flat = Vec::new();
+                flatten_init(list, &mut flat);
+                if flat.len() > vars.len() {
+                    return fail(span, format!("too many initializers for `{}`", rec.name));
+                }
+                for (i, &var) in vars.iter().enumerate() {
+                    let value = match flat.get(i) {
+                        Some(e) => self.expr(e, out)?,
+                        None => int(0, Scalar::I32),
+                    };
+                    out.push(Stmt::Assign {
+                        var,
+                        value: convert(value, rec.elem),
+                        span,
+                    });
+                }
+            }
+        }
+        self.bind(&d.name, Binding::Rec { vars, rec });
+        Ok(())
+    }
+}
+
+/// The pieces of a value of type `ty`, relative to its start.
+fn pieces(ty: &FieldType) -> Vec<crate::ir::record::Piece> {
+    match ty {
+        FieldType::Record(r) => r.pieces.clone(),
+        FieldType::Scalar(s) => vec![crate::ir::record::Piece {
+            slot: 0,
+            slots: 1,
+            offset: 0,
+            bytes: s.size(),
+        }],
+    }
+}
+
+/// Whether a value of type `from` can be assigned to `to`: the same type,
+/// or vectors of the same components (`dim3` from `uint3`).
+pub(super) fn check_compatible(to: &Record, from: &Record, span: Span) -> Result<()> {
+    let same_shape = to.offsets == from.offsets && to.elem == from.elem;
+    let vectors = Record::vector(&to.name).is_some() && Record::vector(&from.name).is_some();
+    if to.name == from.name || (same_shape && vectors) {
+        Ok(())
+    } else {
+        fail(
+            span,
+            format!("a `{}` value assigned to a `{}`", from.name, to.name),
+        )
+    }
+}
