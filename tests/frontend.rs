@@ -238,6 +238,7 @@ mod project {
         Preprocess {
             defines: defines.iter().map(|d| parse_define(d).unwrap()).collect(),
             include_dirs: vec![dir().join("inc")],
+            ..Preprocess::default()
         }
     }
 

@@ -144,7 +144,7 @@ fn variable_shape(src: &str, name: &str, macros: &MacroTable, before: usize) -> 
     dim3_of(&init)
 }
 
-fn expand_all(toks: &[String], macros: &MacroTable) -> Option<Vec<String>> {
+pub(crate) fn expand_all(toks: &[String], macros: &MacroTable) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < toks.len() {
@@ -160,7 +160,7 @@ fn expand_all(toks: &[String], macros: &MacroTable) -> Option<Vec<String>> {
 }
 
 /// Value of an integer constant expression over `+ - * / ( )`.
-fn const_value(toks: &[String]) -> Option<u64> {
+pub(crate) fn const_value(toks: &[String]) -> Option<u64> {
     let mut pos = 0;
     let v = sum(toks, &mut pos)?;
     (pos == toks.len() && v > 0).then_some(v as u64)
