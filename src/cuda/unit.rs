@@ -442,17 +442,7 @@ impl Unit {
             _ => {}
         }
         if next == Some("::") && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Ident) {
-            // `N::M::name`: the qualifier is blanked and recorded.
-            let mut j = i;
-            while toks.get(j + 1).is_some_and(|n| n.is(piece, "::"))
-                && toks.get(j + 2).is_some_and(|n| n.kind == TokKind::Ident)
-            {
-                j += 2;
-            }
-            let prefix = collapse_ws(&piece[t.start..toks[j].start]).replace(' ', "");
-            self.push_blank(piece, t.start, toks[j].start, base);
-            self.scopes.push((self.text.len(), prefix));
-            return Ok(Some(j));
+            return Ok(Some(self.qualified_name(piece, toks, i, base)));
         }
         if next == Some("<") && (names.is_template)(text) {
             let Some(close) = angle_close(piece, toks, i + 1) else {
@@ -502,9 +492,7 @@ impl Unit {
             .checked_sub(1)
             .is_some_and(|p| toks[p].kind == TokKind::Ident);
         if text == "::" && next_ident && !prev_is_name {
-            self.push_blank(piece, t.start, t.end, base);
-            self.scopes.push((self.text.len(), "::".to_string()));
-            return Ok(Some(i + 1));
+            return Ok(Some(self.qualified_name(piece, toks, i, base)));
         }
         if text == "&" && is_reference(piece, toks, i, names) {
             self.refs.push(self.text.len());
@@ -513,6 +501,24 @@ impl Unit {
         }
         unsupported_punct(piece, toks, i, at, names)?;
         Ok(None)
+    }
+
+    /// `N::M::name` or `::name` from token `i`: the qualifier is blanked
+    /// and recorded at the name, whose index is returned.
+    fn qualified_name(&mut self, piece: &str, toks: &[Token], i: usize, base: usize) -> usize {
+        let mut j = if toks[i].is(piece, "::") { i + 1 } else { i };
+        while toks.get(j + 1).is_some_and(|n| n.is(piece, "::"))
+            && toks.get(j + 2).is_some_and(|n| n.kind == TokKind::Ident)
+        {
+            j += 2;
+        }
+        let prefix: String = piece[toks[i].start..toks[j].start]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        self.push_blank(piece, toks[i].start, toks[j].start, base);
+        self.scopes.push((self.text.len(), prefix));
+        j
     }
 
     fn push_copy(&mut self, piece: &str, from: usize, to: usize, base: usize) {
@@ -627,7 +633,8 @@ fn unsupported_punct(
 }
 
 /// Whether the `&`/`&&` at token `i` declares a reference: it follows a
-/// type (or a `*` of one) and precedes a name, `)` or `,`.
+/// type (or a `*` of one) and precedes a name, `)`, `,` or the `>` of a
+/// cast's type.
 fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names) -> bool {
     let after_type = i.checked_sub(1).is_some_and(|p| {
         let s = toks[p].text(piece);
@@ -637,7 +644,7 @@ fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names) -> bool {
     });
     let before_name = toks
         .get(i + 1)
-        .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | ","));
+        .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | "," | ">"));
     after_type && before_name
 }
 

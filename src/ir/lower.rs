@@ -58,6 +58,12 @@ pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel
             format!("`{name}` is not a `__global__` kernel"),
         ));
     }
+    if f.is_uninstantiated() {
+        return Err(diag(
+            f.meta.span.start,
+            format!("`{name}` is a template: name an instantiation (`{name}<…>`), which the file launches or `--instantiate` asks for"),
+        ));
+    }
     let mut l = Lowerer::new(file, f);
     l.kernel(f).map_err(|e| diag(e.offset, e.message))?;
     Ok(l.k)
