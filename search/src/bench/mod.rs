@@ -13,7 +13,7 @@ pub mod cxx;
 pub mod source;
 pub mod sweep;
 
-use copper::cuda::ast::{Function, Type};
+use copper::cuda::ast::{BaseType, Function, Type};
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
@@ -183,6 +183,26 @@ enum Arg {
     Scalar(String, Scalar),
 }
 
+/// `name` made a C++ identifier: `block_sum<128>` → `block_sum_128_`.
+fn identifier(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// `base` with a template type parameter of `f` replaced by its argument
+/// (`T` in `axpy<float>` is `float`).
+fn instantiated(f: &Function, base: &BaseType) -> BaseType {
+    let (Some(t), BaseType::Named(n)) = (&f.template, base) else {
+        return base.clone();
+    };
+    t.params
+        .iter()
+        .zip(&t.args)
+        .find(|(p, _)| p.value_type.is_none() && &p.name == n)
+        .map_or_else(|| base.clone(), |(_, a)| BaseType::Named(a.clone()))
+}
+
 /// How a kernel is launched and fed.
 struct Plan {
     name: String,
@@ -217,7 +237,7 @@ impl Plan {
                     arrays.push(ArrayPlan {
                         name: p.name.clone(),
                         elem: kernel.arrays[*a].elem,
-                        ctype: print::type_name(&Type::scalar(p.ty.base.clone())),
+                        ctype: print::type_name(&Type::scalar(instantiated(f, &p.ty.base))),
                         global: false,
                         spec: array_spec(&p.name)?,
                     });
@@ -376,7 +396,8 @@ impl Plan {
         body.push_str(&report);
         let note = comment_text(note);
         Ok(format!(
-            "// {name}: {note}\nstatic bool copper_bench_{name}({}) {{\n{body}}}\n\n",
+            "// {name}: {note}\nstatic bool copper_bench_{}({}) {{\n{body}}}\n\n",
+            identifier(name),
             params.join(", ")
         ))
     }
@@ -409,7 +430,7 @@ impl Plan {
         values.extend(scalars);
         Ok(format!(
             "    if (!copper_bench_{}({})) {{\n        ++copper_failed;\n    }}\n",
-            self.name,
+            identifier(&self.name),
             values.join(", ")
         ))
     }
