@@ -242,7 +242,7 @@ fn cxx_constructs_print_back_as_written() {
     ] {
         assert!(printed.contains(piece), "missing `{piece}` in\n{printed}");
     }
-    let whole = copper::cuda::rewrite::rewrite_functions(&parsed, &[k.clone()]);
+    let whole = copper::cuda::rewrite::rewrite_functions(&parsed, std::slice::from_ref(k));
     let again = parse(&whole);
     assert_eq!(again.function("k"), Some(k));
 }

@@ -2438,12 +2438,7 @@ fn callee<'f>(
     let found: Vec<_> = file
         .functions
         .iter()
-        .filter(|f| {
-            f.item.name == short
-                && f.result.as_ref().map_or(true, |g| {
-                    g.template.as_ref().map_or(true, |t| t.args.is_empty())
-                })
-        })
+        .filter(|f| f.item.name == short)
         .filter(|f| {
             name == short
                 || f.item.namespace == qual

@@ -192,7 +192,7 @@ pub fn run(a: &SimulateArgs) -> u8 {
                     &params_path,
                     format!(
                         "no [kernel.{}] table",
-                        copper::sim::params::kernel_key(&name)
+                        copper::sim::params::kernel_key(name)
                     )
                 )
             );
