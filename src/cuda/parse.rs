@@ -129,7 +129,7 @@ pub fn parse_source(source: SourceFile) -> ParsedFile {
     let mut scope = Scope::new(&source, &extracted);
     let macros = MacroTable::new(&scope.macros);
     scope.keep_called_header_functions(&source, &extracted, &macros);
-    let ctx = Context::new(&source, &scope, macros);
+    let ctx = Context::new(&source, &scope, &extracted, macros);
     let user_count = extracted.functions.len();
     let mut functions: Vec<ParsedFunction> = extracted
         .functions
@@ -383,13 +383,24 @@ struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    fn new(source: &'a SourceFile, scope: &'a Scope, macros: MacroTable) -> Context<'a> {
+    fn new(
+        source: &'a SourceFile,
+        scope: &'a Scope,
+        own: &Extracted,
+        macros: MacroTable,
+    ) -> Context<'a> {
         let type_names = scope
             .types
             .iter()
             .flat_map(|t| t.names.iter().cloned())
             .collect();
-        let templates = source_templates(source, scope);
+        let templates = own
+            .functions
+            .iter()
+            .chain(&scope.header_functions)
+            .filter(|f| f.template.is_some())
+            .map(|f| f.name.clone())
+            .collect();
         Context {
             source,
             scope,
@@ -596,16 +607,6 @@ impl<'a> Context<'a> {
         conv.declaration(decl)
             .map_err(|e| self.diag(e.offset.unwrap_or(span.start), "unsupported", e.message))
     }
-}
-
-/// Names of the device function templates of the file and its headers.
-fn source_templates(source: &SourceFile, scope: &Scope) -> HashSet<String> {
-    let own = extract(&source.text).functions;
-    own.iter()
-        .chain(&scope.header_functions)
-        .filter(|f| f.template.is_some())
-        .map(|f| f.name.clone())
-        .collect()
 }
 
 /// Identifiers of a piece of text, macros expanded one level.
