@@ -184,7 +184,7 @@ enum Arg {
 }
 
 /// `name` made a C++ identifier: `block_sum<128>` → `block_sum_128_`.
-fn identifier(name: &str) -> String {
+pub fn identifier(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
