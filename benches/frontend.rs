@@ -26,6 +26,7 @@ fn main() {
     let opts = Preprocess {
         defines: vec![parse_define("N=256").expect("a definition")],
         include_dirs: vec![project.join("inc")],
+        ..Preprocess::default()
     };
     for name in ["stencil.cu", "scale_n.cu"] {
         let f = SourceFile::read(&project.join(name)).expect("readable");

@@ -156,6 +156,9 @@ pub struct Included {
     pub files: Vec<IncludedFile>,
     /// Problems with `#include` directives (missing headers, cycles, …).
     pub diagnostics: Vec<Diagnostic>,
+    /// Template instantiations asked for besides the file's launches
+    /// (`--instantiate 'reduce<256>'`).
+    pub instantiate: Vec<String>,
 }
 
 impl Included {
@@ -499,6 +502,7 @@ mod tests {
         let f = user.with_included(Included {
             files: vec![h],
             diagnostics: Vec::new(),
+            instantiate: Vec::new(),
         });
         let b = INCLUDED_BASE + 11;
         assert_eq!(f.slice(Span::new(b, b + 1)), "b");

@@ -1,5 +1,6 @@
 //! How much of a folder of CUDA files copper understands: `__global__`
-//! kernels found, listed (parsed), lowered to the IR, and bounded per
+//! kernels found (a template kernel once per instantiation the file
+//! launches), listed (parsed), lowered to the IR, and bounded per
 //! metric (for a symbolic block, the hardest case), each file with the
 //! `defines` and `include_dirs` of a `copper.toml` beside it. Over `testdata/` every
 //! kernel must get through every stage; `COPPER_COVERAGE_DIR=path` prints
@@ -98,11 +99,19 @@ fn measure(dir: &Path) -> Coverage {
                 continue;
             }
         };
+        let never_instantiated = parsed.uninstantiated();
         for item in parsed
             .functions
             .iter()
             .filter(|f| f.item.kind == FnKind::Global)
         {
+            // A template kernel counts by its instantiations.
+            if let Ok(k) = &item.result {
+                if k.is_uninstantiated() && !never_instantiated.iter().any(|u| std::ptr::eq(*u, k))
+                {
+                    continue;
+                }
+            }
             c.found += 1;
             if let Err(d) = &item.result {
                 c.lost.push(d.render());

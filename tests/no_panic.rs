@@ -173,6 +173,7 @@ fn with_header(header: String, define: &str) -> SourceFile {
     SourceFile::new("fuzz.cu", user).with_included(Included {
         files,
         diagnostics: Vec::new(),
+        instantiate: Vec::new(),
     })
 }
 

@@ -129,14 +129,27 @@ fn expr() -> impl Strategy<Value = Expr> {
                     BaseType::UChar
                 ]),
                 any::<bool>(),
+                prop::sample::select(vec![
+                    CastStyle::C,
+                    CastStyle::Functional,
+                    CastStyle::Static,
+                    CastStyle::Reinterpret,
+                    CastStyle::Const
+                ]),
                 inner.clone()
             )
-                .prop_map(|(b, ptr, e)| {
+                .prop_map(|(b, ptr, style, e)| {
                     let mut t = Type::scalar(b);
+                    // A functional cast names a one-word type.
+                    let style = match (style, ptr, &t.base) {
+                        (CastStyle::Functional, true, _)
+                        | (CastStyle::Functional, _, BaseType::UChar) => CastStyle::C,
+                        (s, _, _) => s,
+                    };
                     if ptr {
                         t.pointers.push(PtrQual::default());
                     }
-                    mk(ExprKind::Cast(t, Box::new(e)))
+                    mk(ExprKind::Cast(style, t, Box::new(e)))
                 }),
             prop::collection::vec(inner.clone(), 0..3)
                 .prop_map(|a| mk(ExprKind::Call("f".into(), a))),
@@ -155,6 +168,7 @@ fn expr() -> impl Strategy<Value = Expr> {
 fn decl(e: Expr) -> Stmt {
     st(StmtKind::Decl(vec![VarDecl {
         meta: Meta::default(),
+        is_constexpr: false,
         space: Space::Local,
         is_extern: false,
         is_static: false,
@@ -253,6 +267,7 @@ fn kernel(body: Vec<Stmt>) -> Function {
         is_const: false,
         is_volatile: false,
         pointers: vec![PtrQual::default()],
+        is_ref: false,
     };
     Function {
         meta: Meta::default(),
@@ -275,6 +290,7 @@ fn kernel(body: Vec<Stmt>) -> Function {
             },
         ],
         body,
+        template: None,
     }
 }
 

@@ -137,6 +137,7 @@ fn with_a_define_there_is_no_symbol() {
     let pre = Preprocess {
         defines: vec![parse_define("N=200").unwrap()],
         include_dirs: Vec::new(),
+        ..Preprocess::default()
     };
     let parsed = parse_path_with(&course("matvec_n.cu"), &pre).unwrap();
     let k = lower_kernel(&parsed, "matvec").unwrap();
@@ -191,6 +192,7 @@ fn if_branches_pick_the_kernel_variant_and_its_sizes() {
         let pre = Preprocess {
             defines: defs.iter().map(|d| parse_define(d).unwrap()).collect(),
             include_dirs: Vec::new(),
+            ..Preprocess::default()
         };
         parse_path_with(&dir.join("shared_variant.cu"), &pre).unwrap()
     };
@@ -208,6 +210,7 @@ fn if_branches_pick_the_kernel_variant_and_its_sizes() {
         let pre = Preprocess {
             defines: defs.iter().map(|d| parse_define(d).unwrap()).collect(),
             include_dirs: Vec::new(),
+            ..Preprocess::default()
         };
         let p = parse_path_with(&dir.join("reduce_default.cu"), &pre).unwrap();
         let k = lower_kernel(&p, "block_sum").unwrap();

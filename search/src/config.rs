@@ -17,6 +17,7 @@
 //! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
 //! defines = { N = "1024", BLOCK = 16 }   # as -D (every command that reads CUDA)
 //! include_dirs = ["inc"]   # as -I, relative to this file
+//! instantiate = ["reduce<256>"]   # templates to analyze besides those launched
 //!
 //! [hardware]               # the hardware model (defaults shown)
 //! warp_size = 32
@@ -74,6 +75,9 @@ pub struct FileConfig {
     pub defines: Option<BTreeMap<String, toml::Value>>,
     /// Header directories, as `-I` (relative to the `copper.toml`).
     pub include_dirs: Option<Vec<PathBuf>>,
+    /// Template instantiations to analyze besides the file's launches, as
+    /// `--instantiate` (`"reduce<256>"`).
+    pub instantiate: Option<Vec<String>>,
     /// Hardware model.
     pub hardware: Option<Hardware>,
     /// `copper lint` settings.
@@ -168,6 +172,7 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Str
         .flatten()
         .map(|d| dir.join(d))
         .collect();
+    out.instantiate = c.instantiate.clone().unwrap_or_default();
     Ok(out)
 }
 

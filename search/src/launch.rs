@@ -26,8 +26,9 @@ pub struct Shape {
 }
 
 /// The launch shape of kernel `name`: the command line (`block`, `grid`),
-/// else every literal launch site of the file (when they agree), else the
-/// parameter file's entry `spec`.
+/// else every launch site of the file (when they agree; the parameter
+/// file's grid where the sites' is not known and the blocks agree), else
+/// the parameter file's entry `spec`.
 pub fn launch_shape(
     block: Option<[u64; 3]>,
     grid: Option<[u64; 3]>,
@@ -53,6 +54,18 @@ pub fn launch_shape(
             let grid = first
                 .grid
                 .filter(|_| sites.iter().all(|l| l.grid == first.grid));
+            // A grid the host code computes at run time: the parameter
+            // file's, when it launches the same block.
+            let from_file = spec
+                .and_then(|s| s.shape().ok())
+                .filter(|s| grid.is_none() && Some(s.block) == first.block);
+            if let Some(s) = from_file {
+                return Shape {
+                    block: first.block,
+                    grid: Some(s.grid),
+                    source: format!("the launch at line {line}, grid from the parameter file"),
+                };
+            }
             return Shape {
                 block: first.block,
                 grid,

@@ -439,6 +439,22 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         analysis: &incumbent.prepared,
         block: env.shape.block,
     };
+    if incumbent.function.template.is_some() {
+        // A rewrite would edit the template, which every instantiation
+        // shares; it is checked on this one only.
+        return Step {
+            round,
+            transform: t.name(),
+            considered: Vec::new(),
+            skipped: vec![Skip {
+                span: incumbent.function.meta.span,
+                reason: format!(
+                    "`{}` is an instantiation of a template: copper does not rewrite templates (a rewrite checked for one instantiation could break another)",
+                    incumbent.function.name
+                ),
+            }],
+        };
+    }
     let proposals = t.propose(&cx);
     let considered = proposals
         .candidates

@@ -292,12 +292,12 @@ fn an_edit_made_during_the_run_is_not_overwritten() {
     let dir = scratch("lost-edit");
     let cu = copy_testdata("addSub0", &dir, "k");
     let mut text_now = std::fs::read_to_string(&cu).unwrap();
-    text_now.push_str(&slow_kernel(8));
+    text_now.push_str(&slow_kernel(28));
     std::fs::write(&cu, &text_now).unwrap();
     let edited = format!("{text_now}// the user's edit\n");
     let gone = copy_testdata("addSub0", &dir, "gone");
     let mut gone_text = std::fs::read_to_string(&gone).unwrap();
-    gone_text.push_str(&slow_kernel(8));
+    gone_text.push_str(&slow_kernel(28));
     std::fs::write(&gone, &gone_text).unwrap();
     let edit = {
         let (cu, gone, edited) = (cu.clone(), gone.clone(), edited.clone());

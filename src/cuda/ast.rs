@@ -76,8 +76,10 @@ pub enum BaseType {
     /// `double`
     Double,
     /// A typedef, struct or CUDA vector type by name (`float4`, `dim3`,
-    /// `size_t`, `struct Point`).
+    /// `size_t`, `struct Point`), or a template type parameter (`T`).
     Named(String),
+    /// C++ `auto`: the type of the initializer.
+    Auto,
 }
 
 impl BaseType {
@@ -85,7 +87,7 @@ impl BaseType {
     /// know the layout of.
     pub fn size_bytes(&self) -> Option<u32> {
         Some(match self {
-            BaseType::Void => return None,
+            BaseType::Void | BaseType::Auto => return None,
             BaseType::Bool | BaseType::Char | BaseType::SChar | BaseType::UChar => 1,
             BaseType::Short | BaseType::UShort => 2,
             BaseType::Int | BaseType::UInt | BaseType::Float => 4,
@@ -117,6 +119,7 @@ impl BaseType {
             BaseType::Float => "float",
             BaseType::Double => "double",
             BaseType::Named(n) => n,
+            BaseType::Auto => "auto",
         }
     }
 }
@@ -169,6 +172,9 @@ pub struct Type {
     pub is_volatile: bool,
     /// Pointer levels, outermost last.
     pub pointers: Vec<PtrQual>,
+    /// A C++ reference (`float &x`, `const float &x`): `&` after the
+    /// pointer levels.
+    pub is_ref: bool,
 }
 
 impl Type {
@@ -179,6 +185,7 @@ impl Type {
             is_const: false,
             is_volatile: false,
             pointers: Vec::new(),
+            is_ref: false,
         }
     }
 
@@ -214,6 +221,8 @@ pub struct VarDecl {
     pub is_extern: bool,
     /// `static`
     pub is_static: bool,
+    /// `constexpr` (a compile-time constant; implies `const`).
+    pub is_constexpr: bool,
     /// Element type.
     pub ty: Type,
     /// Variable name.
@@ -352,8 +361,9 @@ pub enum ExprKind {
     Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
     /// `c ? a : b`
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `(T) e`
-    Cast(Type, Box<Expr>),
+    /// `(T) e`, `T(e)`, `static_cast<T>(e)`, … (the style is how it is
+    /// written).
+    Cast(CastStyle, Type, Box<Expr>),
     /// `f(args)`
     Call(String, Vec<Expr>),
     /// `a[i]`
@@ -373,6 +383,34 @@ pub enum ExprKind {
     SizeofExpr(Box<Expr>),
     /// `a, b`
     Comma(Vec<Expr>),
+}
+
+/// How a cast is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CastStyle {
+    /// `(T) e`
+    C,
+    /// `T(e)` (a one-word type)
+    Functional,
+    /// `static_cast<T>(e)`
+    Static,
+    /// `reinterpret_cast<T>(e)` (copper accepts only those that leave the
+    /// value unchanged)
+    Reinterpret,
+    /// `const_cast<T>(e)`
+    Const,
+}
+
+impl CastStyle {
+    /// The C++ keyword of a named cast (`static_cast`, …).
+    pub fn keyword(self) -> Option<&'static str> {
+        match self {
+            CastStyle::C | CastStyle::Functional => None,
+            CastStyle::Static => Some("static_cast"),
+            CastStyle::Reinterpret => Some("reinterpret_cast"),
+            CastStyle::Const => Some("const_cast"),
+        }
+    }
 }
 
 /// Unary operators.
@@ -515,6 +553,32 @@ pub struct Param {
     pub dims: Vec<Option<Expr>>,
 }
 
+/// One parameter of a `template <…>` head.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TemplateParam {
+    /// `Some(type)` for a value parameter (`int BS`), `None` for a type
+    /// parameter (`typename T` / `class T`).
+    pub value_type: Option<Type>,
+    /// `typename` or `class`, as written (type parameters only).
+    pub keyword: String,
+    /// The parameter's name.
+    pub name: String,
+    /// The default argument as written (`= 256`), if any.
+    pub default: Option<String>,
+}
+
+/// A function template's head and, for an instantiation, its arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Template {
+    /// The parameters, in order.
+    pub params: Vec<TemplateParam>,
+    /// The template's own name (`reduce`).
+    pub name: String,
+    /// One argument per parameter (defaults filled in), as text (`256`,
+    /// `float`); empty for the template itself.
+    pub args: Vec<String>,
+}
+
 /// A `__global__` or `__device__` function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
@@ -533,6 +597,10 @@ pub struct Function {
     pub params: Vec<Param>,
     /// Body statements.
     pub body: Vec<Stmt>,
+    /// The `template <…>` head of a function template. An instantiation
+    /// (`reduce<256>`, named so in [`Function::name`]) carries its
+    /// arguments; the template itself has none.
+    pub template: Option<Template>,
 }
 
 impl Expr {
@@ -549,7 +617,7 @@ impl Expr {
                     }
                 }
                 ExprKind::Unary(_, x)
-                | ExprKind::Cast(_, x)
+                | ExprKind::Cast(_, _, x)
                 | ExprKind::SizeofExpr(x)
                 | ExprKind::Member { base: x, .. } => stack.push(x),
                 ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
@@ -573,5 +641,11 @@ impl Function {
     /// Whether this is a kernel (`__global__`).
     pub fn is_kernel(&self) -> bool {
         self.kind == FnKind::Global
+    }
+
+    /// Whether this is a function template that has not been given
+    /// arguments (it cannot be lowered until it is instantiated).
+    pub fn is_uninstantiated(&self) -> bool {
+        self.template.as_ref().is_some_and(|t| t.args.is_empty())
     }
 }

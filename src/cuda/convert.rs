@@ -12,7 +12,7 @@ use lang_c::ast as c;
 use lang_c::span::Node;
 
 use super::ast::*;
-use super::unit::Unit;
+use super::unit::{Unit, AUTO_STAND_IN};
 use crate::source::Span;
 
 /// A construct that copper cannot represent, at a file offset.
@@ -88,6 +88,23 @@ impl<'a> Converter<'a> {
         self.err(s, format!("{what} are not supported in kernels"))
     }
 
+    /// The qualifier (`N::`) written before the name at unit span `s`.
+    fn scope_of(&self, s: lang_c::span::Span) -> Option<&'a str> {
+        self.unit
+            .scopes
+            .iter()
+            .find(|(o, _)| *o == s.start)
+            .map(|(_, q)| q.as_str())
+    }
+
+    /// `name` with the qualifier written before it (`N::name`).
+    fn qualified(&self, s: lang_c::span::Span, name: &str) -> String {
+        match self.scope_of(s) {
+            Some(q) => format!("{q}{name}"),
+            None => name.to_string(),
+        }
+    }
+
     /// The CUDA qualifiers recorded inside the file range `span`.
     fn quals_in(&self, span: Span) -> impl Iterator<Item = &'a str> {
         self.unit
@@ -159,6 +176,7 @@ impl<'a> Converter<'a> {
             name,
             params,
             body,
+            template: None,
         })
     }
 
@@ -240,6 +258,7 @@ impl<'a> Converter<'a> {
                 is_const,
                 is_volatile,
                 pointers: Vec::new(),
+                is_ref: false,
             },
             storage,
         ))
@@ -263,10 +282,20 @@ impl<'a> Converter<'a> {
                 c::TypeSpecifier::Double => kw = Some("double"),
                 c::TypeSpecifier::Bool => kw = Some("bool"),
                 c::TypeSpecifier::TypedefName(id) => {
+                    if let Some(q) = self.scope_of(id.span) {
+                        return self.err(
+                            id.span,
+                            format!(
+                                "qualified type names (`{q}{}`) are not supported in kernels",
+                                id.node.name
+                            ),
+                        );
+                    }
                     return Ok(match id.node.name.as_str() {
                         "bool" => BaseType::Bool,
+                        AUTO_STAND_IN => BaseType::Auto,
                         n => BaseType::Named(n.to_string()),
-                    })
+                    });
                 }
                 c::TypeSpecifier::Struct(st) => {
                     let kw = match st.node.kind.node {
@@ -344,6 +373,15 @@ impl<'a> Converter<'a> {
         let mut dims = Vec::new();
         for dd in &d.node.derived {
             match &dd.node {
+                c::DerivedDeclarator::Pointer(_) if ty.is_ref => {
+                    return self.unsupported(dd.span, "pointers to references");
+                }
+                c::DerivedDeclarator::Pointer(_) if self.unit.refs.contains(&dd.span.start) => {
+                    if !dims.is_empty() {
+                        return self.unsupported(dd.span, "arrays of references");
+                    }
+                    ty.is_ref = true;
+                }
                 c::DerivedDeclarator::Pointer(q) => {
                     if !dims.is_empty() {
                         return self.unsupported(dd.span, "arrays of pointers");
@@ -463,6 +501,7 @@ impl<'a> Converter<'a> {
                     space: Space::Local,
                     is_extern: false,
                     is_static: false,
+                    is_constexpr: false,
                     ty,
                     name,
                     dims,
@@ -481,6 +520,7 @@ impl<'a> Converter<'a> {
         }
         let whole = self.with_leading_blanks(d.span);
         let mut space = Space::Local;
+        let is_constexpr = self.quals_in(whole).any(|q| q == "constexpr");
         for q in self.quals_in(whole) {
             space = match q {
                 "__shared__" => Space::Shared,
@@ -503,6 +543,7 @@ impl<'a> Converter<'a> {
                 space,
                 is_extern: storage.contains(&"extern"),
                 is_static: storage.contains(&"static"),
+                is_constexpr,
                 ty,
                 name,
                 dims,
@@ -726,7 +767,7 @@ impl<'a> Converter<'a> {
             c::Expression::Identifier(id) => match id.node.name.as_str() {
                 "true" => ExprKind::Bool(true),
                 "false" => ExprKind::Bool(false),
-                n => ExprKind::Ident(n.to_string()),
+                n => ExprKind::Ident(self.qualified(id.span, n)),
             },
             c::Expression::Constant(k) => self.constant(&k.node, k.span)?,
             c::Expression::StringLiteral(s) => ExprKind::Str(s.node.join(" ")),
@@ -737,7 +778,18 @@ impl<'a> Converter<'a> {
             },
             c::Expression::Call(call) => {
                 let name = match &call.node.callee.node {
-                    c::Expression::Identifier(id) => id.node.name.clone(),
+                    c::Expression::Identifier(id) => {
+                        let mut name = self.qualified(id.span, &id.node.name);
+                        if let Some((_, args)) = self
+                            .unit
+                            .template_args
+                            .iter()
+                            .find(|(o, _)| *o == id.span.start)
+                        {
+                            name.push_str(&format!("<{args}>"));
+                        }
+                        name
+                    }
                     _ => return self.unsupported(call.span, "calls through function pointers"),
                 };
                 let mut args = Vec::new();
@@ -763,10 +815,23 @@ impl<'a> Converter<'a> {
                 };
                 ExprKind::Unary(op, self.bx(&u.node.operand)?)
             }
-            c::Expression::Cast(cast) => ExprKind::Cast(
-                self.type_name(&cast.node.type_name)?,
-                self.bx(&cast.node.expression)?,
-            ),
+            c::Expression::Cast(cast) => {
+                // lang-c's span may start at parentheses around the cast.
+                let lead = self.unit.text[e.span.start.min(self.unit.text.len())..]
+                    .find(|c: char| c != '(' && !c.is_whitespace())
+                    .unwrap_or(0);
+                let style = self
+                    .unit
+                    .casts
+                    .iter()
+                    .find(|(o, _)| (e.span.start..e.span.start + lead).contains(o))
+                    .map_or(CastStyle::C, |(_, s)| *s);
+                let ty = self.type_name(&cast.node.type_name)?;
+                if style == CastStyle::Functional && (ty.is_pointer() || ty.is_ref) {
+                    return self.unsupported(e.span, "functional casts to pointer types");
+                }
+                ExprKind::Cast(style, ty, self.bx(&cast.node.expression)?)
+            }
             c::Expression::BinaryOperator(b) => self.binary(b)?,
             c::Expression::Conditional(k) => ExprKind::Cond(
                 self.bx(&k.node.condition)?,
@@ -863,6 +928,7 @@ impl<'a> Converter<'a> {
             is_const,
             is_volatile,
             pointers: Vec::new(),
+            is_ref: false,
         };
         match &t.node.declarator {
             None => Ok(ty),

@@ -16,8 +16,10 @@ pub struct FunctionItem {
     pub span: Span,
     /// Offset of the name (where diagnostics about the function point).
     pub name_offset: usize,
-    /// `template <…>` before the function, if any (unsupported).
+    /// `template <…>` before the function, if any.
     pub template: Option<Span>,
+    /// The namespaces it is declared in (`a::b`; empty at file scope).
+    pub namespace: String,
     /// The file ends inside the function (truncated, or a `}` missing):
     /// its span runs to the end of the file.
     pub unterminated: bool,
@@ -52,11 +54,15 @@ pub struct TypeDeclItem {
 }
 
 /// A file-scope `__constant__`, `__device__`, `__managed__` or
-/// `extern __shared__` variable declaration.
+/// `extern __shared__` variable declaration, or a file-scope `const` /
+/// `constexpr` scalar constant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalItem {
     /// Names it declares.
     pub names: Vec<String>,
+    /// A `const`/`constexpr` constant without a CUDA qualifier (it may be
+    /// host code copper cannot read: that is no error unless a kernel uses it).
+    pub constant: bool,
     /// Through the final `;`.
     pub span: Span,
 }
@@ -103,10 +109,12 @@ pub struct Extracted {
 }
 
 /// Which kind of brace is open.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Scope {
-    /// `namespace … {` or `extern "C" {`: declarations inside count as file scope.
-    Transparent,
+    /// `namespace … {` or `extern "C" {`: declarations inside count as file
+    /// scope. Holds the namespace's name (empty for `extern "C"` and
+    /// anonymous namespaces).
+    Transparent(String),
     /// Anything else (class body, host function body, initializer).
     Opaque,
 }
@@ -148,12 +156,19 @@ pub fn extract(src: &str) -> Extracted {
             continue;
         }
         let text = t.text(src);
-        let file_scope = scopes.iter().all(|s| *s == Scope::Transparent);
+        let file_scope = scopes.iter().all(|s| matches!(s, Scope::Transparent(_)));
         match text {
             ";" => decl_start = i + 1,
             "{" => {
-                let kind = if is_transparent(src, &toks[decl_start..i]) {
-                    Scope::Transparent
+                let head = &toks[decl_start..i];
+                let kind = if is_transparent(src, head) {
+                    let name = head
+                        .iter()
+                        .skip_while(|t| !t.is(src, "namespace"))
+                        .skip(1)
+                        .map(|t| t.text(src))
+                        .collect::<String>();
+                    Scope::Transparent(name)
                 } else {
                     Scope::Opaque
                 };
@@ -168,7 +183,8 @@ pub fn extract(src: &str) -> Extracted {
             | "__shared__"
                 if file_scope =>
             {
-                if let Some(next) = cuda_declaration(src, &toks, decl_start, &mut out) {
+                let namespace = namespace_of(&scopes);
+                if let Some(next) = cuda_declaration(src, &toks, decl_start, &namespace, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -181,7 +197,14 @@ pub fn extract(src: &str) -> Extracted {
                     continue;
                 }
             }
-            "<<<" if i > 0 && toks[i - 1].kind == TokKind::Ident => {
+            "const" | "constexpr" | "static" if file_scope && i == decl_start => {
+                if let Some(next) = constant_declaration(src, &toks, i, &mut out) {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+            }
+            "<<<" if i > 0 && (toks[i - 1].kind == TokKind::Ident || toks[i - 1].is(src, ">")) => {
                 launch(src, &toks, i, &mut out);
             }
             _ => {}
@@ -189,6 +212,43 @@ pub fn extract(src: &str) -> Extracted {
         i += 1;
     }
     out
+}
+
+/// `a::b` for the namespaces open in `scopes`.
+fn namespace_of(scopes: &[Scope]) -> String {
+    scopes
+        .iter()
+        .filter_map(|s| match s {
+            Scope::Transparent(n) if !n.is_empty() => Some(n.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// A file-scope `const int N = 64;` / `constexpr float S = 2.0f;` (no
+/// pointers, references or CUDA qualifiers) starting at token `i`: recorded
+/// as a global. Returns the index after it.
+fn constant_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
+    let end = skip_to_semicolon(src, toks, i);
+    let body = toks.get(i..end)?;
+    let eq = body.iter().position(|t| t.is(src, "="))?;
+    let constant = body[..eq]
+        .iter()
+        .any(|t| t.is(src, "const") || t.is(src, "constexpr"));
+    let simple = body[..eq].iter().all(|t| {
+        !matches!(t.text(src), "(" | "*" | "&" | "<" | "::" | "{")
+            && !super::unit::CUDA_QUALIFIERS.contains(&t.text(src))
+    });
+    if !constant || !simple {
+        return None;
+    }
+    out.globals.push(GlobalItem {
+        names: declared_names(src, body),
+        constant: true,
+        span: Span::new(toks[i].start, toks[end.min(toks.len() - 1)].end),
+    });
+    Some(end + 1)
 }
 
 /// Whether the tokens before a `{` open a namespace or `extern "C"` block.
@@ -350,7 +410,13 @@ pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> 
 
 /// A declaration containing a CUDA qualifier, starting at token `start`.
 /// Records a function or a global and returns the index after it.
-fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted) -> Option<usize> {
+fn cuda_declaration(
+    src: &str,
+    toks: &[Token],
+    start: usize,
+    namespace: &str,
+    out: &mut Extracted,
+) -> Option<usize> {
     let mut template = None;
     let mut first = start;
     if toks.get(first).is_some_and(|t| t.is(src, "template")) {
@@ -431,6 +497,7 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
                     span: Span::new(toks[start].start, toks[end.unwrap_or(unterminated)].end),
                     name_offset: toks[name].start,
                     template,
+                    namespace: namespace.to_string(),
                     unterminated: end.is_none(),
                 });
                 return Some(end.unwrap_or(unterminated) + 1);
@@ -441,6 +508,7 @@ fn cuda_declaration(src: &str, toks: &[Token], start: usize, out: &mut Extracted
                     let names = declared_names(src, &toks[first..end]);
                     out.globals.push(GlobalItem {
                         names,
+                        constant: false,
                         span: Span::new(toks[start].start, toks[end.min(toks.len() - 1)].end),
                     });
                 }
@@ -557,8 +625,35 @@ fn launch(src: &str, toks: &[Token], i: usize, out: &mut Extracted) {
             src[toks[r.0].start..toks[r.1 - 1].end].to_string()
         }
     };
+    // `reduce<256><<<…>>>`: the kernel is `reduce<256>`.
+    let mut name_tok = i - 1;
+    let mut template_args = String::new();
+    if toks[name_tok].is(src, ">") {
+        let mut depth = 0i32;
+        let mut j = name_tok;
+        loop {
+            match toks[j].text(src) {
+                ">" => depth += 1,
+                "<" => depth -= 1,
+                ";" | "{" | "}" => return,
+                _ => {}
+            }
+            if depth == 0 || j == 0 {
+                break;
+            }
+            j -= 1;
+        }
+        if depth != 0 || j == 0 || toks[j - 1].kind != TokKind::Ident {
+            return;
+        }
+        template_args = format!(
+            "<{}>",
+            &src[toks[j + 1].start.min(toks[name_tok].start)..toks[name_tok].start]
+        );
+        name_tok = j - 1;
+    }
     out.launches.push(LaunchSite {
-        kernel: toks[i - 1].text(src).to_string(),
+        kernel: format!("{}{template_args}", toks[name_tok].text(src)),
         grid: text(&args[0]),
         block: text(&args[1]),
         span: Span::new(toks[i - 1].start, toks[close].end),

@@ -40,6 +40,9 @@ pub struct Preprocess {
     pub defines: Vec<Define>,
     /// `-I` directories, searched in order after the including file's own.
     pub include_dirs: Vec<PathBuf>,
+    /// Template instantiations to analyze besides those the file launches
+    /// (`--instantiate 'reduce<256>'`, `instantiate` in `copper.toml`).
+    pub instantiate: Vec<String>,
 }
 
 impl Preprocess {
@@ -326,6 +329,7 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
     let dir = parent_dir(&source.path);
     loader.scan(&source.text, 0, &dir, None, None);
     let problems = std::mem::take(&mut loader.problems);
+    loader.included.instantiate = opts.instantiate.clone();
     let mut out = source.with_included(loader.included);
     let diagnostics = problems
         .into_iter()
@@ -543,6 +547,7 @@ mod tests {
                 parse_undef("DEBUG").unwrap(),
             ],
             include_dirs: Vec::new(),
+            ..Preprocess::default()
         };
         assert_eq!(
             p.command_line_text(),

@@ -15,4 +15,5 @@ pub mod macros;
 pub mod parse;
 pub mod print;
 pub mod rewrite;
+pub mod template;
 pub mod unit;

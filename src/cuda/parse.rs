@@ -9,7 +9,7 @@ use std::path::Path;
 use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 
-use super::ast::{FnKind, Function, Type, VarDecl};
+use super::ast::{FnKind, Function, Template, Type, VarDecl};
 use super::cond;
 use super::convert::Converter;
 use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
@@ -17,7 +17,8 @@ use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
-use super::unit::{is_builtin_type_name, prelude, Unit, UnitError, CUDA_QUALIFIERS};
+use super::template;
+use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError, CUDA_QUALIFIERS};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
 
@@ -45,7 +46,9 @@ pub struct ParsedFile {
     /// Kernels and device functions in file order, then the kernels of the
     /// headers it includes, then the headers' device functions its
     /// functions call (their spans are past
-    /// [`crate::source::INCLUDED_BASE`]).
+    /// [`crate::source::INCLUDED_BASE`]), then the instantiations of
+    /// template kernels (`reduce<256>`: the template's span and AST under
+    /// that name, with the arguments in [`Function::template`]).
     pub functions: Vec<ParsedFunction>,
     /// `__constant__`/`__device__` globals that parsed.
     pub globals: Vec<VarDecl>,
@@ -61,12 +64,32 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
-    /// The kernels (`__global__` functions) that parsed.
+    /// The kernels (`__global__` functions) that parsed, template kernels
+    /// by their instantiations.
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
         self.functions
             .iter()
             .filter_map(|f| f.result.as_ref().ok())
-            .filter(|f| f.is_kernel())
+            .filter(|f| f.is_kernel() && !f.is_uninstantiated())
+    }
+
+    /// Template kernels that parsed but that nothing instantiates.
+    pub fn uninstantiated(&self) -> Vec<&Function> {
+        self.functions
+            .iter()
+            .filter_map(|f| f.result.as_ref().ok())
+            .filter(|f| {
+                f.is_kernel()
+                    && f.is_uninstantiated()
+                    && !self.functions.iter().any(|g| {
+                        g.result.as_ref().is_ok_and(|g| {
+                            g.template.as_ref().is_some_and(|t| {
+                                !t.args.is_empty() && t.name == f.name && g.meta.span == f.meta.span
+                            })
+                        })
+                    })
+            })
+            .collect()
     }
 
     /// The function named `name` that parsed.
@@ -113,9 +136,9 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     let mut scope = Scope::new(&source, &extracted);
     let macros = MacroTable::new(&scope.macros);
     scope.keep_called_header_functions(&source, &extracted, &macros);
-    let ctx = Context::new(&source, &scope, macros);
+    let ctx = Context::new(&source, &scope, &extracted, macros);
     let user_count = extracted.functions.len();
-    let functions: Vec<ParsedFunction> = extracted
+    let mut functions: Vec<ParsedFunction> = extracted
         .functions
         .iter()
         .chain(&scope.header_kernels)
@@ -128,20 +151,27 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         .collect();
     let mut diagnostics = source.included().diagnostics.clone();
     diagnostics.extend(cond_diagnostics);
+    let mut launches = resolve_launches(&source.text, &extracted, &ctx.macros);
+    instantiate(
+        &source,
+        &ctx.macros,
+        &mut functions,
+        &mut launches,
+        &mut diagnostics,
+    );
     diagnostics.extend(invalid_bytes_in_code(&original));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
         let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);
         match ctx.global(g.span, first_id) {
             Ok(decls) => globals.extend(decls),
-            Err(d) if include::in_user_file(g.span) => diagnostics.push(d),
+            Err(d) if include::in_user_file(g.span) && !g.constant => diagnostics.push(d),
             Err(_) => {}
         }
     }
     debug_assert!(functions[..user_count]
         .iter()
         .all(|f| include::in_user_file(f.item.span)));
-    let launches = resolve_launches(&source.text, &extracted, &ctx.macros);
     let mut typedefs = HashMap::new();
     let mut structs = HashMap::new();
     for t in &scope.types {
@@ -165,6 +195,90 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         launches,
         diagnostics,
     }
+}
+
+/// Adds an instantiation of each template kernel for every distinct
+/// argument list among the launches (`reduce<256><<<…>>>`) and the
+/// requested `--instantiate` names, and renames those launches to the
+/// instantiation (`reduce<BS>` with `BS` 256 launches `reduce<256>`).
+fn instantiate(
+    source: &SourceFile,
+    macros: &MacroTable,
+    functions: &mut Vec<ParsedFunction>,
+    launches: &mut [Launch],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let requested = source.included().instantiate.iter().map(|n| (n, None));
+    let launched = launches.iter_mut().map(|l| (&l.kernel, Some(l.span.start)));
+    let mut wanted: Vec<(String, Option<usize>)> =
+        requested.map(|(n, at)| (n.clone(), at)).collect();
+    let mut renames = Vec::new();
+    for (i, (n, at)) in launched.enumerate() {
+        wanted.push((n.clone(), at));
+        renames.push(i);
+    }
+    let mut instances: Vec<ParsedFunction> = Vec::new();
+    let mut names: Vec<Option<String>> = Vec::new();
+    for (wanted_name, at) in wanted {
+        let (base, args) = template::split_name(&wanted_name).unwrap_or((&wanted_name, ""));
+        let Some(pf) = functions.iter().find(|f| {
+            f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
+        }) else {
+            if at.is_none() {
+                diagnostics.push(source.diagnostic(
+                    Severity::Error,
+                    "instantiate",
+                    0,
+                    format!(
+                        "--instantiate `{wanted_name}`: no template kernel `{base}` in the file"
+                    ),
+                ));
+            }
+            names.push(None);
+            continue;
+        };
+        let Ok(f) = &pf.result else {
+            names.push(None);
+            continue;
+        };
+        let Some(t) = &f.template else {
+            names.push(None);
+            continue;
+        };
+        match template::arguments(&t.params, args, macros) {
+            Ok(args) => {
+                let name = template::instance_name(&t.name, &args);
+                if !instances.iter().any(|i| i.item.name == name) {
+                    let mut g = f.clone();
+                    g.name = name.clone();
+                    g.template = Some(Template { args, ..t.clone() });
+                    let mut item = pf.item.clone();
+                    item.name = name.clone();
+                    instances.push(ParsedFunction {
+                        item,
+                        result: Ok(g),
+                    });
+                }
+                names.push(Some(name));
+            }
+            Err(e) => {
+                diagnostics.push(source.diagnostic(
+                    Severity::Error,
+                    "instantiate",
+                    at.unwrap_or(pf.item.name_offset),
+                    format!("`{wanted_name}`: {e}"),
+                ));
+                names.push(None);
+            }
+        }
+    }
+    let skip = names.len() - renames.len();
+    for (i, name) in renames.into_iter().zip(names.into_iter().skip(skip)) {
+        if let Some(n) = name {
+            launches[i].kernel = n;
+        }
+    }
+    functions.extend(instances);
 }
 
 /// Diagnostics for bytes that were not UTF-8 and are in code (not in a
@@ -284,20 +398,35 @@ struct Context<'a> {
     scope: &'a Scope,
     macros: MacroTable,
     type_names: HashSet<String>,
+    /// Names of the device function templates (`f<…>(…)` calls them).
+    templates: HashSet<String>,
 }
 
 impl<'a> Context<'a> {
-    fn new(source: &'a SourceFile, scope: &'a Scope, macros: MacroTable) -> Context<'a> {
+    fn new(
+        source: &'a SourceFile,
+        scope: &'a Scope,
+        own: &Extracted,
+        macros: MacroTable,
+    ) -> Context<'a> {
         let type_names = scope
             .types
             .iter()
             .flat_map(|t| t.names.iter().cloned())
+            .collect();
+        let templates = own
+            .functions
+            .iter()
+            .chain(&scope.header_functions)
+            .filter(|f| f.template.is_some())
+            .map(|f| f.name.clone())
             .collect();
         Context {
             source,
             scope,
             macros,
             type_names,
+            templates,
         }
     }
 
@@ -309,9 +438,20 @@ impl<'a> Context<'a> {
         self.diag(e.offset, e.code, e.message)
     }
 
-    /// Builds the parse unit: prelude, declarations used, then `span`.
-    fn unit(&self, span: Span) -> Result<Unit, Diagnostic> {
-        let is_type = |n: &str| is_builtin_type_name(n) || self.type_names.contains(n);
+    /// Builds the parse unit: prelude, declarations used, then `span`
+    /// (with `type_params`, a template's type parameters, declared as
+    /// type names).
+    fn unit(&self, span: Span, type_params: &[String]) -> Result<Unit, Diagnostic> {
+        let is_type = |n: &str| {
+            is_builtin_type_name(n)
+                || self.type_names.contains(n)
+                || type_params.iter().any(|p| p == n)
+        };
+        let is_template = |n: &str| self.templates.contains(n);
+        let names = Names {
+            is_type: &is_type,
+            is_template: &is_template,
+        };
         let mut used = identifiers(self.source.slice(span), &self.macros);
         let mut types = vec![false; self.scope.types.len()];
         let mut globals = vec![false; self.scope.globals.len()];
@@ -347,6 +487,9 @@ impl<'a> Context<'a> {
         }
         let mut unit = Unit::default();
         unit.push_synthetic(&prelude());
+        for p in type_params {
+            unit.push_synthetic(&format!("typedef int {p};\n"));
+        }
         let context_spans = self
             .scope
             .types
@@ -365,7 +508,7 @@ impl<'a> Context<'a> {
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {
             let text = self.source.slice(s);
-            unit.push_file(text, s.start, &self.macros, &is_type)
+            unit.push_file(text, s.start, &self.macros, &names)
                 .map_err(|e| self.unit_error(e))?;
             // C++: a struct's tag names its type without `typedef`.
             if let Some(tag) = struct_tag(text).filter(|_| s != span) {
@@ -405,16 +548,21 @@ impl<'a> Context<'a> {
     }
 
     fn function(&self, item: &FunctionItem, index: u64) -> Result<Function, Diagnostic> {
-        if let Some(t) = item.template {
-            return Err(self.diag(
-                t.start,
-                "unsupported",
-                format!(
-                    "kernel `{}` is a template; templates are not supported in kernels",
-                    item.name
-                ),
-            ));
-        }
+        let template = match item.template {
+            Some(t) => Some(Template {
+                params: template::parse_head(self.source.slice(t))
+                    .map_err(|e| self.diag(t.start, "unsupported", e))?,
+                name: item.name.clone(),
+                args: Vec::new(),
+            }),
+            None => None,
+        };
+        let type_params: Vec<String> = template
+            .iter()
+            .flat_map(|t| &t.params)
+            .filter(|p| p.value_type.is_none())
+            .map(|p| p.name.clone())
+            .collect();
         if item.unterminated {
             let (line, _) = self.source.line_col(item.name_offset);
             return Err(self.diag(
@@ -426,7 +574,7 @@ impl<'a> Context<'a> {
                 ),
             ));
         }
-        let unit = self.unit(item.span)?;
+        let unit = self.unit(item.span, &type_params)?;
         let tu = self.parse_unit(&unit, item.name_offset)?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
@@ -436,7 +584,7 @@ impl<'a> Context<'a> {
             return Err(self.diag(item.name_offset, "syntax", "expected a function definition"));
         };
         let mut conv = Converter::new(&unit, IDS_PER_FUNCTION * index);
-        let f = conv.function(def, item.span.start).map_err(|e| {
+        let mut f = conv.function(def, item.span.start).map_err(|e| {
             self.diag(
                 e.offset.unwrap_or(item.name_offset),
                 "unsupported",
@@ -450,13 +598,14 @@ impl<'a> Context<'a> {
                 "function has too many AST nodes",
             ));
         }
+        f.template = template;
         Ok(f)
     }
 
     /// The names a file-scope struct definition can be used by, and its
     /// fields, if copper can read it.
     fn struct_definition(&self, span: Span) -> Option<(Vec<String>, Vec<VarDecl>)> {
-        let unit = self.unit(span).ok()?;
+        let unit = self.unit(span, &[]).ok()?;
         let tu = self.parse_unit(&unit, span.start).ok()?;
         let decl = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
@@ -468,7 +617,7 @@ impl<'a> Context<'a> {
     /// The names and types a file-scope `typedef` defines, if copper can
     /// read it.
     fn typedef(&self, span: Span) -> Option<Vec<(String, Type)>> {
-        let unit = self.unit(span).ok()?;
+        let unit = self.unit(span, &[]).ok()?;
         let tu = self.parse_unit(&unit, span.start).ok()?;
         let decl = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
@@ -478,7 +627,7 @@ impl<'a> Context<'a> {
     }
 
     fn global(&self, span: Span, first_id: u64) -> Result<Vec<VarDecl>, Diagnostic> {
-        let unit = self.unit(span)?;
+        let unit = self.unit(span, &[])?;
         let tu = self.parse_unit(&unit, span.start)?;
         let Some(decl) = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
@@ -622,7 +771,7 @@ mod tests {
     fn one_bad_kernel_does_not_stop_the_others() {
         let f = parse(
             "__global__ void bad(int* a) { a[0] = ; }\n\
-             template <typename T> __global__ void t(T* a) { a[0] = 0; }\n\
+             template <typename... T> __global__ void t(int* a, T... x) { a[0] = 0; }\n\
              __global__ void good(int* a) { a[0] = 1; }\n",
         );
         let results: Vec<_> = f.functions.iter().map(|p| p.result.is_ok()).collect();

@@ -50,7 +50,11 @@ pub fn function(f: &Function) -> String {
         sig = sig.trim_end().to_string();
     }
     let params: Vec<Doc> = f.params.iter().map(|p| Doc::text(param(p))).collect();
-    let doc = Doc::text(format!("{sig} {}(", f.name))
+    let (head, name) = match &f.template {
+        Some(t) => (template_head(t), t.name.as_str()),
+        None => (String::new(), f.name.as_str()),
+    };
+    let doc = Doc::text(format!("{head}{sig} {name}("))
         .append(
             Doc::line_()
                 .append(Doc::intersperse(params, Doc::text(",").append(Doc::line())))
@@ -61,6 +65,26 @@ pub fn function(f: &Function) -> String {
         .append(Doc::text(") "))
         .append(block(&f.body));
     render(doc)
+}
+
+/// `template <typename T, int BS = 256>` and a newline.
+fn template_head(t: &Template) -> String {
+    let params: Vec<String> = t
+        .params
+        .iter()
+        .map(|p| {
+            let mut s = match &p.value_type {
+                Some(ty) => format!("{} {}", type_name(ty), p.name),
+                None => format!("{} {}", p.keyword, p.name),
+            };
+            if let Some(d) = &p.default {
+                s.push_str(" = ");
+                s.push_str(d);
+            }
+            s
+        })
+        .collect();
+    format!("template <{}>\n", params.join(", "))
 }
 
 /// Prints a statement (at indentation 0).
@@ -75,7 +99,7 @@ pub fn expression(e: &Expr) -> String {
 
 /// Prints a type as in a cast: `const float *`.
 pub fn type_name(t: &Type) -> String {
-    let p = pointer_text(t);
+    let p = pointer_text(t) + if t.is_ref { "&" } else { "" };
     if p.is_empty() {
         type_prefix(t)
     } else {
@@ -125,6 +149,9 @@ fn pointer_text(t: &Type) -> String {
 
 fn declarator(t: &Type, name: &str, dims: &[Option<Expr>]) -> String {
     let mut s = pointer_text(t);
+    if t.is_ref {
+        s.push('&');
+    }
     s.push_str(name);
     for d in dims {
         match d {
@@ -165,6 +192,9 @@ pub fn declaration(decls: &[VarDecl]) -> String {
     }
     if first.is_static {
         words.push("static".to_string());
+    }
+    if first.is_constexpr {
+        words.push("constexpr".to_string());
     }
     words.extend(space_word(first.space).map(str::to_string));
     words.push(type_prefix(&first.ty));
@@ -440,7 +470,25 @@ fn expr_inner(e: &Expr) -> String {
                 expr(b, PREC_COND)
             )
         }
-        ExprKind::Cast(t, x) => format!("({}){}", type_name(t), expr(x, PREC_UNARY)),
+        ExprKind::Cast(CastStyle::C, t, x) => {
+            format!("({}){}", type_name(t), expr(x, PREC_UNARY))
+        }
+        ExprKind::Cast(CastStyle::Functional, t, x) => {
+            // A functional cast names its type in one word.
+            let word = match t.base {
+                BaseType::UInt => "unsigned",
+                ref b => b.c_name(),
+            };
+            // A comma expression needs its own parentheses: `int(a, b)`
+            // would be a constructor call with two arguments.
+            format!("{word}({})", expr(x, PREC_ASSIGN))
+        }
+        ExprKind::Cast(style, t, x) => format!(
+            "{}<{}>({})",
+            style.keyword().unwrap_or_default(),
+            type_name(t),
+            expr(x, 0)
+        ),
         ExprKind::Call(name, args) => format!(
             "{name}({})",
             args.iter()

@@ -4,6 +4,7 @@
 //! and directives blanked, and macros expanded. A [`SourceMap`] maps every
 //! byte of that text back to the user's file.
 
+use super::ast::CastStyle;
 use super::lex::{tokenize, TokKind, Token};
 use super::macros::{token_texts, MacroTable};
 use crate::source::Span;
@@ -52,9 +53,13 @@ const VECTOR_BASES: &[&str] = &[
     "double",
 ];
 
+/// What `auto` becomes in the unit text: a typedef name of the same length
+/// declared by the prelude, which the converter reads back as `auto`.
+pub const AUTO_STAND_IN: &str = "__at";
+
 /// The prelude: typedefs for every CUDA builtin type name.
 pub fn prelude() -> String {
-    let mut p = String::new();
+    let mut p = format!("typedef int {AUTO_STAND_IN}; ");
     for t in BUILTIN_TYPEDEFS {
         p.push_str(&format!("typedef int {t}; "));
     }
@@ -142,6 +147,15 @@ pub struct MacroUse {
     pub invocation: String,
 }
 
+/// The names a unit's text is read with.
+pub struct Names<'a> {
+    /// Whether a name is a type (typedefs, structs, template type
+    /// parameters): for references and functional casts.
+    pub is_type: &'a dyn Fn(&str) -> bool,
+    /// Whether a name is a function template (`f<…>(…)` is a call).
+    pub is_template: &'a dyn Fn(&str) -> bool,
+}
+
 /// Why a piece of text cannot be handed to the parser.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitError {
@@ -166,6 +180,18 @@ pub struct Unit {
     pub pragmas: Vec<(usize, String)>,
     /// Macro invocations expanded in the text.
     pub macro_uses: Vec<MacroUse>,
+    /// C++ casts written as C casts in the text: the unit offset of the
+    /// cast's `(` and how the user wrote it.
+    pub casts: Vec<(usize, CastStyle)>,
+    /// Unit offsets of reference declarators (`&`), written as `*`.
+    pub refs: Vec<usize>,
+    /// Qualified names (`N::f`): the unit offset of the name and the
+    /// qualifier before it (`N::`), blanked in the text.
+    pub scopes: Vec<(usize, String)>,
+    /// Explicit template arguments at a call (`f<float, 4>(…)`): the unit
+    /// offset of the name and the arguments as written (`float, 4`),
+    /// blanked in the text.
+    pub template_args: Vec<(usize, String)>,
 }
 
 /// Qualifiers blanked out and recorded.
@@ -197,8 +223,6 @@ const CXX_KEYWORDS: &[&str] = &[
     "typename",
     "using",
     "nullptr",
-    "constexpr",
-    "auto",
     "decltype",
 ];
 
@@ -223,19 +247,36 @@ impl Unit {
         piece: &str,
         start: usize,
         macros: &MacroTable,
-        type_names: &dyn Fn(&str) -> bool,
+        names: &Names,
     ) -> Result<(), UnitError> {
         let span = Span::new(start, start + piece.len());
         let toks = tokenize(piece);
         check_limits(piece, &toks, span.start)?;
         let mut cursor = 0;
         let mut i = 0;
+        // Tokens to write as `)`: the `>` closing a C++ cast's type.
+        let mut cast_closes: Vec<usize> = Vec::new();
         while i < toks.len() {
             let t = toks[i];
             self.push_blank(piece, cursor, t.start, span.start);
             cursor = t.end;
             let text = t.text(piece);
             let at = span.start + t.start;
+            if cast_closes.last() == Some(&i) {
+                cast_closes.pop();
+                self.push_replaced(")", at, span.start + t.end);
+                i += 1;
+                continue;
+            }
+            if t.kind == TokKind::Ident {
+                if let Some(next) =
+                    self.cxx_word(piece, &toks, i, span.start, names, &mut cast_closes)?
+                {
+                    cursor = toks[next - 1].end;
+                    i = next;
+                    continue;
+                }
+            }
             if t.kind == TokKind::Directive {
                 let body = text[1..].trim_start();
                 if let Some(p) = body.strip_prefix("pragma") {
@@ -247,7 +288,11 @@ impl Unit {
                 continue;
             }
             if t.kind == TokKind::Punct {
-                unsupported_punct(piece, &toks, i, at, type_names)?;
+                if let Some(next) = self.cxx_punct(piece, &toks, i, span.start, names)? {
+                    cursor = toks[next - 1].end;
+                    i = next;
+                    continue;
+                }
             }
             if t.kind != TokKind::Ident {
                 self.push_copy(piece, t.start, t.end, span.start);
@@ -336,6 +381,146 @@ impl Unit {
         Ok(())
     }
 
+    /// Rewrites a C++ construct starting at identifier `i` into C that
+    /// `lang-c` reads, recording what it was; returns the index of the
+    /// next token to read, or `None` if `i` starts no such construct.
+    fn cxx_word(
+        &mut self,
+        piece: &str,
+        toks: &[Token],
+        i: usize,
+        base: usize,
+        names: &Names,
+        cast_closes: &mut Vec<usize>,
+    ) -> Result<Option<usize>, UnitError> {
+        let t = toks[i];
+        let text = t.text(piece);
+        let at = base + t.start;
+        let next = toks.get(i + 1).map(|n| n.text(piece));
+        let prev = i.checked_sub(1).map(|p| toks[p]);
+        match text {
+            "template" if next == Some("<") => {
+                // The head of a function template, read by `extract`.
+                let Some(close) = angle_close(piece, toks, i + 1) else {
+                    return Ok(None);
+                };
+                self.push_blank(piece, t.start, toks[close].end, base);
+                return Ok(Some(close + 1));
+            }
+            "constexpr" => {
+                self.quals.push(QualMark {
+                    offset: at,
+                    text: text.to_string(),
+                });
+                self.push_blank(piece, t.start, t.end, base);
+                return Ok(Some(i + 1));
+            }
+            "auto" => {
+                self.push_replaced(AUTO_STAND_IN, at, base + t.end);
+                return Ok(Some(i + 1));
+            }
+            "static_cast" | "reinterpret_cast" | "const_cast" if next == Some("<") => {
+                let style = match text {
+                    "static_cast" => CastStyle::Static,
+                    "reinterpret_cast" => CastStyle::Reinterpret,
+                    _ => CastStyle::Const,
+                };
+                let close = angle_close(piece, toks, i + 1)
+                    .filter(|&c| toks.get(c + 1).is_some_and(|n| n.is(piece, "(")))
+                    .ok_or_else(|| UnitError {
+                        offset: at,
+                        code: "syntax",
+                        message: format!("`{text}<…>` must be followed by `(expression)`"),
+                    })?;
+                self.casts.push((self.text.len(), style));
+                let open_end = toks[i + 1].end;
+                let blank = format!("({}", " ".repeat(open_end - t.start - 1));
+                self.push_replaced(&blank, at, base + open_end);
+                cast_closes.push(close);
+                return Ok(Some(i + 2));
+            }
+            _ => {}
+        }
+        if next == Some("::") && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Ident) {
+            return Ok(Some(self.qualified_name(piece, toks, i, base)));
+        }
+        if next == Some("<") && (names.is_template)(text) {
+            let Some(close) = angle_close(piece, toks, i + 1) else {
+                return Ok(None);
+            };
+            let args = collapse_ws(&piece[toks[i + 1].end..toks[close].start]);
+            self.template_args.push((self.text.len(), args));
+            self.push_copy(piece, t.start, t.end, base);
+            self.push_blank(piece, t.end, toks[close].end, base);
+            return Ok(Some(close + 1));
+        }
+        let after_value = prev.is_some_and(|p| {
+            let s = p.text(piece);
+            (p.kind == TokKind::Ident && s != "return" && s != "case")
+                || matches!(s, "." | "->" | "::")
+        });
+        if next == Some("(") && !after_value && is_cast_type(text, names) {
+            let close = super::extract::matching(piece, toks, i + 1);
+            let one_arg =
+                close.is_some_and(|c| super::extract::split_args(piece, toks, i + 2, c).len() == 1);
+            if one_arg {
+                // `float(x)` is read as `(float)(x)`.
+                self.casts.push((self.text.len(), CastStyle::Functional));
+                self.push_replaced(&format!("({text})"), at, base + t.end);
+                return Ok(Some(i + 1));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Rewrites C++ punctuation at token `i` (a reference declarator, a
+    /// leading `::`) or rejects what is outside the subset; returns the
+    /// index of the next token when it wrote the token itself.
+    fn cxx_punct(
+        &mut self,
+        piece: &str,
+        toks: &[Token],
+        i: usize,
+        base: usize,
+        names: &Names,
+    ) -> Result<Option<usize>, UnitError> {
+        let t = toks[i];
+        let at = base + t.start;
+        let text = t.text(piece);
+        let next_ident = toks.get(i + 1).is_some_and(|n| n.kind == TokKind::Ident);
+        let prev_is_name = i
+            .checked_sub(1)
+            .is_some_and(|p| toks[p].kind == TokKind::Ident);
+        if text == "::" && next_ident && !prev_is_name {
+            return Ok(Some(self.qualified_name(piece, toks, i, base)));
+        }
+        if text == "&" && is_reference(piece, toks, i, names) {
+            self.refs.push(self.text.len());
+            self.push_replaced("*", at, base + t.end);
+            return Ok(Some(i + 1));
+        }
+        unsupported_punct(piece, toks, i, at, names)?;
+        Ok(None)
+    }
+
+    /// `N::M::name` or `::name` from token `i`: the qualifier is blanked
+    /// and recorded at the name, whose index is returned.
+    fn qualified_name(&mut self, piece: &str, toks: &[Token], i: usize, base: usize) -> usize {
+        let mut j = if toks[i].is(piece, "::") { i + 1 } else { i };
+        while toks.get(j + 1).is_some_and(|n| n.is(piece, "::"))
+            && toks.get(j + 2).is_some_and(|n| n.kind == TokKind::Ident)
+        {
+            j += 2;
+        }
+        let prefix: String = piece[toks[i].start..toks[j].start]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        self.push_blank(piece, toks[i].start, toks[j].start, base);
+        self.scopes.push((self.text.len(), prefix));
+        j
+    }
+
     fn push_copy(&mut self, piece: &str, from: usize, to: usize, base: usize) {
         self.push_mapped(&piece[from..to], base + from, base + to, false);
     }
@@ -398,7 +583,10 @@ fn unsupported_word(word: &str) -> Option<String> {
         "template" => "templates".into(),
         "goto" => "`goto` statements".into(),
         "asm" | "__asm__" | "__asm" => "inline assembly statements".into(),
-        "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast" => "C++ casts".into(),
+        "dynamic_cast" => "`dynamic_cast`s".into(),
+        "static_cast" | "reinterpret_cast" | "const_cast" => {
+            "C++ casts without `<type>(expression)`".into()
+        }
         w if CXX_KEYWORDS.contains(&w) => format!("C++ `{w}` expressions and declarations"),
         _ => return None,
     })
@@ -410,7 +598,7 @@ fn unsupported_punct(
     toks: &[Token],
     i: usize,
     at: usize,
-    type_names: &dyn Fn(&str) -> bool,
+    names: &Names,
 ) -> Result<(), UnitError> {
     let err = |what: &str| {
         Err(UnitError {
@@ -421,23 +609,10 @@ fn unsupported_punct(
     };
     let text = toks[i].text(piece);
     let prev = i.checked_sub(1).map(|p| toks[p]);
-    let next = toks.get(i + 1);
     match text {
         "<<<" => err("kernel launches inside a kernel (dynamic parallelism)"),
         "::" => err("C++ scope resolution (`::`)"),
-        "&" | "&&" => {
-            let after_type = prev.is_some_and(|p| {
-                let s = p.text(piece);
-                p.kind == TokKind::Ident && (type_names(s) || is_type_keyword(s))
-            });
-            let before_name = next
-                .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | ","));
-            if after_type && before_name {
-                err("C++ references")
-            } else {
-                Ok(())
-            }
-        }
+        "&&" if is_reference(piece, toks, i, names) => err("C++ rvalue references"),
         "[" => {
             let indexing = prev
                 .is_some_and(|p| p.kind == TokKind::Ident || matches!(p.text(piece), "]" | ")"));
@@ -455,6 +630,60 @@ fn unsupported_punct(
         }
         _ => Ok(()),
     }
+}
+
+/// Whether the `&`/`&&` at token `i` declares a reference: it follows a
+/// type (or a `*` of one) and precedes a name, `)`, `,` or the `>` of a
+/// cast's type.
+fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names) -> bool {
+    let after_type = i.checked_sub(1).is_some_and(|p| {
+        let s = toks[p].text(piece);
+        (toks[p].kind == TokKind::Ident
+            && ((names.is_type)(s) || is_type_keyword(s) || s == "auto"))
+            || (s == "*" && p > 0 && toks[p - 1].kind == TokKind::Ident)
+    });
+    let before_name = toks
+        .get(i + 1)
+        .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | "," | ">"));
+    after_type && before_name
+}
+
+/// Whether `name(` can be a functional cast: a one-word scalar type, or a
+/// type name that is not a CUDA vector type (whose `T(…)` would be a
+/// constructor).
+fn is_cast_type(name: &str, names: &Names) -> bool {
+    let keyword = matches!(
+        name,
+        "int" | "float" | "double" | "char" | "short" | "long" | "unsigned" | "signed" | "bool"
+    );
+    let vector = VECTOR_BASES.iter().any(|b| {
+        name.strip_prefix(b)
+            .is_some_and(|n| matches!(n, "1" | "2" | "3" | "4"))
+    }) || matches!(name, "dim3" | "half" | "__half");
+    keyword || ((names.is_type)(name) && !vector)
+}
+
+/// Index of the `>` closing the `<` at token `open` (template arguments or
+/// a cast's type), if it closes before a `;`, `{` or `}`.
+fn angle_close(piece: &str, toks: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut j = open;
+    while j < toks.len() {
+        match toks[j].text(piece) {
+            "<" => depth += 1,
+            ">" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            "(" | "[" => j = super::extract::matching(piece, toks, j)?,
+            ";" | "{" | "}" | ">>" | ">>>" => return None,
+            _ => {}
+        }
+        j += 1;
+    }
+    None
 }
 
 fn is_type_keyword(s: &str) -> bool {
@@ -525,7 +754,10 @@ mod tests {
             &src[f.span.start..f.span.end],
             f.span.start,
             &macros,
-            &|n| is_builtin_type_name(n),
+            &Names {
+                is_type: &|n| is_builtin_type_name(n),
+                is_template: &|_| false,
+            },
         )?;
         Ok(u)
     }
@@ -571,10 +803,10 @@ mod tests {
                 "__global__ void k(int* a) { goto out; out: a[0] = 1; }",
                 "`goto`",
             ),
-            ("__global__ void k(int& a) { a = 1; }", "references"),
+            ("__global__ void k(int&& a) { a = 1; }", "rvalue references"),
             (
                 "__global__ void k(int* a) { auto f = [](int x) { return x; }; }",
-                "auto",
+                "lambda",
             ),
             (
                 "__global__ void k(int* a) { other<<<1, 1>>>(a); }",

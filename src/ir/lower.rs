@@ -16,8 +16,11 @@ use super::math::{self, Signature};
 use super::record::{FieldType, Record};
 use super::value::{binary, wrap};
 use super::*;
-use crate::cuda::ast::{self, BaseType, ExprKind as A, FnKind, Space, StmtKind as S, UnOp};
+use crate::cuda::ast::{
+    self, BaseType, CastStyle, ExprKind as A, FnKind, Space, StmtKind as S, UnOp,
+};
 use crate::cuda::parse::ParsedFile;
+use crate::cuda::template;
 use crate::diag::{Diagnostic, Severity};
 use records::Place;
 
@@ -60,6 +63,12 @@ pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel
             format!("`{name}` is not a `__global__` kernel"),
         ));
     }
+    if f.is_uninstantiated() {
+        return Err(diag(
+            f.meta.span.start,
+            format!("`{name}` is a template: name an instantiation (`{name}<…>`), which the file launches or `--instantiate` asks for"),
+        ));
+    }
     let mut l = Lowerer::new(file, f);
     l.kernel(f).map_err(|e| diag(e.offset, e.message))?;
     Ok(l.k)
@@ -93,6 +102,14 @@ enum Binding {
     Cell(ArrayId),
     /// A local struct or vector: one variable per component.
     Rec { vars: Vec<VarId>, rec: Arc<Record> },
+    /// A reference to an array element (`float &r = a[i];`): the array and
+    /// the variable holding the index, evaluated once when it was bound
+    /// (an element of a scalar array: references to struct fields are not
+    /// supported).
+    Elem { array: ArrayId, index: VarId },
+    /// A compile-time constant: a template value parameter, a file-scope
+    /// `const`/`constexpr` scalar.
+    Const(Value, Scalar),
     /// An array or pointer: the array, an optional offset variable, and the
     /// inner dimensions used to flatten `a[i][j]`.
     Ptr {
@@ -132,6 +149,8 @@ struct Lowerer<'a> {
     records: HashMap<ArrayId, Arc<Record>>,
     /// Struct and vector types by name, once laid out.
     record_cache: HashMap<String, Arc<Record>>,
+    /// The type parameters of the template being lowered (`T` → `float`).
+    template_types: HashMap<String, BaseType>,
 }
 
 fn int(v: i64, ty: Scalar) -> Expr {
@@ -248,6 +267,7 @@ impl<'a> Lowerer<'a> {
             statements: 0,
             records: HashMap::new(),
             record_cache: HashMap::new(),
+            template_types: HashMap::new(),
         }
     }
 
@@ -271,9 +291,13 @@ impl<'a> Lowerer<'a> {
             BaseType::Float => Scalar::F32,
             BaseType::Double => Scalar::F64,
             BaseType::Void => return fail(span, "`void` values"),
+            BaseType::Auto => return fail(span, "`auto` without an initializer to deduce from"),
             BaseType::Named(n) => {
                 if let Some(s) = builtin_typedef(n) {
                     return Ok(s);
+                }
+                if let Some(t) = self.template_types.get(n) {
+                    return self.base_scalar(&t.clone(), span, depth + 1);
                 }
                 match self.file.typedefs.get(n) {
                     Some(t) if t.pointers.is_empty() && depth < 16 => {
@@ -361,7 +385,26 @@ impl<'a> Lowerer<'a> {
         if let Some(b) = self.scopes.iter().rev().find_map(|s| s.get(name)) {
             return Ok(b.clone());
         }
-        self.global(name, span)
+        // Names are looked up without their namespace (`N::W` is `W`).
+        self.global(unqualified(name), span)
+    }
+
+    /// The value of a file-scope `const`/`constexpr` scalar named `name`
+    /// with a constant initializer.
+    fn file_constant(&self, name: &str) -> Option<(Value, Scalar)> {
+        let g = self
+            .file
+            .globals
+            .iter()
+            .find(|g| g.name == unqualified(name))?;
+        if g.space != Space::Local || !(g.ty.is_const || g.is_constexpr) || !g.dims.is_empty() {
+            return None;
+        }
+        let ty = self.scalar(&g.ty, g.meta.span).ok()?;
+        match &g.init {
+            Some(ast::Init::Expr(e)) => Some((self.const_value(e)?.convert(ty), ty)),
+            _ => None,
+        }
     }
 
     /// Whether nothing in scope or in the file defines `name` (a symbol
@@ -391,6 +434,9 @@ impl<'a> Lowerer<'a> {
 
     /// Binds a `__constant__`/`__device__` global on first use.
     fn global(&mut self, name: &str, span: Span) -> Result<Binding> {
+        if let Some((v, ty)) = self.file_constant(name) {
+            return Ok(Binding::Const(v, ty));
+        }
         let file = self.file;
         let Some(g) = file.globals.iter().find(|g| g.name == name) else {
             if crate::cuda::include::looks_like_macro(name) {
@@ -401,6 +447,12 @@ impl<'a> Lowerer<'a> {
         };
         if !g.ty.pointers.is_empty() {
             return fail(g.meta.span, "global pointer variables are not supported");
+        }
+        if g.space == Space::Local {
+            return fail(
+                g.meta.span,
+                format!("file-scope `{name}` is not a constant copper can evaluate (a `const` scalar with a constant initializer)"),
+            );
         }
         let rec = self.record_type(&g.ty, g.meta.span)?;
         let elem = match &rec {
@@ -507,7 +559,10 @@ impl<'a> Lowerer<'a> {
             A::Char(c) => Value::I(char_value(c)?),
             A::Ident(n) => match self.consts.iter().rev().find_map(|c| c.get(n)) {
                 Some(v) => Value::I(*v),
-                None => math::library_constant(n)?.0,
+                None => match self.file_constant(n) {
+                    Some((v, _)) => v,
+                    None => math::library_constant(n)?.0,
+                },
             },
             A::Unary(UnOp::Neg, x) => match self.const_value(x)? {
                 Value::I(v) => Value::I(v.wrapping_neg()),
@@ -522,7 +577,7 @@ impl<'a> Lowerer<'a> {
                 };
                 binary(*op, l, r, ty).ok()?
             }
-            A::Cast(t, x) => self
+            A::Cast(_, t, x) => self
                 .const_value(x)?
                 .convert(self.scalar(t, e.meta.span).ok()?),
             A::SizeofType(t) => Value::I(self.scalar(t, e.meta.span).ok()?.size() as i64),
@@ -539,7 +594,7 @@ impl<'a> Lowerer<'a> {
                     let undefined = d
                         .iter()
                         .flat_map(|e| e.identifiers())
-                        .find(|n| self.is_undefined(n));
+                        .find(|n| self.is_undefined(unqualified(n)));
                     match undefined {
                         Some(n) => fail(
                             at,
@@ -598,8 +653,15 @@ impl<'a> Lowerer<'a> {
     fn kernel(&mut self, f: &ast::Function) -> Result<()> {
         // scopes[0] holds the globals; parameters get their own scope.
         self.push_scope();
+        if let Some(t) = &f.template {
+            let bindings = self.template_bindings(t, &t.args.clone(), f.meta.span)?;
+            self.bind_template(bindings);
+        }
         for (i, p) in f.params.iter().enumerate() {
             let span = p.meta.span;
+            if p.ty.is_ref {
+                return fail(span, "reference parameters of a kernel (only `__device__` functions take references)");
+            }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());
             let rec = self.record_type(&p.ty, span)?;
             if depth == 0 && rec.is_some() {
@@ -1029,6 +1091,12 @@ impl<'a> Lowerer<'a> {
         if d.is_static && d.space == Space::Local {
             return fail(span, "`static` local variables are not supported");
         }
+        if d.ty.is_ref {
+            return self.reference(d, out);
+        }
+        if d.ty.base == BaseType::Auto {
+            return self.auto_decl(d, out);
+        }
         let pointer = self.pointer_depth(&d.ty);
         if pointer > 1 {
             return fail(span, "pointers to pointers are not supported");
@@ -1158,7 +1226,7 @@ impl<'a> Lowerer<'a> {
                 value: convert(value, elem),
                 span,
             });
-            if d.ty.is_const {
+            if d.ty.is_const || d.is_constexpr {
                 if let Some(Value::I(c)) = self.const_value(e) {
                     if let Some(m) = self.consts.last_mut() {
                         m.insert(d.name.clone(), c);
@@ -1168,6 +1236,206 @@ impl<'a> Lowerer<'a> {
         }
         self.bind(&d.name, Binding::Var(v));
         Ok(())
+    }
+
+    /// `auto x = e;`: a scalar of `e`'s type (`auto` pointers and arrays
+    /// are not supported).
+    fn auto_decl(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
+        let span = d.meta.span;
+        let Some(ast::Init::Expr(e)) = &d.init else {
+            return fail(
+                span,
+                "`auto` needs an initializer `= expression` to deduce its type",
+            );
+        };
+        if !d.ty.pointers.is_empty() || !d.dims.is_empty() || d.space != Space::Local {
+            return fail(span, "`auto` is supported only for local scalars");
+        }
+        if self.is_pointer_expr(e) {
+            return fail(span, "`auto` deduced as a pointer is not supported");
+        }
+        let value = self.expr(e, out)?;
+        let v = self.new_var(&d.name, value.ty, VarKind::Local, span);
+        out.push(Stmt::Assign {
+            var: v,
+            value,
+            span,
+        });
+        if d.ty.is_const || d.is_constexpr {
+            if let Some(Value::I(c)) = self.const_value(e) {
+                if let Some(m) = self.consts.last_mut() {
+                    m.insert(d.name.clone(), c);
+                }
+            }
+        }
+        self.bind(&d.name, Binding::Var(v));
+        Ok(())
+    }
+
+    /// `float &r = lvalue;`: `r` names the lvalue itself. An array element's
+    /// index is evaluated once, here, as C++ binds it.
+    fn reference(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
+        let span = d.meta.span;
+        let Some(ast::Init::Expr(e)) = &d.init else {
+            return fail(span, "a reference must be initialized with `= lvalue`");
+        };
+        if !d.ty.pointers.is_empty() || !d.dims.is_empty() || d.space != Space::Local {
+            return fail(span, "references to pointers or arrays are not supported");
+        }
+        let b = self.bind_lvalue(e, &d.name, out)?;
+        if d.ty.base != BaseType::Auto {
+            let want = self.scalar(&d.ty, span)?;
+            if self.binding_type(&b) != Some(want) {
+                return fail(
+                    span,
+                    "a reference must bind to an lvalue of the same type (a conversion would need a temporary)",
+                );
+            }
+        }
+        self.bind(&d.name, b);
+        Ok(())
+    }
+
+    /// The binding that makes a reference named `name` alias the lvalue `e`.
+    fn bind_lvalue(&mut self, e: &ast::Expr, name: &str, out: &mut Vec<Stmt>) -> Result<Binding> {
+        Ok(match self.lvalue(e, out)? {
+            LValue::Var(v) => Binding::Var(v),
+            LValue::Mem(array, index, slot) => {
+                if slot != 0 || self.records.contains_key(&array) {
+                    return fail(
+                        e.meta.span,
+                        "references to struct or vector members are not supported",
+                    );
+                }
+                let iv = self.new_var(
+                    &format!("{name}_index"),
+                    Scalar::I64,
+                    VarKind::Local,
+                    e.meta.span,
+                );
+                out.push(Stmt::Assign {
+                    var: iv,
+                    value: convert(index, Scalar::I64),
+                    span: e.meta.span,
+                });
+                Binding::Elem { array, index: iv }
+            }
+        })
+    }
+
+    /// The scalar type of what a binding denotes, if it is one scalar.
+    fn binding_type(&self, b: &Binding) -> Option<Scalar> {
+        match b {
+            Binding::Var(v) => Some(self.k.vars[*v].ty),
+            Binding::Cell(a) | Binding::Elem { array: a, .. } => Some(self.k.arrays[*a].elem),
+            Binding::Const(_, t) => Some(*t),
+            Binding::Ptr { .. } | Binding::Rec { .. } => None,
+        }
+    }
+
+    /// The parameter bindings of a template instantiated with `args`:
+    /// types for type parameters, constants for value parameters.
+    fn template_bindings(
+        &self,
+        t: &ast::Template,
+        args: &[String],
+        span: Span,
+    ) -> Result<Vec<(String, TemplateArg)>> {
+        if args.len() != t.params.len() {
+            return fail(
+                span,
+                format!(
+                    "`{}` takes {} template arguments but {} were given",
+                    t.name,
+                    t.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let mut out = Vec::new();
+        for (p, a) in t.params.iter().zip(args) {
+            let arg = match &p.value_type {
+                None => TemplateArg::Type(self.type_argument(a, span)?),
+                Some(ty) => {
+                    let scalar = self.scalar(ty, span)?;
+                    let v = self.value_argument(a).ok_or_else(|| LowerError {
+                        offset: span.start,
+                        message: format!(
+                            "template argument `{a}` for `{}` is not an integer constant copper can evaluate",
+                            p.name
+                        ),
+                    })?;
+                    TemplateArg::Value(v.convert(scalar), scalar)
+                }
+            };
+            out.push((p.name.clone(), arg));
+        }
+        Ok(out)
+    }
+
+    /// A type argument as written (`float`, `unsigned int`, `T`, a typedef).
+    fn type_argument(&self, a: &str, span: Span) -> Result<BaseType> {
+        let words: Vec<&str> = a.split_whitespace().collect();
+        let base = match words.as_slice() {
+            ["float"] => BaseType::Float,
+            ["double"] => BaseType::Double,
+            ["int"] | ["signed"] | ["signed", "int"] => BaseType::Int,
+            ["unsigned"] | ["unsigned", "int"] => BaseType::UInt,
+            ["long"] | ["long", "long"] => BaseType::LongLong,
+            ["unsigned", "long"] | ["unsigned", "long", "long"] => BaseType::ULongLong,
+            ["short"] => BaseType::Short,
+            ["unsigned", "short"] => BaseType::UShort,
+            ["char"] => BaseType::Char,
+            ["unsigned", "char"] => BaseType::UChar,
+            ["bool"] => BaseType::Bool,
+            [n] if n.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                match self.template_types.get(*n) {
+                    Some(t) => t.clone(),
+                    None => BaseType::Named(n.to_string()),
+                }
+            }
+            _ => {
+                return fail(
+                    span,
+                    format!("template type argument `{a}` is not supported"),
+                )
+            }
+        };
+        self.base_scalar(&base, span, 0)?;
+        Ok(base)
+    }
+
+    /// A value argument: an integer literal or a constant in scope.
+    fn value_argument(&self, a: &str) -> Option<Value> {
+        let a = a.trim();
+        if let Ok(v) = a.trim_end_matches(['u', 'U', 'l', 'L']).parse::<i64>() {
+            return Some(Value::I(v));
+        }
+        if let Some(v) = self.consts.iter().rev().find_map(|c| c.get(a)) {
+            return Some(Value::I(*v));
+        }
+        match a {
+            "true" => Some(Value::I(1)),
+            "false" => Some(Value::I(0)),
+            _ => self.file_constant(a).map(|(v, _)| v),
+        }
+    }
+
+    /// Binds template parameters in the current scope.
+    fn bind_template(&mut self, bindings: Vec<(String, TemplateArg)>) {
+        for (name, arg) in bindings {
+            match arg {
+                TemplateArg::Type(t) => {
+                    self.template_types.insert(name, t);
+                }
+                TemplateArg::Value(v, ty) => {
+                    if let (Value::I(i), Some(m)) = (v, self.consts.last_mut()) {
+                        m.insert(name.clone(), i);
+                    }
+                    self.bind(&name, Binding::Const(v, ty));
+                }
+            }
+        }
     }
 
     /// An access to a scalar element, with a new site.
@@ -1380,6 +1648,10 @@ impl<'a> Lowerer<'a> {
                 ),
                 Binding::Var(v) => Ok(LValue::Var(v)),
                 Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64), 0)),
+                Binding::Elem { array, index } => {
+                    Ok(LValue::Mem(array, var_expr(&self.k, index), 0))
+                }
+                Binding::Const(..) => fail(span, format!("cannot assign to constant `{n}`")),
                 Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
                 Binding::Rec { .. } => fail(span, format!("`{n}` is a struct or vector")),
             },
@@ -1483,9 +1755,10 @@ impl<'a> Lowerer<'a> {
                         self.k.arrays[a].name
                     ),
                 ),
-                Binding::Var(_) | Binding::Rec { .. } => {
-                    fail(span, format!("`{n}` is not an array or pointer"))
-                }
+                Binding::Var(_)
+                | Binding::Rec { .. }
+                | Binding::Elem { .. }
+                | Binding::Const(..) => fail(span, format!("`{n}` is not an array or pointer")),
             },
             A::Binary(op @ (BinOp::Add | BinOp::Sub), l, r) => {
                 let (p, k, neg) = if matches!(
@@ -1522,13 +1795,26 @@ impl<'a> Lowerer<'a> {
                 let (a, idx) = match &x.kind {
                     A::Ident(n) => match self.lookup(n, span)? {
                         Binding::Cell(a) => (a, int(0, Scalar::I64)),
+                        Binding::Elem { array, index } => (array, var_expr(&self.k, index)),
                         _ => return fail(span, "address of a local variable"),
                     },
                     _ => self.element(x, out)?,
                 };
                 Ok((a, Some(convert(idx, Scalar::I64)), Vec::new()))
             }
-            A::Cast(_, x) => self.pointer(x, out),
+            A::Cast(style, t, x) => {
+                let (array, off, inner) = self.pointer(x, out)?;
+                let same = t.pointers.len() == 1
+                    && self.scalar(t, span).ok() == Some(self.k.arrays[array].elem);
+                if !same && !matches!(t.base, BaseType::Void) {
+                    let what = style.keyword().unwrap_or("cast");
+                    return fail(
+                        span,
+                        format!("`{what}` to a pointer of another element type is not supported (it reinterprets memory)"),
+                    );
+                }
+                Ok((array, off, inner))
+            }
             _ => fail(span, "expected a pointer into an array"),
         }
     }
@@ -1549,7 +1835,7 @@ impl<'a> Lowerer<'a> {
                 self.is_pointer_expr(l) || self.is_pointer_expr(r)
             }
             A::Unary(UnOp::AddrOf, _) => true,
-            A::Cast(t, x) => !t.pointers.is_empty() && self.is_pointer_expr(x),
+            A::Cast(_, t, x) => !t.pointers.is_empty() && self.is_pointer_expr(x),
             _ => false,
         }
     }
@@ -1600,6 +1886,18 @@ impl<'a> Lowerer<'a> {
                             ty: self.k.arrays[a].elem,
                         }
                     }
+                    Ok(Binding::Elem { array, index }) => {
+                        let idx = var_expr(&self.k, index);
+                        let access = self.access(array, idx, false, &e.meta);
+                        Expr {
+                            kind: ExprKind::Load(access),
+                            ty: self.k.arrays[array].elem,
+                        }
+                    }
+                    Ok(Binding::Const(v, ty)) => Expr {
+                        kind: ExprKind::Const(v),
+                        ty,
+                    },
                     Ok(Binding::Ptr { .. }) => {
                         return fail(span, format!("array `{n}` used as a value"))
                     }
@@ -1835,12 +2133,23 @@ impl<'a> Lowerer<'a> {
                     var_expr(&self.k, t)
                 }
             }
-            A::Cast(t, x) => {
+            A::Cast(style, t, x) => {
                 if !t.pointers.is_empty() {
                     return fail(span, "pointer casts used as values");
                 }
                 let v = self.expr(x, out)?;
                 let ty = self.scalar(t, span)?;
+                if let (Some(kw), true) = (
+                    style.keyword(),
+                    matches!(style, CastStyle::Reinterpret | CastStyle::Const),
+                ) {
+                    if v.ty != ty {
+                        return fail(
+                            span,
+                            format!("`{kw}` that changes the value's type is not supported"),
+                        );
+                    }
+                }
                 Expr {
                     kind: ExprKind::Convert {
                         value: Box::new(v),
@@ -2060,9 +2369,14 @@ impl<'a> Lowerer<'a> {
         want_value: bool,
     ) -> Result<Option<Expr>> {
         let file = self.file;
-        let Some(pf) = file.functions.iter().find(|f| f.item.name == name) else {
-            return fail(span, format!("call to unknown function `{name}`"));
+        let (base, targs) = match template::split_name(name) {
+            Some((b, a)) => (b, Some(a)),
+            None => (name, None),
         };
+        let pf = callee(file, base).map_err(|m| LowerError {
+            offset: span.start,
+            message: m,
+        })?;
         let f = match &pf.result {
             Ok(f) => f,
             Err(d) if pf.item.span.is_included() => {
@@ -2088,6 +2402,24 @@ impl<'a> Lowerer<'a> {
         if f.kind == FnKind::Global {
             return fail(span, "kernel launches inside a kernel are not supported");
         }
+        let template_bindings = match (&f.template, targs) {
+            (Some(t), Some(a)) => {
+                let args = template::arguments(&t.params, a, &crate::cuda::macros::MacroTable::new(&[]))
+                    .map_err(|m| LowerError {
+                        offset: span.start,
+                        message: format!("`{name}`: {m}"),
+                    })?;
+                self.template_bindings(t, &args, span)?
+            }
+            (Some(_), None) => {
+                return fail(
+                    span,
+                    format!("call to template `{name}` without explicit template arguments: copper does not deduce them; write `{name}<…>(…)`"),
+                )
+            }
+            (None, Some(_)) => return fail(span, format!("`{base}` is not a template")),
+            (None, None) => Vec::new(),
+        };
         if self.frames.iter().any(|fr| fr.name == name) {
             return fail(
                 span,
@@ -2112,8 +2444,111 @@ impl<'a> Lowerer<'a> {
         }
         // Evaluate arguments in the caller's scope.
         let mut bindings = Vec::new();
-        for (p, a) in f.params.iter().zip(args) {
-            if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0 {
+        // Template arguments are read in the caller; the callee's
+        // parameter types use the callee's.
+        let caller_types = std::mem::take(&mut self.template_types);
+        let mut types = HashMap::new();
+        for (n, a) in &template_bindings {
+            if let TemplateArg::Type(t) = a {
+                types.insert(n.clone(), t.clone());
+            }
+        }
+        self.template_types = types.clone();
+        // Per parameter: its scalar type, or `None` for a reference, a
+        // pointer or a struct/vector (bound below).
+        let mut param_types: Result<Vec<Option<Scalar>>> = Ok(Vec::new());
+        for p in &f.params {
+            let t =
+                if p.ty.is_ref || self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0 {
+                    Ok(None)
+                } else {
+                    match self.record_type(&p.ty, p.meta.span) {
+                        Ok(Some(_)) => Ok(None),
+                        Ok(None) => self.scalar(&p.ty, p.meta.span).map(Some),
+                        Err(e) => Err(e),
+                    }
+                };
+            param_types = param_types.and_then(|mut v| {
+                v.push(t?);
+                Ok(v)
+            });
+        }
+        let ret_type = if f.ret.base == BaseType::Void || !f.ret.pointers.is_empty() {
+            None
+        } else {
+            Some(self.scalar(&f.ret, f.meta.span))
+        };
+        let ref_types: Vec<Option<Scalar>> = f
+            .params
+            .iter()
+            .map(|p| {
+                p.ty.is_ref
+                    .then(|| self.scalar(&p.ty, p.meta.span).ok())
+                    .flatten()
+            })
+            .collect();
+        self.template_types = caller_types;
+        let param_types = param_types?;
+        for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+            if p.ty.is_ref {
+                if !p.ty.pointers.is_empty() {
+                    return fail(p.meta.span, "references to pointers are not supported");
+                }
+                // A `const` reference to a value that is not an lvalue binds
+                // to a temporary copy.
+                let is_lvalue = matches!(
+                    a.kind,
+                    A::Ident(_) | A::Index(..) | A::Unary(UnOp::Deref, _)
+                );
+                let b = if p.ty.is_const && !is_lvalue {
+                    let want = ref_types[k].ok_or_else(|| LowerError {
+                        offset: p.meta.span.start,
+                        message: "reference of this type is not supported".into(),
+                    })?;
+                    let v = self.expr(a, out)?;
+                    let pv = self.new_var(&p.name, want, VarKind::Local, p.meta.span);
+                    out.push(Stmt::Assign {
+                        var: pv,
+                        value: convert(v, want),
+                        span,
+                    });
+                    Binding::Var(pv)
+                } else {
+                    let b = self.bind_lvalue(a, &p.name, out)?;
+                    if self.binding_type(&b) != ref_types[k] {
+                        return fail(
+                            a.meta.span,
+                            format!("argument for reference parameter `{}` is not an lvalue of its type", p.name),
+                        );
+                    }
+                    b
+                };
+                bindings.push((p.name.clone(), b));
+                continue;
+            }
+            if let Some(ty) = param_types[k] {
+                let v = self.expr(a, out)?;
+                let pv = self.new_var(&p.name, ty, VarKind::Local, p.meta.span);
+                out.push(Stmt::Assign {
+                    var: pv,
+                    value: convert(v, ty),
+                    span,
+                });
+                bindings.push((p.name.clone(), Binding::Var(pv)));
+                continue;
+            }
+            if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) == 0 {
+                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                    let (from, vals) = self.record_value(a, out)?;
+                    let vars = self.record_vars(&p.name, &rec, p.meta.span);
+                    records::check_compatible(&rec, &from, span)?;
+                    let ty = FieldType::Record(rec.clone());
+                    self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);
+                    bindings.push((p.name.clone(), Binding::Rec { vars, rec }));
+                    continue;
+                }
+            }
+            {
                 let (array, off, inner) = self.pointer(a, out)?;
                 let offset = match off {
                     None => None,
@@ -2140,23 +2575,6 @@ impl<'a> Lowerer<'a> {
                         inner,
                     },
                 ));
-            } else if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
-                let (from, vals) = self.record_value(a, out)?;
-                let vars = self.record_vars(&p.name, &rec, p.meta.span);
-                records::check_compatible(&rec, &from, span)?;
-                let ty = FieldType::Record(rec.clone());
-                self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);
-                bindings.push((p.name.clone(), Binding::Rec { vars, rec }));
-            } else {
-                let ty = self.scalar(&p.ty, p.meta.span)?;
-                let v = self.expr(a, out)?;
-                let pv = self.new_var(&p.name, ty, VarKind::Local, p.meta.span);
-                out.push(Stmt::Assign {
-                    var: pv,
-                    value: convert(v, ty),
-                    span,
-                });
-                bindings.push((p.name.clone(), Binding::Var(pv)));
             }
         }
         let result = if f.ret.base == BaseType::Void && f.ret.pointers.is_empty() {
@@ -2176,8 +2594,8 @@ impl<'a> Lowerer<'a> {
                     ),
                 );
             }
-            let ty = self.scalar(&f.ret, f.meta.span)?;
-            Some(self.new_var(&format!("{name}_result"), ty, VarKind::Local, span))
+            let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
+            Some(self.new_var(&format!("{base}_result"), ty, VarKind::Local, span))
         };
         if want_value && result.is_none() {
             return fail(span, format!("`{name}` returns `void`"));
@@ -2188,6 +2606,8 @@ impl<'a> Lowerer<'a> {
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![globals, HashMap::new()]);
         let saved_consts = std::mem::replace(&mut self.consts, vec![HashMap::new()]);
         let saved_targets = std::mem::take(&mut self.targets);
+        let saved_types = std::mem::replace(&mut self.template_types, types);
+        self.bind_template(template_bindings);
         for (n, b) in bindings {
             self.bind(&n, b);
         }
@@ -2200,6 +2620,7 @@ impl<'a> Lowerer<'a> {
         let mut body = Vec::new();
         let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));
         self.frames.pop();
+        self.template_types = saved_types;
         self.targets = saved_targets;
         self.consts = saved_consts;
         let callee_globals = std::mem::replace(&mut self.scopes, saved_scopes);
@@ -2223,6 +2644,50 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// What a template parameter is bound to.
+#[derive(Clone, Debug)]
+enum TemplateArg {
+    /// A type (`T` → `float`).
+    Type(BaseType),
+    /// An integer constant of the parameter's type.
+    Value(Value, Scalar),
+}
+
+/// `N::f` → `f` (copper looks names up without their namespace).
+fn unqualified(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// The device function a call names (`f`, `N::f`): a qualified name must
+/// match the namespace it was declared in; an unqualified one must be
+/// unambiguous.
+fn callee<'f>(
+    file: &'f ParsedFile,
+    name: &str,
+) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
+    let short = unqualified(name);
+    let qual = name[..name.len() - short.len()].trim_end_matches("::");
+    let qual = qual.trim_start_matches("::");
+    let found: Vec<_> = file
+        .functions
+        .iter()
+        .filter(|f| f.item.name == short)
+        .filter(|f| {
+            name == short
+                || f.item.namespace == qual
+                || f.item.namespace.ends_with(&format!("::{qual}"))
+        })
+        .collect();
+    match found.as_slice() {
+        [] => Err(format!("call to unknown function `{name}`")),
+        [f] => Ok(f),
+        [f, ..] if found.iter().all(|g| g.item.namespace == f.item.namespace) => Ok(f),
+        _ => Err(format!(
+            "call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)"
+        )),
+    }
+}
+
 /// A place to assign to: a variable, or component `slot` of an array
 /// element.
 enum LValue {
@@ -2241,7 +2706,7 @@ fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Assign(..) | A::Call(..) => true,
         A::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => true,
-        A::Unary(_, x) | A::Cast(_, x) | A::SizeofExpr(x) | A::Member { base: x, .. } => {
+        A::Unary(_, x) | A::Cast(_, _, x) | A::SizeofExpr(x) | A::Member { base: x, .. } => {
             expr_has_effects(x)
         }
         A::Binary(_, l, r) | A::Index(l, r) => expr_has_effects(l) || expr_has_effects(r),

@@ -223,7 +223,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
             Param::Scalar(v) => {
                 let var = &kernel.vars[*v];
                 let Some(x) = spec.args.get(&var.name) else {
-                    return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, kernel.name));
+                    return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, params::kernel_key(&kernel.name)));
                 };
                 if !var.ty.is_float() && x.fract() != 0.0 {
                     return Err(format!(
@@ -245,7 +245,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];
                 let Some(s) = spec.arrays.get(&arr.name) else {
-                    return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, kernel.name, arr.name));
+                    return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, params::kernel_key(&kernel.name), arr.name));
                 };
                 arrays.insert(arr.name.clone(), fill_array(s, arr)?);
             }

@@ -36,6 +36,19 @@ pub enum InitKind {
     Values,
 }
 
+/// A kernel's name as a TOML key of `[kernel.…]`: quoted when it is not
+/// a bare key (`"reduce<256>"`).
+pub fn kernel_key(name: &str) -> String {
+    if name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_string()
+    } else {
+        format!("\"{name}\"")
+    }
+}
+
 /// One array of a launch.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -25,7 +25,7 @@ pub fn equiv_expr(a: &Expr, b: &Expr) -> bool {
         (K::Cond(c1, a1, b1), K::Cond(c2, a2, b2)) => {
             equiv_expr(c1, c2) && equiv_expr(a1, a2) && equiv_expr(b1, b2)
         }
-        (K::Cast(t1, x1), K::Cast(t2, x2)) => t1 == t2 && equiv_expr(x1, x2),
+        (K::Cast(s1, t1, x1), K::Cast(s2, t2, x2)) => s1 == s2 && t1 == t2 && equiv_expr(x1, x2),
         (K::Call(f1, a1), K::Call(f2, a2)) => {
             f1 == f2 && a1.len() == a2.len() && a1.iter().zip(a2).all(|(x, y)| equiv_expr(x, y))
         }
@@ -279,7 +279,7 @@ pub fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
 pub fn children(e: &Expr) -> Vec<&Expr> {
     use ExprKind as K;
     match &e.kind {
-        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => vec![x],
+        K::Unary(_, x) | K::Cast(_, _, x) | K::SizeofExpr(x) => vec![x],
         K::Binary(_, a, b) | K::Assign(_, a, b) | K::Index(a, b) => vec![a, b],
         K::Cond(c, a, b) => vec![c, a, b],
         K::Call(_, args) | K::Comma(args) => args.iter().collect(),
@@ -292,7 +292,7 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
 pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
     use ExprKind as K;
     match &mut e.kind {
-        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => vec![x],
+        K::Unary(_, x) | K::Cast(_, _, x) | K::SizeofExpr(x) => vec![x],
         K::Binary(_, a, b) | K::Assign(_, a, b) | K::Index(a, b) => vec![a, b],
         K::Cond(c, a, b) => vec![c, a, b],
         K::Call(_, args) | K::Comma(args) => args.iter_mut().collect(),
@@ -369,7 +369,7 @@ pub fn const_value(e: &Expr) -> Option<u64> {
                 _ => None,
             }
         }
-        ExprKind::Cast(_, x) => const_value(x),
+        ExprKind::Cast(_, _, x) => const_value(x),
         _ => None,
     }
 }
@@ -617,6 +617,7 @@ pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
 pub fn decl(ty: Type, name: &str, init: Option<Expr>) -> Stmt {
     stmt(StmtKind::Decl(vec![VarDecl {
         meta: meta(),
+        is_constexpr: false,
         space: copper::cuda::ast::Space::Local,
         is_extern: false,
         is_static: false,
@@ -663,7 +664,7 @@ pub fn replace_expr(e: &mut Expr, from: &Expr, to: &Expr) {
         return;
     }
     match &mut e.kind {
-        K::Unary(_, x) | K::Cast(_, x) | K::SizeofExpr(x) => replace_expr(x, from, to),
+        K::Unary(_, x) | K::Cast(_, _, x) | K::SizeofExpr(x) => replace_expr(x, from, to),
         K::Binary(_, a, b) | K::Index(a, b) => {
             replace_expr(a, from, to);
             replace_expr(b, from, to);

@@ -684,6 +684,7 @@ fn rewrite(f: &Function, plans: &[&Plan], shape: [u64; 3]) -> Function {
         prologue.push(ast_util::decl(int_ty(true), &len_name, Some(int(p.len))));
         prologue.push(stmt(StmtKind::Decl(vec![VarDecl {
             meta: ast_util::meta(),
+            is_constexpr: false,
             space: Space::Shared,
             is_extern: false,
             is_static: false,

@@ -285,7 +285,7 @@ fn uniform(e: &Expr, names: &BTreeSet<String>) -> bool {
         K::Int { .. } | K::Float(_) | K::Char(_) | K::Bool(_) | K::SizeofType(_) => true,
         K::Member { base, .. } => matches!(&base.kind,
             K::Ident(b) if ["blockIdx", "blockDim", "gridDim"].contains(&b.as_str())),
-        K::Unary(UnOp::Neg | UnOp::Not | UnOp::BitNot | UnOp::Plus, x) | K::Cast(_, x) => {
+        K::Unary(UnOp::Neg | UnOp::Not | UnOp::BitNot | UnOp::Plus, x) | K::Cast(_, _, x) => {
             uniform(x, names)
         }
         K::Binary(_, a, b) => uniform(a, names) && uniform(b, names),
@@ -515,6 +515,7 @@ fn rewrite(
 fn shared_decl(ty: Type, name: &str, len: Option<Expr>) -> Stmt {
     stmt(StmtKind::Decl(vec![VarDecl {
         meta: ast_util::meta(),
+        is_constexpr: false,
         space: Space::Shared,
         is_extern: false,
         is_static: false,

@@ -13,7 +13,7 @@ pub mod cxx;
 pub mod source;
 pub mod sweep;
 
-use copper::cuda::ast::{Function, Type};
+use copper::cuda::ast::{BaseType, Function, Type};
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
@@ -192,6 +192,26 @@ enum Arg {
     Scalar(String, Scalar),
 }
 
+/// `name` made a C++ identifier: `block_sum<128>` → `block_sum_128_`.
+pub fn identifier(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// `base` with a template type parameter of `f` replaced by its argument
+/// (`T` in `axpy<float>` is `float`).
+fn instantiated(f: &Function, base: &BaseType) -> BaseType {
+    let (Some(t), BaseType::Named(n)) = (&f.template, base) else {
+        return base.clone();
+    };
+    t.params
+        .iter()
+        .zip(&t.args)
+        .find(|(p, _)| p.value_type.is_none() && &p.name == n)
+        .map_or_else(|| base.clone(), |(_, a)| BaseType::Named(a.clone()))
+}
+
 /// How a kernel is launched and fed.
 struct Plan {
     name: String,
@@ -225,8 +245,9 @@ impl Plan {
                     }
                     let arr = &kernel.arrays[*a];
                     let spec = array_spec(&p.name)?;
+                    let base = instantiated(f, &p.ty.base);
                     let (ctype, cast) = if arr.is_scalar() {
-                        (print::type_name(&Type::scalar(p.ty.base.clone())), None)
+                        (print::type_name(&Type::scalar(base)), None)
                     } else {
                         let dense = arr.layout.size as u64
                             == arr.layout.slots() as u64 * arr.elem.size() as u64;
@@ -239,7 +260,7 @@ impl Plan {
                         }
                         (
                             arr.elem.c_name().to_string(),
-                            Some(print::type_name(&Type::scalar(p.ty.base.clone()))),
+                            Some(print::type_name(&Type::scalar(base))),
                         )
                     };
                     arrays.push(ArrayPlan {
@@ -431,7 +452,8 @@ impl Plan {
         body.push_str(&report);
         let note = comment_text(note);
         Ok(format!(
-            "// {name}: {note}\nstatic bool copper_bench_{name}({}) {{\n{body}}}\n\n",
+            "// {name}: {note}\nstatic bool copper_bench_{}({}) {{\n{body}}}\n\n",
+            identifier(name),
             params.join(", ")
         ))
     }
@@ -500,7 +522,7 @@ impl Plan {
         values.extend(scalars);
         Ok(format!(
             "    if (!copper_bench_{}({})) {{\n        ++copper_failed;\n    }}\n",
-            self.name,
+            identifier(&self.name),
             values.join(", ")
         ))
     }

@@ -218,7 +218,8 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
         let check = a.check.then(|| match spec {
             Some(spec) => check(&kernel, spec, &shape, &bounds, &metrics, hw),
             None => Err(format!(
-                "no parameter file entry [kernel.{name}] to simulate (see `copper simulate`)"
+                "no parameter file entry [kernel.{}] to simulate (see `copper simulate`)",
+                copper::sim::params::kernel_key(&name)
             )),
         });
         if matches!(check, Some(Err(_))) {

@@ -193,6 +193,8 @@ fn select(
         .functions
         .iter()
         .filter(|f| f.item.kind == FnKind::Global && only.is_none_or(|k| k == f.item.name))
+        // A template kernel is benchmarked by its instantiations.
+        .filter(|f| f.result.as_ref().map_or(true, |k| !k.is_uninstantiated()))
     {
         let name = &f.item.name;
         if let Err(d) = &f.result {
@@ -205,8 +207,9 @@ fn select(
         }
         let spec: &LaunchSpec = params.kernel.get(name).ok_or_else(|| {
             format!(
-                "kernel `{name}` is not in {} (add [kernel.{name}] or choose kernels with --kernel)",
-                params_name.display()
+                "kernel `{name}` is not in {} (add [kernel.{}] or choose kernels with --kernel)",
+                params_name.display(),
+                copper::sim::params::kernel_key(name)
             )
         })?;
         out.push(KernelBench {

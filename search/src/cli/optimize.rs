@@ -681,7 +681,10 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
         };
     };
     kernels.extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
-    kernels.sort_by_key(|k| k.at);
+    // Instantiations of one template start at the same place: file order
+    // (the order of their launches) breaks the tie.
+    let order = |name: &str| parsed.functions.iter().position(|f| f.item.name == name);
+    kernels.sort_by_key(|k| (k.at, order(&k.name)));
     // Each improved kernel as the search left it: an edit of this file's
     // text, moved over from its version of the file.
     let best: Vec<(&ParsedFile, &str)> = kernels

@@ -56,7 +56,9 @@ fn signature(f: &Function) -> String {
         .map(|p| {
             let ty = print::type_name(&p.ty);
             let dims: String = p.dims.iter().map(|_| "[]").collect();
-            format!("{ty} {}{dims}", p.name).replace("* ", "*")
+            format!("{ty} {}{dims}", p.name)
+                .replace("* ", "*")
+                .replace("& ", "&")
         })
         .collect();
     format!("{}({})", f.name, params.join(", "))
@@ -73,13 +75,25 @@ fn print_text(parsed: &ParsedFile) {
         let header = !in_user_file(f.item.span);
         match &f.result {
             Ok(func) => {
+                let template = if func.is_uninstantiated() {
+                    " template"
+                } else {
+                    ""
+                };
                 println!(
-                    "{}:{line}:{col}: {} {}{}",
+                    "{}:{line}:{col}: {}{template} {}{}",
                     file.display(),
                     kind_word(func.kind),
                     signature(func),
                     if header { " (from a header)" } else { "" }
                 );
+                if parsed
+                    .uninstantiated()
+                    .iter()
+                    .any(|u| std::ptr::eq(*u, func))
+                {
+                    println!("    note: {}", never_instantiated(func));
+                }
                 for l in parsed.launches.iter().filter(|l| l.kernel == func.name) {
                     let (ll, _) = src.line_col(l.span.start);
                     let show = |d: Option<[u64; 3]>| {
@@ -107,6 +121,14 @@ fn print_text(parsed: &ParsedFile) {
     }
 }
 
+/// The note for a template kernel that nothing instantiates.
+fn never_instantiated(f: &Function) -> String {
+    format!(
+        "template never instantiated in the file; pass --instantiate '{}<…>'",
+        f.name
+    )
+}
+
 fn to_json(parsed: &ParsedFile) -> serde_json::Value {
     let src = &parsed.source;
     let functions: Vec<_> = parsed
@@ -118,6 +140,8 @@ fn to_json(parsed: &ParsedFile) -> serde_json::Value {
                 Ok(func) => json!({
                     "name": func.name,
                     "kind": func.kind,
+                    "template": func.is_uninstantiated(),
+                    "note": parsed.uninstantiated().iter().any(|u| std::ptr::eq(*u, func)).then(|| never_instantiated(func)),
                     "file": file,
                     "line": line,
                     "col": col,

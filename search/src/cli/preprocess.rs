@@ -23,6 +23,11 @@ pub struct PreprocessArgs {
     /// directory (repeatable; before `include_dirs` in `copper.toml`).
     #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
+    /// Analyze this instantiation of a template kernel besides those the
+    /// file launches: `--instantiate 'reduce<256>'` (repeatable; added to
+    /// `instantiate` in `copper.toml`).
+    #[arg(long = "instantiate", value_name = "NAME<ARGS>")]
+    pub instantiate: Vec<String>,
 }
 
 impl PreprocessArgs {
@@ -32,7 +37,9 @@ impl PreprocessArgs {
         let mut out = Preprocess {
             defines: from_cfg.defines,
             include_dirs: self.include_dirs.clone(),
+            instantiate: from_cfg.instantiate,
         };
+        out.instantiate.extend(self.instantiate.iter().cloned());
         out.defines.extend(self.defines.iter().cloned());
         out.defines.extend(self.undefines.iter().cloned());
         out.include_dirs.extend(from_cfg.include_dirs);

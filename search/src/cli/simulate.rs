@@ -191,7 +191,13 @@ pub fn run(a: &SimulateArgs) -> u8 {
             status = 2;
             eprintln!(
                 "{}",
-                Diagnostic::file_error(&params_path, format!("no [kernel.{name}] table"))
+                Diagnostic::file_error(
+                    &params_path,
+                    format!(
+                        "no [kernel.{}] table",
+                        copper::sim::params::kernel_key(name)
+                    )
+                )
             );
             continue;
         };

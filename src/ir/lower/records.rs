@@ -146,7 +146,7 @@ impl Lowerer<'_> {
             A::Binary(BinOp::Add | BinOp::Sub, l, r) => {
                 self.static_array(l).or_else(|| self.static_array(r))
             }
-            A::Cast(_, x) => self.static_array(x),
+            A::Cast(_, _, x) => self.static_array(x),
             A::Unary(UnOp::AddrOf, x) => match &x.kind {
                 A::Index(b, _) => self.static_array(b),
                 _ => None,
@@ -176,6 +176,19 @@ impl Lowerer<'_> {
                     },
                     self.element_type(a),
                 )),
+                Binding::Elem { array, index } => Ok((
+                    Place::Mem {
+                        array,
+                        index: var_expr(&self.k, index),
+                        slot: 0,
+                        offset: 0,
+                    },
+                    self.element_type(array),
+                )),
+                Binding::Const(..) => fail(
+                    span,
+                    format!("constant `{n}` used where a struct or vector is expected"),
+                ),
                 Binding::Ptr { .. } => fail(span, format!("array `{n}` used as a value")),
             },
             A::Index(..) | A::Unary(UnOp::Deref, _) => {

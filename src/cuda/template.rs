@@ -1,0 +1,178 @@
+//! Function templates: reading a `template <…>` head, and naming and
+//! checking an instantiation (`reduce<256>`, `saxpy<float>`).
+//!
+//! A template is parsed once, with its type parameters declared as type
+//! names; its AST keeps the parameters by name. Each instantiation is the
+//! same AST under another name with its arguments attached, and lowering
+//! binds the parameters to them.
+
+use super::ast::{BaseType, TemplateParam, Type};
+use super::launch::{const_value, expand_all};
+use super::lex::{tokenize, TokKind};
+use super::macros::{token_texts, MacroTable};
+
+/// Reads the parameters of a head `template <typename T, int BS = 256>`.
+pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, String> {
+    let inner = head
+        .trim()
+        .strip_prefix("template")
+        .map(str::trim)
+        .and_then(|s| s.strip_prefix('<'))
+        .and_then(|s| s.strip_suffix('>'))
+        .ok_or_else(|| "expected `template <…>`".to_string())?;
+    split_args(inner).iter().map(|p| param(p)).collect()
+}
+
+fn param(text: &str) -> Result<TemplateParam, String> {
+    let (decl, default) = match text.split_once('=') {
+        Some((d, v)) => (d.trim(), Some(collapse(v))),
+        None => (text.trim(), None),
+    };
+    let toks = tokenize(decl);
+    let words: Vec<&str> = toks.iter().map(|t| t.text(decl)).collect();
+    if toks.iter().any(|t| t.kind != TokKind::Ident) || words.len() < 2 {
+        return Err(format!(
+            "template parameter `{text}` is not supported (copper reads `typename T`, `class T` and integer parameters such as `int BS`)"
+        ));
+    }
+    let (name, ty) = (words[words.len() - 1], &words[..words.len() - 1]);
+    if let ["typename" | "class"] = ty {
+        return Ok(TemplateParam {
+            value_type: None,
+            keyword: ty[0].to_string(),
+            name: name.to_string(),
+            default,
+        });
+    }
+    let base = integer_type(ty).ok_or_else(|| {
+        format!(
+            "template parameter `{text}`: only integer and `bool` value parameters are supported"
+        )
+    })?;
+    Ok(TemplateParam {
+        value_type: Some(Type::scalar(base)),
+        keyword: String::new(),
+        name: name.to_string(),
+        default,
+    })
+}
+
+/// The integer type named by `words` (`unsigned int`, `size_t`, …).
+fn integer_type(words: &[&str]) -> Option<BaseType> {
+    let words: Vec<&str> = words.iter().copied().filter(|w| *w != "const").collect();
+    Some(match words.as_slice() {
+        ["int"] | ["signed"] | ["signed", "int"] => BaseType::Int,
+        ["unsigned"] | ["unsigned", "int"] => BaseType::UInt,
+        ["long"] | ["long", "int"] => BaseType::Long,
+        ["unsigned", "long"] | ["unsigned", "long", "int"] => BaseType::ULong,
+        ["long", "long"] => BaseType::LongLong,
+        ["unsigned", "long", "long"] => BaseType::ULongLong,
+        ["short"] => BaseType::Short,
+        ["unsigned", "short"] => BaseType::UShort,
+        ["char"] => BaseType::Char,
+        ["bool"] => BaseType::Bool,
+        [n @ ("size_t" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t")] => {
+            BaseType::Named(n.to_string())
+        }
+        _ => return None,
+    })
+}
+
+/// `reduce<256>` → (`reduce`, `256`); `None` for a name without arguments.
+pub fn split_name(name: &str) -> Option<(&str, &str)> {
+    let open = name.find('<')?;
+    let args = name[open + 1..].strip_suffix('>')?;
+    Some((name[..open].trim(), args))
+}
+
+/// Top-level comma-separated pieces of `text`, each with its whitespace
+/// collapsed.
+pub fn split_args(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in text.chars() {
+        match ch {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(collapse(&cur));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(collapse(&cur));
+    }
+    out
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The arguments of an instantiation, one per parameter: `args` as written
+/// (macros expanded, integer expressions evaluated), then the defaults.
+pub fn arguments(
+    params: &[TemplateParam],
+    args: &str,
+    macros: &MacroTable,
+) -> Result<Vec<String>, String> {
+    let given = split_args(args);
+    if given.len() > params.len() {
+        return Err(format!(
+            "{} template arguments given where {} parameters are declared",
+            given.len(),
+            params.len()
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        let Some(text) = given.get(i).or(p.default.as_ref()) else {
+            return Err(format!("no argument for template parameter `{}`", p.name));
+        };
+        let toks = token_texts(text);
+        let toks = expand_all(&toks, macros).unwrap_or(toks);
+        let value = p.value_type.as_ref().and_then(|_| const_value(&toks));
+        out.push(match value {
+            Some(v) => v.to_string(),
+            None => toks.join(" "),
+        });
+    }
+    Ok(out)
+}
+
+/// The name of an instantiation: `reduce<float, 256>`.
+pub fn instance_name(name: &str, args: &[String]) -> String {
+    format!("{name}<{}>", args.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads_and_arguments() {
+        let p = parse_head("template <typename T, unsigned int BS = 256>").unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].value_type, None);
+        assert_eq!(p[1].value_type, Some(Type::scalar(BaseType::UInt)));
+        assert_eq!(p[1].default.as_deref(), Some("256"));
+        let m = MacroTable::new(&crate::cuda::extract::extract("#define B 64\n").macros);
+        assert_eq!(arguments(&p, "float", &m).unwrap(), ["float", "256"]);
+        assert_eq!(
+            arguments(&p, "double, 2 * B", &m).unwrap(),
+            ["double", "128"]
+        );
+        assert!(arguments(&p, "", &m).is_err());
+        assert!(parse_head("template <template <class> class C>").is_err());
+        assert_eq!(
+            split_name("reduce<float, 256>"),
+            Some(("reduce", "float, 256"))
+        );
+        assert_eq!(instance_name("r", &["1".into()]), "r<1>");
+    }
+}

@@ -1,0 +1,248 @@
+//! C++ in kernels, end to end: what lowering and the simulator make of
+//! references, casts, `auto`, constants, namespaces and templates (values
+//! computed by hand), and that the printer gives each construct back.
+
+use copper::cuda::include::{load, Preprocess};
+use copper::cuda::parse::{parse_source, ParsedFile};
+use copper::cuda::print;
+use copper::ir::lower::lower_kernel;
+use copper::sim::params::ParamFile;
+use copper::sim::{inputs_from_spec, simulate, SimOptions};
+use copper::source::SourceFile;
+
+fn parse(src: &str) -> ParsedFile {
+    parse_source(SourceFile::new("t.cu", src))
+}
+
+/// Runs kernel `name` of `src` on one block of `threads` threads with the
+/// `int`/`float` arrays `a` and `b` of `len` elements (`a[i] = i`, `b`
+/// zero) and returns both final arrays as `f64`s.
+fn run(src: &str, name: &str, threads: u32, len: u32) -> (Vec<f64>, Vec<f64>) {
+    let parsed = parse(src);
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    let kernel = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
+    let key = copper::sim::params::kernel_key(name);
+    let params = format!(
+        "[kernel.{key}]\ngrid=[1]\nblock=[{threads}]\n[kernel.{key}.arrays.a]\nlen={len}\ninit=\"values\"\nvalues=[{}]\n[kernel.{key}.arrays.b]\nlen={len}\n",
+        (0..len).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+    );
+    let p = ParamFile::from_toml(&params).unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel[name]).unwrap();
+    let r = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
+    let get = |n: &str| -> Vec<f64> {
+        r.arrays
+            .iter()
+            .find(|(m, _)| m == n)
+            .unwrap()
+            .1
+            .values()
+            .map(|v| v.as_f64())
+            .collect()
+    };
+    (get("a"), get("b"))
+}
+
+fn lower_error(src: &str, name: &str) -> String {
+    match lower_kernel(&parse(src), name) {
+        Ok(_) => panic!("`{name}` lowered"),
+        Err(d) => d.message,
+    }
+}
+
+#[test]
+fn a_reference_parameter_writes_the_callers_variable_and_element() {
+    let src = "__device__ void bump(int &x, int by) { x += by; }\n\
+               __device__ void swap2(int &p, int &q) { int t = p; p = q; q = t; }\n\
+               __global__ void k(int *a, int *b) {\n\
+                 int t = threadIdx.x;\n\
+                 int local = 10;\n\
+                 bump(local, t);\n\
+                 bump(a[t], 100);\n\
+                 b[t] = local;\n\
+                 if (t == 0) { swap2(a[1], a[2]); }\n\
+               }\n";
+    let (a, b) = run(src, "k", 4, 4);
+    // a[i] = i + 100, then a[1] and a[2] swapped; b[t] = 10 + t.
+    assert_eq!(a, [100.0, 102.0, 101.0, 103.0]);
+    assert_eq!(b, [10.0, 11.0, 12.0, 13.0]);
+}
+
+#[test]
+fn a_local_reference_evaluates_its_index_once_where_it_is_bound() {
+    let src = "__global__ void k(int *a, int *b) {\n\
+                 int t = threadIdx.x;\n\
+                 int j = t;\n\
+                 int &r = a[j++];\n\
+                 j = 0;\n\
+                 r = 7;\n\
+                 r += j + 1;\n\
+                 b[t] = r * 10 + j;\n\
+               }\n";
+    let (a, b) = run(src, "k", 4, 4);
+    // `r` stays a[t] after `j` changes: a[t] = 8, b[t] = 80.
+    assert_eq!(a, [8.0; 4]);
+    assert_eq!(b, [80.0; 4]);
+}
+
+#[test]
+fn a_const_reference_binds_a_temporary_to_an_rvalue() {
+    let src = "__device__ int twice(const int &v) { return v + v; }\n\
+               __global__ void k(int *a, int *b) { int t = threadIdx.x; b[t] = twice(a[t] + 1); }\n";
+    let (_, b) = run(src, "k", 4, 4);
+    assert_eq!(b, [2.0, 4.0, 6.0, 8.0]);
+}
+
+#[test]
+fn casts_auto_and_constants_have_cs_values() {
+    let src = "constexpr int SHIFT = 3;\nconst float HALF = 0.5f;\n\
+               namespace cfg { constexpr int LEN = 4; }\n\
+               __global__ void k(int *a, float *b) {\n\
+                 __shared__ int s[cfg::LEN * 2];\n\
+                 int t = threadIdx.x;\n\
+                 auto f = float(a[t]) * HALF;\n\
+                 s[t] = int(f + 0.75f) + static_cast<int>(unsigned(t) >> 1);\n\
+                 b[t] = f + s[t] + SHIFT + unsigned(-1) / 4294967295u;\n\
+               }\n";
+    let (_, b) = run(src, "k", 4, 4);
+    // f = t / 2; s = int(t/2 + 0.75) + (t >> 1); b = f + s + 3 + 1.
+    let want: Vec<f64> = (0..4)
+        .map(|t| {
+            let f = t as f64 / 2.0;
+            f + ((f + 0.75) as i64 + (t >> 1)) as f64 + 4.0
+        })
+        .collect();
+    assert_eq!(b, want);
+}
+
+#[test]
+fn casts_that_reinterpret_are_refused_by_name() {
+    let src = "__global__ void k(int *a, float *b) { b[0] = reinterpret_cast<float>(a[0]); }\n";
+    assert!(
+        lower_error(src, "k").contains("`reinterpret_cast` that changes"),
+        "{}",
+        lower_error(src, "k")
+    );
+    let ptr = "__global__ void k(int *a, float *b) { const float4 *v = reinterpret_cast<const float4 *>(b); a[0] = 1; }\n";
+    assert!(lower_error(ptr, "k").contains("reinterprets memory"));
+    let same = "__global__ void k(int *a, float *b) { int *p = const_cast<int *>(a); p[0] = 3; b[0] = 1; }\n";
+    assert!(lower_kernel(&parse(same), "k").is_ok());
+}
+
+#[test]
+fn template_kernels_are_analyzed_per_instantiation() {
+    let src = "#define BIG 64\ntemplate <typename T, int BS = 32>\n\
+               __global__ void fill(T *a, T *b) { __shared__ T s[BS]; s[threadIdx.x % BS] = T(BS); b[threadIdx.x] = s[threadIdx.x % BS] + T(0.5); }\n\
+               void host(float *x, int *y) { fill<float><<<1, 32>>>(x, x); fill<int, BIG><<<1, 64>>>(y, y); }\n";
+    let parsed = parse(src);
+    let names: Vec<&str> = parsed.kernels().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["fill<float, 32>", "fill<int, 64>"]);
+    let shapes: Vec<(&str, Option<[u64; 3]>)> = parsed
+        .launches
+        .iter()
+        .map(|l| (l.kernel.as_str(), l.block))
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            ("fill<float, 32>", Some([32, 1, 1])),
+            ("fill<int, 64>", Some([64, 1, 1]))
+        ]
+    );
+    let (_, b) = run(src, "fill<float, 32>", 4, 4);
+    assert_eq!(b, [32.5; 4]);
+    let (_, b) = run(src, "fill<int, 64>", 4, 4);
+    assert_eq!(b, [64.0; 4]);
+    // The template itself is printed, once, with its head.
+    let t = parsed.function("fill").unwrap();
+    let printed = print::function(t);
+    assert!(
+        printed.starts_with("template <typename T, int BS = 32>\n__global__ void fill(T *a"),
+        "{printed}"
+    );
+    assert!(lower_error(src, "fill").contains("is a template: name an instantiation"));
+}
+
+#[test]
+fn a_template_never_launched_is_instantiated_on_request() {
+    let src =
+        "template <unsigned int N>\n__global__ void k(int *a, int *b) { b[threadIdx.x] = N; }\n";
+    assert_eq!(parse(src).kernels().count(), 0);
+    assert_eq!(parse(src).uninstantiated().len(), 1);
+    let opts = Preprocess {
+        instantiate: vec!["k<5>".into(), "k<7>".into(), "nope<1>".into()],
+        ..Preprocess::default()
+    };
+    let parsed = parse_source(load(SourceFile::new("t.cu", src), &opts));
+    let names: Vec<&str> = parsed.kernels().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["k<5>", "k<7>"]);
+    assert!(parsed.uninstantiated().is_empty());
+    assert!(parsed
+        .all_diagnostics()
+        .iter()
+        .any(|d| d.message.contains("no template kernel `nope`")));
+}
+
+#[test]
+fn device_templates_take_explicit_arguments() {
+    let src = "template <int N> __device__ int sum_n(const int *a) { int s = 0; for (int i = 0; i < N; ++i) s += a[i]; return s; }\n\
+               template <typename T> __device__ T twice(T x) { return x + x; }\n\
+               __global__ void k(int *a, int *b) { b[threadIdx.x] = sum_n<3>(a) + twice<int>(1); }\n";
+    let (_, b) = run(src, "k", 2, 4);
+    assert_eq!(b[..2], [5.0, 5.0]);
+    let deduced = "template <typename T> __device__ T twice(T x) { return x + x; }\n\
+                   __global__ void k(int *a, int *b) { b[0] = twice(a[0]); }\n";
+    assert!(lower_error(deduced, "k").contains("does not deduce"));
+}
+
+#[test]
+fn qualified_names_pick_their_namespace() {
+    let src = "namespace a { __device__ int f() { return 1; } }\n\
+               namespace b { __device__ int f() { return 2; } }\n\
+               __global__ void k(int *a, int *b) { b[threadIdx.x] = a::f() * 10 + b::f(); }\n";
+    let (_, b) = run(src, "k", 1, 1);
+    assert_eq!(b, [12.0]);
+    let ambiguous = src.replace("a::f() * 10 + b::f()", "f()");
+    assert!(lower_error(&ambiguous, "k").contains("ambiguous"));
+}
+
+#[test]
+fn cxx_constructs_print_back_as_written() {
+    let src = "constexpr int W = 4;\n\
+               namespace n { __device__ void inc(float &x) { x += 1.0f; } }\n\
+               template <typename T, unsigned int BS = 128>\n\
+               __global__ void k(const T *a, float *b) {\n\
+                 constexpr int two = 2;\n\
+                 auto v = static_cast<float>(a[threadIdx.x]);\n\
+                 float &r = b[threadIdx.x];\n\
+                 r = float(v) + int(v) * unsigned(W) + reinterpret_cast<const float &>(v) + two + BS;\n\
+                 n::inc(r);\n\
+                 ::n::inc(r);\n\
+               }\n\
+               void h(float *x, float *y) { k<float><<<1, 128>>>(x, y); }\n";
+    let parsed = parse(src);
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    let k = parsed.function("k").unwrap();
+    let printed = print::function(k);
+    for piece in [
+        "template <typename T, unsigned int BS = 128>",
+        "constexpr int two = 2;",
+        "auto v = static_cast<float>(a[threadIdx.x]);",
+        "float &r = b[threadIdx.x];",
+        "float(v) + int(v) * unsigned(W) + reinterpret_cast<const float &>(v)",
+        "n::inc(r);",
+        "::n::inc(r);",
+    ] {
+        assert!(printed.contains(piece), "missing `{piece}` in\n{printed}");
+    }
+    let whole = copper::cuda::rewrite::rewrite_functions(&parsed, std::slice::from_ref(k));
+    let again = parse(&whole);
+    assert_eq!(again.function("k"), Some(k));
+}
