@@ -47,7 +47,16 @@ fn main() {
                 let Ok(k) = lower_kernel(&parsed, &f.name) else {
                     break;
                 };
-                let l = lint_kernel(&k, shape.block, shape.grid, Default::default(), None);
+                let l = lint_kernel(
+                    &k,
+                    copper::bound::Config {
+                        hw: Default::default(),
+                        block: shape.block,
+                        grid: shape.grid,
+                        ..Default::default()
+                    },
+                    None,
+                );
                 times.push(start.elapsed().as_secs_f64());
                 n = l.findings.len();
             }

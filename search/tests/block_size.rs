@@ -166,9 +166,12 @@ fn linted(src: &str) -> BlockSize {
     let shape = spec.shape().expect("shape");
     lint_kernel(
         &kernel,
-        Some(shape.block),
-        Some(shape.grid),
-        Default::default(),
+        copper::bound::Config {
+            hw: Default::default(),
+            block: Some(shape.block),
+            grid: Some(shape.grid),
+            ..Default::default()
+        },
         Some(spec),
     )
     .block_size

@@ -755,6 +755,24 @@ fn analyze_and_optimize_end_within_their_budget_on_deep_nests() {
     // Past the budget nothing was checked: the kernel is not "unchanged".
     assert!(stdout(&m).contains("unchecked"), "{}", stdout(&m));
     assert!(stdout(&m).contains("time budget"), "{}", stdout(&m));
+    // Without a budget, lint takes about 10 s on 40 nested loops.
+    std::fs::write(dir.join("deeper.cu"), slow_kernel(40)).unwrap();
+    let m = run(
+        "lint --budget 1, 40 nested loops",
+        &dir,
+        &[
+            "lint",
+            "deeper.cu",
+            "--block",
+            "32",
+            "--grid",
+            "1",
+            "--budget",
+            "1",
+        ],
+        &[],
+    );
+    assert!(within(&m, 1.0), "{:?}", m.wall);
 }
 
 #[test]

@@ -98,7 +98,16 @@ fn lint_against_the_simulator() {
             let kernel = lower_kernel(&parsed, &f.name).unwrap();
             let shape = spec.shape().unwrap();
             let hw = copper::cost::Hardware::default();
-            let lint = lint_kernel(&kernel, Some(shape.block), Some(shape.grid), hw, Some(spec));
+            let lint = lint_kernel(
+                &kernel,
+                copper::bound::Config {
+                    hw,
+                    block: Some(shape.block),
+                    grid: Some(shape.grid),
+                    ..Default::default()
+                },
+                Some(spec),
+            );
             let inputs = inputs_from_spec(&kernel, spec).unwrap();
             let sim = simulate_owned(&kernel, inputs, &SimOptions::default()).unwrap();
             let (mut g, mut s) = (Tally::default(), Tally::default());

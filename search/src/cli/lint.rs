@@ -73,6 +73,10 @@ pub struct LintArgs {
     /// (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
+    /// Seconds one kernel's lint may take (its analysis and race search)
+    /// [default: 20].
+    #[arg(long, value_parser = super::analyze::parse_seconds)]
+    pub budget: Option<std::time::Duration>,
 }
 
 /// A finding with its place, ready to print.
@@ -202,7 +206,17 @@ fn lint_file(
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(block, grid, &parsed, spec, &name);
         let start = Instant::now();
-        let lint = lint_kernel(&kernel, shape.block, shape.grid, hw, spec);
+        let config = copper::bound::Config {
+            hw,
+            block: shape.block,
+            grid: shape.grid,
+            budget: a
+                .budget
+                .or(cfg.budget.map(std::time::Duration::from_secs_f64))
+                .unwrap_or(copper::bound::Config::default().budget),
+            ..Default::default()
+        };
+        let lint = lint_kernel(&kernel, config, spec);
         let seconds = start.elapsed().as_secs_f64();
         let f = parsed.function(&name).expect("listed kernel");
         let (line, col) = parsed.source.line_col(f.meta.span.start);

@@ -19,8 +19,9 @@ pub mod lanes;
 pub mod races;
 pub mod witness;
 
+use std::time::Instant;
+
 use copper::bound::{prepare, Config, Prepared};
-use copper::cost::Hardware;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::source::Span;
@@ -145,31 +146,21 @@ pub struct KernelLint {
     pub prepared: Prepared,
 }
 
-/// Lints one kernel for a launch shape (each `None` when unknown); `spec`,
-/// the parameter file's launch, is simulated to look for races before a
-/// block-size independent verdict (synthesized launches without it).
-pub fn lint_kernel(
-    kernel: &Kernel,
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
-    hw: Hardware,
-    spec: Option<&LaunchSpec>,
-) -> KernelLint {
-    let prepared = prepare(
-        kernel,
-        Config {
-            hw,
-            block,
-            grid,
-            ..Config::default()
-        },
-    );
+/// Lints one kernel under `config` (its hardware, launch shape, each
+/// `None` when unknown, and time budget); `spec`, the parameter file's
+/// launch, is simulated to look for races before a block-size independent
+/// verdict (synthesized launches without it). The analysis and the race
+/// search stop at the budget.
+pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -> KernelLint {
+    let deadline = Instant::now() + config.budget;
+    let (hw, block, grid) = (config.hw, config.block, config.grid);
+    let prepared = prepare(kernel, config);
     let mut findings = coalescing::findings(kernel, &prepared, &hw, block, grid);
     findings.extend(banks::findings(kernel, &prepared, &hw, block));
     findings.extend(divergence::findings(kernel, &prepared));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     if let BlockSize::Independent { .. } = block_size {
-        block_size = match races::search(kernel, spec, block) {
+        block_size = match races::search(kernel, spec, block, deadline) {
             races::Races::NoneFound(n) => BlockSize::Independent {
                 race_free_launches: Some(n),
             },
@@ -257,17 +248,20 @@ mod tests {
     use copper::ir::lower::lower_kernel;
     use copper::source::SourceFile;
 
+    /// The default configuration with a launch shape.
+    fn shaped(block: Option<[u64; 3]>, grid: Option<[u64; 3]>) -> Config {
+        Config {
+            block,
+            grid,
+            ..Config::default()
+        }
+    }
+
     /// The codes found in kernel `k` of `src` for a 256-thread block.
     fn lint(src: &str, k: &str) -> KernelLint {
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let kernel = lower_kernel(&parsed, k).expect("kernel lowers");
-        lint_kernel(
-            &kernel,
-            Some([256, 1, 1]),
-            Some([4, 1, 1]),
-            Hardware::default(),
-            None,
-        )
+        lint_kernel(&kernel, shaped(Some([256, 1, 1]), Some([4, 1, 1])), None)
     }
 
     /// The codes of the findings, block-size dependence left out.
@@ -305,13 +299,7 @@ mod tests {
             a[Size * t + (yidx + t)] = 1.0f; }";
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let kernel = lower_kernel(&parsed, "fan").expect("kernel lowers");
-        let l = lint_kernel(
-            &kernel,
-            Some([2, 16, 1]),
-            Some([4, 4, 1]),
-            Hardware::default(),
-            None,
-        );
+        let l = lint_kernel(&kernel, shaped(Some([2, 16, 1]), Some([4, 4, 1])), None);
         let f = &l.findings[0];
         assert_eq!(f.worst, Some(3.0));
         assert!(!f.message.contains("where 4 would do"), "{}", f.message);
@@ -323,7 +311,7 @@ mod tests {
         );
         // With the block unknown, lanes 1 apart in x share an element: the
         // reason says so, not "0 elements apart".
-        let l = lint_kernel(&kernel, None, None, Hardware::default(), None);
+        let l = lint_kernel(&kernel, shaped(None, None), None);
         let f = &l.findings[0];
         assert!(!f.why.contains("0 elements"), "{}", f.why);
         assert!(
@@ -359,13 +347,7 @@ mod tests {
         let codes_in = |src: &str, block: [u64; 3]| {
             let parsed = parse_source(SourceFile::new("t.cu", src));
             let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
-            let l = lint_kernel(
-                &kernel,
-                Some(block),
-                Some([2, 2, 1]),
-                Hardware::default(),
-                None,
-            );
+            let l = lint_kernel(&kernel, shaped(Some(block), Some([2, 2, 1])), None);
             l.findings
                 .iter()
                 .filter(|f| f.site.is_some())

@@ -42,15 +42,21 @@ pub enum Races {
 }
 
 /// Searches races of `kernel` in the launch `spec` (or synthesized ones
-/// around `block` when there is none) and its reshaped variants.
-pub fn search(kernel: &Kernel, spec: Option<&LaunchSpec>, block: Option<[u64; 3]>) -> Races {
+/// around `block` when there is none) and its reshaped variants, for at
+/// most [`BUDGET`] and never past `deadline`.
+pub fn search(
+    kernel: &Kernel,
+    spec: Option<&LaunchSpec>,
+    block: Option<[u64; 3]>,
+    deadline: Instant,
+) -> Races {
     let bases = match spec {
         Some(s) => vec![s.clone(), with_random_data(kernel, s)],
         None => synthesized(kernel, block.unwrap_or([64, 1, 1])),
     };
     let opts = SimOptions {
         detect_races: true,
-        deadline: Some(Instant::now() + BUDGET),
+        deadline: Some((Instant::now() + BUDGET).min(deadline)),
         ..SimOptions::default()
     };
     let mut clean = 0;
