@@ -216,6 +216,7 @@ fn lint_file(
                 .unwrap_or(copper::bound::Config::default().budget),
             ..Default::default()
         };
+        let deadline = start + config.budget;
         let lint = lint_kernel(&kernel, config, spec);
         let seconds = start.elapsed().as_secs_f64();
         let f = parsed.function(&name).expect("listed kernel");
@@ -240,7 +241,9 @@ fn lint_file(
                     finding.help = None;
                     let bound = finding.worst.unwrap_or(1.0) as u64;
                     Some(match spec {
-                        Some(spec) => witness::search(&kernel, site, bound, a.degree, spec, &hw),
+                        Some(spec) => {
+                            witness::search(&kernel, site, bound, a.degree, spec, &hw, deadline)
+                        }
                         None => Witness::NotFound(format!(
                             "no parameter file gives a launch of `{name}` to simulate"
                         )),

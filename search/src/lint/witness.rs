@@ -11,6 +11,8 @@
 //! that every warp reading consecutive elements sees them all; each
 //! candidate is simulated and kept when the site reaches `n`.
 
+use std::time::Instant;
+
 use copper::cost::Hardware;
 use copper::ir::sites::SitePaths;
 use copper::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
@@ -121,6 +123,7 @@ pub fn search(
     target: Option<u64>,
     spec: &LaunchSpec,
     hw: &Hardware,
+    deadline: Instant,
 ) -> Witness {
     let n = target.unwrap_or(bound);
     if n > bound {
@@ -135,9 +138,15 @@ pub fn search(
     let name = kernel.arrays[src].name.clone();
     let opts = SimOptions {
         hw: *hw,
+        deadline: Some(deadline),
         ..SimOptions::default()
     };
     for run in [1u64, 2, 4, 8, 16, 32] {
+        if Instant::now() > deadline {
+            return Witness::NotFound(
+                "the search ran past the time budget (raise it with --budget)".into(),
+            );
+        }
         let values: Vec<f64> = (0..n * run).map(|p| ((p / run) * stride) as f64).collect();
         let mut spec = spec.clone();
         let Some(a) = spec.arrays.get_mut(&name) else {
