@@ -366,9 +366,8 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let dynamic_shared = k.arrays.iter().any(|a| a.is_shared() && a.dims.is_empty());
     let mut out = Vec::new();
     // Sizes around the block: a partial last block, several full blocks,
-    // small odd sizes. Arrays hold a `size × size` matrix, so kernels over
-    // two size parameters stay in bounds; launches the original cannot run
-    // cleanly are dropped by the caller.
+    // small odd sizes. Launches the original cannot run cleanly are dropped
+    // by the caller.
     // Smallest first: the caller stops at the first launch too long to run.
     for (g, size) in [
         (2u64, 5),
@@ -394,9 +393,13 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
                     args.insert(var.name.clone(), x);
                 }
                 Param::Array(a) => {
-                    let len = (4 * threads * blocks)
-                        .max((size + 1) * size)
-                        .clamp(4096, 1 << 20);
+                    // A 2-D launch's arrays hold a `size × size` matrix; a
+                    // 1-D kernel over two sizes gets its arrays grown when
+                    // it reads past them (see `run_original`): filling
+                    // matrices for every 1-D kernel cost more than the
+                    // simulations.
+                    let matrix = if two_d { (size + 1) * size } else { size + 1 };
+                    let len = (4 * threads * blocks).max(matrix).clamp(4096, 1 << 20);
                     let arr = &k.arrays[*a];
                     arrays.insert(
                         arr.name.clone(),
