@@ -48,6 +48,23 @@ pub fn launch_shape(
         .iter()
         .filter(|l| l.kernel == name && l.block.is_some())
         .collect();
+    // A launch CUDA would refuse (`<<<1, 100000>>>`) says nothing about the
+    // shapes the kernel runs with.
+    let invalid = sites.iter().find_map(|l| {
+        let block = l.block?;
+        copper::sim::params::Shape::checked(l.grid.unwrap_or([1, 1, 1]), block)
+            .err()
+            .map(|e| (l.line, e))
+    });
+    if let Some((line, why)) = invalid {
+        return Shape {
+            block: None,
+            grid: None,
+            source: format!(
+                "the launch at line {line} is not one CUDA runs ({why}), so no shape is assumed: bounds hold for any block"
+            ),
+        };
+    }
     if let Some(first) = sites.first() {
         if sites.iter().all(|l| l.block == first.block) {
             let line = first.line;

@@ -606,3 +606,21 @@ fn crlf_and_byte_order_mark_files() {
     let o = copper(&["fmt", "--whole", f.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("\u{feff}#define N 4\r\n"));
 }
+
+#[test]
+fn a_launch_cuda_would_refuse_is_not_used_as_the_shape() {
+    let p = scratch(
+        "big-launch.cu",
+        b"__global__ void k(float *a) { a[threadIdx.x] = 1; }\nvoid host(float *a) { k<<<1, 100000>>>(a); }\n",
+    );
+    let o = copper(&["analyze", p.to_str().unwrap()]);
+    let t = text(&o);
+    // Before: "block 100000x1x1 (from the launch at line 2)" and a bound
+    // for a launch of 3125 warps.
+    assert!(
+        t.contains("the launch at line 2 is not one CUDA runs"),
+        "{t}"
+    );
+    assert!(t.contains("more than CUDA allows"), "{t}");
+    assert!(!t.contains("3125 warps"), "{t}");
+}
