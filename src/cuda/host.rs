@@ -207,6 +207,24 @@ fn size_of(ty: &[String]) -> Option<i128> {
 /// Deepest macro expansion followed.
 const MAX_DEPTH: usize = 32;
 
+/// The value of an integer constant expression (`BS * 2`, `1 << 8`,
+/// `DIV_UP(N, 32)`: macros expanded, no variables); `None` when it is not
+/// one.
+pub(crate) fn constant(toks: &[String], macros: &MacroTable) -> Option<i128> {
+    let overrides = HashMap::new();
+    let ev = Evaluator {
+        macros,
+        vars: HashMap::new(),
+        bytes: HashMap::new(),
+        inputs: Vec::new(),
+        overrides: &overrides,
+    };
+    match ev.eval_tokens(toks)? {
+        Value::Int(v) => Some(v),
+        Value::Dim3(_) => None,
+    }
+}
+
 struct Evaluator<'a> {
     macros: &'a MacroTable,
     /// Variables in scope: `None` when unknown.
@@ -825,6 +843,16 @@ fn literal(t: &str) -> Option<i128> {
 mod tests {
     use super::*;
     use crate::cuda::extract::extract;
+
+    #[test]
+    fn constants_are_integer_expressions_without_variables() {
+        let macros = MacroTable::new(&[]);
+        let c = |t: &str| constant(&token_texts(t), &macros);
+        assert_eq!(c("1 << 8"), Some(256));
+        assert_eq!(c("-1"), Some(-1));
+        assert_eq!(c("(64 + 31) / 32 * 2"), Some(4));
+        assert_eq!(c("n * 2"), None);
+    }
 
     fn launch(src: &str) -> HostLaunch {
         launch_with(src, &HashMap::new())

@@ -179,68 +179,6 @@ pub(crate) fn expand_all(toks: &[String], macros: &MacroTable) -> Option<Vec<Str
     Some(out)
 }
 
-/// Value of an integer constant expression over `+ - * / ( )`.
-pub(crate) fn const_value(toks: &[String]) -> Option<u64> {
-    let mut pos = 0;
-    let v = sum(toks, &mut pos)?;
-    (pos == toks.len() && v > 0).then_some(v as u64)
-}
-
-fn sum(t: &[String], p: &mut usize) -> Option<i128> {
-    let mut v = product(t, p)?;
-    while let Some(op) = t
-        .get(*p)
-        .map(String::as_str)
-        .filter(|o| matches!(*o, "+" | "-"))
-    {
-        *p += 1;
-        let r = product(t, p)?;
-        v = if op == "+" {
-            v.checked_add(r)?
-        } else {
-            v.checked_sub(r)?
-        };
-    }
-    Some(v)
-}
-
-fn product(t: &[String], p: &mut usize) -> Option<i128> {
-    let mut v = atom(t, p)?;
-    while let Some(op) = t
-        .get(*p)
-        .map(String::as_str)
-        .filter(|o| matches!(*o, "*" | "/"))
-    {
-        *p += 1;
-        let r = atom(t, p)?;
-        v = if op == "*" {
-            v.checked_mul(r)?
-        } else {
-            v.checked_div(r)?
-        };
-    }
-    Some(v)
-}
-
-fn atom(t: &[String], p: &mut usize) -> Option<i128> {
-    let tok = t.get(*p)?;
-    *p += 1;
-    if tok == "(" {
-        let v = sum(t, p)?;
-        (t.get(*p)? == ")").then_some(())?;
-        *p += 1;
-        return Some(v);
-    }
-    let digits = tok.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        return i128::from_str_radix(hex, 16).ok();
-    }
-    digits.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //! binds the parameters to them.
 
 use super::ast::{BaseType, TemplateParam, Type};
-use super::launch::{const_value, expand_all};
+use super::launch::expand_all;
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 
@@ -135,8 +135,11 @@ pub fn arguments(
             return Err(format!("no argument for template parameter `{}`", p.name));
         };
         let toks = token_texts(text);
+        let value = p
+            .value_type
+            .as_ref()
+            .and_then(|_| super::host::constant(&toks, macros));
         let toks = expand_all(&toks, macros).unwrap_or(toks);
-        let value = p.value_type.as_ref().and_then(|_| const_value(&toks));
         out.push(match value {
             Some(v) => v.to_string(),
             None => toks.join(" "),
