@@ -43,29 +43,10 @@ fn stmt(
     out.entry(key(s)).or_default().extend(after.iter().copied());
     let mut live = after;
     match s {
-        Stmt::Assign { var, value, .. } => {
-            live.remove(var);
-            reads(value, &mut live);
-        }
-        Stmt::Store { access, value, .. } => {
-            reads(&access.index, &mut live);
-            reads(value, &mut live);
-        }
-        Stmt::Atomic {
-            access,
-            value,
-            compare,
-            result,
-            ..
-        } => {
-            if let Some(r) = result {
-                live.remove(r);
-            }
-            reads(&access.index, &mut live);
-            reads(value, &mut live);
-            if let Some(c) = compare {
-                reads(c, &mut live);
-            }
+        Stmt::Assign { .. } | Stmt::Store { .. } | Stmt::Atomic { .. } => {
+            let (gen, kill) = stmt_gen_kill(s);
+            live.retain(|v| !kill.contains(v));
+            live.extend(gen);
         }
         Stmt::If {
             cond, then, els, ..

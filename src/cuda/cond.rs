@@ -12,6 +12,7 @@
 //! through branches not taken is blanked whole.
 
 use super::extract::define_of;
+use super::host::BINARY_LEVELS as LEVELS;
 use super::include::{include_target, Target};
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
@@ -290,20 +291,6 @@ struct Parser<'a> {
     toks: &'a [String],
     pos: usize,
 }
-
-/// Binary operators by precedence level, loosest first.
-const LEVELS: &[&[&str]] = &[
-    &["||"],
-    &["&&"],
-    &["|"],
-    &["^"],
-    &["&"],
-    &["==", "!="],
-    &["<", ">", "<=", ">="],
-    &["<<", ">>"],
-    &["+", "-"],
-    &["*", "/", "%"],
-];
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&str> {

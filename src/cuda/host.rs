@@ -204,6 +204,21 @@ fn size_of(ty: &[String]) -> Option<i128> {
     })
 }
 
+/// C's binary operators by precedence level, loosest first (shared with
+/// the `#if` evaluator).
+pub(crate) const BINARY_LEVELS: &[&[&str]] = &[
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<", "<=", ">", ">="],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
 /// Deepest macro expansion followed.
 const MAX_DEPTH: usize = 32;
 
@@ -633,23 +648,11 @@ impl Parser<'_, '_> {
 
     /// Binary operators by C precedence, loosest first.
     fn binary(&mut self, level: usize) -> Option<Value> {
-        const LEVELS: &[&[&str]] = &[
-            &["||"],
-            &["&&"],
-            &["|"],
-            &["^"],
-            &["&"],
-            &["==", "!="],
-            &["<", "<=", ">", ">="],
-            &["<<", ">>"],
-            &["+", "-"],
-            &["*", "/", "%"],
-        ];
-        if level == LEVELS.len() {
+        if level == BINARY_LEVELS.len() {
             return self.unary();
         }
         let mut v = self.binary(level + 1)?;
-        while let Some(op) = self.peek().filter(|o| LEVELS[level].contains(o)) {
+        while let Some(op) = self.peek().filter(|o| BINARY_LEVELS[level].contains(o)) {
             let op = op.to_string();
             self.pos += 1;
             let (Value::Int(a), Value::Int(b)) = (v, self.binary(level + 1)?) else {

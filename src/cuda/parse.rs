@@ -8,6 +8,7 @@ use std::path::Path;
 
 use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
+use lang_c::span::Node;
 
 use super::ast::{FnKind, Function, Template, Type, VarDecl};
 use super::cond;
@@ -605,25 +606,29 @@ impl<'a> Context<'a> {
     /// The names a file-scope struct definition can be used by, and its
     /// fields, if copper can read it.
     fn struct_definition(&self, span: Span) -> Option<(Vec<String>, Vec<VarDecl>)> {
-        let unit = self.unit(span, &[]).ok()?;
-        let tu = self.parse_unit(&unit, span.start).ok()?;
-        let decl = tu.0.iter().rev().find_map(|d| match &d.node {
-            c::ExternalDeclaration::Declaration(d) => Some(d),
-            _ => None,
-        })?;
-        Converter::new(&unit, 0).struct_definition(decl).ok()
+        self.read_declaration(span, |cv, decl| cv.struct_definition(decl).ok())
     }
 
     /// The names and types a file-scope `typedef` defines, if copper can
     /// read it.
     fn typedef(&self, span: Span) -> Option<Vec<(String, Type)>> {
+        self.read_declaration(span, |cv, decl| cv.typedefs(decl).ok())
+    }
+
+    /// Parses the file-scope declaration at `span` (the last one of its
+    /// unit) and reads it with `read`.
+    fn read_declaration<T>(
+        &self,
+        span: Span,
+        read: impl FnOnce(&mut Converter, &Node<c::Declaration>) -> Option<T>,
+    ) -> Option<T> {
         let unit = self.unit(span, &[]).ok()?;
         let tu = self.parse_unit(&unit, span.start).ok()?;
         let decl = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
             _ => None,
         })?;
-        Converter::new(&unit, 0).typedefs(decl).ok()
+        read(&mut Converter::new(&unit, 0), decl)
     }
 
     fn global(&self, span: Span, first_id: u64) -> Result<Vec<VarDecl>, Diagnostic> {

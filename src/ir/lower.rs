@@ -1226,16 +1226,23 @@ impl<'a> Lowerer<'a> {
                 value: convert(value, elem),
                 span,
             });
-            if d.ty.is_const || d.is_constexpr {
-                if let Some(Value::I(c)) = self.const_value(e) {
-                    if let Some(m) = self.consts.last_mut() {
-                        m.insert(d.name.clone(), c);
-                    }
-                }
-            }
+            self.remember_constant(d, e);
         }
         self.bind(&d.name, Binding::Var(v));
         Ok(())
+    }
+
+    /// A `const`/`constexpr` local with a constant integer initializer is
+    /// also a compile-time constant (an array size, a template argument).
+    fn remember_constant(&mut self, d: &ast::VarDecl, e: &ast::Expr) {
+        if !(d.ty.is_const || d.is_constexpr) {
+            return;
+        }
+        if let Some(Value::I(c)) = self.const_value(e) {
+            if let Some(m) = self.consts.last_mut() {
+                m.insert(d.name.clone(), c);
+            }
+        }
     }
 
     /// `auto x = e;`: a scalar of `e`'s type (`auto` pointers and arrays
@@ -1261,13 +1268,7 @@ impl<'a> Lowerer<'a> {
             value,
             span,
         });
-        if d.ty.is_const || d.is_constexpr {
-            if let Some(Value::I(c)) = self.const_value(e) {
-                if let Some(m) = self.consts.last_mut() {
-                    m.insert(d.name.clone(), c);
-                }
-            }
-        }
+        self.remember_constant(d, e);
         self.bind(&d.name, Binding::Var(v));
         Ok(())
     }
