@@ -154,8 +154,9 @@ impl IncludedFile {
 pub struct Included {
     /// Included files, in increasing `base` order.
     pub files: Vec<IncludedFile>,
-    /// Problems with `#include` directives (missing headers, cycles, …).
-    pub diagnostics: Vec<Diagnostic>,
+    /// Problems with `#include` directives (missing headers, cycles, …),
+    /// each with the offset of its directive.
+    pub diagnostics: Vec<(usize, Diagnostic)>,
     /// Template instantiations asked for besides the file's launches
     /// (`--instantiate 'reduce<256>'`).
     pub instantiate: Vec<String>,
@@ -268,8 +269,9 @@ impl SourceFile {
     }
 
     /// Records the problems found including files (made with
-    /// [`SourceFile::diagnostic`] once the files are attached).
-    pub fn set_include_diagnostics(&mut self, diagnostics: Vec<Diagnostic>) {
+    /// [`SourceFile::diagnostic`] once the files are attached), each with
+    /// the offset of the directive it is about.
+    pub fn set_include_diagnostics(&mut self, diagnostics: Vec<(usize, Diagnostic)>) {
         Arc::make_mut(&mut self.included).diagnostics = diagnostics;
     }
 

@@ -624,3 +624,23 @@ fn a_launch_cuda_would_refuse_is_not_used_as_the_shape() {
     assert!(t.contains("more than CUDA allows"), "{t}");
     assert!(!t.contains("3125 warps"), "{t}");
 }
+
+#[test]
+fn a_header_named_only_in_a_branch_not_taken_is_not_looked_for() {
+    let f = scratch(
+        "inactive_include.cu",
+        b"#ifdef USE_EXTRA\n#include \"extra.h\"\n#endif\n__global__ void k(float *a) { a[0] = 1; }\n",
+    );
+    let f = f.to_str().unwrap();
+    let o = copper(&["parse", f]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(!t.contains("extra.h"), "{t}");
+    // Taken, the branch's missing header is reported at its directive.
+    let o = copper(&["parse", "-DUSE_EXTRA", f]);
+    let t = text(&o);
+    assert!(
+        t.contains("inactive_include.cu:2:1: warning[include]: header `extra.h` not found"),
+        "{t}"
+    );
+}

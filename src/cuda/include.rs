@@ -333,7 +333,12 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
     let mut out = source.with_included(loader.included);
     let diagnostics = problems
         .into_iter()
-        .map(|p| out.diagnostic(p.severity, "include", p.offset, p.message))
+        .map(|p| {
+            (
+                p.offset,
+                out.diagnostic(p.severity, "include", p.offset, p.message),
+            )
+        })
         .collect();
     out.set_include_diagnostics(diagnostics);
     out

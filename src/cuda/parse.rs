@@ -150,7 +150,11 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
             result: ctx.function(item, i as u64),
         })
         .collect();
-    let mut diagnostics = source.included().diagnostics.clone();
+    // A directive in a branch not taken was blanked: nvcc never reads it.
+    let mut diagnostics: Vec<Diagnostic> = (source.included().diagnostics.iter())
+        .filter(|(at, _)| source.slice_from(*at).starts_with('#'))
+        .map(|(_, d)| d.clone())
+        .collect();
     diagnostics.extend(cond_diagnostics);
     let mut launches = resolve_launches(&source.text, &extracted, &ctx.macros);
     instantiate(
