@@ -644,3 +644,38 @@ fn a_header_named_only_in_a_branch_not_taken_is_not_looked_for() {
         "{t}"
     );
 }
+
+#[test]
+fn kernel_option_names_an_instantiation_as_the_user_writes_it() {
+    let f = scratch(
+        "default_args.cu",
+        b"template <typename T, int BS = 32>\n__global__ void scale(T *a, T s, int n) {\n    int i = blockIdx.x * BS + threadIdx.x;\n    if (i < n) a[i] = a[i] * s;\n}\nvoid host(float *d, int n) { scale<float><<<n / 32, 32>>>(d, 2.0f, n); }\n",
+    );
+    let f = f.to_str().unwrap();
+    for k in ["scale<float>", "scale<float,32>", "scale< float , 32 >"] {
+        let o = copper(&["analyze", f, "--kernel", k, "--block", "32", "--grid", "2"]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{k}: {t}");
+        assert!(
+            t.contains("kernel scale<float, 32>: block 32×1×1"),
+            "{k}: {t}"
+        );
+        let o = copper(&["params", f, "--kernel", k]);
+        assert!(
+            text(&o).contains("[kernel.\"scale<float, 32>\"]"),
+            "{k}: {}",
+            text(&o)
+        );
+        // The parameter file copper writes is one copper reads back.
+        let toml = f.replace(".cu", ".toml");
+        std::fs::write(&toml, &o.stdout).unwrap();
+        let o = copper(&["simulate", f, "--kernel", k]);
+        assert_eq!(o.status.code(), Some(0), "{k}: {}", text(&o));
+    }
+    let o = copper(&["analyze", f, "--kernel", "scale<double>"]);
+    assert_clean_failure(
+        &o,
+        2,
+        "no kernel named `scale<double, 32>` (kernels: scale<float, 32>)",
+    );
+}

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::ast::FnKind;
 use super::extract::FunctionItem;
+use super::lex::is_identifier;
 use super::parse::{parse_source, ParsedFile};
 use crate::source::{SourceFile, Span};
 
@@ -126,11 +127,6 @@ fn whole_lines(source: &SourceFile, spans: &mut [Span]) -> (String, Vec<(usize, 
         here += part.matches('\n').count() + usize::from(!part.ends_with('\n'));
     }
     (out, map)
-}
-
-fn is_identifier(t: &str) -> bool {
-    t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The identifiers of a piece of source (a cheap scan; comments and

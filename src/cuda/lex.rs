@@ -52,6 +52,12 @@ const PUNCTS: [&str; 49] = [
     "]", "(", ")", ";", ",", "<", ">", "=", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~",
 ];
 
+/// Whether `t` is one C identifier (ASCII letters, digits, `_`).
+pub fn is_identifier(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Splits `src` into tokens, skipping whitespace and comments.
 pub fn tokenize(src: &str) -> Vec<Token> {
     tokenize_with(src, true)

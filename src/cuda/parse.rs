@@ -93,6 +93,26 @@ impl ParsedFile {
             .collect()
     }
 
+    /// The kernel name `wanted` (as a user gives it to `--kernel`) stands
+    /// for: an instantiation is named with its defaults filled in and its
+    /// arguments spelled as copper spells them (`t<float>` is
+    /// `t<float, 32>`); any other name is itself.
+    pub fn kernel_name(&self, wanted: &str) -> String {
+        let Some((base, args)) = template::split_name(wanted) else {
+            return wanted.to_string();
+        };
+        self.functions
+            .iter()
+            .filter_map(|f| f.result.as_ref().ok())
+            .filter_map(|f| {
+                f.template
+                    .as_ref()
+                    .filter(|t| f.is_kernel() && t.name == base)
+            })
+            .find_map(|t| template::arguments(&t.params, args, &MacroTable::default()).ok())
+            .map_or_else(|| wanted.to_string(), |a| template::instance_name(base, &a))
+    }
+
     /// The function named `name` that parsed.
     pub fn function(&self, name: &str) -> Option<&Function> {
         self.functions

@@ -1361,10 +1361,18 @@ impl<'a> Lowerer<'a> {
                     let scalar = self.scalar(ty, span)?;
                     let v = self.value_argument(a).ok_or_else(|| LowerError {
                         offset: span.start,
-                        message: format!(
-                            "template argument `{a}` for `{}` is not an integer constant copper can evaluate",
-                            p.name
-                        ),
+                        message: if crate::cuda::lex::is_identifier(a) {
+                            format!(
+                                "template argument `{a}` for `{}` needs a value: {}",
+                                p.name,
+                                crate::cuda::include::define_hint(a)
+                            )
+                        } else {
+                            format!(
+                                "template argument `{a}` for `{}` is not an integer constant copper can evaluate",
+                                p.name
+                            )
+                        },
                     })?;
                     TemplateArg::Value(v.convert(scalar), scalar)
                 }

@@ -172,6 +172,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
     }
     let names: Vec<String> = match &a.launch.kernel {
         Some(k) => {
+            let k = &parsed.kernel_name(k);
             if parsed.kernels().all(|f| &f.name != k) {
                 eprintln!(
                     "copper: error: {}: no kernel named `{k}` (kernels: {})",

@@ -188,6 +188,8 @@ fn select(
     only: Option<&str>,
     params_name: &Path,
 ) -> Result<Vec<KernelBench>, String> {
+    let only = only.map(|k| parsed.kernel_name(k));
+    let only = only.as_deref();
     let mut out = Vec::new();
     for f in parsed
         .functions

@@ -175,7 +175,8 @@ fn lint_file(
             .and_then(|g| config::shape(g, "grid").ok())
     });
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
-    if let Some(k) = &a.launch.kernel {
+    let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
+    if let Some(k) = &only {
         if !names.contains(k) {
             out.errors.push(Diagnostic {
                 code: "kernel",
@@ -187,7 +188,7 @@ fn lint_file(
         }
     }
     for name in names {
-        if a.launch.kernel.as_ref().is_some_and(|k| k != &name) {
+        if only.as_ref().is_some_and(|k| k != &name) {
             continue;
         }
         let kernel = match lower_kernel(&parsed, &name) {

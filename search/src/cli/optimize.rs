@@ -532,7 +532,11 @@ fn optimize_files(
             continue;
         };
         for f in parsed.kernels() {
-            if a.launch.kernel.as_ref().is_some_and(|k| k != &f.name) {
+            if a.launch
+                .kernel
+                .as_ref()
+                .is_some_and(|k| parsed.kernel_name(k) != f.name)
+            {
                 continue;
             }
             let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name)).cloned();
@@ -680,7 +684,8 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
             write_failed: false,
         };
     };
-    kernels.extend(unreadable_kernels(parsed, a.launch.kernel.as_deref()));
+    let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
+    kernels.extend(unreadable_kernels(parsed, only.as_deref()));
     // Instantiations of one template start at the same place: file order
     // (the order of their launches) breaks the tie.
     let order = |name: &str| parsed.functions.iter().position(|f| f.item.name == name);

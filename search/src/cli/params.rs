@@ -35,6 +35,8 @@ pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
             return 2;
         }
     };
+    let only = only.map(|k| parsed.kernel_name(k));
+    let only = only.as_deref();
     let names: Vec<String> = parsed
         .functions
         .iter()
@@ -102,6 +104,7 @@ pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
 /// A launch as a parameter-file table.
 fn toml_of(name: &str, s: &LaunchSpec) -> String {
     let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let name = copper::sim::params::kernel_key(name);
     let mut out = format!(
         "[kernel.{name}]\ngrid = [{}]\nblock = [{}]\n",
         list(&s.grid),

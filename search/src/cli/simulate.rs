@@ -159,7 +159,7 @@ pub fn run(a: &SimulateArgs) -> u8 {
     let mut reports = Vec::new();
     let mut dumps = serde_json::Map::new();
     let kernels: Vec<String> = match &a.kernel {
-        Some(k) => vec![k.clone()],
+        Some(k) => vec![parsed.kernel_name(k)],
         None => parsed
             .kernels()
             .map(|k| k.name.clone())
