@@ -167,6 +167,39 @@ fn template_kernels_are_analyzed_per_instantiation() {
 }
 
 #[test]
+fn a_launch_deduces_type_arguments_from_its_arguments() {
+    let src = "template <typename T, int BS = 32>\n\
+               __global__ void axpy(const T *x, T *y, T alpha) { y[threadIdx.x] += alpha * x[threadIdx.x % BS]; }\n\
+               int main() {\n  int n = 64;\n  double *d_x, *d_y;\n  float *f;\n\
+               axpy<<<1, 64>>>(d_x, d_y, 2.0, n);\n  axpy<<<1, 32>>>(f, f, 0.5f);\n\
+               axpy<<<1, 32>>>(d_x, d_y, 2.0f);\n  axpy<unsigned, 8><<<1, 8>>>(0, 0, 3u);\n}\n";
+    let parsed = parse(src);
+    let names: Vec<&str> = parsed.kernels().map(|k| k.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["axpy<double, 32>", "axpy<float, 32>", "axpy<unsigned, 8>"]
+    );
+    // `double` pointers with a `float` scalar: C++ refuses it, so does copper.
+    let errors: Vec<String> = parsed
+        .all_diagnostics()
+        .iter()
+        .map(|d| format!("{}:{}: {}", d.line, d.col, d.message))
+        .collect();
+    assert_eq!(
+        errors,
+        ["9:1: `axpy`: template parameter `T` is deduced as both `double` and `float`"]
+    );
+    let (_, b) = run(
+        "template <typename T>\n__global__ void twice(const T *a, T *b) { b[threadIdx.x] = a[threadIdx.x] * T(2); }\n\
+         void go(int *p, int *q) { twice<<<1, 4>>>(p, q); }\n",
+        "twice<int>",
+        4,
+        4,
+    );
+    assert_eq!(b, [0.0, 2.0, 4.0, 6.0]);
+}
+
+#[test]
 fn a_template_never_launched_is_instantiated_on_request() {
     let src =
         "template <unsigned int N>\n__global__ void k(int *a, int *b) { b[threadIdx.x] = N; }\n";

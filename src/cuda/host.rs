@@ -124,7 +124,7 @@ pub fn evaluate(
 }
 
 /// The arguments of the call `(…)` right after offset `end`.
-fn call_args(src: &str, end: usize) -> Vec<String> {
+pub(crate) fn call_args(src: &str, end: usize) -> Vec<String> {
     let rest = &src[end.min(src.len())..];
     let toks = tokenize(rest);
     if !toks.first().is_some_and(|t| t.is(rest, "(")) {

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod cond;
 pub mod convert;
+pub mod deduce;
 pub mod diff;
 pub mod edit;
 pub mod excerpt;

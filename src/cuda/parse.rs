@@ -10,10 +10,12 @@ use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
-use super::ast::{FnKind, Function, Template, Type, VarDecl};
+use super::ast::{FnKind, Function, Param, Template, TemplateParam, Type, VarDecl};
 use super::cond;
 use super::convert::Converter;
+use super::deduce;
 use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
+use super::host;
 use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
@@ -234,8 +236,8 @@ fn instantiate(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let requested = source.included().instantiate.iter().map(|n| (n, None));
-    let launched = launches.iter_mut().map(|l| (&l.kernel, Some(l.span.start)));
-    let mut wanted: Vec<(String, Option<usize>)> =
+    let launched = launches.iter_mut().map(|l| (&l.kernel, Some(l.span)));
+    let mut wanted: Vec<(String, Option<Span>)> =
         requested.map(|(n, at)| (n.clone(), at)).collect();
     let mut renames = Vec::new();
     for (i, (n, at)) in launched.enumerate() {
@@ -270,7 +272,11 @@ fn instantiate(
             names.push(None);
             continue;
         };
-        match template::arguments(&t.params, args, macros) {
+        let args = match at {
+            Some(launch) => with_deduced(&t.params, &f.params, args, &source.text, launch),
+            None => Ok(args.to_string()),
+        };
+        match args.and_then(|args| template::arguments(&t.params, &args, macros)) {
             Ok(args) => {
                 let name = template::instance_name(&t.name, &args);
                 if !instances.iter().any(|i| i.item.name == name) {
@@ -290,7 +296,7 @@ fn instantiate(
                 diagnostics.push(source.diagnostic(
                     Severity::Error,
                     "instantiate",
-                    at.unwrap_or(pf.item.name_offset),
+                    at.map_or(pf.item.name_offset, |s| s.start),
                     format!("`{wanted_name}`: {e}"),
                 ));
                 names.push(None);
@@ -304,6 +310,31 @@ fn instantiate(
         }
     }
     functions.extend(instances);
+}
+
+/// The template arguments of the launch at `launch` in `text`: those
+/// written (`args`), then each one left deduced from the call's arguments
+/// ([`deduce`]), else its default, as far as one is known.
+fn with_deduced(
+    params: &[TemplateParam],
+    kernel_params: &[Param],
+    args: &str,
+    text: &str,
+    launch: Span,
+) -> Result<String, String> {
+    let mut given = template::split_args(args);
+    if given.len() >= params.len() {
+        return Ok(args.to_string());
+    }
+    let call = host::call_args(text, launch.end);
+    let deduced = deduce::deduce(params, kernel_params, &call, &text[..launch.start])?;
+    for (p, d) in params.iter().zip(deduced).skip(given.len()) {
+        match d.or_else(|| p.default.clone()) {
+            Some(a) => given.push(a),
+            None => break,
+        }
+    }
+    Ok(given.join(", "))
 }
 
 /// Diagnostics for bytes that were not UTF-8 and are in code (not in a

@@ -42,7 +42,8 @@ pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
         .iter()
         .filter(|f| in_user_file(f.item.span))
         .filter_map(|f| f.result.as_ref().ok())
-        .filter(|f| f.is_kernel() && only.is_none_or(|n| n == f.name))
+        .filter(|f| f.is_kernel() && !f.is_uninstantiated())
+        .filter(|f| only.is_none_or(|n| n == f.name))
         .map(|f| f.name.clone())
         .collect();
     if let Some(n) = only.filter(|_| names.is_empty()) {
