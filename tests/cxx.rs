@@ -243,6 +243,22 @@ fn qualified_names_pick_their_namespace() {
 }
 
 #[test]
+fn qualified_type_names_are_the_namespaces_types() {
+    let src = "namespace geo { typedef float real; typedef int count; }\n\
+               __global__ void k(const geo::real *a, geo::real *b) { geo::count c = 3; b[threadIdx.x] = a[threadIdx.x] / 2 + c; }\n";
+    // `real` is float: 1 / 2 + 3 is 3.5, not 3.
+    let (_, b) = run(src, "k", 2, 2);
+    assert_eq!(b, [3.0, 3.5]);
+    let printed = print::function(parse(src).function("k").unwrap());
+    assert!(
+        printed.starts_with(
+            "__global__ void k(const geo::real *a, geo::real *b) {\n    geo::count c = 3;"
+        ),
+        "{printed}"
+    );
+}
+
+#[test]
 fn cxx_constructs_print_back_as_written() {
     let src = "constexpr int W = 4;\n\
                namespace n { __device__ void inc(float &x) { x += 1.0f; } }\n\

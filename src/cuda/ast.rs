@@ -96,7 +96,7 @@ impl BaseType {
             | BaseType::LongLong
             | BaseType::ULongLong
             | BaseType::Double => 8,
-            BaseType::Named(n) => return named_type_size(n),
+            BaseType::Named(n) => return named_type_size(type_key(n)),
         })
     }
 
@@ -125,6 +125,14 @@ impl BaseType {
 }
 
 /// Sizes of the CUDA builtin typedefs and vector types copper knows.
+/// The name a named type is looked up by: without `struct ` and without
+/// the namespaces that qualify it (`geo::Pt` is `Pt`, `std::size_t` is
+/// `size_t`), as the file's types are recorded.
+pub fn type_key(name: &str) -> &str {
+    let name = name.strip_prefix("struct ").unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name).trim()
+}
+
 fn named_type_size(name: &str) -> Option<u32> {
     let scalar = |s: &str| -> Option<u32> {
         Some(match s {

@@ -283,13 +283,9 @@ impl<'a> Converter<'a> {
                 c::TypeSpecifier::Bool => kw = Some("bool"),
                 c::TypeSpecifier::TypedefName(id) => {
                     if let Some(q) = self.scope_of(id.span) {
-                        return self.err(
-                            id.span,
-                            format!(
-                                "qualified type names (`{q}{}`) are not supported in kernels",
-                                id.node.name
-                            ),
-                        );
+                        // `geo::Pt`: kept as written for printing, looked
+                        // up without its namespaces (`ast::type_key`).
+                        return Ok(BaseType::Named(format!("{q}{}", id.node.name)));
                     }
                     return Ok(match id.node.name.as_str() {
                         "bool" => BaseType::Bool,

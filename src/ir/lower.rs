@@ -293,6 +293,7 @@ impl<'a> Lowerer<'a> {
             BaseType::Void => return fail(span, "`void` values"),
             BaseType::Auto => return fail(span, "`auto` without an initializer to deduce from"),
             BaseType::Named(n) => {
+                let n = ast::type_key(n);
                 if let Some(s) = builtin_typedef(n) {
                     return Ok(s);
                 }
@@ -304,14 +305,12 @@ impl<'a> Lowerer<'a> {
                         return self.base_scalar(&t.base, span, depth + 1)
                     }
                     _ => {
-                        let name = n.strip_prefix("struct ").unwrap_or(n);
-                        let what = if Record::vector(name).is_some()
-                            || self.file.structs.contains_key(name)
-                        {
-                            "a struct or vector type, used where copper needs a scalar"
-                        } else {
-                            "not a type copper knows"
-                        };
+                        let what =
+                            if Record::vector(n).is_some() || self.file.structs.contains_key(n) {
+                                "a struct or vector type, used where copper needs a scalar"
+                            } else {
+                                "not a type copper knows"
+                            };
                         return fail(span, format!("type `{n}` is {what}"));
                     }
                 }
@@ -323,7 +322,7 @@ impl<'a> Lowerer<'a> {
     fn pointer_depth(&self, t: &ast::Type) -> usize {
         let mut n = t.pointers.len();
         if let BaseType::Named(name) = &t.base {
-            if let Some(td) = self.file.typedefs.get(name) {
+            if let Some(td) = self.file.typedefs.get(ast::type_key(name)) {
                 n += td.pointers.len();
             }
         }

@@ -57,7 +57,7 @@ impl Lowerer<'_> {
             let BaseType::Named(n) = &base else {
                 return Ok(None);
             };
-            let name = n.strip_prefix("struct ").unwrap_or(n).to_string();
+            let name = ast::type_key(n).to_string();
             if let Some(r) = self.record_cache.get(&name) {
                 return Ok(Some(r.clone()));
             }
