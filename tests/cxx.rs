@@ -259,6 +259,50 @@ fn qualified_type_names_are_the_namespaces_types() {
 }
 
 #[test]
+fn structs_and_vectors_pass_by_value_field_by_field() {
+    let src = "struct Dims { int w; int h; };\n\
+               __global__ void k(Dims d, float2 s, const int *a, int *b) { b[threadIdx.x] = a[threadIdx.x] * d.w + d.h + int(s.y); }\n";
+    let parsed = parse(src);
+    let kernel = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
+    let names: Vec<&str> = kernel
+        .scalar_params()
+        .map(|v| kernel.vars[v].name.as_str())
+        .collect();
+    assert_eq!(names, ["d.w", "d.h", "s.x", "s.y"]);
+    // A table, dotted keys and quoted keys all name the fields.
+    for args in [
+        "d = { w = 10, h = 3 }\ns = { x = 0.5, y = 7.5 }",
+        "d.w = 10\nd.h = 3\ns.x = 0.5\ns.y = 7.5",
+        "\"d.w\" = 10\n\"d.h\" = 3\n\"s.x\" = 0.5\n\"s.y\" = 7.5",
+    ] {
+        let p = ParamFile::from_toml(&format!(
+            "[kernel.k]\ngrid=[1]\nblock=[3]\n[kernel.k.args]\n{args}\n[kernel.k.arrays.a]\nlen=3\ninit=\"values\"\nvalues=[0, 1, 2]\n[kernel.k.arrays.b]\nlen=3\n"
+        ))
+        .unwrap();
+        let inputs = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap();
+        let r = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
+        let b: Vec<f64> = r
+            .arrays
+            .iter()
+            .find(|(n, _)| n == "b")
+            .unwrap()
+            .1
+            .values()
+            .map(|v| v.as_f64())
+            .collect();
+        assert_eq!(b, [10.0, 20.0, 30.0], "{args}");
+    }
+    let p =
+        ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[3]\n[kernel.k.args]\nd = { w = 10 }\n")
+            .unwrap();
+    let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
+    assert!(e.contains("no value for argument `d.h`"), "{e}");
+    let mixed =
+        "struct M { int n; double x; };\n__global__ void k(M m, double *b) { b[0] = m.n * m.x; }\n";
+    assert!(lower_error(mixed, "k").contains("mixes `int` and `double` fields"));
+}
+
+#[test]
 fn cxx_constructs_print_back_as_written() {
     let src = "constexpr int W = 4;\n\
                namespace n { __device__ void inc(float &x) { x += 1.0f; } }\n\

@@ -542,10 +542,6 @@ fn unsupported_type_constructs_are_named() {
         lower_err("__global__ void k(float **rows) { rows[0][0] = 1.0f; }")
             .contains("pointer to pointer (parameter `rows`)")
     );
-    assert!(
-        lower_err("__global__ void k(float4 v, float *o) { o[0] = v.x; }")
-            .contains("passed by value")
-    );
     assert!(lower_err(
         "struct M { char c; int i; };\n__global__ void k(M *m, int *o) { o[0] = m[0].i; }"
     )

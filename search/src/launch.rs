@@ -260,6 +260,12 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
                 };
                 args.insert(var.name.clone(), value);
             }
+            Param::Record { name, .. } => {
+                return Err(format!(
+                    "argument `{name}` (`{}`) is a struct passed by value, whose fields copper does not follow in host code",
+                    arg.text
+                ))
+            }
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];
                 let len = match arg.bytes {

@@ -663,10 +663,14 @@ impl<'a> Lowerer<'a> {
             }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());
             let rec = self.record_type(&p.ty, span)?;
-            if depth == 0 && rec.is_some() {
-                return fail(span, format!("kernel parameter `{}` is a struct or vector passed by value, which copper does not support yet (pass a pointer)", p.name));
-            }
-            if depth == 0 {
+            if let Some(rec) = rec.clone().filter(|_| depth == 0) {
+                let vars = self.record_vars(&p.name, &rec, VarKind::Param(i), span);
+                self.k.params.push(Param::Record {
+                    name: p.name.clone(),
+                    vars: vars.clone(),
+                });
+                self.bind(&p.name, Binding::Rec { vars, rec });
+            } else if depth == 0 {
                 let ty = self.scalar(&p.ty, span)?;
                 let v = self.new_var(&p.name, ty, VarKind::Param(i), span);
                 self.k.params.push(Param::Scalar(v));
@@ -2548,7 +2552,7 @@ impl<'a> Lowerer<'a> {
             if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) == 0 {
                 if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
                     let (from, vals) = self.record_value(a, out)?;
-                    let vars = self.record_vars(&p.name, &rec, p.meta.span);
+                    let vars = self.record_vars(&p.name, &rec, VarKind::Local, p.meta.span);
                     records::check_compatible(&rec, &from, span)?;
                     let ty = FieldType::Record(rec.clone());
                     self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);

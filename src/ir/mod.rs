@@ -409,13 +409,22 @@ pub enum Stmt {
     },
 }
 
-/// A scalar or array kernel parameter.
+/// A scalar, array or struct kernel parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Param {
     /// A scalar parameter and its variable.
     Scalar(VarId),
     /// A pointer parameter and its array.
     Array(ArrayId),
+    /// A struct or vector passed by value (`Params p`, `float3 c`): one
+    /// variable per scalar component, named `p.w`, `c.x`, … (each of its
+    /// own type, so a struct may mix `int` and `float` fields).
+    Record {
+        /// The parameter's name.
+        name: String,
+        /// Its components' variables, in memory order.
+        vars: Vec<VarId>,
+    },
 }
 
 /// A kernel in IR form.
@@ -445,18 +454,29 @@ pub struct Kernel {
 impl Kernel {
     /// The parameter named `name`.
     pub fn param_named(&self, name: &str) -> Option<&Param> {
-        self.params.iter().find(|p| match p {
-            Param::Scalar(v) => self.vars[*v].name == name,
-            Param::Array(a) => self.arrays[*a].name == name,
-        })
+        self.params.iter().find(|p| self.param_name(p) == name)
     }
 
     /// The name of parameter `p`.
-    pub fn param_name(&self, p: &Param) -> &str {
+    pub fn param_name<'a>(&'a self, p: &'a Param) -> &'a str {
         match p {
             Param::Scalar(v) => &self.vars[*v].name,
             Param::Array(a) => &self.arrays[*a].name,
+            Param::Record { name, .. } => name,
         }
+    }
+
+    /// The variables a launch gives values to: scalar parameters and the
+    /// components of structs passed by value (a parameter file's `args`).
+    pub fn scalar_params(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.params
+            .iter()
+            .flat_map(|p| match p {
+                Param::Scalar(v) => std::slice::from_ref(v),
+                Param::Record { vars, .. } => vars.as_slice(),
+                Param::Array(_) => &[],
+            })
+            .copied()
     }
 
     /// Whether the kernel contains a `__syncthreads()`.

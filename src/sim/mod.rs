@@ -218,37 +218,35 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     check_size(spec)?;
     let mut scalars = BTreeMap::new();
     let mut arrays = BTreeMap::new();
+    for v in kernel.scalar_params() {
+        let var = &kernel.vars[v];
+        let Some(x) = spec.args.get(&var.name) else {
+            return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, params::kernel_key(&kernel.name)));
+        };
+        if !var.ty.is_float() && x.fract() != 0.0 {
+            return Err(format!(
+                "argument `{}` is an integer ({}) but the parameter file gives {x}",
+                var.name,
+                var.ty.c_name()
+            ));
+        }
+        let value = Value::F(*x).convert(var.ty);
+        if !var.ty.is_float() && value.as_f64() != *x {
+            return Err(format!(
+                "argument `{}` is {x}, out of the range of its type ({})",
+                var.name,
+                var.ty.c_name()
+            ));
+        }
+        scalars.insert(var.name.clone(), value);
+    }
     for p in &kernel.params {
-        match p {
-            Param::Scalar(v) => {
-                let var = &kernel.vars[*v];
-                let Some(x) = spec.args.get(&var.name) else {
-                    return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, params::kernel_key(&kernel.name)));
-                };
-                if !var.ty.is_float() && x.fract() != 0.0 {
-                    return Err(format!(
-                        "argument `{}` is an integer ({}) but the parameter file gives {x}",
-                        var.name,
-                        var.ty.c_name()
-                    ));
-                }
-                let value = Value::F(*x).convert(var.ty);
-                if !var.ty.is_float() && value.as_f64() != *x {
-                    return Err(format!(
-                        "argument `{}` is {x}, out of the range of its type ({})",
-                        var.name,
-                        var.ty.c_name()
-                    ));
-                }
-                scalars.insert(var.name.clone(), value);
-            }
-            Param::Array(a) => {
-                let arr = &kernel.arrays[*a];
-                let Some(s) = spec.arrays.get(&arr.name) else {
-                    return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, params::kernel_key(&kernel.name), arr.name));
-                };
-                arrays.insert(arr.name.clone(), fill_array(s, arr)?);
-            }
+        if let Param::Array(a) = p {
+            let arr = &kernel.arrays[*a];
+            let Some(s) = spec.arrays.get(&arr.name) else {
+                return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, params::kernel_key(&kernel.name), arr.name));
+            };
+            arrays.insert(arr.name.clone(), fill_array(s, arr)?);
         }
     }
     for &v in &kernel.symbols {
@@ -274,7 +272,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         }
     }
     for name in spec.args.keys() {
-        if !matches!(kernel.param_named(name), Some(Param::Scalar(_))) {
+        if !kernel.scalar_params().any(|v| &kernel.vars[v].name == name) {
             return Err(format!(
                 "`{name}` is not a scalar parameter of `{}`",
                 kernel.name
@@ -479,11 +477,7 @@ pub fn simulate_owned(
         });
     }
     let mut param_values = vec![0u64; kernel.vars.len()];
-    let scalar_params = kernel.params.iter().filter_map(|p| match p {
-        Param::Scalar(v) => Some(*v),
-        Param::Array(_) => None,
-    });
-    for v in scalar_params.chain(kernel.symbols.iter().copied()) {
+    for v in kernel.scalar_params().chain(kernel.symbols.iter().copied()) {
         let name = &kernel.vars[v].name;
         let value = inputs
             .scalars
@@ -546,7 +540,7 @@ pub fn simulate_owned(
         .iter()
         .filter_map(|p| match p {
             Param::Array(a) => Some(*a),
-            Param::Scalar(_) => None,
+            Param::Scalar(_) | Param::Record { .. } => None,
         })
         .filter_map(|a| {
             let Storage::Global(g) = storage[a] else {

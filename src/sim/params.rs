@@ -155,8 +155,10 @@ pub struct LaunchSpec {
     /// Bytes of dynamic shared memory (`extern __shared__`).
     #[serde(default)]
     pub shared_bytes: u64,
-    /// Scalar arguments by parameter name.
-    #[serde(default)]
+    /// Scalar arguments by parameter name; the fields of a struct passed
+    /// by value as `p.w` (written `p.w = 3`, `p = { w = 3 }` or
+    /// `"p.w" = 3`).
+    #[serde(default, deserialize_with = "dotted_args")]
     pub args: BTreeMap<String, f64>,
     /// Arrays by parameter name.
     #[serde(default)]
@@ -343,6 +345,35 @@ impl SplitMix {
     pub fn next_unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// A value under `args`: a number, or a table of a struct's fields.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ArgValue {
+    Number(f64),
+    Fields(BTreeMap<String, ArgValue>),
+}
+
+/// `args` with struct fields flattened to `p.w` names.
+fn dotted_args<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    fn flatten(prefix: &str, v: ArgValue, out: &mut BTreeMap<String, f64>) {
+        match v {
+            ArgValue::Number(x) => {
+                out.insert(prefix.to_string(), x);
+            }
+            ArgValue::Fields(fields) => {
+                for (k, v) in fields {
+                    flatten(&format!("{prefix}.{k}"), v, out);
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (k, v) in BTreeMap::<String, ArgValue>::deserialize(d)? {
+        flatten(&k, v, &mut out);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -381,17 +381,18 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
         let blocks: u64 = grid.iter().product();
         let mut args = BTreeMap::new();
         let mut arrays = BTreeMap::new();
+        for v in k.scalar_params() {
+            let var = &k.vars[v];
+            let x = if var.ty.is_float() {
+                1.5
+            } else {
+                size.max(1) as f64
+            };
+            args.insert(var.name.clone(), x);
+        }
         for p in &k.params {
             match p {
-                Param::Scalar(v) => {
-                    let var = &k.vars[*v];
-                    let x = if var.ty.is_float() {
-                        1.5
-                    } else {
-                        size.max(1) as f64
-                    };
-                    args.insert(var.name.clone(), x);
-                }
+                Param::Scalar(_) | Param::Record { .. } => {}
                 Param::Array(a) => {
                     // A 2-D launch's arrays hold a `size × size` matrix; a
                     // 1-D kernel over two sizes gets its arrays grown when

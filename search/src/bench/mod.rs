@@ -190,6 +190,19 @@ struct ArrayPlan {
 enum Arg {
     Array(usize),
     Scalar(String, Scalar),
+    /// A struct passed by value: its C type and its components (`img.width`).
+    Record(String, Vec<(String, Scalar)>),
+}
+
+impl Arg {
+    /// The scalars the program passes for this argument: name and type.
+    fn scalars(&self) -> Vec<(&str, Scalar)> {
+        match self {
+            Arg::Array(_) => Vec::new(),
+            Arg::Scalar(n, ty) => vec![(n.as_str(), *ty)],
+            Arg::Record(_, fields) => fields.iter().map(|(n, ty)| (n.as_str(), *ty)).collect(),
+        }
+    }
 }
 
 /// `name` made a C++ identifier: `block_sum<128>` → `block_sum_128_`.
@@ -282,6 +295,13 @@ impl Plan {
                 Some(Param::Scalar(v)) => {
                     args.push(Arg::Scalar(p.name.clone(), kernel.vars[*v].ty));
                 }
+                Some(Param::Record { vars, .. }) => {
+                    let fields = vars
+                        .iter()
+                        .map(|&v| (kernel.vars[v].name.clone(), kernel.vars[v].ty))
+                        .collect();
+                    args.push(Arg::Record(p.ty.base.c_name().to_string(), fields));
+                }
                 None => {
                     return Err(format!(
                         "copper bench cannot pass parameter `{}` of `{name}`",
@@ -359,10 +379,12 @@ impl Plan {
                 .iter()
                 .map(|a| format!("size_t copper_len_{}", a.name)),
         );
-        params.extend(self.args.iter().filter_map(|a| match a {
-            Arg::Scalar(n, ty) => Some(format!("{} copper_arg_{n}", ty.c_name())),
-            Arg::Array(_) => None,
-        }));
+        params.extend(
+            self.args
+                .iter()
+                .flat_map(Arg::scalars)
+                .map(|(n, ty)| format!("{} copper_arg_{}", ty.c_name(), identifier(n))),
+        );
         let mut body = String::new();
         for a in &self.arrays {
             let var = format!("copper_a_{}", a.name);
@@ -406,7 +428,14 @@ impl Plan {
                         None => format!("copper_a_{}.copper_dev", a.name),
                     }
                 }
-                Arg::Scalar(n, _) => format!("copper_arg_{n}"),
+                Arg::Scalar(n, _) => format!("copper_arg_{}", identifier(n)),
+                Arg::Record(ctype, fields) => {
+                    let values: Vec<String> = fields
+                        .iter()
+                        .map(|(n, _)| format!("copper_arg_{}", identifier(n)))
+                        .collect();
+                    format!("{ctype}{{{}}}", values.join(", "))
+                }
             })
             .collect();
         let launch = |kernel: &str| {
@@ -500,12 +529,10 @@ impl Plan {
         let dim = |d: [u64; 3]| format!("dim3({}u, {}u, {}u)", d[0], d[1], d[2]);
         let mut label = self.name.clone();
         let mut scalars = Vec::new();
-        for a in &self.args {
-            if let Arg::Scalar(n, ty) = a {
-                let x = spec.args[n];
-                label.push_str(&format!(" {n}={x}"));
-                scalars.push(cxx::literal(Value::F(x).convert(*ty), *ty));
-            }
+        for (n, ty) in self.args.iter().flat_map(Arg::scalars) {
+            let x = spec.args[n];
+            label.push_str(&format!(" {n}={x}"));
+            scalars.push(cxx::literal(Value::F(x).convert(ty), ty));
         }
         let mut values = vec![
             format!("\"{label}\""),

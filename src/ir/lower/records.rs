@@ -459,13 +459,20 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// One new local per component of a `rec` named `name`.
-    pub(super) fn record_vars(&mut self, name: &str, rec: &Record, span: Span) -> Vec<VarId> {
+    /// One new variable of `kind` per component of a `rec` named `name`
+    /// (`p.w`, `c.x`).
+    pub(super) fn record_vars(
+        &mut self,
+        name: &str,
+        rec: &Record,
+        kind: VarKind,
+        span: Span,
+    ) -> Vec<VarId> {
         let mut names = Vec::new();
         rec.component_names(name, &mut names);
         names
             .iter()
-            .map(|n| self.new_var(n, rec.elem, VarKind::Local, span))
+            .map(|n| self.new_var(n, rec.elem, kind, span))
             .collect()
     }
 
@@ -477,7 +484,7 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
         let span = d.meta.span;
-        let vars = self.record_vars(&d.name, &rec, span);
+        let vars = self.record_vars(&d.name, &rec, VarKind::Local, span);
         match &d.init {
             None => {}
             Some(ast::Init::Expr(e)) => {
