@@ -679,3 +679,26 @@ fn kernel_option_names_an_instantiation_as_the_user_writes_it() {
         "no kernel named `scale<double, 32>` (kernels: scale<float, 32>)",
     );
 }
+
+#[test]
+fn a_user_variable_named_like_a_jump_flag_is_explained_as_a_counter() {
+    // copper's own jump flags are told apart by identity, not by a name
+    // prefix a user may also write.
+    let f = scratch(
+        "left_counter.cu",
+        b"__global__ void k(float *a, int n, int s) {\n    for (int left_i = 0; left_i < n; left_i += s) a[threadIdx.x] += 1.0f;\n}\n",
+    );
+    let o = copper(&[
+        "analyze",
+        f.to_str().unwrap(),
+        "--block",
+        "32",
+        "--grid",
+        "1",
+    ]);
+    let t = text(&o);
+    assert!(
+        t.contains("`left_i` may not move toward the loop's bound by a constant step"),
+        "{t}"
+    );
+}

@@ -89,6 +89,8 @@ pub struct Prepared {
     over_budget: bool,
     /// The statement holding each access site.
     sites: crate::ir::sites::SitePaths,
+    /// The jump flags [`without_jumps`] added (not the kernel's variables).
+    flags: Vec<VarId>,
     memo: Mutex<aara::TransferMemo>,
 }
 
@@ -177,6 +179,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         started,
         over_budget,
         sites,
+        flags: flag_vars,
         memo: Mutex::default(),
     }
 }

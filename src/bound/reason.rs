@@ -85,7 +85,7 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
     let mut written = BTreeSet::new();
     deps::written(body, &mut written);
     deps::written(step, &mut written);
-    let is_counter = |v: VarId| written.contains(&v) && !p.kernel.vars[v].name.starts_with("left_");
+    let is_counter = |v: VarId| written.contains(&v) && !p.flags.contains(&v);
     let counters: BTreeSet<VarId> = guards
         .iter()
         .flat_map(|g| g.vars())
