@@ -94,6 +94,8 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     for k in &kernels {
         needs_no_symbols(&parsed, &k.name)?;
     }
+    // The search runs at the parameter file's sizes, whatever is swept.
+    let searched: Vec<LaunchSpec> = kernels.iter().map(|k| k.launches[0].clone()).collect();
     if let Some(s) = &a.sweep {
         sweep_launches(&mut kernels, s)?;
     }
@@ -121,8 +123,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     bench::program(&parsed, &kernels, &opts)?;
     let r = resolve(&a.search, None, None, true)?;
     let cache = Cache::default();
-    for k in &mut kernels {
-        let base = &k.launches[0];
+    for (k, base) in kernels.iter_mut().zip(&searched) {
         let shape = base.shape()?;
         let shape = launch_shape(
             Some(shape.block),
