@@ -234,6 +234,7 @@ fn optimize_write_results_compile() {
         "global to shared (tiled)",
         "shared-memory padding",
         "load hoisting",
+        "warp-shuffle reduction",
     ] {
         assert!(
             applied.contains(t),

@@ -13,6 +13,7 @@ pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
 pub mod tiled_shared;
+pub mod warp_shuffle;
 
 use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
@@ -106,6 +107,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
+        Box::new(warp_shuffle::WarpShuffle),
     ]
 }
 

@@ -8,8 +8,8 @@ use common::try_propose;
 use copper::cuda::print;
 use copper_transforms::{
     branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
-    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared, Proposals,
-    Transform,
+    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared,
+    warp_shuffle::WarpShuffle, Proposals, Transform,
 };
 
 /// What `t` proposes (every candidate checked against the original).
@@ -237,4 +237,61 @@ fn a_copy_in_reads_only_what_the_guards_let_the_original_read() {
             skipped(&p)
         );
     }
+}
+
+#[test]
+fn warp_shuffle_replaces_the_first_warps_tree_steps() {
+    let src = "#define BS 128
+    __global__ void k(int *in, int *out, int n) {
+        __shared__ int sdata[BS];
+        unsigned int tid = threadIdx.x;
+        unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+        sdata[tid] = (i < n) ? in[i] : 0;
+        __syncthreads();
+        for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (tid < s) { sdata[tid] += sdata[tid + s]; }
+            __syncthreads();
+        }
+        if (tid == 0) { out[blockIdx.x] = sdata[0]; }
+    }";
+    let (desc, text) = only_candidate(&propose(&WarpShuffle, src, [128, 1, 1]));
+    assert!(desc.contains("`__shfl_down_sync`"), "{desc}");
+    assert!(
+        text.contains("for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int warp_sum = sdata[tid] + sdata[tid + 32];"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);"),
+        "{text}"
+    );
+    // Floating-point data keeps its order of additions: exact as well.
+    let float = src
+        .replace("int *in, int *out", "float *in, float *out")
+        .replace("__shared__ int", "__shared__ float");
+    let (_, text) = only_candidate(&propose(&WarpShuffle, &float, [128, 1, 1]));
+    assert!(text.contains("float warp_sum"), "{text}");
+    // A block that is not a multiple of 32 has no full warp to shuffle in;
+    // a stride that does not pass through 32 never reaches the first warp.
+    let p = propose(&WarpShuffle, src, [100, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("multiple of 32"), "{}", skipped(&p));
+    let p = propose(&WarpShuffle, src, [96, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("starts at 48"), "{}", skipped(&p));
+    // After the loop, other partial sums are read.
+    let late = src.replace(
+        "out[blockIdx.x] = sdata[0];",
+        "out[blockIdx.x] = sdata[0] + sdata[1];",
+    );
+    let p = propose(&WarpShuffle, &late, [128, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(
+        skipped(&p).contains("other indices than 0"),
+        "{}",
+        skipped(&p)
+    );
 }
