@@ -235,6 +235,7 @@ fn optimize_write_results_compile() {
         "shared-memory padding",
         "load hoisting",
         "warp-shuffle reduction",
+        "thread remapping",
     ] {
         assert!(
             applied.contains(t),

@@ -12,6 +12,7 @@ pub mod check;
 pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
+pub mod remap_threads;
 pub mod tiled_shared;
 pub mod warp_shuffle;
 
@@ -108,6 +109,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
         Box::new(warp_shuffle::WarpShuffle),
+        Box::new(remap_threads::RemapThreads),
     ]
 }
 

@@ -8,8 +8,8 @@ use common::try_propose;
 use copper::cuda::print;
 use copper_transforms::{
     branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
-    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared,
-    warp_shuffle::WarpShuffle, Proposals, Transform,
+    hoist_loads::HoistLoads, pad_shared::PadShared, remap_threads::RemapThreads,
+    tiled_shared::TiledGlobalToShared, warp_shuffle::WarpShuffle, Proposals, Transform,
 };
 
 /// What `t` proposes (every candidate checked against the original).
@@ -294,4 +294,53 @@ fn warp_shuffle_replaces_the_first_warps_tree_steps() {
         "{}",
         skipped(&p)
     );
+}
+
+#[test]
+fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
+    let src = "__global__ void k(float *a, float *out, int n) {
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        int col = blockIdx.y * blockDim.y + threadIdx.y;
+        if (row < n && col < n) { out[row * n + col] = 2.0f * a[row * n + col]; }
+    }";
+    let (desc, text) = only_candidate(&propose(&RemapThreads, src, [16, 16, 1]));
+    assert!(
+        desc.contains("lanes now read consecutive `a` elements"),
+        "{desc}"
+    );
+    assert!(
+        text.contains("int row = blockIdx.x * blockDim.x + threadIdx.y;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int col = blockIdx.y * blockDim.y + threadIdx.x;"),
+        "{text}"
+    );
+    // Already coalesced: swapping would make it worse, so nothing is proposed.
+    let good = src
+        .replace(
+            "+ threadIdx.x;\n        int col",
+            "+ threadIdx.q;\n        int col",
+        )
+        .replace("+ threadIdx.y;", "+ threadIdx.x;")
+        .replace("threadIdx.q", "threadIdx.y");
+    let p = propose(&RemapThreads, &good, [16, 16, 1]);
+    assert!(
+        p.candidates.is_empty(),
+        "{}",
+        print::function(&p.candidates[0].function)
+    );
+    assert!(skipped(&p).contains("fewer sectors"), "{}", skipped(&p));
+    // A block that is not square would change which threads a block holds.
+    let p = propose(&RemapThreads, src, [32, 8, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("not square"), "{}", skipped(&p));
+    // Shared memory could see the warps change.
+    let shared = src.replace(
+        "if (row < n",
+        "__shared__ float t[256]; t[threadIdx.y * 16 + threadIdx.x] = 1.0f; if (row < n",
+    );
+    let p = propose(&RemapThreads, &shared, [16, 16, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("`__shared__`"), "{}", skipped(&p));
 }
