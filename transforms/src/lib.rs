@@ -12,6 +12,7 @@ pub mod check;
 pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
+pub mod read_only;
 pub mod remap_threads;
 pub mod tiled_shared;
 pub mod warp_shuffle;

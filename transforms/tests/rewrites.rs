@@ -5,10 +5,12 @@
 mod common;
 
 use common::try_propose;
+use copper::cuda::parse::parse_source;
 use copper::cuda::print;
+use copper::source::SourceFile;
 use copper_transforms::{
     branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
-    hoist_loads::HoistLoads, pad_shared::PadShared, remap_threads::RemapThreads,
+    hoist_loads::HoistLoads, pad_shared::PadShared, read_only, remap_threads::RemapThreads,
     tiled_shared::TiledGlobalToShared, warp_shuffle::WarpShuffle, Proposals, Transform,
 };
 
@@ -343,4 +345,63 @@ fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
     let p = propose(&RemapThreads, &shared, [16, 16, 1]);
     assert!(p.candidates.is_empty());
     assert!(skipped(&p).contains("`__shared__`"), "{}", skipped(&p));
+}
+
+#[test]
+fn read_only_pointers_get_const_restrict_when_launches_show_no_aliasing() {
+    let src = |args: &str| {
+        format!(
+            "__global__ void scale(float *in, float *out, float *unused, int n) {{
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) {{ out[i] = 2.0f * in[i]; }}
+            }}
+            int main() {{
+                int n = 1024;
+                float *a, *b, *c;
+                cudaMalloc(&a, n * sizeof(float));
+                cudaMalloc(&b, n * sizeof(float));
+                cudaMalloc(&c, n * sizeof(float));
+                scale<<<4, 256>>>({args}, n);
+                return 0;
+            }}"
+        )
+    };
+    let suggestion = |text: &str| {
+        let file = parse_source(SourceFile::new("t.cu", text));
+        let f = file.function("scale").expect("kernel").clone();
+        read_only::suggest(&file, &f, None)
+    };
+    let s = suggestion(&src("a, b, c"))
+        .expect("distinct allocations")
+        .expect("a suggestion");
+    let text = print::function(&s.function);
+    assert!(
+        text.contains(
+            "const float *__restrict__ in,\n    float *out,\n    const float *__restrict__ unused,"
+        ),
+        "{text}"
+    );
+    assert!(
+        s.description
+            .contains("the launch at line 11 passes separate `cudaMalloc` allocations"),
+        "{}",
+        s.description
+    );
+    assert!(
+        s.description.contains("the bounds do not change"),
+        "{}",
+        s.description
+    );
+    // The same allocation read and written: no suggestion, and why.
+    let why = suggestion(&src("a, a, c")).expect_err("aliasing");
+    assert!(
+        why.contains("`a` is passed as both `in` and `out`"),
+        "{why}"
+    );
+    // Nothing read-only: nothing to suggest.
+    let written = src("a, b, c").replace(
+        "out[i] = 2.0f * in[i];",
+        "out[i] = 2.0f * in[i]; in[i] = 0.0f; unused[i] = 1.0f;",
+    );
+    assert!(suggestion(&written).expect("no evidence needed").is_none());
 }
