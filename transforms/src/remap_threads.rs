@@ -148,27 +148,33 @@ fn observes_warps(cx: &Context) -> Result<(), String> {
                 }
             }
         });
-        ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
-            ExprKind::Call(name, _) => {
-                let warp_level = name.starts_with("__shfl")
-                    || name.starts_with("__ballot")
-                    || name.starts_with("__any")
-                    || name.starts_with("__all")
-                    || name.starts_with("__match")
-                    || name.starts_with("__sync")
-                    || name.starts_with("__activemask")
-                    || name.starts_with("__reduce");
-                if warp_level {
-                    why.get_or_insert(format!("it calls `{name}`, which depends on the warps"));
-                } else if name.starts_with("atomic") {
-                    why.get_or_insert(format!(
-                        "it calls `{name}` (the order of atomics would change)"
-                    ));
-                } else if cx.file.function(name).is_some() {
-                    why.get_or_insert(format!("it calls device function `{name}`"));
-                }
+        ast_util::visit_stmt_exprs(s, &mut |e| {
+            let ExprKind::Call(name, _) = &e.kind else {
+                return;
+            };
+            let warp_level = [
+                "__shfl",
+                "__ballot",
+                "__any",
+                "__all",
+                "__match",
+                "__syncwarp",
+                "__activemask",
+                "__reduce",
+            ]
+            .iter()
+            .any(|p| name.starts_with(p));
+            if name.starts_with("__syncthreads") {
+                why.get_or_insert("it has a barrier".to_string());
+            } else if warp_level {
+                why.get_or_insert(format!("it calls `{name}`, which depends on the warps"));
+            } else if name.starts_with("atomic") {
+                why.get_or_insert(format!(
+                    "it calls `{name}` (the order of atomics would change)"
+                ));
+            } else if cx.file.function(name).is_some() {
+                why.get_or_insert(format!("it calls device function `{name}`"));
             }
-            _ => {}
         });
         // `threadIdx` other than through a field.
         ast_util::visit_stmt_roots(s, &mut |root| {
