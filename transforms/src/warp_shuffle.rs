@@ -13,7 +13,16 @@
 //!                                                         // __syncthreads();
 //! ```
 //!
-//! Exact, also for floating-point data: after each step, lane `t < s`
+//! For integer data that the loop sums over the whole block (`start` is
+//! half of `blockDim.x`), a second candidate reduces per warp first: each
+//! warp sums its 32 elements by shuffles, lane 0 of each stores the sum in
+//! `a[warp]`, and the first warp sums those (three barriers in all).
+//! Integer addition wraps, so the new order gives the same sum; for
+//! floating-point data this candidate is not made. The ranking picks
+//! between the two (under the default worst-warp `wsteps`, the tail wins:
+//! the first warp does both phases).
+//!
+//! The tail is exact, also for floating-point data: after each step, lane `t < s`
 //! holds what `sdata[t]` held in the original, summed in the same order
 //! (lane 0's value depends only on lanes below `2s` at each step, which
 //! are the original's operands), so the rewrite does not reassociate.
@@ -58,15 +67,22 @@ impl Transform for WarpShuffle {
             };
             let line = cx.line(s.meta.span);
             match rewrite(cx, at, &tree) {
-                Ok(function) => out.candidates.push(Candidate {
-                    function,
-                    description: format!(
-                        "the last 5 steps of the tree reduction of `{}` at line {line} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order",
-                        tree.array
-                    ),
-                    transform: self.name(),
-                    fixes_block_size: true,
-                }),
+                Ok(versions) => {
+                    for (function, variant) in versions {
+                        let what = match variant {
+                            Variant::Tail => "the last 5 steps of the tree reduction of `{a}` at line {line} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order",
+                            Variant::PerWarp => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)",
+                        };
+                        out.candidates.push(Candidate {
+                            function,
+                            description: what
+                                .replace("{a}", &tree.array)
+                                .replace("{line}", &line.to_string()),
+                            transform: self.name(),
+                            fixes_block_size: true,
+                        });
+                    }
+                }
                 Err(why) => out.skipped.push(Skip {
                     span: s.meta.span,
                     reason: format!(
@@ -345,7 +361,7 @@ fn shuffled_type(f: &Function, name: &str) -> Result<Type, String> {
 }
 
 /// The kernel with the tree loop at `f.body[at]` rewritten.
-fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Function, String> {
+fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Variant)>, String> {
     let f = cx.function;
     let Some(block) = cx.block else {
         return Err(
@@ -388,8 +404,42 @@ fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Function, String> {
     let v = ast_util::fresh("warp_sum", &mut taken);
     let tid = tree.tid.clone();
     let elem = |i: Expr| index(&tree.array, i);
+    let shuffles = || -> Vec<Stmt> {
+        [16, 8, 4, 2, 1]
+            .into_iter()
+            .map(|off| {
+                let mask = expr(ExprKind::Int {
+                    value: 0xffff_ffff,
+                    text: "0xffffffff".into(),
+                });
+                let shfl = expr(ExprKind::Call(
+                    "__shfl_down_sync".into(),
+                    vec![mask, ident(&v), int(off)],
+                ));
+                stmt(StmtKind::Expr(expr(ExprKind::Assign(
+                    Some(BinOp::Add),
+                    Box::new(ident(&v)),
+                    Box::new(shfl),
+                ))))
+            })
+            .collect()
+    };
+    let store_first = || {
+        if_else(
+            bin(BinOp::Eq, tid.clone(), int(0)),
+            vec![ast_util::assign(elem(int(0)), ident(&v))],
+            Vec::new(),
+        )
+    };
+    let splice = |replacement: Vec<Stmt>| {
+        let mut body = f.body[..at].to_vec();
+        body.extend(replacement);
+        body.extend(after.iter().cloned());
+        Function { body, ..f.clone() }
+    };
+    // The tail: the steps above 32 as written, then the first warp.
     let mut warp = vec![decl(
-        ty,
+        ty.clone(),
         &v,
         Some(bin(
             BinOp::Add,
@@ -397,39 +447,80 @@ fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Function, String> {
             elem(bin(BinOp::Add, tid.clone(), int(32))),
         )),
     )];
-    for off in [16, 8, 4, 2, 1] {
-        let mask = expr(ExprKind::Int {
-            value: 0xffff_ffff,
-            text: "0xffffffff".into(),
-        });
-        let shfl = expr(ExprKind::Call(
-            "__shfl_down_sync".into(),
-            vec![mask, ident(&v), int(off)],
-        ));
-        warp.push(stmt(StmtKind::Expr(expr(ExprKind::Assign(
-            Some(BinOp::Add),
-            Box::new(ident(&v)),
-            Box::new(shfl),
-        )))));
-    }
-    warp.push(if_else(
-        bin(BinOp::Eq, tid.clone(), int(0)),
-        vec![ast_util::assign(elem(int(0)), ident(&v))],
-        Vec::new(),
-    ));
-    let mut replacement = Vec::new();
+    warp.extend(shuffles());
+    warp.push(store_first());
+    let mut tail = Vec::new();
     if start > 32 {
-        replacement.push(stmt(StmtKind::For {
+        tail.push(stmt(StmtKind::For {
             init: Some(Box::new(tree.init.clone())),
             cond: Some(bin(BinOp::Gt, ident(tree.var), int(32))),
             step: Some(tree.step.clone()),
             body: Box::new(tree.body.clone()),
         }));
     }
-    replacement.push(if_else(bin(BinOp::Lt, tid, int(32)), warp, Vec::new()));
-    replacement.push(sync());
-    let mut body = f.body[..at].to_vec();
-    body.extend(replacement);
-    body.extend(after.iter().cloned());
-    Ok(Function { body, ..f.clone() })
+    tail.push(if_else(
+        bin(BinOp::Lt, tid.clone(), int(32)),
+        warp,
+        Vec::new(),
+    ));
+    tail.push(sync());
+    let mut out = vec![(splice(tail), Variant::Tail)];
+    // Per warp, for integers summing the whole block (`start` is half of
+    // it): each warp sums its 32 elements, the first warp their partials.
+    if is_integer(&ty.base) && start * 2 == block[0] {
+        let warps = bin(BinOp::Div, block_dim_x(), int(32));
+        let mut per_warp = vec![decl(ty, &v, Some(elem(tid.clone())))];
+        per_warp.extend(shuffles());
+        per_warp.push(sync());
+        per_warp.push(if_else(
+            bin(BinOp::Eq, bin(BinOp::Rem, tid.clone(), int(32)), int(0)),
+            vec![ast_util::assign(
+                elem(bin(BinOp::Div, tid.clone(), int(32))),
+                ident(&v),
+            )],
+            Vec::new(),
+        ));
+        per_warp.push(sync());
+        let mut first = vec![ast_util::assign(
+            ident(&v),
+            expr(ExprKind::Cond(
+                Box::new(bin(BinOp::Lt, tid.clone(), warps)),
+                Box::new(elem(tid.clone())),
+                Box::new(int(0)),
+            )),
+        )];
+        first.extend(shuffles());
+        first.push(store_first());
+        per_warp.push(if_else(bin(BinOp::Lt, tid, int(32)), first, Vec::new()));
+        per_warp.push(sync());
+        out.push((splice(per_warp), Variant::PerWarp));
+    }
+    Ok(out)
+}
+
+/// Which rewrite of the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    /// Only the first warp's last five steps shuffle (exact for any type).
+    Tail,
+    /// Every warp reduces its elements by shuffles, then the first warp
+    /// reduces the warps' sums (reassociates: integers only).
+    PerWarp,
+}
+
+/// Whether integer addition, associative with wrap-around, sums `b`.
+fn is_integer(b: &BaseType) -> bool {
+    matches!(
+        b,
+        BaseType::Int | BaseType::UInt | BaseType::LongLong | BaseType::ULongLong
+    )
+}
+
+/// `blockDim.x`.
+fn block_dim_x() -> Expr {
+    expr(ExprKind::Member {
+        base: Box::new(ident("blockDim")),
+        field: "x".into(),
+        arrow: false,
+    })
 }

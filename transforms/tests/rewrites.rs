@@ -256,8 +256,25 @@ fn warp_shuffle_replaces_the_first_warps_tree_steps() {
         }
         if (tid == 0) { out[blockIdx.x] = sdata[0]; }
     }";
-    let (desc, text) = only_candidate(&propose(&WarpShuffle, src, [128, 1, 1]));
+    let p = propose(&WarpShuffle, src, [128, 1, 1]);
+    assert_eq!(p.candidates.len(), 2, "{:?}", p.skipped);
+    let (desc, text) = (
+        p.candidates[0].description.clone(),
+        print::function(&p.candidates[0].function),
+    );
     assert!(desc.contains("`__shfl_down_sync`"), "{desc}");
+    // Integer sums may also be reduced per warp first (checked like the
+    // other: `propose` simulates both against the original).
+    let per_warp = print::function(&p.candidates[1].function);
+    assert!(
+        per_warp.contains("int warp_sum = sdata[tid];"),
+        "{per_warp}"
+    );
+    assert!(
+        per_warp.contains("sdata[tid / 32] = warp_sum;")
+            && per_warp.contains("warp_sum = tid < blockDim.x / 32 ? sdata[tid] : 0;"),
+        "{per_warp}"
+    );
     assert!(
         text.contains("for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1)"),
         "{text}"
@@ -274,6 +291,7 @@ fn warp_shuffle_replaces_the_first_warps_tree_steps() {
     let float = src
         .replace("int *in, int *out", "float *in, float *out")
         .replace("__shared__ int", "__shared__ float");
+    // Only the tail keeps the order of a float sum: one candidate.
     let (_, text) = only_candidate(&propose(&WarpShuffle, &float, [128, 1, 1]));
     assert!(text.contains("float warp_sum"), "{text}");
     // A block that is not a multiple of 32 has no full warp to shuffle in;
