@@ -21,6 +21,7 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper_transforms::check::{materialize, Checker};
+use copper_transforms::read_only::{self, Suggestion};
 use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
 
@@ -210,6 +211,10 @@ pub struct KernelResult {
     /// Why the search stopped before every transform had its turn (the
     /// time budget), when it did.
     pub stopped: Option<String>,
+    /// The read-only data path suggestion for the best version (not
+    /// applied: the bounds cannot rank it), or why there is none; `None`
+    /// when no pointer parameter would qualify.
+    pub read_only: Option<Result<Suggestion, String>>,
     /// Seconds the whole search took.
     pub seconds: f64,
 }
@@ -386,6 +391,7 @@ pub fn optimize_kernel(
         .compiler
         .as_ref()
         .map(|_| env.original_compiles.clone());
+    let read_only = suggest_read_only(file, &incumbent, spec, &checker, refusal.is_some());
     Ok(KernelResult {
         name: name.to_string(),
         original,
@@ -397,8 +403,34 @@ pub fn optimize_kernel(
         assumed: spec.is_none(),
         compiled,
         stopped,
+        read_only,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The read-only data path suggestion for the best version (the launches
+/// read from `file`, the file as given), checked like a candidate (it must print, parse back and compute the same); none for a
+/// kernel copper does not rewrite.
+fn suggest_read_only(
+    file: &ParsedFile,
+    best: &Analyzed,
+    spec: Option<&LaunchSpec>,
+    checker: &Result<Checker, String>,
+    refused: bool,
+) -> Option<Result<Suggestion, String>> {
+    if refused || best.function.template.is_some() {
+        return None;
+    }
+    let s = read_only::suggest(file, &best.function, spec).transpose()?;
+    Some(s.and_then(|s| {
+        match checker {
+            Ok(c) => c
+                .check(&s.function)
+                .map(|()| s)
+                .map_err(|why| format!("the suggestion failed its check: {why}")),
+            Err(why) => Err(format!("it could not be checked: {why}")),
+        }
+    }))
 }
 
 /// One transform's turn on the incumbent: its candidates, each checked,

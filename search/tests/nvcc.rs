@@ -234,6 +234,8 @@ fn optimize_write_results_compile() {
         "global to shared (tiled)",
         "shared-memory padding",
         "load hoisting",
+        "warp-shuffle reduction",
+        "thread remapping",
     ] {
         assert!(
             applied.contains(t),

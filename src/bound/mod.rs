@@ -459,6 +459,11 @@ impl Prepared {
         found
     }
 
+    /// What the analysis was told: hardware, launch shape, budget.
+    pub fn config(&self) -> Config {
+        self.config
+    }
+
     /// The thread dependence of the index of access site `site`.
     pub fn index_dep(&self, site: SiteId) -> Dep {
         self.deps.index.get(&site).copied().unwrap_or(Dep::Varying)

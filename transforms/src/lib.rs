@@ -12,7 +12,10 @@ pub mod check;
 pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
+pub mod read_only;
+pub mod remap_threads;
 pub mod tiled_shared;
+pub mod warp_shuffle;
 
 use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
@@ -106,6 +109,8 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
+        Box::new(warp_shuffle::WarpShuffle),
+        Box::new(remap_threads::RemapThreads),
     ]
 }
 

@@ -5,11 +5,13 @@
 mod common;
 
 use common::try_propose;
+use copper::cuda::parse::parse_source;
 use copper::cuda::print;
+use copper::source::SourceFile;
 use copper_transforms::{
     branch_distribution::BranchDistribution, global_to_shared::GlobalToShared,
-    hoist_loads::HoistLoads, pad_shared::PadShared, tiled_shared::TiledGlobalToShared, Proposals,
-    Transform,
+    hoist_loads::HoistLoads, pad_shared::PadShared, read_only, remap_threads::RemapThreads,
+    tiled_shared::TiledGlobalToShared, warp_shuffle::WarpShuffle, Proposals, Transform,
 };
 
 /// What `t` proposes (every candidate checked against the original).
@@ -237,4 +239,187 @@ fn a_copy_in_reads_only_what_the_guards_let_the_original_read() {
             skipped(&p)
         );
     }
+}
+
+#[test]
+fn warp_shuffle_replaces_the_first_warps_tree_steps() {
+    let src = "#define BS 128
+    __global__ void k(int *in, int *out, int n) {
+        __shared__ int sdata[BS];
+        unsigned int tid = threadIdx.x;
+        unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+        sdata[tid] = (i < n) ? in[i] : 0;
+        __syncthreads();
+        for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (tid < s) { sdata[tid] += sdata[tid + s]; }
+            __syncthreads();
+        }
+        if (tid == 0) { out[blockIdx.x] = sdata[0]; }
+    }";
+    let p = propose(&WarpShuffle, src, [128, 1, 1]);
+    assert_eq!(p.candidates.len(), 2, "{:?}", p.skipped);
+    let (desc, text) = (
+        p.candidates[0].description.clone(),
+        print::function(&p.candidates[0].function),
+    );
+    assert!(desc.contains("`__shfl_down_sync`"), "{desc}");
+    // Integer sums may also be reduced per warp first (checked like the
+    // other: `propose` simulates both against the original).
+    let per_warp = print::function(&p.candidates[1].function);
+    assert!(
+        per_warp.contains("int warp_sum = sdata[tid];"),
+        "{per_warp}"
+    );
+    assert!(
+        per_warp.contains("sdata[tid / 32] = warp_sum;")
+            && per_warp.contains("warp_sum = tid < blockDim.x / 32 ? sdata[tid] : 0;"),
+        "{per_warp}"
+    );
+    assert!(
+        text.contains("for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int warp_sum = sdata[tid] + sdata[tid + 32];"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);"),
+        "{text}"
+    );
+    // Floating-point data keeps its order of additions: exact as well.
+    let float = src
+        .replace("int *in, int *out", "float *in, float *out")
+        .replace("__shared__ int", "__shared__ float");
+    // Only the tail keeps the order of a float sum: one candidate.
+    let (_, text) = only_candidate(&propose(&WarpShuffle, &float, [128, 1, 1]));
+    assert!(text.contains("float warp_sum"), "{text}");
+    // A block that is not a multiple of 32 has no full warp to shuffle in;
+    // a stride that does not pass through 32 never reaches the first warp.
+    let p = propose(&WarpShuffle, src, [100, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("multiple of 32"), "{}", skipped(&p));
+    let p = propose(&WarpShuffle, src, [96, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("starts at 48"), "{}", skipped(&p));
+    // After the loop, other partial sums are read.
+    let late = src.replace(
+        "out[blockIdx.x] = sdata[0];",
+        "out[blockIdx.x] = sdata[0] + sdata[1];",
+    );
+    let p = propose(&WarpShuffle, &late, [128, 1, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(
+        skipped(&p).contains("other indices than 0"),
+        "{}",
+        skipped(&p)
+    );
+}
+
+#[test]
+fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
+    let src = "__global__ void k(float *a, float *out, int n) {
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        int col = blockIdx.y * blockDim.y + threadIdx.y;
+        if (row < n && col < n) { out[row * n + col] = 2.0f * a[row * n + col]; }
+    }";
+    let (desc, text) = only_candidate(&propose(&RemapThreads, src, [16, 16, 1]));
+    assert!(
+        desc.contains("lanes now read consecutive `a` elements"),
+        "{desc}"
+    );
+    assert!(
+        text.contains("int row = blockIdx.x * blockDim.x + threadIdx.y;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int col = blockIdx.y * blockDim.y + threadIdx.x;"),
+        "{text}"
+    );
+    // Already coalesced: swapping would make it worse, so nothing is proposed.
+    let good = src
+        .replace(
+            "+ threadIdx.x;\n        int col",
+            "+ threadIdx.q;\n        int col",
+        )
+        .replace("+ threadIdx.y;", "+ threadIdx.x;")
+        .replace("threadIdx.q", "threadIdx.y");
+    let p = propose(&RemapThreads, &good, [16, 16, 1]);
+    assert!(
+        p.candidates.is_empty(),
+        "{}",
+        print::function(&p.candidates[0].function)
+    );
+    assert!(skipped(&p).contains("fewer sectors"), "{}", skipped(&p));
+    // A block that is not square would change which threads a block holds.
+    let p = propose(&RemapThreads, src, [32, 8, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("not square"), "{}", skipped(&p));
+    // Shared memory could see the warps change.
+    let shared = src.replace(
+        "if (row < n",
+        "__shared__ float t[256]; t[threadIdx.y * 16 + threadIdx.x] = 1.0f; if (row < n",
+    );
+    let p = propose(&RemapThreads, &shared, [16, 16, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(skipped(&p).contains("`__shared__`"), "{}", skipped(&p));
+}
+
+#[test]
+fn read_only_pointers_get_const_restrict_when_launches_show_no_aliasing() {
+    let src = |args: &str| {
+        format!(
+            "__global__ void scale(float *in, float *out, float *unused, int n) {{
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) {{ out[i] = 2.0f * in[i]; }}
+            }}
+            int main() {{
+                int n = 1024;
+                float *a, *b, *c;
+                cudaMalloc(&a, n * sizeof(float));
+                cudaMalloc(&b, n * sizeof(float));
+                cudaMalloc(&c, n * sizeof(float));
+                scale<<<4, 256>>>({args}, n);
+                return 0;
+            }}"
+        )
+    };
+    let suggestion = |text: &str| {
+        let file = parse_source(SourceFile::new("t.cu", text));
+        let f = file.function("scale").expect("kernel").clone();
+        read_only::suggest(&file, &f, None)
+    };
+    let s = suggestion(&src("a, b, c"))
+        .expect("distinct allocations")
+        .expect("a suggestion");
+    let text = print::function(&s.function);
+    assert!(
+        text.contains(
+            "const float *__restrict__ in,\n    float *out,\n    const float *__restrict__ unused,"
+        ),
+        "{text}"
+    );
+    assert!(
+        s.description
+            .contains("the launch at line 11 passes separate `cudaMalloc` allocations"),
+        "{}",
+        s.description
+    );
+    assert!(
+        s.description.contains("the bounds do not change"),
+        "{}",
+        s.description
+    );
+    // The same allocation read and written: no suggestion, and why.
+    let why = suggestion(&src("a, a, c")).expect_err("aliasing");
+    assert!(
+        why.contains("`a` is passed as both `in` and `out`"),
+        "{why}"
+    );
+    // Nothing read-only: nothing to suggest.
+    let written = src("a, b, c").replace(
+        "out[i] = 2.0f * in[i];",
+        "out[i] = 2.0f * in[i]; in[i] = 0.0f; unused[i] = 1.0f;",
+    );
+    assert!(suggestion(&written).expect("no evidence needed").is_none());
 }

@@ -111,7 +111,7 @@ pub struct SearchArgs {
     pub epsilon: Option<f64>,
     /// Only these transforms (repeatable): branch-distribution,
     /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
-    /// load-hoisting.
+    /// load-hoisting, warp-shuffle-reduction, thread-remapping.
     #[arg(long = "transform")]
     pub transforms: Vec<String>,
     /// Leave out this transform (repeatable).

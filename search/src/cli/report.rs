@@ -138,6 +138,13 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                 println!("  test launches: {}", x.assumptions.join("; "));
             }
             print_bounds(x);
+            match &x.read_only {
+                Some(Ok(s)) => println!("  suggestion (read-only data path): {}", s.description),
+                Some(Err(why)) if explain => {
+                    println!("  no read-only data path suggestion: {why}")
+                }
+                _ => {}
+            }
             if explain {
                 print_steps(x);
             }
@@ -380,6 +387,16 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                             "transform": a.transform,
                             "description": a.description,
                             "why": a.why,
+                        }))
+                        .collect::<Vec<_>>());
+                    o["suggestions"] = json!(x
+                        .read_only
+                        .iter()
+                        .flatten()
+                        .map(|s| json!({
+                            "kind": "read-only data path",
+                            "description": s.description,
+                            "kernel_after": copper::cuda::print::function(&s.function),
                         }))
                         .collect::<Vec<_>>());
                     o["checked_launches"] = json!(x.checked_on.as_ref().ok());

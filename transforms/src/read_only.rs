@@ -1,0 +1,182 @@
+//! The read-only data path (issue 20): pointer parameters the kernel never
+//! writes through are declared `const T *__restrict__`, so the compiler may
+//! load them through the read-only data cache (`ld.global.nc`).
+//!
+//! This is a suggestion, not a transform: the cost model has no read-only
+//! cache, so the bounds cannot rank it, and `__restrict__` is a promise
+//! about the callers that the kernel alone cannot prove. It is made only
+//! with evidence that no written pointer argument aliases a read-only one,
+//! and the evidence is printed as the assumption:
+//! - every launch of the kernel in the file passes, for each pointer
+//!   parameter, a host variable that a `cudaMalloc` in straight-line code
+//!   before it allocated, and the read-only ones are other variables than
+//!   the written ones; or
+//! - without launches in the file, the parameter file gives each pointer
+//!   parameter its own array (the simulator allocates each separately).
+//!
+//! A parameter qualifies when it is a single-level pointer used only as
+//! `p[index]`, never assigned through, and not already
+//! `const … __restrict__`.
+
+use copper::cuda::ast::Function;
+use copper::cuda::parse::ParsedFile;
+use copper::sim::params::LaunchSpec;
+
+use crate::ast_util::{self, Effects};
+
+/// A suggested signature change, with the assumption it rests on.
+#[derive(Clone, Debug)]
+pub struct Suggestion {
+    /// The kernel with the new qualifiers.
+    pub function: Function,
+    /// What changed and what it assumes.
+    pub description: String,
+}
+
+/// The read-only data path suggestion for kernel `f` of `file`, whose
+/// parameter file launch (if any) is `spec`; `Err` says why there is none
+/// when some parameter would qualify, `Ok(None)` when none does.
+pub fn suggest(
+    file: &ParsedFile,
+    f: &Function,
+    spec: Option<&LaunchSpec>,
+) -> Result<Option<Suggestion>, String> {
+    let read_only = read_only_params(f);
+    if read_only.is_empty() {
+        return Ok(None);
+    }
+    let pointers: Vec<usize> = (0..f.params.len())
+        .filter(|&i| f.params[i].ty.is_pointer())
+        .collect();
+    let written: Vec<usize> = pointers
+        .iter()
+        .copied()
+        .filter(|i| !read_only.contains(i) && !f.params[*i].ty.is_const)
+        .collect();
+    let evidence = no_alias(file, f, &read_only, &written, spec)?;
+    let mut g = f.clone();
+    let mut names = Vec::new();
+    for &i in &read_only {
+        let p = &mut g.params[i];
+        p.ty.is_const = true;
+        if let Some(q) = p.ty.pointers.first_mut() {
+            q.is_restrict = true;
+        }
+        names.push(format!("`{}`", p.name));
+    }
+    let decls: Vec<String> = read_only
+        .iter()
+        .map(|&i| {
+            let p = &g.params[i];
+            format!("`const {} *__restrict__ {}`", p.ty.base.c_name(), p.name)
+        })
+        .collect();
+    Ok(Some(Suggestion {
+        function: g,
+        description: format!(
+            "declare {}: the kernel only reads {}, so its loads may use the read-only data cache; not applied: the cost model has no such cache, so the bounds do not change. Assumes no written pointer argument aliases {}: {evidence}",
+            decls.join(", "),
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+        ),
+    }))
+}
+
+/// The pointer parameters (by position) never written through that are
+/// not already `const … __restrict__`.
+fn read_only_params(f: &Function) -> Vec<usize> {
+    let effects = Effects::of(&f.body);
+    f.params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.ty.pointers.len() == 1 && p.dims.is_empty() && !p.ty.is_ref)
+        .filter(|(_, p)| !(p.ty.is_const && p.ty.pointers[0].is_restrict))
+        .filter(|(_, p)| {
+            !effects.array_writes.contains(&p.name)
+                && !effects.writes.contains(&p.name)
+                && ast_util::array_uses(f, &p.name).is_ok()
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Why the read-only parameters cannot alias the written ones, from the
+/// file's launches or the parameter file.
+fn no_alias(
+    file: &ParsedFile,
+    f: &Function,
+    read_only: &[usize],
+    written: &[usize],
+    spec: Option<&LaunchSpec>,
+) -> Result<String, String> {
+    let mut shown = Vec::new();
+    let mut unread = Vec::new();
+    for l in file.launches.iter().filter(|l| l.kernel == f.name) {
+        let args = l
+            .test
+            .as_ref()
+            .map(|t| &t.host.args)
+            .filter(|a| a.len() == f.params.len());
+        let allocated =
+            |i: &usize| args.is_some_and(|a| a[*i].bytes.is_some() && is_identifier(&a[*i].text));
+        let Some(args) = args.filter(|_| read_only.iter().chain(written).all(allocated)) else {
+            unread.push(l.line.to_string());
+            continue;
+        };
+        for &r in read_only {
+            if let Some(&w) = written.iter().find(|&&w| args[w].text == args[r].text) {
+                return Err(format!(
+                    "at line {}, `{}` is passed as both `{}` and `{}`",
+                    l.line, args[r].text, f.params[r].name, f.params[w].name
+                ));
+            }
+        }
+        shown.push(l.line.to_string());
+    }
+    let plural = |v: &[String]| if v.len() == 1 { "" } else { "s" };
+    if unread.is_empty() && !shown.is_empty() {
+        return Ok(format!(
+            "the launch{} at line{} {} pass{} separate `cudaMalloc` allocations (copper assumes nothing reassigns them in between)",
+            if shown.len() == 1 { "" } else { "es" },
+            plural(&shown),
+            shown.join(", "),
+            if shown.len() == 1 { "es" } else { "" },
+        ));
+    }
+    let unread_text = if unread.is_empty() {
+        "the file does not launch it".to_string()
+    } else {
+        format!(
+            "copper cannot tell which allocations the launch{} at line{} {} pass{}",
+            if unread.len() == 1 { "" } else { "es" },
+            plural(&unread),
+            unread.join(", "),
+            if unread.len() == 1 { "es" } else { "" },
+        )
+    };
+    let Some(spec) = spec else {
+        return Err(format!("{unread_text}, and there is no parameter file"));
+    };
+    if let Some(&i) = read_only
+        .iter()
+        .chain(written)
+        .find(|&&i| !spec.arrays.contains_key(&f.params[i].name))
+    {
+        return Err(format!(
+            "{unread_text}, and the parameter file gives `{}` no array",
+            f.params[i].name
+        ));
+    }
+    Ok(format!(
+        "{unread_text}; the parameter file gives each pointer its own array, and every caller must do the same"
+    ))
+}
+
+/// Whether `s` is a C identifier.
+fn is_identifier(s: &str) -> bool {
+    let s = s.trim();
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
