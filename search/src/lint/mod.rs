@@ -4,7 +4,8 @@
 //! - [`coalescing`]: global accesses a warp may serve with more sectors
 //!   than consecutive aligned elements would need (`001_…`).
 //! - [`banks`]: shared accesses that may be bank conflicts, with their
-//!   degree bounds; [`witness`] finds inputs that reach them (`003_…`).
+//!   degree bounds; [`witness`] finds inputs that reach them, or proves a
+//!   degree impossible with the MILP of [`milp`] (`003_…`).
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
 //! - [`block_size`]: whether a synchronization-free kernel's results are
@@ -16,6 +17,7 @@ pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
 pub mod lanes;
+pub mod milp;
 pub mod races;
 pub mod witness;
 
