@@ -116,7 +116,12 @@ fn witnesses_and_impossible_degrees() {
 fn milp_witnesses_where_the_constructive_search_fails() {
     let (_, out, _) = lint(&["--witness", "testdata/bank_witness.cu"]);
     assert!(out.contains("makes a warp take 8 transactions here (confirmed by simulation); degree 9 is impossible: the largest collision is 8 (MILP optimum over every input)"), "{out}");
-    assert_eq!(out.matches("makes a warp take 32 transactions here (confirmed by simulation)").count(), 2, "{out}");
+    assert_eq!(
+        out.matches("makes a warp take 32 transactions here (confirmed by simulation)")
+            .count(),
+        2,
+        "{out}"
+    );
     let (_, out, _) = lint(&[
         "--witness",
         "--degree",

@@ -30,8 +30,8 @@ use std::time::Instant;
 use copper::cost::Hardware;
 use copper::cuda::ast::BinOp;
 use copper::ir::{
-    visit_exprs, visit_stmts, ArrayId, Builtin, Expr, ExprKind, Kernel, Scalar, SiteId, Stmt, Unary, Value,
-    VarId, VarKind,
+    visit_exprs, visit_stmts, ArrayId, Builtin, Expr, ExprKind, Kernel, Scalar, SiteId, Stmt,
+    Unary, Value, VarId, VarKind,
 };
 use copper::sim::params::{InitKind, LaunchSpec};
 use good_lp::{
@@ -63,7 +63,11 @@ impl Term {
     }
 
     fn add(&self, o: &Term, sign: i128) -> Term {
-        let (a, b) = if sign > 0 { (o.lo, o.hi) } else { (-o.hi, -o.lo) };
+        let (a, b) = if sign > 0 {
+            (o.lo, o.hi)
+        } else {
+            (-o.hi, -o.lo)
+        };
         Term {
             e: self.e.clone() + o.e.clone() * sign as f64,
             lo: self.lo + a,
@@ -164,7 +168,10 @@ impl<'a> Enc<'a> {
             return (t.clone(), Term::constant(0));
         }
         if let Some(v) = t.as_const() {
-            return (Term::constant(div_floor(v, c)), Term::constant(v.rem_euclid(c)));
+            return (
+                Term::constant(div_floor(v, c)),
+                Term::constant(v.rem_euclid(c)),
+            );
         }
         let (_, q) = self.fresh(div_floor(t.lo, c), div_floor(t.hi, c));
         let r = t.add(&q.scale(c), -1);
@@ -612,8 +619,7 @@ fn walk<'k>(
                 for (l, lane) in lanes.iter_mut().enumerate() {
                     let c = enc.expr(cond, lane, l, &tids[l]);
                     let c = enc.truth(&c);
-                    lane.guards
-                        .push(if in_then { c } else { Enc::not(&c) });
+                    lane.guards.push(if in_then { c } else { Enc::not(&c) });
                 }
                 walk(enc, if in_then { then } else { els }, site, lanes, tids)
             }
@@ -771,9 +777,9 @@ fn warp_maximum(
         words.push(word);
         active.push(on);
     }
-    let (wlo, whi) = words
-        .iter()
-        .fold((i128::MAX, i128::MIN), |(a, z), w| (a.min(w.lo), z.max(w.hi)));
+    let (wlo, whi) = words.iter().fold((i128::MAX, i128::MIN), |(a, z), w| {
+        (a.min(w.lo), z.max(w.hi))
+    });
     if wlo > whi {
         return Err("no lane reaches the access".into());
     }
@@ -798,7 +804,9 @@ fn warp_maximum(
         let sum = pick
             .iter()
             .enumerate()
-            .fold(Term::constant(0), |acc, (b, y)| acc.add(&y.scale(b as i128), 1));
+            .fold(Term::constant(0), |acc, (b, y)| {
+                acc.add(&y.scale(b as i128), 1)
+            });
         Term {
             lo: 0,
             hi: banks - 1,
