@@ -8,7 +8,7 @@
 //!   degree impossible with the MILP of [`milp`] (`003_…`).
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
-//! - [`block_size`]: whether a synchronization-free kernel's results are
+//! - [`block_size`]: whether a kernel's results are
 //!   independent of its block size (`004_…`), after [`races`] looked for
 //!   data races by simulation.
 
@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(dep.findings.len(), 1);
         assert_eq!(dep.findings[0].code, Code::BlockSizeDependent);
         let synced = lint(
-            "__global__ void k(int *a) { __syncthreads(); a[0] = 1; }",
+            "__global__ void k(int *a) { int g = blockIdx.x * blockDim.x + threadIdx.x; a[g] = 1; __syncthreads(); a[g] = a[g ^ 1]; }",
             "k",
         );
         assert!(matches!(synced.block_size, BlockSize::NotChecked(_)));
