@@ -269,3 +269,97 @@ proptest! {
         }
     }
 }
+
+/// A kernel that stages `expr` through shared memory: each thread stores
+/// it at its own element, a barrier, then reads element `read`.
+fn staged_kernel(expr: &str, read: &str) -> String {
+    format!(
+        "__global__ void k(int *out, int n) {{\n    __shared__ int s[1024];\n    int gid = blockIdx.x * blockDim.x + threadIdx.x;\n    s[threadIdx.x] = (int)({expr});\n    __syncthreads();\n    if (gid < n) {{\n        out[gid] = s[{read}] + 1;\n    }}\n}}\n"
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn independent_staging_kernels_compute_the_same_for_every_block_size(
+        e in expr(),
+        read in prop_oneof![
+            Just("threadIdx.x"),
+            Just("(threadIdx.x + 1) % blockDim.x"),
+            Just("blockDim.x - 1 - threadIdx.x"),
+            Just("0"),
+        ],
+    ) {
+        let src = staged_kernel(&e, read);
+        let verdict = verdict_of(&src);
+        if read != "threadIdx.x" {
+            prop_assert!(!matches!(verdict, BlockSize::Independent { .. }), "{}", src);
+        }
+        if !matches!(verdict, BlockSize::Independent { .. }) {
+            return Ok(());
+        }
+        let Some(reference) = outputs(&src, 32) else { return Ok(()) };
+        for block in [96, 160, 480, 33, 48, 165, 330, 528, 880] {
+            if let Some(other) = outputs(&src, block) {
+                prop_assert!(
+                    other == reference,
+                    "called independent, but blocks of 32 and {} differ:\n{}",
+                    block,
+                    src
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_barrier_used_only_for_staging_is_independent() {
+    let src = staged_kernel("3 * gid + n", "threadIdx.x");
+    assert!(
+        matches!(verdict_of(&src), BlockSize::Independent { .. }),
+        "{src}"
+    );
+    assert_eq!(outputs(&src, 160), outputs(&src, 480), "{src}");
+    // The same kernel reading a neighbour's element exchanges values.
+    let src = staged_kernel("3 * gid + n", "(threadIdx.x + 1) % blockDim.x");
+    let v = verdict_of(&src);
+    assert!(matches!(v, BlockSize::NotChecked(_)), "{v:?}\n{src}");
+    assert_ne!(outputs(&src, 160), outputs(&src, 480), "{src}");
+}
+
+#[test]
+fn a_block_reduction_written_per_block_depends_on_the_block_size() {
+    let src = "__global__ void k(int *out, int n) {\n\
+               \x20   __shared__ int s[1024];\n\
+               \x20   int gid = blockIdx.x * blockDim.x + threadIdx.x;\n\
+               \x20   s[threadIdx.x] = gid < n ? gid : 0;\n\
+               \x20   __syncthreads();\n\
+               \x20   for (int st = blockDim.x / 2; st > 0; st >>= 1) {\n\
+               \x20       if (threadIdx.x < st) {\n\
+               \x20           s[threadIdx.x] += s[threadIdx.x + st];\n\
+               \x20       }\n\
+               \x20       __syncthreads();\n\
+               \x20   }\n\
+               \x20   if (threadIdx.x == 0) {\n\
+               \x20       out[blockIdx.x] = s[0];\n\
+               \x20   }\n\
+               }\n";
+    assert!(matches!(verdict_of(src), BlockSize::Depends(_)));
+    assert_ne!(outputs(src, 160), outputs(src, 480));
+}
+
+#[test]
+fn threads_exchanging_global_values_across_a_barrier_are_not_called_independent() {
+    let src = "__global__ void k(int *out, int n) {\n\
+               \x20   int gid = blockIdx.x * blockDim.x + threadIdx.x;\n\
+               \x20   out[gid] = gid;\n\
+               \x20   __syncthreads();\n\
+               \x20   int v = out[gid ^ 1];\n\
+               \x20   __syncthreads();\n\
+               \x20   out[gid] = v;\n\
+               }\n";
+    assert!(matches!(verdict_of(src), BlockSize::NotChecked(_)));
+}

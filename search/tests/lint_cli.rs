@@ -109,7 +109,28 @@ fn witnesses_and_impossible_degrees() {
     let (_, out, _) = lint(&["--witness", "testdata/histogram256.cu"]);
     assert!(out.contains("witness: `data` = [0, 32, 64, 96, 128, 160, 192, 224] (repeated) makes a warp take 8 transactions"));
     let (_, out, _) = lint(&["--witness", "--degree", "9", "testdata/histogram256.cu"]);
-    assert!(out.contains("no input makes a warp take 9 transactions here: the sound bound is 8"));
+    assert!(out.contains("no input makes a warp take 9 transactions here: degree 9 is impossible, the largest collision is 8 (the sound bound)"));
+}
+
+#[test]
+fn milp_witnesses_where_the_constructive_search_fails() {
+    let (_, out, _) = lint(&["--witness", "testdata/bank_witness.cu"]);
+    assert!(out.contains("makes a warp take 8 transactions here (confirmed by simulation); degree 9 is impossible: the largest collision is 8 (MILP optimum over every input)"), "{out}");
+    assert_eq!(
+        out.matches("makes a warp take 32 transactions here (confirmed by simulation)")
+            .count(),
+        2,
+        "{out}"
+    );
+    let (_, out, _) = lint(&[
+        "--witness",
+        "--degree",
+        "9",
+        "--kernel",
+        "histogram_shift",
+        "testdata/bank_witness.cu",
+    ]);
+    assert!(out.contains("no input makes a warp take 9 transactions here: degree 9 is impossible, the largest collision is 8 (MILP optimum over every input)"), "{out}");
 }
 
 /// A fresh directory for one test's files.

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{launch_shape, read_params};
-use copper_search::lint::witness::{self, Witness};
+use copper_search::lint::witness::{self, Refutation, Witness};
 use copper_search::lint::{count, lint_kernel, BlockSize, Code, Finding};
 
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
@@ -352,6 +352,22 @@ fn witness_value(v: f64, integer: bool) -> Value {
     }
 }
 
+/// What proves a degree impossible, in words.
+fn proof_text(by: Refutation) -> &'static str {
+    match by {
+        Refutation::Bound => "the sound bound",
+        Refutation::Milp => "MILP optimum over every input",
+    }
+}
+
+/// What proves a degree impossible, in JSON.
+fn proof_json(by: Refutation) -> &'static str {
+    match by {
+        Refutation::Bound => "bound",
+        Refutation::Milp => "milp",
+    }
+}
+
 fn witness_text(w: &Witness) -> String {
     match w {
         Witness::Found {
@@ -359,6 +375,7 @@ fn witness_text(w: &Witness) -> String {
             values,
             integer,
             simulated,
+            largest,
         } => {
             let shown: Vec<String> = values
                 .iter()
@@ -366,15 +383,27 @@ fn witness_text(w: &Witness) -> String {
                 .map(|&v| witness_value(v, *integer).to_string())
                 .collect();
             let more = if values.len() > 16 { ", …" } else { "" };
+            let proof = largest.map_or(String::new(), |(m, by)| {
+                format!(
+                    "; degree {} is impossible: the largest collision is {m} ({})",
+                    m + 1,
+                    proof_text(by)
+                )
+            });
             format!(
-                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {} here (confirmed by simulation)",
+                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {} here (confirmed by simulation){proof}",
                 shown.join(", "),
                 count(*simulated, "transaction")
             )
         }
-        Witness::Impossible { target, bound } => format!(
-            "no input makes a warp take {} here: the sound bound is {bound}",
-            count(*target, "transaction")
+        Witness::Impossible {
+            target,
+            largest,
+            by,
+        } => format!(
+            "no input makes a warp take {} here: degree {target} is impossible, the largest collision is {largest} ({})",
+            count(*target, "transaction"),
+            proof_text(*by)
         ),
         Witness::NotFound(why) => format!("no witness found: {why}"),
     }
@@ -455,13 +484,28 @@ fn witness_json(w: &Witness) -> Value {
             values,
             integer,
             simulated,
+            largest,
         } => {
             let values: Vec<Value> = values.iter().map(|&v| witness_value(v, *integer)).collect();
-            json!({ "found": true, "array": array, "values": values, "simulated": simulated })
+            json!({
+                "found": true,
+                "array": array,
+                "values": values,
+                "simulated": simulated,
+                "largest": largest.map(|(m, _)| m),
+                "proof": largest.map(|(_, by)| proof_json(by)),
+            })
         }
-        Witness::Impossible { target, bound } => {
-            json!({ "found": false, "impossible": target, "bound": bound })
-        }
+        Witness::Impossible {
+            target,
+            largest,
+            by,
+        } => json!({
+            "found": false,
+            "impossible": target,
+            "largest": largest,
+            "proof": proof_json(*by),
+        }),
         Witness::NotFound(why) => json!({ "found": false, "why": why }),
     }
 }
@@ -597,6 +641,7 @@ mod tests {
             values: vec![0.0, 8192.0],
             integer: true,
             simulated: 1,
+            largest: None,
         };
         assert_eq!(
             witness_text(&found),
@@ -608,14 +653,18 @@ mod tests {
             values: vec![0.5],
             integer: false,
             simulated: 2,
+            largest: Some((2, Refutation::Bound)),
         };
-        assert!(witness_text(&floats).contains("[0.5] (repeated) makes a warp take 2 transactions"));
+        assert!(witness_text(&floats).contains("[0.5] (repeated) makes a warp take 2 transactions here (confirmed by simulation); degree 3 is impossible: the largest collision is 2 (the sound bound)"));
         let impossible = Witness::Impossible {
-            target: 1,
-            bound: 0,
+            target: 9,
+            largest: 8,
+            by: Refutation::Milp,
         };
         assert!(
-            witness_text(&impossible).starts_with("no input makes a warp take 1 transaction here")
+            witness_text(&impossible).starts_with(
+                "no input makes a warp take 9 transactions here: degree 9 is impossible, the largest collision is 8"
+            )
         );
     }
 }

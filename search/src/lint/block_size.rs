@@ -20,13 +20,29 @@
 //! index. Every thread that reaches a statement there has run every
 //! earlier one, since a jump leaves the scope altogether.
 //!
+//! Barriers and shared memory (beyond `004_…`, which verifies only
+//! synchronization-free kernels): the indices of every shared array, and
+//! with a barrier of every global array the kernel both reads and writes,
+//! are recorded instead of checked. An array whose every access is at the
+//! thread's own element (`s[threadIdx.x]`, `out[g]`, the same index
+//! everywhere; its linear form over the dimensions the kernel names)
+//! carries no value between threads, so a barrier around it only stages
+//! data and the proof goes on, with the values stored there checked as
+//! usual. Any other such array exchanges values between the threads of a
+//! block (a block reduction): a dependence found elsewhere (the result
+//! written at `out[blockIdx.x]`) makes the verdict "depends"; without one
+//! the kernel is not checked, naming the array.
+//!
 //! The proof assumes the kernel has no data race: a kernel that races
 //! computes results that depend on the schedule, and so on the block
 //! shape. [`super::races`] looks for races by simulation.
 
 use std::collections::{HashMap, HashSet};
 
-use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, VarId, VarKind};
+use copper::ir::{
+    visit_exprs, visit_stmts, ArrayId, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, VarId,
+    VarKind,
+};
 use copper::poly::{Poly, Rational};
 use copper::source::Span;
 
@@ -49,6 +65,15 @@ struct Eval<'k> {
     at: Span,
     /// Depth of local substitution (guards against cycles).
     depth: usize,
+    /// Arrays whose indices are recorded rather than checked: shared
+    /// arrays, and with a barrier the global arrays both read and written.
+    deferred: HashSet<ArrayId>,
+    /// The indices of the deferred arrays' accesses, with where.
+    indices: HashMap<ArrayId, Vec<(Poly, Span)>>,
+    /// Whether the statement being checked writes global memory.
+    at_store: bool,
+    /// The first problem in a statement that writes global memory.
+    store_problem: Option<(String, Span)>,
 }
 
 fn builtin_name(b: Builtin) -> String {
@@ -127,6 +152,9 @@ impl Eval<'_> {
                         parts.extend([a.as_ref(), b.as_ref()])
                     }
                     ExprKind::Select(c, a, b) => parts.extend([c.as_ref(), a.as_ref(), b.as_ref()]),
+                    ExprKind::Load(a) if self.deferred.contains(&a.array) => {
+                        self.defer(a.array, &a.index)
+                    }
                     ExprKind::Load(a) => parts.push(&a.index),
                     ExprKind::Call(_, args) => parts.extend(args),
                     _ => {}
@@ -139,13 +167,27 @@ impl Eval<'_> {
         }
     }
 
+    /// Records the index of an access to a deferred array (what it reads
+    /// decides whether the array is the thread's own, not a dependence).
+    fn defer(&mut self, array: ArrayId, index: &Expr) {
+        let before = (self.problem.take(), self.store_problem.take());
+        let p = self.eval(index);
+        (self.problem, self.store_problem) = before;
+        let at = self.at;
+        self.indices.entry(array).or_default().push((p, at));
+    }
+
     /// Checks that `e` depends on the thread and launch only as allowed.
     fn check(&mut self, e: &Expr) {
         let p = self.eval(e);
-        if self.problem.is_none() {
-            if let Some(why) = dependence(&p) {
-                self.problem = Some((why, self.at));
+        if self.problem.is_some() && (self.store_problem.is_some() || !self.at_store) {
+            return;
+        }
+        if let Some(why) = dependence(&p) {
+            if self.at_store && self.store_problem.is_none() {
+                self.store_problem = Some((why.clone(), self.at));
             }
+            self.problem.get_or_insert((why, self.at));
         }
     }
 }
@@ -263,12 +305,8 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
         } => assigned.entry(*r).or_default().push(None),
         _ => {}
     });
-    if syncs {
-        return (BlockSize::NotChecked("uses `__syncthreads`".into()), None);
-    }
-    if kernel.arrays.iter().any(|a| a.is_shared()) {
-        return (BlockSize::NotChecked("uses shared memory".into()), None);
-    }
+    let deferred = deferred_arrays(kernel, syncs);
+    let dims = dimensions(kernel);
     let mut not_straight = HashSet::new();
     branchy(&kernel.body, false, &mut not_straight);
     let straight: HashSet<VarId> = assigned
@@ -300,17 +338,134 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
         problem: None,
         at: Span::new(0, 0),
         depth: 0,
+        deferred,
+        indices: HashMap::new(),
+        at_store: false,
+        store_problem: None,
     };
     ev.walk(&kernel.body, &straight);
-    match ev.problem {
-        None => (
+    // An array whose every access is at the thread's own element carries
+    // no value between threads: a barrier around it only stages data.
+    // Any other deferred array exchanges values between the threads of a
+    // block; the indices of a global one are still checked.
+    let mut exchanged = Vec::new();
+    let mut ids: Vec<ArrayId> = ev.indices.keys().copied().collect();
+    ids.sort_unstable();
+    for a in ids {
+        let shared = kernel.arrays[a].is_shared();
+        let at = &ev.indices[&a];
+        let first = &at[0].0;
+        let own = at.iter().all(|(p, _)| p == first) && is_own_element(first, shared, dims);
+        if own {
+            continue;
+        }
+        exchanged.push(a);
+        if !shared && ev.store_problem.is_none() {
+            ev.store_problem = at
+                .iter()
+                .find_map(|(p, span)| dependence(p).map(|why| (why, *span)));
+        }
+    }
+    // With values exchanged, a dependence counts where the kernel writes
+    // its results (a reduction's `out[blockIdx.x]`); elsewhere it may be
+    // block-cooperative code (`for (b = threadIdx.x; …; b += blockDim.x)`)
+    // the proof does not cover.
+    let problem = if exchanged.is_empty() {
+        ev.problem
+    } else {
+        ev.store_problem
+    };
+    match (problem, exchanged.first()) {
+        (Some((why, at)), _) => (BlockSize::Depends(why), Some(at)),
+        (None, Some(&a)) => (
+            BlockSize::NotChecked(format!(
+                "the threads of a block exchange values through `{}` (not every access is at the thread's own element), which the proof does not cover",
+                kernel.arrays[a].name
+            )),
+            None,
+        ),
+        (None, None) => (
             BlockSize::Independent {
                 race_free_launches: None,
             },
             None,
         ),
-        Some((why, at)) => (BlockSize::Depends(why), Some(at)),
     }
+}
+
+/// The arrays whose indices decide whether threads exchange values: the
+/// shared ones, and with a barrier the global ones the kernel both reads
+/// and writes (a barrier orders one thread's write before another's read
+/// without a race).
+fn deferred_arrays(kernel: &Kernel, syncs: bool) -> HashSet<ArrayId> {
+    let mut read = HashSet::new();
+    let mut written = HashSet::new();
+    visit_exprs(&kernel.body, &mut |e| {
+        if let ExprKind::Load(a) = &e.kind {
+            read.insert(a.array);
+        }
+    });
+    visit_stmts(&kernel.body, &mut |s| {
+        if let Stmt::Store { access, .. } | Stmt::Atomic { access, .. } = s {
+            written.insert(access.array);
+        }
+    });
+    (0..kernel.arrays.len())
+        .filter(|&a| {
+            kernel.arrays[a].is_shared() || (syncs && read.contains(&a) && written.contains(&a))
+        })
+        .collect()
+}
+
+/// Whether index `p` is the thread's own element, the same for no two
+/// threads of a launch: the thread's linear index in its block (shared
+/// memory) or in the grid (global memory), plus a constant, over the
+/// dimensions it names (`threadIdx.x`; `threadIdx.y·blockDim.x +
+/// threadIdx.x`; …) — the form for the `dims` dimensions the kernel
+/// names, so that no two threads of its launches share it.
+fn is_own_element(p: &Poly, shared: bool, dims: usize) -> bool {
+    let v = |n: &str| Poly::var(n);
+    let index = |d: &str| {
+        if shared {
+            v(&format!("threadIdx.{d}"))
+        } else {
+            v(&format!("blockIdx.{d}")) * v(&format!("blockDim.{d}")) + v(&format!("threadIdx.{d}"))
+        }
+    };
+    let extent = |d: &str| {
+        if shared {
+            v(&format!("blockDim.{d}"))
+        } else {
+            v(&format!("blockDim.{d}")) * v(&format!("gridDim.{d}"))
+        }
+    };
+    let mut linear = p.clone();
+    for (m, c) in p.terms() {
+        if m.factors().next().is_none() {
+            linear = linear - Poly::constant(c);
+        }
+    }
+    let x = index("x");
+    let xy = index("y") * extent("x") + index("x");
+    let xyz = (index("z") * extent("y") + index("y")) * extent("x") + index("x");
+    [x, xy, xyz][dims.clamp(1, 3) - 1] == linear
+}
+
+/// How many dimensions of the launch the kernel names (1 to 3).
+fn dimensions(kernel: &Kernel) -> usize {
+    let mut most = 1;
+    visit_exprs(&kernel.body, &mut |e| {
+        if let ExprKind::Builtin(
+            Builtin::ThreadIdx(d)
+            | Builtin::BlockIdx(d)
+            | Builtin::BlockDim(d)
+            | Builtin::GridDim(d),
+        ) = e.kind
+        {
+            most = most.max(d as usize + 1);
+        }
+    });
+    most
 }
 
 impl<'k> Eval<'k> {
@@ -335,6 +490,12 @@ impl<'k> Eval<'k> {
     /// through straight-line code is an opaque symbol, so every value
     /// assigned to it is checked.
     fn statement(&mut self, s: &Stmt) {
+        self.at_store = match s {
+            Stmt::Store { access, .. } | Stmt::Atomic { access, .. } => {
+                !self.k.arrays[access.array].is_shared()
+            }
+            _ => false,
+        };
         let (span, exprs): (Span, Vec<&Expr>) = match s {
             Stmt::Assign { var, value, span } => {
                 let opaque = !self.once.contains_key(var);
@@ -344,7 +505,15 @@ impl<'k> Eval<'k> {
                 access,
                 value,
                 span,
-            } => (*span, vec![&access.index, value]),
+            } => {
+                self.at = *span;
+                if self.deferred.contains(&access.array) {
+                    self.defer(access.array, &access.index);
+                    (*span, vec![value])
+                } else {
+                    (*span, vec![&access.index, value])
+                }
+            }
             Stmt::Atomic {
                 access,
                 value,
@@ -352,7 +521,13 @@ impl<'k> Eval<'k> {
                 span,
                 ..
             } => {
-                let mut v = vec![access.index.as_ref(), value];
+                self.at = *span;
+                let mut v = vec![value];
+                if self.deferred.contains(&access.array) {
+                    self.defer(access.array, &access.index);
+                } else {
+                    v.push(access.index.as_ref());
+                }
                 v.extend(compare);
                 (*span, v)
             }

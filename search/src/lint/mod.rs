@@ -4,10 +4,11 @@
 //! - [`coalescing`]: global accesses a warp may serve with more sectors
 //!   than consecutive aligned elements would need (`001_…`).
 //! - [`banks`]: shared accesses that may be bank conflicts, with their
-//!   degree bounds; [`witness`] finds inputs that reach them (`003_…`).
+//!   degree bounds; [`witness`] finds inputs that reach them, or proves a
+//!   degree impossible with the MILP of [`milp`] (`003_…`).
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
-//! - [`block_size`]: whether a synchronization-free kernel's results are
+//! - [`block_size`]: whether a kernel's results are
 //!   independent of its block size (`004_…`), after [`races`] looked for
 //!   data races by simulation.
 
@@ -16,6 +17,7 @@ pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
 pub mod lanes;
+pub mod milp;
 pub mod races;
 pub mod witness;
 
@@ -429,7 +431,7 @@ mod tests {
         assert_eq!(dep.findings.len(), 1);
         assert_eq!(dep.findings[0].code, Code::BlockSizeDependent);
         let synced = lint(
-            "__global__ void k(int *a) { __syncthreads(); a[0] = 1; }",
+            "__global__ void k(int *a) { int g = blockIdx.x * blockDim.x + threadIdx.x; a[g] = 1; __syncthreads(); a[g] = a[g ^ 1]; }",
             "k",
         );
         assert!(matches!(synced.block_size, BlockSize::NotChecked(_)));

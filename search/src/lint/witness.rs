@@ -1,15 +1,19 @@
 //! Bank-conflict witnesses (`003_…` §4): for a shared access whose index
 //! comes from input data, concrete input values that make one warp reach a
 //! number of transactions, confirmed by the simulator — or a proof that
-//! no input reaches it (the analysis bound is below it).
+//! no input reaches it.
 //!
-//! The search is constructive: the degree-`n` worst case needs `n`
-//! distinct words in one bank, the elements `j·stride` (`stride` = one row
-//! of banks in elements). The input array the index is loaded from is
-//! filled with those values repeated with period `n` (runs of `r` equal
-//! values for `r` = 1, 2, 4, … in case lanes read it with a stride), so
-//! that every warp reading consecutive elements sees them all; each
-//! candidate is simulated and kept when the site reaches `n`.
+//! Two steps. First a fast constructive try: the degree-`n` worst case
+//! needs `n` distinct words in one bank, the elements `j·stride`
+//! (`stride` = one row of banks in elements); the input array the index
+//! is loaded from is filled with those values. When that does not reach
+//! `n`, the decision procedure of [`super::milp`]: the largest degree over
+//! all inputs as a MILP. Its optimum below `n` proves `n` impossible; a
+//! solution reaching `n` gives each lane's input values, which fill the
+//! array and are confirmed by simulation. Either way an array is filled
+//! with values repeated with the period of a warp's lanes (runs of `r`
+//! equal values for `r` = 1, 2, 4, … in case lanes read it with a
+//! stride), so that every warp reading consecutive elements sees them.
 
 use std::time::Instant;
 
@@ -18,6 +22,8 @@ use copper::ir::sites::SitePaths;
 use copper::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+
+use super::milp;
 
 /// The result of a witness search at one site.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,20 +39,34 @@ pub enum Witness {
         integer: bool,
         /// The degree the simulator saw at the site.
         simulated: u64,
+        /// The largest degree any input reaches, when it is proved, and
+        /// what proves it.
+        largest: Option<(u64, Refutation)>,
     },
-    /// No input reaches `target`: the sound bound is lower.
+    /// No input reaches `target`.
     Impossible {
         /// The degree asked for.
         target: u64,
-        /// The analysis bound.
-        bound: u64,
+        /// The largest degree any input can reach.
+        largest: u64,
+        /// What proves it.
+        by: Refutation,
     },
     /// No witness found, and why.
     NotFound(String),
 }
 
+/// What proves a degree impossible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refutation {
+    /// The analysis bound (`copper::absint::memory::conflicts`).
+    Bound,
+    /// The MILP's optimum over every input.
+    Milp,
+}
+
 /// The index of the load at `site` inside `e`.
-fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
+pub(crate) fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
     match &e.kind {
         ExprKind::Load(a) if a.site == site => Some(&a.index),
         ExprKind::Load(a) => load_index(&a.index, site),
@@ -114,8 +134,42 @@ fn source_in(kernel: &Kernel, e: &Expr, depth: usize) -> Option<usize> {
     found
 }
 
+/// The launch `spec` with input array `array` filled by `values` repeated
+/// in runs of `run`, simulated: the degree one warp reached at `site`.
+fn simulate_fill(
+    kernel: &Kernel,
+    site: SiteId,
+    spec: &LaunchSpec,
+    array: &str,
+    values: &[f64],
+    opts: &SimOptions,
+) -> Result<u64, String> {
+    let mut spec = spec.clone();
+    let a = spec
+        .arrays
+        .get_mut(array)
+        .ok_or_else(|| format!("the parameter file gives no array `{array}`"))?;
+    a.init = InitKind::Values;
+    a.values = values.to_vec();
+    let inputs = inputs_from_spec(kernel, &spec)?;
+    let r = simulate_owned(kernel, inputs, opts).map_err(|e| e.message)?;
+    Ok(r.sites.get(site).map_or(0, |s| s.max_transactions))
+}
+
+/// `values` with each repeated `run` times.
+fn in_runs(values: &[f64], run: usize) -> Vec<f64> {
+    values
+        .iter()
+        .flat_map(|&v| std::iter::repeat_n(v, run))
+        .collect()
+}
+
+/// The run lengths tried: lanes may read the input with a stride.
+const RUNS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+
 /// Searches inputs that make one warp reach `target` (default: `bound`)
-/// transactions at shared site `site`, starting from the launch `spec`.
+/// transactions at shared site `site`, starting from the launch `spec`:
+/// the constructive try, then the MILP.
 pub fn search(
     kernel: &Kernel,
     site: SiteId,
@@ -127,8 +181,121 @@ pub fn search(
 ) -> Witness {
     let n = target.unwrap_or(bound);
     if n > bound {
-        return Witness::Impossible { target: n, bound };
+        return Witness::Impossible {
+            target: n,
+            largest: bound,
+            by: Refutation::Bound,
+        };
     }
+    let opts = SimOptions {
+        hw: *hw,
+        deadline: Some(deadline),
+        ..SimOptions::default()
+    };
+    // A degree above the warp's lanes needs no proof.
+    let lanes = spec.block.iter().product::<u64>().min(hw.warp_size as u64);
+    let proof = |m: u64, by: Refutation| (m < lanes).then_some((m, by));
+    let constructive = constructive(kernel, site, n, spec, hw, &opts, deadline);
+    if let Witness::Found {
+        array,
+        values,
+        integer,
+        simulated,
+        ..
+    } = constructive
+    {
+        // Reaching the sound bound shows it is the largest degree.
+        return Witness::Found {
+            array,
+            values,
+            integer,
+            simulated,
+            largest: (simulated >= bound)
+                .then(|| proof(bound, Refutation::Bound))
+                .flatten(),
+        };
+    }
+    let best = match milp::maximum(kernel, site, bound, spec, hw, deadline) {
+        Ok(m) => m,
+        Err(why) => return not_found(constructive, &why),
+    };
+    if best.proved && best.degree < n {
+        // Below the bound the user did not ask for a degree: show the
+        // largest one, with its inputs (when inputs decide it).
+        if target.is_some() || best.degree == 0 || best.loads.is_empty() {
+            return Witness::Impossible {
+                target: n,
+                largest: best.degree,
+                by: Refutation::Milp,
+            };
+        }
+    } else if best.degree < n {
+        return not_found(
+            constructive,
+            &format!(
+                "the MILP found at most {} in the time budget (raise it with --budget)",
+                best.degree
+            ),
+        );
+    }
+    let goal = n.min(best.degree);
+    let largest = if best.proved {
+        proof(best.degree, Refutation::Milp)
+    } else if best.degree >= bound {
+        proof(bound, Refutation::Bound)
+    } else {
+        None
+    };
+    let lanes = best.loads.first().map_or(0, |(_, v)| v.len());
+    for (array, values) in &best.loads {
+        let name = &kernel.arrays[*array].name;
+        let mut values: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+        values.resize(lanes, values.last().copied().unwrap_or(0.0));
+        for run in RUNS {
+            let filled = in_runs(&values, run);
+            match simulate_fill(kernel, site, spec, name, &filled, &opts) {
+                Ok(simulated) if simulated >= goal => {
+                    return Witness::Found {
+                        array: name.clone(),
+                        values: filled,
+                        integer: !kernel.arrays[*array].elem.is_float(),
+                        simulated,
+                        largest,
+                    }
+                }
+                _ if Instant::now() > deadline => break,
+                _ => {}
+            }
+        }
+    }
+    not_found(
+        constructive,
+        &format!(
+            "the MILP reaches {} {}, but no input built from its solution did in simulation",
+            best.degree,
+            if best.proved { "at most" } else { "at least" }
+        ),
+    )
+}
+
+/// The constructive try's failure, with what the MILP adds.
+fn not_found(constructive: Witness, why: &str) -> Witness {
+    match constructive {
+        Witness::NotFound(first) => Witness::NotFound(format!("{first}; {why}")),
+        other => other,
+    }
+}
+
+/// The constructive try: an input array filled with `n` words of one bank.
+fn constructive(
+    kernel: &Kernel,
+    site: SiteId,
+    n: u64,
+    spec: &LaunchSpec,
+    hw: &Hardware,
+    opts: &SimOptions,
+    deadline: Instant,
+) -> Witness {
     let Some(src) = index_of(kernel, site).and_then(|e| source_in(kernel, e, 4)) else {
         return Witness::NotFound("the index is not loaded from an input array".into());
     };
@@ -136,41 +303,31 @@ pub fn search(
     let elem = shared.layout.size.max(1) as u64;
     let stride = (hw.banks as u64 * hw.bank_bytes as u64 / elem).max(1);
     let name = kernel.arrays[src].name.clone();
-    let opts = SimOptions {
-        hw: *hw,
-        deadline: Some(deadline),
-        ..SimOptions::default()
-    };
-    for run in [1u64, 2, 4, 8, 16, 32] {
+    let words: Vec<f64> = (0..n).map(|j| (j * stride) as f64).collect();
+    for run in RUNS {
         if Instant::now() > deadline {
             return Witness::NotFound(
                 "the search ran past the time budget (raise it with --budget)".into(),
             );
         }
-        let values: Vec<f64> = (0..n * run).map(|p| ((p / run) * stride) as f64).collect();
-        let mut spec = spec.clone();
-        let Some(a) = spec.arrays.get_mut(&name) else {
-            return Witness::NotFound(format!("the parameter file gives no array `{name}`"));
-        };
-        a.init = InitKind::Values;
-        a.values = values.clone();
-        let Ok(inputs) = inputs_from_spec(kernel, &spec) else {
-            continue;
-        };
-        let Ok(r) = simulate_owned(kernel, inputs, &opts) else {
-            continue;
-        };
-        let simulated = r.sites.get(site).map_or(0, |s| s.max_transactions);
-        if simulated >= n {
-            return Witness::Found {
-                array: name,
-                values,
-                integer: !kernel.arrays[src].elem.is_float(),
-                simulated,
-            };
+        let values = in_runs(&words, run);
+        match simulate_fill(kernel, site, spec, &name, &values, opts) {
+            Ok(simulated) if simulated >= n => {
+                return Witness::Found {
+                    array: name,
+                    values,
+                    integer: !kernel.arrays[src].elem.is_float(),
+                    simulated,
+                    largest: None,
+                }
+            }
+            Err(e) if e.starts_with("the parameter file gives no array") => {
+                return Witness::NotFound(e)
+            }
+            _ => {}
         }
     }
     Witness::NotFound(format!(
-        "no input of the form `{name}` = [0, {stride}, …] reaches {n}; the bound may not be reachable"
+        "no input of the form `{name}` = [0, {stride}, …] reaches {n}"
     ))
 }
