@@ -470,33 +470,115 @@ fn the_diff_changes_only_what_the_rewrite_changes() {
     );
 }
 
-/// A file outside the current directory (given as `../x.cu` or an absolute
-/// path) is named in the patch relative to where the patch applies (a git
-/// repository's root, else `/`), and the patch applies from there.
+/// Runs `copper optimize PATHS --diff` in `cwd`; the patch (one header
+/// per file) must pass `git apply --check` and `patch -p1 --dry-run` from
+/// `from`. Returns the patch and stderr.
+fn patch_applies_from(cwd: &Path, paths: &[&str], from: &Path) -> (String, String) {
+    let mut args = vec!["optimize", "--diff"];
+    args.extend(paths);
+    let o = copper_in(cwd, &args);
+    let patch = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(
+        patch.matches("\n--- a/").count() + usize::from(patch.starts_with("--- a/")),
+        paths.len(),
+        "{patch}"
+    );
+    assert!(!patch.contains("a//") && !patch.contains("/../"), "{patch}");
+    let file = std::env::temp_dir().join(format!("copper-batch-{}.diff", std::process::id()));
+    std::fs::write(&file, &patch).unwrap();
+    let git = Command::new("git")
+        .args(["apply", "--check"])
+        .arg(&file)
+        .current_dir(from)
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{patch}\n{}", text(&git));
+    let patch_tool = Command::new("patch")
+        .args(["-p1", "--dry-run", "-i"])
+        .arg(&file)
+        .current_dir(from)
+        .output()
+        .unwrap();
+    assert!(
+        patch_tool.status.success(),
+        "{patch}\n{}",
+        text(&patch_tool)
+    );
+    (patch, stderr)
+}
+
+/// A batch's `--diff` is one patch that applies from one place: the current
+/// directory when every file is inside it (given relative or absolute),
+/// else the one git repository holding them all (files given as `../x.cu`
+/// from a subdirectory, or absolute), else the directory holding them all
+/// (two repositories, or a repository and a file outside it), with a note
+/// saying where. Checked with `git apply --check` and `patch -p1
+/// --dry-run` in temporary git repositories.
 #[test]
-fn patch_paths_outside_the_current_directory_apply() {
-    let dir = workspace("paths", &["addSub0.cu"]);
-    let elsewhere = dir.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    for name in ["../addSub0.cu", dir.join("addSub0.cu").to_str().unwrap()] {
-        let o = copper_in(&elsewhere, &["optimize", name, "--diff"]);
-        let patch = String::from_utf8_lossy(&o.stdout).to_string();
-        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-        assert!(
-            !patch.contains("a//") && !patch.contains("a/../"),
-            "{patch}"
-        );
-        assert!(text(&o).contains("note: some paths in this patch are relative to"));
-        let file = dir.join("patch.diff");
-        std::fs::write(&file, &patch).unwrap();
-        let applied = std::process::Command::new("git")
-            .args(["apply", "--check"])
-            .arg(&file)
-            .current_dir("/")
+fn a_batch_patch_applies_from_one_root() {
+    let top = std::env::temp_dir().join(format!("copper-roots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    for (dir, name) in [("one/sub", "a"), ("one", "b"), ("two", "c"), ("loose", "d")] {
+        let dir = top.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(testdata("addSub0.cu"), dir.join(format!("{name}.cu"))).unwrap();
+        std::fs::copy(testdata("addSub0.toml"), dir.join(format!("{name}.toml"))).unwrap();
+    }
+    for repo in ["one", "two"] {
+        let init = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(top.join(repo))
             .output()
             .unwrap();
-        assert!(applied.status.success(), "{patch}\n{}", text(&applied));
+        assert!(init.status.success(), "{}", text(&init));
     }
+    let top = top.canonicalize().unwrap();
+    let (one, sub) = (top.join("one"), top.join("one/sub"));
+    let abs_b = one.join("b.cu");
+    let abs_d = top.join("loose/d.cu");
+    let abs_b = abs_b.to_str().unwrap();
+    // Inside the current directory, relative and absolute: no note.
+    let (patch, err) = patch_applies_from(&one, &["sub/a.cu", abs_b], &one);
+    assert!(
+        patch.contains("--- a/sub/a.cu\n") && patch.contains("--- a/b.cu\n"),
+        "{patch}"
+    );
+    assert!(!err.contains("note: "), "{err}");
+    // A repository's subdirectory: `git apply` there takes names relative
+    // to it.
+    let (patch, _) = patch_applies_from(&sub, &["a.cu"], &sub);
+    assert!(patch.starts_with("--- a/a.cu\n"), "{patch}");
+    // `../` and absolute paths out of a subdirectory: the repository's root.
+    for other in ["../b.cu", abs_b] {
+        let (patch, err) = patch_applies_from(&sub, &["a.cu", other], &one);
+        assert!(
+            patch.contains("--- a/sub/a.cu\n") && patch.contains("--- a/b.cu\n"),
+            "{patch}"
+        );
+        assert!(
+            err.contains(&format!("relative to {}", one.display())),
+            "{err}"
+        );
+    }
+    // Two repositories; a repository and a file outside it: the directory
+    // holding them all.
+    let (patch, err) = patch_applies_from(&one, &["b.cu", "../two/c.cu"], &top);
+    assert!(
+        patch.contains("--- a/one/b.cu\n") && patch.contains("--- a/two/c.cu\n"),
+        "{patch}"
+    );
+    assert!(
+        err.contains(&format!("`patch -p1 -d {}`", top.display())),
+        "{err}"
+    );
+    let (_, err) = patch_applies_from(&top.join("two"), &["c.cu", abs_d.to_str().unwrap()], &top);
+    assert!(
+        err.contains(&format!("relative to {}", top.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&top);
 }
 
 /// A file with bytes that are not UTF-8 (Latin-1 in a comment) is read and
