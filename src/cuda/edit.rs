@@ -416,6 +416,9 @@ impl Editor<'_> {
         // elsewhere), and keeps its comments;
         // other new statements are inserted.
         let mut cursor = 0;
+        // Where the first statement's comments and blank lines start: after
+        // the rest of the `{` line once a new statement went before it.
+        let mut first_lead = start;
         for c in cand {
             let place = match orig.iter().position(|o| same_span(c, o)) {
                 Some(i) => Some(i),
@@ -429,7 +432,7 @@ impl Editor<'_> {
                 Some(i) => {
                     // Its own comments and blank lines come along.
                     let lead = if i == 0 {
-                        start
+                        first_lead
                     } else {
                         self.own_end(&orig[i - 1])
                     };
@@ -440,6 +443,13 @@ impl Editor<'_> {
                     cursor = i + 1;
                 }
                 None => {
+                    if cursor == 0 && first_lead == start {
+                        // Keep what ends the `{` line on that line.
+                        let rest = &self.src[start..end];
+                        let line = &rest[..rest.find(['\r', '\n']).unwrap_or(0)];
+                        out.push_str(line);
+                        first_lead = start + line.len();
+                    }
                     out.push_str(self.style.newline);
                     out.push_str(&indent);
                     self.new_statement(out, c, &indent);
