@@ -600,3 +600,103 @@ fn write_never_reencodes_bytes_that_are_not_utf8() {
     );
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
+
+/// Bad input for edits: a rewrite of code a macro produces is refused with
+/// the reason (never the expansion printed over the macro's use), and a
+/// kernel with an `#include` inside is not rewritten; nothing is written.
+#[test]
+fn code_from_a_macro_or_an_include_is_not_edited() {
+    let dir = workspace("macro", &["student_transpose.cu"]);
+    let path = dir.join("student_transpose.cu");
+    let text_in = read(&path)
+        .replace(
+            "#define TILE 16",
+            "#define TILE 16\r\n#define TILE_ARRAY(name) float name[TILE][TILE]",
+        )
+        .replace(
+            "__shared__ float tile[TILE][TILE];",
+            "__shared__ TILE_ARRAY(tile);",
+        );
+    std::fs::write(&path, &text_in).unwrap();
+    let o = copper_in(
+        &dir,
+        &["optimize", "student_transpose.cu", "--explain", "--write"],
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("the rewrite changes code that macro `TILE_ARRAY` produces (line 8)"),
+        "{out}"
+    );
+    assert_eq!(read(&path), text_in);
+
+    let dir = workspace("include", &["addSub0.cu"]);
+    let path = dir.join("addSub0.cu");
+    let body = "            B[j * w + i] += A[i];\n";
+    let text_in = read(&path).replace(body, "#include \"even_row.inc\"\n");
+    std::fs::write(dir.join("even_row.inc"), body).unwrap();
+    std::fs::write(&path, &text_in).unwrap();
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
+    let out = text(&o);
+    assert!(
+        out.contains("`addSub0` (line 11) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"),
+        "{out}"
+    );
+    assert_eq!(read(&path), text_in);
+}
+
+/// Two transforms rewriting the same code in successive rounds (branch
+/// distribution moves a loop nest out of an `if`, then tiling rewrites
+/// the moved loop): the final patch composes both on the original text,
+/// applies with `git apply --check`, keeps the comment of the moved loop
+/// once, and `--write` gives the text the patch describes.
+#[test]
+fn edits_of_two_transforms_on_the_same_code_compose() {
+    let dir = workspace("overlap", &["syn_brdis.cu"]);
+    let path = dir.join("syn_brdis.cu");
+    let loop_head = "        for (int i = 0; i < N; i++) {\n";
+    let original = read(&path).replacen(
+        loop_head,
+        &format!("        // walk the rows\n{loop_head}"),
+        1,
+    );
+    std::fs::write(&path, &original).unwrap();
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu"]);
+    let out = text(&o);
+    assert!(
+        out.contains("branch distribution") && out.contains("global to shared (tiled)"),
+        "{out}"
+    );
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--diff"]);
+    let patch = String::from_utf8_lossy(&o.stdout).to_string();
+    std::fs::write(dir.join("fix.patch"), &patch).unwrap();
+    let applied = Command::new("git")
+        .args(["apply", "--check", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{patch}\n{}", text(&applied));
+    copper_in(&dir, &["optimize", "syn_brdis.cu", "--write"]);
+    let written = read(&path);
+    assert_eq!(written.matches("// walk the rows").count(), 1, "{written}");
+    assert!(
+        written.contains(
+            "    // walk the rows\n    for (int i = 0; i < N; i++) {\n        for (int j_tile = 0;"
+        ),
+        "{written}"
+    );
+    let applied = Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(!applied.status.success(), "already applied by --write");
+    std::fs::write(&path, &original).unwrap();
+    let applied = Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert_eq!(read(&path), written);
+}

@@ -66,7 +66,7 @@ pub fn function_text(
     original: &Function,
     candidate: &Function,
     macros: &[MacroDef],
-) -> Result<String, String> {
+) -> Result<String, Refusal> {
     let span = original.meta.span;
     let same_head = original.kind == candidate.kind
         && original.qualifiers == candidate.qualifiers
@@ -238,7 +238,7 @@ struct Editor<'a> {
     /// whose span is used somewhere else moved there.
     used: HashSet<Span>,
     /// Why the edit cannot be made, once known.
-    refusal: RefCell<Option<String>>,
+    refusal: RefCell<Option<Refusal>>,
 }
 
 impl Editor<'_> {
@@ -252,8 +252,11 @@ impl Editor<'_> {
     }
 
     /// Refuses the edit (once) for the reason `why`.
-    fn refuse(&self, why: String) {
-        self.refusal.borrow_mut().get_or_insert(why);
+    fn refuse(&self, at: usize, name: &str) {
+        self.refusal.borrow_mut().get_or_insert(Refusal {
+            at,
+            name: name.to_string(),
+        });
     }
 
     /// The macro invocation the code at `span` comes from, if it lies
@@ -280,10 +283,7 @@ impl Editor<'_> {
             }
         }
         if let Some((m, name)) = self.invocation_at(e.meta.span) {
-            let line = line_of(self.src, m.start);
-            return self.refuse(format!(
-                "the rewrite changes code that macro `{name}` produces (line {line}): copper does not edit a macro's expansion at its use, so this candidate is refused"
-            ));
+            return self.refuse(m.start, name);
         }
         for c in children(e) {
             self.check_expr(c);
@@ -295,10 +295,7 @@ impl Editor<'_> {
     fn check_printed(&self, s: &Stmt) {
         visit_stmts(s, &mut |x| {
             if let Some((m, name)) = self.invocation_at(x.meta.span) {
-                let line = line_of(self.src, m.start);
-                self.refuse(format!(
-                    "the rewrite changes a statement that macro `{name}` produces (line {line}): copper does not edit a macro's expansion at its use, so this candidate is refused"
-                ));
+                self.refuse(m.start, name);
             }
         });
         visit_stmt_roots(s, &mut |e| self.check_expr(e));
@@ -724,9 +721,24 @@ impl Editor<'_> {
     }
 }
 
-/// The 1-based line of `offset` in `src`.
-fn line_of(src: &str, offset: usize) -> usize {
-    src[..offset.min(src.len())].matches('\n').count() + 1
+/// Why a rewrite cannot be made an edit: it changes code that a macro
+/// produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// Offset of the macro's invocation in the file.
+    pub at: usize,
+    /// The macro's name.
+    pub name: String,
+}
+
+impl Refusal {
+    /// The reason, with the invocation at `line`.
+    pub fn message(&self, line: usize) -> String {
+        format!(
+            "the rewrite changes code that macro `{}` produces (line {line}): copper does not edit a macro's expansion at its use, so this candidate is refused",
+            self.name
+        )
+    }
 }
 
 #[cfg(test)]
@@ -747,7 +759,7 @@ mod tests {
 
     /// The text of `c` as an edit of the one-function file `src`, and
     /// that it parses back to `c`.
-    fn edited(src: &str, c: &Function) -> Result<String, String> {
+    fn edited(src: &str, c: &Function) -> Result<String, Refusal> {
         let p = parse_source(SourceFile::new("k.cu", src));
         let f = p.functions[0].result.clone().expect("parses");
         let t = function_text(src, &f, c, &p.extracted.macros)?;
@@ -836,10 +848,8 @@ mod tests {
         c.body[0] = c.body[1].clone();
         c.body[0].meta.span = f.body[0].meta.span;
         let why = function_text(src, &f, &c, macros).unwrap_err();
-        assert!(
-            why.contains("macro `STORE`") && why.contains("line 4"),
-            "{why}"
-        );
+        assert_eq!(why.name, "STORE");
+        assert_eq!(why.at, src.find("STORE(n)").unwrap());
         // Inside an expansion printed as its invocation: refused.
         let mut d = f.clone();
         if let StmtKind::Expr(e) = &mut d.body[1].kind {
@@ -856,7 +866,7 @@ mod tests {
             }
         }
         let why = function_text(src, &f, &d, macros).unwrap_err();
-        assert!(why.contains("macro `IDX`"), "{why}");
+        assert_eq!(why.name, "IDX");
         // Dropping the macro's statement is no edit of its expansion.
         let mut e = f.clone();
         e.body.remove(0);

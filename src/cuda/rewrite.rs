@@ -104,7 +104,8 @@ pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String,
         };
         let text = match file.function(&f.name) {
             Some(original) if original.meta.span == item.span => {
-                edit::function_text(&file.source.text, original, f, &file.extracted.macros)?
+                edit::function_text(&file.source.text, original, f, &file.extracted.macros)
+                    .map_err(|r| r.message(file.source.line_col(r.at).0))?
             }
             _ => print::function(f),
         };
