@@ -175,6 +175,30 @@ fn parens(text: &str, from: usize) -> Option<(usize, usize)> {
     None
 }
 
+/// Whether `s` holds no other statement.
+fn is_simple(s: &Stmt) -> bool {
+    !matches!(
+        s.kind,
+        StmtKind::Block(_)
+            | StmtKind::If { .. }
+            | StmtKind::For { .. }
+            | StmtKind::While { .. }
+            | StmtKind::DoWhile { .. }
+            | StmtKind::Switch { .. }
+    )
+}
+
+/// Whether `c` holds a statement from inside `o`'s text.
+fn shares_statements(o: &Stmt, c: &Stmt) -> bool {
+    let within = o.meta.span;
+    let mut found = false;
+    visit_stmts(c, &mut |x| {
+        let s = x.meta.span;
+        found |= !s.is_synthetic() && s != within && within.start <= s.start && s.end <= within.end;
+    });
+    found
+}
+
 /// The macro invocations in the text at `span`: an object-like macro's
 /// name, a function-like macro's name with its arguments.
 fn invocations(src: &str, span: Span, macros: &[MacroDef]) -> Vec<(Span, String)> {
@@ -410,7 +434,8 @@ impl Editor<'_> {
             .collect();
         // A new statement replaces the next removed original statement of
         // the same kind (with nothing kept between them, not moved
-        // elsewhere), and keeps its comments;
+        // elsewhere; a compound one only when it holds some of the old
+        // one's statements), and keeps its comments;
         // other new statements are inserted.
         let mut cursor = 0;
         // Where the first statement's comments and blank lines start: after
@@ -423,6 +448,7 @@ impl Editor<'_> {
                 None => (cursor..orig.len()).take_while(|&j| !kept[j]).find(|&j| {
                     std::mem::discriminant(&orig[j].kind) == std::mem::discriminant(&c.kind)
                         && !self.used.contains(&orig[j].meta.span)
+                        && (is_simple(c) || shares_statements(&orig[j], c))
                 }),
             };
             match place {
@@ -835,6 +861,33 @@ mod tests {
         c.body.push(moved);
         let t = edited(src, &c).unwrap();
         assert!(t.ends_with("\t}\n\t// why\n\ta[(n)] = n*2;\n}"), "{t:?}");
+    }
+
+    #[test]
+    fn a_new_compound_statement_does_not_take_an_unrelated_ones_place() {
+        let src = "__global__ void k(int *a, int n) {\n    if (n > 0) {\n        a[0] = 1;\n        // after\n    }\n}\n";
+        let f = function(src);
+        let other = function("__global__ void k(int *a, int n) { if (n == 3) { a[2] = 2; } }");
+        /// `s` with every statement made up (no place in the file).
+        fn synthetic(s: &mut Stmt) {
+            s.meta.span = Span::SYNTHETIC;
+            match &mut s.kind {
+                StmtKind::Block(b) => b.iter_mut().for_each(synthetic),
+                StmtKind::If { then, .. } => synthetic(then),
+                _ => {}
+            }
+        }
+        let mut c = f.clone();
+        c.body[0] = other.body[0].clone();
+        synthetic(&mut c.body[0]);
+        let t = edited(src, &c).unwrap();
+        assert!(!t.contains("// after"), "{t}");
+        // One that holds the old statement's code is edited in its place.
+        let mut d = f.clone();
+        *cond_of(&mut d.body[0]) = cond_of(&mut c.body[0]).clone();
+        d.body[0].meta.span = Span::SYNTHETIC;
+        let t = edited(src, &d).unwrap();
+        assert_eq!(t, src.replace("(n > 0)", "(n == 3)").trim_end());
     }
 
     #[test]
