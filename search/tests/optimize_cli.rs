@@ -470,33 +470,115 @@ fn the_diff_changes_only_what_the_rewrite_changes() {
     );
 }
 
-/// A file outside the current directory (given as `../x.cu` or an absolute
-/// path) is named in the patch relative to where the patch applies (a git
-/// repository's root, else `/`), and the patch applies from there.
+/// Runs `copper optimize PATHS --diff` in `cwd`; the patch (one header
+/// per file) must pass `git apply --check` and `patch -p1 --dry-run` from
+/// `from`. Returns the patch and stderr.
+fn patch_applies_from(cwd: &Path, paths: &[&str], from: &Path) -> (String, String) {
+    let mut args = vec!["optimize", "--diff"];
+    args.extend(paths);
+    let o = copper_in(cwd, &args);
+    let patch = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(
+        patch.matches("\n--- a/").count() + usize::from(patch.starts_with("--- a/")),
+        paths.len(),
+        "{patch}"
+    );
+    assert!(!patch.contains("a//") && !patch.contains("/../"), "{patch}");
+    let file = std::env::temp_dir().join(format!("copper-batch-{}.diff", std::process::id()));
+    std::fs::write(&file, &patch).unwrap();
+    let git = Command::new("git")
+        .args(["apply", "--check"])
+        .arg(&file)
+        .current_dir(from)
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{patch}\n{}", text(&git));
+    let patch_tool = Command::new("patch")
+        .args(["-p1", "--dry-run", "-i"])
+        .arg(&file)
+        .current_dir(from)
+        .output()
+        .unwrap();
+    assert!(
+        patch_tool.status.success(),
+        "{patch}\n{}",
+        text(&patch_tool)
+    );
+    (patch, stderr)
+}
+
+/// A batch's `--diff` is one patch that applies from one place: the current
+/// directory when every file is inside it (given relative or absolute),
+/// else the one git repository holding them all (files given as `../x.cu`
+/// from a subdirectory, or absolute), else the directory holding them all
+/// (two repositories, or a repository and a file outside it), with a note
+/// saying where. Checked with `git apply --check` and `patch -p1
+/// --dry-run` in temporary git repositories.
 #[test]
-fn patch_paths_outside_the_current_directory_apply() {
-    let dir = workspace("paths", &["addSub0.cu"]);
-    let elsewhere = dir.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    for name in ["../addSub0.cu", dir.join("addSub0.cu").to_str().unwrap()] {
-        let o = copper_in(&elsewhere, &["optimize", name, "--diff"]);
-        let patch = String::from_utf8_lossy(&o.stdout).to_string();
-        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-        assert!(
-            !patch.contains("a//") && !patch.contains("a/../"),
-            "{patch}"
-        );
-        assert!(text(&o).contains("note: some paths in this patch are relative to"));
-        let file = dir.join("patch.diff");
-        std::fs::write(&file, &patch).unwrap();
-        let applied = std::process::Command::new("git")
-            .args(["apply", "--check"])
-            .arg(&file)
-            .current_dir("/")
+fn a_batch_patch_applies_from_one_root() {
+    let top = std::env::temp_dir().join(format!("copper-roots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    for (dir, name) in [("one/sub", "a"), ("one", "b"), ("two", "c"), ("loose", "d")] {
+        let dir = top.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(testdata("addSub0.cu"), dir.join(format!("{name}.cu"))).unwrap();
+        std::fs::copy(testdata("addSub0.toml"), dir.join(format!("{name}.toml"))).unwrap();
+    }
+    for repo in ["one", "two"] {
+        let init = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(top.join(repo))
             .output()
             .unwrap();
-        assert!(applied.status.success(), "{patch}\n{}", text(&applied));
+        assert!(init.status.success(), "{}", text(&init));
     }
+    let top = top.canonicalize().unwrap();
+    let (one, sub) = (top.join("one"), top.join("one/sub"));
+    let abs_b = one.join("b.cu");
+    let abs_d = top.join("loose/d.cu");
+    let abs_b = abs_b.to_str().unwrap();
+    // Inside the current directory, relative and absolute: no note.
+    let (patch, err) = patch_applies_from(&one, &["sub/a.cu", abs_b], &one);
+    assert!(
+        patch.contains("--- a/sub/a.cu\n") && patch.contains("--- a/b.cu\n"),
+        "{patch}"
+    );
+    assert!(!err.contains("note: "), "{err}");
+    // A repository's subdirectory: `git apply` there takes names relative
+    // to it.
+    let (patch, _) = patch_applies_from(&sub, &["a.cu"], &sub);
+    assert!(patch.starts_with("--- a/a.cu\n"), "{patch}");
+    // `../` and absolute paths out of a subdirectory: the repository's root.
+    for other in ["../b.cu", abs_b] {
+        let (patch, err) = patch_applies_from(&sub, &["a.cu", other], &one);
+        assert!(
+            patch.contains("--- a/sub/a.cu\n") && patch.contains("--- a/b.cu\n"),
+            "{patch}"
+        );
+        assert!(
+            err.contains(&format!("relative to {}", one.display())),
+            "{err}"
+        );
+    }
+    // Two repositories; a repository and a file outside it: the directory
+    // holding them all.
+    let (patch, err) = patch_applies_from(&one, &["b.cu", "../two/c.cu"], &top);
+    assert!(
+        patch.contains("--- a/one/b.cu\n") && patch.contains("--- a/two/c.cu\n"),
+        "{patch}"
+    );
+    assert!(
+        err.contains(&format!("`patch -p1 -d {}`", top.display())),
+        "{err}"
+    );
+    let (_, err) = patch_applies_from(&top.join("two"), &["c.cu", abs_d.to_str().unwrap()], &top);
+    assert!(
+        err.contains(&format!("relative to {}", top.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&top);
 }
 
 /// A file with bytes that are not UTF-8 (Latin-1 in a comment) is read and
@@ -517,4 +599,104 @@ fn write_never_reencodes_bytes_that_are_not_utf8() {
         text(&o)
     );
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+/// Bad input for edits: a rewrite of code a macro produces is refused with
+/// the reason (never the expansion printed over the macro's use), and a
+/// kernel with an `#include` inside is not rewritten; nothing is written.
+#[test]
+fn code_from_a_macro_or_an_include_is_not_edited() {
+    let dir = workspace("macro", &["student_transpose.cu"]);
+    let path = dir.join("student_transpose.cu");
+    let text_in = read(&path)
+        .replace(
+            "#define TILE 16",
+            "#define TILE 16\r\n#define TILE_ARRAY(name) float name[TILE][TILE]",
+        )
+        .replace(
+            "__shared__ float tile[TILE][TILE];",
+            "__shared__ TILE_ARRAY(tile);",
+        );
+    std::fs::write(&path, &text_in).unwrap();
+    let o = copper_in(
+        &dir,
+        &["optimize", "student_transpose.cu", "--explain", "--write"],
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("the rewrite changes code that macro `TILE_ARRAY` produces (line 8)"),
+        "{out}"
+    );
+    assert_eq!(read(&path), text_in);
+
+    let dir = workspace("include", &["addSub0.cu"]);
+    let path = dir.join("addSub0.cu");
+    let body = "            B[j * w + i] += A[i];\n";
+    let text_in = read(&path).replace(body, "#include \"even_row.inc\"\n");
+    std::fs::write(dir.join("even_row.inc"), body).unwrap();
+    std::fs::write(&path, &text_in).unwrap();
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
+    let out = text(&o);
+    assert!(
+        out.contains("`addSub0` (line 11) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"),
+        "{out}"
+    );
+    assert_eq!(read(&path), text_in);
+}
+
+/// Two transforms rewriting the same code in successive rounds (branch
+/// distribution moves a loop nest out of an `if`, then tiling rewrites
+/// the moved loop): the final patch composes both on the original text,
+/// applies with `git apply --check`, keeps the comment of the moved loop
+/// once, and `--write` gives the text the patch describes.
+#[test]
+fn edits_of_two_transforms_on_the_same_code_compose() {
+    let dir = workspace("overlap", &["syn_brdis.cu"]);
+    let path = dir.join("syn_brdis.cu");
+    let loop_head = "        for (int i = 0; i < N; i++) {\n";
+    let original = read(&path).replacen(
+        loop_head,
+        &format!("        // walk the rows\n{loop_head}"),
+        1,
+    );
+    std::fs::write(&path, &original).unwrap();
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu"]);
+    let out = text(&o);
+    assert!(
+        out.contains("branch distribution") && out.contains("global to shared (tiled)"),
+        "{out}"
+    );
+    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--diff"]);
+    let patch = String::from_utf8_lossy(&o.stdout).to_string();
+    std::fs::write(dir.join("fix.patch"), &patch).unwrap();
+    let applied = Command::new("git")
+        .args(["apply", "--check", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{patch}\n{}", text(&applied));
+    copper_in(&dir, &["optimize", "syn_brdis.cu", "--write"]);
+    let written = read(&path);
+    assert_eq!(written.matches("// walk the rows").count(), 1, "{written}");
+    assert!(
+        written.contains(
+            "    // walk the rows\n    for (int i = 0; i < N; i++) {\n        for (int j_tile = 0;"
+        ),
+        "{written}"
+    );
+    let applied = Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(!applied.status.success(), "already applied by --write");
+    std::fs::write(&path, &original).unwrap();
+    let applied = Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert_eq!(read(&path), written);
 }

@@ -18,3 +18,4 @@ pub mod print;
 pub mod rewrite;
 pub mod template;
 pub mod unit;
+pub mod visit;

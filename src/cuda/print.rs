@@ -257,42 +257,17 @@ pub fn ends_in_open_if(s: &Stmt) -> bool {
     }
 }
 
-fn stmt(s: &Stmt) -> Doc {
-    match &s.kind {
-        StmtKind::Decl(d) => Doc::text(format!("{};", declaration(d))),
-        StmtKind::Expr(e) => Doc::text(format!("{};", expr(e, 0))),
-        StmtKind::Block(b) => block(b),
-        StmtKind::If { cond, then, els } => {
-            // A then-branch ending in an `if` without `else` would capture
-            // our `else`.
-            let needs_braces = els.is_some() && ends_in_open_if(then);
-            let (then_doc, then_block) = if needs_braces {
-                (
-                    Doc::text(" ").append(block(std::slice::from_ref(then))),
-                    true,
-                )
-            } else {
-                body(then)
-            };
-            let mut d = Doc::text(format!("if ({})", expr(cond, 0))).append(then_doc);
-            if let Some(e) = els {
-                d = d.append(if then_block {
-                    Doc::text(" ")
-                } else {
-                    Doc::hardline()
-                });
-                d = match &e.kind {
-                    StmtKind::If { .. } => d.append(Doc::text("else ")).append(stmt(e)),
-                    _ => d.append(Doc::text("else")).append(body(e).0),
-                };
-            }
-            d
-        }
+/// The parenthesized head of an `if`, `for`, `while`, `do … while` or
+/// `switch` as printed: `(i < n)`, `(int i = 0; i < n; i++)`; `None` for
+/// other statements.
+pub fn head(s: &Stmt) -> Option<String> {
+    Some(match &s.kind {
+        StmtKind::If { cond, .. }
+        | StmtKind::While { cond, .. }
+        | StmtKind::DoWhile { cond, .. }
+        | StmtKind::Switch { cond, .. } => format!("({})", expr(cond, 0)),
         StmtKind::For {
-            init,
-            cond,
-            step,
-            body: b,
+            init, cond, step, ..
         } => {
             let init_text = match init {
                 None => ";".to_string(),
@@ -310,12 +285,53 @@ fn stmt(s: &Stmt) -> Doc {
                 .as_ref()
                 .map(|c| format!(" {}", expr(c, 0)))
                 .unwrap_or_default();
-            Doc::text(format!("for ({init_text}{cond_text};{step_text})")).append(body(b).0)
+            format!("({init_text}{cond_text};{step_text})")
         }
-        StmtKind::While { cond, body: b } => {
-            Doc::text(format!("while ({})", expr(cond, 0))).append(body(b).0)
+        _ => return None,
+    })
+}
+
+/// [`head`] of a statement known to have one.
+fn head_of(s: &Stmt) -> String {
+    head(s).unwrap_or_default()
+}
+
+fn stmt(s: &Stmt) -> Doc {
+    match &s.kind {
+        StmtKind::Decl(d) => Doc::text(format!("{};", declaration(d))),
+        StmtKind::Expr(e) => Doc::text(format!("{};", expr(e, 0))),
+        StmtKind::Block(b) => block(b),
+        StmtKind::If { then, els, .. } => {
+            // A then-branch ending in an `if` without `else` would capture
+            // our `else`.
+            let needs_braces = els.is_some() && ends_in_open_if(then);
+            let (then_doc, then_block) = if needs_braces {
+                (
+                    Doc::text(" ").append(block(std::slice::from_ref(then))),
+                    true,
+                )
+            } else {
+                body(then)
+            };
+            let mut d = Doc::text(format!("if {}", head_of(s))).append(then_doc);
+            if let Some(e) = els {
+                d = d.append(if then_block {
+                    Doc::text(" ")
+                } else {
+                    Doc::hardline()
+                });
+                d = match &e.kind {
+                    StmtKind::If { .. } => d.append(Doc::text("else ")).append(stmt(e)),
+                    _ => d.append(Doc::text("else")).append(body(e).0),
+                };
+            }
+            d
         }
-        StmtKind::DoWhile { body: b, cond } => {
+        StmtKind::For { body: b, .. } => Doc::text(format!("for {}", head_of(s))).append(body(b).0),
+        StmtKind::While { body: b, .. } => {
+            Doc::text(format!("while {}", head_of(s))).append(body(b).0)
+        }
+        StmtKind::DoWhile { body: b, .. } => {
             let (d, is_block) = body(b);
             Doc::text("do")
                 .append(d)
@@ -324,9 +340,9 @@ fn stmt(s: &Stmt) -> Doc {
                 } else {
                     Doc::hardline()
                 })
-                .append(Doc::text(format!("while ({});", expr(cond, 0))))
+                .append(Doc::text(format!("while {};", head_of(s))))
         }
-        StmtKind::Switch { cond, cases } => {
+        StmtKind::Switch { cases, .. } => {
             let case_docs = cases.iter().map(|c| {
                 let labels = c.labels.iter().map(|l| match l {
                     Some(e) => Doc::text(format!("case {}:", expr(e, 0))),
@@ -342,7 +358,7 @@ fn stmt(s: &Stmt) -> Doc {
                 }
                 d
             });
-            Doc::text(format!("switch ({}) {{", expr(cond, 0)))
+            Doc::text(format!("switch {} {{", head_of(s)))
                 .append(
                     Doc::hardline()
                         .append(Doc::intersperse(case_docs, Doc::hardline()))

@@ -10,8 +10,9 @@ use super::print;
 use crate::source::Span;
 
 /// Why the function `name` of `file` cannot be rewritten, if it cannot: its
-/// text is in a header (the edit would land in another file), or it has
-/// `#if` branches inside (a reprint would keep only the branch compiled).
+/// text is in a header (the edit would land in another file), it has
+/// `#if` branches inside (a reprint would keep only the branch compiled),
+/// or part of its text comes from an `#include` inside it.
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     let f = file.functions.iter().find(|f| f.item.name == name)?;
     if !include::in_user_file(f.item.span) {
@@ -21,7 +22,14 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
             path.display()
         ));
     }
-    has_conditionals(file.source.slice(f.item.span)).then(|| {
+    let text = file.source.slice(f.item.span);
+    if has_directive(text, &["include"]) {
+        let (line, _) = file.source.line_col(f.item.span.start);
+        return Some(format!(
+            "`{name}` (line {line}) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"
+        ));
+    }
+    has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
 }
@@ -29,12 +37,15 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
 /// Whether a function's text has `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/
 /// `#endif` lines: its AST holds only the branches compiled.
 fn has_conditionals(text: &str) -> bool {
+    has_directive(text, &["if", "elif", "else", "endif"])
+}
+
+/// Whether `text` has a preprocessor line starting with one of `words`.
+fn has_directive(text: &str, words: &[&str]) -> bool {
     tokenize(text).iter().any(|t| {
         t.kind == TokKind::Directive && {
             let word = t.text(text)[1..].trim_start();
-            ["if", "elif", "else", "endif"]
-                .iter()
-                .any(|w| word.starts_with(w))
+            words.iter().any(|w| word.starts_with(w))
         }
     })
 }
@@ -83,22 +94,24 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
 
 /// The file text with each function in `changed` (a rewrite of the
 /// function of the same name) put in its place as an edit of its text:
-/// what the rewrite kept stays byte for byte ([`edit`]).
-pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> String {
-    let replacements: Vec<(Span, String)> = changed
-        .iter()
-        .filter_map(|f| {
-            let item = file.extracted.functions.iter().find(|i| i.name == f.name)?;
-            let text = match file.function(&f.name) {
-                Some(original) if original.meta.span == item.span => {
-                    edit::function_text(&file.source.text, original, f)
-                }
-                _ => print::function(f),
-            };
-            Some((item.span, text))
-        })
-        .collect();
-    splice(&file.source.text, &replacements)
+/// what the rewrite kept stays byte for byte ([`edit`]). Fails with the
+/// reason when an edit would print code a macro produces.
+pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, String> {
+    let mut replacements: Vec<(Span, String)> = Vec::new();
+    for f in changed {
+        let Some(item) = file.extracted.functions.iter().find(|i| i.name == f.name) else {
+            continue;
+        };
+        let text = match file.function(&f.name) {
+            Some(original) if original.meta.span == item.span => {
+                edit::function_text(&file.source.text, original, f, &file.extracted.macros)
+                    .map_err(|r| r.message(file.source.line_col(r.at).0))?
+            }
+            _ => print::function(f),
+        };
+        replacements.push((item.span, text));
+    }
+    Ok(splice(&file.source.text, &replacements))
 }
 
 /// The file text with the functions named in `versions` replaced by their

@@ -266,7 +266,7 @@ pub fn materialize(
     let changed = std::slice::from_ref(candidate);
     // As an edit of the file's text (what the user will get); where that
     // does not give back the candidate, the kernel reprinted whole.
-    let edited = parse_source(file.source.with_text(edit_functions(file, changed)));
+    let edited = parse_source(file.source.with_text(edit_functions(file, changed)?));
     let reparsed = if edited.function(&candidate.name) == Some(candidate) {
         edited
     } else {

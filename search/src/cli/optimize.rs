@@ -32,7 +32,7 @@ use super::ci::SarifRoot;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
 use super::launch_args::LaunchArgs;
 use super::output;
-use super::patch::patch_path;
+use super::patch::PatchBase;
 use super::report;
 use super::simulate::{read_hardware, resolve_metrics};
 use super::walk::collect_files;
@@ -439,21 +439,12 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         report::errors(&runs);
     }
     if a.diff {
-        let mut roots = std::collections::BTreeSet::new();
+        let base = patch_base(&runs);
         for f in &runs {
-            let diff = file_diff(f);
-            if !diff.is_empty() {
-                roots.extend(patch_path(&f.path).root);
-            }
-            print!("{diff}");
+            print!("{}", file_diff(f, &base));
         }
-        for root in roots {
-            eprintln!(
-                "copper: note: some paths in this patch are relative to {}: apply them from there (`git -C {} apply` or `patch -p1 -d {}`)",
-                root.display(),
-                root.display(),
-                root.display()
-            );
+        if let Some(note) = &base.note {
+            output::note(note);
         }
     } else {
         match a.format {
@@ -472,12 +463,23 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     output::batch_status(failed, improved && !r.exit_zero, unreadable)
 }
 
-/// The unified diff of a file's rewrite (empty when nothing improved).
-pub fn file_diff(f: &FileRun) -> String {
+/// The unified diff of a file's rewrite (empty when nothing improved),
+/// the file named relative to `base`.
+pub fn file_diff(f: &FileRun, base: &PatchBase) -> String {
     match (&f.parsed, &f.rewritten) {
-        (Ok(p), Some(new)) => unified(&patch_path(&p.source.path).name, &p.source.text, new),
+        (Ok(p), Some(new)) => unified(&base.name(&p.source.path), &p.source.text, new),
         _ => String::new(),
     }
+}
+
+/// Where the patch of a batch applies from: what the rewritten files have
+/// in common.
+pub fn patch_base(runs: &[FileRun]) -> PatchBase {
+    PatchBase::of(
+        runs.iter()
+            .filter(|f| f.rewritten.is_some())
+            .map(|f| f.path.as_path()),
+    )
 }
 
 /// The diagnostics of a parsed file, then the notes on its kernels'

@@ -1,41 +1,94 @@
-//! How a file is named in a patch, so that `git apply` and `patch -p1`
-//! find it: relative to the current directory when the file is inside it,
-//! else to the root of the git repository that holds it (apply from
-//! there), else to `/`.
+//! Where a batch's patch applies from and how each file is named in it,
+//! so that one `git apply` or `patch -p1` takes the whole patch: names are
+//! relative to the current directory when every file is inside it, else to
+//! the root of the one git repository that holds them all, else to the
+//! deepest directory that holds them all, with a note saying where to apply
+//! it from.
 
 use std::path::{Component, Path, PathBuf};
 
-/// A file's name in a patch and the directory the patch applies from.
+/// The directory a patch applies from.
 #[derive(Debug, PartialEq, Eq)]
-pub struct PatchPath {
-    /// Relative path, with `/` separators.
-    pub name: String,
-    /// Where to apply the patch when that is not the current directory.
-    pub root: Option<PathBuf>,
+pub struct PatchBase {
+    /// The directory, canonical.
+    dir: PathBuf,
+    /// How to apply the patch when `dir` is not the current directory.
+    pub note: Option<String>,
 }
 
-/// The name `file` takes in a patch made in the current directory.
-pub fn patch_path(file: &Path) -> PatchPath {
-    let cwd = std::env::current_dir()
-        .and_then(|d| d.canonicalize())
-        .unwrap_or_default();
-    let absolute = file.canonicalize().unwrap_or_else(|_| cwd.join(file));
-    if let Ok(rel) = absolute.strip_prefix(&cwd) {
-        return PatchPath {
-            name: slashed(rel),
-            root: None,
-        };
+impl PatchBase {
+    /// The base for a patch of `files` made in the current directory.
+    pub fn of<'a>(files: impl IntoIterator<Item = &'a Path>) -> PatchBase {
+        let cwd = std::env::current_dir()
+            .and_then(|d| d.canonicalize())
+            .unwrap_or_default();
+        let files: Vec<PathBuf> = files
+            .into_iter()
+            .map(|f| f.canonicalize().unwrap_or_else(|_| cwd.join(f)))
+            .collect();
+        if files.iter().all(|f| f.starts_with(&cwd)) {
+            return PatchBase {
+                dir: cwd,
+                note: None,
+            };
+        }
+        let repos: Vec<Option<PathBuf>> = files.iter().map(|f| git_root(f)).collect();
+        if let Some(Some(repo)) = repos.first() {
+            if repos.iter().all(|r| r.as_ref() == Some(repo)) {
+                let note = format!(
+                    "paths in this patch are relative to {0}, the git repository that holds the files: apply it from there (`git -C {0} apply` or `patch -p1 -d {0}`)",
+                    repo.display()
+                );
+                return PatchBase {
+                    dir: repo.clone(),
+                    note: Some(note),
+                };
+            }
+        }
+        let dir = common_ancestor(&files);
+        let note = format!(
+            "the files are neither all inside the current directory nor in one git repository: paths in this patch are relative to {0}; apply it with `patch -p1 -d {0}`",
+            dir.display()
+        );
+        PatchBase {
+            dir,
+            note: Some(note),
+        }
     }
-    let root = absolute
-        .ancestors()
+
+    /// `file`'s name in the patch: relative to the base, `/` separators.
+    pub fn name(&self, file: &Path) -> String {
+        let absolute = file.canonicalize().unwrap_or_else(|_| {
+            std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .unwrap_or_default()
+                .join(file)
+        });
+        slashed(absolute.strip_prefix(&self.dir).unwrap_or(&absolute))
+    }
+}
+
+/// The root of the git repository whose work tree holds `file`.
+fn git_root(file: &Path) -> Option<PathBuf> {
+    file.ancestors()
         .skip(1)
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("/"));
-    PatchPath {
-        name: slashed(absolute.strip_prefix(&root).unwrap_or(&absolute)),
-        root: Some(root),
+}
+
+/// The deepest directory holding every one of `files` (`/` at worst).
+fn common_ancestor(files: &[PathBuf]) -> PathBuf {
+    let mut dir = files
+        .first()
+        .and_then(|f| f.parent())
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    while !files.iter().all(|f| f.starts_with(&dir)) {
+        match dir.parent() {
+            Some(p) => dir = p.to_path_buf(),
+            None => break,
+        }
     }
+    dir
 }
 
 /// `rel` with `/` between its parts (no leading `/`).
@@ -54,39 +107,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inside_the_current_directory_the_name_is_relative() {
+    fn inside_the_current_directory_names_are_relative_to_it() {
         let here = std::env::current_dir().unwrap();
-        let p = patch_path(&here.join("Cargo.toml"));
-        assert_eq!(
-            p,
-            PatchPath {
-                name: "Cargo.toml".into(),
-                root: None
-            }
-        );
+        let file = here.join("Cargo.toml");
+        let base = PatchBase::of([file.as_path()]);
+        assert_eq!(base.note, None);
+        assert_eq!(base.name(&file), "Cargo.toml");
     }
 
     #[test]
-    fn outside_it_the_name_is_relative_to_a_repository_or_the_root() {
+    fn outside_it_names_are_relative_to_one_repository_or_a_common_directory() {
         let dir = std::env::temp_dir().join(format!("copper-patch-{}", std::process::id()));
-        let repo = dir.join("repo");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::create_dir_all(repo.join("src")).unwrap();
-        std::fs::write(repo.join("src/k.cu"), "").unwrap();
+        for repo in ["one", "two"] {
+            std::fs::create_dir_all(dir.join(repo).join(".git")).unwrap();
+            std::fs::create_dir_all(dir.join(repo).join("src")).unwrap();
+            std::fs::write(dir.join(repo).join("src/k.cu"), "").unwrap();
+        }
+        std::fs::write(dir.join("one/top.cu"), "").unwrap();
         std::fs::write(dir.join("loose.cu"), "").unwrap();
-        let repo = repo.canonicalize().unwrap();
-        let p = patch_path(&repo.join("src/k.cu"));
-        assert_eq!(
-            p,
-            PatchPath {
-                name: "src/k.cu".into(),
-                root: Some(repo.clone())
-            }
+        let dir = dir.canonicalize().unwrap();
+        let (k1, top, k2, loose) = (
+            dir.join("one/src/k.cu"),
+            dir.join("one/top.cu"),
+            dir.join("two/src/k.cu"),
+            dir.join("loose.cu"),
         );
-        let loose = dir.join("loose.cu").canonicalize().unwrap();
-        let p = patch_path(&loose);
-        assert_eq!(p.root, Some(PathBuf::from("/")));
-        assert_eq!(format!("/{}", p.name), loose.to_string_lossy());
+        // One repository: relative to its root.
+        let base = PatchBase::of([k1.as_path(), top.as_path()]);
+        assert_eq!(base.dir, dir.join("one"));
+        assert_eq!(
+            (base.name(&k1), base.name(&top)),
+            ("src/k.cu".into(), "top.cu".into())
+        );
+        assert!(base.note.unwrap().contains("git -C"));
+        // Two repositories, or a repository and a loose file: relative to
+        // the directory that holds them all.
+        for other in [&k2, &loose] {
+            let base = PatchBase::of([k1.as_path(), other.as_path()]);
+            assert_eq!(base.dir, dir);
+            assert_eq!(base.name(&k1), "one/src/k.cu");
+            assert!(base.note.unwrap().contains("patch -p1 -d"));
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

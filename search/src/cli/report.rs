@@ -9,7 +9,7 @@ use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
-use super::optimize::{file_diff, FileRun, KernelRun, Resolved};
+use super::optimize::{file_diff, patch_base, FileRun, KernelRun, Resolved};
 
 /// A bound for people: the expression, or "no bound".
 fn show(o: &Outcome) -> String {
@@ -93,6 +93,7 @@ pub fn errors(runs: &[FileRun]) {
 
 /// Prints the text report.
 pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
+    let base = patch_base(runs);
     let mut rows = Vec::new();
     for f in runs {
         let path = f.path.display();
@@ -169,7 +170,7 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                 status(k, r).into(),
             ]);
         }
-        let diff = file_diff(f);
+        let diff = file_diff(f, &base);
         if !diff.is_empty() {
             print!("{diff}");
             println!();
@@ -427,11 +428,12 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
 
 /// Prints one JSON document: every kernel, and the diff of every file.
 pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
+    let base = patch_base(runs);
     let kernels: Vec<Value> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
     let diffs: Vec<Value> = runs
         .iter()
         .filter(|f| f.rewritten.is_some())
-        .map(|f| json!({ "file": f.path.display().to_string(), "diff": file_diff(f) }))
+        .map(|f| json!({ "file": f.path.display().to_string(), "diff": file_diff(f, &base) }))
         .collect();
     let doc = json!({ "kernels": kernels, "diffs": diffs, "seconds": seconds });
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
