@@ -10,6 +10,7 @@
 
 pub mod aara;
 pub mod base;
+pub mod check;
 mod exact;
 pub mod expr;
 pub mod ghost;
