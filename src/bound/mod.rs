@@ -15,6 +15,7 @@ mod exact;
 pub mod expr;
 pub mod ghost;
 pub mod lp;
+pub mod overflow;
 pub mod potential;
 mod reason;
 
