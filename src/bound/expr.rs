@@ -59,7 +59,27 @@ impl BoundExpr {
     }
 
     /// The bound at given input values; `None` if an input is missing.
+    /// A `log2(n)` in the bound ([`super::ghost::log_name`]) is derived
+    /// from `n`.
     pub fn eval(&self, inputs: &BTreeMap<String, f64>) -> Option<f64> {
+        let mut derived = None;
+        for t in &self.terms {
+            for f in &t.factors {
+                for (m, _) in f.terms() {
+                    for (name, _) in m.factors() {
+                        if inputs.contains_key(name) {
+                            continue;
+                        }
+                        if let Some(x) = super::ghost::log_value(name, inputs) {
+                            derived
+                                .get_or_insert_with(|| inputs.clone())
+                                .insert(name.to_string(), x);
+                        }
+                    }
+                }
+            }
+        }
+        let inputs = derived.as_ref().unwrap_or(inputs);
         let mut v = self.constant.to_f64();
         for t in &self.terms {
             let mut p = t.coef.to_f64();

@@ -79,7 +79,7 @@ pub struct Prepared {
     syms: Symbols,
     bases: Bases,
     mem: HashMap<SiteId, u64>,
-    ghosts: HashMap<VarId, u64>,
+    ghosts: HashMap<VarId, ghost::Trips>,
     /// Each base's factors at the kernel's start, bounded over the inputs
     /// (`None` where it has no value per warp there).
     entry: Vec<Option<Vec<Poly>>>,
@@ -618,7 +618,19 @@ impl Prepared {
                 Some((i, p))
             })
             .collect();
-        let top = polys.values().map(Poly::degree).max().unwrap_or(0);
+        // A logarithm of an input (`log2(n)`, a ghost's bound) grows slower
+        // than any input: it does not count towards a monomial's degree, so
+        // a logarithmic base wins over a linear one.
+        let degree = |m: &crate::poly::Monomial| {
+            let logs: u32 = m
+                .factors()
+                .filter(|(name, _)| ghost::is_log_name(name))
+                .map(|(_, e)| e)
+                .sum();
+            m.degree() - logs
+        };
+        let top_of = |p: &Poly| p.terms().map(|(m, _)| degree(m)).max().unwrap_or(0);
+        let top = polys.values().map(top_of).max().unwrap_or(0);
         (0..=top)
             .rev()
             .map(|d| {
@@ -630,11 +642,11 @@ impl Prepared {
                 for (i, p) in &polys {
                     let w = p
                         .terms()
-                        .filter(|(m, _)| m.degree() == d)
+                        .filter(|(m, _)| degree(m) == d)
                         .fold(Rational::ZERO, |w, (_, c)| w + c.abs());
                     if w > Rational::ZERO {
                         o.add_scaled(&entry.coef[i], w);
-                        if p.degree() == d {
+                        if top_of(p) == d {
                             members.push(entry.coef[i].clone());
                         }
                     }
