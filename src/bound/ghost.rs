@@ -33,12 +33,13 @@ pub enum Trips {
     Log(VarId),
 }
 
-/// What [`find`] learned about a loop: its trip count, or the input whose
-/// logarithm bounds it.
-#[derive(Clone, Copy)]
+/// What [`find`] learned about a loop: its trip count, or the name of the
+/// input whose logarithm bounds it (a parameter, a symbol, or a launch
+/// dimension such as `blockDim.x`).
+#[derive(Clone)]
 enum Found {
     Count(u64),
-    Log(VarId),
+    Log(String),
 }
 
 /// The name of the input variable standing for `⌊log2(max(1, n))⌋` of
@@ -77,7 +78,7 @@ pub fn add_ghosts(
         .filter(|v| k.vars[*v].kind.is_input() && !assigned.contains(v))
         .collect();
     let mut trips = Vec::new();
-    find(&k.body, &facts, launch, flags, &inputs, &mut trips);
+    find(&k.body, &facts, launch, flags, &inputs, &k.vars, &mut trips);
     let mut ghosts = HashMap::new();
     if trips.is_empty() {
         return ghosts;
@@ -96,6 +97,7 @@ struct Scan<'a> {
     flags: &'a [(VarId, FlagKind)],
     /// Inputs the kernel never assigns.
     inputs: &'a BTreeSet<VarId>,
+    vars: &'a [Var],
 }
 
 /// Trip counts of the loops that get ghosts, by pre-order loop index.
@@ -105,6 +107,7 @@ fn find(
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
     inputs: &BTreeSet<VarId>,
+    vars: &[Var],
     out: &mut Vec<(usize, Found)>,
 ) {
     fn walk(stmts: &[Stmt], scan: &Scan, index: &mut usize, out: &mut Vec<(usize, Found)>) {
@@ -125,7 +128,9 @@ fn find(
                         let before = i.checked_sub(1).map(|j| &stmts[j]);
                         if let Some(n) = trip_count(c, body, step, st, scan.launch, scan.flags) {
                             out.push((here, Found::Count(n)));
-                        } else if let Some(n) = geometric(c, body, step, st, before, scan.inputs) {
+                        } else if let Some(n) =
+                            geometric(c, body, step, st, before, scan.inputs, scan.vars)
+                        {
                             out.push((here, Found::Log(n)));
                         }
                     }
@@ -146,6 +151,7 @@ fn find(
         launch,
         flags,
         inputs,
+        vars,
     };
     walk(stmts, &scan, &mut 0, out);
 }
@@ -156,13 +162,15 @@ fn find(
 /// - `i < n` or `i <= n`, `i` signed (overflow is undefined, so it cannot
 ///   wrap), at least 1 on entry, updated `i = i * m` (`m ≥ 2`) or
 ///   `i = i << s` (`s ≥ 1`): at most `1 + ⌊log2 n⌋` values `i·m^j ≤ n`;
-/// - `k > c` (`c ≥ 0`) or `k >= c` (`c ≥ 1`), `k` set to `n` just before the
-///   loop, updated `k = k / m` (`m ≥ 2`) or `k = k >> s` (`s ≥ 1`): from
-///   `n ≥ 1`, `k` stays positive `⌊log_m n⌋ + 1 ≤ 1 + ⌊log2 n⌋` times,
-///   and from `n ≤ 0` the loop does not run.
+/// - `k > c` (`c ≥ 0`) or `k >= c` (`c ≥ 1`), `k` set just before the loop
+///   to at most `n` ([`at_most_input`]), updated `k = k / m` (`m ≥ 2`) or
+///   `k = k >> s` (`s ≥ 1`): from `k ≤ n`, `n ≥ 1`, `k` stays positive at
+///   most `⌊log_m n⌋ + 1 ≤ 1 + ⌊log2 n⌋` times, and from `k ≤ 0` the loop
+///   does not run.
 ///
 /// `n` is an input (parameter or symbol) the kernel never assigns, of the
-/// counter's type.
+/// counter's type, or (for a shrinking counter) a launch dimension. Returns
+/// the input's name.
 fn geometric(
     cond: &Expr,
     body: &[Stmt],
@@ -170,7 +178,8 @@ fn geometric(
     entry: &deps::State,
     before: Option<&Stmt>,
     inputs: &BTreeSet<VarId>,
-) -> Option<VarId> {
+    vars: &[Var],
+) -> Option<String> {
     let ExprKind::Binary(op, l, r) = &cond.kind else {
         return None;
     };
@@ -178,14 +187,9 @@ fn geometric(
         ExprKind::Var(v) => Some(v),
         _ => None,
     };
-    // A small nonnegative constant keeps its value through a conversion.
     let konst = |e: &Expr| match &e.kind {
         ExprKind::Const(Value::I(c)) => Some(*c),
-        ExprKind::Convert { value, .. } => match value.kind {
-            ExprKind::Const(Value::I(c)) if (0..1 << 30).contains(&c) => Some(c),
-            _ => None,
-        },
-        _ => None,
+        _ => positive_const(e),
     };
     let counter = var(l)?;
     let tracked = BTreeSet::from([counter]);
@@ -207,11 +211,13 @@ fn geometric(
     let by = konst(ur)?;
     let grows = matches!((uop, by), (BinOp::Mul, 2..) | (BinOp::Shl, 1..=62));
     let shrinks = matches!((uop, by), (BinOp::Div, 2..) | (BinOp::Shr, 1..=62));
-    let input = |v: VarId| inputs.contains(&v).then_some(v);
     match op {
-        BinOp::Lt | BinOp::Le if grows && l.ty.is_signed() && r.ty == l.ty => {
-            let n = input(var(r)?)?;
-            (entry[counter].constant()? >= 1).then_some(n)
+        BinOp::Lt | BinOp::Le if grows && entry[counter].constant()? >= 1 => {
+            let n = at_most_input(r, l.ty, inputs, vars)?;
+            // An unsigned counter doubles without wrapping only below a
+            // launch dimension (under 2^31).
+            let doubles = matches!((uop, by), (BinOp::Mul, 2) | (BinOp::Shl, 1));
+            (l.ty.is_signed() || doubles && n.contains('.')).then_some(n)
         }
         BinOp::Gt | BinOp::Ge if shrinks => {
             let c = konst(r)?;
@@ -219,8 +225,10 @@ fn geometric(
             let Some(Stmt::Assign { var: v, value, .. }) = before else {
                 return None;
             };
-            let n = input(var(value)?)?;
-            (positive && *v == counter && value.ty == l.ty).then_some(n)
+            if !positive || *v != counter {
+                return None;
+            }
+            at_most_input(value, l.ty, inputs, vars)
         }
         _ => None,
     }
@@ -245,8 +253,7 @@ fn insert(
                 *index += 1;
                 insert(body, k, loops, ghosts, index);
                 insert(step, k, loops, ghosts, index);
-                if let Some(&(_, n)) = loops.peek().filter(|(l, _)| *l == here) {
-                    loops.next();
+                if let Some((_, n)) = loops.next_if(|(l, _)| *l == here) {
                     let var = k.vars.len();
                     k.vars.push(Var {
                         name: format!("iterations_{here}"),
@@ -281,7 +288,7 @@ fn insert(
                     });
                     let trips = match n {
                         Found::Count(n) => Trips::Count(n),
-                        Found::Log(input) => Trips::Log(log_var(k, input)),
+                        Found::Log(input) => Trips::Log(log_var(k, &input, *span)),
                     };
                     ghosts.insert(var, trips);
                 }
@@ -301,15 +308,53 @@ fn insert(
     }
 }
 
+/// A small nonnegative integer constant, possibly converted (which keeps
+/// its value).
+fn positive_const(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Const(Value::I(c)) if (0..1 << 30).contains(c) => Some(*c),
+        ExprKind::Convert { value, .. } => positive_const(value),
+        _ => None,
+    }
+}
+
+/// The name of the input `n` that value `e`, assigned to a counter of type
+/// `ty`, is at most, where `n ≥ 1` is all the counter's values need: `n`
+/// itself (an input of type `ty` the kernel never assigns), or a launch
+/// dimension (`blockDim.x`, at least 1 and below 2^31, so converting it to
+/// a 32- or 64-bit `ty` keeps its value), either divided by a positive
+/// constant or shifted right.
+fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -> Option<String> {
+    match &e.kind {
+        ExprKind::Var(v) if inputs.contains(v) && e.ty == ty => Some(vars[*v].name.clone()),
+        ExprKind::Builtin(b) if ty.size() >= 4 => {
+            let (what, d) = match b {
+                Builtin::BlockDim(d) => ("blockDim", d),
+                Builtin::GridDim(d) => ("gridDim", d),
+                _ => return None,
+            };
+            Some(format!("{what}.{}", ["x", "y", "z"].get(*d as usize)?))
+        }
+        ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Builtin(_)) => {
+            at_most_input(value, ty, inputs, vars)
+        }
+        ExprKind::Binary(BinOp::Div | BinOp::Shr, a, b)
+            if positive_const(b).is_some() && !a.ty.is_signed() =>
+        {
+            at_most_input(a, ty, inputs, vars)
+        }
+        _ => None,
+    }
+}
+
 /// The variable [`log_name`] of input `input`, added to the kernel as an
 /// input the kernel never assigns (unsigned: it is at least 0) when it is
 /// not there yet.
-fn log_var(k: &mut Kernel, input: VarId) -> VarId {
-    let name = log_name(&k.vars[input].name);
+fn log_var(k: &mut Kernel, input: &str, span: crate::source::Span) -> VarId {
+    let name = log_name(input);
     if let Some(v) = k.vars.iter().position(|v| v.name == name) {
         return v;
     }
-    let span = k.vars[input].span;
     k.vars.push(Var {
         name,
         ty: Scalar::U32,
