@@ -245,3 +245,66 @@ fn narrow_counters_that_provably_fit_keep_their_bounds() {
     assert_sound(&counted("unsigned int", "c < 1000", "100", 1000), true);
     assert_sound(&counted("short", "c < 30000 && c < n", "7", 32000), true);
 }
+
+#[test]
+fn multiplicative_loops_get_logarithmic_bounds() {
+    // Before: 14 + 16·(n - 1) steps, 92× the simulated cost at n = 1000
+    // and 3666× at n = 65537 (`k /= 3`: 127× and 5519×).
+    let kernels = [
+        "for (int i = 1; i < n; i *= 2)",
+        "for (int i = 1; i <= n; i <<= 1)",
+        "for (int k = n; k > 0; k /= 3)",
+        "for (unsigned k = n; k >= 1; k >>= 1)",
+    ];
+    for head in kernels {
+        let unsigned = head.contains("unsigned");
+        let src = format!(
+            "__global__ void k(float *a, {} n) {{\n  float acc = 0.0f;\n  {head} acc += a[threadIdx.x];\n  a[threadIdx.x] = acc;\n}}\n",
+            if unsigned { "unsigned" } else { "int" }
+        );
+        // A growing counter past 2^30 would overflow (undefined).
+        let largest = if head.contains('<') {
+            (1 << 30) - 1
+        } else {
+            i32::MAX as i64
+        };
+        for n in [-5, 0, 1, 2, 3, 1000, 65537, largest] {
+            if unsigned && n < 0 {
+                continue;
+            }
+            let found = Case {
+                src: &src,
+                grid: [1, 1, 1],
+                block: [32, 1, 1],
+                args: &[("n", n)],
+                arrays: &[("a", 32)],
+            }
+            .run(false);
+            assert_sound(&found, true);
+            let steps = found.iter().find(|f| f.metric == "steps").unwrap();
+            let bound = *steps.bound.as_ref().unwrap();
+            // One iteration costs 16 steps: at most 1 + ⌊log2 n⌋ of them.
+            let logn = if n < 2 {
+                0.0
+            } else {
+                (n as f64).log2().floor()
+            };
+            assert!(
+                bound <= 14.0 + 16.0 * (logn + 1.0),
+                "{head}, n = {n}: {bound}"
+            );
+        }
+    }
+    // A counter that is not set from an input, or that an input bounds
+    // after the kernel changed it, keeps its old (linear or no) bound.
+    let changed = "__global__ void k(float *a, int n) {\n  float acc = 0.0f;\n  n = n * 4;\n  for (int i = 1; i < n; i *= 2) acc += a[threadIdx.x];\n  a[threadIdx.x] = acc;\n}\n";
+    let found = Case {
+        src: changed,
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        args: &[("n", 1000)],
+        arrays: &[("a", 32)],
+    }
+    .run(false);
+    assert_sound(&found, false);
+}

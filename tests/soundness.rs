@@ -206,7 +206,7 @@ fn bounds_are_never_below_simulated_costs() {
                         r.0 += bound / m.max_warp;
                         r.1 += 1;
                     }
-                    if m.max_warp > bound + 1e-6 * (1.0 + bound.abs()) {
+                    if copper::bound::check::exceeds(m.max_warp, bound) {
                         violations.push(format!(
                             "{} `{}` {} ({config}) variant {i}: simulated {} > bound {bound} = {e} at {at:?}",
                             a.file.display(),
@@ -421,7 +421,7 @@ fn generated_kernels_are_bounded_soundly() {
                 };
                 cases += 1;
                 let bound = e.eval(&at).expect("every input named");
-                if r.max_warp > bound + 1e-6 * (1.0 + bound.abs()) {
+                if copper::bound::check::exceeds(r.max_warp, bound) {
                     violations.push(format!(
                         "case {i} ({config}, grid {:?}, block {:?}, n = {}) {}: simulated {} > bound {bound} = {e}\n{}",
                         gen.grid, gen.block, gen.n, m.name, r.max_warp, gen.src

@@ -74,7 +74,7 @@ fn sound_at(file: &Path, name: &str, sym: &str, values: &[u64]) -> usize {
                 };
                 let bound = e.eval(&at).expect("every input named");
                 assert!(
-                    m.max_warp <= bound + 1e-6 * (1.0 + bound.abs()),
+                    !copper::bound::check::exceeds(m.max_warp, bound),
                     "{name} {} at {sym} = {v}: simulated {} > bound {bound} = {e}",
                     b.metric,
                     m.max_warp

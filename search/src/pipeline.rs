@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use copper::bound::check::violations;
 use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
 use copper::cost::Metric;
 use copper::cuda::ast::Function;
@@ -20,7 +21,7 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
-use copper_transforms::check::{materialize, Checker};
+use copper_transforms::check::{materialize, Checker, Run};
 use copper_transforms::read_only::{self, Suggestion};
 use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
@@ -215,6 +216,10 @@ pub struct KernelResult {
     /// applied: the bounds cannot rank it), or why there is none; `None`
     /// when no pointer parameter would qualify.
     pub read_only: Option<Result<Suggestion, String>>,
+    /// Bounds found below a simulated cost by the self-check (the
+    /// original's, which leaves the kernel unchecked, or a candidate's,
+    /// which drops it unchecked): internal errors, one message each.
+    pub internal_errors: Vec<String>,
     /// Seconds the whole search took.
     pub seconds: f64,
 }
@@ -289,9 +294,19 @@ pub fn optimize_kernel(
     }
     let refusal = copper::cuda::rewrite::refusal(file, name);
     let plan = crate::launch::test_plan(file, &original.kernel, &original.prepared, spec, shape);
+    let mut internal_errors = Vec::new();
     let checker = match &refusal {
         Some(why) => Err(why.clone()),
-        None => Checker::new(file, name, plan.spec.as_ref(), plan.block, Some(deadline)).map_err(
+        None => Checker::measuring(
+            file,
+            name,
+            plan.spec.as_ref(),
+            plan.block,
+            Some(deadline),
+            config.hw,
+            settings.metrics.clone(),
+        )
+        .map_err(
             |why| {
                 if let Some(late) = past(deadline, &config) {
                     return late;
@@ -303,7 +318,16 @@ pub fn optimize_kernel(
                     if spec.is_none() { ", or give `--block X,Y`" } else { "" }
                 )
             },
-        ),
+        )
+        .and_then(|c| match self_check(&original, c.runs(), &config).first() {
+            // Nothing the search measures against this analysis can be
+            // trusted: every candidate is left unchecked.
+            Some(why) => {
+                internal_errors.push(why.clone());
+                Err(why.clone())
+            }
+            None => Ok(c),
+        }),
     };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
@@ -321,6 +345,7 @@ pub fn optimize_kernel(
         deadline,
         settings,
         cache,
+        internal_errors: Mutex::new(internal_errors),
     };
     let mut incumbent = original.clone();
     let mut applied = Vec::new();
@@ -387,6 +412,11 @@ pub fn optimize_kernel(
         remaining.remove(s);
         steps.extend(round);
     }
+    let internal_errors = env
+        .internal_errors
+        .lock()
+        .map(|mut e| std::mem::take(&mut *e))
+        .unwrap_or_default();
     let compiled = settings
         .compiler
         .as_ref()
@@ -404,6 +434,7 @@ pub fn optimize_kernel(
         compiled,
         stopped,
         read_only,
+        internal_errors,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -450,6 +481,8 @@ struct Env<'a> {
     deadline: Instant,
     settings: &'a Settings,
     cache: &'a Cache,
+    /// The self-check's findings so far ([`KernelResult::internal_errors`]).
+    internal_errors: Mutex<Vec<String>>,
 }
 
 /// Why a candidate could not be checked, when the search is past its
@@ -537,9 +570,10 @@ fn evaluate(
         Ok(x) => x,
         Err(why) => return (Verdict::Failed(why), None),
     };
-    if let Err(why) = checker.check_kernel(&kernel) {
-        return (unchecked().unwrap_or(Verdict::Failed(why)), None);
-    }
+    let runs = match checker.check_kernel(&kernel) {
+        Ok(runs) => runs,
+        Err(why) => return (unchecked().unwrap_or(Verdict::Failed(why)), None),
+    };
     let analyzed = match cache.analyze(
         file,
         &candidate.name,
@@ -550,6 +584,13 @@ fn evaluate(
         Ok(a) => a,
         Err(why) => return (Verdict::Failed(why), None),
     };
+    let wrong = self_check(&analyzed, &runs, env.config);
+    if let Some(why) = wrong.first() {
+        if let Ok(mut found) = env.internal_errors.lock() {
+            found.extend(wrong.iter().cloned());
+        }
+        return (Verdict::Unchecked(why.clone()), Some(analyzed));
+    }
     let m = settings.rank_metric;
     if matches!(analyzed.bounds[m].work, Outcome::NoBound(..)) {
         if let Some(v) = unchecked() {
@@ -568,6 +609,37 @@ fn evaluate(
         Comparison::NotBetter(why) => Verdict::NotBetter(why),
     };
     (verdict, Some(analyzed))
+}
+
+/// The bounds of `version` compared with every simulation of it in `runs`
+/// whose launch has the analyzed shape (`config`'s block and grid, where
+/// fixed): one internal-error message per bound below a simulated cost.
+fn self_check(version: &Analyzed, runs: &[Run], config: &Config) -> Vec<String> {
+    let name = &version.function.name;
+    runs.iter()
+        .filter_map(|r| Some((r, r.spec.shape().ok()?)))
+        .filter(|(_, shape)| {
+            config.block.is_none_or(|b| b == shape.block)
+                && config.grid.is_none_or(|g| g == shape.grid)
+        })
+        .flat_map(|(r, shape)| {
+            let found = violations(
+                &version.bounds,
+                &r.result,
+                &r.at,
+                &shape,
+                config.hw.warp_size as u64,
+            );
+            found.into_iter().map(move |v| {
+                format!(
+                    "{} (at {} blocks of {})",
+                    v.message(name),
+                    crate::launch::dims(shape.grid),
+                    crate::launch::dims(shape.block)
+                )
+            })
+        })
+        .collect()
 }
 
 /// Whether a candidate's file compiles with the user's compiler, when
@@ -602,4 +674,71 @@ fn winner(considered: &[Considered], settings: &Settings) -> Option<usize> {
         };
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copper::cuda::parse::parse_source;
+    use copper::poly::Rational;
+
+    /// The self-check compares every bound with every run of the checker:
+    /// the true bounds pass, and a bound made too small on purpose is
+    /// reported with the kernel, metric, bound and simulated value.
+    #[test]
+    fn a_bound_below_a_simulated_cost_is_an_internal_error() {
+        let src = "__global__ void k(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  for (int j = 0; j < n; j++) if (i < n) a[i] += 1.0f;\n}\n";
+        let file = parse_source(copper::source::SourceFile::new("k.cu", src));
+        let kernel = lower_kernel(&file, "k").unwrap();
+        let config = Config {
+            block: Some([64, 1, 1]),
+            ..Config::default()
+        };
+        let metrics: Vec<Metric> = ["steps", "sectors"]
+            .iter()
+            .filter_map(|m| Metric::builtin(m))
+            .collect();
+        let checker = Checker::measuring(
+            &file,
+            "k",
+            None,
+            config.block,
+            None,
+            config.hw,
+            metrics.clone(),
+        )
+        .unwrap();
+        let prepared = prepare(&kernel, config);
+        let bounds = metrics.iter().map(|m| prepared.bound(m)).collect();
+        let mut version = Analyzed {
+            function: file.function("k").unwrap().clone(),
+            file,
+            kernel,
+            prepared,
+            bounds,
+            seconds: 0.0,
+        };
+        assert!(checker.runs().len() >= 3);
+        assert_eq!(
+            self_check(&version, checker.runs(), &config),
+            Vec::<String>::new()
+        );
+        let Outcome::Bound(e) = &version.bounds[1].work else {
+            panic!("no sectors bound");
+        };
+        version.bounds[1].work = Outcome::Bound(e.scaled(Rational::new(1, 2)));
+        let found = self_check(&version, checker.runs(), &config);
+        assert!(!found.is_empty());
+        assert!(
+            found[0].starts_with("internal error: the per-warp sectors bound of `k` is "),
+            "{found:?}"
+        );
+        assert!(found[0].contains("but the simulator measured"), "{found:?}");
+        // A launch of another block than the analyzed one is not compared.
+        let other = Config {
+            block: Some([128, 1, 1]),
+            ..config
+        };
+        assert!(self_check(&version, checker.runs(), &other).is_empty());
+    }
 }

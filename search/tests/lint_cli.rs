@@ -267,3 +267,55 @@ fn sarif_uris_are_percent_encoded_and_relative_to_the_root() {
     assert_eq!(loc["uri"], "testdata/fan2.cu");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn index_arithmetic_that_overflows_for_the_sizes_given_is_flagged() {
+    // At the parameter file's small sizes, nothing overflows.
+    let (_, out, _) = lint(&["testdata/chunked_scale.cu"]);
+    assert!(!out.contains("index-overflow"), "{out}");
+    // 8192 blocks of 256 threads with stride 1024: the 32-bit offset of
+    // `scale_chunks` reaches 8191·256·1024·4 > UINT_MAX; the size_t one
+    // of `scale_chunks_wide` does not overflow.
+    let dir = std::env::temp_dir().join(format!("copper-overflow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("big.toml");
+    let mut text = String::new();
+    for k in ["scale_chunks", "scale_chunks_wide"] {
+        text.push_str(&format!(
+            "[kernel.{k}]\ngrid = [8192, 1, 1]\nblock = [256, 1, 1]\n[kernel.{k}.args]\nstride = 1024\nk = 1.5\n"
+        ));
+    }
+    std::fs::write(&params, text).unwrap();
+    let big = params.to_str().unwrap();
+    let (code, out, _) = lint(&["--params", big, "testdata/chunked_scale.cu"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("testdata/chunked_scale.cu:16:9: warning[index-overflow]: 32-bit index arithmetic can overflow for the sizes given: `*` on unsigned int operands in [0, 2147221504] and 4 can reach up to 8588886016, above UINT_MAX = 4294967295"), "{out}");
+    assert!(
+        out.contains("= help: compute the index in 64 bits"),
+        "{out}"
+    );
+    assert_eq!(out.matches("warning[index-overflow]").count(), 1, "{out}");
+    // Fewer blocks: the product fits in unsigned int but not in `int base`.
+    let (_, out, _) = lint(&[
+        "--params",
+        big,
+        "--block",
+        "256",
+        "--grid",
+        "4096",
+        "testdata/chunked_scale.cu",
+    ]);
+    assert!(out.contains("warning[index-overflow]: 32-bit index arithmetic can overflow for the sizes given: an unsigned int value in [0, 4293918975] converted to int can reach up to 4293918975, above INT_MAX = 2147483647"), "{out}");
+    // The usual global index at the largest 1-D launch: no false alarm.
+    let (_, out, _) = lint(&["--block", "1024", "--grid", "65535", "testdata/saxpy.cu"]);
+    assert!(!out.contains("index-overflow"), "{out}");
+    let (_, out, _) = lint(&[
+        "--allow",
+        "index-overflow",
+        "--params",
+        big,
+        "testdata/chunked_scale.cu",
+    ]);
+    assert!(!out.contains("index-overflow"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}

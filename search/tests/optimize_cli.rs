@@ -173,8 +173,8 @@ fn machine_formats_are_well_formed() {
     let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["kernels"][0]["status"], "improved");
-    assert_eq!(v["kernels"][0]["bounds"][0]["before"], "6 + 695·w");
-    assert_eq!(v["kernels"][0]["bounds"][0]["after"], "6 + 530·w");
+    assert_eq!(v["kernels"][0]["bounds"][0]["before"], "6 + 695·max(0, w)");
+    assert_eq!(v["kernels"][0]["bounds"][0]["after"], "6 + 530·max(0, w)");
     assert!(v["diffs"][0]["diff"]
         .as_str()
         .unwrap()

@@ -114,7 +114,7 @@ fn violations(
         };
         cases += 1;
         let bound = e.eval(&at).expect("every input named");
-        if m.max_warp > bound + 1e-6 * (1.0 + bound.abs()) {
+        if copper::bound::check::exceeds(m.max_warp, bound) {
             bad.push(format!(
                 "{what} {}: simulated {} > bound {bound} = {e} at {at:?}",
                 b.metric, m.max_warp

@@ -15,6 +15,7 @@ use std::time::Instant;
 use super::deps::{self, key};
 use super::linear::{Constraints, LinExpr};
 use super::symbols::{Symbols, Update, NEW};
+use crate::bound::ghost::Trips;
 use crate::ir::{Expr, Kernel, Stmt, VarId, VarKind};
 
 /// Rounds of a loop's fixpoint iteration before the loop falls back to
@@ -53,7 +54,7 @@ pub struct LinFacts {
 pub fn analyze(
     k: &Kernel,
     syms: &Symbols,
-    ghosts: &HashMap<VarId, u64>,
+    ghosts: &HashMap<VarId, Trips>,
     deadline: Instant,
 ) -> Option<LinFacts> {
     let mut a = Analysis {
@@ -73,7 +74,7 @@ pub fn analyze(
 struct Analysis<'a> {
     k: &'a Kernel,
     syms: &'a Symbols,
-    ghosts: &'a HashMap<VarId, u64>,
+    ghosts: &'a HashMap<VarId, Trips>,
     facts: LinFacts,
     visits: usize,
     /// Variables live after each statement: the others are forgotten.
@@ -122,10 +123,13 @@ impl Analysis<'_> {
 
     fn stmt(&mut self, s: &Stmt, c: Constraints) -> Constraints {
         let mut after = self.transfer(s, c);
-        // Dead variables say nothing about what follows.
+        // Dead variables say nothing about what follows, except the
+        // logarithms that bound ghost counters (read by no statement, they
+        // are needed wherever a ghost is incremented).
         if let Some(live) = self.live.get(&key(s)) {
             for v in 0..self.k.vars.len() {
-                if !live.contains(&v) && self.syms.is_int_var(v) {
+                let bounds_ghost = self.ghosts.values().any(|t| *t == Trips::Log(v));
+                if !live.contains(&v) && self.syms.is_int_var(v) && !bounds_ghost {
                     after.forget(self.syms.var(v));
                 }
             }
@@ -189,11 +193,14 @@ impl Analysis<'_> {
         };
         for s in step {
             if let Stmt::Assign { var, .. } = s {
-                if let Some(&trips) = self.ghosts.get(var) {
-                    // The ghost counts finished iterations: below `trips` in
-                    // the body.
-                    g.push(LinExpr::int(trips as i128 - 1).sub(&LinExpr::var(self.syms.var(*var))));
-                }
+                // The ghost counts finished iterations: below the trip
+                // count in the body.
+                let last = match self.ghosts.get(var) {
+                    Some(Trips::Count(n)) => LinExpr::int(*n as i128 - 1),
+                    Some(Trips::Log(l)) => LinExpr::var(self.syms.var(*l)),
+                    None => continue,
+                };
+                g.push(last.sub(&LinExpr::var(self.syms.var(*var))));
             }
         }
         g

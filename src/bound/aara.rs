@@ -46,7 +46,7 @@ pub struct Aara<'a> {
     /// access site.
     pub mem: &'a HashMap<SiteId, u64>,
     /// Ghost counters (assigning them is free).
-    pub ghosts: &'a HashMap<VarId, u64>,
+    pub ghosts: &'a HashMap<VarId, crate::bound::ghost::Trips>,
     /// Worst case for a site without a bound: every lane on its own.
     pub lanes: u64,
     /// The LP being built.

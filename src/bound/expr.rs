@@ -59,7 +59,27 @@ impl BoundExpr {
     }
 
     /// The bound at given input values; `None` if an input is missing.
+    /// A `log2(n)` in the bound ([`super::ghost::log_name`]) is derived
+    /// from `n`.
     pub fn eval(&self, inputs: &BTreeMap<String, f64>) -> Option<f64> {
+        let mut derived = None;
+        for t in &self.terms {
+            for f in &t.factors {
+                for (m, _) in f.terms() {
+                    for (name, _) in m.factors() {
+                        if inputs.contains_key(name) {
+                            continue;
+                        }
+                        if let Some(x) = super::ghost::log_value(name, inputs) {
+                            derived
+                                .get_or_insert_with(|| inputs.clone())
+                                .insert(name.to_string(), x);
+                        }
+                    }
+                }
+            }
+        }
+        let inputs = derived.as_ref().unwrap_or(inputs);
         let mut v = self.constant.to_f64();
         for t in &self.terms {
             let mut p = t.coef.to_f64();
@@ -139,13 +159,24 @@ impl Term {
             if !s.is_empty() {
                 s.push('·');
             }
+            let name = f.to_plain();
+            let log = super::ghost::is_log_name(&name);
             let single = f.len() == 1
                 && f.as_constant().is_none()
-                && f.to_plain()
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            if single {
-                s.push_str(&f.to_string());
+                && (log
+                    || name
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '.'));
+            // Launch dimensions and logarithms are never negative; any
+            // other bare input counts as 0 where it is, and says so.
+            let nonnegative = log
+                || ["blockDim.", "gridDim."]
+                    .iter()
+                    .any(|p| name.starts_with(p));
+            if single && nonnegative {
+                s.push_str(&name);
+            } else if single {
+                s.push_str(&format!("max(0, {name})"));
             } else {
                 s.push_str(&format!("({f})"));
             }
@@ -259,7 +290,7 @@ mod tests {
                 },
             ],
         );
-        assert_eq!(b.to_string(), "9 + 85·M·N + 64·N");
+        assert_eq!(b.to_string(), "9 + 85·max(0, M)·max(0, N) + 64·max(0, N)");
         let at = BTreeMap::from([("N".to_string(), 3.0), ("M".to_string(), 2.0)]);
         assert_eq!(b.eval(&at), Some(9.0 + 85.0 * 6.0 + 64.0 * 3.0));
         // max(0, ·) on each factor.
@@ -276,7 +307,7 @@ mod tests {
             factors: vec![lin(&[("w", 1)], 0)],
         };
         let b = BoundExpr::new(Rational::ZERO, vec![t(100), t(77)]);
-        assert_eq!(b.to_string(), "177·w");
+        assert_eq!(b.to_string(), "177·max(0, w)");
         let cube = BoundExpr::new(
             Rational::ZERO,
             vec![Term {
@@ -284,7 +315,30 @@ mod tests {
                 factors: vec![lin(&[("n", 1)], 0); 3],
             }],
         );
-        assert_eq!(cube.to_string(), "13·n³");
-        assert_eq!(b.scaled(Rational::int(2)).to_string(), "354·w");
+        assert_eq!(cube.to_string(), "13·max(0, n)³");
+        assert_eq!(b.scaled(Rational::int(2)).to_string(), "354·max(0, w)");
+    }
+
+    #[test]
+    fn launch_dimensions_and_logarithms_print_bare_and_logarithms_evaluate() {
+        let b = BoundExpr::new(
+            Rational::int(14),
+            vec![
+                Term {
+                    coef: Rational::int(16),
+                    factors: vec![lin(&[("log2(n)", 1)], 1)],
+                },
+                Term {
+                    coef: Rational::int(2),
+                    factors: vec![lin(&[("blockDim.x", 1)], 0)],
+                },
+            ],
+        );
+        assert_eq!(b.to_string(), "14 + 16·(log2(n) + 1) + 2·blockDim.x");
+        let at = BTreeMap::from([("n".to_string(), 1000.0), ("blockDim.x".to_string(), 32.0)]);
+        // ⌊log2 1000⌋ = 9.
+        assert_eq!(b.eval(&at), Some(14.0 + 64.0 + 16.0 * 10.0));
+        let tiny = BTreeMap::from([("n".to_string(), -7.0), ("blockDim.x".to_string(), 1.0)]);
+        assert_eq!(b.eval(&tiny), Some(14.0 + 2.0 + 16.0));
     }
 }

@@ -6,8 +6,14 @@
 //! set to 0 before the loop, incremented at the end of each iteration, and
 //! known to stay below the trip count inside the body — a linear measure the
 //! potential can pay for the loop with. Ghost assignments cost nothing.
+//!
+//! A loop whose counter grows or shrinks geometrically over a kernel input
+//! `n` (`for (i = 1; i < n; i *= 2)`, `for (k = n; k > 0; k /= 3)`) runs at
+//! most `1 + ⌊log2(max(1, n))⌋` times. Its ghost is bounded by a new input
+//! variable named `log2(n)` ([`log_name`]), whose value a bound's evaluation
+//! derives from `n` ([`log_value`]): such loops get logarithmic bounds.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::cuda::ast::BinOp;
@@ -18,18 +24,61 @@ use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Unary, Value, Var
 /// Most iterations counted by evaluating a loop's condition.
 const MAX_TRIPS: u64 = 1 << 16;
 
+/// How many times the body of a ghost-counted loop runs at most.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Trips {
+    /// This many (the launch fixes it).
+    Count(u64),
+    /// `1 + L`, where `L` is the variable named [`log_name`] of an input.
+    Log(VarId),
+}
+
+/// What [`find`] learned about a loop: its trip count, or the name of the
+/// input whose logarithm bounds it (a parameter, a symbol, or a launch
+/// dimension such as `blockDim.x`).
+#[derive(Clone)]
+enum Found {
+    Count(u64),
+    Log(String),
+}
+
+/// The name of the input variable standing for `⌊log2(max(1, n))⌋` of
+/// input `n`.
+pub fn log_name(input: &str) -> String {
+    format!("log2({input})")
+}
+
+/// Whether `name` is a variable named by [`log_name`].
+pub fn is_log_name(name: &str) -> bool {
+    name.starts_with("log2(") && name.ends_with(')')
+}
+
+/// The value of a variable named by [`log_name`] at the inputs `at`
+/// (`None` for any other name, or when the input is missing).
+pub fn log_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
+    let input = name.strip_prefix("log2(")?.strip_suffix(')')?;
+    let n = *at.get(input)?;
+    Some(if n < 2.0 { 0.0 } else { n.log2().floor() })
+}
+
 /// Adds a ghost counter to every `while`/`for` loop whose condition only
 /// involves variables with constant values at the loop's entry, updated by
-/// assignments at the top level of its body or step. Returns each ghost
-/// variable with its loop's trip count.
+/// assignments at the top level of its body or step, and to every loop
+/// whose counter grows or shrinks geometrically over an input
+/// ([`geometric`]). Returns each ghost variable with its loop's trip count.
 pub fn add_ghosts(
     k: &mut Kernel,
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
-) -> HashMap<VarId, u64> {
+) -> HashMap<VarId, Trips> {
     let facts = deps::analyze_with_flags(k, launch, flags);
+    let mut assigned = BTreeSet::new();
+    deps::written(&k.body, &mut assigned);
+    let inputs: BTreeSet<VarId> = (0..k.vars.len())
+        .filter(|v| k.vars[*v].kind.is_input() && !assigned.contains(v))
+        .collect();
     let mut trips = Vec::new();
-    find(&k.body, &facts, launch, flags, &mut trips);
+    find(&k.body, &facts, launch, flags, &inputs, &k.vars, &mut trips);
     let mut ghosts = HashMap::new();
     if trips.is_empty() {
         return ghosts;
@@ -41,23 +90,28 @@ pub fn add_ghosts(
     ghosts
 }
 
+/// What is known about a kernel while looking for ghost-counted loops.
+struct Scan<'a> {
+    facts: &'a DepFacts,
+    launch: &'a LaunchFacts,
+    flags: &'a [(VarId, FlagKind)],
+    /// Inputs the kernel never assigns.
+    inputs: &'a BTreeSet<VarId>,
+    vars: &'a [Var],
+}
+
 /// Trip counts of the loops that get ghosts, by pre-order loop index.
 fn find(
     stmts: &[Stmt],
     facts: &DepFacts,
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
-    out: &mut Vec<(usize, u64)>,
+    inputs: &BTreeSet<VarId>,
+    vars: &[Var],
+    out: &mut Vec<(usize, Found)>,
 ) {
-    fn walk(
-        stmts: &[Stmt],
-        facts: &DepFacts,
-        launch: &LaunchFacts,
-        flags: &[(VarId, FlagKind)],
-        index: &mut usize,
-        out: &mut Vec<(usize, u64)>,
-    ) {
-        for s in stmts {
+    fn walk(stmts: &[Stmt], scan: &Scan, index: &mut usize, out: &mut Vec<(usize, Found)>) {
+        for (i, s) in stmts.iter().enumerate() {
             match s {
                 Stmt::Loop {
                     cond,
@@ -68,33 +122,124 @@ fn find(
                 } => {
                     let here = *index;
                     *index += 1;
-                    if let (Some(c), true, Some(st)) = (cond, test_first, facts.before.get(&key(s)))
+                    if let (Some(c), true, Some(st)) =
+                        (cond, test_first, scan.facts.before.get(&key(s)))
                     {
-                        if let Some(n) = trip_count(c, body, step, st, launch, flags) {
-                            out.push((here, n));
+                        let before = i.checked_sub(1).map(|j| &stmts[j]);
+                        if let Some(n) = trip_count(c, body, step, st, scan.launch, scan.flags) {
+                            out.push((here, Found::Count(n)));
+                        } else if let Some(n) =
+                            geometric(c, body, step, st, before, scan.inputs, scan.vars)
+                        {
+                            out.push((here, Found::Log(n)));
                         }
                     }
-                    walk(body, facts, launch, flags, index, out);
-                    walk(step, facts, launch, flags, index, out);
+                    walk(body, scan, index, out);
+                    walk(step, scan, index, out);
                 }
                 Stmt::If { then, els, .. } => {
-                    walk(then, facts, launch, flags, index, out);
-                    walk(els, facts, launch, flags, index, out);
+                    walk(then, scan, index, out);
+                    walk(els, scan, index, out);
                 }
-                Stmt::Scope { body, .. } => walk(body, facts, launch, flags, index, out),
+                Stmt::Scope { body, .. } => walk(body, scan, index, out),
                 _ => {}
             }
         }
     }
-    walk(stmts, facts, launch, flags, &mut 0, out);
+    let scan = Scan {
+        facts,
+        launch,
+        flags,
+        inputs,
+        vars,
+    };
+    walk(stmts, &scan, &mut 0, out);
+}
+
+/// The input `n` whose logarithm bounds a loop's trip count: the loop's
+/// condition compares a counter, written once per iteration at the top
+/// level of its body or step and nowhere else, with either
+/// - `i < n` or `i <= n`, `i` signed (overflow is undefined, so it cannot
+///   wrap), at least 1 on entry, updated `i = i * m` (`m ≥ 2`) or
+///   `i = i << s` (`s ≥ 1`): at most `1 + ⌊log2 n⌋` values `i·m^j ≤ n`;
+/// - `k > c` (`c ≥ 0`) or `k >= c` (`c ≥ 1`), `k` set just before the loop
+///   to at most `n` ([`at_most_input`]), updated `k = k / m` (`m ≥ 2`) or
+///   `k = k >> s` (`s ≥ 1`): from `k ≤ n`, `n ≥ 1`, `k` stays positive at
+///   most `⌊log_m n⌋ + 1 ≤ 1 + ⌊log2 n⌋` times, and from `k ≤ 0` the loop
+///   does not run.
+///
+/// `n` is an input (parameter or symbol) the kernel never assigns, of the
+/// counter's type, or (for a shrinking counter) a launch dimension. Returns
+/// the input's name.
+fn geometric(
+    cond: &Expr,
+    body: &[Stmt],
+    step: &[Stmt],
+    entry: &deps::State,
+    before: Option<&Stmt>,
+    inputs: &BTreeSet<VarId>,
+    vars: &[Var],
+) -> Option<String> {
+    let ExprKind::Binary(op, l, r) = &cond.kind else {
+        return None;
+    };
+    let var = |e: &Expr| match e.kind {
+        ExprKind::Var(v) => Some(v),
+        _ => None,
+    };
+    let konst = |e: &Expr| match &e.kind {
+        ExprKind::Const(Value::I(c)) => Some(*c),
+        _ => positive_const(e),
+    };
+    let counter = var(l)?;
+    let tracked = BTreeSet::from([counter]);
+    let mut updates = Vec::new();
+    top_level_updates(body, &tracked, &[], &mut updates);
+    top_level_updates(step, &tracked, &[], &mut updates);
+    let [(_, update)] = updates[..] else {
+        return None;
+    };
+    if count_writes(body, counter) + count_writes(step, counter) != 1 {
+        return None;
+    }
+    let ExprKind::Binary(uop, ul, ur) = &update.kind else {
+        return None;
+    };
+    if var(ul) != Some(counter) {
+        return None;
+    }
+    let by = konst(ur)?;
+    let grows = matches!((uop, by), (BinOp::Mul, 2..) | (BinOp::Shl, 1..=62));
+    let shrinks = matches!((uop, by), (BinOp::Div, 2..) | (BinOp::Shr, 1..=62));
+    match op {
+        BinOp::Lt | BinOp::Le if grows && entry[counter].constant()? >= 1 => {
+            let n = at_most_input(r, l.ty, inputs, vars)?;
+            // An unsigned counter doubles without wrapping only below a
+            // launch dimension (under 2^31).
+            let doubles = matches!((uop, by), (BinOp::Mul, 2) | (BinOp::Shl, 1));
+            (l.ty.is_signed() || doubles && n.contains('.')).then_some(n)
+        }
+        BinOp::Gt | BinOp::Ge if shrinks => {
+            let c = konst(r)?;
+            let positive = if *op == BinOp::Gt { c >= 0 } else { c >= 1 };
+            let Some(Stmt::Assign { var: v, value, .. }) = before else {
+                return None;
+            };
+            if !positive || *v != counter {
+                return None;
+            }
+            at_most_input(value, l.ty, inputs, vars)
+        }
+        _ => None,
+    }
 }
 
 /// Inserts the ghosts into the loops listed (by pre-order index).
 fn insert(
     stmts: &mut Vec<Stmt>,
     k: &mut Kernel,
-    loops: &mut std::iter::Peekable<std::vec::IntoIter<(usize, u64)>>,
-    ghosts: &mut HashMap<VarId, u64>,
+    loops: &mut std::iter::Peekable<std::vec::IntoIter<(usize, Found)>>,
+    ghosts: &mut HashMap<VarId, Trips>,
     index: &mut usize,
 ) {
     let mut i = 0;
@@ -108,8 +253,7 @@ fn insert(
                 *index += 1;
                 insert(body, k, loops, ghosts, index);
                 insert(step, k, loops, ghosts, index);
-                if let Some(&(_, n)) = loops.peek().filter(|(l, _)| *l == here) {
-                    loops.next();
+                if let Some((_, n)) = loops.next_if(|(l, _)| *l == here) {
                     let var = k.vars.len();
                     k.vars.push(Var {
                         name: format!("iterations_{here}"),
@@ -142,7 +286,11 @@ fn insert(
                         value: konst(0),
                         span: *span,
                     });
-                    ghosts.insert(var, n);
+                    let trips = match n {
+                        Found::Count(n) => Trips::Count(n),
+                        Found::Log(input) => Trips::Log(log_var(k, &input, *span)),
+                    };
+                    ghosts.insert(var, trips);
                 }
             }
             Stmt::If { then, els, .. } => {
@@ -158,6 +306,62 @@ fn insert(
         }
         i += 1;
     }
+}
+
+/// A small nonnegative integer constant, possibly converted (which keeps
+/// its value).
+fn positive_const(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Const(Value::I(c)) if (0..1 << 30).contains(c) => Some(*c),
+        ExprKind::Convert { value, .. } => positive_const(value),
+        _ => None,
+    }
+}
+
+/// The name of the input `n` that value `e`, assigned to a counter of type
+/// `ty`, is at most, where `n ≥ 1` is all the counter's values need: `n`
+/// itself (an input of type `ty` the kernel never assigns), or a launch
+/// dimension (`blockDim.x`, at least 1 and below 2^31, so converting it to
+/// a 32- or 64-bit `ty` keeps its value), either divided by a positive
+/// constant or shifted right.
+fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -> Option<String> {
+    match &e.kind {
+        ExprKind::Var(v) if inputs.contains(v) && e.ty == ty => Some(vars[*v].name.clone()),
+        ExprKind::Builtin(b) if ty.size() >= 4 => {
+            let (what, d) = match b {
+                Builtin::BlockDim(d) => ("blockDim", d),
+                Builtin::GridDim(d) => ("gridDim", d),
+                _ => return None,
+            };
+            Some(format!("{what}.{}", ["x", "y", "z"].get(*d as usize)?))
+        }
+        ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Builtin(_)) => {
+            at_most_input(value, ty, inputs, vars)
+        }
+        ExprKind::Binary(BinOp::Div | BinOp::Shr, a, b)
+            if positive_const(b).is_some() && !a.ty.is_signed() =>
+        {
+            at_most_input(a, ty, inputs, vars)
+        }
+        _ => None,
+    }
+}
+
+/// The variable [`log_name`] of input `input`, added to the kernel as an
+/// input the kernel never assigns (unsigned: it is at least 0) when it is
+/// not there yet.
+fn log_var(k: &mut Kernel, input: &str, span: crate::source::Span) -> VarId {
+    let name = log_name(input);
+    if let Some(v) = k.vars.iter().position(|v| v.name == name) {
+        return v;
+    }
+    k.vars.push(Var {
+        name,
+        ty: Scalar::U32,
+        kind: VarKind::Symbol,
+        span,
+    });
+    k.vars.len() - 1
 }
 
 /// The number of times a loop's body runs, when its condition only reads

@@ -10,10 +10,12 @@
 
 pub mod aara;
 pub mod base;
+pub mod check;
 mod exact;
 pub mod expr;
 pub mod ghost;
 pub mod lp;
+pub mod overflow;
 pub mod potential;
 mod reason;
 
@@ -77,7 +79,7 @@ pub struct Prepared {
     syms: Symbols,
     bases: Bases,
     mem: HashMap<SiteId, u64>,
-    ghosts: HashMap<VarId, u64>,
+    ghosts: HashMap<VarId, ghost::Trips>,
     /// Each base's factors at the kernel's start, bounded over the inputs
     /// (`None` where it has no value per warp there).
     entry: Vec<Option<Vec<Poly>>>,
@@ -624,7 +626,19 @@ impl Prepared {
                 Some((i, p))
             })
             .collect();
-        let top = polys.values().map(Poly::degree).max().unwrap_or(0);
+        // A logarithm of an input (`log2(n)`, a ghost's bound) grows slower
+        // than any input: it does not count towards a monomial's degree, so
+        // a logarithmic base wins over a linear one.
+        let degree = |m: &crate::poly::Monomial| {
+            let logs: u32 = m
+                .factors()
+                .filter(|(name, _)| ghost::is_log_name(name))
+                .map(|(_, e)| e)
+                .sum();
+            m.degree() - logs
+        };
+        let top_of = |p: &Poly| p.terms().map(|(m, _)| degree(m)).max().unwrap_or(0);
+        let top = polys.values().map(top_of).max().unwrap_or(0);
         (0..=top)
             .rev()
             .map(|d| {
@@ -636,11 +650,11 @@ impl Prepared {
                 for (i, p) in &polys {
                     let w = p
                         .terms()
-                        .filter(|(m, _)| m.degree() == d)
+                        .filter(|(m, _)| degree(m) == d)
                         .fold(Rational::ZERO, |w, (_, c)| w + c.abs());
                     if w > Rational::ZERO {
                         o.add_scaled(&entry.coef[i], w);
-                        if p.degree() == d {
+                        if top_of(p) == d {
                             members.push(entry.coef[i].clone());
                         }
                     }
@@ -753,7 +767,10 @@ mod tests {
     fn a_counted_loop_costs_its_body_per_iteration() {
         // One global store per iteration of a coalesced, aligned index.
         let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i * 32 + threadIdx.x] = 0; } }";
-        assert_eq!(text(&bound(src, Some([32, 1, 1]), "sectors")), "4·n");
+        assert_eq!(
+            text(&bound(src, Some([32, 1, 1]), "sectors")),
+            "4·max(0, n)"
+        );
         assert_eq!(text(&bound(src, Some([32, 1, 1]), "divwarps")), "0");
     }
 
@@ -774,7 +791,7 @@ mod tests {
                    for (int j = 0; j < n; j++) { if (a[j * 32 + threadIdx.x] == 0) { f = j; break; } }\n\
                    a[threadIdx.x] = f; }";
         let o = bound(src, Some([32, 1, 1]), "divwarps");
-        assert_eq!(text(&o), "n");
+        assert_eq!(text(&o), "max(0, n)");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use copper::cost::{Hardware, Metric};
 use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
@@ -27,9 +28,21 @@ const STEP_BUDGET: u64 = 5_000_000;
 pub struct Checker {
     file: ParsedFile,
     /// Launches the original runs cleanly on, with its results.
-    launches: Vec<(LaunchSpec, SimResult)>,
-    /// When every simulation must stop (the search's time budget).
-    deadline: Option<Instant>,
+    launches: Vec<Run>,
+    /// How every simulation runs: hardware, metrics, step budget, race
+    /// detection and the deadline (the search's time budget).
+    options: SimOptions,
+}
+
+/// One simulation of a check: the launch, the point its bounds are
+/// evaluated at (arguments and launch builtins) and the results.
+pub struct Run {
+    /// The launch.
+    pub spec: LaunchSpec,
+    /// Its bound point ([`copper::sim::Inputs::bound_point`]).
+    pub at: BTreeMap<String, f64>,
+    /// What the simulator reported.
+    pub result: SimResult,
 }
 
 /// Why the original does not run on a test launch.
@@ -55,16 +68,17 @@ fn run_original(
     kernel: &Kernel,
     mut spec: LaunchSpec,
     grow: bool,
-    deadline: Option<Instant>,
-) -> Result<(LaunchSpec, SimResult), Fail> {
-    let mut opts = options(deadline);
+    options: &SimOptions,
+) -> Result<Run, Fail> {
+    let mut opts = options.clone();
     if grow {
         opts.step_budget = SYNTH_STEP_BUDGET;
     }
     loop {
         let inputs = inputs_from_spec(kernel, &spec).map_err(Fail::Setup)?;
+        let at = inputs.bound_point();
         match simulate_owned(kernel, inputs, &opts) {
-            Ok(r) => return Ok((spec, r)),
+            Ok(result) => return Ok(Run { spec, at, result }),
             Err(e)
                 if grow
                     && spec.arrays.iter().any(|(name, a)| {
@@ -96,14 +110,16 @@ const MAX_TIGHTENED: u64 = 1 << 20;
 /// `spec` with each array shrunk, in turn, to the fewest elements the
 /// original runs cleanly on (a binary search), and the original's results
 /// there; `None` when it then does not run cleanly.
-fn tight(
-    kernel: &Kernel,
-    spec: &LaunchSpec,
-    deadline: Option<Instant>,
-) -> Option<(LaunchSpec, SimResult)> {
+fn tight(kernel: &Kernel, spec: &LaunchSpec, options: &SimOptions) -> Option<Run> {
     let runs = |s: &LaunchSpec| {
         let inputs = inputs_from_spec(kernel, s).ok()?;
-        simulate_owned(kernel, inputs, &options(deadline)).ok()
+        let at = inputs.bound_point();
+        let result = simulate_owned(kernel, inputs, options).ok()?;
+        Some(Run {
+            spec: s.clone(),
+            at,
+            result,
+        })
     };
     let mut spec = spec.clone();
     let names: Vec<String> = spec.arrays.keys().cloned().collect();
@@ -127,17 +143,7 @@ fn tight(
         a.len = hi;
         a.len_expr = None;
     }
-    let result = runs(&spec)?;
-    Some((spec, result))
-}
-
-fn options(deadline: Option<Instant>) -> SimOptions {
-    SimOptions {
-        step_budget: STEP_BUDGET,
-        detect_races: true,
-        deadline,
-        ..SimOptions::default()
-    }
+    runs(&spec)
 }
 
 impl Checker {
@@ -145,7 +151,8 @@ impl Checker {
     /// `base` (the parameter file's launch) when given, else synthesized
     /// ones with block `block` (64 threads when unknown). Fails when fewer
     /// than [`MIN_LAUNCHES`] launches run cleanly on the original. Every
-    /// simulation, here and in later checks, stops at `deadline`.
+    /// simulation, here and in later checks, stops at `deadline`, and
+    /// measures the built-in metrics on the default hardware.
     pub fn new(
         file: &ParsedFile,
         name: &str,
@@ -153,6 +160,38 @@ impl Checker {
         block: Option<[u64; 3]>,
         deadline: Option<Instant>,
     ) -> Result<Checker, String> {
+        let defaults = SimOptions::default();
+        Checker::measuring(
+            file,
+            name,
+            base,
+            block,
+            deadline,
+            defaults.hw,
+            defaults.metrics,
+        )
+    }
+
+    /// Like [`Checker::new`], with every simulation measuring `metrics` on
+    /// hardware `hw` (what the caller's bounds are for, so that they can be
+    /// compared with every run: [`Checker::runs`], [`Checker::check_kernel`]).
+    pub fn measuring(
+        file: &ParsedFile,
+        name: &str,
+        base: Option<&LaunchSpec>,
+        block: Option<[u64; 3]>,
+        deadline: Option<Instant>,
+        hw: Hardware,
+        metrics: Vec<Metric>,
+    ) -> Result<Checker, String> {
+        let options = SimOptions {
+            hw,
+            metrics,
+            step_budget: STEP_BUDGET,
+            detect_races: true,
+            deadline,
+            ..SimOptions::default()
+        };
         let kernel = lower_kernel(file, name).map_err(|d| d.message.clone())?;
         let specs = match base {
             Some(b) => variants(b),
@@ -161,7 +200,7 @@ impl Checker {
         let mut launches = Vec::new();
         let mut first_error = None;
         for spec in specs {
-            match run_original(&kernel, spec, base.is_none(), deadline) {
+            match run_original(&kernel, spec, base.is_none(), &options) {
                 Ok(l) => launches.push(l),
                 // Synthesized launches grow: the next ones would exhaust
                 // the budget too.
@@ -200,16 +239,16 @@ impl Checker {
         // where longer test arrays would hide it.
         let smallest = launches
             .iter()
-            .map(|(spec, _)| spec)
+            .map(|r| &r.spec)
             .min_by_key(|spec| launch_work(spec))
             .cloned();
-        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec, deadline)) {
+        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec, &options)) {
             launches.push(t);
         }
         Ok(Checker {
             file: file.clone(),
             launches,
-            deadline,
+            options,
         })
     }
 
@@ -222,17 +261,31 @@ impl Checker {
     /// then simulated on every launch and compared with the original.
     pub fn check(&self, candidate: &Function) -> Result<(), String> {
         let (_, kernel) = materialize(&self.file, candidate)?;
-        self.check_kernel(&kernel)
+        self.check_kernel(&kernel).map(drop)
+    }
+
+    /// The original's runs on the launches a candidate must match.
+    pub fn runs(&self) -> &[Run] {
+        &self.launches
     }
 
     /// Simulates a candidate kernel (lowered from the file with the
     /// candidate in it, see [`materialize`]) on every launch and compares
-    /// the final global arrays with the original's, bit for bit.
-    pub fn check_kernel(&self, kernel: &Kernel) -> Result<(), String> {
-        for (i, (spec, want)) in self.launches.iter().enumerate() {
+    /// the final global arrays with the original's, bit for bit. Returns
+    /// the candidate's runs, in the order of [`Checker::runs`].
+    pub fn check_kernel(&self, kernel: &Kernel) -> Result<Vec<Run>, String> {
+        let mut runs = Vec::new();
+        for (
+            i,
+            Run {
+                spec, result: want, ..
+            },
+        ) in self.launches.iter().enumerate()
+        {
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
-            let got = simulate_owned(kernel, inputs, &options(self.deadline))
+            let at = inputs.bound_point();
+            let got = simulate_owned(kernel, inputs, &self.options)
                 .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
             if got.arrays != want.arrays {
                 let which = got
@@ -247,13 +300,18 @@ impl Checker {
                     spec.block.iter().product::<u64>()
                 ));
             }
+            runs.push(Run {
+                spec: spec.clone(),
+                at,
+                result: got,
+            });
         }
-        Ok(())
+        Ok(runs)
     }
 
     /// The launches a candidate must match.
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
-        self.launches.iter().map(|(s, _)| s)
+        self.launches.iter().map(|r| &r.spec)
     }
 }
 

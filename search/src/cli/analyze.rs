@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use copper::bound::check::{self, launch_warps, violations, Violation};
 use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::lower::{lower_kernel, symbol_notes};
@@ -127,6 +128,8 @@ struct Report {
 struct Check {
     inputs: BTreeMap<String, f64>,
     rows: Vec<(Option<f64>, f64)>,
+    /// Bounds below the simulated costs (internal errors).
+    violations: Vec<Violation>,
 }
 
 /// Runs `copper analyze`.
@@ -227,11 +230,8 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             status = 1;
         }
         if let Some(Ok(c)) = &check {
-            if c.rows
-                .iter()
-                .any(|(b, s)| b.is_some_and(|b| *s > b + 1e-6 * (1.0 + b.abs())))
-            {
-                eprintln!("copper: internal error: a bound of `{name}` is below the simulated cost; please report this");
+            for v in &c.violations {
+                eprintln!("copper: {}", v.message(&name));
                 status = 1;
             }
         }
@@ -293,6 +293,7 @@ fn check(
         .map(|(k, x)| (k.clone(), x.as_f64()))
         .collect();
     let at = inputs.bound_point();
+    let launch = inputs.shape;
     let opts = SimOptions {
         hw,
         metrics: metrics.to_vec(),
@@ -314,6 +315,7 @@ fn check(
     Ok(Check {
         inputs: shown,
         rows,
+        violations: violations(bounds, &r, &at, &launch, hw.warp_size as u64),
     })
 }
 
@@ -323,9 +325,8 @@ const COUNTING: [&str; 3] = ["sectors", "conflicts", "divwarps"];
 
 /// The whole-launch bound: per warp times the number of warps.
 fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundExpr)> {
-    let block: u64 = shape.block?.iter().product();
-    let warps = block.div_ceil(warp) * shape.grid?.iter().product::<u64>();
-    Some((warps, b.scaled(Rational::int(warps as i128))))
+    let warps = launch_warps(shape.block?, shape.grid?, warp);
+    Some((warps, check::launch_bound(b, warps)))
 }
 
 /// The block-time bound `W/P + S` (`000_…` Thm 2): W is the work of the

@@ -438,6 +438,8 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     if a.format != OptFormat::Github {
         report::errors(&runs);
     }
+    // A bound below a simulated cost: exit status 2, like any internal error.
+    failed |= report::internal_errors(&runs);
     if a.diff {
         let base = patch_base(&runs);
         for f in &runs {

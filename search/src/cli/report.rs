@@ -91,6 +91,27 @@ pub fn errors(runs: &[FileRun]) {
     }
 }
 
+/// Prints the self-check's internal errors (a bound below a simulated
+/// cost) on standard error, whatever the format; whether there were any.
+pub fn internal_errors(runs: &[FileRun]) -> bool {
+    let mut any = false;
+    for f in runs {
+        for k in &f.kernels {
+            for e in k.result.iter().flat_map(|x| &x.internal_errors) {
+                eprintln!(
+                    "{}:{}:{}: kernel {}: {e}",
+                    f.path.display(),
+                    k.at.0,
+                    k.at.1,
+                    k.name
+                );
+                any = true;
+            }
+        }
+    }
+    any
+}
+
 /// Prints the text report.
 pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
     let base = patch_base(runs);

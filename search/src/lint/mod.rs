@@ -8,6 +8,8 @@
 //!   degree impossible with the MILP of [`milp`] (`003_…`).
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
+//! - [`overflow`]: 32-bit index arithmetic that can overflow for the
+//!   sizes given (launch shape, parameter file).
 //! - [`block_size`]: whether a kernel's results are
 //!   independent of its block size (`004_…`), after [`races`] looked for
 //!   data races by simulation.
@@ -18,6 +20,7 @@ pub mod coalescing;
 pub mod divergence;
 pub mod lanes;
 pub mod milp;
+pub mod overflow;
 pub mod races;
 pub mod witness;
 
@@ -46,16 +49,19 @@ pub enum Code {
     DivergentBranch,
     /// A kernel whose results may change with its block size.
     BlockSizeDependent,
+    /// 32-bit index arithmetic that can overflow for the sizes given.
+    IndexOverflow,
 }
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 5] = [
+    pub const ALL: [Code; 6] = [
         Code::UncoalescedGlobal,
         Code::MisalignedGlobal,
         Code::BankConflict,
         Code::DivergentBranch,
         Code::BlockSizeDependent,
+        Code::IndexOverflow,
     ];
 
     /// The code as written (`uncoalesced-global`, …).
@@ -66,6 +72,7 @@ impl Code {
             Code::BankConflict => "bank-conflict",
             Code::DivergentBranch => "divergent-branch",
             Code::BlockSizeDependent => "block-size-dependent",
+            Code::IndexOverflow => "index-overflow",
         }
     }
 
@@ -88,6 +95,7 @@ impl Code {
             Code::BankConflict => "A shared-memory access may put several words of one bank in one warp request (an n-way bank conflict).",
             Code::DivergentBranch => "A condition may differ between the lanes of a warp: the warp runs both sides one after the other.",
             Code::BlockSizeDependent => "The kernel's results may change when its block size changes.",
+            Code::IndexOverflow => "32-bit index arithmetic can overflow (or wrap) for the launch and sizes given: compute the index in 64 bits.",
         }
     }
 }
@@ -160,6 +168,7 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     let mut findings = coalescing::findings(kernel, &prepared, &hw, block, grid);
     findings.extend(banks::findings(kernel, &prepared, &hw, block));
     findings.extend(divergence::findings(kernel, &prepared));
+    findings.extend(overflow::findings(&prepared, spec));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     if let BlockSize::Independent { .. } = block_size {
         block_size = match races::search(kernel, spec, block, deadline) {
