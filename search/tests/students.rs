@@ -219,9 +219,8 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
         std::fs::read_to_string(&path).unwrap(),
     ));
     let kernel = lower_kernel(&file, "vecAdd").unwrap();
-    let prepared = copper::bound::prepare(&kernel, copper::bound::Config::default());
     let shape = copper_search::launch::launch_shape(None, None, &file, None, "vecAdd");
-    let plan = copper_search::launch::test_plan(&file, &kernel, &prepared, None, &shape);
+    let plan = copper_search::launch::test_plan(&file, &kernel, None, &shape);
     assert_eq!((plan.spec.is_none(), plan.block), (true, Some([256, 1, 1])));
     let checker = Checker::new(&file, "vecAdd", None, plan.block, None).unwrap();
     let candidate = |guard: bool| {

@@ -82,6 +82,25 @@ fn run_original(
     }
 }
 
+/// Runs the original on the smallest launch synthesized around `block`
+/// ([`synthesized`]), its arrays grown as the checks grow them: `Ok`, or
+/// why it does not run cleanly (the simulator's error; `None` when the
+/// launch cannot be built).
+pub fn runs_on_block(
+    kernel: &Kernel,
+    block: [u64; 3],
+    deadline: Option<Instant>,
+) -> Result<(), Option<copper::sim::SimError>> {
+    let Some(spec) = synthesized(kernel, block).into_iter().next() else {
+        return Err(None);
+    };
+    match run_original(kernel, spec, true, deadline) {
+        Ok(_) => Ok(()),
+        Err(Fail::Setup(_)) => Err(None),
+        Err(Fail::Sim(e)) => Err(Some(e)),
+    }
+}
+
 /// Threads times array elements: how much simulating a launch costs.
 fn launch_work(spec: &LaunchSpec) -> u64 {
     let threads: u64 = spec.grid.iter().chain(&spec.block).product();

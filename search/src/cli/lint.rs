@@ -16,7 +16,7 @@ use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
 use copper_search::config::{self, FileConfig};
-use copper_search::launch::{launch_shape, read_params};
+use copper_search::launch::{assume_block, launch_shape, read_params};
 use copper_search::lint::witness::{self, Witness};
 use copper_search::lint::{count, lint_kernel, BlockSize, Code, Finding};
 
@@ -204,7 +204,11 @@ fn lint_file(
             eprintln!("{}", d.render());
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(block, grid, &parsed, spec, &name);
+        let shape = assume_block(
+            &parsed,
+            &kernel,
+            launch_shape(block, grid, &parsed, spec, &name),
+        );
         let start = Instant::now();
         let config = copper::bound::Config {
             hw,
