@@ -91,11 +91,21 @@ pub fn runs_on_block(
     block: [u64; 3],
     deadline: Option<Instant>,
 ) -> Result<(), Option<copper::sim::SimError>> {
-    let Some(spec) = synthesized(kernel, block).into_iter().next() else {
-        return Err(None);
-    };
+    let spec = synthesized(kernel, block).into_iter().next().ok_or(None)?;
+    grown(kernel, spec, deadline).map(drop)
+}
+
+/// The synthesized launch `spec` with its arrays grown until the original
+/// reads and writes in bounds, as the checks run it (races detected); the
+/// simulator's error when it still does not run cleanly (`None` when the
+/// launch cannot be built).
+pub fn grown(
+    kernel: &Kernel,
+    spec: LaunchSpec,
+    deadline: Option<Instant>,
+) -> Result<LaunchSpec, Option<copper::sim::SimError>> {
     match run_original(kernel, spec, true, deadline) {
-        Ok(_) => Ok(()),
+        Ok((spec, _)) => Ok(spec),
         Err(Fail::Setup(_)) => Err(None),
         Err(Fail::Sim(e)) => Err(Some(e)),
     }
