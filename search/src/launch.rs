@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
 use copper::cuda::ast::BinOp;
-use copper::cuda::launch::TestLaunch;
+use copper::cuda::launch::{BytesOf, TestLaunch};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
@@ -360,7 +360,22 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
                         UNKNOWN_LEN
                     }
                 };
-                arrays.insert(arr.name.clone(), random_array(arr, len, 1 + i as u64));
+                let mut spec = random_array(arr, len, 1 + i as u64);
+                spec.len_expr = t
+                    .bytes_of
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .and_then(|b| length_expr(kernel, &b, arr.elem.size()));
+                arrays.insert(arr.name.clone(), spec);
+            }
+        }
+    }
+    // A length written as an expression must give the length tested.
+    for a in arrays.values_mut() {
+        if let Some(e) = &a.len_expr {
+            if copper::sim::size_expr::eval(e, &args) != Ok(a.len) {
+                a.len_expr = None;
             }
         }
     }
@@ -375,6 +390,33 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
         defines: Default::default(),
     };
     Ok((spec, notes))
+}
+
+/// The length of an array of `elem`-byte elements whose allocation is
+/// `b` bytes, as an expression of the kernel's integer parameters
+/// (`rows * cols`, `2 * n`); `None` when the bytes are not a whole number
+/// of elements per unit or an argument is not an integer parameter.
+fn length_expr(kernel: &Kernel, b: &BytesOf, elem: u32) -> Option<String> {
+    let elem = u64::from(elem).max(1);
+    if b.factor % elem != 0 {
+        return None;
+    }
+    let per = b.factor / elem;
+    let mut terms: Vec<String> = Vec::new();
+    if per != 1 {
+        terms.push(per.to_string());
+    }
+    for &i in &b.args {
+        let Some(Param::Scalar(v)) = kernel.params.get(i) else {
+            return None;
+        };
+        let var = &kernel.vars[*v];
+        if var.ty.is_float() {
+            return None;
+        }
+        terms.push(var.name.clone());
+    }
+    Some(terms.join(" * "))
 }
 
 /// Elements given to an array whose allocation copper cannot see.

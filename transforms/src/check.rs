@@ -385,7 +385,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 /// (one leaving a partial last block), a few grid sizes; two-dimensional
 /// grids for a two-dimensional block or a kernel that reads `blockIdx.y`;
 /// 8 bytes of dynamic shared memory per thread for `extern __shared__`
-/// arrays.
+/// arrays. The last one has sizes a whole number of blocks.
 pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));

@@ -10,8 +10,10 @@
 //! and of one thread along `x`, which turns every pair of warps, then of
 //! threads, into a pair of blocks (only for a kernel whose results do not
 //! depend on the block size otherwise). The launches are the parameter
-//! file's, or, without one, those the rewrite checker synthesizes, with
-//! arrays grown as it grows them.
+//! file's, or, without one, the one of whole blocks among those the
+//! rewrite checker synthesizes (the others have sizes a kernel may not
+//! support; they are used when that one runs too long), with arrays grown
+//! as it grows them.
 
 use std::time::{Duration, Instant};
 
@@ -60,14 +62,22 @@ pub fn search(
     match spec {
         Some(s) => bases.extend([s.clone(), with_random_data(kernel, s)]),
         None => {
-            // Synthesized arrays grow until the kernel runs in bounds, as
-            // the checks grow them; a race on the way is the answer.
-            for s in synthesized(kernel, block.unwrap_or([64, 1, 1])) {
-                match grown(kernel, s, Some(deadline)) {
-                    Ok(s) => bases.push(s),
-                    Err(Some(e)) if e.race => return Races::Found(e.span, e.message),
-                    Err(_) => {}
-                }
+            // The synthesized launch of whole blocks (its sizes a multiple
+            // of the block, as kernels often require: a transpose of a
+            // 17 × 17 matrix by 32 × 32 tiles makes blocks overlap), its
+            // arrays grown until the kernel runs in bounds, as the checks
+            // grow them; a race on the way is the answer.
+            // When it cannot run (too long), the smaller ones that can.
+            let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
+            let whole = launches.pop();
+            match whole.map(|s| grown(kernel, s, Some(deadline))) {
+                Some(Ok(s)) => bases.push(s),
+                Some(Err(Some(e))) if e.race => return Races::Found(e.span, e.message),
+                _ => bases.extend(
+                    launches
+                        .into_iter()
+                        .filter_map(|s| grown(kernel, s, Some(deadline)).ok()),
+                ),
             }
         }
     }
