@@ -398,7 +398,7 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
 /// of elements per unit or an argument is not an integer parameter.
 fn length_expr(kernel: &Kernel, b: &BytesOf, elem: u32) -> Option<String> {
     let elem = u64::from(elem).max(1);
-    if b.factor % elem != 0 {
+    if !b.factor.is_multiple_of(elem) {
         return None;
     }
     let per = b.factor / elem;
@@ -472,7 +472,8 @@ fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<([u64; 3], String
         // A 2-D tile may be entered at a whole row (`tile[threadIdx.y +
         // j][threadIdx.x]`).
         let whole_rows = |cols: u64| {
-            cong.residue() == 0 && (cong.modulus() == 0 || cong.modulus() as u64 % cols == 0)
+            cong.residue() == 0
+                && (cong.modulus() == 0 || (cong.modulus() as u64).is_multiple_of(cols))
         };
         let block = match (arr.dims.as_slice(), cy) {
             ([n], 0) if cong.value() == Some(0) => [*n, 1, 1],
