@@ -3,11 +3,9 @@
 //! host code before them), the parameter file next to it, or, with none of
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-use std::collections::HashMap;
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
 use copper::cuda::ast::BinOp;
@@ -138,7 +136,12 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape
     // filled by 32×8 threads in a loop) runs them out of bounds: halve it
     // until the original runs cleanly, and say so.
     let deadline = Some(Instant::now() + FIT_TIME);
-    for _ in 0..MAX_HALVINGS {
+    let halvings = if kernel.arrays.iter().any(|a| a.is_shared()) {
+        MAX_HALVINGS
+    } else {
+        0
+    };
+    for _ in 0..halvings {
         let Some(overflow) = shared_overflow(parsed, kernel, block, deadline) else {
             break;
         };

@@ -235,6 +235,7 @@ fn lint_file(
             let config = copper::bound::Config {
                 block: None,
                 grid: None,
+                budget: deadline.saturating_duration_since(Instant::now()),
                 ..config
             };
             let prepared = copper::bound::prepare(&kernel, config);
