@@ -3,16 +3,19 @@
 //! host code before them), the parameter file next to it, or, with none of
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use copper::absint::deps::{Coef, Dep};
-use copper::bound::Prepared;
-use copper::cuda::launch::TestLaunch;
+use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
+use copper::cuda::ast::BinOp;
+use copper::cuda::launch::{BytesOf, TestLaunch};
 use copper::cuda::parse::ParsedFile;
-use copper::ir::{Builtin, Kernel, Param};
+use copper::ir::structured::without_jumps;
+use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
 use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
-use copper_transforms::check::{random_array, uses};
+use copper::source::Span;
+use copper_transforms::check::{random_array, runs_on_block, uses};
 
 /// A kernel's launch shape and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +26,9 @@ pub struct Shape {
     pub grid: Option<[u64; 3]>,
     /// Where it came from, for people ("the launch at line 40").
     pub source: String,
+    /// Whether copper assumed the block from the kernel alone
+    /// ([`assume_block`]): nothing gave a launch shape.
+    pub assumed: bool,
 }
 
 /// The launch shape of kernel `name`: the command line (`block`, `grid`),
@@ -41,6 +47,7 @@ pub fn launch_shape(
             block,
             grid,
             source: "command line".into(),
+            assumed: false,
         };
     }
     let sites: Vec<_> = parsed
@@ -63,6 +70,7 @@ pub fn launch_shape(
             source: format!(
                 "the launch at line {line} is not one CUDA runs ({why}), so no shape is assumed: bounds hold for any block"
             ),
+            assumed: false,
         };
     }
     if let Some(first) = sites.first() {
@@ -81,12 +89,14 @@ pub fn launch_shape(
                     block: first.block,
                     grid: Some(s.grid),
                     source: format!("the launch at line {line}, grid from the parameter file"),
+                    assumed: false,
                 };
             }
             return Shape {
                 block: first.block,
                 grid,
                 source: format!("the launch at line {line}"),
+                assumed: false,
             };
         }
     }
@@ -95,13 +105,92 @@ pub fn launch_shape(
             block: Some(s.block),
             grid: Some(s.grid),
             source: "the parameter file".into(),
+            assumed: false,
         };
     }
     Shape {
         block: None,
         grid: None,
         source: "no launch shape known: bounds hold for any block".into(),
+        assumed: false,
     }
+}
+
+/// `shape`, or, when it has no block and no launch site of the kernel
+/// gives one, the block inferred from `kernel` ([`infer_block`]), marked
+/// as assumed: the analysis, the transforms and the lint then treat it as
+/// if the user had passed `--block`, and the output says where it came
+/// from. The grid stays unknown (bounds hold for any grid).
+pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape {
+    let site_block = parsed
+        .launches
+        .iter()
+        .any(|l| l.kernel == kernel.name && l.block.is_some());
+    if shape.block.is_some() || site_block {
+        return shape;
+    }
+    let (inferred, why) = infer_block(parsed, kernel);
+    let mut source = format!("assumed block {} {why}", dims(inferred));
+    let mut block = inferred;
+    // A block too large for the kernel's shared arrays (a 32×32 tile
+    // filled by 32×8 threads in a loop) runs them out of bounds: halve it
+    // until the original runs cleanly, and say so.
+    let deadline = Some(Instant::now() + FIT_TIME);
+    let halvings = if kernel.arrays.iter().any(|a| a.is_shared()) {
+        MAX_HALVINGS
+    } else {
+        0
+    };
+    for _ in 0..halvings {
+        let Some(overflow) = shared_overflow(parsed, kernel, block, deadline) else {
+            break;
+        };
+        let d = usize::from(block[1] > 1);
+        if block[d] == 1 {
+            break;
+        }
+        block[d] /= 2;
+        source = format!(
+            "assumed block {}: {} {why} runs {overflow}",
+            dims(block),
+            dims(inferred)
+        );
+    }
+    Shape {
+        block: Some(block),
+        grid: shape.grid,
+        source,
+        assumed: true,
+    }
+}
+
+/// Time to find a block the kernel's shared arrays fit.
+const FIT_TIME: Duration = Duration::from_secs(2);
+
+/// Most halvings of an inferred block.
+const MAX_HALVINGS: usize = 6;
+
+/// Where the original, on the smallest launch synthesized around `block`,
+/// accesses a `__shared__` array out of bounds ("out of bounds at line
+/// 18 (`tile[1024]`)"); `None` when it does not.
+fn shared_overflow(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    block: [u64; 3],
+    deadline: Option<Instant>,
+) -> Option<String> {
+    let e = runs_on_block(kernel, block, deadline).err()??;
+    let shared = kernel.arrays.iter().filter(|a| a.is_shared()).find(|a| {
+        e.message
+            .starts_with(&format!("out-of-bounds access `{}[", a.name))
+    })?;
+    let (line, _) = parsed.source.line_col(e.span.start);
+    let element = e
+        .message
+        .split('`')
+        .nth(1)
+        .map_or_else(|| shared.name.clone(), str::to_string);
+    Some(format!("out of bounds at line {line} (`{element}`)"))
 }
 
 /// The parameter file of `file`: `explicit` when given (an error when it
@@ -155,15 +244,13 @@ pub struct TestPlan {
     pub assumptions: Vec<String>,
 }
 
-/// Plans the test launches of `kernel` (lowered, with its analysis
-/// `prepared`): the parameter file's launch `param`; else the launch the
-/// host code before a `<<<…>>>` site of the kernel evaluates to; else a
-/// launch inferred from the kernel alone, around `shape`'s block when
-/// known.
+/// Plans the test launches of `kernel` (lowered): the parameter file's
+/// launch `param`; else the launch the host code before a `<<<…>>>` site
+/// of the kernel evaluates to; else a launch inferred from the kernel
+/// alone, around `shape`'s block when known.
 pub fn test_plan(
     parsed: &ParsedFile,
     kernel: &Kernel,
-    prepared: &Prepared,
     param: Option<&LaunchSpec>,
     shape: &Shape,
 ) -> TestPlan {
@@ -202,12 +289,16 @@ pub fn test_plan(
         }
     }
     let block = match shape.block {
+        Some(b) if shape.assumed => {
+            assumptions.push(shape.source.clone());
+            b
+        }
         Some(b) => {
             assumptions.push(format!("block {} from {}", dims(b), shape.source));
             b
         }
         None => {
-            let (b, why) = infer_block(parsed, kernel, prepared);
+            let (b, why) = infer_block(parsed, kernel);
             assumptions.push(format!("assumed block {} {why}", dims(b)));
             b
         }
@@ -278,7 +369,22 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
                         UNKNOWN_LEN
                     }
                 };
-                arrays.insert(arr.name.clone(), random_array(arr, len, 1 + i as u64));
+                let mut spec = random_array(arr, len, 1 + i as u64);
+                spec.len_expr = t
+                    .bytes_of
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .and_then(|b| length_expr(kernel, &b, arr.elem.size()));
+                arrays.insert(arr.name.clone(), spec);
+            }
+        }
+    }
+    // A length written as an expression must give the length tested.
+    for a in arrays.values_mut() {
+        if let Some(e) = &a.len_expr {
+            if copper::sim::size_expr::eval(e, &args) != Ok(a.len) {
+                a.len_expr = None;
             }
         }
     }
@@ -295,53 +401,214 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
     Ok((spec, notes))
 }
 
+/// The length of an array of `elem`-byte elements whose allocation is
+/// `b` bytes, as an expression of the kernel's integer parameters
+/// (`rows * cols`, `2 * n`); `None` when the bytes are not a whole number
+/// of elements per unit or an argument is not an integer parameter.
+fn length_expr(kernel: &Kernel, b: &BytesOf, elem: u32) -> Option<String> {
+    let elem = u64::from(elem).max(1);
+    if !b.factor.is_multiple_of(elem) {
+        return None;
+    }
+    let per = b.factor / elem;
+    let mut terms: Vec<String> = Vec::new();
+    if per != 1 {
+        terms.push(per.to_string());
+    }
+    for &i in &b.args {
+        let Some(Param::Scalar(v)) = kernel.params.get(i) else {
+            return None;
+        };
+        let var = &kernel.vars[*v];
+        if var.ty.is_float() {
+            return None;
+        }
+        terms.push(var.name.clone());
+    }
+    Some(terms.join(" * "))
+}
+
 /// Elements given to an array whose allocation copper cannot see.
 const UNKNOWN_LEN: u64 = 1 << 16;
 
 /// The block a kernel without a known launch is assumed to run with, and
 /// why: the shape of a `__shared__` tile indexed by the thread index
 /// (`As[threadIdx.y][threadIdx.x]` on a `[16][16]` tile ⇒ 16×16, a
-/// padded `[32][33]` row ⇒ 32 wide); else 16×16 for a kernel using
-/// `threadIdx.y` or `blockIdx.y`, 256 otherwise.
-pub fn infer_block(
-    parsed: &ParsedFile,
-    kernel: &Kernel,
-    prepared: &Prepared,
-) -> ([u64; 3], String) {
-    for (i, site) in kernel.sites.iter().enumerate() {
-        let arr = &kernel.arrays[site.array];
-        if !arr.is_shared() || site.span.is_synthetic() {
-            continue;
-        }
-        let Dep::Affine([Coef::Known(cx), Coef::Known(cy), Coef::Known(0)], cong) =
-            prepared.index_dep(i)
-        else {
-            continue;
-        };
-        if cx != 1 || cong.value() != Some(0) {
-            continue;
-        }
-        let block = match (arr.dims.as_slice(), cy) {
-            ([n], 0) => [*n, 1, 1],
-            ([rows, cols], c) if c as u64 == *cols => [floor_pow2(*cols), *rows, 1],
-            _ => continue,
-        };
-        if block.iter().product::<u64>() > MAX_BLOCK_THREADS || block[0] == 0 {
-            continue;
-        }
-        let (line, _) = parsed.source.line_col(site.span.start);
-        return (
-            block,
-            format!("from `{}` at line {line}", parsed.source.slice(site.span)),
-        );
+/// padded `[32][33]` row ⇒ 32 wide); else the constants the thread index
+/// is compared against (`if (tx < TILE)` ⇒ `TILE` wide); else 16×16 for a
+/// kernel using `threadIdx.y` or `blockIdx.y`, 256 otherwise.
+pub fn infer_block(parsed: &ParsedFile, kernel: &Kernel) -> ([u64; 3], String) {
+    if let Some(found) = shared_tile(parsed, kernel) {
+        return found;
     }
-    if uses(kernel, Builtin::ThreadIdx(1)) || uses(kernel, Builtin::BlockIdx(1)) {
+    let two_d = uses(kernel, Builtin::ThreadIdx(1)) || uses(kernel, Builtin::BlockIdx(1));
+    if let Some(found) = compared(parsed, kernel, two_d) {
+        return found;
+    }
+    if two_d {
         ([16, 16, 1], "(the kernel indexes in two dimensions)".into())
     } else {
         (
             [256, 1, 1],
             "(the default for a one-dimensional kernel)".into(),
         )
+    }
+}
+
+/// The block a `__shared__` array indexed `threadIdx.x + c·threadIdx.y`
+/// (`c` its row length) gives, and where.
+fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<([u64; 3], String)> {
+    let (jump_free, flags) = without_jumps(kernel);
+    let launch = LaunchFacts {
+        block: None,
+        grid: None,
+        warp: 32,
+    };
+    let deps = deps::analyze_with_flags(&jump_free, &launch, &flags);
+    for (i, site) in kernel.sites.iter().enumerate() {
+        let arr = &kernel.arrays[site.array];
+        if !arr.is_shared() || site.span.is_synthetic() {
+            continue;
+        }
+        let Some(Dep::Affine([Coef::Known(cx), Coef::Known(cy), Coef::Known(0)], cong)) =
+            deps.index.get(&i).copied()
+        else {
+            continue;
+        };
+        if cx != 1 {
+            continue;
+        }
+        // A 2-D tile may be entered at a whole row (`tile[threadIdx.y +
+        // j][threadIdx.x]`).
+        let whole_rows = |cols: u64| {
+            cong.residue() == 0
+                && (cong.modulus() == 0 || (cong.modulus() as u64).is_multiple_of(cols))
+        };
+        let block = match (arr.dims.as_slice(), cy) {
+            ([n], 0) if cong.value() == Some(0) => [*n, 1, 1],
+            ([rows, cols], c) if c as u64 == *cols && whole_rows(*cols) => {
+                [floor_pow2(*cols), *rows, 1]
+            }
+            _ => continue,
+        };
+        if block.iter().product::<u64>() > MAX_BLOCK_THREADS || block[0] == 0 {
+            continue;
+        }
+        let (line, _) = parsed.source.line_col(site.span.start);
+        return Some((
+            block,
+            format!("from `{}` at line {line}", parsed.source.slice(site.span)),
+        ));
+    }
+    None
+}
+
+/// The block the kernel's comparisons of `threadIdx.x` and `threadIdx.y`
+/// (or a local assigned only from one) against constants give, the
+/// largest per dimension (`tid < 128` ⇒ 128 wide, `<=` one more), and the
+/// first test that gave it; a dimension nothing bounds stays at the
+/// default (16 in a two-dimensional kernel, kept within 1024 threads).
+fn compared(parsed: &ParsedFile, kernel: &Kernel, two_d: bool) -> Option<([u64; 3], String)> {
+    let mut assigned: HashMap<VarId, Vec<&Expr>> = HashMap::new();
+    visit_stmts(&kernel.body, &mut |s| {
+        if let Stmt::Assign { var, value, .. } = s {
+            assigned.entry(*var).or_default().push(value);
+        }
+    });
+    // The dimension of the thread index `e` is, directly or through a
+    // local assigned once.
+    let dim_of = |e: &Expr| -> Option<u8> {
+        let e = unconverted(e);
+        match &e.kind {
+            ExprKind::Builtin(Builtin::ThreadIdx(d)) if *d < 2 => Some(*d),
+            ExprKind::Var(v) => match assigned.get(v).map(Vec::as_slice) {
+                Some([value]) => match unconverted(value).kind {
+                    ExprKind::Builtin(Builtin::ThreadIdx(d)) if d < 2 => Some(d),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let mut bound: [Option<(u64, Span)>; 2] = [None, None];
+    visit_stmts(&kernel.body, &mut |s| {
+        let (cond, span) = match s {
+            Stmt::If { cond, span, .. } => (cond, *span),
+            Stmt::Loop {
+                cond: Some(cond),
+                span,
+                ..
+            } => (cond, *span),
+            _ => return,
+        };
+        cond.visit(&mut |e| {
+            let ExprKind::Binary(op, l, r) = &e.kind else {
+                return;
+            };
+            // `tid < c`, `tid <= c`, `c > tid`, `c >= tid`.
+            let (d, c, inclusive) = match (op, dim_of(l), constant(r), dim_of(r), constant(l)) {
+                (BinOp::Lt, Some(d), Some(c), ..) | (BinOp::Gt, _, _, Some(d), Some(c)) => {
+                    (d, c, false)
+                }
+                (BinOp::Le, Some(d), Some(c), ..) | (BinOp::Ge, _, _, Some(d), Some(c)) => {
+                    (d, c, true)
+                }
+                _ => return,
+            };
+            let n = if inclusive { c + 1 } else { c };
+            if !(1..=MAX_BLOCK_THREADS as i64).contains(&n) {
+                return;
+            }
+            let slot = &mut bound[d as usize];
+            if slot.is_none_or(|(m, _)| (n as u64) > m) {
+                *slot = Some((n as u64, span));
+            }
+        });
+    });
+    let (x, y) = (bound[0].map(|b| b.0), bound[1].map(|b| b.0));
+    let block = match (x, y, two_d || y.is_some()) {
+        (None, None, _) => return None,
+        (Some(x), None, false) => [x, 1, 1],
+        (Some(x), None, true) => [x, (MAX_BLOCK_THREADS / x).min(16), 1],
+        (None, Some(y), _) => [(MAX_BLOCK_THREADS / y).min(16), y, 1],
+        (Some(x), Some(y), _) => [x, y, 1],
+    };
+    if block.iter().product::<u64>() > MAX_BLOCK_THREADS {
+        return None;
+    }
+    let tests: Vec<String> = bound
+        .iter()
+        .flatten()
+        .map(|(_, span)| {
+            let (line, _) = parsed.source.line_col(span.start);
+            format!("`{}` at line {line}", parsed.source.line_text(line).trim())
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Some((
+        block,
+        format!(
+            "from the thread index compared with constants in {}",
+            tests.join(" and ")
+        ),
+    ))
+}
+
+/// `e` without implicit or explicit conversions.
+fn unconverted(mut e: &Expr) -> &Expr {
+    while let ExprKind::Convert { value, .. } = &e.kind {
+        e = value;
+    }
+    e
+}
+
+/// The integer constant `e` is, when it is one.
+fn constant(e: &Expr) -> Option<i64> {
+    match &unconverted(e).kind {
+        ExprKind::Const(v) if !e.ty.is_float() => Some(v.as_i64()),
+        _ => None,
     }
 }
 

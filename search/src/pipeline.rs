@@ -293,7 +293,7 @@ pub fn optimize_kernel(
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
     }
     let refusal = copper::cuda::rewrite::refusal(file, name);
-    let plan = crate::launch::test_plan(file, &original.kernel, &original.prepared, spec, shape);
+    let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
     let mut internal_errors = Vec::new();
     let checker = match &refusal {
         Some(why) => Err(why.clone()),

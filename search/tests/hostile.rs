@@ -697,7 +697,11 @@ fn many_kernels_in_one_file_take_memory_in_proportion() {
         );
         assert_eq!(code(&m), 0, "{}", stderr(&m));
         // Before: 500 kernels took 1.2 GB, 5,000 were killed at 24 GB.
-        let limit_mib = 100 + n as i64 / 10;
+        // Each kernel's global-to-shared candidate is analyzed now that the
+        // block is assumed (issue 17), and its analysis kept for the
+        // report: about 0.37 MiB per kernel (191 MiB for 500, 373 MiB for
+        // 1,000), still in proportion.
+        let limit_mib = 100 + n as i64 * 2 / 5;
         assert!(
             m.peak_kib / 1024 < limit_mib,
             "{n} kernels: {} MiB (limit {limit_mib} MiB)",

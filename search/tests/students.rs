@@ -2,9 +2,12 @@
 //! copper infers or evaluates from the host code for each, candidates
 //! checked on it (not `unchecked`), a race that makes the original
 //! uncheckable named with its line, `copper params` output that the
-//! parameter-file loader reads back and the simulator runs, and
+//! parameter-file loader reads back and the simulator runs (array lengths
+//! as expressions of the arguments where the host code gives them),
 //! differential checks on an inferred launch that catch a copy into shared
-//! memory without its guard.
+//! memory without its guard, the assumed block reaching the analysis and
+//! the transforms as a parameter file's would, and the lint on the same
+//! launch (`data-race`, findings that depend on the assumed block).
 
 mod common;
 
@@ -48,6 +51,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_scale_matrix.cu",
+        "tested on the launch at line 21 (grid 36×1×1, block 128×1×1)",
+    ),
+    (
         "matmul_tiled16.cu",
         "assumed block 16×16×1 from `As[threadIdx.y][threadIdx.x]` at line 16",
     ),
@@ -64,6 +71,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
     (
+        "scale_row_threads.cu",
+        "assumed block 128×1×1 from the thread index compared with constants in `if (row < rows && c < COLS) {` at line 11",
+    ),
+    (
         "scale_rows_same_work.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
@@ -76,8 +87,16 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
     (
+        "tile_add8.cu",
+        "assumed block 8×8×1 from the thread index compared with constants in `if (tx < TILE && ty < TILE && row < n && col < n) {` at line 12",
+    ),
+    (
         "transpose_naive.cu",
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
+        "transpose_tile32.cu",
+        "assumed block 32×8×1: 32×32×1 from `tile[threadIdx.y + j][threadIdx.x]` at line 14 runs out of bounds at line 14 (`tile[1024]`)",
     ),
     (
         "vec_add.cu",
@@ -184,11 +203,13 @@ fn params_output_reads_back_and_runs() {
         let sim = copper_in(&scratch, &["simulate", file]);
         assert!(sim.status.success(), "{file}: {}\n{toml}", text(&sim));
     }
-    // The host code's lengths: `n * sizeof(float)` bytes of floats.
+    // The host code's lengths: `n * sizeof(float)` bytes of floats, as the
+    // expression `n` of the argument.
     let out = copper_in(&students(), &["params", "main_vec_add.cu"]);
     let p = ParamFile::from_toml(&String::from_utf8_lossy(&out.stdout)).unwrap();
     let k = &p.kernel["addVectors"];
     assert_eq!((k.args["n"], k.arrays["a"].len), (641.0, 641));
+    assert_eq!(k.arrays["a"].len_expr.as_deref(), Some("n"));
     assert_eq!(
         (k.grid.clone(), k.block.clone()),
         (vec![3, 1, 1], vec![256, 1, 1])
@@ -219,9 +240,8 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
         std::fs::read_to_string(&path).unwrap(),
     ));
     let kernel = lower_kernel(&file, "vecAdd").unwrap();
-    let prepared = copper::bound::prepare(&kernel, copper::bound::Config::default());
     let shape = copper_search::launch::launch_shape(None, None, &file, None, "vecAdd");
-    let plan = copper_search::launch::test_plan(&file, &kernel, &prepared, None, &shape);
+    let plan = copper_search::launch::test_plan(&file, &kernel, None, &shape);
     assert_eq!((plan.spec.is_none(), plan.block), (true, Some([256, 1, 1])));
     let checker = Checker::new(&file, "vecAdd", None, plan.block, None).unwrap();
     let candidate = |guard: bool| {
@@ -233,5 +253,194 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
     assert!(
         err.contains("out-of-bounds") && err.contains("`a["),
         "{err}"
+    );
+}
+
+/// The length expression `copper params` writes for each array of `file`'s
+/// only kernel.
+fn length_exprs(file: &str) -> Vec<(String, Option<String>, u64)> {
+    let out = copper_in(&students(), &["params", file]);
+    assert!(out.status.success(), "{}", text(&out));
+    let p = ParamFile::from_toml(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let k = p.kernel.values().next().unwrap();
+    k.arrays
+        .iter()
+        .map(|(n, a)| (n.clone(), a.len_expr.clone(), a.len))
+        .collect()
+}
+
+#[test]
+fn params_write_lengths_as_expressions_of_the_arguments() {
+    // `rows * cols * sizeof(float)`, with rows and cols cut to 67.
+    assert_eq!(
+        length_exprs("main_scale_matrix.cu"),
+        [("m".to_string(), Some("rows * cols".to_string()), 67 * 67)]
+    );
+    // `bytes = N * N * sizeof(float)`, N passed as `n`.
+    for (_, expr, len) in length_exprs("main_matmul.cu") {
+        assert_eq!((expr.as_deref(), len), (Some("n * n"), 41 * 41));
+    }
+    // No host code: plain lengths.
+    assert!(length_exprs("vec_add.cu")
+        .iter()
+        .all(|(_, e, _)| e.is_none()));
+}
+
+/// The kernels of `copper optimize` on `dir` (JSON).
+fn optimized(dir: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["optimize", ".", "--format", "json", "--exit-zero"];
+    all.extend(args);
+    let out = copper_in(dir, &all);
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["kernels"].as_array().unwrap().clone()
+}
+
+fn kernel_in<'a>(kernels: &'a [serde_json::Value], file: &str) -> &'a serde_json::Value {
+    kernels
+        .iter()
+        .find(|k| k["file"].as_str().unwrap().ends_with(&format!("/{file}")))
+        .unwrap_or_else(|| panic!("{file} missing"))
+}
+
+#[test]
+fn the_assumed_block_reaches_the_analysis_and_the_transforms() {
+    let kernels = optimized(&students(), &[]);
+    // Without a launch, the block is assumed, said so, and analyzed with.
+    for (file, block) in [
+        ("matmul_tiled16.cu", [16, 16, 1]),
+        ("transpose_tile32.cu", [32, 8, 1]),
+        ("tile_add8.cu", [8, 8, 1]),
+        ("vec_add.cu", [256, 1, 1]),
+    ] {
+        let k = kernel_in(&kernels, file);
+        assert_eq!(k["block_assumed"], true, "{file}: {k}");
+        assert_eq!(k["block"], serde_json::json!(block), "{file}");
+        assert!(
+            k["shape_from"]
+                .as_str()
+                .unwrap()
+                .starts_with("assumed block"),
+            "{file}: {}",
+            k["shape_from"]
+        );
+        // Bounds for that block: no `blockDim` left in them.
+        assert!(!k["bounds"].to_string().contains("blockDim"), "{file}: {k}");
+    }
+    let k = kernel_in(&kernels, "main_vec_add.cu");
+    assert_eq!(k["block_assumed"], false);
+    // Rewrites that need the block now apply: the 32×32 tile read by
+    // columns is padded, work every thread repeats is staged in shared
+    // memory.
+    let improved = |k: &serde_json::Value| -> Vec<String> {
+        assert_eq!(k["status"], "improved", "{k}");
+        k["applied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["transform"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let file = "transpose_tile32.cu";
+    let transforms = improved(kernel_in(&kernels, file));
+    assert_eq!(transforms, ["shared-memory padding"]);
+    improved(kernel_in(&kernels, "every_thread_adds.cu"));
+    improved(kernel_in(&kernels, "scale_rows_same_work.cu"));
+    // The same rewrites as with a hand-written parameter file at the real
+    // launch shape.
+    let scratch = std::env::temp_dir().join(format!("copper-assumed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    std::fs::copy(students().join(file), scratch.join(file)).unwrap();
+    std::fs::write(
+        scratch.join("transpose_tile32.toml"),
+        "[kernel.transposeTile]\ngrid = [3, 3, 1]\nblock = [32, 8, 1]\n\
+         [kernel.transposeTile.args]\nwidth = 96\nheight = 96\n\
+         [kernel.transposeTile.arrays.idata]\nlen = \"width * height\"\ninit = \"random\"\n\
+         [kernel.transposeTile.arrays.odata]\nlen = \"width * height\"\n",
+    )
+    .unwrap();
+    let by_hand = optimized(&scratch, &[]);
+    assert_eq!(by_hand[0]["block_assumed"], false);
+    assert_eq!(improved(&by_hand[0]), transforms);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn lint_uses_the_assumed_block_and_reports_races() {
+    let out = copper_in(
+        &students(),
+        &[
+            "lint",
+            "racy_max.cu",
+            "every_thread_adds.cu",
+            "blur_macro2d.cu",
+            "main_vec_add.cu",
+            "--format",
+            "json",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = |name: &str| {
+        json["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["file"] == name)
+            .unwrap_or_else(|| panic!("{name}: {json}"))
+            .clone()
+    };
+    let codes = |f: &serde_json::Value| -> Vec<String> {
+        f["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // A race whose outcome depends on the schedule: an error naming both
+    // threads and the element.
+    let racy = file("racy_max.cu");
+    let race = racy["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "data-race")
+        .unwrap_or_else(|| panic!("{racy}"));
+    assert_eq!(
+        (race["severity"].as_str(), race["line"].as_u64()),
+        (Some("error"), Some(9))
+    );
+    let message = race["message"].as_str().unwrap();
+    assert!(
+        message.contains("threads (")
+            && message.contains(" and (")
+            && message.contains("`result[0]`"),
+        "{message}"
+    );
+    // Every thread writing the same values is no race.
+    assert!(!codes(&file("every_thread_adds.cu")).contains(&"data-race".to_string()));
+    // The assumed block is said per kernel, and the finding found only
+    // for it says so; a launch from host code is no assumption.
+    let blur = file("blur_macro2d.cu");
+    let assumed = blur["kernels"][0]["assumed_block"].as_str().unwrap();
+    assert!(assumed.starts_with("assumed block 16×16×1"), "{assumed}");
+    assert!(
+        blur["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["code"] == "misaligned-global" && x["depends_on_assumed_block"] == true),
+        "{blur}"
+    );
+    let main = file("main_vec_add.cu");
+    assert!(main["kernels"][0]["assumed_block"].is_null(), "{main}");
+    // Text: the error and the note.
+    let out = copper_in(&students(), &["lint", "racy_max.cu"]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.contains("racy_max.cu:9:9: error[data-race]"), "{t}");
+    assert!(
+        t.contains("note: kernel `racyMax`: assumed block 256×1×1"),
+        "{t}"
     );
 }

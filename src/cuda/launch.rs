@@ -55,6 +55,85 @@ pub struct TestLaunch {
     pub host: HostLaunch,
     /// Host inputs cut: (name, as written, as tested).
     pub cut: Vec<(String, i128, i128)>,
+    /// Per argument: the bytes behind a pointer as a product of the
+    /// launch's integer arguments, when the host code gives that relation.
+    pub bytes_of: Vec<Option<BytesOf>>,
+}
+
+/// The bytes of an allocation as `factor · Π args`: `cudaMalloc(&d_a, n *
+/// sizeof(float))` with `n` passed as argument 3 is `4 · arg 3`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BytesOf {
+    /// The constant factor (bytes per unit).
+    pub factor: u64,
+    /// Indices of the launch's arguments multiplied (one or two).
+    pub args: Vec<usize>,
+}
+
+/// Finds, for each pointer argument of `tested`, a product of one or two
+/// integer arguments that are host inputs (variables declared with a
+/// value that needs no other) which its bytes are a constant multiple of,
+/// and keeps it when the relation also holds with those inputs set to two
+/// other sets of values (the host code re-evaluated): a relation the host
+/// code computes, not a coincidence of one size.
+fn bytes_relations(
+    src: &str,
+    l: &LaunchSite,
+    macros: &MacroTable,
+    tested: &HostLaunch,
+    overrides: &HashMap<String, i128>,
+) -> Vec<Option<BytesOf>> {
+    let passed: Vec<(usize, &str)> = tested
+        .args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| tested.inputs.iter().any(|(n, _)| *n == a.text))
+        .map(|(i, a)| (i, a.text.as_str()))
+        .collect();
+    let none = vec![None; tested.args.len()];
+    if passed.is_empty() || tested.args.iter().all(|a| a.bytes.is_none()) {
+        return none;
+    }
+    let others: Vec<HostLaunch> = [(5, 1), (11, 3)]
+        .iter()
+        .map(|&(base, step)| {
+            let mut o = overrides.clone();
+            for (k, (_, name)) in passed.iter().enumerate() {
+                o.insert(name.to_string(), base + step * k as i128);
+            }
+            host::evaluate(src, l.span.start, l.span.end, &l.grid, &l.block, macros, &o)
+        })
+        .collect();
+    let mut products: Vec<Vec<usize>> = passed.iter().map(|&(i, _)| vec![i]).collect();
+    for (a, &(i, _)) in passed.iter().enumerate() {
+        for &(j, _) in &passed[a..] {
+            products.push(vec![i, j]);
+        }
+    }
+    let product = |h: &HostLaunch, p: &[usize]| -> Option<i128> {
+        p.iter()
+            .try_fold(1i128, |acc, &i| acc.checked_mul(h.args.get(i)?.value?))
+    };
+    tested
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            let bytes = i128::from(arg.bytes?);
+            products.iter().find_map(|p| {
+                let unit = product(tested, p).filter(|&u| u > 0)?;
+                let factor = (bytes % unit == 0).then_some(bytes / unit)?;
+                let holds = others.iter().all(|h| {
+                    let b = h.args.get(i).and_then(|a| a.bytes).map(i128::from);
+                    b.is_some() && product(h, p).and_then(|u| u.checked_mul(factor)) == b
+                });
+                holds.then(|| BytesOf {
+                    factor: factor as u64,
+                    args: p.clone(),
+                })
+            })
+        })
+        .collect()
 }
 
 /// Resolves every launch site of a file.
@@ -101,7 +180,8 @@ fn threads(h: &HostLaunch) -> Option<u64> {
 
 /// The launch as written when small enough ([`TEST_THREADS`],
 /// [`TEST_BYTES`]), else scaled down: each host input passed as an
-/// argument cut to two and a half blocks' worth.
+/// argument cut to two and a half blocks' worth, or, when that is still
+/// too large (sizes multiplied together), to half a block, then to 17.
 fn test_launch(
     src: &str,
     l: &LaunchSite,
@@ -116,33 +196,45 @@ fn test_launch(
         .max()
         .unwrap_or(0);
     if n <= TEST_THREADS && bytes <= TEST_BYTES {
+        let bytes_of = bytes_relations(src, l, macros, &written, &HashMap::new());
         return Some(TestLaunch {
             host: written,
             cut: Vec::new(),
+            bytes_of,
         });
     }
     let bx = written.block?[0] as i128;
-    let target = 2 * bx + bx / 2 + 1;
-    let cut: Vec<(String, i128, i128)> = written
-        .inputs
-        .iter()
-        .filter(|(name, v)| *v > target && written.args.iter().any(|a| a.text == *name))
-        .map(|(name, v)| (name.clone(), *v, target))
-        .collect();
-    if cut.is_empty() {
-        return None;
+    for target in [2 * bx + bx / 2 + 1, bx / 2 + 3, 17] {
+        let cut: Vec<(String, i128, i128)> = written
+            .inputs
+            .iter()
+            .filter(|(name, v)| *v > target && written.args.iter().any(|a| a.text == *name))
+            .map(|(name, v)| (name.clone(), *v, target))
+            .collect();
+        if cut.is_empty() {
+            return None;
+        }
+        let overrides: HashMap<String, i128> =
+            cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
+        let small = host::evaluate(
+            src,
+            l.span.start,
+            l.span.end,
+            &l.grid,
+            &l.block,
+            macros,
+            &overrides,
+        );
+        if threads(&small)? <= MAX_TEST_THREADS {
+            let bytes_of = bytes_relations(src, l, macros, &small, &overrides);
+            return Some(TestLaunch {
+                host: small,
+                cut,
+                bytes_of,
+            });
+        }
     }
-    let overrides: HashMap<String, i128> = cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
-    let small = host::evaluate(
-        src,
-        l.span.start,
-        l.span.end,
-        &l.grid,
-        &l.block,
-        macros,
-        &overrides,
-    );
-    (threads(&small)? <= MAX_TEST_THREADS).then_some(TestLaunch { host: small, cut })
+    None
 }
 
 /// The names in a shape argument that look like macros (no lowercase) but
@@ -193,6 +285,33 @@ mod tests {
             .into_iter()
             .map(|l| (l.grid, l.block))
             .collect()
+    }
+
+    #[test]
+    fn allocation_bytes_as_products_of_arguments() {
+        let src = "int main() {\n int rows = 300;\n int cols = 700;\n int n = 64;\n float *a, *b, *c;\n\
+                   cudaMalloc(&a, rows * cols * sizeof(float));\n cudaMalloc(&b, 2 * n * sizeof(double));\n\
+                   cudaMalloc(&c, 1000);\n k<<<4, 128>>>(a, b, c, rows, cols, n);\n}";
+        let ex = extract(src);
+        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros));
+        let test = l[0].test.as_ref().expect("a test launch");
+        let of = |factor, args: &[usize]| {
+            Some(BytesOf {
+                factor,
+                args: args.to_vec(),
+            })
+        };
+        assert_eq!(
+            test.bytes_of,
+            [of(4, &[3, 4]), of(16, &[5]), None, None, None, None]
+        );
+        // Cut to test size, the relation still holds (rows and cols cut).
+        let big = src.replace("int rows = 300", "int rows = 3000");
+        let ex = extract(&big);
+        let l = resolve_launches(&big, &ex, &MacroTable::new(&ex.macros));
+        let test = l[0].test.as_ref().expect("a test launch");
+        assert!(!test.cut.is_empty());
+        assert_eq!(test.bytes_of[0], of(4, &[3, 4]));
     }
 
     #[test]

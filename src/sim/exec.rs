@@ -889,7 +889,11 @@ impl<'a> Block<'a> {
                             w,
                             lane,
                             self.ctx.kernel.sites[a.site].span,
-                            format!("data race between blocks: this thread {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)"),
+                            format!(
+                                "data race between blocks: thread {} of block {} {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)",
+                                triple(self.thread_of(w, lane)),
+                                triple(self.block)
+                            ),
                         )
                     });
                 }
@@ -962,7 +966,12 @@ impl<'a> Block<'a> {
                         w,
                         l2,
                         self.ctx.kernel.sites[a.site].span,
-                        format!("data race: threads ({}, {}, {}) and this one write different values to `{name}[{i}]` in the same step", t1[0], t1[1], t1[2]),
+                        format!(
+                            "data race: threads {} and {} of block {} write different values to `{name}[{i}]` in the same step",
+                            triple(t1),
+                            triple(self.thread_of(w, l2)),
+                            triple(self.block)
+                        ),
                     )
                 });
             }
@@ -1194,6 +1203,11 @@ impl<'a> Block<'a> {
 }
 
 /// The block index of a flattened block number.
+/// `(x, y, z)`
+fn triple(d: [u64; 3]) -> String {
+    format!("({}, {}, {})", d[0], d[1], d[2])
+}
+
 fn unflatten(b: u64, grid: [u64; 3]) -> String {
     let [gx, gy, _] = grid;
     format!("({}, {}, {})", b % gx, (b / gx) % gy, b / (gx * gy))

@@ -96,6 +96,35 @@ fn run_original(
     }
 }
 
+/// Runs the original on the smallest launch synthesized around `block`
+/// ([`synthesized`]), its arrays grown as the checks grow them: `Ok`, or
+/// why it does not run cleanly (the simulator's error; `None` when the
+/// launch cannot be built).
+pub fn runs_on_block(
+    kernel: &Kernel,
+    block: [u64; 3],
+    deadline: Option<Instant>,
+) -> Result<(), Option<copper::sim::SimError>> {
+    let spec = synthesized(kernel, block).into_iter().next().ok_or(None)?;
+    grown(kernel, spec, deadline).map(drop)
+}
+
+/// The synthesized launch `spec` with its arrays grown until the original
+/// reads and writes in bounds, as the checks run it (races detected); the
+/// simulator's error when it still does not run cleanly (`None` when the
+/// launch cannot be built).
+pub fn grown(
+    kernel: &Kernel,
+    spec: LaunchSpec,
+    deadline: Option<Instant>,
+) -> Result<LaunchSpec, Option<copper::sim::SimError>> {
+    match run_original(kernel, spec, true, deadline) {
+        Ok((spec, _)) => Ok(spec),
+        Err(Fail::Setup(_)) => Err(None),
+        Err(Fail::Sim(e)) => Err(Some(e)),
+    }
+}
+
 /// Threads times array elements: how much simulating a launch costs.
 fn launch_work(spec: &LaunchSpec) -> u64 {
     let threads: u64 = spec.grid.iter().chain(&spec.block).product();
@@ -414,7 +443,7 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
 /// (one leaving a partial last block), a few grid sizes; two-dimensional
 /// grids for a two-dimensional block or a kernel that reads `blockIdx.y`;
 /// 8 bytes of dynamic shared memory per thread for `extern __shared__`
-/// arrays.
+/// arrays. The last one has sizes a whole number of blocks.
 pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
     let threads: u64 = block.iter().product();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));

@@ -1,7 +1,9 @@
 //! `copper lint`: findings with `file:line:col` (uncoalesced and
 //! misaligned global accesses, bank conflicts, divergent branches,
-//! block-size dependence), bank-conflict witnesses, and a block-size
-//! verdict per kernel.
+//! block-size dependence, data races), bank-conflict witnesses, and a
+//! block-size verdict per kernel. Without a launch shape, the block
+//! inferred from the kernel is assumed (as `optimize` does), and a finding
+//! that the analysis for any block does not make says it depends on it.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,9 +18,9 @@ use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
 use copper_search::config::{self, FileConfig};
-use copper_search::launch::{launch_shape, read_params};
+use copper_search::launch::{assume_block, launch_shape, read_params};
 use copper_search::lint::witness::{self, Refutation, Witness};
-use copper_search::lint::{count, lint_kernel, BlockSize, Code, Finding};
+use copper_search::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
 use super::launch_args::LaunchArgs;
@@ -53,7 +55,7 @@ pub struct LintArgs {
     pub format: LintFormat,
     /// Do not report this code (repeatable): uncoalesced-global,
     /// misaligned-global, bank-conflict, divergent-branch,
-    /// block-size-dependent.
+    /// block-size-dependent, data-race.
     #[arg(long = "allow", value_name = "CODE", value_parser = Code::parse)]
     pub allow: Vec<Code>,
     /// For bank conflicts whose index comes from input data, search inputs
@@ -89,6 +91,9 @@ struct Located {
     /// `line:col` of each inlined call that reaches the place.
     calls: Vec<(usize, usize)>,
     witness: Option<Witness>,
+    /// The assumed block it was found for, when the analysis for any
+    /// block does not find it.
+    assumed_block: Option<String>,
 }
 
 /// One kernel's verdict and timing.
@@ -99,6 +104,8 @@ struct KernelRow {
     block_size: BlockSize,
     /// The line of the race, when the verdict is one.
     race_line: Option<usize>,
+    /// The block copper assumed, and why (no launch shape was given).
+    assumed: Option<String>,
     seconds: f64,
 }
 
@@ -205,7 +212,11 @@ fn lint_file(
             eprintln!("{}", d.render());
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(block, grid, &parsed, spec, &name);
+        let shape = assume_block(
+            &parsed,
+            &kernel,
+            launch_shape(block, grid, &parsed, spec, &name),
+        );
         let start = Instant::now();
         let config = copper::bound::Config {
             hw,
@@ -219,6 +230,21 @@ fn lint_file(
         };
         let deadline = start + config.budget;
         let lint = lint_kernel(&kernel, config, spec);
+        // With an assumed block, what the analysis for any block finds too
+        // does not depend on the assumption.
+        let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
+            let config = copper::bound::Config {
+                block: None,
+                grid: None,
+                budget: deadline.saturating_duration_since(Instant::now()),
+                ..config
+            };
+            let prepared = copper::bound::prepare(&kernel, config);
+            shape_findings(&kernel, &prepared, &hw, None, None)
+                .iter()
+                .map(|f| (f.code, f.span.start, f.span.end))
+                .collect()
+        });
         let seconds = start.elapsed().as_secs_f64();
         let f = parsed.function(&name).expect("listed kernel");
         let (line, col) = parsed.source.line_col(f.meta.span.start);
@@ -226,7 +252,7 @@ fn lint_file(
             BlockSize::Races(_) => lint
                 .findings
                 .iter()
-                .find(|f| f.code == Code::BlockSizeDependent)
+                .find(|f| f.code == Code::DataRace)
                 .map(|f| parsed.source.line_col(f.span.start).0),
             _ => None,
         };
@@ -252,13 +278,24 @@ fn lint_file(
                 }
                 _ => None,
             };
-            out.findings.push(locate(&parsed, &name, finding, w));
+            let assumed_block = any_block
+                .as_ref()
+                .filter(|any| {
+                    finding.code != Code::DataRace
+                        && finding.code != Code::BlockSizeDependent
+                        && !any.contains(&(finding.code, finding.span.start, finding.span.end))
+                })
+                .map(|_| shape.source.clone());
+            let mut located = locate(&parsed, &name, finding, w);
+            located.assumed_block = assumed_block;
+            out.findings.push(located);
         }
         out.kernels.push(KernelRow {
             name,
             line,
             col,
             race_line,
+            assumed: shape.assumed.then(|| shape.source.clone()),
             block_size: lint.block_size,
             seconds,
         });
@@ -285,6 +322,7 @@ fn locate(
             .collect(),
         finding,
         witness,
+        assumed_block: None,
     }
 }
 
@@ -414,7 +452,7 @@ fn text(files: &[FileLint]) {
     for f in files {
         for x in &f.findings {
             let d = copper::diag::Diagnostic {
-                severity: Severity::Warning,
+                severity: x.finding.code.severity(),
                 code: x.finding.code.name(),
                 message: x.finding.message.clone(),
                 file: f.path.clone(),
@@ -432,6 +470,9 @@ fn text(files: &[FileLint]) {
             }
             if let Some(w) = &x.witness {
                 println!("  = {}", witness_text(w));
+            }
+            if let Some(a) = assumed_text(x) {
+                println!("  = note: {a}");
             }
             *counts.entry(x.finding.code.name()).or_insert(0) += 1;
         }
@@ -453,6 +494,15 @@ fn text(files: &[FileLint]) {
                 },
                 BlockSize::NotChecked(why) => format!("block size not checked: {why}"),
             };
+            if let Some(a) = &k.assumed {
+                println!(
+                    "{}:{}:{}: note: kernel `{}`: {a}; no launch shape was given (pass --block or write a parameter file if it runs with another)",
+                    f.path.display(),
+                    k.line,
+                    k.col,
+                    k.name
+                );
+            }
             println!(
                 "{}:{}:{}: note: kernel `{}`: {verdict}",
                 f.path.display(),
@@ -525,12 +575,15 @@ fn file_json(f: &FileLint) -> Value {
             "worst": x.finding.worst,
             "calls": x.calls.iter().map(|&(line, column)| json!({ "line": line, "column": column })).collect::<Vec<_>>(),
             "witness": x.witness.as_ref().map(witness_json),
+            "severity": x.finding.code.severity(),
+            "depends_on_assumed_block": x.assumed_block.is_some(),
         })).collect::<Vec<_>>(),
         "kernels": f.kernels.iter().map(|k| json!({
             "kernel": k.name,
             "line": k.line,
             "column": k.col,
             "block_size": k.block_size,
+            "assumed_block": k.assumed,
             "seconds": k.seconds,
         })).collect::<Vec<_>>(),
     })
@@ -574,7 +627,17 @@ fn full_message(x: &Located) -> String {
     if let Some(w) = &x.witness {
         m.push_str(&format!("\n{}", witness_text(w)));
     }
+    if let Some(a) = assumed_text(x) {
+        m.push_str(&format!("\nnote: {a}"));
+    }
     m
+}
+
+/// That a finding depends on the assumed block, in words.
+fn assumed_text(x: &Located) -> Option<String> {
+    x.assumed_block.as_ref().map(|a| {
+        format!("found for the {a}; the analysis for any block shape does not find it, so it depends on that assumption")
+    })
 }
 
 fn github(files: &[FileLint]) {
@@ -585,8 +648,12 @@ fn github(files: &[FileLint]) {
         }
         for x in &f.findings {
             let title = gh_property(&format!("copper: {}", x.finding.code.name()));
+            let level = match x.finding.code.severity() {
+                Severity::Error => "error",
+                _ => "warning",
+            };
             println!(
-                "::warning file={file},line={},col={},title={title}::{}",
+                "::{level} file={file},line={},col={},title={title}::{}",
                 x.line,
                 x.col,
                 gh_escape(&full_message(x))
@@ -615,7 +682,10 @@ fn sarif(files: &[FileLint], root: &SarifRoot) {
         for x in &f.findings {
             results.push(json!({
                 "ruleId": format!("copper/{}", x.finding.code.name()),
-                "level": "warning",
+                "level": match x.finding.code.severity() {
+                    Severity::Error => "error",
+                    _ => "warning",
+                },
                 "message": { "text": full_message(x) },
                 "locations": [{ "physicalLocation": {
                     "artifactLocation": uri,

@@ -21,7 +21,7 @@ use copper::cuda::rewrite::transplant;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use copper_search::config::{self, FileConfig};
-use copper_search::launch::{launch_shape, read_params, Shape};
+use copper_search::launch::{assume_block, launch_shape, read_params, Shape};
 use copper_search::nvcc::Nvcc;
 use copper_search::pipeline::{optimize_kernel, Cache, KernelResult, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
@@ -575,12 +575,16 @@ fn optimize_files(
         };
         // The kernel's excerpt of its file: a search costs what the kernel
         // costs, however many kernels the file has.
-        let result = match excerpts[i].as_ref().and_then(|e| e.kernel(&name)) {
-            Some(excerpt) => {
-                optimize_kernel(&excerpt, &name, spec.as_ref(), &shape, &r.settings, &cache)
-            }
-            None => optimize_kernel(parsed, &name, spec.as_ref(), &shape, &r.settings, &cache),
+        let excerpt = excerpts[i].as_ref().and_then(|e| e.kernel(&name));
+        let file = excerpt.as_ref().unwrap_or(parsed);
+        // Without a launch shape, the block inferred from the kernel, as
+        // if given with --block (a kernel that does not lower fails in the
+        // search with its diagnostic).
+        let shape = match lower_kernel(file, &name) {
+            Ok(k) => assume_block(file, &k, shape),
+            Err(_) => shape,
         };
+        let result = optimize_kernel(file, &name, spec.as_ref(), &shape, &r.settings, &cache);
         if terminal {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
@@ -747,6 +751,7 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
                     block: None,
                     grid: None,
                     source: "not read".into(),
+                    assumed: false,
                 },
                 result: Err(format!("{}:{}: {}", d.line, d.col, d.message)),
                 readable: false,

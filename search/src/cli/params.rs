@@ -7,11 +7,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use copper::bound::{prepare, Config};
 use copper::cuda::include::in_user_file;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
-use copper_search::launch::{launch_shape, read_params, test_plan};
+use copper_search::launch::{assume_block, launch_shape, read_params, test_plan};
 use copper_transforms::check::{synthesized, Checker};
 
 use super::preprocess::PreprocessArgs;
@@ -68,10 +67,13 @@ pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
                 continue;
             }
         };
-        let prepared = prepare(&kernel, Config::default());
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(None, None, &parsed, spec, &name);
-        let plan = test_plan(&parsed, &kernel, &prepared, spec, &shape);
+        let shape = assume_block(
+            &parsed,
+            &kernel,
+            launch_shape(None, None, &parsed, spec, &name),
+        );
+        let plan = test_plan(&parsed, &kernel, spec, &shape);
         out.push('\n');
         for a in &plan.assumptions {
             let _ = writeln!(out, "# {a}");

@@ -46,6 +46,12 @@ fn status(k: &KernelRun, r: &Resolved) -> &'static str {
 }
 
 fn shape_text(k: &KernelRun) -> String {
+    if k.shape.assumed {
+        return format!(
+            "{}; analyzed and rewritten for it (give --block or a parameter file if it runs with another)",
+            k.shape.source
+        );
+    }
     match (k.shape.block, k.shape.grid) {
         (Some(b), Some(g)) => format!(
             "block {}, grid {} (from {})",
@@ -386,6 +392,7 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                 "block": k.shape.block,
                 "grid": k.shape.grid,
                 "shape_from": k.shape.source,
+                "block_assumed": k.shape.assumed,
                 "metric": metric,
             });
             match &k.result {

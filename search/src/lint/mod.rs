@@ -10,9 +10,11 @@
 //!   warp, with their cost under `wsteps`.
 //! - [`overflow`]: 32-bit index arithmetic that can overflow for the
 //!   sizes given (launch shape, parameter file).
-//! - [`block_size`]: whether a kernel's results are
-//!   independent of its block size (`004_…`), after [`races`] looked for
-//!   data races by simulation.
+//! - [`races`]: data races found by simulating the kernel (`data-race`,
+//!   an error): two threads writing different values to one element, or a
+//!   block accessing an element another block writes.
+//! - [`block_size`]: whether a kernel's results are independent of its
+//!   block size (`004_…`), once the race search found no race.
 
 pub mod banks;
 pub mod block_size;
@@ -27,6 +29,8 @@ pub mod witness;
 use std::time::Instant;
 
 use copper::bound::{prepare, Config, Prepared};
+use copper::cost::Hardware;
+use copper::diag::Severity;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::source::Span;
@@ -51,17 +55,20 @@ pub enum Code {
     BlockSizeDependent,
     /// 32-bit index arithmetic that can overflow for the sizes given.
     IndexOverflow,
+    /// Threads whose results depend on the order they run in.
+    DataRace,
 }
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 6] = [
+    pub const ALL: [Code; 7] = [
         Code::UncoalescedGlobal,
         Code::MisalignedGlobal,
         Code::BankConflict,
         Code::DivergentBranch,
         Code::BlockSizeDependent,
         Code::IndexOverflow,
+        Code::DataRace,
     ];
 
     /// The code as written (`uncoalesced-global`, …).
@@ -73,6 +80,16 @@ impl Code {
             Code::DivergentBranch => "divergent-branch",
             Code::BlockSizeDependent => "block-size-dependent",
             Code::IndexOverflow => "index-overflow",
+            Code::DataRace => "data-race",
+        }
+    }
+
+    /// How serious it is: a data race is an error (the results are not
+    /// determined), the rest are warnings about performance.
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::DataRace => Severity::Error,
+            _ => Severity::Warning,
         }
     }
 
@@ -96,6 +113,7 @@ impl Code {
             Code::DivergentBranch => "A condition may differ between the lanes of a warp: the warp runs both sides one after the other.",
             Code::BlockSizeDependent => "The kernel's results may change when its block size changes.",
             Code::IndexOverflow => "32-bit index arithmetic can overflow (or wrap) for the launch and sizes given: compute the index in 64 bits.",
+            Code::DataRace => "Simulation found threads whose results depend on the order they run in: two threads writing different values to one element, or a block accessing an element another block writes.",
         }
     }
 }
@@ -158,38 +176,34 @@ pub struct KernelLint {
 
 /// Lints one kernel under `config` (its hardware, launch shape, each
 /// `None` when unknown, and time budget); `spec`, the parameter file's
-/// launch, is simulated to look for races before a block-size independent
-/// verdict (synthesized launches without it). The analysis and the race
-/// search stop at the budget.
+/// launch, is simulated to look for races (synthesized launches around
+/// the block without it), reshaped too before a block-size independent
+/// verdict. The analysis and the race search stop at the budget.
 pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -> KernelLint {
     let deadline = Instant::now() + config.budget;
     let (hw, block, grid) = (config.hw, config.block, config.grid);
     let prepared = prepare(kernel, config);
-    let mut findings = coalescing::findings(kernel, &prepared, &hw, block, grid);
-    findings.extend(banks::findings(kernel, &prepared, &hw, block));
-    findings.extend(divergence::findings(kernel, &prepared));
+    let mut findings = shape_findings(kernel, &prepared, &hw, block, grid);
     findings.extend(overflow::findings(&prepared, spec));
     let (mut block_size, mut at) = block_size::verdict(kernel);
-    if let BlockSize::Independent { .. } = block_size {
-        block_size = match races::search(kernel, spec, block, deadline) {
-            races::Races::NoneFound(n) => BlockSize::Independent {
+    let independent = matches!(block_size, BlockSize::Independent { .. });
+    match races::search(kernel, spec, block, independent, deadline) {
+        races::Races::NoneFound(n) if independent => {
+            block_size = BlockSize::Independent {
                 race_free_launches: Some(n),
-            },
-            races::Races::Found(span, message) => {
-                at = Some(span);
-                BlockSize::Races(message)
+            };
+        }
+        races::Races::NoneFound(_) => {}
+        races::Races::Found(span, message) => {
+            findings.push(race_finding(kernel, span, &message));
+            if independent {
+                // The data-race finding says it at the same place.
+                at = None;
+                block_size = BlockSize::Races(message);
             }
-        };
+        }
     }
-    let (why, help) = match &block_size {
-        BlockSize::Depends(why) => (why.clone(), "index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed"),
-        BlockSize::Races(message) => (
-            format!("it has a data race, so its results depend on the order threads run in (the simulator found: {message})"),
-            "make each thread read only elements no other thread writes in the same launch (write to a second array), or synchronize",
-        ),
-        _ => (String::new(), ""),
-    };
-    if let Some(span) = at {
+    if let (Some(span), BlockSize::Depends(why)) = (at, &block_size) {
         findings.push(Finding {
             code: Code::BlockSizeDependent,
             span,
@@ -197,8 +211,8 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
                 "the results of `{}` may depend on its block size",
                 kernel.name
             ),
-            why,
-            help: Some(help.into()),
+            why: why.clone(),
+            help: Some("index with the global thread index blockIdx·blockDim + threadIdx only, or keep the block size fixed".into()),
             worst: None,
             site: None,
             calls: Vec::new(),
@@ -208,6 +222,39 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
         findings: one_per_place(kernel, findings),
         block_size,
         prepared,
+    }
+}
+
+/// The findings that depend on the launch shape (`block`, `grid`: `None`
+/// when unknown): coalescing, bank conflicts and divergence.
+pub fn shape_findings(
+    kernel: &Kernel,
+    prepared: &Prepared,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
+) -> Vec<Finding> {
+    let mut findings = coalescing::findings(kernel, prepared, hw, block, grid);
+    findings.extend(banks::findings(kernel, prepared, hw, block));
+    findings.extend(divergence::findings(kernel, prepared));
+    findings
+}
+
+/// The `data-race` finding for the simulator's race `message` at `span`.
+fn race_finding(kernel: &Kernel, span: Span, message: &str) -> Finding {
+    let detail = message
+        .strip_prefix("data race: ")
+        .or_else(|| message.strip_prefix("data race between blocks: "))
+        .unwrap_or(message);
+    Finding {
+        code: Code::DataRace,
+        span,
+        message: format!("data race in `{}`: {detail}", kernel.name),
+        why: "the element's final value depends on the order the threads run in, which CUDA does not fix (copper found it by simulating the kernel; a write of the value already there is no race)".into(),
+        help: Some("make each thread write only elements no other thread writes or reads in the same launch (write to a second array), reduce with atomics, or synchronize".into()),
+        worst: None,
+        site: None,
+        calls: Vec::new(),
     }
 }
 
@@ -426,11 +473,13 @@ mod tests {
             "__global__ void k(int *a) { int bw = blockDim.x; int x = blockIdx.x * bw + threadIdx.x; a[x] = x * 2; }",
             "k",
         );
+        // The synthesized launch of whole blocks, in blocks of 256, 32
+        // and 1 thread.
         assert!(matches!(
             indep.block_size,
             BlockSize::Independent {
                 race_free_launches: Some(n)
-            } if n >= 5
+            } if n >= 3
         ));
         let dep = lint(
             "__global__ void k(int *a) { a[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }",

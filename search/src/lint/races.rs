@@ -8,8 +8,12 @@
 //! warp; lanes of different warps of one block run in a fixed order there.
 //! So each launch is also run with the same threads in blocks of one warp
 //! and of one thread along `x`, which turns every pair of warps, then of
-//! threads, into a pair of blocks. The launches are the parameter file's,
-//! or, without one, those the rewrite checker synthesizes.
+//! threads, into a pair of blocks (only for a kernel whose results do not
+//! depend on the block size otherwise). The launches are the parameter
+//! file's, or, without one, the one of whole blocks among those the
+//! rewrite checker synthesizes (the others have sizes a kernel may not
+//! support; they are used when that one runs too long), with arrays grown
+//! as it grows them.
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +21,7 @@ use copper::ir::{visit_stmts, Kernel};
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::Span;
-use copper_transforms::check::synthesized;
+use copper_transforms::check::{grown, synthesized};
 
 /// Launches with more blocks than this are not reshaped into one-thread
 /// blocks (the simulator's cost per block would dominate).
@@ -42,27 +46,55 @@ pub enum Races {
 }
 
 /// Searches races of `kernel` in the launch `spec` (or synthesized ones
-/// around `block` when there is none) and its reshaped variants, for at
-/// most [`BUDGET`] and never past `deadline`.
+/// around `block` when there is none) and, with `reshape` (for a kernel
+/// whose results do not depend on the block size, so that regrouping its
+/// threads changes nothing else), its reshaped variants, for at most
+/// [`BUDGET`] and never past `deadline`.
 pub fn search(
     kernel: &Kernel,
     spec: Option<&LaunchSpec>,
     block: Option<[u64; 3]>,
+    reshape: bool,
     deadline: Instant,
 ) -> Races {
-    let bases = match spec {
-        Some(s) => vec![s.clone(), with_random_data(kernel, s)],
-        None => synthesized(kernel, block.unwrap_or([64, 1, 1])),
-    };
+    let deadline = (Instant::now() + BUDGET).min(deadline);
+    let mut bases = Vec::new();
+    match spec {
+        Some(s) => bases.extend([s.clone(), with_random_data(kernel, s)]),
+        None => {
+            // The synthesized launch of whole blocks (its sizes a multiple
+            // of the block, as kernels often require: a transpose of a
+            // 17 × 17 matrix by 32 × 32 tiles makes blocks overlap), its
+            // arrays grown until the kernel runs in bounds, as the checks
+            // grow them; a race on the way is the answer.
+            // When it cannot run (too long), the smaller ones that can.
+            let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
+            let whole = launches.pop();
+            match whole.map(|s| grown(kernel, s, Some(deadline))) {
+                Some(Ok(s)) => bases.push(s),
+                Some(Err(Some(e))) if e.race => return Races::Found(e.span, e.message),
+                _ => bases.extend(
+                    launches
+                        .into_iter()
+                        .filter_map(|s| grown(kernel, s, Some(deadline)).ok()),
+                ),
+            }
+        }
+    }
     let opts = SimOptions {
         detect_races: true,
-        deadline: Some((Instant::now() + BUDGET).min(deadline)),
+        deadline: Some(deadline),
         ..SimOptions::default()
     };
     let mut clean = 0;
     let mut stmts = 0u64;
     visit_stmts(&kernel.body, &mut |_| stmts += 1);
-    for launch in bases.iter().flat_map(|s| reshaped(s, stmts)) {
+    let launches: Vec<LaunchSpec> = if reshape {
+        bases.iter().flat_map(|s| reshaped(s, stmts)).collect()
+    } else {
+        bases
+    };
+    for launch in launches {
         let Ok(inputs) = inputs_from_spec(kernel, &launch) else {
             continue;
         };
