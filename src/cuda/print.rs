@@ -273,7 +273,7 @@ pub fn head(s: &Stmt) -> Option<String> {
                 None => ";".to_string(),
                 Some(s) => match &s.kind {
                     StmtKind::Decl(d) => format!("{};", declaration(d)),
-                    StmtKind::Expr(e) => format!("{};", expr(e, 0)),
+                    StmtKind::Expr(e) => expr_statement(e),
                     _ => ";".to_string(),
                 },
             };
@@ -291,6 +291,29 @@ pub fn head(s: &Stmt) -> Option<String> {
     })
 }
 
+/// An expression statement. One that starts with a functional cast is
+/// parenthesized: C++ reads `float(x);` as a declaration of `x`.
+fn expr_statement(e: &Expr) -> String {
+    fn leftmost_is_functional_cast(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Cast(CastStyle::Functional, ..) => true,
+            ExprKind::Binary(_, l, _)
+            | ExprKind::Assign(_, l, _)
+            | ExprKind::Cond(l, ..)
+            | ExprKind::Index(l, _)
+            | ExprKind::Unary(UnOp::PostInc | UnOp::PostDec, l)
+            | ExprKind::Member { base: l, .. } => leftmost_is_functional_cast(l),
+            ExprKind::Comma(v) => v.first().is_some_and(leftmost_is_functional_cast),
+            _ => false,
+        }
+    }
+    if leftmost_is_functional_cast(e) {
+        format!("({});", expr(e, 0))
+    } else {
+        format!("{};", expr(e, 0))
+    }
+}
+
 /// [`head`] of a statement known to have one.
 fn head_of(s: &Stmt) -> String {
     head(s).unwrap_or_default()
@@ -299,7 +322,7 @@ fn head_of(s: &Stmt) -> String {
 fn stmt(s: &Stmt) -> Doc {
     match &s.kind {
         StmtKind::Decl(d) => Doc::text(format!("{};", declaration(d))),
-        StmtKind::Expr(e) => Doc::text(format!("{};", expr(e, 0))),
+        StmtKind::Expr(e) => Doc::text(expr_statement(e)),
         StmtKind::Block(b) => block(b),
         StmtKind::If { then, els, .. } => {
             // A then-branch ending in an `if` without `else` would capture

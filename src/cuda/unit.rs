@@ -636,12 +636,14 @@ fn unsupported_punct(
 /// type (or a `*` of one) and precedes a name, `)`, `,` or the `>` of a
 /// cast's type.
 fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names) -> bool {
-    let after_type = i.checked_sub(1).is_some_and(|p| {
+    let is_type_at = |p: usize| {
         let s = toks[p].text(piece);
-        (toks[p].kind == TokKind::Ident
-            && ((names.is_type)(s) || is_type_keyword(s) || s == "auto"))
-            || (s == "*" && p > 0 && toks[p - 1].kind == TokKind::Ident)
-    });
+        toks[p].kind == TokKind::Ident && ((names.is_type)(s) || is_type_keyword(s) || s == "auto")
+    };
+    // `T &x`, or `T *&p` (a reference to a pointer); `x * &a` multiplies.
+    let after_type = i
+        .checked_sub(1)
+        .is_some_and(|p| is_type_at(p) || (toks[p].is(piece, "*") && p > 0 && is_type_at(p - 1)));
     let before_name = toks
         .get(i + 1)
         .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | "," | ">"));
