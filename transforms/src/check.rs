@@ -118,8 +118,14 @@ pub fn grown(
     spec: LaunchSpec,
     deadline: Option<Instant>,
 ) -> Result<LaunchSpec, Option<copper::sim::SimError>> {
-    match run_original(kernel, spec, true, deadline) {
-        Ok((spec, _)) => Ok(spec),
+    let options = SimOptions {
+        step_budget: STEP_BUDGET,
+        detect_races: true,
+        deadline,
+        ..SimOptions::default()
+    };
+    match run_original(kernel, spec, true, &options) {
+        Ok(run) => Ok(run.spec),
         Err(Fail::Setup(_)) => Err(None),
         Err(Fail::Sim(e)) => Err(Some(e)),
     }
