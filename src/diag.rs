@@ -69,7 +69,26 @@ impl Diagnostic {
     /// The diagnostic with its source line and a caret under the column,
     /// rustc/clang style.
     pub fn render(&self) -> String {
+        self.render_colored(false)
+    }
+
+    /// [`Diagnostic::render`], with the severity and code in bold ANSI
+    /// colour when `color` (errors red, warnings yellow, notes cyan).
+    pub fn render_colored(&self, color: bool) -> String {
+        let label = format!("{}[{}]", self.severity, self.code);
         let mut out = self.to_string();
+        if color {
+            let ansi = match self.severity {
+                Severity::Error => "1;31",
+                Severity::Warning => "1;33",
+                Severity::Note => "1;36",
+            };
+            out = out.replacen(
+                &format!(" {label}: "),
+                &format!(" \x1b[{ansi}m{label}\x1b[0m: "),
+                1,
+            );
+        }
         if let Some(line) = &self.source_line {
             let pad: String = line
                 .chars()

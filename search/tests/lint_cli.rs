@@ -319,3 +319,22 @@ fn index_arithmetic_that_overflows_for_the_sizes_given_is_flagged() {
     assert!(!out.contains("index-overflow"), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn color_is_asked_for_or_left_out() {
+    let (_, always, _) = lint(&["testdata/fan2.cu", "--color", "always"]);
+    assert!(
+        always.contains(": \x1b[1;33mwarning[uncoalesced-global]\x1b[0m: uncoalesced global load"),
+        "{always}"
+    );
+    // Not a terminal (as here), `never`, or NO_COLOR: plain text.
+    for args in [
+        &["testdata/fan2.cu"][..],
+        &["testdata/fan2.cu", "--color", "never"],
+    ] {
+        let (_, plain, _) = lint(args);
+        assert!(!plain.contains('\x1b'), "{plain}");
+    }
+    let (_, json, _) = lint(&["testdata/fan2.cu", "--color", "always", "--format", "json"]);
+    assert!(!json.contains('\x1b'));
+}

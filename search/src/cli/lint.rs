@@ -53,6 +53,10 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LintFormat,
+    /// Colour the severity of each text finding: `auto` (when standard
+    /// output is a terminal and NO_COLOR is not set), `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
     /// Do not report this code (repeatable): uncoalesced-global,
     /// misaligned-global, bank-conflict, divergent-branch,
     /// block-size-dependent, data-race.
@@ -361,7 +365,7 @@ pub fn run(a: &LintArgs) -> u8 {
         }
     }
     match a.format {
-        LintFormat::Text => text(&files),
+        LintFormat::Text => text(&files, a.color.enabled()),
         LintFormat::Json => {
             let doc = json!({ "files": files.iter().map(file_json).collect::<Vec<_>>() });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -447,7 +451,33 @@ fn witness_text(w: &Witness) -> String {
     }
 }
 
-fn text(files: &[FileLint]) {
+/// When to colour text output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour, given the terminal and `NO_COLOR`.
+    fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
+
+fn text(files: &[FileLint], color: bool) {
     let mut counts = std::collections::BTreeMap::new();
     for f in files {
         for x in &f.findings {
@@ -460,7 +490,7 @@ fn text(files: &[FileLint]) {
                 col: x.col,
                 source_line: Some(x.source_line.clone()),
             };
-            println!("{}", d.render());
+            println!("{}", d.render_colored(color));
             println!("  = why: {}", x.finding.why);
             if let Some(h) = &x.finding.help {
                 println!("  = help: {h}");
