@@ -359,12 +359,12 @@ impl Block<'_> {
     }
 }
 
-/// The block index of a flattened block number.
 /// `(x, y, z)`
 fn triple(d: [u64; 3]) -> String {
     format!("({}, {}, {})", d[0], d[1], d[2])
 }
 
+/// The block index of a flattened block number.
 fn unflatten(b: u64, grid: [u64; 3]) -> String {
     let [gx, gy, _] = grid;
     format!("({}, {}, {})", b % gx, (b / gx) % gy, b / (gx * gy))
