@@ -1,0 +1,442 @@
+//! Array accesses of a warp: bounds checks, reads and writes in global,
+//! shared or local storage, their cost and per-site statistics
+//! (coalescing, bank conflicts), data-race detection within a step and
+//! between blocks, and atomics.
+
+use std::sync::atomic::Ordering;
+
+use super::{lanes_of, Block, Lanes, SimError, Storage, Warp, ZERO_LANES};
+use crate::cost::{Counter, Footprint};
+use crate::ir::value::wrap;
+use crate::ir::{Access, ArrayId, AtomicOp, Expr, Scalar, Value};
+
+/// What blocks did to one global element so far, packed in a `u64`: a
+/// race between blocks is one block writing an element another block
+/// reads or writes (blocks are not ordered; atomics are exempt).
+struct AccessState;
+
+impl AccessState {
+    const UNTOUCHED: u64 = 0;
+    const READ_BY_MANY: u64 = u64::MAX;
+
+    fn by(block: u64, write: bool) -> u64 {
+        ((block + 1) << 1) | write as u64
+    }
+
+    /// The state after `block` accesses the element, or the other block
+    /// it races with (`None`: several readers).
+    fn next(cur: u64, block: u64, write: bool) -> Result<u64, Option<u64>> {
+        match cur {
+            Self::UNTOUCHED => Ok(Self::by(block, write)),
+            Self::READ_BY_MANY if write => Err(None),
+            Self::READ_BY_MANY => Ok(cur),
+            s if s >> 1 == block + 1 => Ok(s | write as u64),
+            s if s & 1 == 0 && !write => Ok(Self::READ_BY_MANY),
+            s => Err(Some((s >> 1) - 1)),
+        }
+    }
+}
+
+impl Block<'_> {
+    /// Number of elements of an array (its storage holds one value per
+    /// component of each element).
+    fn array_len(&self, a: ArrayId) -> u64 {
+        let values = match self.ctx.storage[a] {
+            Storage::Global(g) => self.ctx.globals[g].data.len() as u64,
+            Storage::Shared(s) => self.shared[s].len() as u64,
+            Storage::Local(l) => self.ctx.local_lens[l],
+        };
+        values / self.ctx.kernel.arrays[a].layout.slots() as u64
+    }
+
+    /// Where component `a.slot` of element `i` is stored.
+    pub(super) fn flat(&self, a: &Access, i: i64) -> i64 {
+        i * self.ctx.kernel.arrays[a.array].layout.slots() as i64 + a.slot as i64
+    }
+
+    /// Evaluates an access's element index and checks bounds.
+    pub(super) fn indices(
+        &mut self,
+        w: &mut Warp,
+        a: &Access,
+        mask: u32,
+    ) -> Result<[i64; 32], SimError> {
+        let idx = self.eval(w, &a.index, mask)?;
+        let len = self.array_len(a.array);
+        let mut out = [0i64; 32];
+        for l in lanes_of(mask) {
+            let i = idx[l] as i64;
+            if i < 0 || i as u64 >= len {
+                let site = &self.ctx.kernel.sites[a.site];
+                let name = &self.ctx.kernel.arrays[a.array].name;
+                return Err(self.error(
+                    w,
+                    l,
+                    site.span,
+                    format!("out-of-bounds access `{name}[{i}]` (the array has {len} elements)"),
+                ));
+            }
+            out[l] = i;
+        }
+        Ok(out)
+    }
+
+    /// Charges the memory cost of an access and records site statistics
+    /// (nothing for the components of a vector access after the first).
+    pub(super) fn charge_access(
+        &mut self,
+        w: &mut Warp,
+        a: &Access,
+        idx: &[i64; 32],
+        mask: u32,
+        write: bool,
+    ) {
+        if !a.charged {
+            return;
+        }
+        let mut buf = [0i64; 32];
+        let mut k = 0;
+        for l in lanes_of(mask) {
+            buf[k] = idx[l];
+            k += 1;
+        }
+        let active = &buf[..k];
+        let fp = self.ctx.kernel.arrays[a.array].footprint(&self.ctx.kernel.sites[a.site]);
+        let mut ideal = u64::MAX;
+        let (n, c_req, c_n) = match self.ctx.storage[a.array] {
+            Storage::Global(_) => {
+                let n = self.ctx.hw.mem_reads(active, fp);
+                let mut lanes = [0i64; 32];
+                for (k, l) in lanes_of(mask).enumerate() {
+                    lanes[k] = l as i64;
+                }
+                ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
+                if write {
+                    (n, Counter::GWrite, Counter::GWriteN)
+                } else {
+                    (n, Counter::GRead, Counter::GReadN)
+                }
+            }
+            Storage::Shared(_) => {
+                let n = self.ctx.hw.conflicts(active, fp);
+                if write {
+                    (n, Counter::SWrite, Counter::SWriteN)
+                } else {
+                    (n, Counter::SRead, Counter::SReadN)
+                }
+            }
+            Storage::Local(_) => {
+                Self::charge(w, if write { Counter::VWrite } else { Counter::Var });
+                return;
+            }
+        };
+        w.counts[c_req as usize] += 1;
+        w.counts[c_n as usize] += n;
+        let s = &mut self.sites[a.site];
+        s.requests += 1;
+        s.lanes += active.len() as u64;
+        s.transactions += n;
+        s.max_transactions = s.max_transactions.max(n);
+        s.uncoalesced += (n > ideal) as u64;
+        if n > ideal && self.scattered_row(w, idx, mask, fp) {
+            self.sites[a.site].scattered += 1;
+        }
+    }
+
+    /// Whether the active lanes of some row of the block (same
+    /// `threadIdx.y` and `.z`) take more transactions than they would at
+    /// consecutive elements from any start: more than misalignment
+    /// explains.
+    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, fp: Footprint) -> bool {
+        let shifts = (self.ctx.hw.transaction_bytes / fp.stride.max(1)).max(1);
+        let mut done = 0u32;
+        for l in lanes_of(mask) {
+            if done & (1 << l) != 0 {
+                continue;
+            }
+            let row = &w.tid[l][1..];
+            let (mut lanes, mut elems) = ([0i64; 32], [0i64; 32]);
+            let mut k = 0;
+            for m in lanes_of(mask) {
+                if &w.tid[m][1..] == row {
+                    done |= 1 << m;
+                    lanes[k] = m as i64;
+                    elems[k] = idx[m];
+                    k += 1;
+                }
+            }
+            let run = &mut lanes[..k];
+            let mut contiguous = 0;
+            for _ in 0..shifts {
+                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, fp));
+                run.iter_mut().for_each(|l| *l += 1);
+            }
+            if self.ctx.hw.mem_reads(&elems[..k], fp) > contiguous {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Records a plain (not atomic) access of a global element for race
+    /// detection (`written`: the bits a write stores); an error when
+    /// another block wrote it, or it writes what another block accessed. A
+    /// write that leaves the element as it is changes nothing whatever the
+    /// order of blocks (every writer writing the same value), so it is not
+    /// recorded. Blocks run one after another when races are detected, so
+    /// that this is deterministic.
+    pub(super) fn track(
+        &self,
+        w: &Warp,
+        a: &Access,
+        i: i64,
+        lane: usize,
+        written: Option<u64>,
+    ) -> Result<(), SimError> {
+        let Storage::Global(g) = self.ctx.storage[a.array] else {
+            return Ok(());
+        };
+        let Some(cell) = self.ctx.globals[g].touched.get(self.flat(a, i) as usize) else {
+            return Ok(());
+        };
+        let write = written.is_some();
+        if written.is_some_and(|bits| {
+            self.ctx.globals[g].data[self.flat(a, i) as usize].load(Ordering::Relaxed) == bits
+        }) {
+            return Ok(());
+        }
+        let [gx, gy, _] = self.ctx.shape.grid;
+        let me = self.block[0] + gx * (self.block[1] + gy * self.block[2]);
+        let mut cur = cell.load(Ordering::Relaxed);
+        loop {
+            match AccessState::next(cur, me, write) {
+                Ok(next) if next == cur => return Ok(()),
+                Ok(next) => match cell.compare_exchange_weak(
+                    cur,
+                    next,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Ok(()),
+                    Err(now) => cur = now,
+                },
+                Err(other) => {
+                    let name = &self.ctx.kernel.arrays[a.array].name;
+                    let other = match other {
+                        Some(b) => format!("block {}", unflatten(b, self.ctx.shape.grid)),
+                        None => "other blocks".to_string(),
+                    };
+                    let verb = if write { "writes" } else { "reads" };
+                    return Err(SimError {
+                        race: true,
+                        ..self.error(
+                            w,
+                            lane,
+                            self.ctx.kernel.sites[a.site].span,
+                            format!(
+                                "data race between blocks: thread {} of block {} {verb} `{name}[{i}]`, which {other} also accessed, one of them writing (blocks run in no fixed order)",
+                                triple(self.thread_of(w, lane)),
+                                triple(self.block)
+                            ),
+                        )
+                    });
+                }
+            }
+        }
+    }
+
+    pub(super) fn read(&self, w: &Warp, a: ArrayId, i: i64, lane: usize) -> u64 {
+        match self.ctx.storage[a] {
+            Storage::Global(g) => self.ctx.globals[g].data[i as usize].load(Ordering::Relaxed),
+            Storage::Shared(s) => self.shared[s][i as usize],
+            Storage::Local(l) => w.locals[l][i as usize * 32 + lane],
+        }
+    }
+
+    fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, bits: u64) {
+        match self.ctx.storage[a] {
+            Storage::Global(g) => {
+                self.ctx.globals[g].data[i as usize].store(bits, Ordering::Relaxed)
+            }
+            Storage::Shared(s) => self.shared[s][i as usize] = bits,
+            Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = bits,
+        }
+    }
+
+    pub(super) fn store(&mut self, w: &mut Warp, a: &Access, value: &Expr) -> Result<(), SimError> {
+        let mask = w.mask;
+        let idx = self.indices(w, a, mask)?;
+        let v = self.eval(w, value, mask)?;
+        self.charge_access(w, a, &idx, mask, true);
+        if !matches!(self.ctx.storage[a.array], Storage::Local(_)) {
+            self.check_same_step_writes(w, a, &idx, &v, mask)?;
+        }
+        for l in lanes_of(mask) {
+            self.track(w, a, idx[l], l, Some(v[l]))?;
+            self.write(w, a.array, self.flat(a, idx[l]), l, v[l]);
+        }
+        Ok(())
+    }
+
+    /// Two lanes writing different values to one element in one step is a
+    /// data race.
+    fn check_same_step_writes(
+        &self,
+        w: &Warp,
+        a: &Access,
+        idx: &[i64; 32],
+        v: &Lanes,
+        mask: u32,
+    ) -> Result<(), SimError> {
+        let mut prev: Option<i64> = None;
+        let increasing = lanes_of(mask).all(|l| {
+            let ok = prev.is_none_or(|p| idx[l] > p);
+            prev = Some(idx[l]);
+            ok
+        });
+        if increasing {
+            return Ok(());
+        }
+        let mut pairs: Vec<(i64, usize)> = lanes_of(mask).map(|l| (idx[l], l)).collect();
+        pairs.sort_unstable();
+        for p in pairs.windows(2) {
+            let ((i, l1), (j, l2)) = (p[0], p[1]);
+            if i == j && v[l1] != v[l2] {
+                let t1 = self.thread_of(w, l1);
+                let name = &self.ctx.kernel.arrays[a.array].name;
+                return Err(SimError {
+                    race: true,
+                    ..self.error(
+                        w,
+                        l2,
+                        self.ctx.kernel.sites[a.site].span,
+                        format!(
+                            "data race: threads {} and {} of block {} write different values to `{name}[{i}]` in the same step",
+                            triple(t1),
+                            triple(self.thread_of(w, l2)),
+                            triple(self.block)
+                        ),
+                    )
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        w: &mut Warp,
+        op: AtomicOp,
+        a: &Access,
+        value: &Expr,
+        compare: Option<&Expr>,
+        result: Option<usize>,
+    ) -> Result<(), SimError> {
+        let mask = w.mask;
+        let idx = self.indices(w, a, mask)?;
+        let v = self.eval(w, value, mask)?;
+        let c = match compare {
+            Some(c) => Some(self.eval(w, c, mask)?),
+            None => None,
+        };
+        self.charge_access(w, a, &idx, mask, true);
+        let elem = self.ctx.kernel.arrays[a.array].elem;
+        let mut old = ZERO_LANES;
+        for l in lanes_of(mask) {
+            let cur = self.read(w, a.array, self.flat(a, idx[l]), l);
+            let val = |b: u64| Value::from_bits(b, elem);
+            let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);
+            old[l] = cur;
+            self.write(w, a.array, self.flat(a, idx[l]), l, new.to_bits());
+        }
+        if let Some(r) = result {
+            Self::charge(w, Counter::VWrite);
+            for l in lanes_of(mask) {
+                w.vars[r][l] = old[l];
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `(x, y, z)`
+fn triple(d: [u64; 3]) -> String {
+    format!("({}, {}, {})", d[0], d[1], d[2])
+}
+
+/// The block index of a flattened block number.
+fn unflatten(b: u64, grid: [u64; 3]) -> String {
+    let [gx, gy, _] = grid;
+    format!("({}, {}, {})", b % gx, (b / gx) % gy, b / (gx * gy))
+}
+
+/// The value an atomic writes.
+fn atomic_result(
+    op: AtomicOp,
+    cur: Value,
+    v: Value,
+    compare: Option<Value>,
+    elem: Scalar,
+) -> Value {
+    let int = |x: i64| wrap(x, elem);
+    if elem.is_float() {
+        let r = match op {
+            AtomicOp::Add => cur.as_f64() + v.as_f64(),
+            AtomicOp::Sub => cur.as_f64() - v.as_f64(),
+            _ => v.as_f64(),
+        };
+        return Value::F(r).convert(elem);
+    }
+    let (c, x) = (cur.as_i64(), v.as_i64());
+    let unsigned = !elem.is_signed();
+    let less = |a: i64, b: i64| {
+        if unsigned && elem == Scalar::U64 {
+            (a as u64) < (b as u64)
+        } else {
+            a < b
+        }
+    };
+    match op {
+        AtomicOp::Add => int(c.wrapping_add(x)),
+        AtomicOp::Sub => int(c.wrapping_sub(x)),
+        AtomicOp::Exch => v,
+        AtomicOp::Min => {
+            if less(x, c) {
+                v
+            } else {
+                cur
+            }
+        }
+        AtomicOp::Max => {
+            if less(c, x) {
+                v
+            } else {
+                cur
+            }
+        }
+        AtomicOp::And => int(c & x),
+        AtomicOp::Or => int(c | x),
+        AtomicOp::Xor => int(c ^ x),
+        AtomicOp::Inc => {
+            if !less(c, x) {
+                int(0)
+            } else {
+                int(c + 1)
+            }
+        }
+        AtomicOp::Dec => {
+            if c == 0 || less(x, c) {
+                v
+            } else {
+                int(c - 1)
+            }
+        }
+        AtomicOp::Cas => {
+            if compare.is_some_and(|k| k.as_i64() == c) {
+                v
+            } else {
+                cur
+            }
+        }
+    }
+}

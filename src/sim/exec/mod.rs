@@ -1,0 +1,305 @@
+//! Lock-step execution of the warps of one block (`000_…` Fig. 3 per warp,
+//! Fig. 6 for `__syncthreads()`), charging resource counters.
+//!
+//! This module holds the launch and block state and the block scheduler
+//! (warps run in turn up to each barrier); the submodules each do one job:
+//! `control` runs one warp's instructions on its SIMT reconvergence
+//! stack, `memory` performs array accesses (bounds, cost, site
+//! statistics, race detection, atomics), and `eval` evaluates expressions.
+
+use std::sync::atomic::AtomicU64;
+
+use crate::cost::{Counter, Counts, Hardware, COUNTERS};
+use crate::ir::{Kernel, Scalar};
+use crate::source::Span;
+
+use super::code::Ins;
+use super::params::Shape;
+use control::Frame;
+
+mod control;
+mod eval;
+mod memory;
+
+/// Values of one expression in every lane of a warp, as bit patterns of
+/// the expression's type.
+pub type Lanes = [u64; 32];
+const ZERO_LANES: Lanes = [0; 32];
+
+/// Where an array lives during a launch.
+#[derive(Clone, Copy, Debug)]
+pub enum Storage {
+    /// Index into the launch's global arrays.
+    Global(usize),
+    /// Index into the block's shared arrays.
+    Shared(usize),
+    /// Index into each warp's local arrays.
+    Local(usize),
+}
+
+/// A global array of a launch: element bits, shared by all blocks.
+pub struct GlobalArray {
+    /// Element type.
+    pub elem: Scalar,
+    /// Element bit patterns.
+    pub data: Vec<AtomicU64>,
+    /// Which blocks touched each element, when races between blocks are
+    /// detected ([`AccessState`]); empty otherwise.
+    pub touched: Vec<AtomicU64>,
+}
+
+/// Statistics of one access site over a launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SiteStats {
+    /// Warp-level requests.
+    pub requests: u64,
+    /// Lanes that took part, summed over requests.
+    pub lanes: u64,
+    /// Transactions (global) or conflict degrees (shared), summed.
+    pub transactions: u64,
+    /// Largest transactions/conflict degree of one request.
+    pub max_transactions: u64,
+    /// Global requests that took more transactions than the same lanes
+    /// would at consecutive elements from an aligned start (lane `l` at
+    /// element `l`): uncoalesced requests. 0 for shared accesses.
+    pub uncoalesced: u64,
+    /// Uncoalesced requests in which the lanes of some row of the block
+    /// took more transactions than they would at consecutive elements from
+    /// *any* start (lane `l` at element `l + s`): more than misalignment
+    /// explains.
+    pub scattered: u64,
+}
+
+impl SiteStats {
+    /// Adds another block's statistics.
+    pub fn merge(&mut self, o: &SiteStats) {
+        self.requests += o.requests;
+        self.lanes += o.lanes;
+        self.transactions += o.transactions;
+        self.max_transactions = self.max_transactions.max(o.max_transactions);
+        self.uncoalesced += o.uncoalesced;
+        self.scattered += o.scattered;
+    }
+}
+
+/// A runtime error at a source location, in a given block and thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError {
+    /// What went wrong.
+    pub message: String,
+    /// Where in the source.
+    pub span: Span,
+    /// `blockIdx`
+    pub block: [u64; 3],
+    /// `threadIdx` of a thread involved.
+    pub thread: [u64; 3],
+    /// Whether it is a data race (two threads accessing one element, one
+    /// of them writing, in no fixed order or with different values).
+    pub race: bool,
+}
+
+/// What the launch gives every block.
+pub struct LaunchCtx<'a> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// Its flattened code.
+    pub code: &'a [Ins<'a>],
+    /// Hardware model.
+    pub hw: Hardware,
+    /// Launch shape.
+    pub shape: Shape,
+    /// Bit patterns of scalar parameters, by variable.
+    pub param_values: &'a [u64],
+    /// Storage of every array.
+    pub storage: &'a [Storage],
+    /// Global arrays.
+    pub globals: &'a [GlobalArray],
+    /// Lengths of shared arrays (elements).
+    pub shared_lens: &'a [u64],
+    /// Lengths of local arrays (elements per lane).
+    pub local_lens: &'a [u64],
+    /// Most instructions one warp may execute.
+    pub step_budget: u64,
+    /// When the simulation must stop (see [`crate::sim::SimOptions`]).
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// A warp's progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    AtSync,
+    Done,
+}
+
+/// One warp's state.
+pub struct Warp {
+    /// Index of the warp in its block.
+    pub index: u64,
+    valid: u32,
+    /// `threadIdx` of each lane.
+    tid: [[u64; 3]; 32],
+    vars: Vec<Lanes>,
+    locals: Vec<Vec<u64>>,
+    pc: usize,
+    mask: u32,
+    frames: Vec<Frame>,
+    status: Status,
+    /// Resource counters charged so far.
+    pub counts: Counts,
+    /// Counters at the last barrier (for span).
+    pub counts_at_sync: Counts,
+    /// Span (per metric) at the last barrier.
+    pub span_base: Vec<f64>,
+    steps: u64,
+    span: Span,
+}
+
+/// A block being executed.
+pub struct Block<'a> {
+    ctx: &'a LaunchCtx<'a>,
+    /// `blockIdx`
+    pub block: [u64; 3],
+    shared: Vec<Vec<u64>>,
+    /// Per-site statistics.
+    pub sites: Vec<SiteStats>,
+    /// The warps.
+    pub warps: Vec<Warp>,
+}
+
+fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask & (1 << l) != 0)
+}
+
+impl<'a> Block<'a> {
+    /// A block ready to run.
+    pub fn new(ctx: &'a LaunchCtx<'a>, block: [u64; 3], metrics: usize) -> Block<'a> {
+        let threads = ctx.shape.block_threads();
+        let warp = ctx.hw.warp_size as u64;
+        let warps = (0..ctx.shape.warps_per_block(warp))
+            .map(|w| {
+                let n = (threads - w * warp).min(warp);
+                let valid = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+                let [bx, by, _] = ctx.shape.block;
+                let mut tid = [[0u64; 3]; 32];
+                for (lane, t) in tid.iter_mut().enumerate() {
+                    let lin = w * warp + lane as u64;
+                    *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
+                }
+                Warp {
+                    index: w,
+                    valid,
+                    tid,
+                    vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
+                    locals: ctx
+                        .local_lens
+                        .iter()
+                        .map(|&l| vec![0u64; (l * 32) as usize])
+                        .collect(),
+                    pc: 0,
+                    mask: valid,
+                    frames: Vec::new(),
+                    status: Status::Running,
+                    counts: [0; COUNTERS],
+                    counts_at_sync: [0; COUNTERS],
+                    span_base: vec![0.0; metrics],
+                    steps: 0,
+                    span: ctx.kernel.span,
+                }
+            })
+            .collect();
+        Block {
+            ctx,
+            block,
+            shared: ctx
+                .shared_lens
+                .iter()
+                .map(|&l| vec![0u64; l as usize])
+                .collect(),
+            sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
+            warps,
+        }
+    }
+
+    /// Runs every warp to completion. `on_barrier` is called at each
+    /// barrier with the warps (to update spans).
+    pub fn run(&mut self, mut on_barrier: impl FnMut(&mut [Warp])) -> Result<(), SimError> {
+        loop {
+            for w in 0..self.warps.len() {
+                if self.warps[w].status == Status::Running {
+                    let mut warp = std::mem::replace(&mut self.warps[w], placeholder());
+                    let r = self.run_warp(&mut warp);
+                    self.warps[w] = warp;
+                    r?;
+                }
+            }
+            if self.warps.iter().all(|w| w.status == Status::Done) {
+                return Ok(());
+            }
+            on_barrier(&mut self.warps);
+            for w in &mut self.warps {
+                if w.status == Status::AtSync {
+                    w.status = Status::Running;
+                }
+            }
+        }
+    }
+
+    fn thread_of(&self, w: &Warp, lane: usize) -> [u64; 3] {
+        w.tid[lane]
+    }
+
+    fn error(&self, w: &Warp, lane: usize, span: Span, message: String) -> SimError {
+        SimError {
+            message,
+            span,
+            block: self.block,
+            thread: self.thread_of(w, lane),
+            race: false,
+        }
+    }
+
+    fn charge(w: &mut Warp, c: Counter) {
+        w.counts[c as usize] += 1;
+    }
+}
+
+fn placeholder() -> Warp {
+    Warp {
+        index: 0,
+        valid: 0,
+        tid: [[0; 3]; 32],
+        vars: Vec::new(),
+        locals: Vec::new(),
+        pc: 0,
+        mask: 0,
+        frames: Vec::new(),
+        status: Status::Done,
+        counts: [0; COUNTERS],
+        counts_at_sync: [0; COUNTERS],
+        span_base: Vec::new(),
+        steps: 0,
+        span: Span::SYNTHETIC,
+    }
+}
+
+impl Warp {
+    /// Lanes of this warp that exist (the last warp of a block may be partial).
+    pub fn valid_lanes(&self) -> u32 {
+        self.valid
+    }
+
+    /// Instructions executed so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Sets the scalar parameters and symbols in every lane.
+    pub fn seed_params(&mut self, values: &[u64], k: &Kernel) {
+        for (v, var) in k.vars.iter().enumerate() {
+            if var.kind.is_input() {
+                self.vars[v] = [values[v]; 32];
+            }
+        }
+    }
+}
