@@ -582,7 +582,10 @@ fn a_batch_patch_applies_from_one_root() {
     let o = copper_in(&sub, &["--quiet", "optimize", "--diff", "a.cu", "../b.cu"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains(&format!("note: paths in this patch are relative to {}", one.display())),
+        err.contains(&format!(
+            "note: paths in this patch are relative to {}",
+            one.display()
+        )),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&top);
@@ -665,7 +668,10 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
     );
     let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "sarif"]);
     let sarif = String::from_utf8_lossy(&o.stdout);
-    assert!(!sarif.contains("\"ruleId\": \"copper/unchecked\""), "{sarif}");
+    assert!(
+        !sarif.contains("\"ruleId\": \"copper/unchecked\""),
+        "{sarif}"
+    );
     let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "github"]);
     assert!(!text(&o).contains("unchecked"), "{}", text(&o));
 }
