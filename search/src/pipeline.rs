@@ -201,6 +201,10 @@ pub struct KernelResult {
     pub steps: Vec<Step>,
     /// Launches every candidate was checked on, or why none could be.
     pub checked_on: Result<usize, String>,
+    /// Why copper does not rewrite this kernel at all (an `#include` or
+    /// `#if` branches inside it, its text in a header): it is left
+    /// unchanged on purpose, not for want of a check.
+    pub not_rewritten: Option<String>,
     /// Where the test launches came from, and what copper assumed.
     pub assumptions: Vec<String>,
     /// Whether the test launches were built without a parameter file (so
@@ -250,7 +254,7 @@ impl KernelResult {
     /// access), some candidate was dropped unchecked (the first such
     /// reason), or the search stopped at its time budget.
     pub fn unchecked(&self) -> Option<&str> {
-        if self.improved() {
+        if self.improved() || self.not_rewritten.is_some() {
             return None;
         }
         if let Err(why) = &self.checked_on {
@@ -429,6 +433,7 @@ pub fn optimize_kernel(
         applied,
         steps,
         checked_on: checker.map(|c| c.launches()),
+        not_rewritten: refusal,
         assumptions: plan.assumptions,
         assumed: spec.is_none(),
         compiled,

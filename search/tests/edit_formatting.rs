@@ -4,9 +4,9 @@
 //! statements, blank lines, trailing whitespace, CRLF); for each, the
 //! diff of `copper optimize --write` changes the same statements as on the
 //! file as written, removes no comment line that it does not put back (a
-//! moved statement's comment moves with it; not asserted for branch
-//! distribution, which drops the `else` copy of common code with its
-//! comments), and the written file parses
+//! moved statement's comment moves with it, and so do the comments of
+//! the `else` copy that branch distribution merges into it), and the
+//! written file parses
 //! to the same rewritten kernel. `COPPER_FORMAT_CASES` sets the number of
 //! formats tried per kernel (default 4).
 
@@ -142,9 +142,9 @@ fn optimize(dir: &Path, name: &str, src: &str) -> (String, copper::cuda::ast::Fu
     (written, kernel)
 }
 
-/// Checks kernel `name`; with `comments_kept`, also that no comment line
-/// is removed without being put back.
-fn check(name: &str, comments_kept: bool) {
+/// Checks kernel `name`, also that no comment line is removed without
+/// being put back.
+fn check(name: &str) {
     let root = common::root().join("testdata");
     let original = std::fs::read_to_string(root.join(format!("{name}.cu"))).unwrap();
     let dir = std::env::temp_dir().join(format!("copper-fmt-{name}-{}", std::process::id()));
@@ -183,7 +183,7 @@ fn check(name: &str, comments_kept: bool) {
                 .filter(|l| l.starts_with('-') && !l.starts_with("---"))
             {
                 let t = l[1..].trim();
-                if comments_kept && (t.starts_with("//") || t.starts_with("/*")) {
+                if t.starts_with("//") || t.starts_with("/*") {
                     prop_assert!(added.contains(&t), "comment removed: {}\n{}", t, diff);
                 }
             }
@@ -195,18 +195,18 @@ fn check(name: &str, comments_kept: bool) {
 
 #[test]
 fn padding_edits_do_not_depend_on_formatting() {
-    check("student_transpose", true);
+    check("student_transpose");
 }
 
 #[test]
 fn hoisting_edits_do_not_depend_on_formatting() {
-    check("addSub0", true);
+    check("addSub0");
 }
 
 /// Branch distribution keeps one copy of the code common to both branches
-/// (the `then` branch's): a comment only in the `else` branch's copy is
-/// removed with that copy, so the comment property is not asserted here.
+/// (the `then` branch's): a comment only in the `else` branch's copy goes
+/// with the copy kept.
 #[test]
 fn branch_distribution_edits_do_not_depend_on_formatting() {
-    check("syn_brdis", false);
+    check("syn_brdis");
 }

@@ -578,6 +578,16 @@ fn a_batch_patch_applies_from_one_root() {
         err.contains(&format!("relative to {}", top.display())),
         "{err}"
     );
+    // `--quiet` keeps the note: the patch cannot be applied without it.
+    let o = copper_in(&sub, &["--quiet", "optimize", "--diff", "a.cu", "../b.cu"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "note: paths in this patch are relative to {}",
+            one.display()
+        )),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&top);
 }
 
@@ -639,10 +649,31 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
     let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
     let out = text(&o);
     assert!(
-        out.contains("`addSub0` (line 11) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"),
+        out.contains("kernel addSub0: not rewritten; block 256×1×1, grid 4×1×1 (from the launch at line 41); `addSub0` (line 11) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"),
         "{out}"
     );
+    assert!(out.contains(": 0 improved, 0 unchecked, 0 errors"), "{out}");
     assert_eq!(read(&path), text_in);
+    // The same status everywhere it shows: unchanged, with the reason.
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let k = &v["kernels"][0];
+    assert_eq!(k["status"], "unchanged", "{k}");
+    assert_eq!(k["check_error"], serde_json::Value::Null, "{k}");
+    assert!(
+        k["not_rewritten"]
+            .as_str()
+            .is_some_and(|w| w.contains("has an `#include` inside")),
+        "{k}"
+    );
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "sarif"]);
+    let sarif = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !sarif.contains("\"ruleId\": \"copper/unchecked\""),
+        "{sarif}"
+    );
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "github"]);
+    assert!(!text(&o).contains("unchecked"), "{}", text(&o));
 }
 
 /// Two transforms rewriting the same code in successive rounds (branch

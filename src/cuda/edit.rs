@@ -111,6 +111,7 @@ pub fn function_text(
         originals,
         used,
         refusal: RefCell::new(None),
+        twins_taken: RefCell::new(HashSet::new()),
     };
     let mut out = src[span.start..=open].to_string();
     let indent = e.line_indent(span.start) + &e.style.unit;
@@ -133,6 +134,23 @@ pub fn function_text(
 /// endings.
 fn reprinted(f: &Function, style: &Style) -> String {
     print::function(f).replace('\n', style.newline)
+}
+
+/// The lines of `theirs` that `ours` lacks (counted with multiplicity),
+/// in order.
+fn missing<'s>(theirs: &[&'s str], ours: &[&str]) -> Vec<&'s str> {
+    let mut rest = ours.to_vec();
+    theirs
+        .iter()
+        .filter(|l| match rest.iter().position(|r| r == *l) {
+            Some(i) => {
+                rest.remove(i);
+                false
+            }
+            None => true,
+        })
+        .copied()
+        .collect()
 }
 
 /// The offset of the `{` opening the body of the function at `span`: the
@@ -263,6 +281,8 @@ struct Editor<'a> {
     used: HashSet<Span>,
     /// Why the edit cannot be made, once known.
     refusal: RefCell<Option<Refusal>>,
+    /// Removed statements whose comments went with a moved copy of them.
+    twins_taken: RefCell<HashSet<Span>>,
 }
 
 impl Editor<'_> {
@@ -501,15 +521,23 @@ impl Editor<'_> {
     /// else is printed.
     fn new_statement(&self, out: &mut String, c: &Stmt, indent: &str) {
         if let Some(o) = self.moved_from(c) {
-            let (start, _) = self.bounds(o);
-            for comment in self.comments_above(start) {
+            let (start, end) = self.bounds(o);
+            let twin = self.twin(o);
+            let mut comments = self.comments_above(start);
+            if let Some(t) = twin {
+                comments.extend(missing(&self.comments_above(self.bounds(t).0), &comments));
+            }
+            for comment in comments {
                 out.push_str(comment);
                 out.push_str(self.style.newline);
                 out.push_str(indent);
             }
             let from = self.line_indent(start);
             let mut text = String::new();
-            self.statement(&mut text, o, c, &from);
+            match twin {
+                Some(t) if o == c => text = self.with_twin_comments(o, t, start, end),
+                _ => self.statement(&mut text, o, c, &from),
+            }
             out.push_str(&reindent(&text, &from, indent));
             return;
         }
@@ -563,6 +591,105 @@ impl Editor<'_> {
             }
             _ => out.push_str(&self.printed(c, indent)),
         }
+    }
+
+    /// A removed statement the same as `o`, moved, whose comments go with
+    /// it: the copy that merging code common to two branches drops (the
+    /// first such copy in the file, each taken once).
+    fn twin(&self, o: &Stmt) -> Option<&Stmt> {
+        let mut taken = self.twins_taken.borrow_mut();
+        let t = self
+            .originals
+            .iter()
+            .filter(|(span, t)| {
+                !self.used.contains(span)
+                    && !taken.contains(span)
+                    && **t == o
+                    && *span != &o.meta.span
+            })
+            .min_by_key(|(span, _)| span.start)
+            .map(|(_, t)| *t)?;
+        taken.insert(t.meta.span);
+        Some(t)
+    }
+
+    /// The comment lines between `from` and `to`, trimmed.
+    fn comments_in(&self, from: usize, to: usize) -> Vec<&str> {
+        self.src
+            .get(from..to)
+            .unwrap_or("")
+            .lines()
+            .map(str::trim)
+            .filter(|t| t.starts_with("//") || (t.starts_with("/*") && t.ends_with("*/")))
+            .collect()
+    }
+
+    /// The comment lines of block `b` (statements `stmts`) before its
+    /// statement `k`, or before its `}` when `k` is past the last one.
+    fn gap_comments(&self, b: &Stmt, stmts: &[Stmt], k: usize) -> Vec<&str> {
+        let from = match k {
+            0 => b.meta.span.start + 1,
+            _ => self.own_end(&stmts[k - 1]),
+        };
+        let to = stmts
+            .get(k)
+            .map_or(b.meta.span.end - 1, |s| self.bounds(s).0);
+        self.comments_in(from, to)
+    }
+
+    /// The text of `o` (from `start` to `end`, unchanged), with the
+    /// comments inside its twin `t` that `o` lacks, each put before the
+    /// statement (or the `}`) it precedes in `t`, on a line of its own.
+    fn with_twin_comments(&self, o: &Stmt, t: &Stmt, start: usize, end: usize) -> String {
+        let (mut os, mut ts) = (Vec::new(), Vec::new());
+        visit_stmts(o, &mut |s| os.push(s));
+        visit_stmts(t, &mut |s| ts.push(s));
+        // (offset in the file, indentation, comment lines to put there)
+        let mut inserts: Vec<(usize, String, Vec<&str>)> = Vec::new();
+        for (ob, tb) in os.iter().zip(&ts) {
+            let (StmtKind::Block(ol), StmtKind::Block(tl)) = (&ob.kind, &tb.kind) else {
+                continue;
+            };
+            if ob.meta.span.is_synthetic() || tb.meta.span.is_synthetic() {
+                continue;
+            }
+            for k in 0..=ol.len() {
+                let extra = missing(&self.gap_comments(tb, tl, k), &self.gap_comments(ob, ol, k));
+                if extra.is_empty() {
+                    continue;
+                }
+                let (at, indent) = match ol.get(k) {
+                    Some(s) => (self.bounds(s).0, self.line_indent(self.bounds(s).0)),
+                    None => {
+                        let close = ob.meta.span.end - 1;
+                        let indent = match ol.last() {
+                            Some(s) => self.line_indent(self.bounds(s).0),
+                            None => self.line_indent(close) + &self.style.unit,
+                        };
+                        (close, indent)
+                    }
+                };
+                let line_start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
+                // Only where the statement or `}` starts its line.
+                if line_start > start && self.src[line_start..at].trim().is_empty() {
+                    inserts.push((line_start, indent, extra));
+                }
+            }
+        }
+        inserts.sort_by_key(|(at, ..)| *at);
+        let mut text = String::new();
+        let mut pos = start;
+        for (at, indent, lines) in inserts {
+            text.push_str(&self.src[pos..at]);
+            for l in lines {
+                text.push_str(&indent);
+                text.push_str(l);
+                text.push_str(self.style.newline);
+            }
+            pos = at;
+        }
+        text.push_str(&self.src[pos..end]);
+        text
     }
 
     /// Emits `c`, which stands where `o` stood: `o`'s text when they are
@@ -861,6 +988,29 @@ mod tests {
         c.body.push(moved);
         let t = edited(src, &c).unwrap();
         assert!(t.ends_with("\t}\n\t// why\n\ta[(n)] = n*2;\n}"), "{t:?}");
+    }
+
+    #[test]
+    fn comments_of_a_merged_copy_go_with_the_copy_kept() {
+        let src = "__global__ void k(int *a, int n) {\n    if (n > 0) {\n        for (int i = 0; i < n; i++) {\n            a[i] += 1;\n        }\n        a[0] = 1;\n    } else {\n        // walk\n        for (int i = 0; i < n; i++) {\n            // add one\n            a[i] += 1;\n            // done\n        }\n        a[0] = 2;\n    }\n}\n";
+        let f = function(src);
+        let mut c = f.clone();
+        let StmtKind::If { then, els, .. } = &mut c.body[0].kind else {
+            panic!()
+        };
+        let StmtKind::Block(t) = &mut then.kind else {
+            panic!()
+        };
+        let moved = t.remove(0);
+        let Some(StmtKind::Block(e)) = els.as_mut().map(|e| &mut e.kind) else {
+            panic!()
+        };
+        e.remove(0);
+        c.body.insert(0, moved);
+        let t = edited(src, &c).unwrap();
+        let expected = "    // walk\n    for (int i = 0; i < n; i++) {\n        // add one\n        a[i] += 1;\n        // done\n    }\n    if (n > 0) {";
+        assert!(t.contains(expected), "{t}");
+        assert_eq!(t.matches("// walk").count(), 1, "{t}");
     }
 
     #[test]

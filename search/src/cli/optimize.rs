@@ -446,7 +446,8 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             print!("{}", file_diff(f, &base));
         }
         if let Some(note) = &base.note {
-            output::note(note);
+            // Even under `--quiet`: the patch cannot be applied without it.
+            eprintln!("copper: note: {note}");
         }
     } else {
         match a.format {

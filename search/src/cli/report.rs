@@ -154,6 +154,8 @@ pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
                     println!("  {}: {}", a.transform, a.description);
                     println!("    why: {} per warp, {}", r.metric, a.why);
                 }
+            } else if let Some(why) = &x.not_rewritten {
+                println!("{head}: not rewritten; {}; {why}", shape_text(k));
             } else if let Some(why) = x.unchecked() {
                 println!(
                     "{head}: unchecked: its candidates could not be checked, so none was suggested; {}; {why}",
@@ -429,7 +431,12 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                         }))
                         .collect::<Vec<_>>());
                     o["checked_launches"] = json!(x.checked_on.as_ref().ok());
-                    o["check_error"] = json!(x.checked_on.as_ref().err());
+                    o["check_error"] = json!(x
+                        .checked_on
+                        .as_ref()
+                        .err()
+                        .filter(|_| x.not_rewritten.is_none()));
+                    o["not_rewritten"] = json!(x.not_rewritten);
                     o["test_launch"] = json!(x.assumptions);
                     o["nvcc_checked"] = json!(x.compiled.is_some());
                     o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
