@@ -762,11 +762,15 @@ impl<'a> Block<'a> {
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
                 let n = self.ctx.hw.mem_reads(active, fp);
-                let mut lanes = [0i64; 32];
-                for (k, l) in lanes_of(mask).enumerate() {
-                    lanes[k] = l as i64;
+                // With a lane active the ideal is at least 1: only more
+                // than one transaction can exceed it.
+                if n > 1 {
+                    let mut lanes = [0i64; 32];
+                    for (k, l) in lanes_of(mask).enumerate() {
+                        lanes[k] = l as i64;
+                    }
+                    ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 }
-                ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
                 } else {
@@ -1018,11 +1022,26 @@ impl<'a> Block<'a> {
     /// hold bit patterns of values of type `e.ty` ([`Value::to_bits`]).
     fn eval(&mut self, w: &mut Warp, e: &Expr, mask: u32) -> Result<Lanes, SimError> {
         let mut out = ZERO_LANES;
+        self.eval_into(w, e, mask, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Block::eval`] into `out` (lanes outside `mask` set to 0): the
+    /// recursion writes each operand in place instead of returning 256
+    /// bytes through a `Result` at every node.
+    fn eval_into(
+        &mut self,
+        w: &mut Warp,
+        e: &Expr,
+        mask: u32,
+        out: &mut Lanes,
+    ) -> Result<(), SimError> {
+        *out = ZERO_LANES;
         let ty = e.ty;
         match &e.kind {
             ExprKind::Const(v) => {
                 Self::charge(w, Counter::Const);
-                out = [v.to_bits(); 32];
+                *out = [v.to_bits(); 32];
             }
             ExprKind::Var(v) => {
                 match self.ctx.kernel.vars[*v].kind {
@@ -1031,7 +1050,7 @@ impl<'a> Block<'a> {
                     // Charged as the literal a `-D` would give.
                     VarKind::Symbol => Self::charge(w, Counter::Const),
                 }
-                out = w.vars[*v];
+                *out = w.vars[*v];
             }
             ExprKind::Builtin(b) => {
                 let shape = self.ctx.shape;
@@ -1045,24 +1064,25 @@ impl<'a> Block<'a> {
                     }
                     Builtin::BlockIdx(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(self.block, *d); 32];
+                        *out = [per_block(self.block, *d); 32];
                     }
                     Builtin::BlockDim(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(shape.block, *d); 32];
+                        *out = [per_block(shape.block, *d); 32];
                     }
                     Builtin::GridDim(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(shape.grid, *d); 32];
+                        *out = [per_block(shape.grid, *d); 32];
                     }
                     Builtin::WarpSize => {
                         Self::charge(w, Counter::Param);
-                        out = [self.ctx.hw.warp_size as u64; 32];
+                        *out = [self.ctx.hw.warp_size as u64; 32];
                     }
                 }
             }
             ExprKind::Unary(op, x) => {
-                let v = self.eval(w, x, mask)?;
+                let mut v = ZERO_LANES;
+                self.eval_into(w, x, mask, &mut v)?;
                 Self::charge(w, Counter::Op);
                 for l in lanes_of(mask) {
                     let a = Value::from_bits(v[l], x.ty);
@@ -1089,11 +1109,13 @@ impl<'a> Block<'a> {
                 }
             }
             ExprKind::Binary(op, l, r) => {
-                let a = self.eval(w, l, mask)?;
-                let b = self.eval(w, r, mask)?;
+                let mut a = ZERO_LANES;
+                self.eval_into(w, l, mask, &mut a)?;
+                let mut b = ZERO_LANES;
+                self.eval_into(w, r, mask, &mut b)?;
                 Self::charge(w, Counter::Op);
-                if fast_binary(*op, l.ty, &a, &b, mask, &mut out) {
-                    return Ok(out);
+                if fast_binary(*op, l.ty, &a, &b, mask, out) {
+                    return Ok(());
                 }
                 for lane in lanes_of(mask) {
                     let (x, y) = (
@@ -1107,16 +1129,16 @@ impl<'a> Block<'a> {
             }
             ExprKind::And(l, r) | ExprKind::Or(l, r) => {
                 let is_and = matches!(e.kind, ExprKind::And(..));
-                let a = self.eval(w, l, mask)?;
+                let mut a = ZERO_LANES;
+                self.eval_into(w, l, mask, &mut a)?;
                 Self::charge(w, Counter::Op);
                 let rest = lanes_of(mask)
                     .filter(|&x| truthy(a[x], l.ty) == is_and)
                     .fold(0u32, |m, x| m | 1 << x);
-                let b = if rest != 0 {
-                    self.eval(w, r, rest)?
-                } else {
-                    ZERO_LANES
-                };
+                let mut b = ZERO_LANES;
+                if rest != 0 {
+                    self.eval_into(w, r, rest, &mut b)?;
+                }
                 for lane in lanes_of(mask) {
                     let v = if rest & (1 << lane) != 0 {
                         truthy(b[lane], r.ty)
@@ -1127,22 +1149,20 @@ impl<'a> Block<'a> {
                 }
             }
             ExprKind::Select(c, a, b) => {
-                let cv = self.eval(w, c, mask)?;
+                let mut cv = ZERO_LANES;
+                self.eval_into(w, c, mask, &mut cv)?;
                 Self::charge(w, Counter::Op);
                 let t = lanes_of(mask)
                     .filter(|&x| truthy(cv[x], c.ty))
                     .fold(0u32, |m, x| m | 1 << x);
                 let f = mask & !t;
-                let av = if t != 0 {
-                    self.eval(w, a, t)?
-                } else {
-                    ZERO_LANES
-                };
-                let bv = if f != 0 {
-                    self.eval(w, b, f)?
-                } else {
-                    ZERO_LANES
-                };
+                let (mut av, mut bv) = (ZERO_LANES, ZERO_LANES);
+                if t != 0 {
+                    self.eval_into(w, a, t, &mut av)?;
+                }
+                if f != 0 {
+                    self.eval_into(w, b, f, &mut bv)?;
+                }
                 for lane in lanes_of(mask) {
                     out[lane] = if t & (1 << lane) != 0 {
                         av[lane]
@@ -1152,7 +1172,8 @@ impl<'a> Block<'a> {
                 }
             }
             ExprKind::Convert { value, explicit } => {
-                let v = self.eval(w, value, mask)?;
+                let mut v = ZERO_LANES;
+                self.eval_into(w, value, mask, &mut v)?;
                 if *explicit {
                     Self::charge(w, Counter::Op);
                 }
@@ -1183,7 +1204,8 @@ impl<'a> Block<'a> {
                 }
                 Self::charge(w, Counter::Op);
                 if f.is_warp() {
-                    return self.warp_call(w, *f, &vals, mask);
+                    *out = self.warp_call(w, *f, &vals, mask)?;
+                    return Ok(());
                 }
                 let arg_ty = args.first().map_or(ty, |a| a.ty);
                 let mut lane_args = Vec::with_capacity(args.len());
@@ -1198,7 +1220,7 @@ impl<'a> Block<'a> {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
