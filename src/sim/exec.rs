@@ -210,6 +210,9 @@ pub struct Block<'a> {
     shared: Vec<Vec<u64>>,
     /// Per-site statistics.
     pub sites: Vec<SiteStats>,
+    /// Per array (by [`ArrayId`]): one past the largest element index
+    /// accessed, 0 when none was.
+    pub extents: Vec<u64>,
     /// The warps.
     pub warps: Vec<Warp>,
 }
@@ -264,6 +267,7 @@ impl<'a> Block<'a> {
                 .map(|&l| vec![0u64; l as usize])
                 .collect(),
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
+            extents: vec![0; ctx.kernel.arrays.len()],
             warps,
         }
     }
@@ -727,6 +731,7 @@ impl<'a> Block<'a> {
         let idx = self.eval(w, &a.index, mask)?;
         let len = self.array_len(a.array);
         let mut out = [0i64; 32];
+        let mut extent = self.extents[a.array];
         for l in lanes_of(mask) {
             let i = idx[l] as i64;
             if i < 0 || i as u64 >= len {
@@ -740,7 +745,9 @@ impl<'a> Block<'a> {
                 ));
             }
             out[l] = i;
+            extent = extent.max(i as u64 + 1);
         }
+        self.extents[a.array] = extent;
         Ok(out)
     }
 
