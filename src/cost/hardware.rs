@@ -59,10 +59,19 @@ impl Hardware {
         if fp.within(self.transaction_bytes) && indices.len() <= 64 {
             // Every access lies in one block: no allocation on this hot path.
             let mut blocks = [0i64; 64];
-            for (b, &i) in blocks.iter_mut().zip(indices) {
-                *b = (i * s + o).div_euclid(t);
+            let blocks = &mut blocks[..indices.len()];
+            if self.transaction_bytes.is_power_of_two() {
+                // Floor division by a power of two is an arithmetic shift.
+                let shift = self.transaction_bytes.trailing_zeros();
+                for (b, &i) in blocks.iter_mut().zip(indices) {
+                    *b = (i * s + o) >> shift;
+                }
+            } else {
+                for (b, &i) in blocks.iter_mut().zip(indices) {
+                    *b = (i * s + o).div_euclid(t);
+                }
             }
-            return count_distinct(&mut blocks[..indices.len()]);
+            return count_distinct(blocks);
         }
         let mut blocks: Vec<i64> = Vec::with_capacity(indices.len() * 2);
         for &i in indices {

@@ -176,6 +176,9 @@ pub struct SimResult {
     /// Final contents of the global arrays that are parameters, in
     /// parameter order.
     pub arrays: Vec<(String, ArrayData)>,
+    /// For each array of `arrays`: one past the largest element index the
+    /// launch accessed (0 when none): the fewest elements it runs on.
+    pub extents: Vec<u64>,
     /// Blocks simulated.
     pub blocks: u64,
     /// Warps simulated.
@@ -367,6 +370,7 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
 struct BlockOutcome {
     per_metric: Vec<(f64, f64, f64, f64)>,
     sites: Vec<SiteStats>,
+    extents: Vec<u64>,
     warps: u64,
     instructions: u64,
 }
@@ -519,6 +523,7 @@ pub fn simulate_owned(
         })
         .collect();
     let mut sites = vec![SiteStats::default(); kernel.sites.len()];
+    let mut accessed = vec![0u64; kernel.arrays.len()];
     let (mut warps, mut instructions) = (0, 0);
     for o in outcomes {
         let o = o?;
@@ -531,11 +536,14 @@ pub fn simulate_owned(
         for (s, b) in sites.iter_mut().zip(&o.sites) {
             s.merge(b);
         }
+        for (e, b) in accessed.iter_mut().zip(&o.extents) {
+            *e = (*e).max(*b);
+        }
         warps += o.warps;
         instructions += o.instructions;
     }
     let mut globals: Vec<Option<GlobalArray>> = globals.into_iter().map(Some).collect();
-    let arrays = kernel
+    let (arrays, extents) = kernel
         .params
         .iter()
         .filter_map(|p| match p {
@@ -548,19 +556,18 @@ pub fn simulate_owned(
             };
             let arr = globals[g].take()?;
             let bits = arr.data.into_iter().map(AtomicU64::into_inner).collect();
-            Some((
-                kernel.arrays[a].name.clone(),
-                ArrayData {
-                    elem: arr.elem,
-                    bits,
-                },
-            ))
+            let data = ArrayData {
+                elem: arr.elem,
+                bits,
+            };
+            Some(((kernel.arrays[a].name.clone(), data), accessed[a]))
         })
-        .collect();
+        .unzip();
     Ok(SimResult {
         metrics,
         sites,
         arrays,
+        extents,
         blocks: block_ids.len() as u64,
         warps,
         instructions,
@@ -629,6 +636,7 @@ fn run_block(
     Ok(BlockOutcome {
         per_metric,
         sites: block.sites,
+        extents: block.extents,
         warps: block.warps.len() as u64,
         instructions: block.warps.iter().map(|w| w.steps()).sum(),
     })

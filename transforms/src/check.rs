@@ -138,47 +138,30 @@ fn launch_work(spec: &LaunchSpec) -> u64 {
     threads.saturating_add(elements)
 }
 
-/// Longest array shrunk in the tight launch: longer ones stay as they are
-/// (a binary search costs a simulation per halving).
+/// Longest array cut in the tight launch: longer ones stay as they are.
 const MAX_TIGHTENED: u64 = 1 << 20;
 
-/// `spec` with each array shrunk, in turn, to the fewest elements the
-/// original runs cleanly on (a binary search), and the original's results
-/// there; `None` when it then does not run cleanly.
-fn tight(kernel: &Kernel, spec: &LaunchSpec, options: &SimOptions) -> Option<Run> {
-    let runs = |s: &LaunchSpec| {
-        let inputs = inputs_from_spec(kernel, s).ok()?;
-        let at = inputs.bound_point();
-        let result = simulate_owned(kernel, inputs, options).ok()?;
-        Some(Run {
-            spec: s.clone(),
-            at,
-            result,
-        })
-    };
-    let mut spec = spec.clone();
-    let names: Vec<String> = spec.arrays.keys().cloned().collect();
-    for name in names {
-        let full = spec.arrays.get(&name)?.len;
-        if full > MAX_TIGHTENED {
-            continue;
-        }
-        // Invariant: the original runs cleanly with `hi` elements.
-        let (mut lo, mut hi) = (0, full);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            spec.arrays.get_mut(&name)?.len = mid;
-            if runs(&spec).is_some() {
-                hi = mid;
-            } else {
-                lo = mid + 1;
+/// The launch of `run` with each array cut to the elements the original
+/// accessed there ([`SimResult::extents`]), and the original's results on
+/// it; `None` when it then does not run cleanly. A kernel cannot see an
+/// array's length, and random data of one seed agree on their common
+/// prefix, so the original runs the same on the cut arrays, and on no
+/// shorter ones: this is the launch a binary search over each length
+/// would find, for one simulation.
+fn tight(kernel: &Kernel, run: &Run, options: &SimOptions) -> Option<Run> {
+    let mut spec = run.spec.clone();
+    for ((name, _), &extent) in run.result.arrays.iter().zip(&run.result.extents) {
+        if let Some(a) = spec.arrays.get_mut(name) {
+            if a.len <= MAX_TIGHTENED {
+                a.len = extent.min(a.len);
+                a.len_expr = None;
             }
         }
-        let a = spec.arrays.get_mut(&name)?;
-        a.len = hi;
-        a.len_expr = None;
     }
-    runs(&spec)
+    let inputs = inputs_from_spec(kernel, &spec).ok()?;
+    let at = inputs.bound_point();
+    let result = simulate_owned(kernel, inputs, options).ok()?;
+    Some(Run { spec, at, result })
 }
 
 impl Checker {
@@ -272,12 +255,8 @@ impl Checker {
         // Arrays as short as the original allows: a candidate that reads
         // an element the original never reads fails there, out of bounds,
         // where longer test arrays would hide it.
-        let smallest = launches
-            .iter()
-            .map(|r| &r.spec)
-            .min_by_key(|spec| launch_work(spec))
-            .cloned();
-        if let Some(t) = smallest.and_then(|spec| tight(&kernel, &spec, &options)) {
+        let smallest = launches.iter().min_by_key(|r| launch_work(&r.spec));
+        if let Some(t) = smallest.and_then(|run| tight(&kernel, run, &options)) {
             launches.push(t);
         }
         Ok(Checker {
@@ -593,5 +572,26 @@ mod tests {
         };
         let err = c.check(&wrong).unwrap_err();
         assert!(err.contains("`b` differs"), "{err}");
+    }
+
+    /// The last launch has the arrays of the smallest one cut to what the
+    /// original accessed: `a` and `b` to `n` elements (the guard stops
+    /// the threads past `n`), so one more element read fails there.
+    #[test]
+    fn the_tight_launch_cuts_arrays_to_the_accessed_elements() {
+        let f = file(SRC);
+        let c = Checker::new(&f, "k", None, Some([32, 1, 1]), None).unwrap();
+        let last = c.runs().last().unwrap();
+        let n = last.spec.args["n"] as u64;
+        assert!(n < 32 * last.spec.grid[0], "the last block is partial");
+        for name in ["a", "b"] {
+            assert_eq!(last.spec.arrays[name].len, n, "{name}");
+        }
+        assert_eq!(last.result.extents, vec![n, n]);
+        // A candidate reading one element past the original fails.
+        let past = file(&SRC.replace("a[i] + 1", "a[i] + a[i + 1] - a[i + 1] + 1"));
+        let (_, k) = materialize(&f, past.function("k").unwrap()).unwrap();
+        let err = c.check_kernel(&k).err().expect("the candidate fails");
+        assert!(err.contains("out-of-bounds"), "{err}");
     }
 }

@@ -13,11 +13,26 @@ impl Block<'_> {
     /// hold bit patterns of values of type `e.ty` ([`Value::to_bits`]).
     pub(super) fn eval(&mut self, w: &mut Warp, e: &Expr, mask: u32) -> Result<Lanes, SimError> {
         let mut out = ZERO_LANES;
+        self.eval_into(w, e, mask, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Block::eval`] into `out` (lanes outside `mask` set to 0): the
+    /// recursion writes each operand in place instead of returning 256
+    /// bytes through a `Result` at every node.
+    fn eval_into(
+        &mut self,
+        w: &mut Warp,
+        e: &Expr,
+        mask: u32,
+        out: &mut Lanes,
+    ) -> Result<(), SimError> {
+        *out = ZERO_LANES;
         let ty = e.ty;
         match &e.kind {
             ExprKind::Const(v) => {
                 Self::charge(w, Counter::Const);
-                out = [v.to_bits(); 32];
+                *out = [v.to_bits(); 32];
             }
             ExprKind::Var(v) => {
                 match self.ctx.kernel.vars[*v].kind {
@@ -26,7 +41,7 @@ impl Block<'_> {
                     // Charged as the literal a `-D` would give.
                     VarKind::Symbol => Self::charge(w, Counter::Const),
                 }
-                out = w.vars[*v];
+                *out = w.vars[*v];
             }
             ExprKind::Builtin(b) => {
                 let shape = self.ctx.shape;
@@ -40,24 +55,25 @@ impl Block<'_> {
                     }
                     Builtin::BlockIdx(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(self.block, *d); 32];
+                        *out = [per_block(self.block, *d); 32];
                     }
                     Builtin::BlockDim(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(shape.block, *d); 32];
+                        *out = [per_block(shape.block, *d); 32];
                     }
                     Builtin::GridDim(d) => {
                         Self::charge(w, Counter::Param);
-                        out = [per_block(shape.grid, *d); 32];
+                        *out = [per_block(shape.grid, *d); 32];
                     }
                     Builtin::WarpSize => {
                         Self::charge(w, Counter::Param);
-                        out = [self.ctx.hw.warp_size as u64; 32];
+                        *out = [self.ctx.hw.warp_size as u64; 32];
                     }
                 }
             }
             ExprKind::Unary(op, x) => {
-                let v = self.eval(w, x, mask)?;
+                let mut v = ZERO_LANES;
+                self.eval_into(w, x, mask, &mut v)?;
                 Self::charge(w, Counter::Op);
                 for l in lanes_of(mask) {
                     let a = Value::from_bits(v[l], x.ty);
@@ -84,11 +100,13 @@ impl Block<'_> {
                 }
             }
             ExprKind::Binary(op, l, r) => {
-                let a = self.eval(w, l, mask)?;
-                let b = self.eval(w, r, mask)?;
+                let mut a = ZERO_LANES;
+                self.eval_into(w, l, mask, &mut a)?;
+                let mut b = ZERO_LANES;
+                self.eval_into(w, r, mask, &mut b)?;
                 Self::charge(w, Counter::Op);
-                if fast_binary(*op, l.ty, &a, &b, mask, &mut out) {
-                    return Ok(out);
+                if fast_binary(*op, l.ty, &a, &b, mask, out) {
+                    return Ok(());
                 }
                 for lane in lanes_of(mask) {
                     let (x, y) = (
@@ -102,16 +120,16 @@ impl Block<'_> {
             }
             ExprKind::And(l, r) | ExprKind::Or(l, r) => {
                 let is_and = matches!(e.kind, ExprKind::And(..));
-                let a = self.eval(w, l, mask)?;
+                let mut a = ZERO_LANES;
+                self.eval_into(w, l, mask, &mut a)?;
                 Self::charge(w, Counter::Op);
                 let rest = lanes_of(mask)
                     .filter(|&x| truthy(a[x], l.ty) == is_and)
                     .fold(0u32, |m, x| m | 1 << x);
-                let b = if rest != 0 {
-                    self.eval(w, r, rest)?
-                } else {
-                    ZERO_LANES
-                };
+                let mut b = ZERO_LANES;
+                if rest != 0 {
+                    self.eval_into(w, r, rest, &mut b)?;
+                }
                 for lane in lanes_of(mask) {
                     let v = if rest & (1 << lane) != 0 {
                         truthy(b[lane], r.ty)
@@ -122,22 +140,20 @@ impl Block<'_> {
                 }
             }
             ExprKind::Select(c, a, b) => {
-                let cv = self.eval(w, c, mask)?;
+                let mut cv = ZERO_LANES;
+                self.eval_into(w, c, mask, &mut cv)?;
                 Self::charge(w, Counter::Op);
                 let t = lanes_of(mask)
                     .filter(|&x| truthy(cv[x], c.ty))
                     .fold(0u32, |m, x| m | 1 << x);
                 let f = mask & !t;
-                let av = if t != 0 {
-                    self.eval(w, a, t)?
-                } else {
-                    ZERO_LANES
-                };
-                let bv = if f != 0 {
-                    self.eval(w, b, f)?
-                } else {
-                    ZERO_LANES
-                };
+                let (mut av, mut bv) = (ZERO_LANES, ZERO_LANES);
+                if t != 0 {
+                    self.eval_into(w, a, t, &mut av)?;
+                }
+                if f != 0 {
+                    self.eval_into(w, b, f, &mut bv)?;
+                }
                 for lane in lanes_of(mask) {
                     out[lane] = if t & (1 << lane) != 0 {
                         av[lane]
@@ -147,7 +163,8 @@ impl Block<'_> {
                 }
             }
             ExprKind::Convert { value, explicit } => {
-                let v = self.eval(w, value, mask)?;
+                let mut v = ZERO_LANES;
+                self.eval_into(w, value, mask, &mut v)?;
                 if *explicit {
                     Self::charge(w, Counter::Op);
                 }
@@ -178,7 +195,8 @@ impl Block<'_> {
                 }
                 Self::charge(w, Counter::Op);
                 if f.is_warp() {
-                    return self.warp_call(w, *f, &vals, mask);
+                    *out = self.warp_call(w, *f, &vals, mask)?;
+                    return Ok(());
                 }
                 let arg_ty = args.first().map_or(ty, |a| a.ty);
                 let mut lane_args = Vec::with_capacity(args.len());
@@ -193,7 +211,7 @@ impl Block<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A warp-level primitive on the lanes of `mask`, from its arguments'

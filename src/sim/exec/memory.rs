@@ -64,6 +64,7 @@ impl Block<'_> {
         let idx = self.eval(w, &a.index, mask)?;
         let len = self.array_len(a.array);
         let mut out = [0i64; 32];
+        let mut extent = self.extents[a.array];
         for l in lanes_of(mask) {
             let i = idx[l] as i64;
             if i < 0 || i as u64 >= len {
@@ -77,7 +78,9 @@ impl Block<'_> {
                 ));
             }
             out[l] = i;
+            extent = extent.max(i as u64 + 1);
         }
+        self.extents[a.array] = extent;
         Ok(out)
     }
 
@@ -106,11 +109,15 @@ impl Block<'_> {
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
                 let n = self.ctx.hw.mem_reads(active, fp);
-                let mut lanes = [0i64; 32];
-                for (k, l) in lanes_of(mask).enumerate() {
-                    lanes[k] = l as i64;
+                // With a lane active the ideal is at least 1: only more
+                // than one transaction can exceed it.
+                if n > 1 {
+                    let mut lanes = [0i64; 32];
+                    for (k, l) in lanes_of(mask).enumerate() {
+                        lanes[k] = l as i64;
+                    }
+                    ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 }
-                ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
                 } else {

@@ -163,6 +163,9 @@ pub struct Block<'a> {
     shared: Vec<Vec<u64>>,
     /// Per-site statistics.
     pub sites: Vec<SiteStats>,
+    /// Per array (by [`ArrayId`]): one past the largest element index
+    /// accessed, 0 when none was.
+    pub extents: Vec<u64>,
     /// The warps.
     pub warps: Vec<Warp>,
 }
@@ -217,6 +220,7 @@ impl<'a> Block<'a> {
                 .map(|&l| vec![0u64; l as usize])
                 .collect(),
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
+            extents: vec![0; ctx.kernel.arrays.len()],
             warps,
         }
     }
