@@ -23,6 +23,7 @@ pub fn deduce(
     head: &str,
 ) -> Result<Vec<Option<String>>, String> {
     let mut out = vec![None; params.len()];
+    let toks: Vec<&str> = tokenize(head).iter().map(|t| t.text(head)).collect();
     for (p, arg) in kernel_params.iter().zip(args) {
         let BaseType::Named(name) = &p.ty.base else {
             continue;
@@ -33,7 +34,7 @@ pub fn deduce(
         else {
             continue;
         };
-        let Some((base, stars)) = type_of(arg, head) else {
+        let Some((base, stars)) = type_of(arg, &toks) else {
             continue;
         };
         // `T *a` given a `float **`: T is `float *`.
@@ -54,8 +55,8 @@ pub fn deduce(
 }
 
 /// The type of the argument `arg`: its base type's spelling and pointer
-/// levels, for a literal or a variable declared in `head`.
-fn type_of(arg: &str, head: &str) -> Option<(String, usize)> {
+/// levels, for a literal or a variable declared in `head` (tokens).
+fn type_of(arg: &str, head: &[&str]) -> Option<(String, usize)> {
     let arg = arg.trim();
     if arg.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         return literal_type(arg).map(|t| (t.to_string(), 0));
@@ -93,10 +94,9 @@ fn literal_type(lit: &str) -> Option<&'static str> {
 /// Words that qualify a declaration without being its type.
 const QUALIFIERS: &[&str] = &["const", "volatile", "static", "__restrict__", "register"];
 
-/// The type of the variable `name` as its last declaration in `head`
-/// gives it (`float *d_a`, `float *d_a, *d_b;`, `double x = 0`).
-fn declared_type(name: &str, head: &str) -> Option<(String, usize)> {
-    let toks: Vec<&str> = tokenize(head).iter().map(|t| t.text(head)).collect();
+/// The type of the variable `name` as its last declaration in the tokens
+/// `toks` gives it (`float *d_a`, `float *d_a, *d_b;`, `double x = 0`).
+fn declared_type(name: &str, toks: &[&str]) -> Option<(String, usize)> {
     let at = (1..toks.len().saturating_sub(1)).rev().find(|&i| {
         toks[i] == name
             && matches!(toks[i + 1], "," | ";" | "=" | ")" | "[")
@@ -173,18 +173,23 @@ mod tests {
         }
     }
 
+    fn declared_type_in(name: &str, head: &str) -> Option<(String, usize)> {
+        let toks: Vec<&str> = tokenize(head).iter().map(|t| t.text(head)).collect();
+        declared_type(name, &toks)
+    }
+
     #[test]
     fn declarations_give_base_type_and_pointer_levels() {
         let head = "void run(float *d_in, int n) {\n  double *d_a, *d_b;\n  unsigned int count = 3;\n  Node **g = 0;\n  float x;\n";
-        assert_eq!(declared_type("d_in", head), Some(("float".into(), 1)));
-        assert_eq!(declared_type("d_b", head), Some(("double".into(), 1)));
-        assert_eq!(declared_type("d_a", head), Some(("double".into(), 1)));
+        assert_eq!(declared_type_in("d_in", head), Some(("float".into(), 1)));
+        assert_eq!(declared_type_in("d_b", head), Some(("double".into(), 1)));
+        assert_eq!(declared_type_in("d_a", head), Some(("double".into(), 1)));
         assert_eq!(
-            declared_type("count", head),
+            declared_type_in("count", head),
             Some(("unsigned int".into(), 0))
         );
-        assert_eq!(declared_type("g", head), Some(("Node".into(), 2)));
-        assert_eq!(declared_type("x", head), Some(("float".into(), 0)));
-        assert_eq!(declared_type("y", head), None);
+        assert_eq!(declared_type_in("g", head), Some(("Node".into(), 2)));
+        assert_eq!(declared_type_in("x", head), Some(("float".into(), 0)));
+        assert_eq!(declared_type_in("y", head), None);
     }
 }
