@@ -149,6 +149,50 @@ fn with_a_define_there_is_no_symbol() {
     assert!(!e.to_string().contains('N'), "{e}");
 }
 
+#[test]
+fn a_define_inside_a_kernel_is_a_macro_there_and_after_it() {
+    // Students define index helpers inside the kernel; a later kernel
+    // sees them too, as the preprocessor is textual.
+    let src = "__global__ void k(int *a, int n) {\n\
+               #define AT(r, c) a[(r) * W + (c)]\n\
+               #define W 8\n\
+                 int t = threadIdx.x;\n\
+                 if (t < n) AT(t, 1) = W;\n\
+               }\n\
+               __global__ void later(int *a) { a[threadIdx.x] = W; }\n";
+    let parsed = parse_source(SourceFile::new("s.cu", src));
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    for name in ["k", "later"] {
+        let k = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
+        assert!(k.symbols.is_empty(), "{name}: `W` is a macro, not a symbol");
+    }
+}
+
+#[test]
+fn an_include_inside_a_kernel_is_refused_not_dropped() {
+    // Its statements would be missing: no bound may be given without them.
+    let src = "__global__ void k(float *out) {\n  int i = threadIdx.x;\n#include \"body.cuh\"\n}\n\
+               __global__ void ok(float *out) { out[threadIdx.x] = 1.0f; }\n";
+    let parsed = parse_source(SourceFile::new("s.cu", src));
+    let diags = parsed.all_diagnostics();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        diags[0].message.contains("`#include` inside a function"),
+        "{}",
+        diags[0].message
+    );
+    assert_eq!((diags[0].line, diags[0].col), (3, 1));
+    assert!(lower_kernel(&parsed, "k").is_err());
+    assert!(
+        lower_kernel(&parsed, "ok").is_ok(),
+        "the other kernel goes on"
+    );
+}
+
 fn lower_error(src: &str) -> String {
     let parsed = parse_source(SourceFile::new("s.cu", src));
     lower_kernel(&parsed, "k").unwrap_err().message

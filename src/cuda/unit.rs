@@ -279,6 +279,19 @@ impl Unit {
             }
             if t.kind == TokKind::Directive {
                 let body = text[1..].trim_start();
+                if body
+                    .strip_prefix("include")
+                    .is_some_and(|r| r.starts_with([' ', '\t', '"', '<']))
+                {
+                    return Err(UnitError {
+                        offset: at,
+                        code: "unsupported",
+                        message: "`#include` inside a function is not supported: its statements \
+                                  would be missing from the analysis; move them into the \
+                                  function or a `__device__` function"
+                            .into(),
+                    });
+                }
                 if let Some(p) = body.strip_prefix("pragma") {
                     let p = p.replace("\\\r\n", " ").replace("\\\n", " ");
                     self.pragmas.push((at, p.trim().to_string()));
@@ -815,6 +828,10 @@ mod tests {
                 "dynamic parallelism",
             ),
             ("__global__ void k(int* a) { asm(\"nop\"); }", "assembly"),
+            (
+                "__global__ void k(int* a) {\n#include \"body.h\"\n}",
+                "`#include` inside a function",
+            ),
         ];
         for (src, what) in cases {
             let e = unit_of(src).unwrap_err();
