@@ -15,6 +15,7 @@ use std::time::Duration;
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
 use copper::cuda::ast::FnKind;
+use copper::cuda::excerpt::Excerpts;
 use copper::cuda::include::{Define, Preprocess};
 use copper::cuda::parse::parse_path_with;
 use copper::ir::lower::lower_kernel;
@@ -125,6 +126,14 @@ fn measure(dir: &Path) -> Coverage {
                     continue;
                 }
             };
+            // `optimize` searches on the kernel's excerpt of its file: it
+            // must read the kernel as the whole file does.
+            let excerpt = Excerpts::new(&parsed).kernel(&item.item.name);
+            if let Some(Err(d)) = excerpt.as_ref().map(|e| lower_kernel(e, &item.item.name)) {
+                c.lost
+                    .push(format!("in the kernel's excerpt: {}", d.render()));
+                continue;
+            }
             c.lowered += 1;
             let config = Config {
                 budget: Duration::from_secs(10),

@@ -17,7 +17,8 @@ use crate::source::{SourceFile, Span};
 /// Builds excerpts of one file (its index of device functions made once).
 pub struct Excerpts<'a> {
     file: &'a ParsedFile,
-    device: HashMap<&'a str, &'a FunctionItem>,
+    /// Device functions by name (overloads and namespaces share one).
+    device: HashMap<&'a str, Vec<&'a FunctionItem>>,
     /// Identifiers of every macro body (a macro may call a function).
     macro_idents: Vec<&'a str>,
 }
@@ -25,13 +26,15 @@ pub struct Excerpts<'a> {
 impl<'a> Excerpts<'a> {
     /// The index of `file`.
     pub fn new(file: &'a ParsedFile) -> Excerpts<'a> {
-        let device = file
+        let mut device: HashMap<&str, Vec<&FunctionItem>> = HashMap::new();
+        for f in file
             .extracted
             .functions
             .iter()
             .filter(|f| f.kind != FnKind::Global)
-            .map(|f| (f.name.as_str(), f))
-            .collect();
+        {
+            device.entry(f.name.as_str()).or_default().push(f);
+        }
         let macro_idents = file
             .extracted
             .macros
@@ -60,6 +63,7 @@ impl<'a> Excerpts<'a> {
         spans.extend(ex.pragmas.iter().map(|p| p.span));
         // What the file includes is entered where it is included.
         spans.extend(ex.includes.iter().copied());
+        spans.extend(ex.scope_marks.iter().copied());
         spans.extend(ex.types.iter().map(|t| t.span));
         spans.extend(ex.globals.iter().map(|g| g.span));
         // Device functions reachable by name.
@@ -75,12 +79,14 @@ impl<'a> Excerpts<'a> {
             todo.extend(identifiers(&text[s.start..s.end]));
         }
         while let Some(id) = todo.pop() {
-            let Some(f) = self.device.get(id) else {
+            let Some(fs) = self.device.get(id) else {
                 continue;
             };
             if seen.insert(id) {
-                spans.push(f.span);
-                todo.extend(identifiers(&text[f.span.start..f.span.end]));
+                for f in fs {
+                    spans.push(f.span);
+                    todo.extend(identifiers(&text[f.span.start..f.span.end]));
+                }
             }
         }
         let (excerpt, line_map) = whole_lines(&self.file.source, &mut spans);
@@ -159,5 +165,25 @@ mod tests {
         assert_eq!(e.source.line_col(f.meta.span.start), (6, 1));
         assert_eq!(e.source.line_text(7), "    p[threadIdx.x] = twice(N);");
         assert!(crate::ir::lower::lower_kernel(&e, "b").is_ok());
+    }
+
+    #[test]
+    fn an_excerpt_keeps_the_namespaces_of_what_it_holds() {
+        let src = "namespace geo {\n\
+                   constexpr int R = 2;\n\
+                   __device__ int clamp(int i) { return i < R ? i : R; }\n\
+                   }  // namespace geo\n\
+                   __device__ int clamp(int i) { return 0; }\n\
+                   __global__ void k(int *p) { p[threadIdx.x] = geo::clamp(threadIdx.x) + geo::R; }\n";
+        let file = parse_source(SourceFile::new("f.cu", src));
+        let e = Excerpts::new(&file).kernel("k").unwrap();
+        assert!(e.all_diagnostics().is_empty(), "{:?}", e.all_diagnostics());
+        let k = crate::ir::lower::lower_kernel(&e, "k");
+        assert!(
+            k.is_ok(),
+            "{:?}\n{}",
+            k.err().map(|d| d.message),
+            e.source.text
+        );
     }
 }

@@ -106,6 +106,10 @@ pub struct Extracted {
     pub pragmas: Vec<PragmaItem>,
     /// `#include` directive lines.
     pub includes: Vec<Span>,
+    /// The heads (`namespace N {`, `extern "C" {`) and closing braces of
+    /// the scopes declarations are read through: an excerpt keeps them so
+    /// its functions stay in their namespaces.
+    pub scope_marks: Vec<Span>,
 }
 
 /// Which kind of brace is open.
@@ -136,6 +140,7 @@ impl Extracted {
         self.launches.iter_mut().for_each(|l| sh(&mut l.span));
         self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
         self.includes.iter_mut().for_each(sh);
+        self.scope_marks.iter_mut().for_each(sh);
     }
 }
 
@@ -168,6 +173,8 @@ pub fn extract(src: &str) -> Extracted {
                         .skip(1)
                         .map(|t| t.text(src))
                         .collect::<String>();
+                    let head_start = head.first().map_or(t.start, |h| h.start);
+                    out.scope_marks.push(Span::new(head_start, t.end));
                     Scope::Transparent(name)
                 } else {
                     Scope::Opaque
@@ -176,7 +183,9 @@ pub fn extract(src: &str) -> Extracted {
                 decl_start = i + 1;
             }
             "}" => {
-                scopes.pop();
+                if let Some(Scope::Transparent(_)) = scopes.pop() {
+                    out.scope_marks.push(Span::new(t.start, t.end));
+                }
                 decl_start = i + 1;
             }
             "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__"
