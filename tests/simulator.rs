@@ -82,6 +82,26 @@ fn shared_conflicts(stride: u32) -> f64 {
 }
 
 #[test]
+fn cache_hinted_loads_read_and_cost_like_plain_loads() {
+    // `__ldg(&a[i])`, `__ldg(a + i)` and `__ldcs(p)`: the value and the
+    // sectors of `a[i]` (4 for a coalesced warp of ints, per load).
+    let params = "[kernel.k]\ngrid=[1]\nblock=[32]\n[kernel.k.arrays.a]\nlen=64\ninit=\"values\"\n\
+                  values=[3, 1, 4, 1, 5]\n[kernel.k.arrays.b]\nlen=32\n";
+    let plain = "__global__ void k(const int *a, int *b) { int t = threadIdx.x; \
+                 b[t] = a[t] + a[t + 32] + a[t]; }";
+    let hinted = "__global__ void k(const int *__restrict__ a, int *b) { int t = threadIdx.x; \
+                  const int *p = &a[t]; b[t] = __ldg(&a[t]) + __ldg(a + t + 32) + __ldcs(p); }";
+    let (p, h) = (run(plain, params).unwrap(), run(hinted, params).unwrap());
+    assert_eq!(array(&p, "b"), array(&h, "b"));
+    assert_eq!(metric(&h, "sectors"), metric(&p, "sectors"));
+    assert_eq!(
+        metric(&h, "sectors"),
+        16.0,
+        "three 4-sector loads and one 4-sector store"
+    );
+}
+
+#[test]
 fn bank_conflicts_count_n_minus_one_per_access() {
     assert_eq!(shared_conflicts(1), 0.0);
     assert_eq!(shared_conflicts(2), 2.0); // 2-way on the write and the read

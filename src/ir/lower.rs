@@ -2257,6 +2257,18 @@ impl<'a> Lowerer<'a> {
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
         }
+        if CACHE_HINTED_LOADS.contains(&name) {
+            // `__ldg(&a[i])` reads `a[i]` through another cache: in the
+            // model, the load `*(&a[i])`.
+            let [ptr] = args else {
+                return fail(span, format!("`{name}` takes one pointer"));
+            };
+            let load = ast::Expr {
+                meta: ptr.meta.clone(),
+                kind: A::Unary(UnOp::Deref, Box::new(ptr.clone())),
+            };
+            return self.expr(&load, out).map(Some);
+        }
         if let Some((f, signature)) = math::lookup(name) {
             let mut vals = Vec::new();
             for a in args {
@@ -2673,6 +2685,10 @@ fn unqualified(name: &str) -> &str {
 /// The device function a call names (`f`, `N::f`): a qualified name must
 /// match the namespace it was declared in; an unqualified one must be
 /// unambiguous.
+/// Loads with a cache hint (the read-only path, streaming, …): each reads
+/// what its pointer points to.
+const CACHE_HINTED_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
+
 fn callee<'f>(
     file: &'f ParsedFile,
     name: &str,
