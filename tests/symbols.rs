@@ -150,26 +150,46 @@ fn with_a_define_there_is_no_symbol() {
 }
 
 #[test]
-fn a_define_inside_a_kernel_is_a_macro_there_and_after_it() {
-    // Students define index helpers inside the kernel; a later kernel
-    // sees them too, as the preprocessor is textual.
+fn a_define_inside_a_kernel_holds_from_there_to_its_undef() {
+    // Students define index helpers inside the kernel, and two kernels of
+    // a file may define the same helper differently: each kernel reads
+    // its own, from its `#define` on (`k` uses `W` before defining it).
     let src = "__global__ void k(int *a, int n) {\n\
-               #define AT(r, c) a[(r) * W + (c)]\n\
-               #define W 8\n\
+               int W = 3;\n\
+               #define AT(r, c) a[(r) * 8 + (c)]\n\
                  int t = threadIdx.x;\n\
                  if (t < n) AT(t, 1) = W;\n\
+               #undef AT\n\
                }\n\
-               __global__ void later(int *a) { a[threadIdx.x] = W; }\n";
+               __global__ void k2(int *a, int n) {\n\
+               #define AT(r, c) a[(c) * 8 + (r)]\n\
+                 AT(threadIdx.x, 1) = 5;\n\
+               }\n";
     let parsed = parse_source(SourceFile::new("s.cu", src));
     assert!(
         parsed.all_diagnostics().is_empty(),
         "{:?}",
         parsed.all_diagnostics()
     );
-    for name in ["k", "later"] {
+    let written = |name: &str| {
         let k = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
-        assert!(k.symbols.is_empty(), "{name}: `W` is a macro, not a symbol");
-    }
+        assert!(k.symbols.is_empty(), "{name}: no undefined names");
+        let spec = ParamFile::from_toml(&format!(
+            "[kernel.{name}]\ngrid=[1]\nblock=[2]\n[kernel.{name}.args]\nn=2\n[kernel.{name}.arrays.a]\nlen=24\n"
+        ))
+        .unwrap()
+        .kernel[name]
+            .clone();
+        let inputs = inputs_from_spec(&k, &spec).unwrap();
+        let r = simulate_owned(&k, inputs, &SimOptions::default()).unwrap();
+        let a: Vec<f64> = r.arrays[0].1.values().map(|v| v.as_f64()).collect();
+        (0..24)
+            .filter(|&i| a[i] != 0.0)
+            .map(|i| (i, a[i]))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(written("k"), vec![(1, 3.0), (9, 3.0)]);
+    assert_eq!(written("k2"), vec![(8, 5.0), (9, 5.0)]);
 }
 
 #[test]

@@ -194,14 +194,6 @@ pub fn extract(src: &str) -> Extracted {
             {
                 let namespace = namespace_of(&scopes);
                 if let Some(next) = cuda_declaration(src, &toks, decl_start, &namespace, &mut out) {
-                    // Directives inside the declaration (a `#define` in a
-                    // kernel's body) take effect like anywhere else.
-                    for t in toks[i..next.min(toks.len())]
-                        .iter()
-                        .filter(|t| t.kind == TokKind::Directive)
-                    {
-                        directive(src, *t, &mut conditions, &mut out);
-                    }
                     i = next;
                     decl_start = next;
                     continue;

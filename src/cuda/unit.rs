@@ -256,6 +256,9 @@ impl Unit {
         let mut i = 0;
         // Tokens to write as `)`: the `>` closing a C++ cast's type.
         let mut cast_closes: Vec<usize> = Vec::new();
+        // The file's macros as changed by the `#define`s and `#undef`s
+        // read so far inside this function, in order.
+        let mut local: Option<MacroTable> = None;
         while i < toks.len() {
             let t = toks[i];
             self.push_blank(piece, cursor, t.start, span.start);
@@ -291,6 +294,13 @@ impl Unit {
                                   function or a `__device__` function"
                             .into(),
                     });
+                }
+                if let Some(def) = super::extract::define_of(text, at) {
+                    local.get_or_insert_with(|| macros.clone()).define(def);
+                } else if let Some(name) = body.strip_prefix("undef") {
+                    local
+                        .get_or_insert_with(|| macros.clone())
+                        .undefine(name.trim());
                 }
                 if let Some(p) = body.strip_prefix("pragma") {
                     let p = p.replace("\\\r\n", " ").replace("\\\n", " ");
@@ -339,6 +349,7 @@ impl Unit {
                 i += 1;
                 continue;
             }
+            let macros = local.as_ref().unwrap_or(macros);
             if let Some(def) = macros.get(text) {
                 let next_is_paren = toks.get(i + 1).is_some_and(|n| n.is(piece, "("));
                 if def.params.is_none() || next_is_paren {
