@@ -339,3 +339,39 @@ fn cxx_constructs_print_back_as_written() {
     let again = parse(&whole);
     assert_eq!(again.function("k"), Some(k));
 }
+
+#[test]
+fn a_const_local_is_a_constant_in_bounds() {
+    // Tiled kernels write the tile size as a local constant: the trip
+    // count `(n + TILE - 1) / TILE` is then a division by 16, bounded as
+    // if 16 were written.
+    use copper::bound::{prepare, Config, Outcome};
+    use copper::cost::Metric;
+    let kernel = |decl: &str, tile: &str| {
+        format!(
+            "__global__ void k(const float *a, float *c, int n) {{\n  {decl}\n  float acc = 0.0f;\n  \
+             for (int t = 0; t < (n + {tile} - 1) / {tile}; ++t) acc += a[t];\n  c[threadIdx.x] = acc;\n}}\n"
+        )
+    };
+    let bound = |src: &str| {
+        let parsed = parse(src);
+        let k = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
+        match prepare(&k, Config::default())
+            .bound(&Metric::builtin("steps").unwrap())
+            .work
+        {
+            Outcome::Bound(e) => e.to_string(),
+            Outcome::NoBound(why, _) => panic!("no bound: {why}\n{src}"),
+        }
+    };
+    let literal = bound(&kernel("", "16"));
+    assert_eq!(bound(&kernel("const int TILE = 16;", "TILE")), literal);
+    assert_eq!(
+        bound(&kernel("constexpr unsigned TILE = 16u;", "(int)TILE")),
+        bound(&kernel("", "(int)16u"))
+    );
+    // Not a constant: `tile` is read at run time.
+    let src = kernel("const int tile = n / 4 + 1;", "tile");
+    let k = lower_kernel(&parse(&src), "k").unwrap();
+    assert!(k.vars.iter().any(|v| v.name == "tile"));
+}

@@ -1218,6 +1218,12 @@ impl<'a> Lowerer<'a> {
             }
             return Ok(());
         }
+        if let Some(c) = self.local_constant(d, elem) {
+            // `const int TILE = 16;` reads as 16 everywhere, so that
+            // `(n + TILE - 1) / TILE` is a division by a constant.
+            self.bind(&d.name, Binding::Const(c, elem));
+            return Ok(());
+        }
         let v = self.new_var(&d.name, elem, VarKind::Local, span);
         if let Some(init) = &d.init {
             let ast::Init::Expr(e) = init else {
@@ -1233,6 +1239,22 @@ impl<'a> Lowerer<'a> {
         }
         self.bind(&d.name, Binding::Var(v));
         Ok(())
+    }
+
+    /// The value of a `const`/`constexpr` integer local whose initializer
+    /// is a constant (remembered as one), converted to its type.
+    fn local_constant(&mut self, d: &ast::VarDecl, elem: Scalar) -> Option<Value> {
+        let Some(ast::Init::Expr(e)) = &d.init else {
+            return None;
+        };
+        if elem.is_float() || !(d.ty.is_const || d.is_constexpr) {
+            return None;
+        }
+        let Value::I(c) = self.const_value(e)? else {
+            return None;
+        };
+        self.remember_constant(d, e);
+        Some(Value::I(c).convert(elem))
     }
 
     /// A `const`/`constexpr` local with a constant integer initializer is
