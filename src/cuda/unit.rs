@@ -612,6 +612,9 @@ fn unsupported_word(word: &str) -> Option<String> {
             "C++ casts without `<type>(expression)`".into()
         }
         w if CXX_KEYWORDS.contains(&w) => format!("C++ `{w}` expressions and declarations"),
+        "cooperative_groups" | "thread_block" | "thread_block_tile" | "grid_group"
+        | "coalesced_group" | "this_thread_block" | "this_grid" | "tiled_partition"
+        | "coalesced_threads" => format!("cooperative groups (`{word}`)"),
         _ => return None,
     })
 }
@@ -842,6 +845,14 @@ mod tests {
             (
                 "__global__ void k(int* a) {\n#include \"body.h\"\n}",
                 "`#include` inside a function",
+            ),
+            (
+                "__global__ void k(int* a) { cg::thread_block b = cg::this_thread_block(); b.sync(); }",
+                "cooperative groups (`thread_block`)",
+            ),
+            (
+                "__global__ void k(int* a) { auto t = cooperative_groups::tiled_partition<32>(g); }",
+                "cooperative groups (`tiled_partition`)",
             ),
         ];
         for (src, what) in cases {
