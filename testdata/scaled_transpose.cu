@@ -2,7 +2,8 @@
 // matrix whose size is not a multiple of the 16 x 16 block (a homework's
 // "scale and transpose" step). Written for copper. Neighbouring threads
 // read neighbouring elements of in but write elements n apart in out; the
-// guard leaves the last row and column of blocks partly idle.
+// threads past the edge return early, leaving the last row and column of
+// blocks partly idle.
 
 #include <cstdio>
 #include <vector>
@@ -14,8 +15,9 @@ __global__ void scaleTranspose(const float *in, float *out, float alpha, int n)
 {
     const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-    if (x < n && y < n)
-        out[x * n + y] = alpha * in[y * n + x];
+    if (x >= n || y >= n)
+        return;   // past the edge of the matrix
+    out[x * n + y] = alpha * in[y * n + x];
 }
 
 int main()

@@ -45,7 +45,10 @@
 //!   (`S×(S+1)` elements of the written array's scalar type) fits in
 //!   shared memory;
 //! - the body is declarations of scalar locals initialized by pure
-//!   expressions that read no memory, then one store `out[f] = g`, alone
+//!   expressions that read no memory, with early exits `if (c) return;`
+//!   among them (`c` pure, reading no memory: before the barrier, which
+//!   every thread must reach, each becomes `if (!(c)) { … }` around what
+//!   follows it), then one store `out[f] = g`, alone
 //!   or inside `if`s without `else` whose conditions are pure and read no
 //!   memory; `f` reads no memory; `g` is pure and reads only other pointer
 //!   parameters, each as `p[i]`; `threadIdx` appears only as `.x`, `.y`
@@ -218,6 +221,9 @@ struct Map {
     reads: Vec<usize>,
     /// The loads of `g` (`p[i]`).
     loads: Vec<Expr>,
+    /// Whether the declarations are interleaved with early exits
+    /// (`if (c) return;`).
+    returns: bool,
 }
 
 impl Map {
@@ -231,8 +237,17 @@ impl Map {
         let Some((last, decls)) = body.split_last() else {
             return Err("its body is empty".into());
         };
+        let mut returns = false;
         for d in decls {
-            index_decl(d)?;
+            match early_exit(d) {
+                Some(c) if is_pure(c) && !reads_memory(c) => returns = true,
+                Some(_) => {
+                    return Err(
+                        "an early `return`'s condition has side effects or reads memory".into(),
+                    )
+                }
+                None => index_decl(d)?,
+            }
         }
         let mut s: &Stmt = last;
         loop {
@@ -335,6 +350,7 @@ impl Map {
             out,
             reads,
             loads,
+            returns,
         })
     }
 
@@ -364,7 +380,7 @@ impl Map {
 }
 
 fn not_a_map() -> String {
-    "its body is not index declarations followed by one store `out[f] = g(in[h])` under `if`s"
+    "its body is not index declarations (and early `return`s) followed by one store `out[f] = g(in[h])` under `if`s"
         .into()
 }
 
@@ -447,12 +463,26 @@ fn rewrite(f: &Function, map: &Map, exchanged: Phase, tile: &str, side: u64) -> 
         Phase::Store => (at("y", "x"), at("x", "y")),
         Phase::Load => (at("x", "y"), at("y", "x")),
     };
-    let load = phase(f, map, exchanged == Phase::Load, &mut |_, value| {
+    let mut load = phase(f, map, exchanged == Phase::Load, &mut |_, value| {
         assign(load_at.clone(), value.clone())
     });
-    let store = phase(f, map, exchanged == Phase::Store, &mut |target, _| {
+    let mut store = phase(f, map, exchanged == Phase::Store, &mut |target, _| {
         assign(target.clone(), store_at.clone())
     });
+    // The loads come before the barrier, which every thread must reach:
+    // an early `return` there becomes an `if` around what follows it.
+    if map.returns {
+        load = without_returns(load);
+        fresh_metas(&mut load);
+    }
+    // A new phase goes in a block of its own, so that its declarations
+    // may repeat the kept phase's.
+    if exchanged == Phase::Load || map.returns {
+        load = vec![block(load)];
+    }
+    if exchanged == Phase::Store {
+        store = vec![block(store)];
+    }
     let mut g = f.clone();
     g.body = vec![tile_decl(&f.params[map.out].ty, tile, side)];
     g.body.extend(load);
@@ -472,8 +502,7 @@ fn thread(d: &str) -> Expr {
 
 /// The kernel's body with its store replaced by `store(target, value)`;
 /// when `exchanged`, with `threadIdx.x` and `threadIdx.y` exchanged (in
-/// what it computes, not in `store`'s tile index) and in a block of its
-/// own, so that its declarations may repeat the kept phase's.
+/// what it computes, not in `store`'s tile index), as new statements.
 fn phase(
     f: &Function,
     map: &Map,
@@ -497,11 +526,16 @@ fn phase(
             }
         });
     }
-    if !exchanged {
-        return body;
+    if exchanged {
+        fresh_metas(&mut body);
     }
-    // New statements: none of them is the original's text.
-    for s in &mut body {
+    body
+}
+
+/// Marks statements as new: none of them is the original's text (their
+/// expressions keep theirs, so a macro's use prints as written).
+fn fresh_metas(stmts: &mut [Stmt]) {
+    for s in stmts {
         ast_util::visit_stmts_mut(s, &mut |x| {
             x.meta = ast_util::meta();
             if let StmtKind::Decl(ds) = &mut x.kind {
@@ -509,7 +543,44 @@ fn phase(
             }
         });
     }
-    vec![block(body)]
+}
+
+/// `stmts` with each `if (c) return;` replaced by `if (!(c)) { … }`
+/// around the statements after it.
+fn without_returns(stmts: Vec<Stmt>) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    let mut rest = stmts.into_iter();
+    while let Some(s) = rest.next() {
+        if let Some(c) = early_exit(&s) {
+            let go_on = expr(ExprKind::Unary(UnOp::Not, Box::new(c.clone())));
+            out.push(ast_util::if_else(
+                go_on,
+                without_returns(rest.collect()),
+                Vec::new(),
+            ));
+            break;
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// `c` when `s` is `if (c) return;` (or `if (c) { return; }`).
+fn early_exit(s: &Stmt) -> Option<&Expr> {
+    let StmtKind::If {
+        cond,
+        then,
+        els: None,
+    } = &s.kind
+    else {
+        return None;
+    };
+    let returns = |x: &Stmt| matches!(x.kind, StmtKind::Return(None));
+    let exits = match &then.kind {
+        StmtKind::Block(b) => matches!(b.as_slice(), [r] if returns(r)),
+        _ => returns(then),
+    };
+    exits.then_some(cond)
 }
 
 /// `__shared__ T tile[side][side + 1];`

@@ -10,7 +10,7 @@ use copper::cuda::parse::parse_source;
 use copper::cuda::rewrite::edit_functions;
 use copper::source::SourceFile;
 use copper_transforms::staged_transpose::StagedTranspose;
-use copper_transforms::{Proposals, Transform};
+use copper_transforms::Proposals;
 
 /// A launch in the file, so that copper sees separate allocations.
 const HOST: &str = "
@@ -259,4 +259,122 @@ fn what_it_refuses_and_why() {
         [16, 16, 1],
     );
     assert!(p.candidates.is_empty() && p.skipped.is_empty());
+}
+
+/// Where a random map stores and loads, over a `rows × cols` matrix
+/// (`x` < `cols` from `threadIdx.x`, `y` < `rows`).
+const STORE: &[&str] = &["x * rows + y", "y * cols + x", "x * rows + (rows - 1 - y)"];
+const LOAD: &[&str] = &["y * cols + x", "x * rows + y", "(y * cols + x) / 2"];
+/// Guards around the store, early exits among them (all of them keep the
+/// indices in bounds).
+const GUARDS: &[&str] = &[
+    "if (x < cols && y < rows)",
+    "if (y < rows) if (x < cols)",
+    "if (x < cols && y < rows && x != y)",
+    "if (x < cols && y < rows && (x + y) % 3 != 1)",
+    "if (x >= cols) return;\n    if (y < rows)",
+    "if (x >= cols || y >= rows) { return; }\n    if (x % 2 == 0 || y > 3)",
+];
+/// The stored value, from `v` (the load).
+const VALUE: &[&str] = &["v", "2 * v + 1", "v - in[0]", "v * v"];
+
+/// A random per-element map in `T`, with index declarations written in a
+/// few styles.
+fn random_map(store: usize, load: usize, guard: usize, value: usize, ty: &str) -> String {
+    let v = format!("in[{}]", LOAD[load]);
+    let value = VALUE[value].replace('v', &v);
+    format!(
+        "__global__ void k(const {ty} *in, {ty} *__restrict__ out, int rows, int cols) {{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = threadIdx.y + blockDim.y * blockIdx.y;
+    {} {{
+        out[{}] = {value};
+    }}
+}}
+",
+        GUARDS[guard], STORE[store]
+    )
+}
+
+#[test]
+fn random_maps_keep_their_results() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cases: u32 = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let strategy = (
+        0..STORE.len(),
+        0..LOAD.len(),
+        0..GUARDS.len(),
+        0..VALUE.len(),
+        prop::sample::select(vec!["float", "int", "double", "unsigned char"]),
+        prop::sample::select(vec![4u64, 8, 16, 32]),
+    );
+    let checked = AtomicUsize::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(s, l, g, v, ty, side)| {
+            let src = random_map(s, l, g, v, ty);
+            // A candidate that computes anything else panics, naming it.
+            if let Ok(p) = try_propose(&StagedTranspose, &src, [side, side, 1]) {
+                checked.fetch_add(p.candidates.len(), Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let checked = checked.into_inner();
+    println!("{cases} random maps: {checked} candidates checked");
+    assert!(
+        checked >= cases as usize / 4,
+        "only {checked} candidates in {cases} maps"
+    );
+}
+
+#[test]
+fn an_early_return_becomes_a_guard_before_the_barrier() {
+    let before = format!(
+        "__global__ void k(const float *in, float *out, int rows, int cols) {{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cols || y >= rows)
+        return;
+    out[x * rows + y] = in[y * cols + x];
+}}
+{HOST}"
+    );
+    // The loads come before the barrier, which the threads that returned
+    // early would never reach: their `return` becomes a guard there.
+    let after = before.replace(
+        "    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cols || y >= rows)
+        return;
+    out[x * rows + y] = in[y * cols + x];
+",
+        "    __shared__ float tile[16][16 + 1];
+    {
+        int x = blockIdx.x * blockDim.x + threadIdx.x;
+        int y = blockIdx.y * blockDim.y + threadIdx.y;
+        if (!(x >= cols || y >= rows)) {
+            tile[threadIdx.y][threadIdx.x] = in[y * cols + x];
+        }
+    }
+    __syncthreads();
+    {
+        int x = blockIdx.x * blockDim.x + threadIdx.y;
+        int y = blockIdx.y * blockDim.y + threadIdx.x;
+        if (x >= cols || y >= rows)
+            return;
+        out[x * rows + y] = tile[threadIdx.x][threadIdx.y];
+    }
+",
+    );
+    let desc = check(&before, &after);
+    assert!(desc.contains("writes to `out` now coalesced"), "{desc}");
 }
