@@ -151,7 +151,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
         let after = traffic(&prepare(&kernel, config), &kernel, config);
         let (old, new) = (total(&before), total(&after));
         if new >= old {
-            worse.push(format!("{} {old} → {new}", exchanged.what()));
+            worse.push(format!("{}: {old} → {new}", exchanged.short()));
             continue;
         }
         found.push(Candidate {
@@ -168,7 +168,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
     if found.is_empty() {
         return Err(format!(
             "it would not make the global accesses touch fewer sectors per warp ({})",
-            worse.join(", ")
+            worse.join("; ")
         ));
     }
     Ok(found)
@@ -198,6 +198,15 @@ enum Phase {
 }
 
 impl Phase {
+    /// Which phase, in a few words.
+    fn short(self) -> &'static str {
+        match self {
+            Phase::Store => "the store exchanged",
+            Phase::Load => "the loads exchanged",
+        }
+    }
+
+    /// Who runs the exchanged phase, for the description.
     fn what(self) -> &'static str {
         match self {
             Phase::Store => "stored by the thread with `threadIdx.x` and `threadIdx.y` exchanged",
