@@ -339,6 +339,7 @@ pub fn optimize_kernel(
     };
     let env = Env {
         shape,
+        spec,
         original_compiles,
         block_size_independent: matches!(
             verdict(&original.kernel).0,
@@ -474,6 +475,8 @@ fn suggest_read_only(
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
     shape: &'a Shape,
+    /// The parameter file's launch, when there is one.
+    spec: Option<&'a LaunchSpec>,
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
@@ -508,6 +511,7 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         kernel: &incumbent.kernel,
         analysis: &incumbent.prepared,
         block: env.shape.block,
+        params: env.spec,
     };
     if incumbent.function.template.is_some() {
         // A rewrite would edit the template, which every instantiation

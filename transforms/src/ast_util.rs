@@ -758,6 +758,35 @@ pub fn linear_tid(block: [u64; 3]) -> Expr {
     e
 }
 
+/// `Some("x")` for `threadIdx.x`: the field of a `threadIdx` member.
+pub fn thread_field(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Member {
+            base,
+            field,
+            arrow: false,
+        } if matches!(&base.kind, ExprKind::Ident(n) if n == "threadIdx") => Some(field),
+        _ => None,
+    }
+}
+
+/// `e` with `threadIdx.x` and `threadIdx.y` exchanged everywhere.
+pub fn swap_thread_xy(e: &mut Expr) {
+    if thread_field(e).is_some() {
+        if let ExprKind::Member { field, .. } = &mut e.kind {
+            *field = match field.as_str() {
+                "x" => "y".into(),
+                "y" => "x".into(),
+                other => other.into(),
+            };
+        }
+        return;
+    }
+    for c in children_mut(e) {
+        swap_thread_xy(c);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod hoist_loads;
 pub mod pad_shared;
 pub mod read_only;
 pub mod remap_threads;
+pub mod staged_transpose;
 pub mod tiled_shared;
 pub mod warp_shuffle;
 
@@ -21,6 +22,7 @@ use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::{Kernel, SiteId};
+use copper::sim::params::LaunchSpec;
 use copper::source::Span;
 
 /// What a transform may look at.
@@ -35,6 +37,8 @@ pub struct Context<'a> {
     pub analysis: &'a Prepared,
     /// The block shape the kernel is launched with, when known.
     pub block: Option<[u64; 3]>,
+    /// The parameter file's launch of the kernel, when there is one.
+    pub params: Option<&'a LaunchSpec>,
 }
 
 impl Context<'_> {
@@ -111,6 +115,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(hoist_loads::HoistLoads),
         Box::new(warp_shuffle::WarpShuffle),
         Box::new(remap_threads::RemapThreads),
+        Box::new(staged_transpose::StagedTranspose),
     ]
 }
 

@@ -100,9 +100,10 @@ fn read_only_params(f: &Function) -> Vec<usize> {
         .collect()
 }
 
-/// Why the read-only parameters cannot alias the written ones, from the
-/// file's launches or the parameter file.
-fn no_alias(
+/// Why the read-only parameters (by position) cannot alias the written
+/// ones, from the file's launches or the parameter file; `Err` says why
+/// copper cannot tell, or where they alias.
+pub(crate) fn no_alias(
     file: &ParsedFile,
     f: &Function,
     read_only: &[usize],

@@ -111,7 +111,8 @@ pub struct SearchArgs {
     pub epsilon: Option<f64>,
     /// Only these transforms (repeatable): branch-distribution,
     /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
-    /// load-hoisting, warp-shuffle-reduction, thread-remapping.
+    /// load-hoisting, warp-shuffle-reduction, thread-remapping,
+    /// staged-transposition.
     #[arg(long = "transform")]
     pub transforms: Vec<String>,
     /// Leave out this transform (repeatable).

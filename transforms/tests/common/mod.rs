@@ -32,6 +32,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
         kernel: &kernel,
         analysis: &analysis,
         block: Some(block),
+        params: None,
     };
     let p = t.propose(&cx);
     if p.candidates.is_empty() {
