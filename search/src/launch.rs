@@ -14,8 +14,8 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
 use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
+use copper::sim::test_launch::{random_array, runs_on_block, uses};
 use copper::source::Span;
-use copper_transforms::check::{random_array, runs_on_block, uses};
 
 /// A kernel's launch shape and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,8 +10,9 @@ use std::path::Path;
 use copper::cuda::include::in_user_file;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, read_params, test_plan};
-use copper_transforms::check::{synthesized, Checker};
+use copper_transforms::check::Checker;
 
 use super::preprocess::PreprocessArgs;
 

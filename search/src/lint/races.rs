@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use copper::ir::{visit_stmts, Kernel};
 use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::test_launch::{grown, synthesized};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::Span;
-use copper_transforms::check::{grown, synthesized};
 
 /// Launches with more blocks than this are not reshaped into one-thread
 /// blocks (the simulator's cost per block would dominate).
