@@ -28,10 +28,10 @@ use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::Shape;
-use crate::lint::block_size::verdict;
-use crate::lint::BlockSize;
 use crate::nvcc::Nvcc;
 use crate::rank::{compare, Comparison, Ranking};
+use copper::lint::block_size::verdict;
+use copper::lint::BlockSize;
 
 /// What the search does.
 pub struct Settings {

@@ -17,10 +17,10 @@ use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
+use copper::lint::witness::{self, Refutation, Witness};
+use copper::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{assume_block, launch_shape, read_params};
-use copper_search::lint::witness::{self, Refutation, Witness};
-use copper_search::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
 use super::launch_args::LaunchArgs;

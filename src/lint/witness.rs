@@ -17,11 +17,11 @@
 
 use std::time::Instant;
 
-use copper::cost::Hardware;
-use copper::ir::sites::SitePaths;
-use copper::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
-use copper::sim::params::{InitKind, LaunchSpec};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use crate::cost::Hardware;
+use crate::ir::sites::SitePaths;
+use crate::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
+use crate::sim::params::{InitKind, LaunchSpec};
+use crate::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
 use super::milp;
 
@@ -59,7 +59,7 @@ pub enum Witness {
 /// What proves a degree impossible.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refutation {
-    /// The analysis bound (`copper::absint::memory::conflicts`).
+    /// The analysis bound (`crate::absint::memory::conflicts`).
     Bound,
     /// The MILP's optimum over every input.
     Milp,

@@ -27,13 +27,13 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use copper::cost::Hardware;
-use copper::cuda::ast::BinOp;
-use copper::ir::{
+use crate::cost::Hardware;
+use crate::cuda::ast::BinOp;
+use crate::ir::{
     visit_exprs, visit_stmts, ArrayId, Builtin, Expr, ExprKind, Kernel, Scalar, SiteId, Stmt,
     Unary, Value, VarId, VarKind,
 };
-use copper::sim::params::{InitKind, LaunchSpec};
+use crate::sim::params::{InitKind, LaunchSpec};
 use good_lp::{
     Constraint, Expression, ProblemVariables, Solution, SolutionStatus, SolverModel, Variable,
     WithTimeLimit,
