@@ -14,7 +14,7 @@ use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, read_params, test_plan};
 use copper_transforms::check::Checker;
 
-use super::preprocess::PreprocessArgs;
+use super::args::PreprocessArgs;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
 /// status: 0 when every kernel got a launch (one the original does not run
