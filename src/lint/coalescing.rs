@@ -30,8 +30,8 @@ use crate::bound::Prepared;
 use crate::cost::{Footprint, Hardware};
 use crate::ir::Kernel;
 
+use super::index::index_in;
 use super::lanes::Lanes;
-use super::witness::index_in;
 use super::{count, Code, Finding};
 use crate::ir::sites::SitePaths;
 

@@ -20,6 +20,7 @@ pub mod banks;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod index;
 pub mod lanes;
 pub mod milp;
 pub mod overflow;
