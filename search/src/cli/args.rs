@@ -87,45 +87,7 @@ pub enum Command {
     /// Exit status: 0 on success, 1 when the simulation found an error in a
     /// kernel (out-of-bounds access, division by zero, barrier divergence,
     /// data race, step budget), 2 on bad input.
-    Simulate {
-        /// `.cu` file.
-        file: PathBuf,
-        /// Parameter file (TOML; default: the `.cu` file with `.toml`).
-        #[arg(long)]
-        params: Option<PathBuf>,
-        /// Metric to report (repeatable; default: all built-in metrics).
-        #[arg(long = "metric")]
-        metrics: Vec<String>,
-        /// TOML file defining user metrics (`[metric.NAME]` tables).
-        #[arg(long)]
-        metrics_file: Option<PathBuf>,
-        /// Only this kernel.
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "text")]
-        format: Format,
-        /// Write the final contents of every global array here (JSON).
-        #[arg(long)]
-        dump: Option<PathBuf>,
-        /// Most instructions a warp may execute (catches non-terminating kernels).
-        #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
-        max_steps: u64,
-        /// Count 128-byte transactions instead of 32-byte sectors.
-        #[arg(long)]
-        lines: bool,
-        /// Hardware model (TOML: `warp_size`, `transaction_bytes`, `banks`,
-        /// `bank_bytes`; defaults 32, 32, 32, 4).
-        #[arg(long)]
-        hardware: Option<PathBuf>,
-        /// Fail on a race between blocks (a block writing a global element
-        /// another block reads or writes): results would depend on block order.
-        #[arg(long)]
-        races: bool,
-        /// Preprocessing.
-        #[command(flatten)]
-        pre: PreprocessArgs,
-    },
+    Simulate(SimulateArgs),
     /// Sound worst-case cost bound per warp, as a polynomial in the
     /// kernel's parameters, for each metric; the whole launch's bound when
     /// the launch shape is known, and the block-time bound W/P + S.
@@ -215,6 +177,48 @@ pub struct PreprocessArgs {
     /// `instantiate` in `copper.toml`).
     #[arg(long = "instantiate", value_name = "NAME<ARGS>")]
     pub instantiate: Vec<String>,
+}
+
+/// Options of `copper simulate`.
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// `.cu` file.
+    pub file: PathBuf,
+    /// Parameter file (TOML; default: the `.cu` file with `.toml`).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Metric to report (repeatable; default: all built-in metrics).
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the final contents of every global array here (JSON).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Most instructions a warp may execute (catches non-terminating kernels).
+    #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
+    pub max_steps: u64,
+    /// Count 128-byte transactions instead of 32-byte sectors.
+    #[arg(long)]
+    pub lines: bool,
+    /// Hardware model (TOML: `warp_size`, `transaction_bytes`, `banks`,
+    /// `bank_bytes`; defaults 32, 32, 32, 4).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Fail on a race between blocks (a block writing a global element
+    /// another block reads or writes): results would depend on block order.
+    #[arg(long)]
+    pub races: bool,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: PreprocessArgs,
 }
 
 /// Options of `copper analyze`.

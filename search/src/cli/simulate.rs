@@ -1,6 +1,6 @@
 //! `copper simulate`: run kernels under the cost semantics.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use copper::cuda::parse::ParsedFile;
@@ -14,37 +14,9 @@ use copper::sim::{
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
-use super::args::Format;
+use super::args::{Format, SimulateArgs};
 use super::files::write_atomically;
 use super::settings::{read_hardware, resolve_metrics};
-
-/// Options of `copper simulate`.
-pub struct SimulateArgs {
-    /// The `.cu` file.
-    pub file: PathBuf,
-    /// Parameter file (default: FILE with `.toml`).
-    pub params: Option<PathBuf>,
-    /// Metrics to report (default: all built-in).
-    pub metrics: Vec<String>,
-    /// TOML file with user metrics.
-    pub metrics_file: Option<PathBuf>,
-    /// Only this kernel.
-    pub kernel: Option<String>,
-    /// Output format.
-    pub format: Format,
-    /// Write final global arrays here (JSON).
-    pub dump: Option<PathBuf>,
-    /// Step budget per warp.
-    pub max_steps: u64,
-    /// 128-byte transactions instead of 32-byte sectors.
-    pub lines: bool,
-    /// Hardware model file.
-    pub hardware: Option<PathBuf>,
-    /// Fail on races between blocks.
-    pub races: bool,
-    /// `-D`, `-U`, `-I`.
-    pub pre: super::args::PreprocessArgs,
-}
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
     eprintln!("{}", Diagnostic::file_error(path, msg));
