@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
+use copper::sim::params::Shape;
 use serde::Deserialize;
 
 /// The file's name.
@@ -130,10 +131,10 @@ pub fn parse(text: &str) -> Result<FileConfig, String> {
         .map_err(|e: toml::de::Error| e.to_string())?;
     c.user_metrics = definitions;
     if let Some(b) = &c.block {
-        shape(b, "block")?;
+        block(b)?;
     }
     if let Some(g) = &c.grid {
-        shape(g, "grid")?;
+        grid(g)?;
     }
     if let Some(h) = &c.hardware {
         h.validate()?;
@@ -176,8 +177,24 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Str
     Ok(out)
 }
 
-/// A shape from a list of one to three positive sizes.
-pub fn shape(v: &[u64], what: &str) -> Result<[u64; 3], String> {
+/// A block shape from a list of one to three positive sizes, within
+/// CUDA's limits ([`Shape::checked`]).
+pub fn block(v: &[u64]) -> Result<[u64; 3], String> {
+    let d = dims(v, "block")?;
+    Shape::checked([1, 1, 1], d).map_err(|e| format!("block: {e}"))?;
+    Ok(d)
+}
+
+/// A grid shape from a list of one to three positive sizes, within CUDA's
+/// limits ([`Shape::checked`]).
+pub fn grid(v: &[u64]) -> Result<[u64; 3], String> {
+    let d = dims(v, "grid")?;
+    Shape::checked(d, [1, 1, 1]).map_err(|e| format!("grid: {e}"))?;
+    Ok(d)
+}
+
+/// One to three positive sizes, the missing ones 1.
+fn dims(v: &[u64], what: &str) -> Result<[u64; 3], String> {
     if v.is_empty() || v.len() > 3 || v.contains(&0) {
         return Err(format!("{what} must be 1 to 3 positive sizes"));
     }
@@ -231,5 +248,17 @@ mod tests {
         assert!(parse("colour = \"red\"").is_err());
         assert!(parse("budget = -1").is_err());
         assert!(parse("[lint]\nignore = []").is_err());
+    }
+
+    /// A shape whose product wraps around 2^64 (to 4 threads) is refused,
+    /// as on the command line and in parameter files.
+    #[test]
+    fn shapes_beyond_cuda_limits_are_refused() {
+        let wraps = parse("block = [4611686018427387905, 4]").unwrap_err();
+        assert!(wraps.contains("more than CUDA allows"), "{wraps}");
+        assert!(parse("block = [2048]").is_err());
+        assert!(parse("block = [32, 32, 128]").is_err());
+        assert!(parse("grid = [1, 70000]").is_err());
+        assert!(parse("block = [32, 32]\ngrid = [100000, 2]").is_ok());
     }
 }

@@ -17,9 +17,12 @@ use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
 use copper::sim::test_launch::{random_array, runs_on_block, uses};
 use copper::source::Span;
 
-/// A kernel's launch shape and where it came from.
+/// A kernel's launch shape as far as it is known (either part may be
+/// unknown), and where it came from. Every known part has passed
+/// [`copper::sim::params::Shape::checked`], the one check of CUDA's limits
+/// that command-line options, parameter files and launch sites go through.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shape {
+pub struct KnownShape {
     /// Block shape, when known.
     pub block: Option<[u64; 3]>,
     /// Grid shape, when known.
@@ -41,9 +44,9 @@ pub fn launch_shape(
     parsed: &ParsedFile,
     spec: Option<&LaunchSpec>,
     name: &str,
-) -> Shape {
+) -> KnownShape {
     if block.is_some() || grid.is_some() {
-        return Shape {
+        return KnownShape {
             block,
             grid,
             source: "command line".into(),
@@ -64,7 +67,7 @@ pub fn launch_shape(
             .map(|e| (l.line, e))
     });
     if let Some((line, why)) = invalid {
-        return Shape {
+        return KnownShape {
             block: None,
             grid: None,
             source: format!(
@@ -85,14 +88,14 @@ pub fn launch_shape(
                 .and_then(|s| s.shape().ok())
                 .filter(|s| grid.is_none() && Some(s.block) == first.block);
             if let Some(s) = from_file {
-                return Shape {
+                return KnownShape {
                     block: first.block,
                     grid: Some(s.grid),
                     source: format!("the launch at line {line}, grid from the parameter file"),
                     assumed: false,
                 };
             }
-            return Shape {
+            return KnownShape {
                 block: first.block,
                 grid,
                 source: format!("the launch at line {line}"),
@@ -101,14 +104,14 @@ pub fn launch_shape(
         }
     }
     if let Some(s) = spec.and_then(|s| s.shape().ok()) {
-        return Shape {
+        return KnownShape {
             block: Some(s.block),
             grid: Some(s.grid),
             source: "the parameter file".into(),
             assumed: false,
         };
     }
-    Shape {
+    KnownShape {
         block: None,
         grid: None,
         source: "no launch shape known: bounds hold for any block".into(),
@@ -121,7 +124,7 @@ pub fn launch_shape(
 /// as assumed: the analysis, the transforms and the lint then treat it as
 /// if the user had passed `--block`, and the output says where it came
 /// from. The grid stays unknown (bounds hold for any grid).
-pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape {
+pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> KnownShape {
     let site_block = parsed
         .launches
         .iter()
@@ -156,7 +159,7 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape
             dims(inferred)
         );
     }
-    Shape {
+    KnownShape {
         block: Some(block),
         grid: shape.grid,
         source,
@@ -252,7 +255,7 @@ pub fn test_plan(
     parsed: &ParsedFile,
     kernel: &Kernel,
     param: Option<&LaunchSpec>,
-    shape: &Shape,
+    shape: &KnownShape,
 ) -> TestPlan {
     if let Some(p) = param {
         return TestPlan {

@@ -27,7 +27,7 @@ use copper_transforms::read_only::{self, Suggestion};
 use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
 
-use crate::launch::Shape;
+use crate::launch::KnownShape;
 use crate::nvcc::Nvcc;
 use crate::rank::{compare, Comparison, Ranking};
 use copper::lint::block_size::verdict;
@@ -279,7 +279,7 @@ pub fn optimize_kernel(
     file: &ParsedFile,
     name: &str,
     spec: Option<&LaunchSpec>,
-    shape: &Shape,
+    shape: &KnownShape,
     settings: &Settings,
     cache: &Cache,
 ) -> Result<KernelResult, String> {
@@ -474,7 +474,7 @@ fn suggest_read_only(
 /// analyzed and compared with the incumbent, in parallel.
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
-    shape: &'a Shape,
+    shape: &'a KnownShape,
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,

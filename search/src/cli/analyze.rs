@@ -14,7 +14,7 @@ use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use serde_json::json;
 
-use copper_search::launch::{dims, launch_shape, read_params, Shape};
+use copper_search::launch::{dims, launch_shape, read_params, KnownShape};
 use copper_search::rank::fmt_num;
 
 use super::args::{AnalyzeArgs, Format};
@@ -27,7 +27,7 @@ struct Report {
     path: String,
     line: usize,
     column: usize,
-    shape: Shape,
+    shape: KnownShape,
     bounds: Vec<MetricBound>,
     /// Per metric: bound and simulated worst warp at the parameter file's
     /// inputs, and the inputs.
@@ -183,7 +183,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
 fn check(
     kernel: &Kernel,
     spec: &LaunchSpec,
-    shape: &Shape,
+    shape: &KnownShape,
     bounds: &[MetricBound],
     metrics: &[copper::cost::Metric],
     hw: copper::cost::Hardware,
@@ -234,7 +234,7 @@ fn check(
 const COUNTING: [&str; 3] = ["sectors", "conflicts", "divwarps"];
 
 /// The whole-launch bound: per warp times the number of warps.
-fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundExpr)> {
+fn launch_bound(b: &BoundExpr, shape: &KnownShape, warp: u64) -> Option<(u64, BoundExpr)> {
     let warps = launch_warps(shape.block?, shape.grid?, warp);
     Some((warps, check::launch_bound(b, warps)))
 }
@@ -244,7 +244,7 @@ fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundEx
 fn block_time(
     work: &BoundExpr,
     span: &BoundExpr,
-    shape: &Shape,
+    shape: &KnownShape,
     issue: u64,
     warp: u64,
 ) -> Option<Poly> {

@@ -115,16 +115,14 @@ fn lint_file(
             None
         }
     };
-    let block = a.launch.block.or_else(|| {
-        cfg.block
-            .as_deref()
-            .and_then(|b| config::shape(b, "block").ok())
-    });
-    let grid = a.launch.grid.or_else(|| {
-        cfg.grid
-            .as_deref()
-            .and_then(|g| config::shape(g, "grid").ok())
-    });
+    let block = a
+        .launch
+        .block
+        .or_else(|| cfg.block.as_deref().and_then(|b| config::block(b).ok()));
+    let grid = a
+        .launch
+        .grid
+        .or_else(|| cfg.grid.as_deref().and_then(|g| config::grid(g).ok()));
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
     let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
     if let Some(k) = &only {

@@ -16,7 +16,7 @@ use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
-use copper_search::launch::{assume_block, launch_shape, read_params, Shape};
+use copper_search::launch::{assume_block, launch_shape, read_params, KnownShape};
 use copper_search::pipeline::{optimize_kernel, Cache};
 use copper_search::rank::Ranking;
 use rayon::prelude::*;
@@ -376,7 +376,7 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
             Some(KernelRun {
                 name: f.item.name.clone(),
                 at: parsed.source.line_col(f.item.span.start),
-                shape: Shape {
+                shape: KnownShape {
                     block: None,
                     grid: None,
                     source: "not read".into(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use copper::cuda::diff::unified;
 use copper::cuda::parse::ParsedFile;
-use copper_search::launch::Shape;
+use copper_search::launch::KnownShape;
 use copper_search::pipeline::KernelResult;
 
 use super::patch::PatchBase;
@@ -33,7 +33,7 @@ pub struct KernelRun {
     /// Where it starts (line, column).
     pub at: (usize, usize),
     /// Its launch shape.
-    pub shape: Shape,
+    pub shape: KnownShape,
     /// The search's outcome, or why there was none.
     pub result: Result<KernelResult, String>,
     /// False when the kernel itself could not be read (its diagnostic is

@@ -134,12 +134,12 @@ pub fn resolve(
     }
     let block = match (block, &cfg.block) {
         (Some(b), _) => Some(b),
-        (None, Some(b)) => Some(config::shape(b, "block")?),
+        (None, Some(b)) => Some(config::block(b)?),
         (None, None) => None,
     };
     let grid = match (grid, &cfg.grid) {
         (Some(g), _) => Some(g),
-        (None, Some(g)) => Some(config::shape(g, "grid")?),
+        (None, Some(g)) => Some(config::grid(g)?),
         (None, None) => None,
     };
     // A compiler path in `copper.toml` is relative to that file; a bare
