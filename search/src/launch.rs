@@ -4,7 +4,7 @@
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
@@ -196,23 +196,40 @@ fn shared_overflow(
     Some(format!("out of bounds at line {line} (`{element}`)"))
 }
 
+/// Why a parameter file cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamsError {
+    /// The file cannot be read.
+    #[error("{}: cannot read parameter file: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Its text is not a valid parameter file.
+    #[error("{}: invalid parameter file: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
 /// The parameter file of `file`: `explicit` when given (an error when it
 /// cannot be read), else `file` with the extension `.toml` when it exists.
-pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamFile>, String> {
+pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamFile>, ParamsError> {
     let path = explicit.map_or_else(|| file.with_extension("toml"), Path::to_path_buf);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(_) if explicit.is_none() => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot read parameter file: {e}",
-                path.display()
-            ))
-        }
+        Err(source) => return Err(ParamsError::Read { path, source }),
     };
     ParamFile::from_toml(&text)
         .map(Some)
-        .map_err(|e| format!("{}: invalid parameter file: {e}", path.display()))
+        .map_err(|message| ParamsError::Invalid { path, message })
 }
 
 /// `X×Y×Z`

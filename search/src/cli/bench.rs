@@ -49,13 +49,15 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     refuse_control_characters(&a.out)?;
     let pre = a.search.pre.resolve_found(a.search.config.as_deref())?;
     let parsed = parse_path_with(&a.file, &pre).map_err(|d| d.render())?;
-    let params = read_params(&a.file, a.params.as_deref())?.ok_or_else(|| {
-        format!(
-            "{}: no parameter file (create {} or give --params)",
-            a.file.display(),
-            a.file.with_extension("toml").display()
-        )
-    })?;
+    let params = read_params(&a.file, a.params.as_deref())
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "{}: no parameter file (create {} or give --params)",
+                a.file.display(),
+                a.file.with_extension("toml").display()
+            )
+        })?;
     let params_name = a
         .params
         .clone()

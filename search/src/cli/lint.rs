@@ -69,7 +69,7 @@ fn disabled(a: &LintArgs) -> Result<(BTreeSet<Code>, FileConfig), String> {
         None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
     };
     let cfg = match path {
-        Some(p) => config::load(&p)?,
+        Some(p) => config::load(&p).map_err(|e| e.to_string())?,
         None => FileConfig::default(),
     };
     let mut off: BTreeSet<Code> = a.allow.iter().copied().collect();
@@ -110,7 +110,7 @@ fn lint_file(
         Err(e) => {
             out.errors.push(Diagnostic {
                 code: "params",
-                ..Diagnostic::file_error(path, e)
+                ..Diagnostic::file_error(path, e.to_string())
             });
             None
         }

@@ -140,7 +140,8 @@ fn optimize_files(
             let read = parse_path_with(path, &r.preprocess)
                 .map_err(|d| d.render())
                 .and_then(|parsed| {
-                    let params = read_params(path, a.launch.params.as_deref())?;
+                    let params =
+                        read_params(path, a.launch.params.as_deref()).map_err(|e| e.to_string())?;
                     Ok((parsed, params))
                 });
             let (parsed, params) = match read {

@@ -13,7 +13,7 @@ use super::args::PreprocessArgs;
 impl PreprocessArgs {
     /// The options over a configuration read from `cfg_path`.
     pub fn resolve(&self, cfg: &FileConfig, cfg_path: Option<&Path>) -> Result<Preprocess, String> {
-        let from_cfg = config::preprocess(cfg, cfg_path)?;
+        let from_cfg = config::preprocess(cfg, cfg_path).map_err(|e| e.to_string())?;
         let mut out = Preprocess {
             defines: from_cfg.defines,
             include_dirs: self.include_dirs.clone(),
@@ -35,7 +35,7 @@ impl PreprocessArgs {
             None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
         };
         let cfg = match &path {
-            Some(p) => config::load(p)?,
+            Some(p) => config::load(p).map_err(|e| e.to_string())?,
             None => FileConfig::default(),
         };
         self.resolve(&cfg, path.as_deref())

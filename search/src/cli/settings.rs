@@ -63,7 +63,7 @@ pub fn resolve(
         None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
     };
     let cfg = match &cfg_path {
-        Some(p) => config::load(p)?,
+        Some(p) => config::load(p).map_err(|e| e.to_string())?,
         None => FileConfig::default(),
     };
     let mut hw = cfg.hardware.unwrap_or_default();
@@ -134,12 +134,12 @@ pub fn resolve(
     }
     let block = match (block, &cfg.block) {
         (Some(b), _) => Some(b),
-        (None, Some(b)) => Some(config::block(b)?),
+        (None, Some(b)) => Some(config::block(b).map_err(|e| e.to_string())?),
         (None, None) => None,
     };
     let grid = match (grid, &cfg.grid) {
         (Some(g), _) => Some(g),
-        (None, Some(g)) => Some(config::grid(g)?),
+        (None, Some(g)) => Some(config::grid(g).map_err(|e| e.to_string())?),
         (None, None) => None,
     };
     // A compiler path in `copper.toml` is relative to that file; a bare
