@@ -158,7 +158,7 @@ pub fn resolve(
     };
     nvcc_flags.extend(preprocess.compiler_flags());
     let compiler = match nvcc {
-        Some(program) => Some(Nvcc::new(&program, nvcc_flags)?),
+        Some(program) => Some(Nvcc::new(&program, nvcc_flags).map_err(|e| e.to_string())?),
         None if a.nvcc_flags.is_some() => return Err("--nvcc-flags needs --nvcc".into()),
         None => None,
     };
