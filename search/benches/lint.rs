@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
+use copper::lint::lint_kernel;
 use copper_search::launch::{launch_shape, read_params};
-use copper_search::lint::lint_kernel;
 
 const RUNS: usize = 9;
 

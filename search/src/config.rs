@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
+use copper::sim::params::Shape;
 use serde::Deserialize;
 
 /// The file's name.
@@ -104,55 +105,107 @@ pub fn find(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Why a `copper.toml` cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{}: cannot read the configuration: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file was read, but its text is not a valid configuration.
+    #[error("{}: {source}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its text.
+        source: Box<ConfigError>,
+    },
+    /// Not TOML, or a key or value of the wrong kind.
+    #[error("{0}")]
+    Syntax(String),
+    /// A `[metrics.NAME]` table or the `[hardware]` model is invalid.
+    #[error("{0}")]
+    Model(String),
+    /// A `block` or `grid` that is not 1 to 3 positive sizes within CUDA's
+    /// limits.
+    #[error("{0}")]
+    Shape(String),
+    /// A setting outside its range (`epsilon`, `degree`, `budget`).
+    #[error("{0}")]
+    OutOfRange(&'static str),
+    /// A `defines` entry that is not a macro definition.
+    #[error("{0}")]
+    Define(String),
+}
+
 /// Reads a `copper.toml`.
-pub fn load(path: &Path) -> Result<FileConfig, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the configuration: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text).map_err(|e| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
 }
 
 /// Parses the text of a `copper.toml`.
-pub fn parse(text: &str) -> Result<FileConfig, String> {
-    let mut value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
+    let mut value: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| ConfigError::Syntax(e.to_string()))?;
     // `[metrics.NAME]` tables define user metrics, in the format of
     // `--metrics-file` (whose tables are `[metric.NAME]`).
     let definitions = match value.remove("metrics") {
         Some(t @ toml::Value::Table(_)) => {
             let mut wrapper = toml::Table::new();
             wrapper.insert("metric".into(), t);
-            metrics_from_toml(&wrapper.to_string())?
+            metrics_from_toml(&wrapper.to_string()).map_err(ConfigError::Model)?
         }
-        Some(_) => return Err("`metrics` must be a table of `[metrics.NAME]` tables".into()),
+        Some(_) => {
+            return Err(ConfigError::Syntax(
+                "`metrics` must be a table of `[metrics.NAME]` tables".into(),
+            ))
+        }
         None => Vec::new(),
     };
     let mut c: FileConfig = toml::Value::Table(value)
         .try_into()
-        .map_err(|e: toml::de::Error| e.to_string())?;
+        .map_err(|e: toml::de::Error| ConfigError::Syntax(e.to_string()))?;
     c.user_metrics = definitions;
     if let Some(b) = &c.block {
-        shape(b, "block")?;
+        block(b)?;
     }
     if let Some(g) = &c.grid {
-        shape(g, "grid")?;
+        grid(g)?;
     }
     if let Some(h) = &c.hardware {
-        h.validate()?;
+        h.validate().map_err(ConfigError::Model)?;
     }
     if c.epsilon.is_some_and(|e| !(0.0..1.0).contains(&e)) {
-        return Err("epsilon must be at least 0 and below 1".into());
+        return Err(ConfigError::OutOfRange(
+            "epsilon must be at least 0 and below 1",
+        ));
     }
     if c.degree.is_some_and(|d| !(1..=4).contains(&d)) {
-        return Err("degree must be 1 to 4".into());
+        return Err(ConfigError::OutOfRange("degree must be 1 to 4"));
     }
     if c.budget.is_some_and(|b| !(b > 0.0 && b <= 1e6)) {
-        return Err("budget must be more than 0 and at most 1000000 seconds".into());
+        return Err(ConfigError::OutOfRange(
+            "budget must be more than 0 and at most 1000000 seconds",
+        ));
     }
     Ok(c)
 }
 
 /// The definitions and include directories of a configuration read from
 /// `path` (directories made relative to its directory).
-pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, String> {
+pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, ConfigError> {
     let mut out = Preprocess::default();
     for (name, v) in c.defines.iter().flatten() {
         let value = match v {
@@ -160,10 +213,16 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Str
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Float(f) => f.to_string(),
             toml::Value::Boolean(b) => u8::from(*b).to_string(),
-            _ => return Err(format!("defines.{name}: a string, number or boolean")),
+            _ => {
+                return Err(ConfigError::Define(format!(
+                    "defines.{name}: a string, number or boolean"
+                )))
+            }
         };
-        out.defines
-            .push(parse_define(&format!("{name}={value}")).map_err(|e| format!("defines: {e}"))?);
+        out.defines.push(
+            parse_define(&format!("{name}={value}"))
+                .map_err(|e| ConfigError::Define(format!("defines: {e}")))?,
+        );
     }
     let dir = path.and_then(Path::parent).unwrap_or(Path::new(""));
     out.include_dirs = c
@@ -176,10 +235,28 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Str
     Ok(out)
 }
 
-/// A shape from a list of one to three positive sizes.
-pub fn shape(v: &[u64], what: &str) -> Result<[u64; 3], String> {
+/// A block shape from a list of one to three positive sizes, within
+/// CUDA's limits ([`Shape::checked`]).
+pub fn block(v: &[u64]) -> Result<[u64; 3], ConfigError> {
+    let d = dims(v, "block")?;
+    Shape::checked([1, 1, 1], d).map_err(|e| ConfigError::Shape(format!("block: {e}")))?;
+    Ok(d)
+}
+
+/// A grid shape from a list of one to three positive sizes, within CUDA's
+/// limits ([`Shape::checked`]).
+pub fn grid(v: &[u64]) -> Result<[u64; 3], ConfigError> {
+    let d = dims(v, "grid")?;
+    Shape::checked(d, [1, 1, 1]).map_err(|e| ConfigError::Shape(format!("grid: {e}")))?;
+    Ok(d)
+}
+
+/// One to three positive sizes, the missing ones 1.
+fn dims(v: &[u64], what: &str) -> Result<[u64; 3], ConfigError> {
     if v.is_empty() || v.len() > 3 || v.contains(&0) {
-        return Err(format!("{what} must be 1 to 3 positive sizes"));
+        return Err(ConfigError::Shape(format!(
+            "{what} must be 1 to 3 positive sizes"
+        )));
     }
     let mut d = [1u64; 3];
     d[..v.len()].copy_from_slice(v);
@@ -231,5 +308,19 @@ mod tests {
         assert!(parse("colour = \"red\"").is_err());
         assert!(parse("budget = -1").is_err());
         assert!(parse("[lint]\nignore = []").is_err());
+    }
+
+    /// A shape whose product wraps around 2^64 (to 4 threads) is refused,
+    /// as on the command line and in parameter files.
+    #[test]
+    fn shapes_beyond_cuda_limits_are_refused() {
+        let wraps = parse("block = [4611686018427387905, 4]")
+            .unwrap_err()
+            .to_string();
+        assert!(wraps.contains("more than CUDA allows"), "{wraps}");
+        assert!(parse("block = [2048]").is_err());
+        assert!(parse("block = [32, 32, 128]").is_err());
+        assert!(parse("grid = [1, 70000]").is_err());
+        assert!(parse("block = [32, 32]\ngrid = [100000, 2]").is_ok());
     }
 }

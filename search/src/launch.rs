@@ -4,7 +4,7 @@
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
@@ -14,12 +14,15 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
 use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
+use copper::sim::test_launch::{random_array, runs_on_block, uses};
 use copper::source::Span;
-use copper_transforms::check::{random_array, runs_on_block, uses};
 
-/// A kernel's launch shape and where it came from.
+/// A kernel's launch shape as far as it is known (either part may be
+/// unknown), and where it came from. Every known part has passed
+/// [`copper::sim::params::Shape::checked`], the one check of CUDA's limits
+/// that command-line options, parameter files and launch sites go through.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shape {
+pub struct KnownShape {
     /// Block shape, when known.
     pub block: Option<[u64; 3]>,
     /// Grid shape, when known.
@@ -41,9 +44,9 @@ pub fn launch_shape(
     parsed: &ParsedFile,
     spec: Option<&LaunchSpec>,
     name: &str,
-) -> Shape {
+) -> KnownShape {
     if block.is_some() || grid.is_some() {
-        return Shape {
+        return KnownShape {
             block,
             grid,
             source: "command line".into(),
@@ -64,7 +67,7 @@ pub fn launch_shape(
             .map(|e| (l.line, e))
     });
     if let Some((line, why)) = invalid {
-        return Shape {
+        return KnownShape {
             block: None,
             grid: None,
             source: format!(
@@ -85,14 +88,14 @@ pub fn launch_shape(
                 .and_then(|s| s.shape().ok())
                 .filter(|s| grid.is_none() && Some(s.block) == first.block);
             if let Some(s) = from_file {
-                return Shape {
+                return KnownShape {
                     block: first.block,
                     grid: Some(s.grid),
                     source: format!("the launch at line {line}, grid from the parameter file"),
                     assumed: false,
                 };
             }
-            return Shape {
+            return KnownShape {
                 block: first.block,
                 grid,
                 source: format!("the launch at line {line}"),
@@ -101,14 +104,14 @@ pub fn launch_shape(
         }
     }
     if let Some(s) = spec.and_then(|s| s.shape().ok()) {
-        return Shape {
+        return KnownShape {
             block: Some(s.block),
             grid: Some(s.grid),
             source: "the parameter file".into(),
             assumed: false,
         };
     }
-    Shape {
+    KnownShape {
         block: None,
         grid: None,
         source: "no launch shape known: bounds hold for any block".into(),
@@ -121,7 +124,7 @@ pub fn launch_shape(
 /// as assumed: the analysis, the transforms and the lint then treat it as
 /// if the user had passed `--block`, and the output says where it came
 /// from. The grid stays unknown (bounds hold for any grid).
-pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape {
+pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> KnownShape {
     let site_block = parsed
         .launches
         .iter()
@@ -156,7 +159,7 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: Shape) -> Shape
             dims(inferred)
         );
     }
-    Shape {
+    KnownShape {
         block: Some(block),
         grid: shape.grid,
         source,
@@ -193,23 +196,40 @@ fn shared_overflow(
     Some(format!("out of bounds at line {line} (`{element}`)"))
 }
 
+/// Why a parameter file cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamsError {
+    /// The file cannot be read.
+    #[error("{}: cannot read parameter file: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Its text is not a valid parameter file.
+    #[error("{}: invalid parameter file: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
 /// The parameter file of `file`: `explicit` when given (an error when it
 /// cannot be read), else `file` with the extension `.toml` when it exists.
-pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamFile>, String> {
+pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamFile>, ParamsError> {
     let path = explicit.map_or_else(|| file.with_extension("toml"), Path::to_path_buf);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(_) if explicit.is_none() => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot read parameter file: {e}",
-                path.display()
-            ))
-        }
+        Err(source) => return Err(ParamsError::Read { path, source }),
     };
     ParamFile::from_toml(&text)
         .map(Some)
-        .map_err(|e| format!("{}: invalid parameter file: {e}", path.display()))
+        .map_err(|message| ParamsError::Invalid { path, message })
 }
 
 /// `X×Y×Z`
@@ -252,7 +272,7 @@ pub fn test_plan(
     parsed: &ParsedFile,
     kernel: &Kernel,
     param: Option<&LaunchSpec>,
-    shape: &Shape,
+    shape: &KnownShape,
 ) -> TestPlan {
     if let Some(p) = param {
         return TestPlan {

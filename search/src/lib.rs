@@ -3,13 +3,12 @@
 //! yet proposes candidates for the best kernel so far: checked by
 //! differential simulation, analyzed in parallel, ranked by their bounds; a
 //! candidate replaces the incumbent only when its bound is better. Also the
-//! lint, the GPU benchmark generator and the configuration. The `copper`
+//! GPU benchmark generator and the configuration. The `copper`
 //! command is built on it.
 
 pub mod bench;
 pub mod config;
 pub mod launch;
-pub mod lint;
 pub mod nvcc;
 pub mod pipeline;
 pub mod rank;

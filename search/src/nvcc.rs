@@ -15,6 +15,35 @@ use std::time::{Duration, Instant};
 /// How long one compilation may take before it counts as failed.
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
+/// Why the compiler named by `--nvcc` (or `copper.toml`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NvccError {
+    /// It does not run.
+    #[error("--nvcc {}: cannot run it: {source}{}", program.display(), install_hint(source))]
+    CannotRun {
+        /// The program.
+        program: PathBuf,
+        /// Why it does not run.
+        source: std::io::Error,
+    },
+    /// It runs, but `--version` does not name NVIDIA's compiler.
+    #[error("--nvcc {}: not NVIDIA's CUDA compiler (`{} --version` does not say \"Cuda compilation tools\")", program.display(), program.display())]
+    NotNvcc {
+        /// The program.
+        program: PathBuf,
+    },
+}
+
+/// Where to get nvcc, for a program that was not found.
+fn install_hint(e: &std::io::Error) -> &'static str {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        " (give its path, or install it: scripts/install-nvcc.sh)"
+    } else {
+        ""
+    }
+}
+
 /// A CUDA compiler, checked to be one when it was named.
 #[derive(Debug)]
 pub struct Nvcc {
@@ -27,26 +56,20 @@ impl Nvcc {
     /// The compiler `program` (a path, or a name looked up on `PATH`),
     /// called with `flags` before the file. Fails when `program` does not
     /// run or does not say it is NVIDIA's compiler when asked `--version`.
-    pub fn new(program: &Path, flags: Vec<String>) -> Result<Nvcc, String> {
+    pub fn new(program: &Path, flags: Vec<String>) -> Result<Nvcc, NvccError> {
         let out = Command::new(program)
             .arg("--version")
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| {
-                let hint = if e.kind() == std::io::ErrorKind::NotFound {
-                    " (give its path, or install it: scripts/install-nvcc.sh)"
-                } else {
-                    ""
-                };
-                format!("--nvcc {}: cannot run it: {e}{hint}", program.display())
+            .map_err(|source| NvccError::CannotRun {
+                program: program.to_path_buf(),
+                source,
             })?;
         let said = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || !said.contains("Cuda compilation tools") {
-            return Err(format!(
-                "--nvcc {}: not NVIDIA's CUDA compiler (`{} --version` does not say \"Cuda compilation tools\")",
-                program.display(),
-                program.display()
-            ));
+            return Err(NvccError::NotNvcc {
+                program: program.to_path_buf(),
+            });
         }
         Ok(Nvcc {
             program: program.to_path_buf(),
@@ -170,8 +193,11 @@ mod tests {
     #[test]
     fn a_program_that_is_not_nvcc_is_refused() {
         let e = Nvcc::new(Path::new("true"), vec![]).unwrap_err();
-        assert!(e.contains("not NVIDIA's CUDA compiler"), "{e}");
+        assert!(matches!(e, NvccError::NotNvcc { .. }), "{e}");
+        assert!(e.to_string().contains("not NVIDIA's CUDA compiler"), "{e}");
         let e = Nvcc::new(Path::new("/nonexistent/nvcc"), vec![]).unwrap_err();
-        assert!(e.contains("cannot run it"), "{e}");
+        assert!(matches!(e, NvccError::CannotRun { .. }), "{e}");
+        assert!(e.to_string().contains("cannot run it"), "{e}");
+        assert!(e.to_string().contains("scripts/install-nvcc.sh"), "{e}");
     }
 }

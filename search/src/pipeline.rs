@@ -21,16 +21,17 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
-use copper_transforms::check::{materialize, Checker, Run};
+use copper::sim::test_launch::Run;
+use copper_transforms::check::{materialize, Checker};
 use copper_transforms::read_only::{self, Suggestion};
 use copper_transforms::{Context, Skip, Transform};
 use rayon::prelude::*;
 
-use crate::launch::Shape;
-use crate::lint::block_size::verdict;
-use crate::lint::BlockSize;
+use crate::launch::KnownShape;
 use crate::nvcc::Nvcc;
 use crate::rank::{compare, Comparison, Ranking};
+use copper::lint::block_size::verdict;
+use copper::lint::BlockSize;
 
 /// What the search does.
 pub struct Settings {
@@ -278,7 +279,7 @@ pub fn optimize_kernel(
     file: &ParsedFile,
     name: &str,
     spec: Option<&LaunchSpec>,
-    shape: &Shape,
+    shape: &KnownShape,
     settings: &Settings,
     cache: &Cache,
 ) -> Result<KernelResult, String> {
@@ -474,7 +475,7 @@ fn suggest_read_only(
 /// analyzed and compared with the incumbent, in parallel.
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
-    shape: &'a Shape,
+    shape: &'a KnownShape,
     /// The parameter file's launch, when there is one.
     spec: Option<&'a LaunchSpec>,
     /// Whether the original kernel's results are independent of the block

@@ -9,11 +9,11 @@
 use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Value;
+use copper::lint::block_size::verdict;
+use copper::lint::{lint_kernel, BlockSize};
 use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate, SimOptions};
 use copper::source::SourceFile;
-use copper_search::lint::block_size::verdict;
-use copper_search::lint::{lint_kernel, BlockSize};
 use proptest::prelude::*;
 
 /// Threads in every launch: 2^5·3·5·11, so that blocks that are not

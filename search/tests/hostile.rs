@@ -558,6 +558,11 @@ fn unknown_or_out_of_range_values_are_errors() {
     let block = toml.lines().find(|l| l.starts_with("block = ")).unwrap();
     let wrap = toml.replace(block, "block = [4611686018427387905, 4, 1]");
     std::fs::write(dir.join("wrap.toml"), wrap).unwrap();
+    std::fs::write(
+        dir.join("wrap-config.toml"),
+        "block = [4611686018427387905, 4]\n",
+    )
+    .unwrap();
     let cases: &[(&str, &[&str], &str)] = &[
         (
             "optimize --at zz=5",
@@ -577,6 +582,16 @@ fn unknown_or_out_of_range_values_are_errors() {
         (
             "analyze --block whose product wraps around 2^64",
             &["analyze", "k.cu", "--block", "4611686018427387905,4"],
+            "more than CUDA allows",
+        ),
+        (
+            "optimize with a copper.toml block whose product wraps around 2^64",
+            &["optimize", "k.cu", "--config", "wrap-config.toml"],
+            "more than CUDA allows",
+        ),
+        (
+            "lint with a copper.toml block whose product wraps around 2^64",
+            &["lint", "k.cu", "--config", "wrap-config.toml"],
             "more than CUDA allows",
         ),
         (

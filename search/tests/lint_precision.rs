@@ -31,9 +31,9 @@ use std::path::Path;
 
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
+use copper::lint::{lint_kernel, Code};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper_search::launch::read_params;
-use copper_search::lint::{lint_kernel, Code};
 
 #[derive(Default, Clone, Copy)]
 struct Tally {

@@ -15,12 +15,12 @@ use copper::cost::Hardware;
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
+use copper::lint::milp;
+use copper::lint::witness::{self, Refutation, Witness};
+use copper::lint::{lint_kernel, Code};
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper_search::launch::read_params;
-use copper_search::lint::milp;
-use copper_search::lint::witness::{self, Refutation, Witness};
-use copper_search::lint::{lint_kernel, Code};
 
 /// A tiny deterministic generator (xorshift).
 struct Rng(u64);

@@ -247,7 +247,7 @@ fn constant_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted
         .any(|t| t.is(src, "const") || t.is(src, "constexpr"));
     let simple = body[..eq].iter().all(|t| {
         !matches!(t.text(src), "(" | "*" | "&" | "<" | "::" | "{")
-            && !super::unit::CUDA_QUALIFIERS.contains(&t.text(src))
+            && !super::lex::CUDA_QUALIFIERS.contains(&t.text(src))
     });
     if !constant || !simple {
         return None;

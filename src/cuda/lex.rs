@@ -46,6 +46,21 @@ impl Token {
     }
 }
 
+/// CUDA's declaration qualifiers: words the front end blanks out of a
+/// function's text (and records) before `lang-c` reads it.
+pub(crate) const CUDA_QUALIFIERS: &[&str] = &[
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__forceinline__",
+    "__noinline__",
+    "__launch_bounds__",
+    "__align__",
+];
+
 const PUNCTS: [&str; 49] = [
     "<<<", ">>>", "<<=", ">>=", "...", "->*", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=",
     "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::", "##", ".*", "{", "}", "[",

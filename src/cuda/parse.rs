@@ -18,10 +18,11 @@ use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, Typ
 use super::host;
 use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
+use super::lex::CUDA_QUALIFIERS;
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
 use super::template;
-use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError, CUDA_QUALIFIERS};
+use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
 

@@ -5,7 +5,7 @@
 //! byte of that text back to the user's file.
 
 use super::ast::CastStyle;
-use super::lex::{tokenize, TokKind, Token};
+use super::lex::{tokenize, TokKind, Token, CUDA_QUALIFIERS};
 use super::macros::{token_texts, MacroTable};
 use crate::source::Span;
 
@@ -193,20 +193,6 @@ pub struct Unit {
     /// blanked in the text.
     pub template_args: Vec<(usize, String)>,
 }
-
-/// Qualifiers blanked out and recorded.
-pub(crate) const CUDA_QUALIFIERS: &[&str] = &[
-    "__global__",
-    "__device__",
-    "__host__",
-    "__shared__",
-    "__constant__",
-    "__managed__",
-    "__forceinline__",
-    "__noinline__",
-    "__launch_bounds__",
-    "__align__",
-];
 
 /// C++ keywords that have no meaning in copper's C subset.
 const CXX_KEYWORDS: &[&str] = &[

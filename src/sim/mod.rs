@@ -8,6 +8,7 @@ pub mod code;
 pub mod exec;
 pub mod params;
 pub mod size_expr;
+pub mod test_launch;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;

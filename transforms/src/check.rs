@@ -5,7 +5,6 @@
 //! parameter file. Every global array must end bit for bit the same, and
 //! the candidate must not fail where the original does not.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use copper::cost::{Hardware, Metric};
@@ -13,16 +12,15 @@ use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
-use copper::ir::{visit_exprs, Array, Builtin, ExprKind, Kernel, Param};
-use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+use copper::ir::Kernel;
+use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::test_launch::{
+    run_original, synthesized, Fail, Run, STEP_BUDGET, SYNTH_STEP_BUDGET,
+};
+use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
-
-/// Most instructions a warp may execute in a check (original and candidate
-/// alike).
-const STEP_BUDGET: u64 = 5_000_000;
 
 /// Checks candidates of one kernel against the original.
 pub struct Checker {
@@ -32,103 +30,6 @@ pub struct Checker {
     /// How every simulation runs: hardware, metrics, step budget, race
     /// detection and the deadline (the search's time budget).
     options: SimOptions,
-}
-
-/// One simulation of a check: the launch, the point its bounds are
-/// evaluated at (arguments and launch builtins) and the results.
-pub struct Run {
-    /// The launch.
-    pub spec: LaunchSpec,
-    /// Its bound point ([`copper::sim::Inputs::bound_point`]).
-    pub at: BTreeMap<String, f64>,
-    /// What the simulator reported.
-    pub result: SimResult,
-}
-
-/// Why the original does not run on a test launch.
-enum Fail {
-    /// The launch does not fit the kernel.
-    Setup(String),
-    /// The simulation failed.
-    Sim(copper::sim::SimError),
-}
-
-/// Most elements a synthesized array grows to.
-const MAX_GROWN: u64 = 1 << 22;
-
-/// Most instructions a warp of the original may execute on a synthesized
-/// launch (a test launch is small; a kernel whose every thread loops over
-/// the whole input is tested on the smaller launches).
-const SYNTH_STEP_BUDGET: u64 = 300_000;
-
-/// The original on `spec`, and its results. A synthesized launch
-/// (`grow`) whose arrays are too short for the original's accesses is
-/// retried with arrays four times longer, up to [`MAX_GROWN`] elements.
-fn run_original(
-    kernel: &Kernel,
-    mut spec: LaunchSpec,
-    grow: bool,
-    options: &SimOptions,
-) -> Result<Run, Fail> {
-    let mut opts = options.clone();
-    if grow {
-        opts.step_budget = SYNTH_STEP_BUDGET;
-    }
-    loop {
-        let inputs = inputs_from_spec(kernel, &spec).map_err(Fail::Setup)?;
-        let at = inputs.bound_point();
-        match simulate_owned(kernel, inputs, &opts) {
-            Ok(result) => return Ok(Run { spec, at, result }),
-            Err(e)
-                if grow
-                    && spec.arrays.iter().any(|(name, a)| {
-                        a.len < MAX_GROWN
-                            && e.message
-                                .starts_with(&format!("out-of-bounds access `{name}["))
-                    }) =>
-            {
-                for a in spec.arrays.values_mut() {
-                    a.len = (a.len * 4).min(MAX_GROWN);
-                }
-            }
-            Err(e) => return Err(Fail::Sim(e)),
-        }
-    }
-}
-
-/// Runs the original on the smallest launch synthesized around `block`
-/// ([`synthesized`]), its arrays grown as the checks grow them: `Ok`, or
-/// why it does not run cleanly (the simulator's error; `None` when the
-/// launch cannot be built).
-pub fn runs_on_block(
-    kernel: &Kernel,
-    block: [u64; 3],
-    deadline: Option<Instant>,
-) -> Result<(), Option<copper::sim::SimError>> {
-    let spec = synthesized(kernel, block).into_iter().next().ok_or(None)?;
-    grown(kernel, spec, deadline).map(drop)
-}
-
-/// The synthesized launch `spec` with its arrays grown until the original
-/// reads and writes in bounds, as the checks run it (races detected); the
-/// simulator's error when it still does not run cleanly (`None` when the
-/// launch cannot be built).
-pub fn grown(
-    kernel: &Kernel,
-    spec: LaunchSpec,
-    deadline: Option<Instant>,
-) -> Result<LaunchSpec, Option<copper::sim::SimError>> {
-    let options = SimOptions {
-        step_budget: STEP_BUDGET,
-        detect_races: true,
-        deadline,
-        ..SimOptions::default()
-    };
-    match run_original(kernel, spec, true, &options) {
-        Ok(run) => Ok(run.spec),
-        Err(Fail::Setup(_)) => Err(None),
-        Err(Fail::Sim(e)) => Err(Some(e)),
-    }
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -421,109 +322,6 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
         out.push(fewer);
     }
     out
-}
-
-/// Launches for a kernel without a parameter file, smallest first:
-/// generous arrays of random data, small integer arguments and symbols
-/// (one leaving a partial last block), a few grid sizes; two-dimensional
-/// grids for a two-dimensional block or a kernel that reads `blockIdx.y`;
-/// 8 bytes of dynamic shared memory per thread for `extern __shared__`
-/// arrays. The last one has sizes a whole number of blocks.
-pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
-    let threads: u64 = block.iter().product();
-    let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
-    // Sizes are counted in the unit one block covers along x.
-    let unit = if two_d { block[0] } else { threads };
-    // `extern __shared__` memory: 8 bytes per thread (a `double` each).
-    let dynamic_shared = k.arrays.iter().any(|a| a.is_shared() && a.dims.is_empty());
-    let mut out = Vec::new();
-    // Sizes around the block: a partial last block, several full blocks,
-    // small odd sizes. Launches the original cannot run cleanly are dropped
-    // by the caller.
-    // Smallest first: the caller stops at the first launch too long to run.
-    for (g, size) in [
-        (2u64, 5),
-        (1, 17),
-        (1, unit / 2 + 3),
-        (1, unit + 1),
-        (2, 2 * unit - unit / 2 - 1),
-        (3, 3 * unit),
-    ] {
-        let grid = if two_d { [g, g, 1] } else { [g, 1, 1] };
-        let blocks: u64 = grid.iter().product();
-        let mut args = BTreeMap::new();
-        let mut arrays = BTreeMap::new();
-        for v in k.scalar_params() {
-            let var = &k.vars[v];
-            let x = if var.ty.is_float() {
-                1.5
-            } else {
-                size.max(1) as f64
-            };
-            args.insert(var.name.clone(), x);
-        }
-        for p in &k.params {
-            match p {
-                Param::Scalar(_) | Param::Record { .. } => {}
-                Param::Array(a) => {
-                    // A 2-D launch's arrays hold a `size × size` matrix; a
-                    // 1-D kernel over two sizes gets its arrays grown when
-                    // it reads past them (see `run_original`): filling
-                    // matrices for every 1-D kernel cost more than the
-                    // simulations.
-                    let matrix = if two_d { (size + 1) * size } else { size + 1 };
-                    let len = (4 * threads * blocks).max(matrix).clamp(4096, 1 << 20);
-                    let arr = &k.arrays[*a];
-                    arrays.insert(
-                        arr.name.clone(),
-                        random_array(arr, len, 7 + out.len() as u64),
-                    );
-                }
-            }
-        }
-        let defines = k
-            .symbols
-            .iter()
-            .map(|&v| (k.vars[v].name.clone(), size.max(1) as f64))
-            .collect();
-        out.push(LaunchSpec {
-            grid: grid.to_vec(),
-            block: block.to_vec(),
-            shared_bytes: if dynamic_shared { 8 * threads } else { 0 },
-            args,
-            arrays,
-            defines,
-        });
-    }
-    out
-}
-
-/// Whether kernel `k` reads builtin `b` anywhere.
-pub fn uses(k: &Kernel, b: Builtin) -> bool {
-    let mut found = false;
-    visit_exprs(&k.body, &mut |e| found |= e.kind == ExprKind::Builtin(b));
-    found
-}
-
-/// `len` elements of random data for array `arr`, as test launches fill
-/// them: floating-point values in [-2, 2], integers in [0, 9].
-pub fn random_array(arr: &Array, len: u64, seed: u64) -> ArraySpec {
-    let (min, max) = if arr.elem.is_float() {
-        (-2.0, 2.0)
-    } else {
-        (0.0, 9.0)
-    };
-    ArraySpec {
-        len,
-        len_expr: None,
-        init: InitKind::Random,
-        seed,
-        min,
-        max,
-        value: 0.0,
-        values: Vec::new(),
-        fields: Default::default(),
-    }
 }
 
 /// Whether a type is one the transforms can copy element by element.

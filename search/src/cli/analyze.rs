@@ -2,7 +2,6 @@
 //! block-time bounds `W/P + S`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use copper::bound::check::{self, launch_warps, violations, Violation};
@@ -15,100 +14,11 @@ use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use serde_json::json;
 
-use copper_search::launch::{dims, launch_shape, read_params, Shape};
+use copper_search::launch::{dims, launch_shape, read_params, KnownShape};
 use copper_search::rank::fmt_num;
 
-use super::launch_args::LaunchArgs;
-use super::simulate::{read_hardware, resolve_metrics};
-use super::Format;
-
-/// Options of `copper analyze`.
-#[derive(clap::Args, Debug)]
-pub struct AnalyzeArgs {
-    /// `.cu` file.
-    pub file: PathBuf,
-    /// Metric (repeatable; default: all built-in metrics).
-    #[arg(long = "metric")]
-    pub metrics: Vec<String>,
-    /// TOML file defining user metrics (`[metric.NAME]` tables).
-    #[arg(long)]
-    pub metrics_file: Option<PathBuf>,
-    /// Highest degree of the bound's base functions (1 to 4).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
-    pub degree: u32,
-    /// Also simulate each kernel on the parameter file's inputs and show
-    /// the bound there next to the worst warp's simulated cost.
-    #[arg(long)]
-    pub check: bool,
-    /// How kernels are launched.
-    #[command(flatten)]
-    pub launch: LaunchArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    /// Count 128-byte transactions instead of 32-byte sectors.
-    #[arg(long)]
-    pub lines: bool,
-    /// Hardware model (TOML).
-    #[arg(long)]
-    pub hardware: Option<PathBuf>,
-    /// Instructions an SM issues per cycle (P in the block-time bound W/P + S).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
-    pub issue: u64,
-    /// Largest LP (variables plus constraints) to solve per metric; a kernel
-    /// needing more gets "no bound".
-    #[arg(long, default_value_t = Config::default().max_lp)]
-    pub max_lp: usize,
-    /// Seconds one kernel's analysis may take (all metrics together).
-    #[arg(long, default_value = "20", value_parser = parse_seconds)]
-    pub budget: std::time::Duration,
-    /// Preprocessing.
-    #[command(flatten)]
-    pub pre: super::preprocess::PreprocessArgs,
-}
-
-fn parse_dims(s: &str) -> Result<[u64; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("expected 1 to 3 comma-separated sizes, got `{s}`"));
-    }
-    let mut d = [1u64; 3];
-    for (i, p) in parts.iter().enumerate() {
-        d[i] = p
-            .parse()
-            .map_err(|_| format!("`{p}` is not a positive integer"))?;
-        if d[i] == 0 {
-            return Err("sizes must be positive".into());
-        }
-    }
-    Ok(d)
-}
-
-/// Parses a positive number of seconds.
-pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
-    let x: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !(x > 0.0 && x <= 1e6) {
-        return Err("the budget must be more than 0 and at most 1000000 seconds".into());
-    }
-    Ok(std::time::Duration::from_secs_f64(x))
-}
-
-/// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_block(s: &str) -> Result<[u64; 3], String> {
-    let d = parse_dims(s)?;
-    copper::sim::params::Shape::checked([1, 1, 1], d)?;
-    Ok(d)
-}
-
-/// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
-    let d = parse_dims(s)?;
-    copper::sim::params::Shape::checked(d, [1, 1, 1])?;
-    Ok(d)
-}
+use super::args::{AnalyzeArgs, Format};
+use super::settings::{read_hardware, resolve_metrics};
 
 /// The analysis of one kernel, ready to print.
 struct Report {
@@ -117,7 +27,7 @@ struct Report {
     path: String,
     line: usize,
     column: usize,
-    shape: Shape,
+    shape: KnownShape,
     bounds: Vec<MetricBound>,
     /// Per metric: bound and simulated worst warp at the parameter file's
     /// inputs, and the inputs.
@@ -273,7 +183,7 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
 fn check(
     kernel: &Kernel,
     spec: &LaunchSpec,
-    shape: &Shape,
+    shape: &KnownShape,
     bounds: &[MetricBound],
     metrics: &[copper::cost::Metric],
     hw: copper::cost::Hardware,
@@ -324,7 +234,7 @@ fn check(
 const COUNTING: [&str; 3] = ["sectors", "conflicts", "divwarps"];
 
 /// The whole-launch bound: per warp times the number of warps.
-fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundExpr)> {
+fn launch_bound(b: &BoundExpr, shape: &KnownShape, warp: u64) -> Option<(u64, BoundExpr)> {
     let warps = launch_warps(shape.block?, shape.grid?, warp);
     Some((warps, check::launch_bound(b, warps)))
 }
@@ -334,7 +244,7 @@ fn launch_bound(b: &BoundExpr, shape: &Shape, warp: u64) -> Option<(u64, BoundEx
 fn block_time(
     work: &BoundExpr,
     span: &BoundExpr,
-    shape: &Shape,
+    shape: &KnownShape,
     issue: u64,
     warp: u64,
 ) -> Option<Poly> {
@@ -515,26 +425,4 @@ fn report_json(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) -> serde_
         "seconds": r.seconds,
         "metrics": metrics,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shapes_are_checked() {
-        assert_eq!(parse_block("32,8"), Ok([32, 8, 1]));
-        assert!(parse_block("2048").is_err());
-        assert!(parse_block("0").is_err());
-        assert!(parse_block("a").is_err());
-        assert_eq!(parse_grid("100000"), Ok([100000, 1, 1]));
-        assert!(parse_grid("1,70000").is_err());
-        assert_eq!(
-            parse_seconds("0.5"),
-            Ok(std::time::Duration::from_millis(500))
-        );
-        assert!(parse_seconds("NaN").is_err());
-        assert!(parse_seconds("-1").is_err());
-        assert!(parse_seconds("0").is_err());
-    }
 }

@@ -2,7 +2,7 @@
 //! against copper's rewrite of it on the parameter file's inputs (see
 //! `copper_search::bench`), and the script that builds it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use copper::cuda::ast::FnKind;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
@@ -12,39 +12,9 @@ use copper_search::bench::{self, KernelBench, Options};
 use copper_search::launch::{launch_shape, read_params};
 use copper_search::pipeline::{optimize_kernel, Cache};
 
+use super::args::BenchArgs;
 use super::files::write_atomically;
-use super::optimize::{resolve, SearchArgs};
-
-/// Options of `copper bench`.
-#[derive(clap::Args, Debug)]
-pub struct BenchArgs {
-    /// `.cu` file.
-    pub file: PathBuf,
-    /// Parameter file (default: FILE with `.toml`): each kernel's launch,
-    /// arguments and array contents.
-    #[arg(long)]
-    pub params: Option<PathBuf>,
-    /// Directory to write the program and its build script in.
-    #[arg(long, default_value = "copper-bench")]
-    pub out: PathBuf,
-    /// Only this kernel.
-    #[arg(long)]
-    pub kernel: Option<String>,
-    /// Time each kernel at several values of one scalar argument:
-    /// `NAME=V1,V2,…` (positive integers; array lengths written as
-    /// expressions in the parameter file follow).
-    #[arg(long, value_parser = sweep::parse)]
-    pub sweep: Option<Sweep>,
-    /// Timed launches per kernel and size (the program's default).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub runs: u32,
-    /// Launches before timing (the program's default).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
-    pub warmup: u32,
-    /// How the search runs.
-    #[command(flatten)]
-    pub search: SearchArgs,
-}
+use super::settings::resolve;
 
 /// Runs `copper bench`; returns the exit status (0, or 2 on bad input).
 pub fn run(a: &BenchArgs) -> u8 {
@@ -79,13 +49,15 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     refuse_control_characters(&a.out)?;
     let pre = a.search.pre.resolve_found(a.search.config.as_deref())?;
     let parsed = parse_path_with(&a.file, &pre).map_err(|d| d.render())?;
-    let params = read_params(&a.file, a.params.as_deref())?.ok_or_else(|| {
-        format!(
-            "{}: no parameter file (create {} or give --params)",
-            a.file.display(),
-            a.file.with_extension("toml").display()
-        )
-    })?;
+    let params = read_params(&a.file, a.params.as_deref())
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "{}: no parameter file (create {} or give --params)",
+                a.file.display(),
+                a.file.with_extension("toml").display()
+            )
+        })?;
     let params_name = a
         .params
         .clone()

@@ -6,7 +6,7 @@ use copper::cuda::include::in_user_file;
 use copper::cuda::print;
 use copper::cuda::rewrite::rewrite_functions;
 
-use super::preprocess::PreprocessArgs;
+use super::args::PreprocessArgs;
 
 /// Runs `copper fmt` on `file`: the functions (or only `only`), or with
 /// `whole` the whole file with every function that parsed reprinted.

@@ -17,73 +17,13 @@ use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
+use copper::lint::witness::{self, Refutation, Witness};
+use copper::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 use copper_search::config::{self, FileConfig};
 use copper_search::launch::{assume_block, launch_shape, read_params};
-use copper_search::lint::witness::{self, Refutation, Witness};
-use copper_search::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 
+use super::args::{ColorChoice, LintArgs, LintFormat};
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
-use super::launch_args::LaunchArgs;
-
-/// Output formats of `copper lint`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LintFormat {
-    /// rustc/clang-style warnings with the source line and a caret.
-    Text,
-    /// JSON.
-    Json,
-    /// GitHub Actions annotations.
-    Github,
-    /// SARIF 2.1.0.
-    Sarif,
-}
-
-/// Options of `copper lint`.
-#[derive(clap::Args, Debug)]
-pub struct LintArgs {
-    /// `.cu` files.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// How kernels are launched.
-    #[command(flatten)]
-    pub launch: LaunchArgs,
-    /// Preprocessing.
-    #[command(flatten)]
-    pub pre: super::preprocess::PreprocessArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: LintFormat,
-    /// Colour the severity of each text finding: `auto` (when standard
-    /// output is a terminal and NO_COLOR is not set), `always` or `never`.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
-    /// Do not report this code (repeatable): uncoalesced-global,
-    /// misaligned-global, bank-conflict, divergent-branch,
-    /// block-size-dependent, data-race.
-    #[arg(long = "allow", value_name = "CODE", value_parser = Code::parse)]
-    pub allow: Vec<Code>,
-    /// For bank conflicts whose index comes from input data, search inputs
-    /// that make one warp reach the worst case (confirmed by simulation on
-    /// the parameter file's launch).
-    #[arg(long)]
-    pub witness: bool,
-    /// With --witness: the number of transactions to reach (default: the
-    /// analysis bound); above the bound it is proved impossible.
-    #[arg(long, requires = "witness", value_parser = clap::value_parser!(u64).range(1..))]
-    pub degree: Option<u64>,
-    /// `copper.toml` to use (default: the nearest one upward from the
-    /// current directory).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// With --format sarif: the directory file URIs are relative to
-    /// (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub sarif_root: Option<PathBuf>,
-    /// Seconds one kernel's lint may take (its analysis and race search)
-    /// [default: 20].
-    #[arg(long, value_parser = super::analyze::parse_seconds)]
-    pub budget: Option<std::time::Duration>,
-}
 
 /// A finding with its place, ready to print.
 struct Located {
@@ -129,7 +69,7 @@ fn disabled(a: &LintArgs) -> Result<(BTreeSet<Code>, FileConfig), String> {
         None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
     };
     let cfg = match path {
-        Some(p) => config::load(&p)?,
+        Some(p) => config::load(&p).map_err(|e| e.to_string())?,
         None => FileConfig::default(),
     };
     let mut off: BTreeSet<Code> = a.allow.iter().copied().collect();
@@ -170,21 +110,19 @@ fn lint_file(
         Err(e) => {
             out.errors.push(Diagnostic {
                 code: "params",
-                ..Diagnostic::file_error(path, e)
+                ..Diagnostic::file_error(path, e.to_string())
             });
             None
         }
     };
-    let block = a.launch.block.or_else(|| {
-        cfg.block
-            .as_deref()
-            .and_then(|b| config::shape(b, "block").ok())
-    });
-    let grid = a.launch.grid.or_else(|| {
-        cfg.grid
-            .as_deref()
-            .and_then(|g| config::shape(g, "grid").ok())
-    });
+    let block = a
+        .launch
+        .block
+        .or_else(|| cfg.block.as_deref().and_then(|b| config::block(b).ok()));
+    let grid = a
+        .launch
+        .grid
+        .or_else(|| cfg.grid.as_deref().and_then(|g| config::grid(g).ok()));
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
     let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
     if let Some(k) = &only {
@@ -449,17 +387,6 @@ fn witness_text(w: &Witness) -> String {
         ),
         Witness::NotFound(why) => format!("no witness found: {why}"),
     }
-}
-
-/// When to colour text output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
 }
 
 impl ColorChoice {

@@ -5,384 +5,30 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use copper::bound::Config;
-use copper::cost::Metric;
 use copper::cuda::ast::{FnKind, Function};
-use copper::cuda::diff::unified;
 use copper::cuda::excerpt::Excerpts;
-use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
-use copper_search::config::{self, FileConfig};
-use copper_search::launch::{assume_block, launch_shape, read_params, Shape};
-use copper_search::nvcc::Nvcc;
-use copper_search::pipeline::{optimize_kernel, Cache, KernelResult, Settings};
-use copper_search::rank::{Ranking, DEFAULT_EPSILON};
+use copper_search::launch::{assume_block, launch_shape, read_params, KnownShape};
+use copper_search::pipeline::{optimize_kernel, Cache};
+use copper_search::rank::Ranking;
 use rayon::prelude::*;
 
-use super::analyze::parse_seconds;
+use super::args::{OptFormat, OptimizeArgs};
 use super::ci::SarifRoot;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
-use super::launch_args::LaunchArgs;
+use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
 use super::output;
-use super::patch::PatchBase;
 use super::report;
-use super::simulate::{read_hardware, resolve_metrics};
+use super::settings::{resolve, Resolved};
 use super::walk::collect_files;
-
-/// Output formats of `copper optimize`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OptFormat {
-    /// Human-readable: per kernel, the bounds before and after, what was
-    /// applied and why, then the diff; a summary table for several kernels.
-    Text,
-    /// One JSON document.
-    Json,
-    /// GitHub Actions workflow annotations.
-    Github,
-    /// SARIF 2.1.0 (code scanning), with the rewrite as a fix.
-    Sarif,
-}
-
-/// Options of `copper optimize`.
-#[derive(clap::Args, Debug)]
-pub struct OptimizeArgs {
-    /// `.cu` files, or directories to search for `.cu` files.
-    #[arg(required = true)]
-    pub paths: Vec<PathBuf>,
-    /// How the search runs.
-    #[command(flatten)]
-    pub search: SearchArgs,
-    /// Print only the patch (for `git apply` or `patch -p1`).
-    #[arg(long, conflicts_with_all = ["write", "format"])]
-    pub diff: bool,
-    /// Update the files in place (atomically; untouched when nothing improves).
-    #[arg(long)]
-    pub write: bool,
-    /// How kernels are launched.
-    #[command(flatten)]
-    pub launch: LaunchArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: OptFormat,
-    /// Also write one JSON object per kernel to this file (JSON lines).
-    #[arg(long)]
-    pub report: Option<PathBuf>,
-    /// Show every candidate considered, and what each transform left alone.
-    #[arg(long)]
-    pub explain: bool,
-    /// Exit 0 even when improvements are found.
-    #[arg(long)]
-    pub exit_zero: bool,
-    /// With --format sarif: the directory file URIs are relative to
-    /// (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub sarif_root: Option<PathBuf>,
-    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
-    /// directories.
-    #[arg(long)]
-    pub no_ignore: bool,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub jobs: Option<u64>,
-}
-
-/// The options of the search (shared by `copper optimize` and `copper bench`).
-#[derive(clap::Args, Debug)]
-pub struct SearchArgs {
-    /// The metric that ranks candidates (built-in or user-defined)
-    /// [default: wsteps].
-    #[arg(long)]
-    pub metric: Option<String>,
-    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
-    /// of degree and leading coefficients.
-    #[arg(long, value_parser = parse_at)]
-    pub at: Option<BTreeMap<String, f64>>,
-    /// Relative tolerance of the ranking: smaller differences do not count
-    /// [default: 0.02].
-    #[arg(long)]
-    pub epsilon: Option<f64>,
-    /// Only these transforms (repeatable): branch-distribution,
-    /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
-    /// load-hoisting, warp-shuffle-reduction, thread-remapping,
-    /// staged-transposition.
-    #[arg(long = "transform")]
-    pub transforms: Vec<String>,
-    /// Leave out this transform (repeatable).
-    #[arg(long = "skip-transform")]
-    pub skip_transforms: Vec<String>,
-    /// Highest degree of the bounds' base functions (1 to 4) [default: 2].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
-    pub degree: Option<u32>,
-    /// Largest LP (variables plus constraints) per metric.
-    #[arg(long)]
-    pub max_lp: Option<usize>,
-    /// Seconds one kernel's whole search may take [default: 20].
-    #[arg(long, value_parser = parse_seconds)]
-    pub budget: Option<Duration>,
-    /// Hardware model (TOML).
-    #[arg(long)]
-    pub hardware: Option<PathBuf>,
-    /// TOML file defining user metrics (`[metric.NAME]` tables).
-    #[arg(long)]
-    pub metrics_file: Option<PathBuf>,
-    /// Settings file (default: `copper.toml` here or in a directory above).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Compile each improving candidate with this CUDA compiler (default
-    /// `nvcc` on PATH) and drop those that fail; off by default.
-    #[arg(long, num_args = 0..=1, default_missing_value = "nvcc", value_name = "PATH")]
-    pub nvcc: Option<PathBuf>,
-    /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
-    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
-    pub nvcc_flags: Option<String>,
-    /// Preprocessing.
-    #[command(flatten)]
-    pub pre: super::preprocess::PreprocessArgs,
-}
-
-/// Parses `name=value,name=value`.
-fn parse_at(s: &str) -> Result<BTreeMap<String, f64>, String> {
-    let mut out = BTreeMap::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("`{part}` is not NAME=VALUE"))?;
-        let x: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{v}` is not a number"))?;
-        if !x.is_finite() {
-            return Err(format!("`{v}` is not a finite number"));
-        }
-        out.insert(k.trim().to_string(), x);
-    }
-    if out.is_empty() {
-        return Err("give at least one NAME=VALUE".into());
-    }
-    Ok(out)
-}
-
-/// A transform's name as the command line writes it:
-/// `global to shared (tiled)` → `global-to-shared-tiled`.
-fn cli_name(name: &str) -> String {
-    name.to_lowercase()
-        .replace(['(', ')'], "")
-        .split([' ', '-', '_'])
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-}
-
-/// The transform called `name` (either spelling).
-fn transform_by_name(name: &str) -> Option<Box<dyn copper_transforms::Transform>> {
-    copper_transforms::all()
-        .into_iter()
-        .find(|t| cli_name(t.name()) == cli_name(name))
-}
-
-/// Everything one run needs, resolved from the command line, the
-/// configuration file and the defaults.
-pub struct Resolved {
-    /// The search settings.
-    pub settings: Settings,
-    /// The ranking metric's name.
-    pub metric: String,
-    /// Block and grid from the command line or configuration.
-    pub block: Option<[u64; 3]>,
-    /// Grid shape.
-    pub grid: Option<[u64; 3]>,
-    /// Exit 0 on improvements.
-    pub exit_zero: bool,
-    /// `-D`, `-U` and `-I`, over the configuration's.
-    pub preprocess: Preprocess,
-}
-
-/// Resolves the search options against the configuration file and the
-/// defaults; `block`, `grid` and `exit_zero` are the command line's.
-pub fn resolve(
-    a: &SearchArgs,
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
-    exit_zero: bool,
-) -> Result<Resolved, String> {
-    let cfg_path = match &a.config {
-        Some(p) => Some(p.clone()),
-        None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
-    };
-    let cfg = match &cfg_path {
-        Some(p) => config::load(p)?,
-        None => FileConfig::default(),
-    };
-    let mut hw = cfg.hardware.unwrap_or_default();
-    if let Some(h) = &a.hardware {
-        hw = read_hardware(h)?;
-    }
-    let metric = a
-        .metric
-        .clone()
-        .or(cfg.metric.clone())
-        .unwrap_or_else(|| "wsteps".into());
-    let mut metrics: Vec<Metric> = resolve_metrics(&[], a.metrics_file.as_deref())?;
-    metrics.extend(cfg.user_metrics.iter().cloned());
-    let rank_metric = metrics
-        .iter()
-        .position(|m| m.name == metric)
-        .ok_or_else(|| {
-            format!(
-                "unknown metric `{metric}` (known: {})",
-                metrics
-                    .iter()
-                    .map(|m| m.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
-    let epsilon = a.epsilon.or(cfg.epsilon).unwrap_or(DEFAULT_EPSILON);
-    if !(0.0..1.0).contains(&epsilon) {
-        return Err("--epsilon must be at least 0 and below 1".into());
-    }
-    let ranking = match a.at.clone().or(cfg.at.clone()) {
-        Some(values) => Ranking::At { values, epsilon },
-        None => Ranking::Heuristic { epsilon },
-    };
-    let names: Vec<String> = if !a.transforms.is_empty() {
-        a.transforms.clone()
-    } else if let Some(t) = &cfg.transforms {
-        t.clone()
-    } else {
-        copper_transforms::all()
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect()
-    };
-    let mut transforms = Vec::new();
-    for n in &names {
-        let t = transform_by_name(n).ok_or_else(|| {
-            format!(
-                "unknown transform `{n}` (known: {})",
-                known_transforms().join(", ")
-            )
-        })?;
-        let skipped = a
-            .skip_transforms
-            .iter()
-            .any(|s| transform_by_name(s).is_some_and(|x| x.name() == t.name()));
-        if !skipped {
-            transforms.push(t);
-        }
-    }
-    for s in &a.skip_transforms {
-        if transform_by_name(s).is_none() {
-            return Err(format!(
-                "unknown transform `{s}` (known: {})",
-                known_transforms().join(", ")
-            ));
-        }
-    }
-    let block = match (block, &cfg.block) {
-        (Some(b), _) => Some(b),
-        (None, Some(b)) => Some(config::shape(b, "block")?),
-        (None, None) => None,
-    };
-    let grid = match (grid, &cfg.grid) {
-        (Some(g), _) => Some(g),
-        (None, Some(g)) => Some(config::shape(g, "grid")?),
-        (None, None) => None,
-    };
-    // A compiler path in `copper.toml` is relative to that file; a bare
-    // name is looked up on PATH.
-    let from_config = cfg.nvcc.as_ref().map(|p| match &cfg_path {
-        Some(c) if p.is_relative() && p.components().count() > 1 => {
-            c.parent().unwrap_or(Path::new(".")).join(p)
-        }
-        _ => p.clone(),
-    });
-    let nvcc = a.nvcc.clone().or(from_config);
-    let preprocess = a.pre.resolve(&cfg, cfg_path.as_deref())?;
-    let mut nvcc_flags: Vec<String> = match &a.nvcc_flags {
-        Some(f) => f.split_whitespace().map(str::to_string).collect(),
-        None => cfg.nvcc_flags.clone().unwrap_or_default(),
-    };
-    nvcc_flags.extend(preprocess.compiler_flags());
-    let compiler = match nvcc {
-        Some(program) => Some(Nvcc::new(&program, nvcc_flags)?),
-        None if a.nvcc_flags.is_some() => return Err("--nvcc-flags needs --nvcc".into()),
-        None => None,
-    };
-    let defaults = Config::default();
-    let config = Config {
-        hw,
-        block: None,
-        grid: None,
-        degree: a.degree.or(cfg.degree).unwrap_or(defaults.degree),
-        max_lp: a.max_lp.or(cfg.max_lp).unwrap_or(defaults.max_lp),
-        budget: a
-            .budget
-            .or(cfg.budget.map(Duration::from_secs_f64))
-            .unwrap_or(defaults.budget),
-    };
-    Ok(Resolved {
-        settings: Settings {
-            config,
-            metrics,
-            rank_metric,
-            ranking,
-            transforms,
-            compiler,
-        },
-        metric,
-        block,
-        grid,
-        exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
-        preprocess,
-    })
-}
-
-fn known_transforms() -> Vec<String> {
-    copper_transforms::all()
-        .iter()
-        .map(|t| cli_name(t.name()))
-        .collect()
-}
-
-/// One file of the run.
-pub struct FileRun {
-    /// Its path as given.
-    pub path: PathBuf,
-    /// The file, parsed; or why it could not be read.
-    pub parsed: Result<ParsedFile, String>,
-    /// Its kernels' results, in file order.
-    pub kernels: Vec<KernelRun>,
-    /// Diagnostics of functions copper could not read.
-    pub diagnostics: Vec<String>,
-    /// The whole file with the improved kernels, when any improved.
-    pub rewritten: Option<String>,
-    /// `--write` could not replace the file (an I/O error, reported).
-    pub write_failed: bool,
-}
-
-/// One kernel of the run.
-pub struct KernelRun {
-    /// The kernel.
-    pub name: String,
-    /// Where it starts (line, column).
-    pub at: (usize, usize),
-    /// Its launch shape.
-    pub shape: Shape,
-    /// The search's outcome, or why there was none.
-    pub result: Result<KernelResult, String>,
-    /// False when the kernel itself could not be read (its diagnostic is
-    /// among the file's).
-    pub readable: bool,
-}
 
 /// Runs `copper optimize`.
 pub fn run(a: &OptimizeArgs) -> u8 {
@@ -467,25 +113,6 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     output::batch_status(failed, improved && !r.exit_zero, unreadable)
 }
 
-/// The unified diff of a file's rewrite (empty when nothing improved),
-/// the file named relative to `base`.
-pub fn file_diff(f: &FileRun, base: &PatchBase) -> String {
-    match (&f.parsed, &f.rewritten) {
-        (Ok(p), Some(new)) => unified(&base.name(&p.source.path), &p.source.text, new),
-        _ => String::new(),
-    }
-}
-
-/// Where the patch of a batch applies from: what the rewritten files have
-/// in common.
-pub fn patch_base(runs: &[FileRun]) -> PatchBase {
-    PatchBase::of(
-        runs.iter()
-            .filter(|f| f.rewritten.is_some())
-            .map(|f| f.path.as_path()),
-    )
-}
-
 /// The diagnostics of a parsed file, then the notes on its kernels'
 /// undefined identifiers (symbols), rendered.
 fn notes(p: &ParsedFile) -> Vec<String> {
@@ -513,7 +140,8 @@ fn optimize_files(
             let read = parse_path_with(path, &r.preprocess)
                 .map_err(|d| d.render())
                 .and_then(|parsed| {
-                    let params = read_params(path, a.launch.params.as_deref())?;
+                    let params =
+                        read_params(path, a.launch.params.as_deref()).map_err(|e| e.to_string())?;
                     Ok((parsed, params))
                 });
             let (parsed, params) = match read {
@@ -749,7 +377,7 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
             Some(KernelRun {
                 name: f.item.name.clone(),
                 at: parsed.source.line_col(f.item.span.start),
-                shape: Shape {
+                shape: KnownShape {
                     block: None,
                     grid: None,
                     source: "not read".into(),

@@ -10,10 +10,11 @@ use std::path::Path;
 use copper::cuda::include::in_user_file;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, read_params, test_plan};
-use copper_transforms::check::{synthesized, Checker};
+use copper_transforms::check::Checker;
 
-use super::preprocess::PreprocessArgs;
+use super::args::PreprocessArgs;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
 /// status: 0 when every kernel got a launch (one the original does not run

@@ -8,8 +8,8 @@ use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use serde_json::json;
 
-use super::preprocess::PreprocessArgs;
-use super::Format;
+use super::args::Format;
+use super::args::PreprocessArgs;
 
 /// Runs `copper parse` over `files`.
 pub fn run(files: &[PathBuf], format: Format, pre: &PreprocessArgs) -> u8 {

@@ -1,39 +1,19 @@
-//! The preprocessing options of every command that reads CUDA: `-D`, `-U`
-//! and `-I`, as nvcc takes them, over `copper.toml`'s `defines` and
-//! `include_dirs`.
+//! The preprocessing options of every command that reads CUDA
+//! ([`PreprocessArgs`]: `-D`, `-U` and `-I`, as nvcc takes them) over
+//! `copper.toml`'s `defines` and `include_dirs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use copper::cuda::include::{parse_define, parse_undef, Define, Preprocess};
+use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper_search::config::{self, FileConfig};
 
-/// Preprocessing options.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct PreprocessArgs {
-    /// Define a macro, as nvcc does: `-D N=1024`, `-DN=1024`, `-D DEBUG`
-    /// (value 1) (repeatable; wins over `defines` in `copper.toml`).
-    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]", value_parser = parse_define)]
-    pub defines: Vec<Define>,
-    /// Remove a macro definition given by `-D` or `copper.toml` (applied
-    /// after every `-D`; repeatable).
-    #[arg(short = 'U', long = "undefine", value_name = "NAME", value_parser = parse_undef)]
-    pub undefines: Vec<Define>,
-    /// Search this directory for headers, after the including file's own
-    /// directory (repeatable; before `include_dirs` in `copper.toml`).
-    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
-    pub include_dirs: Vec<PathBuf>,
-    /// Analyze this instantiation of a template kernel besides those the
-    /// file launches: `--instantiate 'reduce<256>'` (repeatable; added to
-    /// `instantiate` in `copper.toml`).
-    #[arg(long = "instantiate", value_name = "NAME<ARGS>")]
-    pub instantiate: Vec<String>,
-}
+use super::args::PreprocessArgs;
 
 impl PreprocessArgs {
     /// The options over a configuration read from `cfg_path`.
     pub fn resolve(&self, cfg: &FileConfig, cfg_path: Option<&Path>) -> Result<Preprocess, String> {
-        let from_cfg = config::preprocess(cfg, cfg_path)?;
+        let from_cfg = config::preprocess(cfg, cfg_path).map_err(|e| e.to_string())?;
         let mut out = Preprocess {
             defines: from_cfg.defines,
             include_dirs: self.include_dirs.clone(),
@@ -55,7 +35,7 @@ impl PreprocessArgs {
             None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
         };
         let cfg = match &path {
-            Some(p) => config::load(p)?,
+            Some(p) => config::load(p).map_err(|e| e.to_string())?,
             None => FileConfig::default(),
         };
         self.resolve(&cfg, path.as_deref())

@@ -9,7 +9,8 @@ use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
-use super::optimize::{file_diff, patch_base, FileRun, KernelRun, Resolved};
+use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
+use super::settings::Resolved;
 
 /// A bound for people: the expression, or "no bound".
 fn show(o: &Outcome) -> String {

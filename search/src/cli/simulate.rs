@@ -1,9 +1,8 @@
 //! `copper simulate`: run kernels under the cost semantics.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::parse::ParsedFile;
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
@@ -15,79 +14,13 @@ use copper::sim::{
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
+use super::args::{Format, SimulateArgs};
 use super::files::write_atomically;
-use super::Format;
-
-/// Options of `copper simulate`.
-pub struct SimulateArgs {
-    /// The `.cu` file.
-    pub file: PathBuf,
-    /// Parameter file (default: FILE with `.toml`).
-    pub params: Option<PathBuf>,
-    /// Metrics to report (default: all built-in).
-    pub metrics: Vec<String>,
-    /// TOML file with user metrics.
-    pub metrics_file: Option<PathBuf>,
-    /// Only this kernel.
-    pub kernel: Option<String>,
-    /// Output format.
-    pub format: Format,
-    /// Write final global arrays here (JSON).
-    pub dump: Option<PathBuf>,
-    /// Step budget per warp.
-    pub max_steps: u64,
-    /// 128-byte transactions instead of 32-byte sectors.
-    pub lines: bool,
-    /// Hardware model file.
-    pub hardware: Option<PathBuf>,
-    /// Fail on races between blocks.
-    pub races: bool,
-    /// `-D`, `-U`, `-I`.
-    pub pre: super::preprocess::PreprocessArgs,
-}
-
-/// Reads a hardware model from TOML.
-pub fn read_hardware(path: &Path) -> Result<Hardware, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read hardware file: {e}", path.display()))?;
-    let hw: Hardware = toml::from_str(&text)
-        .map_err(|e| format!("{}: invalid hardware file: {e}", path.display()))?;
-    hw.validate()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(hw)
-}
+use super::settings::{read_hardware, resolve_metrics};
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
     eprintln!("{}", Diagnostic::file_error(path, msg));
     2
-}
-
-/// Resolves metric names (built-in or from the user file).
-pub fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>, String> {
-    let user = match file {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("{}: cannot read metrics file: {e}", p.display()))?;
-            metrics_from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
-        }
-        None => Vec::new(),
-    };
-    if names.is_empty() {
-        let mut all: Vec<Metric> = BUILTIN_METRICS
-            .iter()
-            .filter_map(|m| Metric::builtin(m))
-            .collect();
-        all.extend(user);
-        return Ok(all);
-    }
-    names
-        .iter()
-        .map(|n| {
-            Metric::builtin(n).or_else(|| user.iter().find(|m| &m.name == n).cloned()).ok_or_else(|| {
-                format!("unknown metric `{n}` (built-in: {}; user metrics come from --metrics-file)", BUILTIN_METRICS.join(", "))
-            })
-        })
-        .collect()
 }
 
 fn sim_diag(file: &ParsedFile, e: &SimError) -> Diagnostic {

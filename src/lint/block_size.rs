@@ -39,12 +39,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use copper::ir::{
+use crate::ir::{
     visit_exprs, visit_stmts, ArrayId, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, VarId,
     VarKind,
 };
-use copper::poly::{Poly, Rational};
-use copper::source::Span;
+use crate::poly::{Poly, Rational};
+use crate::source::Span;
 
 use super::BlockSize;
 
@@ -95,7 +95,7 @@ impl Eval<'_> {
     /// The value of `e` as a polynomial; operands of non-polynomial
     /// operations are checked on the way.
     fn eval(&mut self, e: &Expr) -> Poly {
-        use copper::cuda::ast::BinOp;
+        use crate::cuda::ast::BinOp;
         match &e.kind {
             ExprKind::Const(v) if !e.ty.is_float() => {
                 Poly::constant(Rational::int(v.as_i64() as i128))
@@ -125,7 +125,7 @@ impl Eval<'_> {
                 self.opaque()
             }
             ExprKind::Builtin(b) => Poly::var(&builtin_name(*b)),
-            ExprKind::Unary(copper::ir::Unary::Neg, x) => -self.eval(x),
+            ExprKind::Unary(crate::ir::Unary::Neg, x) => -self.eval(x),
             ExprKind::Convert { value, .. } if keeps_value(value, e.ty) => self.eval(value),
             // A narrowing conversion keeps the value only modulo the new
             // width, which breaks `blockIdx·blockDim + (unsigned char)

@@ -17,11 +17,11 @@
 
 use std::time::{Duration, Instant};
 
-use copper::ir::{visit_stmts, Kernel};
-use copper::sim::params::{InitKind, LaunchSpec};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
-use copper::source::Span;
-use copper_transforms::check::{grown, synthesized};
+use crate::ir::{visit_stmts, Kernel};
+use crate::sim::params::{InitKind, LaunchSpec};
+use crate::sim::test_launch::{grown, synthesized};
+use crate::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use crate::source::Span;
 
 /// Launches with more blocks than this are not reshaped into one-thread
 /// blocks (the simulator's cost per block would dominate).

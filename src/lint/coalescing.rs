@@ -24,16 +24,16 @@
 //! elements from any start would, `misaligned-global` when an ideal group
 //! may straddle a sector boundary, and coalesced otherwise.
 
-use copper::absint::deps::{Coef, Dep};
-use copper::absint::memory::{transactions, warps_of};
-use copper::bound::Prepared;
-use copper::cost::{Footprint, Hardware};
-use copper::ir::Kernel;
+use crate::absint::deps::{Coef, Dep};
+use crate::absint::memory::{transactions, warps_of};
+use crate::bound::Prepared;
+use crate::cost::{Footprint, Hardware};
+use crate::ir::Kernel;
 
+use super::index::index_in;
 use super::lanes::Lanes;
-use super::witness::index_in;
 use super::{count, Code, Finding};
-use copper::ir::sites::SitePaths;
+use crate::ir::sites::SitePaths;
 
 /// How a warp's requests at one site can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,8 +314,8 @@ pub fn findings(
 /// flagged when a warp may touch more sectors than its lanes would
 /// reading the field of consecutive, aligned elements.
 fn field_finding(
-    array: &copper::ir::Array,
-    site: &copper::ir::Site,
+    array: &crate::ir::Array,
+    site: &crate::ir::Site,
     i: usize,
     dep: Dep,
     hw: &Hardware,
@@ -351,7 +351,7 @@ fn field_finding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use copper::absint::congruence::Cong;
+    use crate::absint::congruence::Cong;
 
     fn aff(x: Coef, y: Coef, cong: Cong) -> Dep {
         Dep::Affine([x, y, Coef::Known(0)], cong)

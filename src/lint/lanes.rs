@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 
-use copper::absint::congruence::Cong;
-use copper::cuda::ast::BinOp;
-use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, Unary, VarId, VarKind};
-use copper::poly::{Poly, Rational};
+use crate::absint::congruence::Cong;
+use crate::cuda::ast::BinOp;
+use crate::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, Unary, VarId, VarKind};
+use crate::poly::{Poly, Rational};
 
 /// Most offsets one lane may have (nested selects).
 const MAX_ARMS: usize = 4;

@@ -20,6 +20,7 @@ pub mod banks;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod index;
 pub mod lanes;
 pub mod milp;
 pub mod overflow;
@@ -28,12 +29,12 @@ pub mod witness;
 
 use std::time::Instant;
 
-use copper::bound::{prepare, Config, Prepared};
-use copper::cost::Hardware;
-use copper::diag::Severity;
-use copper::ir::Kernel;
-use copper::sim::params::LaunchSpec;
-use copper::source::Span;
+use crate::bound::{prepare, Config, Prepared};
+use crate::cost::Hardware;
+use crate::diag::Severity;
+use crate::ir::Kernel;
+use crate::sim::params::LaunchSpec;
+use crate::source::Span;
 use serde::Serialize;
 
 /// What a finding is about; each can be turned off (`--allow CODE`,
@@ -302,9 +303,9 @@ fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use copper::cuda::parse::parse_source;
-    use copper::ir::lower::lower_kernel;
-    use copper::source::SourceFile;
+    use crate::cuda::parse::parse_source;
+    use crate::ir::lower::lower_kernel;
+    use crate::source::SourceFile;
 
     /// The default configuration with a launch shape.
     fn shaped(block: Option<[u64; 3]>, grid: Option<[u64; 3]>) -> Config {

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use copper::bound::overflow::{Overflow, Range};
-use copper::bound::Prepared;
-use copper::ir::value::Scalar;
-use copper::sim::params::LaunchSpec;
+use crate::bound::overflow::{Overflow, Range};
+use crate::bound::Prepared;
+use crate::ir::value::Scalar;
+use crate::sim::params::LaunchSpec;
 
 use super::{Code, Finding};
 

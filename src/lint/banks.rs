@@ -1,12 +1,12 @@
 //! Shared-memory bank conflicts: every shared access whose worst-case
 //! conflict degree (most distinct words one bank serves in one warp
-//! request, `copper::absint::memory::conflicts`) is above 1.
+//! request, `crate::absint::memory::conflicts`) is above 1.
 
-use copper::absint::deps::{Coef, Dep};
-use copper::absint::memory::conflicts;
-use copper::bound::Prepared;
-use copper::cost::Hardware;
-use copper::ir::Kernel;
+use crate::absint::deps::{Coef, Dep};
+use crate::absint::memory::conflicts;
+use crate::bound::Prepared;
+use crate::cost::Hardware;
+use crate::ir::Kernel;
 
 use super::{Code, Finding};
 

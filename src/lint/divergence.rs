@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use copper::bound::Prepared;
-use copper::cost::Metric;
-use copper::ir::{visit_stmts, Kernel, Stmt};
+use crate::bound::Prepared;
+use crate::cost::Metric;
+use crate::ir::{visit_stmts, Kernel, Stmt};
 
 use super::{Code, Finding};
 
@@ -34,7 +34,7 @@ pub fn findings(kernel: &Kernel, prep: &Prepared) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for (start, end) in spans {
-        let span = copper::source::Span::new(start, end);
+        let span = crate::source::Span::new(start, end);
         if prep.uniform_at(span) != Some(false) {
             continue;
         }

@@ -1,0 +1,567 @@
+//! The command line as clap parses it: every subcommand's options and the
+//! value parsers that check each value alone. Commands take these raw
+//! options with what [`super::settings`] resolves from them, `copper.toml`
+//! and the defaults.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use copper::bound::Config;
+use copper::cuda::include::{parse_define, parse_undef, Define};
+use copper::lint::Code;
+use copper_search::bench::sweep::{self, Sweep};
+
+/// copper: makes CUDA kernels faster without running them.
+///
+/// copper reads `.cu` files (host code and all), finds their kernels, and
+/// analyzes, simulates, lints and rewrites them under a cost model.
+#[derive(Parser, Debug)]
+#[command(name = "copper", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Print only errors and warnings (on stderr): no results, notes or
+    /// progress; the exit status tells the outcome.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the kernels and device functions of each file, with their
+    /// parameters, launch shapes and diagnostics.
+    ///
+    /// Exit status: 0 when every function parsed, 1 when some function has a
+    /// diagnostic, 2 when a file cannot be read.
+    #[command(visible_alias = "kernels")]
+    Parse {
+        /// `.cu` files to read.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: PreprocessArgs,
+    },
+    /// Print the kernels and device functions of a file as copper prints
+    /// them (the style of every rewrite copper suggests).
+    Fmt {
+        /// `.cu` file to read.
+        file: PathBuf,
+        /// Only this function.
+        #[arg(long, conflicts_with = "whole")]
+        kernel: Option<String>,
+        /// Print the whole file with every function reprinted (what a rewrite
+        /// produces; compiles wherever the original does).
+        #[arg(long)]
+        whole: bool,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: PreprocessArgs,
+    },
+    /// Print the parameter file copper tests each kernel with (the file's
+    /// own `FILE.toml`, the launch its host code computes, or a launch
+    /// inferred from the kernel), with comments saying where each part
+    /// came from: `copper params k.cu > k.toml`, then edit it.
+    ///
+    /// Exit status: 0 when every kernel got a launch, 1 when some did not,
+    /// 2 on bad input.
+    Params {
+        /// `.cu` file to read.
+        file: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: PreprocessArgs,
+    },
+    /// Run kernels on concrete inputs under the cost semantics (evaluation
+    /// mode): cost per metric (max per warp, total, block work and span),
+    /// per access site transactions and bank conflicts, final arrays.
+    ///
+    /// Exit status: 0 on success, 1 when the simulation found an error in a
+    /// kernel (out-of-bounds access, division by zero, barrier divergence,
+    /// data race, step budget), 2 on bad input.
+    Simulate(SimulateArgs),
+    /// Sound worst-case cost bound per warp, as a polynomial in the
+    /// kernel's parameters, for each metric; the whole launch's bound when
+    /// the launch shape is known, and the block-time bound W/P + S.
+    ///
+    /// Exit status: 0 on success (a kernel without a bound is a result, not
+    /// an error), 1 when a kernel could not be read or `--check` could not
+    /// simulate it, 2 on bad input.
+    Analyze(AnalyzeArgs),
+    /// Search for a faster version of each kernel: rewrites (branch
+    /// distribution, global to shared memory, tiling, padding, load
+    /// hoisting) checked to
+    /// compute the same results by simulation, ranked by their sound cost
+    /// bounds. Prints the winning kernels, a diff, and the bounds before
+    /// and after.
+    ///
+    /// Exit status: 2 when the run failed (bad input, an output or --write
+    /// that could not be written); else 1 when an improvement was found (0
+    /// with --exit-zero), even when some file or kernel could not be read;
+    /// else 2 when one could not be read; else 0.
+    Optimize(OptimizeArgs),
+    /// Findings about each kernel's performance with `file:line:col`:
+    /// uncoalesced and misaligned global accesses, bank conflicts (with
+    /// input witnesses under --witness), divergent branches, and whether
+    /// the results depend on the block size.
+    ///
+    /// Exit status: 2 on bad input; else 1 with findings, even when some
+    /// file or kernel could not be read; else 2 when one could not be read;
+    /// else 0.
+    Lint(LintArgs),
+    /// Write a CUDA program that times each kernel against the rewrite
+    /// `copper optimize` finds for it, on the parameter file's inputs
+    /// (compared after one launch of each), and the script that builds it.
+    /// `--sweep NAME=V1,V2,…` times each value of one scalar argument.
+    ///
+    /// Exit status: 0 when the program was written, 2 on bad input
+    /// (nothing is written then).
+    Bench(BenchArgs),
+}
+
+/// Output formats.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable text.
+    Text,
+    /// JSON.
+    Json,
+}
+
+/// Launch options.
+#[derive(clap::Args, Debug)]
+pub struct LaunchArgs {
+    /// Block shape `X[,Y[,Z]]` (default: `copper.toml` for optimize and
+    /// lint, else the file's launch site, else the parameter file; without
+    /// any, bounds hold for every block and speak of `blockDim`).
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<[u64; 3]>,
+    /// Grid shape `X[,Y[,Z]]` (default: as for the block).
+    #[arg(long, value_parser = parse_grid)]
+    pub grid: Option<[u64; 3]>,
+    /// Parameter file (default: each FILE with `.toml`, when it exists):
+    /// launch shapes, and the inputs copper simulates (checks of bounds and
+    /// of rewrites, witnesses).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+}
+
+/// Preprocessing options.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PreprocessArgs {
+    /// Define a macro, as nvcc does: `-D N=1024`, `-DN=1024`, `-D DEBUG`
+    /// (value 1) (repeatable; wins over `defines` in `copper.toml`).
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    pub defines: Vec<Define>,
+    /// Remove a macro definition given by `-D` or `copper.toml` (applied
+    /// after every `-D`; repeatable).
+    #[arg(short = 'U', long = "undefine", value_name = "NAME", value_parser = parse_undef)]
+    pub undefines: Vec<Define>,
+    /// Search this directory for headers, after the including file's own
+    /// directory (repeatable; before `include_dirs` in `copper.toml`).
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+    /// Analyze this instantiation of a template kernel besides those the
+    /// file launches: `--instantiate 'reduce<256>'` (repeatable; added to
+    /// `instantiate` in `copper.toml`).
+    #[arg(long = "instantiate", value_name = "NAME<ARGS>")]
+    pub instantiate: Vec<String>,
+}
+
+/// Options of `copper simulate`.
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// `.cu` file.
+    pub file: PathBuf,
+    /// Parameter file (TOML; default: the `.cu` file with `.toml`).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Metric to report (repeatable; default: all built-in metrics).
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the final contents of every global array here (JSON).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Most instructions a warp may execute (catches non-terminating kernels).
+    #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
+    pub max_steps: u64,
+    /// Count 128-byte transactions instead of 32-byte sectors.
+    #[arg(long)]
+    pub lines: bool,
+    /// Hardware model (TOML: `warp_size`, `transaction_bytes`, `banks`,
+    /// `bank_bytes`; defaults 32, 32, 32, 4).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Fail on a race between blocks (a block writing a global element
+    /// another block reads or writes): results would depend on block order.
+    #[arg(long)]
+    pub races: bool,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: PreprocessArgs,
+}
+
+/// Options of `copper analyze`.
+#[derive(clap::Args, Debug)]
+pub struct AnalyzeArgs {
+    /// `.cu` file.
+    pub file: PathBuf,
+    /// Metric (repeatable; default: all built-in metrics).
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Highest degree of the bound's base functions (1 to 4).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub degree: u32,
+    /// Also simulate each kernel on the parameter file's inputs and show
+    /// the bound there next to the worst warp's simulated cost.
+    #[arg(long)]
+    pub check: bool,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Count 128-byte transactions instead of 32-byte sectors.
+    #[arg(long)]
+    pub lines: bool,
+    /// Hardware model (TOML).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Instructions an SM issues per cycle (P in the block-time bound W/P + S).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
+    pub issue: u64,
+    /// Largest LP (variables plus constraints) to solve per metric; a kernel
+    /// needing more gets "no bound".
+    #[arg(long, default_value_t = Config::default().max_lp)]
+    pub max_lp: usize,
+    /// Seconds one kernel's analysis may take (all metrics together).
+    #[arg(long, default_value = "20", value_parser = parse_seconds)]
+    pub budget: std::time::Duration,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: PreprocessArgs,
+}
+
+fn parse_dims(s: &str) -> Result<[u64; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("expected 1 to 3 comma-separated sizes, got `{s}`"));
+    }
+    let mut d = [1u64; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p
+            .parse()
+            .map_err(|_| format!("`{p}` is not a positive integer"))?;
+        if d[i] == 0 {
+            return Err("sizes must be positive".into());
+        }
+    }
+    Ok(d)
+}
+
+/// Parses a positive number of seconds.
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(x > 0.0 && x <= 1e6) {
+        return Err("the budget must be more than 0 and at most 1000000 seconds".into());
+    }
+    Ok(std::time::Duration::from_secs_f64(x))
+}
+
+/// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
+pub fn parse_block(s: &str) -> Result<[u64; 3], String> {
+    let d = parse_dims(s)?;
+    copper::sim::params::Shape::checked([1, 1, 1], d)?;
+    Ok(d)
+}
+
+/// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
+pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
+    let d = parse_dims(s)?;
+    copper::sim::params::Shape::checked(d, [1, 1, 1])?;
+    Ok(d)
+}
+
+/// Output formats of `copper optimize`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptFormat {
+    /// Human-readable: per kernel, the bounds before and after, what was
+    /// applied and why, then the diff; a summary table for several kernels.
+    Text,
+    /// One JSON document.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// SARIF 2.1.0 (code scanning), with the rewrite as a fix.
+    Sarif,
+}
+
+/// Options of `copper optimize`.
+#[derive(clap::Args, Debug)]
+pub struct OptimizeArgs {
+    /// `.cu` files, or directories to search for `.cu` files.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// How the search runs.
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Print only the patch (for `git apply` or `patch -p1`).
+    #[arg(long, conflicts_with_all = ["write", "format"])]
+    pub diff: bool,
+    /// Update the files in place (atomically; untouched when nothing improves).
+    #[arg(long)]
+    pub write: bool,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OptFormat,
+    /// Also write one JSON object per kernel to this file (JSON lines).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Show every candidate considered, and what each transform left alone.
+    #[arg(long)]
+    pub explain: bool,
+    /// Exit 0 even when improvements are found.
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// With --format sarif: the directory file URIs are relative to
+    /// (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
+    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
+    /// directories.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
+}
+
+/// The options of the search (shared by `copper optimize` and `copper bench`).
+#[derive(clap::Args, Debug)]
+pub struct SearchArgs {
+    /// The metric that ranks candidates (built-in or user-defined)
+    /// [default: wsteps].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
+    /// of degree and leading coefficients.
+    #[arg(long, value_parser = parse_at)]
+    pub at: Option<BTreeMap<String, f64>>,
+    /// Relative tolerance of the ranking: smaller differences do not count
+    /// [default: 0.02].
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Only these transforms (repeatable): branch-distribution,
+    /// global-to-shared, global-to-shared-tiled, shared-memory-padding,
+    /// load-hoisting, warp-shuffle-reduction, thread-remapping,
+    /// staged-transposition.
+    #[arg(long = "transform")]
+    pub transforms: Vec<String>,
+    /// Leave out this transform (repeatable).
+    #[arg(long = "skip-transform")]
+    pub skip_transforms: Vec<String>,
+    /// Highest degree of the bounds' base functions (1 to 4) [default: 2].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub degree: Option<u32>,
+    /// Largest LP (variables plus constraints) per metric.
+    #[arg(long)]
+    pub max_lp: Option<usize>,
+    /// Seconds one kernel's whole search may take [default: 20].
+    #[arg(long, value_parser = parse_seconds)]
+    pub budget: Option<Duration>,
+    /// Hardware model (TOML).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// TOML file defining user metrics (`[metric.NAME]` tables).
+    #[arg(long)]
+    pub metrics_file: Option<PathBuf>,
+    /// Settings file (default: `copper.toml` here or in a directory above).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Compile each improving candidate with this CUDA compiler (default
+    /// `nvcc` on PATH) and drop those that fail; off by default.
+    #[arg(long, num_args = 0..=1, default_missing_value = "nvcc", value_name = "PATH")]
+    pub nvcc: Option<PathBuf>,
+    /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub nvcc_flags: Option<String>,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: PreprocessArgs,
+}
+
+/// Parses `name=value,name=value`.
+fn parse_at(s: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut out = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` is not NAME=VALUE"))?;
+        let x: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not a number"))?;
+        if !x.is_finite() {
+            return Err(format!("`{v}` is not a finite number"));
+        }
+        out.insert(k.trim().to_string(), x);
+    }
+    if out.is_empty() {
+        return Err("give at least one NAME=VALUE".into());
+    }
+    Ok(out)
+}
+
+/// Output formats of `copper lint`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LintFormat {
+    /// rustc/clang-style warnings with the source line and a caret.
+    Text,
+    /// JSON.
+    Json,
+    /// GitHub Actions annotations.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// Options of `copper lint`.
+#[derive(clap::Args, Debug)]
+pub struct LintArgs {
+    /// `.cu` files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// How kernels are launched.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Preprocessing.
+    #[command(flatten)]
+    pub pre: PreprocessArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LintFormat,
+    /// Colour the severity of each text finding: `auto` (when standard
+    /// output is a terminal and NO_COLOR is not set), `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Do not report this code (repeatable): uncoalesced-global,
+    /// misaligned-global, bank-conflict, divergent-branch,
+    /// block-size-dependent, data-race.
+    #[arg(long = "allow", value_name = "CODE", value_parser = Code::parse)]
+    pub allow: Vec<Code>,
+    /// For bank conflicts whose index comes from input data, search inputs
+    /// that make one warp reach the worst case (confirmed by simulation on
+    /// the parameter file's launch).
+    #[arg(long)]
+    pub witness: bool,
+    /// With --witness: the number of transactions to reach (default: the
+    /// analysis bound); above the bound it is proved impossible.
+    #[arg(long, requires = "witness", value_parser = clap::value_parser!(u64).range(1..))]
+    pub degree: Option<u64>,
+    /// `copper.toml` to use (default: the nearest one upward from the
+    /// current directory).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// With --format sarif: the directory file URIs are relative to
+    /// (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
+    /// Seconds one kernel's lint may take (its analysis and race search)
+    /// [default: 20].
+    #[arg(long, value_parser = parse_seconds)]
+    pub budget: Option<std::time::Duration>,
+}
+
+/// When to colour text output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Options of `copper bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// `.cu` file.
+    pub file: PathBuf,
+    /// Parameter file (default: FILE with `.toml`): each kernel's launch,
+    /// arguments and array contents.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Directory to write the program and its build script in.
+    #[arg(long, default_value = "copper-bench")]
+    pub out: PathBuf,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Time each kernel at several values of one scalar argument:
+    /// `NAME=V1,V2,…` (positive integers; array lengths written as
+    /// expressions in the parameter file follow).
+    #[arg(long, value_parser = sweep::parse)]
+    pub sweep: Option<Sweep>,
+    /// Timed launches per kernel and size (the program's default).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub runs: u32,
+    /// Launches before timing (the program's default).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub warmup: u32,
+    /// How the search runs.
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert_eq!(parse_block("32,8"), Ok([32, 8, 1]));
+        assert!(parse_block("2048").is_err());
+        assert!(parse_block("0").is_err());
+        assert!(parse_block("a").is_err());
+        assert_eq!(parse_grid("100000"), Ok([100000, 1, 1]));
+        assert!(parse_grid("1,70000").is_err());
+        assert_eq!(
+            parse_seconds("0.5"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("0").is_err());
+    }
+}
