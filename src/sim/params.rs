@@ -49,66 +49,74 @@ pub fn kernel_key(name: &str) -> String {
     }
 }
 
-/// One array of a launch.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArraySpec {
-    /// Number of elements (the value of [`ArraySpec::len_expr`] when the
-    /// file writes the length as an expression).
-    pub len: u64,
-    /// The length as written, when it is an expression over the launch's
-    /// scalar arguments (`len = "w * (h + 1)"`); re-evaluated when an
-    /// argument changes ([`LaunchSpec::with_arg`]).
-    #[serde(skip)]
-    pub len_expr: Option<String>,
-    /// How to fill it.
-    #[serde(default)]
-    pub init: InitKind,
-    /// Seed for `random`.
-    #[serde(default)]
-    pub seed: u64,
-    /// Smallest random value.
-    #[serde(default)]
-    pub min: f64,
-    /// Largest random value.
-    #[serde(default = "default_max")]
-    pub max: f64,
-    /// Value for `const`.
-    #[serde(default)]
-    pub value: f64,
-    /// Values for `values`.
-    #[serde(default)]
-    pub values: Vec<f64>,
-    /// For an array of structs or vectors: fills of single fields
-    /// (`[kernel.K.arrays.nodes.fields.starting]`), each replacing the
-    /// array's fill for that field's components.
-    #[serde(default)]
-    pub fields: BTreeMap<String, FieldFill>,
+/// Declares a struct with the fill settings of an array (`init`, `seed`,
+/// `min`, `max`, `value`, `values`) between its own leading and trailing
+/// fields, so that [`ArraySpec`] and [`FieldFill`] read the same keys from
+/// one definition and each still refuses unknown keys, naming the keys it
+/// accepts in file order.
+macro_rules! with_fill_settings {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$lead_meta:meta])* pub $lead:ident: $lead_ty:ty,)*
+            ..
+            $($(#[$tail_meta:meta])* pub $tail:ident: $tail_ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($(#[$lead_meta])* pub $lead: $lead_ty,)*
+            /// How to fill it.
+            #[serde(default)]
+            pub init: InitKind,
+            /// Seed for `random`.
+            #[serde(default)]
+            pub seed: u64,
+            /// Smallest random value.
+            #[serde(default)]
+            pub min: f64,
+            /// Largest random value.
+            #[serde(default = "default_max")]
+            pub max: f64,
+            /// Value for `const`.
+            #[serde(default)]
+            pub value: f64,
+            /// Values for `values`.
+            #[serde(default)]
+            pub values: Vec<f64>,
+            $($(#[$tail_meta])* pub $tail: $tail_ty,)*
+        }
+    };
 }
 
-/// How one field of every element of a struct or vector array is filled:
-/// the fill settings of [`ArraySpec`], without a length.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FieldFill {
-    /// How to fill it.
-    #[serde(default)]
-    pub init: InitKind,
-    /// Seed for `random`.
-    #[serde(default)]
-    pub seed: u64,
-    /// Smallest random value.
-    #[serde(default)]
-    pub min: f64,
-    /// Largest random value.
-    #[serde(default = "default_max")]
-    pub max: f64,
-    /// Value for `const`.
-    #[serde(default)]
-    pub value: f64,
-    /// Values for `values`.
-    #[serde(default)]
-    pub values: Vec<f64>,
+with_fill_settings! {
+    /// One array of a launch.
+    pub struct ArraySpec {
+        /// Number of elements (the value of [`ArraySpec::len_expr`] when the
+        /// file writes the length as an expression).
+        pub len: u64,
+        /// The length as written, when it is an expression over the launch's
+        /// scalar arguments (`len = "w * (h + 1)"`); re-evaluated when an
+        /// argument changes ([`LaunchSpec::with_arg`]).
+        #[serde(skip)]
+        pub len_expr: Option<String>,
+        ..
+        /// For an array of structs or vectors: fills of single fields
+        /// (`[kernel.K.arrays.nodes.fields.starting]`), each replacing the
+        /// array's fill for that field's components.
+        #[serde(default)]
+        pub fields: BTreeMap<String, FieldFill>,
+    }
+}
+
+with_fill_settings! {
+    /// How one field of every element of a struct or vector array is filled:
+    /// the fill settings of [`ArraySpec`], without a length.
+    pub struct FieldFill {
+        ..
+    }
 }
 
 impl FieldFill {
@@ -420,6 +428,36 @@ mod tests {
         assert!(bad("[1]", "[2048]").unwrap_err().contains("1024"));
         assert!(bad("[1]", "[32,32,2]").unwrap_err().contains("1024"));
         assert!(ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[1]\nbogus=1\n").is_err());
+    }
+
+    #[test]
+    fn arrays_and_field_fills_refuse_unknown_keys_naming_theirs() {
+        let err = |extra: &str| {
+            ParamFile::from_toml(&format!(
+                "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.a]\nlen=1\n{extra}\n"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let array = err("bogus=1");
+        assert!(
+            array.contains("unknown field `bogus`, expected one of `len`, `init`, `seed`, `min`, `max`, `value`, `values`, `fields`"),
+            "{array}"
+        );
+        let field = err("[kernel.k.arrays.a.fields.x]\nlen=1");
+        assert!(
+            field.contains("unknown field `len`, expected one of `init`, `seed`, `min`, `max`, `value`, `values`\nin `kernel.k.arrays.a.fields.x`"),
+            "{field}"
+        );
+        let spec = ParamFile::from_toml(
+            "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.a]\nlen=2\n[kernel.k.arrays.a.fields.x]\ninit=\"const\"\nvalue=3\n",
+        )
+        .unwrap();
+        let x = &spec.kernel["k"].arrays["a"].fields["x"];
+        assert_eq!(
+            (x.init.clone(), x.value, x.max),
+            (InitKind::Const, 3.0, 100.0)
+        );
     }
 
     #[test]
