@@ -40,7 +40,7 @@ pub enum ParamsError {
         /// The expression as written.
         expr: String,
         /// What is wrong with it.
-        source: SizeError,
+        source: Box<SizeError>,
     },
 }
 
@@ -264,7 +264,7 @@ impl ParamFile {
                         kernel,
                         array,
                         expr,
-                        source,
+                        source: Box::new(source),
                     })
                 }
             };
