@@ -6,6 +6,19 @@
 //! interpretation and AARA), and lints their performance. See
 //! `docs/ARCHITECTURE.md` for the design.
 
+/// Implements `From<E> for String` (the error's `Display` message) for
+/// each typed error `E`, so that callers whose errors are still messages
+/// (the CLI) can use `?` on the engine's typed errors.
+macro_rules! error_message {
+    ($($error:ty),+ $(,)?) => {
+        $(impl From<$error> for String {
+            fn from(e: $error) -> String {
+                e.to_string()
+            }
+        })+
+    };
+}
+
 pub mod absint;
 pub mod bound;
 pub mod cost;

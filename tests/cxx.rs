@@ -295,7 +295,9 @@ fn structs_and_vectors_pass_by_value_field_by_field() {
     let p =
         ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[3]\n[kernel.k.args]\nd = { w = 10 }\n")
             .unwrap();
-    let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
+    let e = inputs_from_spec(&kernel, &p.kernel["k"])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no value for argument `d.h`"), "{e}");
     let mixed =
         "struct M { int n; double x; };\n__global__ void k(M m, double *b) { b[0] = m.n * m.x; }\n";

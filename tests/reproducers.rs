@@ -69,7 +69,7 @@ impl Case<'_> {
                 let b = prepared.bound(&Metric::builtin(name).unwrap());
                 let bound = match &b.work {
                     Outcome::Bound(e) => Ok(e.eval(&at).expect("every input named")),
-                    Outcome::NoBound(why, _) => Err(why.clone()),
+                    Outcome::NoBound(why, _) => Err(why.to_string()),
                 };
                 Found {
                     metric: name.to_string(),

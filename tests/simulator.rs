@@ -586,7 +586,9 @@ fn struct_arrays_are_filled_per_field() {
     let kernel = lower_kernel(&parsed, "k").unwrap();
     let bad = params.replace("fields.no_of_edges", "fields.edges");
     let p = ParamFile::from_toml(&bad).unwrap();
-    let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
+    let e = inputs_from_spec(&kernel, &p.kernel["k"])
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("no field `edges`") && e.contains("starting, no_of_edges"),
         "{e}"

@@ -414,7 +414,7 @@ fn generated_kernels_are_bounded_soundly() {
                     Outcome::NoBound(why, _) => {
                         // Tallied by the start of the reason (before the
                         // first colon: the kind of failure).
-                        let kind = why.split(':').next().unwrap_or("").to_string();
+                        let kind = why.to_string().split(':').next().unwrap_or("").to_string();
                         *unbounded.entry(kind).or_insert(0u64) += 1;
                         continue;
                     }

@@ -123,13 +123,16 @@ fn a_symbol_is_an_int_the_launch_gives_and_is_noted_once() {
         .kernel["matvec"]
         .clone();
     spec.defines.clear();
-    let err = inputs_from_spec(&k, &spec).unwrap_err();
+    let err = inputs_from_spec(&k, &spec).unwrap_err().to_string();
     assert!(
         err.contains("[kernel.matvec.defines]") && err.contains("-DN="),
         "{err}"
     );
     spec.defines.insert("N".into(), 2.5);
-    assert!(inputs_from_spec(&k, &spec).unwrap_err().contains("`int`"));
+    assert!(inputs_from_spec(&k, &spec)
+        .unwrap_err()
+        .to_string()
+        .contains("`int`"));
 }
 
 #[test]

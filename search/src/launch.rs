@@ -248,7 +248,8 @@ pub fn check_launch(kernel: &copper::ir::Kernel, spec: &LaunchSpec) -> Result<()
     for a in empty.arrays.values_mut() {
         a.len = 0;
     }
-    copper::sim::inputs_from_spec(kernel, &empty).map(drop)
+    copper::sim::inputs_from_spec(kernel, &empty)?;
+    Ok(())
 }
 
 /// The launches a kernel's candidates are checked on, and what copper

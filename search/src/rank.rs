@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn no_bound_never_wins_and_always_loses() {
         let r = Ranking::default();
-        let none = Outcome::NoBound("loop".into(), None);
+        let none = Outcome::NoBound(copper::bound::NoBound::NoCondition, None);
         let some = bound(5, &[]);
         assert!(!compare(&r, &none, &some).is_better());
         assert!(compare(&r, &some, &none).is_better());

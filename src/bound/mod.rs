@@ -37,6 +37,7 @@ use base::Bases;
 pub use expr::{BoundExpr, Term};
 use lp::{Lin, LpError};
 use potential::Pot;
+pub use reason::NoBound;
 
 /// What the analysis is told about the launch and hardware.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,7 +103,7 @@ pub enum Outcome {
     /// A bound per warp.
     Bound(BoundExpr),
     /// No bound: why, and the loop it is about when there is one.
-    NoBound(String, Option<crate::source::Span>),
+    NoBound(NoBound, Option<crate::source::Span>),
 }
 
 /// Bounds of one metric for one kernel.
@@ -512,15 +513,7 @@ impl Prepared {
     }
 
     fn bound_table(&self, cost: &CostTable) -> (Outcome, usize, usize) {
-        let over = || {
-            Outcome::NoBound(
-                format!(
-                    "the analysis ran past its time budget of {} s (raise it with --budget)",
-                    self.config.budget.as_secs_f64()
-                ),
-                None,
-            )
-        };
+        let over = || Outcome::NoBound(NoBound::OverBudget(self.config.budget.as_secs_f64()), None);
         if self.over_budget || self.started.elapsed() > self.config.budget {
             return (over(), 0, 0);
         }
@@ -538,10 +531,11 @@ impl Prepared {
         }
         let (vars, cons) = (a.lp.num_vars(), a.lp.num_constraints());
         if vars + cons > self.config.max_lp {
-            let why = format!(
-                "the analysis needs an LP of {} variables and {} constraints, over the limit of {} (raise it with --max-lp)",
-                vars, cons, self.config.max_lp
-            );
+            let why = NoBound::LpTooLarge {
+                vars,
+                constraints: cons,
+                limit: self.config.max_lp,
+            };
             return (Outcome::NoBound(why, None), vars, cons);
         }
         if self.started.elapsed() > self.config.budget {
@@ -554,11 +548,8 @@ impl Prepared {
                 let (why, span) = reason::explain(self, cost);
                 Outcome::NoBound(why, span)
             }
-            Err(LpError::Solver(e)) => Outcome::NoBound(format!("the LP solver failed: {e}"), None),
-            Err(LpError::Uncertified(e)) => Outcome::NoBound(
-                format!("the LP solution could not be verified in exact arithmetic: {e}"),
-                None,
-            ),
+            Err(LpError::Solver(e)) => Outcome::NoBound(NoBound::SolverFailed(e), None),
+            Err(LpError::Uncertified(e)) => Outcome::NoBound(NoBound::Uncertified(e), None),
         };
         (outcome, vars, cons)
     }
@@ -667,12 +658,7 @@ impl Prepared {
     /// The entry potential at the kernel's start, over the inputs, from an
     /// exact LP solution.
     fn extract(&self, entry: &Pot, x: &[Rational]) -> Outcome {
-        let overflow = || {
-            Outcome::NoBound(
-                "the bound overflowed 128-bit rational arithmetic".into(),
-                None,
-            )
-        };
+        let overflow = || Outcome::NoBound(NoBound::Overflow, None);
         let Some(mut constant) = entry.konst.eval_exact(x) else {
             return overflow();
         };
@@ -718,10 +704,10 @@ fn below_certain(outcome: Outcome, certain: f64) -> Outcome {
     match &outcome {
         Outcome::Bound(e) if e.terms.is_empty() && e.constant.to_f64() < certain - 1e-9 => {
             Outcome::NoBound(
-                format!(
-                    "internal error: the bound {} is below the cost {certain} every warp certainly incurs; please report this",
-                    e.constant
-                ),
+                NoBound::BelowCertainCost {
+                    bound: e.constant,
+                    certain,
+                },
                 None,
             )
         }
@@ -800,7 +786,8 @@ mod tests {
             "__global__ void k(int *a) { int i = 0; while (a[i] > 0) { i = a[i]; } a[0] = i; }";
         match bound(src, Some([32, 1, 1]), "steps") {
             Outcome::NoBound(why, Some(span)) => {
-                assert!(why.contains("data-dependent"), "{why}");
+                assert_eq!(why, NoBound::NoCounter);
+                assert!(why.to_string().contains("data-dependent"), "{why}");
                 assert!(span.start > 0);
             }
             other => panic!("expected no bound, got {other:?}"),
@@ -812,7 +799,7 @@ mod tests {
         let b = BoundExpr::new(Rational::int(3), Vec::new());
         assert!(matches!(
             below_certain(Outcome::Bound(b.clone()), 4.0),
-            Outcome::NoBound(why, _) if why.contains("internal error")
+            Outcome::NoBound(NoBound::BelowCertainCost { .. }, _)
         ));
         assert_eq!(
             below_certain(Outcome::Bound(b.clone()), 3.0),
@@ -842,7 +829,10 @@ mod tests {
             },
         );
         let b = p.bound(&Metric::builtin("steps").unwrap());
-        assert!(matches!(&b.work, Outcome::NoBound(why, _) if why.contains("--max-lp")));
+        assert!(matches!(
+            &b.work,
+            Outcome::NoBound(why @ NoBound::LpTooLarge { .. }, _) if why.to_string().contains("--max-lp")
+        ));
     }
 
     #[test]

@@ -8,26 +8,102 @@ use super::Prepared;
 use crate::absint::deps::{self, key};
 use crate::absint::symbols::SymKind;
 use crate::cost::CostTable;
-use crate::ir::{Stmt, VarId};
+use crate::ir::{Expr, Stmt, VarId};
+use crate::poly::Rational;
 use crate::source::Span;
+
+/// Why a metric has no bound.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoBound {
+    /// The analysis ran past its time budget (in seconds).
+    #[error("the analysis ran past its time budget of {0} s (raise it with --budget)")]
+    OverBudget(f64),
+    /// The LP is larger than allowed.
+    #[error("the analysis needs an LP of {vars} variables and {constraints} constraints, over the limit of {limit} (raise it with --max-lp)")]
+    LpTooLarge {
+        /// Its variables.
+        vars: usize,
+        /// Its constraints.
+        constraints: usize,
+        /// The limit on their sum.
+        limit: usize,
+    },
+    /// The LP solver failed.
+    #[error("the LP solver failed: {0}")]
+    SolverFailed(String),
+    /// The solver's solution did not check out exactly.
+    #[error("the LP solution could not be verified in exact arithmetic: {0}")]
+    Uncertified(String),
+    /// The bound's numbers do not fit exact arithmetic.
+    #[error("the bound overflowed 128-bit rational arithmetic")]
+    Overflow,
+    /// A constant bound below what every warp certainly costs: an
+    /// internal error, reported rather than printed as a bound.
+    #[error("internal error: the bound {bound} is below the cost {certain} every warp certainly incurs; please report this")]
+    BelowCertainCost {
+        /// The bound found.
+        bound: Rational,
+        /// The cost every warp incurs.
+        certain: f64,
+    },
+    /// Every loop has a potential on its own, but not all together.
+    #[error("no potential satisfies the constraints (the loops are bounded on their own, but not together)")]
+    NotTogether,
+    /// Loops nest deeper than the degree analyzed.
+    #[error("its loops nest {depth} deep, so its cost may grow like a polynomial of degree {depth}, above the degree analyzed ({degree}); try --degree {}", (*.depth).min(4))]
+    TooDeep {
+        /// How deep.
+        depth: usize,
+        /// The degree analyzed.
+        degree: u32,
+    },
+    /// A loop without a condition.
+    #[error("this loop has no condition: it only ends by `break` or `return`, which gives no bound on its iterations")]
+    NoCondition,
+    /// A condition that bounds no counter.
+    #[error("its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear")]
+    NoCounter,
+    /// Counters (listed) that depend on the thread in an unknown way.
+    #[error("its counter {0} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value)")]
+    ThreadDependent(String),
+    /// Counters (listed) that may wrap around, with their type's range
+    /// when it has one.
+    #[error("its counter {counters} may wrap around: copper cannot prove an update keeps it within its type's range{range}, and a counter that wraps can run the loop longer than its condition suggests, or forever")]
+    MayWrap {
+        /// The counters, listed.
+        counters: String,
+        /// ` (lo…hi)`, or empty.
+        range: String,
+    },
+    /// Counters (listed) with no ranking potential.
+    #[error("no potential pays for its iterations: {0} may not move toward the loop's bound by a constant step on every path (or is reset inside the loop)")]
+    NoRanking(String),
+}
 
 /// The first loop (innermost first) whose iterations no potential pays
 /// for, with a reason.
-pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (String, Option<Span>) {
+pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (NoBound, Option<Span>) {
     let mut loops = Vec::new();
     post_order(&p.kernel.body, &mut loops);
     for s in loops {
         let mut a = p.aara(cost);
         a.stmt(s, Pot::default());
         if a.lp.solve(&super::Lin::default(), &[], 0.0).is_err() {
-            let Stmt::Loop { span, .. } = s else { continue };
-            return (describe(p, s), Some(*span));
+            let Stmt::Loop {
+                cond,
+                body,
+                step,
+                span,
+                ..
+            } = s
+            else {
+                continue;
+            };
+            return (describe(p, s, cond.as_ref(), body, step), Some(*span));
         }
     }
-    (
-        "no potential satisfies the constraints (the loops are bounded on their own, but not together)".into(),
-        None,
-    )
+    (NoBound::NotTogether, None)
 }
 
 fn post_order<'k>(stmts: &'k [Stmt], out: &mut Vec<&'k Stmt>) {
@@ -62,24 +138,18 @@ fn nest_depth(stmts: &[Stmt]) -> usize {
         .unwrap_or(0)
 }
 
-/// What keeps a loop from having a ranking potential.
-fn describe(p: &Prepared, s: &Stmt) -> String {
-    let Stmt::Loop {
-        cond, body, step, ..
-    } = s
-    else {
-        return String::new();
-    };
+/// What keeps loop `s` (with its condition, body and step) from having a
+/// ranking potential.
+fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[Stmt]) -> NoBound {
     let depth = nest_depth(body) + 1;
     if depth > p.config.degree as usize {
-        return format!(
-            "its loops nest {depth} deep, so its cost may grow like a polynomial of degree {depth}, above the degree analyzed ({}); try --degree {}",
-            p.config.degree,
-            depth.min(4)
-        );
+        return NoBound::TooDeep {
+            depth,
+            degree: p.config.degree,
+        };
     }
     if cond.is_none() {
-        return "this loop has no condition: it only ends by `break` or `return`, which gives no bound on its iterations".into();
+        return NoBound::NoCondition;
     }
     let guards = p.lin.guards.get(&key(s)).cloned().unwrap_or_default();
     let mut written = BTreeSet::new();
@@ -101,17 +171,14 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
             .join(", ")
     };
     if counters.is_empty() {
-        return "its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear".into();
+        return NoBound::NoCounter;
     }
     let head = p.deps.head.get(&key(s));
     let uniform = guards
         .iter()
         .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
     if !uniform {
-        return format!(
-            "its counter {} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value)",
-            names(&counters)
-        );
+        return NoBound::ThreadDependent(names(&counters));
     }
     let wrapping = wrapping_counters(p, &counters, body, step);
     if let Some(&v) = wrapping.iter().next() {
@@ -119,15 +186,12 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
             .ty
             .range()
             .map_or(String::new(), |(lo, hi)| format!(" ({lo}…{hi})"));
-        return format!(
-            "its counter {} may wrap around: copper cannot prove an update keeps it within its type's range{range}, and a counter that wraps can run the loop longer than its condition suggests, or forever",
-            names(&wrapping)
-        );
+        return NoBound::MayWrap {
+            counters: names(&wrapping),
+            range,
+        };
     }
-    format!(
-        "no potential pays for its iterations: {} may not move toward the loop's bound by a constant step on every path (or is reset inside the loop)",
-        names(&counters)
-    )
+    NoBound::NoRanking(names(&counters))
 }
 
 /// The counters some assignment in `body` or `step` moves by a linear

@@ -13,6 +13,7 @@ pub mod math;
 pub mod record;
 pub mod sites;
 pub mod structured;
+pub mod sync;
 pub mod value;
 
 use crate::cuda::ast::{BinOp, Space};

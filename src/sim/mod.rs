@@ -20,7 +20,110 @@ use crate::cuda::ast::Space;
 use crate::ir::{Kernel, Param, Scalar, Stmt, Value};
 use exec::{Block, GlobalArray, LaunchCtx, Storage, Warp};
 pub use exec::{SimError, SiteStats};
-use params::{InitKind, LaunchSpec, Shape, SplitMix};
+use params::{InitKind, LaunchSpec, Shape, ShapeError, SplitMix};
+
+/// Why a launch cannot be built or simulated from its description.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The launch shape is refused.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// More threads than copper simulates.
+    #[error("the launch has {0} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)")]
+    TooManyThreads(u64),
+    /// More array elements in all than copper simulates.
+    #[error("the arrays hold {0} elements; copper simulates at most {MAX_ELEMENTS} in one launch")]
+    TooManyElements(u64),
+    /// One array longer than copper simulates.
+    #[error("array length {0} is more than copper simulates ({MAX_ELEMENTS})")]
+    ArrayTooLong(u64),
+    /// A scalar parameter the parameter file gives no value.
+    #[error("the parameter file gives no value for argument `{arg}` of `{kernel}` (add it under [kernel.{}.args])", params::kernel_key(kernel))]
+    MissingArgument {
+        /// The parameter.
+        arg: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// A fractional value for an integer parameter.
+    #[error("argument `{arg}` is an integer ({ty}) but the parameter file gives {value}")]
+    NonIntegerArgument {
+        /// The parameter.
+        arg: String,
+        /// Its C type.
+        ty: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// A value outside the parameter's type.
+    #[error("argument `{arg}` is {value}, out of the range of its type ({ty})")]
+    ArgumentOutOfRange {
+        /// The parameter.
+        arg: String,
+        /// Its C type.
+        ty: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// An array parameter the parameter file does not describe.
+    #[error("the parameter file describes no array `{array}` for `{kernel}` (add [kernel.{}.arrays.{array}] with `len`)", params::kernel_key(kernel))]
+    MissingArray {
+        /// The array.
+        array: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// An identifier used without definition and without a value.
+    #[error("`{name}` is not defined in the file: pass -D{name}=… or give its value under [kernel.{kernel}.defines]")]
+    UndefinedSymbol {
+        /// The identifier.
+        name: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// A value for an undefined identifier that is no `int`.
+    #[error("`{name}` is {value} in [kernel.{kernel}.defines]; an undefined identifier stands for an `int`")]
+    SymbolNotInt {
+        /// The identifier.
+        name: String,
+        /// The value given.
+        value: f64,
+        /// The kernel.
+        kernel: String,
+    },
+    /// A value under `args` for a name that is no scalar parameter.
+    #[error("`{name}` is not a scalar parameter of `{kernel}`")]
+    UnknownArgument {
+        /// The name.
+        name: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// A field fill naming no field of the array's elements.
+    #[error("array `{array}` has no field `{field}` (its components: {components})")]
+    NoField {
+        /// The array.
+        array: String,
+        /// The field named.
+        field: String,
+        /// The element's components, listed.
+        components: String,
+    },
+    /// `init = "values"` with no values.
+    #[error("`init = \"values\"` needs a non-empty `values` list")]
+    NoValues,
+    /// `init = "random"` with `min > max`.
+    #[error("random range is empty (min {min} > max {max})")]
+    EmptyRange {
+        /// `min`
+        min: f64,
+        /// `max`
+        max: f64,
+    },
+}
+
+error_message!(InputError);
 
 /// Default most instructions a warp may execute before the simulator
 /// declares the kernel non-terminating.
@@ -190,34 +293,30 @@ pub struct SimResult {
 
 /// Refuses to simulate more than [`MAX_THREADS`] threads: the blocks of
 /// the launch `shape` that run (all, or `sample` of them).
-pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), String> {
+pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), InputError> {
     let blocks: u64 = shape.grid.iter().fold(1u64, |n, &d| n.saturating_mul(d));
     let run = sample.map_or(blocks, |k| k.max(2).min(blocks));
     let threads = shape.block.iter().fold(run, |n, &d| n.saturating_mul(d));
     if threads > MAX_THREADS {
-        return Err(format!(
-            "the launch has {threads} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)"
-        ));
+        return Err(InputError::TooManyThreads(threads));
     }
     Ok(())
 }
 
 /// Refuses arrays of more than [`MAX_ELEMENTS`] elements in all.
-fn check_size(spec: &LaunchSpec) -> Result<(), String> {
+fn check_size(spec: &LaunchSpec) -> Result<(), InputError> {
     let elements = spec
         .arrays
         .values()
         .fold(0u64, |n, a| n.saturating_add(a.len));
     if elements > MAX_ELEMENTS {
-        return Err(format!(
-            "the arrays hold {elements} elements; copper simulates at most {MAX_ELEMENTS} in one launch"
-        ));
+        return Err(InputError::TooManyElements(elements));
     }
     Ok(())
 }
 
 /// Builds inputs from a parameter-file launch for `kernel`.
-pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, String> {
+pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, InputError> {
     let shape = spec.shape()?;
     check_size(spec)?;
     let mut scalars = BTreeMap::new();
@@ -225,22 +324,25 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     for v in kernel.scalar_params() {
         let var = &kernel.vars[v];
         let Some(x) = spec.args.get(&var.name) else {
-            return Err(format!("the parameter file gives no value for argument `{}` of `{}` (add it under [kernel.{}.args])", var.name, kernel.name, params::kernel_key(&kernel.name)));
+            return Err(InputError::MissingArgument {
+                arg: var.name.clone(),
+                kernel: kernel.name.clone(),
+            });
         };
         if !var.ty.is_float() && x.fract() != 0.0 {
-            return Err(format!(
-                "argument `{}` is an integer ({}) but the parameter file gives {x}",
-                var.name,
-                var.ty.c_name()
-            ));
+            return Err(InputError::NonIntegerArgument {
+                arg: var.name.clone(),
+                ty: var.ty.c_name(),
+                value: *x,
+            });
         }
         let value = Value::F(*x).convert(var.ty);
         if !var.ty.is_float() && value.as_f64() != *x {
-            return Err(format!(
-                "argument `{}` is {x}, out of the range of its type ({})",
-                var.name,
-                var.ty.c_name()
-            ));
+            return Err(InputError::ArgumentOutOfRange {
+                arg: var.name.clone(),
+                ty: var.ty.c_name(),
+                value: *x,
+            });
         }
         scalars.insert(var.name.clone(), value);
     }
@@ -248,7 +350,10 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
         if let Param::Array(a) = p {
             let arr = &kernel.arrays[*a];
             let Some(s) = spec.arrays.get(&arr.name) else {
-                return Err(format!("the parameter file describes no array `{}` for `{}` (add [kernel.{}.arrays.{}] with `len`)", arr.name, kernel.name, params::kernel_key(&kernel.name), arr.name));
+                return Err(InputError::MissingArray {
+                    array: arr.name.clone(),
+                    kernel: kernel.name.clone(),
+                });
             };
             arrays.insert(arr.name.clone(), fill_array(s, arr)?);
         }
@@ -256,13 +361,17 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     for &v in &kernel.symbols {
         let name = &kernel.vars[v].name;
         let Some(x) = spec.defines.get(name) else {
-            return Err(format!("`{name}` is not defined in the file: pass -D{name}=… or give its value under [kernel.{}.defines]", kernel.name));
+            return Err(InputError::UndefinedSymbol {
+                name: name.clone(),
+                kernel: kernel.name.clone(),
+            });
         };
         if x.fract() != 0.0 || *x < i32::MIN as f64 || *x > i32::MAX as f64 {
-            return Err(format!(
-                "`{name}` is {x} in [kernel.{}.defines]; an undefined identifier stands for an `int`",
-                kernel.name
-            ));
+            return Err(InputError::SymbolNotInt {
+                name: name.clone(),
+                value: *x,
+                kernel: kernel.name.clone(),
+            });
         }
         scalars.insert(name.clone(), Value::I(*x as i64));
     }
@@ -277,10 +386,10 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
     }
     for name in spec.args.keys() {
         if !kernel.scalar_params().any(|v| &kernel.vars[v].name == name) {
-            return Err(format!(
-                "`{name}` is not a scalar parameter of `{}`",
-                kernel.name
-            ));
+            return Err(InputError::UnknownArgument {
+                name: name.clone(),
+                kernel: kernel.name.clone(),
+            });
         }
     }
     Ok(Inputs {
@@ -296,7 +405,7 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, St
 /// (`a[0].x, a[0].y, …, a[1].x, …`); then each `fields.NAME` fill
 /// replaces the components of field `NAME` (all of a nested struct's),
 /// element by element.
-fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, String> {
+fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, InputError> {
     let slots = a.layout.slots();
     let whole = params::ArraySpec {
         len: s.len.saturating_mul(slots as u64),
@@ -306,11 +415,11 @@ fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, 
     for (name, f) in &s.fields {
         let hit = a.layout.field_slots(name);
         if hit.is_empty() {
-            return Err(format!(
-                "array `{}` has no field `{name}` (its components: {})",
-                a.name,
-                a.layout.names.join(", ")
-            ));
+            return Err(InputError::NoField {
+                array: a.name.clone(),
+                field: name.clone(),
+                components: a.layout.names.join(", "),
+            });
         }
         let values = fill(&f.spec(s.len.saturating_mul(hit.len() as u64)), a.elem)?;
         let mut next = values.bits.into_iter();
@@ -326,12 +435,9 @@ fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, 
 }
 
 /// Initial contents of an array.
-pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
+pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, InputError> {
     if s.len > MAX_ELEMENTS {
-        return Err(format!(
-            "array length {} is more than copper simulates ({MAX_ELEMENTS})",
-            s.len
-        ));
+        return Err(InputError::ArrayTooLong(s.len));
     }
     let n = s.len as usize;
     let conv = |x: f64| Value::F(x).convert(elem).to_bits();
@@ -340,16 +446,16 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, String> {
         InitKind::Const => vec![conv(s.value); n],
         InitKind::Values => {
             if s.values.is_empty() && n > 0 {
-                return Err("`init = \"values\"` needs a non-empty `values` list".into());
+                return Err(InputError::NoValues);
             }
             (0..n).map(|i| conv(s.values[i % s.values.len()])).collect()
         }
         InitKind::Random => {
             if s.min > s.max {
-                return Err(format!(
-                    "random range is empty (min {} > max {})",
-                    s.min, s.max
-                ));
+                return Err(InputError::EmptyRange {
+                    min: s.min,
+                    max: s.max,
+                });
             }
             let mut g = SplitMix::new(s.seed);
             (0..n)
@@ -425,7 +531,7 @@ pub fn simulate_owned(
         race: false,
     };
     opts.hw.validate().map_err(setup_error)?;
-    check_threads(&inputs.shape, opts.sample_blocks).map_err(setup_error)?;
+    check_threads(&inputs.shape, opts.sample_blocks).map_err(|e| setup_error(e.to_string()))?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();

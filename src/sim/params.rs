@@ -21,6 +21,68 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::size_expr::SizeError;
+
+/// Why a parameter file cannot be read.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamsError {
+    /// Not TOML, or not the parameter file's keys and types.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// An array length expression without a value.
+    #[error("kernel `{kernel}`, array `{array}`: len = \"{expr}\": {source}")]
+    Length {
+        /// The kernel.
+        kernel: String,
+        /// The array.
+        array: String,
+        /// The expression as written.
+        expr: String,
+        /// What is wrong with it.
+        source: Box<SizeError>,
+    },
+}
+
+/// Why a launch's length expression has no value once an argument changes
+/// ([`LaunchSpec::with_arg`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("array `{array}`: len = \"{expr}\": {source}")]
+pub struct ArgLengthError {
+    /// The array.
+    pub array: String,
+    /// The expression as written.
+    pub expr: String,
+    /// What is wrong with it.
+    pub source: SizeError,
+}
+
+error_message!(ParamsError, ArgLengthError, ShapeError);
+
+/// Why a launch shape is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// A dimension is 0.
+    #[error("the launch has 0 threads (a grid or block dimension is 0)")]
+    NoThreads,
+    /// More threads per block than CUDA allows.
+    #[error("a block of {}×{}×{} threads is more than CUDA allows (1024 threads, z ≤ 64)", .0[0], .0[1], .0[2])]
+    BlockTooLarge([u64; 3]),
+    /// A grid dimension beyond CUDA's limits.
+    #[error("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)")]
+    GridTooLarge,
+    /// A `grid` or `block` list of a parameter file with no or too many
+    /// dimensions.
+    #[error("`{what}` must have 1 to 3 dimensions, got {got}")]
+    Dimensions {
+        /// `grid` or `block`.
+        what: &'static str,
+        /// How many it has.
+        got: usize,
+    },
+}
+
 /// How an array is filled before the launch.
 #[derive(Clone, Debug, PartialEq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -49,66 +111,74 @@ pub fn kernel_key(name: &str) -> String {
     }
 }
 
-/// One array of a launch.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArraySpec {
-    /// Number of elements (the value of [`ArraySpec::len_expr`] when the
-    /// file writes the length as an expression).
-    pub len: u64,
-    /// The length as written, when it is an expression over the launch's
-    /// scalar arguments (`len = "w * (h + 1)"`); re-evaluated when an
-    /// argument changes ([`LaunchSpec::with_arg`]).
-    #[serde(skip)]
-    pub len_expr: Option<String>,
-    /// How to fill it.
-    #[serde(default)]
-    pub init: InitKind,
-    /// Seed for `random`.
-    #[serde(default)]
-    pub seed: u64,
-    /// Smallest random value.
-    #[serde(default)]
-    pub min: f64,
-    /// Largest random value.
-    #[serde(default = "default_max")]
-    pub max: f64,
-    /// Value for `const`.
-    #[serde(default)]
-    pub value: f64,
-    /// Values for `values`.
-    #[serde(default)]
-    pub values: Vec<f64>,
-    /// For an array of structs or vectors: fills of single fields
-    /// (`[kernel.K.arrays.nodes.fields.starting]`), each replacing the
-    /// array's fill for that field's components.
-    #[serde(default)]
-    pub fields: BTreeMap<String, FieldFill>,
+/// Declares a struct with the fill settings of an array (`init`, `seed`,
+/// `min`, `max`, `value`, `values`) between its own leading and trailing
+/// fields, so that [`ArraySpec`] and [`FieldFill`] read the same keys from
+/// one definition and each still refuses unknown keys, naming the keys it
+/// accepts in file order.
+macro_rules! with_fill_settings {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$lead_meta:meta])* pub $lead:ident: $lead_ty:ty,)*
+            ..
+            $($(#[$tail_meta:meta])* pub $tail:ident: $tail_ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($(#[$lead_meta])* pub $lead: $lead_ty,)*
+            /// How to fill it.
+            #[serde(default)]
+            pub init: InitKind,
+            /// Seed for `random`.
+            #[serde(default)]
+            pub seed: u64,
+            /// Smallest random value.
+            #[serde(default)]
+            pub min: f64,
+            /// Largest random value.
+            #[serde(default = "default_max")]
+            pub max: f64,
+            /// Value for `const`.
+            #[serde(default)]
+            pub value: f64,
+            /// Values for `values`.
+            #[serde(default)]
+            pub values: Vec<f64>,
+            $($(#[$tail_meta])* pub $tail: $tail_ty,)*
+        }
+    };
 }
 
-/// How one field of every element of a struct or vector array is filled:
-/// the fill settings of [`ArraySpec`], without a length.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FieldFill {
-    /// How to fill it.
-    #[serde(default)]
-    pub init: InitKind,
-    /// Seed for `random`.
-    #[serde(default)]
-    pub seed: u64,
-    /// Smallest random value.
-    #[serde(default)]
-    pub min: f64,
-    /// Largest random value.
-    #[serde(default = "default_max")]
-    pub max: f64,
-    /// Value for `const`.
-    #[serde(default)]
-    pub value: f64,
-    /// Values for `values`.
-    #[serde(default)]
-    pub values: Vec<f64>,
+with_fill_settings! {
+    /// One array of a launch.
+    pub struct ArraySpec {
+        /// Number of elements (the value of [`ArraySpec::len_expr`] when the
+        /// file writes the length as an expression).
+        pub len: u64,
+        /// The length as written, when it is an expression over the launch's
+        /// scalar arguments (`len = "w * (h + 1)"`); re-evaluated when an
+        /// argument changes ([`LaunchSpec::with_arg`]).
+        #[serde(skip)]
+        pub len_expr: Option<String>,
+        ..
+        /// For an array of structs or vectors: fills of single fields
+        /// (`[kernel.K.arrays.nodes.fields.starting]`), each replacing the
+        /// array's fill for that field's components.
+        #[serde(default)]
+        pub fields: BTreeMap<String, FieldFill>,
+    }
+}
+
+with_fill_settings! {
+    /// How one field of every element of a struct or vector array is filled:
+    /// the fill settings of [`ArraySpec`], without a length.
+    pub struct FieldFill {
+        ..
+    }
 }
 
 impl FieldFill {
@@ -181,17 +251,23 @@ pub struct ParamFile {
 impl ParamFile {
     /// Parses a parameter file; array lengths written as expressions are
     /// evaluated with their launch's arguments.
-    pub fn from_toml(text: &str) -> Result<ParamFile, String> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<ParamFile, ParamsError> {
+        let mut table: toml::Table = toml::from_str(text)?;
         let exprs = take_len_exprs(&mut table);
-        let mut file: ParamFile = table
-            .try_into()
-            .map_err(|e: toml::de::Error| e.to_string())?;
+        let mut file: ParamFile = table.try_into()?;
         for (kernel, array, expr) in exprs {
             let spec = file.kernel.get_mut(&kernel).expect("kernel read");
-            let len = super::size_expr::eval(&expr, &spec.size_values()).map_err(|e| {
-                format!("kernel `{kernel}`, array `{array}`: len = \"{expr}\": {e}")
-            })?;
+            let len = match super::size_expr::eval(&expr, &spec.size_values()) {
+                Ok(len) => len,
+                Err(source) => {
+                    return Err(ParamsError::Length {
+                        kernel,
+                        array,
+                        expr,
+                        source: Box::new(source),
+                    })
+                }
+            };
             let a = spec.arrays.get_mut(&array).expect("array read");
             a.len = len;
             a.len_expr = Some(expr);
@@ -237,22 +313,19 @@ impl Shape {
     /// Checks a launch against CUDA's limits: at least one thread, at most
     /// 1,024 per block with z ≤ 64, grid x < 2^31 and y, z ≤ 65,535. The
     /// products are checked, so no shape wraps around into a small one.
-    pub fn checked(grid: [u64; 3], block: [u64; 3]) -> Result<Shape, String> {
+    pub fn checked(grid: [u64; 3], block: [u64; 3]) -> Result<Shape, ShapeError> {
         let threads = block
             .iter()
             .try_fold(1u64, |p, &d| p.checked_mul(d))
             .filter(|&t| t <= MAX_BLOCK_THREADS && block[2] <= 64);
         if block.contains(&0) || grid.contains(&0) {
-            return Err("the launch has 0 threads (a grid or block dimension is 0)".into());
+            return Err(ShapeError::NoThreads);
         }
         let Some(_) = threads else {
-            return Err(format!(
-                "a block of {}×{}×{} threads is more than CUDA allows (1024 threads, z ≤ 64)",
-                block[0], block[1], block[2]
-            ));
+            return Err(ShapeError::BlockTooLarge(block));
         };
         if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
-            return Err("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)".into());
+            return Err(ShapeError::GridTooLarge);
         }
         Ok(Shape { grid, block })
     }
@@ -273,12 +346,9 @@ impl Shape {
     }
 }
 
-fn dims3(v: &[u64], what: &str) -> Result<[u64; 3], String> {
+fn dims3(v: &[u64], what: &'static str) -> Result<[u64; 3], ShapeError> {
     if v.is_empty() || v.len() > 3 {
-        return Err(format!(
-            "`{what}` must have 1 to 3 dimensions, got {}",
-            v.len()
-        ));
+        return Err(ShapeError::Dimensions { what, got: v.len() });
     }
     let mut d = [1u64; 3];
     d[..v.len()].copy_from_slice(v);
@@ -289,7 +359,7 @@ impl LaunchSpec {
     /// The launch with scalar argument `name` set to `value` and every
     /// length expression evaluated again.
     /// (A name of [`LaunchSpec::defines`] sets that define.)
-    pub fn with_arg(&self, name: &str, value: f64) -> Result<LaunchSpec, String> {
+    pub fn with_arg(&self, name: &str, value: f64) -> Result<LaunchSpec, ArgLengthError> {
         let mut s = self.clone();
         match s.defines.get_mut(name) {
             Some(d) => *d = value,
@@ -300,8 +370,11 @@ impl LaunchSpec {
         let values = s.size_values();
         for (array, a) in s.arrays.iter_mut() {
             if let Some(expr) = &a.len_expr {
-                a.len = super::size_expr::eval(expr, &values)
-                    .map_err(|e| format!("array `{array}`: len = \"{expr}\": {e}"))?;
+                a.len = super::size_expr::eval(expr, &values).map_err(|source| ArgLengthError {
+                    array: array.clone(),
+                    expr: expr.clone(),
+                    source,
+                })?;
             }
         }
         Ok(s)
@@ -316,7 +389,7 @@ impl LaunchSpec {
     }
 
     /// Checks the launch against CUDA's limits.
-    pub fn shape(&self) -> Result<Shape, String> {
+    pub fn shape(&self) -> Result<Shape, ShapeError> {
         let grid = dims3(&self.grid, "grid")?;
         let block = dims3(&self.block, "block")?;
         Shape::checked(grid, block)
@@ -384,7 +457,10 @@ mod tests {
     fn shapes_whose_products_wrap_are_refused() {
         // 2^62 + 1 times 4 is 4 modulo 2^64.
         let wraps = Shape::checked([1, 1, 1], [4611686018427387905, 4, 1]);
-        assert!(wraps.unwrap_err().contains("more than CUDA allows"));
+        assert!(wraps
+            .unwrap_err()
+            .to_string()
+            .contains("more than CUDA allows"));
         assert!(Shape::checked([1, 1, 1], [33, 2, 1]).is_ok());
         assert!(Shape::checked([1 << 31, 1, 1], [32, 1, 1]).is_err());
         assert!(Shape::checked([4, 0, 1], [32, 1, 1]).is_err());
@@ -415,11 +491,50 @@ mod tests {
                 defines: BTreeMap::new(),
             }
             .shape()
+            .unwrap_err()
+            .to_string()
         };
-        assert!(bad("[0]", "[32]").unwrap_err().contains("0 threads"));
-        assert!(bad("[1]", "[2048]").unwrap_err().contains("1024"));
-        assert!(bad("[1]", "[32,32,2]").unwrap_err().contains("1024"));
+        assert!(bad("[0]", "[32]").contains("0 threads"));
+        assert!(bad("[1]", "[2048]").contains("1024"));
+        assert_eq!(
+            bad("[1]", "[32,32,2]"),
+            "a block of 32×32×2 threads is more than CUDA allows (1024 threads, z ≤ 64)"
+        );
+        assert_eq!(
+            bad("[]", "[32]"),
+            "`grid` must have 1 to 3 dimensions, got 0"
+        );
         assert!(ParamFile::from_toml("[kernel.k]\ngrid=[1]\nblock=[1]\nbogus=1\n").is_err());
+    }
+
+    #[test]
+    fn arrays_and_field_fills_refuse_unknown_keys_naming_theirs() {
+        let err = |extra: &str| {
+            ParamFile::from_toml(&format!(
+                "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.a]\nlen=1\n{extra}\n"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let array = err("bogus=1");
+        assert!(
+            array.contains("unknown field `bogus`, expected one of `len`, `init`, `seed`, `min`, `max`, `value`, `values`, `fields`"),
+            "{array}"
+        );
+        let field = err("[kernel.k.arrays.a.fields.x]\nlen=1");
+        assert!(
+            field.contains("unknown field `len`, expected one of `init`, `seed`, `min`, `max`, `value`, `values`\nin `kernel.k.arrays.a.fields.x`"),
+            "{field}"
+        );
+        let spec = ParamFile::from_toml(
+            "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.arrays.a]\nlen=2\n[kernel.k.arrays.a.fields.x]\ninit=\"const\"\nvalue=3\n",
+        )
+        .unwrap();
+        let x = &spec.kernel["k"].arrays["a"].fields["x"];
+        assert_eq!(
+            (x.init.clone(), x.value, x.max),
+            (InitKind::Const, 3.0, 100.0)
+        );
     }
 
     #[test]
@@ -437,12 +552,17 @@ mod tests {
         let wider = k.with_arg("h", 15.0).unwrap();
         assert_eq!((wider.arrays["a"].len, wider.arrays["b"].len), (64, 3));
         assert_eq!(wider.args["h"], 15.0);
-        let err = ParamFile::from_toml(&text.replace("w * (h + 1)", "w * x")).unwrap_err();
+        let err = ParamFile::from_toml(&text.replace("w * (h + 1)", "w * x"))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("kernel `k`, array `a`") && err.contains("unknown argument `x`"),
             "{err}"
         );
-        assert!(k.with_arg("h", -9.0).unwrap_err().contains("negative"));
+        assert_eq!(
+            k.with_arg("h", -9.0).unwrap_err().to_string(),
+            "array `a`: len = \"w * (h + 1)\": `w * (h + 1)` is -32, a negative length"
+        );
         // A user cannot set the expression field directly.
         assert!(ParamFile::from_toml(&text.replace("len=3", "len=3\nlen_expr=\"w\"")).is_err());
     }

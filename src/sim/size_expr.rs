@@ -5,10 +5,83 @@
 
 use std::collections::BTreeMap;
 
+/// Why a length expression has no value.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SizeError {
+    /// A character outside the expression language.
+    #[error("unexpected `{ch}` in `{expr}` (lengths use + - * / % and parentheses)")]
+    BadChar {
+        /// The character.
+        ch: char,
+        /// The expression.
+        expr: String,
+    },
+    /// Nothing to evaluate.
+    #[error("the length expression is empty")]
+    Empty,
+    /// A token left after a whole expression.
+    #[error("unexpected `{token}` in `{expr}`")]
+    Trailing {
+        /// The token.
+        token: String,
+        /// The expression.
+        expr: String,
+    },
+    /// A token where an operand should be.
+    #[error("unexpected `{0}` in a length")]
+    Unexpected(String),
+    /// The expression stops before an operand.
+    #[error("the length expression ends too early")]
+    EndsEarly,
+    /// A `(` without its `)`.
+    #[error("missing `)` in a length")]
+    MissingParen,
+    /// A literal that is not an integer.
+    #[error("`{0}` is not an integer")]
+    NotAnInteger(String),
+    /// A name that is no argument.
+    #[error("unknown argument `{name}` in a length (arguments: {known})")]
+    UnknownArgument {
+        /// The name.
+        name: String,
+        /// The arguments there are, listed, or `none`.
+        known: String,
+    },
+    /// An argument whose value is not an integer.
+    #[error("argument `{name}` = {value} is not an integer")]
+    NonIntegerArgument {
+        /// The argument.
+        name: String,
+        /// Its value.
+        value: f64,
+    },
+    /// `/` or `%` by zero.
+    #[error("division by zero in a length")]
+    DivisionByZero,
+    /// A sum or difference out of range.
+    #[error("overflow")]
+    Overflow,
+    /// A product out of range.
+    #[error("overflow in a length")]
+    ProductOverflow,
+    /// A negative value.
+    #[error("`{expr}` is {value}, a negative length")]
+    Negative {
+        /// The expression.
+        expr: String,
+        /// Its value.
+        value: i128,
+    },
+    /// A value beyond `u64`.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+}
+
 /// The value of `expr` for the arguments `args`; an error names what is
 /// wrong (an unknown name, a non-integer argument, division by zero, a
 /// negative or too large result, bad syntax).
-pub fn eval(expr: &str, args: &BTreeMap<String, f64>) -> Result<u64, String> {
+pub fn eval(expr: &str, args: &BTreeMap<String, f64>) -> Result<u64, SizeError> {
     let toks = tokens(expr)?;
     let mut p = Parser {
         toks: &toks,
@@ -17,15 +90,21 @@ pub fn eval(expr: &str, args: &BTreeMap<String, f64>) -> Result<u64, String> {
     };
     let v = p.sum()?;
     if let Some(t) = toks.get(p.pos) {
-        return Err(format!("unexpected `{t}` in `{expr}`"));
+        return Err(SizeError::Trailing {
+            token: t.clone(),
+            expr: expr.into(),
+        });
     }
     if v < 0 {
-        return Err(format!("`{expr}` is {v}, a negative length"));
+        return Err(SizeError::Negative {
+            expr: expr.into(),
+            value: v,
+        });
     }
-    u64::try_from(v).map_err(|_| format!("`{expr}` is too large"))
+    u64::try_from(v).map_err(|_| SizeError::TooLarge(expr.into()))
 }
 
-fn tokens(expr: &str) -> Result<Vec<String>, String> {
+fn tokens(expr: &str) -> Result<Vec<String>, SizeError> {
     let mut out = Vec::new();
     let mut chars = expr.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -45,13 +124,14 @@ fn tokens(expr: &str) -> Result<Vec<String>, String> {
             out.push(c.to_string());
             chars.next();
         } else {
-            return Err(format!(
-                "unexpected `{c}` in `{expr}` (lengths use + - * / % and parentheses)"
-            ));
+            return Err(SizeError::BadChar {
+                ch: c,
+                expr: expr.into(),
+            });
         }
     }
     if out.is_empty() {
-        return Err("the length expression is empty".into());
+        return Err(SizeError::Empty);
     }
     Ok(out)
 }
@@ -67,7 +147,7 @@ impl Parser<'_> {
         self.toks.get(self.pos).map(String::as_str)
     }
 
-    fn sum(&mut self) -> Result<i128, String> {
+    fn sum(&mut self) -> Result<i128, SizeError> {
         let mut v = self.product()?;
         while let Some(op @ ("+" | "-")) = self.peek() {
             let op = op.to_string();
@@ -78,22 +158,22 @@ impl Parser<'_> {
             } else {
                 v.checked_sub(r)
             }
-            .ok_or("overflow")?;
+            .ok_or(SizeError::Overflow)?;
         }
         Ok(v)
     }
 
-    fn product(&mut self) -> Result<i128, String> {
+    fn product(&mut self) -> Result<i128, SizeError> {
         let mut v = self.factor()?;
         while let Some(op @ ("*" | "/" | "%")) = self.peek() {
             let op = op.to_string();
             self.pos += 1;
             let r = self.factor()?;
             if op != "*" && r == 0 {
-                return Err("division by zero in a length".into());
+                return Err(SizeError::DivisionByZero);
             }
             v = match op.as_str() {
-                "*" => v.checked_mul(r).ok_or("overflow in a length")?,
+                "*" => v.checked_mul(r).ok_or(SizeError::ProductOverflow)?,
                 "/" => v / r,
                 _ => v % r,
             };
@@ -101,9 +181,9 @@ impl Parser<'_> {
         Ok(v)
     }
 
-    fn factor(&mut self) -> Result<i128, String> {
+    fn factor(&mut self) -> Result<i128, SizeError> {
         let Some(t) = self.peek().map(str::to_string) else {
-            return Err("the length expression ends too early".into());
+            return Err(SizeError::EndsEarly);
         };
         self.pos += 1;
         match t.as_str() {
@@ -111,32 +191,32 @@ impl Parser<'_> {
             "(" => {
                 let v = self.sum()?;
                 if self.peek() != Some(")") {
-                    return Err("missing `)` in a length".into());
+                    return Err(SizeError::MissingParen);
                 }
                 self.pos += 1;
                 Ok(v)
             }
-            _ if t.starts_with(|c: char| c.is_ascii_digit()) => t
-                .parse::<i128>()
-                .map_err(|_| format!("`{t}` is not an integer")),
+            _ if t.starts_with(|c: char| c.is_ascii_digit()) => {
+                t.parse::<i128>().map_err(|_| SizeError::NotAnInteger(t))
+            }
             _ if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
                 let x = *self.args.get(&t).ok_or_else(|| {
                     let known: Vec<&str> = self.args.keys().map(String::as_str).collect();
-                    format!(
-                        "unknown argument `{t}` in a length (arguments: {})",
-                        if known.is_empty() {
+                    SizeError::UnknownArgument {
+                        name: t.clone(),
+                        known: if known.is_empty() {
                             "none".into()
                         } else {
                             known.join(", ")
-                        }
-                    )
+                        },
+                    }
                 })?;
                 if x.fract() != 0.0 || x.abs() > 1e30 {
-                    return Err(format!("argument `{t}` = {x} is not an integer"));
+                    return Err(SizeError::NonIntegerArgument { name: t, value: x });
                 }
                 Ok(x as i128)
             }
-            _ => Err(format!("unexpected `{t}` in a length")),
+            _ => Err(SizeError::Unexpected(t)),
         }
     }
 }
@@ -166,7 +246,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_expressions() {
-        let err = |e: &str| eval(e, &args()).unwrap_err();
+        let err = |e: &str| eval(e, &args()).unwrap_err().to_string();
         assert!(err("x * 2").contains("unknown argument `x`"));
         assert!(err("a * 2").contains("not an integer"));
         assert!(err("h - w").contains("negative"));

@@ -56,7 +56,7 @@ pub fn run_original(
         opts.step_budget = SYNTH_STEP_BUDGET;
     }
     loop {
-        let inputs = inputs_from_spec(kernel, &spec).map_err(Fail::Setup)?;
+        let inputs = inputs_from_spec(kernel, &spec).map_err(|e| Fail::Setup(e.to_string()))?;
         let at = inputs.bound_point();
         match simulate_owned(kernel, inputs, &opts) {
             Ok(result) => return Ok(Run { spec, at, result }),

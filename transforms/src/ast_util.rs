@@ -8,9 +8,11 @@ use copper::cuda::ast::{
     BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp, VarDecl,
 };
 use copper::ir::math::is_math_function;
+use copper::ir::sync::{is_barrier, BARRIER};
 
 pub use copper::cuda::visit::{
-    children, visit_expr, visit_stmt_exprs, visit_stmt_roots, visit_stmts,
+    children, children_mut, visit_expr, visit_stmt_exprs, visit_stmt_roots, visit_stmt_roots_mut,
+    visit_stmts, visit_stmts_mut,
 };
 
 /// Whether two expressions are equal up to the order of the operands of
@@ -130,109 +132,6 @@ pub fn complexity(s: &Stmt) -> u32 {
         S::Switch { cases, .. } => 1 + cases.iter().map(|c| sum(&c.body)).sum::<u32>(),
         S::Empty | S::Pragma(_) => 0,
         _ => 1,
-    }
-}
-
-/// [`visit_stmt_roots`], with each whole expression given mutably.
-pub fn visit_stmt_roots_mut(s: &mut Stmt, f: &mut impl FnMut(&mut Expr)) {
-    use StmtKind as S;
-    match &mut s.kind {
-        S::Decl(ds) => {
-            for d in ds {
-                for e in d.dims.iter_mut().flatten() {
-                    f(e);
-                }
-                if let Some(i) = &mut d.init {
-                    visit_init_mut(i, f);
-                }
-            }
-        }
-        S::Expr(e) | S::Return(Some(e)) => f(e),
-        S::Block(b) => b.iter_mut().for_each(|x| visit_stmt_roots_mut(x, f)),
-        S::If { cond, then, els } => {
-            f(cond);
-            visit_stmt_roots_mut(then, f);
-            if let Some(e) = els {
-                visit_stmt_roots_mut(e, f);
-            }
-        }
-        S::For {
-            init,
-            cond,
-            step,
-            body,
-        } => {
-            if let Some(i) = init {
-                visit_stmt_roots_mut(i, f);
-            }
-            if let Some(c) = cond {
-                f(c);
-            }
-            if let Some(s) = step {
-                f(s);
-            }
-            visit_stmt_roots_mut(body, f);
-        }
-        S::While { cond, body } | S::DoWhile { body, cond } => {
-            f(cond);
-            visit_stmt_roots_mut(body, f);
-        }
-        S::Switch { cond, cases } => {
-            f(cond);
-            for c in cases {
-                for l in c.labels.iter_mut().flatten() {
-                    f(l);
-                }
-                c.body.iter_mut().for_each(|x| visit_stmt_roots_mut(x, f));
-            }
-        }
-        _ => {}
-    }
-}
-
-fn visit_init_mut(i: &mut Init, f: &mut impl FnMut(&mut Expr)) {
-    match i {
-        Init::Expr(e) => f(e),
-        Init::List(l) => l.iter_mut().for_each(|x| visit_init_mut(x, f)),
-    }
-}
-
-/// [`children`], mutably.
-pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    use ExprKind as K;
-    match &mut e.kind {
-        K::Unary(_, x) | K::Cast(_, _, x) | K::SizeofExpr(x) => vec![x],
-        K::Binary(_, a, b) | K::Assign(_, a, b) | K::Index(a, b) => vec![a, b],
-        K::Cond(c, a, b) => vec![c, a, b],
-        K::Call(_, args) | K::Comma(args) => args.iter_mut().collect(),
-        K::Member { base, .. } => vec![base],
-        _ => Vec::new(),
-    }
-}
-
-/// [`visit_stmts`], mutably.
-pub fn visit_stmts_mut(s: &mut Stmt, f: &mut impl FnMut(&mut Stmt)) {
-    use StmtKind as S;
-    f(s);
-    match &mut s.kind {
-        S::Block(b) => b.iter_mut().for_each(|x| visit_stmts_mut(x, f)),
-        S::If { then, els, .. } => {
-            visit_stmts_mut(then, f);
-            if let Some(e) = els {
-                visit_stmts_mut(e, f);
-            }
-        }
-        S::For { init, body, .. } => {
-            if let Some(i) = init {
-                visit_stmts_mut(i, f);
-            }
-            visit_stmts_mut(body, f);
-        }
-        S::While { body, .. } | S::DoWhile { body, .. } => visit_stmts_mut(body, f),
-        S::Switch { cases, .. } => cases
-            .iter_mut()
-            .for_each(|c| c.body.iter_mut().for_each(|x| visit_stmts_mut(x, f))),
-        _ => {}
     }
 }
 
@@ -365,10 +264,7 @@ impl Effects {
                 }
             }
             K::Call(name, args) => {
-                if name == "__syncthreads"
-                    || name.starts_with("__syncthreads_")
-                    || name == "__syncwarp"
-                {
+                if is_barrier(name) {
                     self.sync = true;
                 } else if !is_math_function(name) {
                     self.opaque_calls = true;
@@ -730,7 +626,7 @@ pub fn loop_first_test(
 /// `__syncthreads();`
 pub fn sync() -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Call(
-        "__syncthreads".into(),
+        BARRIER.into(),
         Vec::new(),
     ))))
 }

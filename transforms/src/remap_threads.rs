@@ -25,6 +25,7 @@ use copper::absint::deps::Coef;
 use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
+use copper::ir::sync::{sync_kind, Sync};
 use copper::ir::Kernel;
 
 use crate::ast_util;
@@ -164,7 +165,7 @@ fn observes_warps(cx: &Context) -> Result<(), String> {
             ]
             .iter()
             .any(|p| name.starts_with(p));
-            if name.starts_with("__syncthreads") {
+            if matches!(sync_kind(name), Some(Sync::Block | Sync::BlockPredicate)) {
                 why.get_or_insert("it has a barrier".to_string());
             } else if warp_level {
                 why.get_or_insert(format!("it calls `{name}`, which depends on the warps"));

@@ -47,6 +47,8 @@ use copper::cuda::ast::{
     BaseType, BinOp, Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type, UnOp,
 };
 
+use copper::ir::sync::BARRIER;
+
 use crate::ast_util::{self, bin, decl, expr, ident, if_else, index, int, stmt, sync};
 use crate::{Candidate, Context, Proposals, Skip, Transform};
 
@@ -167,7 +169,7 @@ fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
     let [guard, barrier] = stmts.as_slice() else {
         return None;
     };
-    if !matches!(&barrier.kind, StmtKind::Expr(e) if matches!(&e.kind, ExprKind::Call(n, a) if n == "__syncthreads" && a.is_empty()))
+    if !matches!(&barrier.kind, StmtKind::Expr(e) if matches!(&e.kind, ExprKind::Call(n, a) if n == BARRIER && a.is_empty()))
     {
         return None;
     }

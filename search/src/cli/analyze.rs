@@ -372,7 +372,7 @@ fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> serde_json::Value {
         Outcome::NoBound(why, span) => {
             let at = location(parsed, *span);
             json!({
-                "no_bound": why,
+                "no_bound": why.to_string(),
                 "line": at.map(|x| x.0),
                 "column": at.map(|x| x.1),
             })
