@@ -1,0 +1,143 @@
+//! Atoms: the nonlinear integer expressions over inputs that are symbols
+//! of their own, and the facts their definitions give.
+
+use crate::absint::linear::{Constraints, LinExpr};
+use crate::cuda::ast::BinOp;
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, Unary, Value};
+use crate::poly::Rational;
+
+use super::{int_bounds, AtomShape, Symbols};
+
+impl Symbols {
+    /// The shape of `e` if it is an atom: a nonlinear integer expression
+    /// over inputs whose linear operands are known.
+    pub(super) fn atom_shape(&self, e: &Expr) -> Option<AtomShape> {
+        if e.ty.is_float() || !self.over_inputs(e) {
+            return None;
+        }
+        let ExprKind::Binary(op, l, r) = &e.kind else {
+            return None;
+        };
+        let a = self.linearize(l, None)?;
+        let b = self.linearize(r, None)?;
+        let unsigned = !l.ty.is_signed();
+        let c = (b.is_constant() && b.constant.is_integer()).then(|| b.constant.num());
+        match (op, c) {
+            (BinOp::Div, Some(c)) if c > 0 && !a.is_constant() => Some(AtomShape::Div {
+                a,
+                c,
+                floor: false,
+                unsigned,
+            }),
+            (BinOp::Shr, Some(k)) if (0..31).contains(&k) && !a.is_constant() => {
+                Some(AtomShape::Div {
+                    a,
+                    c: 1 << k,
+                    floor: true,
+                    unsigned,
+                })
+            }
+            (BinOp::Rem, Some(c)) if c > 0 && !a.is_constant() => {
+                Some(AtomShape::Rem { a, c, unsigned })
+            }
+            (BinOp::BitAnd, Some(m)) if m >= 0 && !a.is_constant() => Some(AtomShape::Mask { m }),
+            (BinOp::Mul, _) if !a.is_constant() && !b.is_constant() => {
+                Some(AtomShape::Product(a, b))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether every leaf of `e` is a constant, an input parameter or a
+    /// launch dimension, with no loads, calls or floating point.
+    fn over_inputs(&self, e: &Expr) -> bool {
+        if e.ty.is_float() {
+            return false;
+        }
+        match &e.kind {
+            ExprKind::Const(Value::I(_)) => true,
+            ExprKind::Var(v) => self.param_input[*v] == Some(true),
+            ExprKind::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
+            ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => self.over_inputs(x),
+            ExprKind::Binary(_, a, b) => self.over_inputs(a) && self.over_inputs(b),
+            _ => false,
+        }
+    }
+
+    pub(super) fn expr_text(&self, k: &Kernel, e: &Expr) -> String {
+        let dim = |d: &u8| ["x", "y", "z"][*d as usize];
+        match &e.kind {
+            ExprKind::Const(v) => format!("{}", v.as_i64()),
+            ExprKind::Var(v) => k.vars[*v].name.clone(),
+            ExprKind::Builtin(b) => match b {
+                Builtin::ThreadIdx(d) => format!("threadIdx.{}", dim(d)),
+                Builtin::BlockIdx(d) => format!("blockIdx.{}", dim(d)),
+                Builtin::BlockDim(d) => format!("blockDim.{}", dim(d)),
+                Builtin::GridDim(d) => format!("gridDim.{}", dim(d)),
+                Builtin::WarpSize => "warpSize".into(),
+            },
+            ExprKind::Convert { value, .. } => self.expr_text(k, value),
+            ExprKind::Unary(Unary::Neg, x) => format!("-{}", self.expr_text(k, x)),
+            ExprKind::Binary(op, a, b) => {
+                let side = |x: &Expr| match x.kind {
+                    ExprKind::Binary(..) => format!("({})", self.expr_text(k, x)),
+                    _ => self.expr_text(k, x),
+                };
+                format!("{}{}{}", side(a), op.symbol(), side(b))
+            }
+            _ => "…".into(),
+        }
+    }
+}
+
+/// Facts `f ≥ 0` bounding atom `q` by its definition, given the facts
+/// `c` known about its operands.
+pub(super) fn atom_facts(shape: &AtomShape, q: &LinExpr, c: &Constraints) -> Vec<LinExpr> {
+    match shape {
+        AtomShape::Div {
+            a,
+            c,
+            floor,
+            unsigned,
+        } => {
+            let cq = q.scale(Rational::int(*c));
+            let slack = LinExpr::int(c - 1);
+            let mut f = vec![
+                // a − c·q ≤ c − 1 and c·q − a ≤ c − 1
+                slack.add(&cq).sub(a),
+                slack.add(a).sub(&cq),
+            ];
+            if *floor || *unsigned {
+                // Rounded down (or a nonnegative dividend): c·q ≤ a.
+                f.push(a.sub(&cq));
+            }
+            if *unsigned {
+                f.push(q.clone());
+            }
+            f
+        }
+        AtomShape::Rem { c, unsigned, .. } => {
+            let top = LinExpr::int(c - 1).sub(q);
+            let bottom = if *unsigned {
+                q.clone()
+            } else {
+                q.add(&LinExpr::int(c - 1))
+            };
+            vec![top, bottom]
+        }
+        AtomShape::Mask { m } => vec![q.clone(), LinExpr::int(*m).sub(q)],
+        AtomShape::Product(a, b) => {
+            // McCormick: a ≥ la ≥ 0 and b ≥ lb ≥ 0 give
+            // q = a·b ≥ la·b + lb·a − la·lb.
+            match (int_bounds(c, a).0, int_bounds(c, b).0) {
+                (Some(la), Some(lb)) if la >= Rational::ZERO && lb >= Rational::ZERO => {
+                    vec![q
+                        .sub(&b.scale(la))
+                        .sub(&a.scale(lb))
+                        .add(&LinExpr::constant(la * lb))]
+                }
+                _ => Vec::new(),
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Linear forms of IR expressions and the facts their conditions give.
+
+use crate::absint::linear::{Constraints, LinExpr};
+use crate::cuda::ast::BinOp;
+use crate::ir::{Expr, ExprKind, Scalar, Unary, Value};
+use crate::poly::Rational;
+
+use super::Symbols;
+
+impl Symbols {
+    /// The linear form of an integer expression, per lane, or `None` when
+    /// it has none. `ctx` (the facts holding where `e` is evaluated) lets
+    /// unsigned differences and conversions be linear when they provably
+    /// do not wrap.
+    pub fn linearize(&self, e: &Expr, ctx: Option<&Constraints>) -> Option<LinExpr> {
+        if e.ty.is_float() {
+            return None;
+        }
+        if let Some(i) = self.atoms.iter().position(|a| a.expr == *e) {
+            return Some(LinExpr::var(self.atom(i)));
+        }
+        let nonneg = |l: &LinExpr| {
+            l.is_constant() && l.constant >= Rational::ZERO || ctx.is_some_and(|c| c.entails_ge0(l))
+        };
+        match &e.kind {
+            ExprKind::Const(Value::I(c)) => Some(LinExpr::int(*c as i128)),
+            ExprKind::Const(Value::F(_)) => None,
+            ExprKind::Var(v) => Some(LinExpr::var(self.var(*v))),
+            ExprKind::Builtin(b) => Some(self.builtin_lin(*b)),
+            ExprKind::Unary(Unary::Neg, x) => {
+                let l = self.linearize(x, ctx)?.neg();
+                (e.ty.is_signed() || l.is_constant() && l.constant.is_zero()).then_some(l)
+            }
+            ExprKind::Binary(op, l, r) => {
+                let a = self.linearize(l, ctx)?;
+                let b = self.linearize(r, ctx)?;
+                match op {
+                    BinOp::Add => Some(a.add(&b)),
+                    BinOp::Sub => {
+                        let d = a.sub(&b);
+                        (l.ty.is_signed() || nonneg(&d)).then_some(d)
+                    }
+                    BinOp::Mul if a.is_constant() => Some(b.scale(a.constant)),
+                    BinOp::Mul if b.is_constant() => Some(a.scale(b.constant)),
+                    BinOp::Shl if b.is_constant() && (0..31).contains(&b.constant.num()) => b
+                        .constant
+                        .is_integer()
+                        .then(|| a.scale(Rational::int(1 << b.constant.num()))),
+                    _ if a.is_constant() && b.is_constant() => {
+                        fold_constants(*op, a.constant, b.constant, e.ty.is_signed())
+                            .map(LinExpr::int)
+                    }
+                    _ => None,
+                }
+            }
+            ExprKind::Convert { value, .. } => {
+                if value.ty.is_float() || e.ty == Scalar::Bool {
+                    return None;
+                }
+                let l = self.linearize(value, ctx)?;
+                // A negative value converted to an unsigned type wraps.
+                (e.ty.is_signed() || !value.ty.is_signed() || nonneg(&l)).then_some(l)
+            }
+            _ => None,
+        }
+    }
+
+    /// Facts `f ≥ 0` holding in every lane where `cond` is true (`negate`:
+    /// false): the linear comparisons among its conjuncts.
+    pub fn cond_facts(&self, cond: &Expr, ctx: Option<&Constraints>, negate: bool) -> Vec<LinExpr> {
+        match (&cond.kind, negate) {
+            (ExprKind::And(a, b), false) | (ExprKind::Or(a, b), true) => {
+                let mut f = self.cond_facts(a, ctx, negate);
+                f.extend(self.cond_facts(b, ctx, negate));
+                f
+            }
+            (ExprKind::Unary(Unary::Not, x), n) => self.cond_facts(x, ctx, !n),
+            (ExprKind::Convert { value, .. }, n) if !value.ty.is_float() => {
+                self.cond_facts(value, ctx, n)
+            }
+            (ExprKind::Binary(op, l, r), n) if op.is_comparison() => {
+                if l.ty.is_float() {
+                    return Vec::new();
+                }
+                let (Some(a), Some(b)) = (self.linearize(l, ctx), self.linearize(r, ctx)) else {
+                    return Vec::new();
+                };
+                let op = if n { negated(*op) } else { *op };
+                let one = LinExpr::int(1);
+                match op {
+                    BinOp::Lt => vec![b.sub(&a).sub(&one)],
+                    BinOp::Le => vec![b.sub(&a)],
+                    BinOp::Gt => vec![a.sub(&b).sub(&one)],
+                    BinOp::Ge => vec![a.sub(&b)],
+                    BinOp::Eq => vec![a.sub(&b), b.sub(&a)],
+                    _ => Vec::new(),
+                }
+            }
+            // `if (x)` / `if (!x)` on an integer: x ≠ 0 / x = 0.
+            (_, true) if !cond.ty.is_float() => match self.linearize(cond, ctx) {
+                Some(l) => vec![l.clone(), l.neg()],
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The negation of a comparison.
+fn negated(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        BinOp::Eq => BinOp::Ne,
+        BinOp::Ne => BinOp::Eq,
+        other => other,
+    }
+}
+
+/// `a op b` for integer constants with C semantics (division and `%`
+/// toward zero), where the operator is not linear; `None` when undefined,
+/// or for negative operands of an unsigned or bitwise operation.
+fn fold_constants(op: BinOp, a: Rational, b: Rational, signed: bool) -> Option<i128> {
+    if !a.is_integer() || !b.is_integer() {
+        return None;
+    }
+    let (x, y) = (a.num(), b.num());
+    let both_nonneg = x >= 0 && y >= 0;
+    if !signed && !both_nonneg {
+        return None;
+    }
+    match op {
+        BinOp::Div if y != 0 => Some(x / y),
+        BinOp::Rem if y != 0 => Some(x % y),
+        BinOp::Shr if (0..31).contains(&y) && x >= 0 => Some(x >> y),
+        BinOp::BitAnd if both_nonneg => Some(x & y),
+        BinOp::BitOr if both_nonneg => Some(x | y),
+        BinOp::BitXor if both_nonneg => Some(x ^ y),
+        _ => None,
+    }
+}

@@ -1,0 +1,127 @@
+use super::*;
+use crate::cuda::parse::parse_source;
+use crate::ir::lower::lower_kernel;
+use crate::source::SourceFile;
+
+fn kernel(src: &str) -> Kernel {
+    let f = parse_source(SourceFile::new("t.cu", src));
+    lower_kernel(&f, "k").unwrap()
+}
+
+fn launch(block: Option<[u64; 3]>) -> LaunchFacts {
+    LaunchFacts {
+        block,
+        grid: None,
+        warp: 32,
+    }
+}
+
+/// The value of every assignment to `name`, in order.
+fn values<'k>(k: &'k Kernel, name: &str) -> Vec<&'k Expr> {
+    let v = k.vars.iter().position(|x| x.name == name).unwrap();
+    let mut out = Vec::new();
+    crate::ir::visit_stmts(&k.body, &mut |s| {
+        if let crate::ir::Stmt::Assign { var, value, .. } = s {
+            if *var == v {
+                out.push(value);
+            }
+        }
+    });
+    out
+}
+
+#[test]
+fn atoms_and_their_facts() {
+    let k = kernel(
+        "__global__ void k(int *a, int n, int m) { int q = n / 16; int p = n * m; int r = n % 4; a[0] = q + p + r; }",
+    );
+    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let texts: Vec<&str> = s.atoms.iter().map(|a| a.text.as_str()).collect();
+    assert_eq!(texts, vec!["n/16", "n*m", "n%4"]);
+    let c = s.launch_constraints();
+    let q = LinExpr::var(s.atom(0));
+    let n = LinExpr::var(s.var(k.vars.iter().position(|v| v.name == "n").unwrap()));
+    // 16·q within 15 of n.
+    assert!(c.entails_ge0(&n.add(&LinExpr::int(15)).sub(&q.scale(Rational::int(16)))));
+    assert!(c.entails_ge0(&q.scale(Rational::int(16)).sub(&n).add(&LinExpr::int(15))));
+    // The remainder is within ±3.
+    let r = LinExpr::var(s.atom(2));
+    assert_eq!(
+        c.bounds(&r),
+        (Some(Rational::int(-3)), Some(Rational::int(3)))
+    );
+    // Entry bounds of n/16 over the inputs: (n ± 15)/16.
+    let up = s.entry_bound(&k, s.atom(0), true).unwrap();
+    assert_eq!(up.to_string(), "1/16·n + 15/16");
+    // blockDim is a constant for a fixed block.
+    assert_eq!(s.builtin_lin(Builtin::BlockDim(0)), LinExpr::int(64));
+}
+
+#[test]
+fn unsigned_wrap_needs_a_proof() {
+    let k = kernel(
+        "__global__ void k(int *a, unsigned int n, unsigned int i) { unsigned int d = n - i; int e = (int)n - 1; a[0] = d + e; }",
+    );
+    let s = Symbols::new(&k, launch(None));
+    let d = values(&k, "d")[0];
+    assert_eq!(s.linearize(d, Some(&Constraints::top())), None);
+    let mut ctx = Constraints::top();
+    let (n, i) = (
+        LinExpr::var(s.var(k.vars.iter().position(|v| v.name == "n").unwrap())),
+        LinExpr::var(s.var(k.vars.iter().position(|v| v.name == "i").unwrap())),
+    );
+    ctx.add_ge0(n.sub(&i));
+    assert_eq!(s.linearize(d, Some(&ctx)), Some(n.sub(&i)));
+    // A signed difference is linear anyway (no overflow assumed).
+    assert!(s.linearize(values(&k, "e")[0], None).is_some());
+}
+
+#[test]
+fn updates_relate_new_and_old_values() {
+    let k = kernel(
+        "__global__ void k(int *a, unsigned int s, int x, int y) { s = s >> 1; x = min(x, y); a[0] = s + x; }",
+    );
+    let sy = Symbols::new(&k, launch(None));
+    let sv = k.vars.iter().position(|v| v.name == "s").unwrap();
+    let Update::Relation(facts) = sy.update(sv, values(&k, "s")[0], &Constraints::top()) else {
+        panic!("a shift is a relation")
+    };
+    // 2·NEW ≤ s ≤ 2·NEW + 1, NEW ≥ 0: with s ≥ 1, NEW − s ≤ −1.
+    let mut c = Constraints::top();
+    for f in facts {
+        c.add_ge0(f);
+    }
+    let s_lin = LinExpr::var(sy.var(sv));
+    c.add_ge0(s_lin.sub(&LinExpr::int(1)));
+    assert_eq!(
+        int_bounds(&c, &LinExpr::var(NEW).sub(&s_lin)).1,
+        Some(Rational::int(-1))
+    );
+    let xv = k.vars.iter().position(|v| v.name == "x").unwrap();
+    let Update::Relation(facts) = sy.update(xv, values(&k, "x")[0], &Constraints::top()) else {
+        panic!("min is a relation")
+    };
+    assert!(facts.contains(&LinExpr::var(sy.var(xv)).sub(&LinExpr::var(NEW))));
+}
+
+#[test]
+fn conditions_give_per_lane_facts() {
+    let k = kernel(
+        "__global__ void k(int *a, int n) { int i = threadIdx.x; int f = 0; if (i < n && !(i >= 8) && !f) { a[i] = 0; } }",
+    );
+    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let mut cond = None;
+    crate::ir::visit_stmts(&k.body, &mut |st| {
+        if let crate::ir::Stmt::If { cond: c, .. } = st {
+            cond = Some(c);
+        }
+    });
+    let facts = s.cond_facts(cond.unwrap(), None, false);
+    let text: Vec<String> = facts
+        .iter()
+        .map(|f| f.to_string_with(|x| s.name(&k, x)))
+        .collect();
+    assert_eq!(text, vec!["n - i - 1", "-i + 7", "f", "-f"]);
+    // Negated, a conjunction says nothing.
+    assert!(s.cond_facts(cond.unwrap(), None, true).is_empty());
+}
