@@ -696,11 +696,15 @@ impl<'k> Analysis<'k> {
         if !ok || w <= 0 || w % warp != 0 {
             return None;
         }
+        // The uniform part moves by multiples of `W`; an unsigned `a` may
+        // have wrapped by 2^32, so only a `W` dividing 2^32 is kept (else
+        // the warp size).
+        let m = if w.count_ones() == 1 { w } else { warp };
         Some(match op {
             BinOp::Div | BinOp::Shr => Dep::UNIFORM,
             _ => Dep::affine(
                 [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
-                u + Cong::new(w, 0),
+                u + Cong::new(m, 0),
             ),
         })
     }

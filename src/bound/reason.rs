@@ -103,16 +103,8 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
     if counters.is_empty() {
         return "its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear".into();
     }
-    let head = p.deps.head.get(&key(s));
-    let uniform = guards
-        .iter()
-        .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
-    if !uniform {
-        return format!(
-            "its counter {} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value)",
-            names(&counters)
-        );
-    }
+    // A counter that may wrap has no bound whatever its lanes do (and a
+    // lane-strided counter gets no floor ghost then).
     let wrapping = wrapping_counters(p, &counters, body, step);
     if let Some(&v) = wrapping.iter().next() {
         let range = p.kernel.vars[v]
@@ -122,6 +114,16 @@ fn describe(p: &Prepared, s: &Stmt) -> String {
         return format!(
             "its counter {} may wrap around: copper cannot prove an update keeps it within its type's range{range}, and a counter that wraps can run the loop longer than its condition suggests, or forever",
             names(&wrapping)
+        );
+    }
+    let head = p.deps.head.get(&key(s));
+    let uniform = guards
+        .iter()
+        .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
+    if !uniform {
+        return format!(
+            "its counter {} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value, nor starting at a proved lower bound such as a lane index and moving by a uniform step)",
+            names(&counters)
         );
     }
     format!(
