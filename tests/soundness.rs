@@ -247,7 +247,8 @@ fn bounds_are_never_below_simulated_costs() {
 // Large grids (a sample of blocks simulated, the bound evaluated at the
 // true launch), strides up to 2^20, blocks not a multiple of 32 with
 // y, z > 1, narrow, unsigned and 64-bit counters near their types'
-// limits, multiplicative counters.
+// limits, multiplicative counters, counters starting at a lane index
+// (`threadIdx.x % w`, `threadIdx.x & (w - 1)`) stepping by the group size.
 
 /// One generated launch: a kernel `k(float *a, float *out, int n)`.
 struct Generated {
@@ -266,8 +267,9 @@ const COUNTER_TYPES: [(&str, i64); 6] = [
     ("long long", i64::MAX),
 ];
 
-const BLOCKS: [[u64; 3]; 8] = [
+const BLOCKS: [[u64; 3]; 9] = [
     [32, 1, 1],
+    [96, 1, 1],
     [33, 2, 1],
     [48, 3, 1],
     [7, 5, 2],
@@ -302,7 +304,25 @@ fn generate(i: u64) -> Generated {
     let grid = GRIDS[pick(GRIDS.len() as u64) as usize];
     let body = BODIES[pick(BODIES.len() as u64) as usize];
     let iterations = pick(300) as i64;
-    let (init, cond, step, n) = match pick(6) {
+    let mut prelude = String::new();
+    let (init, cond, step, n) = match pick(8) {
+        // A group of `w` lanes strides over a row: the counter starts at
+        // the lane's index in its group.
+        6 | 7 => {
+            let w = [4u64, 8, 16, 32][pick(4) as usize];
+            let lane = if pick(2) == 0 {
+                format!("threadIdx.x % {w}")
+            } else {
+                format!("threadIdx.x & ({w} - 1)")
+            };
+            prelude = format!("const int lane = {lane};\n");
+            (
+                "lane".to_string(),
+                "c < n",
+                format!("c += {w}"),
+                iterations * w as i64 + pick(w) as i64,
+            )
+        }
         // A constant stride, up to 2^20, the bound n about `iterations`
         // strides (or near the counter type's limit).
         0 | 1 => {
@@ -341,10 +361,17 @@ fn generate(i: u64) -> Generated {
             pick(1 << 31) as i64,
         ),
     };
+    // Lane-strided counters are the types students use for them.
+    let ty = if prelude.is_empty() {
+        ty
+    } else {
+        ["int", "unsigned", "short"][pick(3) as usize]
+    };
     let src = format!(
         "__global__ void k(float *a, float *out, int n) {{\n\
          __shared__ float s[64];\n\
          float acc = 0;\n\
+         {prelude}\
          for ({ty} c = {init}; {cond}; {step}) {{ {body} }}\n\
          out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
          }}"

@@ -656,8 +656,57 @@ impl<'k> Analysis<'k> {
                 }
                 _ => Dep::Varying,
             },
+            BinOp::Div | BinOp::Rem | BinOp::Shr | BinOp::BitAnd => {
+                self.lane_split(op, a, b, ty).unwrap_or(Dep::Varying)
+            }
             _ => Dep::Varying,
         }
+    }
+
+    /// `a / W`, `a >> s`, `a % W` and `a & (W − 1)` for `a = u + threadIdx.x`
+    /// and `W` a multiple of the warp size (`2^s` for a shift or mask),
+    /// when every warp holds consecutive `threadIdx.x` starting at a
+    /// multiple of the warp size (the block is fixed and its `x` extent is a
+    /// whole number of warps) and `u` is a nonnegative multiple of the warp
+    /// size (an unsigned operation, or `u` known exactly). Then in one warp
+    /// `a = 32·M + lane` with `M` uniform and `0 ≤ lane < 32`, so the
+    /// quotient `⌊a / W⌋` is uniform (the warp index `threadIdx.x / 32`) and
+    /// the remainder `a − W·⌊a / W⌋` is `threadIdx.x` plus a uniform
+    /// multiple of `W` (the lane index `threadIdx.x % 32`).
+    fn lane_split(&self, op: BinOp, a: Dep, b: Dep, ty: crate::ir::Scalar) -> Option<Dep> {
+        let warp = self.launch.warp as i64;
+        let whole_warps = self
+            .launch
+            .block
+            .is_some_and(|bd| warp > 0 && bd[0] % self.launch.warp == 0);
+        let Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], u) = a else {
+            return None;
+        };
+        let aligned = match u.value() {
+            Some(v) => v >= 0 && v % warp == 0,
+            None => !ty.is_signed() && u.modulus() % warp == 0 && u.residue() % warp == 0,
+        };
+        let ok = whole_warps && aligned;
+        let c = b.constant()?;
+        let w = match op {
+            BinOp::Shr if (0..32).contains(&c) => 1i64 << c,
+            BinOp::BitAnd if c >= 0 && (c + 1).count_ones() == 1 => c + 1,
+            _ => c,
+        };
+        if !ok || w <= 0 || w % warp != 0 {
+            return None;
+        }
+        // The uniform part moves by multiples of `W`; an unsigned `a` may
+        // have wrapped by 2^32, so only a `W` dividing 2^32 is kept (else
+        // the warp size).
+        let m = if w.count_ones() == 1 { w } else { warp };
+        Some(match op {
+            BinOp::Div | BinOp::Shr => Dep::UNIFORM,
+            _ => Dep::affine(
+                [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
+                u + Cong::new(m, 0),
+            ),
+        })
     }
 }
 
@@ -729,5 +778,31 @@ mod tests {
             deps[0],
             Dep::Affine([Coef::Known(1), Coef::Known(16), Coef::Known(0)], Cong::ANY)
         );
+    }
+
+    #[test]
+    fn lane_and_warp_indices_of_whole_warps() {
+        let src = "__global__ void k(float *a, int cols) {\n\
+             int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n\
+             int lane = threadIdx.x % 32; int l2 = threadIdx.x & 31; int l8 = threadIdx.x % 8;\n\
+             a[row] = 0.0f; a[row * cols + lane] = 0.0f; a[l2] = 0.0f; a[l8] = 0.0f; }";
+        let lane = Dep::Affine(
+            [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
+            Cong::new(32, 0),
+        );
+        let deps = index_deps(src, [128, 1, 1]);
+        assert_eq!(deps[0], Dep::UNIFORM);
+        assert_eq!(
+            deps[1],
+            Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], Cong::ANY)
+        );
+        assert_eq!(deps[2], lane);
+        // Groups of 8 lanes repeat within a warp: no affine form.
+        assert_eq!(deps[3], Dep::Varying);
+        // In a 33×2 block a warp spans two rows: its `threadIdx.x` are not
+        // consecutive, so neither is uniform nor affine.
+        let deps = index_deps(src, [33, 2, 1]);
+        assert_eq!(deps[0], Dep::Varying);
+        assert_eq!(deps[2], Dep::Varying);
     }
 }

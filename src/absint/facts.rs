@@ -17,6 +17,7 @@ use super::linear::{Constraints, LinExpr};
 use super::symbols::{Symbols, Update, NEW};
 use crate::bound::ghost::Trips;
 use crate::ir::{Expr, Kernel, Stmt, VarId, VarKind};
+use crate::poly::Rational;
 
 /// Rounds of a loop's fixpoint iteration before the loop falls back to
 /// forgetting every variable it writes (widening normally settles long
@@ -149,7 +150,19 @@ impl Analysis<'_> {
         // whose heads are invariants: its facts hold for every visit.
         self.facts.before.insert(key(s), c.clone());
         match s {
-            Stmt::Assign { var, value, .. } => self.assign(*var, value, c),
+            Stmt::Assign { var, value, .. } => {
+                let mut after = self.assign(*var, value, c);
+                if let Some(Trips::Floor(counter)) = self.ghosts.get(var) {
+                    // Stated as a fact of its own (it is entailed), the
+                    // floor's relation survives joins at the loop head.
+                    let below = LinExpr::var(self.syms.var(*counter))
+                        .sub(&LinExpr::var(self.syms.var(*var)));
+                    if after.entails_ge0(&below) {
+                        after.add_ge0(below);
+                    }
+                }
+                after
+            }
             Stmt::Atomic {
                 result: Some(r), ..
             } => self.havoc(*r, c),
@@ -191,6 +204,7 @@ impl Analysis<'_> {
             Some(cd) => self.syms.cond_facts(cd, Some(head), false),
             None => Vec::new(),
         };
+        let mut floors = Vec::new();
         for s in step {
             if let Stmt::Assign { var, .. } = s {
                 // The ghost counts finished iterations: below the trip
@@ -198,10 +212,28 @@ impl Analysis<'_> {
                 let last = match self.ghosts.get(var) {
                     Some(Trips::Count(n)) => LinExpr::int(*n as i128 - 1),
                     Some(Trips::Log(l)) => LinExpr::var(self.syms.var(*l)),
+                    Some(Trips::Floor(c)) => {
+                        floors.push((*var, *c));
+                        continue;
+                    }
                     None => continue,
                 };
                 g.push(last.sub(&LinExpr::var(self.syms.var(*var))));
             }
+        }
+        // A floor ghost `f ≤ c` (proved at the head) turns a guard fact
+        // decreasing in the counter `c` into one over `f`, which holds too.
+        for (f, c) in floors {
+            let (f, c) = (self.syms.var(f), self.syms.var(c));
+            if !head.entails_ge0(&LinExpr::var(c).sub(&LinExpr::var(f))) {
+                continue;
+            }
+            let over_floor: Vec<LinExpr> = g
+                .iter()
+                .filter(|l| l.coeff(c) < Rational::ZERO && l.coeff(f).is_zero())
+                .map(|l| l.substitute(c, &LinExpr::var(f)))
+                .collect();
+            g.extend(over_floor);
         }
         g
     }

@@ -31,6 +31,9 @@ pub enum Trips {
     Count(u64),
     /// `1 + L`, where `L` is the variable named [`log_name`] of an input.
     Log(VarId),
+    /// Not a trip count: the ghost is a uniform lower bound of this
+    /// counter in every lane, moved with it (see `bound::floor`).
+    Floor(VarId),
 }
 
 /// What [`find`] learned about a loop: its trip count, or the name of the
@@ -196,7 +199,7 @@ fn geometric(
     let mut updates = Vec::new();
     top_level_updates(body, &tracked, &[], &mut updates);
     top_level_updates(step, &tracked, &[], &mut updates);
-    let [(_, update)] = updates[..] else {
+    let [(_, update, _)] = updates[..] else {
         return None;
     };
     if count_writes(body, counter) + count_writes(step, counter) != 1 {
@@ -385,14 +388,14 @@ fn trip_count(
             }
         }
     });
-    let mut updates: Vec<(VarId, &Expr)> = Vec::new();
+    let mut updates: Vec<(VarId, &Expr, &Stmt)> = Vec::new();
     top_level_updates(body, &tracked, flags, &mut updates);
     top_level_updates(step, &tracked, flags, &mut updates);
     let mut all_writes = BTreeSet::new();
     deps::written(body, &mut all_writes);
     deps::written(step, &mut all_writes);
     for v in &tracked {
-        let top = updates.iter().filter(|(w, _)| w == v).count();
+        let top = updates.iter().filter(|(w, _, _)| w == v).count();
         if all_writes.contains(v) && count_writes(body, *v) + count_writes(step, *v) != top {
             return None;
         }
@@ -407,7 +410,7 @@ fn trip_count(
         if n > MAX_TRIPS {
             return None;
         }
-        for (v, e) in &updates {
+        for (v, e, _) in &updates {
             let val = eval(e, &env, launch)?;
             env.insert(*v, val);
         }
@@ -417,17 +420,18 @@ fn trip_count(
 
 /// The assignments to `tracked` variables every iteration makes (with
 /// every jump flag clear): those at the top level, and inside the guards
-/// `if (!flags)` jump elimination wraps the rest of an iteration in.
-fn top_level_updates<'k>(
+/// `if (!flags)` jump elimination wraps the rest of an iteration in. Each
+/// with its variable, value and statement.
+pub(super) fn top_level_updates<'k>(
     stmts: &'k [Stmt],
     tracked: &BTreeSet<VarId>,
     flags: &[(VarId, FlagKind)],
-    out: &mut Vec<(VarId, &'k Expr)>,
+    out: &mut Vec<(VarId, &'k Expr, &'k Stmt)>,
 ) {
     let is_flag = |v: VarId| flags.iter().any(|(f, _)| *f == v);
     for s in stmts {
         match s {
-            Stmt::Assign { var, value, .. } if tracked.contains(var) => out.push((*var, value)),
+            Stmt::Assign { var, value, .. } if tracked.contains(var) => out.push((*var, value, s)),
             Stmt::If {
                 cond, then, els, ..
             } if els.is_empty() => {
@@ -447,7 +451,7 @@ fn top_level_updates<'k>(
 }
 
 /// How many assignments to `v` a statement list has, at any depth.
-fn count_writes(stmts: &[Stmt], v: VarId) -> usize {
+pub(super) fn count_writes(stmts: &[Stmt], v: VarId) -> usize {
     let mut n = 0;
     crate::ir::visit_stmts(stmts, &mut |s| match s {
         Stmt::Assign { var, .. } if *var == v => n += 1,

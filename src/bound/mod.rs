@@ -13,6 +13,7 @@ pub mod base;
 pub mod check;
 mod exact;
 pub mod expr;
+mod floor;
 pub mod ghost;
 pub mod lp;
 pub mod overflow;
@@ -132,12 +133,23 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         warp: config.hw.warp_size as u64,
     };
     let (mut kernel, flags) = without_jumps(k);
-    let ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
-    let deps = deps::analyze_with_flags(&kernel, &launch, &flags);
-    let syms = Symbols::new(&kernel, launch);
+    let mut ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
+    let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
+    let mut syms = Symbols::new(&kernel, launch);
     // Past the budget the facts are empty (every query answers "unknown")
     // and every metric reports the budget.
-    let lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+    let mut lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+    if let Some(first) = &lin {
+        // Loops whose counter starts at a different value in each lane get
+        // floor ghosts, and the analyses are redone with them.
+        let floors = floor::add_floors(&mut kernel, &deps, first, &syms, &flags);
+        if !floors.is_empty() {
+            ghosts.extend(floors);
+            deps = deps::analyze_with_flags(&kernel, &launch, &flags);
+            syms = Symbols::new(&kernel, launch);
+            lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+        }
+    }
     let over_budget = lin.is_none();
     let lin = lin.unwrap_or_default();
     let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
@@ -758,6 +770,28 @@ mod tests {
             "4·max(0, n)"
         );
         assert_eq!(text(&bound(src, Some([32, 1, 1]), "divwarps")), "0");
+    }
+
+    #[test]
+    fn lane_loops_are_bounded_by_their_worst_lane() {
+        // Lane 0 runs ⌈cols/32⌉ iterations, each storing 32 aligned floats
+        // (4 sectors): the warp's lane index is `threadIdx.x` plus a
+        // multiple of 32.
+        let one = "__global__ void k(float *x, int cols) { int lane = threadIdx.x % 32;\n\
+                   for (int c = lane; c < cols; c += 32) { x[c] = 0.0f; } }";
+        assert_eq!(
+            text(&bound(one, Some([128, 1, 1]), "sectors")),
+            "0.125·(cols + 31)"
+        );
+        // Groups of 8 lanes: the worst lane starts at 0.
+        let eight = "__global__ void k(float *x, int cols) { int g = threadIdx.x & 7;\n\
+                     for (int c = g; c < cols; c += 8) { x[c] = 0.0f; } }";
+        assert!(text(&bound(eight, Some([96, 1, 1]), "steps")).contains("(cols + 7)"));
+        // A step that may wrap an `unsigned short` counter gives no floor.
+        let short =
+            "__global__ void k(float *x, int cols) { unsigned short l = threadIdx.x % 32;\n\
+                     for (unsigned short c = l; c < cols; c += 32) { x[c] = 0.0f; } }";
+        assert!(text(&bound(short, Some([64, 1, 1]), "steps")).starts_with("no bound"));
     }
 
     #[test]

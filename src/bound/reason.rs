@@ -65,7 +65,7 @@ pub enum NoBound {
     #[error("its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear")]
     NoCounter,
     /// Counters (listed) that depend on the thread in an unknown way.
-    #[error("its counter {0} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value)")]
+    #[error("its counter {0} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value, nor starting at a proved lower bound such as a lane index and moving by a uniform step)")]
     ThreadDependent(String),
     /// Counters (listed) that may wrap around, with their type's range
     /// when it has one.
@@ -173,13 +173,8 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[
     if counters.is_empty() {
         return NoBound::NoCounter;
     }
-    let head = p.deps.head.get(&key(s));
-    let uniform = guards
-        .iter()
-        .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
-    if !uniform {
-        return NoBound::ThreadDependent(names(&counters));
-    }
+    // A counter that may wrap has no bound whatever its lanes do (and a
+    // lane-strided counter gets no floor ghost then).
     let wrapping = wrapping_counters(p, &counters, body, step);
     if let Some(&v) = wrapping.iter().next() {
         let range = p.kernel.vars[v]
@@ -190,6 +185,13 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[
             counters: names(&wrapping),
             range,
         };
+    }
+    let head = p.deps.head.get(&key(s));
+    let uniform = guards
+        .iter()
+        .any(|g| head.is_some_and(|st| p.syms.uniform_part(g, st).is_some()));
+    if !uniform {
+        return NoBound::ThreadDependent(names(&counters));
     }
     NoBound::NoRanking(names(&counters))
 }

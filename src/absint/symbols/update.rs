@@ -132,6 +132,19 @@ impl Symbols {
         }
         let lin = |e: &Expr| self.linearize(e, Some(ctx));
         match &value.kind {
+            // A conversion keeps the value when it provably fits the new
+            // type (`int lane = threadIdx.x % 32`).
+            ExprKind::Convert { value: inner, .. }
+                if !inner.ty.is_float() && !value.ty.is_float() && value.ty != Scalar::Bool =>
+            {
+                if let Update::Relation(derived) = self.unwrapped_update(inner, ctx) {
+                    let within = matches!((inner.ty.range(), value.ty.range()),
+                        (Some((a, b)), Some((lo, hi))) if lo <= a && b <= hi);
+                    if within || self.fits(value.ty, &new, ctx, &derived) {
+                        facts = derived;
+                    }
+                }
+            }
             ExprKind::Select(c, a, b) => {
                 if let (Some(la), Some(lb)) = (lin(a), lin(b)) {
                     // Each side under its outcome of the condition.
