@@ -209,12 +209,12 @@ pub enum ParamsError {
         source: std::io::Error,
     },
     /// Its text is not a valid parameter file.
-    #[error("{}: invalid parameter file: {message}", path.display())]
+    #[error("{}: invalid parameter file: {source}", path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        message: String,
+        source: copper::sim::params::ParamsError,
     },
 }
 
@@ -229,7 +229,7 @@ pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamF
     };
     ParamFile::from_toml(&text)
         .map(Some)
-        .map_err(|message| ParamsError::Invalid { path, message })
+        .map_err(|source| ParamsError::Invalid { path, source })
 }
 
 /// `X×Y×Z`
