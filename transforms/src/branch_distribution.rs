@@ -62,6 +62,7 @@ impl Transform for BranchDistribution {
                     description: r.changes.join("; "),
                     transform: self.name(),
                     fixes_block_size: false,
+                    relaunch: None,
                 });
             }
         }
@@ -73,6 +74,7 @@ impl Transform for BranchDistribution {
                 description: loads.changes.join("; "),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
             });
         }
         out

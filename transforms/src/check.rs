@@ -17,6 +17,8 @@ use copper::ir::{visit_exprs, Array, Builtin, ExprKind, Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
 
+use crate::Candidate;
+
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
 
@@ -275,7 +277,16 @@ impl Checker {
     /// then simulated on every launch and compared with the original.
     pub fn check(&self, candidate: &Function) -> Result<(), String> {
         let (_, kernel) = materialize(&self.file, candidate)?;
-        self.check_kernel(&kernel).map(drop)
+        self.check_kernel(&kernel, false).map(drop)
+    }
+
+    /// [`Checker::check`] for a transform's candidate: one that changes
+    /// the launch ([`Candidate::relaunch`]) runs on each launch with x and
+    /// y of the grid and block exchanged.
+    pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), String> {
+        let (_, kernel) = materialize(&self.file, &candidate.function)?;
+        self.check_kernel(&kernel, candidate.relaunch.is_some())
+            .map(drop)
     }
 
     /// The original's runs on the launches a candidate must match.
@@ -285,9 +296,11 @@ impl Checker {
 
     /// Simulates a candidate kernel (lowered from the file with the
     /// candidate in it, see [`materialize`]) on every launch and compares
-    /// the final global arrays with the original's, bit for bit. Returns
-    /// the candidate's runs, in the order of [`Checker::runs`].
-    pub fn check_kernel(&self, kernel: &Kernel) -> Result<Vec<Run>, String> {
+    /// the final global arrays with the original's, bit for bit; with
+    /// `swapped`, each launch has x and y of its grid and block exchanged
+    /// for the candidate ([`swapped_launch`]). Returns the candidate's
+    /// runs, in the order of [`Checker::runs`].
+    pub fn check_kernel(&self, kernel: &Kernel, swapped: bool) -> Result<Vec<Run>, String> {
         let mut runs = Vec::new();
         for (
             i,
@@ -296,6 +309,11 @@ impl Checker {
             },
         ) in self.launches.iter().enumerate()
         {
+            let spec = &if swapped {
+                swapped_launch(spec)
+            } else {
+                spec.clone()
+            };
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
             let at = inputs.bound_point();
@@ -326,6 +344,22 @@ impl Checker {
     /// The launches a candidate must match.
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
         self.launches.iter().map(|r| &r.spec)
+    }
+}
+
+/// A launch with x and y of its grid and block exchanged (the launch a
+/// thread-remapped kernel runs on in place of the original's).
+pub fn swapped_launch(spec: &LaunchSpec) -> LaunchSpec {
+    let swap = |d: &[u64]| {
+        let mut d = d.to_vec();
+        d.resize(3.max(d.len()), 1);
+        d.swap(0, 1);
+        d
+    };
+    LaunchSpec {
+        grid: swap(&spec.grid),
+        block: swap(&spec.block),
+        ..spec.clone()
     }
 }
 
@@ -591,7 +625,7 @@ mod tests {
         // A candidate reading one element past the original fails.
         let past = file(&SRC.replace("a[i] + 1", "a[i] + a[i + 1] - a[i + 1] + 1"));
         let (_, k) = materialize(&f, past.function("k").unwrap()).unwrap();
-        let err = c.check_kernel(&k).err().expect("the candidate fails");
+        let err = c.check_kernel(&k, false).err().expect("the candidate fails");
         assert!(err.contains("out-of-bounds"), "{err}");
     }
 }

@@ -112,6 +112,7 @@ impl Transform for GlobalToShared {
                     .join("; "),
                 transform: self.name(),
                 fixes_block_size: true,
+                relaunch: None,
             });
         }
         out

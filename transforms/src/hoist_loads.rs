@@ -69,6 +69,7 @@ impl Transform for HoistLoads {
                 description: h.changes.join("; "),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
             });
         }
         out

@@ -87,6 +87,7 @@ impl Transform for PadShared {
                 ),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
             });
         }
         out

@@ -170,6 +170,7 @@ impl Transform for TiledGlobalToShared {
                         ),
                         transform: self.name(),
                         fixes_block_size: true,
+                        relaunch: None,
                     }),
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,

@@ -80,6 +80,7 @@ impl Transform for WarpShuffle {
                                 .replace("{line}", &line.to_string()),
                             transform: self.name(),
                             fixes_block_size: true,
+                            relaunch: None,
                         });
                     }
                 }

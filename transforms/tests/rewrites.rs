@@ -351,10 +351,15 @@ fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
         print::function(&p.candidates[0].function)
     );
     assert!(skipped(&p).contains("fewer sectors"), "{}", skipped(&p));
-    // A block that is not square would change which threads a block holds.
+    // A block that is not square needs the launch changed too: not here,
+    // where the file does not launch the kernel.
     let p = propose(&RemapThreads, src, [32, 8, 1]);
     assert!(p.candidates.is_empty());
-    assert!(skipped(&p).contains("not square"), "{}", skipped(&p));
+    assert!(
+        skipped(&p).contains("not square, so the launch must change with the kernel, and `k` is not launched in this file"),
+        "{}",
+        skipped(&p)
+    );
     // Shared memory could see the warps change.
     let shared = src.replace(
         "if (row < n",
@@ -363,6 +368,61 @@ fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
     let p = propose(&RemapThreads, &shared, [16, 16, 1]);
     assert!(p.candidates.is_empty());
     assert!(skipped(&p).contains("`__shared__`"), "{}", skipped(&p));
+}
+
+/// Before: lanes of a 32×8 block one row apart (32 sectors per request).
+/// After: x and y exchanged in the kernel and at the launch (8×32), every
+/// candidate checked on the exchanged launches.
+#[test]
+fn remapping_a_non_square_block_exchanges_the_launch_too() {
+    let src = "__global__ void k(float *a, float *out, int n) {
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        int col = blockIdx.y * blockDim.y + threadIdx.y;
+        if (row < n && col < n) { out[row * n + col] = 2.0f * a[row * n + col]; }
+    }
+    void run(float *a, float *out) {
+        int n = 100;
+        dim3 block(32, 8);
+        dim3 grid((n + block.x - 1) / block.x, (n + block.y - 1) / block.y);
+        k<<<grid, block>>>(a, out, n);
+    }";
+    let p = propose(&RemapThreads, src, [32, 8, 1]);
+    let (desc, text) = only_candidate(&p);
+    assert!(
+        desc.contains("of the grid and block of the launch at line 10 (block 32×8 → 8×32)"),
+        "{desc}"
+    );
+    assert!(
+        desc.contains("lanes now read consecutive `a` elements: 32 → 8 sectors per warp"),
+        "{desc}"
+    );
+    assert!(
+        text.contains("int row = blockIdx.y * blockDim.y + threadIdx.y;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int col = blockIdx.x * blockDim.x + threadIdx.x;"),
+        "{text}"
+    );
+    let edits = p.candidates[0].relaunch.as_ref().expect("the launch changes");
+    let host = copper::cuda::rewrite::splice(src, edits);
+    assert!(host.contains("dim3 block(8, 32);"), "{host}");
+    assert!(
+        host.contains("dim3 grid((n + block.x - 1) / block.x, (n + block.y - 1) / block.y);"),
+        "{host}"
+    );
+    // A block shared with another kernel's launch is refused with that reason.
+    let shared = src.replace(
+        "k<<<grid, block>>>(a, out, n);",
+        "k<<<grid, block>>>(a, out, n);\n        other<<<grid, block>>>(a);",
+    );
+    let p = propose(&RemapThreads, &shared, [32, 8, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(
+        skipped(&p).contains("`grid` is also the shape of the launch of `other`"),
+        "{}",
+        skipped(&p)
+    );
 }
 
 #[test]

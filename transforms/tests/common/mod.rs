@@ -27,6 +27,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
         },
     );
     let cx = Context {
+        host: &file,
         file: &file,
         function: &f,
         kernel: &kernel,
@@ -39,7 +40,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
     }
     let checker = Checker::new(&file, &f.name, None, Some(block), None)?;
     for c in &p.candidates {
-        if let Err(why) = checker.check(&c.function) {
+        if let Err(why) = checker.check_candidate(c) {
             panic!(
                 "{}: candidate `{}` fails its check: {why}\noriginal:\n{src}\ncandidate:\n{}",
                 t.name(),
