@@ -18,13 +18,13 @@ use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
 use copper::cost::Metric;
 use copper::cuda::ast::Function;
 use copper::cuda::parse::ParsedFile;
+use copper::cuda::relaunch;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
-use copper_transforms::check::{materialize, Checker, Run};
-use copper_transforms::read_only::{self, Suggestion};
-use copper::cuda::relaunch;
 use copper::source::Span;
+use copper_transforms::check::{materialize, Checker, Run, Terms};
+use copper_transforms::read_only::{self, Suggestion};
 use copper_transforms::{Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
@@ -51,6 +51,10 @@ pub struct Settings {
     /// The user's CUDA compiler (`--nvcc`): a candidate is chosen only
     /// when the file with it compiles.
     pub compiler: Option<Nvcc>,
+    /// Whether rewrites may sum floating-point values in another order
+    /// (`--allow-reassociation`; their results are checked within a
+    /// tolerance).
+    pub allow_reassociation: bool,
 }
 
 /// One version of a kernel, analyzed.
@@ -67,10 +71,31 @@ pub struct Analyzed {
     pub bounds: Vec<MetricBound>,
     /// Seconds the analysis took.
     pub seconds: f64,
+    /// What its rewrites changed besides the kernel's text.
+    pub lineage: Lineage,
+}
+
+/// What a version's rewrites changed besides the kernel's text, which
+/// every later version inherits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lineage {
     /// For a version that runs on the original's launch with x and y of
     /// the grid and block exchanged (thread remapping changed the launch):
     /// the edits of the host code that exchange them, in the whole file.
     pub relaunch: Option<Vec<(Span, String)>>,
+    /// Whether it sums floating-point values in another order than the
+    /// original (`--allow-reassociation`).
+    pub reassociated: bool,
+}
+
+impl Lineage {
+    /// How its results must match the original's.
+    fn terms(&self) -> Terms {
+        Terms {
+            swapped: self.relaunch.is_some(),
+            reassociated: self.reassociated,
+        }
+    }
 }
 
 /// Analyses of kernel versions, by a hash of the file text they are in,
@@ -98,7 +123,7 @@ impl Cache {
         kernel: Option<Kernel>,
         config: &Config,
         metrics: &[Metric],
-        relaunch: Option<Vec<(Span, String)>>,
+        lineage: Lineage,
     ) -> Result<Arc<Analyzed>, String> {
         let mut h = DefaultHasher::new();
         file.source.text.hash(&mut h);
@@ -133,7 +158,7 @@ impl Cache {
             prepared,
             bounds,
             seconds: start.elapsed().as_secs_f64(),
-            relaunch,
+            lineage,
         });
         if let Ok(mut m) = self.map.lock() {
             m.insert(key, a.clone());
@@ -301,7 +326,14 @@ pub fn optimize_kernel(
         grid: shape.grid,
         ..settings.config
     };
-    let original = cache.analyze(file.clone(), name, None, &config, &settings.metrics, None)?;
+    let original = cache.analyze(
+        file.clone(),
+        name,
+        None,
+        &config,
+        &settings.metrics,
+        Lineage::default(),
+    )?;
     if let Some(spec) = spec {
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
@@ -470,12 +502,14 @@ fn suggest_read_only(
         return None;
     }
     let s = read_only::suggest(file, &best.function, spec).transpose()?;
-    Some(s.and_then(|s| match checker {
-        Ok(c) => materialize(&best.file, &s.function)
-            .and_then(|(_, k)| c.check_kernel(&k, best.relaunch.is_some()))
-            .map(|_| s)
-            .map_err(|why| format!("the suggestion failed its check: {why}")),
-        Err(why) => Err(format!("it could not be checked: {why}")),
+    Some(s.and_then(|s| {
+        match checker {
+            Ok(c) => materialize(&best.file, &s.function)
+                .and_then(|(_, k)| c.check_kernel(&k, best.lineage.terms()))
+                .map(|_| s)
+                .map_err(|why| format!("the suggestion failed its check: {why}")),
+            Err(why) => Err(format!("it could not be checked: {why}")),
+        }
     }))
 }
 
@@ -519,7 +553,8 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         function: &incumbent.function,
         kernel: &incumbent.kernel,
         analysis: &incumbent.prepared,
-        block: launched(env.config, incumbent.relaunch.is_some()).block,
+        block: launched(env.config, incumbent.lineage.relaunch.is_some()).block,
+        allow_reassociation: env.settings.allow_reassociation,
     };
     if incumbent.function.template.is_some() {
         // A rewrite would edit the template, which every instantiation
@@ -543,7 +578,7 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         .into_par_iter()
         .map(|c| {
             let (verdict, analyzed) = evaluate(&c, incumbent, env);
-            let swapped = incumbent.relaunch.is_some() || c.relaunch.is_some();
+            let swapped = incumbent.lineage.relaunch.is_some() || c.relaunch.is_some();
             let mut description = c.description;
             if c.fixes_block_size && env.block_size_independent {
                 if let Some(b) = launched(env.config, swapped).block {
@@ -589,12 +624,11 @@ fn evaluate(
     env: &Env,
 ) -> (Verdict, Option<Arc<Analyzed>>) {
     let (settings, cache) = (env.settings, env.cache);
-    let relaunch = incumbent
-        .relaunch
-        .clone()
-        .or_else(|| candidate.relaunch.clone());
-    let swapped = relaunch.is_some();
-    let version_config = launched(env.config, swapped);
+    let lineage = Lineage {
+        relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
+        reassociated: incumbent.lineage.reassociated || candidate.reassociates,
+    };
+    let version_config = launched(env.config, lineage.relaunch.is_some());
     let config = &Config {
         budget: env.deadline.saturating_duration_since(Instant::now()),
         ..version_config
@@ -608,7 +642,7 @@ fn evaluate(
         Ok(x) => x,
         Err(why) => return (Verdict::Failed(why), None),
     };
-    let runs = match checker.check_kernel(&kernel, swapped) {
+    let runs = match checker.check_kernel(&kernel, lineage.terms()) {
         Ok(runs) => runs,
         Err(why) => return (unchecked().unwrap_or(Verdict::Failed(why)), None),
     };
@@ -618,7 +652,7 @@ fn evaluate(
         Some(kernel),
         config,
         &settings.metrics,
-        relaunch,
+        lineage,
     ) {
         Ok(a) => a,
         Err(why) => return (Verdict::Failed(why), None),
@@ -756,7 +790,7 @@ mod tests {
             prepared,
             bounds,
             seconds: 0.0,
-            relaunch: None,
+            lineage: Lineage::default(),
         };
         assert!(checker.runs().len() >= 3);
         assert_eq!(

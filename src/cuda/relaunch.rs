@@ -108,9 +108,8 @@ impl Edit {
 /// copy made there. Fails when two edits overlap without one holding the
 /// other.
 fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, String> {
-    let inside = |outer: Span, e: &Edit| {
-        e.at != outer && outer.start <= e.at.start && e.at.end <= outer.end
-    };
+    let inside =
+        |outer: Span, e: &Edit| e.at != outer && outer.start <= e.at.start && e.at.end <= outer.end;
     let top: Vec<&Edit> = edits
         .iter()
         .filter(|e| !edits.iter().any(|o| inside(o.at, e) && o != *e))
@@ -215,9 +214,8 @@ impl<'a> Host<'a> {
             .toks
             .iter()
             .position(|t| t.start >= site.span.start && t.is(self.src, "<<<"));
-        let close = open.and_then(|o| {
-            (o..self.toks.len()).find(|&i| self.toks[i].is(self.src, ">>>"))
-        });
+        let close =
+            open.and_then(|o| (o..self.toks.len()).find(|&i| self.toks[i].is(self.src, ">>>")));
         let (Some(open), Some(close)) = (open, close) else {
             return Err(format!(
                 "the launch at line {} could not be read",
@@ -242,7 +240,10 @@ impl<'a> Host<'a> {
         what: &str,
     ) -> Result<Vec<Edit>, String> {
         if to == from {
-            return Err(format!("the launch at line {} has no {what}", self.line(site.span.start)));
+            return Err(format!(
+                "the launch at line {} has no {what}",
+                self.line(site.span.start)
+            ));
         }
         // `dim3(a, b)` at the launch.
         if to - from >= 3
@@ -262,7 +263,10 @@ impl<'a> Host<'a> {
         if let Some(call) = (from..to.saturating_sub(1)).find(|&i| {
             self.toks[i].kind == TokKind::Ident
                 && self.text(i + 1) == "("
-                && !matches!(self.text(i), "dim3" | "sizeof" | "static_cast" | "min" | "max")
+                && !matches!(
+                    self.text(i),
+                    "dim3" | "sizeof" | "static_cast" | "min" | "max"
+                )
         }) {
             return Err(format!(
                 "the {what} of the launch at line {} is computed by `{}(…)`, which copper cannot edit",
@@ -284,12 +288,7 @@ impl<'a> Host<'a> {
 
     /// Exchanges the first two of the arguments between tokens `from` and
     /// `to` (a `dim3`'s); one argument `a` becomes `1, a`.
-    fn swap_args(
-        &self,
-        from: usize,
-        to: usize,
-        site: &LaunchSite,
-    ) -> Result<Vec<Edit>, String> {
+    fn swap_args(&self, from: usize, to: usize, site: &LaunchSite) -> Result<Vec<Edit>, String> {
         let span_of = |(a, b): Range| Span::new(self.toks[a].start, self.toks[b - 1].end);
         match split_commas(self.src, self.toks, from, to).as_slice() {
             [a] if a.1 > a.0 => {
@@ -323,11 +322,7 @@ impl<'a> Host<'a> {
     /// launching function: its declaration's arguments exchanged and its
     /// `.x`/`.y` exchanged wherever the function uses them; `None` when
     /// the name is not declared there as a `dim3`.
-    fn swap_variable(
-        &self,
-        site: &LaunchSite,
-        at: usize,
-    ) -> Result<Option<Vec<Edit>>, String> {
+    fn swap_variable(&self, site: &LaunchSite, at: usize) -> Result<Option<Vec<Edit>>, String> {
         let name = self.text(at);
         let Some((open, close)) = self.enclosing_body(at) else {
             return Ok(None);
@@ -346,7 +341,10 @@ impl<'a> Host<'a> {
             }
         };
         // The declaration's arguments: `(…)`, `{…}` or `= dim3(…)`.
-        let args_open = match (self.text(decl + 1), self.toks.get(decl + 2).map(|_| self.text(decl + 2))) {
+        let args_open = match (
+            self.text(decl + 1),
+            self.toks.get(decl + 2).map(|_| self.text(decl + 2)),
+        ) {
             ("(" | "{", _) => decl + 1,
             ("=", Some("dim3")) if self.toks.get(decl + 3).is_some_and(|t| t.is(self.src, "(")) => {
                 decl + 3
@@ -394,7 +392,10 @@ impl<'a> Host<'a> {
                 Some("y") => edits.push(Edit::text(span_of_token(&self.toks[i + 2]), "x")),
                 Some("z") => {}
                 _ => {
-                    let whole = self.toks.get(i + 1).is_some_and(|t| ASSIGN.contains(&t.text(self.src)));
+                    let whole = self
+                        .toks
+                        .get(i + 1)
+                        .is_some_and(|t| ASSIGN.contains(&t.text(self.src)));
                     return Err(if whole {
                         format!("`{name}` is assigned at line {line}, which copper does not follow")
                     } else {
@@ -493,7 +494,8 @@ mod tests {
     use super::*;
     use crate::source::SourceFile;
 
-    const KERNEL: &str = "__global__ void k(float *a, int n) { a[threadIdx.x * n + threadIdx.y] = 0; }\n";
+    const KERNEL: &str =
+        "__global__ void k(float *a, int n) { a[threadIdx.x * n + threadIdx.y] = 0; }\n";
 
     fn edited(host: &str) -> Result<String, String> {
         let src = format!("{KERNEL}{host}");
@@ -528,8 +530,12 @@ mod tests {
         assert!(err.contains("not launched in this file"), "{err}");
         let shared = "__global__ void other(float *a) {}\nvoid run(float *a) {\n  dim3 block(32, 8);\n  k<<<4, block>>>(a, 64);\n  other<<<4, block>>>(a);\n}\n";
         let err = edited(shared).unwrap_err();
-        assert!(err.contains("also the shape of the launch of `other`"), "{err}");
-        let computed = "dim3 pick(int n);\nvoid run(float *a, int n) { k<<<4, pick(n)>>>(a, n); }\n";
+        assert!(
+            err.contains("also the shape of the launch of `other`"),
+            "{err}"
+        );
+        let computed =
+            "dim3 pick(int n);\nvoid run(float *a, int n) { k<<<4, pick(n)>>>(a, n); }\n";
         let err = edited(computed).unwrap_err();
         assert!(err.contains("computed by `pick(…)`"), "{err}");
         let whole = "void run(float *a) {\n  dim3 block(32, 8);\n  dim3 b2 = block;\n  k<<<4, block>>>(a, 64);\n}\n";

@@ -63,6 +63,7 @@ impl Transform for BranchDistribution {
                     transform: self.name(),
                     fixes_block_size: false,
                     relaunch: None,
+                    reassociates: false,
                 });
             }
         }
@@ -75,6 +76,7 @@ impl Transform for BranchDistribution {
                 transform: self.name(),
                 fixes_block_size: false,
                 relaunch: None,
+                reassociates: false,
             });
         }
         out

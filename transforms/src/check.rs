@@ -13,9 +13,10 @@ use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
+use copper::ir::Scalar;
 use copper::ir::{visit_exprs, Array, Builtin, ExprKind, Kernel, Param};
 use copper::sim::params::{ArraySpec, InitKind, LaunchSpec};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, SimOptions, SimResult};
 
 use crate::Candidate;
 
@@ -277,7 +278,7 @@ impl Checker {
     /// then simulated on every launch and compared with the original.
     pub fn check(&self, candidate: &Function) -> Result<(), String> {
         let (_, kernel) = materialize(&self.file, candidate)?;
-        self.check_kernel(&kernel, false).map(drop)
+        self.check_kernel(&kernel, Terms::default()).map(drop)
     }
 
     /// [`Checker::check`] for a transform's candidate: one that changes
@@ -285,8 +286,11 @@ impl Checker {
     /// y of the grid and block exchanged.
     pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), String> {
         let (_, kernel) = materialize(&self.file, &candidate.function)?;
-        self.check_kernel(&kernel, candidate.relaunch.is_some())
-            .map(drop)
+        let terms = Terms {
+            swapped: candidate.relaunch.is_some(),
+            reassociated: candidate.reassociates,
+        };
+        self.check_kernel(&kernel, terms).map(drop)
     }
 
     /// The original's runs on the launches a candidate must match.
@@ -296,11 +300,10 @@ impl Checker {
 
     /// Simulates a candidate kernel (lowered from the file with the
     /// candidate in it, see [`materialize`]) on every launch and compares
-    /// the final global arrays with the original's, bit for bit; with
-    /// `swapped`, each launch has x and y of its grid and block exchanged
-    /// for the candidate ([`swapped_launch`]). Returns the candidate's
-    /// runs, in the order of [`Checker::runs`].
-    pub fn check_kernel(&self, kernel: &Kernel, swapped: bool) -> Result<Vec<Run>, String> {
+    /// the final global arrays with the original's, bit for bit unless
+    /// `terms` says otherwise. Returns the candidate's runs, in the order
+    /// of [`Checker::runs`].
+    pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, String> {
         let mut runs = Vec::new();
         for (
             i,
@@ -309,7 +312,7 @@ impl Checker {
             },
         ) in self.launches.iter().enumerate()
         {
-            let spec = &if swapped {
+            let spec = &if terms.swapped {
                 swapped_launch(spec)
             } else {
                 spec.clone()
@@ -319,17 +322,30 @@ impl Checker {
             let at = inputs.bound_point();
             let got = simulate_owned(kernel, inputs, &self.options)
                 .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
-            if got.arrays != want.arrays {
+            let threads = spec.block.iter().product::<u64>();
+            let differs = |(g, w): &(&(String, ArrayData), &(String, ArrayData))| {
+                g.0 != w.0
+                    || match terms.reassociated {
+                        true => !within_tolerance(&g.1, &w.1, threads),
+                        false => g.1 != w.1,
+                    }
+            };
+            if got.arrays.len() != want.arrays.len()
+                || got.arrays.iter().zip(&want.arrays).any(|p| differs(&p))
+            {
                 let which = got
                     .arrays
                     .iter()
                     .zip(&want.arrays)
-                    .find(|(g, w)| g != w)
+                    .find(|p| differs(p))
                     .map_or_else(|| "an array".to_string(), |(g, _)| format!("`{}`", g.0));
+                let how = match terms.reassociated {
+                    true => " by more than the reassociation tolerance",
+                    false => "",
+                };
                 return Err(format!(
-                    "launch {i} ({} blocks of {}): {which} differs from the original's",
+                    "launch {i} ({} blocks of {threads}): {which} differs from the original's{how}",
                     spec.grid.iter().product::<u64>(),
-                    spec.block.iter().product::<u64>()
                 ));
             }
             runs.push(Run {
@@ -345,6 +361,49 @@ impl Checker {
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
         self.launches.iter().map(|r| &r.spec)
     }
+}
+
+/// How a candidate's runs must match the original's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Terms {
+    /// The candidate runs on each launch with x and y of its grid and
+    /// block exchanged ([`swapped_launch`]).
+    pub swapped: bool,
+    /// The candidate sums floating-point values in another order: its
+    /// floating-point arrays must match within
+    /// [`reassociation_tolerance`], its other arrays bit for bit.
+    pub reassociated: bool,
+}
+
+/// How far a sum of at most `n` floating-point terms may move when they
+/// are added in another order: `2·(n−1)·ε·m`, where `ε` is the type's
+/// machine epsilon and `m` the larger magnitude of the two results. Each
+/// order's rounding error is at most `(n−1)·ε/2·Σ|xᵢ|` (to first order),
+/// so two orders differ by at most `(n−1)·ε·Σ|xᵢ|`; the check, which does
+/// not know the terms, puts the result's magnitude in place of `Σ|xᵢ|`
+/// and doubles the bound. That is exact for terms of one sign (a sum of
+/// squares, of counts) and too strict for sums that cancel, whose
+/// candidates are then rejected, never wrongly accepted by a looser bound.
+pub fn reassociation_tolerance(n: u64, epsilon: f64, magnitude: f64) -> f64 {
+    2.0 * n.saturating_sub(1) as f64 * epsilon * magnitude
+}
+
+/// Whether `got` matches `want` as a reassociated sum of at most `n`
+/// terms per element may: floating-point elements within
+/// [`reassociation_tolerance`], everything else bit for bit.
+fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
+    let epsilon = match want.elem {
+        Scalar::F32 => f64::from(f32::EPSILON),
+        Scalar::F64 => f64::EPSILON,
+        _ => return got == want,
+    };
+    got.elem == want.elem
+        && got.len() == want.len()
+        && got.values().zip(want.values()).all(|(g, w)| {
+            let (g, w) = (g.as_f64(), w.as_f64());
+            g.to_bits() == w.to_bits()
+                || (g - w).abs() <= reassociation_tolerance(n, epsilon, g.abs().max(w.abs()))
+        })
 }
 
 /// A launch with x and y of its grid and block exchanged (the launch a
@@ -625,7 +684,10 @@ mod tests {
         // A candidate reading one element past the original fails.
         let past = file(&SRC.replace("a[i] + 1", "a[i] + a[i + 1] - a[i + 1] + 1"));
         let (_, k) = materialize(&f, past.function("k").unwrap()).unwrap();
-        let err = c.check_kernel(&k, false).err().expect("the candidate fails");
+        let err = c
+            .check_kernel(&k, Terms::default())
+            .err()
+            .expect("the candidate fails");
         assert!(err.contains("out-of-bounds"), "{err}");
     }
 }

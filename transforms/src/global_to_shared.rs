@@ -113,6 +113,7 @@ impl Transform for GlobalToShared {
                 transform: self.name(),
                 fixes_block_size: true,
                 relaunch: None,
+                reassociates: false,
             });
         }
         out

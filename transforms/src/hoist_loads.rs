@@ -70,6 +70,7 @@ impl Transform for HoistLoads {
                 transform: self.name(),
                 fixes_block_size: false,
                 relaunch: None,
+                reassociates: false,
             });
         }
         out

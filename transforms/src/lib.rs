@@ -38,6 +38,9 @@ pub struct Context<'a> {
     pub analysis: &'a Prepared,
     /// The block shape the kernel is launched with, when known.
     pub block: Option<[u64; 3]>,
+    /// Whether rewrites may sum floating-point values in another order
+    /// (`--allow-reassociation`).
+    pub allow_reassociation: bool,
 }
 
 impl Context<'_> {
@@ -81,6 +84,10 @@ pub struct Candidate {
     /// the rewrite is written to the file; `None` when the launch stays as
     /// it is.
     pub relaunch: Option<Vec<(Span, String)>>,
+    /// Whether the rewrite sums floating-point values in another order
+    /// (`--allow-reassociation`): its results are compared with the
+    /// original's within a tolerance ([`check::reassociation_tolerance`]).
+    pub reassociates: bool,
 }
 
 /// A place a transform did not rewrite, and why.

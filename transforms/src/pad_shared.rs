@@ -88,6 +88,7 @@ impl Transform for PadShared {
                 transform: self.name(),
                 fixes_block_size: false,
                 relaunch: None,
+                reassociates: false,
             });
         }
         out

@@ -121,6 +121,7 @@ impl Transform for RemapThreads {
             transform: self.name(),
             fixes_block_size: true,
             relaunch: o.relaunch,
+            reassociates: false,
         });
         out
     }

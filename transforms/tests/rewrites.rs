@@ -294,6 +294,18 @@ fn warp_shuffle_replaces_the_first_warps_tree_steps() {
     // Only the tail keeps the order of a float sum: one candidate.
     let (_, text) = only_candidate(&propose(&WarpShuffle, &float, [128, 1, 1]));
     assert!(text.contains("float warp_sum"), "{text}");
+    // With --allow-reassociation the per-warp version is offered for float
+    // too, says so, and passes the check within its tolerance.
+    let p = common::try_propose_with(&WarpShuffle, &float, [128, 1, 1], true).expect("checkable");
+    assert_eq!(p.candidates.len(), 2, "{:?}", p.skipped);
+    let c = &p.candidates[1];
+    assert!(c.reassociates);
+    assert!(
+        c.description.contains("may differ in the last bits"),
+        "{}",
+        c.description
+    );
+    assert!(print::function(&c.function).contains("float warp_sum = sdata[tid];"));
     // A block that is not a multiple of 32 has no full warp to shuffle in;
     // a stride that does not pass through 32 never reaches the first warp.
     let p = propose(&WarpShuffle, src, [100, 1, 1]);
@@ -404,7 +416,10 @@ fn remapping_a_non_square_block_exchanges_the_launch_too() {
         text.contains("int col = blockIdx.x * blockDim.x + threadIdx.x;"),
         "{text}"
     );
-    let edits = p.candidates[0].relaunch.as_ref().expect("the launch changes");
+    let edits = p.candidates[0]
+        .relaunch
+        .as_ref()
+        .expect("the launch changes");
     let host = copper::cuda::rewrite::splice(src, edits);
     assert!(host.contains("dim3 block(8, 32);"), "{host}");
     assert!(
@@ -482,4 +497,31 @@ fn read_only_pointers_get_const_restrict_when_launches_show_no_aliasing() {
         "out[i] = 2.0f * in[i]; in[i] = 0.0f; unused[i] = 1.0f;",
     );
     assert!(suggestion(&written).expect("no evidence needed").is_none());
+}
+
+/// Before: `out`, written only through `float &sum = out[i]`, was taken
+/// for read-only, and the suggested `const` did not compile. After: only
+/// `m` is suggested.
+#[test]
+fn an_array_written_through_a_reference_is_not_read_only() {
+    let src = "__global__ void k(float *out, float *m, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) { float &sum = out[i]; sum = 2.0f * m[i]; }
+        }
+        int main() {
+            int n = 256;
+            float *a, *b;
+            cudaMalloc(&a, n * sizeof(float));
+            cudaMalloc(&b, n * sizeof(float));
+            k<<<2, 128>>>(a, b, n);
+            return 0;
+        }";
+    let file = parse_source(SourceFile::new("t.cu", src));
+    let f = file.function("k").expect("kernel").clone();
+    let s = read_only::suggest(&file, &f, None)
+        .expect("a suggestion")
+        .expect("`m` qualifies");
+    let text = print::function(&s.function);
+    assert!(text.contains("const float *__restrict__ m"), "{text}");
+    assert!(text.contains("(float *out"), "{text}");
 }

@@ -142,6 +142,12 @@ pub struct SearchArgs {
     /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub nvcc_flags: Option<String>,
+    /// Let rewrites sum floating-point values in another order (the
+    /// per-warp-first shuffle reduction of `float`/`double` data): their
+    /// results may differ in the last bits, and are checked within
+    /// 2·(n−1)·ε·|sum| per element (n the threads per block).
+    #[arg(long)]
+    pub allow_reassociation: bool,
     /// Preprocessing.
     #[command(flatten)]
     pub pre: super::preprocess::PreprocessArgs,
@@ -336,6 +342,7 @@ pub fn resolve(
             ranking,
             transforms,
             compiler,
+            allow_reassociation: a.allow_reassociation || cfg.allow_reassociation.unwrap_or(false),
         },
         metric,
         block,
@@ -585,7 +592,15 @@ fn optimize_files(
             Ok(k) => assume_block(file, &k, shape),
             Err(_) => shape,
         };
-        let result = optimize_kernel(file, parsed, &name, spec.as_ref(), &shape, &r.settings, &cache);
+        let result = optimize_kernel(
+            file,
+            parsed,
+            &name,
+            spec.as_ref(),
+            &shape,
+            &r.settings,
+            &cache,
+        );
         if terminal {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
@@ -712,7 +727,7 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
         .iter()
         .filter_map(|k| k.result.as_ref().ok())
         .filter(|k| k.improved())
-        .filter_map(|k| k.best.relaunch.clone())
+        .filter_map(|k| k.best.lineage.relaunch.clone())
         .flatten()
         .collect();
     let rewritten = (!best.is_empty())

@@ -16,6 +16,17 @@ use copper_transforms::{Context, Proposals, Transform};
 /// when the original itself cannot be checked (it fails or races on the
 /// synthesized launches).
 pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, String> {
+    try_propose_with(t, src, block, false)
+}
+
+/// [`try_propose`], with floating-point sums allowed to change their order
+/// when `allow_reassociation` (`--allow-reassociation`).
+pub fn try_propose_with(
+    t: &dyn Transform,
+    src: &str,
+    block: [u64; 3],
+    allow_reassociation: bool,
+) -> Result<Proposals, String> {
     let file = parse_source(SourceFile::new("t.cu", src));
     let f = file.kernels().next().ok_or("no kernel")?.clone();
     let kernel = lower_kernel(&file, &f.name).map_err(|d| d.message)?;
@@ -33,6 +44,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
         kernel: &kernel,
         analysis: &analysis,
         block: Some(block),
+        allow_reassociation,
     };
     let p = t.propose(&cx);
     if p.candidates.is_empty() {
