@@ -454,8 +454,8 @@ fn split_commas(src: &str, toks: &[Token], from: usize, to: usize) -> Vec<Range>
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = from;
-    for i in from..to {
-        match toks[i].text(src) {
+    for (i, t) in toks.iter().enumerate().take(to).skip(from) {
+        match t.text(src) {
             "(" | "[" | "{" => depth += 1,
             ")" | "]" | "}" => depth -= 1,
             "," if depth == 0 => {
