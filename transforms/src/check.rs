@@ -667,6 +667,34 @@ mod tests {
         assert!(err.contains("`b` differs"), "{err}");
     }
 
+    /// A reassociated sum may move by its tolerance in floating point, no
+    /// more, and not at all in integers.
+    #[test]
+    fn reassociated_floats_match_within_the_tolerance_only() {
+        use copper::ir::Value;
+        let floats =
+            |v: &[f64]| ArrayData::from_values(Scalar::F32, v.iter().map(|&x| Value::F(x)));
+        let want = floats(&[1000.0, -3.0]);
+        // 2·255·2⁻²³·1000 ≈ 0.061 for 256 terms.
+        let tol = reassociation_tolerance(256, f64::from(f32::EPSILON), 1000.0);
+        assert!((tol - 0.0608).abs() < 1e-3, "{tol}");
+        assert!(within_tolerance(
+            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
+            &want,
+            256
+        ));
+        assert!(!within_tolerance(&floats(&[1000.125, -3.0]), &want, 256));
+        // One term per sum: nothing to reorder, so nothing may move.
+        assert!(!within_tolerance(
+            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
+            &want,
+            1
+        ));
+        let ints = |v: &[i64]| ArrayData::from_values(Scalar::I32, v.iter().map(|&x| Value::I(x)));
+        assert!(!within_tolerance(&ints(&[1001]), &ints(&[1000]), 256));
+        assert!(within_tolerance(&ints(&[1000]), &ints(&[1000]), 256));
+    }
+
     /// The last launch has the arrays of the smallest one cut to what the
     /// original accessed: `a` and `b` to `n` elements (the guard stops
     /// the threads past `n`), so one more element read fails there.
