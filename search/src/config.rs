@@ -15,6 +15,7 @@
 //! exit_zero = false        # exit 0 even when improvements are found
 //! nvcc = "nvcc"            # compile improving candidates; drop failures
 //! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
+//! allow_reassociation = false   # float sums may change order (last bits)
 //! defines = { N = "1024", BLOCK = 16 }   # as -D (every command that reads CUDA)
 //! include_dirs = ["inc"]   # as -I, relative to this file
 //! instantiate = ["reduce<256>"]   # templates to analyze besides those launched
@@ -83,6 +84,8 @@ pub struct FileConfig {
     pub hardware: Option<Hardware>,
     /// `copper lint` settings.
     pub lint: Option<LintConfig>,
+    /// Let rewrites sum floating-point values in another order.
+    pub allow_reassociation: Option<bool>,
     /// User metrics, from `[metrics.NAME]` tables.
     #[serde(skip)]
     pub user_metrics: Vec<Metric>,

@@ -18,13 +18,15 @@ use copper::bound::{prepare, Config, MetricBound, Outcome, Prepared};
 use copper::cost::Metric;
 use copper::cuda::ast::Function;
 use copper::cuda::parse::ParsedFile;
+use copper::cuda::relaunch;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::Run;
-use copper_transforms::check::{materialize, Checker};
+use copper::source::Span;
+use copper_transforms::check::{materialize, Checker, Terms};
 use copper_transforms::read_only::{self, Suggestion};
-use copper_transforms::{Context, Skip, Transform};
+use copper_transforms::{Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::KnownShape;
@@ -50,6 +52,10 @@ pub struct Settings {
     /// The user's CUDA compiler (`--nvcc`): a candidate is chosen only
     /// when the file with it compiles.
     pub compiler: Option<Nvcc>,
+    /// Whether rewrites may sum floating-point values in another order
+    /// (`--allow-reassociation`; their results are checked within a
+    /// tolerance).
+    pub allow_reassociation: bool,
 }
 
 /// One version of a kernel, analyzed.
@@ -66,6 +72,31 @@ pub struct Analyzed {
     pub bounds: Vec<MetricBound>,
     /// Seconds the analysis took.
     pub seconds: f64,
+    /// What its rewrites changed besides the kernel's text.
+    pub lineage: Lineage,
+}
+
+/// What a version's rewrites changed besides the kernel's text, which
+/// every later version inherits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lineage {
+    /// For a version that runs on the original's launch with x and y of
+    /// the grid and block exchanged (thread remapping changed the launch):
+    /// the edits of the host code that exchange them, in the whole file.
+    pub relaunch: Option<Vec<(Span, String)>>,
+    /// Whether it sums floating-point values in another order than the
+    /// original (`--allow-reassociation`).
+    pub reassociated: bool,
+}
+
+impl Lineage {
+    /// How its results must match the original's.
+    fn terms(&self) -> Terms {
+        Terms {
+            swapped: self.relaunch.is_some(),
+            reassociated: self.reassociated,
+        }
+    }
 }
 
 /// Analyses of kernel versions, by a hash of the file text they are in,
@@ -93,6 +124,7 @@ impl Cache {
         kernel: Option<Kernel>,
         config: &Config,
         metrics: &[Metric],
+        lineage: Lineage,
     ) -> Result<Arc<Analyzed>, String> {
         let mut h = DefaultHasher::new();
         file.source.text.hash(&mut h);
@@ -127,6 +159,7 @@ impl Cache {
             prepared,
             bounds,
             seconds: start.elapsed().as_secs_f64(),
+            lineage,
         });
         if let Ok(mut m) = self.map.lock() {
             m.insert(key, a.clone());
@@ -272,11 +305,13 @@ impl KernelResult {
     }
 }
 
-/// Searches for a better version of kernel `name` of `file`, launched as
+/// Searches for a better version of kernel `name` of `file` (the whole
+/// file `host`, or the excerpt of it the kernel needs), launched as
 /// `shape`, checked on variants of the parameter file's launch `spec`
 /// (synthesized launches without one).
 pub fn optimize_kernel(
     file: &ParsedFile,
+    host: &ParsedFile,
     name: &str,
     spec: Option<&LaunchSpec>,
     shape: &KnownShape,
@@ -292,7 +327,14 @@ pub fn optimize_kernel(
         grid: shape.grid,
         ..settings.config
     };
-    let original = cache.analyze(file.clone(), name, None, &config, &settings.metrics)?;
+    let original = cache.analyze(
+        file.clone(),
+        name,
+        None,
+        &config,
+        &settings.metrics,
+        Lineage::default(),
+    )?;
     if let Some(spec) = spec {
         crate::launch::check_launch(&original.kernel, spec)
             .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
@@ -339,8 +381,8 @@ pub fn optimize_kernel(
         None => Ok(()),
     };
     let env = Env {
-        shape,
         spec,
+        host,
         original_compiles,
         block_size_independent: matches!(
             verdict(&original.kernel).0,
@@ -447,8 +489,10 @@ pub fn optimize_kernel(
 }
 
 /// The read-only data path suggestion for the best version (the launches
-/// read from `file`, the file as given), checked like a candidate (it must print, parse back and compute the same); none for a
-/// kernel copper does not rewrite.
+/// read from `file`, the file as given), checked like a candidate (it must
+/// print, parse back and compute the same, on the exchanged launch when
+/// the best version runs on one); none for a kernel copper does not
+/// rewrite.
 fn suggest_read_only(
     file: &ParsedFile,
     best: &Analyzed,
@@ -462,9 +506,9 @@ fn suggest_read_only(
     let s = read_only::suggest(file, &best.function, spec).transpose()?;
     Some(s.and_then(|s| {
         match checker {
-            Ok(c) => c
-                .check(&s.function)
-                .map(|()| s)
+            Ok(c) => materialize(&best.file, &s.function)
+                .and_then(|(_, k)| c.check_kernel(&k, best.lineage.terms()))
+                .map(|_| s)
                 .map_err(|why| format!("the suggestion failed its check: {why}")),
             Err(why) => Err(format!("it could not be checked: {why}")),
         }
@@ -475,9 +519,10 @@ fn suggest_read_only(
 /// analyzed and compared with the incumbent, in parallel.
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
-    shape: &'a KnownShape,
     /// The parameter file's launch, when there is one.
     spec: Option<&'a LaunchSpec>,
+    /// The whole file, with the host code that launches the kernel.
+    host: &'a ParsedFile,
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
@@ -508,11 +553,13 @@ fn past(deadline: Instant, config: &Config) -> Option<String> {
 fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -> Step {
     let cx = Context {
         file: &incumbent.file,
+        host: env.host,
         function: &incumbent.function,
         kernel: &incumbent.kernel,
         analysis: &incumbent.prepared,
-        block: env.shape.block,
+        block: launched(env.config, incumbent.lineage.relaunch.is_some()).block,
         params: env.spec,
+        allow_reassociation: env.settings.allow_reassociation,
     };
     if incumbent.function.template.is_some() {
         // A rewrite would edit the template, which every instantiation
@@ -535,10 +582,11 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         .candidates
         .into_par_iter()
         .map(|c| {
-            let (verdict, analyzed) = evaluate(&c.function, incumbent, env);
+            let (verdict, analyzed) = evaluate(&c, incumbent, env);
+            let swapped = incumbent.lineage.relaunch.is_some() || c.relaunch.is_some();
             let mut description = c.description;
             if c.fixes_block_size && env.block_size_independent {
-                if let Some(b) = env.shape.block {
+                if let Some(b) = launched(env.config, swapped).block {
                     description.push_str(&format!(
                         " (written for blocks of {}; the original's results did not depend on the block size)",
                         crate::launch::dims(b)
@@ -560,41 +608,61 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
     }
 }
 
+/// The analysis configuration of a version: the search's, with x and y
+/// of the block and grid exchanged for a version that runs on the
+/// exchanged launch.
+fn launched(config: &Config, swapped: bool) -> Config {
+    match swapped {
+        true => Config {
+            block: config.block.map(relaunch::swapped),
+            grid: config.grid.map(relaunch::swapped),
+            ..*config
+        },
+        false => *config,
+    }
+}
+
 /// Checks, analyzes and compares one candidate.
 fn evaluate(
-    candidate: &Function,
+    candidate: &Candidate,
     incumbent: &Analyzed,
     env: &Env,
 ) -> (Verdict, Option<Arc<Analyzed>>) {
     let (settings, cache) = (env.settings, env.cache);
+    let lineage = Lineage {
+        relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
+        reassociated: incumbent.lineage.reassociated || candidate.reassociates,
+    };
+    let version_config = launched(env.config, lineage.relaunch.is_some());
     let config = &Config {
         budget: env.deadline.saturating_duration_since(Instant::now()),
-        ..*env.config
+        ..version_config
     };
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
     let checker = match env.checker {
         Ok(c) => c,
         Err(why) => return (Verdict::Unchecked(why.clone()), None),
     };
-    let (file, kernel) = match materialize(&incumbent.file, candidate) {
+    let (file, kernel) = match materialize(&incumbent.file, &candidate.function) {
         Ok(x) => x,
         Err(why) => return (Verdict::Failed(why), None),
     };
-    let runs = match checker.check_kernel(&kernel) {
+    let runs = match checker.check_kernel(&kernel, lineage.terms()) {
         Ok(runs) => runs,
         Err(why) => return (unchecked().unwrap_or(Verdict::Failed(why)), None),
     };
     let analyzed = match cache.analyze(
         file,
-        &candidate.name,
+        &candidate.function.name,
         Some(kernel),
         config,
         &settings.metrics,
+        lineage,
     ) {
         Ok(a) => a,
         Err(why) => return (Verdict::Failed(why), None),
     };
-    let wrong = self_check(&analyzed, &runs, env.config);
+    let wrong = self_check(&analyzed, &runs, &version_config);
     if let Some(why) = wrong.first() {
         if let Ok(mut found) = env.internal_errors.lock() {
             found.extend(wrong.iter().cloned());
@@ -727,6 +795,7 @@ mod tests {
             prepared,
             bounds,
             seconds: 0.0,
+            lineage: Lineage::default(),
         };
         assert!(checker.runs().len() >= 3);
         assert_eq!(

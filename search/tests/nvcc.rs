@@ -1,7 +1,9 @@
 //! Every kernel copper prints compiles with NVIDIA's compiler: the
 //! `testdata/` files themselves, what `copper optimize --write` makes of
 //! them (every transform represented), the rewrites recorded in `golden/`,
-//! every `copper fmt --whole` reprint, and every program `copper bench`
+//! every `copper fmt --whole` reprint, the candidates and suggestions
+//! `optimize` checks but seldom writes (per-warp shuffle reductions,
+//! read-only `const __restrict__`), and every program `copper bench`
 //! writes, linked against the CUDA runtime (`-cudart static`). All with `-arch=sm_90 -Werror
 //! all-warnings`; no GPU is needed.
 //!
@@ -481,4 +483,77 @@ fn optimize_nvcc_with_the_real_compiler() {
         said.contains("improving candidates compiled with nvcc"),
         "{said}"
     );
+}
+
+/// The rewrites `copper optimize` checks but seldom writes compile too:
+/// every per-warp-first shuffle reduction (`--allow-reassociation`, so
+/// float and double sums get one as well; the tail usually outranks it)
+/// and every read-only data path suggestion (printed, never written), each
+/// spliced into its testdata file as `--write` would.
+#[test]
+fn unwritten_candidates_and_suggestions_compile() {
+    use copper::bound::{prepare, Config};
+    use copper::cuda::parse::parse_path;
+    use copper::cuda::rewrite::edit_functions;
+    use copper::ir::lower::lower_kernel;
+    use copper_search::launch::{launch_shape, read_params};
+    use copper_transforms::warp_shuffle::WarpShuffle;
+    use copper_transforms::{read_only, Context, Transform};
+
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("unwritten");
+    let (mut per_warp, mut suggestions) = (0, 0);
+    let mut jobs = Vec::new();
+    for path in testdata() {
+        let parsed = parse_path(&path).expect("parses");
+        let params = read_params(&path, None).expect("parameter file");
+        let reduces = parsed.source.text.contains("__shared__");
+        for f in parsed.kernels().filter(|f| f.template.is_none()) {
+            let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name));
+            let mut versions = Vec::new();
+            if let Ok(Some(s)) = read_only::suggest(&parsed, f, spec) {
+                suggestions += 1;
+                versions.push(("read_only", s.function));
+            }
+            let shape = launch_shape(None, None, &parsed, spec, &f.name);
+            let kernel = lower_kernel(&parsed, &f.name);
+            if let (true, Some(block), Ok(kernel)) = (reduces, shape.block, kernel) {
+                let config = Config {
+                    block: Some(block),
+                    ..Config::default()
+                };
+                let analysis = prepare(&kernel, config);
+                let cx = Context {
+                    file: &parsed,
+                    host: &parsed,
+                    function: f,
+                    kernel: &kernel,
+                    analysis: &analysis,
+                    block: Some(block),
+                    allow_reassociation: true,
+                };
+                for c in WarpShuffle.propose(&cx).candidates {
+                    if c.description.contains("each warp sums its 32 elements") {
+                        per_warp += 1;
+                        versions.push(("per_warp", c.function));
+                    }
+                }
+            }
+            for (what, version) in versions {
+                let text = edit_functions(&parsed, &[version]).expect("an edit");
+                let stem = path.file_stem().expect("stem").to_string_lossy();
+                let file = dir.join(format!("{stem}-{}-{what}.cu", f.name));
+                std::fs::write(&file, text).expect("write");
+                let extra = object_only(&dir, &file);
+                jobs.push((file, extra));
+            }
+        }
+    }
+    // tree_sum (int and float), block_dot (float) and the reduce kernels.
+    assert!(per_warp >= 3, "only {per_warp} per-warp candidates");
+    assert!(
+        suggestions >= 20,
+        "only {suggestions} read-only suggestions"
+    );
+    assert_compiled(compile_all(&nvcc, &jobs));
 }

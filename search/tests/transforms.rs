@@ -49,6 +49,7 @@ fn settings(metrics: &[Metric]) -> Settings {
         },
         transforms: copper_transforms::all(),
         compiler: None,
+        allow_reassociation: false,
     }
 }
 
@@ -144,8 +145,16 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
         let parsed = parse_path(&cu).unwrap();
         for (name, spec) in &params.kernel {
             let shape = launch_shape(None, None, &parsed, Some(spec), name);
-            let r = optimize_kernel(&parsed, name, Some(spec), &shape, &settings, &cache)
-                .unwrap_or_else(|e| panic!("{}: {name}: {e}", cu.display()));
+            let r = optimize_kernel(
+                &parsed,
+                &parsed,
+                name,
+                Some(spec),
+                &shape,
+                &settings,
+                &cache,
+            )
+            .unwrap_or_else(|e| panic!("{}: {name}: {e}", cu.display()));
             improved += usize::from(r.improved());
             applied.push((
                 name.clone(),
@@ -245,7 +254,16 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
         ..settings
     };
     let shape = launch_shape(None, None, &parsed, Some(spec), "addSub2");
-    let r = optimize_kernel(&parsed, "addSub2", Some(spec), &shape, &paper, &cache).unwrap();
+    let r = optimize_kernel(
+        &parsed,
+        &parsed,
+        "addSub2",
+        Some(spec),
+        &shape,
+        &paper,
+        &cache,
+    )
+    .unwrap();
     assert_eq!(r.applied.len(), 1);
     assert!(
         r.applied[0]

@@ -15,6 +15,7 @@ pub mod lex;
 pub mod macros;
 pub mod parse;
 pub mod print;
+pub mod relaunch;
 pub mod rewrite;
 pub mod template;
 pub mod unit;

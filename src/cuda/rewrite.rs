@@ -116,9 +116,14 @@ pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String,
 
 /// The file text with the functions named in `versions` replaced by their
 /// text in another version of the file (`(file, name)`: where the search
-/// left each kernel).
-pub fn transplant(file: &ParsedFile, versions: &[(&ParsedFile, &str)]) -> String {
-    let replacements: Vec<(Span, String)> = versions
+/// left each kernel), and the replacements `host` of text outside the
+/// functions made (launches exchanged with their kernels).
+pub fn transplant(
+    file: &ParsedFile,
+    versions: &[(&ParsedFile, &str)],
+    host: &[(Span, String)],
+) -> String {
+    let mut replacements: Vec<(Span, String)> = versions
         .iter()
         .filter_map(|(other, name)| {
             let item = file.extracted.functions.iter().find(|i| i.name == *name)?;
@@ -127,6 +132,7 @@ pub fn transplant(file: &ParsedFile, versions: &[(&ParsedFile, &str)]) -> String
             Some((item.span, text.to_string()))
         })
         .collect();
+    replacements.extend_from_slice(host);
     splice(&file.source.text, &replacements)
 }
 

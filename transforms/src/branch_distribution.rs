@@ -62,6 +62,8 @@ impl Transform for BranchDistribution {
                     description: r.changes.join("; "),
                     transform: self.name(),
                     fixes_block_size: false,
+                    relaunch: None,
+                    reassociates: false,
                 });
             }
         }
@@ -73,6 +75,8 @@ impl Transform for BranchDistribution {
                 description: loads.changes.join("; "),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
+                reassociates: false,
             });
         }
         out

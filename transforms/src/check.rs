@@ -12,12 +12,15 @@ use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
+use copper::ir::Scalar;
 use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
     run_original, synthesized, Fail, Run, STEP_BUDGET, SYNTH_STEP_BUDGET,
 };
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, SimOptions};
+
+use crate::Candidate;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
@@ -176,7 +179,19 @@ impl Checker {
     /// then simulated on every launch and compared with the original.
     pub fn check(&self, candidate: &Function) -> Result<(), String> {
         let (_, kernel) = materialize(&self.file, candidate)?;
-        self.check_kernel(&kernel).map(drop)
+        self.check_kernel(&kernel, Terms::default()).map(drop)
+    }
+
+    /// [`Checker::check`] for a transform's candidate: one that changes
+    /// the launch ([`Candidate::relaunch`]) runs on each launch with x and
+    /// y of the grid and block exchanged.
+    pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), String> {
+        let (_, kernel) = materialize(&self.file, &candidate.function)?;
+        let terms = Terms {
+            swapped: candidate.relaunch.is_some(),
+            reassociated: candidate.reassociates,
+        };
+        self.check_kernel(&kernel, terms).map(drop)
     }
 
     /// The original's runs on the launches a candidate must match.
@@ -186,9 +201,10 @@ impl Checker {
 
     /// Simulates a candidate kernel (lowered from the file with the
     /// candidate in it, see [`materialize`]) on every launch and compares
-    /// the final global arrays with the original's, bit for bit. Returns
-    /// the candidate's runs, in the order of [`Checker::runs`].
-    pub fn check_kernel(&self, kernel: &Kernel) -> Result<Vec<Run>, String> {
+    /// the final global arrays with the original's, bit for bit unless
+    /// `terms` says otherwise. Returns the candidate's runs, in the order
+    /// of [`Checker::runs`].
+    pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, String> {
         let mut runs = Vec::new();
         for (
             i,
@@ -197,22 +213,40 @@ impl Checker {
             },
         ) in self.launches.iter().enumerate()
         {
+            let spec = &if terms.swapped {
+                swapped_launch(spec)
+            } else {
+                spec.clone()
+            };
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
             let at = inputs.bound_point();
             let got = simulate_owned(kernel, inputs, &self.options)
                 .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
-            if got.arrays != want.arrays {
+            let threads = spec.block.iter().product::<u64>();
+            let differs = |(g, w): &(&(String, ArrayData), &(String, ArrayData))| {
+                g.0 != w.0
+                    || match terms.reassociated {
+                        true => !within_tolerance(&g.1, &w.1, threads),
+                        false => g.1 != w.1,
+                    }
+            };
+            if got.arrays.len() != want.arrays.len()
+                || got.arrays.iter().zip(&want.arrays).any(|p| differs(&p))
+            {
                 let which = got
                     .arrays
                     .iter()
                     .zip(&want.arrays)
-                    .find(|(g, w)| g != w)
+                    .find(|p| differs(p))
                     .map_or_else(|| "an array".to_string(), |(g, _)| format!("`{}`", g.0));
+                let how = match terms.reassociated {
+                    true => " by more than the reassociation tolerance",
+                    false => "",
+                };
                 return Err(format!(
-                    "launch {i} ({} blocks of {}): {which} differs from the original's",
+                    "launch {i} ({} blocks of {threads}): {which} differs from the original's{how}",
                     spec.grid.iter().product::<u64>(),
-                    spec.block.iter().product::<u64>()
                 ));
             }
             runs.push(Run {
@@ -227,6 +261,65 @@ impl Checker {
     /// The launches a candidate must match.
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
         self.launches.iter().map(|r| &r.spec)
+    }
+}
+
+/// How a candidate's runs must match the original's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Terms {
+    /// The candidate runs on each launch with x and y of its grid and
+    /// block exchanged ([`swapped_launch`]).
+    pub swapped: bool,
+    /// The candidate sums floating-point values in another order: its
+    /// floating-point arrays must match within
+    /// [`reassociation_tolerance`], its other arrays bit for bit.
+    pub reassociated: bool,
+}
+
+/// How far a sum of at most `n` floating-point terms may move when they
+/// are added in another order: `2·(n−1)·ε·m`, where `ε` is the type's
+/// machine epsilon and `m` the larger magnitude of the two results. Each
+/// order's rounding error is at most `(n−1)·ε/2·Σ|xᵢ|` (to first order),
+/// so two orders differ by at most `(n−1)·ε·Σ|xᵢ|`; the check, which does
+/// not know the terms, puts the result's magnitude in place of `Σ|xᵢ|`
+/// and doubles the bound. That is exact for terms of one sign (a sum of
+/// squares, of counts) and too strict for sums that cancel, whose
+/// candidates are then rejected, never wrongly accepted by a looser bound.
+pub fn reassociation_tolerance(n: u64, epsilon: f64, magnitude: f64) -> f64 {
+    2.0 * n.saturating_sub(1) as f64 * epsilon * magnitude
+}
+
+/// Whether `got` matches `want` as a reassociated sum of at most `n`
+/// terms per element may: floating-point elements within
+/// [`reassociation_tolerance`], everything else bit for bit.
+fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
+    let epsilon = match want.elem {
+        Scalar::F32 => f64::from(f32::EPSILON),
+        Scalar::F64 => f64::EPSILON,
+        _ => return got == want,
+    };
+    got.elem == want.elem
+        && got.len() == want.len()
+        && got.values().zip(want.values()).all(|(g, w)| {
+            let (g, w) = (g.as_f64(), w.as_f64());
+            g.to_bits() == w.to_bits()
+                || (g - w).abs() <= reassociation_tolerance(n, epsilon, g.abs().max(w.abs()))
+        })
+}
+
+/// A launch with x and y of its grid and block exchanged (the launch a
+/// thread-remapped kernel runs on in place of the original's).
+pub fn swapped_launch(spec: &LaunchSpec) -> LaunchSpec {
+    let swap = |d: &[u64]| {
+        let mut d = d.to_vec();
+        d.resize(3.max(d.len()), 1);
+        d.swap(0, 1);
+        d
+    };
+    LaunchSpec {
+        grid: swap(&spec.grid),
+        block: swap(&spec.block),
+        ..spec.clone()
     }
 }
 
@@ -372,6 +465,34 @@ mod tests {
         assert!(err.contains("`b` differs"), "{err}");
     }
 
+    /// A reassociated sum may move by its tolerance in floating point, no
+    /// more, and not at all in integers.
+    #[test]
+    fn reassociated_floats_match_within_the_tolerance_only() {
+        use copper::ir::Value;
+        let floats =
+            |v: &[f64]| ArrayData::from_values(Scalar::F32, v.iter().map(|&x| Value::F(x)));
+        let want = floats(&[1000.0, -3.0]);
+        // 2·255·2⁻²³·1000 ≈ 0.061 for 256 terms.
+        let tol = reassociation_tolerance(256, f64::from(f32::EPSILON), 1000.0);
+        assert!((tol - 0.0608).abs() < 1e-3, "{tol}");
+        assert!(within_tolerance(
+            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
+            &want,
+            256
+        ));
+        assert!(!within_tolerance(&floats(&[1000.125, -3.0]), &want, 256));
+        // One term per sum: nothing to reorder, so nothing may move.
+        assert!(!within_tolerance(
+            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
+            &want,
+            1
+        ));
+        let ints = |v: &[i64]| ArrayData::from_values(Scalar::I32, v.iter().map(|&x| Value::I(x)));
+        assert!(!within_tolerance(&ints(&[1001]), &ints(&[1000]), 256));
+        assert!(within_tolerance(&ints(&[1000]), &ints(&[1000]), 256));
+    }
+
     /// The last launch has the arrays of the smallest one cut to what the
     /// original accessed: `a` and `b` to `n` elements (the guard stops
     /// the threads past `n`), so one more element read fails there.
@@ -389,7 +510,10 @@ mod tests {
         // A candidate reading one element past the original fails.
         let past = file(&SRC.replace("a[i] + 1", "a[i] + a[i + 1] - a[i + 1] + 1"));
         let (_, k) = materialize(&f, past.function("k").unwrap()).unwrap();
-        let err = c.check_kernel(&k).err().expect("the candidate fails");
+        let err = c
+            .check_kernel(&k, Terms::default())
+            .err()
+            .expect("the candidate fails");
         assert!(err.contains("out-of-bounds"), "{err}");
     }
 }

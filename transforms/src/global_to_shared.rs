@@ -112,6 +112,8 @@ impl Transform for GlobalToShared {
                     .join("; "),
                 transform: self.name(),
                 fixes_block_size: true,
+                relaunch: None,
+                reassociates: false,
             });
         }
         out

@@ -69,6 +69,8 @@ impl Transform for HoistLoads {
                 description: h.changes.join("; "),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
+                reassociates: false,
             });
         }
         out

@@ -27,8 +27,11 @@ use copper::source::Span;
 
 /// What a transform may look at.
 pub struct Context<'a> {
-    /// The file the kernel is in.
+    /// The file the kernel is in (or the part of it the kernel needs).
     pub file: &'a ParsedFile,
+    /// The whole file the kernel is in, with the host code that launches
+    /// it (the same as `file` unless the search runs on an excerpt).
+    pub host: &'a ParsedFile,
     /// The kernel's AST.
     pub function: &'a Function,
     /// The kernel lowered to the IR (its access sites carry AST node ids).
@@ -39,6 +42,9 @@ pub struct Context<'a> {
     pub block: Option<[u64; 3]>,
     /// The parameter file's launch of the kernel, when there is one.
     pub params: Option<&'a LaunchSpec>,
+    /// Whether rewrites may sum floating-point values in another order
+    /// (`--allow-reassociation`).
+    pub allow_reassociation: bool,
 }
 
 impl Context<'_> {
@@ -76,6 +82,16 @@ pub struct Candidate {
     /// Whether the rewrite is written for the analyzed block size only
     /// (a buffer or tile sized from it), where the original may not be.
     pub fixes_block_size: bool,
+    /// For a rewrite that runs on the launch with x and y of the grid and
+    /// block exchanged: the edits of the host code of [`Context::host`]
+    /// that exchange them ([`copper::cuda::relaunch::swap_xy`]), made when
+    /// the rewrite is written to the file; `None` when the launch stays as
+    /// it is.
+    pub relaunch: Option<Vec<(Span, String)>>,
+    /// Whether the rewrite sums floating-point values in another order
+    /// (`--allow-reassociation`): its results are compared with the
+    /// original's within a tolerance ([`check::reassociation_tolerance`]).
+    pub reassociates: bool,
 }
 
 /// A place a transform did not rewrite, and why.
@@ -137,7 +153,7 @@ pub fn propose_checked(
     let p = t.propose(cx);
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for c in p.candidates {
-        match checker.check(&c.function) {
+        match checker.check_candidate(&c) {
             Ok(()) => ok.push(c),
             Err(reason) => bad.push(Rejected {
                 candidate: c,

@@ -87,6 +87,8 @@ impl Transform for PadShared {
                 ),
                 transform: self.name(),
                 fixes_block_size: false,
+                relaunch: None,
+                reassociates: false,
             });
         }
         out

@@ -18,7 +18,7 @@
 //! `p[index]`, never assigned through, and not already
 //! `const … __restrict__`.
 
-use copper::cuda::ast::Function;
+use copper::cuda::ast::{ExprKind, Function, Init, StmtKind};
 use copper::cuda::parse::ParsedFile;
 use copper::sim::params::LaunchSpec;
 
@@ -94,10 +94,33 @@ fn read_only_params(f: &Function) -> Vec<usize> {
         .filter(|(_, p)| {
             !effects.array_writes.contains(&p.name)
                 && !effects.writes.contains(&p.name)
+                && !bound_to_mutable_reference(f, &p.name)
                 && ast_util::array_uses(f, &p.name).is_ok()
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// Whether a reference that may write (`float &sum = out[row];`, not
+/// `const`) is bound to an element of array `name`: writes through it do
+/// not name the array, and `const` on the array would not compile.
+fn bound_to_mutable_reference(f: &Function, name: &str) -> bool {
+    let mut found = false;
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            let StmtKind::Decl(ds) = &x.kind else {
+                return;
+            };
+            for d in ds.iter().filter(|d| d.ty.is_ref && !d.ty.is_const) {
+                if let Some(Init::Expr(e)) = &d.init {
+                    ast_util::visit_expr(e, &mut |y| {
+                        found |= matches!(&y.kind, ExprKind::Ident(n) if n == name);
+                    });
+                }
+            }
+        });
+    }
+    found
 }
 
 /// Why the read-only parameters (by position) cannot alias the written

@@ -1,39 +1,70 @@
-//! Thread-index remapping for coalescing (issue 20): in a kernel launched
-//! with square blocks (`blockDim.x == blockDim.y`), `threadIdx.x` and
-//! `threadIdx.y` trade places. A kernel whose row index comes from
-//! `threadIdx.x` (`a[row * n + col]`, `row = blockIdx.x * blockDim.x +
-//! threadIdx.x`) has the lanes of a warp one row apart; after the swap the
-//! lanes vary the column, and read consecutive elements.
+//! Thread-index remapping for coalescing (issue 20). A kernel whose row
+//! index comes from `threadIdx.x` (`a[row * n + col]`, `row = blockIdx.x *
+//! blockDim.x + threadIdx.x`) has the lanes of a warp one row apart; after
+//! the remapping the lanes vary the column, and touch consecutive elements.
+//! Two forms:
 //!
-//! Correct because each block still holds the same logical threads (the
-//! block is square, so the tile of indices a block covers is unchanged,
-//! and neither the launch nor `blockIdx` changes): only which hardware
-//! thread runs which logical thread changes, that is, which logical
-//! threads share a warp. Preconditions, so that nothing observes warps:
-//! - the block is known, 2-D and square, with `blockDim.z == 1`;
-//! - the kernel has no `__shared__` memory, no barrier, no warp-level
-//!   intrinsic (shuffles, votes, `__syncwarp`), no atomic, and calls no
-//!   device function (its own uses of `threadIdx` would not be swapped);
-//! - `threadIdx` is used only as `threadIdx.x`, `.y` or `.z`.
+//! - **Square blocks** (`blockDim.x == blockDim.y`): `threadIdx.x` and
+//!   `threadIdx.y` trade places. Each block still holds the same logical
+//!   threads (the block is square, so the tile of indices a block covers
+//!   is unchanged, and neither the launch nor `blockIdx` changes).
+//! - **Other 2-D blocks**, when the file launches the kernel: x and y of
+//!   `threadIdx`, `blockIdx`, `blockDim` and `gridDim` trade places in the
+//!   kernel, and x and y of the grid and block at every launch in the host
+//!   code ([`copper::cuda::relaunch`]): the logical thread (block (i, j),
+//!   thread (u, v)) of the original is the thread (block (j, i), thread
+//!   (v, u)) of the rewrite. When the launch cannot be edited safely
+//!   (launched from another file, a block computed by a function, a `dim3`
+//!   shared with another kernel's launch), the rewrite is refused with
+//!   that reason.
+//!
+//! (A 1-D kernel with a computed row/column split, `row = idx / n; col =
+//! idx % n`, is not remapped: the analysis bounds an index through `/` and
+//! `%` by a run-time `n` at the worst case, 32 sectors, before and after
+//! exchanging the split, so the bounds could not rank the rewrite.)
+//!
+//! In each form only which hardware thread runs which logical thread
+//! changes, that is, which logical threads share a warp. Preconditions, so
+//! that nothing observes warps: the kernel has no `__shared__` memory, no
+//! barrier, no warp-level intrinsic (shuffles, votes, `__syncwarp`), no
+//! atomic, and calls no device function (its own uses of the indices would
+//! not be swapped); the thread and block indices are used only through
+//! `.x`, `.y` or `.z`.
 //!
 //! Data races could make results depend on the mapping; the differential
-//! check simulates with race detection. The rewrite is proposed only when
-//! it lowers the worst-case sectors of some global access, computed on the
-//! candidate's own analysis; the description names those accesses.
+//! check simulates with race detection, on the exchanged launch for the
+//! second form. The rewrite is proposed only when it lowers the worst-case
+//! sectors of some global access, computed on the candidate's own analysis
+//! (at the exchanged block and grid for the second form); the description
+//! names those accesses.
 
 use copper::absint::deps::Coef;
 use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
 use copper::ir::sync::{sync_kind, Sync};
+use copper::cuda::relaunch::{self, swapped};
 use copper::ir::Kernel;
+use copper::source::Span;
 
 use crate::ast_util;
 use crate::check::materialize;
 use crate::{Candidate, Context, Proposals, Skip, Transform};
 
-/// Swapping `threadIdx.x` and `threadIdx.y` in square blocks.
+/// Remapping threads so that consecutive lanes touch consecutive elements.
 pub struct RemapThreads;
+
+/// The built-in index variables whose x and y a 2-D remapping exchanges.
+const INDICES: [&str; 4] = ["threadIdx", "blockIdx", "blockDim", "gridDim"];
+
+/// One way to remap, before its gain is measured.
+struct Remap {
+    function: Function,
+    /// The host code's edits, when the launch changes with the kernel.
+    relaunch: Option<Vec<(Span, String)>>,
+    /// What was done, for the description.
+    what: String,
+}
 
 impl Transform for RemapThreads {
     fn name(&self) -> &'static str {
@@ -48,64 +79,119 @@ impl Transform for RemapThreads {
         }
         let skip = |why: String| Skip {
             span: f.meta.span,
-            reason: format!("`threadIdx.x` and `threadIdx.y` keep their roles: {why}"),
+            reason: format!("threads keep their mapping: {why}"),
         };
-        if let Err(why) = square_block(cx.block).and_then(|()| observes_warps(cx)) {
+        if let Err(why) = observes_warps(cx) {
             out.skipped.push(skip(why));
             return out;
         }
-        let swapped = swap_xy(f);
-        let config = Config {
-            block: cx.block,
-            ..cx.analysis.config()
+        let o = match remap_2d(cx) {
+            Ok(o) => o,
+            Err(why) => {
+                out.skipped.push(skip(why));
+                return out;
+            }
         };
-        let after = match materialize(cx.file, &swapped) {
+        let config = cx.analysis.config();
+        let before = sectors(cx.analysis, cx.kernel, config);
+        let config = match o.relaunch {
+            Some(_) => Config {
+                block: config.block.map(swapped),
+                grid: config.grid.map(swapped),
+                ..config
+            },
+            None => config,
+        };
+        let after = match materialize(cx.file, &o.function) {
             Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel, config),
             Err(why) => {
                 out.skipped.push(skip(why));
                 return out;
             }
         };
-        let before = sectors(cx.analysis, cx.kernel, config);
-        let gains: Vec<String> = after
-            .iter()
-            .filter_map(|a| {
-                let old = before.iter().find(|b| b.what == a.what)?.sectors;
-                let (verb, name) = &a.what;
-                (a.sectors < old).then(|| {
-                    if a.consecutive {
-                        format!("lanes now {verb} consecutive `{name}` elements: {old} → {} sectors per warp", a.sectors)
-                    } else {
-                        format!("{verb}s of `{name}`: {old} → {} sectors per warp", a.sectors)
-                    }
-                })
-            })
-            .collect();
+        let gains = gains(&before, &after);
         if gains.is_empty() {
             out.skipped.push(skip(
-                "swapping them would not make any global access touch fewer sectors".into(),
+                "exchanging x and y would not make any global access touch fewer sectors".into(),
             ));
             return out;
         }
         out.candidates.push(Candidate {
-            function: swapped,
-            description: format!(
-                "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads); {}",
-                gains.join("; ")
-            ),
+            function: o.function,
+            description: format!("{}; {}", o.what, gains.join("; ")),
             transform: self.name(),
             fixes_block_size: true,
+            relaunch: o.relaunch,
+            reassociates: false,
         });
         out
     }
 }
 
+/// The 2-D remapping for the kernel's block: `threadIdx` alone in a
+/// square block, every index and the launch otherwise.
+fn remap_2d(cx: &Context) -> Result<Remap, String> {
+    let f = cx.function;
+    match cx.block {
+        None => Err("the block size is not known (give `--block`, a launch, or a parameter file)".into()),
+        Some([x, y, 1]) if x == y && x > 1 => Ok(Remap {
+            function: swap_xy(f, &["threadIdx"]),
+            relaunch: None,
+            what: "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads)".into(),
+        }),
+        Some([x, y, 1]) if x > 1 && y > 1 => {
+            let edits = relaunch::swap_xy(cx.host, &f.name).map_err(|why| {
+                format!("the block ({x}×{y}) is not square, so the launch must change with the kernel, and {why}")
+            })?;
+            let lines: Vec<String> = cx
+                .host
+                .launches
+                .iter()
+                .filter(|l| l.kernel == f.name)
+                .map(|l| l.line.to_string())
+                .collect();
+            Ok(Remap {
+                function: swap_xy(f, &INDICES),
+                relaunch: Some(edits),
+                what: format!(
+                    "swapped x and y of `threadIdx`, `blockIdx`, `blockDim` and `gridDim`, and of the grid and block of the launch at line {} (block {x}×{y} → {y}×{x})",
+                    lines.join(", ")
+                ),
+            })
+        }
+        Some([x, y, z]) => Err(format!(
+            "the block ({x}×{y}×{z}) is not 2-D and flat"
+        )),
+    }
+}
+
+/// The per-array sector changes from `before` to `after`, for people.
+fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
+    after
+        .iter()
+        .filter_map(|a| {
+            let old = before.iter().find(|b| b.what == a.what)?.sectors;
+            let (verb, name) = &a.what;
+            (a.sectors < old).then(|| {
+                if a.consecutive {
+                    format!(
+                        "lanes now {verb} consecutive `{name}` elements: {old} → {} sectors per warp",
+                        a.sectors
+                    )
+                } else {
+                    format!("{verb}s of `{name}`: {old} → {} sectors per warp", a.sectors)
+                }
+            })
+        })
+        .collect()
+}
+
 /// Whether the kernel reads both `threadIdx.x` and `threadIdx.y` (else
-/// there are no roles to swap).
+/// there are no 2-D roles to swap).
 fn reads_thread_xy(f: &Function) -> bool {
     let (mut x, mut y) = (false, false);
     for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| match thread_field(e) {
+        ast_util::visit_stmt_exprs(s, &mut |e| match index_field(e, &["threadIdx"]) {
             Some("x") => x = true,
             Some("y") => y = true,
             _ => {}
@@ -114,26 +200,17 @@ fn reads_thread_xy(f: &Function) -> bool {
     x && y
 }
 
-/// `Some("x")` for `threadIdx.x`.
-fn thread_field(e: &Expr) -> Option<&str> {
+/// `Some("x")` for `threadIdx.x`, when `threadIdx` is one of `indices`.
+fn index_field<'a>(e: &'a Expr, indices: &[&str]) -> Option<&'a str> {
     match &e.kind {
         ExprKind::Member {
             base,
             field,
             arrow: false,
-        } if matches!(&base.kind, ExprKind::Ident(n) if n == "threadIdx") => Some(field),
+        } if matches!(&base.kind, ExprKind::Ident(n) if indices.contains(&n.as_str())) => {
+            Some(field)
+        }
         _ => None,
-    }
-}
-
-/// Whether the block is known, square and flat.
-fn square_block(block: Option<[u64; 3]>) -> Result<(), String> {
-    match block {
-        None => Err("the block size is not known (give `--block`, a launch, or a parameter file)".into()),
-        Some([x, y, 1]) if x == y && x > 1 => Ok(()),
-        Some([x, y, z]) => Err(format!(
-            "the block ({x}×{y}×{z}) is not square and flat, so swapping would change which threads a block holds"
-        )),
     }
 }
 
@@ -177,15 +254,15 @@ fn observes_warps(cx: &Context) -> Result<(), String> {
                 why.get_or_insert(format!("it calls device function `{name}`"));
             }
         });
-        // `threadIdx` other than through a field.
+        // An index other than through a field.
         ast_util::visit_stmt_roots(s, &mut |root| {
-            let fields = count(root, &|e| thread_field(e).is_some());
+            let fields = count(root, &|e| index_field(e, &INDICES).is_some());
             let all = count(
                 root,
-                &|e| matches!(&e.kind, ExprKind::Ident(n) if n == "threadIdx"),
+                &|e| matches!(&e.kind, ExprKind::Ident(n) if INDICES.contains(&n.as_str())),
             );
             if all != fields {
-                why.get_or_insert("it uses `threadIdx` as a whole".to_string());
+                why.get_or_insert("it uses a thread or block index as a whole".to_string());
             }
         });
     }
@@ -199,23 +276,23 @@ fn count(e: &Expr, p: &dyn Fn(&Expr) -> bool) -> usize {
     n
 }
 
-/// The kernel with `threadIdx.x` and `threadIdx.y` exchanged.
-fn swap_xy(f: &Function) -> Function {
+/// The kernel with x and y of the built-in variables `indices` exchanged.
+fn swap_xy(f: &Function, indices: &[&str]) -> Function {
     let mut g = f.clone();
     for s in &mut g.body {
-        ast_util::visit_stmt_roots_mut(s, &mut swap_in);
+        ast_util::visit_stmt_roots_mut(s, &mut |e| swap_in(e, indices));
     }
     g
 }
 
-fn swap_in(e: &mut Expr) {
+fn swap_in(e: &mut Expr, indices: &[&str]) {
     if let ExprKind::Member {
         base,
         field,
         arrow: false,
     } = &mut e.kind
     {
-        if matches!(&base.kind, ExprKind::Ident(n) if n == "threadIdx") {
+        if matches!(&base.kind, ExprKind::Ident(n) if indices.contains(&n.as_str())) {
             match field.as_str() {
                 "x" => *field = "y".into(),
                 "y" => *field = "x".into(),
@@ -225,7 +302,7 @@ fn swap_in(e: &mut Expr) {
         }
     }
     for c in ast_util::children_mut(e) {
-        swap_in(c);
+        swap_in(c, indices);
     }
 }
 

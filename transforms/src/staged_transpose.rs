@@ -163,6 +163,8 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
             ),
             transform: StagedTranspose.name(),
             fixes_block_size: true,
+            relaunch: None,
+            reassociates: false,
         });
     }
     if found.is_empty() {

@@ -170,6 +170,8 @@ impl Transform for TiledGlobalToShared {
                         ),
                         transform: self.name(),
                         fixes_block_size: true,
+                        relaunch: None,
+                        reassociates: false,
                     }),
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,

@@ -18,7 +18,10 @@
 //! warp sums its 32 elements by shuffles, lane 0 of each stores the sum in
 //! `a[warp]`, and the first warp sums those (three barriers in all).
 //! Integer addition wraps, so the new order gives the same sum; for
-//! floating-point data this candidate is not made. The ranking picks
+//! floating-point data this candidate is made only with
+//! `--allow-reassociation` (the description says the result may differ in
+//! the last bits, and the check compares within
+//! [`crate::check::reassociation_tolerance`]). The ranking picks
 //! between the two (under the default worst-warp `wsteps`, the tail wins:
 //! the first warp does both phases).
 //!
@@ -73,7 +76,8 @@ impl Transform for WarpShuffle {
                     for (function, variant) in versions {
                         let what = match variant {
                             Variant::Tail => "the last 5 steps of the tree reduction of `{a}` at line {line} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order",
-                            Variant::PerWarp => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)",
+                            Variant::PerWarp { reassociates: false } => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)",
+                            Variant::PerWarp { reassociates: true } => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step); the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|sum| per element, n the threads per block)",
                         };
                         out.candidates.push(Candidate {
                             function,
@@ -82,6 +86,8 @@ impl Transform for WarpShuffle {
                                 .replace("{line}", &line.to_string()),
                             transform: self.name(),
                             fixes_block_size: true,
+                            relaunch: None,
+                            reassociates: variant == Variant::PerWarp { reassociates: true },
                         });
                     }
                 }
@@ -467,9 +473,11 @@ fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Varian
     ));
     tail.push(sync());
     let mut out = vec![(splice(tail), Variant::Tail)];
-    // Per warp, for integers summing the whole block (`start` is half of
+    // Per warp, for integers (or floating-point data with
+    // `--allow-reassociation`) summing the whole block (`start` is half of
     // it): each warp sums its 32 elements, the first warp their partials.
-    if is_integer(&ty.base) && start * 2 == block[0] {
+    let reassociates = !is_integer(&ty.base);
+    if (!reassociates || cx.allow_reassociation) && start * 2 == block[0] {
         let warps = bin(BinOp::Div, block_dim_x(), int(32));
         let mut per_warp = vec![decl(ty, &v, Some(elem(tid.clone())))];
         per_warp.extend(shuffles());
@@ -495,7 +503,7 @@ fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Varian
         first.push(store_first());
         per_warp.push(if_else(bin(BinOp::Lt, tid, int(32)), first, Vec::new()));
         per_warp.push(sync());
-        out.push((splice(per_warp), Variant::PerWarp));
+        out.push((splice(per_warp), Variant::PerWarp { reassociates }));
     }
     Ok(out)
 }
@@ -506,8 +514,13 @@ enum Variant {
     /// Only the first warp's last five steps shuffle (exact for any type).
     Tail,
     /// Every warp reduces its elements by shuffles, then the first warp
-    /// reduces the warps' sums (reassociates: integers only).
-    PerWarp,
+    /// reduces the warps' sums: exact for integers; for floating-point
+    /// data (`reassociates`) only with `--allow-reassociation`.
+    PerWarp {
+        /// Whether the sums are floating-point, so the new order may
+        /// change their last bits.
+        reassociates: bool,
+    },
 }
 
 /// Whether integer addition, associative with wrap-around, sums `b`.

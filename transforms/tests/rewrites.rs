@@ -294,6 +294,18 @@ fn warp_shuffle_replaces_the_first_warps_tree_steps() {
     // Only the tail keeps the order of a float sum: one candidate.
     let (_, text) = only_candidate(&propose(&WarpShuffle, &float, [128, 1, 1]));
     assert!(text.contains("float warp_sum"), "{text}");
+    // With --allow-reassociation the per-warp version is offered for float
+    // too, says so, and passes the check within its tolerance.
+    let p = common::try_propose_with(&WarpShuffle, &float, [128, 1, 1], true).expect("checkable");
+    assert_eq!(p.candidates.len(), 2, "{:?}", p.skipped);
+    let c = &p.candidates[1];
+    assert!(c.reassociates);
+    assert!(
+        c.description.contains("may differ in the last bits"),
+        "{}",
+        c.description
+    );
+    assert!(print::function(&c.function).contains("float warp_sum = sdata[tid];"));
     // A block that is not a multiple of 32 has no full warp to shuffle in;
     // a stride that does not pass through 32 never reaches the first warp.
     let p = propose(&WarpShuffle, src, [100, 1, 1]);
@@ -351,10 +363,15 @@ fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
         print::function(&p.candidates[0].function)
     );
     assert!(skipped(&p).contains("fewer sectors"), "{}", skipped(&p));
-    // A block that is not square would change which threads a block holds.
+    // A block that is not square needs the launch changed too: not here,
+    // where the file does not launch the kernel.
     let p = propose(&RemapThreads, src, [32, 8, 1]);
     assert!(p.candidates.is_empty());
-    assert!(skipped(&p).contains("not square"), "{}", skipped(&p));
+    assert!(
+        skipped(&p).contains("not square, so the launch must change with the kernel, and `k` is not launched in this file"),
+        "{}",
+        skipped(&p)
+    );
     // Shared memory could see the warps change.
     let shared = src.replace(
         "if (row < n",
@@ -363,6 +380,64 @@ fn remapping_swaps_thread_roles_when_a_warp_walks_rows() {
     let p = propose(&RemapThreads, &shared, [16, 16, 1]);
     assert!(p.candidates.is_empty());
     assert!(skipped(&p).contains("`__shared__`"), "{}", skipped(&p));
+}
+
+/// Before: lanes of a 32×8 block one row apart (32 sectors per request).
+/// After: x and y exchanged in the kernel and at the launch (8×32), every
+/// candidate checked on the exchanged launches.
+#[test]
+fn remapping_a_non_square_block_exchanges_the_launch_too() {
+    let src = "__global__ void k(float *a, float *out, int n) {
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        int col = blockIdx.y * blockDim.y + threadIdx.y;
+        if (row < n && col < n) { out[row * n + col] = 2.0f * a[row * n + col]; }
+    }
+    void run(float *a, float *out) {
+        int n = 100;
+        dim3 block(32, 8);
+        dim3 grid((n + block.x - 1) / block.x, (n + block.y - 1) / block.y);
+        k<<<grid, block>>>(a, out, n);
+    }";
+    let p = propose(&RemapThreads, src, [32, 8, 1]);
+    let (desc, text) = only_candidate(&p);
+    assert!(
+        desc.contains("of the grid and block of the launch at line 10 (block 32×8 → 8×32)"),
+        "{desc}"
+    );
+    assert!(
+        desc.contains("lanes now read consecutive `a` elements: 32 → 8 sectors per warp"),
+        "{desc}"
+    );
+    assert!(
+        text.contains("int row = blockIdx.y * blockDim.y + threadIdx.y;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("int col = blockIdx.x * blockDim.x + threadIdx.x;"),
+        "{text}"
+    );
+    let edits = p.candidates[0]
+        .relaunch
+        .as_ref()
+        .expect("the launch changes");
+    let host = copper::cuda::rewrite::splice(src, edits);
+    assert!(host.contains("dim3 block(8, 32);"), "{host}");
+    assert!(
+        host.contains("dim3 grid((n + block.x - 1) / block.x, (n + block.y - 1) / block.y);"),
+        "{host}"
+    );
+    // A block shared with another kernel's launch is refused with that reason.
+    let shared = src.replace(
+        "k<<<grid, block>>>(a, out, n);",
+        "k<<<grid, block>>>(a, out, n);\n        other<<<grid, block>>>(a);",
+    );
+    let p = propose(&RemapThreads, &shared, [32, 8, 1]);
+    assert!(p.candidates.is_empty());
+    assert!(
+        skipped(&p).contains("`grid` is also the shape of the launch of `other`"),
+        "{}",
+        skipped(&p)
+    );
 }
 
 #[test]
@@ -422,4 +497,31 @@ fn read_only_pointers_get_const_restrict_when_launches_show_no_aliasing() {
         "out[i] = 2.0f * in[i]; in[i] = 0.0f; unused[i] = 1.0f;",
     );
     assert!(suggestion(&written).expect("no evidence needed").is_none());
+}
+
+/// Before: `out`, written only through `float &sum = out[i]`, was taken
+/// for read-only, and the suggested `const` did not compile. After: only
+/// `m` is suggested.
+#[test]
+fn an_array_written_through_a_reference_is_not_read_only() {
+    let src = "__global__ void k(float *out, float *m, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) { float &sum = out[i]; sum = 2.0f * m[i]; }
+        }
+        int main() {
+            int n = 256;
+            float *a, *b;
+            cudaMalloc(&a, n * sizeof(float));
+            cudaMalloc(&b, n * sizeof(float));
+            k<<<2, 128>>>(a, b, n);
+            return 0;
+        }";
+    let file = parse_source(SourceFile::new("t.cu", src));
+    let f = file.function("k").expect("kernel").clone();
+    let s = read_only::suggest(&file, &f, None)
+        .expect("a suggestion")
+        .expect("`m` qualifies");
+    let text = print::function(&s.function);
+    assert!(text.contains("const float *__restrict__ m"), "{text}");
+    assert!(text.contains("(float *out"), "{text}");
 }

@@ -50,6 +50,9 @@ pub struct KernelBench {
     /// optimize` found nothing better (the program times the original
     /// alone and says "no suggestion").
     pub optimized: Option<Function>,
+    /// Whether the rewrite runs with x and y of the grid and block
+    /// exchanged (thread remapping changed the launch with the kernel).
+    pub swapped: bool,
     /// What was applied, or why there is no rewrite (a comment in the
     /// program).
     pub note: String,
@@ -88,7 +91,11 @@ pub fn program(
             f.name = optimized_name(&k.name);
             f
         });
-        functions.push_str(&plan.function(optimized.as_ref().map(|f| f.name.as_str()), &k.note)?);
+        functions.push_str(&plan.function(
+            optimized.as_ref().map(|f| f.name.as_str()),
+            k.swapped,
+            &k.note,
+        )?);
         if let Some(f) = optimized {
             renamed.push((k.name.as_str(), f));
         }
@@ -365,8 +372,14 @@ impl Plan {
     }
 
     /// The function that benchmarks one launch; `optimized` names the
-    /// rewrite, if any.
-    fn function(&self, optimized: Option<&str>, note: &str) -> Result<String, String> {
+    /// rewrite, if any, launched with x and y of the grid and block
+    /// exchanged when `swapped`.
+    fn function(
+        &self,
+        optimized: Option<&str>,
+        swapped: bool,
+        note: &str,
+    ) -> Result<String, String> {
         let name = &self.name;
         let mut params = vec![
             "const char *copper_label".to_string(),
@@ -438,23 +451,29 @@ impl Plan {
                 }
             })
             .collect();
-        let launch = |kernel: &str| {
+        let launch = |kernel: &str, swapped: bool| {
+            let shape = if swapped {
+                "dim3(copper_grid.y, copper_grid.x, copper_grid.z), dim3(copper_block.y, copper_block.x, copper_block.z)"
+            } else {
+                "copper_grid, copper_block"
+            };
             format!(
-                "{kernel}<<<copper_grid, copper_block, copper_shared>>>({})",
+                "{kernel}<<<{shape}, copper_shared>>>({})",
                 launch_args.join(", ")
             )
         };
-        let versions: Vec<(&str, &str)> = std::iter::once(("copper_original", name.as_str()))
-            .chain(optimized.map(|o| ("copper_optimized", o)))
-            .collect();
+        let versions: Vec<(&str, &str, bool)> =
+            std::iter::once(("copper_original", name.as_str(), false))
+                .chain(optimized.map(|o| ("copper_optimized", o, swapped)))
+                .collect();
         body.push_str(&format!(
             "    auto copper_reset = [&]() {{{} }};\n",
             each("copper_reset")
         ));
-        for (var, kernel) in &versions {
+        for (var, kernel, swapped) in &versions {
             body.push_str(&format!(
                 "    if (copper_shared > static_cast<size_t>(48 * 1024)) {{\n        COPPER_CHECK(cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(copper_shared)));\n    }}\n    auto {var} = [&]() {{ {}; }};\n",
-                launch(kernel)
+                launch(kernel, *swapped)
             ));
         }
         body.push_str("    copper_run_checked(copper_reset, copper_original);\n");

@@ -415,6 +415,12 @@ pub struct SearchArgs {
     /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub nvcc_flags: Option<String>,
+    /// Let rewrites sum floating-point values in another order (the
+    /// per-warp-first shuffle reduction of `float`/`double` data): their
+    /// results may differ in the last bits, and are checked within
+    /// 2·(n−1)·ε·|sum| per element (n the threads per block).
+    #[arg(long)]
+    pub allow_reassociation: bool,
     /// Preprocessing.
     #[command(flatten)]
     pub pre: PreprocessArgs,

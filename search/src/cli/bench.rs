@@ -104,7 +104,15 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
             Some(base),
             &k.name,
         );
-        match optimize_kernel(&parsed, &k.name, Some(base), &shape, &r.settings, &cache) {
+        match optimize_kernel(
+            &parsed,
+            &parsed,
+            &k.name,
+            Some(base),
+            &shape,
+            &r.settings,
+            &cache,
+        ) {
             Ok(result) if result.improved() => {
                 let applied: Vec<&str> = result.applied.iter().map(|x| x.transform).collect();
                 k.note = format!(
@@ -113,6 +121,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
                     applied.join(", ")
                 );
                 k.optimized = Some(result.best.function.clone());
+                k.swapped = result.best.lineage.relaunch.is_some();
             }
             Ok(_) => {
                 k.note = "no suggestion: copper optimize found nothing faster; timed alone".into()
@@ -190,6 +199,7 @@ fn select(
         out.push(KernelBench {
             name: name.clone(),
             optimized: None,
+            swapped: false,
             note: String::new(),
             launches: vec![spec.clone()],
         });

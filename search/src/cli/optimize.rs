@@ -214,7 +214,15 @@ fn optimize_files(
             Ok(k) => assume_block(file, &k, shape),
             Err(_) => shape,
         };
-        let result = optimize_kernel(file, &name, spec.as_ref(), &shape, &r.settings, &cache);
+        let result = optimize_kernel(
+            file,
+            parsed,
+            &name,
+            spec.as_ref(),
+            &shape,
+            &r.settings,
+            &cache,
+        );
         if terminal {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
@@ -336,8 +344,16 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
         .filter(|k| k.improved())
         .map(|k| (&k.best.file, k.name.as_str()))
         .collect();
+    // Launches exchanged with their kernels (thread remapping).
+    let host: Vec<_> = kernels
+        .iter()
+        .filter_map(|k| k.result.as_ref().ok())
+        .filter(|k| k.improved())
+        .filter_map(|k| k.best.lineage.relaunch.clone())
+        .flatten()
+        .collect();
     let rewritten = (!best.is_empty())
-        .then(|| match_line_endings(&parsed.source.text, transplant(parsed, &best)));
+        .then(|| match_line_endings(&parsed.source.text, transplant(parsed, &best, &host)));
     let mut write_failed = false;
     let not_utf8 = !parsed.source.invalid_utf8.is_empty();
     if let (true, Some(_), true) = (a.write, &rewritten, not_utf8) {

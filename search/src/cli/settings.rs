@@ -182,6 +182,7 @@ pub fn resolve(
             ranking,
             transforms,
             compiler,
+            allow_reassociation: a.allow_reassociation || cfg.allow_reassociation.unwrap_or(false),
         },
         metric,
         block,

@@ -16,6 +16,17 @@ use copper_transforms::{Context, Proposals, Transform};
 /// when the original itself cannot be checked (it fails or races on the
 /// synthesized launches).
 pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, String> {
+    try_propose_with(t, src, block, false)
+}
+
+/// [`try_propose`], with floating-point sums allowed to change their order
+/// when `allow_reassociation` (`--allow-reassociation`).
+pub fn try_propose_with(
+    t: &dyn Transform,
+    src: &str,
+    block: [u64; 3],
+    allow_reassociation: bool,
+) -> Result<Proposals, String> {
     let file = parse_source(SourceFile::new("t.cu", src));
     let f = file.kernels().next().ok_or("no kernel")?.clone();
     let kernel = lower_kernel(&file, &f.name).map_err(|d| d.message)?;
@@ -27,12 +38,14 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
         },
     );
     let cx = Context {
+        host: &file,
         file: &file,
         function: &f,
         kernel: &kernel,
         analysis: &analysis,
         block: Some(block),
         params: None,
+        allow_reassociation,
     };
     let p = t.propose(&cx);
     if p.candidates.is_empty() {
@@ -40,7 +53,7 @@ pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Prop
     }
     let checker = Checker::new(&file, &f.name, None, Some(block), None)?;
     for c in &p.candidates {
-        if let Err(why) = checker.check(&c.function) {
+        if let Err(why) = checker.check_candidate(c) {
             panic!(
                 "{}: candidate `{}` fails its check: {why}\noriginal:\n{src}\ncandidate:\n{}",
                 t.name(),
