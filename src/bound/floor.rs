@@ -144,7 +144,7 @@ impl Scan<'_> {
                 return None;
             }
             let by = self.step_of(c, body, step, &written, head)?;
-            let uniform = self.uniform_start(c, before);
+            let uniform = self.uniform_start(c, before)?;
             let lo = int_bounds(entry, &LinExpr::var(x).sub(&uniform)).0?;
             let init = lin_to_expr(self.k, self.syms, &uniform.add(&LinExpr::constant(lo)))?;
             Some((c, init, lin_to_expr(self.k, self.syms, &by)?))
@@ -188,26 +188,31 @@ impl Scan<'_> {
 
     /// The uniform terms of the value the statement just before the loop
     /// assigns to the counter (`blockIdx.x·32` of `blockIdx.x·32 + lane`),
-    /// or 0.
-    fn uniform_start(&self, c: VarId, before: Option<&Stmt>) -> LinExpr {
+    /// or 0. `None` when the rest is `threadIdx` alone
+    /// (`blockIdx.x·blockDim.x + threadIdx.x`): the guard's lane-independent
+    /// part already pays for such a loop.
+    fn uniform_start(&self, c: VarId, before: Option<&Stmt>) -> Option<LinExpr> {
         let Some(s @ Stmt::Assign { var, value, .. }) = before else {
-            return LinExpr::zero();
+            return Some(LinExpr::zero());
         };
         let (Some(st), Some(ctx)) = (self.deps.before.get(&key(s)), self.lin.before.get(&key(s)))
         else {
-            return LinExpr::zero();
+            return Some(LinExpr::zero());
         };
         let Some(l) = self.syms.linearize(value, Some(ctx)).filter(|_| *var == c) else {
-            return LinExpr::zero();
+            return Some(LinExpr::zero());
         };
         let mut u = LinExpr::zero();
+        let mut thread_only = true;
         for (&x, &a) in &l.coeffs {
             let term = LinExpr::term(x, a);
             if x != self.syms.var(c) && self.syms.is_uniform(&term, st) {
                 u = u.add(&term);
+            } else {
+                thread_only &= matches!(self.syms.kind(x), SymKind::ThreadIdx(_));
             }
         }
-        u
+        (!thread_only).then_some(u)
     }
 }
 
