@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
+use super::globals::flatten_init;
 use super::*;
+use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::record::{FieldType, Record};
 
 /// Where a struct or vector value, or a field of one, lives.
