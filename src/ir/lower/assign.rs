@@ -27,7 +27,7 @@ impl Lowerer<'_> {
     }
 
     /// An access to component `slot` of element `index`, with a new site.
-    pub(super) fn access_slot(
+    fn access_slot(
         &mut self,
         array: ArrayId,
         index: Expr,

@@ -7,10 +7,9 @@ use crate::ir::math::Signature;
 
 /// Loads with a cache hint (the read-only path, streaming, …): each reads
 /// what its pointer points to.
-pub(super) const CACHE_HINTED_LOADS: &[&str] =
-    &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
+const CACHE_HINTED_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
 
-pub(super) fn atomic_op(name: &str) -> Option<AtomicOp> {
+fn atomic_op(name: &str) -> Option<AtomicOp> {
     let base = name
         .strip_suffix("_block")
         .or_else(|| name.strip_suffix("_system"))
@@ -32,7 +31,7 @@ pub(super) fn atomic_op(name: &str) -> Option<AtomicOp> {
 }
 
 /// Types the arguments and result of a math call.
-pub(super) fn math_call(
+fn math_call(
     f: MathFn,
     signature: Signature,
     name: &str,
@@ -134,7 +133,7 @@ impl Lowerer<'_> {
     /// A warp-level primitive: shuffles take and give `var`'s (promoted)
     /// type, with `width` 32 when it is left out; votes give an `int` or
     /// an `unsigned` mask.
-    pub(super) fn warp_call(
+    fn warp_call(
         &mut self,
         f: MathFn,
         arity: usize,
@@ -186,7 +185,7 @@ impl Lowerer<'_> {
         })
     }
 
-    pub(super) fn atomic(
+    fn atomic(
         &mut self,
         op: AtomicOp,
         name: &str,

@@ -160,7 +160,7 @@ impl Lowerer<'_> {
 
     /// The value of a `const`/`constexpr` integer local whose initializer
     /// is a constant (remembered as one), converted to its type.
-    pub(super) fn local_constant(&mut self, d: &ast::VarDecl, elem: Scalar) -> Option<Value> {
+    fn local_constant(&mut self, d: &ast::VarDecl, elem: Scalar) -> Option<Value> {
         let Some(ast::Init::Expr(e)) = &d.init else {
             return None;
         };
@@ -176,7 +176,7 @@ impl Lowerer<'_> {
 
     /// A `const`/`constexpr` local with a constant integer initializer is
     /// also a compile-time constant (an array size, a template argument).
-    pub(super) fn remember_constant(&mut self, d: &ast::VarDecl, e: &ast::Expr) {
+    fn remember_constant(&mut self, d: &ast::VarDecl, e: &ast::Expr) {
         if !(d.ty.is_const || d.is_constexpr) {
             return;
         }
@@ -189,7 +189,7 @@ impl Lowerer<'_> {
 
     /// `auto x = e;`: a scalar of `e`'s type (`auto` pointers and arrays
     /// are not supported).
-    pub(super) fn auto_decl(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
+    fn auto_decl(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
         let span = d.meta.span;
         let Some(ast::Init::Expr(e)) = &d.init else {
             return fail(
@@ -217,7 +217,7 @@ impl Lowerer<'_> {
 
     /// `float &r = lvalue;`: `r` names the lvalue itself. An array element's
     /// index is evaluated once, here, as C++ binds it.
-    pub(super) fn reference(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
+    fn reference(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
         let span = d.meta.span;
         let Some(ast::Init::Expr(e)) = &d.init else {
             return fail(span, "a reference must be initialized with `= lvalue`");

@@ -5,7 +5,7 @@ use super::types::char_value;
 use super::*;
 use crate::cuda::ast::{CastStyle, ExprKind as A, UnOp};
 
-pub(super) fn expr_has_effects(e: &ast::Expr) -> bool {
+fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Assign(..) | A::Call(..) => true,
         A::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => true,

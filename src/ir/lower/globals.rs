@@ -45,7 +45,7 @@ impl Lowerer<'_> {
     }
 
     /// Whether `name` is bound to a symbol of the kernel.
-    pub(super) fn is_symbol(&self, name: &str) -> bool {
+    fn is_symbol(&self, name: &str) -> bool {
         self.k.symbols.iter().any(|&v| self.k.vars[v].name == name)
     }
 
@@ -157,7 +157,7 @@ impl Lowerer<'_> {
         Ok(b)
     }
 
-    pub(super) fn const_init(&self, i: &ast::Init, elem: Scalar, span: Span) -> Result<Vec<Value>> {
+    fn const_init(&self, i: &ast::Init, elem: Scalar, span: Span) -> Result<Vec<Value>> {
         let mut out = Vec::new();
         let mut stack = vec![i];
         while let Some(i) = stack.pop() {

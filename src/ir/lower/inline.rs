@@ -11,7 +11,7 @@ use crate::cuda::template;
 use crate::ir::record::FieldType;
 
 /// Deepest nesting of inlined device functions.
-pub(super) const MAX_INLINE_DEPTH: usize = 16;
+const MAX_INLINE_DEPTH: usize = 16;
 
 /// `N::f` → `f` (copper looks names up without their namespace).
 pub(super) fn unqualified(name: &str) -> &str {
@@ -21,7 +21,7 @@ pub(super) fn unqualified(name: &str) -> &str {
 /// The device function a call names (`f`, `N::f`): a qualified name must
 /// match the namespace it was declared in; an unqualified one must be
 /// unambiguous.
-pub(super) fn callee<'f>(
+fn callee<'f>(
     file: &'f ParsedFile,
     name: &str,
 ) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {

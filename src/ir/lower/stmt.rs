@@ -6,7 +6,7 @@ use super::*;
 use crate::cuda::ast::StmtKind as S;
 
 /// Most IR statements one kernel may lower to.
-pub(super) const MAX_STATEMENTS: usize = 200_000;
+const MAX_STATEMENTS: usize = 200_000;
 
 pub(super) fn contains_jump_to(stmts: &[Stmt], scope: ScopeId) -> bool {
     stmts.iter().any(|s| match s {
@@ -28,7 +28,7 @@ impl Lowerer<'_> {
         r
     }
 
-    pub(super) fn count(&mut self, span: Span) -> Result<()> {
+    fn count(&mut self, span: Span) -> Result<()> {
         self.statements += 1;
         if self.statements > MAX_STATEMENTS {
             return fail(
@@ -119,19 +119,14 @@ impl Lowerer<'_> {
     }
 
     /// A branch body in its own lexical scope.
-    pub(super) fn branch(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+    fn branch(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         self.push_scope();
         let r = self.stmt(s, out);
         self.pop_scope();
         r
     }
 
-    pub(super) fn ret(
-        &mut self,
-        e: Option<&ast::Expr>,
-        span: Span,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
+    fn ret(&mut self, e: Option<&ast::Expr>, span: Span, out: &mut Vec<Stmt>) -> Result<()> {
         match self.frames.last().cloned() {
             None => {
                 if e.is_some() {
@@ -166,7 +161,7 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    pub(super) fn lower_loop(
+    fn lower_loop(
         &mut self,
         cond: Option<&ast::Expr>,
         body: &ast::Stmt,
@@ -236,7 +231,7 @@ impl Lowerer<'_> {
         r
     }
 
-    pub(super) fn switch(
+    fn switch(
         &mut self,
         cond: &ast::Expr,
         cases: &[ast::SwitchCase],

@@ -5,7 +5,7 @@
 use super::*;
 
 /// The scalar type a builtin typedef name stands for.
-pub(super) fn builtin_typedef(name: &str) -> Option<Scalar> {
+fn builtin_typedef(name: &str) -> Option<Scalar> {
     Some(match name {
         "size_t" | "uint64_t" | "ulong" => Scalar::U64,
         "ptrdiff_t" | "int64_t" => Scalar::I64,
@@ -59,7 +59,7 @@ impl Lowerer<'_> {
         self.base_scalar(&t.base, span, 0)
     }
 
-    pub(super) fn base_scalar(&self, b: &BaseType, span: Span, depth: usize) -> Result<Scalar> {
+    fn base_scalar(&self, b: &BaseType, span: Span, depth: usize) -> Result<Scalar> {
         Ok(match b {
             BaseType::Bool => Scalar::Bool,
             BaseType::Char | BaseType::SChar => Scalar::I8,
@@ -198,7 +198,7 @@ impl Lowerer<'_> {
     }
 
     /// A type argument as written (`float`, `unsigned int`, `T`, a typedef).
-    pub(super) fn type_argument(&self, a: &str, span: Span) -> Result<BaseType> {
+    fn type_argument(&self, a: &str, span: Span) -> Result<BaseType> {
         let words: Vec<&str> = a.split_whitespace().collect();
         let base = match words.as_slice() {
             ["float"] => BaseType::Float,
@@ -230,7 +230,7 @@ impl Lowerer<'_> {
     }
 
     /// A value argument: an integer literal or a constant in scope.
-    pub(super) fn value_argument(&self, a: &str) -> Option<Value> {
+    fn value_argument(&self, a: &str) -> Option<Value> {
         let a = a.trim();
         if let Ok(v) = a.trim_end_matches(['u', 'U', 'l', 'L']).parse::<i64>() {
             return Some(Value::I(v));
