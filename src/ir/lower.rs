@@ -455,7 +455,7 @@ impl<'a> Lowerer<'a> {
         }
         let rec = self.record_type(&g.ty, g.meta.span)?;
         let elem = match &rec {
-            Some(r) => r.elem,
+            Some(r) => r.types[0],
             None => self.scalar(&g.ty, g.meta.span)?,
         };
         let layout = rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout());
@@ -497,7 +497,7 @@ impl<'a> Lowerer<'a> {
         }
         let init = match &g.init {
             None => Vec::new(),
-            Some(i) => self.const_init(i, elem, g.meta.span)?,
+            Some(i) => self.const_init(i, &layout.types, g.meta.span)?,
         };
         let scalar = dims.is_empty();
         let id = self.new_array(Array {
@@ -528,12 +528,15 @@ impl<'a> Lowerer<'a> {
         Ok(b)
     }
 
-    fn const_init(&self, i: &ast::Init, elem: Scalar, span: Span) -> Result<Vec<Value>> {
+    /// The flattened constant initializer of a global whose components
+    /// have `types` (value `i` converted to `types[i % types.len()]`).
+    fn const_init(&self, i: &ast::Init, types: &[Scalar], span: Span) -> Result<Vec<Value>> {
         let mut out = Vec::new();
         let mut stack = vec![i];
         while let Some(i) = stack.pop() {
             match i {
                 ast::Init::Expr(e) => {
+                    let elem = types[out.len() % types.len()];
                     let v = self.const_value(e).map(|v| v.convert(elem));
                     match v {
                         Some(v) => out.push(v),
@@ -677,7 +680,7 @@ impl<'a> Lowerer<'a> {
                 self.bind(&p.name, Binding::Var(v));
             } else if depth == 1 {
                 let elem = match &rec {
-                    Some(r) => r.elem,
+                    Some(r) => r.types[0],
                     None => self.scalar(&p.ty, span)?,
                 };
                 let inner = if p.dims.len() > 1 {
@@ -1143,7 +1146,7 @@ impl<'a> Lowerer<'a> {
             return self.record_local(d, r.clone(), out);
         }
         let elem = match &rec {
-            Some(r) => r.elem,
+            Some(r) => r.types[0],
             None => self.scalar(&d.ty, span)?,
         };
         if is_array || memory {
@@ -1465,7 +1468,7 @@ impl<'a> Lowerer<'a> {
         meta: &ast::Meta,
     ) -> Access {
         let a = &self.k.arrays[array];
-        let (offset, width) = (a.layout.offsets[slot], a.elem.size());
+        let (offset, width) = (a.layout.offsets[slot], a.slot_type(slot).size());
         let site = self.site(array, is_write, meta, offset, width);
         Access {
             array,
@@ -1612,7 +1615,7 @@ impl<'a> Lowerer<'a> {
                 Ok(var_expr(&self.k, v))
             }
             LValue::Mem(array, index, slot) => {
-                let elem = self.k.arrays[array].elem;
+                let elem = self.k.arrays[array].slot_type(slot);
                 let value = match op {
                     None => r,
                     Some(o) => {

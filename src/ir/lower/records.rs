@@ -273,20 +273,20 @@ impl Lowerer<'_> {
                 offset,
             } => {
                 let index = self.shared_index(index, ty, meta.span, out);
-                let elem = self.k.arrays[array].elem;
                 let mut vals = Vec::new();
                 for p in pieces(ty) {
                     let site = self.site(array, false, meta, offset + p.offset, p.bytes);
                     for k in 0..p.slots {
+                        let slot = slot + p.slot + k;
                         vals.push(Expr {
                             kind: ExprKind::Load(Access {
                                 array,
                                 index: Box::new(index.clone()),
                                 site,
-                                slot: slot + p.slot + k,
+                                slot,
                                 charged: k == 0,
                             }),
-                            ty: elem,
+                            ty: self.k.arrays[array].slot_type(slot),
                         });
                     }
                 }
@@ -394,9 +394,9 @@ impl Lowerer<'_> {
                 );
             }
             let mut vals = Vec::new();
-            for a in args {
+            for (a, &ty) in args.iter().zip(&rec.types) {
                 let v = self.expr(a, out)?;
-                vals.push(convert(v, rec.elem));
+                vals.push(convert(v, ty));
             }
             return Ok((Arc::new(rec), vals));
         }
@@ -472,7 +472,8 @@ impl Lowerer<'_> {
         rec.component_names(name, &mut names);
         names
             .iter()
-            .map(|n| self.new_var(n, rec.elem, kind, span))
+            .zip(&rec.types)
+            .map(|(n, &ty)| self.new_var(n, ty, kind, span))
             .collect()
     }
 
@@ -511,7 +512,7 @@ impl Lowerer<'_> {
                     };
                     out.push(Stmt::Assign {
                         var,
-                        value: convert(value, rec.elem),
+                        value: convert(value, rec.types[i]),
                         span,
                     });
                 }
@@ -538,7 +539,7 @@ fn pieces(ty: &FieldType) -> Vec<crate::ir::record::Piece> {
 /// Whether a value of type `from` can be assigned to `to`: the same type,
 /// or vectors of the same components (`dim3` from `uint3`).
 pub(super) fn check_compatible(to: &Record, from: &Record, span: Span) -> Result<()> {
-    let same_shape = to.offsets == from.offsets && to.elem == from.elem;
+    let same_shape = to.offsets == from.offsets && to.types == from.types;
     let vectors = Record::vector(&to.name).is_some() && Record::vector(&from.name).is_some();
     if to.name == from.name || (same_shape && vectors) {
         Ok(())

@@ -347,7 +347,7 @@ impl Block<'_> {
             None => None,
         };
         self.charge_access(w, a, &idx, mask, true);
-        let elem = self.ctx.kernel.arrays[a.array].elem;
+        let elem = self.ctx.kernel.arrays[a.array].slot_type(a.slot);
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
             let cur = self.read(w, a.array, self.flat(a, idx[l]), l);
