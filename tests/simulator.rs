@@ -611,3 +611,45 @@ fn mixed_struct_fields_keep_their_c_semantics() {
     // `c = r[t]` reads each field again (4 × 24), and `out` takes 8.
     assert_eq!(metric(&r, "sectors"), 8.0 * 24.0 + 4.0 * 24.0 + 8.0);
 }
+
+/// Device functions returning structs and vectors: the returned value is
+/// copied, read by member (`f(a).x`), passed on to another call, and
+/// returned from several places (the first `return` reached wins).
+#[test]
+fn device_functions_return_structs() {
+    let src = "struct Pick { float v; int at; };\n\
+               __device__ float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n\
+               __device__ Pick smaller(Pick a, Pick b) { if (b.v < a.v) { return b; } return a; }\n\
+               __global__ void k(const float2 *a, float *out, Pick *best) {\n\
+                 int t = threadIdx.x;\n\
+                 float2 z = cmul(a[t], cmul(a[t], a[t]));\n\
+                 out[t] = z.x + cmul(z, make_float2(0.0f, 1.0f)).x;\n\
+                 Pick p; p.v = a[t].x; p.at = t;\n\
+                 Pick q; q.v = a[t].y; q.at = -t;\n\
+                 best[t] = smaller(p, q);\n\
+               }";
+    let params = "[kernel.k]\ngrid=[1]\nblock=[4]\n\
+                  [kernel.k.arrays.a]\nlen=4\ninit=\"values\"\nvalues=[1, 2, 3, -1, 0, 5, 2, 2]\n\
+                  [kernel.k.arrays.out]\nlen=4\n[kernel.k.arrays.best]\nlen=4\n";
+    let r = run(src, params).unwrap_or_else(|e| panic!("{}", e.message));
+    // (1 + 2i)^3 = -11 - 2i; times i: 2 - 11i; -11 + 2 = -9.
+    let out: Vec<f64> = array(&r, "out").iter().map(|v| v.as_f64()).collect();
+    assert_eq!(out[0], -9.0);
+    // (3 - i)^3 = 18 - 26i: 18 + 26 = 44.
+    assert_eq!(out[1], 44.0);
+    let best = array(&r, "best");
+    // Lane 0: a = (1, 2), keeps p (1.0, 0); lane 1: (3, -1), q (-1.0, -1).
+    assert_eq!(
+        best[..4],
+        [Value::F(1.0), Value::I(0), Value::F(-1.0), Value::I(-1)]
+    );
+    // A returned struct used as a scalar is an error naming its type.
+    let bad = "__device__ float2 f(float x) { return make_float2(x, x); }\n\
+               __global__ void k(float *o) { o[0] = f(1.0f); }";
+    let parsed = parse_source(SourceFile::new("t.cu", bad));
+    let e = lower_kernel(&parsed, "k").unwrap_err().message;
+    assert!(
+        e.contains("returns a `float2` value, used as a scalar"),
+        "{e}"
+    );
+}

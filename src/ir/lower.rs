@@ -131,9 +131,20 @@ struct Target {
 struct Frame {
     name: String,
     scope: ScopeId,
-    result: Option<VarId>,
+    result: Returned,
     /// The call being inlined.
     call: Span,
+}
+
+/// Where an inlined function's result goes.
+#[derive(Clone, Debug)]
+enum Returned {
+    /// `void`.
+    Nothing,
+    /// A scalar, in a variable.
+    Scalar(VarId),
+    /// A struct or vector, one variable per component.
+    Record(Arc<Record>, Vec<VarId>),
 }
 
 struct Lowerer<'a> {
@@ -838,7 +849,10 @@ impl<'a> Lowerer<'a> {
             }
             Some(frame) => {
                 match (e, frame.result) {
-                    (Some(e), Some(r)) => {
+                    (Some(e), Returned::Record(rec, vars)) => {
+                        self.record_return(e, &rec, vars, span, out)?
+                    }
+                    (Some(e), Returned::Scalar(r)) => {
                         let v = self.expr(e, out)?;
                         let ty = self.k.vars[r].ty;
                         out.push(Stmt::Assign {
@@ -847,9 +861,9 @@ impl<'a> Lowerer<'a> {
                             span,
                         });
                     }
-                    (None, None) => {}
-                    (Some(e), None) => self.effect(e, out)?,
-                    (None, Some(_)) => {
+                    (None, Returned::Nothing) => {}
+                    (Some(e), Returned::Nothing) => self.effect(e, out)?,
+                    (None, _) => {
                         return fail(span, format!("`{}` must return a value", frame.name))
                     }
                 }
@@ -2277,7 +2291,15 @@ impl<'a> Lowerer<'a> {
                 format!("warp intrinsic `{name}` is not supported (copper knows the `_sync` shuffles, ballot, any, all and __activemask)"),
             );
         }
-        self.inline(name, args, span, out, want_value)
+        match self.inline(name, args, span, out)? {
+            Returned::Scalar(r) => Ok(Some(var_expr(&self.k, r))),
+            Returned::Nothing if want_value => fail(span, format!("`{name}` returns `void`")),
+            Returned::Record(rec, _) if want_value => fail(
+                span,
+                format!("`{name}` returns a `{}` value, used as a scalar", rec.name),
+            ),
+            Returned::Nothing | Returned::Record(..) => Ok(None),
+        }
     }
 
     /// A warp-level primitive: shuffles take and give `var`'s (promoted)
@@ -2381,8 +2403,7 @@ impl<'a> Lowerer<'a> {
         args: &[ast::Expr],
         span: Span,
         out: &mut Vec<Stmt>,
-        want_value: bool,
-    ) -> Result<Option<Expr>> {
+    ) -> Result<Returned> {
         let file = self.file;
         let (base, targs) = match template::split_name(name) {
             Some((b, a)) => (b, Some(a)),
@@ -2488,6 +2509,11 @@ impl<'a> Lowerer<'a> {
                 Ok(v)
             });
         }
+        let ret_record = if f.ret.pointers.is_empty() {
+            self.record_type(&f.ret, f.meta.span)
+        } else {
+            Ok(None)
+        };
         let ret_type = if f.ret.base == BaseType::Void || !f.ret.pointers.is_empty() {
             None
         } else {
@@ -2593,7 +2619,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let result = if f.ret.base == BaseType::Void && f.ret.pointers.is_empty() {
-            None
+            Returned::Nothing
         } else {
             if !f.ret.pointers.is_empty() {
                 return fail(
@@ -2601,20 +2627,19 @@ impl<'a> Lowerer<'a> {
                     "device functions returning pointers are not supported",
                 );
             }
-            if self.record_type(&f.ret, f.meta.span)?.is_some() {
-                return fail(
-                    f.meta.span,
-                    format!(
-                        "`{name}` returns a struct or vector, which copper does not support yet"
-                    ),
-                );
+            match ret_record? {
+                Some(rec) => {
+                    let vars =
+                        self.record_vars(&format!("{base}_result"), &rec, VarKind::Local, span);
+                    Returned::Record(rec, vars)
+                }
+                None => {
+                    let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
+                    let v = self.new_var(&format!("{base}_result"), ty, VarKind::Local, span);
+                    Returned::Scalar(v)
+                }
             }
-            let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
-            Some(self.new_var(&format!("{base}_result"), ty, VarKind::Local, span))
         };
-        if want_value && result.is_none() {
-            return fail(span, format!("`{name}` returns `void`"));
-        }
         let scope = self.new_scope();
         // The callee sees only globals and its parameters.
         let globals = self.scopes[0].clone();
@@ -2629,7 +2654,7 @@ impl<'a> Lowerer<'a> {
         self.frames.push(Frame {
             name: name.to_string(),
             scope,
-            result,
+            result: result.clone(),
             call: span,
         });
         let mut body = Vec::new();
@@ -2655,7 +2680,7 @@ impl<'a> Lowerer<'a> {
         } else {
             out.extend(body);
         }
-        Ok(result.map(|r| var_expr(&self.k, r)))
+        Ok(result)
     }
 }
 

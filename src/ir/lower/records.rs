@@ -128,12 +128,23 @@ impl Lowerer<'_> {
                 };
                 rec.field(field).map(|f| f.ty.clone())
             }
-            A::Call(n, _) => n
-                .strip_prefix("make_")
-                .and_then(Record::vector)
-                .map(|r| FieldType::Record(Arc::new(r))),
+            A::Call(n, _) => match n.strip_prefix("make_").and_then(Record::vector) {
+                Some(r) => Some(FieldType::Record(Arc::new(r))),
+                None => self.returned_record(n).map(FieldType::Record),
+            },
             _ => None,
         }
+    }
+
+    /// The struct or vector type device function `name` returns, if it
+    /// returns one (not for templates, whose return type may depend on
+    /// their arguments).
+    fn returned_record(&mut self, name: &str) -> Option<Arc<Record>> {
+        let f = callee(self.file, name).ok()?.result.as_ref().ok()?;
+        if f.template.is_some() || !f.ret.pointers.is_empty() {
+            return None;
+        }
+        self.record_type(&f.ret, f.meta.span).ok().flatten()
     }
 
     /// The array a pointer expression points into, found without lowering.
@@ -242,6 +253,28 @@ impl Lowerer<'_> {
                     },
                 };
                 Ok((place, f.ty.clone()))
+            }
+            A::Call(..) => {
+                // A returned value (`cmul(a, b).x`): its components in
+                // variables.
+                let (rec, vals) = self.record_value(e, out)?;
+                let vars: Option<Vec<VarId>> = vals
+                    .iter()
+                    .map(|v| match v.kind {
+                        ExprKind::Var(x) => Some(x),
+                        _ => None,
+                    })
+                    .collect();
+                let vars = match vars {
+                    Some(v) => v,
+                    None => {
+                        let vars = self.record_vars("tmp", &rec, VarKind::Local, span);
+                        let ty = FieldType::Record(rec.clone());
+                        self.write_place(Place::Vars(vars.clone()), &ty, vals, &e.meta, out);
+                        vars
+                    }
+                };
+                Ok((Place::Vars(vars), FieldType::Record(rec)))
             }
             _ => fail(span, "expected a struct or vector value"),
         }
@@ -381,7 +414,16 @@ impl Lowerer<'_> {
         let span = e.meta.span;
         if let A::Call(name, args) = &e.kind {
             let Some(rec) = name.strip_prefix("make_").and_then(Record::vector) else {
-                return fail(span, format!("`{name}` returns a struct or vector value, which copper does not support yet (only `make_<vector>` calls)"));
+                return match self.inline(name, args, span, out)? {
+                    Returned::Record(rec, vars) => {
+                        let vals = vars.iter().map(|&v| var_expr(&self.k, v)).collect();
+                        Ok((rec, vals))
+                    }
+                    _ => fail(
+                        span,
+                        format!("`{name}` does not return a struct or vector value"),
+                    ),
+                };
             };
             if args.len() != rec.offsets.len() {
                 return fail(
@@ -426,6 +468,23 @@ impl Lowerer<'_> {
         };
         let vals = self.read_place(place, &ty, &e.meta, out);
         Ok((rec, vals))
+    }
+
+    /// `return e;` in an inlined function returning a struct or vector of
+    /// type `rec`, whose result is in `vars`.
+    pub(super) fn record_return(
+        &mut self,
+        e: &ast::Expr,
+        rec: &Arc<Record>,
+        vars: Vec<VarId>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (from, vals) = self.record_value(e, out)?;
+        check_compatible(rec, &from, span)?;
+        let ty = FieldType::Record(rec.clone());
+        self.write_place(Place::Vars(vars), &ty, vals, &e.meta, out);
+        Ok(())
     }
 
     /// The value of a scalar member (`v.x`, `nodes[i].start`, `p->w`).
