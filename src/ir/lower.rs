@@ -1303,6 +1303,11 @@ impl<'a> Lowerer<'a> {
         if !d.ty.pointers.is_empty() || !d.dims.is_empty() || d.space != Space::Local {
             return fail(span, "references to pointers or arrays are not supported");
         }
+        if let Some(rec) = self.record_type(&d.ty, span)? {
+            let b = self.record_reference(e, &rec, &d.name, d.ty.is_const, out)?;
+            self.bind(&d.name, b);
+            return Ok(());
+        }
         let b = self.bind_lvalue(e, &d.name, out)?;
         if d.ty.base != BaseType::Auto {
             let want = self.scalar(&d.ty, span)?;
@@ -1916,6 +1921,7 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                     Ok(Binding::Elem { array, index }) => {
+                        self.scalar_element(array, span)?;
                         let idx = var_expr(&self.k, index);
                         let access = self.access(array, idx, false, &e.meta);
                         Expr {
@@ -2534,6 +2540,11 @@ impl<'a> Lowerer<'a> {
             if p.ty.is_ref {
                 if !p.ty.pointers.is_empty() {
                     return fail(p.meta.span, "references to pointers are not supported");
+                }
+                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                    let b = self.record_reference(a, &rec, &p.name, p.ty.is_const, out)?;
+                    bindings.push((p.name.clone(), b));
+                    continue;
                 }
                 // A `const` reference to a value that is not an lvalue binds
                 // to a temporary copy.

@@ -99,7 +99,9 @@ impl Lowerer<'_> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span) {
                 Ok(Binding::Rec { rec, .. }) => Some(FieldType::Record(rec)),
-                Ok(Binding::Cell(a)) => self.records.get(&a).cloned().map(FieldType::Record),
+                Ok(Binding::Cell(a) | Binding::Elem { array: a, .. }) => {
+                    self.records.get(&a).cloned().map(FieldType::Record)
+                }
                 Ok(_) => None,
                 Err(_) => builtin_vector(n).map(|(r, _)| FieldType::Record(Arc::new(r))),
             },
@@ -456,11 +458,8 @@ impl Lowerer<'_> {
                 }
             }
         }
-        if matches!(e.kind, A::Cond(..)) {
-            return fail(
-                span,
-                "a conditional expression of struct or vector type is not supported yet",
-            );
+        if let A::Cond(c, a, b) = &e.kind {
+            return self.record_select(c, a, b, &e.meta, out);
         }
         let (place, ty) = self.place(e, out)?;
         let FieldType::Record(rec) = ty.clone() else {
@@ -468,6 +467,70 @@ impl Lowerer<'_> {
         };
         let vals = self.read_place(place, &ty, &e.meta, out);
         Ok((rec, vals))
+    }
+
+    /// The binding of a reference named `name` of struct or vector type
+    /// `rec` to `e` (`const Particle &p = tile[k]`, a reference
+    /// parameter): the variables of a local, or the array element itself
+    /// (its index evaluated once, here). A `const` reference to a value
+    /// that is not an lvalue (a returned struct) binds to a copy.
+    pub(super) fn record_reference(
+        &mut self,
+        e: &ast::Expr,
+        rec: &Arc<Record>,
+        name: &str,
+        is_const: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Binding> {
+        let span = e.meta.span;
+        if matches!(e.kind, A::Call(..)) {
+            if !is_const {
+                return fail(span, "a non-`const` reference to a returned value");
+            }
+            let (from, vals) = self.record_value(e, out)?;
+            check_compatible(rec, &from, span)?;
+            let vars = self.record_vars(name, rec, VarKind::Local, span);
+            let ty = FieldType::Record(rec.clone());
+            self.write_place(Place::Vars(vars.clone()), &ty, vals, &e.meta, out);
+            return Ok(Binding::Rec {
+                vars,
+                rec: rec.clone(),
+            });
+        }
+        let (place, ty) = self.place(e, out)?;
+        let FieldType::Record(from) = ty else {
+            return fail(
+                span,
+                format!("a `{}` reference bound to a scalar", rec.name),
+            );
+        };
+        check_compatible(rec, &from, span)?;
+        match place {
+            Place::Vars(vars) => Ok(Binding::Rec {
+                vars,
+                rec: rec.clone(),
+            }),
+            Place::Mem {
+                array, index, slot, ..
+            } if slot == 0
+                && self
+                    .records
+                    .get(&array)
+                    .is_some_and(|r| r.name == from.name) =>
+            {
+                let iv = self.new_var(&format!("{name}_index"), Scalar::I64, VarKind::Local, span);
+                out.push(Stmt::Assign {
+                    var: iv,
+                    value: convert(index, Scalar::I64),
+                    span,
+                });
+                Ok(Binding::Elem { array, index: iv })
+            }
+            Place::Mem { .. } => fail(
+                span,
+                "references to a struct or vector member of an array element are not supported",
+            ),
+        }
     }
 
     /// `return e;` in an inlined function returning a struct or vector of
@@ -485,6 +548,51 @@ impl Lowerer<'_> {
         let ty = FieldType::Record(rec.clone());
         self.write_place(Place::Vars(vars), &ty, vals, &e.meta, out);
         Ok(())
+    }
+
+    /// `c ? a : b` of struct or vector type: each side evaluated only for
+    /// its lanes, as for scalars (one select per component, or an `if`
+    /// into new variables when a side has statements of its own).
+    fn record_select(
+        &mut self,
+        c: &ast::Expr,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        meta: &ast::Meta,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(Arc<Record>, Vec<Expr>)> {
+        let span = meta.span;
+        let cond = self.expr(c, out)?;
+        let mut then = Vec::new();
+        let (rec, av) = self.record_value(a, &mut then)?;
+        let mut els = Vec::new();
+        let (from, bv) = self.record_value(b, &mut els)?;
+        check_compatible(&rec, &from, span)?;
+        if then.is_empty() && els.is_empty() {
+            let cond = self.snapshot(cond, span, out);
+            let vals = av
+                .into_iter()
+                .zip(bv)
+                .zip(&rec.types)
+                .map(|((x, y), &ty)| Expr {
+                    kind: ExprKind::Select(Box::new(cond.clone()), Box::new(x), Box::new(y)),
+                    ty,
+                })
+                .collect();
+            return Ok((rec, vals));
+        }
+        let vars = self.record_vars("tmp", &rec, VarKind::Local, span);
+        let ty = FieldType::Record(rec.clone());
+        self.write_place(Place::Vars(vars.clone()), &ty, av, meta, &mut then);
+        self.write_place(Place::Vars(vars.clone()), &ty, bv, meta, &mut els);
+        out.push(Stmt::If {
+            cond,
+            then,
+            els,
+            span,
+        });
+        let vals = vars.iter().map(|&v| var_expr(&self.k, v)).collect();
+        Ok((rec, vals))
     }
 
     /// The value of a scalar member (`v.x`, `nodes[i].start`, `p->w`).
