@@ -724,7 +724,7 @@ impl<'a> Lowerer<'a> {
             } else {
                 return fail(
                     span,
-                    format!("unsupported: pointer to pointer (parameter `{}`)", p.name),
+                    format!("unsupported: pointer to pointer (parameter `{}`): copper's arrays are flat buffers, and a table of row pointers may alias or hold rows anywhere in memory; pass one buffer and index it as `{}[r * cols + c]`", p.name, p.name),
                 );
             }
         }
