@@ -55,18 +55,19 @@ __global__ void normalize_nodes(Node *g_nodes, int no_of_nodes, float scale) {
     }
 }
 
-// The weighted sum over each node's neighbours (an ELL adjacency of
-// MAX_DEGREE slots per node, -1 for none), scaled per node: the scale is
-// read in every iteration, which load hoisting removes.
-__global__ void neighbour_weight(const Node *g_nodes, const int *g_adj, const float *g_scale,
-                                 float *g_sum, int no_of_nodes) {
+// The weighted sum over each node's neighbours on a ring lattice (node
+// tid's k-th neighbour is (k + 1) * STRIDE nodes on), scaled per node: the
+// scale is read in every iteration, which load hoisting removes.
+#define STRIDE 17
+
+__global__ void neighbour_weight(const Node *g_nodes, const float *g_scale, float *g_sum,
+                                 int no_of_nodes) {
     int tid = blockIdx.x * blockDim.x + threadIdx.x;
     if (tid < no_of_nodes) {
         float s = 0.0f;
         for (int k = 0; k < MAX_DEGREE; ++k) {
-            int j = g_adj[tid * MAX_DEGREE + k];
-            float w = j >= 0 ? g_nodes[j].weight : 0.0f;
-            s += w * g_scale[tid];
+            int j = (tid + (k + 1) * STRIDE) % no_of_nodes;
+            s += g_nodes[j].weight * g_scale[tid];
         }
         g_sum[tid] = s;
     }
