@@ -130,9 +130,20 @@ struct Target {
 struct Frame {
     name: String,
     scope: ScopeId,
-    result: Option<VarId>,
+    result: Returned,
     /// The call being inlined.
     call: Span,
+}
+
+/// Where an inlined function's result goes.
+#[derive(Clone, Debug)]
+enum Returned {
+    /// `void`.
+    Nothing,
+    /// A scalar, in a variable.
+    Scalar(VarId),
+    /// A struct or vector, one variable per component.
+    Record(Arc<Record>, Vec<VarId>),
 }
 
 struct Lowerer<'a> {
@@ -342,7 +353,7 @@ impl<'a> Lowerer<'a> {
                 self.bind(&p.name, Binding::Var(v));
             } else if depth == 1 {
                 let elem = match &rec {
-                    Some(r) => r.elem,
+                    Some(r) => r.types[0],
                     None => self.scalar(&p.ty, span)?,
                 };
                 let inner = if p.dims.len() > 1 {
@@ -375,7 +386,7 @@ impl<'a> Lowerer<'a> {
             } else {
                 return fail(
                     span,
-                    format!("unsupported: pointer to pointer (parameter `{}`)", p.name),
+                    format!("unsupported: pointer to pointer (parameter `{}`): copper's arrays are flat buffers, and a table of row pointers may alias or hold rows anywhere in memory; pass one buffer and index it as `{}[r * cols + c]`", p.name, p.name),
                 );
             }
         }

@@ -36,7 +36,7 @@ impl Lowerer<'_> {
         meta: &ast::Meta,
     ) -> Access {
         let a = &self.k.arrays[array];
-        let (offset, width) = (a.layout.offsets[slot], a.elem.size());
+        let (offset, width) = (a.layout.offsets[slot], a.slot_type(slot).size());
         let site = self.site(array, is_write, meta, offset, width);
         Access {
             array,
@@ -181,7 +181,7 @@ impl Lowerer<'_> {
                 Ok(var_expr(&self.k, v))
             }
             LValue::Mem(array, index, slot) => {
-                let elem = self.k.arrays[array].elem;
+                let elem = self.k.arrays[array].slot_type(slot);
                 let value = match op {
                     None => r,
                     Some(o) => {

@@ -127,7 +127,15 @@ impl Lowerer<'_> {
                 format!("warp intrinsic `{name}` is not supported (copper knows the `_sync` shuffles, ballot, any, all and __activemask)"),
             );
         }
-        self.inline(name, args, span, out, want_value)
+        match self.inline(name, args, span, out)? {
+            Returned::Scalar(r) => Ok(Some(var_expr(&self.k, r))),
+            Returned::Nothing if want_value => fail(span, format!("`{name}` returns `void`")),
+            Returned::Record(rec, _) if want_value => fail(
+                span,
+                format!("`{name}` returns a `{}` value, used as a scalar", rec.name),
+            ),
+            Returned::Nothing | Returned::Record(..) => Ok(None),
+        }
     }
 
     /// A warp-level primitive: shuffles take and give `var`'s (promoted)

@@ -60,7 +60,7 @@ impl Lowerer<'_> {
             return self.record_local(d, r.clone(), out);
         }
         let elem = match &rec {
-            Some(r) => r.elem,
+            Some(r) => r.types[0],
             None => self.scalar(&d.ty, span)?,
         };
         if is_array || memory {
@@ -224,6 +224,11 @@ impl Lowerer<'_> {
         };
         if !d.ty.pointers.is_empty() || !d.dims.is_empty() || d.space != Space::Local {
             return fail(span, "references to pointers or arrays are not supported");
+        }
+        if let Some(rec) = self.record_type(&d.ty, span)? {
+            let b = self.record_reference(e, &rec, &d.name, d.ty.is_const, out)?;
+            self.bind(&d.name, b);
+            return Ok(());
         }
         let b = self.bind_lvalue(e, &d.name, out)?;
         if d.ty.base != BaseType::Auto {

@@ -67,6 +67,7 @@ impl Lowerer<'_> {
                         }
                     }
                     Ok(Binding::Elem { array, index }) => {
+                        self.scalar_element(array, span)?;
                         let idx = var_expr(&self.k, index);
                         let access = self.access(array, idx, false, &e.meta);
                         Expr {

@@ -84,7 +84,7 @@ impl Lowerer<'_> {
         }
         let rec = self.record_type(&g.ty, g.meta.span)?;
         let elem = match &rec {
-            Some(r) => r.elem,
+            Some(r) => r.types[0],
             None => self.scalar(&g.ty, g.meta.span)?,
         };
         let layout = rec.as_ref().map_or(Layout::scalar(elem), |r| r.layout());
@@ -126,7 +126,7 @@ impl Lowerer<'_> {
         }
         let init = match &g.init {
             None => Vec::new(),
-            Some(i) => self.const_init(i, elem, g.meta.span)?,
+            Some(i) => self.const_init(i, &layout.types, g.meta.span)?,
         };
         let scalar = dims.is_empty();
         let id = self.new_array(Array {
@@ -157,12 +157,15 @@ impl Lowerer<'_> {
         Ok(b)
     }
 
-    fn const_init(&self, i: &ast::Init, elem: Scalar, span: Span) -> Result<Vec<Value>> {
+    /// The flattened constant initializer of a global whose components
+    /// have `types` (value `i` converted to `types[i % types.len()]`).
+    fn const_init(&self, i: &ast::Init, types: &[Scalar], span: Span) -> Result<Vec<Value>> {
         let mut out = Vec::new();
         let mut stack = vec![i];
         while let Some(i) = stack.pop() {
             match i {
                 ast::Init::Expr(e) => {
+                    let elem = types[out.len() % types.len()];
                     let v = self.const_value(e).map(|v| v.convert(elem));
                     match v {
                         Some(v) => out.push(v),

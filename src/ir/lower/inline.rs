@@ -21,7 +21,7 @@ pub(super) fn unqualified(name: &str) -> &str {
 /// The device function a call names (`f`, `N::f`): a qualified name must
 /// match the namespace it was declared in; an unqualified one must be
 /// unambiguous.
-fn callee<'f>(
+pub(super) fn callee<'f>(
     file: &'f ParsedFile,
     name: &str,
 ) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
@@ -55,8 +55,7 @@ impl Lowerer<'_> {
         args: &[ast::Expr],
         span: Span,
         out: &mut Vec<Stmt>,
-        want_value: bool,
-    ) -> Result<Option<Expr>> {
+    ) -> Result<Returned> {
         let file = self.file;
         let (base, targs) = match template::split_name(name) {
             Some((b, a)) => (b, Some(a)),
@@ -162,6 +161,11 @@ impl Lowerer<'_> {
                 Ok(v)
             });
         }
+        let ret_record = if f.ret.pointers.is_empty() {
+            self.record_type(&f.ret, f.meta.span)
+        } else {
+            Ok(None)
+        };
         let ret_type = if f.ret.base == BaseType::Void || !f.ret.pointers.is_empty() {
             None
         } else {
@@ -182,6 +186,11 @@ impl Lowerer<'_> {
             if p.ty.is_ref {
                 if !p.ty.pointers.is_empty() {
                     return fail(p.meta.span, "references to pointers are not supported");
+                }
+                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                    let b = self.record_reference(a, &rec, &p.name, p.ty.is_const, out)?;
+                    bindings.push((p.name.clone(), b));
+                    continue;
                 }
                 // A `const` reference to a value that is not an lvalue binds
                 // to a temporary copy.
@@ -267,7 +276,7 @@ impl Lowerer<'_> {
             }
         }
         let result = if f.ret.base == BaseType::Void && f.ret.pointers.is_empty() {
-            None
+            Returned::Nothing
         } else {
             if !f.ret.pointers.is_empty() {
                 return fail(
@@ -275,20 +284,19 @@ impl Lowerer<'_> {
                     "device functions returning pointers are not supported",
                 );
             }
-            if self.record_type(&f.ret, f.meta.span)?.is_some() {
-                return fail(
-                    f.meta.span,
-                    format!(
-                        "`{name}` returns a struct or vector, which copper does not support yet"
-                    ),
-                );
+            match ret_record? {
+                Some(rec) => {
+                    let vars =
+                        self.record_vars(&format!("{base}_result"), &rec, VarKind::Local, span);
+                    Returned::Record(rec, vars)
+                }
+                None => {
+                    let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
+                    let v = self.new_var(&format!("{base}_result"), ty, VarKind::Local, span);
+                    Returned::Scalar(v)
+                }
             }
-            let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
-            Some(self.new_var(&format!("{base}_result"), ty, VarKind::Local, span))
         };
-        if want_value && result.is_none() {
-            return fail(span, format!("`{name}` returns `void`"));
-        }
         let scope = self.new_scope();
         // The callee sees only globals and its parameters.
         let globals = self.scopes[0].clone();
@@ -303,7 +311,7 @@ impl Lowerer<'_> {
         self.frames.push(Frame {
             name: name.to_string(),
             scope,
-            result,
+            result: result.clone(),
             call: span,
         });
         let mut body = Vec::new();
@@ -329,6 +337,6 @@ impl Lowerer<'_> {
         } else {
             out.extend(body);
         }
-        Ok(result.map(|r| var_expr(&self.k, r)))
+        Ok(result)
     }
 }

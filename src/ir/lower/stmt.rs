@@ -136,7 +136,10 @@ impl Lowerer<'_> {
             }
             Some(frame) => {
                 match (e, frame.result) {
-                    (Some(e), Some(r)) => {
+                    (Some(e), Returned::Record(rec, vars)) => {
+                        self.record_return(e, &rec, vars, span, out)?
+                    }
+                    (Some(e), Returned::Scalar(r)) => {
                         let v = self.expr(e, out)?;
                         let ty = self.k.vars[r].ty;
                         out.push(Stmt::Assign {
@@ -145,9 +148,9 @@ impl Lowerer<'_> {
                             span,
                         });
                     }
-                    (None, None) => {}
-                    (Some(e), None) => self.effect(e, out)?,
-                    (None, Some(_)) => {
+                    (None, Returned::Nothing) => {}
+                    (Some(e), Returned::Nothing) => self.effect(e, out)?,
+                    (None, _) => {
                         return fail(span, format!("`{}` must return a value", frame.name))
                     }
                 }
