@@ -299,9 +299,17 @@ fn structs_and_vectors_pass_by_value_field_by_field() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no value for argument `d.h`"), "{e}");
+    // A struct mixing `int` and `double` fields, by value.
     let mixed =
         "struct M { int n; double x; };\n__global__ void k(M m, double *b) { b[0] = m.n * m.x; }\n";
-    assert!(lower_error(mixed, "k").contains("mixes `int` and `double` fields"));
+    let kernel = lower_kernel(&parse(mixed), "k").unwrap();
+    let p = ParamFile::from_toml(
+        "[kernel.k]\ngrid=[1]\nblock=[1]\n[kernel.k.args]\nm = { n = 3, x = 0.25 }\n[kernel.k.arrays.b]\nlen=1\n",
+    )
+    .unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap();
+    let r = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
+    assert_eq!(r.arrays[0].1.get(0).as_f64(), 0.75);
 }
 
 #[test]

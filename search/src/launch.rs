@@ -381,7 +381,7 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];
                 let len = match arg.bytes {
-                    Some(b) => b / u64::from(arr.elem.size()).max(1),
+                    Some(b) => b / u64::from(arr.layout.size).max(1),
                     None => {
                         notes.push(format!(
                             "the length of `{}` is not known from the host code: {} elements assumed",
@@ -396,7 +396,7 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
                     .get(i)
                     .cloned()
                     .flatten()
-                    .and_then(|b| length_expr(kernel, &b, arr.elem.size()));
+                    .and_then(|b| length_expr(kernel, &b, arr.layout.size));
                 arrays.insert(arr.name.clone(), spec);
             }
         }

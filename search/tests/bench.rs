@@ -534,3 +534,67 @@ fn ncu_script_rejects_bad_use() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no CSV"), "{}", text(&o));
 }
+
+/// An array of structs whose fields have different types (`Node { int
+/// start; int degree; float weight; }`) goes to the GPU as bytes: the
+/// statements the program fills it with, run by g++, put the simulator's
+/// values at the C offsets, each in its field's type; the two versions
+/// are compared field by field.
+#[test]
+fn mixed_struct_arrays_are_filled_as_the_simulator_fills_them() {
+    let file = root().join("testdata/graph_weighted.cu");
+    let dir = scratch("mixed-structs");
+    let o = copper(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--kernel",
+        "neighbour_weight",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let program = std::fs::read_to_string(dir.join("graph_weighted_bench.cu")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(program.contains("CopperArray<unsigned char> copper_a_g_nodes("));
+    assert!(program.contains("reinterpret_cast<Node *>(copper_a_g_nodes.copper_dev)"));
+    // Compared field by field, each in its own type.
+    for field in [
+        "copper_compare_field<int>(\"g_nodes.start\"",
+        "copper_compare_field<float>(\"g_nodes.weight\"",
+    ] {
+        assert!(program.contains(field), "no {field}");
+    }
+    let fills: String = program
+        .lines()
+        .filter(|l| l.contains("copper_a_g_nodes.copper_init +"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(fills.lines().count(), 3, "{fills}");
+    let parsed = parse_path(&file).unwrap();
+    let kernel = copper::ir::lower::lower_kernel(&parsed, "neighbour_weight").unwrap();
+    let params =
+        ParamFile::from_toml(&std::fs::read_to_string(file.with_extension("toml")).unwrap())
+            .unwrap();
+    let inputs =
+        copper::sim::inputs_from_spec(&kernel, &params.kernel["neighbour_weight"]).unwrap();
+    let nodes = &inputs.arrays["g_nodes"];
+    assert_eq!(nodes.types, [Scalar::I32, Scalar::I32, Scalar::F32]);
+    let expected: String = nodes
+        .values()
+        .map(|v| format!("{:016x}\n", v.as_f64().to_bits()))
+        .collect();
+    let n = nodes.len() / 3;
+    let program = format!(
+        "{INCLUDES}{}\nstatic void print_bits(double d) {{\n    unsigned long long b;\n    std::memcpy(&b, &d, sizeof b);\n    std::printf(\"%016llx\\n\", b);\n}}\n\
+         struct Buffer {{ unsigned char *copper_init; }};\n\
+         int main() {{\n    size_t copper_len_g_nodes = {n} * 12;\n    std::vector<unsigned char> copper_bytes(copper_len_g_nodes);\n    Buffer copper_a_g_nodes{{copper_bytes.data()}};\n{fills}\
+         for (size_t i = 0; i < {n}; ++i) {{\n        int start;\n        int degree;\n        float weight;\n        std::memcpy(&start, copper_bytes.data() + i * 12, 4);\n        std::memcpy(&degree, copper_bytes.data() + i * 12 + 4, 4);\n        std::memcpy(&weight, copper_bytes.data() + i * 12 + 8, 4);\n        print_bits(start);\n        print_bits(degree);\n        print_bits(static_cast<double>(weight));\n    }}\n    return 0;\n}}\n",
+        bench::FILL_H
+    );
+    if let Some(got) = compile_and_run("mixed-fill", &program, true) {
+        assert_eq!(got.lines().count(), expected.lines().count());
+        for (i, (g, e)) in got.lines().zip(expected.lines()).enumerate() {
+            assert_eq!(g, e, "value {i}");
+        }
+    }
+}

@@ -49,8 +49,9 @@ enum Placement {
 }
 
 /// One group of lanes: their element offsets `Σ c_d·tid_d` over the known
-/// coefficients, and where the group may lie.
-type Group = (Vec<i64>, Placement);
+/// coefficients, their lane numbers in the warp, and where the group may
+/// lie.
+type Group = (Vec<i64>, Vec<usize>, Placement);
 
 /// The layouts the lanes of one warp can take, each split into groups that
 /// agree on every thread-index component whose coefficient is unknown.
@@ -75,21 +76,23 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
         }
         let Coef::Known(c) = coefs[0] else {
             // Every lane's element placed on its own.
-            return Some(vec![(0..warp)
-                .map(|_| (vec![0], Placement::Anywhere))
+            return Some(vec![(0..warp as usize)
+                .map(|l| (vec![0], vec![l], Placement::Anywhere))
                 .collect()]);
         };
         let run = |n: u64| (0..n as i64).map(|x| c * x).collect::<Vec<i64>>();
+        let ids = |from: u64, to: u64| (from as usize..to as usize).collect::<Vec<usize>>();
         let mut out = vec![vec![(
             run(warp),
+            ids(0, warp),
             Placement::Congruent {
                 step: c.saturating_mul(warp as i64),
             },
         )]];
         out.extend((1..warp).map(|k| {
             vec![
-                (run(k), Placement::Anywhere),
-                (run(warp - k), Placement::Anywhere),
+                (run(k), ids(0, k), Placement::Anywhere),
+                (run(warp - k), ids(k, warp), Placement::Anywhere),
             ]
         }));
         return Some(out);
@@ -98,8 +101,8 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
         warps_of(block, warp)
             .into_iter()
             .map(|lanes| {
-                let mut groups: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
-                for t in &lanes {
+                let mut groups: Vec<(Vec<i64>, Vec<i64>, Vec<usize>)> = Vec::new();
+                for (lane, t) in lanes.iter().enumerate() {
                     let mut key = Vec::new();
                     let mut offset = 0;
                     for d in 0..3 {
@@ -108,9 +111,12 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
                             Coef::Unknown => key.push(t[d]),
                         }
                     }
-                    match groups.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, offs)) => offs.push(offset),
-                        None => groups.push((key, vec![offset])),
+                    match groups.iter_mut().find(|(k, _, _)| *k == key) {
+                        Some((_, offs, ids)) => {
+                            offs.push(offset);
+                            ids.push(lane);
+                        }
+                        None => groups.push((key, vec![offset], vec![lane])),
                     }
                 }
                 let placement = if placed {
@@ -120,7 +126,7 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
                 };
                 groups
                     .into_iter()
-                    .map(|(_, offs)| (offs, placement))
+                    .map(|(_, offs, ids)| (offs, ids, placement))
                     .collect()
             })
             .collect(),
@@ -136,7 +142,8 @@ fn worst(
     block: Option<[u64; 3]>,
     warp: u64,
     period: i64,
-    cost: impl Fn(&[i64]) -> u64,
+    cost: impl Fn(&[i64], &[usize]) -> Vec<u64>,
+    finish: impl Fn(&[u64]) -> u64,
 ) -> Option<u64> {
     let (coefs, cong) = dep.affine_parts()?;
     let layouts = layouts(coefs, block, warp)?;
@@ -147,23 +154,37 @@ fn worst(
             (0..period).any(|w| cong.admits_mod(u - step.wrapping_mul(w), period))
         }
     };
+    let shifted = |offs: &[i64], u: i64| offs.iter().map(|o| o + u).collect::<Vec<i64>>();
     Some(
         layouts
             .iter()
-            .map(|groups| {
-                groups
-                    .iter()
-                    .map(|(offs, placement)| {
-                        (0..period)
-                            .filter(|&u| allowed(u, *placement))
-                            .map(|u| {
-                                let idx: Vec<i64> = offs.iter().map(|o| o + u).collect();
-                                cost(&idx)
-                            })
-                            .max()
-                            .unwrap_or(0)
-                    })
-                    .sum::<u64>()
+            .map(|groups| match groups.as_slice() {
+                // One group: the cost of each placement, exactly.
+                [(offs, ids, placement)] => (0..period)
+                    .filter(|&u| allowed(u, *placement))
+                    .map(|u| finish(&cost(&shifted(offs, u), ids)))
+                    .max()
+                    .unwrap_or(0),
+                // Groups shifted independently: per bucket, the sum of each
+                // group's worst.
+                _ => {
+                    let mut total: Vec<u64> = Vec::new();
+                    for (offs, ids, placement) in groups {
+                        let mut most: Vec<u64> = Vec::new();
+                        for u in (0..period).filter(|&u| allowed(u, *placement)) {
+                            let c = cost(&shifted(offs, u), ids);
+                            most.resize(most.len().max(c.len()), 0);
+                            for (m, x) in most.iter_mut().zip(c) {
+                                *m = (*m).max(x);
+                            }
+                        }
+                        total.resize(total.len().max(most.len()), 0);
+                        for (t, m) in total.iter_mut().zip(most) {
+                            *t += m;
+                        }
+                    }
+                    finish(&total)
+                }
             })
             .max()
             .unwrap_or(0),
@@ -175,11 +196,23 @@ pub fn transactions(dep: Dep, fp: Footprint, hw: &Hardware, block: Option<[u64; 
     let t = hw.transaction_bytes as u64;
     let all = max_lanes(block, hw.warp_size as u64) * fp.max_blocks(hw.transaction_bytes);
     let warp = hw.warp_size as u64;
-    worst(dep, block, warp, t as i64, |idx| hw.mem_reads(idx, fp)).map_or(all, |w| w.min(all))
+    worst(
+        dep,
+        block,
+        warp,
+        t as i64,
+        |idx, _| vec![hw.mem_reads(idx, fp)],
+        |v| v.iter().sum(),
+    )
+    .map_or(all, |w| w.min(all))
 }
 
-/// Worst-case bank-conflict degree of one shared-memory access to an array
-/// of `len` elements (when fixed).
+/// Worst-case bank-conflict degree ([`Hardware::conflicts`]) of one
+/// shared-memory access to an array of `len` elements (when fixed): each
+/// phase's bank degree over the lanes of the phase (for groups of lanes
+/// shifted against each other, the sum of their worst degrees in the
+/// phase); without an affine index, every phase at the most words one
+/// bank can hold ([`Hardware::conflicts_of_degree`]).
 pub fn conflicts(
     dep: Dep,
     fp: Footprint,
@@ -187,14 +220,10 @@ pub fn conflicts(
     hw: &Hardware,
     block: Option<[u64; 3]>,
 ) -> u64 {
+    let lanes = max_lanes(block, hw.warp_size as u64);
     let words_per_element = fp.max_blocks(hw.bank_bytes);
-    let all =
-        max_lanes(block, hw.warp_size as u64) * words_per_element.div_ceil(hw.banks as u64).max(1);
-    let period = (hw.banks * hw.bank_bytes) as i64;
-    let bound = worst(dep, block, hw.warp_size as u64, period, |idx| {
-        hw.conflicts(idx, fp)
-    })
-    .map_or(all, |w| w.min(all));
+    // Each lane puts at most this many words in one bank.
+    let all = lanes * words_per_element.div_ceil(hw.banks as u64).max(1);
     // One bank holds at most this many distinct words of the array.
     let cap = len.map(|l| {
         (l * fp.stride as u64)
@@ -202,10 +231,46 @@ pub fn conflicts(
             .div_ceil(hw.banks as u64)
             .max(1)
     });
-    match cap {
-        Some(c) => bound.min(c),
-        None => bound,
-    }
+    let degree_cap = cap.map_or(all, |c| c.min(all));
+    // Without more: every phase at the cap, and never more than `all`
+    // (each phase's lanes put at most their words in one bank).
+    let most = hw.conflicts_of_degree(degree_cap, fp.width).min(all);
+    let period = (hw.banks * hw.bank_bytes) as i64;
+    let per = hw.phase_lanes(fp.width);
+    worst(
+        dep,
+        block,
+        hw.warp_size as u64,
+        period,
+        // The bank degree of the lanes of each phase.
+        |idx, ids| {
+            let mut phases = vec![0; hw.phases(fp.width) as usize];
+            for (p, degree) in phases.iter_mut().enumerate() {
+                let mine: Vec<i64> = ids
+                    .iter()
+                    .zip(idx)
+                    .filter(|(l, _)| **l / per == p)
+                    .map(|(_, i)| *i)
+                    .collect();
+                *degree = hw.bank_degree(&mine, fp);
+            }
+            phases
+        },
+        // One plus the wavefronts beyond one per phase with lanes.
+        |phases| {
+            let extra: u64 = phases
+                .iter()
+                .filter(|&&d| d > 0)
+                .map(|&d| d.min(degree_cap) - 1)
+                .sum();
+            if phases.iter().any(|&d| d > 0) {
+                1 + extra
+            } else {
+                0
+            }
+        },
+    )
+    .map_or(most, |w| w.min(most))
 }
 
 #[cfg(test)]
@@ -366,5 +431,31 @@ mod tests {
             ),
             1
         );
+    }
+
+    #[test]
+    fn wide_shared_accesses_are_served_in_phases() {
+        let hw = Hardware::default();
+        let b = Some([256, 1, 1]);
+        // Consecutive float4s: four quarter-warp phases, each conflict free.
+        let f4 = Footprint::element(16);
+        assert_eq!(conflicts(aff(1, 0), f4, Some(256), &hw, b), 1);
+        // For any block, a warp may hold the end of one row and the start
+        // of the next, placed anywhere: two 16-word runs in one phase can
+        // share banks.
+        assert_eq!(conflicts(aff(1, 0), f4, None, &hw, None), 2);
+        // Consecutive doubles: two half-warp phases.
+        assert_eq!(
+            conflicts(aff(1, 0), Footprint::element(8), Some(256), &hw, b),
+            1
+        );
+        // float4s at stride 2: 2 wavefronts in each of 4 phases.
+        assert_eq!(conflicts(aff(2, 0), f4, Some(512), &hw, b), 5);
+        // A data-dependent float4 index: every phase may be as bad as a
+        // bank can be (8 lanes of 4 words: 8 words in one bank), within
+        // the lanes' own bound.
+        let any = conflicts(Dep::Varying, f4, None, &hw, b);
+        assert!(any >= hw.conflicts(&(0..32).collect::<Vec<_>>(), &[0; 32], f4));
+        assert!(any <= 32);
     }
 }

@@ -82,19 +82,12 @@ impl Hardware {
         count_distinct(&mut blocks)
     }
 
-    /// `Conflicts`: the largest number of distinct bank words any one bank
-    /// must serve for the lanes' accesses at element `indices`, each
-    /// covering the bytes `fp` describes (arrays start at bank 0). At least
-    /// 1 when any element is accessed.
-    ///
-    /// An access wider than a bank word counts every word it covers, over
-    /// the whole warp: 32 lanes reading consecutive `float4`s cover 128
-    /// words, 4 in each bank, so the degree is 4. The hardware serves such
-    /// an access in phases (a quarter warp per phase for 16 bytes), which
-    /// here take 4 wavefronts as well; copper does not model phases, so a
-    /// pattern whose lanes collide within one phase but not across the
-    /// warp can cost the hardware more than this degree.
-    pub fn conflicts(&self, indices: &[i64], fp: Footprint) -> u64 {
+    /// The most distinct bank words any one bank must serve for the
+    /// accesses at element `indices` taken together, each covering the
+    /// bytes `fp` describes (arrays start at bank 0): 32 lanes reading
+    /// consecutive `float4`s cover 128 words, 4 in each bank. At least 1
+    /// when any element is accessed.
+    pub fn bank_degree(&self, indices: &[i64], fp: Footprint) -> u64 {
         let b = self.bank_bytes as i64;
         let (s, o, w) = (fp.stride as i64, fp.offset as i64, fp.width as i64);
         let mut words: Vec<i64> = Vec::with_capacity(indices.len() * 2);
@@ -110,6 +103,68 @@ impl Hardware {
             per_bank[word.rem_euclid(self.banks as i64) as usize] += 1;
         }
         per_bank.into_iter().max().unwrap_or(0)
+    }
+
+    /// Lanes served together in one phase of a shared access of `width`
+    /// bytes per lane: the whole warp for a bank word or less; for a wider
+    /// access the lanes whose words fill the banks once (a half warp for 8
+    /// bytes, a quarter warp for 16, with 32 banks of 4 bytes), as the
+    /// hardware splits 64- and 128-bit accesses (`003_…`).
+    pub fn phase_lanes(&self, width: u32) -> usize {
+        let warp = self.warp_size as usize;
+        if width <= self.bank_bytes {
+            warp
+        } else {
+            ((self.banks * self.bank_bytes / width) as usize).clamp(1, warp)
+        }
+    }
+
+    /// Phases of a warp's shared access of `width` bytes per lane.
+    pub fn phases(&self, width: u32) -> u64 {
+        (self.warp_size as usize).div_ceil(self.phase_lanes(width)) as u64
+    }
+
+    /// `Conflicts`: the degree `n` of one shared-memory request by the
+    /// active `lanes` (lane numbers, ascending) at element `indices` (one
+    /// per lane), each covering the bytes `fp` describes. Each phase
+    /// ([`Hardware::phase_lanes`]) with an active lane is served in as
+    /// many wavefronts as its [`Hardware::bank_degree`]; `n` is one plus
+    /// the wavefronts beyond one per phase (what Nsight counts as bank
+    /// conflicts): 1 for a conflict-free request of any width (a warp of
+    /// consecutive `float4`s), 0 without lanes. For a bank word or less
+    /// (one phase) it is the bank degree.
+    pub fn conflicts(&self, lanes: &[usize], indices: &[i64], fp: Footprint) -> u64 {
+        let per = self.phase_lanes(fp.width);
+        let mut extra = 0;
+        let mut any = false;
+        let mut start = 0;
+        while start < lanes.len() {
+            let phase = lanes[start] / per;
+            let mut end = start;
+            while end < lanes.len() && lanes[end] / per == phase {
+                end += 1;
+            }
+            extra += self.bank_degree(&indices[start..end], fp) - 1;
+            any = true;
+            start = end;
+        }
+        if any {
+            1 + extra
+        } else {
+            0
+        }
+    }
+
+    /// An upper bound of [`Hardware::conflicts`] for a request whose lanes'
+    /// phases are not known, from an upper bound `degree` of the
+    /// [`Hardware::bank_degree`] of all its lanes together (each phase's is
+    /// at most that).
+    pub fn conflicts_of_degree(&self, degree: u64, width: u32) -> u64 {
+        if degree == 0 {
+            0
+        } else {
+            1 + self.phases(width) * (degree - 1)
+        }
     }
 }
 
@@ -201,30 +256,55 @@ mod tests {
         assert_eq!(hw.mem_reads(&[], Footprint::element(4)), 0);
     }
 
+    fn all_lanes() -> Vec<usize> {
+        (0..32).collect()
+    }
+
     #[test]
     fn bank_conflicts() {
         let hw = Hardware::default();
-        assert_eq!(hw.conflicts(&lanes(|t| t), Footprint::element(4)), 1);
-        assert_eq!(hw.conflicts(&lanes(|t| 2 * t), Footprint::element(4)), 2);
-        assert_eq!(hw.conflicts(&lanes(|t| 32 * t), Footprint::element(4)), 32);
-        assert_eq!(hw.conflicts(&lanes(|t| 33 * t), Footprint::element(4)), 1);
+        let c = |idx: &[i64], fp| hw.conflicts(&all_lanes(), idx, fp);
+        assert_eq!(c(&lanes(|t| t), Footprint::element(4)), 1);
+        assert_eq!(c(&lanes(|t| 2 * t), Footprint::element(4)), 2);
+        assert_eq!(c(&lanes(|t| 32 * t), Footprint::element(4)), 32);
+        assert_eq!(c(&lanes(|t| 33 * t), Footprint::element(4)), 1);
         // same word: broadcast, no conflict.
-        assert_eq!(hw.conflicts(&lanes(|_| 5), Footprint::element(4)), 1);
+        assert_eq!(c(&lanes(|_| 5), Footprint::element(4)), 1);
         // bytes: four lanes share a word.
-        assert_eq!(hw.conflicts(&lanes(|t| t), Footprint::element(1)), 1);
-        // doubles: two words per lane, 64 words over 32 banks.
-        assert_eq!(hw.conflicts(&lanes(|t| t), Footprint::element(8)), 2);
-        assert_eq!(hw.conflicts(&[], Footprint::element(4)), 0);
-        // float4: 128 words over 32 banks, the 4 quarter-warp phases.
-        assert_eq!(hw.conflicts(&lanes(|t| t), Footprint::element(16)), 4);
-        // `.y` of consecutive float4s: words 1, 5, 9, …, 125 fall in 8
-        // banks, 4 lanes each.
+        assert_eq!(c(&lanes(|t| t), Footprint::element(1)), 1);
+        assert_eq!(hw.conflicts(&[], &[], Footprint::element(4)), 0);
+        // doubles: two half-warp phases of 32 words each, conflict free
+        // (64 words over the warp, 2 per bank).
+        assert_eq!(c(&lanes(|t| t), Footprint::element(8)), 1);
+        assert_eq!(hw.bank_degree(&lanes(|t| t), Footprint::element(8)), 2);
+        // float4: four quarter-warp phases of 32 words: conflict free.
+        assert_eq!(c(&lanes(|t| t), Footprint::element(16)), 1);
+        assert_eq!(hw.bank_degree(&lanes(|t| t), Footprint::element(16)), 4);
+        // float4 at stride 2 (every other element): each phase's 8 lanes
+        // cover 64 words, 2 per bank: 2 wavefronts per phase, 4 more
+        // than the ideal 4.
+        assert_eq!(c(&lanes(|t| 2 * t), Footprint::element(16)), 5);
+        // Every phase reading the same two float4s of one bank pair (lanes
+        // t and t + 2 of a phase at elements 0 and 8): each phase 2-way,
+        // although the warp as a whole touches only 8 words of 4 banks,
+        // 2 per bank.
+        let same = lanes(|t| if t % 2 == 0 { 0 } else { 8 });
+        assert_eq!(hw.bank_degree(&same, Footprint::element(16)), 2);
+        assert_eq!(c(&same, Footprint::element(16)), 5);
+        assert!(hw.conflicts_of_degree(2, 16) >= 5);
+        // Inactive lanes: only lanes 0 and 8 (two phases), both conflict
+        // free.
+        assert_eq!(hw.conflicts(&[0, 8], &[0, 1], Footprint::element(16)), 1);
+        // `.y` of consecutive float4s: a 4-byte access, one phase; words
+        // 1, 5, 9, …, 125 fall in 8 banks, 4 lanes each.
         let y = Footprint {
             stride: 16,
             offset: 4,
             width: 4,
         };
-        assert_eq!(hw.conflicts(&lanes(|t| t), y), 4);
+        assert_eq!(c(&lanes(|t| t), y), 4);
+        assert_eq!(hw.phases(4), 1);
+        assert_eq!((hw.phases(8), hw.phases(16)), (2, 4));
     }
 
     #[test]

@@ -73,8 +73,9 @@ pub struct Array {
     pub name: String,
     /// Memory space (`Device` for pointer parameters: global memory).
     pub space: Space,
-    /// Type of every scalar component of an element (an array of structs
-    /// or vectors has components of one scalar type).
+    /// Type of an element of a scalar array; for an array of structs or
+    /// vectors, the type of the first component (each component has its
+    /// own: [`Array::slot_type`]).
     pub elem: Scalar,
     /// Where an element's components lie in memory.
     pub layout: Layout,
@@ -91,15 +92,18 @@ pub struct Array {
 }
 
 /// The memory layout of one array element (C layout): its size and the
-/// byte offset of each scalar component ("slot"). A scalar array has one
-/// slot; a `float4` array four at 0, 4, 8, 12 in 16 bytes; an array of
-/// `struct { int a; int b; }` two at 0 and 4 in 8 bytes.
+/// byte offset and scalar type of each component ("slot"). A scalar array
+/// has one slot; a `float4` array four `float`s at 0, 4, 8, 12 in 16
+/// bytes; an array of `struct { int a; double b; }` an `int` at 0 and a
+/// `double` at 8 in 16 bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     /// Bytes per element (with padding).
     pub size: u32,
     /// Byte offset of each component.
     pub offsets: Vec<u32>,
+    /// Scalar type of each component.
+    pub types: Vec<Scalar>,
     /// Name of each component (`x`, `pos.y`; empty for a scalar).
     pub names: Vec<String>,
 }
@@ -110,6 +114,7 @@ impl Layout {
         Layout {
             size: elem.size(),
             offsets: vec![0],
+            types: vec![elem],
             names: vec![String::new()],
         }
     }
@@ -117,6 +122,11 @@ impl Layout {
     /// Number of scalar components per element.
     pub fn slots(&self) -> usize {
         self.offsets.len()
+    }
+
+    /// Whether every component has one scalar type.
+    pub fn is_uniform(&self) -> bool {
+        self.types.windows(2).all(|w| w[0] == w[1])
     }
 
     /// The components of field `name` (all of a nested struct's or
@@ -136,6 +146,11 @@ impl Array {
     /// Whether elements are scalars (not structs or vectors).
     pub fn is_scalar(&self) -> bool {
         self.layout.slots() == 1
+    }
+
+    /// The scalar type of component `slot` of an element.
+    pub fn slot_type(&self, slot: usize) -> Scalar {
+        self.layout.types[slot]
     }
 
     /// The bytes a lane touches at the site `s` of this array.

@@ -9,6 +9,11 @@
 //! that many bytes, as the hardware's 64- and 128-bit loads make it;
 //! `float3`, `int3`, `uint3` and `dim3` (aligned like their components)
 //! and the scalar fields of a struct are one access each.
+//!
+//! Each component keeps its own scalar type ([`Record::types`]), so a
+//! struct may mix `int`, `float`, `double` and `char` fields: an array of
+//! them stores one value per component, each read and written with its
+//! field's C semantics.
 
 use std::sync::Arc;
 
@@ -27,8 +32,8 @@ pub struct Record {
     pub fields: Vec<Field>,
     /// Byte offset of each scalar component, in memory order.
     pub offsets: Vec<u32>,
-    /// The scalar type every component has.
-    pub elem: Scalar,
+    /// The scalar type of each component, in memory order.
+    pub types: Vec<Scalar>,
     /// The memory accesses of a whole copy, in memory order.
     pub pieces: Vec<Piece>,
 }
@@ -134,7 +139,7 @@ impl Record {
                 })
                 .collect(),
             offsets: (0..n as u32).map(|i| e * i).collect(),
-            elem,
+            types: vec![elem; n],
             pieces: (0..n)
                 .step_by(per_piece)
                 .map(|s| Piece {
@@ -149,8 +154,7 @@ impl Record {
 
     /// A struct of `fields` in C layout: each field at the next multiple
     /// of its alignment, the size rounded up to the largest alignment.
-    /// Every scalar component must have one type (copper stores an array
-    /// of structs as one scalar type).
+    /// Fields may have different scalar types.
     pub fn structure(name: &str, fields: Vec<(String, FieldType)>) -> Result<Record, String> {
         let mut out = Record {
             name: name.to_string(),
@@ -158,10 +162,9 @@ impl Record {
             align: 1,
             fields: Vec::new(),
             offsets: Vec::new(),
-            elem: Scalar::I32,
+            types: Vec::new(),
             pieces: Vec::new(),
         };
-        let mut elem: Option<Scalar> = None;
         for (fname, ty) in fields {
             if out.fields.iter().any(|f| f.name == fname) {
                 return Err(format!("struct `{name}` has two fields named `{fname}`"));
@@ -169,9 +172,9 @@ impl Record {
             let (size, align) = ty.size_align();
             let offset = out.size.next_multiple_of(align);
             let slot = out.offsets.len();
-            let (field_elem, inner_offsets, inner_pieces) = match &ty {
+            let (inner_types, inner_offsets, inner_pieces) = match &ty {
                 FieldType::Scalar(s) => (
-                    *s,
+                    vec![*s],
                     vec![0],
                     vec![Piece {
                         slot: 0,
@@ -180,18 +183,9 @@ impl Record {
                         bytes: size,
                     }],
                 ),
-                FieldType::Record(r) => (r.elem, r.offsets.clone(), r.pieces.clone()),
+                FieldType::Record(r) => (r.types.clone(), r.offsets.clone(), r.pieces.clone()),
             };
-            match elem {
-                Some(e) if e != field_elem => {
-                    return Err(format!(
-                        "struct `{name}` mixes `{}` and `{}` fields; copper supports structs whose scalar fields all have one type",
-                        e.c_name(),
-                        field_elem.c_name()
-                    ))
-                }
-                _ => elem = Some(field_elem),
-            }
+            out.types.extend(inner_types);
             out.offsets.extend(inner_offsets.iter().map(|o| o + offset));
             out.pieces.extend(inner_pieces.iter().map(|p| Piece {
                 slot: p.slot + slot,
@@ -207,10 +201,9 @@ impl Record {
             out.size = offset + size;
             out.align = out.align.max(align);
         }
-        let Some(elem) = elem else {
+        if out.fields.is_empty() {
             return Err(format!("struct `{name}` has no fields"));
-        };
-        out.elem = elem;
+        }
         out.size = out.size.next_multiple_of(out.align);
         Ok(out)
     }
@@ -227,6 +220,7 @@ impl Record {
         Layout {
             size: self.size,
             offsets: self.offsets.clone(),
+            types: self.types.clone(),
             names,
         }
     }
@@ -264,7 +258,7 @@ mod tests {
         // Three 4-byte accesses.
         assert_eq!(f3.pieces.len(), 3);
         let c4 = Record::vector("uchar4").unwrap();
-        assert_eq!((c4.size, c4.align, c4.elem), (4, 4, Scalar::U8));
+        assert_eq!((c4.size, c4.align, c4.types[0]), (4, 4, Scalar::U8));
         assert_eq!(c4.pieces.len(), 1);
         let d2 = Record::vector("double2").unwrap();
         assert_eq!((d2.size, d2.align), (16, 16));
@@ -306,14 +300,82 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.size, p.align), (16, 4));
-        // A char then an int would mix types: refused with a reason.
-        let mixed = Record::structure(
-            "M",
+    }
+
+    fn scalar(name: &str, s: Scalar) -> (String, FieldType) {
+        (name.into(), FieldType::Scalar(s))
+    }
+
+    fn vector(name: &str, v: &str) -> (String, FieldType) {
+        (
+            name.into(),
+            FieldType::Record(Arc::new(Record::vector(v).unwrap())),
+        )
+    }
+
+    /// Mixed structs, laid out as nvcc lays them out (the same structs are
+    /// checked with `static_assert` in `testdata/struct_layouts.cu`).
+    #[test]
+    fn mixed_structs_follow_c() {
+        // struct Node { int start; int degree; float weight; }: 12 bytes.
+        let node = Record::structure(
+            "Node",
             vec![
-                ("c".into(), FieldType::Scalar(Scalar::I8)),
-                ("i".into(), FieldType::Scalar(Scalar::I32)),
+                scalar("start", Scalar::I32),
+                scalar("degree", Scalar::I32),
+                scalar("weight", Scalar::F32),
             ],
-        );
-        assert!(mixed.unwrap_err().contains("mixes"));
+        )
+        .unwrap();
+        assert_eq!((node.size, node.align), (12, 4));
+        assert_eq!(node.types, vec![Scalar::I32, Scalar::I32, Scalar::F32]);
+        // struct Particle { float3 pos; float3 vel; float mass; int id; }:
+        // 32 bytes, the int at 28.
+        let p = Record::structure(
+            "Particle",
+            vec![
+                vector("pos", "float3"),
+                vector("vel", "float3"),
+                scalar("mass", Scalar::F32),
+                scalar("id", Scalar::I32),
+            ],
+        )
+        .unwrap();
+        assert_eq!((p.size, p.align), (32, 4));
+        assert_eq!(p.field("id").unwrap().offset, 28);
+        assert_eq!(p.types[6..], [Scalar::F32, Scalar::I32]);
+        // struct Mixed { char tag; double value; int count; }: the double
+        // aligned to 8, then the int, then 4 bytes of tail padding.
+        let m = Record::structure(
+            "Mixed",
+            vec![
+                scalar("tag", Scalar::I8),
+                scalar("value", Scalar::F64),
+                scalar("count", Scalar::I32),
+            ],
+        )
+        .unwrap();
+        assert_eq!((m.size, m.align), (24, 8));
+        assert_eq!(m.offsets, vec![0, 8, 16]);
+        // struct Tagged { int key; float2 uv; }: the float2 aligned to 8.
+        let t = Record::structure(
+            "Tagged",
+            vec![scalar("key", Scalar::I32), vector("uv", "float2")],
+        )
+        .unwrap();
+        assert_eq!((t.size, t.align), (16, 8));
+        assert_eq!(t.offsets, vec![0, 8, 12]);
+        let bytes: Vec<u32> = t.pieces.iter().map(|p| p.bytes).collect();
+        assert_eq!(bytes, vec![4, 8]);
+        // struct Pair { short lo; unsigned char flag; }: 4 bytes.
+        let pair = Record::structure(
+            "Pair",
+            vec![scalar("lo", Scalar::I16), scalar("flag", Scalar::U8)],
+        )
+        .unwrap();
+        assert_eq!((pair.size, pair.align), (4, 2));
+        assert!(Record::structure("E", vec![])
+            .unwrap_err()
+            .contains("no fields"));
     }
 }

@@ -1,11 +1,12 @@
 //! Shared-memory bank conflicts: every shared access whose worst-case
-//! conflict degree (most distinct words one bank serves in one warp
-//! request, `crate::absint::memory::conflicts`) is above 1.
+//! conflict degree (one plus the wavefronts beyond one per phase of a warp
+//! request, `crate::absint::memory::conflicts`) is above what consecutive
+//! lanes at consecutive elements take.
 
 use crate::absint::deps::{Coef, Dep};
 use crate::absint::memory::conflicts;
 use crate::bound::Prepared;
-use crate::cost::Hardware;
+use crate::cost::{Footprint, Hardware};
 use crate::ir::Kernel;
 
 use super::{Code, Finding};
@@ -60,13 +61,17 @@ pub fn findings(
         let fp = array.footprint(site);
         let len = array.fixed_len();
         let degree = conflicts(dep, fp, len, hw, block);
-        // Accesses wider than a bank word need several words per bank
-        // even when consecutive (a warp of float4s: 4).
+        // The degree of the same access by consecutive lanes at
+        // consecutive elements: 1 for the default hardware at any width
+        // (wider accesses are served in phases).
         let lanes = block.map_or(hw.warp_size as u64, |b| {
             b.iter().product::<u64>().min(hw.warp_size as u64)
         });
-        let words = fp.width.div_ceil(hw.bank_bytes) as u64;
-        let ideal = (lanes * words).div_ceil(hw.banks as u64).max(1);
+        let ids: Vec<usize> = (0..lanes as usize).collect();
+        let consecutive: Vec<i64> = (0..lanes as i64).collect();
+        let ideal = hw
+            .conflicts(&ids, &consecutive, Footprint::element(fp.width))
+            .max(1);
         if degree <= ideal {
             continue;
         }

@@ -119,7 +119,7 @@ fn with_random_data(kernel: &Kernel, spec: &LaunchSpec) -> LaunchSpec {
             .arrays
             .iter()
             .find(|k| &k.name == name)
-            .is_some_and(|k| k.elem.is_float());
+            .is_some_and(|k| k.layout.types.iter().all(|t| t.is_float()));
         a.init = InitKind::Random;
         a.seed = a.seed.wrapping_add(0x5eed);
         (a.min, a.max) = if float { (-2.0, 2.0) } else { (0.0, 9.0) };

@@ -139,21 +139,24 @@ pub const MAX_ELEMENTS: u64 = 1 << 25;
 /// costs per warp do not need more blocks.
 pub const MAX_THREADS: u64 = 1 << 26;
 
-/// The contents of an array: element type and bit patterns (8 bytes per
-/// element, so large launches stay affordable).
+/// The contents of an array: the scalar type of each component of an
+/// element, and one bit pattern per component (8 bytes each, so large
+/// launches stay affordable). A scalar array has one type; an array of
+/// structs stores its components in memory order (`a[0].x, a[0].y, …,
+/// a[1].x, …`), component `k` of every element of type `types[k]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArrayData {
-    /// Element type.
-    pub elem: Scalar,
+    /// Type of each component of an element.
+    pub types: Vec<Scalar>,
     /// Bit patterns ([`Value::to_bits`]).
     pub bits: Vec<u64>,
 }
 
 impl ArrayData {
-    /// An array holding `values`, converted to `elem`.
+    /// A scalar array holding `values`, converted to `elem`.
     pub fn from_values(elem: Scalar, values: impl IntoIterator<Item = Value>) -> ArrayData {
         ArrayData {
-            elem,
+            types: vec![elem],
             bits: values
                 .into_iter()
                 .map(|v| v.convert(elem).to_bits())
@@ -161,12 +164,17 @@ impl ArrayData {
         }
     }
 
-    /// Element `i`.
-    pub fn get(&self, i: usize) -> Value {
-        Value::from_bits(self.bits[i], self.elem)
+    /// The type of stored value `i`.
+    pub fn type_at(&self, i: usize) -> Scalar {
+        self.types[i % self.types.len()]
     }
 
-    /// Number of elements.
+    /// Stored value `i` (component `i % types.len()` of an element).
+    pub fn get(&self, i: usize) -> Value {
+        Value::from_bits(self.bits[i], self.type_at(i))
+    }
+
+    /// Number of stored values (elements times components).
     pub fn len(&self) -> usize {
         self.bits.len()
     }
@@ -176,9 +184,9 @@ impl ArrayData {
         self.bits.is_empty()
     }
 
-    /// The elements as values.
+    /// The stored values, in memory order.
     pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
-        self.bits.iter().map(|&b| Value::from_bits(b, self.elem))
+        (0..self.bits.len()).map(|i| self.get(i))
     }
 }
 
@@ -402,16 +410,19 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, In
 
 /// Initial contents of array `a`'s storage. `len` elements of a struct
 /// or vector array are `len` times its components, filled in memory order
-/// (`a[0].x, a[0].y, …, a[1].x, …`); then each `fields.NAME` fill
-/// replaces the components of field `NAME` (all of a nested struct's),
-/// element by element.
+/// (`a[0].x, a[0].y, …, a[1].x, …`) as one sequence, each value converted
+/// to its component's type (a random fill draws each value as its
+/// component's type would: a `float` field gets a real, an `int` field an
+/// integer); then each `fields.NAME` fill replaces the components of
+/// field `NAME` (all of a nested struct's), element by element, the same
+/// way.
 fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, InputError> {
     let slots = a.layout.slots();
     let whole = params::ArraySpec {
         len: s.len.saturating_mul(slots as u64),
         ..s.clone()
     };
-    let mut data = fill(&whole, a.elem)?;
+    let mut data = fill_typed(&whole, &a.layout.types)?;
     for (name, f) in &s.fields {
         let hit = a.layout.field_slots(name);
         if hit.is_empty() {
@@ -421,7 +432,8 @@ fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, 
                 components: a.layout.names.join(", "),
             });
         }
-        let values = fill(&f.spec(s.len.saturating_mul(hit.len() as u64)), a.elem)?;
+        let types: Vec<Scalar> = hit.iter().map(|&k| a.slot_type(k)).collect();
+        let values = fill_typed(&f.spec(s.len.saturating_mul(hit.len() as u64)), &types)?;
         let mut next = values.bits.into_iter();
         for i in 0..s.len as usize {
             for &k in &hit {
@@ -432,6 +444,40 @@ fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, 
         }
     }
     Ok(data)
+}
+
+/// `s.len` values filled as [`fill`] fills them, value `i` of type
+/// `types[i % types.len()]`: the fill of each distinct type, picked per
+/// value (a random fill draws one number per value whatever its type, so
+/// this is one sequence).
+pub fn fill_typed(s: &params::ArraySpec, types: &[Scalar]) -> Result<ArrayData, InputError> {
+    let mut distinct: Vec<Scalar> = Vec::new();
+    for t in types {
+        if !distinct.contains(t) {
+            distinct.push(*t);
+        }
+    }
+    let mut per_type = Vec::new();
+    for &t in &distinct {
+        per_type.push(fill(s, t)?.bits);
+    }
+    let which: Vec<usize> = types
+        .iter()
+        .map(|t| distinct.iter().position(|d| d == t).unwrap_or(0))
+        .collect();
+    if let [bits] = per_type.as_mut_slice() {
+        return Ok(ArrayData {
+            types: types.to_vec(),
+            bits: std::mem::take(bits),
+        });
+    }
+    let bits = (0..s.len as usize)
+        .map(|i| per_type[which[i % which.len()]][i])
+        .collect();
+    Ok(ArrayData {
+        types: types.to_vec(),
+        bits,
+    })
 }
 
 /// Initial contents of an array.
@@ -470,7 +516,10 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, InputError
                 .collect()
         }
     };
-    Ok(ArrayData { elem, bits })
+    Ok(ArrayData {
+        types: vec![elem],
+        bits,
+    })
 }
 
 /// What one block produced.
@@ -552,10 +601,16 @@ pub fn simulate_owned(
             _ => {
                 let data: Vec<AtomicU64> = match inputs.arrays.remove(&a.name) {
                     // Same size and alignment: collected in place.
-                    Some(v) if v.elem == a.elem => v.bits.into_iter().map(AtomicU64::new).collect(),
+                    Some(v) if v.types == a.layout.types => {
+                        v.bits.into_iter().map(AtomicU64::new).collect()
+                    }
                     Some(v) => v
                         .values()
-                        .map(|x| AtomicU64::new(x.convert(a.elem).to_bits()))
+                        .enumerate()
+                        .map(|(i, x)| {
+                            let ty = a.slot_type(i % a.layout.slots());
+                            AtomicU64::new(x.convert(ty).to_bits())
+                        })
                         .collect(),
                     None if a.param.is_some() => {
                         return Err(setup_error(format!(
@@ -564,11 +619,13 @@ pub fn simulate_owned(
                         )))
                     }
                     None => {
-                        let len = a.fixed_len().unwrap_or(1) as usize * a.layout.slots();
-                        let zero = Value::ZERO.convert(a.elem);
+                        let slots = a.layout.slots();
+                        let len = a.fixed_len().unwrap_or(1) as usize * slots;
                         (0..len)
                             .map(|i| {
-                                AtomicU64::new(a.init.get(i).copied().unwrap_or(zero).to_bits())
+                                let ty = a.slot_type(i % slots);
+                                let v = a.init.get(i).copied().unwrap_or(Value::ZERO);
+                                AtomicU64::new(v.convert(ty).to_bits())
                             })
                             .collect()
                     }
@@ -579,7 +636,7 @@ pub fn simulate_owned(
                     Vec::new()
                 };
                 globals.push(GlobalArray {
-                    elem: a.elem,
+                    types: a.layout.types.clone(),
                     data,
                     touched,
                 });
@@ -664,7 +721,7 @@ pub fn simulate_owned(
             let arr = globals[g].take()?;
             let bits = arr.data.into_iter().map(AtomicU64::into_inner).collect();
             let data = ArrayData {
-                elem: arr.elem,
+                types: arr.types,
                 bits,
             };
             Some(((kernel.arrays[a].name.clone(), data), accessed[a]))

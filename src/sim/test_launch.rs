@@ -195,9 +195,11 @@ pub fn uses(k: &Kernel, b: Builtin) -> bool {
 }
 
 /// `len` elements of random data for array `arr`, as test launches fill
-/// them: floating-point values in [-2, 2], integers in [0, 9].
+/// them: floating-point values in [-2, 2], integers in [0, 9] (an array of
+/// structs with an integer field: every field in [0, 9], so that integer
+/// fields used as indices are not negative).
 pub fn random_array(arr: &Array, len: u64, seed: u64) -> ArraySpec {
-    let (min, max) = if arr.elem.is_float() {
+    let (min, max) = if arr.layout.types.iter().all(|t| t.is_float()) {
         (-2.0, 2.0)
     } else {
         (0.0, 9.0)

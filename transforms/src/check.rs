@@ -12,8 +12,8 @@ use copper::cuda::ast::{BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
-use copper::ir::Scalar;
 use copper::ir::Kernel;
+use copper::ir::Scalar;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
     run_original, synthesized, Fail, Run, STEP_BUDGET, SYNTH_STEP_BUDGET,
@@ -293,14 +293,15 @@ pub fn reassociation_tolerance(n: u64, epsilon: f64, magnitude: f64) -> f64 {
 /// terms per element may: floating-point elements within
 /// [`reassociation_tolerance`], everything else bit for bit.
 fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
-    let epsilon = match want.elem {
-        Scalar::F32 => f64::from(f32::EPSILON),
-        Scalar::F64 => f64::EPSILON,
-        _ => return got == want,
-    };
-    got.elem == want.elem
+    got.types == want.types
         && got.len() == want.len()
-        && got.values().zip(want.values()).all(|(g, w)| {
+        && (0..want.len()).all(|i| {
+            let (g, w) = (got.get(i), want.get(i));
+            let epsilon = match want.types[i % want.types.len()] {
+                Scalar::F32 => f64::from(f32::EPSILON),
+                Scalar::F64 => f64::EPSILON,
+                _ => return g.to_bits() == w.to_bits(),
+            };
             let (g, w) = (g.as_f64(), w.as_f64());
             g.to_bits() == w.to_bits()
                 || (g - w).abs() <= reassociation_tolerance(n, epsilon, g.abs().max(w.abs()))

@@ -42,8 +42,8 @@ use copper::absint::deps::Coef;
 use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
-use copper::ir::sync::{sync_kind, Sync};
 use copper::cuda::relaunch::{self, swapped};
+use copper::ir::sync::{sync_kind, Sync};
 use copper::ir::Kernel;
 use copper::source::Span;
 

@@ -131,3 +131,38 @@ static inline bool copper_compare(const char *copper_name, const CopperT *copper
     }
     return copper_bad == 0;
 }
+
+// Compares one field of two versions of an array of structs held as bytes
+// (`copper_count` elements of `copper_stride` bytes, the field of type
+// CopperT at `copper_offset`), like copper_compare.
+template <typename CopperT>
+static inline bool copper_compare_field(const char *copper_name, const unsigned char *copper_expected,
+                                        const unsigned char *copper_actual, size_t copper_count,
+                                        size_t copper_stride, size_t copper_offset) {
+    size_t copper_bad = 0;
+    size_t copper_first = 0;
+    CopperT copper_first_expected{};
+    CopperT copper_first_actual{};
+    for (size_t copper_i = 0; copper_i < copper_count; ++copper_i) {
+        CopperT copper_e;
+        CopperT copper_a;
+        std::memcpy(&copper_e, copper_expected + copper_i * copper_stride + copper_offset, sizeof(CopperT));
+        std::memcpy(&copper_a, copper_actual + copper_i * copper_stride + copper_offset, sizeof(CopperT));
+        if (!copper_same(copper_e, copper_a)) {
+            if (copper_bad == 0) {
+                copper_first = copper_i;
+                copper_first_expected = copper_e;
+                copper_first_actual = copper_a;
+            }
+            ++copper_bad;
+        }
+    }
+    if (copper_bad > 0) {
+        std::printf("  %s: %zu of %zu elements differ; first at index %zu: original %.9g, "
+                    "optimized %.9g\n",
+                    copper_name, copper_bad, copper_count, copper_first,
+                    static_cast<double>(copper_first_expected),
+                    static_cast<double>(copper_first_actual));
+    }
+    return copper_bad == 0;
+}

@@ -82,8 +82,12 @@ struct CopperArray {
         COPPER_CHECK(cudaMemcpy(copper_expected, copper_dev, copper_bytes(), cudaMemcpyDeviceToHost));
     }
 
-    bool copper_matches() {
+    void copper_download() {
         COPPER_CHECK(cudaMemcpy(copper_actual, copper_dev, copper_bytes(), cudaMemcpyDeviceToHost));
+    }
+
+    bool copper_matches() {
+        copper_download();
         return copper_compare(copper_name, copper_expected, copper_actual, copper_len);
     }
 };

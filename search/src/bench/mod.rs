@@ -17,7 +17,7 @@ use copper::cuda::ast::{BaseType, Function, Type};
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
-use copper::ir::{Param, Scalar, Value};
+use copper::ir::{Layout, Param, Scalar, Value};
 use copper::sim::params::{ArraySpec, LaunchSpec};
 
 /// What a rewritten kernel is called in the program: `NAME_copper`.
@@ -191,6 +191,11 @@ struct ArrayPlan {
     cast: Option<String>,
     /// Per-field fills: the field's components and its fill.
     fields: Vec<(Vec<usize>, ArraySpec)>,
+    /// For an array of structs whose fields have different types or
+    /// padding: its C layout. The host buffer is then bytes (`slots` is
+    /// the element's size), each component written and compared at its
+    /// offset with its own type.
+    bytes: Option<Layout>,
 }
 
 /// One argument of the kernel, in parameter order.
@@ -266,26 +271,26 @@ impl Plan {
                     let arr = &kernel.arrays[*a];
                     let spec = array_spec(&p.name)?;
                     let base = instantiated(f, &p.ty.base);
-                    let (ctype, cast) = if arr.is_scalar() {
-                        (print::type_name(&Type::scalar(base)), None)
-                    } else {
-                        let dense = arr.layout.size as u64
+                    let dense = arr.layout.is_uniform()
+                        && arr.layout.size as u64
                             == arr.layout.slots() as u64 * arr.elem.size() as u64;
-                        if !dense {
-                            return Err(format!(
-                                "parameter `{}` of `{name}` points to `{}` values with padding; copper bench fills struct arrays only when they have none",
-                                p.name,
-                                p.ty.base.c_name()
-                            ));
-                        }
-                        (
-                            arr.elem.c_name().to_string(),
-                            Some(print::type_name(&Type::scalar(base))),
-                        )
+                    let (ctype, cast, elem, slots, bytes) = if arr.is_scalar() {
+                        let ctype = print::type_name(&Type::scalar(base));
+                        (ctype, None, arr.elem, 1, None)
+                    } else if dense {
+                        let cast = Some(print::type_name(&Type::scalar(base)));
+                        let slots = arr.layout.slots() as u64;
+                        (arr.elem.c_name().to_string(), cast, arr.elem, slots, None)
+                    } else {
+                        // Mixed fields or padding: a byte buffer.
+                        let cast = Some(print::type_name(&Type::scalar(base)));
+                        let layout = Some(arr.layout.clone());
+                        let size = arr.layout.size as u64;
+                        ("unsigned char".into(), cast, Scalar::U8, size, layout)
                     };
                     arrays.push(ArrayPlan {
                         name: p.name.clone(),
-                        elem: arr.elem,
+                        elem,
                         ctype,
                         global: false,
                         fields: spec
@@ -294,8 +299,9 @@ impl Plan {
                             .map(|(f, fill)| (arr.layout.field_slots(f), fill.spec(0)))
                             .collect(),
                         spec,
-                        slots: arr.layout.slots() as u64,
+                        slots,
                         cast,
+                        bytes,
                     });
                     args.push(Arg::Array(arrays.len() - 1));
                 }
@@ -338,6 +344,7 @@ impl Plan {
                     slots: 1,
                     cast: None,
                     fields: Vec::new(),
+                    bytes: None,
                 });
             }
         }
@@ -405,17 +412,28 @@ impl Plan {
                 "    CopperArray<{}> {var}(\"{}\", copper_len_{});\n",
                 a.ctype, a.name, a.name
             ));
-            let fill = cxx::fill(
-                &a.spec,
-                a.elem,
-                &a.ctype,
-                &format!("{var}.copper_init"),
-                &format!("copper_len_{}", a.name),
-            )
-            .map_err(|e| format!("array `{}` of `{name}`: {e}", a.name))?;
-            body.push_str(&format!("    {fill}\n"));
-            for (slots, spec) in &a.fields {
-                body.push_str(&self.field_fill(a, slots, spec)?);
+            match &a.bytes {
+                Some(layout) => {
+                    let all: Vec<usize> = (0..layout.slots()).collect();
+                    body.push_str(&self.byte_fill(a, layout, &all, &a.spec)?);
+                    for (slots, spec) in &a.fields {
+                        body.push_str(&self.byte_fill(a, layout, slots, spec)?);
+                    }
+                }
+                None => {
+                    let fill = cxx::fill(
+                        &a.spec,
+                        a.elem,
+                        &a.ctype,
+                        &format!("{var}.copper_init"),
+                        &format!("copper_len_{}", a.name),
+                    )
+                    .map_err(|e| format!("array `{}` of `{name}`: {e}", a.name))?;
+                    body.push_str(&format!("    {fill}\n"));
+                    for (slots, spec) in &a.fields {
+                        body.push_str(&self.field_fill(a, slots, spec)?);
+                    }
+                }
             }
             if a.global {
                 body.push_str(&format!("    {var}.copper_bind({});\n", a.name));
@@ -483,10 +501,7 @@ impl Plan {
                 body.push_str("    copper_run_checked(copper_reset, copper_optimized);\n");
                 body.push_str("    bool copper_match = true;\n");
                 for a in &self.arrays {
-                    body.push_str(&format!(
-                        "    copper_match = copper_a_{}.copper_matches() && copper_match;\n",
-                        a.name
-                    ));
+                    body.push_str(&compare(a));
                 }
                 body.push_str("    CopperStats copper_original_stats = copper_time(copper_reset, copper_original);\n");
                 body.push_str("    CopperStats copper_optimized_stats = copper_time(copper_reset, copper_optimized);\n");
@@ -542,6 +557,56 @@ impl Plan {
         ))
     }
 
+    /// The statements that fill components `slots` of every element of
+    /// the byte buffer of struct array `a` (C layout `layout`) as `spec`
+    /// says, as the simulator does: per component type, the fill of the
+    /// whole sequence of those components in that type, each value copied
+    /// to its component's offset.
+    fn byte_fill(
+        &self,
+        a: &ArrayPlan,
+        layout: &Layout,
+        slots: &[usize],
+        spec: &ArraySpec,
+    ) -> Result<String, String> {
+        let k = slots.len();
+        let var = format!("copper_a_{}", a.name);
+        let elems = format!("(copper_len_{} / {})", a.name, layout.size);
+        let mut types: Vec<Scalar> = Vec::new();
+        for &s in slots {
+            if !types.contains(&layout.types[s]) {
+                types.push(layout.types[s]);
+            }
+        }
+        let mut out = String::new();
+        for ty in types {
+            let ctype = ty.c_name();
+            let fill = cxx::fill(
+                spec,
+                ty,
+                ctype,
+                "copper_f.data()",
+                &format!("{elems} * {k}"),
+            )
+            .map_err(|e| format!("array `{}` of `{}`: {e}", a.name, self.name))?;
+            let scatter: String = slots
+                .iter()
+                .enumerate()
+                .filter(|&(_, &s)| layout.types[s] == ty)
+                .map(|(j, &s)| {
+                    format!(
+                        " std::memcpy({var}.copper_init + copper_i * {} + {}, &copper_f[copper_i * {k} + {j}], sizeof({ctype}));",
+                        layout.size, layout.offsets[s]
+                    )
+                })
+                .collect();
+            out.push_str(&format!(
+                "    {{ std::vector<{ctype}> copper_f({elems} * {k}); {fill} for (size_t copper_i = 0; copper_i < {elems}; ++copper_i) {{{scatter} }} }}\n"
+            ));
+        }
+        Ok(out)
+    }
+
     /// The call in `main` that benchmarks launch `spec` (checked).
     fn call(&self, spec: &LaunchSpec) -> Result<String, String> {
         let shape = spec.shape()?;
@@ -572,6 +637,30 @@ impl Plan {
             values.join(", ")
         ))
     }
+}
+
+/// The statements that compare the two versions of array `a`: element by
+/// element, or for a byte buffer of structs, field by field in each
+/// field's type.
+fn compare(a: &ArrayPlan) -> String {
+    let var = format!("copper_a_{}", a.name);
+    let Some(layout) = &a.bytes else {
+        return format!("    copper_match = {var}.copper_matches() && copper_match;\n");
+    };
+    let mut out = format!("    {var}.copper_download();\n");
+    for k in 0..layout.slots() {
+        out.push_str(&format!(
+            "    copper_match = copper_compare_field<{}>(\"{}.{}\", {var}.copper_expected, {var}.copper_actual, copper_len_{} / {}, {}, {}) && copper_match;\n",
+            layout.types[k].c_name(),
+            a.name,
+            layout.names[k],
+            a.name,
+            layout.size,
+            layout.size,
+            layout.offsets[k]
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

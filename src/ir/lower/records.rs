@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
+use super::globals::flatten_init;
+use super::inline::callee;
 use super::*;
+use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::record::{FieldType, Record};
 
 /// Where a struct or vector value, or a field of one, lives.
@@ -99,7 +102,9 @@ impl Lowerer<'_> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span) {
                 Ok(Binding::Rec { rec, .. }) => Some(FieldType::Record(rec)),
-                Ok(Binding::Cell(a)) => self.records.get(&a).cloned().map(FieldType::Record),
+                Ok(Binding::Cell(a) | Binding::Elem { array: a, .. }) => {
+                    self.records.get(&a).cloned().map(FieldType::Record)
+                }
                 Ok(_) => None,
                 Err(_) => builtin_vector(n).map(|(r, _)| FieldType::Record(Arc::new(r))),
             },
@@ -128,12 +133,23 @@ impl Lowerer<'_> {
                 };
                 rec.field(field).map(|f| f.ty.clone())
             }
-            A::Call(n, _) => n
-                .strip_prefix("make_")
-                .and_then(Record::vector)
-                .map(|r| FieldType::Record(Arc::new(r))),
+            A::Call(n, _) => match n.strip_prefix("make_").and_then(Record::vector) {
+                Some(r) => Some(FieldType::Record(Arc::new(r))),
+                None => self.returned_record(n).map(FieldType::Record),
+            },
             _ => None,
         }
+    }
+
+    /// The struct or vector type device function `name` returns, if it
+    /// returns one (not for templates, whose return type may depend on
+    /// their arguments).
+    fn returned_record(&mut self, name: &str) -> Option<Arc<Record>> {
+        let f = callee(self.file, name).ok()?.result.as_ref().ok()?;
+        if f.template.is_some() || !f.ret.pointers.is_empty() {
+            return None;
+        }
+        self.record_type(&f.ret, f.meta.span).ok().flatten()
     }
 
     /// The array a pointer expression points into, found without lowering.
@@ -243,6 +259,28 @@ impl Lowerer<'_> {
                 };
                 Ok((place, f.ty.clone()))
             }
+            A::Call(..) => {
+                // A returned value (`cmul(a, b).x`): its components in
+                // variables.
+                let (rec, vals) = self.record_value(e, out)?;
+                let vars: Option<Vec<VarId>> = vals
+                    .iter()
+                    .map(|v| match v.kind {
+                        ExprKind::Var(x) => Some(x),
+                        _ => None,
+                    })
+                    .collect();
+                let vars = match vars {
+                    Some(v) => v,
+                    None => {
+                        let vars = self.record_vars("tmp", &rec, VarKind::Local, span);
+                        let ty = FieldType::Record(rec.clone());
+                        self.write_place(Place::Vars(vars.clone()), &ty, vals, &e.meta, out);
+                        vars
+                    }
+                };
+                Ok((Place::Vars(vars), FieldType::Record(rec)))
+            }
             _ => fail(span, "expected a struct or vector value"),
         }
     }
@@ -273,20 +311,20 @@ impl Lowerer<'_> {
                 offset,
             } => {
                 let index = self.shared_index(index, ty, meta.span, out);
-                let elem = self.k.arrays[array].elem;
                 let mut vals = Vec::new();
                 for p in pieces(ty) {
                     let site = self.site(array, false, meta, offset + p.offset, p.bytes);
                     for k in 0..p.slots {
+                        let slot = slot + p.slot + k;
                         vals.push(Expr {
                             kind: ExprKind::Load(Access {
                                 array,
                                 index: Box::new(index.clone()),
                                 site,
-                                slot: slot + p.slot + k,
+                                slot,
                                 charged: k == 0,
                             }),
-                            ty: elem,
+                            ty: self.k.arrays[array].slot_type(slot),
                         });
                     }
                 }
@@ -381,7 +419,16 @@ impl Lowerer<'_> {
         let span = e.meta.span;
         if let A::Call(name, args) = &e.kind {
             let Some(rec) = name.strip_prefix("make_").and_then(Record::vector) else {
-                return fail(span, format!("`{name}` returns a struct or vector value, which copper does not support yet (only `make_<vector>` calls)"));
+                return match self.inline(name, args, span, out)? {
+                    Returned::Record(rec, vars) => {
+                        let vals = vars.iter().map(|&v| var_expr(&self.k, v)).collect();
+                        Ok((rec, vals))
+                    }
+                    _ => fail(
+                        span,
+                        format!("`{name}` does not return a struct or vector value"),
+                    ),
+                };
             };
             if args.len() != rec.offsets.len() {
                 return fail(
@@ -394,9 +441,9 @@ impl Lowerer<'_> {
                 );
             }
             let mut vals = Vec::new();
-            for a in args {
+            for (a, &ty) in args.iter().zip(&rec.types) {
                 let v = self.expr(a, out)?;
-                vals.push(convert(v, rec.elem));
+                vals.push(convert(v, ty));
             }
             return Ok((Arc::new(rec), vals));
         }
@@ -414,17 +461,140 @@ impl Lowerer<'_> {
                 }
             }
         }
-        if matches!(e.kind, A::Cond(..)) {
-            return fail(
-                span,
-                "a conditional expression of struct or vector type is not supported yet",
-            );
+        if let A::Cond(c, a, b) = &e.kind {
+            return self.record_select(c, a, b, &e.meta, out);
         }
         let (place, ty) = self.place(e, out)?;
         let FieldType::Record(rec) = ty.clone() else {
             return fail(span, "expected a struct or vector value, found a scalar");
         };
         let vals = self.read_place(place, &ty, &e.meta, out);
+        Ok((rec, vals))
+    }
+
+    /// The binding of a reference named `name` of struct or vector type
+    /// `rec` to `e` (`const Particle &p = tile[k]`, a reference
+    /// parameter): the variables of a local, or the array element itself
+    /// (its index evaluated once, here). A `const` reference to a value
+    /// that is not an lvalue (a returned struct) binds to a copy.
+    pub(super) fn record_reference(
+        &mut self,
+        e: &ast::Expr,
+        rec: &Arc<Record>,
+        name: &str,
+        is_const: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Binding> {
+        let span = e.meta.span;
+        if matches!(e.kind, A::Call(..)) {
+            if !is_const {
+                return fail(span, "a non-`const` reference to a returned value");
+            }
+            let (from, vals) = self.record_value(e, out)?;
+            check_compatible(rec, &from, span)?;
+            let vars = self.record_vars(name, rec, VarKind::Local, span);
+            let ty = FieldType::Record(rec.clone());
+            self.write_place(Place::Vars(vars.clone()), &ty, vals, &e.meta, out);
+            return Ok(Binding::Rec {
+                vars,
+                rec: rec.clone(),
+            });
+        }
+        let (place, ty) = self.place(e, out)?;
+        let FieldType::Record(from) = ty else {
+            return fail(
+                span,
+                format!("a `{}` reference bound to a scalar", rec.name),
+            );
+        };
+        check_compatible(rec, &from, span)?;
+        match place {
+            Place::Vars(vars) => Ok(Binding::Rec {
+                vars,
+                rec: rec.clone(),
+            }),
+            Place::Mem {
+                array, index, slot, ..
+            } if slot == 0
+                && self
+                    .records
+                    .get(&array)
+                    .is_some_and(|r| r.name == from.name) =>
+            {
+                let iv = self.new_var(&format!("{name}_index"), Scalar::I64, VarKind::Local, span);
+                out.push(Stmt::Assign {
+                    var: iv,
+                    value: convert(index, Scalar::I64),
+                    span,
+                });
+                Ok(Binding::Elem { array, index: iv })
+            }
+            Place::Mem { .. } => fail(
+                span,
+                "references to a struct or vector member of an array element are not supported",
+            ),
+        }
+    }
+
+    /// `return e;` in an inlined function returning a struct or vector of
+    /// type `rec`, whose result is in `vars`.
+    pub(super) fn record_return(
+        &mut self,
+        e: &ast::Expr,
+        rec: &Arc<Record>,
+        vars: Vec<VarId>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (from, vals) = self.record_value(e, out)?;
+        check_compatible(rec, &from, span)?;
+        let ty = FieldType::Record(rec.clone());
+        self.write_place(Place::Vars(vars), &ty, vals, &e.meta, out);
+        Ok(())
+    }
+
+    /// `c ? a : b` of struct or vector type: each side evaluated only for
+    /// its lanes, as for scalars (one select per component, or an `if`
+    /// into new variables when a side has statements of its own).
+    fn record_select(
+        &mut self,
+        c: &ast::Expr,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        meta: &ast::Meta,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(Arc<Record>, Vec<Expr>)> {
+        let span = meta.span;
+        let cond = self.expr(c, out)?;
+        let mut then = Vec::new();
+        let (rec, av) = self.record_value(a, &mut then)?;
+        let mut els = Vec::new();
+        let (from, bv) = self.record_value(b, &mut els)?;
+        check_compatible(&rec, &from, span)?;
+        if then.is_empty() && els.is_empty() {
+            let cond = self.snapshot(cond, span, out);
+            let vals = av
+                .into_iter()
+                .zip(bv)
+                .zip(&rec.types)
+                .map(|((x, y), &ty)| Expr {
+                    kind: ExprKind::Select(Box::new(cond.clone()), Box::new(x), Box::new(y)),
+                    ty,
+                })
+                .collect();
+            return Ok((rec, vals));
+        }
+        let vars = self.record_vars("tmp", &rec, VarKind::Local, span);
+        let ty = FieldType::Record(rec.clone());
+        self.write_place(Place::Vars(vars.clone()), &ty, av, meta, &mut then);
+        self.write_place(Place::Vars(vars.clone()), &ty, bv, meta, &mut els);
+        out.push(Stmt::If {
+            cond,
+            then,
+            els,
+            span,
+        });
+        let vals = vars.iter().map(|&v| var_expr(&self.k, v)).collect();
         Ok((rec, vals))
     }
 
@@ -472,7 +642,8 @@ impl Lowerer<'_> {
         rec.component_names(name, &mut names);
         names
             .iter()
-            .map(|n| self.new_var(n, rec.elem, kind, span))
+            .zip(&rec.types)
+            .map(|(n, &ty)| self.new_var(n, ty, kind, span))
             .collect()
     }
 
@@ -511,7 +682,7 @@ impl Lowerer<'_> {
                     };
                     out.push(Stmt::Assign {
                         var,
-                        value: convert(value, rec.elem),
+                        value: convert(value, rec.types[i]),
                         span,
                     });
                 }
@@ -538,7 +709,7 @@ fn pieces(ty: &FieldType) -> Vec<crate::ir::record::Piece> {
 /// Whether a value of type `from` can be assigned to `to`: the same type,
 /// or vectors of the same components (`dim3` from `uint3`).
 pub(super) fn check_compatible(to: &Record, from: &Record, span: Span) -> Result<()> {
-    let same_shape = to.offsets == from.offsets && to.elem == from.elem;
+    let same_shape = to.offsets == from.offsets && to.types == from.types;
     let vectors = Record::vector(&to.name).is_some() && Record::vector(&from.name).is_some();
     if to.name == from.name || (same_shape && vectors) {
         Ok(())

@@ -244,9 +244,9 @@ impl<'a> Enc<'a> {
         self.select(z, x, &zero)
     }
 
-    pub(super) fn input_range(&self, array: ArrayId) -> Option<(i128, i128)> {
+    pub(super) fn input_range(&self, array: ArrayId, slot: usize) -> Option<(i128, i128)> {
         let a = &self.kernel.arrays[array];
-        let (lo, hi) = a.elem.range()?;
+        let (lo, hi) = a.slot_type(slot).range()?;
         let declared = a.param.and_then(|_| self.spec.arrays.get(&a.name));
         Some(match declared {
             Some(s) if s.init == InitKind::Random => {
@@ -329,7 +329,7 @@ impl<'a> Enc<'a> {
             ExprKind::Var(v) => self.var(*v, lane),
             ExprKind::Builtin(b) => self.builtin(*b, tid),
             ExprKind::Load(a) => {
-                let Some((lo, hi)) = self.input_range(a.array) else {
+                let Some((lo, hi)) = self.input_range(a.array, a.slot) else {
                     return self.free(ty);
                 };
                 let (v, t) = self.fresh(lo.max(-LARGEST), hi.min(LARGEST));

@@ -98,9 +98,11 @@ impl Block<'_> {
             return;
         }
         let mut buf = [0i64; 32];
+        let mut ids = [0usize; 32];
         let mut k = 0;
         for l in lanes_of(mask) {
             buf[k] = idx[l];
+            ids[k] = l;
             k += 1;
         }
         let active = &buf[..k];
@@ -125,7 +127,7 @@ impl Block<'_> {
                 }
             }
             Storage::Shared(_) => {
-                let n = self.ctx.hw.conflicts(active, fp);
+                let n = self.ctx.hw.conflicts(&ids[..k], active, fp);
                 if write {
                     (n, Counter::SWrite, Counter::SWriteN)
                 } else {
@@ -347,7 +349,7 @@ impl Block<'_> {
             None => None,
         };
         self.charge_access(w, a, &idx, mask, true);
-        let elem = self.ctx.kernel.arrays[a.array].elem;
+        let elem = self.ctx.kernel.arrays[a.array].slot_type(a.slot);
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
             let cur = self.read(w, a.array, self.flat(a, idx[l]), l);

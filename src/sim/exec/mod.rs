@@ -39,9 +39,9 @@ pub enum Storage {
 
 /// A global array of a launch: element bits, shared by all blocks.
 pub struct GlobalArray {
-    /// Element type.
-    pub elem: Scalar,
-    /// Element bit patterns.
+    /// Type of each component of an element.
+    pub types: Vec<Scalar>,
+    /// Bit patterns, one per component of each element.
     pub data: Vec<AtomicU64>,
     /// Which blocks touched each element, when races between blocks are
     /// detected ([`AccessState`]); empty otherwise.

@@ -1,0 +1,342 @@
+//! Inlining of device functions: the callee a (qualified) name denotes,
+//! arguments bound to parameters (by value or by reference), template
+//! instantiation, and `return` as a jump out of the inlined body.
+
+use super::records::Place;
+use super::stmt::contains_jump_to;
+use super::types::TemplateArg;
+use super::*;
+use crate::cuda::ast::{ExprKind as A, UnOp};
+use crate::cuda::template;
+use crate::ir::record::FieldType;
+
+/// Deepest nesting of inlined device functions.
+const MAX_INLINE_DEPTH: usize = 16;
+
+/// `N::f` → `f` (copper looks names up without their namespace).
+pub(super) fn unqualified(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// The device function a call names (`f`, `N::f`): a qualified name must
+/// match the namespace it was declared in; an unqualified one must be
+/// unambiguous.
+pub(super) fn callee<'f>(
+    file: &'f ParsedFile,
+    name: &str,
+) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
+    let short = unqualified(name);
+    let qual = name[..name.len() - short.len()].trim_end_matches("::");
+    let qual = qual.trim_start_matches("::");
+    let found: Vec<_> = file
+        .functions
+        .iter()
+        .filter(|f| f.item.name == short)
+        .filter(|f| {
+            name == short
+                || f.item.namespace == qual
+                || f.item.namespace.ends_with(&format!("::{qual}"))
+        })
+        .collect();
+    match found.as_slice() {
+        [] => Err(format!("call to unknown function `{name}`")),
+        [f] => Ok(f),
+        [f, ..] if found.iter().all(|g| g.item.namespace == f.item.namespace) => Ok(f),
+        _ => Err(format!(
+            "call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)"
+        )),
+    }
+}
+
+impl Lowerer<'_> {
+    pub(super) fn inline(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Returned> {
+        let file = self.file;
+        let (base, targs) = match template::split_name(name) {
+            Some((b, a)) => (b, Some(a)),
+            None => (name, None),
+        };
+        let pf = callee(file, base).map_err(|m| LowerError {
+            offset: span.start,
+            message: m,
+        })?;
+        let f = match &pf.result {
+            Ok(f) => f,
+            Err(d) if pf.item.span.is_included() => {
+                let at = format!("{}:{}:{}", d.file.display(), d.line, d.col);
+                return fail(
+                    span,
+                    format!(
+                        "call to `{name}`, which copper could not read ({at}): {}",
+                        d.message
+                    ),
+                );
+            }
+            Err(d) => {
+                return fail(
+                    span,
+                    format!(
+                        "call to `{name}`, which copper could not read: {}",
+                        d.message
+                    ),
+                )
+            }
+        };
+        if f.kind == FnKind::Global {
+            return fail(span, "kernel launches inside a kernel are not supported");
+        }
+        let template_bindings = match (&f.template, targs) {
+            (Some(t), Some(a)) => {
+                let args = template::arguments(&t.params, a, &crate::cuda::macros::MacroTable::new(&[]))
+                    .map_err(|m| LowerError {
+                        offset: span.start,
+                        message: format!("`{name}`: {m}"),
+                    })?;
+                self.template_bindings(t, &args, span)?
+            }
+            (Some(_), None) => {
+                return fail(
+                    span,
+                    format!("call to template `{name}` without explicit template arguments: copper does not deduce them; write `{name}<…>(…)`"),
+                )
+            }
+            (None, Some(_)) => return fail(span, format!("`{base}` is not a template")),
+            (None, None) => Vec::new(),
+        };
+        if self.frames.iter().any(|fr| fr.name == name) {
+            return fail(
+                span,
+                format!("recursive call to `{name}` (recursion is not supported)"),
+            );
+        }
+        if self.frames.len() >= MAX_INLINE_DEPTH {
+            return fail(
+                span,
+                format!("device functions nested more than {MAX_INLINE_DEPTH} deep"),
+            );
+        }
+        if args.len() != f.params.len() {
+            return fail(
+                span,
+                format!(
+                    "`{name}` takes {} arguments but {} were given",
+                    f.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        // Evaluate arguments in the caller's scope.
+        let mut bindings = Vec::new();
+        // Template arguments are read in the caller; the callee's
+        // parameter types use the callee's.
+        let caller_types = std::mem::take(&mut self.template_types);
+        let mut types = HashMap::new();
+        for (n, a) in &template_bindings {
+            if let TemplateArg::Type(t) = a {
+                types.insert(n.clone(), t.clone());
+            }
+        }
+        self.template_types = types.clone();
+        // Per parameter: its scalar type, or `None` for a reference, a
+        // pointer or a struct/vector (bound below).
+        let mut param_types: Result<Vec<Option<Scalar>>> = Ok(Vec::new());
+        for p in &f.params {
+            let t =
+                if p.ty.is_ref || self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0 {
+                    Ok(None)
+                } else {
+                    match self.record_type(&p.ty, p.meta.span) {
+                        Ok(Some(_)) => Ok(None),
+                        Ok(None) => self.scalar(&p.ty, p.meta.span).map(Some),
+                        Err(e) => Err(e),
+                    }
+                };
+            param_types = param_types.and_then(|mut v| {
+                v.push(t?);
+                Ok(v)
+            });
+        }
+        let ret_record = if f.ret.pointers.is_empty() {
+            self.record_type(&f.ret, f.meta.span)
+        } else {
+            Ok(None)
+        };
+        let ret_type = if f.ret.base == BaseType::Void || !f.ret.pointers.is_empty() {
+            None
+        } else {
+            Some(self.scalar(&f.ret, f.meta.span))
+        };
+        let ref_types: Vec<Option<Scalar>> = f
+            .params
+            .iter()
+            .map(|p| {
+                p.ty.is_ref
+                    .then(|| self.scalar(&p.ty, p.meta.span).ok())
+                    .flatten()
+            })
+            .collect();
+        self.template_types = caller_types;
+        let param_types = param_types?;
+        for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+            if p.ty.is_ref {
+                if !p.ty.pointers.is_empty() {
+                    return fail(p.meta.span, "references to pointers are not supported");
+                }
+                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                    let b = self.record_reference(a, &rec, &p.name, p.ty.is_const, out)?;
+                    bindings.push((p.name.clone(), b));
+                    continue;
+                }
+                // A `const` reference to a value that is not an lvalue binds
+                // to a temporary copy.
+                let is_lvalue = matches!(
+                    a.kind,
+                    A::Ident(_) | A::Index(..) | A::Unary(UnOp::Deref, _)
+                );
+                let b = if p.ty.is_const && !is_lvalue {
+                    let want = ref_types[k].ok_or_else(|| LowerError {
+                        offset: p.meta.span.start,
+                        message: "reference of this type is not supported".into(),
+                    })?;
+                    let v = self.expr(a, out)?;
+                    let pv = self.new_var(&p.name, want, VarKind::Local, p.meta.span);
+                    out.push(Stmt::Assign {
+                        var: pv,
+                        value: convert(v, want),
+                        span,
+                    });
+                    Binding::Var(pv)
+                } else {
+                    let b = self.bind_lvalue(a, &p.name, out)?;
+                    if self.binding_type(&b) != ref_types[k] {
+                        return fail(
+                            a.meta.span,
+                            format!("argument for reference parameter `{}` is not an lvalue of its type", p.name),
+                        );
+                    }
+                    b
+                };
+                bindings.push((p.name.clone(), b));
+                continue;
+            }
+            if let Some(ty) = param_types[k] {
+                let v = self.expr(a, out)?;
+                let pv = self.new_var(&p.name, ty, VarKind::Local, p.meta.span);
+                out.push(Stmt::Assign {
+                    var: pv,
+                    value: convert(v, ty),
+                    span,
+                });
+                bindings.push((p.name.clone(), Binding::Var(pv)));
+                continue;
+            }
+            if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) == 0 {
+                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                    let (from, vals) = self.record_value(a, out)?;
+                    let vars = self.record_vars(&p.name, &rec, VarKind::Local, p.meta.span);
+                    records::check_compatible(&rec, &from, span)?;
+                    let ty = FieldType::Record(rec.clone());
+                    self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);
+                    bindings.push((p.name.clone(), Binding::Rec { vars, rec }));
+                    continue;
+                }
+            }
+            {
+                let (array, off, inner) = self.pointer(a, out)?;
+                let offset = match off {
+                    None => None,
+                    Some(o) => {
+                        let ov = self.new_var(
+                            &format!("{}_offset", p.name),
+                            Scalar::I64,
+                            VarKind::Local,
+                            p.meta.span,
+                        );
+                        out.push(Stmt::Assign {
+                            var: ov,
+                            value: convert(o, Scalar::I64),
+                            span,
+                        });
+                        Some(ov)
+                    }
+                };
+                bindings.push((
+                    p.name.clone(),
+                    Binding::Ptr {
+                        array,
+                        offset,
+                        inner,
+                    },
+                ));
+            }
+        }
+        let result = if f.ret.base == BaseType::Void && f.ret.pointers.is_empty() {
+            Returned::Nothing
+        } else {
+            if !f.ret.pointers.is_empty() {
+                return fail(
+                    f.meta.span,
+                    "device functions returning pointers are not supported",
+                );
+            }
+            match ret_record? {
+                Some(rec) => {
+                    let vars =
+                        self.record_vars(&format!("{base}_result"), &rec, VarKind::Local, span);
+                    Returned::Record(rec, vars)
+                }
+                None => {
+                    let ty = ret_type.unwrap_or_else(|| self.scalar(&f.ret, f.meta.span))?;
+                    let v = self.new_var(&format!("{base}_result"), ty, VarKind::Local, span);
+                    Returned::Scalar(v)
+                }
+            }
+        };
+        let scope = self.new_scope();
+        // The callee sees only globals and its parameters.
+        let globals = self.scopes[0].clone();
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![globals, HashMap::new()]);
+        let saved_consts = std::mem::replace(&mut self.consts, vec![HashMap::new()]);
+        let saved_targets = std::mem::take(&mut self.targets);
+        let saved_types = std::mem::replace(&mut self.template_types, types);
+        self.bind_template(template_bindings);
+        for (n, b) in bindings {
+            self.bind(&n, b);
+        }
+        self.frames.push(Frame {
+            name: name.to_string(),
+            scope,
+            result: result.clone(),
+            call: span,
+        });
+        let mut body = Vec::new();
+        let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));
+        self.frames.pop();
+        self.template_types = saved_types;
+        self.targets = saved_targets;
+        self.consts = saved_consts;
+        let callee_globals = std::mem::replace(&mut self.scopes, saved_scopes);
+        // Globals first bound inside the callee stay bound.
+        if let (Some(outer), Some(inner)) = (self.scopes.first_mut(), callee_globals.first()) {
+            for (k, v) in inner {
+                outer.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        r?;
+        if matches!(body.last(), Some(Stmt::Jump { kind: JumpKind::Break, scope: s, .. }) if *s == scope)
+        {
+            body.pop();
+        }
+        if contains_jump_to(&body, scope) {
+            out.push(Stmt::Scope { scope, body });
+        } else {
+            out.extend(body);
+        }
+        Ok(result)
+    }
+}
