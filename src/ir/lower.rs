@@ -13,6 +13,7 @@ mod decl;
 mod expr;
 mod globals;
 mod inline;
+mod names;
 mod records;
 mod stmt;
 mod types;
@@ -26,7 +27,7 @@ use super::*;
 use crate::cuda::ast::{self, BaseType, FnKind, Space};
 use crate::cuda::parse::ParsedFile;
 use crate::diag::{Diagnostic, Severity};
-use inline::unqualified;
+use names::unqualified;
 
 /// A lowering failure at a file offset.
 #[derive(Clone, Debug, PartialEq, Eq)]

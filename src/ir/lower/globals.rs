@@ -3,7 +3,7 @@
 //! as symbols, and the constant evaluation of their initializers and
 //! dimensions.
 
-use super::inline::unqualified;
+use super::names::unqualified;
 use super::types::char_value;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};

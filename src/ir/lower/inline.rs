@@ -2,6 +2,7 @@
 //! arguments bound to parameters (by value or by reference), template
 //! instantiation, and `return` as a jump out of the inlined body.
 
+use super::names::callee;
 use super::records::Place;
 use super::stmt::contains_jump_to;
 use super::types::TemplateArg;
@@ -12,41 +13,6 @@ use crate::ir::record::FieldType;
 
 /// Deepest nesting of inlined device functions.
 const MAX_INLINE_DEPTH: usize = 16;
-
-/// `N::f` → `f` (copper looks names up without their namespace).
-pub(super) fn unqualified(name: &str) -> &str {
-    name.rsplit("::").next().unwrap_or(name)
-}
-
-/// The device function a call names (`f`, `N::f`): a qualified name must
-/// match the namespace it was declared in; an unqualified one must be
-/// unambiguous.
-pub(super) fn callee<'f>(
-    file: &'f ParsedFile,
-    name: &str,
-) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
-    let short = unqualified(name);
-    let qual = name[..name.len() - short.len()].trim_end_matches("::");
-    let qual = qual.trim_start_matches("::");
-    let found: Vec<_> = file
-        .functions
-        .iter()
-        .filter(|f| f.item.name == short)
-        .filter(|f| {
-            name == short
-                || f.item.namespace == qual
-                || f.item.namespace.ends_with(&format!("::{qual}"))
-        })
-        .collect();
-    match found.as_slice() {
-        [] => Err(format!("call to unknown function `{name}`")),
-        [f] => Ok(f),
-        [f, ..] if found.iter().all(|g| g.item.namespace == f.item.namespace) => Ok(f),
-        _ => Err(format!(
-            "call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)"
-        )),
-    }
-}
 
 impl Lowerer<'_> {
     pub(super) fn inline(

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::globals::flatten_init;
-use super::inline::callee;
+use super::names::callee;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::record::{FieldType, Record};

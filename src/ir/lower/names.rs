@@ -1,0 +1,39 @@
+//! Looking names up without and with their namespaces: the device
+//! function a call names.
+
+use crate::cuda::parse::ParsedFile;
+
+/// `N::f` → `f` (copper looks names up without their namespace).
+pub(super) fn unqualified(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// The device function a call names (`f`, `N::f`): a qualified name must
+/// match the namespace it was declared in; an unqualified one must be
+/// unambiguous.
+pub(super) fn callee<'f>(
+    file: &'f ParsedFile,
+    name: &str,
+) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
+    let short = unqualified(name);
+    let qual = name[..name.len() - short.len()].trim_end_matches("::");
+    let qual = qual.trim_start_matches("::");
+    let found: Vec<_> = file
+        .functions
+        .iter()
+        .filter(|f| f.item.name == short)
+        .filter(|f| {
+            name == short
+                || f.item.namespace == qual
+                || f.item.namespace.ends_with(&format!("::{qual}"))
+        })
+        .collect();
+    match found.as_slice() {
+        [] => Err(format!("call to unknown function `{name}`")),
+        [f] => Ok(f),
+        [f, ..] if found.iter().all(|g| g.item.namespace == f.item.namespace) => Ok(f),
+        _ => Err(format!(
+            "call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)"
+        )),
+    }
+}
