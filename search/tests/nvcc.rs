@@ -530,6 +530,7 @@ fn unwritten_candidates_and_suggestions_compile() {
                     kernel: &kernel,
                     analysis: &analysis,
                     block: Some(block),
+                    params: None,
                     allow_reassociation: true,
                 };
                 for c in WarpShuffle.propose(&cx).candidates {

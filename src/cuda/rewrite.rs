@@ -10,9 +10,8 @@ use super::print;
 use crate::source::Span;
 
 /// Why the function `name` of `file` cannot be rewritten, if it cannot: its
-/// text is in a header (the edit would land in another file), it has
-/// `#if` branches inside (a reprint would keep only the branch compiled),
-/// or part of its text comes from an `#include` inside it.
+/// text is in a header (the edit would land in another file), or it has
+/// `#if` branches inside (a reprint would keep only the branch compiled).
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     let f = file.functions.iter().find(|f| f.item.name == name)?;
     if !include::in_user_file(f.item.span) {
@@ -22,13 +21,8 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
             path.display()
         ));
     }
+    // An `#include` inside a function is refused when it is read.
     let text = file.source.slice(f.item.span);
-    if has_directive(text, &["include"]) {
-        let (line, _) = file.source.line_col(f.item.span.start);
-        return Some(format!(
-            "`{name}` (line {line}) has an `#include` inside: part of its text comes from another file, so no rewrite is proposed"
-        ));
-    }
     has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
