@@ -164,6 +164,24 @@ struct Lowerer<'a> {
     template_types: HashMap<String, BaseType>,
 }
 
+/// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
+/// operator and the literal `1` at the expression's place.
+fn step_of(op: ast::UnOp, meta: &ast::Meta) -> (BinOp, ast::Expr) {
+    let bop = if matches!(op, ast::UnOp::PreInc | ast::UnOp::PostInc) {
+        BinOp::Add
+    } else {
+        BinOp::Sub
+    };
+    let one = ast::Expr {
+        meta: meta.clone(),
+        kind: ast::ExprKind::Int {
+            value: 1,
+            text: "1".into(),
+        },
+    };
+    (bop, one)
+}
+
 fn int(v: i64, ty: Scalar) -> Expr {
     Expr {
         kind: ExprKind::Const(wrap(v, ty)),

@@ -89,18 +89,7 @@ impl Lowerer<'_> {
         match &e.kind {
             A::Assign(op, lhs, rhs) => self.assign(*op, lhs, rhs, span, out, false).map(|_| ()),
             A::Unary(op @ (UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec), x) => {
-                let bop = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
-                    BinOp::Add
-                } else {
-                    BinOp::Sub
-                };
-                let one = ast::Expr {
-                    meta: e.meta.clone(),
-                    kind: A::Int {
-                        value: 1,
-                        text: "1".into(),
-                    },
-                };
+                let (bop, one) = step_of(*op, &e.meta);
                 self.assign(Some(bop), x, &one, span, out, false)
                     .map(|_| ())
             }

@@ -175,36 +175,14 @@ impl Lowerer<'_> {
                     return fail(span, "`&` outside an atomic call or pointer initialization")
                 }
                 UnOp::PreInc | UnOp::PreDec => {
-                    let bop = if *op == UnOp::PreInc {
-                        BinOp::Add
-                    } else {
-                        BinOp::Sub
-                    };
-                    let one = ast::Expr {
-                        meta: e.meta.clone(),
-                        kind: A::Int {
-                            value: 1,
-                            text: "1".into(),
-                        },
-                    };
+                    let (bop, one) = step_of(*op, &e.meta);
                     let v = self.assign(Some(bop), x, &one, span, out, true)?;
                     self.snapshot(v, span, out)
                 }
                 UnOp::PostInc | UnOp::PostDec => {
                     let old = self.expr(x, out)?;
                     let old = self.snapshot(old, span, out);
-                    let bop = if *op == UnOp::PostInc {
-                        BinOp::Add
-                    } else {
-                        BinOp::Sub
-                    };
-                    let one = ast::Expr {
-                        meta: e.meta.clone(),
-                        kind: A::Int {
-                            value: 1,
-                            text: "1".into(),
-                        },
-                    };
+                    let (bop, one) = step_of(*op, &e.meta);
                     self.assign(Some(bop), x, &one, span, out, false)?;
                     old
                 }
