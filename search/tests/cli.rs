@@ -705,3 +705,56 @@ fn a_user_variable_named_like_a_jump_flag_is_explained_as_a_counter() {
         "{t}"
     );
 }
+
+#[test]
+fn unsigned_grid_stride_loops_are_bounded_under_a_printed_assumption() {
+    let file = testdata("grid_stride_sizet.cu");
+    let o = copper(&["analyze", &file, "--check"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for line in [
+        "assuming n ≤ 2^63 − 1 (a larger `n` lets the counter `i` wrap around): the bounds hold only for such inputs",
+        "assuming count ≤ 2^63 − 1 (a larger `count` lets the counter `k` wrap around)",
+        "assuming n ≤ 2^31 − 1 (a larger `n` lets the counter `i` wrap around)",
+        "check against the simulator at a = 2, n = 40000",
+    ] {
+        assert!(t.contains(line), "expected `{line}` in:\n{t}");
+    }
+    assert!(!t.contains("no bound"), "{t}");
+    // In JSON, the assumption is the kernel's.
+    let o = copper(&[
+        "analyze",
+        &file,
+        "--kernel",
+        "saxpy_sizet",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let a = &v["kernels"][0]["input_assumptions"][0];
+    assert_eq!(a["param"], "n");
+    assert_eq!(a["at_most"], i64::MAX);
+    assert_eq!(a["text"], "n ≤ 2^63 − 1");
+    // Inputs that break the assumption are not compared with the bound.
+    let params = scratch(
+        "outside_assumption.toml",
+        b"[kernel.\"reduce_grid<256>\"]\ngrid = [64]\nblock = [256]\nargs = { n = 3000000000 }\n\
+          [kernel.\"reduce_grid<256>\".arrays.g_idata]\nlen = 16\n\
+          [kernel.\"reduce_grid<256>\".arrays.g_odata]\nlen = 64\n",
+    );
+    let o = copper(&[
+        "analyze",
+        &file,
+        "--kernel",
+        "reduce_grid<256>",
+        "--params",
+        params.to_str().unwrap(),
+        "--check",
+    ]);
+    let t = text(&o);
+    assert!(
+        t.contains("check: the parameter file's n = 3000000000 breaks the bounds' assumption n ≤ 2^31 − 1: not compared"),
+        "{t}"
+    );
+    assert!(!t.contains("panicked"), "{t}");
+}

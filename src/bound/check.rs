@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{BoundExpr, MetricBound, Outcome};
+use super::{BoundExpr, InputAssumption, MetricBound, Outcome};
 use crate::poly::Rational;
 use crate::sim::params::Shape;
 use crate::sim::SimResult;
@@ -58,7 +58,8 @@ impl Violation {
 /// whose bound point (arguments and launch builtins) is `at`: each metric's
 /// per-warp work bound with the worst warp, and the launch bound (per warp
 /// times the launch's warps) with the total over the warps simulated.
-/// Metrics are matched by name; a metric without a bound is not compared.
+/// Metrics are matched by name; a metric without a bound, or with one
+/// assuming of the inputs what `at` breaks, is not compared.
 pub fn violations(
     bounds: &[MetricBound],
     sim: &SimResult,
@@ -72,6 +73,11 @@ pub fn violations(
         let Outcome::Bound(e) = &b.work else {
             continue;
         };
+        // A bound found under an assumption the inputs break claims
+        // nothing about them.
+        if !InputAssumption::all_hold(&b.assumes, at) {
+            continue;
+        }
         let Some(m) = sim.metrics.iter().find(|m| m.metric == b.metric) else {
             continue;
         };

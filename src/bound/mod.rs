@@ -19,6 +19,7 @@ pub mod lp;
 pub mod overflow;
 pub mod potential;
 mod reason;
+mod wrap;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -39,6 +40,7 @@ pub use expr::{BoundExpr, Term};
 use lp::{Lin, LpError};
 use potential::Pot;
 pub use reason::NoBound;
+pub use wrap::InputAssumption;
 
 /// What the analysis is told about the launch and hardware.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,6 +98,9 @@ pub struct Prepared {
     /// The jump flags [`without_jumps`] added (not the kernel's variables).
     flags: Vec<VarId>,
     memo: Mutex<aara::TransferMemo>,
+    /// What the bounds assume of the inputs (empty for most kernels): a
+    /// bound holds for the inputs that satisfy all of them.
+    pub assumptions: Vec<InputAssumption>,
 }
 
 /// The result of bounding one projection of a metric.
@@ -122,6 +127,9 @@ pub struct MetricBound {
     pub lp_constraints: usize,
     /// Seconds spent.
     pub seconds: f64,
+    /// What the bounds assume of the kernel's inputs: they hold for the
+    /// inputs that satisfy every one (empty for most kernels).
+    pub assumes: Vec<InputAssumption>,
 }
 
 /// Prepares a kernel for bounding.
@@ -135,10 +143,30 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     let (mut kernel, flags) = without_jumps(k);
     let mut ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
+    let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
+    let deadline = started + config.budget;
     let mut syms = Symbols::new(&kernel, launch);
     // Past the budget the facts are empty (every query answers "unknown")
     // and every metric reports the budget.
-    let mut lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+    let mut lin = facts::analyze(&kernel, &syms, &ghosts, deadline);
+    let mut assumptions = Vec::new();
+    if let Some(first) = &lin {
+        // Counters that may wrap around: the analysis is redone assuming
+        // the inputs their loops compare them with are at most half their
+        // range, and the assumption is kept when it helps.
+        let candidates = wrap::candidates(&kernel, first, &syms, &flag_vars);
+        if !candidates.is_empty() {
+            let assumed = assuming(Symbols::new(&kernel, launch), &candidates);
+            let again = facts::analyze(&kernel, &assumed, &ghosts, deadline);
+            let wraps = |l: &LinFacts, s: &Symbols| wrap::wrapping_loops(&kernel, l, s, &flag_vars);
+            if again
+                .as_ref()
+                .is_some_and(|l| wraps(l, &assumed) < wraps(first, &syms))
+            {
+                (syms, lin, assumptions) = (assumed, again, candidates);
+            }
+        }
+    }
     if let Some(first) = &lin {
         // Loops whose counter starts at a different value in each lane get
         // floor ghosts, and the analyses are redone with them.
@@ -146,13 +174,12 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         if !floors.is_empty() {
             ghosts.extend(floors);
             deps = deps::analyze_with_flags(&kernel, &launch, &flags);
-            syms = Symbols::new(&kernel, launch);
-            lin = facts::analyze(&kernel, &syms, &ghosts, started + config.budget);
+            syms = assuming(Symbols::new(&kernel, launch), &assumptions);
+            lin = facts::analyze(&kernel, &syms, &ghosts, deadline);
         }
     }
     let over_budget = lin.is_none();
     let lin = lin.unwrap_or_default();
-    let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
     let bases = base::collect(
         &kernel,
         &deps,
@@ -196,7 +223,16 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         sites,
         flags: flag_vars,
         memo: Mutex::default(),
+        assumptions,
     }
+}
+
+/// `syms` with the upper bounds of `assumptions` on their inputs.
+fn assuming(mut syms: Symbols, assumptions: &[InputAssumption]) -> Symbols {
+    for a in assumptions {
+        syms.assume_at_most(a.var, a.max);
+    }
+    syms
 }
 
 /// Worst-case transactions (global) or conflict degree (shared) of every
@@ -521,6 +557,7 @@ impl Prepared {
             lp_vars: vars,
             lp_constraints: cons,
             seconds: start.elapsed().as_secs_f64(),
+            assumes: self.assumptions.clone(),
         }
     }
 

@@ -5,8 +5,7 @@ use std::collections::BTreeSet;
 
 use super::potential::Pot;
 use super::Prepared;
-use crate::absint::deps::{self, key};
-use crate::absint::symbols::SymKind;
+use crate::absint::deps::key;
 use crate::cost::CostTable;
 use crate::ir::{Expr, Stmt, VarId};
 use crate::poly::Rational;
@@ -91,16 +90,12 @@ pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (NoBound, Option<Span>)
         a.stmt(s, Pot::default());
         if a.lp.solve(&super::Lin::default(), &[], 0.0).is_err() {
             let Stmt::Loop {
-                cond,
-                body,
-                step,
-                span,
-                ..
+                cond, body, span, ..
             } = s
             else {
                 continue;
             };
-            return (describe(p, s, cond.as_ref(), body, step), Some(*span));
+            return (describe(p, s, cond.as_ref(), body), Some(*span));
         }
     }
     (NoBound::NotTogether, None)
@@ -138,9 +133,9 @@ fn nest_depth(stmts: &[Stmt]) -> usize {
         .unwrap_or(0)
 }
 
-/// What keeps loop `s` (with its condition, body and step) from having a
+/// What keeps loop `s` (with its condition and body) from having a
 /// ranking potential.
-fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[Stmt]) -> NoBound {
+fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt]) -> NoBound {
     let depth = nest_depth(body) + 1;
     if depth > p.config.degree as usize {
         return NoBound::TooDeep {
@@ -152,18 +147,7 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[
         return NoBound::NoCondition;
     }
     let guards = p.lin.guards.get(&key(s)).cloned().unwrap_or_default();
-    let mut written = BTreeSet::new();
-    deps::written(body, &mut written);
-    deps::written(step, &mut written);
-    let is_counter = |v: VarId| written.contains(&v) && !p.flags.contains(&v);
-    let counters: BTreeSet<VarId> = guards
-        .iter()
-        .flat_map(|g| g.vars())
-        .filter_map(|sym| match p.syms.kind(sym) {
-            SymKind::Var(v) if is_counter(v) => Some(v),
-            _ => None,
-        })
-        .collect();
+    let counters = super::wrap::counters(&p.lin, &p.syms, &p.flags, s);
     let names = |vs: &BTreeSet<VarId>| {
         vs.iter()
             .map(|v| format!("`{}`", p.kernel.vars[*v].name))
@@ -175,7 +159,7 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[
     }
     // A counter that may wrap has no bound whatever its lanes do (and a
     // lane-strided counter gets no floor ghost then).
-    let wrapping = wrapping_counters(p, &counters, body, step);
+    let wrapping = super::wrap::wrapping(&p.kernel, &p.lin, &p.syms, &counters, s);
     if let Some(&v) = wrapping.iter().next() {
         let range = p.kernel.vars[v]
             .ty
@@ -194,35 +178,4 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt], step: &[
         return NoBound::ThreadDependent(names(&counters));
     }
     NoBound::NoRanking(names(&counters))
-}
-
-/// The counters some assignment in `body` or `step` moves by a linear
-/// step that may leave the counter's type's range (it would wrap).
-fn wrapping_counters(
-    p: &Prepared,
-    counters: &BTreeSet<VarId>,
-    body: &[Stmt],
-    step: &[Stmt],
-) -> BTreeSet<VarId> {
-    use crate::absint::symbols::Update;
-    let mut found = BTreeSet::new();
-    for stmts in [body, step] {
-        crate::ir::visit_stmts(stmts, &mut |s| {
-            let Stmt::Assign { var, value, .. } = s else {
-                return;
-            };
-            if !counters.contains(var) {
-                return;
-            }
-            let Some(ctx) = p.lin.before.get(&key(s)) else {
-                return;
-            };
-            if let Update::Linear(l) = p.syms.unwrapped_update(value, ctx) {
-                if !p.syms.fits(p.kernel.vars[*var].ty, &l, ctx, &[]) {
-                    found.insert(*var);
-                }
-            }
-        });
-    }
-    found
 }

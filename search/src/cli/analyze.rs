@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use copper::bound::check::{self, launch_warps, violations, Violation};
-use copper::bound::{prepare, BoundExpr, Config, MetricBound, Outcome};
+use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, Outcome};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
@@ -203,6 +203,18 @@ fn check(
         .map(|(k, x)| (k.clone(), x.as_f64()))
         .collect();
     let at = inputs.bound_point();
+    let assumes = bounds.first().map_or(&[][..], |b| &b.assumes[..]);
+    if let Some(broken) = assumes
+        .iter()
+        .find(|a| !InputAssumption::all_hold(std::slice::from_ref(a), &at))
+    {
+        return Err(format!(
+            "the parameter file's {} = {} breaks the bounds' assumption {}: not compared",
+            broken.param,
+            at.get(&broken.param).map_or(String::new(), |v| fmt_num(*v)),
+            broken
+        ));
+    }
     let launch = inputs.shape;
     let opts = SimOptions {
         hw,
@@ -314,6 +326,9 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
             }
         }
     }
+    for a in r.bounds.first().map_or(&[][..], |b| &b.assumes[..]) {
+        println!("  {}", a.report_line());
+    }
     assumptions.sort();
     assumptions.dedup();
     if !assumptions.is_empty() {
@@ -423,6 +438,7 @@ fn report_json(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) -> serde_
         "check_inputs": match &r.check { Some(Ok(c)) => json!(c.inputs), _ => serde_json::Value::Null },
         "check_error": match &r.check { Some(Err(e)) => json!(e), _ => serde_json::Value::Null },
         "seconds": r.seconds,
+        "input_assumptions": r.bounds.first().map_or(Vec::new(), |b| b.assumes.iter().map(InputAssumption::to_json).collect()),
         "metrics": metrics,
     })
 }

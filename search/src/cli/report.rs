@@ -257,6 +257,14 @@ fn print_bounds(x: &KernelResult) {
             println!("  {:<width$}  {}", b.metric, before[i]);
         }
     }
+    for a in x
+        .original
+        .bounds
+        .first()
+        .map_or(&[][..], |b| &b.assumes[..])
+    {
+        println!("  {}", a.report_line());
+    }
     let mut reasons: Vec<String> = Vec::new();
     for b in &x.original.bounds {
         if let Outcome::NoBound(why, span) = &b.work {
@@ -412,6 +420,11 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                             "after": show(&a.work),
                         }))
                         .collect::<Vec<_>>());
+                    o["input_assumptions"] = json!(x
+                        .original
+                        .bounds
+                        .first()
+                        .map_or(Vec::new(), |b| b.assumes.iter().map(copper::bound::InputAssumption::to_json).collect()));
                     o["applied"] = json!(x
                         .applied
                         .iter()

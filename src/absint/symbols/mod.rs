@@ -14,7 +14,7 @@
 //! (a difference, a negative value converted to `unsigned`) an expression is
 //! linear only when the context proves it stays nonnegative.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
@@ -105,6 +105,9 @@ pub struct Symbols {
     param_input: Vec<Option<bool>>,
     /// The atoms, in order of discovery.
     pub atoms: Vec<Atom>,
+    /// Upper bounds assumed on inputs, by variable (see
+    /// [`Symbols::assume_at_most`]).
+    assumed: BTreeMap<VarId, i128>,
 }
 
 const BUILTINS: u32 = 12;
@@ -126,6 +129,7 @@ impl Symbols {
                 .map(|(i, v)| v.kind.is_input().then(|| !assigned.contains(&i)))
                 .collect(),
             atoms: Vec::new(),
+            assumed: BTreeMap::new(),
         };
         let mut found = Vec::new();
         crate::ir::visit_exprs(&k.body, &mut |e| {
@@ -141,6 +145,18 @@ impl Symbols {
             }
         });
         s
+    }
+
+    /// Assumes input `v` is at most `max` wherever a value's range is
+    /// checked (whether an update may wrap around): a bound found with the
+    /// assumption holds only for inputs that satisfy it.
+    pub fn assume_at_most(&mut self, v: VarId, max: i128) {
+        self.assumed.insert(v, max);
+    }
+
+    /// The upper bound assumed on variable `v`, if any.
+    pub fn assumed_max(&self, v: VarId) -> Option<i128> {
+        self.assumed.get(&v).copied()
     }
 
     /// The launch facts the symbols were made for.

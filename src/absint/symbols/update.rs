@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::absint::linear::{Constraints, LinExpr, Sym};
+use crate::absint::linear::{Constraints, LinExpr, Sym, MAX_MAGNITUDE};
 use crate::cuda::ast::BinOp;
 use crate::ir::{Expr, ExprKind, MathFn, Scalar, VarId};
 use crate::poly::Rational;
@@ -90,15 +90,60 @@ impl Symbols {
                 cx.add_ge0(f);
             }
         }
-        let (lo, hi) = (
+        let (low, high) = (
             LinExpr::constant(Rational::int(lo)),
             LinExpr::constant(Rational::int(hi)),
         );
-        cx.entails_ge0(&l.sub(&lo)) && cx.entails_ge0(&hi.sub(l))
+        cx.entails_ge0(&l.sub(&low))
+            && (cx.entails_ge0(&high.sub(l)) || self.below_a_large_max(l, &cx, hi))
+    }
+
+    /// Whether `l ≤ hi` follows for a maximum `hi` beyond the linear
+    /// domain's magnitudes ([`MAX_MAGNITUDE`], 2^40: the maxima of 64-bit
+    /// types), where `hi − l ≥ 0` itself cannot be stated: from
+    /// `l ≤ 2^40`, or from `l = s + d` with `0 ≤ d ≤ 2^40` and `s ≤ p` for
+    /// an input `p` whose largest value (its type's, or an assumed one) is
+    /// at most `hi − 2^40`.
+    fn below_a_large_max(&self, l: &LinExpr, cx: &Constraints, hi: i128) -> bool {
+        let slack = LinExpr::constant(Rational::int(MAX_MAGNITUDE));
+        if hi <= MAX_MAGNITUDE {
+            return false;
+        }
+        if cx.entails_ge0(&slack.sub(l)) {
+            return true;
+        }
+        let room = hi - MAX_MAGNITUDE;
+        let inputs: Vec<Sym> = cx
+            .vars()
+            .into_iter()
+            .filter(|&p| p < self.len() && self.is_input(p))
+            .filter(|&p| self.largest(p).is_some_and(|m| m <= room))
+            .collect();
+        l.coeffs
+            .iter()
+            .filter(|(_, c)| **c == Rational::ONE)
+            .any(|(&s, _)| {
+                let d = l.sub(&LinExpr::var(s));
+                cx.entails_ge0(&d)
+                    && cx.entails_ge0(&slack.sub(&d))
+                    && inputs
+                        .iter()
+                        .any(|&p| cx.entails_ge0(&LinExpr::var(p).sub(&LinExpr::var(s))))
+            })
+    }
+
+    /// The largest value variable symbol `s` can have: its type's maximum,
+    /// or the maximum assumed of it when lower.
+    fn largest(&self, s: Sym) -> Option<i128> {
+        let SymKind::Var(v) = self.kind(s) else {
+            return None;
+        };
+        let (_, hi) = self.types[v].range()?;
+        Some(self.assumed_max(v).map_or(hi, |m| m.min(hi)))
     }
 
     /// The values symbol `s` can take whatever the program does: its
-    /// type's range, or the hardware's launch limits (a block of at most
+    /// type's range (below an assumed maximum, if any), or the hardware's launch limits (a block of at most
     /// 1024 threads, a grid of at most `2^31 − 1` blocks a side).
     fn range_facts(&self, s: Sym) -> Vec<LinExpr> {
         let x = LinExpr::var(s);
@@ -110,7 +155,7 @@ impl Symbols {
         };
         match self.kind(s) {
             SymKind::Var(v) => match self.types[v].range() {
-                Some((lo, hi)) => between(lo, hi),
+                Some((lo, _)) => between(lo, self.largest(s).unwrap_or(lo)),
                 None => Vec::new(),
             },
             SymKind::BlockDim(_) => between(1, 1024),
