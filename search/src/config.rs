@@ -188,7 +188,8 @@ pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
         grid(g)?;
     }
     if let Some(h) = &c.hardware {
-        h.validate().map_err(ConfigError::Model)?;
+        h.validate()
+            .map_err(|e| ConfigError::Model(e.to_string()))?;
     }
     if c.epsilon.is_some_and(|e| !(0.0..1.0).contains(&e)) {
         return Err(ConfigError::OutOfRange(

@@ -119,11 +119,24 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    /// The reason, with the invocation at `line`.
-    pub fn message(&self, line: usize) -> String {
-        format!(
-            "the rewrite changes code that macro `{}` produces (line {line}): copper does not edit a macro's expansion at its use, so this candidate is refused",
-            self.name
-        )
+    /// The refusal with the invocation at `line`.
+    pub fn at_line(&self, line: usize) -> EditRefused {
+        EditRefused {
+            name: self.name.clone(),
+            line,
+        }
     }
 }
+
+/// Why a rewrite cannot be made an edit, for people: a [`Refusal`] at the
+/// line of the macro's invocation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the rewrite changes code that macro `{name}` produces (line {line}): copper does not edit a macro's expansion at its use, so this candidate is refused")]
+pub struct EditRefused {
+    /// The macro's name.
+    pub name: String,
+    /// The line of its invocation.
+    pub line: usize,
+}
+
+error_message!(EditRefused);
