@@ -168,7 +168,8 @@ pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
         Some(t @ toml::Value::Table(_)) => {
             let mut wrapper = toml::Table::new();
             wrapper.insert("metric".into(), t);
-            metrics_from_toml(&wrapper.to_string()).map_err(ConfigError::Model)?
+            metrics_from_toml(&wrapper.to_string())
+                .map_err(|e| ConfigError::Model(e.to_string()))?
         }
         Some(_) => {
             return Err(ConfigError::Syntax(
