@@ -54,8 +54,7 @@ fn lane_loops_are_bounded_by_their_worst_lane() {
     println!("| kernel | metric | bound | simulated / bound at cols = |");
     println!("|---|---|---|---|");
     for c in &CASES {
-        let (kernel, base) = testdata_kernel(c.file, c.kernel);
-        let shape = base.shape().unwrap();
+        let (kernel, base, shape) = testdata_kernel(c.file, c.kernel);
         let prep = prepare(
             &kernel,
             Config {

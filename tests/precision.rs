@@ -225,8 +225,7 @@ fn no_looser_than_published_wherever_published_is_sound() {
     println!("| kernel | metric | published (RaCUDA) | copper | simulated / copper / published at each size |");
     println!("|---|---|---|---|---|");
     for c in cases() {
-        let (kernel, base) = testdata_kernel(c.file, c.kernel);
-        let shape = base.shape().unwrap();
+        let (kernel, base, shape) = testdata_kernel(c.file, c.kernel);
         let prep = prepare(
             &kernel,
             Config {

@@ -12,12 +12,12 @@ use copper::cost::Metric;
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
-use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::sim::params::{LaunchSpec, ParamFile, Shape};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
-/// Kernel `kernel` of `testdata/FILE`, lowered, and its launch in the
-/// parameter file beside it (`FILE.toml`).
-pub fn testdata_kernel(file: &str, kernel: &str) -> (Kernel, LaunchSpec) {
+/// Kernel `kernel` of `testdata/FILE`, lowered, its launch in the
+/// parameter file beside it (`FILE.toml`), and that launch's shape.
+pub fn testdata_kernel(file: &str, kernel: &str) -> (Kernel, LaunchSpec, Shape) {
     let cu = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata")
         .join(file);
@@ -25,7 +25,9 @@ pub fn testdata_kernel(file: &str, kernel: &str) -> (Kernel, LaunchSpec) {
     let lowered = lower_kernel(&parsed, kernel).unwrap();
     let params =
         ParamFile::from_toml(&std::fs::read_to_string(cu.with_extension("toml")).unwrap()).unwrap();
-    (lowered, params.kernel[kernel].clone())
+    let spec = params.kernel[kernel].clone();
+    let shape = spec.shape().unwrap();
+    (lowered, spec, shape)
 }
 
 /// A bound against the simulation of one launch.
