@@ -389,36 +389,50 @@ impl SourceFile {
     }
 }
 
+/// Why a source or header file is not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The file cannot be opened or read.
+    #[error("cannot read file: {0}")]
+    Io(#[from] std::io::Error),
+    /// A directory.
+    #[error("is a directory, expected a .cu file")]
+    Directory,
+    /// A FIFO, socket or device: opening a FIFO would wait for a writer
+    /// forever.
+    #[error("not a regular file (a FIFO, socket or device); not opened")]
+    NotRegular,
+    /// More than [`MAX_FILE_BYTES`].
+    #[error("file is {0} bytes; copper reads source files up to {MAX_FILE_BYTES} bytes")]
+    TooLarge(u64),
+    /// A NUL byte at this offset.
+    #[error("binary file (NUL byte at offset {0}), expected CUDA source text")]
+    Binary(usize),
+}
+
+error_message!(ReadError);
+
 /// Reads a source or header file: not a directory, at most
 /// [`MAX_FILE_BYTES`], no NUL byte. Returns the text (bytes that are not
 /// UTF-8 replaced by U+FFFD) and the offsets of the replacements.
-pub fn read_text(path: &Path) -> Result<(String, Vec<usize>), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
+pub fn read_text(path: &Path) -> Result<(String, Vec<usize>), ReadError> {
+    let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
-        return Err("is a directory, expected a .cu file".into());
+        return Err(ReadError::Directory);
     }
     if !meta.is_file() {
-        // Opening a FIFO would wait for a writer forever.
-        return Err("not a regular file (a FIFO, socket or device); not opened".into());
+        return Err(ReadError::NotRegular);
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "file is {} bytes; copper reads source files up to {} bytes",
-            meta.len(),
-            MAX_FILE_BYTES
-        ));
+        return Err(ReadError::TooLarge(meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
+    let bytes = std::fs::read(path)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "file is {} bytes; copper reads source files up to {MAX_FILE_BYTES} bytes",
-            bytes.len()
-        ));
+        return Err(ReadError::TooLarge(bytes.len() as u64));
     }
     if let Some(pos) = bytes.iter().position(|&b| b == 0) {
-        return Err(format!(
-            "binary file (NUL byte at offset {pos}), expected CUDA source text"
-        ));
+        return Err(ReadError::Binary(pos));
     }
     Ok(decode_lossy(&bytes))
 }

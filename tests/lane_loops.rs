@@ -8,15 +8,11 @@
 //! `cargo test --release --test lane_loops -- --nocapture` prints the
 //! table.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
+use common::{measure, testdata_kernel, Measured};
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::Metric;
-use copper::cuda::parse::parse_path;
-use copper::ir::lower::lower_kernel;
-use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
 /// A kernel, the arrays sized `rows·cols`, and the most the bound may be
 /// above the simulated worst warp from 100 columns on, per metric (below,
@@ -54,19 +50,11 @@ const CASES: [Case; 3] = [
 
 #[test]
 fn lane_loops_are_bounded_by_their_worst_lane() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut failures = Vec::new();
     println!("| kernel | metric | bound | simulated / bound at cols = |");
     println!("|---|---|---|---|");
     for c in &CASES {
-        let cu = dir.join(c.file);
-        let parsed = parse_path(&cu).unwrap();
-        let kernel = lower_kernel(&parsed, c.kernel).unwrap();
-        let params =
-            ParamFile::from_toml(&std::fs::read_to_string(cu.with_extension("toml")).unwrap())
-                .unwrap();
-        let base = &params.kernel[c.kernel];
-        let shape = base.shape().unwrap();
+        let (kernel, base, shape) = testdata_kernel(c.file, c.kernel);
         let prep = prepare(
             &kernel,
             Config {
@@ -89,18 +77,11 @@ fn lane_loops_are_bounded_by_their_worst_lane() {
                 for m in c.matrices {
                     spec.arrays.get_mut(*m).unwrap().len = rows * cols;
                 }
-                let inputs = inputs_from_spec(&kernel, &spec).unwrap();
-                let at: BTreeMap<String, f64> = inputs
-                    .scalars
-                    .iter()
-                    .map(|(k, x)| (k.clone(), x.as_f64()))
-                    .collect();
-                let opts = SimOptions {
-                    metrics: vec![metric.clone()],
-                    ..SimOptions::default()
-                };
-                let sim = simulate_owned(&kernel, inputs, &opts).unwrap().metrics[0].max_warp;
-                let b = bound.eval(&at).unwrap();
+                let Measured {
+                    simulated: sim,
+                    bound: b,
+                    ..
+                } = measure(&kernel, &spec, &metric, &bound);
                 if sim > b + 1e-6 {
                     failures.push(format!(
                         "{} {name} at cols = {cols}: simulated {sim} above the bound {b}",

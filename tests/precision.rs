@@ -7,15 +7,14 @@
 //! `cargo test --release --test precision -- --nocapture` prints the table
 //! the README shows.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
+use std::collections::BTreeMap;
+
+use common::{measure, testdata_kernel, Measured};
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::Metric;
-use copper::cuda::parse::parse_path;
-use copper::ir::lower::lower_kernel;
-use copper::sim::params::{LaunchSpec, ParamFile};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::sim::params::LaunchSpec;
 
 type Inputs = BTreeMap<String, f64>;
 
@@ -222,19 +221,11 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn no_looser_than_published_wherever_published_is_sound() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut failures = Vec::new();
     println!("| kernel | metric | published (RaCUDA) | copper | simulated / copper / published at each size |");
     println!("|---|---|---|---|---|");
     for c in cases() {
-        let cu = dir.join(c.file);
-        let parsed = parse_path(&cu).unwrap();
-        let kernel = lower_kernel(&parsed, c.kernel).unwrap();
-        let params =
-            ParamFile::from_toml(&std::fs::read_to_string(cu.with_extension("toml")).unwrap())
-                .unwrap();
-        let base = &params.kernel[c.kernel];
-        let shape = base.shape().unwrap();
+        let (kernel, base, shape) = testdata_kernel(c.file, c.kernel);
         let prep = prepare(
             &kernel,
             Config {
@@ -253,22 +244,11 @@ fn no_looser_than_published_wherever_published_is_sound() {
             for &size in &c.sizes {
                 let mut spec = base.clone();
                 (c.size)(&mut spec, size);
-                let inputs = inputs_from_spec(&kernel, &spec).unwrap();
-                let mut at: Inputs = inputs
-                    .scalars
-                    .iter()
-                    .map(|(k, x)| (k.clone(), x.as_f64()))
-                    .collect();
-                for (d, n) in ["x", "y", "z"].iter().enumerate() {
-                    at.insert(format!("gridDim.{n}"), shape.grid[d] as f64);
-                    at.insert(format!("blockDim.{n}"), shape.block[d] as f64);
-                }
-                let opts = SimOptions {
-                    metrics: vec![metric.clone()],
-                    ..SimOptions::default()
-                };
-                let sim = simulate_owned(&kernel, inputs, &opts).unwrap().metrics[0].max_warp;
-                let b = ours.eval(&at).unwrap();
+                let Measured {
+                    at,
+                    simulated: sim,
+                    bound: b,
+                } = measure(&kernel, &spec, &metric, ours);
                 let published = (p.value)(&at);
                 if sim > b + 1e-6 {
                     failures.push(format!(

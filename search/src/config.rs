@@ -168,7 +168,8 @@ pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
         Some(t @ toml::Value::Table(_)) => {
             let mut wrapper = toml::Table::new();
             wrapper.insert("metric".into(), t);
-            metrics_from_toml(&wrapper.to_string()).map_err(ConfigError::Model)?
+            metrics_from_toml(&wrapper.to_string())
+                .map_err(|e| ConfigError::Model(e.to_string()))?
         }
         Some(_) => {
             return Err(ConfigError::Syntax(
@@ -188,7 +189,8 @@ pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
         grid(g)?;
     }
     if let Some(h) = &c.hardware {
-        h.validate().map_err(ConfigError::Model)?;
+        h.validate()
+            .map_err(|e| ConfigError::Model(e.to_string()))?;
     }
     if c.epsilon.is_some_and(|e| !(0.0..1.0).contains(&e)) {
         return Err(ConfigError::OutOfRange(

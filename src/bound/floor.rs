@@ -14,14 +14,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::ghost::{top_level_updates, Trips};
+use super::ghost::{insert_ghosts, new_ghost, top_level_updates, GhostUpdate, Trips};
 use crate::absint::deps::{self, key, DepFacts};
 use crate::absint::facts::LinFacts;
 use crate::absint::linear::LinExpr;
 use crate::absint::symbols::{int_bounds, SymKind, Symbols, Update};
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Value, Var, VarId, VarKind};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Value, VarId};
 use crate::poly::Rational;
 
 /// A floor ghost to add: for the loop of this pre-order index, the
@@ -68,13 +68,17 @@ pub fn add_floors(
         return floors;
     }
     let mut body = std::mem::take(&mut k.body);
-    insert(
-        &mut body,
-        k,
-        &mut plans.into_iter().peekable(),
-        &mut floors,
-        &mut 0,
-    );
+    let mut plans = plans.into_iter().peekable();
+    insert_ghosts(&mut body, k, &mut 0, &mut |k, here, span| {
+        let p = plans.next_if(|p| p.index == here)?;
+        let var = new_ghost(k, format!("floor_{here}"), span);
+        floors.insert(var, Trips::Floor(p.counter));
+        Some(GhostUpdate {
+            var,
+            init: p.init,
+            step: p.step,
+        })
+    });
     k.body = body;
     floors
 }
@@ -265,67 +269,4 @@ fn lin_to_expr(k: &Kernel, syms: &Symbols, l: &LinExpr) -> Option<Expr> {
         };
     }
     Some(e)
-}
-
-/// Inserts the planned ghosts: `g = init` before the loop, `g = g + step`
-/// at the end of its step.
-fn insert(
-    stmts: &mut Vec<Stmt>,
-    k: &mut Kernel,
-    plans: &mut std::iter::Peekable<std::vec::IntoIter<Plan>>,
-    floors: &mut HashMap<VarId, Trips>,
-    index: &mut usize,
-) {
-    let mut i = 0;
-    while i < stmts.len() {
-        let mut init = None;
-        match &mut stmts[i] {
-            Stmt::Loop {
-                body, step, span, ..
-            } => {
-                let here = *index;
-                *index += 1;
-                insert(body, k, plans, floors, index);
-                insert(step, k, plans, floors, index);
-                if let Some(p) = plans.next_if(|p| p.index == here) {
-                    let var = k.vars.len();
-                    k.vars.push(Var {
-                        name: format!("floor_{here}"),
-                        ty: Scalar::I64,
-                        kind: VarKind::Local,
-                        span: *span,
-                    });
-                    let ghost = Expr {
-                        kind: ExprKind::Var(var),
-                        ty: Scalar::I64,
-                    };
-                    step.push(Stmt::Assign {
-                        var,
-                        value: Expr {
-                            kind: ExprKind::Binary(BinOp::Add, Box::new(ghost), Box::new(p.step)),
-                            ty: Scalar::I64,
-                        },
-                        span: *span,
-                    });
-                    init = Some(Stmt::Assign {
-                        var,
-                        value: p.init,
-                        span: *span,
-                    });
-                    floors.insert(var, Trips::Floor(p.counter));
-                }
-            }
-            Stmt::If { then, els, .. } => {
-                insert(then, k, plans, floors, index);
-                insert(els, k, plans, floors, index);
-            }
-            Stmt::Scope { body, .. } => insert(body, k, plans, floors, index),
-            _ => {}
-        }
-        if let Some(s) = init {
-            stmts.insert(i, s);
-            i += 1;
-        }
-        i += 1;
-    }
 }

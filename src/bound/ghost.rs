@@ -20,6 +20,7 @@ use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
 use crate::ir::value::{binary, wrap};
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Unary, Value, Var, VarId, VarKind};
+use crate::source::Span;
 
 /// Most iterations counted by evaluating a loop's condition.
 const MAX_TRIPS: u64 = 1 << 16;
@@ -88,7 +89,24 @@ pub fn add_ghosts(
     }
     let mut body = std::mem::take(&mut k.body);
     let mut loops = trips.into_iter().peekable();
-    insert(&mut body, k, &mut loops, &mut ghosts, &mut 0);
+    let konst = |v| Expr {
+        kind: ExprKind::Const(Value::I(v)),
+        ty: Scalar::I64,
+    };
+    insert_ghosts(&mut body, k, &mut 0, &mut |k, here, span| {
+        let (_, n) = loops.next_if(|(l, _)| *l == here)?;
+        let var = new_ghost(k, format!("iterations_{here}"), span);
+        let trips = match n {
+            Found::Count(n) => Trips::Count(n),
+            Found::Log(input) => Trips::Log(log_var(k, &input, span)),
+        };
+        ghosts.insert(var, trips);
+        Some(GhostUpdate {
+            var,
+            init: konst(0),
+            step: konst(1),
+        })
+    });
     k.body = body;
     ghosts
 }
@@ -237,13 +255,38 @@ fn geometric(
     }
 }
 
-/// Inserts the ghosts into the loops listed (by pre-order index).
-fn insert(
+/// A ghost variable's value before its loop and the amount added to it at
+/// the end of each iteration.
+pub(super) struct GhostUpdate {
+    pub var: VarId,
+    pub init: Expr,
+    pub step: Expr,
+}
+
+/// A new ghost variable `name` of the loop at `span` (an `i64` local).
+pub(super) fn new_ghost(k: &mut Kernel, name: String, span: Span) -> VarId {
+    new_var(k, name, Scalar::I64, VarKind::Local, span)
+}
+
+/// Adds a variable to `k`.
+fn new_var(k: &mut Kernel, name: String, ty: Scalar, kind: VarKind, span: Span) -> VarId {
+    k.vars.push(Var {
+        name,
+        ty,
+        kind,
+        span,
+    });
+    k.vars.len() - 1
+}
+
+/// Walks the loops of `stmts` in pre-order (`index` counts them) and gives
+/// each one the ghost `ghost` makes for it from its index and span, if
+/// any: `g = init` before the loop, `g = g + step` at the end of its step.
+pub(super) fn insert_ghosts(
     stmts: &mut Vec<Stmt>,
     k: &mut Kernel,
-    loops: &mut std::iter::Peekable<std::vec::IntoIter<(usize, Found)>>,
-    ghosts: &mut HashMap<VarId, Trips>,
     index: &mut usize,
+    ghost: &mut dyn FnMut(&mut Kernel, usize, Span) -> Option<GhostUpdate>,
 ) {
     let mut i = 0;
     while i < stmts.len() {
@@ -254,53 +297,33 @@ fn insert(
             } => {
                 let here = *index;
                 *index += 1;
-                insert(body, k, loops, ghosts, index);
-                insert(step, k, loops, ghosts, index);
-                if let Some((_, n)) = loops.next_if(|(l, _)| *l == here) {
-                    let var = k.vars.len();
-                    k.vars.push(Var {
-                        name: format!("iterations_{here}"),
-                        ty: Scalar::I64,
-                        kind: VarKind::Local,
-                        span: *span,
-                    });
-                    let ghost = || Expr {
-                        kind: ExprKind::Var(var),
-                        ty: Scalar::I64,
-                    };
-                    let konst = |v| Expr {
-                        kind: ExprKind::Const(Value::I(v)),
+                insert_ghosts(body, k, index, ghost);
+                insert_ghosts(step, k, index, ghost);
+                if let Some(g) = ghost(k, here, *span) {
+                    let var = Expr {
+                        kind: ExprKind::Var(g.var),
                         ty: Scalar::I64,
                     };
                     step.push(Stmt::Assign {
-                        var,
+                        var: g.var,
                         value: Expr {
-                            kind: ExprKind::Binary(
-                                BinOp::Add,
-                                Box::new(ghost()),
-                                Box::new(konst(1)),
-                            ),
+                            kind: ExprKind::Binary(BinOp::Add, Box::new(var), Box::new(g.step)),
                             ty: Scalar::I64,
                         },
                         span: *span,
                     });
                     init = Some(Stmt::Assign {
-                        var,
-                        value: konst(0),
+                        var: g.var,
+                        value: g.init,
                         span: *span,
                     });
-                    let trips = match n {
-                        Found::Count(n) => Trips::Count(n),
-                        Found::Log(input) => Trips::Log(log_var(k, &input, *span)),
-                    };
-                    ghosts.insert(var, trips);
                 }
             }
             Stmt::If { then, els, .. } => {
-                insert(then, k, loops, ghosts, index);
-                insert(els, k, loops, ghosts, index);
+                insert_ghosts(then, k, index, ghost);
+                insert_ghosts(els, k, index, ghost);
             }
-            Stmt::Scope { body, .. } => insert(body, k, loops, ghosts, index),
+            Stmt::Scope { body, .. } => insert_ghosts(body, k, index, ghost),
             _ => {}
         }
         if let Some(s) = init {
@@ -353,18 +376,12 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
 /// The variable [`log_name`] of input `input`, added to the kernel as an
 /// input the kernel never assigns (unsigned: it is at least 0) when it is
 /// not there yet.
-fn log_var(k: &mut Kernel, input: &str, span: crate::source::Span) -> VarId {
+fn log_var(k: &mut Kernel, input: &str, span: Span) -> VarId {
     let name = log_name(input);
     if let Some(v) = k.vars.iter().position(|v| v.name == name) {
         return v;
     }
-    k.vars.push(Var {
-        name,
-        ty: Scalar::U32,
-        kind: VarKind::Symbol,
-        span,
-    });
-    k.vars.len() - 1
+    new_var(k, name, Scalar::U32, VarKind::Symbol, span)
 }
 
 /// The number of times a loop's body runs, when its condition only reads

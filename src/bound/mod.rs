@@ -31,6 +31,7 @@ use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::memory;
 use crate::absint::symbols::{SymKind, Symbols};
 use crate::cost::{CostTable, Hardware, Metric};
+use crate::ir::sites::load_index;
 use crate::ir::structured::without_jumps;
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::{Poly, Rational};
@@ -357,22 +358,6 @@ impl Prepared {
     /// The index expression of a site, with the facts and dependence state
     /// where it is evaluated.
     fn site_context(&self, site: SiteId) -> Option<(&crate::ir::Expr, &Constraints, &State)> {
-        fn index_of(e: &crate::ir::Expr, site: SiteId) -> Option<&crate::ir::Expr> {
-            use crate::ir::ExprKind as K;
-            match &e.kind {
-                K::Load(a) if a.site == site => Some(&a.index),
-                K::Load(a) => index_of(&a.index, site),
-                K::Unary(_, x) | K::Convert { value: x, .. } => index_of(x, site),
-                K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) => {
-                    index_of(a, site).or_else(|| index_of(b, site))
-                }
-                K::Select(c, a, b) => index_of(c, site)
-                    .or_else(|| index_of(a, site))
-                    .or_else(|| index_of(b, site)),
-                K::Call(_, args) => args.iter().find_map(|x| index_of(x, site)),
-                K::Const(_) | K::Var(_) | K::Builtin(_) => None,
-            }
-        }
         type Found<'k> = Option<(&'k crate::ir::Expr, &'k Constraints, &'k State)>;
         fn walk<'k>(
             stmts: &'k [Stmt],
@@ -384,7 +369,7 @@ impl Prepared {
                 let k = deps::key(s);
                 let before = lin.before.get(&k).zip(deps.before.get(&k));
                 let at = |e: &'k crate::ir::Expr| Some(e).zip(before).map(|(e, (c, d))| (e, c, d));
-                let here = |e: &'k crate::ir::Expr| index_of(e, site).and_then(at);
+                let here = |e: &'k crate::ir::Expr| load_index(e, site).and_then(at);
                 let found = match s {
                     Stmt::Assign { value, .. } => here(value),
                     Stmt::Store { access, value, .. } | Stmt::Atomic { access, value, .. }
@@ -415,7 +400,7 @@ impl Prepared {
                         .as_ref()
                         .and_then(|c| {
                             let head = lin.head.get(&k).zip(deps.head.get(&k));
-                            index_of(c, site).zip(head).map(|(e, (c, d))| (e, c, d))
+                            load_index(c, site).zip(head).map(|(e, (c, d))| (e, c, d))
                         })
                         .or_else(|| walk(body, site, lin, deps))
                         .or_else(|| walk(step, site, lin, deps)),

@@ -4,6 +4,25 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why a hardware model is unusable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HardwareError {
+    /// A warp of 0 or more than 32 threads.
+    #[error("warp_size must be 1..=32, got {0}")]
+    WarpSize(u32),
+    /// A size that must be a power of two and is not.
+    #[error("{name} must be a positive power of two, got {value}")]
+    NotPowerOfTwo {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: u32,
+    },
+}
+
+error_message!(HardwareError);
+
 /// Hardware parameters of the cost model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -32,9 +51,9 @@ impl Default for Hardware {
 
 impl Hardware {
     /// Checks the parameters are usable.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), HardwareError> {
         if self.warp_size == 0 || self.warp_size > 32 {
-            return Err(format!("warp_size must be 1..=32, got {}", self.warp_size));
+            return Err(HardwareError::WarpSize(self.warp_size));
         }
         for (name, v) in [
             ("transaction_bytes", self.transaction_bytes),
@@ -42,7 +61,7 @@ impl Hardware {
             ("bank_bytes", self.bank_bytes),
         ] {
             if v == 0 || !v.is_power_of_two() {
-                return Err(format!("{name} must be a positive power of two, got {v}"));
+                return Err(HardwareError::NotPowerOfTwo { name, value: v });
             }
         }
         Ok(())

@@ -251,15 +251,29 @@ pub struct MetricSpec {
     pub span: Option<CostTable>,
 }
 
+/// Why a file of user metrics is refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricsError {
+    /// Not TOML, or not the metric tables' keys and types.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// A metric with a negative cost.
+    #[error("metric `{0}` has a negative cost; costs must be nonnegative for every access")]
+    Negative(String),
+}
+
+error_message!(MetricsError);
+
 /// Reads user metrics from TOML: `[metric.NAME]` tables of resource
 /// constants (`var = 1`, `gread = { per = 5 }`, optional `[metric.NAME.span]`).
-pub fn metrics_from_toml(text: &str) -> Result<Vec<Metric>, String> {
+pub fn metrics_from_toml(text: &str) -> Result<Vec<Metric>, MetricsError> {
     #[derive(Deserialize)]
     struct File {
         #[serde(default)]
         metric: std::collections::BTreeMap<String, MetricSpec>,
     }
-    let f: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let f: File = toml::from_str(text)?;
     let mut out = Vec::new();
     for (name, spec) in f.metric {
         let m = Metric {
@@ -268,9 +282,7 @@ pub fn metrics_from_toml(text: &str) -> Result<Vec<Metric>, String> {
             span: spec.span.unwrap_or(spec.work),
         };
         if !m.work.is_nonnegative() || !m.span.is_nonnegative() {
-            return Err(format!(
-                "metric `{name}` has a negative cost; costs must be nonnegative for every access"
-            ));
+            return Err(MetricsError::Negative(name));
         }
         out.push(m);
     }

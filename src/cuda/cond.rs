@@ -15,9 +15,45 @@ use super::extract::define_of;
 use super::host::BINARY_LEVELS as LEVELS;
 use super::include::{include_target, Target};
 use super::lex::{tokenize, TokKind};
-use super::macros::{token_texts, MacroTable};
+use super::macros::{token_texts, MacroError, MacroTable};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedFile, IncludedKind, SourceFile};
+
+/// Why an `#if` expression has no value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CondError {
+    /// `defined(` not followed by a name and `)`.
+    #[error("`defined(` without a name and `)`")]
+    DefinedParen,
+    /// `defined` at the end.
+    #[error("`defined` without a name")]
+    DefinedAlone,
+    /// A macro does not expand.
+    #[error(transparent)]
+    Macro(#[from] MacroError),
+    /// A token where none of its kind may stand.
+    #[error("unexpected `{0}`")]
+    Unexpected(String),
+    /// A token missing (`)`, `:`).
+    #[error("expected `{0}`")]
+    Expected(String),
+    /// An operand missing at the end.
+    #[error("the expression ends early")]
+    EndsEarly,
+    /// `/` or `%` by 0 in an operand that is evaluated.
+    #[error("division by zero")]
+    DivisionByZero,
+    /// A number that is no integer literal (or too large).
+    #[error("`{0}` is not an integer")]
+    NotInteger(String),
+    /// A token starting with `'` that is not a character literal.
+    #[error("`{0}` is not a character")]
+    NotCharacter(String),
+    /// A character literal copper does not read (`'\x41'`, `'ab'`).
+    #[error("character `{0}` in a condition")]
+    Character(String),
+}
 
 /// Macros every translation unit nvcc compiles has (for conditions only).
 const PREDEFINED: &str = "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __cplusplus 201703L\n";
@@ -253,7 +289,7 @@ impl Walk<'_> {
 /// The value of an `#if` expression under `macros`: `defined`, then macro
 /// expansion, then identifiers as 0 (`true` as 1), evaluated in 64-bit
 /// signed arithmetic with C's precedence.
-pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, String> {
+pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, CondError> {
     let toks = token_texts(&expr.replace("\\\r\n", " ").replace("\\\n", " "));
     let mut replaced = Vec::new();
     let mut i = 0;
@@ -262,10 +298,10 @@ pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, String> {
             let (name, next) = match toks.get(i + 1).map(String::as_str) {
                 Some("(") => match (toks.get(i + 2), toks.get(i + 3).map(String::as_str)) {
                     (Some(n), Some(")")) => (n, i + 4),
-                    _ => return Err("`defined(` without a name and `)`".into()),
+                    _ => return Err(CondError::DefinedParen),
                 },
                 Some(_) => (&toks[i + 1], i + 2),
-                None => return Err("`defined` without a name".into()),
+                None => return Err(CondError::DefinedAlone),
             };
             replaced.push(if macros.get(name).is_some() { "1" } else { "0" }.to_string());
             i = next;
@@ -274,7 +310,7 @@ pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, String> {
             i += 1;
         }
     }
-    let expanded = macros.expand_tokens(&replaced).map_err(|e| e.to_string())?;
+    let expanded = macros.expand_tokens(&replaced)?;
     let mut p = Parser {
         toks: &expanded,
         pos: 0,
@@ -282,7 +318,7 @@ pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, String> {
     let v = p.ternary(true)?;
     match p.toks.get(p.pos) {
         None => Ok(v),
-        Some(t) => Err(format!("unexpected `{t}`")),
+        Some(t) => Err(CondError::Unexpected(t.clone())),
     }
 }
 
@@ -297,18 +333,18 @@ impl Parser<'_> {
         self.toks.get(self.pos).map(String::as_str)
     }
 
-    fn expect(&mut self, t: &str) -> Result<(), String> {
+    fn expect(&mut self, t: &str) -> Result<(), CondError> {
         if self.peek() == Some(t) {
             self.pos += 1;
             Ok(())
         } else {
-            Err(format!("expected `{t}`"))
+            Err(CondError::Expected(t.to_string()))
         }
     }
 
     /// `c ? a : b`; `live` is false in an operand that is not evaluated
     /// (where dividing by zero is no error).
-    fn ternary(&mut self, live: bool) -> Result<i64, String> {
+    fn ternary(&mut self, live: bool) -> Result<i64, CondError> {
         let c = self.binary(0, live)?;
         if self.peek() != Some("?") {
             return Ok(c);
@@ -320,7 +356,7 @@ impl Parser<'_> {
         Ok(if c != 0 { a } else { b })
     }
 
-    fn binary(&mut self, level: usize, live: bool) -> Result<i64, String> {
+    fn binary(&mut self, level: usize, live: bool) -> Result<i64, CondError> {
         if level == LEVELS.len() {
             return self.unary(live);
         }
@@ -335,10 +371,10 @@ impl Parser<'_> {
         Ok(l)
     }
 
-    fn unary(&mut self, live: bool) -> Result<i64, String> {
+    fn unary(&mut self, live: bool) -> Result<i64, CondError> {
         let toks = self.toks;
         let Some(t) = toks.get(self.pos).map(String::as_str) else {
-            return Err("the expression ends early".into());
+            return Err(CondError::EndsEarly);
         };
         self.pos += 1;
         Ok(match t {
@@ -355,13 +391,13 @@ impl Parser<'_> {
             t if t.starts_with(|c: char| c.is_ascii_digit()) => number(t)?,
             t if t.starts_with('\'') => char_value(t)?,
             t if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => 0,
-            t => return Err(format!("unexpected `{t}`")),
+            t => return Err(CondError::Unexpected(t.to_string())),
         })
     }
 }
 
 /// `l op r` in wrapping 64-bit arithmetic.
-fn apply(op: &str, l: i64, r: i64, live: bool) -> Result<i64, String> {
+fn apply(op: &str, l: i64, r: i64, live: bool) -> Result<i64, CondError> {
     let b = |x: bool| i64::from(x);
     Ok(match op {
         "||" => b(l != 0 || r != 0),
@@ -382,7 +418,7 @@ fn apply(op: &str, l: i64, r: i64, live: bool) -> Result<i64, String> {
         "*" => l.wrapping_mul(r),
         "/" | "%" if r == 0 => {
             if live {
-                return Err("division by zero".into());
+                return Err(CondError::DivisionByZero);
             }
             0
         }
@@ -393,7 +429,7 @@ fn apply(op: &str, l: i64, r: i64, live: bool) -> Result<i64, String> {
 
 /// An integer literal (`256`, `0x100`, `0400`, `0b1`, with `u`/`l`
 /// suffixes).
-fn number(t: &str) -> Result<i64, String> {
+fn number(t: &str) -> Result<i64, CondError> {
     let digits = t.trim_end_matches(['u', 'U', 'l', 'L']).replace('\'', "");
     let lower = digits.to_ascii_lowercase();
     let parsed = if let Some(h) = lower.strip_prefix("0x") {
@@ -407,15 +443,15 @@ fn number(t: &str) -> Result<i64, String> {
     };
     parsed
         .map(|v| v as i64)
-        .map_err(|_| format!("`{t}` is not an integer"))
+        .map_err(|_| CondError::NotInteger(t.to_string()))
 }
 
 /// A plain character literal (`'a'`, `'\n'`, `'\0'`).
-fn char_value(t: &str) -> Result<i64, String> {
+fn char_value(t: &str) -> Result<i64, CondError> {
     let inner = t
         .strip_prefix('\'')
         .and_then(|s| s.strip_suffix('\''))
-        .ok_or_else(|| format!("`{t}` is not a character"))?;
+        .ok_or_else(|| CondError::NotCharacter(t.to_string()))?;
     let v = match inner {
         "\\n" => 10,
         "\\t" => 9,
@@ -423,7 +459,7 @@ fn char_value(t: &str) -> Result<i64, String> {
         "\\\\" => 92,
         "\\'" => 39,
         s if s.chars().count() == 1 => s.chars().next().map_or(0, |c| c as i64),
-        _ => return Err(format!("character `{t}` in a condition")),
+        _ => return Err(CondError::Character(t.to_string())),
     };
     Ok(v)
 }
@@ -433,7 +469,7 @@ mod tests {
     use super::*;
     use crate::cuda::extract::extract;
 
-    fn value(defs: &str, e: &str) -> Result<i64, String> {
+    fn value(defs: &str, e: &str) -> Result<i64, CondError> {
         eval(e, &MacroTable::new(&extract(defs).macros))
     }
 
@@ -468,7 +504,11 @@ mod tests {
     fn errors_are_reported_not_guessed() {
         assert!(value("", "1 +").is_err());
         assert!(value("", "(1").is_err());
-        assert!(value("", "1 / 0").unwrap_err().contains("division by zero"));
+        assert_eq!(value("", "1 / 0"), Err(CondError::DivisionByZero));
+        assert_eq!(
+            value("", "1 / 0").unwrap_err().to_string(),
+            "division by zero"
+        );
         // An operand that is not evaluated may divide by zero.
         assert_eq!(value("", "0 && 1 / 0"), Ok(0));
         assert_eq!(value("", "1 || 1 / 0"), Ok(1));

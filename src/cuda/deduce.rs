@@ -11,6 +11,7 @@
 
 use super::ast::{BaseType, Param, TemplateParam};
 use super::lex::{is_identifier, tokenize};
+use super::template::TemplateError;
 
 /// The type arguments deduced for `params` (`None` where nothing says),
 /// from the kernel's parameters `kernel_params` and the launch's argument
@@ -21,8 +22,8 @@ pub fn deduce(
     kernel_params: &[Param],
     args: &[String],
     head: &str,
-) -> Result<Vec<Option<String>>, String> {
-    let mut out = vec![None; params.len()];
+) -> Result<Vec<Option<String>>, TemplateError> {
+    let mut out: Vec<Option<String>> = vec![None; params.len()];
     let toks: Vec<&str> = tokenize(head).iter().map(|t| t.text(head)).collect();
     for (p, arg) in kernel_params.iter().zip(args) {
         let BaseType::Named(name) = &p.ty.base else {
@@ -44,9 +45,11 @@ pub fn deduce(
         let deduced = format!("{base}{}", " *".repeat(extra));
         match &out[i] {
             Some(d) if d != &deduced => {
-                return Err(format!(
-                    "template parameter `{name}` is deduced as both `{d}` and `{deduced}`"
-                ))
+                return Err(TemplateError::Conflict {
+                    name: name.clone(),
+                    first: d.clone(),
+                    second: deduced,
+                })
             }
             _ => out[i] = Some(deduced),
         }

@@ -24,6 +24,31 @@ pub const MAX_INCLUDE_DEPTH: usize = 64;
 /// Most bytes of headers one file may include, in all.
 pub const MAX_INCLUDED_BYTES: usize = MAX_FILE_BYTES as usize;
 
+/// Why a `-D`, `-U` or `-I` option is refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PreprocessError {
+    /// An `-I` naming a file.
+    #[error("-I {}: is a file; -I takes a directory of headers", .0.display())]
+    IncludeDirIsFile(PathBuf),
+    /// An `-I` that cannot be read.
+    #[error("-I {}: {source}", .dir.display())]
+    IncludeDir {
+        /// The directory given.
+        dir: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// A `-D` value with a line break.
+    #[error("-D {0}: the value must be on one line")]
+    MultiLineValue(String),
+    /// A `-D` or `-U` of something that is not an identifier.
+    #[error("`{0}` is not a macro name")]
+    NotMacroName(String),
+}
+
+error_message!(PreprocessError);
+
 /// One `-D` or `-U` option, applied in command-line order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Define {
@@ -47,17 +72,17 @@ pub struct Preprocess {
 
 impl Preprocess {
     /// Checks that every include directory is a directory.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), PreprocessError> {
         for d in &self.include_dirs {
             match std::fs::metadata(d) {
                 Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(format!(
-                        "-I {}: is a file; -I takes a directory of headers",
-                        d.display()
-                    ))
+                Ok(_) => return Err(PreprocessError::IncludeDirIsFile(d.clone())),
+                Err(source) => {
+                    return Err(PreprocessError::IncludeDir {
+                        dir: d.clone(),
+                        source,
+                    })
                 }
-                Err(e) => return Err(format!("-I {}: {e}", d.display())),
             }
         }
         Ok(())
@@ -121,31 +146,31 @@ pub fn looks_like_macro(name: &str) -> bool {
 }
 
 /// Reads a `-D` value: `NAME`, `NAME=VALUE` or `F(x)=VALUE`.
-pub fn parse_define(s: &str) -> Result<Define, String> {
+pub fn parse_define(s: &str) -> Result<Define, PreprocessError> {
     let (name, value) = match s.split_once('=') {
         Some((n, v)) => (n, v),
         None => (s, "1"),
     };
     check_macro_name(macro_name(name))?;
     if value.contains(['\n', '\r']) {
-        return Err(format!("-D {name}: the value must be on one line"));
+        return Err(PreprocessError::MultiLineValue(name.to_string()));
     }
     Ok(Define::Set(name.to_string(), value.to_string()))
 }
 
 /// Reads a `-U` value: a macro name.
-pub fn parse_undef(s: &str) -> Result<Define, String> {
+pub fn parse_undef(s: &str) -> Result<Define, PreprocessError> {
     check_macro_name(s)?;
     Ok(Define::Unset(s.to_string()))
 }
 
-fn check_macro_name(n: &str) -> Result<(), String> {
+fn check_macro_name(n: &str) -> Result<(), PreprocessError> {
     let ok = n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if ok {
         Ok(())
     } else {
-        Err(format!("`{n}` is not a macro name"))
+        Err(PreprocessError::NotMacroName(n.to_string()))
     }
 }
 

@@ -15,11 +15,13 @@ const MAX_DEPTH: usize = 64;
 const MAX_TOKENS: usize = 100_000;
 
 /// Why an expansion failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MacroError {
     /// Recursion or output size exceeded the bounds.
+    #[error("expansion of macro `{0}` is too deep or too large")]
     TooLarge(String),
     /// A function-like macro invoked with the wrong number of arguments.
+    #[error("macro `{name}` takes {expected} argument(s) but {got} were given")]
     Arity {
         /// Macro name.
         name: String,
@@ -28,24 +30,6 @@ pub enum MacroError {
         /// Arguments given.
         got: usize,
     },
-}
-
-impl std::fmt::Display for MacroError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MacroError::TooLarge(n) => {
-                write!(f, "expansion of macro `{n}` is too deep or too large")
-            }
-            MacroError::Arity {
-                name,
-                expected,
-                got,
-            } => write!(
-                f,
-                "macro `{name}` takes {expected} argument(s) but {got} were given"
-            ),
-        }
-    }
 }
 
 /// The macros visible to a kernel (the last definition of a name wins).

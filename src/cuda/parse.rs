@@ -21,7 +21,7 @@ use super::launch::{resolve_launches, Launch};
 use super::lex::CUDA_QUALIFIERS;
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
-use super::template;
+use super::template::{self, TemplateError};
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
@@ -322,7 +322,7 @@ fn with_deduced(
     args: &str,
     text: &str,
     launch: Span,
-) -> Result<String, String> {
+) -> Result<String, TemplateError> {
     let mut given = template::split_args(args);
     if given.len() >= params.len() {
         return Ok(args.to_string());

@@ -27,6 +27,104 @@ use super::parse::{parse_source, ParsedFile};
 use super::rewrite::splice;
 use crate::source::Span;
 
+/// Why the launches of a kernel cannot be exchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelaunchError {
+    /// The file has no launch of the kernel.
+    #[error(
+        "`{0}` is not launched in this file, so its grid and block cannot be exchanged with it"
+    )]
+    NotLaunched(String),
+    /// A launch is in a header.
+    #[error("a launch of `{0}` is in a header, which copper does not edit")]
+    InHeader(String),
+    /// Two launches need different edits of the same text.
+    #[error("two launches of the kernel need different edits of the same text")]
+    Overlap,
+    /// The edited file launches the kernel another number of times.
+    #[error("the edited host code launches the kernel a different number of times")]
+    LaunchCount,
+    /// A launch whose shape copper cannot evaluate.
+    #[error("the grid or block of the launch at line {0} is not known to copper, so the exchanged launch cannot be checked")]
+    UnknownShape(usize),
+    /// An edited launch without the exchanged shape.
+    #[error(
+        "the launch at line {0} could not be edited to exchange x and y of its grid and block"
+    )]
+    NotExchanged(usize),
+    /// A `<<<…>>>` without a grid and a block.
+    #[error("the launch at line {0} could not be read")]
+    Unreadable(usize),
+    /// An empty grid or block.
+    #[error("the launch at line {line} has no {what}")]
+    Missing {
+        /// The launch's line.
+        line: usize,
+        /// `grid` or `block`.
+        what: &'static str,
+    },
+    /// A grid or block that a function computes.
+    #[error("the {what} of the launch at line {line} is computed by `{function}(…)`, which copper cannot edit")]
+    Computed {
+        /// `grid` or `block`.
+        what: &'static str,
+        /// The launch's line.
+        line: usize,
+        /// The function called.
+        function: String,
+    },
+    /// A `dim3(…)` whose arguments cannot be read.
+    #[error("a `dim3` of the launch at line {0} could not be read")]
+    UnreadableDim3(usize),
+    /// A `dim3` variable declared twice in the launching function.
+    #[error("`{name}` is declared more than once in the function that launches `{kernel}`")]
+    DeclaredTwice {
+        /// The variable.
+        name: String,
+        /// The kernel.
+        kernel: String,
+    },
+    /// A `dim3` declaration whose arguments cannot be read.
+    #[error("the declaration of `{name}` at line {line} could not be read")]
+    UnreadableDeclaration {
+        /// The variable.
+        name: String,
+        /// The declaration's line.
+        line: usize,
+    },
+    /// A `dim3` variable also giving the shape of another kernel's launch.
+    #[error("`{name}` is also the shape of the launch of `{other}` at line {line}, which is not rewritten with `{kernel}`")]
+    SharedShape {
+        /// The variable.
+        name: String,
+        /// The other kernel.
+        other: String,
+        /// That launch's line.
+        line: usize,
+        /// The kernel rewritten.
+        kernel: String,
+    },
+    /// A `dim3` variable assigned as a whole.
+    #[error("`{name}` is assigned at line {line}, which copper does not follow")]
+    Assigned {
+        /// The variable.
+        name: String,
+        /// The assignment's line.
+        line: usize,
+    },
+    /// A `dim3` variable used otherwise than through its fields.
+    #[error("`{name}` is used as a whole at line {line}, which copper does not follow")]
+    UsedWhole {
+        /// The variable.
+        name: String,
+        /// The use's line.
+        line: usize,
+    },
+}
+
+error_message!(RelaunchError);
+
 /// A launch shape with x and y exchanged.
 pub fn swapped(d: [u64; 3]) -> [u64; 3] {
     [d[1], d[0], d[2]]
@@ -34,7 +132,7 @@ pub fn swapped(d: [u64; 3]) -> [u64; 3] {
 
 /// The replacements in the text of `file` that exchange x and y of the
 /// grid and the block at every launch of `kernel`, or why there are none.
-pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, String> {
+pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, RelaunchError> {
     let src = &file.source.text;
     let sites: Vec<&LaunchSite> = file
         .extracted
@@ -43,9 +141,7 @@ pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, S
         .filter(|l| l.kernel == kernel)
         .collect();
     if sites.is_empty() {
-        return Err(format!(
-            "`{kernel}` is not launched in this file, so its grid and block cannot be exchanged with it"
-        ));
+        return Err(RelaunchError::NotLaunched(kernel.to_string()));
     }
     let toks = tokenize(src);
     let host = Host {
@@ -63,9 +159,7 @@ pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, S
     let mut edits = Vec::new();
     for site in &sites {
         if !in_user_file(site.span) {
-            return Err(format!(
-                "a launch of `{kernel}` is in a header, which copper does not edit"
-            ));
+            return Err(RelaunchError::InHeader(kernel.to_string()));
         }
         let (grid, block) = host.config_args(site)?;
         edits.extend(host.swap_arg(site, grid, "grid")?);
@@ -107,7 +201,7 @@ impl Edit {
 /// The outermost edits as replacements, the edits inside the text they
 /// copy made there. Fails when two edits overlap without one holding the
 /// other.
-fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, String> {
+fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, RelaunchError> {
     let inside =
         |outer: Span, e: &Edit| e.at != outer && outer.start <= e.at.start && e.at.end <= outer.end;
     let top: Vec<&Edit> = edits
@@ -115,7 +209,7 @@ fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, String> {
         .filter(|e| !edits.iter().any(|o| inside(o.at, e) && o != *e))
         .collect();
     if top.windows(2).any(|w| w[0].at.end > w[1].at.start) {
-        return Err("two launches of the kernel need different edits of the same text".into());
+        return Err(RelaunchError::Overlap);
     }
     top.iter()
         .map(|e| {
@@ -151,7 +245,7 @@ fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, String> {
 
 /// Checks that the launches of `kernel` in `text` (the file edited) have
 /// the original's grids and blocks with x and y exchanged.
-fn verify(file: &ParsedFile, text: &str, kernel: &str) -> Result<(), String> {
+fn verify(file: &ParsedFile, text: &str, kernel: &str) -> Result<(), RelaunchError> {
     let after = parse_source(file.source.with_text(text.to_string()));
     let of = |f: &ParsedFile| -> Vec<Launch> {
         f.launches
@@ -162,20 +256,14 @@ fn verify(file: &ParsedFile, text: &str, kernel: &str) -> Result<(), String> {
     };
     let (old, new) = (of(file), of(&after));
     if old.len() != new.len() {
-        return Err("the edited host code launches the kernel a different number of times".into());
+        return Err(RelaunchError::LaunchCount);
     }
     for (o, n) in old.iter().zip(&new) {
         let (Some(grid), Some(block)) = (o.grid, o.block) else {
-            return Err(format!(
-                "the grid or block of the launch at line {} is not known to copper, so the exchanged launch cannot be checked",
-                o.line
-            ));
+            return Err(RelaunchError::UnknownShape(o.line));
         };
         if n.grid != Some(swapped(grid)) || n.block != Some(swapped(block)) {
-            return Err(format!(
-                "the launch at line {} could not be edited to exchange x and y of its grid and block",
-                o.line
-            ));
+            return Err(RelaunchError::NotExchanged(o.line));
         }
     }
     Ok(())
@@ -209,7 +297,7 @@ impl<'a> Host<'a> {
     }
 
     /// The token ranges of the grid and the block of a launch.
-    fn config_args(&self, site: &LaunchSite) -> Result<(Range, Range), String> {
+    fn config_args(&self, site: &LaunchSite) -> Result<(Range, Range), RelaunchError> {
         let open = self
             .toks
             .iter()
@@ -217,18 +305,12 @@ impl<'a> Host<'a> {
         let close =
             open.and_then(|o| (o..self.toks.len()).find(|&i| self.toks[i].is(self.src, ">>>")));
         let (Some(open), Some(close)) = (open, close) else {
-            return Err(format!(
-                "the launch at line {} could not be read",
-                self.line(site.span.start)
-            ));
+            return Err(RelaunchError::Unreadable(self.line(site.span.start)));
         };
         let args = split_commas(self.src, self.toks, open + 1, close);
         match args.as_slice() {
             [grid, block, ..] => Ok((*grid, *block)),
-            _ => Err(format!(
-                "the launch at line {} could not be read",
-                self.line(site.span.start)
-            )),
+            _ => Err(RelaunchError::Unreadable(self.line(site.span.start))),
         }
     }
 
@@ -237,13 +319,13 @@ impl<'a> Host<'a> {
         &self,
         site: &LaunchSite,
         (from, to): Range,
-        what: &str,
-    ) -> Result<Vec<Edit>, String> {
+        what: &'static str,
+    ) -> Result<Vec<Edit>, RelaunchError> {
         if to == from {
-            return Err(format!(
-                "the launch at line {} has no {what}",
-                self.line(site.span.start)
-            ));
+            return Err(RelaunchError::Missing {
+                line: self.line(site.span.start),
+                what,
+            });
         }
         // `dim3(a, b)` at the launch.
         if to - from >= 3
@@ -268,11 +350,11 @@ impl<'a> Host<'a> {
                     "dim3" | "sizeof" | "static_cast" | "min" | "max"
                 )
         }) {
-            return Err(format!(
-                "the {what} of the launch at line {} is computed by `{}(…)`, which copper cannot edit",
-                self.line(site.span.start),
-                self.text(call)
-            ));
+            return Err(RelaunchError::Computed {
+                what,
+                line: self.line(site.span.start),
+                function: self.text(call).to_string(),
+            });
         }
         // A number: `dim3(1, n)`.
         let span = Span::new(self.toks[from].start, self.toks[to - 1].end);
@@ -288,7 +370,12 @@ impl<'a> Host<'a> {
 
     /// Exchanges the first two of the arguments between tokens `from` and
     /// `to` (a `dim3`'s); one argument `a` becomes `1, a`.
-    fn swap_args(&self, from: usize, to: usize, site: &LaunchSite) -> Result<Vec<Edit>, String> {
+    fn swap_args(
+        &self,
+        from: usize,
+        to: usize,
+        site: &LaunchSite,
+    ) -> Result<Vec<Edit>, RelaunchError> {
         let span_of = |(a, b): Range| Span::new(self.toks[a].start, self.toks[b - 1].end);
         match split_commas(self.src, self.toks, from, to).as_slice() {
             [a] if a.1 > a.0 => {
@@ -311,10 +398,7 @@ impl<'a> Host<'a> {
                     },
                 ])
             }
-            _ => Err(format!(
-                "a `dim3` of the launch at line {} could not be read",
-                self.line(site.span.start)
-            )),
+            _ => Err(RelaunchError::UnreadableDim3(self.line(site.span.start))),
         }
     }
 
@@ -322,7 +406,11 @@ impl<'a> Host<'a> {
     /// launching function: its declaration's arguments exchanged and its
     /// `.x`/`.y` exchanged wherever the function uses them; `None` when
     /// the name is not declared there as a `dim3`.
-    fn swap_variable(&self, site: &LaunchSite, at: usize) -> Result<Option<Vec<Edit>>, String> {
+    fn swap_variable(
+        &self,
+        site: &LaunchSite,
+        at: usize,
+    ) -> Result<Option<Vec<Edit>>, RelaunchError> {
         let name = self.text(at);
         let Some((open, close)) = self.enclosing_body(at) else {
             return Ok(None);
@@ -334,10 +422,10 @@ impl<'a> Host<'a> {
             [] => return Ok(None),
             [d] => *d,
             _ => {
-                return Err(format!(
-                    "`{name}` is declared more than once in the function that launches `{}`",
-                    self.kernel
-                ))
+                return Err(RelaunchError::DeclaredTwice {
+                    name: name.to_string(),
+                    kernel: self.kernel.to_string(),
+                })
             }
         };
         // The declaration's arguments: `(…)`, `{…}` or `= dim3(…)`.
@@ -350,10 +438,10 @@ impl<'a> Host<'a> {
                 decl + 3
             }
             _ => {
-                return Err(format!(
-                    "the declaration of `{name}` at line {} could not be read",
-                    self.line(self.toks[decl].start)
-                ))
+                return Err(RelaunchError::UnreadableDeclaration {
+                    name: name.to_string(),
+                    line: self.line(self.toks[decl].start),
+                })
             }
         };
         let Some(args_close) = matching(self.src, self.toks, args_open) else {
@@ -377,10 +465,12 @@ impl<'a> Host<'a> {
             }
             let line = self.line(self.toks[i].start);
             if let Some(other) = in_launch(i, &self.others) {
-                return Err(format!(
-                    "`{name}` is also the shape of the launch of `{}` at line {line}, which is not rewritten with `{}`",
-                    other.kernel, self.kernel
-                ));
+                return Err(RelaunchError::SharedShape {
+                    name: name.to_string(),
+                    other: other.kernel.clone(),
+                    line,
+                    kernel: self.kernel.to_string(),
+                });
             }
             if in_launch(i, self.sites).is_some() && self.is_config_token(i) {
                 continue;
@@ -396,10 +486,11 @@ impl<'a> Host<'a> {
                         .toks
                         .get(i + 1)
                         .is_some_and(|t| ASSIGN.contains(&t.text(self.src)));
+                    let name = name.to_string();
                     return Err(if whole {
-                        format!("`{name}` is assigned at line {line}, which copper does not follow")
+                        RelaunchError::Assigned { name, line }
                     } else {
-                        format!("`{name}` is used as a whole at line {line}, which copper does not follow")
+                        RelaunchError::UsedWhole { name, line }
                     });
                 }
             }
@@ -497,7 +588,7 @@ mod tests {
     const KERNEL: &str =
         "__global__ void k(float *a, int n) { a[threadIdx.x * n + threadIdx.y] = 0; }\n";
 
-    fn edited(host: &str) -> Result<String, String> {
+    fn edited(host: &str) -> Result<String, RelaunchError> {
         let src = format!("{KERNEL}{host}");
         let file = parse_source(SourceFile::new("t.cu", &src));
         swap_xy(&file, "k").map(|e| splice(&src, &e)[KERNEL.len()..].to_string())
@@ -526,20 +617,24 @@ mod tests {
 
     #[test]
     fn unsafe_launches_are_refused_with_the_reason() {
-        let err = edited("").unwrap_err();
+        assert_eq!(
+            edited("").unwrap_err(),
+            RelaunchError::NotLaunched("k".into())
+        );
+        let err = edited("").unwrap_err().to_string();
         assert!(err.contains("not launched in this file"), "{err}");
         let shared = "__global__ void other(float *a) {}\nvoid run(float *a) {\n  dim3 block(32, 8);\n  k<<<4, block>>>(a, 64);\n  other<<<4, block>>>(a);\n}\n";
-        let err = edited(shared).unwrap_err();
+        let err = edited(shared).unwrap_err().to_string();
         assert!(
             err.contains("also the shape of the launch of `other`"),
             "{err}"
         );
         let computed =
             "dim3 pick(int n);\nvoid run(float *a, int n) { k<<<4, pick(n)>>>(a, n); }\n";
-        let err = edited(computed).unwrap_err();
+        let err = edited(computed).unwrap_err().to_string();
         assert!(err.contains("computed by `pick(…)`"), "{err}");
         let whole = "void run(float *a) {\n  dim3 block(32, 8);\n  dim3 b2 = block;\n  k<<<4, block>>>(a, 64);\n}\n";
-        let err = edited(whole).unwrap_err();
+        let err = edited(whole).unwrap_err().to_string();
         assert!(err.contains("used as a whole at line"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 //! outside the replaced functions is kept.
 
 use super::ast::Function;
-use super::edit;
+use super::edit::{self, EditRefused};
 use super::include;
 use super::lex::{tokenize, TokKind};
 use super::parse::ParsedFile;
@@ -90,7 +90,7 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
 /// function of the same name) put in its place as an edit of its text:
 /// what the rewrite kept stays byte for byte ([`edit`]). Fails with the
 /// reason when an edit would print code a macro produces.
-pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, String> {
+pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, EditRefused> {
     let mut replacements: Vec<(Span, String)> = Vec::new();
     for f in changed {
         let Some(item) = file.extracted.functions.iter().find(|i| i.name == f.name) else {
@@ -99,7 +99,7 @@ pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String,
         let text = match file.function(&f.name) {
             Some(original) if original.meta.span == item.span => {
                 edit::function_text(&file.source.text, original, f, &file.extracted.macros)
-                    .map_err(|r| r.message(file.source.line_col(r.at).0))?
+                    .map_err(|r| r.at_line(file.source.line_col(r.at).0))?
             }
             _ => print::function(f),
         };

@@ -11,19 +11,58 @@ use super::launch::expand_all;
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 
+/// Why a template head or an instantiation's arguments are refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TemplateError {
+    /// A head that is not `template <…>`.
+    #[error("expected `template <…>`")]
+    NotAHead,
+    /// A parameter that is neither a type nor an integer value.
+    #[error("template parameter `{0}` is not supported (copper reads `typename T`, `class T` and integer parameters such as `int BS`)")]
+    UnsupportedParam(String),
+    /// A value parameter of a type other than an integer or `bool`.
+    #[error("template parameter `{0}`: only integer and `bool` value parameters are supported")]
+    ValueType(String),
+    /// More arguments than parameters.
+    #[error("{given} template arguments given where {declared} parameters are declared")]
+    TooManyArguments {
+        /// Arguments given.
+        given: usize,
+        /// Parameters declared.
+        declared: usize,
+    },
+    /// A parameter with neither an argument nor a default.
+    #[error("no argument for template parameter `{0}`")]
+    MissingArgument(String),
+    /// Two launch arguments that deduce different types for one parameter
+    /// (see [`super::deduce`]).
+    #[error("template parameter `{name}` is deduced as both `{first}` and `{second}`")]
+    Conflict {
+        /// The parameter.
+        name: String,
+        /// The type deduced first.
+        first: String,
+        /// The other type deduced.
+        second: String,
+    },
+}
+
+error_message!(TemplateError);
+
 /// Reads the parameters of a head `template <typename T, int BS = 256>`.
-pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, String> {
+pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, TemplateError> {
     let inner = head
         .trim()
         .strip_prefix("template")
         .map(str::trim)
         .and_then(|s| s.strip_prefix('<'))
         .and_then(|s| s.strip_suffix('>'))
-        .ok_or_else(|| "expected `template <…>`".to_string())?;
+        .ok_or(TemplateError::NotAHead)?;
     split_args(inner).iter().map(|p| param(p)).collect()
 }
 
-fn param(text: &str) -> Result<TemplateParam, String> {
+fn param(text: &str) -> Result<TemplateParam, TemplateError> {
     let (decl, default) = match text.split_once('=') {
         Some((d, v)) => (d.trim(), Some(collapse(v))),
         None => (text.trim(), None),
@@ -31,9 +70,7 @@ fn param(text: &str) -> Result<TemplateParam, String> {
     let toks = tokenize(decl);
     let words: Vec<&str> = toks.iter().map(|t| t.text(decl)).collect();
     if toks.iter().any(|t| t.kind != TokKind::Ident) || words.len() < 2 {
-        return Err(format!(
-            "template parameter `{text}` is not supported (copper reads `typename T`, `class T` and integer parameters such as `int BS`)"
-        ));
+        return Err(TemplateError::UnsupportedParam(text.to_string()));
     }
     let (name, ty) = (words[words.len() - 1], &words[..words.len() - 1]);
     if let ["typename" | "class"] = ty {
@@ -44,11 +81,7 @@ fn param(text: &str) -> Result<TemplateParam, String> {
             default,
         });
     }
-    let base = integer_type(ty).ok_or_else(|| {
-        format!(
-            "template parameter `{text}`: only integer and `bool` value parameters are supported"
-        )
-    })?;
+    let base = integer_type(ty).ok_or_else(|| TemplateError::ValueType(text.to_string()))?;
     Ok(TemplateParam {
         value_type: Some(Type::scalar(base)),
         keyword: String::new(),
@@ -120,19 +153,18 @@ pub fn arguments(
     params: &[TemplateParam],
     args: &str,
     macros: &MacroTable,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, TemplateError> {
     let given = split_args(args);
     if given.len() > params.len() {
-        return Err(format!(
-            "{} template arguments given where {} parameters are declared",
-            given.len(),
-            params.len()
-        ));
+        return Err(TemplateError::TooManyArguments {
+            given: given.len(),
+            declared: params.len(),
+        });
     }
     let mut out = Vec::new();
     for (i, p) in params.iter().enumerate() {
         let Some(text) = given.get(i).or(p.default.as_ref()) else {
-            return Err(format!("no argument for template parameter `{}`", p.name));
+            return Err(TemplateError::MissingArgument(p.name.clone()));
         };
         let toks = token_texts(text);
         let value = p

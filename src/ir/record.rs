@@ -19,6 +19,25 @@ use std::sync::Arc;
 
 use super::{Layout, Scalar};
 
+/// Why a struct has no layout.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Two fields of one name.
+    #[error("struct `{name}` has two fields named `{field}`")]
+    DuplicateField {
+        /// The struct.
+        name: String,
+        /// The field.
+        field: String,
+    },
+    /// A struct without fields.
+    #[error("struct `{0}` has no fields")]
+    NoFields(String),
+}
+
+error_message!(RecordError);
+
 /// A struct or vector type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
@@ -155,7 +174,7 @@ impl Record {
     /// A struct of `fields` in C layout: each field at the next multiple
     /// of its alignment, the size rounded up to the largest alignment.
     /// Fields may have different scalar types.
-    pub fn structure(name: &str, fields: Vec<(String, FieldType)>) -> Result<Record, String> {
+    pub fn structure(name: &str, fields: Vec<(String, FieldType)>) -> Result<Record, RecordError> {
         let mut out = Record {
             name: name.to_string(),
             size: 0,
@@ -167,7 +186,10 @@ impl Record {
         };
         for (fname, ty) in fields {
             if out.fields.iter().any(|f| f.name == fname) {
-                return Err(format!("struct `{name}` has two fields named `{fname}`"));
+                return Err(RecordError::DuplicateField {
+                    name: name.to_string(),
+                    field: fname,
+                });
             }
             let (size, align) = ty.size_align();
             let offset = out.size.next_multiple_of(align);
@@ -202,7 +224,7 @@ impl Record {
             out.align = out.align.max(align);
         }
         if out.fields.is_empty() {
-            return Err(format!("struct `{name}` has no fields"));
+            return Err(RecordError::NoFields(name.to_string()));
         }
         out.size = out.size.next_multiple_of(out.align);
         Ok(out)
@@ -374,8 +396,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!((pair.size, pair.align), (4, 2));
-        assert!(Record::structure("E", vec![])
-            .unwrap_err()
-            .contains("no fields"));
+        assert_eq!(
+            Record::structure("E", vec![]).unwrap_err().to_string(),
+            "struct `E` has no fields"
+        );
     }
 }

@@ -2,15 +2,33 @@
 //! statement whose own expressions hold it, built once per kernel so that
 //! a per-site query costs the nesting depth rather than the kernel's size
 //! (the lint asks about every site; a linear walk each time made 8,000
-//! statements take seconds).
+//! statements take seconds), and the index of a load at a site inside an
+//! expression.
 
 use std::collections::HashMap;
 
-use super::{ExprKind, SiteId, Stmt};
+use super::{Expr, ExprKind, SiteId, Stmt};
 
 /// One step down: the index of a statement in a list, then which of its
 /// statement lists to enter next (`then`/`body` = 0, `else`/`step` = 1).
 type Step = (u32, u8);
+
+/// The index of the load at `site` inside `e`.
+pub fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Load(a) if a.site == site => Some(&a.index),
+        ExprKind::Load(a) => load_index(&a.index, site),
+        ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => load_index(x, site),
+        ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+            load_index(a, site).or_else(|| load_index(b, site))
+        }
+        ExprKind::Select(c, a, b) => load_index(c, site)
+            .or_else(|| load_index(a, site))
+            .or_else(|| load_index(b, site)),
+        ExprKind::Call(_, args) => args.iter().find_map(|x| load_index(x, site)),
+        ExprKind::Const(_) | ExprKind::Var(_) | ExprKind::Builtin(_) => None,
+    }
+}
 
 /// The statement holding each site.
 #[derive(Clone, Debug, Default)]

@@ -2,25 +2,8 @@
 //! it, or inside a load nested in another expression. The coalescing
 //! check, the witnesses and the MILP ask for it.
 
-use crate::ir::sites::SitePaths;
-use crate::ir::{Expr, ExprKind, Kernel, SiteId, Stmt};
-
-/// The index of the load at `site` inside `e`.
-pub(crate) fn load_index(e: &Expr, site: SiteId) -> Option<&Expr> {
-    match &e.kind {
-        ExprKind::Load(a) if a.site == site => Some(&a.index),
-        ExprKind::Load(a) => load_index(&a.index, site),
-        ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => load_index(x, site),
-        ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
-            load_index(a, site).or_else(|| load_index(b, site))
-        }
-        ExprKind::Select(c, a, b) => load_index(c, site)
-            .or_else(|| load_index(a, site))
-            .or_else(|| load_index(b, site)),
-        ExprKind::Call(_, args) => args.iter().find_map(|x| load_index(x, site)),
-        ExprKind::Const(_) | ExprKind::Var(_) | ExprKind::Builtin(_) => None,
-    }
-}
+use crate::ir::sites::{load_index, SitePaths};
+use crate::ir::{Expr, Kernel, SiteId, Stmt};
 
 /// The index expression of access site `site`.
 pub fn index_of(kernel: &Kernel, site: SiteId) -> Option<&Expr> {

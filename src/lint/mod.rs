@@ -37,6 +37,14 @@ use crate::sim::params::LaunchSpec;
 use crate::source::Span;
 use serde::Serialize;
 
+/// A lint code that does not exist; the message lists those that do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown lint code `{code}` (codes: {})", Code::ALL.map(Code::name).join(", "))]
+pub struct UnknownCode {
+    /// The code as written.
+    pub code: String,
+}
+
 /// What a finding is about; each can be turned off (`--allow CODE`,
 /// `[lint] disable = [...]` in `copper.toml`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -95,13 +103,12 @@ impl Code {
     }
 
     /// The code written `s`; the error lists the codes.
-    pub fn parse(s: &str) -> Result<Code, String> {
+    pub fn parse(s: &str) -> Result<Code, UnknownCode> {
         Code::ALL
             .into_iter()
             .find(|c| c.name() == s.trim())
-            .ok_or_else(|| {
-                let all: Vec<&str> = Code::ALL.iter().map(|c| c.name()).collect();
-                format!("unknown lint code `{s}` (codes: {})", all.join(", "))
+            .ok_or_else(|| UnknownCode {
+                code: s.to_string(),
             })
     }
 

@@ -20,7 +20,7 @@ use std::time::Instant;
 use crate::cost::Hardware;
 use crate::ir::{visit_stmts, Expr, ExprKind, Kernel, SiteId, Stmt};
 use crate::sim::params::{InitKind, LaunchSpec};
-use crate::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use crate::sim::{inputs_from_spec, simulate_owned, InputError, SimOptions};
 
 use super::index::index_of;
 use super::milp;
@@ -87,6 +87,20 @@ fn source_in(kernel: &Kernel, e: &Expr, depth: usize) -> Option<usize> {
     found
 }
 
+/// Why a filled launch was not simulated.
+#[derive(Debug, thiserror::Error)]
+enum FillError {
+    /// The launch has no array of that name.
+    #[error("the parameter file gives no array `{0}`")]
+    NoArray(String),
+    /// The launch's inputs cannot be made.
+    #[error(transparent)]
+    Inputs(#[from] InputError),
+    /// The simulation failed.
+    #[error("{0}")]
+    Simulation(String),
+}
+
 /// The launch `spec` with input array `array` filled by `values` repeated
 /// in runs of `run`, simulated: the degree one warp reached at `site`.
 fn simulate_fill(
@@ -96,16 +110,16 @@ fn simulate_fill(
     array: &str,
     values: &[f64],
     opts: &SimOptions,
-) -> Result<u64, String> {
+) -> Result<u64, FillError> {
     let mut spec = spec.clone();
     let a = spec
         .arrays
         .get_mut(array)
-        .ok_or_else(|| format!("the parameter file gives no array `{array}`"))?;
+        .ok_or_else(|| FillError::NoArray(array.to_string()))?;
     a.init = InitKind::Values;
     a.values = values.to_vec();
     let inputs = inputs_from_spec(kernel, &spec)?;
-    let r = simulate_owned(kernel, inputs, opts).map_err(|e| e.message)?;
+    let r = simulate_owned(kernel, inputs, opts).map_err(|e| FillError::Simulation(e.message))?;
     Ok(r.sites.get(site).map_or(0, |s| s.max_transactions))
 }
 
@@ -274,9 +288,7 @@ fn constructive(
                     largest: None,
                 }
             }
-            Err(e) if e.starts_with("the parameter file gives no array") => {
-                return Witness::NotFound(e)
-            }
+            Err(e @ FillError::NoArray(_)) => return Witness::NotFound(e.to_string()),
             _ => {}
         }
     }

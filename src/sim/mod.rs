@@ -579,7 +579,7 @@ pub fn simulate_owned(
         thread: [0; 3],
         race: false,
     };
-    opts.hw.validate().map_err(setup_error)?;
+    opts.hw.validate().map_err(|e| setup_error(e.to_string()))?;
     check_threads(&inputs.shape, opts.sample_blocks).map_err(|e| setup_error(e.to_string()))?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();

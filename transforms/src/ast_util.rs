@@ -656,19 +656,47 @@ pub fn linear_tid(block: [u64; 3]) -> Expr {
 
 /// `Some("x")` for `threadIdx.x`: the field of a `threadIdx` member.
 pub fn thread_field(e: &Expr) -> Option<&str> {
+    index_field(e, &["threadIdx"])
+}
+
+/// `Some("x")` for `threadIdx.x`, when `threadIdx` is one of `indices`
+/// (names of built-in index variables: `threadIdx`, `blockIdx`, …).
+pub fn index_field<'a>(e: &'a Expr, indices: &[&str]) -> Option<&'a str> {
     match &e.kind {
         ExprKind::Member {
             base,
             field,
             arrow: false,
-        } if matches!(&base.kind, ExprKind::Ident(n) if n == "threadIdx") => Some(field),
+        } if matches!(&base.kind, ExprKind::Ident(n) if indices.contains(&n.as_str())) => {
+            Some(field)
+        }
         _ => None,
     }
 }
 
+/// Whether `f` reads both `threadIdx.x` and `threadIdx.y` (a 1-D kernel
+/// has no rows and columns to exchange).
+pub fn reads_thread_xy(f: &Function) -> bool {
+    let (mut x, mut y) = (false, false);
+    for s in &f.body {
+        visit_stmt_exprs(s, &mut |e| match thread_field(e) {
+            Some("x") => x = true,
+            Some("y") => y = true,
+            _ => {}
+        });
+    }
+    x && y
+}
+
 /// `e` with `threadIdx.x` and `threadIdx.y` exchanged everywhere.
 pub fn swap_thread_xy(e: &mut Expr) {
-    if thread_field(e).is_some() {
+    swap_index_xy(e, &["threadIdx"]);
+}
+
+/// `e` with x and y of the built-in index variables `indices` exchanged
+/// everywhere.
+pub fn swap_index_xy(e: &mut Expr, indices: &[&str]) {
+    if index_field(e, indices).is_some() {
         if let ExprKind::Member { field, .. } = &mut e.kind {
             *field = match field.as_str() {
                 "x" => "y".into(),
@@ -679,7 +707,7 @@ pub fn swap_thread_xy(e: &mut Expr) {
         return;
     }
     for c in children_mut(e) {
-        swap_thread_xy(c);
+        swap_index_xy(c, indices);
     }
 }
 

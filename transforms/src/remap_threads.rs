@@ -74,7 +74,7 @@ impl Transform for RemapThreads {
     fn propose(&self, cx: &Context) -> Proposals {
         let mut out = Proposals::default();
         let f = cx.function;
-        if !reads_thread_xy(f) {
+        if !ast_util::reads_thread_xy(f) {
             return out;
         }
         let skip = |why: String| Skip {
@@ -186,34 +186,6 @@ fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
         .collect()
 }
 
-/// Whether the kernel reads both `threadIdx.x` and `threadIdx.y` (else
-/// there are no 2-D roles to swap).
-fn reads_thread_xy(f: &Function) -> bool {
-    let (mut x, mut y) = (false, false);
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| match index_field(e, &["threadIdx"]) {
-            Some("x") => x = true,
-            Some("y") => y = true,
-            _ => {}
-        });
-    }
-    x && y
-}
-
-/// `Some("x")` for `threadIdx.x`, when `threadIdx` is one of `indices`.
-fn index_field<'a>(e: &'a Expr, indices: &[&str]) -> Option<&'a str> {
-    match &e.kind {
-        ExprKind::Member {
-            base,
-            field,
-            arrow: false,
-        } if matches!(&base.kind, ExprKind::Ident(n) if indices.contains(&n.as_str())) => {
-            Some(field)
-        }
-        _ => None,
-    }
-}
-
 /// Why the kernel may see which threads share a warp, if it may.
 fn observes_warps(cx: &Context) -> Result<(), String> {
     let f = cx.function;
@@ -256,7 +228,7 @@ fn observes_warps(cx: &Context) -> Result<(), String> {
         });
         // An index other than through a field.
         ast_util::visit_stmt_roots(s, &mut |root| {
-            let fields = count(root, &|e| index_field(e, &INDICES).is_some());
+            let fields = count(root, &|e| ast_util::index_field(e, &INDICES).is_some());
             let all = count(
                 root,
                 &|e| matches!(&e.kind, ExprKind::Ident(n) if INDICES.contains(&n.as_str())),
@@ -280,30 +252,9 @@ fn count(e: &Expr, p: &dyn Fn(&Expr) -> bool) -> usize {
 fn swap_xy(f: &Function, indices: &[&str]) -> Function {
     let mut g = f.clone();
     for s in &mut g.body {
-        ast_util::visit_stmt_roots_mut(s, &mut |e| swap_in(e, indices));
+        ast_util::visit_stmt_roots_mut(s, &mut |e| ast_util::swap_index_xy(e, indices));
     }
     g
-}
-
-fn swap_in(e: &mut Expr, indices: &[&str]) {
-    if let ExprKind::Member {
-        base,
-        field,
-        arrow: false,
-    } = &mut e.kind
-    {
-        if matches!(&base.kind, ExprKind::Ident(n) if indices.contains(&n.as_str())) {
-            match field.as_str() {
-                "x" => *field = "y".into(),
-                "y" => *field = "x".into(),
-                _ => {}
-            }
-            return;
-        }
-    }
-    for c in ast_util::children_mut(e) {
-        swap_in(c, indices);
-    }
 }
 
 /// The global accesses of one kind to one array, and what a warp's

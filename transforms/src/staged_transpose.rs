@@ -87,7 +87,7 @@ impl Transform for StagedTranspose {
 
     fn propose(&self, cx: &Context) -> Proposals {
         let mut out = Proposals::default();
-        if !reads_thread_xy(cx.function) {
+        if !ast_util::reads_thread_xy(cx.function) {
             return out;
         }
         match candidates(cx) {
@@ -99,20 +99,6 @@ impl Transform for StagedTranspose {
         }
         out
     }
-}
-
-/// Whether the kernel reads both `threadIdx.x` and `threadIdx.y` (a 1-D
-/// kernel has no rows and columns to exchange).
-fn reads_thread_xy(f: &Function) -> bool {
-    let (mut x, mut y) = (false, false);
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| match ast_util::thread_field(e) {
-            Some("x") => x = true,
-            Some("y") => y = true,
-            _ => {}
-        });
-    }
-    x && y
 }
 
 /// The variants that lower the sectors, or why there is none.

@@ -30,6 +30,20 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
     })
 }
 
+/// A call of `f` returning `ty`, each argument converted to its type in
+/// `types`.
+fn typed_call(f: MathFn, args: Vec<Expr>, types: Vec<Scalar>, ty: Scalar) -> Expr {
+    let args = args
+        .into_iter()
+        .zip(types)
+        .map(|(a, t)| convert(a, t))
+        .collect();
+    Expr {
+        kind: ExprKind::Call(f, args),
+        ty,
+    }
+}
+
 /// Types the arguments and result of a math call.
 fn math_call(
     f: MathFn,
@@ -51,15 +65,7 @@ fn math_call(
             (vec![t; arity], t)
         }
     };
-    let args = args
-        .into_iter()
-        .zip(arg_types)
-        .map(|(a, t)| convert(a, t))
-        .collect();
-    Ok(Expr {
-        kind: ExprKind::Call(f, args),
-        ty,
-    })
+    Ok(typed_call(f, args, arg_types, ty))
 }
 
 impl Lowerer<'_> {
@@ -182,15 +188,7 @@ impl Lowerer<'_> {
             MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
             _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
         };
-        let args = vals
-            .into_iter()
-            .zip(types)
-            .map(|(v, t)| convert(v, t))
-            .collect();
-        Ok(Expr {
-            kind: ExprKind::Call(f, args),
-            ty,
-        })
+        Ok(typed_call(f, vals, types, ty))
     }
 
     fn atomic(

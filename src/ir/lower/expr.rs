@@ -20,6 +20,17 @@ fn expr_has_effects(e: &ast::Expr) -> bool {
 }
 
 impl Lowerer<'_> {
+    /// The scalar element `a[i]…` or `*p` read.
+    fn load(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<Expr> {
+        let (a, idx) = self.element(e, out)?;
+        self.scalar_element(a, e.meta.span)?;
+        let access = self.access(a, idx, false, &e.meta);
+        Ok(Expr {
+            kind: ExprKind::Load(access),
+            ty: self.k.arrays[a].elem,
+        })
+    }
+
     /// Lowers an expression used as a value.
     pub(super) fn expr(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<Expr> {
         let span = e.meta.span;
@@ -162,15 +173,7 @@ impl Lowerer<'_> {
                         ty: Scalar::I32,
                     }
                 }
-                UnOp::Deref => {
-                    let (a, idx) = self.element(e, out)?;
-                    self.scalar_element(a, span)?;
-                    let access = self.access(a, idx, false, &e.meta);
-                    Expr {
-                        kind: ExprKind::Load(access),
-                        ty: self.k.arrays[a].elem,
-                    }
-                }
+                UnOp::Deref => self.load(e, out)?,
                 UnOp::AddrOf => {
                     return fail(span, "`&` outside an atomic call or pointer initialization")
                 }
@@ -321,15 +324,7 @@ impl Lowerer<'_> {
                 Some(v) => v,
                 None => return fail(span, format!("`{name}` does not return a value")),
             },
-            A::Index(..) => {
-                let (a, idx) = self.element(e, out)?;
-                self.scalar_element(a, span)?;
-                let access = self.access(a, idx, false, &e.meta);
-                Expr {
-                    kind: ExprKind::Load(access),
-                    ty: self.k.arrays[a].elem,
-                }
-            }
+            A::Index(..) => self.load(e, out)?,
             A::SizeofType(t) => {
                 let size = match self.record_type(t, span)? {
                     Some(r) if t.pointers.is_empty() => r.size,

@@ -29,7 +29,7 @@ impl Lowerer<'_> {
         };
         let pf = callee(file, base).map_err(|m| LowerError {
             offset: span.start,
-            message: m,
+            message: m.to_string(),
         })?;
         let f = match &pf.result {
             Ok(f) => f,

@@ -1,7 +1,24 @@
 //! Looking names up without and with their namespaces: the device
 //! function a call names.
 
-use crate::cuda::parse::ParsedFile;
+use crate::cuda::parse::{ParsedFile, ParsedFunction};
+
+/// Why a call names no single device function.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CalleeError {
+    /// No function of that name.
+    #[error("call to unknown function `{0}`")]
+    Unknown(String),
+    /// Functions of that name in several namespaces.
+    #[error("call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)")]
+    Ambiguous {
+        /// The name called.
+        name: String,
+        /// Its last component.
+        short: String,
+    },
+}
 
 /// `N::f` → `f` (copper looks names up without their namespace).
 pub(super) fn unqualified(name: &str) -> &str {
@@ -14,7 +31,7 @@ pub(super) fn unqualified(name: &str) -> &str {
 pub(super) fn callee<'f>(
     file: &'f ParsedFile,
     name: &str,
-) -> std::result::Result<&'f crate::cuda::parse::ParsedFunction, String> {
+) -> std::result::Result<&'f ParsedFunction, CalleeError> {
     let short = unqualified(name);
     let qual = name[..name.len() - short.len()].trim_end_matches("::");
     let qual = qual.trim_start_matches("::");
@@ -29,11 +46,12 @@ pub(super) fn callee<'f>(
         })
         .collect();
     match found.as_slice() {
-        [] => Err(format!("call to unknown function `{name}`")),
+        [] => Err(CalleeError::Unknown(name.to_string())),
         [f] => Ok(f),
         [f, ..] if found.iter().all(|g| g.item.namespace == f.item.namespace) => Ok(f),
-        _ => Err(format!(
-            "call to `{name}` is ambiguous: functions of that name are declared in several namespaces; qualify it (`N::{short}`)"
-        )),
+        _ => Err(CalleeError::Ambiguous {
+            name: name.to_string(),
+            short: short.to_string(),
+        }),
     }
 }

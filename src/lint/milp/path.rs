@@ -6,7 +6,7 @@ use crate::ir::{visit_exprs, visit_stmts, Expr, ExprKind, SiteId, Stmt, VarId};
 
 use super::encode::{Enc, Lane};
 use super::term::Term;
-use crate::lint::index::load_index;
+use crate::ir::sites::load_index;
 
 /// Whether `s` holds site `site` (in its own expressions or nested).
 fn holds(s: &Stmt, site: SiteId) -> bool {
