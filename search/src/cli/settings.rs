@@ -523,3 +523,104 @@ fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>,
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::args::Cli;
+    use super::*;
+
+    /// The settings of `copper ARGS…`.
+    fn settings(args: &[&str]) -> Result<Settings, SettingsError> {
+        let cli = Cli::try_parse_from(std::iter::once("copper").chain(args.iter().copied()))
+            .expect("arguments clap accepts");
+        Settings::resolve(&cli.command)
+    }
+
+    #[test]
+    fn the_command_line_beats_copper_toml_which_beats_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("copper.toml");
+        std::fs::write(&cfg, "block = [64]\nmetric = \"steps\"\nbudget = 3.0\n").unwrap();
+        let cfg = cfg.to_str().unwrap();
+        let s = settings(&["optimize", "k.cu", "--config", cfg]).unwrap();
+        assert_eq!(s.block, Some([64, 1, 1]));
+        assert_eq!(s.grid, None);
+        assert_eq!(s.analysis.budget, Duration::from_secs(3));
+        assert_eq!(s.search.as_ref().unwrap().metric, "steps");
+        let s = settings(&[
+            "optimize", "k.cu", "--config", cfg, "--block", "128", "--metric", "wsteps",
+        ])
+        .unwrap();
+        assert_eq!(s.block, Some([128, 1, 1]));
+        let search = s.search.as_ref().unwrap();
+        assert_eq!(search.metric, "wsteps");
+        assert_eq!(
+            search.pipeline.metrics[search.pipeline.rank_metric].name,
+            "wsteps"
+        );
+        // lint reads the same file; analyze does not take its block.
+        let s = settings(&["lint", "k.cu", "--config", cfg]).unwrap();
+        assert_eq!(s.block, Some([64, 1, 1]));
+        assert_eq!(s.analysis.budget, Duration::from_secs(3));
+        assert!(s.search.is_none());
+    }
+
+    #[test]
+    fn bad_settings_are_typed_errors_with_the_old_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("copper.toml");
+        std::fs::write(&cfg, "[lint]\ndisable = [\"no-such-code\"]\n").unwrap();
+        let cfg = cfg.to_str().unwrap();
+        let e = settings(&["lint", "k.cu", "--config", cfg]).err().unwrap();
+        assert!(matches!(e, SettingsError::LintCode(_)), "{e}");
+        assert!(
+            e.to_string().starts_with("copper.toml [lint] disable: "),
+            "{e}"
+        );
+        let e = settings(&["optimize", "k.cu", "--metric", "nope"])
+            .err()
+            .unwrap();
+        assert!(matches!(e, SettingsError::UnknownRankMetric { .. }), "{e}");
+        assert!(
+            e.to_string().starts_with("unknown metric `nope` (known: "),
+            "{e}"
+        );
+        let e = settings(&["analyze", "k.cu", "--metric", "nope"])
+            .err()
+            .unwrap();
+        assert!(matches!(e, SettingsError::UnknownMetric(_)), "{e}");
+        let e = settings(&["optimize", "k.cu", "--skip-transform", "nope"])
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("unknown transform `nope` (known: branch-distribution"),
+            "{e}"
+        );
+        let e = settings(&["optimize", "k.cu", "--nvcc-flags", "-O3"])
+            .err()
+            .unwrap();
+        assert!(matches!(e, SettingsError::FlagsWithoutNvcc), "{e}");
+        let e = settings(&["simulate", "k.cu", "--hardware", "/nonexistent/hw.toml"])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("cannot read hardware file"), "{e}");
+    }
+
+    #[test]
+    fn analyze_and_simulate_take_lines_and_their_own_limits() {
+        let s = settings(&[
+            "analyze", "k.cu", "--lines", "--degree", "3", "--block", "32",
+        ])
+        .unwrap();
+        assert_eq!(s.analysis.hw.transaction_bytes, 128);
+        assert_eq!(s.analysis.degree, 3);
+        assert_eq!(s.block, Some([32, 1, 1]));
+        assert_eq!(s.metrics.len(), BUILTIN_METRICS.len());
+        let s = settings(&["simulate", "k.cu", "--metric", "steps"]).unwrap();
+        assert_eq!(s.analysis.hw.transaction_bytes, 32);
+        assert_eq!(s.metrics.len(), 1);
+    }
+}

@@ -64,3 +64,49 @@ impl Params {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use copper_search::launch::ParamsReason;
+
+    use super::*;
+
+    const VALID: &str = "[kernel.k]\ngrid = [1]\nblock = [32]\n";
+
+    #[test]
+    fn a_given_file_is_read_once_and_its_error_kept_for_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let given = dir.path().join("p.toml");
+        std::fs::write(&given, "grid = ").unwrap();
+        let p = Params::new(Some(&given));
+        // Gone now: the error is the one read at resolution.
+        std::fs::remove_file(&given).unwrap();
+        for file in ["a.cu", "b.cu"] {
+            let e = p.of(Path::new(file)).unwrap_err();
+            assert_eq!(e.path, given);
+            assert!(matches!(e.reason, ParamsReason::Invalid(_)), "{e}");
+            assert!(e.to_string().contains(": invalid parameter file: "), "{e}");
+            assert_eq!(p.path(Path::new(file)), given);
+        }
+        let missing = Params::new(Some(&dir.path().join("none.toml")));
+        let e = missing.required(Path::new("a.cu")).unwrap_err();
+        assert!(matches!(e.reason, ParamsReason::Read(_)), "{e}");
+    }
+
+    #[test]
+    fn each_file_has_its_own_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.cu"), dir.path().join("b.cu"));
+        std::fs::write(dir.path().join("a.toml"), VALID).unwrap();
+        let p = Params::new(None);
+        assert!(p
+            .of(&a)
+            .unwrap()
+            .is_some_and(|f| f.kernel.contains_key("k")));
+        assert!(p.of(&b).unwrap().is_none());
+        let e = p.required(&b).unwrap_err();
+        assert_eq!(e.path, dir.path().join("b.toml"));
+        assert!(e.to_string().contains("cannot read parameter file"), "{e}");
+        assert_eq!(p.path(&b), dir.path().join("b.toml"));
+    }
+}
