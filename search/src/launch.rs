@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
@@ -13,8 +14,9 @@ use copper::cuda::launch::{BytesOf, TestLaunch};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
-use copper::sim::params::{LaunchSpec, ParamFile, MAX_BLOCK_THREADS};
+use copper::sim::params::{LaunchSpec, ParamFile, ShapeError, MAX_BLOCK_THREADS};
 use copper::sim::test_launch::{random_array, runs_on_block, uses};
+use copper::sim::InputError;
 use copper::source::Span;
 
 /// A kernel's launch shape as far as it is known (either part may be
@@ -196,40 +198,62 @@ fn shared_overflow(
     Some(format!("out of bounds at line {line} (`{element}`)"))
 }
 
-/// Why a parameter file cannot be used.
-#[derive(Debug, thiserror::Error)]
+/// Why a parameter file cannot be used: the file, and the reason.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
 #[non_exhaustive]
-pub enum ParamsError {
+pub struct ParamsError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it cannot be used.
+    #[source]
+    pub reason: ParamsReason,
+}
+
+/// Why a parameter file cannot be used.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamsReason {
     /// The file cannot be read.
-    #[error("{}: cannot read parameter file: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    #[error("cannot read parameter file: {0}")]
+    Read(#[source] Arc<std::io::Error>),
     /// Its text is not a valid parameter file.
-    #[error("{}: invalid parameter file: {source}", path.display())]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        source: copper::sim::params::ParamsError,
-    },
+    #[error("invalid parameter file: {0}")]
+    Invalid(#[source] copper::sim::params::ParamsError),
 }
 
 /// The parameter file of `file`: `explicit` when given (an error when it
 /// cannot be read), else `file` with the extension `.toml` when it exists.
 pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamFile>, ParamsError> {
-    let path = explicit.map_or_else(|| file.with_extension("toml"), Path::to_path_buf);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(_) if explicit.is_none() => return Ok(None),
-        Err(source) => return Err(ParamsError::Read { path, source }),
-    };
-    ParamFile::from_toml(&text)
-        .map(Some)
-        .map_err(|source| ParamsError::Invalid { path, source })
+    match explicit {
+        Some(path) => read_param_file(path).map(Some),
+        None => {
+            let path = file.with_extension("toml");
+            match std::fs::read_to_string(&path) {
+                Ok(text) => parse_params(path, &text).map(Some),
+                Err(_) => Ok(None),
+            }
+        }
+    }
+}
+
+/// The parameter file at `path`, which must exist.
+pub fn read_param_file(path: &Path) -> Result<ParamFile, ParamsError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_params(path.to_path_buf(), &text),
+        Err(e) => Err(ParamsError {
+            path: path.to_path_buf(),
+            reason: ParamsReason::Read(Arc::new(e)),
+        }),
+    }
+}
+
+/// The parameter file `path` holds `text`.
+fn parse_params(path: PathBuf, text: &str) -> Result<ParamFile, ParamsError> {
+    ParamFile::from_toml(text).map_err(|e| ParamsError {
+        path,
+        reason: ParamsReason::Invalid(e),
+    })
 }
 
 /// `X×Y×Z`
@@ -237,11 +261,23 @@ pub fn dims(d: [u64; 3]) -> String {
     format!("{}×{}×{}", d[0], d[1], d[2])
 }
 
+/// Why a parameter file's launch cannot run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// Its shape is refused.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// Its arguments or arrays do not fit the kernel.
+    #[error(transparent)]
+    Inputs(#[from] InputError),
+}
+
 /// Checks a parameter file's launch of `kernel` as the simulator reads it
 /// (shape, every argument given and in its type's range, every array
 /// described), without filling any array, and whatever its size (a
 /// benchmark runs on a GPU, beyond what the simulator takes).
-pub fn check_launch(kernel: &copper::ir::Kernel, spec: &LaunchSpec) -> Result<(), String> {
+pub fn check_launch(kernel: &copper::ir::Kernel, spec: &LaunchSpec) -> Result<(), LaunchError> {
     spec.shape()?;
     let mut empty = spec.clone();
     empty.grid = vec![1, 1, 1];
@@ -334,17 +370,53 @@ pub fn test_plan(
     }
 }
 
+/// Why the host code's launch of a kernel cannot be tested on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostLaunchError {
+    /// It passes another number of arguments than the kernel takes.
+    #[error("it passes {passed} arguments, the kernel takes {takes}")]
+    Arguments {
+        /// Arguments passed.
+        passed: usize,
+        /// Parameters taken.
+        takes: usize,
+    },
+    /// An integer argument the host code does not determine.
+    #[error("argument `{name}` (`{text}`) could not be evaluated")]
+    NotEvaluated {
+        /// The parameter.
+        name: String,
+        /// The argument as written.
+        text: String,
+    },
+    /// A struct passed by value.
+    #[error("argument `{name}` (`{text}`) is a struct passed by value, whose fields copper does not follow in host code")]
+    Struct {
+        /// The parameter.
+        name: String,
+        /// The argument as written.
+        text: String,
+    },
+    /// Part of the launch (grid, block, dynamic shared memory) is not
+    /// known.
+    #[error("its {0} is not known")]
+    Unknown(&'static str),
+}
+
 /// The parameter-file launch the host code's test launch `t` gives
 /// `kernel`, with notes on what copper cut or assumed; an error when an
 /// integer argument cannot be evaluated or the arguments do not match.
-fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>), String> {
+fn host_spec(
+    kernel: &Kernel,
+    t: &TestLaunch,
+) -> Result<(LaunchSpec, Vec<String>), HostLaunchError> {
     let h = &t.host;
     if h.args.len() != kernel.params.len() {
-        return Err(format!(
-            "it passes {} arguments, the kernel takes {}",
-            h.args.len(),
-            kernel.params.len()
-        ));
+        return Err(HostLaunchError::Arguments {
+            passed: h.args.len(),
+            takes: kernel.params.len(),
+        });
     }
     let mut notes: Vec<String> = t
         .cut
@@ -364,19 +436,19 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
                         1.5
                     }
                     None => {
-                        return Err(format!(
-                            "argument `{}` (`{}`) could not be evaluated",
-                            var.name, arg.text
-                        ))
+                        return Err(HostLaunchError::NotEvaluated {
+                            name: var.name.clone(),
+                            text: arg.text.clone(),
+                        })
                     }
                 };
                 args.insert(var.name.clone(), value);
             }
             Param::Record { name, .. } => {
-                return Err(format!(
-                    "argument `{name}` (`{}`) is a struct passed by value, whose fields copper does not follow in host code",
-                    arg.text
-                ))
+                return Err(HostLaunchError::Struct {
+                    name: name.clone(),
+                    text: arg.text.clone(),
+                })
             }
             Param::Array(a) => {
                 let arr = &kernel.arrays[*a];
@@ -410,11 +482,11 @@ fn host_spec(kernel: &Kernel, t: &TestLaunch) -> Result<(LaunchSpec, Vec<String>
         }
     }
     let spec = LaunchSpec {
-        grid: h.grid.ok_or("its grid is not known")?.to_vec(),
-        block: h.block.ok_or("its block is not known")?.to_vec(),
+        grid: h.grid.ok_or(HostLaunchError::Unknown("grid"))?.to_vec(),
+        block: h.block.ok_or(HostLaunchError::Unknown("block"))?.to_vec(),
         shared_bytes: h
             .shared_bytes
-            .ok_or("its dynamic shared memory size is not known")?,
+            .ok_or(HostLaunchError::Unknown("dynamic shared memory size"))?,
         args,
         arrays,
         defines: Default::default(),

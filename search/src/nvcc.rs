@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long one compilation may take before it counts as failed.
@@ -35,6 +35,40 @@ pub enum NvccError {
     },
 }
 
+/// Why a file does not compile, or could not be compiled.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// No temporary directory for the compilation.
+    #[error("nvcc: cannot create a temporary directory: {0}")]
+    TempDir(#[source] Arc<std::io::Error>),
+    /// The file cannot be written there.
+    #[error("nvcc: cannot write {}: {source}", path.display())]
+    Write {
+        /// The temporary file.
+        path: PathBuf,
+        /// The I/O error.
+        source: Arc<std::io::Error>,
+    },
+    /// The compiler does not start.
+    #[error("nvcc: cannot run {}: {source}", program.display())]
+    Run {
+        /// The compiler.
+        program: PathBuf,
+        /// The I/O error.
+        source: Arc<std::io::Error>,
+    },
+    /// It did not finish within [`TIME_LIMIT`].
+    #[error("nvcc did not finish within {} s", TIME_LIMIT.as_secs())]
+    TimedOut,
+    /// Waiting for it failed.
+    #[error("nvcc: {0}")]
+    Wait(#[source] Arc<std::io::Error>),
+    /// It rejects the file: its first error line.
+    #[error("{0}")]
+    Rejected(String),
+}
+
 /// Where to get nvcc, for a program that was not found.
 fn install_hint(e: &std::io::Error) -> &'static str {
     if e.kind() == std::io::ErrorKind::NotFound {
@@ -49,7 +83,7 @@ fn install_hint(e: &std::io::Error) -> &'static str {
 pub struct Nvcc {
     program: PathBuf,
     flags: Vec<String>,
-    results: Mutex<HashMap<u64, Result<(), String>>>,
+    results: Mutex<HashMap<u64, Result<(), CompileError>>>,
 }
 
 impl Nvcc {
@@ -80,7 +114,7 @@ impl Nvcc {
 
     /// Compiles `text` (a whole `.cu` file that lives at `origin`) to an
     /// object file that is thrown away. `Err` holds nvcc's first error.
-    pub fn compile(&self, text: &str, origin: &Path) -> Result<(), String> {
+    pub fn compile(&self, text: &str, origin: &Path) -> Result<(), CompileError> {
         let mut h = DefaultHasher::new();
         text.hash(&mut h);
         origin.hash(&mut h);
@@ -95,19 +129,21 @@ impl Nvcc {
         result
     }
 
-    fn run(&self, text: &str, origin: &Path) -> Result<(), String> {
+    fn run(&self, text: &str, origin: &Path) -> Result<(), CompileError> {
         let dir = tempfile::Builder::new()
             .prefix("copper-nvcc-")
             .tempdir()
-            .map_err(|e| format!("nvcc: cannot create a temporary directory: {e}"))?;
+            .map_err(|e| CompileError::TempDir(Arc::new(e)))?;
         let name = origin
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .filter(|n| n.ends_with(".cu"))
             .unwrap_or_else(|| "candidate.cu".into());
         let source = dir.path().join(&name);
-        std::fs::write(&source, text)
-            .map_err(|e| format!("nvcc: cannot write {}: {e}", source.display()))?;
+        std::fs::write(&source, text).map_err(|e| CompileError::Write {
+            path: source.clone(),
+            source: Arc::new(e),
+        })?;
         let include = origin
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -124,7 +160,10 @@ impl Nvcc {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("nvcc: cannot run {}: {e}", self.program.display()))?;
+            .map_err(|e| CompileError::Run {
+                program: self.program.clone(),
+                source: Arc::new(e),
+            })?;
         // Read stderr while nvcc runs, so that a long error list cannot
         // fill the pipe and stall it.
         let reader = child.stderr.take().map(|mut e| {
@@ -141,20 +180,17 @@ impl Nvcc {
                 Ok(None) if start.elapsed() > TIME_LIMIT => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!(
-                        "nvcc did not finish within {} s",
-                        TIME_LIMIT.as_secs()
-                    ));
+                    return Err(CompileError::TimedOut);
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(format!("nvcc: {e}")),
+                Err(e) => return Err(CompileError::Wait(Arc::new(e))),
             }
         };
         let stderr = reader.and_then(|r| r.join().ok()).unwrap_or_default();
         if status.success() {
             return Ok(());
         }
-        Err(first_error(&stderr, &source, &name))
+        Err(CompileError::Rejected(first_error(&stderr, &source, &name)))
     }
 }
 

@@ -30,10 +30,14 @@ use copper_transforms::{Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::KnownShape;
-use crate::nvcc::Nvcc;
+use crate::nvcc::{CompileError, Nvcc};
 use crate::rank::{compare, Comparison, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
+
+mod errors;
+
+pub use errors::{ReadOnlyError, SearchError, Unchecked};
 
 /// What the search does.
 pub struct Settings {
@@ -125,7 +129,7 @@ impl Cache {
         config: &Config,
         metrics: &[Metric],
         lineage: Lineage,
-    ) -> Result<Arc<Analyzed>, String> {
+    ) -> Result<Arc<Analyzed>, SearchError> {
         let mut h = DefaultHasher::new();
         file.source.text.hash(&mut h);
         name.hash(&mut h);
@@ -145,10 +149,10 @@ impl Cache {
         let function = file
             .function(name)
             .cloned()
-            .ok_or_else(|| format!("no kernel named `{name}`"))?;
+            .ok_or_else(|| SearchError::NoKernel(name.to_string()))?;
         let kernel = match kernel {
             Some(k) => k,
-            None => lower_kernel(&file, name).map_err(|d| d.render())?,
+            None => lower_kernel(&file, name).map_err(|d| SearchError::NotLowered(d.render()))?,
         };
         let prepared = prepare(&kernel, *config);
         let bounds = metrics.iter().map(|m| prepared.bound(m)).collect();
@@ -234,7 +238,7 @@ pub struct KernelResult {
     /// Every transform's turn, round by round.
     pub steps: Vec<Step>,
     /// Launches every candidate was checked on, or why none could be.
-    pub checked_on: Result<usize, String>,
+    pub checked_on: Result<usize, Unchecked>,
     /// Why copper does not rewrite this kernel at all (an `#include` or
     /// `#if` branches inside it, its text in a header): it is left
     /// unchanged on purpose, not for want of a check.
@@ -246,14 +250,14 @@ pub struct KernelResult {
     pub assumed: bool,
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
-    pub compiled: Option<Result<(), String>>,
+    pub compiled: Option<Result<(), CompileError>>,
     /// Why the search stopped before every transform had its turn (the
     /// time budget), when it did.
     pub stopped: Option<String>,
     /// The read-only data path suggestion for the best version (not
     /// applied: the bounds cannot rank it), or why there is none; `None`
     /// when no pointer parameter would qualify.
-    pub read_only: Option<Result<Suggestion, String>>,
+    pub read_only: Option<Result<Suggestion, ReadOnlyError>>,
     /// Bounds found below a simulated cost by the self-check (the
     /// original's, which leaves the kernel unchecked, or a candidate's,
     /// which drops it unchecked): internal errors, one message each.
@@ -287,21 +291,21 @@ impl KernelResult {
     /// test launch of the original runs cleanly (a race, an out-of-bounds
     /// access), some candidate was dropped unchecked (the first such
     /// reason), or the search stopped at its time budget.
-    pub fn unchecked(&self) -> Option<&str> {
+    pub fn unchecked(&self) -> Option<String> {
         if self.improved() || self.not_rewritten.is_some() {
             return None;
         }
         if let Err(why) = &self.checked_on {
-            return Some(why);
+            return Some(why.to_string());
         }
         self.steps
             .iter()
             .flat_map(|s| &s.considered)
             .find_map(|c| match &c.verdict {
-                Verdict::Unchecked(why) => Some(why.as_str()),
+                Verdict::Unchecked(why) => Some(why.clone()),
                 _ => None,
             })
-            .or(self.stopped.as_deref())
+            .or(self.stopped.clone())
     }
 }
 
@@ -317,7 +321,7 @@ pub fn optimize_kernel(
     shape: &KnownShape,
     settings: &Settings,
     cache: &Cache,
-) -> Result<KernelResult, String> {
+) -> Result<KernelResult, SearchError> {
     let start = Instant::now();
     // The budget covers the whole search: the original's analysis, the
     // test launches, and every candidate's check and analysis.
@@ -336,14 +340,13 @@ pub fn optimize_kernel(
         Lineage::default(),
     )?;
     if let Some(spec) = spec {
-        crate::launch::check_launch(&original.kernel, spec)
-            .map_err(|e| format!("the parameter file's launch cannot run: {e}"))?;
+        crate::launch::check_launch(&original.kernel, spec).map_err(SearchError::Launch)?;
     }
     let refusal = copper::cuda::rewrite::refusal(file, name);
     let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
     let mut internal_errors = Vec::new();
     let checker = match &refusal {
-        Some(why) => Err(why.clone()),
+        Some(why) => Err(Unchecked::NotRewritten(why.clone())),
         None => Checker::measuring(
             file,
             name,
@@ -353,25 +356,20 @@ pub fn optimize_kernel(
             config.hw,
             settings.metrics.clone(),
         )
-        .map_err(
-            |why| {
-                if let Some(late) = past(deadline, &config) {
-                    return late;
-                }
-                let path = file.source.path.display();
-                format!(
-                    "{why}; to check it, write the launch it runs on: `copper params {path} > {}` and edit it{}",
-                    file.source.path.with_extension("toml").display(),
-                    if spec.is_none() { ", or give `--block X,Y`" } else { "" }
-                )
+        .map_err(|source| match past(deadline, &config) {
+            Some(late) => Unchecked::Late(late),
+            None => Unchecked::Original {
+                source,
+                path: file.source.path.clone(),
+                with_params: spec.is_some(),
             },
-        )
+        })
         .and_then(|c| match self_check(&original, c.runs(), &config).first() {
             // Nothing the search measures against this analysis can be
             // trusted: every candidate is left unchecked.
             Some(why) => {
                 internal_errors.push(why.clone());
-                Err(why.clone())
+                Err(Unchecked::SelfCheck(why.clone()))
             }
             None => Ok(c),
         }),
@@ -497,20 +495,20 @@ fn suggest_read_only(
     file: &ParsedFile,
     best: &Analyzed,
     spec: Option<&LaunchSpec>,
-    checker: &Result<Checker, String>,
+    checker: &Result<Checker, Unchecked>,
     refused: bool,
-) -> Option<Result<Suggestion, String>> {
+) -> Option<Result<Suggestion, ReadOnlyError>> {
     if refused || best.function.template.is_some() {
         return None;
     }
     let s = read_only::suggest(file, &best.function, spec).transpose()?;
-    Some(s.and_then(|s| {
+    Some(s.map_err(ReadOnlyError::Refused).and_then(|s| {
         match checker {
             Ok(c) => materialize(&best.file, &s.function)
                 .and_then(|(_, k)| c.check_kernel(&k, best.lineage.terms()))
                 .map(|_| s)
-                .map_err(|why| format!("the suggestion failed its check: {why}")),
-            Err(why) => Err(format!("it could not be checked: {why}")),
+                .map_err(ReadOnlyError::Failed),
+            Err(why) => Err(ReadOnlyError::Unchecked(why.clone())),
         }
     }))
 }
@@ -526,10 +524,10 @@ struct Env<'a> {
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
-    checker: &'a Result<Checker, String>,
+    checker: &'a Result<Checker, Unchecked>,
     /// Whether the file as written compiles with `settings.compiler`
     /// (`Ok` when there is none).
-    original_compiles: Result<(), String>,
+    original_compiles: Result<(), CompileError>,
     config: &'a Config,
     /// When the kernel's search must end.
     deadline: Instant,
@@ -641,15 +639,20 @@ fn evaluate(
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
     let checker = match env.checker {
         Ok(c) => c,
-        Err(why) => return (Verdict::Unchecked(why.clone()), None),
+        Err(why) => return (Verdict::Unchecked(why.to_string()), None),
     };
     let (file, kernel) = match materialize(&incumbent.file, &candidate.function) {
         Ok(x) => x,
-        Err(why) => return (Verdict::Failed(why), None),
+        Err(why) => return (Verdict::Failed(why.to_string()), None),
     };
     let runs = match checker.check_kernel(&kernel, lineage.terms()) {
         Ok(runs) => runs,
-        Err(why) => return (unchecked().unwrap_or(Verdict::Failed(why)), None),
+        Err(why) => {
+            return (
+                unchecked().unwrap_or(Verdict::Failed(why.to_string())),
+                None,
+            )
+        }
     };
     let analyzed = match cache.analyze(
         file,
@@ -660,7 +663,7 @@ fn evaluate(
         lineage,
     ) {
         Ok(a) => a,
-        Err(why) => return (Verdict::Failed(why), None),
+        Err(why) => return (Verdict::Failed(why.to_string()), None),
     };
     let wrong = self_check(&analyzed, &runs, &version_config);
     if let Some(why) = wrong.first() {

@@ -249,7 +249,7 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
         f.function("vecAdd").unwrap().clone()
     };
     assert_eq!(checker.check(&candidate(true)), Ok(()));
-    let err = checker.check(&candidate(false)).unwrap_err();
+    let err = checker.check(&candidate(false)).unwrap_err().to_string();
     assert!(
         err.contains("out-of-bounds") && err.contains("`a["),
         "{err}"

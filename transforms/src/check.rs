@@ -18,12 +18,77 @@ use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
     run_original, synthesized, Fail, Run, STEP_BUDGET, SYNTH_STEP_BUDGET,
 };
-use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, SimOptions};
+use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, InputError, SimOptions};
 
 use crate::Candidate;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
+
+/// Why a kernel cannot be checked, or a candidate fails its check; each
+/// message is the reason users see.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The original kernel does not lower (its diagnostic's message).
+    #[error("{0}")]
+    NotLowered(String),
+    /// Too few test launches run cleanly on the original.
+    #[error("the original kernel cannot be checked: {why} (only {ran} of the test launches run cleanly; {MIN_LAUNCHES} are needed)")]
+    Original {
+        /// Why the first launch that failed did.
+        why: String,
+        /// How many ran cleanly.
+        ran: usize,
+    },
+    /// The candidate cannot be written as an edit of the file (the
+    /// printer's refusal).
+    #[error(transparent)]
+    Edit(#[from] copper::cuda::edit::EditRefused),
+    /// The printed candidate does not parse.
+    #[error("the printed candidate does not parse: {0}")]
+    Unparsable(String),
+    /// The printed candidate parses to another kernel.
+    #[error("the printed candidate parses to a different kernel")]
+    Reparsed,
+    /// The candidate does not lower.
+    #[error("the candidate does not lower: {0}")]
+    NotLowerable(String),
+    /// The candidate takes other parameters than a launch gives.
+    #[error("launch {launch}: the candidate's parameters differ: {source}")]
+    Parameters {
+        /// The launch's index.
+        launch: usize,
+        /// Why the launch does not fit.
+        source: InputError,
+    },
+    /// The candidate's simulation fails where the original's does not.
+    #[error("launch {launch}: the candidate fails: {message}")]
+    Fails {
+        /// The launch's index.
+        launch: usize,
+        /// The simulator's message.
+        message: String,
+    },
+    /// The candidate's results differ from the original's.
+    #[error(
+        "launch {launch} ({blocks} blocks of {threads}): {array} differs from the original's{}",
+        if *reassociated { " by more than the reassociation tolerance" } else { "" }
+    )]
+    Differs {
+        /// The launch's index.
+        launch: usize,
+        /// Its blocks.
+        blocks: u64,
+        /// Its threads per block.
+        threads: u64,
+        /// The array, quoted (or "an array").
+        array: String,
+        /// Whether floating-point results were compared within the
+        /// reassociation tolerance.
+        reassociated: bool,
+    },
+}
 
 /// Checks candidates of one kernel against the original.
 pub struct Checker {
@@ -81,7 +146,7 @@ impl Checker {
         base: Option<&LaunchSpec>,
         block: Option<[u64; 3]>,
         deadline: Option<Instant>,
-    ) -> Result<Checker, String> {
+    ) -> Result<Checker, CheckError> {
         let defaults = SimOptions::default();
         Checker::measuring(
             file,
@@ -105,7 +170,7 @@ impl Checker {
         deadline: Option<Instant>,
         hw: Hardware,
         metrics: Vec<Metric>,
-    ) -> Result<Checker, String> {
+    ) -> Result<Checker, CheckError> {
         let options = SimOptions {
             hw,
             metrics,
@@ -114,7 +179,8 @@ impl Checker {
             deadline,
             ..SimOptions::default()
         };
-        let kernel = lower_kernel(file, name).map_err(|d| d.message.clone())?;
+        let kernel =
+            lower_kernel(file, name).map_err(|d| CheckError::NotLowered(d.message.clone()))?;
         let specs = match base {
             Some(b) => variants(b),
             None => synthesized(&kernel, block.unwrap_or([64, 1, 1])),
@@ -150,11 +216,10 @@ impl Checker {
             }
         }
         if launches.len() < MIN_LAUNCHES {
-            let why = first_error.unwrap_or_else(|| "no launch was built".into());
-            return Err(format!(
-                "the original kernel cannot be checked: {why} (only {} of the test launches run cleanly; {MIN_LAUNCHES} are needed)",
-                launches.len()
-            ));
+            return Err(CheckError::Original {
+                why: first_error.unwrap_or_else(|| "no launch was built".into()),
+                ran: launches.len(),
+            });
         }
         // Arrays as short as the original allows: a candidate that reads
         // an element the original never reads fails there, out of bounds,
@@ -177,7 +242,7 @@ impl Checker {
 
     /// The candidate as it would be in the file, re-parsed and lowered;
     /// then simulated on every launch and compared with the original.
-    pub fn check(&self, candidate: &Function) -> Result<(), String> {
+    pub fn check(&self, candidate: &Function) -> Result<(), CheckError> {
         let (_, kernel) = materialize(&self.file, candidate)?;
         self.check_kernel(&kernel, Terms::default()).map(drop)
     }
@@ -185,7 +250,7 @@ impl Checker {
     /// [`Checker::check`] for a transform's candidate: one that changes
     /// the launch ([`Candidate::relaunch`]) runs on each launch with x and
     /// y of the grid and block exchanged.
-    pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), String> {
+    pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), CheckError> {
         let (_, kernel) = materialize(&self.file, &candidate.function)?;
         let terms = Terms {
             swapped: candidate.relaunch.is_some(),
@@ -204,7 +269,7 @@ impl Checker {
     /// the final global arrays with the original's, bit for bit unless
     /// `terms` says otherwise. Returns the candidate's runs, in the order
     /// of [`Checker::runs`].
-    pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, String> {
+    pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, CheckError> {
         let mut runs = Vec::new();
         for (
             i,
@@ -219,10 +284,13 @@ impl Checker {
                 spec.clone()
             };
             let inputs = inputs_from_spec(kernel, spec)
-                .map_err(|e| format!("launch {i}: the candidate's parameters differ: {e}"))?;
+                .map_err(|source| CheckError::Parameters { launch: i, source })?;
             let at = inputs.bound_point();
-            let got = simulate_owned(kernel, inputs, &self.options)
-                .map_err(|e| format!("launch {i}: the candidate fails: {}", e.message))?;
+            let got =
+                simulate_owned(kernel, inputs, &self.options).map_err(|e| CheckError::Fails {
+                    launch: i,
+                    message: e.message,
+                })?;
             let threads = spec.block.iter().product::<u64>();
             let differs = |(g, w): &(&(String, ArrayData), &(String, ArrayData))| {
                 g.0 != w.0
@@ -234,20 +302,19 @@ impl Checker {
             if got.arrays.len() != want.arrays.len()
                 || got.arrays.iter().zip(&want.arrays).any(|p| differs(&p))
             {
-                let which = got
+                let array = got
                     .arrays
                     .iter()
                     .zip(&want.arrays)
                     .find(|p| differs(p))
                     .map_or_else(|| "an array".to_string(), |(g, _)| format!("`{}`", g.0));
-                let how = match terms.reassociated {
-                    true => " by more than the reassociation tolerance",
-                    false => "",
-                };
-                return Err(format!(
-                    "launch {i} ({} blocks of {threads}): {which} differs from the original's{how}",
-                    spec.grid.iter().product::<u64>(),
-                ));
+                return Err(CheckError::Differs {
+                    launch: i,
+                    blocks: spec.grid.iter().product::<u64>(),
+                    threads,
+                    array,
+                    reassociated: terms.reassociated,
+                });
             }
             runs.push(Run {
                 spec: spec.clone(),
@@ -329,7 +396,7 @@ pub fn swapped_launch(spec: &LaunchSpec) -> LaunchSpec {
 pub fn materialize(
     file: &ParsedFile,
     candidate: &Function,
-) -> Result<(ParsedFile, Kernel), String> {
+) -> Result<(ParsedFile, Kernel), CheckError> {
     let changed = std::slice::from_ref(candidate);
     // As an edit of the file's text (what the user will get); where that
     // does not give back the candidate, the kernel reprinted whole.
@@ -345,13 +412,13 @@ pub fn materialize(
             .first()
             .map(|d| d.message.clone())
             .unwrap_or_else(|| "it is missing".into());
-        return Err(format!("the printed candidate does not parse: {why}"));
+        return Err(CheckError::Unparsable(why));
     };
     if f != candidate {
-        return Err("the printed candidate parses to a different kernel".into());
+        return Err(CheckError::Reparsed);
     }
     let kernel = lower_kernel(&reparsed, &candidate.name)
-        .map_err(|d| format!("the candidate does not lower: {}", d.message))?;
+        .map_err(|d| CheckError::NotLowerable(d.message))?;
     Ok((reparsed, kernel))
 }
 
@@ -463,7 +530,11 @@ mod tests {
             text: "2".into(),
         };
         let err = c.check(&wrong).unwrap_err();
-        assert!(err.contains("`b` differs"), "{err}");
+        assert!(
+            matches!(&err, CheckError::Differs { array, .. } if array == "`b`"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`b` differs"), "{err}");
     }
 
     /// A reassociated sum may move by its tolerance in floating point, no
@@ -515,6 +586,7 @@ mod tests {
             .check_kernel(&k, Terms::default())
             .err()
             .expect("the candidate fails");
-        assert!(err.contains("out-of-bounds"), "{err}");
+        assert!(matches!(err, CheckError::Fails { .. }), "{err}");
+        assert!(err.to_string().contains("out-of-bounds"), "{err}");
     }
 }

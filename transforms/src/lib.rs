@@ -155,9 +155,9 @@ pub fn propose_checked(
     for c in p.candidates {
         match checker.check_candidate(&c) {
             Ok(()) => ok.push(c),
-            Err(reason) => bad.push(Rejected {
+            Err(why) => bad.push(Rejected {
                 candidate: c,
-                reason,
+                reason: why.to_string(),
             }),
         }
     }

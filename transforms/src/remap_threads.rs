@@ -88,7 +88,7 @@ impl Transform for RemapThreads {
         let o = match remap_2d(cx) {
             Ok(o) => o,
             Err(why) => {
-                out.skipped.push(skip(why));
+                out.skipped.push(skip(why.to_string()));
                 return out;
             }
         };
@@ -105,7 +105,7 @@ impl Transform for RemapThreads {
         let after = match materialize(cx.file, &o.function) {
             Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel, config),
             Err(why) => {
-                out.skipped.push(skip(why));
+                out.skipped.push(skip(why.to_string()));
                 return out;
             }
         };

@@ -4,6 +4,7 @@
 
 use copper::ir::{Scalar, Value};
 use copper::sim::params::{ArraySpec, InitKind};
+use copper::sim::InputError;
 
 /// A C++ literal of type `ty` for `value` (already converted to `ty`).
 pub fn literal(value: Value, ty: Scalar) -> String {
@@ -53,7 +54,7 @@ pub fn fill(
     ctype: &str,
     dst: &str,
     len: &str,
-) -> Result<String, String> {
+) -> Result<String, InputError> {
     let conv = |x: f64| literal(Value::F(x).convert(elem), elem);
     Ok(match spec.init {
         InitKind::Zero => format!("copper_fill_const<{ctype}>({dst}, {len}, {});", conv(0.0)),
@@ -63,7 +64,7 @@ pub fn fill(
         ),
         InitKind::Values => {
             if spec.values.is_empty() {
-                return Err("`init = \"values\"` needs a non-empty `values` list".into());
+                return Err(InputError::NoValues);
             }
             let items: Vec<String> = spec.values.iter().map(|&x| conv(x)).collect();
             format!(
@@ -74,10 +75,10 @@ pub fn fill(
         }
         InitKind::Random => {
             if spec.min > spec.max {
-                return Err(format!(
-                    "random range is empty (min {} > max {})",
-                    spec.min, spec.max
-                ));
+                return Err(InputError::EmptyRange {
+                    min: spec.min,
+                    max: spec.max,
+                });
             }
             if elem.is_float() {
                 format!(
@@ -206,12 +207,14 @@ mod tests {
         s.values.clear();
         assert!(fill(&s, Scalar::I32, "int", "p", "n")
             .unwrap_err()
+            .to_string()
             .contains("non-empty"));
         let mut s = spec(InitKind::Random);
         s.min = 5.0;
         s.max = 1.0;
         assert!(fill(&s, Scalar::F32, "float", "p", "n")
             .unwrap_err()
+            .to_string()
             .contains("range is empty"));
     }
 }

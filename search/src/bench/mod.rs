@@ -10,6 +10,7 @@
 //! `main` that calls it once per launch.
 
 pub mod cxx;
+mod error;
 pub mod source;
 pub mod sweep;
 
@@ -19,6 +20,9 @@ use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Layout, Param, Scalar, Value};
 use copper::sim::params::{ArraySpec, LaunchSpec};
+use copper::sim::InputError;
+
+pub use error::{BenchError, SweepError};
 
 /// What a rewritten kernel is called in the program: `NAME_copper`.
 pub const SUFFIX: &str = "_copper";
@@ -76,7 +80,7 @@ pub fn program(
     parsed: &ParsedFile,
     kernels: &[KernelBench],
     opts: &Options,
-) -> Result<String, String> {
+) -> Result<String, BenchError> {
     let mut renamed = Vec::new();
     let mut functions = String::new();
     let mut calls = String::new();
@@ -246,16 +250,20 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(parsed: &ParsedFile, name: &str, base: Option<&LaunchSpec>) -> Result<Plan, String> {
+    fn new(parsed: &ParsedFile, name: &str, base: Option<&LaunchSpec>) -> Result<Plan, BenchError> {
         let f = parsed
             .function(name)
-            .ok_or_else(|| format!("copper cannot read kernel `{name}`"))?;
-        let kernel = lower_kernel(parsed, name).map_err(|d| d.message)?;
-        let base = base.ok_or_else(|| format!("no launch of `{name}` to time"))?;
+            .ok_or_else(|| BenchError::Unreadable(name.to_string()))?;
+        let kernel = lower_kernel(parsed, name).map_err(|d| BenchError::NotLowered(d.message))?;
+        let base = base.ok_or_else(|| BenchError::NoLaunch(name.to_string()))?;
         let array_spec = |a: &str| {
-            base.arrays.get(a).cloned().ok_or_else(|| {
-                format!("the parameter file describes no array `{a}` for `{name}` (add [kernel.{name}.arrays.{a}] with `len`)")
-            })
+            base.arrays
+                .get(a)
+                .cloned()
+                .ok_or_else(|| BenchError::NoArray {
+                    kernel: name.to_string(),
+                    array: a.to_string(),
+                })
         };
         let mut args = Vec::new();
         let mut arrays = Vec::new();
@@ -263,10 +271,10 @@ impl Plan {
             match kernel.param_named(&p.name) {
                 Some(Param::Array(a)) => {
                     if !p.dims.is_empty() {
-                        return Err(format!(
-                            "parameter `{}` of `{name}` is an array parameter; copper bench needs plain pointers",
-                            p.name
-                        ));
+                        return Err(BenchError::ArrayParameter {
+                            kernel: name.to_string(),
+                            param: p.name.clone(),
+                        });
                     }
                     let arr = &kernel.arrays[*a];
                     let spec = array_spec(&p.name)?;
@@ -316,10 +324,10 @@ impl Plan {
                     args.push(Arg::Record(p.ty.base.c_name().to_string(), fields));
                 }
                 None => {
-                    return Err(format!(
-                        "copper bench cannot pass parameter `{}` of `{name}`",
-                        p.name
-                    ))
+                    return Err(BenchError::Parameter {
+                        kernel: name.to_string(),
+                        param: p.name.clone(),
+                    })
                 }
             }
         }
@@ -330,10 +338,7 @@ impl Plan {
         {
             if let Some(spec) = base.arrays.get(&a.name) {
                 if !a.is_scalar() {
-                    return Err(format!(
-                        "global `{}` holds structs or vectors; copper bench fills arrays of scalars only",
-                        a.name
-                    ));
+                    return Err(BenchError::StructGlobal(a.name.clone()));
                 }
                 arrays.push(ArrayPlan {
                     name: a.name.clone(),
@@ -356,9 +361,18 @@ impl Plan {
         })
     }
 
+    /// Why array `a` cannot be filled.
+    fn fill_error(&self, a: &ArrayPlan, source: InputError) -> BenchError {
+        BenchError::Fill {
+            kernel: self.name.clone(),
+            array: a.name.clone(),
+            source,
+        }
+    }
+
     /// Checks a launch as the simulator would (shape, every argument and
     /// array given, integer arguments integral), without filling arrays.
-    fn check(&self, spec: &LaunchSpec) -> Result<(), String> {
+    fn check(&self, spec: &LaunchSpec) -> Result<(), BenchError> {
         crate::launch::check_launch(&self.kernel, spec)?;
         for a in &self.arrays {
             let Some(s) = spec.arrays.get(&a.name) else {
@@ -369,10 +383,10 @@ impl Plan {
                 ..s.clone()
             };
             if same_fill != a.spec {
-                return Err(format!(
-                    "array `{}` of `{}` is filled differently in two launches (only lengths may change)",
-                    a.name, self.name
-                ));
+                return Err(BenchError::FillChanged {
+                    kernel: self.name.clone(),
+                    array: a.name.clone(),
+                });
             }
         }
         Ok(())
@@ -386,7 +400,7 @@ impl Plan {
         optimized: Option<&str>,
         swapped: bool,
         note: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, BenchError> {
         let name = &self.name;
         let mut params = vec![
             "const char *copper_label".to_string(),
@@ -428,7 +442,7 @@ impl Plan {
                         &format!("{var}.copper_init"),
                         &format!("copper_len_{}", a.name),
                     )
-                    .map_err(|e| format!("array `{}` of `{name}`: {e}", a.name))?;
+                    .map_err(|source| self.fill_error(a, source))?;
                     body.push_str(&format!("    {fill}\n"));
                     for (slots, spec) in &a.fields {
                         body.push_str(&self.field_fill(a, slots, spec)?);
@@ -529,7 +543,7 @@ impl Plan {
         a: &ArrayPlan,
         slots: &[usize],
         spec: &ArraySpec,
-    ) -> Result<String, String> {
+    ) -> Result<String, BenchError> {
         let k = slots.len();
         let var = format!("copper_a_{}", a.name);
         let elems = format!("(copper_len_{} / {})", a.name, a.slots);
@@ -540,7 +554,7 @@ impl Plan {
             "copper_f.data()",
             &format!("{elems} * {k}"),
         )
-        .map_err(|e| format!("array `{}` of `{}`: {e}", a.name, self.name))?;
+        .map_err(|source| self.fill_error(a, source))?;
         let scatter: String = slots
             .iter()
             .enumerate()
@@ -568,7 +582,7 @@ impl Plan {
         layout: &Layout,
         slots: &[usize],
         spec: &ArraySpec,
-    ) -> Result<String, String> {
+    ) -> Result<String, BenchError> {
         let k = slots.len();
         let var = format!("copper_a_{}", a.name);
         let elems = format!("(copper_len_{} / {})", a.name, layout.size);
@@ -588,7 +602,7 @@ impl Plan {
                 "copper_f.data()",
                 &format!("{elems} * {k}"),
             )
-            .map_err(|e| format!("array `{}` of `{}`: {e}", a.name, self.name))?;
+            .map_err(|source| self.fill_error(a, source))?;
             let scatter: String = slots
                 .iter()
                 .enumerate()
@@ -608,7 +622,7 @@ impl Plan {
     }
 
     /// The call in `main` that benchmarks launch `spec` (checked).
-    fn call(&self, spec: &LaunchSpec) -> Result<String, String> {
+    fn call(&self, spec: &LaunchSpec) -> Result<String, BenchError> {
         let shape = spec.shape()?;
         let dim = |d: [u64; 3]| format!("dim3({}u, {}u, {}u)", d[0], d[1], d[2]);
         let mut label = self.name.clone();
@@ -625,9 +639,13 @@ impl Plan {
             format!("{}ull", spec.shared_bytes),
         ];
         for a in &self.arrays {
-            let s = spec.arrays.get(&a.name).ok_or_else(|| {
-                format!("a launch of `{}` gives no array `{}`", self.name, a.name)
-            })?;
+            let s = spec
+                .arrays
+                .get(&a.name)
+                .ok_or_else(|| BenchError::LaunchArray {
+                    kernel: self.name.clone(),
+                    array: a.name.clone(),
+                })?;
             values.push(format!("{}ull", s.len.saturating_mul(a.slots)));
         }
         values.extend(scalars);

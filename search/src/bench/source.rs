@@ -11,6 +11,8 @@ use copper::cuda::print;
 use copper::cuda::rewrite::splice;
 use copper::source::Span;
 
+use super::error::BenchError;
+
 /// What the file's own `main` is renamed to.
 pub const RENAMED_MAIN: &str = "copper_original_main";
 
@@ -20,7 +22,7 @@ pub const RENAMED_MAIN: &str = "copper_original_main";
 pub fn program_source(
     parsed: &ParsedFile,
     insertions: &[(&str, &Function)],
-) -> Result<String, String> {
+) -> Result<String, BenchError> {
     let text = &parsed.source.text;
     let mut edits: Vec<(Span, String)> = main_names(text)
         .into_iter()
@@ -32,7 +34,7 @@ pub fn program_source(
             .functions
             .iter()
             .find(|i| i.name == *original)
-            .ok_or_else(|| format!("no kernel named `{original}` in the file"))?;
+            .ok_or_else(|| BenchError::NoKernel(original.to_string()))?;
         let end = item.span.end;
         edits.push((
             Span::new(end, end),

@@ -5,6 +5,8 @@
 
 use copper::sim::params::LaunchSpec;
 
+use super::error::SweepError;
+
 /// A parsed `--sweep`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sweep {
@@ -15,13 +17,13 @@ pub struct Sweep {
 }
 
 /// Parses `NAME=V1,V2,…` (positive integers).
-pub fn parse(text: &str) -> Result<Sweep, String> {
+pub fn parse(text: &str) -> Result<Sweep, SweepError> {
     let (name, values) = text
         .split_once('=')
-        .ok_or_else(|| format!("`{text}` is not NAME=V1,V2,… (e.g. h=256,512,1024)"))?;
+        .ok_or_else(|| SweepError::Syntax(text.to_string()))?;
     let name = name.trim();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!("`{name}` is not an argument name"));
+        return Err(SweepError::Name(name.to_string()));
     }
     let values = values
         .split(',')
@@ -29,13 +31,11 @@ pub fn parse(text: &str) -> Result<Sweep, String> {
         .filter(|v| !v.is_empty())
         .map(|v| match v.parse::<u64>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!("`{v}` is not a positive integer size")),
+            _ => Err(SweepError::Value(v.to_string())),
         })
-        .collect::<Result<Vec<u64>, String>>()?;
+        .collect::<Result<Vec<u64>, SweepError>>()?;
     if values.is_empty() {
-        return Err(format!(
-            "give at least one value for `{name}` (e.g. {name}=256,512)"
-        ));
+        return Err(SweepError::NoValues(name.to_string()));
     }
     Ok(Sweep {
         name: name.to_string(),
@@ -44,19 +44,20 @@ pub fn parse(text: &str) -> Result<Sweep, String> {
 }
 
 /// The launches of the sweep, from `base` (which must take the argument).
-pub fn launches(base: &LaunchSpec, sweep: &Sweep) -> Result<Vec<LaunchSpec>, String> {
+pub fn launches(base: &LaunchSpec, sweep: &Sweep) -> Result<Vec<LaunchSpec>, SweepError> {
     if !base.args.contains_key(&sweep.name) {
-        return Err(format!(
-            "`{}` is not one of its scalar arguments",
-            sweep.name
-        ));
+        return Err(SweepError::NotAnArgument(sweep.name.clone()));
     }
     sweep
         .values
         .iter()
         .map(|&v| {
             base.with_arg(&sweep.name, v as f64)
-                .map_err(|e| format!("at {}={v}: {e}", sweep.name))
+                .map_err(|source| SweepError::Length {
+                    name: sweep.name.clone(),
+                    value: v,
+                    source: Box::new(source),
+                })
         })
         .collect()
 }
@@ -85,7 +86,7 @@ mod tests {
             ("h=1.5", "not a positive integer"),
             ("h=abc", "not a positive integer"),
         ] {
-            let err = parse(bad).unwrap_err();
+            let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
     }
@@ -108,6 +109,7 @@ mod tests {
         assert_eq!(runs[1].grid, vec![4]);
         assert!(launches(base, &parse("x=1").unwrap())
             .unwrap_err()
+            .to_string()
             .contains("not one of its scalar arguments"));
     }
 }

@@ -6,19 +6,19 @@ use std::time::Instant;
 
 use copper::bound::check::{self, launch_warps, violations, Violation};
 use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, Outcome};
-use copper::cuda::parse::ParsedFile;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
-use copper::sim::params::LaunchSpec;
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::sim::params::{LaunchSpec, ShapeError};
+use copper::sim::{inputs_from_spec, simulate_owned, InputError, SimOptions};
 use serde_json::json;
 
-use copper_search::launch::{dims, launch_shape, read_params, KnownShape};
+use copper_search::launch::{dims, launch_shape, KnownShape};
 use copper_search::rank::fmt_num;
 
 use super::args::{AnalyzeArgs, Format};
-use super::settings::{read_hardware, resolve_metrics};
+use super::settings::Settings;
 
 /// The analysis of one kernel, ready to print.
 struct Report {
@@ -31,7 +31,7 @@ struct Report {
     bounds: Vec<MetricBound>,
     /// Per metric: bound and simulated worst warp at the parameter file's
     /// inputs, and the inputs.
-    check: Option<Result<Check, String>>,
+    check: Option<Result<Check, CheckFailure>>,
     seconds: f64,
 }
 
@@ -43,35 +43,17 @@ struct Check {
 }
 
 /// Runs `copper analyze`.
-pub fn run(a: &AnalyzeArgs) -> u8 {
-    let metrics = match resolve_metrics(&a.metrics, a.metrics_file.as_deref()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
-    let mut hw = copper::cost::Hardware::default();
-    if let Some(h) = &a.hardware {
-        match read_hardware(h) {
-            Ok(x) => hw = x,
-            Err(e) => {
-                eprintln!("copper: error: {e}");
-                return 2;
-            }
-        }
-    }
-    if a.lines {
-        hw.transaction_bytes = 128;
-    }
-    let parsed = match a.pre.parse(&a.file) {
+pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
+    let metrics = &s.metrics;
+    let hw = s.analysis.hw;
+    let parsed = match parse_path_with(&a.file, &s.preprocess) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
+        Err(d) => {
+            eprintln!("{}", d.render());
             return 2;
         }
     };
-    let params = match read_params(&a.file, a.launch.params.as_deref()) {
+    let params = match s.params.of(&a.file) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("copper: error: {e}");
@@ -117,24 +99,18 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
             eprintln!("{}", d.render());
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = launch_shape(a.launch.block, a.launch.grid, &parsed, spec, &name);
+        let shape = launch_shape(s.block, s.grid, &parsed, spec, &name);
         let config = Config {
-            hw,
             block: shape.block,
             grid: shape.grid,
-            degree: a.degree,
-            max_lp: a.max_lp,
-            budget: a.budget,
+            ..s.analysis
         };
         let prep = prepare(&kernel, config);
         let bounds: Vec<MetricBound> = metrics.iter().map(|m| prep.bound(m)).collect();
         let seconds = start.elapsed().as_secs_f64();
         let check = a.check.then(|| match spec {
-            Some(spec) => check(&kernel, spec, &shape, &bounds, &metrics, hw),
-            None => Err(format!(
-                "no parameter file entry [kernel.{}] to simulate (see `copper simulate`)",
-                copper::sim::params::kernel_key(&name)
-            )),
+            Some(spec) => check(&kernel, spec, &shape, &bounds, metrics, hw),
+            None => Err(CheckFailure::NoEntry(name.clone())),
         });
         if matches!(check, Some(Err(_))) {
             status = 1;
@@ -179,6 +155,40 @@ pub fn run(a: &AnalyzeArgs) -> u8 {
     status
 }
 
+/// Why `--check` could not compare a kernel's bounds with a simulation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum CheckFailure {
+    /// The parameter file does not launch the kernel.
+    #[error("no parameter file entry [kernel.{}] to simulate (see `copper simulate`)", copper::sim::params::kernel_key(.0))]
+    NoEntry(String),
+    /// Its launch shape is refused.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// It launches another shape than the one analyzed.
+    #[error("the parameter file launches {} blocks of {}, not the shape analyzed", dims(*grid), dims(*block))]
+    OtherShape {
+        /// Its grid.
+        grid: [u64; 3],
+        /// Its block.
+        block: [u64; 3],
+    },
+    /// Its arguments or arrays do not fit the kernel.
+    #[error(transparent)]
+    Inputs(#[from] InputError),
+    /// The simulation fails.
+    #[error("simulation failed: {0}")]
+    Simulation(String),
+    /// Its inputs break an assumption the bounds were found under.
+    #[error("the parameter file's {} = {value} breaks the bounds' assumption {assumption}: not compared", assumption.param)]
+    OutsideAssumption {
+        /// The input's value there.
+        value: String,
+        /// The assumption it breaks.
+        assumption: InputAssumption,
+    },
+}
+
 /// Simulates the parameter file's launch and evaluates the bounds there.
 fn check(
     kernel: &Kernel,
@@ -187,14 +197,13 @@ fn check(
     bounds: &[MetricBound],
     metrics: &[copper::cost::Metric],
     hw: copper::cost::Hardware,
-) -> Result<Check, String> {
+) -> Result<Check, CheckFailure> {
     let s = spec.shape()?;
     if shape.block.is_some_and(|b| b != s.block) || shape.grid.is_some_and(|g| g != s.grid) {
-        return Err(format!(
-            "the parameter file launches {} blocks of {}, not the shape analyzed",
-            dims(s.grid),
-            dims(s.block)
-        ));
+        return Err(CheckFailure::OtherShape {
+            grid: s.grid,
+            block: s.block,
+        });
     }
     let inputs = inputs_from_spec(kernel, spec)?;
     let shown: BTreeMap<String, f64> = inputs
@@ -208,12 +217,10 @@ fn check(
         .iter()
         .find(|a| !InputAssumption::all_hold(std::slice::from_ref(a), &at))
     {
-        return Err(format!(
-            "the parameter file's {} = {} breaks the bounds' assumption {}: not compared",
-            broken.param,
-            at.get(&broken.param).map_or(String::new(), |v| fmt_num(*v)),
-            broken
-        ));
+        return Err(CheckFailure::OutsideAssumption {
+            value: at.get(&broken.param).map_or(String::new(), |v| fmt_num(*v)),
+            assumption: broken.clone(),
+        });
     }
     let launch = inputs.shape;
     let opts = SimOptions {
@@ -221,8 +228,8 @@ fn check(
         metrics: metrics.to_vec(),
         ..SimOptions::default()
     };
-    let r = simulate_owned(kernel, inputs, &opts)
-        .map_err(|e| format!("simulation failed: {}", e.message))?;
+    let r =
+        simulate_owned(kernel, inputs, &opts).map_err(|e| CheckFailure::Simulation(e.message))?;
     let rows = bounds
         .iter()
         .zip(&r.metrics)
@@ -436,7 +443,7 @@ fn report_json(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) -> serde_
         "grid": r.shape.grid,
         "shape_from": r.shape.source,
         "check_inputs": match &r.check { Some(Ok(c)) => json!(c.inputs), _ => serde_json::Value::Null },
-        "check_error": match &r.check { Some(Err(e)) => json!(e), _ => serde_json::Value::Null },
+        "check_error": match &r.check { Some(Err(e)) => json!(e.to_string()), _ => serde_json::Value::Null },
         "seconds": r.seconds,
         "input_assumptions": r.bounds.first().map_or(Vec::new(), |b| b.assumes.iter().map(InputAssumption::to_json).collect()),
         "metrics": metrics,

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use copper::bound::Config;
 use copper::cuda::include::{parse_define, parse_undef, Define};
 use copper::lint::Code;
+use copper::sim::params::{Shape, ShapeError};
 use copper_search::bench::sweep::{self, Sweep};
 
 /// copper: makes CUDA kernels faster without running them.
@@ -266,46 +267,83 @@ pub struct AnalyzeArgs {
     pub pre: PreprocessArgs,
 }
 
-fn parse_dims(s: &str) -> Result<[u64; 3], String> {
+/// Why an option's value is refused (clap prints the message after the
+/// option's name).
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// Not one to three sizes.
+    #[error("expected 1 to 3 comma-separated sizes, got `{0}`")]
+    Sizes(String),
+    /// A size that is not a number.
+    #[error("`{0}` is not a positive integer")]
+    NotInteger(String),
+    /// A size of 0.
+    #[error("sizes must be positive")]
+    Zero,
+    /// A shape CUDA refuses.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// Not a number of seconds.
+    #[error("`{0}` is not a number of seconds")]
+    Seconds(String),
+    /// A budget out of range.
+    #[error("the budget must be more than 0 and at most 1000000 seconds")]
+    Budget,
+    /// Not `NAME=VALUE`.
+    #[error("`{0}` is not NAME=VALUE")]
+    NotAssignment(String),
+    /// A value that is not a number.
+    #[error("`{0}` is not a number")]
+    NotNumber(String),
+    /// An infinite or NaN value.
+    #[error("`{0}` is not a finite number")]
+    NotFinite(String),
+    /// Nothing given.
+    #[error("give at least one NAME=VALUE")]
+    NoValues,
+}
+
+fn parse_dims(s: &str) -> Result<[u64; 3], ValueError> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("expected 1 to 3 comma-separated sizes, got `{s}`"));
+        return Err(ValueError::Sizes(s.to_string()));
     }
     let mut d = [1u64; 3];
     for (i, p) in parts.iter().enumerate() {
         d[i] = p
             .parse()
-            .map_err(|_| format!("`{p}` is not a positive integer"))?;
+            .map_err(|_| ValueError::NotInteger(p.to_string()))?;
         if d[i] == 0 {
-            return Err("sizes must be positive".into());
+            return Err(ValueError::Zero);
         }
     }
     Ok(d)
 }
 
 /// Parses a positive number of seconds.
-pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, ValueError> {
     let x: f64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+        .map_err(|_| ValueError::Seconds(s.to_string()))?;
     if !(x > 0.0 && x <= 1e6) {
-        return Err("the budget must be more than 0 and at most 1000000 seconds".into());
+        return Err(ValueError::Budget);
     }
     Ok(std::time::Duration::from_secs_f64(x))
 }
 
 /// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_block(s: &str) -> Result<[u64; 3], String> {
+pub fn parse_block(s: &str) -> Result<[u64; 3], ValueError> {
     let d = parse_dims(s)?;
-    copper::sim::params::Shape::checked([1, 1, 1], d)?;
+    Shape::checked([1, 1, 1], d)?;
     Ok(d)
 }
 
 /// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_grid(s: &str) -> Result<[u64; 3], String> {
+pub fn parse_grid(s: &str) -> Result<[u64; 3], ValueError> {
     let d = parse_dims(s)?;
-    copper::sim::params::Shape::checked(d, [1, 1, 1])?;
+    Shape::checked(d, [1, 1, 1])?;
     Ok(d)
 }
 
@@ -427,23 +465,23 @@ pub struct SearchArgs {
 }
 
 /// Parses `name=value,name=value`.
-fn parse_at(s: &str) -> Result<BTreeMap<String, f64>, String> {
+fn parse_at(s: &str) -> Result<BTreeMap<String, f64>, ValueError> {
     let mut out = BTreeMap::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part
             .split_once('=')
-            .ok_or_else(|| format!("`{part}` is not NAME=VALUE"))?;
+            .ok_or_else(|| ValueError::NotAssignment(part.to_string()))?;
         let x: f64 = v
             .trim()
             .parse()
-            .map_err(|_| format!("`{v}` is not a number"))?;
+            .map_err(|_| ValueError::NotNumber(v.to_string()))?;
         if !x.is_finite() {
-            return Err(format!("`{v}` is not a finite number"));
+            return Err(ValueError::NotFinite(v.to_string()));
         }
         out.insert(k.trim().to_string(), x);
     }
     if out.is_empty() {
-        return Err("give at least one NAME=VALUE".into());
+        return Err(ValueError::NoValues);
     }
     Ok(out)
 }

@@ -2,23 +2,23 @@
 //! against copper's rewrite of it on the parameter file's inputs (see
 //! `copper_search::bench`), and the script that builds it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use copper::cuda::ast::FnKind;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
-use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::sim::params::{LaunchSpec, ParamFile, ShapeError};
 use copper_search::bench::sweep::{self, Sweep};
-use copper_search::bench::{self, KernelBench, Options};
-use copper_search::launch::{launch_shape, read_params};
+use copper_search::bench::{self, BenchError, KernelBench, Options, SweepError};
+use copper_search::launch::{launch_shape, ParamsError};
 use copper_search::pipeline::{optimize_kernel, Cache};
 
 use super::args::BenchArgs;
 use super::files::write_atomically;
-use super::settings::resolve;
+use super::settings::Settings;
 
 /// Runs `copper bench`; returns the exit status (0, or 2 on bad input).
-pub fn run(a: &BenchArgs) -> u8 {
-    match bench(a) {
+pub fn run(a: &BenchArgs, s: &Settings) -> u8 {
+    match bench(a, s) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("copper: error: {e}");
@@ -27,41 +27,127 @@ pub fn run(a: &BenchArgs) -> u8 {
     }
 }
 
+/// Why `copper bench` writes nothing; each message is printed after
+/// `copper: error: `.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum Error {
+    /// The settings lack the search (not a user error).
+    #[error("internal error: no search settings")]
+    NoSearch,
+    /// A path with a control character.
+    #[error("{0}: the path has a control character; rename it for `copper bench`")]
+    ControlCharacter(String),
+    /// The file cannot be read (the diagnostic, rendered).
+    #[error("{0}")]
+    Unreadable(String),
+    /// The parameter file cannot be used.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    /// There is no parameter file.
+    #[error("{}: no parameter file (create {} or give --params)", .0.display(), .0.with_extension("toml").display())]
+    NoParams(PathBuf),
+    /// A kernel copper cannot read.
+    #[error("copper cannot read kernel `{kernel}`: {message}")]
+    Kernel {
+        /// The kernel.
+        kernel: String,
+        /// The diagnostic's message.
+        message: String,
+    },
+    /// A kernel the parameter file does not launch.
+    #[error("kernel `{kernel}` is not in {} (add [kernel.{}] or choose kernels with --kernel)", params.display(), copper::sim::params::kernel_key(kernel))]
+    NotInParams {
+        /// The kernel.
+        kernel: String,
+        /// The parameter file.
+        params: PathBuf,
+    },
+    /// `--kernel` names no kernel of the file.
+    #[error("no kernel named `{kernel}` in {}", file.display())]
+    NoKernel {
+        /// The name given.
+        kernel: String,
+        /// The file.
+        file: PathBuf,
+    },
+    /// The file has no kernel to time.
+    #[error("no kernel to benchmark in {}", .0.display())]
+    NoKernels(PathBuf),
+    /// A kernel uses a name the file does not define.
+    #[error("`{kernel}` uses `{name}`, which the file does not define; the benchmark program is the file compiled by nvcc, so pass -D{name}=… (or set it in copper.toml's `defines`)")]
+    Undefined {
+        /// The kernel.
+        kernel: String,
+        /// The name.
+        name: String,
+    },
+    /// A kernel's launches cannot be swept.
+    #[error("kernel `{kernel}`: {source}")]
+    Sweep {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        source: SweepError,
+    },
+    /// No kernel takes the swept argument.
+    #[error("--sweep: `{name}` is not a scalar argument of the kernels benchmarked (arguments: {arguments})")]
+    NotSwept {
+        /// The argument.
+        name: String,
+        /// The kernels' scalar arguments (or "none").
+        arguments: String,
+    },
+    /// A launch shape CUDA refuses.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// The program cannot be generated.
+    #[error(transparent)]
+    Program(#[from] BenchError),
+    /// A file or directory cannot be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// An I/O error at `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 /// Refuses a kernel that uses identifiers the file does not define: the
 /// program is the file as written, which nvcc cannot compile without them.
-fn needs_no_symbols(parsed: &ParsedFile, name: &str) -> Result<(), String> {
+fn needs_no_symbols(parsed: &ParsedFile, name: &str) -> Result<(), Error> {
     let Ok(k) = copper::ir::lower::lower_kernel(parsed, name) else {
         return Ok(());
     };
     match k.symbols.first() {
         None => Ok(()),
-        Some(&v) => {
-            let n = &k.vars[v].name;
-            Err(format!(
-                "`{name}` uses `{n}`, which the file does not define; the benchmark program is the file compiled by nvcc, so pass -D{n}=… (or set it in copper.toml's `defines`)"
-            ))
-        }
+        Some(&v) => Err(Error::Undefined {
+            kernel: name.to_string(),
+            name: k.vars[v].name.clone(),
+        }),
     }
 }
 
-fn bench(a: &BenchArgs) -> Result<(), String> {
+fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
+    let search = s.search.as_ref().ok_or(Error::NoSearch)?;
     refuse_control_characters(&a.file)?;
     refuse_control_characters(&a.out)?;
-    let pre = a.search.pre.resolve_found(a.search.config.as_deref())?;
-    let parsed = parse_path_with(&a.file, &pre).map_err(|d| d.render())?;
-    let params = read_params(&a.file, a.params.as_deref())
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| {
-            format!(
-                "{}: no parameter file (create {} or give --params)",
-                a.file.display(),
-                a.file.with_extension("toml").display()
-            )
-        })?;
-    let params_name = a
+    let parsed =
+        parse_path_with(&a.file, &s.preprocess).map_err(|d| Error::Unreadable(d.render()))?;
+    let params = s
         .params
-        .clone()
-        .unwrap_or_else(|| a.file.with_extension("toml"));
+        .of(&a.file)?
+        .ok_or_else(|| Error::NoParams(a.file.clone()))?;
+    let params_name = s.params.path(&a.file);
     let mut kernels = select(&parsed, &params, a.kernel.as_deref(), &params_name)?;
     for k in &kernels {
         needs_no_symbols(&parsed, &k.name)?;
@@ -82,10 +168,8 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let source_dir = source_dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", source_dir.display()))?;
-    let flags = pre.compiler_flags();
+    let source_dir = source_dir.canonicalize().map_err(io(source_dir))?;
+    let flags = s.preprocess.compiler_flags();
     let opts = Options {
         runs: a.runs,
         warmup: a.warmup,
@@ -93,7 +177,6 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     };
     // Bad launches fail here, before the search.
     bench::program(&parsed, &kernels, &opts)?;
-    let r = resolve(&a.search, None, None, true)?;
     let cache = Cache::default();
     for (k, base) in kernels.iter_mut().zip(&searched) {
         let shape = base.shape()?;
@@ -110,7 +193,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
             &k.name,
             Some(base),
             &shape,
-            &r.settings,
+            &search.pipeline,
             &cache,
         ) {
             Ok(result) if result.improved() => {
@@ -132,10 +215,10 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         }
     }
     let text = bench::program(&parsed, &kernels, &opts)?;
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    std::fs::create_dir_all(&a.out).map_err(io(&a.out))?;
     let cu = a.out.join(format!("{program_name}.cu"));
     let script = a.out.join(format!("build-{stem}.sh"));
-    write_atomically(&cu, &text).map_err(|e| format!("{}: {e}", cu.display()))?;
+    write_atomically(&cu, &text).map_err(io(&cu))?;
     let build = build_line(
         &program_name,
         &source_dir,
@@ -148,7 +231,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         a.file.display(),
         shell_quote(&program_name)
     );
-    write_atomically(&script, &script_text).map_err(|e| format!("{}: {e}", script.display()))?;
+    write_atomically(&script, &script_text).map_err(io(&script))?;
     make_executable(&script);
     for k in &kernels {
         println!("{}: {}", k.name, k.note);
@@ -169,7 +252,7 @@ fn select(
     params: &ParamFile,
     only: Option<&str>,
     params_name: &Path,
-) -> Result<Vec<KernelBench>, String> {
+) -> Result<Vec<KernelBench>, Error> {
     let only = only.map(|k| parsed.kernel_name(k));
     let only = only.as_deref();
     let mut out = Vec::new();
@@ -182,19 +265,19 @@ fn select(
     {
         let name = &f.item.name;
         if let Err(d) = &f.result {
-            let why = format!("copper cannot read kernel `{name}`: {}", d.message);
+            let why = Error::Kernel {
+                kernel: name.clone(),
+                message: d.message.clone(),
+            };
             if only.is_some() {
                 return Err(why);
             }
             eprintln!("copper: warning: {why}; left out");
             continue;
         }
-        let spec: &LaunchSpec = params.kernel.get(name).ok_or_else(|| {
-            format!(
-                "kernel `{name}` is not in {} (add [kernel.{}] or choose kernels with --kernel)",
-                params_name.display(),
-                copper::sim::params::kernel_key(name)
-            )
+        let spec: &LaunchSpec = params.kernel.get(name).ok_or_else(|| Error::NotInParams {
+            kernel: name.clone(),
+            params: params_name.to_path_buf(),
         })?;
         out.push(KernelBench {
             name: name.clone(),
@@ -205,9 +288,13 @@ fn select(
         });
     }
     if out.is_empty() {
+        let file = parsed.source.path.clone();
         return Err(match only {
-            Some(k) => format!("no kernel named `{k}` in {}", parsed.source.path.display()),
-            None => format!("no kernel to benchmark in {}", parsed.source.path.display()),
+            Some(k) => Error::NoKernel {
+                kernel: k.to_string(),
+                file,
+            },
+            None => Error::NoKernels(file),
         });
     }
     Ok(out)
@@ -215,12 +302,14 @@ fn select(
 
 /// Replaces each kernel's launch by one per sweep value, for the kernels
 /// that take the swept argument (at least one must).
-fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), String> {
+fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), Error> {
     let mut swept = false;
     for k in kernels.iter_mut() {
         if k.launches[0].args.contains_key(&s.name) {
-            k.launches = sweep::launches(&k.launches[0], s)
-                .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+            k.launches = sweep::launches(&k.launches[0], s).map_err(|source| Error::Sweep {
+                kernel: k.name.clone(),
+                source,
+            })?;
             swept = true;
         }
     }
@@ -233,26 +322,22 @@ fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), String> 
         .collect();
     names.sort_unstable();
     names.dedup();
-    Err(format!(
-        "--sweep: `{}` is not a scalar argument of the kernels benchmarked (arguments: {})",
-        s.name,
-        if names.is_empty() {
+    Err(Error::NotSwept {
+        name: s.name.clone(),
+        arguments: if names.is_empty() {
             "none".to_string()
         } else {
             names.join(", ")
-        }
-    ))
+        },
+    })
 }
 
 /// Refuses a path with a control character (a newline would start a new
 /// line in the generated script and program).
-fn refuse_control_characters(path: &Path) -> Result<(), String> {
+fn refuse_control_characters(path: &Path) -> Result<(), Error> {
     let text = path.to_string_lossy();
     if text.chars().any(char::is_control) {
-        return Err(format!(
-            "{}: the path has a control character; rename it for `copper bench`",
-            text.escape_debug()
-        ));
+        return Err(Error::ControlCharacter(text.escape_debug().to_string()));
     }
     Ok(())
 }

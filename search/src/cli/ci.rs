@@ -37,6 +37,23 @@ pub fn gh_error(d: &Diagnostic) -> String {
 /// The id of the base that relative SARIF URIs are resolved against.
 const BASE_ID: &str = "SRCROOT";
 
+/// Why `--sarif-root` cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SarifRootError {
+    /// No `--sarif-root`, and the current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// The directory given does not exist.
+    #[error("--sarif-root {}: {source}", dir.display())]
+    Root {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
 /// Where SARIF artifact URIs are relative to (`--sarif-root`, default the
 /// current directory).
 pub struct SarifRoot {
@@ -45,15 +62,15 @@ pub struct SarifRoot {
 
 impl SarifRoot {
     /// The root `dir`, or the current directory; it must exist.
-    pub fn new(dir: Option<&Path>) -> Result<SarifRoot, String> {
+    pub fn new(dir: Option<&Path>) -> Result<SarifRoot, SarifRootError> {
         let dir = match dir {
             Some(d) => d.to_path_buf(),
-            None => std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            None => std::env::current_dir().map_err(SarifRootError::CurrentDir)?,
         };
-        let dir = dir
-            .canonicalize()
-            .map_err(|e| format!("--sarif-root {}: {e}", dir.display()))?;
+        let dir = dir.canonicalize().map_err(|source| SarifRootError::Root {
+            dir: dir.clone(),
+            source,
+        })?;
         Ok(SarifRoot { dir })
     }
 

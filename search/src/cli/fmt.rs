@@ -3,18 +3,19 @@
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
+use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
 use copper::cuda::rewrite::rewrite_functions;
 
-use super::args::PreprocessArgs;
+use super::settings::Settings;
 
 /// Runs `copper fmt` on `file`: the functions (or only `only`), or with
 /// `whole` the whole file with every function that parsed reprinted.
-pub fn run(file: &Path, only: Option<&str>, whole: bool, pre: &PreprocessArgs) -> u8 {
-    let parsed = match pre.parse(file) {
+pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
+    let parsed = match parse_path_with(file, &s.preprocess) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
+        Err(d) => {
+            eprintln!("{}", d.render());
             return 2;
         }
     };

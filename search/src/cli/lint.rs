@@ -9,21 +9,18 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use copper::cost::Hardware;
-use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
-use copper::sim::params::ParamFile;
 use serde_json::{json, Value};
 
 use copper::lint::witness::{self, Refutation, Witness};
 use copper::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
-use copper_search::config::{self, FileConfig};
-use copper_search::launch::{assume_block, launch_shape, read_params};
+use copper_search::launch::{assume_block, launch_shape};
 
 use super::args::{ColorChoice, LintArgs, LintFormat};
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
+use super::settings::Settings;
 
 /// A finding with its place, ready to print.
 struct Located {
@@ -62,38 +59,14 @@ struct FileLint {
     kernels: Vec<KernelRow>,
 }
 
-/// Codes turned off by the command line and the configuration.
-fn disabled(a: &LintArgs) -> Result<(BTreeSet<Code>, FileConfig), String> {
-    let path = match &a.config {
-        Some(p) => Some(p.clone()),
-        None => std::env::current_dir().ok().and_then(|d| config::find(&d)),
-    };
-    let cfg = match path {
-        Some(p) => config::load(&p).map_err(|e| e.to_string())?,
-        None => FileConfig::default(),
-    };
-    let mut off: BTreeSet<Code> = a.allow.iter().copied().collect();
-    for c in cfg.lint.iter().flat_map(|l| &l.disable) {
-        off.insert(Code::parse(c).map_err(|e| format!("copper.toml [lint] disable: {e}"))?);
-    }
-    Ok((off, cfg))
-}
-
-fn lint_file(
-    path: &std::path::Path,
-    a: &LintArgs,
-    off: &BTreeSet<Code>,
-    cfg: &FileConfig,
-    hw: Hardware,
-    pre: &Preprocess,
-) -> FileLint {
+fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
     let mut out = FileLint {
         path: path.to_path_buf(),
         errors: Vec::new(),
         findings: Vec::new(),
         kernels: Vec::new(),
     };
-    let parsed = match parse_path_with(path, pre) {
+    let parsed = match parse_path_with(path, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
             out.errors.push(d);
@@ -105,7 +78,7 @@ fn lint_file(
             out.errors.push(d.clone());
         }
     }
-    let params: Option<ParamFile> = match read_params(path, a.launch.params.as_deref()) {
+    let params = match s.params.of(path) {
         Ok(p) => p,
         Err(e) => {
             out.errors.push(Diagnostic {
@@ -115,14 +88,6 @@ fn lint_file(
             None
         }
     };
-    let block = a
-        .launch
-        .block
-        .or_else(|| cfg.block.as_deref().and_then(|b| config::block(b).ok()));
-    let grid = a
-        .launch
-        .grid
-        .or_else(|| cfg.grid.as_deref().and_then(|g| config::grid(g).ok()));
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
     let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
     if let Some(k) = &only {
@@ -157,18 +122,13 @@ fn lint_file(
         let shape = assume_block(
             &parsed,
             &kernel,
-            launch_shape(block, grid, &parsed, spec, &name),
+            launch_shape(s.block, s.grid, &parsed, spec, &name),
         );
         let start = Instant::now();
         let config = copper::bound::Config {
-            hw,
             block: shape.block,
             grid: shape.grid,
-            budget: a
-                .budget
-                .or(cfg.budget.map(std::time::Duration::from_secs_f64))
-                .unwrap_or(copper::bound::Config::default().budget),
-            ..Default::default()
+            ..s.analysis
         };
         let deadline = start + config.budget;
         let lint = lint_kernel(&kernel, config, spec);
@@ -182,7 +142,7 @@ fn lint_file(
                 ..config
             };
             let prepared = copper::bound::prepare(&kernel, config);
-            shape_findings(&kernel, &prepared, &hw, None, None)
+            shape_findings(&kernel, &prepared, &s.analysis.hw, None, None)
                 .iter()
                 .map(|f| (f.code, f.span.start, f.span.end))
                 .collect()
@@ -199,7 +159,7 @@ fn lint_file(
             _ => None,
         };
         for mut finding in lint.findings {
-            if off.contains(&finding.code) {
+            if s.allowed.contains(&finding.code) {
                 continue;
             }
             let w = match (a.witness, finding.code, finding.site) {
@@ -210,9 +170,15 @@ fn lint_file(
                     finding.help = None;
                     let bound = finding.worst.unwrap_or(1.0) as u64;
                     Some(match spec {
-                        Some(spec) => {
-                            witness::search(&kernel, site, bound, a.degree, spec, &hw, deadline)
-                        }
+                        Some(spec) => witness::search(
+                            &kernel,
+                            site,
+                            bound,
+                            a.degree,
+                            spec,
+                            &s.analysis.hw,
+                            deadline,
+                        ),
                         None => Witness::NotFound(format!(
                             "no parameter file gives a launch of `{name}` to simulate"
                         )),
@@ -269,22 +235,7 @@ fn locate(
 }
 
 /// Runs `copper lint`; the exit status is [`super::output::batch_status`]'s.
-pub fn run(a: &LintArgs) -> u8 {
-    let (off, cfg) = match disabled(a) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
-    let hw = cfg.hardware.unwrap_or_default();
-    let pre = match a.pre.resolve_found(a.config.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
+pub fn run(a: &LintArgs, s: &Settings) -> u8 {
     let root = match (a.format, SarifRoot::new(a.sarif_root.as_deref())) {
         (LintFormat::Sarif, Err(e)) => {
             eprintln!("copper: error: {e}");
@@ -292,11 +243,7 @@ pub fn run(a: &LintArgs) -> u8 {
         }
         (_, root) => root.ok(),
     };
-    let files: Vec<FileLint> = a
-        .files
-        .iter()
-        .map(|p| lint_file(p, a, &off, &cfg, hw, &pre))
-        .collect();
+    let files: Vec<FileLint> = a.files.iter().map(|p| lint_file(p, a, s)).collect();
     if a.format != LintFormat::Github {
         for e in files.iter().flat_map(|f| &f.errors) {
             eprintln!("{}", e.render());

@@ -1,8 +1,10 @@
-//! Command-line interface: argument parsing and dispatch to subcommands.
+//! Command-line interface: parses the command line, resolves its
+//! [`Settings`] once, and runs the subcommand with them.
 
 use clap::Parser;
 
 use args::{Cli, Command};
+use settings::Settings;
 
 mod analyze;
 mod args;
@@ -17,7 +19,6 @@ mod output;
 mod params;
 mod parse;
 mod patch;
-mod preprocess;
 mod report;
 mod settings;
 mod simulate;
@@ -29,19 +30,27 @@ pub fn run() -> u8 {
     if cli.quiet {
         output::set_quiet();
     }
+    let settings = match Settings::resolve(&cli.command) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    let s = &settings;
     match cli.command {
-        Command::Parse { files, format, pre } => parse::run(&files, format, &pre),
+        Command::Parse { files, format, .. } => parse::run(&files, format, s),
         Command::Fmt {
             file,
             kernel,
             whole,
-            pre,
-        } => fmt::run(&file, kernel.as_deref(), whole, &pre),
-        Command::Params { file, kernel, pre } => params::run(&file, kernel.as_deref(), &pre),
-        Command::Analyze(args) => analyze::run(&args),
-        Command::Optimize(args) => optimize::run(&args),
-        Command::Lint(args) => lint::run(&args),
-        Command::Bench(args) => bench::run(&args),
-        Command::Simulate(args) => simulate::run(&args),
+            ..
+        } => fmt::run(&file, kernel.as_deref(), whole, s),
+        Command::Params { file, kernel, .. } => params::run(&file, kernel.as_deref(), s),
+        Command::Analyze(args) => analyze::run(&args, s),
+        Command::Optimize(args) => optimize::run(&args, s),
+        Command::Lint(args) => lint::run(&args, s),
+        Command::Bench(args) => bench::run(&args, s),
+        Command::Simulate(args) => simulate::run(&args, s),
     }
 }

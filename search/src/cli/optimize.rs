@@ -3,6 +3,7 @@
 //! winning kernels, a unified diff, the bounds before and after, and what
 //! each applied transform bought.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
-use copper_search::launch::{assume_block, launch_shape, read_params, KnownShape};
+use copper_search::launch::{assume_block, launch_shape, KnownShape};
 use copper_search::pipeline::{optimize_kernel, Cache};
 use copper_search::rank::Ranking;
 use rayon::prelude::*;
@@ -24,21 +25,20 @@ use rayon::prelude::*;
 use super::args::{OptFormat, OptimizeArgs};
 use super::ci::SarifRoot;
 use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
-use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
+use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, KernelRun};
 use super::output;
 use super::report;
-use super::settings::{resolve, Resolved};
+use super::settings::{Search, Settings};
 use super::walk::collect_files;
 
 /// Runs `copper optimize`.
-pub fn run(a: &OptimizeArgs) -> u8 {
-    let fail = |e: String| {
+pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
+    let fail = |e: &dyn std::fmt::Display| {
         eprintln!("copper: error: {e}");
         2
     };
-    let r = match resolve(&a.search, a.launch.block, a.launch.grid, a.exit_zero) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
+    let Some(search) = &s.search else {
+        return fail(&"internal error: no search settings");
     };
     let files = match collect_files(&a.paths, a.no_ignore) {
         Ok(found) => {
@@ -47,7 +47,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             }
             found.files
         }
-        Err(e) => return fail(e),
+        Err(e) => return fail(&e),
     };
     if let Some(j) = a.jobs {
         // Only fails when the global pool exists already; then it is used.
@@ -56,14 +56,14 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             .build_global();
     }
     let start = Instant::now();
-    let runs = match optimize_files(&files, a, &r) {
+    let runs = match optimize_files(&files, a, s, search) {
         Ok(runs) => runs,
-        Err(e) => return fail(e),
+        Err(e) => return fail(&e),
     };
     let elapsed = start.elapsed().as_secs_f64();
     if let Some(k) = &a.launch.kernel {
         if runs.iter().all(|f| f.kernels.is_empty()) {
-            return fail(format!("no kernel named `{k}` in the given files"));
+            return fail(&format!("no kernel named `{k}` in the given files"));
         }
     }
     let mut failed = runs.iter().any(|f| f.write_failed);
@@ -74,7 +74,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
     if let Some(path) = &a.report {
         let lines: String = runs
             .iter()
-            .flat_map(|f| report::kernel_objects(f, &r))
+            .flat_map(|f| report::kernel_objects(f, search))
             .map(|o| format!("{o}\n"))
             .collect();
         if let Err(e) = write_atomically(path, &lines) {
@@ -98,11 +98,11 @@ pub fn run(a: &OptimizeArgs) -> u8 {
         }
     } else {
         match a.format {
-            OptFormat::Text => report::text(&runs, &r, a.explain, elapsed),
-            OptFormat::Json => report::json(&runs, &r, elapsed),
-            OptFormat::Github => report::github(&runs, &r),
+            OptFormat::Text => report::text(&runs, search, a.explain, elapsed),
+            OptFormat::Json => report::json(&runs, search, elapsed),
+            OptFormat::Github => report::github(&runs, search),
             OptFormat::Sarif => match SarifRoot::new(a.sarif_root.as_deref()) {
-                Ok(root) => report::sarif(&runs, &r, &root),
+                Ok(root) => report::sarif(&runs, search, &root),
                 Err(e) => {
                     eprintln!("copper: error: {e}");
                     failed = true;
@@ -110,7 +110,7 @@ pub fn run(a: &OptimizeArgs) -> u8 {
             },
         }
     }
-    output::batch_status(failed, improved && !r.exit_zero, unreadable)
+    output::batch_status(failed, improved && !search.exit_zero, unreadable)
 }
 
 /// The diagnostics of a parsed file, then the notes on its kernels'
@@ -129,21 +129,18 @@ fn notes(p: &ParsedFile) -> Vec<String> {
 /// progress line on a terminal. Results in file and kernel order. Each
 /// file is finished (and, with `--write`, written) as soon as its last
 /// kernel is done, so a long batch loses nothing already found.
-fn optimize_files(
+fn optimize_files<'s>(
     files: &[PathBuf],
     a: &OptimizeArgs,
-    r: &Resolved,
-) -> Result<Vec<FileRun>, String> {
-    let mut runs: Vec<(FileRun, Option<ParamFile>)> = files
+    s: &'s Settings,
+    search: &Search,
+) -> Result<Vec<FileRun>, UnknownAt> {
+    let mut runs: Vec<(FileRun, Option<Cow<'s, ParamFile>>)> = files
         .par_iter()
         .map(|path| {
-            let read = parse_path_with(path, &r.preprocess)
-                .map_err(|d| d.render())
-                .and_then(|parsed| {
-                    let params =
-                        read_params(path, a.launch.params.as_deref()).map_err(|e| e.to_string())?;
-                    Ok((parsed, params))
-                });
+            let read = parse_path_with(path, &s.preprocess)
+                .map_err(FileError::Parse)
+                .and_then(|parsed| Ok((parsed, s.params.of(path)?)));
             let (parsed, params) = match read {
                 Ok((p, params)) => (Ok(p), params),
                 Err(e) => (Err(e), None),
@@ -174,11 +171,11 @@ fn optimize_files(
                 continue;
             }
             let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name)).cloned();
-            let shape = launch_shape(r.block, r.grid, parsed, spec.as_ref(), &f.name);
+            let shape = launch_shape(s.block, s.grid, parsed, spec.as_ref(), &f.name);
             jobs.push((i, f.name.clone(), spec, shape));
         }
     }
-    if let Ranking::At { values, .. } = &r.settings.ranking {
+    if let Ranking::At { values, .. } = &search.pipeline.ranking {
         let searched = jobs
             .iter()
             .filter_map(|(i, name, ..)| runs[*i].0.parsed.as_ref().ok()?.function(name));
@@ -220,7 +217,7 @@ fn optimize_files(
             &name,
             spec.as_ref(),
             &shape,
-            &r.settings,
+            &search.pipeline,
             &cache,
         );
         if terminal {
@@ -238,7 +235,7 @@ fn optimize_files(
             name,
             at,
             shape,
-            result,
+            result: result.map_err(KernelError::from),
             readable: true,
         };
         lock(&pending[i]).push(kernel);
@@ -258,13 +255,23 @@ fn optimize_files(
     Ok(runs.into_iter().map(|(run, _)| run).collect())
 }
 
+/// `--at` names that are no scalar parameter of the kernels searched.
+#[derive(Debug, thiserror::Error)]
+#[error("--at: {names} is not a scalar parameter of the kernels searched (parameters: {known})")]
+struct UnknownAt {
+    /// The names, quoted.
+    names: String,
+    /// The kernels' scalar parameters (or "none").
+    known: String,
+}
+
 /// Refuses `--at` names that are no scalar parameter of any kernel
 /// searched (nor a launch dimension such as `blockDim.x`): a misspelled
 /// name would leave every bound unevaluated, and nothing would improve.
 fn check_at_names<'a>(
     values: &BTreeMap<String, f64>,
     searched: impl Iterator<Item = &'a Function>,
-) -> Result<(), String> {
+) -> Result<(), UnknownAt> {
     let mut known: Vec<String> = Vec::new();
     let mut any = false;
     for f in searched {
@@ -292,19 +299,18 @@ fn check_at_names<'a>(
     if unknown.is_empty() || !any {
         return Ok(());
     }
-    Err(format!(
-        "--at: {} is not a scalar parameter of the kernels searched (parameters: {})",
-        unknown
+    Err(UnknownAt {
+        names: unknown
             .iter()
             .map(|n| format!("`{n}`"))
             .collect::<Vec<_>>()
             .join(", "),
-        if known.is_empty() {
+        known: if known.is_empty() {
             "none".to_string()
         } else {
             known.join(", ")
-        }
-    ))
+        },
+    })
 }
 
 /// A file whose kernels are all done.
@@ -399,7 +405,11 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
                     source: "not read".into(),
                     assumed: false,
                 },
-                result: Err(format!("{}:{}: {}", d.line, d.col, d.message)),
+                result: Err(KernelError::Unreadable {
+                    line: d.line,
+                    col: d.col,
+                    message: d.message.clone(),
+                }),
                 readable: false,
             })
         })

@@ -5,17 +5,49 @@ use std::path::PathBuf;
 
 use copper::cuda::diff::unified;
 use copper::cuda::parse::ParsedFile;
-use copper_search::launch::KnownShape;
-use copper_search::pipeline::KernelResult;
+use copper::diag::Diagnostic;
+use copper_search::launch::{KnownShape, ParamsError};
+use copper_search::pipeline::{KernelResult, SearchError};
 
 use super::patch::PatchBase;
+
+/// Why a file of the run could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// It cannot be read or preprocessed (the diagnostic, rendered).
+    #[error("{}", .0.render())]
+    Parse(Diagnostic),
+    /// Its parameter file cannot be used.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+}
+
+/// Why a kernel of the run has no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// The kernel cannot be read: its diagnostic, at `line:col`.
+    #[error("{line}:{col}: {message}")]
+    Unreadable {
+        /// Line.
+        line: usize,
+        /// Column.
+        col: usize,
+        /// The diagnostic's message.
+        message: String,
+    },
+    /// The search could not run.
+    #[error(transparent)]
+    Search(#[from] SearchError),
+}
 
 /// One file of the run.
 pub struct FileRun {
     /// Its path as given.
     pub path: PathBuf,
     /// The file, parsed; or why it could not be read.
-    pub parsed: Result<ParsedFile, String>,
+    pub parsed: Result<ParsedFile, FileError>,
     /// Its kernels' results, in file order.
     pub kernels: Vec<KernelRun>,
     /// Diagnostics of functions copper could not read.
@@ -35,7 +67,7 @@ pub struct KernelRun {
     /// Its launch shape.
     pub shape: KnownShape,
     /// The search's outcome, or why there was none.
-    pub result: Result<KernelResult, String>,
+    pub result: Result<KernelResult, KernelError>,
     /// False when the kernel itself could not be read (its diagnostic is
     /// among the file's).
     pub readable: bool,

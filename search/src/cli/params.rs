@@ -8,27 +8,28 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
+use copper::cuda::parse::parse_path_with;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
-use copper_search::launch::{assume_block, launch_shape, read_params, test_plan};
+use copper_search::launch::{assume_block, launch_shape, test_plan};
 use copper_transforms::check::Checker;
 
-use super::args::PreprocessArgs;
+use super::settings::Settings;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
 /// status: 0 when every kernel got a launch (one the original does not run
 /// cleanly on says so in a comment and on stderr), 1 when some did not, 2
 /// on bad input.
-pub fn run(file: &Path, only: Option<&str>, pre: &PreprocessArgs) -> u8 {
-    let parsed = match pre.parse(file) {
+pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
+    let parsed = match parse_path_with(file, &s.preprocess) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
+        Err(d) => {
+            eprintln!("{}", d.render());
             return 2;
         }
     };
-    let params = match read_params(file, None) {
+    let params = match s.params.of(file) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("copper: error: {e}");

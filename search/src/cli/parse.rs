@@ -9,20 +9,13 @@ use copper::cuda::print;
 use serde_json::json;
 
 use super::args::Format;
-use super::args::PreprocessArgs;
+use super::settings::Settings;
 
 /// Runs `copper parse` over `files`.
-pub fn run(files: &[PathBuf], format: Format, pre: &PreprocessArgs) -> u8 {
-    let pre = match pre.resolve_found(None) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
-    };
+pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
     let mut status = 0;
     for path in files {
-        match parse_path_with(path, &pre) {
+        match parse_path_with(path, &s.preprocess) {
             Err(d) => {
                 eprintln!("{}", d.render());
                 status = 2;

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
 use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
-use super::settings::Resolved;
+use super::settings::Search;
 
 /// A bound for people: the expression, or "no bound".
 fn show(o: &Outcome) -> String {
@@ -21,20 +21,20 @@ fn show(o: &Outcome) -> String {
 }
 
 /// The bound of the ranking metric before and after.
-fn ranked(k: &KernelResult, r: &Resolved) -> (String, String) {
-    let m = r.settings.rank_metric;
+fn ranked(k: &KernelResult, r: &Search) -> (String, String) {
+    let m = r.pipeline.rank_metric;
     (
         show(&k.original.bounds[m].work),
         show(&k.best.bounds[m].work),
     )
 }
 
-fn status(k: &KernelRun, r: &Resolved) -> &'static str {
+fn status(k: &KernelRun, r: &Search) -> &'static str {
     match &k.result {
         Ok(x) if x.improved() => "improved",
         Ok(x)
             if matches!(
-                x.original.bounds[r.settings.rank_metric].work,
+                x.original.bounds[r.pipeline.rank_metric].work,
                 Outcome::NoBound(..)
             ) =>
         {
@@ -120,7 +120,7 @@ pub fn internal_errors(runs: &[FileRun]) -> bool {
 }
 
 /// Prints the text report.
-pub fn text(runs: &[FileRun], r: &Resolved, explain: bool, seconds: f64) {
+pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
     let base = patch_base(runs);
     let mut rows = Vec::new();
     for f in runs {
@@ -385,11 +385,13 @@ fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
 }
 
 /// One JSON object per kernel of a file (the `--report` lines).
-pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
+pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
     let metric = &r.metric;
     let path = f.path.display().to_string();
     let Ok(parsed) = &f.parsed else {
-        return vec![json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err() })];
+        return vec![
+            json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err().map(ToString::to_string) }),
+        ];
     };
     f.kernels
         .iter()
@@ -407,7 +409,7 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                 "metric": metric,
             });
             match &k.result {
-                Err(e) => o["error"] = json!(e),
+                Err(e) => o["error"] = json!(e.to_string()),
                 Ok(x) => {
                     o["bounds"] = json!(x
                         .original
@@ -449,11 +451,16 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
                         .checked_on
                         .as_ref()
                         .err()
-                        .filter(|_| x.not_rewritten.is_none()));
+                        .filter(|_| x.not_rewritten.is_none())
+                        .map(ToString::to_string));
                     o["not_rewritten"] = json!(x.not_rewritten);
                     o["test_launch"] = json!(x.assumptions);
                     o["nvcc_checked"] = json!(x.compiled.is_some());
-                    o["nvcc_error"] = json!(x.compiled.as_ref().and_then(|c| c.as_ref().err()));
+                    o["nvcc_error"] = json!(x
+                        .compiled
+                        .as_ref()
+                        .and_then(|c| c.as_ref().err())
+                        .map(ToString::to_string));
                     o["candidates"] =
                         json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
                     o["seconds"] = json!(x.seconds);
@@ -476,7 +483,7 @@ pub fn kernel_objects(f: &FileRun, r: &Resolved) -> Vec<Value> {
 }
 
 /// Prints one JSON document: every kernel, and the diff of every file.
-pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
+pub fn json(runs: &[FileRun], r: &Search, seconds: f64) {
     let base = patch_base(runs);
     let kernels: Vec<Value> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
     let diffs: Vec<Value> = runs
@@ -490,11 +497,11 @@ pub fn json(runs: &[FileRun], r: &Resolved, seconds: f64) {
 
 /// Prints GitHub Actions annotations: a notice per improved kernel, an
 /// error per kernel or file that could not be read.
-pub fn github(runs: &[FileRun], r: &Resolved) {
+pub fn github(runs: &[FileRun], r: &Search) {
     for f in runs {
         let file = gh_property(&f.path.display().to_string());
         if let Err(e) = &f.parsed {
-            println!("::error file={file}::{}", gh_escape(e));
+            println!("::error file={file}::{}", gh_escape(&e.to_string()));
             continue;
         }
         for k in &f.kernels {
@@ -502,7 +509,7 @@ pub fn github(runs: &[FileRun], r: &Resolved) {
             match &k.result {
                 Err(e) => println!(
                     "::error file={file},line={line},col={col}::{}",
-                    gh_escape(e)
+                    gh_escape(&e.to_string())
                 ),
                 Ok(x) if x.improved() => {
                     let (before, after) = ranked(x, r);
@@ -537,7 +544,7 @@ pub fn github(runs: &[FileRun], r: &Resolved) {
 /// Prints a SARIF 2.1.0 log: a result per improved kernel, with the
 /// rewritten kernel as a fix replacing the original; URIs relative to
 /// `root`.
-pub fn sarif(runs: &[FileRun], r: &Resolved, root: &SarifRoot) {
+pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
     let mut results = Vec::new();
     for f in runs {
         let Ok(parsed) = &f.parsed else {

@@ -3,11 +3,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use copper::cuda::parse::ParsedFile;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::{Kernel, Value};
-use copper::sim::params::ParamFile;
 use copper::sim::{
     check_threads, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
 };
@@ -16,7 +15,7 @@ use serde_json::json;
 
 use super::args::{Format, SimulateArgs};
 use super::files::write_atomically;
-use super::settings::{read_hardware, resolve_metrics};
+use super::settings::Settings;
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
     eprintln!("{}", Diagnostic::file_error(path, msg));
@@ -43,51 +42,26 @@ fn sim_diag(file: &ParsedFile, e: &SimError) -> Diagnostic {
 }
 
 /// Runs `copper simulate`.
-pub fn run(a: &SimulateArgs) -> u8 {
-    let metrics = match resolve_metrics(&a.metrics, a.metrics_file.as_deref()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
+pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
+    let parsed = match parse_path_with(&a.file, &s.preprocess) {
+        Ok(p) => p,
+        Err(d) => {
+            eprintln!("{}", d.render());
             return 2;
         }
     };
-    let parsed = match a.pre.parse(&a.file) {
+    let params_path = s.params.path(&a.file);
+    let params = match s.params.required(&a.file) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
+        Err(e) => return error(&e.path, e.reason.to_string()),
     };
-    let params_path = a
-        .params
-        .clone()
-        .unwrap_or_else(|| a.file.with_extension("toml"));
-    let params_text = match std::fs::read_to_string(&params_path) {
-        Ok(t) => t,
-        Err(e) => return error(&params_path, format!("cannot read parameter file: {e}")),
-    };
-    let params = match ParamFile::from_toml(&params_text) {
-        Ok(p) => p,
-        Err(e) => return error(&params_path, format!("invalid parameter file: {e}")),
-    };
-    let mut opts = SimOptions {
-        metrics,
+    let opts = SimOptions {
+        hw: s.analysis.hw,
+        metrics: s.metrics.clone(),
         step_budget: a.max_steps,
         detect_races: a.races,
         ..SimOptions::default()
     };
-    if let Some(h) = &a.hardware {
-        match read_hardware(h) {
-            Ok(hw) => opts.hw = hw,
-            Err(e) => {
-                eprintln!("copper: error: {e}");
-                return 2;
-            }
-        }
-    }
-    if a.lines {
-        opts.hw.transaction_bytes = 128;
-    }
     let mut status = 0;
     let mut reports = Vec::new();
     let mut dumps = serde_json::Map::new();

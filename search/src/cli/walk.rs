@@ -19,13 +19,42 @@ pub struct Found {
 /// The extensions searched for in directories.
 pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 
+/// Why the paths given name no source files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WalkError {
+    /// A path that cannot be read.
+    #[error("{}: {source}", path.display())]
+    Missing {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A directory without a source file.
+    #[error(
+        "{}: no .cu or .cuh files in this directory{}",
+        dir.display(),
+        if *no_ignore { "" } else { " (ignored files and hidden directories are skipped; --no-ignore searches them)" }
+    )]
+    Empty {
+        /// The directory.
+        dir: PathBuf,
+        /// Whether ignored files were searched too.
+        no_ignore: bool,
+    },
+}
+
 /// The source files named by `paths`. A path that does not exist, or a
 /// directory without a source file, is an error.
-pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, String> {
+pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, WalkError> {
     let mut found = Found::default();
     let mut seen = HashSet::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let meta = std::fs::metadata(p).map_err(|source| WalkError::Missing {
+            path: p.clone(),
+            source,
+        })?;
         if !meta.is_dir() {
             // Reading it reports what is wrong (a FIFO is refused unopened).
             if seen.insert(identity(&meta).unwrap_or_else(|| path_identity(p))) {
@@ -36,15 +65,10 @@ pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, String
         let before = found.files.len();
         walk(p, no_ignore, &mut seen, &mut found);
         if found.files.len() == before {
-            return Err(format!(
-                "{}: no .cu or .cuh files in this directory{}",
-                p.display(),
-                if no_ignore {
-                    ""
-                } else {
-                    " (ignored files and hidden directories are skipped; --no-ignore searches them)"
-                }
-            ));
+            return Err(WalkError::Empty {
+                dir: p.clone(),
+                no_ignore,
+            });
         }
     }
     found.files.sort();

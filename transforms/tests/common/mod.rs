@@ -51,7 +51,8 @@ pub fn try_propose_with(
     if p.candidates.is_empty() {
         return Ok(p);
     }
-    let checker = Checker::new(&file, &f.name, None, Some(block), None)?;
+    let checker =
+        Checker::new(&file, &f.name, None, Some(block), None).map_err(|e| e.to_string())?;
     for c in &p.candidates {
         if let Err(why) = checker.check_candidate(c) {
             panic!(
