@@ -87,6 +87,9 @@ pub struct Lineage {
     /// Whether it sums floating-point values in another order than the
     /// original (`--allow-reassociation`).
     pub reassociated: bool,
+    /// For a version equivalent to the original only on launches of at
+    /// least this many threads (the split exchange: [`Candidate::covers`]).
+    pub covers: Option<String>,
 }
 
 impl Lineage {
@@ -95,6 +98,7 @@ impl Lineage {
         Terms {
             swapped: self.relaunch.is_some(),
             reassociated: self.reassociated,
+            covers: self.covers.clone(),
         }
     }
 }
@@ -632,6 +636,7 @@ fn evaluate(
     let lineage = Lineage {
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
         reassociated: incumbent.lineage.reassociated || candidate.reassociates,
+        covers: (incumbent.lineage.covers.clone()).or_else(|| candidate.covers.clone()),
     };
     let version_config = launched(env.config, lineage.relaunch.is_some());
     let config = &Config {

@@ -19,9 +19,7 @@
 //!   that reason.
 //!
 //! (A 1-D kernel with a computed row/column split, `row = idx / n; col =
-//! idx % n`, is not remapped: the analysis bounds an index through `/` and
-//! `%` by a run-time `n` at the worst case, 32 sectors, before and after
-//! exchanging the split, so the bounds could not rank the rewrite.)
+//! idx % n`, has its split exchanged instead: [`crate::remap_split`].)
 //!
 //! In each form only which hardware thread runs which logical thread
 //! changes, that is, which logical threads share a warp. Preconditions, so
@@ -39,7 +37,7 @@
 //! names those accesses.
 
 use copper::absint::deps::Coef;
-use copper::absint::memory::transactions;
+use copper::absint::divmod::WarpIndex;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
 use copper::cuda::relaunch::{self, swapped};
@@ -93,7 +91,7 @@ impl Transform for RemapThreads {
             }
         };
         let config = cx.analysis.config();
-        let before = sectors(cx.analysis, cx.kernel, config);
+        let before = sectors(cx.analysis, cx.kernel);
         let config = match o.relaunch {
             Some(_) => Config {
                 block: config.block.map(swapped),
@@ -103,7 +101,7 @@ impl Transform for RemapThreads {
             None => config,
         };
         let after = match materialize(cx.file, &o.function) {
-            Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel, config),
+            Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel),
             Err(why) => {
                 out.skipped.push(skip(why));
                 return out;
@@ -123,6 +121,7 @@ impl Transform for RemapThreads {
             fixes_block_size: true,
             relaunch: o.relaunch,
             reassociates: false,
+            covers: None,
         });
         out
     }
@@ -166,7 +165,7 @@ fn remap_2d(cx: &Context) -> Result<Remap, String> {
 }
 
 /// The per-array sector changes from `before` to `after`, for people.
-fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
+pub(crate) fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
     after
         .iter()
         .filter_map(|a| {
@@ -215,7 +214,7 @@ fn index_field<'a>(e: &'a Expr, indices: &[&str]) -> Option<&'a str> {
 }
 
 /// Why the kernel may see which threads share a warp, if it may.
-fn observes_warps(cx: &Context) -> Result<(), String> {
+pub(crate) fn observes_warps(cx: &Context) -> Result<(), String> {
     let f = cx.function;
     let mut why = None;
     for s in &f.body {
@@ -308,7 +307,7 @@ fn swap_in(e: &mut Expr, indices: &[&str]) {
 
 /// The global accesses of one kind to one array, and what a warp's
 /// request costs at worst.
-struct Accesses {
+pub(crate) struct Accesses {
     /// ("read", "a") or ("write", "a").
     what: (&'static str, String),
     /// Worst-case sectors per warp request, over the sites.
@@ -318,16 +317,20 @@ struct Accesses {
     consecutive: bool,
 }
 
-/// The global accesses of `kernel`, by kind and array.
-fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel, config: Config) -> Vec<Accesses> {
+/// The global accesses of `kernel`, by kind and array, with their
+/// worst-case sectors per warp from the analysis `prep` of `kernel`.
+pub(crate) fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
     let mut out: Vec<Accesses> = Vec::new();
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];
         if !array.is_global() || site.span.is_synthetic() {
             continue;
         }
-        let dep = prep.index_dep(i);
-        let t = transactions(dep, array.footprint(site), &config.hw, config.block);
+        let dep = match prep.index_split(i) {
+            Some(WarpIndex::Exact(d)) => d,
+            _ => prep.index_dep(i),
+        };
+        let t = prep.memory_bound(i).unwrap_or(u64::MAX);
         let consecutive = dep
             .affine_parts()
             .is_some_and(|(k, _)| k[0] == Coef::Known(1));

@@ -165,6 +165,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
             fixes_block_size: true,
             relaunch: None,
             reassociates: false,
+            covers: None,
         });
     }
     if found.is_empty() {
