@@ -33,12 +33,11 @@
 //! when some global access then needs fewer sectors per warp; the
 //! differential check runs it on every test launch.
 
-use copper::bound::prepare;
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 
 use crate::ast_util::{self, equiv_expr, Effects};
-use crate::check::materialize;
-use crate::remap_threads::{gains, observes_warps, sectors};
+use crate::remap_threads::{gains_of, observes_warps};
+use crate::staged_transpose::early_exit;
 use crate::{Candidate, Context, Proposals, Skip, Transform};
 
 /// Exchanging `row = idx / W; col = idx % W` for `col = idx / H; row =
@@ -85,16 +84,13 @@ impl Transform for RemapSplit {
             }
         };
         let function = exchanged(f, &split);
-        let config = cx.analysis.config();
-        let before = sectors(cx.analysis, cx.kernel);
-        let after = match materialize(cx.file, &function) {
-            Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel),
+        let gains = match gains_of(cx, &function, cx.analysis.config()) {
+            Ok(g) => g,
             Err(why) => {
                 out.skipped.push(skip(why));
                 return out;
             }
         };
-        let gains = gains(&before, &after);
         if gains.is_empty() {
             out.skipped.push(skip(
                 "exchanging it would not make any global access touch fewer sectors".into(),
@@ -216,22 +212,15 @@ fn find_split(f: &Function) -> Option<Result<Split, String>> {
 /// An `if` with no `else`: its condition, and whether its body is just
 /// `return;`.
 fn guard_of(s: &Stmt) -> Option<(&Expr, bool)> {
-    let StmtKind::If {
-        cond,
-        then,
-        els: None,
-    } = &s.kind
-    else {
-        return None;
-    };
-    let returns = match &then.kind {
-        StmtKind::Return(None) => true,
-        StmtKind::Block(b) => {
-            matches!(b.as_slice(), [x] if matches!(x.kind, StmtKind::Return(None)))
-        }
-        _ => false,
-    };
-    Some((cond, returns))
+    if let Some(cond) = early_exit(s) {
+        return Some((cond, true));
+    }
+    match &s.kind {
+        StmtKind::If {
+            cond, els: None, ..
+        } => Some((cond, false)),
+        _ => None,
+    }
 }
 
 /// The other extent `B` a guard names: `idx < A * B` (`idx >= A * B` when

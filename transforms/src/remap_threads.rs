@@ -91,7 +91,6 @@ impl Transform for RemapThreads {
             }
         };
         let config = cx.analysis.config();
-        let before = sectors(cx.analysis, cx.kernel);
         let config = match o.relaunch {
             Some(_) => Config {
                 block: config.block.map(swapped),
@@ -100,14 +99,13 @@ impl Transform for RemapThreads {
             },
             None => config,
         };
-        let after = match materialize(cx.file, &o.function) {
-            Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel),
+        let gains = match gains_of(cx, &o.function, config) {
+            Ok(g) => g,
             Err(why) => {
                 out.skipped.push(skip(why));
                 return out;
             }
         };
-        let gains = gains(&before, &after);
         if gains.is_empty() {
             out.skipped.push(skip(
                 "exchanging x and y would not make any global access touch fewer sectors".into(),
@@ -164,8 +162,22 @@ fn remap_2d(cx: &Context) -> Result<Remap, String> {
     }
 }
 
+/// The per-array sector changes, for people, from the kernel of `cx` to
+/// `function` analyzed under `config`; `Err` when `function` cannot be
+/// written into the file.
+pub(crate) fn gains_of(
+    cx: &Context,
+    function: &Function,
+    config: Config,
+) -> Result<Vec<String>, String> {
+    let before = sectors(cx.analysis, cx.kernel);
+    let (_, kernel) = materialize(cx.file, function)?;
+    let after = sectors(&prepare(&kernel, config), &kernel);
+    Ok(gains(&before, &after))
+}
+
 /// The per-array sector changes from `before` to `after`, for people.
-pub(crate) fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
+fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
     after
         .iter()
         .filter_map(|a| {
@@ -307,7 +319,7 @@ fn swap_in(e: &mut Expr, indices: &[&str]) {
 
 /// The global accesses of one kind to one array, and what a warp's
 /// request costs at worst.
-pub(crate) struct Accesses {
+struct Accesses {
     /// ("read", "a") or ("write", "a").
     what: (&'static str, String),
     /// Worst-case sectors per warp request, over the sites.
@@ -319,7 +331,7 @@ pub(crate) struct Accesses {
 
 /// The global accesses of `kernel`, by kind and array, with their
 /// worst-case sectors per warp from the analysis `prep` of `kernel`.
-pub(crate) fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
+fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
     let mut out: Vec<Accesses> = Vec::new();
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];

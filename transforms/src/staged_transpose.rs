@@ -578,7 +578,7 @@ fn without_returns(stmts: Vec<Stmt>) -> Vec<Stmt> {
 }
 
 /// `c` when `s` is `if (c) return;` (or `if (c) { return; }`).
-fn early_exit(s: &Stmt) -> Option<&Expr> {
+pub(crate) fn early_exit(s: &Stmt) -> Option<&Expr> {
     let StmtKind::If {
         cond,
         then,
