@@ -5,12 +5,10 @@
 // elements n apart. Exchanging the split (row = idx % n, col = idx / n)
 // would make them touch consecutive elements.
 // - scale_rows_colmajor: every element scaled by its row's factor; the
-//   exchanged split would cover the same elements.
+//   exchanged split covers the same elements (copper's split exchange).
 // - weighted_pairs: writes out[idx], which depends on which thread took
-//   which element, so the exchanged split would compute something else.
-// copper does not exchange such splits yet: its bounds of an index through
-// `/` and `%` by a run-time n are the worst case (32 sectors per request)
-// whichever way the split goes, so they cannot show the gain.
+//   which element, so the exchanged split would compute something else
+//   (copper leaves it, and says so).
 
 #include <cuda_runtime.h>
 

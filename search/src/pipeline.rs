@@ -91,6 +91,9 @@ pub struct Lineage {
     /// Whether it sums floating-point values in another order than the
     /// original (`--allow-reassociation`).
     pub reassociated: bool,
+    /// For a version equivalent to the original only on launches of at
+    /// least this many threads (the split exchange: [`Candidate::covers`]).
+    pub covers: Option<String>,
 }
 
 impl Lineage {
@@ -99,6 +102,7 @@ impl Lineage {
         Terms {
             swapped: self.relaunch.is_some(),
             reassociated: self.reassociated,
+            covers: self.covers.clone(),
         }
     }
 }
@@ -630,6 +634,7 @@ fn evaluate(
     let lineage = Lineage {
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
         reassociated: incumbent.lineage.reassociated || candidate.reassociates,
+        covers: (incumbent.lineage.covers.clone()).or_else(|| candidate.covers.clone()),
     };
     let version_config = launched(env.config, lineage.relaunch.is_some());
     let config = &Config {

@@ -2,6 +2,7 @@
 
 pub mod congruence;
 pub mod deps;
+pub mod divmod;
 pub mod facts;
 pub mod linear;
 pub mod live;

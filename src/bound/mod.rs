@@ -26,6 +26,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::absint::deps::{self, Dep, DepFacts, LaunchFacts, State};
+use crate::absint::divmod::{self, WarpIndex};
 use crate::absint::facts::{self, LinFacts};
 use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::memory;
@@ -84,6 +85,8 @@ pub struct Prepared {
     syms: Symbols,
     bases: Bases,
     mem: HashMap<SiteId, u64>,
+    /// What the row/column splits tell of each access's index.
+    splits: HashMap<SiteId, WarpIndex>,
     ghosts: HashMap<VarId, ghost::Trips>,
     /// Each base's factors at the kernel's start, bounded over the inputs
     /// (`None` where it has no value per warp there).
@@ -189,7 +192,8 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         config.degree.clamp(1, 4),
         &flag_vars,
     );
-    let mem = memory_bounds(&kernel, &deps, &config.hw, config.block);
+    let splits = divmod::analyze(&kernel, &launch);
+    let mem = memory_bounds(&kernel, &deps, &splits, &config.hw, config.block);
     let entry = (0..bases.len())
         .map(|i| {
             bases
@@ -215,6 +219,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         syms,
         bases,
         mem,
+        splits,
         ghosts,
         entry,
         entry_state,
@@ -237,10 +242,12 @@ fn assuming(mut syms: Symbols, assumptions: &[InputAssumption]) -> Symbols {
 }
 
 /// Worst-case transactions (global) or conflict degree (shared) of every
-/// access site, from the thread dependence of its index.
+/// access site, from the thread dependence of its index and, where one
+/// gives less, what its row/column split tells ([`divmod`]).
 pub fn memory_bounds(
     k: &Kernel,
     deps: &DepFacts,
+    splits: &HashMap<SiteId, WarpIndex>,
     hw: &Hardware,
     block: Option<[u64; 3]>,
 ) -> HashMap<SiteId, u64> {
@@ -249,11 +256,20 @@ pub fn memory_bounds(
         .enumerate()
         .map(|(i, s)| {
             let a = &k.arrays[s.array];
+            let fp = a.footprint(s);
             let dep = deps.index.get(&i).copied().unwrap_or(Dep::Varying);
+            let split = splits.get(&i).copied();
             let n = if a.is_shared() {
-                memory::conflicts(dep, a.footprint(s), a.fixed_len(), hw, block)
+                let conflicts = |d| memory::conflicts(d, fp, a.fixed_len(), hw, block);
+                match split {
+                    // Only an exact index keeps the lane order the banks
+                    // depend on.
+                    Some(WarpIndex::Exact(d)) => conflicts(dep).min(conflicts(d)),
+                    _ => conflicts(dep),
+                }
             } else {
-                memory::transactions(dep, a.footprint(s), hw, block)
+                let t = memory::transactions(dep, fp, hw, block);
+                split.map_or(t, |w| t.min(w.transactions(fp, hw, block)))
             };
             (i, n)
         })
@@ -503,6 +519,18 @@ impl Prepared {
     /// The thread dependence of the index of access site `site`.
     pub fn index_dep(&self, site: SiteId) -> Dep {
         self.deps.index.get(&site).copied().unwrap_or(Dep::Varying)
+    }
+
+    /// What the row/column split of access site `site`'s index tells
+    /// ([`divmod`]), when it tells something.
+    pub fn index_split(&self, site: SiteId) -> Option<WarpIndex> {
+        self.splits.get(&site).copied()
+    }
+
+    /// The worst-case transactions (global) or conflict degree (shared) of
+    /// one warp request at access site `site`.
+    pub fn memory_bound(&self, site: SiteId) -> Option<u64> {
+        self.mem.get(&site).copied()
     }
 
     /// Number of base functions.

@@ -16,7 +16,14 @@
 //! the enumeration follows the real lane order. Code that at most one
 //! thread runs is coalesced.
 //!
-//! An index that is not affine (a select such as a stencil's clamped
+//! An index through a row/column split ([`crate::absint::divmod`]) is
+//! classified by what the split proves: as the index the identity
+//! `(x / n)·n + x % n = x` gives back, `misaligned-global` at worst for a
+//! quotient of consecutive thread indices (`ids[i / dim]`: one run of
+//! consecutive elements, its start unknown), `uncoalesced-global` for two
+//! runs (`x % n`).
+//!
+//! Another index that is not affine (a select such as a stencil's clamped
 //! `c == 0 ? c : c - 1`) is evaluated lane by lane when the block is known
 //! ([`super::lanes`]), each lane taking every arm it may take. It is then
 //! `uncoalesced-global` when, for some alignment of the shared part, the
@@ -25,6 +32,7 @@
 //! may straddle a sector boundary, and coalesced otherwise.
 
 use crate::absint::deps::{Coef, Dep};
+use crate::absint::divmod::WarpIndex;
 use crate::absint::memory::{transactions, warps_of};
 use crate::bound::Prepared;
 use crate::cost::{Footprint, Hardware};
@@ -232,6 +240,28 @@ fn by_lanes(
     Some((kind, worst))
 }
 
+/// Classifies an access through what the row/column split of its index
+/// tells ([`crate::absint::divmod`]), with its worst sector count: an
+/// index the identity made exact as that index; one run of consecutive
+/// elements (`ids[i / dim]`: the lanes' quotients are consecutive) never
+/// needs more sectors than consecutive elements from some start, but its
+/// start is unknown, so misaligned at worst; two runs may scatter.
+fn by_split(
+    split: WarpIndex,
+    dep: Dep,
+    fp: Footprint,
+    hw: &Hardware,
+    block: Option<[u64; 3]>,
+) -> (Coalescing, u64) {
+    let worst = transactions(dep, fp, hw, block).min(split.transactions(fp, hw, block));
+    let kind = match split {
+        WarpIndex::Exact(d) => classify(d, fp.width, hw, block),
+        WarpIndex::OneRun => Coalescing::Misaligned,
+        WarpIndex::TwoRuns => Coalescing::Uncoalesced,
+    };
+    (kind, worst)
+}
+
 /// The findings of every global access site of `kernel`.
 pub fn findings(
     kernel: &Kernel,
@@ -260,12 +290,14 @@ pub fn findings(
             (None, Some(b)) => by_lanes(kernel, &sites, i, elem, hw, b, grid),
             _ => None,
         };
-        let (kind, worst) = lane_wise.unwrap_or_else(|| {
-            (
-                classify(dep, elem, hw, block),
-                transactions(dep, fp, hw, block),
-            )
-        });
+        let (kind, worst) = lane_wise
+            .or_else(|| Some(by_split(prep.index_split(i)?, dep, fp, hw, block)))
+            .unwrap_or_else(|| {
+                (
+                    classify(dep, elem, hw, block),
+                    transactions(dep, fp, hw, block),
+                )
+            });
         let what = if site.is_write { "store to" } else { "load of" };
         let ideal = (lanes * elem as u64).div_ceil(hw.transaction_bytes as u64);
         let bytes = hw.transaction_bytes;

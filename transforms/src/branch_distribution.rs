@@ -64,6 +64,7 @@ impl Transform for BranchDistribution {
                     fixes_block_size: false,
                     relaunch: None,
                     reassociates: false,
+                    covers: None,
                 });
             }
         }
@@ -77,6 +78,7 @@ impl Transform for BranchDistribution {
                 fixes_block_size: false,
                 relaunch: None,
                 reassociates: false,
+                covers: None,
             });
         }
         out

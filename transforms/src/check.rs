@@ -255,6 +255,7 @@ impl Checker {
         let terms = Terms {
             swapped: candidate.relaunch.is_some(),
             reassociated: candidate.reassociates,
+            covers: candidate.covers.clone(),
         };
         self.check_kernel(&kernel, terms).map(drop)
     }
@@ -278,6 +279,9 @@ impl Checker {
             },
         ) in self.launches.iter().enumerate()
         {
+            if !covered(spec, terms.covers.as_deref()) {
+                continue;
+            }
             let spec = &if terms.swapped {
                 swapped_launch(spec)
             } else {
@@ -322,6 +326,12 @@ impl Checker {
                 result: got,
             });
         }
+        if let Some(threads) = terms.covers.filter(|_| runs.len() < MIN_LAUNCHES) {
+            return Err(format!(
+                "only {} of the test launches run at least `{threads}` threads, the elements the rewrite assumes covered",
+                runs.len()
+            ));
+        }
         Ok(runs)
     }
 
@@ -332,7 +342,7 @@ impl Checker {
 }
 
 /// How a candidate's runs must match the original's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Terms {
     /// The candidate runs on each launch with x and y of its grid and
     /// block exchanged ([`swapped_launch`]).
@@ -341,6 +351,23 @@ pub struct Terms {
     /// floating-point arrays must match within
     /// [`reassociation_tolerance`], its other arrays bit for bit.
     pub reassociated: bool,
+    /// The candidate is compared only on launches of at least this many
+    /// threads ([`Candidate::covers`]), of which there must be
+    /// [`MIN_LAUNCHES`].
+    pub covers: Option<String>,
+}
+
+/// Whether `spec` runs at least `threads` threads (a length expression
+/// over its integer arguments and `-D` symbols); `true` when nothing is
+/// asked, `false` when the expression cannot be evaluated.
+fn covered(spec: &LaunchSpec, threads: Option<&str>) -> bool {
+    let Some(threads) = threads else {
+        return true;
+    };
+    let mut values = spec.args.clone();
+    values.extend(spec.defines.clone());
+    let launched: u64 = spec.grid.iter().chain(&spec.block).product();
+    copper::sim::size_expr::eval(threads, &values).is_ok_and(|n| launched >= n)
 }
 
 /// How far a sum of at most `n` floating-point terms may move when they

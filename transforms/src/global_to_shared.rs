@@ -114,6 +114,7 @@ impl Transform for GlobalToShared {
                 fixes_block_size: true,
                 relaunch: None,
                 reassociates: false,
+                covers: None,
             });
         }
         out

@@ -71,6 +71,7 @@ impl Transform for HoistLoads {
                 fixes_block_size: false,
                 relaunch: None,
                 reassociates: false,
+                covers: None,
             });
         }
         out

@@ -13,6 +13,7 @@ pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
 pub mod read_only;
+pub mod remap_split;
 pub mod remap_threads;
 pub mod staged_transpose;
 pub mod tiled_shared;
@@ -92,6 +93,13 @@ pub struct Candidate {
     /// (`--allow-reassociation`): its results are compared with the
     /// original's within a tolerance ([`check::reassociation_tolerance`]).
     pub reassociates: bool,
+    /// For a rewrite equivalent to the original only on launches of at
+    /// least this many threads in all (a length expression over the
+    /// kernel's integer parameters, `h * w`: the split exchange hands the
+    /// elements to the threads in another order, so a launch with fewer
+    /// threads than elements would cover other ones): the checker compares
+    /// it on those launches only, and its description says so.
+    pub covers: Option<String>,
 }
 
 /// A place a transform did not rewrite, and why.
@@ -131,6 +139,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(hoist_loads::HoistLoads),
         Box::new(warp_shuffle::WarpShuffle),
         Box::new(remap_threads::RemapThreads),
+        Box::new(remap_split::RemapSplit),
         Box::new(staged_transpose::StagedTranspose),
     ]
 }

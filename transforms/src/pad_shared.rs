@@ -89,6 +89,7 @@ impl Transform for PadShared {
                 fixes_block_size: false,
                 relaunch: None,
                 reassociates: false,
+                covers: None,
             });
         }
         out

@@ -19,9 +19,7 @@
 //!   that reason.
 //!
 //! (A 1-D kernel with a computed row/column split, `row = idx / n; col =
-//! idx % n`, is not remapped: the analysis bounds an index through `/` and
-//! `%` by a run-time `n` at the worst case, 32 sectors, before and after
-//! exchanging the split, so the bounds could not rank the rewrite.)
+//! idx % n`, has its split exchanged instead: [`crate::remap_split`].)
 //!
 //! In each form only which hardware thread runs which logical thread
 //! changes, that is, which logical threads share a warp. Preconditions, so
@@ -39,7 +37,7 @@
 //! names those accesses.
 
 use copper::absint::deps::Coef;
-use copper::absint::memory::transactions;
+use copper::absint::divmod::WarpIndex;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
 use copper::cuda::relaunch::{self, swapped};
@@ -93,7 +91,6 @@ impl Transform for RemapThreads {
             }
         };
         let config = cx.analysis.config();
-        let before = sectors(cx.analysis, cx.kernel, config);
         let config = match o.relaunch {
             Some(_) => Config {
                 block: config.block.map(swapped),
@@ -102,14 +99,13 @@ impl Transform for RemapThreads {
             },
             None => config,
         };
-        let after = match materialize(cx.file, &o.function) {
-            Ok((_, kernel)) => sectors(&prepare(&kernel, config), &kernel, config),
+        let gains = match gains_of(cx, &o.function, config) {
+            Ok(g) => g,
             Err(why) => {
                 out.skipped.push(skip(why.to_string()));
                 return out;
             }
         };
-        let gains = gains(&before, &after);
         if gains.is_empty() {
             out.skipped.push(skip(
                 "exchanging x and y would not make any global access touch fewer sectors".into(),
@@ -123,6 +119,7 @@ impl Transform for RemapThreads {
             fixes_block_size: true,
             relaunch: o.relaunch,
             reassociates: false,
+            covers: None,
         });
         out
     }
@@ -165,6 +162,20 @@ fn remap_2d(cx: &Context) -> Result<Remap, String> {
     }
 }
 
+/// The per-array sector changes, for people, from the kernel of `cx` to
+/// `function` analyzed under `config`; `Err` when `function` cannot be
+/// written into the file.
+pub(crate) fn gains_of(
+    cx: &Context,
+    function: &Function,
+    config: Config,
+) -> Result<Vec<String>, String> {
+    let before = sectors(cx.analysis, cx.kernel);
+    let (_, kernel) = materialize(cx.file, function)?;
+    let after = sectors(&prepare(&kernel, config), &kernel);
+    Ok(gains(&before, &after))
+}
+
 /// The per-array sector changes from `before` to `after`, for people.
 fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
     after
@@ -187,7 +198,7 @@ fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
 }
 
 /// Why the kernel may see which threads share a warp, if it may.
-fn observes_warps(cx: &Context) -> Result<(), String> {
+pub(crate) fn observes_warps(cx: &Context) -> Result<(), String> {
     let f = cx.function;
     let mut why = None;
     for s in &f.body {
@@ -269,16 +280,20 @@ struct Accesses {
     consecutive: bool,
 }
 
-/// The global accesses of `kernel`, by kind and array.
-fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel, config: Config) -> Vec<Accesses> {
+/// The global accesses of `kernel`, by kind and array, with their
+/// worst-case sectors per warp from the analysis `prep` of `kernel`.
+fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
     let mut out: Vec<Accesses> = Vec::new();
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];
         if !array.is_global() || site.span.is_synthetic() {
             continue;
         }
-        let dep = prep.index_dep(i);
-        let t = transactions(dep, array.footprint(site), &config.hw, config.block);
+        let dep = match prep.index_split(i) {
+            Some(WarpIndex::Exact(d)) => d,
+            _ => prep.index_dep(i),
+        };
+        let t = prep.memory_bound(i).unwrap_or(u64::MAX);
         let consecutive = dep
             .affine_parts()
             .is_some_and(|(k, _)| k[0] == Coef::Known(1));

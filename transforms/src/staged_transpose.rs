@@ -151,6 +151,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
             fixes_block_size: true,
             relaunch: None,
             reassociates: false,
+            covers: None,
         });
     }
     if found.is_empty() {
@@ -563,7 +564,7 @@ fn without_returns(stmts: Vec<Stmt>) -> Vec<Stmt> {
 }
 
 /// `c` when `s` is `if (c) return;` (or `if (c) { return; }`).
-fn early_exit(s: &Stmt) -> Option<&Expr> {
+pub(crate) fn early_exit(s: &Stmt) -> Option<&Expr> {
     let StmtKind::If {
         cond,
         then,

@@ -172,6 +172,7 @@ impl Transform for TiledGlobalToShared {
                         fixes_block_size: true,
                         relaunch: None,
                         reassociates: false,
+                        covers: None,
                     }),
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,

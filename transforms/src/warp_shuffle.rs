@@ -88,6 +88,7 @@ impl Transform for WarpShuffle {
                             fixes_block_size: true,
                             relaunch: None,
                             reassociates: variant == Variant::PerWarp { reassociates: true },
+                            covers: None,
                         });
                     }
                 }

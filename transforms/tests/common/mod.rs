@@ -6,6 +6,7 @@ use copper::bound::{prepare, Config};
 use copper::cuda::parse::parse_source;
 use copper::cuda::print;
 use copper::ir::lower::lower_kernel;
+use copper::sim::params::LaunchSpec;
 use copper::source::SourceFile;
 use copper_transforms::check::Checker;
 use copper_transforms::{Context, Proposals, Transform};
@@ -15,17 +16,32 @@ use copper_transforms::{Context, Proposals, Transform};
 /// a candidate that computes something else panics with its text. `Err`
 /// when the original itself cannot be checked (it fails or races on the
 /// synthesized launches).
+#[allow(dead_code)]
 pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, String> {
     try_propose_with(t, src, block, false)
 }
 
 /// [`try_propose`], with floating-point sums allowed to change their order
 /// when `allow_reassociation` (`--allow-reassociation`).
+#[allow(dead_code)]
 pub fn try_propose_with(
     t: &dyn Transform,
     src: &str,
     block: [u64; 3],
     allow_reassociation: bool,
+) -> Result<Proposals, String> {
+    try_propose_on(t, src, block, allow_reassociation, None)
+}
+
+/// [`try_propose_with`], every candidate checked on the variants of the
+/// launch `spec` (a parameter file's) when there is one.
+#[allow(dead_code)]
+pub fn try_propose_on(
+    t: &dyn Transform,
+    src: &str,
+    block: [u64; 3],
+    allow_reassociation: bool,
+    spec: Option<&LaunchSpec>,
 ) -> Result<Proposals, String> {
     let file = parse_source(SourceFile::new("t.cu", src));
     let f = file.kernels().next().ok_or("no kernel")?.clone();
@@ -44,7 +60,7 @@ pub fn try_propose_with(
         kernel: &kernel,
         analysis: &analysis,
         block: Some(block),
-        params: None,
+        params: spec,
         allow_reassociation,
     };
     let p = t.propose(&cx);
@@ -52,7 +68,7 @@ pub fn try_propose_with(
         return Ok(p);
     }
     let checker =
-        Checker::new(&file, &f.name, None, Some(block), None).map_err(|e| e.to_string())?;
+        Checker::new(&file, &f.name, spec, Some(block), None).map_err(|e| e.to_string())?;
     for c in &p.candidates {
         if let Err(why) = checker.check_candidate(c) {
             panic!(
