@@ -76,7 +76,14 @@ pub fn findings(
             continue;
         }
         let what = if site.is_write { "store to" } else { "load of" };
-        let help = if dep.affine_parts().is_some() {
+        let size = array.layout.size;
+        let help = if array.layout.slots() > 1 && fp.width < size {
+            // A field of a struct or vector element: the stride is the
+            // element's size, which padding rows cannot change.
+            format!(
+                "store each field in its own `__shared__` array (structure of arrays: lanes at consecutive elements then read consecutive words), or pad the {size}-byte element to an odd number of words"
+            )
+        } else if dep.affine_parts().is_some() {
             "pad the array's rows by one word (e.g. [N][M + 1]) or change the stride to an odd number of words".to_string()
         } else {
             "run `copper lint --witness` for inputs that reach this degree".to_string()
