@@ -153,7 +153,7 @@ impl Lowerer<'_> {
     }
 
     /// The array a pointer expression points into, found without lowering.
-    fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
+    pub(super) fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
                 Binding::Ptr { array, .. } => Some(array),
