@@ -220,15 +220,23 @@ fn a_template_never_launched_is_instantiated_on_request() {
 }
 
 #[test]
-fn device_templates_take_explicit_arguments() {
+fn device_templates_take_explicit_or_deduced_arguments() {
     let src = "template <int N> __device__ int sum_n(const int *a) { int s = 0; for (int i = 0; i < N; ++i) s += a[i]; return s; }\n\
                template <typename T> __device__ T twice(T x) { return x + x; }\n\
                __global__ void k(int *a, int *b) { b[threadIdx.x] = sum_n<3>(a) + twice<int>(1); }\n";
     let (_, b) = run(src, "k", 2, 4);
     assert_eq!(b[..2], [5.0, 5.0]);
+    // Without arguments: `T` deduced from an element, a pointer's array,
+    // a variable, a literal; an integer parameter cannot be.
     let deduced = "template <typename T> __device__ T twice(T x) { return x + x; }\n\
-                   __global__ void k(int *a, int *b) { b[0] = twice(a[0]); }\n";
-    assert!(lower_error(deduced, "k").contains("does not deduce"));
+                   template <typename T> __device__ float first(const T *p) { return (float)p[0] + 0.5f; }\n\
+                   __global__ void k(int *a, int *b) { int v = 7; b[threadIdx.x] = twice(a[1]) + twice(v) + (int)first(a) + (int)twice(0.25f); }\n";
+    let (a, b) = run(deduced, "k", 2, 4);
+    assert_eq!(b[0], 2.0 * a[1] + 14.0 + a[0]);
+    let not = "template <int N> __device__ int g(const int *a) { return a[N]; }\n\
+               __global__ void k(int *a, int *b) { b[0] = g(a); }\n";
+    let e = lower_error(not, "k");
+    assert!(e.contains("cannot deduce `N`"), "{e}");
 }
 
 #[test]

@@ -676,3 +676,44 @@ fn device_functions_return_structs() {
         "{e}"
     );
 }
+
+#[test]
+fn atomics_on_struct_fields_update_that_field_only() {
+    let src = "struct Cell { int count; float mass; };\n\
+               __global__ void k(Cell *cells, float3 *acc, const int *c) {\n\
+               int i = threadIdx.x;\n\
+               atomicAdd(&cells[c[i]].count, 1);\n\
+               atomicAdd(&cells[c[i]].mass, 0.5f);\n\
+               atomicAdd(&acc[c[i]].y, 2.0f);\n\
+               __shared__ Cell best;\n\
+               if (i == 0) { best.count = 100; best.mass = 0.0f; }\n\
+               __syncthreads();\n\
+               atomicMin(&best.count, 7 + i);\n\
+               __syncthreads();\n\
+               if (i == 0) { cells[2].count = best.count; }\n}\n";
+    let params = "[kernel.k]\ngrid=[1,1,1]\nblock=[32,1,1]\n\
+                  [kernel.k.arrays.cells]\nlen=3\ninit=\"zero\"\n\
+                  [kernel.k.arrays.acc]\nlen=2\ninit=\"zero\"\n\
+                  [kernel.k.arrays.c]\nlen=32\ninit=\"values\"\nvalues=[0,1,1]\n";
+    let r = run(src, params).unwrap();
+    // c = 0, 1, 1, 0, 1, 1, …: 11 zeros and 21 ones.
+    let cells: Vec<f64> = array(&r, "cells").iter().map(|v| v.as_f64()).collect();
+    assert_eq!(cells, [11.0, 5.5, 21.0, 10.5, 7.0, 0.0]);
+    let acc: Vec<f64> = array(&r, "acc").iter().map(|v| v.as_f64()).collect();
+    assert_eq!(acc, [0.0, 22.0, 0.0, 0.0, 42.0, 0.0]);
+}
+
+#[test]
+fn the_size_limit_counts_struct_components() {
+    let src = "__global__ void k(float4 *a) { a[threadIdx.x].x = 1.0f; }\n";
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap();
+    // 2^24 elements are under the limit of 2^25 values; their 2^26
+    // components are not.
+    let p = ParamFile::from_toml(
+        "[kernel.k]\ngrid=[1,1,1]\nblock=[32,1,1]\n[kernel.k.arrays.a]\nlen=16777216\ninit=\"zero\"\n",
+    )
+    .unwrap();
+    let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
+    assert!(e.to_string().contains("67108864 values"), "{e}");
+}

@@ -254,8 +254,13 @@ fn bounds_are_never_below_simulated_costs() {
 // y, z > 1, narrow, unsigned and 64-bit counters near their types'
 // limits, multiplicative counters, counters starting at a lane index
 // (`threadIdx.x % w`, `threadIdx.x & (w - 1)`) stepping by the group size.
+// Structs with mixed fields (issue 16): an array of `Item { int cnt; float
+// w; }` read field by field, copied into a struct local and updated by an
+// atomic on its int field, and a struct passed by value whose field is the
+// loop bound (`c < r.n`).
 
-/// One generated launch: a kernel `k(float *a, float *out, int n)`.
+/// One generated launch: a kernel `k(float *a, float *out, int n, Item
+/// *items, Range r)` (`r.n` is `n`).
 struct Generated {
     src: String,
     grid: [u64; 3],
@@ -293,12 +298,15 @@ const GRIDS: [[u64; 3]; 6] = [
     [5, 3, 2],
 ];
 
-const BODIES: [&str; 5] = [
+const BODIES: [&str; 8] = [
     "acc += a[threadIdx.x % 64];",
     "acc += a[(threadIdx.x + threadIdx.y * blockDim.x) % 64];",
     "s[threadIdx.x % 64] += 1.0f;",
     "if (threadIdx.x % 2) { acc += a[0]; } else { acc -= a[1]; }",
     "acc += a[threadIdx.y % 64]; s[(threadIdx.x * 2) % 64] = acc;",
+    "acc += items[c % 64].w * (float)items[(threadIdx.x + c) % 64].cnt;",
+    "Item it = items[threadIdx.x % 64]; acc += it.w * r.scale; if (it.cnt > 1) { acc -= 1.0f; }",
+    "atomicAdd(&items[threadIdx.x % 64].cnt, 1); acc += items[threadIdx.y % 64].w;",
 ];
 
 fn generate(i: u64) -> Generated {
@@ -366,6 +374,19 @@ fn generate(i: u64) -> Generated {
             pick(1 << 31) as i64,
         ),
     };
+    // The bound as a struct field passed by value, half of the time.
+    let (init, cond) = if pick(2) == 0 {
+        let field = |t: &str| {
+            if t == "n" {
+                "r.n".to_string()
+            } else {
+                t.to_string()
+            }
+        };
+        (field(&init), cond.replace("< n", "< r.n"))
+    } else {
+        (init, cond.to_string())
+    };
     // Lane-strided counters are the types students use for them.
     let ty = if prelude.is_empty() {
         ty
@@ -373,7 +394,8 @@ fn generate(i: u64) -> Generated {
         ["int", "unsigned", "short"][pick(3) as usize]
     };
     let src = format!(
-        "__global__ void k(float *a, float *out, int n) {{\n\
+        "struct Item {{ int cnt; float w; }};\nstruct Range {{ int n; float scale; }};\n\
+         __global__ void k(float *a, float *out, int n, Item *items, Range r) {{\n\
          __shared__ float s[64];\n\
          float acc = 0;\n\
          {prelude}\
@@ -425,8 +447,10 @@ impl Tally {
         let toml = format!(
             "[kernel.k]\ngrid = {:?}\nblock = {:?}\n[kernel.k.args]\nn = {}\n\
              [kernel.k.arrays.a]\nlen = {len}\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 1\n\
-             [kernel.k.arrays.out]\nlen = {len}\n",
-            gen.grid, gen.block, gen.n
+             [kernel.k.arrays.out]\nlen = {len}\n\
+             [kernel.k.arrays.items]\nlen = 64\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 3\n\
+             [kernel.k.args.r]\nn = {}\nscale = 0.5\n",
+            gen.grid, gen.block, gen.n, gen.n
         );
         let spec = &ParamFile::from_toml(&toml).expect("a valid launch").kernel["k"];
         let inputs = inputs_from_spec(&kernel, spec).expect("inputs");

@@ -9,13 +9,16 @@
 //! Text in a branch not taken is blanked (spaces, line breaks kept), so
 //! every offset, line and column stays where it was and extraction and
 //! parsing see only the branches nvcc compiles. A header reached only
-//! through branches not taken is blanked whole.
+//! through branches not taken is blanked whole. The `#define`s and
+//! `#undef`s of the compiled text, in that order, are the file's
+//! [`Timeline`]: the macros in force at each point.
 
 use super::extract::define_of;
 use super::host::BINARY_LEVELS as LEVELS;
 use super::include::{include_target, Target};
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroError, MacroTable};
+use super::timeline::Timeline;
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedFile, IncludedKind, SourceFile};
 
@@ -58,19 +61,33 @@ pub enum CondError {
 /// Macros every translation unit nvcc compiles has (for conditions only).
 const PREDEFINED: &str = "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __cplusplus 201703L\n";
 
-/// The file with the text of every branch not taken blanked, warnings for
+/// What [`active`] finds: the file with the text of every branch not
+/// taken blanked, the macros in force at each point, warnings for
 /// conditions that could not be evaluated (they count as false), and an
 /// error for each `#error` in a branch taken.
-pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
+pub struct Active {
+    /// The compiled text (offsets unchanged).
+    pub source: SourceFile,
+    /// The `#define`s and `#undef`s read, in translation-unit order.
+    pub timeline: Timeline,
+    /// Conditions not evaluated, `#error`s reached.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Walks the translation unit of `source` (see the module's doc).
+pub fn active(source: &SourceFile) -> Active {
     let files = &source.included().files;
     let mut w = Walk {
         source,
         macros: MacroTable::default(),
+        timeline: None,
         entered: vec![false; files.len()],
         inactive: vec![Vec::new(); files.len() + 1],
         problems: Vec::new(),
     };
     w.text(PREDEFINED, None, 0);
+    // The predefined macros serve conditions only; the rest is recorded.
+    w.timeline = Some(Timeline::new(source));
     for (i, f) in files.iter().enumerate() {
         if f.kind == IncludedKind::CommandLine {
             w.entered[i] = true;
@@ -82,8 +99,10 @@ pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
         mut inactive,
         entered,
         problems,
+        timeline,
         ..
     } = w;
+    let timeline = timeline.unwrap_or_default();
     for (i, f) in files.iter().enumerate() {
         if !entered[i] {
             inactive[i + 1] = vec![(0, f.text.len())];
@@ -94,7 +113,11 @@ pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
         .map(|(at, s, m)| source.diagnostic(s, "preprocess", at, m))
         .collect();
     if inactive.iter().all(Vec::is_empty) {
-        return (source.clone(), diagnostics);
+        return Active {
+            source: source.clone(),
+            timeline,
+            diagnostics,
+        };
     }
     let mut out = source.with_text(blank(&source.text, &inactive[0]));
     if inactive[1..].iter().any(|r| !r.is_empty()) {
@@ -115,7 +138,11 @@ pub fn active(source: &SourceFile) -> (SourceFile, Vec<Diagnostic>) {
         }
         out = out.with_included(included);
     }
-    (out, diagnostics)
+    Active {
+        source: out,
+        timeline,
+        diagnostics,
+    }
 }
 
 /// `text` with the byte ranges `ranges` turned into spaces (line breaks
@@ -147,6 +174,8 @@ struct Frame {
 struct Walk<'a> {
     source: &'a SourceFile,
     macros: MacroTable,
+    /// The definitions recorded (from the command line on).
+    timeline: Option<Timeline>,
     /// Per included file, whether the walk went into it.
     entered: Vec<bool>,
     /// Branches not taken: the user's file first, then each included file,
@@ -164,6 +193,9 @@ impl Walk<'_> {
         let mut stack: Vec<Frame> = Vec::new();
         let mut off_since: Option<usize> = None;
         let mut ranges = Vec::new();
+        if let Some(tl) = &mut self.timeline {
+            tl.enter(file);
+        }
         for t in tokenize(text) {
             if t.kind != TokKind::Directive {
                 continue;
@@ -207,12 +239,19 @@ impl Walk<'_> {
                 _ if !was_active => {}
                 "define" => {
                     if let Some(m) = define_of(directive, at) {
+                        if let Some(tl) = &mut self.timeline {
+                            tl.define(file, base + t.end, m.clone());
+                        }
                         self.macros.define(m);
                     }
                 }
-                "undef" => self
-                    .macros
-                    .undefine(arg.split_whitespace().next().unwrap_or("")),
+                "undef" => {
+                    let name = arg.split_whitespace().next().unwrap_or("");
+                    if let Some(tl) = &mut self.timeline {
+                        tl.undefine(file, base + t.end, name);
+                    }
+                    self.macros.undefine(name);
+                }
                 "error" => self.problems.push((
                     at,
                     Severity::Error,
@@ -223,6 +262,9 @@ impl Walk<'_> {
                         include_target(directive)
                     {
                         self.include(name, file);
+                        if let Some(tl) = &mut self.timeline {
+                            tl.mark(file, base + t.end);
+                        }
                     }
                 }
                 _ => {}
@@ -517,7 +559,7 @@ mod tests {
     }
 
     fn active_text(src: &str) -> String {
-        active(&SourceFile::new("t.cu", src)).0.text
+        active(&SourceFile::new("t.cu", src)).source.text
     }
 
     #[test]
@@ -552,14 +594,18 @@ mod tests {
 #error never
 #endif
 ";
-        let (_, d) = active(&SourceFile::new("t.cu", src));
+        let d = active(&SourceFile::new("t.cu", src)).diagnostics;
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!((d[0].line, d[0].severity), (3, Severity::Error));
     }
 
     #[test]
     fn a_bad_condition_is_a_warning_and_false() {
-        let (out, d) = active(&SourceFile::new(
+        let Active {
+            source: out,
+            diagnostics: d,
+            ..
+        } = active(&SourceFile::new(
             "t.cu",
             "#if 1 +\nint x;\n#else\nint y;\n#endif\n",
         ));

@@ -1,6 +1,7 @@
 //! The part of a file one kernel needs: the kernel, the device functions
-//! it may call (by name, transitively, also through macros), every macro,
-//! `#pragma`, `#include`, type declaration and device global. Searching a kernel of a
+//! it may call (by name, transitively, also through macros), every macro
+//! and `#undef` (in place, so each function sees the macros in force at its
+//! position), `#pragma`, `#include`, type declaration and device global. Searching a kernel of a
 //! file with thousands works on its excerpt, so each candidate's re-parse
 //! and each cached analysis costs what the kernel costs, not the file.
 //! Positions in an excerpt are reported as lines of the original file
@@ -59,7 +60,9 @@ impl<'a> Excerpts<'a> {
             .find(|f| f.name == name && f.kind == FnKind::Global)?;
         let text = &self.file.source.text;
         let mut spans: Vec<Span> = vec![kernel.span];
+        // Macros apply from where they are defined to an `#undef`.
         spans.extend(ex.macros.iter().map(|m| m.span));
+        spans.extend(ex.undefs.iter().copied());
         spans.extend(ex.pragmas.iter().map(|p| p.span));
         // What the file includes is entered where it is included.
         spans.extend(ex.includes.iter().copied());

@@ -96,6 +96,8 @@ pub struct Extracted {
     pub functions: Vec<FunctionItem>,
     /// Macros, in file order (a later definition wins).
     pub macros: Vec<MacroDef>,
+    /// `#undef` directive lines (an excerpt keeps them where they are).
+    pub undefs: Vec<Span>,
     /// File-scope typedefs and structs.
     pub types: Vec<TypeDeclItem>,
     /// Device-side globals.
@@ -135,6 +137,7 @@ impl Extracted {
             }
         }
         self.macros.iter_mut().for_each(|m| sh(&mut m.span));
+        self.undefs.iter_mut().for_each(sh);
         self.types.iter_mut().for_each(|t| sh(&mut t.span));
         self.globals.iter_mut().for_each(|g| sh(&mut g.span));
         self.launches.iter_mut().for_each(|l| sh(&mut l.span));
@@ -315,6 +318,8 @@ fn directive(src: &str, t: Token, conditions: &mut Vec<Option<String>>, out: &mu
         }
     } else if word == "include" {
         out.includes.push(Span::new(t.start, t.end));
+    } else if word == "undef" {
+        out.undefs.push(Span::new(t.start, t.end));
     } else if let Some(rest) = body.strip_prefix("pragma") {
         out.pragmas.push(PragmaItem {
             text: rest

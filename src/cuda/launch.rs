@@ -8,6 +8,7 @@ use super::extract::{Extracted, LaunchSite};
 use super::host::{self, HostLaunch};
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
+use super::timeline::Timeline;
 use crate::source::Span;
 
 /// A launch site and its shape, when copper could read it.
@@ -136,11 +137,13 @@ fn bytes_relations(
         .collect()
 }
 
-/// Resolves every launch site of a file.
-pub fn resolve_launches(src: &str, ex: &Extracted, macros: &MacroTable) -> Vec<Launch> {
+/// Resolves every launch site of a file, each with the macros in force
+/// where it is.
+pub fn resolve_launches(src: &str, ex: &Extracted, timeline: &Timeline) -> Vec<Launch> {
     ex.launches
         .iter()
         .map(|l| {
+            let macros = &*timeline.at(l.span.start);
             let written = host::evaluate(
                 src,
                 l.span.start,
@@ -280,7 +283,7 @@ mod tests {
 
     fn shapes(src: &str) -> Vec<(Dims, Dims)> {
         let ex = extract(src);
-        let m = MacroTable::new(&ex.macros);
+        let m = Timeline::from(MacroTable::new(&ex.macros));
         resolve_launches(src, &ex, &m)
             .into_iter()
             .map(|l| (l.grid, l.block))
@@ -293,7 +296,7 @@ mod tests {
                    cudaMalloc(&a, rows * cols * sizeof(float));\n cudaMalloc(&b, 2 * n * sizeof(double));\n\
                    cudaMalloc(&c, 1000);\n k<<<4, 128>>>(a, b, c, rows, cols, n);\n}";
         let ex = extract(src);
-        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros));
+        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros).into());
         let test = l[0].test.as_ref().expect("a test launch");
         let of = |factor, args: &[usize]| {
             Some(BytesOf {
@@ -308,7 +311,7 @@ mod tests {
         // Cut to test size, the relation still holds (rows and cols cut).
         let big = src.replace("int rows = 300", "int rows = 3000");
         let ex = extract(&big);
-        let l = resolve_launches(&big, &ex, &MacroTable::new(&ex.macros));
+        let l = resolve_launches(&big, &ex, &MacroTable::new(&ex.macros).into());
         let test = l[0].test.as_ref().expect("a test launch");
         assert!(!test.cut.is_empty());
         assert_eq!(test.bytes_of[0], of(4, &[3, 4]));
@@ -318,7 +321,7 @@ mod tests {
     fn undefined_macros_in_shapes_are_named() {
         let src = "#define B 64\nint main() {\n const int M = 8;\n k<<<N / B, B>>>(x);\n k<<<M, B>>>(x);\n}";
         let ex = extract(src);
-        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros));
+        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros).into());
         assert_eq!(l[0].undefined, ["N"]);
         assert!(l[1].undefined.is_empty());
     }

@@ -18,5 +18,6 @@ pub mod print;
 pub mod relaunch;
 pub mod rewrite;
 pub mod template;
+pub mod timeline;
 pub mod unit;
 pub mod visit;

@@ -14,14 +14,14 @@ use super::ast::{FnKind, Function, Param, Template, TemplateParam, Type, VarDecl
 use super::cond;
 use super::convert::Converter;
 use super::deduce;
-use super::extract::{extract, Extracted, FunctionItem, GlobalItem, MacroDef, TypeDeclItem};
+use super::extract::{extract, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
-use super::lex::CUDA_QUALIFIERS;
 use super::lex::{tokenize, TokKind};
 use super::macros::MacroTable;
 use super::template::{self, TemplateError};
+use super::timeline::Timeline;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
@@ -155,12 +155,15 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 /// loaded with [`include::load`]). Only the branches of `#if`s that nvcc
 /// compiles are read ([`cond::active`]).
 pub fn parse_source(original: SourceFile) -> ParsedFile {
-    let (source, cond_diagnostics) = cond::active(&original);
+    let cond::Active {
+        source,
+        timeline,
+        diagnostics: cond_diagnostics,
+    } = cond::active(&original);
     let extracted = extract(&source.text);
     let mut scope = Scope::new(&source, &extracted);
-    let macros = MacroTable::new(&scope.macros);
-    scope.keep_called_header_functions(&source, &extracted, &macros);
-    let ctx = Context::new(&source, &scope, &extracted, macros);
+    scope.keep_called_header_functions(&source, &extracted, &timeline.union());
+    let ctx = Context::new(&source, &scope, &extracted, timeline);
     let user_count = extracted.functions.len();
     let mut functions: Vec<ParsedFunction> = extracted
         .functions
@@ -231,7 +234,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
 /// instantiation (`reduce<BS>` with `BS` 256 launches `reduce<256>`).
 fn instantiate(
     source: &SourceFile,
-    macros: &MacroTable,
+    macros: &Timeline,
     functions: &mut Vec<ParsedFunction>,
     launches: &mut [Launch],
     diagnostics: &mut Vec<Diagnostic>,
@@ -277,7 +280,8 @@ fn instantiate(
             Some(launch) => with_deduced(&t.params, &f.params, args, &source.text, launch),
             None => Ok(args.to_string()),
         };
-        match args.and_then(|args| template::arguments(&t.params, &args, macros)) {
+        let macros = at.map_or_else(|| macros.at_end(), |s| macros.at(s.start));
+        match args.and_then(|args| template::arguments(&t.params, &args, &macros)) {
             Ok(args) => {
                 let name = template::instance_name(&t.name, &args);
                 if !instances.iter().any(|i| i.item.name == name) {
@@ -369,7 +373,6 @@ fn invalid_bytes_in_code(source: &SourceFile) -> Vec<Diagnostic> {
 /// The declarations a file's functions are parsed against: the file's own
 /// and those of the headers and command-line definitions it includes.
 struct Scope {
-    macros: Vec<MacroDef>,
     types: Vec<TypeDeclItem>,
     globals: Vec<GlobalItem>,
     /// Kernels defined in headers (listed and analyzed with the file's).
@@ -381,7 +384,6 @@ struct Scope {
 impl Scope {
     fn new(source: &SourceFile, own: &Extracted) -> Scope {
         let mut scope = Scope {
-            macros: Vec::new(),
             types: Vec::new(),
             globals: Vec::new(),
             header_kernels: Vec::new(),
@@ -390,11 +392,6 @@ impl Scope {
         for f in &source.included().files {
             let mut ex = extract(&f.text);
             ex.shift(f.base);
-            // A header (the toolkit's, found through `-I`) may define CUDA's
-            // qualifiers as macros; copper reads them as qualifiers.
-            scope.macros.extend(ex.macros.into_iter().filter(|m| {
-                !CUDA_QUALIFIERS.contains(&m.name.as_str()) && m.name != "__restrict__"
-            }));
             if f.kind == IncludedKind::Header {
                 scope.types.extend(ex.types);
                 scope.globals.extend(ex.globals);
@@ -406,7 +403,6 @@ impl Scope {
                 scope.header_functions.extend(device);
             }
         }
-        scope.macros.extend(own.macros.iter().cloned());
         scope.types.extend(own.types.iter().cloned());
         scope.globals.extend(own.globals.iter().cloned());
         scope
@@ -453,7 +449,8 @@ impl Scope {
 struct Context<'a> {
     source: &'a SourceFile,
     scope: &'a Scope,
-    macros: MacroTable,
+    /// The macros in force at each point.
+    macros: Timeline,
     type_names: HashSet<String>,
     /// Names of the device function templates (`f<…>(…)` calls them).
     templates: HashSet<String>,
@@ -464,7 +461,7 @@ impl<'a> Context<'a> {
         source: &'a SourceFile,
         scope: &'a Scope,
         own: &Extracted,
-        macros: MacroTable,
+        macros: Timeline,
     ) -> Context<'a> {
         let type_names = scope
             .types
@@ -509,7 +506,7 @@ impl<'a> Context<'a> {
             is_type: &is_type,
             is_template: &is_template,
         };
-        let mut used = identifiers(self.source.slice(span), &self.macros);
+        let mut used = identifiers(self.source.slice(span), &self.macros.at(span.start));
         let mut types = vec![false; self.scope.types.len()];
         let mut globals = vec![false; self.scope.globals.len()];
         loop {
@@ -536,7 +533,7 @@ impl<'a> Context<'a> {
                 }
             }
             for s in added {
-                used.extend(identifiers(self.source.slice(s), &self.macros));
+                used.extend(identifiers(self.source.slice(s), &self.macros.at(s.start)));
             }
             if !grew {
                 break;
@@ -565,7 +562,7 @@ impl<'a> Context<'a> {
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {
             let text = self.source.slice(s);
-            unit.push_file(text, s.start, &self.macros, &names)
+            unit.push_file(text, s.start, &self.macros.at(s.start), &names)
                 .map_err(|e| self.unit_error(e))?;
             // C++: a struct's tag names its type without `typedef`.
             if let Some(tag) = struct_tag(text).filter(|_| s != span) {

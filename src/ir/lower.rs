@@ -102,11 +102,17 @@ enum Binding {
     Cell(ArrayId),
     /// A local struct or vector: one variable per component.
     Rec { vars: Vec<VarId>, rec: Arc<Record> },
-    /// A reference to an array element (`float &r = a[i];`): the array and
-    /// the variable holding the index, evaluated once when it was bound
-    /// (an element of a scalar array: references to struct fields are not
-    /// supported).
-    Elem { array: ArrayId, index: VarId },
+    /// A reference to an array element (`float &r = a[i];`, `Node &n =
+    /// g[i];`) or to a member of one (`float3 &p = parts[i].pos;`, `float &m
+    /// = parts[i].mass;`): the array, the variable holding the index,
+    /// evaluated once when it was bound, the member's first component and
+    /// its type (`None`: the whole element).
+    Elem {
+        array: ArrayId,
+        index: VarId,
+        slot: usize,
+        field: Option<record::FieldType>,
+    },
     /// A compile-time constant: a template value parameter, a file-scope
     /// `const`/`constexpr` scalar.
     Const(Value, Scalar),

@@ -76,7 +76,17 @@ pub fn findings(
             continue;
         }
         let what = if site.is_write { "store to" } else { "load of" };
-        let help = if dep.affine_parts().is_some() {
+        let size = array.layout.size;
+        // A 4-byte field of a struct or vector element at an odd element
+        // stride of threadIdx.x: the conflict comes from the element's size,
+        // which padding rows cannot change, and one array per field puts
+        // the lanes an odd number of words apart (no conflict).
+        let odd_x = matches!(dep.affine_parts(), Some(([Coef::Known(c), ..], _)) if c % 2 != 0);
+        let help = if array.layout.slots() > 1 && fp.width == 4 && odd_x {
+            format!(
+                "store each field in its own `__shared__` array (structure of arrays): lanes then read words an odd stride apart in place of {size}-byte elements"
+            )
+        } else if dep.affine_parts().is_some() {
             "pad the array's rows by one word (e.g. [N][M + 1]) or change the stride to an odd number of words".to_string()
         } else {
             "run `copper lint --witness` for inputs that reach this degree".to_string()

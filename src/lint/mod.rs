@@ -510,4 +510,26 @@ mod tests {
         }
         assert!(Code::parse("nonsense").is_err());
     }
+
+    #[test]
+    fn a_struct_field_conflict_is_advised_a_structure_of_arrays() {
+        // An 8-byte struct: lanes read a field every second word (2-way).
+        let src = "struct P { float x; int n; };\n\
+                   __global__ void k(float *o) { __shared__ P s[256];\n\
+                   s[threadIdx.x].x = o[threadIdx.x]; __syncthreads();\n\
+                   o[threadIdx.x] = s[threadIdx.x].x; }";
+        let l = lint(src, "k");
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::BankConflict)
+            .expect("a bank conflict");
+        assert_eq!(f.worst, Some(2.0));
+        let help = f.help.as_deref().unwrap_or("");
+        assert!(
+            help.contains("structure of arrays") && help.contains("8-byte"),
+            "{help}"
+        );
+        assert!(!help.contains("rows"), "{help}");
+    }
 }

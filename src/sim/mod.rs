@@ -32,8 +32,8 @@ pub enum InputError {
     /// More threads than copper simulates.
     #[error("the launch has {0} threads; copper simulates at most {MAX_THREADS} (give fewer blocks: costs per warp do not depend on their number)")]
     TooManyThreads(u64),
-    /// More array elements in all than copper simulates.
-    #[error("the arrays hold {0} elements; copper simulates at most {MAX_ELEMENTS} in one launch")]
+    /// More array components in all than copper simulates.
+    #[error("the arrays hold {0} values (each struct or vector element counts its components); copper simulates at most {MAX_ELEMENTS} in one launch")]
     TooManyElements(u64),
     /// One array longer than copper simulates.
     #[error("array length {0} is more than copper simulates ({MAX_ELEMENTS})")]
@@ -311,14 +311,22 @@ pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), InputErro
     Ok(())
 }
 
-/// Refuses arrays of more than [`MAX_ELEMENTS`] elements in all.
-fn check_size(spec: &LaunchSpec) -> Result<(), InputError> {
-    let elements = spec
-        .arrays
-        .values()
-        .fold(0u64, |n, a| n.saturating_add(a.len));
-    if elements > MAX_ELEMENTS {
-        return Err(InputError::TooManyElements(elements));
+/// Refuses arrays of more than [`MAX_ELEMENTS`] components in all: the
+/// simulator stores one value per component, so an element of a struct or
+/// vector array counts its components (a `float4` four).
+fn check_size(kernel: &Kernel, spec: &LaunchSpec) -> Result<(), InputError> {
+    let components = |name: &str| {
+        kernel
+            .arrays
+            .iter()
+            .find(|a| a.name == name)
+            .map_or(1, |a| a.layout.slots() as u64)
+    };
+    let total = spec.arrays.iter().fold(0u64, |n, (name, a)| {
+        n.saturating_add(a.len.saturating_mul(components(name)))
+    });
+    if total > MAX_ELEMENTS {
+        return Err(InputError::TooManyElements(total));
     }
     Ok(())
 }
@@ -326,7 +334,7 @@ fn check_size(spec: &LaunchSpec) -> Result<(), InputError> {
 /// Builds inputs from a parameter-file launch for `kernel`.
 pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, InputError> {
     let shape = spec.shape()?;
-    check_size(spec)?;
+    check_size(kernel, spec)?;
     let mut scalars = BTreeMap::new();
     let mut arrays = BTreeMap::new();
     for v in kernel.scalar_params() {

@@ -478,7 +478,9 @@ pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, String> {
                 return;
             }
         }
-        let addr = matches!(e.kind, ExprKind::Unary(UnOp::AddrOf, _));
+        // `&a[i]` and `&a[i].field` take an element's address.
+        let addr = matches!(e.kind, ExprKind::Unary(UnOp::AddrOf, _))
+            || (under_addr && matches!(e.kind, ExprKind::Member { arrow: false, .. }));
         for c in children(e) {
             collect(c, name, addr, uses);
         }
@@ -751,5 +753,20 @@ mod tests {
         assert!(e.sync);
         assert!(!e.jumps, "the break stays in its loop");
         assert!(Effects::of(&body("if (n) return;")).jumps);
+    }
+
+    #[test]
+    fn an_address_of_an_elements_field_is_no_plain_use() {
+        let uses = |src: &str| -> Result<usize, String> {
+            let f = parse_source(SourceFile::new("t.cu", src));
+            let k = f.kernels().next().expect("parses");
+            Ok(array_uses(k, "c")?.len())
+        };
+        let head = "struct C { int n; float w; };\n__global__ void k(C *c) { ";
+        assert_eq!(
+            uses(&format!("{head}float x = c[0].w; c[1].n = 2; }}")),
+            Ok(2)
+        );
+        assert!(uses(&format!("{head}atomicAdd(&c[0].n, 1); }}")).is_err());
     }
 }

@@ -70,6 +70,15 @@ pub enum CheckError {
         /// The simulator's message.
         message: String,
     },
+    /// Too few test launches run as many threads as the rewrite assumes
+    /// covered (`covers`).
+    #[error("only {ran} of the test launches run at least `{threads}` threads, the elements the rewrite assumes covered")]
+    TooFewCovering {
+        /// How many do.
+        ran: usize,
+        /// The threads assumed.
+        threads: String,
+    },
     /// The candidate's results differ from the original's.
     #[error(
         "launch {launch} ({blocks} blocks of {threads}): {array} differs from the original's{}",
@@ -327,10 +336,10 @@ impl Checker {
             });
         }
         if let Some(threads) = terms.covers.filter(|_| runs.len() < MIN_LAUNCHES) {
-            return Err(format!(
-                "only {} of the test launches run at least `{threads}` threads, the elements the rewrite assumes covered",
-                runs.len()
-            ));
+            return Err(CheckError::TooFewCovering {
+                ran: runs.len(),
+                threads,
+            });
         }
         Ok(runs)
     }

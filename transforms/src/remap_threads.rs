@@ -171,7 +171,7 @@ pub(crate) fn gains_of(
     config: Config,
 ) -> Result<Vec<String>, String> {
     let before = sectors(cx.analysis, cx.kernel);
-    let (_, kernel) = materialize(cx.file, function)?;
+    let (_, kernel) = materialize(cx.file, function).map_err(|e| e.to_string())?;
     let after = sectors(&prepare(&kernel, config), &kernel);
     Ok(gains(&before, &after))
 }

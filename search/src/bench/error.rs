@@ -74,9 +74,6 @@ pub enum BenchError {
         /// The parameter.
         param: String,
     },
-    /// A `__device__` global of structs or vectors.
-    #[error("global `{0}` holds structs or vectors; copper bench fills arrays of scalars only")]
-    StructGlobal(String),
     /// A launch the simulator would refuse.
     #[error(transparent)]
     Launch(#[from] LaunchError),

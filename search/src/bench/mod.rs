@@ -241,6 +241,27 @@ fn instantiated(f: &Function, base: &BaseType) -> BaseType {
         .map_or_else(|| base.clone(), |(_, a)| BaseType::Named(a.clone()))
 }
 
+/// How the host holds an array's elements: the C type of its buffer, the
+/// scalar type the buffer is filled as, components per element and, for
+/// elements with mixed fields or padding, their layout (the buffer is then
+/// bytes, `slots` the element's size).
+fn storage(arr: &copper::ir::Array) -> (String, Scalar, u64, Option<Layout>) {
+    let dense = arr.layout.is_uniform()
+        && arr.layout.size as u64 == arr.layout.slots() as u64 * arr.elem.size() as u64;
+    if dense {
+        let slots = arr.layout.slots() as u64;
+        (arr.elem.c_name().to_string(), arr.elem, slots, None)
+    } else {
+        let size = arr.layout.size as u64;
+        (
+            "unsigned char".into(),
+            Scalar::U8,
+            size,
+            Some(arr.layout.clone()),
+        )
+    }
+}
+
 /// How a kernel is launched and fed.
 struct Plan {
     name: String,
@@ -279,22 +300,11 @@ impl Plan {
                     let arr = &kernel.arrays[*a];
                     let spec = array_spec(&p.name)?;
                     let base = instantiated(f, &p.ty.base);
-                    let dense = arr.layout.is_uniform()
-                        && arr.layout.size as u64
-                            == arr.layout.slots() as u64 * arr.elem.size() as u64;
-                    let (ctype, cast, elem, slots, bytes) = if arr.is_scalar() {
-                        let ctype = print::type_name(&Type::scalar(base));
-                        (ctype, None, arr.elem, 1, None)
-                    } else if dense {
-                        let cast = Some(print::type_name(&Type::scalar(base)));
-                        let slots = arr.layout.slots() as u64;
-                        (arr.elem.c_name().to_string(), cast, arr.elem, slots, None)
+                    let (ctype, elem, slots, bytes) = storage(arr);
+                    let (ctype, cast) = if arr.is_scalar() {
+                        (print::type_name(&Type::scalar(base)), None)
                     } else {
-                        // Mixed fields or padding: a byte buffer.
-                        let cast = Some(print::type_name(&Type::scalar(base)));
-                        let layout = Some(arr.layout.clone());
-                        let size = arr.layout.size as u64;
-                        ("unsigned char".into(), cast, Scalar::U8, size, layout)
+                        (ctype, Some(print::type_name(&Type::scalar(base))))
                     };
                     arrays.push(ArrayPlan {
                         name: p.name.clone(),
@@ -337,19 +347,23 @@ impl Plan {
             .filter(|a| a.param.is_none() && a.is_global())
         {
             if let Some(spec) = base.arrays.get(&a.name) {
-                if !a.is_scalar() {
-                    return Err(BenchError::StructGlobal(a.name.clone()));
-                }
+                // A struct or vector global (`__constant__ Params p;`) is
+                // filled like an array of them and bound by its symbol.
+                let (ctype, elem, slots, bytes) = storage(a);
                 arrays.push(ArrayPlan {
                     name: a.name.clone(),
-                    elem: a.elem,
-                    ctype: a.elem.c_name().to_string(),
+                    elem,
+                    ctype,
                     global: true,
                     spec: spec.clone(),
-                    slots: 1,
+                    slots,
                     cast: None,
-                    fields: Vec::new(),
-                    bytes: None,
+                    fields: spec
+                        .fields
+                        .iter()
+                        .map(|(f, fill)| (a.layout.field_slots(f), fill.spec(0)))
+                        .collect(),
+                    bytes,
                 });
             }
         }

@@ -5,6 +5,13 @@
 use super::*;
 use crate::cuda::unit::AUTO_STAND_IN;
 
+/// Why a union is refused, with what to write instead.
+const UNIONS: &str = "unions are not supported in kernels: copper keeps one typed value per \
+                      field, so reading a member other than the one last written (type \
+                      punning) cannot be simulated exactly; for a float's bits write \
+                      `__float_as_uint(x)` and `__uint_as_float(u)` (`__double_as_longlong` for \
+                      doubles), which copper reads";
+
 impl Converter<'_> {
     /// Base type and storage-class words (`static`, `extern`, `inline`).
     pub(super) fn specifiers(
@@ -92,6 +99,7 @@ impl Converter<'_> {
                     };
                     return match (&st.node.identifier, &st.node.declarations) {
                         (Some(id), None) => Ok(BaseType::Named(format!("{kw} {}", id.node.name))),
+                        _ if kw == "union" => self.err(st.span, UNIONS),
                         _ => self.unsupported(st.span, "struct definitions inside functions"),
                     };
                 }
@@ -236,7 +244,7 @@ impl Converter<'_> {
             return self.err(d.span, "expected a struct definition");
         };
         if st.node.kind.node != c::StructKind::Struct {
-            return self.unsupported(st.span, "unions");
+            return self.err(st.span, UNIONS);
         }
         let Some(decls) = &st.node.declarations else {
             return self.err(d.span, "expected a struct definition");

@@ -27,7 +27,7 @@ impl Lowerer<'_> {
     }
 
     /// An access to component `slot` of element `index`, with a new site.
-    fn access_slot(
+    pub(super) fn access_slot(
         &mut self,
         array: ArrayId,
         index: Expr,
@@ -218,8 +218,16 @@ impl Lowerer<'_> {
                 ),
                 Binding::Var(v) => Ok(LValue::Var(v)),
                 Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64), 0)),
-                Binding::Elem { array, index } => {
-                    Ok(LValue::Mem(array, var_expr(&self.k, index), 0))
+                Binding::Elem {
+                    array,
+                    index,
+                    slot,
+                    field,
+                } => {
+                    if !matches!(field, Some(FieldType::Scalar(_))) {
+                        self.scalar_element(array, span)?;
+                    }
+                    Ok(LValue::Mem(array, var_expr(&self.k, index), slot))
                 }
                 Binding::Const(..) => fail(span, format!("cannot assign to constant `{n}`")),
                 Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
@@ -369,7 +377,12 @@ impl Lowerer<'_> {
                 let (a, idx) = match &x.kind {
                     A::Ident(n) => match self.lookup(n, span)? {
                         Binding::Cell(a) => (a, int(0, Scalar::I64)),
-                        Binding::Elem { array, index } => (array, var_expr(&self.k, index)),
+                        Binding::Elem {
+                            array,
+                            index,
+                            field: None,
+                            ..
+                        } => (array, var_expr(&self.k, index)),
                         _ => return fail(span, "address of a local variable"),
                     },
                     _ => self.element(x, out)?,

@@ -1,9 +1,11 @@
 //! Calls to builtins: math functions, warp shuffles and votes, atomics
 //! and cache-hinted loads; calls to device functions go to [`super::inline`].
 
+use super::records::Place;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::math::Signature;
+use crate::ir::record::FieldType;
 
 /// Loads with a cache hint (the read-only path, streaming, …): each reads
 /// what its pointer points to.
@@ -204,9 +206,8 @@ impl Lowerer<'_> {
         if args.len() != expected {
             return fail(span, format!("`{name}` takes {expected} arguments"));
         }
-        let (array, off, _) = self.pointer(&args[0], out)?;
-        let elem = self.k.arrays[array].elem;
-        let idx = off.unwrap_or_else(|| int(0, Scalar::I64));
+        let access = self.atomic_target(&args[0], name, out)?;
+        let elem = self.k.arrays[access.array].slot_type(access.slot);
         let (compare, value) = if op == AtomicOp::Cas {
             let c = self.expr(&args[1], out)?;
             let v = self.expr(&args[2], out)?;
@@ -219,7 +220,6 @@ impl Lowerer<'_> {
             return fail(span, format!("`{name}` on floating-point data"));
         }
         let result = want_value.then(|| self.temp(elem, span));
-        let access = self.access(array, idx, true, &args[0].meta);
         out.push(Stmt::Atomic {
             op,
             access,
@@ -229,5 +229,57 @@ impl Lowerer<'_> {
             span,
         });
         Ok(result.map(|r| var_expr(&self.k, r)))
+    }
+
+    /// The memory an atomic's first argument points to: an element
+    /// (`&a[i]`, `a + i`) or a scalar field of one (`&nodes[i].count`,
+    /// `&acc[i].x`, `&best.dist` of a `__shared__` struct), as a write
+    /// access of its own site (the field's offset and width).
+    fn atomic_target(
+        &mut self,
+        target: &ast::Expr,
+        name: &str,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Access> {
+        let span = target.meta.span;
+        let field = match &target.kind {
+            A::Unary(UnOp::AddrOf, x) if matches!(x.kind, A::Member { .. }) => x,
+            _ => {
+                let (array, off, _) = self.pointer(target, out)?;
+                let idx = off.unwrap_or_else(|| int(0, Scalar::I64));
+                return Ok(self.access(array, idx, true, &target.meta));
+            }
+        };
+        match self.place(field, out)? {
+            (
+                Place::Mem {
+                    array,
+                    index,
+                    slot,
+                    offset,
+                },
+                FieldType::Scalar(s),
+            ) => {
+                let site = self.site(array, true, &target.meta, offset, s.size());
+                Ok(Access {
+                    array,
+                    index: Box::new(convert(index, Scalar::I64)),
+                    site,
+                    slot,
+                    charged: true,
+                })
+            }
+            (Place::Vars(_), _) => fail(
+                span,
+                format!("`{name}` on a member of a local variable (atomics work on memory)"),
+            ),
+            (_, FieldType::Record(r)) => fail(
+                span,
+                format!(
+                    "`{name}` on a whole `{}` (atomics take one scalar field)",
+                    r.name
+                ),
+            ),
+        }
     }
 }

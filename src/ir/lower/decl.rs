@@ -4,6 +4,7 @@
 use super::assign::LValue;
 use super::globals::flatten_init;
 use super::*;
+use crate::ir::record::FieldType;
 
 impl Lowerer<'_> {
     pub(super) fn decl(&mut self, d: &ast::VarDecl, out: &mut Vec<Stmt>) -> Result<()> {
@@ -254,12 +255,12 @@ impl Lowerer<'_> {
         Ok(match self.lvalue(e, out)? {
             LValue::Var(v) => Binding::Var(v),
             LValue::Mem(array, index, slot) => {
-                if slot != 0 || self.records.contains_key(&array) {
-                    return fail(
-                        e.meta.span,
-                        "references to struct or vector members are not supported",
-                    );
-                }
+                // A field of a struct or vector element (`float &m =
+                // parts[i].mass`): that component.
+                let field = self
+                    .records
+                    .contains_key(&array)
+                    .then(|| FieldType::Scalar(self.k.arrays[array].slot_type(slot)));
                 let iv = self.new_var(
                     &format!("{name}_index"),
                     Scalar::I64,
@@ -271,7 +272,12 @@ impl Lowerer<'_> {
                     value: convert(index, Scalar::I64),
                     span: e.meta.span,
                 });
-                Binding::Elem { array, index: iv }
+                Binding::Elem {
+                    array,
+                    index: iv,
+                    slot,
+                    field,
+                }
             }
         })
     }
@@ -280,6 +286,11 @@ impl Lowerer<'_> {
     pub(super) fn binding_type(&self, b: &Binding) -> Option<Scalar> {
         match b {
             Binding::Var(v) => Some(self.k.vars[*v].ty),
+            Binding::Elem {
+                field: Some(FieldType::Scalar(s)),
+                ..
+            } => Some(*s),
+            Binding::Elem { field: Some(_), .. } => None,
             Binding::Cell(a) | Binding::Elem { array: a, .. } => Some(self.k.arrays[*a].elem),
             Binding::Const(_, t) => Some(*t),
             Binding::Ptr { .. } | Binding::Rec { .. } => None,

@@ -4,6 +4,7 @@
 use super::types::char_value;
 use super::*;
 use crate::cuda::ast::{CastStyle, ExprKind as A, UnOp};
+use crate::ir::record::FieldType;
 
 fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
@@ -77,13 +78,20 @@ impl Lowerer<'_> {
                             ty: self.k.arrays[a].elem,
                         }
                     }
-                    Ok(Binding::Elem { array, index }) => {
-                        self.scalar_element(array, span)?;
+                    Ok(Binding::Elem {
+                        array,
+                        index,
+                        slot,
+                        field,
+                    }) => {
+                        if !matches!(field, Some(FieldType::Scalar(_))) {
+                            self.scalar_element(array, span)?;
+                        }
                         let idx = var_expr(&self.k, index);
-                        let access = self.access(array, idx, false, &e.meta);
+                        let access = self.access_slot(array, idx, slot, false, &e.meta);
                         Expr {
                             kind: ExprKind::Load(access),
-                            ty: self.k.arrays[array].elem,
+                            ty: self.k.arrays[array].slot_type(slot),
                         }
                     }
                     Ok(Binding::Const(v, ty)) => Expr {

@@ -58,18 +58,26 @@ impl Lowerer<'_> {
         }
         let template_bindings = match (&f.template, targs) {
             (Some(t), Some(a)) => {
-                let args = template::arguments(&t.params, a, &crate::cuda::macros::MacroTable::new(&[]))
-                    .map_err(|m| LowerError {
+                let args =
+                    template::arguments(&t.params, a, &crate::cuda::macros::MacroTable::new(&[]))
+                        .map_err(|m| LowerError {
                         offset: span.start,
                         message: format!("`{name}`: {m}"),
                     })?;
                 self.template_bindings(t, &args, span)?
             }
-            (Some(_), None) => {
-                return fail(
-                    span,
-                    format!("call to template `{name}` without explicit template arguments: copper does not deduce them; write `{name}<…>(…)`"),
+            (Some(t), None) => {
+                let deduced = self.deduce(t, &f.params, args, name, span)?;
+                let args = template::arguments(
+                    &t.params,
+                    &deduced.join(", "),
+                    &crate::cuda::macros::MacroTable::new(&[]),
                 )
+                .map_err(|m| LowerError {
+                    offset: span.start,
+                    message: format!("`{name}`: {m}"),
+                })?;
+                self.template_bindings(t, &args, span)?
             }
             (None, Some(_)) => return fail(span, format!("`{base}` is not a template")),
             (None, None) => Vec::new(),
@@ -304,5 +312,100 @@ impl Lowerer<'_> {
             out.extend(body);
         }
         Ok(result)
+    }
+
+    /// The template arguments of a call written without them, deduced from
+    /// its arguments as C++ does in the plain cases: a type parameter `T`
+    /// of a parameter `T *p` or `const T *p` takes the element type of the
+    /// array passed, of a parameter `T x` (or `const T &x`) the type of the
+    /// variable, element, field, cast or literal passed. Deduction stops at
+    /// the first parameter it cannot deduce (its default, if any, follows).
+    fn deduce(
+        &mut self,
+        t: &ast::Template,
+        params: &[ast::Param],
+        args: &[ast::Expr],
+        name: &str,
+        span: Span,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for tp in &t.params {
+            let found = params.iter().zip(args).find_map(|(p, a)| {
+                let named = matches!(&p.ty.base, BaseType::Named(n) if *n == tp.name);
+                if !named || tp.value_type.is_some() {
+                    return None;
+                }
+                match p.ty.pointers.len() + p.dims.len() {
+                    0 => self.static_type_name(a),
+                    1 => self.static_array(a).map(|arr| self.element_type_name(arr)),
+                    _ => None,
+                }
+            });
+            match found {
+                Some(ty) => out.push(ty),
+                None if tp.default.is_some() => break,
+                None => {
+                    return fail(
+                        span,
+                        format!(
+                            "call to template `{name}`: copper cannot deduce `{}` from the arguments; write `{name}<…>(…)`",
+                            tp.name
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The type of an argument as a template argument, when it is known
+    /// without lowering it.
+    fn static_type_name(&mut self, e: &ast::Expr) -> Option<String> {
+        match &e.kind {
+            A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
+                Binding::Var(v) => Some(self.k.vars[v].ty.c_name().to_string()),
+                Binding::Const(_, s) => Some(s.c_name().to_string()),
+                _ => match self.static_field_type(e)? {
+                    FieldType::Record(r) => Some(r.name.clone()),
+                    FieldType::Scalar(s) => Some(s.c_name().to_string()),
+                },
+            },
+            A::Int { value, text } => {
+                Some(self.int_literal_type(*value, text).c_name().to_string())
+            }
+            A::Float(text) => Some(
+                if text.ends_with(['f', 'F']) {
+                    "float"
+                } else {
+                    "double"
+                }
+                .to_string(),
+            ),
+            A::Bool(_) => Some("bool".into()),
+            A::Cast(_, ty, _) if ty.pointers.is_empty() => {
+                let s = self.scalar(ty, e.meta.span).ok()?;
+                Some(s.c_name().to_string())
+            }
+            A::Index(b, _) => {
+                let mut base = b.as_ref();
+                while let A::Index(inner, _) = &base.kind {
+                    base = inner;
+                }
+                self.static_array(base).map(|a| self.element_type_name(a))
+            }
+            A::Member { .. } => match self.static_field_type(e)? {
+                FieldType::Record(r) => Some(r.name.clone()),
+                FieldType::Scalar(s) => Some(s.c_name().to_string()),
+            },
+            _ => None,
+        }
+    }
+
+    /// The element type of array `a` as a template argument.
+    fn element_type_name(&self, a: ArrayId) -> String {
+        match self.records.get(&a) {
+            Some(r) => r.name.clone(),
+            None => self.k.arrays[a].elem.c_name().to_string(),
+        }
     }
 }

@@ -102,6 +102,7 @@ impl Lowerer<'_> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span) {
                 Ok(Binding::Rec { rec, .. }) => Some(FieldType::Record(rec)),
+                Ok(Binding::Elem { field: Some(f), .. }) => Some(f),
                 Ok(Binding::Cell(a) | Binding::Elem { array: a, .. }) => {
                     self.records.get(&a).cloned().map(FieldType::Record)
                 }
@@ -153,7 +154,7 @@ impl Lowerer<'_> {
     }
 
     /// The array a pointer expression points into, found without lowering.
-    fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
+    pub(super) fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
                 Binding::Ptr { array, .. } => Some(array),
@@ -192,14 +193,19 @@ impl Lowerer<'_> {
                     },
                     self.element_type(a),
                 )),
-                Binding::Elem { array, index } => Ok((
+                Binding::Elem {
+                    array,
+                    index,
+                    slot,
+                    field,
+                } => Ok((
                     Place::Mem {
                         array,
                         index: var_expr(&self.k, index),
-                        slot: 0,
-                        offset: 0,
+                        slot,
+                        offset: self.k.arrays[array].layout.offsets[slot],
                     },
-                    self.element_type(array),
+                    field.unwrap_or_else(|| self.element_type(array)),
                 )),
                 Binding::Const(..) => fail(
                     span,
@@ -515,24 +521,25 @@ impl Lowerer<'_> {
             }),
             Place::Mem {
                 array, index, slot, ..
-            } if slot == 0
-                && self
-                    .records
-                    .get(&array)
-                    .is_some_and(|r| r.name == from.name) =>
-            {
+            } => {
+                let whole = slot == 0
+                    && self
+                        .records
+                        .get(&array)
+                        .is_some_and(|r| r.name == from.name);
                 let iv = self.new_var(&format!("{name}_index"), Scalar::I64, VarKind::Local, span);
                 out.push(Stmt::Assign {
                     var: iv,
                     value: convert(index, Scalar::I64),
                     span,
                 });
-                Ok(Binding::Elem { array, index: iv })
+                Ok(Binding::Elem {
+                    array,
+                    index: iv,
+                    slot,
+                    field: (!whole).then_some(FieldType::Record(from)),
+                })
             }
-            Place::Mem { .. } => fail(
-                span,
-                "references to a struct or vector member of an array element are not supported",
-            ),
         }
     }
 
