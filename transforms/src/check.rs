@@ -300,6 +300,8 @@ fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
             let epsilon = match want.types[i % want.types.len()] {
                 Scalar::F32 => f64::from(f32::EPSILON),
                 Scalar::F64 => f64::EPSILON,
+                Scalar::F16 => 2f64.powi(-10),
+                Scalar::BF16 => 2f64.powi(-7),
                 _ => return g.to_bits() == w.to_bits(),
             };
             let (g, w) = (g.as_f64(), w.as_f64());

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
+use crate::ir::half::{self, HalfFn};
 use crate::ir::math::Signature;
 
 /// Loads with a cache hint (the read-only path, streaming, …): each reads
@@ -50,11 +51,75 @@ fn math_call(
             let t = math::overloaded_type(&tys, at_least);
             (vec![t; arity], t)
         }
+        Signature::Half { arity } => {
+            let tys: Vec<Scalar> = args.iter().map(|a| a.ty).collect();
+            let t = half::overload_type(&tys);
+            (vec![t; arity], t)
+        }
     };
     let args = args
         .into_iter()
         .zip(arg_types)
         .map(|(a, t)| convert(a, t))
+        .collect();
+    Ok(Expr {
+        kind: ExprKind::Call(f, args),
+        ty,
+    })
+}
+
+/// A scalar 16-bit intrinsic: an operator in the arguments' 16-bit type
+/// (as `cuda_fp16.hpp` defines `__hadd` and `operator+` alike), or a math
+/// call.
+pub(super) fn half_call(h: HalfFn, name: &str, args: Vec<Expr>, span: Span) -> Result<Expr> {
+    let (op, arity) = match h {
+        HalfFn::Math(f, signature) => return math_call(f, signature, name, args, span),
+        HalfFn::Neg => (None, 1),
+        HalfFn::Op(op) => (Some(op), 2),
+    };
+    if args.len() != arity {
+        return fail(span, format!("`{name}` takes {arity} argument(s)"));
+    }
+    let t = half::overload_type(&args.iter().map(|a| a.ty).collect::<Vec<_>>());
+    let mut args = args.into_iter().map(|a| convert(a, t));
+    let first = args.next().expect("arity checked");
+    match op {
+        None => Ok(Expr {
+            kind: ExprKind::Unary(Unary::Neg, Box::new(first)),
+            ty: t,
+        }),
+        Some(op) => arith(op, first, args.next().expect("arity checked"), span),
+    }
+}
+
+/// A warp-level primitive on lowered arguments (their number checked):
+/// shuffles take and give `var`'s (promoted) type, with `width` 32 when it
+/// is left out; votes give an `int` or an `unsigned` mask.
+pub(super) fn warp_expr(f: MathFn, name: &str, mut vals: Vec<Expr>, span: Span) -> Result<Expr> {
+    let shuffle = !matches!(
+        f,
+        MathFn::Ballot | MathFn::Any | MathFn::All | MathFn::ActiveMask
+    );
+    if shuffle && vals.len() == 3 {
+        vals.push(int(32, Scalar::I32));
+    }
+    let ty = match f {
+        MathFn::Ballot | MathFn::ActiveMask => Scalar::U32,
+        MathFn::Any | MathFn::All => Scalar::I32,
+        _ if vals[1].ty == Scalar::Bool => {
+            return fail(span, format!("`{name}` of a `bool`"));
+        }
+        _ => vals[1].ty.promote(),
+    };
+    let types: Vec<Scalar> = match f {
+        MathFn::ActiveMask => vec![],
+        MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
+        _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
+    };
+    let args = vals
+        .into_iter()
+        .zip(types)
+        .map(|(v, t)| convert(v, t))
         .collect();
     Ok(Expr {
         kind: ExprKind::Call(f, args),
@@ -110,6 +175,16 @@ impl Lowerer<'_> {
             };
             return self.expr(&load, out).map(Some);
         }
+        if let Some(h) = half::lookup(name) {
+            let mut vals = Vec::new();
+            for a in args {
+                vals.push(self.expr(a, out)?);
+            }
+            return Ok(Some(half_call(h, name, vals, span)?));
+        }
+        if half::HALF2_FUNCTIONS.contains(&name) {
+            return self.half2_scalar(name, args, span, out).map(Some);
+        }
         if let Some((f, signature)) = math::lookup(name) {
             let mut vals = Vec::new();
             for a in args {
@@ -138,9 +213,8 @@ impl Lowerer<'_> {
         }
     }
 
-    /// A warp-level primitive: shuffles take and give `var`'s (promoted)
-    /// type, with `width` 32 when it is left out; votes give an `int` or
-    /// an `unsigned` mask.
+    /// A warp-level primitive ([`warp_expr`]), its arguments counted and
+    /// lowered.
     fn warp_call(
         &mut self,
         f: MathFn,
@@ -166,31 +240,7 @@ impl Lowerer<'_> {
         for a in args {
             vals.push(self.expr(a, out)?);
         }
-        if shuffle && vals.len() == arity {
-            vals.push(int(32, Scalar::I32));
-        }
-        let ty = match f {
-            MathFn::Ballot | MathFn::ActiveMask => Scalar::U32,
-            MathFn::Any | MathFn::All => Scalar::I32,
-            _ if vals[1].ty == Scalar::Bool => {
-                return fail(span, format!("`{name}` of a `bool`"));
-            }
-            _ => vals[1].ty.promote(),
-        };
-        let types: Vec<Scalar> = match f {
-            MathFn::ActiveMask => vec![],
-            MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
-            _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
-        };
-        let args = vals
-            .into_iter()
-            .zip(types)
-            .map(|(v, t)| convert(v, t))
-            .collect();
-        Ok(Expr {
-            kind: ExprKind::Call(f, args),
-            ty,
-        })
+        warp_expr(f, name, vals, span)
     }
 
     fn atomic(
