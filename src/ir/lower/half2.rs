@@ -121,7 +121,18 @@ impl Lowerer<'_> {
         e: &ast::Expr,
         out: &mut Vec<Stmt>,
     ) -> Result<(Scalar, Vec<Expr>)> {
-        let (rec, vals) = self.record_value(e, out)?;
+        let (rec, vals) = self.record_value(e, out).map_err(|err| {
+            if err.message.contains("found a scalar") {
+                LowerError {
+                    message: format!(
+                        "`{name}` takes `__half2`, `__nv_bfloat162` or `float2` values, not a scalar"
+                    ),
+                    ..err
+                }
+            } else {
+                err
+            }
+        })?;
         match rec.types.as_slice() {
             [a, b] if a == b && (a.is_half() || *a == F32) => Ok((*a, vals)),
             _ => fail(
