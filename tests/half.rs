@@ -281,3 +281,26 @@ fn unsupported_half_constructs_get_one_diagnostic() {
         assert!(e.render().contains("t.cu:2:"), "{}", e.render());
     }
 }
+
+#[test]
+fn atomic_add_on_half_and_half2() {
+    let src = "#include <cuda_fp16.h>\n\
+        __global__ void k(const __half2 *x, __half2 *y) {\n\
+          atomicAdd(&y[1], x[threadIdx.x]);\n\
+        }";
+    let x: Vec<f64> = (0..32).flat_map(|i| [i as f64 * 0.125, 1.0]).collect();
+    let r = run(src, 32, &x, 2);
+    // Lane by lane: 0 + 0.125 + … + 3.875 = 62, and 32 ones; both exact.
+    assert_eq!(array(&r, "y"), [0.0, 0.0, 62.0, 32.0]);
+    // The loads of x: 128 bytes, 4 sectors; the atomic is one 4-byte
+    // access to one element: 1 sector.
+    assert_eq!(metric(&r, "sectors"), 4.0 + 1.0);
+    // Adding 2048 ones one by one to a half stops at 2048: 2048 + 1 ties
+    // to the even 2048.
+    let src = "#include <cuda_fp16.h>\n\
+        __global__ void k(const __half *x, __half *y) {\n\
+          for (int j = 0; j < 80; j++) atomicAdd(y, x[0]);\n\
+        }";
+    let r = run(src, 32, &[1.0], 1);
+    assert_eq!(array(&r, "y"), [2048.0]);
+}

@@ -229,7 +229,7 @@ pub enum Signature {
     },
     /// The 16-bit intrinsics overloaded on `__half` and `__nv_bfloat16`:
     /// `arity` arguments of the arguments' 16-bit type
-    /// ([`super::half::overload_type`]), result of that type.
+    /// (`half::overload_type`), result of that type.
     Half {
         /// Number of arguments.
         arity: usize,
@@ -456,10 +456,9 @@ pub fn lookup(name: &str) -> Option<(MathFn, Signature)> {
     Some((f, Signature::Same { ty, arity }))
 }
 
-/// Whether `name` is a function of this table or a 16-bit intrinsic
-/// ([`super::half`]): no side effects.
+/// Whether `name` is a function of this table (no side effects).
 pub fn is_math_function(name: &str) -> bool {
-    lookup(name).is_some() || super::half::is_half_function(name)
+    lookup(name).is_some()
 }
 
 /// The result type of an overloaded call on arguments of these types.

@@ -188,12 +188,11 @@ impl Value {
         match (self, to) {
             (Value::I(v), Scalar::F32) => Value::F(v as f32 as f64),
             (Value::I(v), Scalar::F64) => Value::F(v as f64),
-            (Value::I(v), t @ (Scalar::F16 | Scalar::BF16)) => {
-                Value::F(super::half::round(v as f64, t))
-            }
+            (Value::I(v), Scalar::F16 | Scalar::BF16) => Value::F(v as f64).convert(to),
             (Value::F(f), Scalar::F32) => Value::F(f as f32 as f64),
             (Value::F(f), Scalar::F64) => Value::F(f),
-            (Value::F(f), t @ (Scalar::F16 | Scalar::BF16)) => Value::F(super::half::round(f, t)),
+            (Value::F(f), Scalar::F16) => Value::F(super::float16::binary16(f)),
+            (Value::F(f), Scalar::BF16) => Value::F(super::float16::bfloat16(f)),
             (Value::F(f), Scalar::Bool) => Value::I((f != 0.0) as i64),
             (Value::F(f), Scalar::U64) => Value::I(f as u64 as i64),
             (Value::F(f), t) => wrap(f as i64, t),

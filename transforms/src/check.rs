@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use copper::cost::{Hardware, Metric};
-use copper::cuda::ast::{BaseType, Function};
+use copper::cuda::ast::{type_key, BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
@@ -420,9 +420,14 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     out
 }
 
-/// Whether a type is one the transforms can copy element by element.
+/// Whether a type is one the transforms can copy element by element: a
+/// scalar keyword type or a 16-bit float (`__half`, `__nv_bfloat16`).
 pub fn copyable(base: &BaseType) -> bool {
-    !matches!(base, BaseType::Void | BaseType::Named(_))
+    match base {
+        BaseType::Void => false,
+        BaseType::Named(n) => copper::ir::half::type_named(type_key(n)).is_some(),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -259,6 +259,9 @@ impl Lowerer<'_> {
         let (array, off, _) = self.pointer(&args[0], out)?;
         let elem = self.k.arrays[array].elem;
         let idx = off.unwrap_or_else(|| int(0, Scalar::I64));
+        if self.records.contains_key(&array) {
+            return self.pair_atomic(op, name, array, idx, args, span, out, want_value);
+        }
         let (compare, value) = if op == AtomicOp::Cas {
             let c = self.expr(&args[1], out)?;
             let v = self.expr(&args[2], out)?;

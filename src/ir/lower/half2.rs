@@ -304,4 +304,56 @@ impl Lowerer<'_> {
         }
         Ok((rec, vals))
     }
+
+    /// `atomicAdd(&pairs[i], v)` on a `__half2` or `__nv_bfloat162`
+    /// array: each component's atomic add, made by one 4-byte access (the
+    /// first component's pays for it), as the GPU's 32-bit atomic is. Other
+    /// atomics on structs or vectors, and the old value, are errors.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pair_atomic(
+        &mut self,
+        op: AtomicOp,
+        name: &str,
+        array: ArrayId,
+        index: Expr,
+        args: &[ast::Expr],
+        span: Span,
+        out: &mut Vec<Stmt>,
+        want_value: bool,
+    ) -> Result<Option<Expr>> {
+        let layout = self.k.arrays[array].layout.clone();
+        let pair = matches!(layout.types.as_slice(), [a, b] if a == b && a.is_half());
+        if !pair || op != AtomicOp::Add {
+            return fail(
+                span,
+                format!("`{name}` on a struct or vector element (copper knows `atomicAdd` on `__half2` and `__nv_bfloat162`)"),
+            );
+        }
+        if want_value {
+            return fail(
+                span,
+                format!("the old value of `{name}` on a `__half2` element"),
+            );
+        }
+        let (_, vals) = self.pair_arg(name, &args[1], out)?;
+        let index = self.snapshot(index, span, out);
+        let site = self.site(array, true, &args[0].meta, 0, layout.size);
+        for (slot, value) in vals.into_iter().enumerate() {
+            out.push(Stmt::Atomic {
+                op,
+                access: Access {
+                    array,
+                    index: Box::new(index.clone()),
+                    site,
+                    slot,
+                    charged: slot == 0,
+                },
+                value: convert(value, layout.types[slot]),
+                compare: None,
+                result: None,
+                span,
+            });
+        }
+        Ok(None)
+    }
 }
