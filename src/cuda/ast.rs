@@ -147,6 +147,8 @@ fn named_type_size(name: &str) -> Option<u32> {
         "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t" => Some(8),
         "uint" | "int32_t" | "uint32_t" => Some(4),
         "ushort" | "int16_t" | "uint16_t" => Some(2),
+        "half" | "__half" | "nv_bfloat16" | "__nv_bfloat16" => Some(2),
+        "half2" | "__half2" | "nv_bfloat162" | "__nv_bfloat162" => Some(4),
         "uchar" | "int8_t" | "uint8_t" => Some(1),
         "dim3" => Some(12),
         _ => {

@@ -35,6 +35,12 @@ pub const BUILTIN_TYPEDEFS: &[&str] = &[
     "cudaTextureObject_t",
     "half",
     "__half",
+    "nv_bfloat16",
+    "__nv_bfloat16",
+    "half2",
+    "__half2",
+    "nv_bfloat162",
+    "__nv_bfloat162",
 ];
 
 /// Scalar names that have CUDA vector types `name1` … `name4`.
@@ -674,7 +680,10 @@ fn is_cast_type(name: &str, names: &Names) -> bool {
     let vector = VECTOR_BASES.iter().any(|b| {
         name.strip_prefix(b)
             .is_some_and(|n| matches!(n, "1" | "2" | "3" | "4"))
-    }) || matches!(name, "dim3" | "half" | "__half");
+    }) || matches!(
+        name,
+        "dim3" | "half2" | "__half2" | "nv_bfloat162" | "__nv_bfloat162"
+    );
     keyword || ((names.is_type)(name) && !vector)
 }
 

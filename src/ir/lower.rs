@@ -12,6 +12,7 @@ mod call;
 mod decl;
 mod expr;
 mod globals;
+mod half2;
 mod inline;
 mod names;
 mod records;

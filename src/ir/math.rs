@@ -227,6 +227,13 @@ pub enum Signature {
         /// `Some(U32)` for `umin`, `Some(I64)` for `llmin`, …
         at_least: Option<Scalar>,
     },
+    /// The 16-bit intrinsics overloaded on `__half` and `__nv_bfloat16`:
+    /// `arity` arguments of the arguments' 16-bit type
+    /// (`half::overload_type`), result of that type.
+    Half {
+        /// Number of arguments.
+        arity: usize,
+    },
     /// Fixed argument types and result.
     Fixed {
         /// Argument types.
@@ -240,7 +247,9 @@ impl Signature {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Signature::Same { arity, .. } | Signature::Overloaded { arity, .. } => arity,
+            Signature::Same { arity, .. }
+            | Signature::Overloaded { arity, .. }
+            | Signature::Half { arity } => arity,
             Signature::Fixed { args, .. } => args.len(),
         }
     }
@@ -681,6 +690,7 @@ mod tests {
         let ty = match sig {
             Signature::Same { ty, .. } => ty,
             Signature::Fixed { result, .. } => result,
+            Signature::Half { .. } => Scalar::F16,
             Signature::Overloaded { at_least, .. } => {
                 let tys: Vec<Scalar> = args
                     .iter()

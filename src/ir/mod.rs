@@ -8,6 +8,8 @@
 //! names the scope it leaves. Device functions are inlined. Every IR node
 //! keeps the file span it came from.
 
+pub mod float16;
+pub mod half;
 pub mod lower;
 pub mod math;
 pub mod record;

@@ -114,11 +114,16 @@ pub struct Piece {
 const LANES: [&str; 4] = ["x", "y", "z", "w"];
 
 impl Record {
-    /// The CUDA vector type `name` (`float4`, `uchar4`, `dim3`, …), if it
-    /// is one.
+    /// The CUDA vector type `name` (`float4`, `uchar4`, `dim3`, `__half2`,
+    /// …), if it is one.
     pub fn vector(name: &str) -> Option<Record> {
-        if name == "dim3" {
-            return Some(Record::vector_of("dim3", Scalar::U32, 3));
+        match name {
+            "dim3" => return Some(Record::vector_of("dim3", Scalar::U32, 3)),
+            "__half2" | "half2" => return Some(Record::vector_of(name, Scalar::F16, 2)),
+            "__nv_bfloat162" | "nv_bfloat162" => {
+                return Some(Record::vector_of(name, Scalar::BF16, 2))
+            }
+            _ => {}
         }
         let digits = name.trim_start_matches(|c: char| c.is_ascii_alphabetic());
         let n: usize = digits.parse().ok().filter(|n| (1..=4).contains(n))?;

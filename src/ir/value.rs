@@ -31,6 +31,10 @@ pub enum Scalar {
     F32,
     /// `double`
     F64,
+    /// `__half` (IEEE binary16, `cuda_fp16.h`)
+    F16,
+    /// `__nv_bfloat16` (bfloat16, `cuda_bf16.h`)
+    BF16,
 }
 
 impl Scalar {
@@ -38,15 +42,21 @@ impl Scalar {
     pub fn size(self) -> u32 {
         match self {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
-            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
         }
     }
 
-    /// Whether this is `float` or `double`.
+    /// Whether this is a floating-point type (`float`, `double`, or one of
+    /// the 16-bit `__half` and `__nv_bfloat16`).
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16)
+    }
+
+    /// Whether this is one of the 16-bit floats (`__half`, `__nv_bfloat16`).
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16)
     }
 
     /// The values an integer type holds, `None` for floating point.
@@ -61,7 +71,7 @@ impl Scalar {
             Scalar::U32 => (0, u32::MAX as i128),
             Scalar::I64 => (i64::MIN as i128, i64::MAX as i128),
             Scalar::U64 => (0, u64::MAX as i128),
-            Scalar::F32 | Scalar::F64 => return None,
+            Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => return None,
         })
     }
 
@@ -79,13 +89,20 @@ impl Scalar {
     }
 
     /// The usual arithmetic conversions: the type both operands of a binary
-    /// operator are converted to.
+    /// operator are converted to. Two `__half`s (or two `__nv_bfloat16`s)
+    /// stay one, as `cuda_fp16.hpp`'s operators compute in half precision;
+    /// a 16-bit float with any other type goes through its conversion to
+    /// `float` (nvcc finds most such mixes ambiguous; `float` is what a
+    /// cast of the half operand gives).
     pub fn common(a: Scalar, b: Scalar) -> Scalar {
         let (a, b) = (a.promote(), b.promote());
         if a == Scalar::F64 || b == Scalar::F64 {
             return Scalar::F64;
         }
-        if a == Scalar::F32 || b == Scalar::F32 {
+        if a.is_half() && a == b {
+            return a;
+        }
+        if a == Scalar::F32 || b == Scalar::F32 || a.is_half() || b.is_half() {
             return Scalar::F32;
         }
         let rank = |t: Scalar| match t {
@@ -133,6 +150,8 @@ impl Scalar {
             Scalar::U64 => "unsigned long",
             Scalar::F32 => "float",
             Scalar::F64 => "double",
+            Scalar::F16 => "__half",
+            Scalar::BF16 => "__nv_bfloat16",
         }
     }
 }
@@ -169,8 +188,11 @@ impl Value {
         match (self, to) {
             (Value::I(v), Scalar::F32) => Value::F(v as f32 as f64),
             (Value::I(v), Scalar::F64) => Value::F(v as f64),
+            (Value::I(v), Scalar::F16 | Scalar::BF16) => Value::F(v as f64).convert(to),
             (Value::F(f), Scalar::F32) => Value::F(f as f32 as f64),
             (Value::F(f), Scalar::F64) => Value::F(f),
+            (Value::F(f), Scalar::F16) => Value::F(super::float16::binary16(f)),
+            (Value::F(f), Scalar::BF16) => Value::F(super::float16::bfloat16(f)),
             (Value::F(f), Scalar::Bool) => Value::I((f != 0.0) as i64),
             (Value::F(f), Scalar::U64) => Value::I(f as u64 as i64),
             (Value::F(f), t) => wrap(f as i64, t),
@@ -245,7 +267,9 @@ pub fn wrap(v: i64, t: Scalar) -> Value {
         Scalar::I32 => v as i32 as i64,
         Scalar::U32 => v as u32 as i64,
         Scalar::I64 | Scalar::U64 => v,
-        Scalar::F32 | Scalar::F64 => return Value::F(v as f64).convert(t),
+        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
+            return Value::F(v as f64).convert(t)
+        }
     })
 }
 

@@ -488,13 +488,26 @@ pub fn fill_typed(s: &params::ArraySpec, types: &[Scalar]) -> Result<ArrayData, 
     })
 }
 
+/// A parameter file's number as an element of type `elem`: converted as C
+/// converts a `double`, except that a 16-bit float goes through `float`
+/// first, as the host conversions of `cuda_fp16.h` do (`copper bench`
+/// fills the same way).
+pub fn fill_value(x: f64, elem: Scalar) -> Value {
+    let x = if elem.is_half() {
+        Value::F(x).convert(Scalar::F32)
+    } else {
+        Value::F(x)
+    };
+    x.convert(elem)
+}
+
 /// Initial contents of an array.
 pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, InputError> {
     if s.len > MAX_ELEMENTS {
         return Err(InputError::ArrayTooLong(s.len));
     }
     let n = s.len as usize;
-    let conv = |x: f64| Value::F(x).convert(elem).to_bits();
+    let conv = |x: f64| fill_value(x, elem).to_bits();
     let bits: Vec<u64> = match s.init {
         InitKind::Zero => vec![conv(0.0); n],
         InitKind::Const => vec![conv(s.value); n],

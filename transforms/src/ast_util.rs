@@ -7,8 +7,15 @@ use std::collections::BTreeSet;
 use copper::cuda::ast::{
     BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp, VarDecl,
 };
+use copper::ir::half::is_half_function;
 use copper::ir::math::is_math_function;
 use copper::ir::sync::{is_barrier, BARRIER};
+
+/// Whether a call of `name` has no side effects: a math function or a
+/// 16-bit float intrinsic.
+fn is_pure_function(name: &str) -> bool {
+    is_math_function(name) || is_half_function(name)
+}
 
 pub use copper::cuda::visit::{
     children, children_mut, visit_expr, visit_stmt_exprs, visit_stmt_roots, visit_stmt_roots_mut,
@@ -175,7 +182,7 @@ pub fn is_pure(e: &Expr) -> bool {
         ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => {
             pure = false
         }
-        ExprKind::Call(name, _) => pure &= is_math_function(name),
+        ExprKind::Call(name, _) => pure &= is_pure_function(name),
         _ => {}
     });
     pure
@@ -266,7 +273,7 @@ impl Effects {
             K::Call(name, args) => {
                 if is_barrier(name) {
                     self.sync = true;
-                } else if !is_math_function(name) {
+                } else if !is_pure_function(name) {
                     self.opaque_calls = true;
                     for a in args {
                         if let Some(n) = root_name(a) {

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use copper::cost::{Hardware, Metric};
-use copper::cuda::ast::{BaseType, Function};
+use copper::cuda::ast::{type_key, BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
@@ -403,6 +403,8 @@ fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
             let epsilon = match want.types[i % want.types.len()] {
                 Scalar::F32 => f64::from(f32::EPSILON),
                 Scalar::F64 => f64::EPSILON,
+                Scalar::F16 => 2f64.powi(-10),
+                Scalar::BF16 => 2f64.powi(-7),
                 _ => return g.to_bits() == w.to_bits(),
             };
             let (g, w) = (g.as_f64(), w.as_f64());
@@ -521,9 +523,14 @@ fn variants(base: &LaunchSpec) -> Vec<LaunchSpec> {
     out
 }
 
-/// Whether a type is one the transforms can copy element by element.
+/// Whether a type is one the transforms can copy element by element: a
+/// scalar keyword type or a 16-bit float (`__half`, `__nv_bfloat16`).
 pub fn copyable(base: &BaseType) -> bool {
-    !matches!(base, BaseType::Void | BaseType::Named(_))
+    match base {
+        BaseType::Void => false,
+        BaseType::Named(n) => copper::ir::half::type_named(type_key(n)).is_some(),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

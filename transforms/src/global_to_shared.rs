@@ -147,7 +147,7 @@ enum Guard {
 }
 
 fn plan(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, String> {
-    if matches!(ty.base, BaseType::Named(_) | BaseType::Void) {
+    if !crate::check::copyable(&ty.base) {
         return Err("its element type is not a scalar".into());
     }
     plan_scalar(cx, name, ty, block)

@@ -384,7 +384,11 @@ impl Header {
 }
 
 fn is_integer(b: &BaseType) -> bool {
-    copyable(b) && !matches!(b, BaseType::Float | BaseType::Double | BaseType::Bool)
+    copyable(b)
+        && !matches!(
+            b,
+            BaseType::Float | BaseType::Double | BaseType::Bool | BaseType::Named(_)
+        )
 }
 
 /// One array of a tiled loop: read as `a[v + offset]`.

@@ -11,6 +11,12 @@ pub fn literal(value: Value, ty: Scalar) -> String {
     match (ty, value) {
         (Scalar::F32, v) => float_literal(v.as_f64(), "float", "f"),
         (Scalar::F64, v) => float_literal(v.as_f64(), "double", ""),
+        // Every 16-bit float is a float: converted exactly.
+        (Scalar::F16, v) => format!("__float2half({})", float_literal(v.as_f64(), "float", "f")),
+        (Scalar::BF16, v) => format!(
+            "__float2bfloat16({})",
+            float_literal(v.as_f64(), "float", "f")
+        ),
         (Scalar::Bool, v) => if v.truthy() { "true" } else { "false" }.into(),
         (Scalar::U64, v) => format!("{}ull", v.as_i64() as u64),
         (Scalar::I64, v) => match v.as_i64() {
@@ -55,7 +61,7 @@ pub fn fill(
     dst: &str,
     len: &str,
 ) -> Result<String, InputError> {
-    let conv = |x: f64| literal(Value::F(x).convert(elem), elem);
+    let conv = |x: f64| literal(copper::sim::fill_value(x, elem), elem);
     Ok(match spec.init {
         InitKind::Zero => format!("copper_fill_const<{ctype}>({dst}, {len}, {});", conv(0.0)),
         InitKind::Const => format!(

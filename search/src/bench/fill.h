@@ -14,7 +14,8 @@
 }
 
 // init = "random", floating-point elements: min + u * (max - min), u uniform
-// in [0, 1) from the top 53 bits.
+// in [0, 1) from the top 53 bits; a 16-bit float (__half, __nv_bfloat16)
+// through float, as copper::sim::fill_value converts it.
 template <typename CopperT>
 static inline void copper_fill_random_real(CopperT *copper_out, size_t copper_len,
                                     unsigned long long copper_seed, double copper_min,
@@ -24,7 +25,11 @@ static inline void copper_fill_random_real(CopperT *copper_out, size_t copper_le
         double copper_unit =
             static_cast<double>(copper_splitmix_next(&copper_state) >> 11) / 9007199254740992.0;
         double copper_scaled = copper_unit * copper_range;
-        copper_out[copper_i] = static_cast<CopperT>(copper_min + copper_scaled);
+        if constexpr (sizeof(CopperT) == 2) {
+            copper_out[copper_i] = static_cast<CopperT>(static_cast<float>(copper_min + copper_scaled));
+        } else {
+            copper_out[copper_i] = static_cast<CopperT>(copper_min + copper_scaled);
+        }
     }
 }
 
@@ -93,12 +98,30 @@ static inline bool copper_close(CopperF copper_x, CopperF copper_y, double coppe
 
 #define COPPER_FLOAT_TOLERANCE 1e-4
 #define COPPER_DOUBLE_TOLERANCE 1e-10
+#define COPPER_HALF_TOLERANCE 1e-2
 
-// Floats and doubles within their tolerance; integers (and anything else)
-// bit for bit.
+// Whether CopperT is a 16-bit float (__half, __nv_bfloat16).
+template <typename CopperT>
+static constexpr bool copper_is_half = sizeof(CopperT) == 2 && !std::is_integral<CopperT>::value;
+
+// A value as a double for printing (a 16-bit float through its float).
+template <typename CopperT>
+static inline double copper_to_double(CopperT copper_x) {
+    if constexpr (copper_is_half<CopperT>) {
+        return static_cast<double>(static_cast<float>(copper_x));
+    } else {
+        return static_cast<double>(copper_x);
+    }
+}
+
+// Floats, doubles and 16-bit floats within their tolerance; integers (and
+// anything else) bit for bit.
 template <typename CopperT>
 static inline bool copper_same(CopperT copper_a, CopperT copper_b) {
-    if constexpr (std::is_same<CopperT, float>::value) {
+    if constexpr (copper_is_half<CopperT>) {
+        return copper_close(static_cast<float>(copper_a), static_cast<float>(copper_b),
+                            COPPER_HALF_TOLERANCE);
+    } else if constexpr (std::is_same<CopperT, float>::value) {
         return copper_close(copper_a, copper_b, COPPER_FLOAT_TOLERANCE);
     } else if constexpr (std::is_same<CopperT, double>::value) {
         return copper_close(copper_a, copper_b, COPPER_DOUBLE_TOLERANCE);
@@ -126,8 +149,8 @@ static inline bool copper_compare(const char *copper_name, const CopperT *copper
         std::printf("  %s: %zu of %zu elements differ; first at index %zu: original %.9g, "
                     "optimized %.9g\n",
                     copper_name, copper_bad, copper_len, copper_first,
-                    static_cast<double>(copper_expected[copper_first]),
-                    static_cast<double>(copper_actual[copper_first]));
+                    copper_to_double(copper_expected[copper_first]),
+                    copper_to_double(copper_actual[copper_first]));
     }
     return copper_bad == 0;
 }
@@ -161,8 +184,8 @@ static inline bool copper_compare_field(const char *copper_name, const unsigned 
         std::printf("  %s: %zu of %zu elements differ; first at index %zu: original %.9g, "
                     "optimized %.9g\n",
                     copper_name, copper_bad, copper_count, copper_first,
-                    static_cast<double>(copper_first_expected),
-                    static_cast<double>(copper_first_actual));
+                    copper_to_double(copper_first_expected),
+                    copper_to_double(copper_first_actual));
     }
     return copper_bad == 0;
 }

@@ -41,6 +41,10 @@ pub const FLOAT_TOLERANCE: f64 = 1e-4;
 /// The tolerance for `double` (`COPPER_DOUBLE_TOLERANCE`).
 pub const DOUBLE_TOLERANCE: f64 = 1e-10;
 
+/// The tolerance for `__half` and `__nv_bfloat16`
+/// (`COPPER_HALF_TOLERANCE`).
+pub const HALF_TOLERANCE: f64 = 1e-2;
+
 /// The name of kernel `name`'s rewrite in the program.
 pub fn optimized_name(name: &str) -> String {
     format!("{name}{SUFFIX}")
@@ -84,8 +88,12 @@ pub fn program(
     let mut renamed = Vec::new();
     let mut functions = String::new();
     let mut calls = String::new();
+    let mut half_headers = "";
     for k in kernels {
         let plan = Plan::new(parsed, &k.name, k.launches.first())?;
+        if plan.uses_half() {
+            half_headers = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
+        }
         for spec in &k.launches {
             plan.check(spec)?;
             calls.push_str(&plan.call(spec)?);
@@ -120,8 +128,8 @@ pub fn program(
          // Each kernel runs as written and as `copper optimize` rewrote it (NAME{SUFFIX}),\n\
          // on the same inputs (the parameter file's, generated as `copper simulate`\n\
          // generates them). Every array is compared after one launch of each: integers\n\
-         // bit for bit, float within {FLOAT_TOLERANCE:e} and double within {DOUBLE_TOLERANCE:e}\n\
-         // of max(1, |a|, |b|). Then each is timed with CUDA events: {warmup} warm-up launches,\n\
+         // bit for bit, float within {FLOAT_TOLERANCE:e}, double within {DOUBLE_TOLERANCE:e}\n\
+         // and 16-bit floats within {HALF_TOLERANCE:e} of max(1, |a|, |b|). Then each is timed with CUDA events: {warmup} warm-up launches,\n\
          // then the median, min and max of {runs} launches, inputs reset before each.\n\
          // One line per kernel and size; exit status 1 when outputs differ, 3 on a CUDA error.\n\
          //\n\
@@ -134,7 +142,7 @@ pub fn program(
          #include <limits>\n\
          #include <type_traits>\n\
          #include <vector>\n\
-         #include <cuda_runtime.h>\n\n\
+         #include <cuda_runtime.h>\n{half_headers}\n\
          #define COPPER_DEFAULT_RUNS {runs}\n\
          #define COPPER_DEFAULT_WARMUP {warmup}\n\n\
          {FILL_H}\n{HARNESS}\n\
@@ -271,6 +279,16 @@ struct Plan {
 }
 
 impl Plan {
+    /// Whether the kernel has 16-bit float data (the program then includes
+    /// `cuda_fp16.h` and `cuda_bf16.h` for the host code filling it).
+    fn uses_half(&self) -> bool {
+        let k = &self.kernel;
+        k.vars.iter().any(|v| v.ty.is_half())
+            || k.arrays
+                .iter()
+                .any(|a| a.layout.types.iter().any(|t| t.is_half()))
+    }
+
     fn new(parsed: &ParsedFile, name: &str, base: Option<&LaunchSpec>) -> Result<Plan, BenchError> {
         let f = parsed
             .function(name)

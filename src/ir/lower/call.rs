@@ -4,6 +4,7 @@
 use super::records::Place;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
+use crate::ir::half::{self, HalfFn};
 use crate::ir::math::Signature;
 use crate::ir::record::FieldType;
 
@@ -66,8 +67,64 @@ fn math_call(
             let t = math::overloaded_type(&tys, at_least);
             (vec![t; arity], t)
         }
+        Signature::Half { arity } => {
+            let tys: Vec<Scalar> = args.iter().map(|a| a.ty).collect();
+            let t = half::overload_type(&tys);
+            (vec![t; arity], t)
+        }
     };
     Ok(typed_call(f, args, arg_types, ty))
+}
+
+/// A scalar 16-bit intrinsic: an operator in the arguments' 16-bit type
+/// (as `cuda_fp16.hpp` defines `__hadd` and `operator+` alike), or a math
+/// call.
+pub(super) fn half_call(h: HalfFn, name: &str, args: Vec<Expr>, span: Span) -> Result<Expr> {
+    let (op, arity) = match h {
+        HalfFn::Math(f, signature) => return math_call(f, signature, name, args, span),
+        HalfFn::Neg => (None, 1),
+        HalfFn::Op(op) => (Some(op), 2),
+    };
+    if args.len() != arity {
+        return fail(span, format!("`{name}` takes {arity} argument(s)"));
+    }
+    let t = half::overload_type(&args.iter().map(|a| a.ty).collect::<Vec<_>>());
+    let mut args = args.into_iter().map(|a| convert(a, t));
+    let first = args.next().expect("arity checked");
+    match op {
+        None => Ok(Expr {
+            kind: ExprKind::Unary(Unary::Neg, Box::new(first)),
+            ty: t,
+        }),
+        Some(op) => arith(op, first, args.next().expect("arity checked"), span),
+    }
+}
+
+/// A warp-level primitive on lowered arguments (their number checked):
+/// shuffles take and give `var`'s (promoted) type, with `width` 32 when it
+/// is left out; votes give an `int` or an `unsigned` mask.
+pub(super) fn warp_expr(f: MathFn, name: &str, mut vals: Vec<Expr>, span: Span) -> Result<Expr> {
+    let shuffle = !matches!(
+        f,
+        MathFn::Ballot | MathFn::Any | MathFn::All | MathFn::ActiveMask
+    );
+    if shuffle && vals.len() == 3 {
+        vals.push(int(32, Scalar::I32));
+    }
+    let ty = match f {
+        MathFn::Ballot | MathFn::ActiveMask => Scalar::U32,
+        MathFn::Any | MathFn::All => Scalar::I32,
+        _ if vals[1].ty == Scalar::Bool => {
+            return fail(span, format!("`{name}` of a `bool`"));
+        }
+        _ => vals[1].ty.promote(),
+    };
+    let types: Vec<Scalar> = match f {
+        MathFn::ActiveMask => vec![],
+        MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
+        _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
+    };
+    Ok(typed_call(f, vals, types, ty))
 }
 
 impl Lowerer<'_> {
@@ -118,6 +175,16 @@ impl Lowerer<'_> {
             };
             return self.expr(&load, out).map(Some);
         }
+        if let Some(h) = half::lookup(name) {
+            let mut vals = Vec::new();
+            for a in args {
+                vals.push(self.expr(a, out)?);
+            }
+            return Ok(Some(half_call(h, name, vals, span)?));
+        }
+        if half::HALF2_FUNCTIONS.contains(&name) {
+            return self.half2_scalar(name, args, span, out).map(Some);
+        }
         if let Some((f, signature)) = math::lookup(name) {
             let mut vals = Vec::new();
             for a in args {
@@ -146,9 +213,8 @@ impl Lowerer<'_> {
         }
     }
 
-    /// A warp-level primitive: shuffles take and give `var`'s (promoted)
-    /// type, with `width` 32 when it is left out; votes give an `int` or
-    /// an `unsigned` mask.
+    /// A warp-level primitive ([`warp_expr`]), its arguments counted and
+    /// lowered.
     fn warp_call(
         &mut self,
         f: MathFn,
@@ -174,23 +240,7 @@ impl Lowerer<'_> {
         for a in args {
             vals.push(self.expr(a, out)?);
         }
-        if shuffle && vals.len() == arity {
-            vals.push(int(32, Scalar::I32));
-        }
-        let ty = match f {
-            MathFn::Ballot | MathFn::ActiveMask => Scalar::U32,
-            MathFn::Any | MathFn::All => Scalar::I32,
-            _ if vals[1].ty == Scalar::Bool => {
-                return fail(span, format!("`{name}` of a `bool`"));
-            }
-            _ => vals[1].ty.promote(),
-        };
-        let types: Vec<Scalar> = match f {
-            MathFn::ActiveMask => vec![],
-            MathFn::Ballot | MathFn::Any | MathFn::All => vec![Scalar::U32, Scalar::Bool],
-            _ => vec![Scalar::U32, ty, Scalar::I32, Scalar::I32],
-        };
-        Ok(typed_call(f, vals, types, ty))
+        warp_expr(f, name, vals, span)
     }
 
     fn atomic(
@@ -206,7 +256,13 @@ impl Lowerer<'_> {
         if args.len() != expected {
             return fail(span, format!("`{name}` takes {expected} arguments"));
         }
-        let access = self.atomic_target(&args[0], name, out)?;
+        let access = match self.atomic_target(&args[0], name, out)? {
+            AtomicTarget::Scalar(access) => access,
+            // A whole `__half2` element: one atomic per component.
+            AtomicTarget::Record(array, idx) => {
+                return self.pair_atomic(op, name, array, idx, args, span, out, want_value);
+            }
+        };
         let elem = self.k.arrays[access.array].slot_type(access.slot);
         let (compare, value) = if op == AtomicOp::Cas {
             let c = self.expr(&args[1], out)?;
@@ -234,20 +290,29 @@ impl Lowerer<'_> {
     /// The memory an atomic's first argument points to: an element
     /// (`&a[i]`, `a + i`) or a scalar field of one (`&nodes[i].count`,
     /// `&acc[i].x`, `&best.dist` of a `__shared__` struct), as a write
-    /// access of its own site (the field's offset and width).
+    /// access of its own site (the field's offset and width); or a whole
+    /// element of a struct or vector array (a `__half2`), with its index.
     fn atomic_target(
         &mut self,
         target: &ast::Expr,
         name: &str,
         out: &mut Vec<Stmt>,
-    ) -> Result<Access> {
+    ) -> Result<AtomicTarget> {
         let span = target.meta.span;
         let field = match &target.kind {
             A::Unary(UnOp::AddrOf, x) if matches!(x.kind, A::Member { .. }) => x,
             _ => {
                 let (array, off, _) = self.pointer(target, out)?;
                 let idx = off.unwrap_or_else(|| int(0, Scalar::I64));
-                return Ok(self.access(array, idx, true, &target.meta));
+                if self.records.contains_key(&array) {
+                    return Ok(AtomicTarget::Record(array, idx));
+                }
+                return Ok(AtomicTarget::Scalar(self.access(
+                    array,
+                    idx,
+                    true,
+                    &target.meta,
+                )));
             }
         };
         match self.place(field, out)? {
@@ -261,13 +326,13 @@ impl Lowerer<'_> {
                 FieldType::Scalar(s),
             ) => {
                 let site = self.site(array, true, &target.meta, offset, s.size());
-                Ok(Access {
+                Ok(AtomicTarget::Scalar(Access {
                     array,
                     index: Box::new(convert(index, Scalar::I64)),
                     site,
                     slot,
                     charged: true,
-                })
+                }))
             }
             (Place::Vars(_), _) => fail(
                 span,
@@ -282,4 +347,13 @@ impl Lowerer<'_> {
             ),
         }
     }
+}
+
+/// What an atomic updates: one scalar in memory, or a whole element of a
+/// struct or vector array (a `__half2`, updated per component).
+enum AtomicTarget {
+    /// A scalar element or field.
+    Scalar(Access),
+    /// A whole element: the array and the element's index.
+    Record(ArrayId, Expr),
 }

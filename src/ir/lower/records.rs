@@ -134,9 +134,11 @@ impl Lowerer<'_> {
                 };
                 rec.field(field).map(|f| f.ty.clone())
             }
-            A::Call(n, _) => match n.strip_prefix("make_").and_then(Record::vector) {
+            A::Call(n, args) => match n.strip_prefix("make_").and_then(Record::vector) {
                 Some(r) => Some(FieldType::Record(Arc::new(r))),
-                None => self.returned_record(n).map(FieldType::Record),
+                None => self
+                    .half2_static_type(n, args)
+                    .or_else(|| self.returned_record(n).map(FieldType::Record)),
             },
             _ => None,
         }
@@ -424,6 +426,9 @@ impl Lowerer<'_> {
     ) -> Result<(Arc<Record>, Vec<Expr>)> {
         let span = e.meta.span;
         if let A::Call(name, args) = &e.kind {
+            if let Some(v) = self.half2_value(name, args, span, out)? {
+                return Ok(v);
+            }
             let Some(rec) = name.strip_prefix("make_").and_then(Record::vector) else {
                 return match self.inline(name, args, span, out)? {
                     Returned::Record(rec, vars) => {

@@ -15,7 +15,7 @@ fn builtin_typedef(name: &str) -> Option<Scalar> {
         "int16_t" => Scalar::I16,
         "uchar" | "uint8_t" => Scalar::U8,
         "int8_t" => Scalar::I8,
-        _ => return None,
+        _ => return crate::ir::half::type_named(name),
     })
 }
 

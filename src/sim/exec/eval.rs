@@ -314,7 +314,7 @@ fn fast_binary(
             } else if single {
                 (r as f32 as f64).to_bits()
             } else {
-                r.to_bits()
+                Value::F(r).convert(ty).to_bits()
             };
         }
         return true;
