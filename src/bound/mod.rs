@@ -837,11 +837,24 @@ mod tests {
         let eight = "__global__ void k(float *x, int cols) { int g = threadIdx.x & 7;\n\
                      for (int c = g; c < cols; c += 8) { x[c] = 0.0f; } }";
         assert!(text(&bound(eight, Some([96, 1, 1]), "steps")).contains("(cols + 7)"));
-        // A step that may wrap an `unsigned short` counter gives no floor.
+        // A step that may wrap an `unsigned short` counter gives no floor
+        // unless `cols` is at most half the counter's range: the bound is
+        // found under that assumption, and says so.
         let short =
             "__global__ void k(float *x, int cols) { unsigned short l = threadIdx.x % 32;\n\
                      for (unsigned short c = l; c < cols; c += 32) { x[c] = 0.0f; } }";
-        assert!(text(&bound(short, Some([64, 1, 1]), "steps")).starts_with("no bound"));
+        let f = parse_source(SourceFile::new("t.cu", short));
+        let k = lower_kernel(&f, "k").unwrap();
+        let config = Config {
+            block: Some([64, 1, 1]),
+            ..Config::default()
+        };
+        let p = prepare(&k, config);
+        let assumed: Vec<String> = p.assumptions.iter().map(|a| a.to_string()).collect();
+        assert_eq!(assumed, ["cols ≤ 2^15 − 1"]);
+        let steps = p.bound(&Metric::builtin("steps").unwrap());
+        assert!(matches!(steps.work, Outcome::Bound(_)), "{:?}", steps.work);
+        assert_eq!(steps.assumes, p.assumptions);
     }
 
     #[test]
