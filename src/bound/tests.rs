@@ -1,0 +1,179 @@
+//! Tests of the bound engine.
+
+use super::*;
+use crate::cuda::parse::parse_source;
+use crate::ir::lower::lower_kernel;
+use crate::source::SourceFile;
+
+fn bound(src: &str, block: Option<[u64; 3]>, metric: &str) -> Outcome {
+    let f = parse_source(SourceFile::new("t.cu", src));
+    let k = lower_kernel(&f, "k").unwrap();
+    prepare(
+        &k,
+        Config {
+            block,
+            ..Config::default()
+        },
+    )
+    .bound(&Metric::builtin(metric).unwrap())
+    .work
+}
+
+fn text(o: &Outcome) -> String {
+    match o {
+        Outcome::Bound(e) => e.to_string(),
+        Outcome::NoBound(why, _) => format!("no bound: {why}"),
+    }
+}
+
+#[test]
+fn a_counted_loop_costs_its_body_per_iteration() {
+    // One global store per iteration of a coalesced, aligned index.
+    let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i * 32 + threadIdx.x] = 0; } }";
+    assert_eq!(
+        text(&bound(src, Some([32, 1, 1]), "sectors")),
+        "4·max(0, n)"
+    );
+    assert_eq!(text(&bound(src, Some([32, 1, 1]), "divwarps")), "0");
+}
+
+#[test]
+fn lane_loops_are_bounded_by_their_worst_lane() {
+    // Lane 0 runs ⌈cols/32⌉ iterations, each storing 32 aligned floats
+    // (4 sectors): the warp's lane index is `threadIdx.x` plus a
+    // multiple of 32.
+    let one = "__global__ void k(float *x, int cols) { int lane = threadIdx.x % 32;\n\
+               for (int c = lane; c < cols; c += 32) { x[c] = 0.0f; } }";
+    assert_eq!(
+        text(&bound(one, Some([128, 1, 1]), "sectors")),
+        "0.125·(cols + 31)"
+    );
+    // Groups of 8 lanes: the worst lane starts at 0.
+    let eight = "__global__ void k(float *x, int cols) { int g = threadIdx.x & 7;\n\
+                 for (int c = g; c < cols; c += 8) { x[c] = 0.0f; } }";
+    assert!(text(&bound(eight, Some([96, 1, 1]), "steps")).contains("(cols + 7)"));
+    // A step that may wrap an `unsigned short` counter gives no floor
+    // unless `cols` is at most half the counter's range: the bound is
+    // found under that assumption, and says so.
+    let short = "__global__ void k(float *x, int cols) { unsigned short l = threadIdx.x % 32;\n\
+                 for (unsigned short c = l; c < cols; c += 32) { x[c] = 0.0f; } }";
+    let f = parse_source(SourceFile::new("t.cu", short));
+    let k = lower_kernel(&f, "k").unwrap();
+    let config = Config {
+        block: Some([64, 1, 1]),
+        ..Config::default()
+    };
+    let p = prepare(&k, config);
+    let assumed: Vec<String> = p.assumptions.iter().map(|a| a.to_string()).collect();
+    assert_eq!(assumed, ["cols ≤ 2^15 − 1"]);
+    let steps = p.bound(&Metric::builtin("steps").unwrap());
+    assert!(matches!(steps.work, Outcome::Bound(_)), "{:?}", steps.work);
+    assert_eq!(steps.assumes, p.assumptions);
+}
+
+#[test]
+fn loops_fixed_by_the_block_are_counted() {
+    let src = "__global__ void k(int *a) { __shared__ int s[256]; s[threadIdx.x] = a[threadIdx.x]; __syncthreads();\n\
+               for (unsigned int d = blockDim.x / 2; d > 0; d >>= 1) { if (threadIdx.x < d) { s[threadIdx.x] += s[threadIdx.x + d]; } __syncthreads(); }\n\
+               a[threadIdx.x] = s[threadIdx.x]; }";
+    // 8 halvings for 256 threads, each a divergent test.
+    assert_eq!(text(&bound(src, Some([256, 1, 1]), "divwarps")), "8");
+    // With any block, halving still ends: linear in blockDim.x.
+    assert!(text(&bound(src, None, "divwarps")).contains("blockDim.x"));
+}
+
+#[test]
+fn divergent_breaks_keep_counters_uniform_inside() {
+    let src = "__global__ void k(int *a, int n) { int f = -1;\n\
+               for (int j = 0; j < n; j++) { if (a[j * 32 + threadIdx.x] == 0) { f = j; break; } }\n\
+               a[threadIdx.x] = f; }";
+    let o = bound(src, Some([32, 1, 1]), "divwarps");
+    assert_eq!(text(&o), "max(0, n)");
+}
+
+#[test]
+fn data_dependent_loops_have_no_bound_and_say_where() {
+    let src = "__global__ void k(int *a) { int i = 0; while (a[i] > 0) { i = a[i]; } a[0] = i; }";
+    match bound(src, Some([32, 1, 1]), "steps") {
+        Outcome::NoBound(why, Some(span)) => {
+            assert_eq!(why, NoBound::NoCounter);
+            assert!(why.to_string().contains("data-dependent"), "{why}");
+            assert!(span.start > 0);
+        }
+        other => panic!("expected no bound, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_constant_bound_below_the_certain_cost_is_refused() {
+    let b = BoundExpr::new(Rational::int(3), Vec::new());
+    assert!(matches!(
+        below_certain(Outcome::Bound(b.clone()), 4.0),
+        Outcome::NoBound(NoBound::BelowCertainCost { .. }, _)
+    ));
+    assert_eq!(
+        below_certain(Outcome::Bound(b.clone()), 3.0),
+        Outcome::Bound(b)
+    );
+    // Every straight-line kernel's bound is at least its certain cost.
+    let src = "__global__ void k(int *a, int n) { a[threadIdx.x] = n; if (n > 0) { a[0] = 1; } }";
+    for metric in ["steps", "sectors", "wsteps"] {
+        assert!(matches!(
+            bound(src, Some([32, 1, 1]), metric),
+            Outcome::Bound(_)
+        ));
+    }
+}
+
+#[test]
+fn the_lp_budget_is_respected() {
+    let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i] = 0; } }";
+    let f = parse_source(SourceFile::new("t.cu", src));
+    let k = lower_kernel(&f, "k").unwrap();
+    let p = prepare(
+        &k,
+        Config {
+            max_lp: 3,
+            ..Config::default()
+        },
+    );
+    let b = p.bound(&Metric::builtin("steps").unwrap());
+    assert!(matches!(
+        &b.work,
+        Outcome::NoBound(why @ NoBound::LpTooLarge { .. }, _) if why.to_string().contains("--max-lp")
+    ));
+}
+
+#[test]
+fn index_ranges_per_block() {
+    let f = parse_source(SourceFile::new(
+        "t.cu",
+        "__global__ void k(int *A, int *B, int w, int h) {\n\
+         int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+         for (int j = 0; j < h; j += 2) { B[j * w + i] += A[i]; } }",
+    ));
+    let k = lower_kernel(&f, "k").unwrap();
+    let p = prepare(
+        &k,
+        Config {
+            block: Some([256, 1, 1]),
+            ..Config::default()
+        },
+    );
+    let a = k
+        .sites
+        .iter()
+        .position(|s| k.arrays[s.array].name == "A")
+        .unwrap();
+    let b = p.index_bounds(a).unwrap();
+    let text = |v: &[Poly]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(text(&b.lower), vec!["256·blockIdx.x"]);
+    assert_eq!(text(&b.upper), vec!["256·blockIdx.x + 255"]);
+    // B[j·w + i]: not linear (w is a parameter).
+    let bsite = k
+        .sites
+        .iter()
+        .position(|s| k.arrays[s.array].name == "B")
+        .unwrap();
+    assert!(p.index_bounds(bsite).is_none());
+}
