@@ -411,6 +411,21 @@ fn generate(i: u64) -> Generated {
     }
 }
 
+/// The parameter-file sections of the struct inputs a generated kernel
+/// has (an `items` array of `Item`s, a `Range r` by value), if any.
+fn struct_inputs(gen: &Generated, seed: u64) -> String {
+    let mut out = String::new();
+    if gen.src.contains("items") {
+        out.push_str(&format!(
+            "[kernel.k.arrays.items]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 3\n"
+        ));
+    }
+    if gen.src.contains("Range r") {
+        out.push_str(&format!("[kernel.k.args.r]\nn = {}\nscale = 0.5\n", gen.n));
+    }
+    out
+}
+
 /// What the generated launches found: cases checked, metrics without a
 /// bound (by the kind of reason), launches skipped, and violations.
 #[derive(Default)]
@@ -447,10 +462,11 @@ impl Tally {
         let toml = format!(
             "[kernel.k]\ngrid = {:?}\nblock = {:?}\n[kernel.k.args]\nn = {}\n\
              [kernel.k.arrays.a]\nlen = {len}\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 1\n\
-             [kernel.k.arrays.out]\nlen = {len}\n\
-             [kernel.k.arrays.items]\nlen = 64\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 3\n\
-             [kernel.k.args.r]\nn = {}\nscale = 0.5\n",
-            gen.grid, gen.block, gen.n, gen.n
+             [kernel.k.arrays.out]\nlen = {len}\n{}",
+            gen.grid,
+            gen.block,
+            gen.n,
+            struct_inputs(gen, i)
         );
         let spec = &ParamFile::from_toml(&toml).expect("a valid launch").kernel["k"];
         let inputs = inputs_from_spec(&kernel, spec).expect("inputs");
