@@ -11,6 +11,8 @@ use copper::ir::half::is_half_function;
 use copper::ir::math::is_math_function;
 use copper::ir::sync::{is_barrier, BARRIER};
 
+use crate::refusal::Refusal;
+
 /// Whether a call of `name` has no side effects: a math function or a
 /// 16-bit float intrinsic.
 fn is_pure_function(name: &str) -> bool {
@@ -413,6 +415,21 @@ pub fn decl(ty: Type, name: &str, init: Option<Expr>) -> Stmt {
     }]))
 }
 
+/// `__shared__ T name[d0][d1]…;` (a scalar without `dims`).
+pub fn shared_decl(ty: Type, name: &str, dims: Vec<Expr>) -> Stmt {
+    stmt(StmtKind::Decl(vec![VarDecl {
+        meta: meta(),
+        is_constexpr: false,
+        space: copper::cuda::ast::Space::Shared,
+        is_extern: false,
+        is_static: false,
+        ty,
+        name: name.to_string(),
+        dims: dims.into_iter().map(Some).collect(),
+        init: None,
+    }]))
+}
+
 /// `lhs = rhs;`
 pub fn assign(lhs: Expr, rhs: Expr) -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Assign(
@@ -476,7 +493,7 @@ pub fn replace_expr(e: &mut Expr, from: &Expr, to: &Expr) {
 
 /// Every `name[e]` in the kernel's body; an error when `name` is used any
 /// other way (as a pointer, passed to a function, its address taken).
-pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, String> {
+pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, Refusal> {
     fn collect(e: &Expr, name: &str, under_addr: bool, uses: &mut Vec<Expr>) {
         if let ExprKind::Index(base, index) = &e.kind {
             if matches!(&base.kind, ExprKind::Ident(n) if n == name) && !under_addr {
@@ -501,12 +518,18 @@ pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, String> {
         visit_stmt_roots(s, &mut |e| collect(e, name, false, &mut uses));
     }
     if mentions != uses.len() {
-        return Err(
-            "it is used other than as `a[index]` (as a pointer, passed to a function, or its address taken)"
-                .into(),
-        );
+        return Err(Refusal::NotElementwise);
     }
     Ok(uses)
+}
+
+/// Whether a `return` stands anywhere in `stmts`.
+pub fn returns(stmts: &[Stmt]) -> bool {
+    let mut found = false;
+    for s in stmts {
+        visit_stmts(s, &mut |x| found |= matches!(x.kind, StmtKind::Return(_)));
+    }
+    found
 }
 
 /// Whether `node` occurs in `e` where it is always evaluated when `e` is:
@@ -764,7 +787,7 @@ mod tests {
 
     #[test]
     fn an_address_of_an_elements_field_is_no_plain_use() {
-        let uses = |src: &str| -> Result<usize, String> {
+        let uses = |src: &str| -> Result<usize, Refusal> {
             let f = parse_source(SourceFile::new("t.cu", src));
             let k = f.kernels().next().expect("parses");
             Ok(array_uses(k, "c")?.len())

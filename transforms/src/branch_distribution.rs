@@ -30,7 +30,7 @@ use copper::source::Span;
 use crate::ast_util::{
     self, branch_stmts, complexity, equiv_expr, equiv_stmt, fresh, ident, if_else, Effects,
 };
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Branch distribution.
 pub struct BranchDistribution;
@@ -41,11 +41,13 @@ impl Transform for BranchDistribution {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
         // Common blocks, for a spread of cutoffs: everything, half the
         // largest block, only the largest.
         let probe = Distributor::new(cx, u32::MAX).run();
-        out.skipped.extend(probe.skipped);
+        let mut out = Proposals {
+            skipped: probe.skipped,
+            ..Proposals::default()
+        };
         let largest = probe.largest;
         if largest > 0 {
             let mut cutoffs = vec![1, largest.div_ceil(2), largest];
@@ -57,29 +59,21 @@ impl Transform for BranchDistribution {
                     continue;
                 }
                 seen.push(r.function.clone());
-                out.candidates.push(Candidate {
-                    function: r.function,
-                    description: r.changes.join("; "),
-                    transform: self.name(),
-                    fixes_block_size: false,
-                    relaunch: None,
-                    reassociates: false,
-                    covers: None,
-                });
+                out.candidates.push(Candidate::new(
+                    self.name(),
+                    r.function,
+                    r.changes.join("; "),
+                ));
             }
         }
         let loads = hoist_loads(cx);
         out.skipped.extend(loads.skipped);
         if !loads.changes.is_empty() {
-            out.candidates.push(Candidate {
-                function: loads.function,
-                description: loads.changes.join("; "),
-                transform: self.name(),
-                fixes_block_size: false,
-                relaunch: None,
-                reassociates: false,
-                covers: None,
-            });
+            out.candidates.push(Candidate::new(
+                self.name(),
+                loads.function,
+                loads.changes.join("; "),
+            ));
         }
         out
     }
@@ -213,7 +207,7 @@ impl<'a, 'c> Distributor<'a, 'c> {
         // run[a][b]: how many statements end equal at t[a-1], e[b-1].
         let mut run = vec![vec![0usize; m + 1]; n + 1];
         let mut best: Option<Common> = None;
-        let mut refused: Option<String> = None;
+        let mut refused: Option<Refusal> = None;
         for a in 1..=n {
             for b in 1..=m {
                 if !equiv_stmt(&t[a - 1], &e[b - 1]) {
@@ -270,13 +264,13 @@ fn movable(
     j: usize,
     len: usize,
     cx: &Context,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let x = Effects::of(&t[i..i + len]);
     if x.sync {
         return Err("it has a barrier".into());
     }
     if x.jumps {
-        return Err("it has a `break`, `continue` or `return`".into());
+        return Err(Refusal::Jumps { what: "it has a" });
     }
     if x.opaque_calls {
         return Err("it calls a function that may have effects".into());
@@ -285,23 +279,24 @@ fn movable(
         return Err(format!(
             "it writes `{}`, and lanes of the two branches would write in another order",
             x.array_writes.iter().next().expect("nonempty")
-        ));
+        )
+        .into());
     }
     let c = Effects::of(&[ast_util::stmt(StmtKind::Expr(cond.clone()))]);
     if let Some(v) = x.writes.intersection(&c.reads).next() {
-        return Err(format!("it writes `{v}`, which the condition reads"));
+        return Err(format!("it writes `{v}`, which the condition reads").into());
     }
     let rest = [&t[..i], &t[i + len..], &e[..j], &e[j + len..]];
     for part in rest {
         let p = Effects::of(part);
         if let Some(a) = x.array_reads.intersection(&p.array_writes).next() {
-            return Err(format!("it reads `{a}`, which a branch writes"));
+            return Err(format!("it reads `{a}`, which a branch writes").into());
         }
     }
     for part in [&t[..i], &e[..j]] {
         let p = Effects::of(part);
         if let Some(n) = p.declares.intersection(&x.touched()).next() {
-            return Err(format!("it uses `{n}`, declared before it in the branch"));
+            return Err(format!("it uses `{n}`, declared before it in the branch").into());
         }
     }
     // Names it declares move to the enclosing scope: they must be used
@@ -320,9 +315,9 @@ fn movable(
         for d in &x.declares {
             // Declared once in each branch, nowhere else.
             if count.get(d).copied().unwrap_or(0) > 2 {
-                return Err(format!(
-                    "it declares `{d}`, a name used elsewhere in the kernel"
-                ));
+                return Err(
+                    format!("it declares `{d}`, a name used elsewhere in the kernel").into(),
+                );
             }
         }
     }
@@ -419,7 +414,7 @@ impl Hoister<'_, '_> {
 
     /// Whether reading `load` before the `if` reads what each branch's first
     /// statement read.
-    fn safe(&self, load: &Expr, branches: &[Stmt]) -> Result<(), String> {
+    fn safe(&self, load: &Expr, branches: &[Stmt]) -> Result<(), Refusal> {
         let ExprKind::Index(_, index) = &load.kind else {
             return Err("not a plain array element".into());
         };
@@ -441,7 +436,7 @@ impl Hoister<'_, '_> {
             }
         });
         if index_vars.contains("\u{0}effects") {
-            return Err("its index has side effects".into());
+            return Err(Refusal::SideEffects { what: "its index" });
         }
         let sites = self.cx.sites_of(load);
         let Some(&site) = sites.first() else {

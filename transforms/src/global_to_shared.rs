@@ -33,12 +33,12 @@
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type, UnOp, VarDecl,
+    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 use copper::poly::{Poly, Rational};
 
 use crate::ast_util::{self, bin, block, expr, fresh, ident, int, stmt, Effects};
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Most subsets of arrays tried.
 const MAX_SUBSETS: usize = 15;
@@ -54,14 +54,11 @@ impl Transform for GlobalToShared {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
-        let Some(block) = cx.block else {
-            out.skipped.push(Skip {
-                span: cx.function.meta.span,
-                reason: "the block size is not known (give --block or a launch): a shared buffer needs a fixed size".into(),
-            });
-            return out;
+        let block = match cx.fixed_block(": a shared buffer needs a fixed size") {
+            Ok(block) => block,
+            Err(why) => return Proposals::refused(cx.function.meta.span, why),
         };
+        let mut out = Proposals::default();
         let mut plans = Vec::new();
         for p in &cx.function.params {
             if !p.ty.is_pointer() || p.ty.pointers.len() != 1 || !p.dims.is_empty() {
@@ -96,9 +93,7 @@ impl Transform for GlobalToShared {
             if bytes > 3 * MAX_BYTES {
                 continue;
             }
-            out.candidates.push(Candidate {
-                function: rewrite(cx.function, &chosen, block),
-                description: chosen
+            let description = chosen
                     .iter()
                     .map(|p| {
                         format!(
@@ -109,12 +104,11 @@ impl Transform for GlobalToShared {
                         )
                     })
                     .collect::<Vec<_>>()
-                    .join("; "),
-                transform: self.name(),
+                    .join("; ");
+            let function = rewrite(cx.function, &chosen, block);
+            out.candidates.push(Candidate {
                 fixes_block_size: true,
-                relaunch: None,
-                reassociates: false,
-                covers: None,
+                ..Candidate::new(self.name(), function, description)
             });
         }
         out
@@ -146,14 +140,14 @@ enum Guard {
     AtMost(Expr),
 }
 
-fn plan(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, String> {
+fn plan(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, Refusal> {
     if !crate::check::copyable(&ty.base) {
         return Err("its element type is not a scalar".into());
     }
     plan_scalar(cx, name, ty, block)
 }
 
-fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, String> {
+fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, Refusal> {
     let uses = ast_util::array_uses(cx.function, name)?;
     if uses.is_empty() {
         return Err("the kernel does not access it".into());
@@ -196,7 +190,8 @@ fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<P
     if len * elem_bytes > MAX_BYTES {
         return Err(format!(
             "its segment of {len} elements does not fit a buffer of {MAX_BYTES} bytes"
-        ));
+        )
+        .into());
     }
     let lo =
         poly_expr(&lo_poly).ok_or("its segment start is not a C expression copper can write")?;
@@ -220,7 +215,7 @@ fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<P
 /// every access: each access's index is at least every one of its lower
 /// bounds and at most every one of its upper bounds, so measuring them all
 /// from one base form (a lower bound of some access) bounds the segment.
-fn segment(lows: &[Vec<Poly>], highs: &[Vec<Poly>]) -> Result<(Poly, u64), String> {
+fn segment(lows: &[Vec<Poly>], highs: &[Vec<Poly>]) -> Result<(Poly, u64), Refusal> {
     let mut best: Option<(Poly, u64)> = None;
     for base in lows.iter().flatten() {
         let off = |p: &Poly| (p.clone() - base.clone()).as_constant();
@@ -268,7 +263,7 @@ fn copy_guards(
     lo: &Poly,
     len: u64,
     block: [u64; 3],
-) -> Result<(Vec<Guard>, Vec<Expr>), String> {
+) -> Result<(Vec<Guard>, Vec<Expr>), Refusal> {
     let mut guards = Vec::new();
     let launch_only = |p: &Poly| {
         p.terms()
@@ -348,7 +343,7 @@ fn written_ok(
     lo: &Poly,
     len: u64,
     threads: u64,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let writes = sites.iter().filter(|&&s| cx.kernel.sites[s].is_write);
     if writes.clone().any(|&s| !cx.analysis.lane_injective(s)) {
         return Err("lanes of a warp may write the same element".into());
@@ -364,11 +359,7 @@ fn written_ok(
     if len > threads * 64 {
         return Err("its segment is too long to write back".into());
     }
-    let mut returns = false;
-    for s in &cx.function.body {
-        ast_util::visit_stmts(s, &mut |x| returns |= matches!(x.kind, StmtKind::Return(_)));
-    }
-    if returns {
+    if ast_util::returns(&cx.function.body) {
         return Err(
             "it is written and the kernel returns early: the write-back would be skipped".into(),
         );
@@ -400,7 +391,7 @@ fn covering_access(
     lo: &Poly,
     len: u64,
     block: [u64; 3],
-) -> Result<Vec<Expr>, String> {
+) -> Result<Vec<Expr>, Refusal> {
     let threads: u64 = block.iter().product();
     let why = "nothing shows the copy reads only elements the kernel reads (no guard like `k < n` on every access, and no access reading each thread's own element)";
     if len != threads || block[1] != 1 || block[2] != 1 {
@@ -439,7 +430,7 @@ fn guarded_covering_access(
     lo: &Poly,
     len: u64,
     block: [u64; 3],
-) -> Result<Vec<Expr>, String> {
+) -> Result<Vec<Expr>, Refusal> {
     let threads: u64 = block.iter().product();
     let why = "no read reaches every element its copy would read (a read of each thread's own element, under no condition but bounds on its index)";
     // Consecutive threads' spans overlap or touch only when the segment
@@ -685,17 +676,11 @@ fn rewrite(f: &Function, plans: &[&Plan], shape: [u64; 3]) -> Function {
         };
         prologue.push(ast_util::decl(int_ty(true), &lo_name, Some(p.lo.clone())));
         prologue.push(ast_util::decl(int_ty(true), &len_name, Some(int(p.len))));
-        prologue.push(stmt(StmtKind::Decl(vec![VarDecl {
-            meta: ast_util::meta(),
-            is_constexpr: false,
-            space: Space::Shared,
-            is_extern: false,
-            is_static: false,
-            ty: p.elem.clone(),
-            name: sh_name.clone(),
-            dims: vec![Some(ident(&len_name))],
-            init: None,
-        }])));
+        prologue.push(ast_util::shared_decl(
+            p.elem.clone(),
+            &sh_name,
+            vec![ident(&len_name)],
+        ));
         let global = |k: &str| bin(BinOp::Add, ident(&lo_name), ident(k));
         let index = |arr: &str, i: Expr| expr(ExprKind::Index(Box::new(ident(arr)), Box::new(i)));
         let guard = |k: &str| {

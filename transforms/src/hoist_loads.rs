@@ -35,15 +35,14 @@ impl Transform for HoistLoads {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
         let f = cx.function;
         if has_local_pointer(f) {
-            out.skipped.push(Skip {
-                span: f.meta.span,
-                reason: "no load is hoisted: a local pointer variable could alias an array".into(),
-            });
-            return out;
+            return Proposals::refused(
+                f.meta.span,
+                "no load is hoisted: a local pointer variable could alias an array",
+            );
         }
+        let mut out = Proposals::default();
         for p in f.params.iter().filter(|p| is_vector(&p.ty.base)) {
             out.skipped.push(Skip {
                 span: p.meta.span,
@@ -64,15 +63,11 @@ impl Transform for HoistLoads {
         let body = ast_util::rewrite_bottom_up(f.body.clone(), &mut |s| h.rewrite(s));
         out.skipped = h.skipped;
         if !h.changes.is_empty() {
-            out.candidates.push(Candidate {
-                function: Function { body, ..f.clone() },
-                description: h.changes.join("; "),
-                transform: self.name(),
-                fixes_block_size: false,
-                relaunch: None,
-                reassociates: false,
-                covers: None,
-            });
+            out.candidates.push(Candidate::new(
+                self.name(),
+                Function { body, ..f.clone() },
+                h.changes.join("; "),
+            ));
         }
         out
     }

@@ -13,6 +13,7 @@ pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
 pub mod read_only;
+pub mod refusal;
 pub mod remap_split;
 pub mod remap_threads;
 pub mod staged_transpose;
@@ -25,6 +26,8 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::{Kernel, SiteId};
 use copper::sim::params::LaunchSpec;
 use copper::source::Span;
+
+pub use refusal::Refusal;
 
 /// What a transform may look at.
 pub struct Context<'a> {
@@ -102,6 +105,23 @@ pub struct Candidate {
     pub covers: Option<String>,
 }
 
+impl Candidate {
+    /// `function`, made by `transform` as `description` says, for any
+    /// block size, on the same launch, summing in the same order, on every
+    /// launch; the other fields are set where a rewrite differs.
+    pub fn new(transform: &'static str, function: Function, description: String) -> Self {
+        Candidate {
+            function,
+            description,
+            transform,
+            fixes_block_size: false,
+            relaunch: None,
+            reassociates: false,
+            covers: None,
+        }
+    }
+}
+
 /// A place a transform did not rewrite, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skip {
@@ -118,6 +138,34 @@ pub struct Proposals {
     pub candidates: Vec<Candidate>,
     /// Places left alone, with reasons.
     pub skipped: Vec<Skip>,
+}
+
+impl Proposals {
+    /// No candidate: the whole kernel at `span` is left alone, for `reason`.
+    pub fn refused(span: Span, reason: impl ToString) -> Self {
+        Proposals {
+            candidates: Vec::new(),
+            skipped: vec![Skip {
+                span,
+                reason: reason.to_string(),
+            }],
+        }
+    }
+}
+
+impl Proposals {
+    /// The one candidate a transform makes of the whole kernel at `span`,
+    /// or the reason it makes none, after what stays (`left_alone`: "threads
+    /// keep their mapping").
+    pub fn one(span: Span, left_alone: &str, made: Result<Candidate, Refusal>) -> Self {
+        match made {
+            Ok(c) => Proposals {
+                candidates: vec![c],
+                skipped: Vec::new(),
+            },
+            Err(why) => Proposals::refused(span, format!("{left_alone}: {why}")),
+        }
+    }
 }
 
 /// A source-to-source rewrite.

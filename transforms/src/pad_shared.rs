@@ -12,7 +12,7 @@
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, UnOp};
 
 use crate::ast_util::{self, bin, int};
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Largest shared array, in bytes, after padding.
 const MAX_BYTES: u64 = 48 * 1024;
@@ -70,7 +70,7 @@ impl Transform for PadShared {
                 continue;
             }
             if let Err(why) = indexed_fully(f, &d.name, dims.len()) {
-                out.skipped.push(skip(why));
+                out.skipped.push(skip(why.to_string()));
                 continue;
             }
             if redeclared(f, &d.name) {
@@ -78,27 +78,23 @@ impl Transform for PadShared {
                     .push(skip("another variable has its name".into()));
                 continue;
             }
-            out.candidates.push(Candidate {
-                function: pad(f, &d.name),
-                description: format!(
+            out.candidates.push(Candidate::new(
+                self.name(),
+                pad(f, &d.name),
+                format!(
                     "padded the rows of shared array `{}` from {row} to {} elements, so the elements of a column fall in different banks",
                     d.name,
                     row + 1
                 ),
-                transform: self.name(),
-                fixes_block_size: false,
-                relaunch: None,
-                reassociates: false,
-                covers: None,
-            });
+            ));
         }
         out
     }
 }
 
 /// Whether `name` appears only as `name[i]…[k]` with `depth` indices.
-fn indexed_fully(f: &Function, name: &str, depth: usize) -> Result<(), String> {
-    fn check(e: &Expr, name: &str, depth: usize) -> Result<(), String> {
+fn indexed_fully(f: &Function, name: &str, depth: usize) -> Result<(), Refusal> {
+    fn check(e: &Expr, name: &str, depth: usize) -> Result<(), Refusal> {
         if let Some((base, n)) = index_chain(e) {
             if matches!(&base.kind, ExprKind::Ident(b) if b == name) {
                 if n != depth {

@@ -23,6 +23,7 @@ use copper::cuda::parse::ParsedFile;
 use copper::sim::params::LaunchSpec;
 
 use crate::ast_util::{self, Effects};
+use crate::Refusal;
 
 /// A suggested signature change, with the assumption it rests on.
 #[derive(Clone, Debug)]
@@ -40,7 +41,7 @@ pub fn suggest(
     file: &ParsedFile,
     f: &Function,
     spec: Option<&LaunchSpec>,
-) -> Result<Option<Suggestion>, String> {
+) -> Result<Option<Suggestion>, Refusal> {
     let read_only = read_only_params(f);
     if read_only.is_empty() {
         return Ok(None);
@@ -132,7 +133,7 @@ pub(crate) fn no_alias(
     read_only: &[usize],
     written: &[usize],
     spec: Option<&LaunchSpec>,
-) -> Result<String, String> {
+) -> Result<String, Refusal> {
     let mut shown = Vec::new();
     let mut unread = Vec::new();
     for l in file.launches.iter().filter(|l| l.kernel == f.name) {
@@ -152,7 +153,8 @@ pub(crate) fn no_alias(
                 return Err(format!(
                     "at line {}, `{}` is passed as both `{}` and `{}`",
                     l.line, args[r].text, f.params[r].name, f.params[w].name
-                ));
+                )
+                .into());
             }
         }
         shown.push(l.line.to_string());
@@ -179,7 +181,7 @@ pub(crate) fn no_alias(
         )
     };
     let Some(spec) = spec else {
-        return Err(format!("{unread_text}, and there is no parameter file"));
+        return Err(format!("{unread_text}, and there is no parameter file").into());
     };
     if let Some(&i) = read_only
         .iter()
@@ -189,7 +191,8 @@ pub(crate) fn no_alias(
         return Err(format!(
             "{unread_text}, and the parameter file gives `{}` no array",
             f.params[i].name
-        ));
+        )
+        .into());
     }
     Ok(format!(
         "{unread_text}; the parameter file gives each pointer its own array, and every caller must do the same"

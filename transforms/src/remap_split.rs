@@ -38,7 +38,7 @@ use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, U
 use crate::ast_util::{self, equiv_expr, Effects};
 use crate::remap_threads::{gains_of, observes_warps};
 use crate::staged_transpose::early_exit;
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Transform};
 
 /// Exchanging `row = idx / W; col = idx % W` for `col = idx / H; row =
 /// idx % H`.
@@ -67,42 +67,28 @@ impl Transform for RemapSplit {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
         let f = cx.function;
-        let skip = |why: String| Skip {
-            span: f.meta.span,
-            reason: format!("the row/column split stays: {why}"),
-        };
         let Some(found) = find_split(f) else {
-            return out;
+            return Proposals::default();
         };
-        let split = match found.and_then(|s| independent(cx, &s).map(|()| s)) {
-            Ok(s) => s,
-            Err(why) => {
-                out.skipped.push(skip(why));
-                return out;
-            }
-        };
-        let function = exchanged(f, &split);
-        let gains = match gains_of(cx, &function, cx.analysis.config()) {
-            Ok(g) => g,
-            Err(why) => {
-                out.skipped.push(skip(why));
-                return out;
-            }
-        };
-        if gains.is_empty() {
-            out.skipped.push(skip(
-                "exchanging it would not make any global access touch fewer sectors".into(),
-            ));
-            return out;
-        }
-        let print = copper::cuda::print::expression;
-        let size = |e: &Expr| print(&in_parameters(f, e, 0));
-        let covers = format!("({}) * ({})", size(&split.divisor), size(&split.other));
-        out.candidates.push(Candidate {
-            function,
-            description: format!(
+        let made = found.and_then(|split| exchange(cx, &split));
+        Proposals::one(f.meta.span, "the row/column split stays", made)
+    }
+}
+
+/// The kernel of `cx` with `split` exchanged, or why not.
+fn exchange(cx: &Context, split: &Split) -> Result<Candidate, Refusal> {
+    let f = cx.function;
+    independent(cx, split)?;
+    let function = exchanged(f, split);
+    let gains = gains_of(cx, &function, cx.analysis.config())?;
+    if gains.is_empty() {
+        return Err("exchanging it would not make any global access touch fewer sectors".into());
+    }
+    let print = copper::cuda::print::expression;
+    let size = |e: &Expr| print(&in_parameters(f, e, 0));
+    let covers = format!("({}) * ({})", size(&split.divisor), size(&split.other));
+    let description = format!(
                 "exchanged the split of `{idx}`: `{q} = {idx} % {b}; {r} = {idx} / {b}` (was `/ {a}` and `% {a}`; the guard covers the same {b}×{a} elements); {}; assumes every launch runs at least `{covers}` threads, one per element, as a launch sized for the matrix does",
                 gains.join("; "),
                 idx = split.idx,
@@ -110,15 +96,11 @@ impl Transform for RemapSplit {
                 r = split.remainder,
                 a = print(&split.divisor),
                 b = print(&split.other),
-            ),
-            transform: self.name(),
-            fixes_block_size: false,
-            relaunch: None,
-            reassociates: false,
-            covers: Some(covers),
-        });
-        out
-    }
+            );
+    Ok(Candidate {
+        covers: Some(covers),
+        ..Candidate::new(RemapSplit.name(), function, description)
+    })
 }
 
 /// `e` without casts around it.
@@ -171,7 +153,7 @@ fn top_decls(f: &Function) -> Vec<(usize, &str, &Expr)> {
 /// The split of a kernel that has one: `None` when it has no `idx / A`
 /// and `idx % A` of the global thread index; an error naming what else is
 /// missing.
-fn find_split(f: &Function) -> Option<Result<Split, String>> {
+fn find_split(f: &Function) -> Option<Result<Split, Refusal>> {
     let decls = top_decls(f);
     let &(idx_at, idx, _) = decls.iter().find(|(_, _, e)| is_global_x(e))?;
     let of = |op: BinOp| {
@@ -185,7 +167,8 @@ fn find_split(f: &Function) -> Option<Result<Split, String>> {
     if !equiv_expr(a, a2) {
         return Some(Err(format!(
             "`{quotient}` and `{remainder}` divide `{idx}` by different values"
-        )));
+        )
+        .into()));
     }
     let guard = f.body.iter().enumerate().find_map(|(i, s)| {
         let (cond, returns) = guard_of(s)?;
@@ -195,7 +178,7 @@ fn find_split(f: &Function) -> Option<Result<Split, String>> {
         return Some(Err(format!(
             "no guard `if ({idx} < {a} * …)` or `if ({quotient} < … && {remainder} < {a})` names the other extent",
             a = copper::cuda::print::expression(a)
-        )));
+        ).into()));
     };
     Some(Ok(Split {
         idx: idx.to_string(),
@@ -261,7 +244,7 @@ fn extent(cond: &Expr, returns: bool, idx: &str, q: &str, r: &str, a: &Expr) -> 
 
 /// Why the work may depend on more than the pair `(P, S)` a thread
 /// takes, or run for pairs outside the guard, if it may.
-fn independent(cx: &Context, s: &Split) -> Result<(), String> {
+fn independent(cx: &Context, s: &Split) -> Result<(), Refusal> {
     observes_warps(cx)?;
     let f = cx.function;
     let returns = guard_of(&f.body[s.guard_at]).is_some_and(|(_, r)| r);
@@ -320,7 +303,7 @@ fn independent(cx: &Context, s: &Split) -> Result<(), String> {
     }
     let first = s.decls_at[0].min(s.decls_at[1]);
     for (what, e) in [("divisor", &s.divisor), ("other extent", &s.other)] {
-        if let Err(name) = stable(f, e, first) {
+        if let Some(name) = unstable(f, e, first) {
             why.get_or_insert(format!(
                 "the {what} `{}` may change or is not known where the split is computed (`{name}`)",
                 copper::cuda::print::expression(e)
@@ -331,17 +314,17 @@ fn independent(cx: &Context, s: &Split) -> Result<(), String> {
     if let Some(n) = params.into_iter().find(|p| split.contains(p)) {
         why.get_or_insert(format!("`{n}` is a parameter too"));
     }
-    why.map_or(Ok(()), Err)
+    why.map_or(Ok(()), |why| Err(Refusal::Other(why)))
 }
 
 /// Whether `e` has one value in the whole kernel, known before top-level
 /// statement `before`: pure, reading no memory, and every name in it a
 /// parameter, a name the kernel does not declare, or a top-level
-/// declaration before `before`, none of them ever assigned. `Err` names
-/// the first that is not.
-fn stable(f: &Function, e: &Expr, before: usize) -> Result<(), String> {
+/// declaration before `before`, none of them ever assigned. `Some` names
+/// the first that is not (the whole of `e` when it is not pure).
+fn unstable(f: &Function, e: &Expr, before: usize) -> Option<String> {
     if !ast_util::is_pure(e) || ast_util::reads_memory(e) {
-        return Err(copper::cuda::print::expression(e));
+        return Some(copper::cuda::print::expression(e));
     }
     let mut top = std::collections::BTreeMap::new();
     for (i, st) in f.body.iter().enumerate() {
@@ -370,12 +353,9 @@ fn stable(f: &Function, e: &Expr, before: usize) -> Result<(), String> {
         });
     }
     let names = Effects::of(&[ast_util::stmt(StmtKind::Expr(e.clone()))]).reads;
-    match names.into_iter().find(|n| {
+    names.into_iter().find(|n| {
         assigned.contains(n) || nested.contains(n) || top.get(n).is_some_and(|&i| i >= before)
-    }) {
-        Some(n) => Err(n),
-        None => Ok(()),
-    }
+    })
 }
 
 /// `e` over the kernel's parameters: top-level locals replaced by their

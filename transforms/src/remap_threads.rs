@@ -47,7 +47,7 @@ use copper::source::Span;
 
 use crate::ast_util;
 use crate::check::materialize;
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Transform};
 
 /// Remapping threads so that consecutive lanes touch consecutive elements.
 pub struct RemapThreads;
@@ -70,73 +70,55 @@ impl Transform for RemapThreads {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
-        let f = cx.function;
-        if !ast_util::reads_thread_xy(f) {
-            return out;
+        if !ast_util::reads_thread_xy(cx.function) {
+            return Proposals::default();
         }
-        let skip = |why: String| Skip {
-            span: f.meta.span,
-            reason: format!("threads keep their mapping: {why}"),
-        };
-        if let Err(why) = observes_warps(cx) {
-            out.skipped.push(skip(why));
-            return out;
-        }
-        let o = match remap_2d(cx) {
-            Ok(o) => o,
-            Err(why) => {
-                out.skipped.push(skip(why.to_string()));
-                return out;
-            }
-        };
-        let config = cx.analysis.config();
-        let config = match o.relaunch {
-            Some(_) => Config {
-                block: config.block.map(swapped),
-                grid: config.grid.map(swapped),
-                ..config
-            },
-            None => config,
-        };
-        let gains = match gains_of(cx, &o.function, config) {
-            Ok(g) => g,
-            Err(why) => {
-                out.skipped.push(skip(why.to_string()));
-                return out;
-            }
-        };
-        if gains.is_empty() {
-            out.skipped.push(skip(
-                "exchanging x and y would not make any global access touch fewer sectors".into(),
-            ));
-            return out;
-        }
-        out.candidates.push(Candidate {
-            function: o.function,
-            description: format!("{}; {}", o.what, gains.join("; ")),
-            transform: self.name(),
-            fixes_block_size: true,
-            relaunch: o.relaunch,
-            reassociates: false,
-            covers: None,
-        });
-        out
+        let made = remapped(cx);
+        Proposals::one(cx.function.meta.span, "threads keep their mapping", made)
     }
+}
+
+/// The kernel of `cx` with x and y exchanged, or why not.
+fn remapped(cx: &Context) -> Result<Candidate, Refusal> {
+    observes_warps(cx)?;
+    let o = remap_2d(cx)?;
+    let config = cx.analysis.config();
+    let config = match o.relaunch {
+        Some(_) => Config {
+            block: config.block.map(swapped),
+            grid: config.grid.map(swapped),
+            ..config
+        },
+        None => config,
+    };
+    let gains = gains_of(cx, &o.function, config)?;
+    if gains.is_empty() {
+        return Err(
+            "exchanging x and y would not make any global access touch fewer sectors".into(),
+        );
+    }
+    Ok(Candidate {
+        fixes_block_size: true,
+        relaunch: o.relaunch,
+        ..Candidate::new(
+            RemapThreads.name(),
+            o.function,
+            format!("{}; {}", o.what, gains.join("; ")),
+        )
+    })
 }
 
 /// The 2-D remapping for the kernel's block: `threadIdx` alone in a
 /// square block, every index and the launch otherwise.
-fn remap_2d(cx: &Context) -> Result<Remap, String> {
+fn remap_2d(cx: &Context) -> Result<Remap, Refusal> {
     let f = cx.function;
-    match cx.block {
-        None => Err("the block size is not known (give `--block`, a launch, or a parameter file)".into()),
-        Some([x, y, 1]) if x == y && x > 1 => Ok(Remap {
+    match cx.fixed_block("")? {
+        [x, y, 1] if x == y && x > 1 => Ok(Remap {
             function: swap_xy(f, &["threadIdx"]),
             relaunch: None,
             what: "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads)".into(),
         }),
-        Some([x, y, 1]) if x > 1 && y > 1 => {
+        [x, y, 1] if x > 1 && y > 1 => {
             let edits = relaunch::swap_xy(cx.host, &f.name).map_err(|why| {
                 format!("the block ({x}×{y}) is not square, so the launch must change with the kernel, and {why}")
             })?;
@@ -156,9 +138,10 @@ fn remap_2d(cx: &Context) -> Result<Remap, String> {
                 ),
             })
         }
-        Some([x, y, z]) => Err(format!(
-            "the block ({x}×{y}×{z}) is not 2-D and flat"
-        )),
+        block => Err(Refusal::BlockShape {
+            block,
+            wanted: "2-D and flat",
+        }),
     }
 }
 
@@ -169,7 +152,7 @@ pub(crate) fn gains_of(
     cx: &Context,
     function: &Function,
     config: Config,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Refusal> {
     let before = sectors(cx.analysis, cx.kernel);
     let (_, kernel) = materialize(cx.file, function).map_err(|e| e.to_string())?;
     let after = sectors(&prepare(&kernel, config), &kernel);
@@ -198,7 +181,7 @@ fn gains(before: &[Accesses], after: &[Accesses]) -> Vec<String> {
 }
 
 /// Why the kernel may see which threads share a warp, if it may.
-pub(crate) fn observes_warps(cx: &Context) -> Result<(), String> {
+pub(crate) fn observes_warps(cx: &Context) -> Result<(), Refusal> {
     let f = cx.function;
     let mut why = None;
     for s in &f.body {
@@ -249,7 +232,7 @@ pub(crate) fn observes_warps(cx: &Context) -> Result<(), String> {
             }
         });
     }
-    why.map_or(Ok(()), Err)
+    why.map_or(Ok(()), |why| Err(Refusal::Other(why)))
 }
 
 /// How many subexpressions of `e` satisfy `p`.

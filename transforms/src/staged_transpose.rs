@@ -72,7 +72,7 @@ use copper::ir::Kernel;
 use crate::ast_util::{self, assign, bin, block, expr, ident, int, is_pure, reads_memory, stmt};
 use crate::check::{copyable, materialize};
 use crate::read_only;
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Largest tile, in bytes.
 const MAX_BYTES: u64 = 48 * 1024;
@@ -102,23 +102,25 @@ impl Transform for StagedTranspose {
 }
 
 /// The variants that lower the sectors, or why there is none.
-fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
+fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
     let f = cx.function;
     let map = Map::of(f)?;
-    let side = square_side(cx.block)?;
+    let side = square_side(cx)?;
     let elem = &f.params[map.out].ty.base;
     if !copyable(elem) {
         return Err(format!(
             "`{}` does not hold scalars, so there is no tile type",
             map.out_name(f)
-        ));
+        )
+        .into());
     }
     let bytes = elem.size_bytes().unwrap_or(u32::MAX) as u64 * side * (side + 1);
     if bytes > MAX_BYTES {
         return Err(format!(
             "a {side}×{} tile takes {bytes} bytes, more than {MAX_BYTES}",
             side + 1
-        ));
+        )
+        .into());
     }
     map.affine(cx)?;
     let evidence = no_overlap(cx, &map)?;
@@ -140,40 +142,34 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, String> {
             worse.push(format!("{}: {old} → {new}", exchanged.short()));
             continue;
         }
-        found.push(Candidate {
-            function: g,
-            description: format!(
+        let description = format!(
                 "staged the transposition through a padded shared tile `{tile}[{side}][{side} + 1]`, {}: {}; global sectors per warp {old} → {new}; assumes {evidence}",
                 exchanged.what(),
                 changes(&before, &after).join("; "),
-            ),
-            transform: StagedTranspose.name(),
+            );
+        found.push(Candidate {
             fixes_block_size: true,
-            relaunch: None,
-            reassociates: false,
-            covers: None,
+            ..Candidate::new(StagedTranspose.name(), g, description)
         });
     }
     if found.is_empty() {
         return Err(format!(
             "it would not make the global accesses touch fewer sectors per warp ({})",
             worse.join("; ")
-        ));
+        )
+        .into());
     }
     Ok(found)
 }
 
-/// The side `S` of a known, square, flat block.
-fn square_side(block: Option<[u64; 3]>) -> Result<u64, String> {
-    match block {
-        None => Err(
-            "the block size is not known (give `--block`, a launch, or a parameter file): the tile is sized from it"
-                .into(),
-        ),
-        Some([x, y, 1]) if x == y && x > 1 => Ok(x),
-        Some([x, y, z]) => Err(format!(
-            "the block ({x}×{y}×{z}) is not square and flat, so exchanging `threadIdx.x` and `threadIdx.y` would not map the block onto itself"
-        )),
+/// The side `S` of the kernel's block, known, square and flat.
+fn square_side(cx: &Context) -> Result<u64, Refusal> {
+    match cx.fixed_block(": the tile is sized from it")? {
+        [x, y, 1] if x == y && x > 1 => Ok(x),
+        block => Err(Refusal::BlockShape {
+            block,
+            wanted: "square and flat, so exchanging `threadIdx.x` and `threadIdx.y` would not map the block onto itself",
+        }),
     }
 }
 
@@ -226,7 +222,7 @@ struct Map {
 
 impl Map {
     /// The map `f` is, or why it is none.
-    fn of(f: &Function) -> Result<Map, String> {
+    fn of(f: &Function) -> Result<Map, Refusal> {
         let body: Vec<&Stmt> = f
             .body
             .iter()
@@ -289,7 +285,9 @@ impl Map {
             return Err("the index it stores at reads memory or has side effects".into());
         }
         if !is_pure(value) {
-            return Err("the stored value has side effects".into());
+            return Err(Refusal::SideEffects {
+                what: "the stored value",
+            });
         }
         let mut loads = Vec::new();
         let mut reads = Vec::new();
@@ -358,7 +356,7 @@ impl Map {
 
     /// Checks that the analysis finds the store's and the loads' indices
     /// affine in the thread index.
-    fn affine(&self, cx: &Context) -> Result<(), String> {
+    fn affine(&self, cx: &Context) -> Result<(), Refusal> {
         for e in std::iter::once(&self.target).chain(&self.loads) {
             let sites = cx.sites_of(e);
             if sites.is_empty()
@@ -370,14 +368,15 @@ impl Map {
                     "the index of `{}` at line {} is not affine in the thread index",
                     root_ident(e).unwrap_or("?"),
                     cx.line(e.meta.span)
-                ));
+                )
+                .into());
             }
         }
         Ok(())
     }
 }
 
-fn not_a_map() -> String {
+fn not_a_map() -> Refusal {
     "its body is not index declarations (and early `return`s) followed by one store `out[f] = g(in[h])` under `if`s"
         .into()
 }
@@ -393,13 +392,13 @@ fn root_ident(e: &Expr) -> Option<&str> {
 
 /// Checks a leading declaration: scalar locals with pure initial values
 /// that read no memory.
-fn index_decl(s: &Stmt) -> Result<(), String> {
+fn index_decl(s: &Stmt) -> Result<(), Refusal> {
     let StmtKind::Decl(ds) = &s.kind else {
         return Err(not_a_map());
     };
     for d in ds {
         if d.space == Space::Shared {
-            return Err(format!("it already uses shared memory (`{}`)", d.name));
+            return Err(format!("it already uses shared memory (`{}`)", d.name).into());
         }
         let plain = d.space == Space::Local
             && !d.is_static
@@ -412,14 +411,15 @@ fn index_decl(s: &Stmt) -> Result<(), String> {
             return Err(format!(
                 "`{}` is not a scalar computed from indices (no memory read, no side effect)",
                 d.name
-            ));
+            )
+            .into());
         }
     }
     Ok(())
 }
 
 /// Why the written array cannot overlap the ones read.
-fn no_overlap(cx: &Context, map: &Map) -> Result<String, String> {
+fn no_overlap(cx: &Context, map: &Map) -> Result<String, Refusal> {
     let f = cx.function;
     let name = |i: usize| format!("`{}`", f.params[i].name);
     let restrict = |i: usize| f.params[i].ty.pointers[0].is_restrict;
@@ -442,6 +442,7 @@ fn no_overlap(cx: &Context, map: &Map) -> Result<String, String> {
         .map(|evidence| format!("{pair} do not overlap: {evidence}"))
         .map_err(|why| {
             format!("{pair} may overlap ({why}), and the tile would reorder their reads and writes")
+                .into()
         })
 }
 

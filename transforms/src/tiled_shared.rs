@@ -48,7 +48,7 @@ use crate::ast_util::{
     self, assign, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
 };
 use crate::check::copyable;
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Largest tile, in bytes, per array.
 const MAX_BYTES: u64 = 16 * 1024;
@@ -64,15 +64,12 @@ impl Transform for TiledGlobalToShared {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
         let f = cx.function;
-        let Some(shape) = cx.block else {
-            out.skipped.push(Skip {
-                span: f.meta.span,
-                reason: "the block size is not known (give --block or a launch): a tile needs a fixed size".into(),
-            });
-            return out;
+        let shape = match cx.fixed_block(": a tile needs a fixed size") {
+            Ok(shape) => shape,
+            Err(why) => return Proposals::refused(f.meta.span, why),
         };
+        let mut out = Proposals::default();
         let effects = Effects::of(&f.body);
         let readonly: Vec<&Param> = f
             .params
@@ -137,9 +134,10 @@ impl Transform for TiledGlobalToShared {
             for p in arrays {
                 let bytes = p.ty.base.size_bytes().unwrap_or(u32::MAX) as u64 * threads;
                 let plan = if bytes > MAX_BYTES {
-                    Err(format!(
-                        "a tile of {threads} elements takes more than {MAX_BYTES} bytes"
-                    ))
+                    Err(
+                        format!("a tile of {threads} elements takes more than {MAX_BYTES} bytes")
+                            .into(),
+                    )
                 } else {
                     Tile::of(&p.name, &p.ty, &header, &body, &path.names)
                 };
@@ -162,18 +160,16 @@ impl Transform for TiledGlobalToShared {
                     .collect();
                 let names: Vec<String> = chosen.iter().map(|t| format!("`{}`", t.array)).collect();
                 match rewrite(f, l.meta.id, &header, &chosen, shape) {
-                    Ok(function) => out.candidates.push(Candidate {
-                        function,
-                        description: format!(
+                    Ok(function) => {
+                        let description = format!(
                             "staged {} through shared memory {threads} elements at a time: the loop at line {line} runs in tiles the whole block loads together",
                             names.join(" and ")
-                        ),
-                        transform: self.name(),
-                        fixes_block_size: true,
-                        relaunch: None,
-                        reassociates: false,
-                        covers: None,
-                    }),
+                        );
+                        out.candidates.push(Candidate {
+                            fixes_block_size: true,
+                            ..Candidate::new(self.name(), function, description)
+                        });
+                    }
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,
                         reason: format!("the loop at line {line} is not tiled: {why}"),
@@ -209,12 +205,8 @@ fn path_to(
     target: NodeId,
     fixed: &BTreeSet<String>,
     redeclared: &BTreeSet<String>,
-) -> Result<Path, String> {
-    let mut returns = false;
-    for s in stmts {
-        ast_util::visit_stmts(s, &mut |x| returns |= matches!(x.kind, StmtKind::Return(_)));
-    }
-    if returns {
+) -> Result<Path, Refusal> {
+    if ast_util::returns(stmts) {
         return Err(
             "the kernel may return early, and the tiles' barriers need every thread".into(),
         );
@@ -241,7 +233,9 @@ fn path_to(
             }
             StmtKind::If { cond, then, els } => {
                 if !is_pure(cond) {
-                    return Err("an enclosing `if` condition has side effects".into());
+                    return Err(Refusal::SideEffects {
+                        what: "an enclosing `if` condition",
+                    });
                 }
                 if els.as_ref().is_some_and(|e| contains(e, target)) {
                     return Err("it sits in the `else` branch of an `if`".into());
@@ -310,7 +304,7 @@ impl Header {
     /// The header of `l` when its range is the same in every thread of the
     /// block (`names` are the block-uniform names) and its body leaves the
     /// variable and the bounds alone.
-    fn of(l: &Stmt, names: &BTreeSet<String>) -> Result<Header, String> {
+    fn of(l: &Stmt, names: &BTreeSet<String>) -> Result<Header, Refusal> {
         let StmtKind::For {
             init: Some(init),
             cond: Some(cond),
@@ -341,7 +335,7 @@ impl Header {
             ExprKind::Binary(op @ (BinOp::Gt | BinOp::Ge), e, a) if is_v(a) => {
                 (e, *op == BinOp::Ge)
             }
-            _ => return Err(format!("its condition is not `{v} < bound`")),
+            _ => return Err(format!("its condition is not `{v} < bound`").into()),
         };
         let unit_step = match &step.kind {
             ExprKind::Unary(UnOp::PostInc | UnOp::PreInc, x) => is_v(x),
@@ -351,7 +345,7 @@ impl Header {
             _ => false,
         };
         if !unit_step {
-            return Err(format!("its step is not `{v}++`"));
+            return Err(format!("its step is not `{v}++`").into());
         }
         if !uniform(start, names) || !uniform(bound, names) {
             return Err("its range may differ between threads".into());
@@ -407,7 +401,7 @@ impl Tile {
         h: &Header,
         body: &[Stmt],
         names: &BTreeSet<String>,
-    ) -> Result<Tile, String> {
+    ) -> Result<Tile, Refusal> {
         let mut indices = Vec::new();
         for s in body {
             ast_util::visit_stmt_exprs(s, &mut |e| {
@@ -425,7 +419,8 @@ impl Tile {
             return Err(format!(
                 "its index is not `{} + c` with `c` the same in every thread",
                 h.var
-            ));
+            )
+            .into());
         }
         if indices
             .iter()
@@ -435,7 +430,9 @@ impl Tile {
         }
         let fx = Effects::of(body);
         if fx.jumps {
-            return Err("the loop body may `break`, `continue` or `return`".into());
+            return Err(Refusal::Jumps {
+                what: "the loop body may",
+            });
         }
         let unconditional = body.iter().any(|s| match &s.kind {
             StmtKind::Expr(e) => indices
@@ -487,14 +484,18 @@ fn rewrite(
     h: &Header,
     tiles: &[&Tile],
     shape: [u64; 3],
-) -> Result<Function, String> {
+) -> Result<Function, Refusal> {
     let mut taken = ast_util::names_in(f);
     let threads: u64 = shape.iter().product();
     let mut top = Vec::new();
     let mut buffers = Vec::new();
     for t in tiles {
         let buf = fresh(&format!("{}_tile", t.array), &mut taken);
-        top.push(shared_decl(t.elem.clone(), &buf, Some(int(threads))));
+        top.push(ast_util::shared_decl(
+            t.elem.clone(),
+            &buf,
+            vec![int(threads)],
+        ));
         buffers.push(buf);
     }
     let flag = fresh("any_active", &mut taken);
@@ -510,27 +511,16 @@ fn rewrite(
     };
     let body = lifter.lift(&f.body, None)?;
     if lifter.flag_used {
-        top.push(shared_decl(Type::scalar(BaseType::Int), &flag, None));
+        top.push(ast_util::shared_decl(
+            Type::scalar(BaseType::Int),
+            &flag,
+            Vec::new(),
+        ));
     }
     let mut g = f.clone();
     top.extend(body);
     g.body = top;
     Ok(g)
-}
-
-/// `__shared__ T name[len];` (a scalar without `len`).
-fn shared_decl(ty: Type, name: &str, len: Option<Expr>) -> Stmt {
-    stmt(StmtKind::Decl(vec![VarDecl {
-        meta: ast_util::meta(),
-        is_constexpr: false,
-        space: Space::Shared,
-        is_extern: false,
-        is_static: false,
-        ty,
-        name: name.to_string(),
-        dims: len.into_iter().map(Some).collect(),
-        init: None,
-    }]))
 }
 
 /// Rewrites the path to the tiled loop so every thread runs it.
@@ -547,7 +537,7 @@ struct Lifter<'a> {
 
 impl Lifter<'_> {
     /// `stmts`, where only threads with `guard` set ran them before.
-    fn lift(&mut self, stmts: &[Stmt], guard: Option<&str>) -> Result<Vec<Stmt>, String> {
+    fn lift(&mut self, stmts: &[Stmt], guard: Option<&str>) -> Result<Vec<Stmt>, Refusal> {
         let mut out = Vec::new();
         let mut run: Vec<Stmt> = Vec::new();
         for s in stmts {
@@ -710,7 +700,7 @@ fn replace_reads(e: &mut Expr, from: &Expr, to: &Expr) {
 /// Statements that only threads with `guard` ran: declarations stay where
 /// they are, without their initial value, and everything else (the
 /// initializations included) runs under `if (guard)`.
-fn guarded(run: Vec<Stmt>, guard: Option<&str>) -> Result<Vec<Stmt>, String> {
+fn guarded(run: Vec<Stmt>, guard: Option<&str>) -> Result<Vec<Stmt>, Refusal> {
     let Some(g) = guard else {
         return Ok(run);
     };
@@ -728,7 +718,8 @@ fn guarded(run: Vec<Stmt>, guard: Option<&str>) -> Result<Vec<Stmt>, String> {
                         return Err(format!(
                             "`{}` is used before its declaration in a guarded region",
                             d.name
-                        ));
+                        )
+                        .into());
                     }
                     if let Some(Init::Expr(e)) = &d.init {
                         seen.extend(Effects::of(&[stmt(StmtKind::Expr(e.clone()))]).touched());
@@ -752,7 +743,8 @@ fn guarded(run: Vec<Stmt>, guard: Option<&str>) -> Result<Vec<Stmt>, String> {
                             return Err(format!(
                                 "`{}` has an initializer copper cannot split",
                                 d.name
-                            ))
+                            )
+                            .into())
                         }
                     }
                 }

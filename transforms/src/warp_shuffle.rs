@@ -53,7 +53,7 @@ use copper::cuda::ast::{
 use copper::ir::sync::BARRIER;
 
 use crate::ast_util::{self, bin, decl, expr, ident, if_else, index, int, stmt, sync};
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Warp-shuffle tail of shared-memory tree reductions.
 pub struct WarpShuffle;
@@ -79,16 +79,13 @@ impl Transform for WarpShuffle {
                             Variant::PerWarp { reassociates: false } => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)",
                             Variant::PerWarp { reassociates: true } => "the tree reduction of `{a}` at line {line} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step); the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|sum| per element, n the threads per block)",
                         };
+                        let description = what
+                            .replace("{a}", &tree.array)
+                            .replace("{line}", &line.to_string());
                         out.candidates.push(Candidate {
-                            function,
-                            description: what
-                                .replace("{a}", &tree.array)
-                                .replace("{line}", &line.to_string()),
-                            transform: self.name(),
                             fixes_block_size: true,
-                            relaunch: None,
                             reassociates: variant == Variant::PerWarp { reassociates: true },
-                            covers: None,
+                            ..Candidate::new(self.name(), function, description)
                         });
                     }
                 }
@@ -338,7 +335,7 @@ fn start_value(e: &Expr, bx: u64) -> Option<u64> {
 
 /// The element type of the one-dimensional `__shared__` array `name`, when
 /// `__shfl_down_sync` takes it.
-fn shuffled_type(f: &Function, name: &str) -> Result<Type, String> {
+fn shuffled_type(f: &Function, name: &str) -> Result<Type, Refusal> {
     let mut found = Vec::new();
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
@@ -348,14 +345,10 @@ fn shuffled_type(f: &Function, name: &str) -> Result<Type, String> {
         });
     }
     let [d] = found.as_slice() else {
-        return Err(format!(
-            "`{name}` is not one `__shared__` array of the kernel"
-        ));
+        return Err(format!("`{name}` is not one `__shared__` array of the kernel").into());
     };
     if d.space != Space::Shared || d.dims.len() != 1 || d.ty.is_pointer() {
-        return Err(format!(
-            "`{name}` is not a one-dimensional `__shared__` array"
-        ));
+        return Err(format!("`{name}` is not a one-dimensional `__shared__` array").into());
     }
     use BaseType as B;
     match d.ty.base {
@@ -365,30 +358,27 @@ fn shuffled_type(f: &Function, name: &str) -> Result<Type, String> {
         _ => Err(format!(
             "its elements are `{}`, which `__shfl_down_sync` does not take",
             d.ty.base.c_name()
-        )),
+        )
+        .into()),
     }
 }
 
 /// The kernel with the tree loop at `f.body[at]` rewritten.
-fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Variant)>, String> {
+fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Variant)>, Refusal> {
     let f = cx.function;
-    let Some(block) = cx.block else {
-        return Err(
-            "the block size is not known (give `--block`, a launch, or a parameter file)".into(),
-        );
-    };
+    let block = cx.fixed_block("")?;
     if block[1] != 1 || block[2] != 1 || block[0] % 32 != 0 {
-        return Err(format!(
-            "the block ({}×{}×{}) is not one-dimensional with a multiple of 32 threads",
-            block[0], block[1], block[2]
-        ));
+        return Err(Refusal::BlockShape {
+            block,
+            wanted: "one-dimensional with a multiple of 32 threads",
+        });
     }
     let start = start_value(tree.start, block[0])
         .ok_or("the stride's start is not a constant once the block is known")?;
     if start < 32 || !start.is_power_of_two() {
-        return Err(format!(
-            "the stride starts at {start}, not at a power of two of at least 32"
-        ));
+        return Err(
+            format!("the stride starts at {start}, not at a power of two of at least 32").into(),
+        );
     }
     let ty = shuffled_type(f, &tree.array)?;
     ast_util::array_uses(f, &tree.array).map_err(|why| format!("`{}`: {why}", tree.array))?;
@@ -407,7 +397,8 @@ fn rewrite(cx: &Context, at: usize, tree: &Tree) -> Result<Vec<(Function, Varian
         return Err(format!(
             "after the loop, `{}` is used at other indices than 0",
             tree.array
-        ));
+        )
+        .into());
     }
     let mut taken = ast_util::names_in(f);
     let v = ast_util::fresh("warp_sum", &mut taken);

@@ -486,7 +486,9 @@ fn read_only_pointers_get_const_restrict_when_launches_show_no_aliasing() {
         s.description
     );
     // The same allocation read and written: no suggestion, and why.
-    let why = suggestion(&src("a, a, c")).expect_err("aliasing");
+    let why = suggestion(&src("a, a, c"))
+        .expect_err("aliasing")
+        .to_string();
     assert!(
         why.contains("`a` is passed as both `in` and `out`"),
         "{why}"

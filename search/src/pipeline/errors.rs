@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use copper_transforms::check::CheckError;
+use copper_transforms::Refusal;
 
 use crate::launch::LaunchError;
 
@@ -59,8 +60,8 @@ pub enum Unchecked {
 #[non_exhaustive]
 pub enum ReadOnlyError {
     /// The suggestion cannot be made (the reason).
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Refused(Refusal),
     /// It changes results.
     #[error("the suggestion failed its check: {0}")]
     Failed(#[source] CheckError),
