@@ -323,10 +323,17 @@ impl Header {
         let Some(Init::Expr(start)) = &d.init else {
             return Err("its variable has no initial value".into());
         };
-        if !d.dims.is_empty() || d.ty.is_pointer() || !is_integer(&d.ty.base) {
-            return Err("its variable is not an integer".into());
-        }
         let v = d.name.as_str();
+        if !d.dims.is_empty() || d.ty.is_pointer() {
+            return Err(format!("its counter `{v}` is an array or a pointer").into());
+        }
+        if !is_integer(&d.ty.base) {
+            return Err(format!(
+                "its counter `{v}` is `{}`: tiling rewrites only counters of the built-in integer types (`int`, `unsigned`, `long`, …)",
+                d.ty.base.c_name()
+            )
+            .into());
+        }
         let is_v = |e: &Expr| matches!(&e.kind, ExprKind::Ident(n) if n == v);
         let (bound, inclusive) = match &cond.kind {
             ExprKind::Binary(op @ (BinOp::Lt | BinOp::Le), a, e) if is_v(a) => {
