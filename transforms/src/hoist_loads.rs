@@ -61,7 +61,7 @@ impl Transform for HoistLoads {
             skipped: Vec::new(),
         };
         let body = ast_util::rewrite_bottom_up(f.body.clone(), &mut |s| h.rewrite(s));
-        out.skipped = h.skipped;
+        out.skipped.extend(h.skipped);
         if !h.changes.is_empty() {
             out.candidates.push(Candidate::new(
                 self.name(),
