@@ -565,3 +565,135 @@ fn use_temp(s: &mut Stmt, load: &Expr, temp: &Expr) {
     }
     ast_util::replace_expr(e, load, temp);
 }
+
+/// The rewrite before and after, and the kernels it leaves alone with the
+/// exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::BranchDistribution;
+    use crate::fixture::{check, check_not_applicable};
+
+    #[test]
+    fn a_loop_common_to_both_branches_runs_once_before_them() {
+        let desc = check(
+            &BranchDistribution,
+            [32, 1, 1],
+            r#"__global__ void odd_even(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    if (i % 2 == 0) {
+        for (int j = 0; j < n; j++) {
+            s += a[j];
+        }
+        b[i] = s + 1.0f;
+    } else {
+        for (int j = 0; j < n; j++) {
+            s += a[j];
+        }
+        b[i] = s - 1.0f;
+    }
+}
+"#,
+            r#"__global__ void odd_even(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    bool take_then = i % 2 == 0;
+    for (int j = 0; j < n; j++) {
+        s += a[j];
+    }
+    if (take_then) {
+        b[i] = s + 1.0f;
+    } else {
+        b[i] = s - 1.0f;
+    }
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "moved the statement at line 5 (complexity 3), common to both branches of the divergent `if` at line 4, out of it"
+    );
+    }
+
+    #[test]
+    fn the_first_load_of_both_branches_is_read_once() {
+        let desc = check(
+            &BranchDistribution,
+            [32, 1, 1],
+            r#"#define THRESHOLD 16
+__global__ void clamp_scale(const int *__restrict__ in, int *__restrict__ out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int v;
+        if (threadIdx.x < THRESHOLD) {
+            v = in[i] * 2;
+        } else {
+            v = in[i] + 3;
+        }
+        out[i] = v;
+    }
+}
+"#,
+            r#"#define THRESHOLD 16
+__global__ void clamp_scale(const int *__restrict__ in, int *__restrict__ out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int v;
+        int in_elem = in[i];
+        if (threadIdx.x < THRESHOLD) {
+            v = in_elem * 2;
+        } else {
+            v = in_elem + 3;
+        }
+        out[i] = v;
+    }
+}
+"#,
+        );
+        assert_eq!(
+            desc,
+            "loaded `in[i]` once before the divergent `if` at line 6 instead of in each branch"
+        );
+    }
+
+    #[test]
+    fn common_code_writing_what_the_condition_reads_stays() {
+        check_not_applicable(
+            &BranchDistribution,
+            [32, 1, 1],
+            r#"__global__ void countdown(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int k = i % 3;
+    if (k > 0) {
+        k = k - 1;
+        out[i] = in[i] + k;
+    } else {
+        k = k - 1;
+        out[i] = in[i] - k;
+    }
+}
+"#,
+            "common code of this `if` stays: it writes `k`, which the condition reads",
+        );
+    }
+
+    #[test]
+    fn common_array_writes_stay_in_their_branches() {
+        check_not_applicable(
+        &BranchDistribution,
+        [32, 1, 1],
+        r#"__global__ void tagged(float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i % 2 == 0) {
+        a[i] = 0.0f;
+        b[i] = 1.0f;
+    } else {
+        a[i] = 0.0f;
+        b[i] = 2.0f;
+    }
+}
+"#,
+        "common code of this `if` stays: it writes `a`, and lanes of the two branches would write in another order",
+    );
+    }
+}

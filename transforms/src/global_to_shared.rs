@@ -772,3 +772,6 @@ fn redirect(e: &mut Expr, renames: &[(String, String, String)]) {
         redirect(c, renames);
     }
 }
+
+#[cfg(test)]
+mod tests;

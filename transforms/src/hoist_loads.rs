@@ -264,3 +264,120 @@ impl Hoister<'_, '_> {
         out
     }
 }
+
+/// The rewrite before and after, and the kernels it leaves alone with the
+/// exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::HoistLoads;
+    use crate::fixture::{check, check_not_applicable};
+
+    #[test]
+    fn a_row_factor_is_loaded_once_before_the_loop() {
+        let desc = check(
+            &HoistLoads,
+            [64, 1, 1],
+            r#"__global__ void scale_rows(float *m, const float *f, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        for (int c = 0; c < cols; c++) {
+            m[r * cols + c] = m[r * cols + c] * f[r];
+        }
+    }
+}
+"#,
+            r#"__global__ void scale_rows(float *m, const float *f, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float f_elem = 0;
+        if (0 < cols) {
+            f_elem = f[r];
+        }
+        for (int c = 0; c < cols; c++) {
+            m[r * cols + c] = m[r * cols + c] * f_elem;
+        }
+    }
+}
+"#,
+        );
+        assert_eq!(
+            desc,
+            "loaded `f[r]` once before the loop at line 4 instead of in every iteration"
+        );
+    }
+
+    #[test]
+    fn a_bias_under_a_macro_is_loaded_once_in_an_unsigned_loop() {
+        let desc = check(
+            &HoistLoads,
+            [64, 1, 1],
+            r#"#define BIAS 0.5f
+__global__ void add_bias(const float *__restrict__ x, float *__restrict__ y, const float *__restrict__ b,
+                         unsigned int batch, unsigned int dim) {
+    unsigned int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < dim) {
+        for (unsigned int s = 0; s < batch; ++s) {
+            y[s * dim + j] = x[s * dim + j] + b[j] * BIAS;
+        }
+    }
+}
+"#,
+            r#"#define BIAS 0.5f
+__global__ void add_bias(const float *__restrict__ x, float *__restrict__ y, const float *__restrict__ b,
+                         unsigned int batch, unsigned int dim) {
+    unsigned int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < dim) {
+        float b_elem = 0;
+        if (0 < batch) {
+            b_elem = b[j];
+        }
+        for (unsigned int s = 0; s < batch; ++s) {
+            y[s * dim + j] = x[s * dim + j] + b_elem * BIAS;
+        }
+    }
+}
+"#,
+        );
+        assert_eq!(
+            desc,
+            "loaded `b[j]` once before the loop at line 6 instead of in every iteration"
+        );
+    }
+
+    #[test]
+    fn a_local_pointer_may_alias_every_array() {
+        check_not_applicable(
+            &HoistLoads,
+            [64, 1, 1],
+            r#"__global__ void accumulate(const float *src, float *dst, int n, int reps) {
+    float *p = dst + blockIdx.x * blockDim.x;
+    int i = threadIdx.x;
+    for (int r = 0; r < reps; r++) {
+        p[i] += src[blockIdx.x];
+    }
+}
+"#,
+            "no load is hoisted: a local pointer variable could alias an array",
+        );
+    }
+
+    #[test]
+    fn vector_elements_are_left_alone() {
+        check_not_applicable(
+        &HoistLoads,
+        [64, 1, 1],
+        r#"__global__ void norms(const float4 *v, float *out, int n, int reps) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f;
+        for (int r = 0; r < reps; r++) {
+            s += v[i].x * v[i].x + v[i].y * v[i].y;
+        }
+        out[i] = s;
+    }
+}
+"#,
+        "no load of `v` is hoisted: its elements are `float4` vectors, and load hoisting handles scalar elements only",
+    );
+    }
+}

@@ -9,6 +9,8 @@
 pub mod ast_util;
 pub mod branch_distribution;
 pub mod check;
+#[cfg(test)]
+mod fixture;
 pub mod global_to_shared;
 pub mod hoist_loads;
 pub mod pad_shared;
@@ -28,6 +30,11 @@ use copper::sim::params::LaunchSpec;
 use copper::source::Span;
 
 pub use refusal::Refusal;
+
+// The test fixtures name the crate as the integration tests do (they are
+// one file, included by both).
+#[cfg(test)]
+extern crate self as copper_transforms;
 
 /// What a transform may look at.
 pub struct Context<'a> {

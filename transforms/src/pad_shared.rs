@@ -174,3 +174,135 @@ fn pad(f: &Function, name: &str) -> Function {
     }
     g
 }
+
+/// The rewrite before and after, and the kernels it leaves alone with the
+/// exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::PadShared;
+    use crate::fixture::{check, check_not_applicable};
+
+    #[test]
+    fn a_transposed_tile_gets_one_more_column() {
+        let desc = check(
+            &PadShared,
+            [32, 32, 1],
+            r#"#define TILE 32
+
+__global__ void transpose(const float *__restrict__ in, float *__restrict__ out, int n) {
+    __shared__ float tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    if (x < n && y < n) {
+        tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    if (x < n && y < n) {
+        out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+    }
+}
+"#,
+            r#"#define TILE 32
+
+__global__ void transpose(const float *__restrict__ in, float *__restrict__ out, int n) {
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    if (x < n && y < n) {
+        tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    if (x < n && y < n) {
+        out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+    }
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "padded the rows of shared array `tile` from 32 to 33 elements, so the elements of a column fall in different banks"
+    );
+    }
+
+    #[test]
+    fn a_tile_of_doubles_with_size_t_indices_is_padded() {
+        let desc = check(
+            &PadShared,
+            [16, 16, 1],
+            r#"// A 16x16 tile of doubles: each row is 32 words long.
+__global__ void transpose_f64(const double *in, double *out, size_t rows, size_t cols) {
+    __shared__ double tile[16][16];
+    size_t c = static_cast<size_t>(blockIdx.x) * 16 + threadIdx.x;
+    size_t r = static_cast<size_t>(blockIdx.y) * 16 + threadIdx.y;
+    if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
+    __syncthreads();
+    c = static_cast<size_t>(blockIdx.y) * 16 + threadIdx.x;
+    r = static_cast<size_t>(blockIdx.x) * 16 + threadIdx.y;
+    if (r < cols && c < rows) out[r * rows + c] = tile[threadIdx.x][threadIdx.y];
+}
+"#,
+            r#"// A 16x16 tile of doubles: each row is 32 words long.
+__global__ void transpose_f64(const double *in, double *out, size_t rows, size_t cols) {
+    __shared__ double tile[16][16 + 1];
+    size_t c = static_cast<size_t>(blockIdx.x) * 16 + threadIdx.x;
+    size_t r = static_cast<size_t>(blockIdx.y) * 16 + threadIdx.y;
+    if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
+    __syncthreads();
+    c = static_cast<size_t>(blockIdx.y) * 16 + threadIdx.x;
+    r = static_cast<size_t>(blockIdx.x) * 16 + threadIdx.y;
+    if (r < cols && c < rows) out[r * rows + c] = tile[threadIdx.x][threadIdx.y];
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "padded the rows of shared array `tile` from 16 to 17 elements, so the elements of a column fall in different banks"
+    );
+    }
+
+    #[test]
+    fn atomics_on_shared_bins_take_their_address() {
+        check_not_applicable(
+            &PadShared,
+            [32, 8, 1],
+            r#"// Bins of a per-block histogram, updated atomically: their addresses are taken.
+__global__ void histogram(const unsigned char *data, unsigned int *bins, int n) {
+    __shared__ unsigned int local[8][32];
+    local[threadIdx.y][threadIdx.x] = 0u;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x * blockDim.y + threadIdx.y * blockDim.x + threadIdx.x;
+    if (i < n) {
+        atomicAdd(&local[data[i] / 32 % 8][data[i] % 32], 1u);
+    }
+    __syncthreads();
+    atomicAdd(&bins[threadIdx.y * 32 + threadIdx.x], local[threadIdx.y][threadIdx.x]);
+}
+"#,
+            "`local` (line 3) is not padded: its address is taken",
+        );
+    }
+
+    #[test]
+    fn a_tile_that_would_overflow_shared_memory_stays() {
+        check_not_applicable(
+            &PadShared,
+            [32, 8, 1],
+            r#"#define ROWS 64
+#define COLS 192
+__global__ void big_tile(const float *in, float *out) {
+    __shared__ float tile[ROWS][COLS];
+    for (int r = threadIdx.y; r < ROWS; r += 8)
+        for (int c = threadIdx.x; c < COLS; c += 32)
+            tile[r][c] = in[(blockIdx.x * ROWS + r) * COLS + c];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}
+"#,
+            "`tile` (line 4) is not padded: padded, it would not fit in shared memory",
+        );
+    }
+}

@@ -207,3 +207,160 @@ fn is_identifier(s: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// The suggestion before and after, and the kernels that get none with
+/// the exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::suggest;
+    use crate::fixture::{check, check_not_applicable};
+    use crate::{Candidate, Context, Proposals, Transform};
+
+    /// The suggestion as a transform, so that the fixtures (and their
+    /// differential check) serve it too.
+    struct Suggest;
+
+    impl Transform for Suggest {
+        fn name(&self) -> &'static str {
+            "read-only suggestion"
+        }
+
+        fn propose(&self, cx: &Context) -> Proposals {
+            match suggest(cx.file, cx.function, cx.params) {
+                Ok(Some(s)) => Proposals {
+                    candidates: vec![Candidate::new(self.name(), s.function, s.description)],
+                    skipped: Vec::new(),
+                },
+                Ok(None) => Proposals::default(),
+                Err(why) => Proposals::refused(cx.function.meta.span, why),
+            }
+        }
+    }
+
+    #[test]
+    fn separate_allocations_make_an_input_const_restrict() {
+        let desc = check(
+            &Suggest,
+            [64, 1, 1],
+            r#"__global__ void scale(float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = 2.0f * in[i];
+    }
+}
+
+int main() {
+    int n = 1024;
+    float *a, *b;
+    cudaMalloc(&a, n * sizeof(float));
+    cudaMalloc(&b, n * sizeof(float));
+    scale<<<(n + 63) / 64, 64>>>(a, b, n);
+    return 0;
+}
+"#,
+            r#"__global__ void scale(const float *__restrict__ in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = 2.0f * in[i];
+    }
+}
+
+int main() {
+    int n = 1024;
+    float *a, *b;
+    cudaMalloc(&a, n * sizeof(float));
+    cudaMalloc(&b, n * sizeof(float));
+    scale<<<(n + 63) / 64, 64>>>(a, b, n);
+    return 0;
+}
+"#,
+        );
+        assert_eq!(desc, "declare `const float *__restrict__ in`: the kernel only reads `in`, so its loads may use the read-only data cache; not applied: the cost model has no such cache, so the bounds do not change. Assumes no written pointer argument aliases it: the launch at line 13 passes separate `cudaMalloc` allocations (copper assumes nothing reassigns them in between)");
+    }
+
+    #[test]
+    fn a_size_t_axpy_gets_a_const_restrict_x() {
+        let desc = check(
+            &Suggest,
+            [128, 1, 1],
+            r#"#include <cstddef>
+#define ALPHA 2.5f
+
+__global__ void axpy(size_t n, float *x, float *y) {
+    size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = ALPHA * x[i] + y[i];
+}
+
+int main() {
+    size_t n = 1 << 12;
+    float *d_x, *d_y;
+    cudaMalloc(&d_x, n * sizeof(float));
+    cudaMalloc(&d_y, n * sizeof(float));
+    axpy<<<n / 128, 128>>>(n, d_x, d_y);
+    cudaFree(d_x);
+    cudaFree(d_y);
+    return 0;
+}
+"#,
+            r#"#include <cstddef>
+#define ALPHA 2.5f
+
+__global__ void axpy(size_t n, const float *__restrict__ x, float *y) {
+    size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = ALPHA * x[i] + y[i];
+}
+
+int main() {
+    size_t n = 1 << 12;
+    float *d_x, *d_y;
+    cudaMalloc(&d_x, n * sizeof(float));
+    cudaMalloc(&d_y, n * sizeof(float));
+    axpy<<<n / 128, 128>>>(n, d_x, d_y);
+    cudaFree(d_x);
+    cudaFree(d_y);
+    return 0;
+}
+"#,
+        );
+        assert_eq!(desc, "declare `const float *__restrict__ x`: the kernel only reads `x`, so its loads may use the read-only data cache; not applied: the cost model has no such cache, so the bounds do not change. Assumes no written pointer argument aliases it: the launch at line 14 passes separate `cudaMalloc` allocations (copper assumes nothing reassigns them in between)");
+    }
+
+    #[test]
+    fn one_allocation_passed_twice_is_no_evidence() {
+        check_not_applicable(
+            &Suggest,
+            [64, 1, 1],
+            r#"__global__ void shift(float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 1 < n) {
+        out[i] = in[i + 1];
+    }
+}
+
+int main() {
+    int n = 1024;
+    float *a;
+    cudaMalloc(&a, n * sizeof(float));
+    shift<<<n / 64, 64>>>(a, a, n);
+    return 0;
+}
+"#,
+            "at line 12, `a` is passed as both `in` and `out`",
+        );
+    }
+
+    #[test]
+    fn a_kernel_the_file_does_not_launch_has_no_evidence() {
+        check_not_applicable(
+            &Suggest,
+            [64, 1, 1],
+            r#"__global__ void square(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * in[i];
+}
+"#,
+            "the file does not launch it, and there is no parameter file",
+        );
+    }
+}

@@ -298,3 +298,105 @@ fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
     }
     out
 }
+
+/// The rewrite before and after, and the kernels it leaves alone with the
+/// exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::RemapThreads;
+    use crate::fixture::{check, check_not_applicable};
+
+    #[test]
+    fn a_warp_walking_a_column_walks_a_row_after_the_swap() {
+        let desc = check(
+            &RemapThreads,
+            [16, 16, 1],
+            r#"__global__ void scale2d(const float *a, float *out, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < n && col < n) {
+        out[row * n + col] = 2.0f * a[row * n + col];
+    }
+}
+"#,
+            r#"__global__ void scale2d(const float *a, float *out, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.y;
+    int col = blockIdx.y * blockDim.y + threadIdx.x;
+    if (row < n && col < n) {
+        out[row * n + col] = 2.0f * a[row * n + col];
+    }
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads); lanes now read consecutive `a` elements: 32 → 6 sectors per warp; lanes now write consecutive `out` elements: 32 → 6 sectors per warp"
+    );
+    }
+
+    #[test]
+    fn unsigned_indices_over_a_macro_width_are_swapped() {
+        let desc = check(
+            &RemapThreads,
+            [8, 8, 1],
+            r#"#define WIDTH 40
+__global__ void add_planes(const int *__restrict__ x, const int *__restrict__ y, int *__restrict__ z,
+                           unsigned int height) {
+    unsigned int r = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int c = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < height && c < WIDTH) {
+        z[r * WIDTH + c] = x[r * WIDTH + c] + y[r * WIDTH + c];
+    }
+}
+"#,
+            r#"#define WIDTH 40
+__global__ void add_planes(const int *__restrict__ x, const int *__restrict__ y, int *__restrict__ z,
+                           unsigned int height) {
+    unsigned int r = blockIdx.x * blockDim.x + threadIdx.y;
+    unsigned int c = blockIdx.y * blockDim.y + threadIdx.x;
+    if (r < height && c < WIDTH) {
+        z[r * WIDTH + c] = x[r * WIDTH + c] + y[r * WIDTH + c];
+    }
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads); lanes now read consecutive `x` elements: 8 → 4 sectors per warp; lanes now read consecutive `y` elements: 8 → 4 sectors per warp; lanes now write consecutive `z` elements: 8 → 4 sectors per warp"
+    );
+    }
+
+    #[test]
+    fn atomics_keep_the_mapping() {
+        check_not_applicable(
+            &RemapThreads,
+            [16, 16, 1],
+            r#"__global__ void count_pos(const float *a, int *count, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < n && col < n && a[row * n + col] > 0.0f) {
+        atomicAdd(count, 1);
+    }
+}
+"#,
+            "threads keep their mapping: it calls `atomicAdd` (the order of atomics would change)",
+        );
+    }
+
+    #[test]
+    fn a_three_dimensional_block_keeps_the_mapping() {
+        check_not_applicable(
+            &RemapThreads,
+            [8, 8, 2],
+            r#"__global__ void scale3d(const float *a, float *out, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < n && col < n) {
+        out[(threadIdx.z * n + row) * n + col] = 2.0f * a[(threadIdx.z * n + row) * n + col];
+    }
+}
+"#,
+            "threads keep their mapping: the block (8×8×2) is not 2-D and flat",
+        );
+    }
+}

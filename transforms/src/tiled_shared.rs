@@ -769,3 +769,6 @@ fn guarded(run: Vec<Stmt>, guard: Option<&str>) -> Result<Vec<Stmt>, Refusal> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

@@ -531,3 +531,161 @@ fn block_dim_x() -> Expr {
         arrow: false,
     })
 }
+
+/// The rewrite before and after, and the kernels it leaves alone with the
+/// exact reason ([`crate::fixture`]).
+#[cfg(test)]
+mod tests {
+    use super::WarpShuffle;
+    use crate::fixture::{check, check_not_applicable};
+
+    #[test]
+    fn the_last_steps_of_a_float_tree_use_shuffles() {
+        let desc = check(
+            &WarpShuffle,
+            [128, 1, 1],
+            r#"#define BLOCK_SIZE 128
+__global__ void reduce_sum(const float *__restrict__ in, float *__restrict__ out, unsigned int n) {
+    __shared__ float sdata[BLOCK_SIZE];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) {
+            sdata[tid] += sdata[tid + s];
+        }
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+            r#"#define BLOCK_SIZE 128
+__global__ void reduce_sum(const float *__restrict__ in, float *__restrict__ out, unsigned int n) {
+    __shared__ float sdata[BLOCK_SIZE];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
+        if (tid < s) {
+            sdata[tid] += sdata[tid + s];
+        }
+        __syncthreads();
+    }
+    if (tid < 32) {
+        float warp_sum = sdata[tid] + sdata[tid + 32];
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+        if (tid == 0) {
+            sdata[0] = warp_sum;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "the last 5 steps of the tree reduction of `sdata` at line 8 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"
+    );
+    }
+
+    #[test]
+    fn a_double_tree_with_a_constant_stride_uses_shuffles() {
+        let desc = check(
+            &WarpShuffle,
+            [256, 1, 1],
+            r#"__global__ void reduce_max_shape(const double *in, double *out, int n) {
+    __shared__ double partial[256];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    partial[tid] = i < n ? in[i] : 0.0;
+    __syncthreads();
+    for (int s = 128; s > 0; s /= 2) {
+        if (tid < s) partial[tid] += partial[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = partial[0];
+}
+"#,
+            r#"__global__ void reduce_max_shape(const double *in, double *out, int n) {
+    __shared__ double partial[256];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    partial[tid] = i < n ? in[i] : 0.0;
+    __syncthreads();
+    for (int s = 128; s > 32; s /= 2) {
+        if (tid < s) partial[tid] += partial[tid + s];
+        __syncthreads();
+    }
+    if (tid < 32) {
+        double warp_sum = partial[tid] + partial[tid + 32];
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+        if (tid == 0) {
+            partial[0] = warp_sum;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) out[blockIdx.x] = partial[0];
+}
+"#,
+        );
+        assert_eq!(
+        desc,
+        "the last 5 steps of the tree reduction of `partial` at line 7 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"
+    );
+    }
+
+    #[test]
+    fn a_stride_that_skips_32_stays() {
+        check_not_applicable(
+        &WarpShuffle,
+        [96, 1, 1],
+        r#"__global__ void reduce96(const int *in, int *out, int n) {
+    __shared__ int sdata[96];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? in[i] : 0;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+        "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: the stride starts at 48, not at a power of two of at least 32",
+    );
+    }
+
+    #[test]
+    fn partial_sums_read_after_the_loop_stay() {
+        check_not_applicable(
+        &WarpShuffle,
+        [128, 1, 1],
+        r#"__global__ void reduce_pair(const int *in, int *out, int n) {
+    __shared__ int sdata[128];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? in[i] : 0;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0] + sdata[1];
+}
+"#,
+        "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0",
+    );
+    }
+}

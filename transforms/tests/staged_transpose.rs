@@ -6,9 +6,6 @@
 mod common;
 
 use common::try_propose;
-use copper::cuda::parse::parse_source;
-use copper::cuda::rewrite::edit_functions;
-use copper::source::SourceFile;
 use copper_transforms::staged_transpose::StagedTranspose;
 use copper_transforms::Proposals;
 
@@ -30,24 +27,12 @@ fn propose(src: &str, block: [u64; 3]) -> Proposals {
 /// The files the candidates make of `before` (as edits), with their
 /// descriptions.
 fn rewrites(before: &str, block: [u64; 3]) -> Vec<(String, String)> {
-    let file = parse_source(SourceFile::new("t.cu", before));
-    propose(before, block)
-        .candidates
-        .iter()
-        .map(|c| {
-            let text = edit_functions(&file, std::slice::from_ref(&c.function)).expect("an edit");
-            (c.description.clone(), text)
-        })
-        .collect()
+    common::rewrites(&StagedTranspose, before, block)
 }
 
 /// `before` has one candidate on 16×16 blocks, and it makes `after`.
 fn check(before: &str, after: &str) -> String {
-    let found = rewrites(before, [16, 16, 1]);
-    assert_eq!(found.len(), 1, "{found:#?}");
-    let (desc, text) = &found[0];
-    assert_eq!(text, after, "{desc}");
-    desc.clone()
+    common::check(&StagedTranspose, [16, 16, 1], before, after)
 }
 
 /// `src` has no candidate on `block`, for a reason containing `reason`.
