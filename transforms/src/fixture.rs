@@ -17,15 +17,15 @@ use copper::cuda::rewrite::edit_functions;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::LaunchSpec;
 use copper::source::SourceFile;
-use copper_transforms::check::Checker;
+use copper_transforms::check::{CheckError, Checker};
 use copper_transforms::{Context, Proposals, Transform};
 
 /// What `t` proposes for the only kernel of `src`, launched with `block`.
 /// Every candidate is checked on launches synthesized from the signature;
 /// a candidate that computes something else panics with its text. `Err`
-/// when the original itself cannot be checked (it fails or races on the
-/// synthesized launches).
-pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, String> {
+/// when the original itself cannot be lowered or checked (it fails or
+/// races on the synthesized launches).
+pub fn try_propose(t: &dyn Transform, src: &str, block: [u64; 3]) -> Result<Proposals, CheckError> {
     try_propose_with(t, src, block, false)
 }
 
@@ -36,7 +36,7 @@ pub fn try_propose_with(
     src: &str,
     block: [u64; 3],
     allow_reassociation: bool,
-) -> Result<Proposals, String> {
+) -> Result<Proposals, CheckError> {
     try_propose_on(t, src, block, allow_reassociation, None)
 }
 
@@ -48,10 +48,10 @@ pub fn try_propose_on(
     block: [u64; 3],
     allow_reassociation: bool,
     spec: Option<&LaunchSpec>,
-) -> Result<Proposals, String> {
+) -> Result<Proposals, CheckError> {
     let file = parse_source(SourceFile::new("t.cu", src));
-    let f = file.kernels().next().ok_or("no kernel")?.clone();
-    let kernel = lower_kernel(&file, &f.name).map_err(|d| d.message)?;
+    let f = file.kernels().next().expect("a kernel").clone();
+    let kernel = lower_kernel(&file, &f.name).map_err(|d| CheckError::NotLowered(d.message))?;
     let analysis = prepare(
         &kernel,
         Config {
@@ -73,8 +73,7 @@ pub fn try_propose_on(
     if p.candidates.is_empty() {
         return Ok(p);
     }
-    let checker =
-        Checker::new(&file, &f.name, spec, Some(block), None).map_err(|e| e.to_string())?;
+    let checker = Checker::new(&file, &f.name, spec, Some(block), None)?;
     for c in &p.candidates {
         if let Err(why) = checker.check_candidate(c) {
             panic!(
