@@ -56,11 +56,7 @@ fn every_testdata_function_parses() {
 #[test]
 fn printed_kernels_parse_back_to_the_same_ast() {
     for file in parsed_testdata() {
-        let funcs: Vec<_> = file
-            .functions
-            .iter()
-            .filter_map(|f| f.result.clone().ok())
-            .collect();
+        let funcs: Vec<_> = file.parsed_functions().cloned().collect();
         let text = rewrite_functions(&file, &funcs);
         let again = parse_source(SourceFile::new(file.source.path.clone(), text.clone()));
         for f in &funcs {
@@ -80,11 +76,7 @@ fn printed_kernels_parse_back_to_the_same_ast() {
             );
         }
         // Printing is idempotent on the text too.
-        let funcs2: Vec<_> = again
-            .functions
-            .iter()
-            .filter_map(|f| f.result.clone().ok())
-            .collect();
+        let funcs2: Vec<_> = again.parsed_functions().cloned().collect();
         assert_eq!(rewrite_functions(&again, &funcs2), text);
     }
 }
@@ -137,11 +129,7 @@ fn diffs_apply_with_git_apply_and_patch() {
         "git and patch are needed"
     );
     for file in parsed_testdata() {
-        let funcs: Vec<_> = file
-            .functions
-            .iter()
-            .filter_map(|f| f.result.clone().ok())
-            .collect();
+        let funcs: Vec<_> = file.parsed_functions().cloned().collect();
         let new = rewrite_functions(&file, &funcs);
         let name = file
             .source

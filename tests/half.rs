@@ -4,46 +4,33 @@
 //! (2-byte elements: sectors and bank words), and the diagnostics for what
 //! copper does not read.
 
+mod common;
+
+use common::{metric, simulate_source};
 use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Scalar, Value};
-use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate, SimOptions, SimResult};
+use copper::sim::SimResult;
 use copper::source::SourceFile;
 
 /// Simulates kernel `k` of `src` on one block of `threads` with arrays
 /// `x` (given values) and `y` (`len` zeros).
 fn run(src: &str, threads: u32, x: &[f64], len: usize) -> SimResult {
-    let parsed = parse_source(SourceFile::new("t.cu", src));
-    let kernel = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
     let values: Vec<String> = x.iter().map(|v| format!("{v:?}")).collect();
     let params = format!(
         "[kernel.k]\ngrid=[1]\nblock=[{threads}]\n[kernel.k.arrays.x]\nlen={}\ninit=\"values\"\nvalues=[{}]\n[kernel.k.arrays.y]\nlen={len}\n",
         x.len(),
         values.join(", ")
     );
-    let p = ParamFile::from_toml(&params).unwrap();
-    let inputs = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap();
-    simulate(&kernel, &inputs, &SimOptions::default()).unwrap_or_else(|e| panic!("{e:?}"))
+    simulate_source(src, &params).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
+/// The final contents of array `name`, as numbers.
 fn array(r: &SimResult, name: &str) -> Vec<f64> {
-    r.arrays
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap()
-        .1
-        .values()
+    common::array(r, name)
+        .into_iter()
         .map(Value::as_f64)
         .collect()
-}
-
-fn metric(r: &SimResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.metric == name)
-        .unwrap()
-        .max_warp
 }
 
 /// `y[j] = EXPR_j` for one thread, `x` of type `xt`, `y` of type `yt`.

@@ -18,11 +18,40 @@ use copper::sim::params::LaunchSpec;
 
 type Inputs = BTreeMap<String, f64>;
 
-/// A published bound: its text and its value (`None`: "no bound").
+/// A published bound of one metric.
 struct Published {
     metric: &'static str,
-    text: &'static str,
-    value: fn(&Inputs) -> Option<f64>,
+    bound: Bound,
+}
+
+/// The value a published bound gives.
+enum Bound {
+    /// A constant.
+    Constant(f64),
+    /// A formula, as the paper writes it and as a function of the inputs.
+    Formula(&'static str, fn(&Inputs) -> f64),
+    /// "no bound".
+    None,
+}
+
+impl Bound {
+    /// The bound as the paper writes it.
+    fn text(&self) -> String {
+        match self {
+            Bound::Constant(c) => c.to_string(),
+            Bound::Formula(text, _) => text.to_string(),
+            Bound::None => "no bound".into(),
+        }
+    }
+
+    /// The bound's value at the inputs `i` (`None`: no bound).
+    fn at(&self, i: &Inputs) -> Option<f64> {
+        match self {
+            Bound::Constant(c) => Some(*c),
+            Bound::Formula(_, f) => Some(f(i)),
+            Bound::None => None,
+        }
+    }
 }
 
 /// A kernel of the paper, the sizes to compare at, and how to set them.
@@ -47,79 +76,97 @@ fn len(spec: &mut LaunchSpec, array: &str, n: u64) {
     spec.arrays.get_mut(array).expect("array").len = n.max(1);
 }
 
+/// `addSub0`/`addSub1`'s size: the row count `w`.
+fn rows_w(s: &mut LaunchSpec, w: u64) {
+    set(s, "w", w as f64);
+    len(s, "A", w);
+    len(s, "B", w * 1024);
+}
+
+/// `addSub2`/`addSub3`'s size: the row count `h`.
+fn rows_h(s: &mut LaunchSpec, h: u64) {
+    set(s, "h", h as f64);
+    len(s, "B", 1024 * (h + 1));
+}
+
+/// A reduction of the paper over `n` elements, with its published
+/// `steps`, `divwarps`, `sectors` and `conflicts`.
+fn reduction(file: &'static str, kernel: &'static str, bounds: [Bound; 4]) -> Case {
+    Case {
+        file,
+        kernel,
+        sizes: vec![1000, 4096],
+        size: |s, n| set(s, "n", n as f64),
+        published: ["steps", "divwarps", "sectors", "conflicts"]
+            .into_iter()
+            .zip(bounds)
+            .map(|(metric, bound)| Published { metric, bound })
+            .collect(),
+    }
+}
+
 fn cases() -> Vec<Case> {
-    let p = |metric, text, value| Published {
-        metric,
-        text,
-        value,
-    };
+    use Bound::{Constant, Formula};
+    let p = |metric, bound| Published { metric, bound };
     vec![
         Case {
             file: "addSub0.cu",
             kernel: "addSub0",
             sizes: vec![1, 16, 64, 100],
-            size: |s, w| {
-                set(s, "w", w as f64);
-                len(s, "A", w);
-                len(s, "B", w * 1024);
-            },
+            size: rows_w,
             published: vec![
-                p("steps", "7 + 177w", |i| Some(7.0 + 177.0 * arg(i, "w"))),
-                p("divwarps", "w", |i| Some(arg(i, "w"))),
-                p("sectors", "132w", |i| Some(132.0 * arg(i, "w"))),
-                p("conflicts", "0", |_| Some(0.0)),
+                p("steps", Formula("7 + 177w", |i| 7.0 + 177.0 * arg(i, "w"))),
+                p("divwarps", Formula("w", |i| arg(i, "w"))),
+                p("sectors", Formula("132w", |i| 132.0 * arg(i, "w"))),
+                p("conflicts", Constant(0.0)),
             ],
         },
         Case {
             file: "addSub1.cu",
             kernel: "addSub1",
             sizes: vec![1, 16, 64, 100],
-            size: |s, w| {
-                set(s, "w", w as f64);
-                len(s, "A", w);
-                len(s, "B", w * 1024);
-            },
+            size: rows_w,
             published: vec![
-                p("steps", "7 + 183w", |i| Some(7.0 + 183.0 * arg(i, "w"))),
-                p("divwarps", "0", |_| Some(0.0)),
-                p("sectors", "132w", |i| Some(132.0 * arg(i, "w"))),
-                p("conflicts", "0", |_| Some(0.0)),
+                p("steps", Formula("7 + 183w", |i| 7.0 + 183.0 * arg(i, "w"))),
+                p("divwarps", Constant(0.0)),
+                p("sectors", Formula("132w", |i| 132.0 * arg(i, "w"))),
+                p("conflicts", Constant(0.0)),
             ],
         },
         Case {
             file: "addSub2.cu",
             kernel: "addSub2",
             sizes: vec![2, 16, 64, 101],
-            size: |s, h| {
-                set(s, "h", h as f64);
-                len(s, "B", 1024 * (h + 1));
-            },
+            size: rows_h,
             published: vec![
-                p("steps", "14 + 32(h + 1)", |i| {
-                    Some(14.0 + 32.0 * (arg(i, "h") + 1.0))
-                }),
-                p("divwarps", "0", |_| Some(0.0)),
-                p("sectors", "14(h + 1)", |i| Some(14.0 * (arg(i, "h") + 1.0))),
-                p("conflicts", "0", |_| Some(0.0)),
+                p(
+                    "steps",
+                    Formula("14 + 32(h + 1)", |i| 14.0 + 32.0 * (arg(i, "h") + 1.0)),
+                ),
+                p("divwarps", Constant(0.0)),
+                p(
+                    "sectors",
+                    Formula("14(h + 1)", |i| 14.0 * (arg(i, "h") + 1.0)),
+                ),
+                p("conflicts", Constant(0.0)),
             ],
         },
         Case {
             file: "addSub3.cu",
             kernel: "addSub3",
             sizes: vec![2, 16, 64, 101],
-            size: |s, h| {
-                set(s, "h", h as f64);
-                len(s, "B", 1024 * (h + 1));
-            },
+            size: rows_h,
             published: vec![
-                p("steps", "22 + 29(h + 1)", |i| {
-                    Some(22.0 + 29.0 * (arg(i, "h") + 1.0))
-                }),
-                p("divwarps", "0", |_| Some(0.0)),
-                p("sectors", "4 + 10(h + 1)", |i| {
-                    Some(4.0 + 10.0 * (arg(i, "h") + 1.0))
-                }),
-                p("conflicts", "0", |_| Some(0.0)),
+                p(
+                    "steps",
+                    Formula("22 + 29(h + 1)", |i| 22.0 + 29.0 * (arg(i, "h") + 1.0)),
+                ),
+                p("divwarps", Constant(0.0)),
+                p(
+                    "sectors",
+                    Formula("4 + 10(h + 1)", |i| 4.0 + 10.0 * (arg(i, "h") + 1.0)),
+                ),
+                p("conflicts", Constant(0.0)),
             ],
         },
         Case {
@@ -128,10 +175,10 @@ fn cases() -> Vec<Case> {
             sizes: vec![1, 255, 16384],
             size: |s, n| set(s, "n", n as f64),
             published: vec![
-                p("steps", "27", |_| Some(27.0)),
-                p("divwarps", "1", |_| Some(1.0)),
-                p("sectors", "12", |_| Some(12.0)),
-                p("conflicts", "0", |_| Some(0.0)),
+                p("steps", Constant(27.0)),
+                p("divwarps", Constant(1.0)),
+                p("sectors", Constant(12.0)),
+                p("conflicts", Constant(0.0)),
             ],
         },
         Case {
@@ -144,61 +191,46 @@ fn cases() -> Vec<Case> {
                 len(s, "A", n * 16);
             },
             published: vec![
-                p("steps", "9 + 85MN + 64N", |i| {
-                    let (m, n) = (arg(i, "M"), arg(i, "N"));
-                    Some(9.0 + 85.0 * m * n + 64.0 * n)
-                }),
-                p("divwarps", "N", |i| Some(arg(i, "N"))),
+                p(
+                    "steps",
+                    Formula("9 + 85MN + 64N", |i| {
+                        let (m, n) = (arg(i, "M"), arg(i, "N"));
+                        9.0 + 85.0 * m * n + 64.0 * n
+                    }),
+                ),
+                p("divwarps", Formula("N", |i| arg(i, "N"))),
             ],
         },
-        Case {
-            file: "reduce0.cu",
-            kernel: "reduce0",
-            sizes: vec![1000, 4096],
-            size: |s, n| set(s, "n", n as f64),
-            published: vec![
-                p("steps", "6412", |_| Some(6412.0)),
-                p("divwarps", "257", |_| Some(257.0)),
-                p("sectors", "5", |_| Some(5.0)),
-                p("conflicts", "0", |_| Some(0.0)),
+        reduction(
+            "reduce0.cu",
+            "reduce0",
+            [
+                Constant(6412.0),
+                Constant(257.0),
+                Constant(5.0),
+                Constant(0.0),
             ],
-        },
-        Case {
-            file: "reduce1.cu",
-            kernel: "reduce1",
-            sizes: vec![1000, 4096],
-            size: |s, n| set(s, "n", n as f64),
-            published: vec![
-                p("steps", "30892", |_| Some(30892.0)),
-                p("divwarps", "257", |_| Some(257.0)),
-                p("sectors", "5", |_| Some(5.0)),
-                p("conflicts", "23715", |_| Some(23715.0)),
+        ),
+        reduction(
+            "reduce1.cu",
+            "reduce1",
+            [
+                Constant(30892.0),
+                Constant(257.0),
+                Constant(5.0),
+                Constant(23715.0),
             ],
-        },
-        Case {
-            file: "reduce2.cu",
-            kernel: "reduce2",
-            sizes: vec![1000, 4096],
-            size: |s, n| set(s, "n", n as f64),
-            published: vec![
-                p("steps", "no bound", |_| None),
-                p("divwarps", "no bound", |_| None),
-                p("sectors", "5", |_| Some(5.0)),
-                p("conflicts", "no bound", |_| None),
-            ],
-        },
-        Case {
-            file: "reduce3.cu",
-            kernel: "reduce3",
-            sizes: vec![1000, 4096],
-            size: |s, n| set(s, "n", n as f64),
-            published: vec![
-                p("steps", "no bound", |_| None),
-                p("divwarps", "no bound", |_| None),
-                p("sectors", "9", |_| Some(9.0)),
-                p("conflicts", "no bound", |_| None),
-            ],
-        },
+        ),
+        reduction(
+            "reduce2.cu",
+            "reduce2",
+            [Bound::None, Bound::None, Constant(5.0), Bound::None],
+        ),
+        reduction(
+            "reduce3.cu",
+            "reduce3",
+            [Bound::None, Bound::None, Constant(9.0), Bound::None],
+        ),
         Case {
             file: "mandelbrot.cu",
             kernel: "mandelbrot",
@@ -211,10 +243,7 @@ fn cases() -> Vec<Case> {
                 set(s, "y0", 0.0);
                 set(s, "scale", 0.0);
             },
-            published: vec![
-                p("steps", "no bound", |_| None),
-                p("divwarps", "no bound", |_| None),
-            ],
+            published: vec![p("steps", Bound::None), p("divwarps", Bound::None)],
         },
     ]
 }
@@ -249,7 +278,7 @@ fn no_looser_than_published_wherever_published_is_sound() {
                     simulated: sim,
                     bound: b,
                 } = measure(&kernel, &spec, &metric, ours);
-                let published = (p.value)(&at);
+                let published = p.bound.at(&at);
                 if sim > b + 1e-6 {
                     failures.push(format!(
                         "{} {} at {size}: simulated {sim} above copper's bound {b}",
@@ -275,7 +304,7 @@ fn no_looser_than_published_wherever_published_is_sound() {
                 "| {} | {} | {} | {} | {} |",
                 c.kernel,
                 p.metric,
-                p.text,
+                p.bound.text(),
                 ours,
                 cells.join("; ")
             );

@@ -59,18 +59,14 @@ const BINOPS: [BinOp; 18] = [
     BinOp::And,
     BinOp::Or,
 ];
-const COMPOUND: [BinOp; 10] = [
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Rem,
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Shl,
-    BinOp::Shr,
-    BinOp::BitAnd,
-    BinOp::BitXor,
-    BinOp::BitOr,
-];
+/// The operators of a compound assignment (`+=`, …): all but the
+/// comparisons and `&&`, `||`.
+fn compound_ops() -> Vec<BinOp> {
+    BINOPS
+        .into_iter()
+        .filter(|op| !op.is_comparison() && !matches!(op, BinOp::And | BinOp::Or))
+        .collect()
+}
 const UNOPS: [UnOp; 10] = [
     UnOp::Neg,
     UnOp::Plus,
@@ -107,7 +103,7 @@ fn expr() -> impl Strategy<Value = Expr> {
                     Box::new(r)
                 ))),
             (
-                prop::option::of(prop::sample::select(COMPOUND.to_vec())),
+                prop::option::of(prop::sample::select(compound_ops())),
                 lvalue,
                 inner.clone()
             )

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
 use copper::cuda::ast::BinOp;
-use copper::cuda::launch::{BytesOf, TestLaunch};
+use copper::cuda::launch::{BytesOf, Launch, TestLaunch};
 use copper::cuda::parse::ParsedFile;
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
-use copper::sim::params::{LaunchSpec, ParamFile, ShapeError, MAX_BLOCK_THREADS};
+use copper::sim::params::{LaunchSpec, ParamFile, Shape, ShapeError, MAX_BLOCK_THREADS};
 use copper::sim::test_launch::{random_array, runs_on_block, uses};
 use copper::sim::InputError;
 use copper::source::Span;
@@ -34,6 +34,13 @@ pub struct KnownShape {
     /// Whether copper assumed the block from the kernel alone
     /// ([`assume_block`]): nothing gave a launch shape.
     pub assumed: bool,
+}
+
+/// Why CUDA would refuse the launch site `l` (a block of more than 1024
+/// threads, a grid past its limits), when its block is known (a grid not
+/// known counts as one block).
+pub fn refused_shape(l: &Launch) -> Option<ShapeError> {
+    Shape::checked(l.grid.unwrap_or([1, 1, 1]), l.block?).err()
 }
 
 /// The launch shape of kernel `name`: the command line (`block`, `grid`),
@@ -62,12 +69,9 @@ pub fn launch_shape(
         .collect();
     // A launch CUDA would refuse (`<<<1, 100000>>>`) says nothing about the
     // shapes the kernel runs with.
-    let invalid = sites.iter().find_map(|l| {
-        let block = l.block?;
-        copper::sim::params::Shape::checked(l.grid.unwrap_or([1, 1, 1]), block)
-            .err()
-            .map(|e| (l.line, e))
-    });
+    let invalid = sites
+        .iter()
+        .find_map(|l| refused_shape(l).map(|e| (l.line, e)));
     if let Some((line, why)) = invalid {
         return KnownShape {
             block: None,
@@ -321,8 +325,11 @@ pub fn test_plan(
     let mut assumptions = Vec::new();
     if let Some(l) = parsed.launches.iter().find(|l| l.kernel == kernel.name) {
         let line = l.line;
-        match &l.test {
-            Some(t) => match host_spec(kernel, t) {
+        match (refused_shape(l), &l.test) {
+            (Some(why), _) => assumptions.push(format!(
+                "the launch at line {line} is not one CUDA runs ({why}); launch inferred instead"
+            )),
+            (None, Some(t)) => match host_spec(kernel, t) {
                 Ok((spec, notes)) => {
                     let mut a = vec![format!(
                         "tested on the launch at line {line} (grid {}, block {}) and variants of it",
@@ -340,7 +347,7 @@ pub fn test_plan(
                     "the launch at line {line} could not be used ({why}); launch inferred instead"
                 )),
             },
-            None => assumptions.push(format!(
+            (None, None) => assumptions.push(format!(
                 "the launch at line {line} could not be evaluated from the host code before it; launch inferred instead"
             )),
         }

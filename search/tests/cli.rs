@@ -629,6 +629,44 @@ fn a_launch_cuda_would_refuse_is_not_used_as_the_shape() {
 }
 
 #[test]
+fn a_launch_cuda_would_refuse_is_not_tested_on() {
+    // A block over 1024 threads small enough to simulate, and a grid
+    // over CUDA's 65535 in y.
+    for (launch, why) in [
+        ("k<<<1, 2048>>>(a)", "a block of 2048×1×1 threads"),
+        ("k<<<dim3(1, 70000), 32>>>(a)", "a grid of 1×70000×1 blocks"),
+    ] {
+        let src = format!(
+            "__global__ void k(float *a) {{ a[threadIdx.x] = 1; }}\nvoid host(float *a) {{ {launch}; }}\n"
+        );
+        let p = scratch("refused-launch.cu", src.as_bytes());
+        let p = p.to_str().unwrap();
+        let o = copper(&["parse", p]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{t}");
+        assert!(t.contains("note: CUDA refuses this launch"), "{t}");
+        assert!(t.contains(why), "{t}");
+        // Before: `params` wrote this launch, which copper then refused
+        // as "the parameter file's launch".
+        let o = copper(&["params", p]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{t}");
+        assert!(
+            t.contains("the launch at line 2 is not one CUDA runs") && t.contains(why),
+            "{t}"
+        );
+        assert!(
+            t.contains("block = [256, 1, 1]\n") && t.contains("grid = [2, 1, 1]\n"),
+            "{t}"
+        );
+        let o = copper(&["optimize", p]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{t}");
+        assert!(!t.contains("parameter file"), "{t}");
+    }
+}
+
+#[test]
 fn a_header_named_only_in_a_branch_not_taken_is_not_looked_for() {
     let f = scratch(
         "inactive_include.cu",

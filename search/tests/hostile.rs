@@ -563,50 +563,30 @@ fn unknown_or_out_of_range_values_are_errors() {
         "block = [4611686018427387905, 4]\n",
     )
     .unwrap();
-    let cases: &[(&str, &[&str], &str)] = &[
+    let range = "out of the range of its type (int)";
+    // A block whose product of dimensions wraps around 2^64.
+    let wraps = "more than CUDA allows";
+    let cases: &[(&[&str], &str)] = &[
         (
-            "optimize --at zz=5",
             &["optimize", "k.cu", "--at", "zz=5"],
             "`zz` is not a scalar parameter",
         ),
+        (&["optimize", "k.cu", "--params", "big.toml"], range),
+        (&["simulate", "k.cu", "--params", "big.toml"], range),
         (
-            "optimize with w = 99999999999",
-            &["optimize", "k.cu", "--params", "big.toml"],
-            "out of the range of its type (int)",
-        ),
-        (
-            "simulate with w = 99999999999",
-            &["simulate", "k.cu", "--params", "big.toml"],
-            "out of the range of its type (int)",
-        ),
-        (
-            "analyze --block whose product wraps around 2^64",
             &["analyze", "k.cu", "--block", "4611686018427387905,4"],
-            "more than CUDA allows",
+            wraps,
         ),
+        (&["optimize", "k.cu", "--config", "wrap-config.toml"], wraps),
+        (&["lint", "k.cu", "--config", "wrap-config.toml"], wraps),
+        (&["simulate", "k.cu", "--params", "wrap.toml"], wraps),
         (
-            "optimize with a copper.toml block whose product wraps around 2^64",
-            &["optimize", "k.cu", "--config", "wrap-config.toml"],
-            "more than CUDA allows",
-        ),
-        (
-            "lint with a copper.toml block whose product wraps around 2^64",
-            &["lint", "k.cu", "--config", "wrap-config.toml"],
-            "more than CUDA allows",
-        ),
-        (
-            "simulate a parameter file's block whose product wraps around 2^64",
-            &["simulate", "k.cu", "--params", "wrap.toml"],
-            "more than CUDA allows",
-        ),
-        (
-            "bench --sweep w=99999999999",
             &["bench", "k.cu", "--sweep", "w=99999999999", "--out", "out"],
-            "out of the range of its type (int)",
+            range,
         ),
     ];
-    for (case, args, needle) in cases {
-        let m = run(case, &dir, args, &[]);
+    for (args, needle) in cases {
+        let m = run(&args.join(" "), &dir, args, &[]);
         assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
         assert!(stderr(&m).contains(needle), "{args:?}: {}", stderr(&m));
     }

@@ -102,7 +102,7 @@ fn bytes_relations(
             for (k, (_, name)) in passed.iter().enumerate() {
                 o.insert(name.to_string(), base + step * k as i128);
             }
-            host::evaluate(src, l.span.start, l.span.end, &l.grid, &l.block, macros, &o)
+            host::evaluate(src, l, macros, &o)
         })
         .collect();
     let mut products: Vec<Vec<usize>> = passed.iter().map(|&(i, _)| vec![i]).collect();
@@ -144,15 +144,7 @@ pub fn resolve_launches(src: &str, ex: &Extracted, timeline: &Timeline) -> Vec<L
         .iter()
         .map(|l| {
             let macros = &*timeline.at(l.span.start);
-            let written = host::evaluate(
-                src,
-                l.span.start,
-                l.span.end,
-                &l.grid,
-                &l.block,
-                macros,
-                &HashMap::new(),
-            );
+            let written = host::evaluate(src, l, macros, &HashMap::new());
             let (grid, block) = (written.grid, written.block);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
@@ -219,15 +211,7 @@ fn test_launch(
         }
         let overrides: HashMap<String, i128> =
             cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
-        let small = host::evaluate(
-            src,
-            l.span.start,
-            l.span.end,
-            &l.grid,
-            &l.block,
-            macros,
-            &overrides,
-        );
+        let small = host::evaluate(src, l, macros, &overrides);
         if threads(&small)? <= MAX_TEST_THREADS {
             let bytes_of = bytes_relations(src, l, macros, &small, &overrides);
             return Some(TestLaunch {

@@ -68,20 +68,21 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
+    /// The functions that parsed, in the order of [`ParsedFile::functions`].
+    pub fn parsed_functions(&self) -> impl Iterator<Item = &Function> {
+        self.functions.iter().filter_map(|f| f.result.as_ref().ok())
+    }
+
     /// The kernels (`__global__` functions) that parsed, template kernels
     /// by their instantiations.
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
-        self.functions
-            .iter()
-            .filter_map(|f| f.result.as_ref().ok())
+        self.parsed_functions()
             .filter(|f| f.is_kernel() && !f.is_uninstantiated())
     }
 
     /// Template kernels that parsed but that nothing instantiates.
     pub fn uninstantiated(&self) -> Vec<&Function> {
-        self.functions
-            .iter()
-            .filter_map(|f| f.result.as_ref().ok())
+        self.parsed_functions()
             .filter(|f| {
                 f.is_kernel()
                     && f.is_uninstantiated()
@@ -104,9 +105,7 @@ impl ParsedFile {
         let Some((base, args)) = template::split_name(wanted) else {
             return wanted.to_string();
         };
-        self.functions
-            .iter()
-            .filter_map(|f| f.result.as_ref().ok())
+        self.parsed_functions()
             .filter_map(|f| {
                 f.template
                     .as_ref()
@@ -118,10 +117,7 @@ impl ParsedFile {
 
     /// The function named `name` that parsed.
     pub fn function(&self, name: &str) -> Option<&Function> {
-        self.functions
-            .iter()
-            .filter_map(|f| f.result.as_ref().ok())
-            .find(|f| f.name == name)
+        self.parsed_functions().find(|f| f.name == name)
     }
 
     /// Every diagnostic: file-level ones, then each failed function's

@@ -162,6 +162,20 @@ pub struct Names<'a> {
     pub is_template: &'a dyn Fn(&str) -> bool,
 }
 
+/// The tokens of a piece of the file being appended, and what reading
+/// its C++ constructs needs.
+#[derive(Clone, Copy)]
+struct Tokens<'a> {
+    /// The piece's text.
+    piece: &'a str,
+    /// Its tokens.
+    toks: &'a [Token],
+    /// The file offset of its first byte.
+    base: usize,
+    /// The type and template names visible in it.
+    names: &'a Names<'a>,
+}
+
 /// Why a piece of text cannot be handed to the parser.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitError {
@@ -244,6 +258,12 @@ impl Unit {
         let span = Span::new(start, start + piece.len());
         let toks = tokenize(piece);
         check_limits(piece, &toks, span.start)?;
+        let tokens = Tokens {
+            piece,
+            toks: &toks,
+            base: span.start,
+            names,
+        };
         let mut cursor = 0;
         let mut i = 0;
         // Tokens to write as `)`: the `>` closing a C++ cast's type.
@@ -264,9 +284,7 @@ impl Unit {
                 continue;
             }
             if t.kind == TokKind::Ident {
-                if let Some(next) =
-                    self.cxx_word(piece, &toks, i, span.start, names, &mut cast_closes)?
-                {
+                if let Some(next) = self.cxx_word(tokens, i, &mut cast_closes)? {
                     cursor = toks[next - 1].end;
                     i = next;
                     continue;
@@ -303,7 +321,7 @@ impl Unit {
                 continue;
             }
             if t.kind == TokKind::Punct {
-                if let Some(next) = self.cxx_punct(piece, &toks, i, span.start, names)? {
+                if let Some(next) = self.cxx_punct(tokens, i)? {
                     cursor = toks[next - 1].end;
                     i = next;
                     continue;
@@ -402,13 +420,16 @@ impl Unit {
     /// next token to read, or `None` if `i` starts no such construct.
     fn cxx_word(
         &mut self,
-        piece: &str,
-        toks: &[Token],
+        tokens: Tokens,
         i: usize,
-        base: usize,
-        names: &Names,
         cast_closes: &mut Vec<usize>,
     ) -> Result<Option<usize>, UnitError> {
+        let Tokens {
+            piece,
+            toks,
+            base,
+            names,
+        } = tokens;
         let t = toks[i];
         let text = t.text(piece);
         let at = base + t.start;
@@ -458,7 +479,7 @@ impl Unit {
             _ => {}
         }
         if next == Some("::") && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Ident) {
-            return Ok(Some(self.qualified_name(piece, toks, i, base)));
+            return Ok(Some(self.qualified_name(tokens, i)));
         }
         if next == Some("<") && (names.is_template)(text) {
             let Some(close) = angle_close(piece, toks, i + 1) else {
@@ -492,36 +513,35 @@ impl Unit {
     /// Rewrites C++ punctuation at token `i` (a reference declarator, a
     /// leading `::`) or rejects what is outside the subset; returns the
     /// index of the next token when it wrote the token itself.
-    fn cxx_punct(
-        &mut self,
-        piece: &str,
-        toks: &[Token],
-        i: usize,
-        base: usize,
-        names: &Names,
-    ) -> Result<Option<usize>, UnitError> {
+    fn cxx_punct(&mut self, tokens: Tokens, i: usize) -> Result<Option<usize>, UnitError> {
+        let toks = tokens.toks;
         let t = toks[i];
-        let at = base + t.start;
-        let text = t.text(piece);
+        let at = tokens.base + t.start;
         let next_ident = toks.get(i + 1).is_some_and(|n| n.kind == TokKind::Ident);
         let prev_is_name = i
             .checked_sub(1)
             .is_some_and(|p| toks[p].kind == TokKind::Ident);
-        if text == "::" && next_ident && !prev_is_name {
-            return Ok(Some(self.qualified_name(piece, toks, i, base)));
+        match t.text(tokens.piece) {
+            "::" if next_ident && !prev_is_name => {
+                return Ok(Some(self.qualified_name(tokens, i)));
+            }
+            "&" if is_reference(tokens.piece, toks, i, tokens.names) => {
+                self.refs.push(self.text.len());
+                self.push_replaced("*", at, tokens.base + t.end);
+                return Ok(Some(i + 1));
+            }
+            _ => {}
         }
-        if text == "&" && is_reference(piece, toks, i, names) {
-            self.refs.push(self.text.len());
-            self.push_replaced("*", at, base + t.end);
-            return Ok(Some(i + 1));
-        }
-        unsupported_punct(piece, toks, i, at, names)?;
+        unsupported_punct(tokens.piece, toks, i, at, tokens.names)?;
         Ok(None)
     }
 
     /// `N::M::name` or `::name` from token `i`: the qualifier is blanked
     /// and recorded at the name, whose index is returned.
-    fn qualified_name(&mut self, piece: &str, toks: &[Token], i: usize, base: usize) -> usize {
+    fn qualified_name(&mut self, tokens: Tokens, i: usize) -> usize {
+        let Tokens {
+            piece, toks, base, ..
+        } = tokens;
         let mut j = if toks[i].is(piece, "::") { i + 1 } else { i };
         while toks.get(j + 1).is_some_and(|n| n.is(piece, "::"))
             && toks.get(j + 2).is_some_and(|n| n.kind == TokKind::Ident)

@@ -70,8 +70,8 @@ pub enum ShapeError {
     #[error("a block of {}×{}×{} threads is more than CUDA allows (1024 threads, z ≤ 64)", .0[0], .0[1], .0[2])]
     BlockTooLarge([u64; 3]),
     /// A grid dimension beyond CUDA's limits.
-    #[error("grid dimensions exceed CUDA's limits (x < 2^31, y and z ≤ 65535)")]
-    GridTooLarge,
+    #[error("a grid of {}×{}×{} blocks is more than CUDA allows (x < 2^31, y and z ≤ 65535)", .0[0], .0[1], .0[2])]
+    GridTooLarge([u64; 3]),
     /// A `grid` or `block` list of a parameter file with no or too many
     /// dimensions.
     #[error("`{what}` must have 1 to 3 dimensions, got {got}")]
@@ -325,7 +325,7 @@ impl Shape {
             return Err(ShapeError::BlockTooLarge(block));
         };
         if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
-            return Err(ShapeError::GridTooLarge);
+            return Err(ShapeError::GridTooLarge(grid));
         }
         Ok(Shape { grid, block })
     }

@@ -1,5 +1,6 @@
 //! Helpers the engine's tests share: a `testdata/` kernel with the launch
-//! of its parameter file, and a bound measured against the simulation.
+//! of its parameter file, a bound measured against the simulation, and a
+//! kernel's source simulated with the results looked up by name.
 
 // Each test crate uses only some of these.
 #![allow(dead_code)]
@@ -9,11 +10,12 @@ use std::path::Path;
 
 use copper::bound::BoundExpr;
 use copper::cost::Metric;
-use copper::cuda::parse::parse_path;
+use copper::cuda::parse::{parse_path, parse_source};
 use copper::ir::lower::lower_kernel;
-use copper::ir::Kernel;
+use copper::ir::{Kernel, Value};
 use copper::sim::params::{LaunchSpec, ParamFile, Shape};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions, SimResult};
+use copper::source::SourceFile;
 
 /// Kernel `kernel` of `testdata/FILE`, lowered, its launch in the
 /// parameter file beside it (`FILE.toml`), and that launch's shape.
@@ -57,4 +59,35 @@ pub fn measure(kernel: &Kernel, spec: &LaunchSpec, metric: &Metric, bound: &Boun
         simulated,
         bound,
     }
+}
+
+/// Simulates the first kernel of `src` on the launch that the parameter
+/// file `params` (TOML) gives it.
+pub fn simulate_source(src: &str, params: &str) -> Result<SimResult, SimError> {
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let name = parsed.kernels().next().expect("a kernel").name.clone();
+    let kernel = lower_kernel(&parsed, &name).unwrap_or_else(|d| panic!("{}", d.render()));
+    let p = ParamFile::from_toml(params).unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).unwrap();
+    simulate(&kernel, &inputs, &SimOptions::default())
+}
+
+/// The cost of the worst warp under metric `name`.
+pub fn metric(r: &SimResult, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.metric == name)
+        .unwrap()
+        .max_warp
+}
+
+/// The final contents of global array `name`.
+pub fn array(r: &SimResult, name: &str) -> Vec<Value> {
+    r.arrays
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
+        .values()
+        .collect()
 }

@@ -174,18 +174,42 @@ mod tests {
     fn fill_code_for_each_init_kind() {
         let call =
             |k: InitKind, elem: Scalar, ctype: &str| fill(&spec(k), elem, ctype, "p", "n").unwrap();
-        assert_eq!(
-            call(InitKind::Zero, Scalar::F32, "float"),
-            "copper_fill_const<float>(p, n, 0.0f);"
-        );
-        assert_eq!(
-            call(InitKind::Const, Scalar::I32, "int"),
-            "copper_fill_const<int>(p, n, 2);"
-        );
-        assert_eq!(
-            call(InitKind::Const, Scalar::F64, "real"),
-            "copper_fill_const<real>(p, n, 2.5);"
-        );
+        let cases = [
+            (
+                InitKind::Zero,
+                Scalar::F32,
+                "float",
+                "copper_fill_const<float>(p, n, 0.0f);",
+            ),
+            (
+                InitKind::Const,
+                Scalar::I32,
+                "int",
+                "copper_fill_const<int>(p, n, 2);",
+            ),
+            (
+                InitKind::Const,
+                Scalar::F64,
+                "real",
+                "copper_fill_const<real>(p, n, 2.5);",
+            ),
+            (
+                InitKind::Random,
+                Scalar::F32,
+                "float",
+                "copper_fill_random_real<float>(p, n, 5ull, -1.5, 11.5);",
+            ),
+            // Integers: ceil(-1.5) = -1 to floor(10) = 10, 12 values.
+            (
+                InitKind::Random,
+                Scalar::I32,
+                "int",
+                "copper_fill_random_int<int>(p, n, 5ull, -1ll, 12ull, false);",
+            ),
+        ];
+        for (kind, elem, ctype, expected) in cases {
+            assert_eq!(call(kind, elem, ctype), expected);
+        }
         let values = call(InitKind::Values, Scalar::I32, "int");
         assert!(
             values.contains("static const int copper_values[] = {1, -2};"),
@@ -194,15 +218,6 @@ mod tests {
         assert!(
             values.contains("copper_fill_cycle<int>(p, n, copper_values, 2);"),
             "{values}"
-        );
-        assert_eq!(
-            call(InitKind::Random, Scalar::F32, "float"),
-            "copper_fill_random_real<float>(p, n, 5ull, -1.5, 11.5);"
-        );
-        // Integers: ceil(-1.5) = -1 to floor(10) = 10, 12 values.
-        assert_eq!(
-            call(InitKind::Random, Scalar::I32, "int"),
-            "copper_fill_random_int<int>(p, n, 5ull, -1ll, 12ull, false);"
         );
         assert!(call(InitKind::Random, Scalar::U64, "size_t").ends_with("true);"));
     }

@@ -579,14 +579,6 @@ impl Plan {
         let k = slots.len();
         let var = format!("copper_a_{}", a.name);
         let elems = format!("(copper_len_{} / {})", a.name, a.slots);
-        let fill = cxx::fill(
-            spec,
-            a.elem,
-            &a.ctype,
-            "copper_f.data()",
-            &format!("{elems} * {k}"),
-        )
-        .map_err(|source| self.fill_error(a, source))?;
         let scatter: String = slots
             .iter()
             .enumerate()
@@ -597,9 +589,32 @@ impl Plan {
                 )
             })
             .collect();
+        self.scattered_fill(a, spec, (a.elem, &a.ctype), &elems, k, &scatter)
+    }
+
+    /// A block that fills a scratch vector of `k` values per element of
+    /// struct array `a` (`elems` elements) in type `ty` (a scalar and its C
+    /// name) as `spec` says, then runs `scatter` for each element
+    /// `copper_i`, copying its values `copper_f[copper_i * k + j]` in.
+    fn scattered_fill(
+        &self,
+        a: &ArrayPlan,
+        spec: &ArraySpec,
+        (ty, ctype): (Scalar, &str),
+        elems: &str,
+        k: usize,
+        scatter: &str,
+    ) -> Result<String, BenchError> {
+        let fill = cxx::fill(
+            spec,
+            ty,
+            ctype,
+            "copper_f.data()",
+            &format!("{elems} * {k}"),
+        )
+        .map_err(|source| self.fill_error(a, source))?;
         Ok(format!(
-            "    {{ std::vector<{}> copper_f({elems} * {k}); {fill} for (size_t copper_i = 0; copper_i < {elems}; ++copper_i) {{{scatter} }} }}\n",
-            a.ctype
+            "    {{ std::vector<{ctype}> copper_f({elems} * {k}); {fill} for (size_t copper_i = 0; copper_i < {elems}; ++copper_i) {{{scatter} }} }}\n"
         ))
     }
 
@@ -627,14 +642,6 @@ impl Plan {
         let mut out = String::new();
         for ty in types {
             let ctype = ty.c_name();
-            let fill = cxx::fill(
-                spec,
-                ty,
-                ctype,
-                "copper_f.data()",
-                &format!("{elems} * {k}"),
-            )
-            .map_err(|source| self.fill_error(a, source))?;
             let scatter: String = slots
                 .iter()
                 .enumerate()
@@ -646,9 +653,7 @@ impl Plan {
                     )
                 })
                 .collect();
-            out.push_str(&format!(
-                "    {{ std::vector<{ctype}> copper_f({elems} * {k}); {fill} for (size_t copper_i = 0; copper_i < {elems}; ++copper_i) {{{scatter} }} }}\n"
-            ));
+            out.push_str(&self.scattered_fill(a, spec, (ty, ctype), &elems, k, &scatter)?);
         }
         Ok(out)
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use copper::bound::check::{self, launch_warps, violations, Violation};
 use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, Outcome};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
-use copper::ir::lower::{lower_kernel, symbol_notes};
+use copper::ir::lower::symbol_notes;
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
 use copper::sim::params::{LaunchSpec, ShapeError};
@@ -18,6 +18,7 @@ use copper_search::launch::{dims, launch_shape, KnownShape};
 use copper_search::rank::fmt_num;
 
 use super::args::{AnalyzeArgs, Format};
+use super::output::lower_or_report;
 use super::settings::Settings;
 
 /// The analysis of one kernel, ready to print.
@@ -87,13 +88,9 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
     let mut reports = Vec::new();
     for name in names {
         let start = Instant::now();
-        let kernel = match lower_kernel(&parsed, &name) {
-            Ok(k) => k,
-            Err(d) => {
-                eprintln!("{}", d.render());
-                status = 1;
-                continue;
-            }
+        let Some(kernel) = lower_or_report(&parsed, &name) else {
+            status = 1;
+            continue;
         };
         for d in symbol_notes(&parsed, &kernel) {
             eprintln!("{}", d.render());

@@ -21,11 +21,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
     };
     let mut status = 0;
     if whole {
-        let funcs: Vec<_> = parsed
-            .functions
-            .iter()
-            .filter_map(|f| f.result.clone().ok())
-            .collect();
+        let funcs: Vec<_> = parsed.parsed_functions().cloned().collect();
         for d in parsed.all_diagnostics() {
             eprintln!("{}", d.render());
             status = 1;

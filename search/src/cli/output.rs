@@ -3,6 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use copper::cuda::parse::ParsedFile;
+use copper::ir::lower::lower_kernel;
+use copper::ir::Kernel;
+
 static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// `--quiet`: from now on nothing reaches stdout (it is pointed at the
@@ -30,6 +34,14 @@ pub fn note(message: impl std::fmt::Display) {
     if !quiet() {
         eprintln!("copper: note: {message}");
     }
+}
+
+/// Kernel `name` of `parsed`, lowered; `None` after printing on stderr
+/// the diagnostic that stops it.
+pub fn lower_or_report(parsed: &ParsedFile, name: &str) -> Option<Kernel> {
+    lower_kernel(parsed, name)
+        .map_err(|d| eprintln!("{}", d.render()))
+        .ok()
 }
 
 /// The exit status of a command that reports on many inputs (`optimize`,

@@ -9,12 +9,12 @@ use std::path::Path;
 
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::parse_path_with;
-use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, test_plan};
 use copper_transforms::check::Checker;
 
+use super::output::lower_or_report;
 use super::settings::Settings;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
@@ -61,13 +61,9 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     );
     let mut status = 0;
     for name in names {
-        let kernel = match lower_kernel(&parsed, &name) {
-            Ok(k) => k,
-            Err(d) => {
-                eprintln!("{}", d.render());
-                status = 1;
-                continue;
-            }
+        let Some(kernel) = lower_or_report(&parsed, &name) else {
+            status = 1;
+            continue;
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = assume_block(

@@ -6,6 +6,7 @@ use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::include::{define_hint, in_user_file};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
+use copper_search::launch::refused_shape;
 use serde_json::json;
 
 use super::args::Format;
@@ -98,6 +99,9 @@ fn print_text(parsed: &ParsedFile) {
                         show(l.grid),
                         show(l.block)
                     );
+                    if let Some(why) = refused_shape(l) {
+                        println!("    note: CUDA refuses this launch: {why}");
+                    }
                     for n in &l.undefined {
                         println!("    note: {}", define_hint(n));
                     }

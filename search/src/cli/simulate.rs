@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
-use copper::ir::lower::{lower_kernel, symbol_notes};
+use copper::ir::lower::symbol_notes;
 use copper::ir::{Kernel, Value};
 use copper::sim::{
     check_threads, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::args::{Format, SimulateArgs};
 use super::files::write_atomically;
+use super::output::lower_or_report;
 use super::settings::Settings;
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
@@ -83,13 +84,9 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
         );
     }
     for name in &kernels {
-        let kernel = match lower_kernel(&parsed, name) {
-            Ok(k) => k,
-            Err(d) => {
-                eprintln!("{}", d.render());
-                status = 2;
-                continue;
-            }
+        let Some(kernel) = lower_or_report(&parsed, name) else {
+            status = 2;
+            continue;
         };
         for d in symbol_notes(&parsed, &kernel) {
             eprintln!("{}", d.render());

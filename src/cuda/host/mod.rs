@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use super::extract::LaunchSite;
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 
@@ -73,18 +74,15 @@ pub struct HostLaunch {
     pub inputs: Vec<(String, i128)>,
 }
 
-/// Evaluates the launch whose `<<<…>>>` spans `start..end` of `src` (the
-/// kernel name starts at `start`), with the host variables of `overrides`
-/// declared with those values instead of their initializers.
+/// Evaluates the launch at `site` of `src`, with the host variables of
+/// `overrides` declared with those values instead of their initializers.
 pub fn evaluate(
     src: &str,
-    start: usize,
-    end: usize,
-    grid: &str,
-    block: &str,
+    site: &LaunchSite,
     macros: &MacroTable,
     overrides: &HashMap<String, i128>,
 ) -> HostLaunch {
+    let (start, end) = (site.span.start, site.span.end);
     let mut ev = Evaluator {
         macros,
         vars: HashMap::new(),
@@ -93,8 +91,8 @@ pub fn evaluate(
         overrides,
     };
     ev.run(&src[..start.min(src.len())]);
-    let grid = ev.eval_text(grid).and_then(Value::dims);
-    let block = ev.eval_text(block).and_then(Value::dims);
+    let grid = ev.eval_text(&site.grid).and_then(Value::dims);
+    let block = ev.eval_text(&site.block).and_then(Value::dims);
     let config = token_texts(&src[start.min(end)..end.min(src.len())]);
     let config = match config.iter().position(|t| t == "<<<") {
         Some(p) if config.last().is_some_and(|t| t == ">>>") => &config[p + 1..config.len() - 1],
@@ -599,15 +597,7 @@ mod tests {
         let ex = extract(src);
         let m = MacroTable::new(&ex.macros);
         let l = ex.launches.last().expect("a launch");
-        evaluate(
-            src,
-            l.span.start,
-            l.span.end,
-            &l.grid,
-            &l.block,
-            &m,
-            overrides,
-        )
+        evaluate(src, l, &m, overrides)
     }
 
     const MAIN: &str = "#define TILE 16\n#define DIV_UP(a, b) (((a) + (b) - 1) / (b))\n\

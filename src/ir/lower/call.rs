@@ -7,6 +7,7 @@ use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::half::{self, HalfFn};
 use crate::ir::math::Signature;
 use crate::ir::record::FieldType;
+use crate::ir::sync::{sync_kind, Sync};
 
 /// Loads with a cache hint (the read-only path, streaming, …): each reads
 /// what its pointer points to.
@@ -137,28 +138,20 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
         want_value: bool,
     ) -> Result<Option<Expr>> {
-        if name == "__syncthreads" {
-            if want_value {
-                return fail(span, "`__syncthreads()` used as a value");
+        let no_effect = match sync_kind(name) {
+            Some(Sync::Block) => {
+                if want_value {
+                    return fail(span, format!("`{name}()` used as a value"));
+                }
+                out.push(Stmt::Sync { span });
+                return Ok(None);
             }
-            out.push(Stmt::Sync { span });
-            return Ok(None);
-        }
-        if matches!(
-            name,
-            "printf"
-                | "assert"
-                | "__threadfence"
-                | "__threadfence_block"
-                | "__threadfence_system"
-                | "__syncwarp"
-        ) {
-            // No effect on results or cost in the model.
-            return Ok(if want_value {
-                Some(int(0, Scalar::I32))
-            } else {
-                None
-            });
+            Some(Sync::Warp | Sync::Fence) => true,
+            Some(Sync::BlockPredicate) | None => matches!(name, "printf" | "assert"),
+        };
+        if no_effect {
+            // No effect on results or cost in the lock-step model.
+            return Ok(want_value.then(|| int(0, Scalar::I32)));
         }
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
