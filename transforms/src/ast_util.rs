@@ -413,6 +413,21 @@ pub fn decl(ty: Type, name: &str, init: Option<Expr>) -> Stmt {
     }]))
 }
 
+/// `__shared__ ty name[d0][d1]…;` (a scalar without `dims`).
+pub fn shared_decl(ty: Type, name: &str, dims: Vec<Expr>) -> Stmt {
+    stmt(StmtKind::Decl(vec![VarDecl {
+        meta: meta(),
+        is_constexpr: false,
+        space: copper::cuda::ast::Space::Shared,
+        is_extern: false,
+        is_static: false,
+        ty,
+        name: name.to_string(),
+        dims: dims.into_iter().map(Some).collect(),
+        init: None,
+    }]))
+}
+
 /// `lhs = rhs;`
 pub fn assign(lhs: Expr, rhs: Expr) -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Assign(

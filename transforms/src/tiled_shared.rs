@@ -520,17 +520,7 @@ fn rewrite(
 
 /// `__shared__ T name[len];` (a scalar without `len`).
 fn shared_decl(ty: Type, name: &str, len: Option<Expr>) -> Stmt {
-    stmt(StmtKind::Decl(vec![VarDecl {
-        meta: ast_util::meta(),
-        is_constexpr: false,
-        space: Space::Shared,
-        is_extern: false,
-        is_static: false,
-        ty,
-        name: name.to_string(),
-        dims: len.into_iter().map(Some).collect(),
-        init: None,
-    }]))
+    ast_util::shared_decl(ty, name, len.into_iter().collect())
 }
 
 /// Rewrites the path to the tiled loop so every thread runs it.

@@ -18,11 +18,10 @@
 //! one element of padding shifts each row by two banks, which keeps the 16
 //! lanes of a half warp in distinct bank pairs.
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Meta, Space, Stmt, StmtKind};
-use copper::cuda::ast::{Type, VarDecl};
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Meta, Stmt, Type};
 use copper::cuda::print;
 
-use crate::ast_util::{self, bin, int, stmt};
+use crate::ast_util::{self, bin, int};
 
 /// A padded `S×(S + pad)` shared tile.
 pub(super) struct Tile {
@@ -55,17 +54,11 @@ impl Tile {
 
     /// `__shared__ T tile[S][S + pad];`
     pub fn decl(&self) -> Stmt {
-        stmt(StmtKind::Decl(vec![VarDecl {
-            meta: ast_util::meta(),
-            is_constexpr: false,
-            space: Space::Shared,
-            is_extern: false,
-            is_static: false,
-            ty: Type::scalar(self.elem.clone()),
-            name: self.name.clone(),
-            dims: vec![Some(self.side.clone()), Some(self.row())],
-            init: None,
-        }]))
+        ast_util::shared_decl(
+            Type::scalar(self.elem.clone()),
+            &self.name,
+            vec![self.side.clone(), self.row()],
+        )
     }
 
     /// `tile[S][S + pad]`, for descriptions.
