@@ -36,8 +36,10 @@ use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
 
 mod errors;
+mod instances;
 
 pub use errors::{ReadOnlyError, SearchError, Unchecked};
+pub use instances::Target;
 
 /// What the search does.
 pub struct Settings {
@@ -203,6 +205,10 @@ pub struct Considered {
     pub verdict: Verdict,
     /// Its analysis, when it got that far.
     pub analyzed: Option<Arc<Analyzed>>,
+    /// For a rewrite of a template that improves the searched
+    /// instantiation: its analyses for the template's other
+    /// instantiations (in the order they were given), once checked.
+    pub instances: Vec<Arc<Analyzed>>,
 }
 
 /// One transform's turn.
@@ -280,10 +286,7 @@ impl KernelResult {
     /// improved kernel: the original text edited by the rewrites).
     pub fn best_text(&self) -> String {
         let file = &self.best.file;
-        file.extracted
-            .functions
-            .iter()
-            .find(|i| i.name == self.name)
+        file.item(&self.name)
             .and_then(|i| file.source.text.get(i.span.start..i.span.end))
             .map_or_else(
                 || copper::cuda::print::function(&self.best.function),
@@ -316,7 +319,9 @@ impl KernelResult {
 /// Searches for a better version of kernel `name` of `file` (the whole
 /// file `host`, or the excerpt of it the kernel needs), launched as
 /// `shape`, checked on variants of the parameter file's launch `spec`
-/// (synthesized launches without one).
+/// (synthesized launches without one). An instantiation of a template is
+/// not rewritten: a rewrite must hold for every instantiation
+/// ([`optimize_target`]).
 pub fn optimize_kernel(
     file: &ParsedFile,
     host: &ParsedFile,
@@ -326,6 +331,33 @@ pub fn optimize_kernel(
     settings: &Settings,
     cache: &Cache,
 ) -> Result<KernelResult, SearchError> {
+    let target = Target {
+        name: name.to_string(),
+        spec: spec.cloned(),
+        shape: shape.clone(),
+    };
+    let others = Err(format!(
+        "`{name}` is an instantiation of a template: a rewrite of it would change every instantiation, and this command checks one"
+    ));
+    optimize_target(file, host, &target, others, settings, cache)
+}
+
+/// Searches for a better version of `target`, a kernel of `file` (the
+/// whole file `host`, or the excerpt of it the kernel needs), checked on
+/// variants of its parameter file's launch (synthesized launches without
+/// one). For an instantiation of a template, `others` are the template's
+/// other instantiations, for each of which every rewrite is checked too
+/// (`file` must hold them), or why the template is not rewritten through
+/// this one; a kernel that is no instantiation ignores it.
+pub fn optimize_target(
+    file: &ParsedFile,
+    host: &ParsedFile,
+    target: &Target,
+    others: Result<&[Target], String>,
+    settings: &Settings,
+    cache: &Cache,
+) -> Result<KernelResult, SearchError> {
+    let (name, spec, shape) = (target.name.as_str(), target.spec.as_ref(), &target.shape);
     let start = Instant::now();
     // The budget covers the whole search: the original's analysis, the
     // test launches, and every candidate's check and analysis.
@@ -346,7 +378,11 @@ pub fn optimize_kernel(
     if let Some(spec) = spec {
         crate::launch::check_launch(&original.kernel, spec).map_err(SearchError::Launch)?;
     }
-    let refusal = copper::cuda::rewrite::refusal(file, name);
+    let instantiation = original.function.template.is_some();
+    let refusal = copper::cuda::rewrite::refusal(file, name).or(match &others {
+        Err(why) if instantiation => Some(why.clone()),
+        _ => None,
+    });
     let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
     let mut internal_errors = Vec::new();
     let checker = match &refusal {
@@ -378,6 +414,17 @@ pub fn optimize_kernel(
             None => Ok(c),
         }),
     };
+    // The template's other instantiations, each with its checker and its
+    // best version so far.
+    let (checker, siblings, mut others_best) = match (checker, others) {
+        (Ok(c), Ok(others)) if instantiation && !others.is_empty() => {
+            match instances::prepare(file, others, settings, cache, deadline) {
+                Ok((s, best)) => (Ok(c), s, best),
+                Err(why) => (Err(why), Vec::new(), Vec::new()),
+            }
+        }
+        (c, _) => (c, Vec::new(), Vec::new()),
+    };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
         None => Ok(()),
@@ -391,6 +438,7 @@ pub fn optimize_kernel(
             BlockSize::Independent { .. }
         ),
         checker: &checker,
+        siblings: &siblings,
         config: &config,
         deadline,
         settings,
@@ -416,7 +464,7 @@ pub fn optimize_kernel(
         let number = steps.iter().map(|s: &Step| s.round).max().unwrap_or(0) + 1;
         let mut round: Vec<Step> = remaining
             .par_iter()
-            .map(|t| step(*t, number, &incumbent, &env))
+            .map(|t| step(*t, number, &incumbent, &others_best, &env))
             .collect();
         let best = round
             .iter()
@@ -458,6 +506,7 @@ pub fn optimize_kernel(
                 why: why.clone(),
             });
             incumbent = a.clone();
+            others_best = chosen.instances.clone();
         }
         remaining.remove(s);
         steps.extend(round);
@@ -517,8 +566,6 @@ fn suggest_read_only(
     }))
 }
 
-/// One transform's turn on the incumbent: its candidates, each checked,
-/// analyzed and compared with the incumbent, in parallel.
 /// What every candidate of one kernel is evaluated with.
 struct Env<'a> {
     /// The parameter file's launch, when there is one.
@@ -529,6 +576,9 @@ struct Env<'a> {
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
     checker: &'a Result<Checker, Unchecked>,
+    /// The other instantiations of the kernel's template, which every
+    /// rewrite must also be checked for.
+    siblings: &'a [instances::Sibling],
     /// Whether the file as written compiles with `settings.compiler`
     /// (`Ok` when there is none).
     original_compiles: Result<(), CompileError>,
@@ -552,7 +602,16 @@ fn past(deadline: Instant, config: &Config) -> Option<String> {
     })
 }
 
-fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -> Step {
+/// One transform's turn on the incumbent (and, for a template, the other
+/// instantiations' best versions `others`): its candidates, each checked,
+/// analyzed and compared with the incumbent, in parallel.
+fn step(
+    t: &dyn Transform,
+    round: usize,
+    incumbent: &Arc<Analyzed>,
+    others: &[Arc<Analyzed>],
+    env: &Env,
+) -> Step {
     let cx = Context {
         file: &incumbent.file,
         host: env.host,
@@ -563,30 +622,18 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
         params: env.spec,
         allow_reassociation: env.settings.allow_reassociation,
     };
-    if incumbent.function.template.is_some() {
-        // A rewrite would edit the template, which every instantiation
-        // shares; it is checked on this one only.
-        return Step {
-            round,
-            transform: t.name(),
-            considered: Vec::new(),
-            skipped: vec![Skip {
-                span: incumbent.function.meta.span,
-                reason: format!(
-                    "`{}` is an instantiation of a template: copper does not rewrite templates (a rewrite checked for one instantiation could break another)",
-                    incumbent.function.name
-                ),
-            }],
-        };
-    }
     let proposals = t.propose(&cx);
     let considered = proposals
         .candidates
         .into_par_iter()
         .map(|c| {
-            let (verdict, analyzed) = evaluate(&c, incumbent, env);
+            let (verdict, analyzed, checked) = evaluate(&c, incumbent, others, env);
             let swapped = incumbent.lineage.relaunch.is_some() || c.relaunch.is_some();
             let mut description = c.description;
+            let instances = checked.map_or_else(Vec::new, |x| {
+                description.push_str(&format!("; {}", x.note));
+                x.analyses
+            });
             if c.fixes_block_size && env.block_size_independent {
                 if let Some(b) = launched(env.config, swapped).block {
                     description.push_str(&format!(
@@ -599,6 +646,7 @@ fn step(t: &dyn Transform, round: usize, incumbent: &Arc<Analyzed>, env: &Env) -
                 description,
                 verdict,
                 analyzed,
+                instances,
             }
         })
         .collect();
@@ -624,12 +672,15 @@ fn launched(config: &Config, swapped: bool) -> Config {
     }
 }
 
-/// Checks, analyzes and compares one candidate.
+/// Checks, analyzes and compares one candidate (for a template, also for
+/// its other instantiations, whose best versions are `others`, when it
+/// improves this one).
 fn evaluate(
     candidate: &Candidate,
     incumbent: &Analyzed,
+    others: &[Arc<Analyzed>],
     env: &Env,
-) -> (Verdict, Option<Arc<Analyzed>>) {
+) -> (Verdict, Option<Arc<Analyzed>>, Option<instances::Checked>) {
     let (settings, cache) = (env.settings, env.cache);
     let lineage = Lineage {
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
@@ -644,17 +695,18 @@ fn evaluate(
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
     let checker = match env.checker {
         Ok(c) => c,
-        Err(why) => return (Verdict::Unchecked(why.to_string()), None),
+        Err(why) => return (Verdict::Unchecked(why.to_string()), None, None),
     };
     let (file, kernel) = match materialize(&incumbent.file, &candidate.function) {
         Ok(x) => x,
-        Err(why) => return (Verdict::Failed(why.to_string()), None),
+        Err(why) => return (Verdict::Failed(why.to_string()), None, None),
     };
     let runs = match checker.check_kernel(&kernel, lineage.terms()) {
         Ok(runs) => runs,
         Err(why) => {
             return (
                 unchecked().unwrap_or(Verdict::Failed(why.to_string())),
+                None,
                 None,
             )
         }
@@ -668,33 +720,53 @@ fn evaluate(
         lineage,
     ) {
         Ok(a) => a,
-        Err(why) => return (Verdict::Failed(why.to_string()), None),
+        Err(why) => return (Verdict::Failed(why.to_string()), None, None),
     };
     let wrong = self_check(&analyzed, &runs, &version_config);
     if let Some(why) = wrong.first() {
         if let Ok(mut found) = env.internal_errors.lock() {
             found.extend(wrong.iter().cloned());
         }
-        return (Verdict::Unchecked(why.clone()), Some(analyzed));
+        return (Verdict::Unchecked(why.clone()), Some(analyzed), None);
     }
     let m = settings.rank_metric;
     if matches!(analyzed.bounds[m].work, Outcome::NoBound(..)) {
         if let Some(v) = unchecked() {
-            return (v, Some(analyzed));
+            return (v, Some(analyzed), None);
         }
     }
+    let mut checked = None;
     let verdict = match compare(
         &settings.ranking,
         &analyzed.bounds[m].work,
         &incumbent.bounds[m].work,
     ) {
-        Comparison::Better(why) => match compiles(&analyzed, env) {
-            Ok(()) => Verdict::Chosen(why),
-            Err(e) => e,
-        },
+        Comparison::Better(why) => {
+            let this = (candidate.function.name.as_str(), checker.launches());
+            let siblings = match env.siblings {
+                [] => Ok(None),
+                s => instances::check(
+                    &analyzed.file,
+                    this,
+                    s,
+                    others,
+                    &analyzed.lineage,
+                    settings,
+                    cache,
+                )
+                .map(Some),
+            };
+            match siblings.and_then(|c| compiles(&analyzed, env).map(|()| c)) {
+                Ok(c) => {
+                    checked = c;
+                    Verdict::Chosen(why)
+                }
+                Err(e) => e,
+            }
+        }
         Comparison::NotBetter(why) => Verdict::NotBetter(why),
     };
-    (verdict, Some(analyzed))
+    (verdict, Some(analyzed), checked)
 }
 
 /// The bounds of `version` compared with every simulation of it in `runs`

@@ -115,6 +115,15 @@ impl ParsedFile {
             .map_or_else(|| wanted.to_string(), |a| template::instance_name(base, &a))
     }
 
+    /// Where the function named `name` is in the file: for an
+    /// instantiation of a template (`reduce<256>`), the template's text.
+    pub fn item(&self, name: &str) -> Option<&FunctionItem> {
+        self.functions
+            .iter()
+            .map(|f| &f.item)
+            .find(|i| i.name == name)
+    }
+
     /// The function named `name` that parsed.
     pub fn function(&self, name: &str) -> Option<&Function> {
         self.parsed_functions().find(|f| f.name == name)

@@ -67,35 +67,41 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// function of the same name, in copper's style (`copper fmt --whole`).
 /// Functions that are not in the file (in a header, say) are ignored: only
 /// the user's file is ever rewritten. So are functions with `#if` branches
-/// inside, whose branches not compiled a reprint would drop.
+/// inside, whose branches not compiled a reprint would drop. An
+/// instantiation of a template replaces the template's text, unless an
+/// earlier function of `changed` (the template, another instantiation)
+/// did.
 pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
-    let replacements: Vec<(Span, String)> = changed
-        .iter()
-        .filter_map(|f| {
-            let item = file
-                .extracted
-                .functions
-                .iter()
-                .find(|i| i.name == f.name && include::in_user_file(i.span))?;
-            if has_conditionals(file.source.slice(item.span)) {
-                return None;
-            }
-            Some((item.span, print::function(f)))
-        })
-        .collect();
+    let mut replacements: Vec<(Span, String)> = Vec::new();
+    for f in changed {
+        let Some(item) = file.item(&f.name).filter(|i| include::in_user_file(i.span)) else {
+            continue;
+        };
+        if has_conditionals(file.source.slice(item.span))
+            || replacements.iter().any(|(s, _)| *s == item.span)
+        {
+            continue;
+        }
+        replacements.push((item.span, print::function(f)));
+    }
     splice(&file.source.text, &replacements)
 }
 
 /// The file text with each function in `changed` (a rewrite of the
-/// function of the same name) put in its place as an edit of its text:
+/// function of the same name; for an instantiation, of its template's
+/// text, once) put in its place as an edit of its text:
 /// what the rewrite kept stays byte for byte ([`edit`]). Fails with the
 /// reason when an edit would print code a macro produces.
 pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, EditRefused> {
     let mut replacements: Vec<(Span, String)> = Vec::new();
     for f in changed {
-        let Some(item) = file.extracted.functions.iter().find(|i| i.name == f.name) else {
+        let Some(item) = file.item(&f.name) else {
             continue;
         };
+        if replacements.iter().any(|(s, _)| *s == item.span) {
+            // Another instantiation of the same template.
+            continue;
+        }
         let text = match file.function(&f.name) {
             Some(original) if original.meta.span == item.span => {
                 edit::function_text(&file.source.text, original, f, &file.extracted.macros)
@@ -117,15 +123,19 @@ pub fn transplant(
     versions: &[(&ParsedFile, &str)],
     host: &[(Span, String)],
 ) -> String {
-    let mut replacements: Vec<(Span, String)> = versions
-        .iter()
-        .filter_map(|(other, name)| {
-            let item = file.extracted.functions.iter().find(|i| i.name == *name)?;
-            let theirs = other.extracted.functions.iter().find(|i| i.name == *name)?;
-            let text = other.source.text.get(theirs.span.start..theirs.span.end)?;
-            Some((item.span, text.to_string()))
-        })
-        .collect();
+    let mut replacements: Vec<(Span, String)> = Vec::new();
+    for (other, name) in versions {
+        let (Some(item), Some(theirs)) = (file.item(name), other.item(name)) else {
+            continue;
+        };
+        let Some(text) = other.source.text.get(theirs.span.start..theirs.span.end) else {
+            continue;
+        };
+        // Instantiations of one template share its text: the first wins.
+        if !replacements.iter().any(|(s, _)| *s == item.span) {
+            replacements.push((item.span, text.to_string()));
+        }
+    }
     replacements.extend_from_slice(host);
     splice(&file.source.text, &replacements)
 }

@@ -65,14 +65,17 @@ use copper::absint::deps::Coef;
 use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config, Prepared};
 use copper::cuda::ast::{
-    BinOp, Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, Type, UnOp, VarDecl,
+    BaseType, Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, UnOp,
 };
 use copper::ir::Kernel;
+use tile::Tile;
 
-use crate::ast_util::{self, assign, bin, block, expr, ident, int, is_pure, reads_memory, stmt};
+use crate::ast_util::{self, assign, block, expr, ident, is_pure, reads_memory};
 use crate::check::{copyable, materialize};
 use crate::read_only;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
+
+mod tile;
 
 /// Largest tile, in bytes.
 const MAX_BYTES: u64 = 48 * 1024;
@@ -107,18 +110,27 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
     let map = Map::of(f)?;
     let side = square_side(cx)?;
     let elem = &f.params[map.out].ty.base;
-    if !copyable(elem) {
+    let bytes = cx
+        .kernel
+        .arrays
+        .iter()
+        .find(|a| a.param == Some(map.out))
+        .map(|a| a.layout.size)
+        .filter(|_| copyable(elem) || is_type_param(f, elem));
+    let Some(bytes) = bytes else {
         return Err(format!(
             "`{}` does not hold scalars, so there is no tile type",
             map.out_name(f)
         )
         .into());
-    }
-    let bytes = elem.size_bytes().unwrap_or(u32::MAX) as u64 * side * (side + 1);
-    if bytes > MAX_BYTES {
+    };
+    let name = ast_util::fresh("tile", &mut ast_util::names_in(f));
+    let tile = Tile::new(f, name, side, elem.clone(), bytes);
+    let size = u64::from(bytes) * side * (side + tile.pad);
+    if size > MAX_BYTES {
         return Err(format!(
-            "a {side}×{} tile takes {bytes} bytes, more than {MAX_BYTES}",
-            side + 1
+            "a {side}×{} tile takes {size} bytes, more than {MAX_BYTES}",
+            side + tile.pad
         )
         .into());
     }
@@ -129,11 +141,10 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
         ..cx.analysis.config()
     };
     let before = traffic(cx.analysis, cx.kernel, config);
-    let tile = ast_util::fresh("tile", &mut ast_util::names_in(f));
     let mut found = Vec::new();
     let mut worse = Vec::new();
     for exchanged in [Phase::Store, Phase::Load] {
-        let g = rewrite(f, &map, exchanged, &tile, side);
+        let g = rewrite(f, &map, exchanged, &tile);
         let (_, kernel) = materialize(cx.file, &g)
             .map_err(|why| format!("the staged kernel cannot be written: {why}"))?;
         let after = traffic(&prepare(&kernel, config), &kernel, config);
@@ -143,7 +154,8 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
             continue;
         }
         let description = format!(
-                "staged the transposition through a padded shared tile `{tile}[{side}][{side} + 1]`, {}: {}; global sectors per warp {old} → {new}; assumes {evidence}",
+                "staged the transposition through a padded shared tile `{}`, {}: {}; global sectors per warp {old} → {new}; assumes {evidence}",
+                tile.text(),
                 exchanged.what(),
                 changes(&before, &after).join("; "),
             );
@@ -160,6 +172,19 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
         .into());
     }
     Ok(found)
+}
+
+/// Whether `ty` is a type parameter of the template `f` instantiates
+/// (`T`: the tile is declared `T` too).
+fn is_type_param(f: &Function, ty: &BaseType) -> bool {
+    let BaseType::Named(n) = ty else {
+        return false;
+    };
+    f.template.as_ref().is_some_and(|t| {
+        t.params
+            .iter()
+            .any(|p| p.value_type.is_none() && p.name == *n)
+    })
 }
 
 /// The side `S` of the kernel's block, known, square and flat.
@@ -448,10 +473,10 @@ fn no_overlap(cx: &Context, map: &Map) -> Result<String, Refusal> {
 
 /// The kernel staged through `tile`, with phase `exchanged` run by the
 /// thread with `threadIdx.x` and `threadIdx.y` exchanged.
-fn rewrite(f: &Function, map: &Map, exchanged: Phase, tile: &str, side: u64) -> Function {
+fn rewrite(f: &Function, map: &Map, exchanged: Phase, tile: &Tile) -> Function {
     let at = |row: &str, col: &str| {
         let row = expr(ExprKind::Index(
-            Box::new(ident(tile)),
+            Box::new(ident(&tile.name)),
             Box::new(thread(row)),
         ));
         expr(ExprKind::Index(Box::new(row), Box::new(thread(col))))
@@ -462,17 +487,17 @@ fn rewrite(f: &Function, map: &Map, exchanged: Phase, tile: &str, side: u64) -> 
         Phase::Store => (at("y", "x"), at("x", "y")),
         Phase::Load => (at("x", "y"), at("y", "x")),
     };
-    let mut load = phase(f, map, exchanged == Phase::Load, &mut |_, value| {
+    let mut load = phase(f, map, Phase::Load, exchanged, &mut |_, value| {
         assign(load_at.clone(), value.clone())
     });
-    let mut store = phase(f, map, exchanged == Phase::Store, &mut |target, _| {
+    let mut store = phase(f, map, Phase::Store, exchanged, &mut |target, _| {
         assign(target.clone(), store_at.clone())
     });
     // The loads come before the barrier, which every thread must reach:
-    // an early `return` there becomes an `if` around what follows it.
+    // an early `return` there becomes an `if` around what follows it (the
+    // statements it wraps keep their text and comments).
     if map.returns {
         load = without_returns(load);
-        fresh_metas(&mut load);
     }
     // A new phase goes in a block of its own, so that its declarations
     // may repeat the kept phase's.
@@ -483,7 +508,7 @@ fn rewrite(f: &Function, map: &Map, exchanged: Phase, tile: &str, side: u64) -> 
         store = vec![block(store)];
     }
     let mut g = f.clone();
-    g.body = vec![tile_decl(&f.params[map.out].ty, tile, side)];
+    g.body = vec![tile.decl()];
     g.body.extend(load);
     g.body.push(ast_util::sync());
     g.body.extend(store);
@@ -499,18 +524,23 @@ fn thread(d: &str) -> Expr {
     })
 }
 
-/// The kernel's body with its store replaced by `store(target, value)`;
-/// when `exchanged`, with `threadIdx.x` and `threadIdx.y` exchanged (in
-/// what it computes, not in `store`'s tile index), as new statements.
+/// Phase `which` of the kernel: its body with its store replaced by
+/// `store(target, value)`; when it is the `exchanged` phase, with `threadIdx.x` and `threadIdx.y` exchanged (in
+/// what it computes, not in `store`'s tile index), as new statements,
+/// except the early exits of the store phase that the exchange leaves as
+/// they were: the loads' copies of those become `if`s around the loads,
+/// so these are the originals, moved with their text and comments.
 fn phase(
     f: &Function,
     map: &Map,
-    exchanged: bool,
+    which: Phase,
+    exchanged: Phase,
     store: &mut dyn FnMut(&Expr, &Expr) -> Stmt,
 ) -> Vec<Stmt> {
     let (mut target, mut value) = (map.target.clone(), map.value.clone());
     let mut body = f.body.clone();
-    if exchanged {
+    let swapped = which == exchanged;
+    if swapped {
         ast_util::swap_thread_xy(&mut target);
         ast_util::swap_thread_xy(&mut value);
         for s in &mut body {
@@ -525,8 +555,12 @@ fn phase(
             }
         });
     }
-    if exchanged {
-        fresh_metas(&mut body);
+    if swapped {
+        for (s, o) in body.iter_mut().zip(&f.body) {
+            if !(which == Phase::Store && early_exit(o).is_some() && s == o) {
+                fresh_metas(std::slice::from_mut(s));
+            }
+        }
     }
     body
 }
@@ -580,21 +614,6 @@ pub(crate) fn early_exit(s: &Stmt) -> Option<&Expr> {
         _ => returns(then),
     };
     exits.then_some(cond)
-}
-
-/// `__shared__ T tile[side][side + 1];`
-fn tile_decl(of: &Type, name: &str, side: u64) -> Stmt {
-    stmt(StmtKind::Decl(vec![VarDecl {
-        meta: ast_util::meta(),
-        is_constexpr: false,
-        space: Space::Shared,
-        is_extern: false,
-        is_static: false,
-        ty: Type::scalar(of.base.clone()),
-        name: name.to_string(),
-        dims: vec![Some(int(side)), Some(bin(BinOp::Add, int(side), int(1)))],
-        init: None,
-    }]))
 }
 
 /// A warp's global traffic to one array in one direction.

@@ -15,10 +15,11 @@ use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::excerpt::Excerpts;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::rewrite::transplant;
+use copper::diag::Severity;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use copper_search::launch::{assume_block, launch_shape, KnownShape};
-use copper_search::pipeline::{optimize_kernel, Cache};
+use copper_search::pipeline::{optimize_target, Cache, Target};
 use copper_search::rank::Ranking;
 use rayon::prelude::*;
 
@@ -114,13 +115,26 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
 }
 
 /// The diagnostics of a parsed file, then the notes on its kernels'
-/// undefined identifiers (symbols), rendered.
+/// undefined identifiers (symbols) and on the template kernels it never
+/// instantiates (not searched), rendered.
 fn notes(p: &ParsedFile) -> Vec<String> {
     let mut all = p.all_diagnostics();
     for k in p.kernels() {
         if let Ok(kernel) = lower_kernel(p, &k.name) {
             all.extend(symbol_notes(p, &kernel));
         }
+    }
+    for t in p.uninstantiated() {
+        let at = p.item(&t.name).map_or(t.meta.span.start, |i| i.name_offset);
+        all.push(p.source.diagnostic(
+            Severity::Note,
+            "template",
+            at,
+            format!(
+                "template kernel `{}` is never instantiated in the file, so it is not searched: copper rewrites a template only when it can check the rewrite for each instantiation; pass --instantiate '{}<…>'",
+                t.name, t.name
+            ),
+        ));
     }
     all.iter().map(|d| d.render()).collect()
 }
@@ -158,21 +172,18 @@ fn optimize_files<'s>(
         })
         .collect();
     let mut jobs = Vec::new();
-    for (i, (run, params)) in runs.iter().enumerate() {
+    for (i, (run, _)) in runs.iter().enumerate() {
         let Ok(parsed) = &run.parsed else {
             continue;
         };
-        for f in parsed.kernels() {
-            if a.launch
+        let selected = |f: &Function| {
+            a.launch
                 .kernel
                 .as_ref()
-                .is_some_and(|k| parsed.kernel_name(k) != f.name)
-            {
-                continue;
-            }
-            let spec = params.as_ref().and_then(|p| p.kernel.get(&f.name)).cloned();
-            let shape = launch_shape(s.block, s.grid, parsed, spec.as_ref(), &f.name);
-            jobs.push((i, f.name.clone(), spec, shape));
+                .is_none_or(|k| parsed.kernel_name(k) == f.name)
+        };
+        for f in parsed.kernels().filter(|f| selected(f)) {
+            jobs.push((i, f.name.clone(), instances(parsed, f, selected)));
         }
     }
     if let Ranking::At { values, .. } = &search.pipeline.ranking {
@@ -195,28 +206,42 @@ fn optimize_files<'s>(
     let done = AtomicUsize::new(0);
     let total = jobs.len();
     let terminal = std::io::stderr().is_terminal() && !output::quiet();
-    jobs.into_par_iter().for_each(|(i, name, spec, shape)| {
-        let run = &runs[i].0;
+    jobs.into_par_iter().for_each(|(i, name, others)| {
+        let (run, params) = &runs[i];
         let Ok(parsed) = &run.parsed else {
             return;
         };
         // The kernel's excerpt of its file: a search costs what the kernel
-        // costs, however many kernels the file has.
-        let excerpt = excerpts[i].as_ref().and_then(|e| e.kernel(&name));
-        let file = excerpt.as_ref().unwrap_or(parsed);
-        // Without a launch shape, the block inferred from the kernel, as
-        // if given with --block (a kernel that does not lower fails in the
-        // search with its diagnostic).
-        let shape = match lower_kernel(file, &name) {
-            Ok(k) => assume_block(file, &k, shape),
-            Err(_) => shape,
+        // costs, however many kernels the file has. A template's rewrite
+        // is checked for its other instantiations: the whole file.
+        let excerpt = match &others {
+            Ok(o) if !o.is_empty() => None,
+            _ => excerpts[i].as_ref().and_then(|e| e.kernel(&name)),
         };
-        let result = optimize_kernel(
+        let file = excerpt.as_ref().unwrap_or(parsed);
+        let target = |name: &str| {
+            let spec = params.as_ref().and_then(|p| p.kernel.get(name)).cloned();
+            let shape = launch_shape(s.block, s.grid, parsed, spec.as_ref(), name);
+            // Without a launch shape, the block inferred from the kernel,
+            // as if given with --block (a kernel that does not lower fails
+            // in the search with its diagnostic).
+            let shape = match lower_kernel(file, name) {
+                Ok(k) => assume_block(file, &k, shape),
+                Err(_) => shape,
+            };
+            Target {
+                name: name.to_string(),
+                spec,
+                shape,
+            }
+        };
+        let kernel = target(&name);
+        let others = others.map(|o| o.iter().map(|n| target(n)).collect::<Vec<_>>());
+        let result = optimize_target(
             file,
             parsed,
-            &name,
-            spec.as_ref(),
-            &shape,
+            &kernel,
+            others.as_deref().map_err(Clone::clone),
             &search.pipeline,
             &cache,
         );
@@ -234,7 +259,7 @@ fn optimize_files<'s>(
         let kernel = KernelRun {
             name,
             at,
-            shape,
+            shape: kernel.shape,
             result: result.map_err(KernelError::from),
             readable: true,
         };
@@ -253,6 +278,37 @@ fn optimize_files<'s>(
         run.write_failed = f.write_failed;
     }
     Ok(runs.into_iter().map(|(run, _)| run).collect())
+}
+
+/// For an instantiation `f` of a template, the template's other
+/// instantiations when `f` is the first of them `selected` (the search
+/// checks its rewrites for each), or why the template is not rewritten
+/// through `f`; no others for a kernel that is no instantiation.
+fn instances(
+    parsed: &ParsedFile,
+    f: &Function,
+    selected: impl Fn(&Function) -> bool,
+) -> Result<Vec<String>, String> {
+    let Some(t) = &f.template else {
+        return Ok(Vec::new());
+    };
+    let same: Vec<&Function> = parsed
+        .kernels()
+        .filter(|g| {
+            g.meta.span == f.meta.span && g.template.as_ref().is_some_and(|u| u.name == t.name)
+        })
+        .collect();
+    match same.iter().find(|g| selected(g)) {
+        Some(lead) if lead.name != f.name => Err(format!(
+            "`{}` is an instantiation of the template `{}`, which is searched once, through `{}`: every rewrite of the template is checked for `{}` too",
+            f.name, t.name, lead.name, f.name
+        )),
+        _ => Ok(same
+            .iter()
+            .filter(|g| g.name != f.name)
+            .map(|g| g.name.clone())
+            .collect()),
+    }
 }
 
 /// `--at` names that are no scalar parameter of the kernels searched.

@@ -364,7 +364,7 @@ struct Edit {
 /// The line-level edits that turn the file as read into the file with
 /// the kernel's best version in it.
 fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
-    let Some(item) = parsed.extracted.functions.iter().find(|i| i.name == x.name) else {
+    let Some(item) = parsed.item(&x.name) else {
         return Vec::new();
     };
     let Some(old) = parsed.source.text.get(item.span.start..item.span.end) else {

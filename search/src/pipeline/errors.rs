@@ -53,6 +53,15 @@ pub enum Unchecked {
     /// error's message).
     #[error("{0}")]
     SelfCheck(String),
+    /// Another instantiation of the kernel's template cannot be checked,
+    /// so no rewrite of the template can be.
+    #[error("`{name}`, another instantiation of the template, cannot be checked: {source}")]
+    Instance {
+        /// The other instantiation.
+        name: String,
+        /// Why.
+        source: Box<Unchecked>,
+    },
 }
 
 /// Why the best version gets no read-only data path suggestion.

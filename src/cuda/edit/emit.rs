@@ -106,7 +106,8 @@ impl Editor<'_> {
 
     /// Emits `c`, a statement with no place in this block of the
     /// original, at `indent`: a statement moved from elsewhere keeps its
-    /// text and the comments above it (re-indented); a new compound
+    /// text, the comments above it (re-indented) and the one after it on
+    /// its last line; a new compound
     /// statement holding moved ones is laid out around them; anything
     /// else is printed.
     pub(super) fn new_statement(&self, out: &mut String, c: &Stmt, indent: &str) {
@@ -129,6 +130,11 @@ impl Editor<'_> {
                 _ => self.statement(&mut text, o, c, &from),
             }
             out.push_str(&reindent(&text, &from, indent));
+            // A comment after it on its last line goes with it.
+            let trailing = &self.src[end..self.own_end(o)];
+            if !trailing.trim().is_empty() {
+                out.push_str(trailing);
+            }
             return;
         }
         if !self.holds_moved(c) {

@@ -1,0 +1,187 @@
+//! Rewriting a template. Every instantiation of a template shares its
+//! text, so a rewrite found for one instantiation (the search's kernel)
+//! edits them all: it is kept only when, for every other instantiation
+//! the file launches or names (`--instantiate`, `copper.toml`), it passes
+//! the same differential simulation against that instantiation's
+//! original (on that instantiation's own test launches), its bounds hold
+//! on those runs, and the ranking metric's bound is no worse than that
+//! instantiation's best version so far. The applied rewrite's description
+//! names every instantiation it was checked for.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use copper::bound::Config;
+use copper::cuda::parse::ParsedFile;
+use copper::ir::lower::lower_kernel;
+use copper::sim::params::LaunchSpec;
+use copper_transforms::check::{Checker, Terms};
+
+use super::{self_check, Analyzed, Cache, Lineage, Settings, Unchecked, Verdict};
+use crate::launch::KnownShape;
+use crate::rank::compare;
+
+/// A kernel to search or to check rewrites on: its name, its parameter
+/// file's launch and its launch shape.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The kernel (`transpose<float>` for an instantiation).
+    pub name: String,
+    /// The parameter file's launch of it, when there is one.
+    pub spec: Option<LaunchSpec>,
+    /// Its launch shape.
+    pub shape: KnownShape,
+}
+
+/// Another instantiation of the searched kernel's template, ready to check
+/// candidates on.
+pub(super) struct Sibling {
+    /// Its name.
+    pub name: String,
+    /// Its analysis configuration (its own block and grid).
+    config: Config,
+    /// Its original, simulated on its test launches.
+    checker: Checker,
+}
+
+/// The other instantiations `others`, each analyzed as written in `file`
+/// and given a checker; the first that cannot be checked makes every
+/// candidate unchecked. Their analyses come back too: each one's best
+/// version so far.
+pub(super) fn prepare(
+    file: &ParsedFile,
+    others: &[Target],
+    settings: &Settings,
+    cache: &Cache,
+    deadline: Instant,
+) -> Result<(Vec<Sibling>, Vec<Arc<Analyzed>>), Unchecked> {
+    let mut siblings = Vec::new();
+    let mut originals = Vec::new();
+    for t in others {
+        let wrap = |source: Unchecked| Unchecked::Instance {
+            name: t.name.clone(),
+            source: Box::new(source),
+        };
+        let config = Config {
+            block: t.shape.block,
+            grid: t.shape.grid,
+            ..settings.config
+        };
+        let original = cache
+            .analyze(
+                file.clone(),
+                &t.name,
+                None,
+                &config,
+                &settings.metrics,
+                Lineage::default(),
+            )
+            .map_err(|e| wrap(Unchecked::NotRewritten(e.to_string())))?;
+        let plan = crate::launch::test_plan(file, &original.kernel, t.spec.as_ref(), &t.shape);
+        let checker = Checker::measuring(
+            file,
+            &t.name,
+            plan.spec.as_ref(),
+            plan.block,
+            Some(deadline),
+            config.hw,
+            settings.metrics.clone(),
+        )
+        .map_err(|source| {
+            wrap(Unchecked::Original {
+                source,
+                path: file.source.path.clone(),
+                with_params: t.spec.is_some(),
+            })
+        })?;
+        if let Some(why) = self_check(&original, checker.runs(), &config).first() {
+            return Err(wrap(Unchecked::SelfCheck(why.clone())));
+        }
+        siblings.push(Sibling {
+            name: t.name.clone(),
+            config,
+            checker,
+        });
+        originals.push(original);
+    }
+    Ok((siblings, originals))
+}
+
+/// A candidate checked for every other instantiation.
+pub(super) struct Checked {
+    /// Its analysis for each, in the order of the siblings.
+    pub analyses: Vec<Arc<Analyzed>>,
+    /// For the description: the instantiations it was checked for.
+    pub note: String,
+}
+
+/// Checks a candidate, which makes `file` (the file with it), for each
+/// sibling: the same results as the sibling's original, bounds that hold
+/// on its runs, a ranking bound no worse than `best` (the sibling's best
+/// version so far). `this` is the searched instantiation, checked on
+/// `launches` launches. The verdict that drops the candidate otherwise.
+pub(super) fn check(
+    file: &ParsedFile,
+    this: (&str, usize),
+    siblings: &[Sibling],
+    best: &[Arc<Analyzed>],
+    lineage: &Lineage,
+    settings: &Settings,
+    cache: &Cache,
+) -> Result<Checked, Verdict> {
+    if lineage.relaunch.is_some() {
+        return Err(Verdict::Failed(
+            "it exchanges x and y of the launches, which copper does not do for a template with other instantiations".into(),
+        ));
+    }
+    let terms = Terms {
+        swapped: false,
+        reassociated: lineage.reassociated,
+        covers: lineage.covers.clone(),
+    };
+    let mut analyses = Vec::new();
+    let mut checked = vec![format!("`{}` ({} launches)", this.0, this.1)];
+    for (s, incumbent) in siblings.iter().zip(best) {
+        let other =
+            |why: String| format!("`{}`, another instantiation of the template: {why}", s.name);
+        let kernel = lower_kernel(file, &s.name)
+            .map_err(|d| Verdict::Failed(other(format!("it does not lower: {}", d.message))))?;
+        let runs = s
+            .checker
+            .check_kernel(&kernel, terms.clone())
+            .map_err(|why| Verdict::Failed(format!("it breaks {}", other(why.to_string()))))?;
+        let analyzed = cache
+            .analyze(
+                file.clone(),
+                &s.name,
+                Some(kernel),
+                &s.config,
+                &settings.metrics,
+                lineage.clone(),
+            )
+            .map_err(|why| Verdict::Failed(other(why.to_string())))?;
+        if let Some(why) = self_check(&analyzed, &runs, &s.config).first() {
+            return Err(Verdict::Unchecked(other(why.clone())));
+        }
+        let (old, new) = (
+            &incumbent.bounds[settings.rank_metric].work,
+            &analyzed.bounds[settings.rank_metric].work,
+        );
+        if compare(&settings.ranking, old, new).is_better() {
+            let why = compare(&settings.ranking, new, old);
+            return Err(Verdict::NotBetter(format!(
+                "it is worse for {}",
+                other(why.reason().to_string())
+            )));
+        }
+        checked.push(format!("`{}` ({} launches)", s.name, s.checker.launches()));
+        analyses.push(analyzed);
+    }
+    Ok(Checked {
+        analyses,
+        note: format!(
+            "the template's rewrite checked for every instantiation: {}",
+            checked.join(", ")
+        ),
+    })
+}
