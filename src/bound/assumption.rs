@@ -153,7 +153,10 @@ mod tests {
         assert!(nonneg.holds(0.0) && nonneg.holds(1e12) && !nonneg.holds(-1.0));
         let at: BTreeMap<String, f64> = [("n".to_string(), 4e9)].into();
         assert!(!InputAssumption::all_hold(std::slice::from_ref(&a), &at));
-        assert!(InputAssumption::all_hold(&[nonneg.clone()], &at));
+        assert!(InputAssumption::all_hold(
+            std::slice::from_ref(&nonneg),
+            &at
+        ));
         assert!(InputAssumption::all_hold(&[a], &BTreeMap::new()));
         assert_eq!(
             at_most(5).why(),

@@ -212,6 +212,9 @@ pub(super) fn assume(
     Some((set, s, lin))
 }
 
+/// A range assumed (least, largest value) and the counters it is for.
+type Range = (Option<i128>, Option<i128>, BTreeSet<String>);
+
 /// The smallest grid assumed is `2^16` blocks: an assumption needing a
 /// smaller one is not worth making.
 const LEAST_GRID_LOG: u32 = 16;
@@ -225,8 +228,7 @@ const LEAST_GRID_LOG: u32 = 16;
 fn candidates(k: &Kernel, lin: &LinFacts, syms: &Symbols, flags: &[VarId]) -> Vec<InputAssumption> {
     let mut all = Vec::new();
     loops(&k.body, &mut all);
-    let mut found: BTreeMap<Subject, (Option<i128>, Option<i128>, BTreeSet<String>)> =
-        BTreeMap::new();
+    let mut found: BTreeMap<Subject, Range> = BTreeMap::new();
     let name = |c: VarId| format!("`{}`", k.vars[c].name);
     let mut wrapped = BTreeSet::new();
     for &s in &all {
@@ -346,7 +348,6 @@ fn reads_grid(k: &Kernel, d: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::bound::{prepare, Config, Outcome};
     use crate::cost::Metric;
     use crate::cuda::parse::parse_source;
