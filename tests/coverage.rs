@@ -218,6 +218,10 @@ fn every_testdata_kernel_is_listed_lowered_and_bounded() {
     for (m, n) in BUILTIN_METRICS.iter().zip(&c.bounded) {
         assert_eq!(*n, c.found, "{m}: {:?}", c.lost);
     }
+    // Grid-stride loops over unsigned counters are bounded without their
+    // launch too (under a printed assumption on the grid where their
+    // stride is 32-bit).
+    assert!(c.at_launch.iter().all(|&n| n == 0), "{:?}", c.at_launch);
 }
 
 #[test]

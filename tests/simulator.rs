@@ -142,6 +142,25 @@ fn c_arithmetic_semantics() {
 }
 
 #[test]
+fn a_negative_int_bound_of_an_unsigned_counter_is_converted_and_the_counter_wraps() {
+    // `i < n` converts `int n = -1000` to 2^32 − 1000: the loop runs from
+    // 2^32 − 2000 by 500 until i reaches it (2 iterations), where a signed
+    // comparison would run none. A `size_t` counter converts n to
+    // 2^64 − 1000, and a start past it ends the loop at once.
+    let src = "__global__ void k(int *o, int n) {\n\
+               for (unsigned int i = 4294965296u; i < n; i += 500u) { o[0] += 1; }\n\
+               for (unsigned int i = 4294967000u; i < n; i += 500u) { o[1] += 1; }\n\
+               for (size_t j = 18446744073709550000ull; j < n; j += 100) { o[2] += 1; }\n}";
+    let r = run(
+        src,
+        "[kernel.k]\ngrid=[1]\nblock=[1]\nargs = { n = -1000 }\n[kernel.k.arrays.o]\nlen=3\ninit=\"zero\"\n",
+    )
+    .unwrap();
+    // The third loop: 2^64 − 1616 → … by 100 up to 2^64 − 1000: 7 iterations.
+    assert_eq!(array(&r, "o"), [Value::I(2), Value::I(0), Value::I(7)]);
+}
+
+#[test]
 fn signed_overflow_is_reported_as_undefined_behaviour() {
     // `int` arithmetic past 2^31 − 1 is undefined in C: the simulator
     // stops with an error naming the thread, as it does for an

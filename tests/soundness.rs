@@ -12,7 +12,9 @@
 //! A second test generates kernels the testdata launches never reach:
 //! large grids (a sample of blocks simulated, the bound evaluated at the
 //! true launch), huge strides, blocks that are not a multiple of 32 wide
-//! with several rows, narrow, unsigned and 64-bit counters.
+//! with several rows, narrow, unsigned and 64-bit counters; a third,
+//! grid- and block-stride loops over unsigned counters compared with
+//! signed and unsigned bounds (`unsigned_loops`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -27,6 +29,9 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+
+#[path = "soundness/unsigned_loops.rs"]
+mod unsigned_loops;
 
 /// One input variant of a launch: other data, smaller sizes, fewer blocks,
 /// and (for the symbolic-block analysis) other block shapes.
@@ -599,6 +604,16 @@ fn generated_kernels_are_bounded_soundly() {
         tally.check(i, &generate(i), 64, false);
     }
     tally.finish("generated soundness", count, count);
+}
+
+#[test]
+fn generated_unsigned_loops_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &unsigned_loops::generate(i), 64, false);
+    }
+    tally.finish("generated unsigned loops", count, count / 2);
 }
 
 // ---------------------------------------------------------------------

@@ -745,6 +745,107 @@ fn a_user_variable_named_like_a_jump_flag_is_explained_as_a_counter() {
 }
 
 #[test]
+fn int_bounds_of_unsigned_counters_are_assumed_nonnegative() {
+    let file = testdata("grid_stride_int_n.cu");
+    let o = copper(&["analyze", &file, "--check"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for line in [
+        "assuming 0 ≤ n (a negative `n`, converted to unsigned, lets the counter `i` wrap around): the bounds hold only for such inputs",
+        "assuming 0 ≤ cols (a negative `cols`, converted to unsigned, lets the counter `c` wrap around)",
+        "check against the simulator at n = 20000, s = 0.5",
+        "check against the simulator at cols = 300, rows = 64",
+    ] {
+        assert!(t.contains(line), "expected `{line}` in:\n{t}");
+    }
+    assert!(!t.contains("no bound"), "{t}");
+    // A negative n runs the loop until the counter wraps around: outside
+    // the assumption, so not compared.
+    let params = scratch(
+        "negative_n.toml",
+        b"[kernel.scale_int_n]\ngrid = [32]\nblock = [256]\nargs = { s = 0.5, n = -5 }\n\
+          [kernel.scale_int_n.arrays.data]\nlen = 16\n",
+    );
+    let o = copper(&[
+        "analyze",
+        &file,
+        "--kernel",
+        "scale_int_n",
+        "--params",
+        params.to_str().unwrap(),
+        "--check",
+    ]);
+    let t = text(&o);
+    assert!(
+        t.contains(
+            "check: the parameter file's n = -5 breaks the bounds' assumption 0 ≤ n: not compared"
+        ),
+        "{t}"
+    );
+    let o = copper(&[
+        "analyze",
+        &file,
+        "--kernel",
+        "scale_int_n",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let a = &v["kernels"][0]["input_assumptions"][0];
+    assert_eq!(
+        (a["param"].as_str(), a["at_least"].as_i64()),
+        (Some("n"), Some(0))
+    );
+    assert!(a["at_most"].is_null(), "{a}");
+}
+
+#[test]
+fn grid_stride_loops_are_bounded_without_a_launch() {
+    // The file's launch is computed from the command line, and a scratch
+    // copy has no parameter file: nothing is known of the launch.
+    let src = std::fs::read(testdata("grid_stride_symbolic.cu")).unwrap();
+    let file = scratch("grid_stride_symbolic.cu", &src);
+    let o = copper(&["analyze", file.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(!t.contains("no bound"), "{t}");
+    assert_eq!(t.matches("any block and grid").count(), 3, "{t}");
+    // A 64-bit stride needs nothing of the launch; a 32-bit one needs a
+    // grid small enough that it does not wrap around.
+    let of = |kernel: &str| {
+        let start = t.find(&format!("kernel {kernel}:")).expect(kernel);
+        let rest = &t[start + 1..];
+        rest[..rest.find("kernel ").unwrap_or(rest.len())].to_string()
+    };
+    assert!(of("axpy_sizet").contains("assuming n ≤ 2^63 − 1"), "{t}");
+    assert!(!of("axpy_sizet").contains("gridDim"), "{t}");
+    for k in ["fill_u32", "copy4_sizet"] {
+        assert!(
+            of(k).contains("assuming gridDim.x ≤ 2^21 (a larger grid lets the stride of the counter `i` wrap around)"),
+            "{k}: {t}"
+        );
+    }
+    let o = copper(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--kernel",
+        "fill_u32",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let grid = v["kernels"][0]["input_assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["launch"] == true)
+        .cloned()
+        .expect("a launch assumption");
+    assert_eq!(grid["param"], "gridDim.x");
+    assert_eq!(grid["at_most"], 1 << 21);
+}
+
+#[test]
 fn unsigned_grid_stride_loops_are_bounded_under_a_printed_assumption() {
     let file = testdata("grid_stride_sizet.cu");
     let o = copper(&["analyze", &file, "--check"]);

@@ -87,7 +87,8 @@ struct Analysis<'a> {
 
 impl Analysis<'_> {
     /// What holds when the kernel starts: the launch facts, locals are zero
-    /// (as the simulator starts them), parameters are in their types' range.
+    /// (as the simulator starts them), parameters are in their types' range
+    /// (and the range assumed of them, if any).
     fn initial(&self) -> Constraints {
         let mut c = self.syms.launch_constraints();
         for (v, var) in self.k.vars.iter().enumerate() {
@@ -97,7 +98,8 @@ impl Analysis<'_> {
             match var.kind {
                 VarKind::Local => c.add_eq0(LinExpr::var(self.syms.var(v))),
                 VarKind::Param(_) | VarKind::Symbol => {
-                    for f in self.syms.type_facts(v) {
+                    let assumed = self.syms.assumed_facts(v);
+                    for f in self.syms.type_facts(v).into_iter().chain(assumed) {
                         c.add_ge0(f);
                     }
                 }

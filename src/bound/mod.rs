@@ -9,6 +9,7 @@
 //! potential, bounded over the kernel's inputs.
 
 pub mod aara;
+mod assumption;
 pub mod base;
 pub mod check;
 mod exact;
@@ -37,12 +38,12 @@ use crate::ir::structured::without_jumps;
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::{Poly, Rational};
 use aara::Aara;
+pub use assumption::{InputAssumption, Subject};
 use base::Bases;
 pub use expr::{BoundExpr, Term};
 use lp::{Lin, LpError};
 use potential::Pot;
 pub use reason::NoBound;
-pub use wrap::InputAssumption;
 
 /// What the analysis is told about the launch and hardware.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -155,20 +156,12 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     let mut lin = facts::analyze(&kernel, &syms, &ghosts, deadline);
     let mut assumptions = Vec::new();
     if let Some(first) = &lin {
-        // Counters that may wrap around: the analysis is redone assuming
-        // the inputs their loops compare them with are at most half their
-        // range, and the assumption is kept when it helps.
-        let candidates = wrap::candidates(&kernel, first, &syms, &flag_vars);
-        if !candidates.is_empty() {
-            let assumed = assuming(Symbols::new(&kernel, launch), &candidates);
-            let again = facts::analyze(&kernel, &assumed, &ghosts, deadline);
-            let wraps = |l: &LinFacts, s: &Symbols| wrap::wrapping_loops(&kernel, l, s, &flag_vars);
-            if again
-                .as_ref()
-                .is_some_and(|l| wraps(l, &assumed) < wraps(first, &syms))
-            {
-                (syms, lin, assumptions) = (assumed, again, candidates);
-            }
+        // Counters that may wrap around: the analysis is redone under
+        // assumptions on the inputs and the grid that keep them in range,
+        // kept where they help.
+        let analyze = |s: &Symbols| facts::analyze(&kernel, s, &ghosts, deadline);
+        if let Some(found) = wrap::assume(&kernel, first, &syms, &flag_vars, &analyze) {
+            (assumptions, syms, lin) = (found.0, found.1, Some(found.2));
         }
     }
     if let Some(first) = &lin {
@@ -233,10 +226,10 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     }
 }
 
-/// `syms` with the upper bounds of `assumptions` on their inputs.
+/// `syms` under `assumptions`.
 fn assuming(mut syms: Symbols, assumptions: &[InputAssumption]) -> Symbols {
     for a in assumptions {
-        syms.assume_at_most(a.var, a.max);
+        a.apply(&mut syms);
     }
     syms
 }

@@ -182,7 +182,7 @@ enum CheckFailure {
         /// The input's value there.
         value: String,
         /// The assumption it breaks.
-        assumption: InputAssumption,
+        assumption: Box<InputAssumption>,
     },
 }
 
@@ -216,7 +216,7 @@ fn check(
     {
         return Err(CheckFailure::OutsideAssumption {
             value: at.get(&broken.param).map_or(String::new(), |v| fmt_num(*v)),
-            assumption: broken.clone(),
+            assumption: Box::new(broken.clone()),
         });
     }
     let launch = inputs.shape;

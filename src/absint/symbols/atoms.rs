@@ -91,8 +91,15 @@ impl Symbols {
 }
 
 /// Facts `f ≥ 0` bounding atom `q` by its definition, given the facts
-/// `c` known about its operands.
-pub(super) fn atom_facts(shape: &AtomShape, q: &LinExpr, c: &Constraints) -> Vec<LinExpr> {
+/// `c` known about its operands. `wraps_past`: the largest value of the
+/// atom's type where it is unsigned, past which a product wraps around (a
+/// product that may exceed it is then only known to lie in its range).
+pub(super) fn atom_facts(
+    shape: &AtomShape,
+    q: &LinExpr,
+    c: &Constraints,
+    wraps_past: Option<i128>,
+) -> Vec<LinExpr> {
     match shape {
         AtomShape::Div {
             a,
@@ -126,18 +133,43 @@ pub(super) fn atom_facts(shape: &AtomShape, q: &LinExpr, c: &Constraints) -> Vec
             vec![top, bottom]
         }
         AtomShape::Mask { m } => vec![q.clone(), LinExpr::int(*m).sub(q)],
-        AtomShape::Product(a, b) => {
-            // McCormick: a ≥ la ≥ 0 and b ≥ lb ≥ 0 give
-            // q = a·b ≥ la·b + lb·a − la·lb.
-            match (int_bounds(c, a).0, int_bounds(c, b).0) {
-                (Some(la), Some(lb)) if la >= Rational::ZERO && lb >= Rational::ZERO => {
-                    vec![q
-                        .sub(&b.scale(la))
-                        .sub(&a.scale(lb))
-                        .add(&LinExpr::constant(la * lb))]
-                }
-                _ => Vec::new(),
-            }
+        AtomShape::Product(a, b) => product_facts(a, b, q, c, wraps_past),
+    }
+}
+
+/// The facts of atom `q = a·b` (see [`atom_facts`]): McCormick's envelope
+/// where both factors are nonnegative, from their bounds under `c`.
+fn product_facts(
+    a: &LinExpr,
+    b: &LinExpr,
+    q: &LinExpr,
+    c: &Constraints,
+    wraps_past: Option<i128>,
+) -> Vec<LinExpr> {
+    let ((la, ua), (lb, ub)) = (int_bounds(c, a), int_bounds(c, b));
+    let nonneg = |x: Option<Rational>| x.filter(|x| *x >= Rational::ZERO);
+    let (la, lb) = (nonneg(la), nonneg(lb));
+    if let Some(hi) = wraps_past {
+        let highest = la.and(lb).and(ua.zip(ub)).map(|(ua, ub)| ua * ub);
+        if highest.is_none_or(|h| h > Rational::int(hi)) {
+            // The product may wrap around: only its type's range is known.
+            return vec![q.clone(), LinExpr::int(hi).sub(q)];
         }
     }
+    let (Some(la), Some(lb)) = (la, lb) else {
+        return Vec::new();
+    };
+    let corner = |x: Rational, y: Rational| {
+        // x·b + y·a − x·y: equal to q at the corner (a, b) = (y, x).
+        b.scale(x).add(&a.scale(y)).sub(&LinExpr::constant(x * y))
+    };
+    // a ≥ la and b ≥ lb give q = a·b ≥ la·b + lb·a − la·lb.
+    let mut f = vec![q.sub(&corner(la, lb))];
+    if let (Some(ua), Some(ub)) = (ua, ub) {
+        // a ≤ ua, b ≥ lb give q ≤ ua·b + lb·a − ua·lb; a ≥ la, b ≤ ub give
+        // q ≤ la·b + ub·a − la·ub.
+        f.push(corner(ua, lb).sub(q));
+        f.push(corner(la, ub).sub(q));
+    }
+    f
 }

@@ -105,9 +105,12 @@ pub struct Symbols {
     param_input: Vec<Option<bool>>,
     /// The atoms, in order of discovery.
     pub atoms: Vec<Atom>,
-    /// Upper bounds assumed on inputs, by variable (see
-    /// [`Symbols::assume_at_most`]).
-    assumed: BTreeMap<VarId, i128>,
+    /// Ranges (least, largest value) assumed of inputs, by variable (see
+    /// [`Symbols::assume_range`]).
+    assumed: BTreeMap<VarId, (Option<i128>, Option<i128>)>,
+    /// The largest `gridDim` assumed along each dimension (see
+    /// [`Symbols::assume_grid_at_most`]).
+    grid_max: [Option<i128>; 3],
 }
 
 const BUILTINS: u32 = 12;
@@ -130,6 +133,7 @@ impl Symbols {
                 .collect(),
             atoms: Vec::new(),
             assumed: BTreeMap::new(),
+            grid_max: [None; 3],
         };
         let mut found = Vec::new();
         crate::ir::visit_exprs(&k.body, &mut |e| {
@@ -147,16 +151,41 @@ impl Symbols {
         s
     }
 
-    /// Assumes input `v` is at most `max` wherever a value's range is
-    /// checked (whether an update may wrap around): a bound found with the
-    /// assumption holds only for inputs that satisfy it.
-    pub fn assume_at_most(&mut self, v: VarId, max: i128) {
-        self.assumed.insert(v, max);
+    /// Assumes input `v` lies between `min` and `max` (each when given):
+    /// the analysis starts from it (`n ≥ 0` makes `(unsigned)n` linear) and
+    /// checks whether a value's range is exceeded (whether an update may
+    /// wrap around) under it. A bound found with the assumption holds only
+    /// for inputs that satisfy it.
+    pub fn assume_range(&mut self, v: VarId, min: Option<i128>, max: Option<i128>) {
+        self.assumed.insert(v, (min, max));
+    }
+
+    /// Assumes `gridDim.d` is at most `max` (below the hardware's
+    /// `2^31 − 1`), as [`Symbols::assume_range`] does for an input.
+    pub fn assume_grid_at_most(&mut self, d: u8, max: i128) {
+        self.grid_max[d as usize] = Some(max);
     }
 
     /// The upper bound assumed on variable `v`, if any.
     pub fn assumed_max(&self, v: VarId) -> Option<i128> {
-        self.assumed.get(&v).copied()
+        self.assumed.get(&v).and_then(|r| r.1)
+    }
+
+    /// The lower bound assumed on variable `v`, if any.
+    pub fn assumed_min(&self, v: VarId) -> Option<i128> {
+        self.assumed.get(&v).and_then(|r| r.0)
+    }
+
+    /// The facts `f ≥ 0` the assumptions on input `v` state (a bound
+    /// beyond the linear domain's magnitudes is left out).
+    pub fn assumed_facts(&self, v: VarId) -> Vec<LinExpr> {
+        let x = LinExpr::var(self.var(v));
+        let lo = self.assumed_min(v).map(|m| x.sub(&LinExpr::int(m)));
+        let hi = self.assumed_max(v).map(|m| LinExpr::int(m).sub(&x));
+        lo.into_iter()
+            .chain(hi)
+            .filter(|f| f.constant.num().abs() <= super::linear::MAX_MAGNITUDE)
+            .collect()
     }
 
     /// The launch facts the symbols were made for.
@@ -236,9 +265,21 @@ impl Symbols {
     /// bounded by their definitions.
     pub fn launch_constraints(&self) -> Constraints {
         let mut c = self.builtin_constraints();
+        // The atoms' definitions are read knowing the hardware's launch
+        // limits too (a product of launch dimensions is at most 2^41).
+        let mut limits = c.clone();
+        for kind in 0..4 {
+            for d in 0..3 {
+                for f in self.range_facts(self.builtin_sym(kind, d)) {
+                    limits.add_ge0(f);
+                }
+            }
+        }
         for (i, a) in self.atoms.iter().enumerate() {
             let q = LinExpr::var(self.atom(i));
-            for f in atom_facts(&a.shape, &q, &c) {
+            let wraps_past = a.expr.ty.range().filter(|_| !a.expr.ty.is_signed());
+            for f in atom_facts(&a.shape, &q, &limits, wraps_past.map(|r| r.1)) {
+                limits.add_ge0(f.clone());
                 c.add_ge0(f);
             }
         }
@@ -252,6 +293,9 @@ impl Symbols {
             let grid = self.builtin_lin(Builtin::GridDim(d));
             let block = self.builtin_lin(Builtin::BlockDim(d));
             c.add_ge0(grid.sub(&LinExpr::int(1)));
+            if let Some(m) = self.grid_max[d as usize].filter(|_| !grid.is_constant()) {
+                c.add_ge0(LinExpr::int(m).sub(&grid));
+            }
             c.add_ge0(block.sub(&LinExpr::int(1)));
             let bi = self.builtin_lin(Builtin::BlockIdx(d));
             c.add_ge0(bi.clone());

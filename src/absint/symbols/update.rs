@@ -7,7 +7,7 @@ use crate::cuda::ast::BinOp;
 use crate::ir::{Expr, ExprKind, MathFn, Scalar, VarId};
 use crate::poly::Rational;
 
-use super::{SymKind, Symbols};
+use super::{AtomShape, SymKind, Symbols};
 
 /// The symbol standing for an assigned variable's new value in an
 /// [`Update::Relation`].
@@ -95,7 +95,9 @@ impl Symbols {
             LinExpr::constant(Rational::int(hi)),
         );
         cx.entails_ge0(&l.sub(&low))
-            && (cx.entails_ge0(&high.sub(l)) || self.below_a_large_max(l, &cx, hi))
+            && (cx.entails_ge0(&high.sub(l))
+                || self.extreme(l, true).is_some_and(|m| m <= hi)
+                || self.below_a_large_max(l, &cx, hi))
     }
 
     /// Whether `l ≤ hi` follows for a maximum `hi` beyond the linear
@@ -112,24 +114,87 @@ impl Symbols {
         if cx.entails_ge0(&slack.sub(l)) {
             return true;
         }
-        let room = hi - MAX_MAGNITUDE;
-        let inputs: Vec<Sym> = cx
+        let inputs: Vec<(Sym, i128)> = cx
             .vars()
             .into_iter()
             .filter(|&p| p < self.len() && self.is_input(p))
-            .filter(|&p| self.largest(p).is_some_and(|m| m <= room))
+            .filter_map(|p| Some((p, self.largest(p)?)))
             .collect();
         l.coeffs
             .iter()
             .filter(|(_, c)| **c == Rational::ONE)
             .any(|(&s, _)| {
                 let d = l.sub(&LinExpr::var(s));
-                cx.entails_ge0(&d)
-                    && cx.entails_ge0(&slack.sub(&d))
-                    && inputs
-                        .iter()
-                        .any(|&p| cx.entails_ge0(&LinExpr::var(p).sub(&LinExpr::var(s))))
+                if !cx.entails_ge0(&d) {
+                    return false;
+                }
+                // From the form itself, or from an atom above it (a local
+                // `stride` holding `blockDim.x * gridDim.x`).
+                let atoms = cx
+                    .vars()
+                    .into_iter()
+                    .filter(|&a| a < self.len() && matches!(self.kind(a), SymKind::Atom(_)))
+                    .filter(|&a| cx.entails_ge0(&LinExpr::var(a).sub(&d)))
+                    .filter_map(|a| self.extreme(&LinExpr::var(a), true));
+                let Some(d_max) = cx
+                    .entails_ge0(&slack.sub(&d))
+                    .then_some(MAX_MAGNITUDE)
+                    .into_iter()
+                    .chain(self.extreme(&d, true))
+                    .chain(atoms)
+                    .min()
+                else {
+                    return false;
+                };
+                inputs.iter().any(|&(p, m)| {
+                    m <= hi - d_max && cx.entails_ge0(&LinExpr::var(p).sub(&LinExpr::var(s)))
+                })
             })
+    }
+
+    /// The largest (`upper`) or least value linear form `l` can take
+    /// whatever the program does, from the ranges of its symbols
+    /// ([`Symbols::range_facts`]) and, for a product of such symbols that
+    /// cannot wrap around, their products (a product of launch dimensions
+    /// is at most `1024 · (2^31 − 1)`, beyond the linear domain's
+    /// magnitudes). `None` when some symbol's range is not known.
+    fn extreme(&self, l: &LinExpr, upper: bool) -> Option<i128> {
+        if !l.constant.is_integer() {
+            return None;
+        }
+        let mut total = l.constant.num();
+        for (&s, &c) in &l.coeffs {
+            if !c.is_integer() || s >= self.len() {
+                return None;
+            }
+            let (lo, hi) = self.sym_range(s)?;
+            let at = if (c > Rational::ZERO) == upper {
+                hi
+            } else {
+                lo
+            };
+            total = total.checked_add(c.num().checked_mul(at)?)?;
+        }
+        Some(total)
+    }
+
+    /// The least and largest value of symbol `s` (see [`Symbols::extreme`]).
+    fn sym_range(&self, s: Sym) -> Option<(i128, i128)> {
+        if let SymKind::Atom(i) = self.kind(s) {
+            let atom = &self.atoms[i];
+            let AtomShape::Product(a, b) = &atom.shape else {
+                return None;
+            };
+            let (la, lb) = (self.extreme(a, false)?, self.extreme(b, false)?);
+            let top = self.extreme(a, true)?.checked_mul(self.extreme(b, true)?)?;
+            let (_, type_max) = atom.expr.ty.range()?;
+            return (la >= 0 && lb >= 0 && top <= type_max).then_some((la * lb, top));
+        }
+        let facts = self.range_facts(s);
+        let [low, high] = facts.as_slice() else {
+            return None;
+        };
+        Some((-low.constant.num(), high.constant.num()))
     }
 
     /// The largest value variable symbol `s` can have: its type's maximum,
@@ -142,10 +207,18 @@ impl Symbols {
         Some(self.assumed_max(v).map_or(hi, |m| m.min(hi)))
     }
 
+    /// The largest `gridDim.d`: the hardware's `2^31 − 1`, or the maximum
+    /// assumed of it when lower.
+    fn largest_grid(&self, d: u8) -> i128 {
+        let hw = i32::MAX as i128;
+        self.grid_max[d as usize].map_or(hw, |m| m.min(hw))
+    }
+
     /// The values symbol `s` can take whatever the program does: its
-    /// type's range (below an assumed maximum, if any), or the hardware's launch limits (a block of at most
-    /// 1024 threads, a grid of at most `2^31 − 1` blocks a side).
-    fn range_facts(&self, s: Sym) -> Vec<LinExpr> {
+    /// type's range (within an assumed range, if any), or the hardware's
+    /// launch limits (a block of at most 1024 threads, a grid of at most
+    /// `2^31 − 1` blocks a side, or an assumed smaller one).
+    pub(super) fn range_facts(&self, s: Sym) -> Vec<LinExpr> {
         let x = LinExpr::var(s);
         let between = |lo: i128, hi: i128| {
             vec![
@@ -155,13 +228,16 @@ impl Symbols {
         };
         match self.kind(s) {
             SymKind::Var(v) => match self.types[v].range() {
-                Some((lo, _)) => between(lo, self.largest(s).unwrap_or(lo)),
+                Some((lo, _)) => {
+                    let least = self.assumed_min(v).map_or(lo, |m| m.max(lo));
+                    between(least, self.largest(s).unwrap_or(lo))
+                }
                 None => Vec::new(),
             },
             SymKind::BlockDim(_) => between(1, 1024),
             SymKind::ThreadIdx(_) => between(0, 1023),
-            SymKind::GridDim(_) => between(1, i32::MAX as i128),
-            SymKind::BlockIdx(_) => between(0, i32::MAX as i128 - 1),
+            SymKind::GridDim(d) => between(1, self.largest_grid(d)),
+            SymKind::BlockIdx(d) => between(0, self.largest_grid(d) - 1),
             SymKind::Atom(_) => Vec::new(),
         }
     }

@@ -1,0 +1,195 @@
+//! What a bound assumes of a kernel's inputs and launch: a range of one
+//! integer parameter (`0 ≤ n`, `n ≤ 2^63 − 1`) or a largest grid
+//! (`gridDim.x ≤ 2^21`), made where a loop counter could otherwise wrap
+//! around (see `wrap`), and reported with every bound found under it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::absint::symbols::Symbols;
+use crate::ir::VarId;
+
+/// What an assumption is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Subject {
+    /// An integer parameter of the kernel.
+    Param(VarId),
+    /// `gridDim` along a dimension (0 is `x`).
+    GridDim(u8),
+}
+
+/// A range assumed of one integer parameter, or of the grid along one
+/// dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputAssumption {
+    /// What it is about, as named in a bound point: the parameter's name,
+    /// or `gridDim.x`.
+    pub param: String,
+    /// What it is about.
+    pub subject: Subject,
+    /// The least value assumed, if any.
+    pub min: Option<i128>,
+    /// The largest value assumed, if any.
+    pub max: Option<i128>,
+    /// The counters (listed) that could wrap around without it.
+    pub counters: String,
+}
+
+impl InputAssumption {
+    /// Whether the value `value` satisfies the assumption.
+    pub fn holds(&self, value: f64) -> bool {
+        self.min.is_none_or(|m| value >= m as f64) && self.max.is_none_or(|m| value <= m as f64)
+    }
+
+    /// Whether every assumption in `all` holds at `at` (values by name, the
+    /// launch's as `gridDim.x`); one without a value there is taken to
+    /// hold.
+    pub fn all_hold(all: &[InputAssumption], at: &BTreeMap<String, f64>) -> bool {
+        all.iter()
+            .all(|a| at.get(&a.param).is_none_or(|&v| a.holds(v)))
+    }
+
+    /// Why it is made, for a report: "a larger `n` lets the counter `i`
+    /// wrap around".
+    pub fn why(&self) -> String {
+        let what = match (self.subject, self.min, self.max) {
+            (Subject::GridDim(_), ..) => "a larger grid lets the stride of".to_string(),
+            (Subject::Param(_), Some(_), None) => {
+                format!("a negative `{}`, converted to unsigned, lets", self.param)
+            }
+            (Subject::Param(_), Some(_), Some(_)) => {
+                format!("a negative or larger `{}` lets", self.param)
+            }
+            (Subject::Param(_), None, _) => format!("a larger `{}` lets", self.param),
+        };
+        format!("{what} the counter {} wrap around", self.counters)
+    }
+
+    /// The line a report prints for it.
+    pub fn report_line(&self) -> String {
+        format!(
+            "assuming {self} ({}): the bounds hold only for such inputs",
+            self.why()
+        )
+    }
+
+    /// As JSON: `param`, `launch` (whether it is about the launch),
+    /// `at_least`, `at_most`, `text` and `why`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "param": self.param,
+            "launch": matches!(self.subject, Subject::GridDim(_)),
+            "at_least": self.min.and_then(|m| i64::try_from(m).ok()),
+            "at_most": self.max.and_then(|m| i64::try_from(m).ok()),
+            "text": self.to_string(),
+            "why": self.why(),
+        })
+    }
+
+    /// Makes the analysis of `syms` assume it.
+    pub(super) fn apply(&self, syms: &mut Symbols) {
+        match self.subject {
+            Subject::Param(v) => syms.assume_range(v, self.min, self.max),
+            Subject::GridDim(d) => {
+                syms.assume_grid_at_most(d, self.max.unwrap_or(i32::MAX as i128))
+            }
+        }
+    }
+}
+
+/// A large value as a power of two where it is one or one less:
+/// `2^63 − 1`, `2^21`.
+fn power_text(m: i128) -> String {
+    if m > 1024 && m.count_ones() == 1 {
+        format!("2^{}", m.trailing_zeros())
+    } else if m > 0 && (m + 1).count_ones() == 1 {
+        format!("2^{} − 1", (m + 1).trailing_zeros())
+    } else {
+        m.to_string()
+    }
+}
+
+impl fmt::Display for InputAssumption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(m) = self.min {
+            write!(f, "{} ≤ ", power_text(m))?;
+        }
+        write!(f, "{}", self.param)?;
+        if let Some(m) = self.max {
+            write!(f, " ≤ {}", power_text(m))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assumption(min: Option<i128>, max: Option<i128>) -> InputAssumption {
+        InputAssumption {
+            param: "n".into(),
+            subject: Subject::Param(0),
+            min,
+            max,
+            counters: "`i`".into(),
+        }
+    }
+
+    #[test]
+    fn assumptions_print_as_powers_of_two_and_check_values() {
+        let at_most = |m: i128| assumption(None, Some(m));
+        assert_eq!(at_most(i64::MAX as i128).to_string(), "n ≤ 2^63 − 1");
+        assert_eq!(at_most(i32::MAX as i128).to_string(), "n ≤ 2^31 − 1");
+        assert_eq!(at_most(1000).to_string(), "n ≤ 1000");
+        assert_eq!(assumption(Some(0), None).to_string(), "0 ≤ n");
+        assert_eq!(
+            assumption(Some(0), Some(i32::MAX as i128)).to_string(),
+            "0 ≤ n ≤ 2^31 − 1"
+        );
+        let a = at_most(i32::MAX as i128);
+        assert!(a.holds(2147483647.0) && !a.holds(2147483648.0));
+        let nonneg = assumption(Some(0), None);
+        assert!(nonneg.holds(0.0) && nonneg.holds(1e12) && !nonneg.holds(-1.0));
+        let at: BTreeMap<String, f64> = [("n".to_string(), 4e9)].into();
+        assert!(!InputAssumption::all_hold(std::slice::from_ref(&a), &at));
+        assert!(InputAssumption::all_hold(
+            std::slice::from_ref(&nonneg),
+            &at
+        ));
+        assert!(InputAssumption::all_hold(&[a], &BTreeMap::new()));
+        assert_eq!(
+            at_most(5).why(),
+            "a larger `n` lets the counter `i` wrap around"
+        );
+        assert_eq!(
+            nonneg.why(),
+            "a negative `n`, converted to unsigned, lets the counter `i` wrap around"
+        );
+        let json = nonneg.to_json();
+        assert_eq!(json["at_least"], 0);
+        assert!(json["at_most"].is_null());
+        assert_eq!(json["launch"], false);
+    }
+
+    #[test]
+    fn grid_assumptions_name_the_launch_dimension() {
+        let a = InputAssumption {
+            param: "gridDim.x".into(),
+            subject: Subject::GridDim(0),
+            min: None,
+            max: Some(1 << 21),
+            counters: "`i`".into(),
+        };
+        assert_eq!(a.to_string(), "gridDim.x ≤ 2^21");
+        assert_eq!(
+            a.why(),
+            "a larger grid lets the stride of the counter `i` wrap around"
+        );
+        let at: BTreeMap<String, f64> = [("gridDim.x".to_string(), 4096.0)].into();
+        assert!(InputAssumption::all_hold(std::slice::from_ref(&a), &at));
+        let at: BTreeMap<String, f64> = [("gridDim.x".to_string(), 3e6)].into();
+        assert!(!InputAssumption::all_hold(std::slice::from_ref(&a), &at));
+        assert_eq!(a.to_json()["launch"], true);
+    }
+}

@@ -1,0 +1,123 @@
+//! Generated loops over unsigned counters (issue 16): `size_t`,
+//! `unsigned`, `unsigned long long`, `unsigned short` and `unsigned char`
+//! counters in grid-stride loops (32- and 64-bit strides, a local
+//! `stride`) and block-stride loops (1-D and over a 2-D block), compared
+//! with an `int`, `unsigned`, `size_t` or `long long` bound `n` up to
+//! 2^20, or negative; grids of thousands of blocks, blocks like 33×2. The
+//! bounds of these loops may hold only under an assumption (`0 ≤ n`,
+//! `n ≤ 2^31 − 1`, `gridDim.x ≤ 2^21`): inputs that break one are counted
+//! apart, not compared.
+
+use copper::sim::params::SplitMix;
+
+use super::Generated;
+
+const COUNTERS: [&str; 6] = [
+    "size_t",
+    "unsigned",
+    "unsigned int",
+    "unsigned long long",
+    "unsigned short",
+    "unsigned char",
+];
+
+const BOUND_TYPES: [&str; 4] = ["int", "unsigned", "size_t", "long long"];
+
+const BLOCKS: [[u64; 3]; 6] = [
+    [33, 2, 1],
+    [256, 1, 1],
+    [96, 1, 1],
+    [1024, 1, 1],
+    [32, 4, 1],
+    [7, 5, 1],
+];
+
+const GRIDS: [[u64; 3]; 6] = [
+    [1, 1, 1],
+    [7, 1, 1],
+    [1000, 1, 1],
+    [4096, 1, 1],
+    [65535, 1, 1],
+    [3000, 2, 1],
+];
+
+/// (start, step, local stride declaration) of each loop shape; `T` is the
+/// counter's type.
+const SHAPES: [(&str, &str, &str); 6] = [
+    (
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "blockDim.x * gridDim.x",
+        "",
+    ),
+    (
+        "(size_t)blockIdx.x * blockDim.x + threadIdx.x",
+        "(size_t)blockDim.x * gridDim.x",
+        "",
+    ),
+    (
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "stride",
+        "const T stride = blockDim.x * gridDim.x;\n",
+    ),
+    (
+        "static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x",
+        "stride",
+        "const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;\n",
+    ),
+    ("threadIdx.x", "blockDim.x", ""),
+    (
+        "threadIdx.y * blockDim.x + threadIdx.x",
+        "blockDim.x * blockDim.y",
+        "",
+    ),
+];
+
+const BODIES: [&str; 3] = [
+    "acc += a[c % 64];",
+    "acc += a[(c + threadIdx.y) % 64]; s[c % 64] = acc;",
+    "if (c % 3 == 0) { acc += a[0]; } else { acc -= a[c % 64]; }",
+];
+
+/// The generated kernel `i`: `k(float *a, float *out, N n)`.
+pub fn generate(i: u64) -> Generated {
+    let mut g = SplitMix::new(0xFACE ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut pick = |n: u64| g.next_u64() % n.max(1);
+    let counter = COUNTERS[pick(COUNTERS.len() as u64) as usize];
+    let bound = BOUND_TYPES[pick(BOUND_TYPES.len() as u64) as usize];
+    let block = BLOCKS[pick(BLOCKS.len() as u64) as usize];
+    let grid = GRIDS[pick(GRIDS.len() as u64) as usize];
+    let shape = pick(SHAPES.len() as u64) as usize;
+    let (start, step, stride) = SHAPES[shape];
+    let body = BODIES[pick(BODIES.len() as u64) as usize];
+    // The threads a stride covers, and so the most elements a launch
+    // walks within the simulator's step budget (about 200 strides).
+    let per_block: u64 = block.iter().product();
+    let threads = if shape < 4 {
+        per_block * grid[0]
+    } else {
+        per_block
+    };
+    let n: i64 = match pick(5) {
+        0 => pick((threads * 200).min(1 << 20) + 1) as i64,
+        1 => pick(3000) as i64,
+        2 => (threads * (1 + pick(3)) + pick(40)) as i64,
+        3 if bound == "int" || bound == "long long" => -(1 + pick(5) as i64),
+        _ => pick(1 << 20) as i64,
+    };
+    let src = format!(
+        "__global__ void k(float *a, float *out, {bound} n) {{\n\
+         __shared__ float s[64];\n\
+         float acc = 0;\n\
+         {}\
+         for ({counter} c = {start}; c < n; c += {step}) {{ {body} }}\n\
+         out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
+         }}",
+        stride.replace('T', counter)
+    );
+    Generated {
+        src,
+        grid,
+        block,
+        n,
+    }
+}
