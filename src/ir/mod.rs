@@ -161,9 +161,18 @@ impl Array {
     pub fn footprint(&self, s: &Site) -> crate::cost::Footprint {
         crate::cost::Footprint {
             stride: s.unit.unwrap_or(self.layout.size),
+            element: self.layout.size,
             offset: s.offset,
             width: s.width,
         }
+    }
+
+    /// Number of values the index of an access at site `s` takes when the
+    /// declaration fixes the length: elements, or the site's units for a
+    /// run-time index into an array member.
+    pub fn index_len(&self, s: &Site) -> Option<u64> {
+        let per = s.unit.map_or(1, |u| u64::from(self.layout.size / u.max(1)));
+        self.fixed_len().map(|n| n * per)
     }
 
     /// Number of elements when fixed by the declaration.
