@@ -13,6 +13,9 @@ use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
 use copper::source::SourceFile;
 
+mod common;
+use common::{array, metric};
+
 const CELL: &str = "struct Cell { float v[4]; int n; };\n";
 
 fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
@@ -29,24 +32,6 @@ fn lower_err(src: &str) -> String {
     let parsed = parse_source(SourceFile::new("t.cu", src));
     let name = parsed.kernels().next().expect("a kernel").name.clone();
     lower_kernel(&parsed, &name).unwrap_err().render()
-}
-
-fn metric(r: &SimResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.metric == name)
-        .unwrap()
-        .max_warp
-}
-
-fn array(r: &SimResult, name: &str) -> Vec<Value> {
-    r.arrays
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap()
-        .1
-        .values()
-        .collect()
 }
 
 /// One warp; `cells` of 64 `Cell`s numbered in memory order (component

@@ -12,8 +12,29 @@ use copper::cost::Metric;
 use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
+use copper::ir::Value;
 use copper::sim::params::{LaunchSpec, ParamFile, Shape};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+
+/// The worst warp's cost under metric `name` in a simulation.
+pub fn metric(r: &SimResult, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.metric == name)
+        .unwrap()
+        .max_warp
+}
+
+/// The final values of array `name` in a simulation.
+pub fn array(r: &SimResult, name: &str) -> Vec<Value> {
+    r.arrays
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
+        .values()
+        .collect()
+}
 
 /// Kernel `kernel` of `testdata/FILE`, lowered, its launch in the
 /// parameter file beside it (`FILE.toml`), and that launch's shape.

@@ -2,8 +2,7 @@
 //! simple and compound assignments, lvalues, array elements and pointer
 //! arithmetic, and the memory accesses and access sites they make.
 
-use super::members::Dim;
-use super::records::Place;
+use super::records::{Dim, Place};
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::record::FieldType;

@@ -7,25 +7,10 @@
 
 use std::sync::Arc;
 
-use super::records::Place;
+use super::records::{Dim, Place};
 use super::*;
 use crate::ir::record::FieldType;
 use crate::ir::{Member, MemberDim};
-
-/// A run-time index into an array member of a place in memory.
-#[derive(Clone, Debug)]
-pub(super) struct Dim {
-    /// The variable holding the index.
-    var: VarId,
-    /// The member as written (`cells[i].v`).
-    name: String,
-    /// Number of elements.
-    len: u64,
-    /// Components per element.
-    slots: usize,
-    /// Bytes per element.
-    bytes: u32,
-}
 
 impl Lowerer<'_> {
     /// Whether `e` is an array member (`cells[i].v`, `c.m[r]`).
@@ -63,23 +48,7 @@ impl Lowerer<'_> {
                 );
             }
             let c = c as usize;
-            let place = match place {
-                Place::Vars(v) => Place::Vars(v[c * slots..(c + 1) * slots].to_vec()),
-                Place::Mem {
-                    array,
-                    index,
-                    slot,
-                    offset,
-                    member,
-                } => Place::Mem {
-                    array,
-                    index,
-                    slot: slot + c * slots,
-                    offset: offset + c as u32 * bytes,
-                    member,
-                },
-            };
-            return Ok((place, *elem));
+            return Ok((place.part(c * slots, slots, c as u32 * bytes), *elem));
         }
         let Place::Mem {
             array,

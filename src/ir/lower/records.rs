@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use super::globals::flatten_init;
-use super::members::Dim;
 use super::names::callee;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
@@ -29,6 +28,44 @@ pub(super) enum Place {
         offset: u32,
         member: Vec<Dim>,
     },
+}
+
+/// A run-time index into an array member of a place in memory.
+#[derive(Clone, Debug)]
+pub(super) struct Dim {
+    /// The variable holding the index.
+    pub(super) var: VarId,
+    /// The member as written (`cells[i].v`).
+    pub(super) name: String,
+    /// Number of elements.
+    pub(super) len: u64,
+    /// Components per element.
+    pub(super) slots: usize,
+    /// Bytes per element.
+    pub(super) bytes: u32,
+}
+
+impl Place {
+    /// The `n` components from component `slot`, at byte `offset` of this
+    /// place (a field, or a member element at a constant index).
+    pub(super) fn part(self, slot: usize, n: usize, offset: u32) -> Place {
+        match self {
+            Place::Vars(v) => Place::Vars(v[slot..slot + n].to_vec()),
+            Place::Mem {
+                array,
+                index,
+                slot: first,
+                offset: at,
+                member,
+            } => Place::Mem {
+                array,
+                index,
+                slot: first + slot,
+                offset: at + offset,
+                member,
+            },
+        }
+    }
 }
 
 /// Whether `e` reads variable `v` or array `a`.
@@ -266,23 +303,7 @@ impl Lowerer<'_> {
                 let Some(f) = rec.field(field) else {
                     return fail(span, format!("`{}` has no member `{field}`", rec.name));
                 };
-                let n = f.ty.slots();
-                let place = match place {
-                    Place::Vars(v) => Place::Vars(v[f.slot..f.slot + n].to_vec()),
-                    Place::Mem {
-                        array,
-                        index,
-                        slot,
-                        offset,
-                        member,
-                    } => Place::Mem {
-                        array,
-                        index,
-                        slot: slot + f.slot,
-                        offset: offset + f.offset,
-                        member,
-                    },
-                };
+                let place = place.part(f.slot, f.ty.slots(), f.offset);
                 Ok((place, f.ty.clone()))
             }
             A::Call(..) => {
