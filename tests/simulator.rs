@@ -7,35 +7,11 @@ use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Value;
 use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions, SimResult};
+use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions};
 use copper::source::SourceFile;
 
-fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
-    let parsed = parse_source(SourceFile::new("t.cu", src));
-    let name = parsed.kernels().next().expect("a kernel").name.clone();
-    let kernel = lower_kernel(&parsed, &name).unwrap_or_else(|d| panic!("{}", d.render()));
-    let p = ParamFile::from_toml(params).unwrap();
-    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).unwrap();
-    simulate(&kernel, &inputs, &SimOptions::default())
-}
-
-fn metric(r: &SimResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.metric == name)
-        .unwrap()
-        .max_warp
-}
-
-fn array(r: &SimResult, name: &str) -> Vec<Value> {
-    r.arrays
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap()
-        .1
-        .values()
-        .collect()
-}
+mod common;
+use common::{array, metric, run};
 
 /// A copy kernel `b[stride*t + off] = a[stride*t + off]` over elements of
 /// type `ty`, one warp.

@@ -9,23 +9,12 @@
 use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Value;
-use copper::sim::params::ParamFile;
-use copper::sim::{inputs_from_spec, simulate, SimError, SimOptions, SimResult};
 use copper::source::SourceFile;
 
 mod common;
-use common::{array, metric};
+use common::{array, metric, run};
 
 const CELL: &str = "struct Cell { float v[4]; int n; };\n";
-
-fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
-    let parsed = parse_source(SourceFile::new("t.cu", src));
-    let name = parsed.kernels().next().expect("a kernel").name.clone();
-    let kernel = lower_kernel(&parsed, &name).unwrap_or_else(|d| panic!("{}", d.render()));
-    let p = ParamFile::from_toml(params).unwrap();
-    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).unwrap();
-    simulate(&kernel, &inputs, &SimOptions::default())
-}
 
 /// The rendered lowering error of the kernel in `src`.
 fn lower_err(src: &str) -> String {

@@ -10,11 +10,24 @@ use std::path::Path;
 use copper::bound::BoundExpr;
 use copper::cost::Metric;
 use copper::cuda::parse::parse_path;
+use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 use copper::ir::Value;
 use copper::sim::params::{LaunchSpec, ParamFile, Shape};
-use copper::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions, SimResult};
+use copper::source::SourceFile;
+
+/// Simulates the first kernel of the CUDA text `src` on the launch of the
+/// parameter file text `params`.
+pub fn run(src: &str, params: &str) -> Result<SimResult, SimError> {
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let name = parsed.kernels().next().expect("a kernel").name.clone();
+    let kernel = lower_kernel(&parsed, &name).unwrap_or_else(|d| panic!("{}", d.render()));
+    let p = ParamFile::from_toml(params).unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).unwrap();
+    simulate(&kernel, &inputs, &SimOptions::default())
+}
 
 /// The worst warp's cost under metric `name` in a simulation.
 pub fn metric(r: &SimResult, name: &str) -> f64 {
