@@ -260,9 +260,11 @@ fn bounds_are_never_below_simulated_costs() {
 // limits, multiplicative counters, counters starting at a lane index
 // (`threadIdx.x % w`, `threadIdx.x & (w - 1)`) stepping by the group size.
 // Structs with mixed fields (issue 16): an array of `Item { int cnt; float
-// w; }` read field by field, copied into a struct local and updated by an
-// atomic on its int field, and a struct passed by value whose field is the
-// loop bound (`c < r.n`).
+// w; float h[3]; }` read field by field, copied into a struct local and
+// updated by an atomic on its int field, its array member indexed at run
+// time (the same in every lane or not; in global memory, in a local copy,
+// by an atomic, and in a `__shared__` array of `Item`s), and a struct
+// passed by value whose field is the loop bound (`c < r.n`).
 
 /// One generated launch: a kernel `k(float *a, float *out, int n, Item
 /// *items, Range r)` (`r.n` is `n`).
@@ -303,7 +305,7 @@ const GRIDS: [[u64; 3]; 6] = [
     [5, 3, 2],
 ];
 
-const BODIES: [&str; 8] = [
+const BODIES: [&str; 12] = [
     "acc += a[threadIdx.x % 64];",
     "acc += a[(threadIdx.x + threadIdx.y * blockDim.x) % 64];",
     "s[threadIdx.x % 64] += 1.0f;",
@@ -312,6 +314,10 @@ const BODIES: [&str; 8] = [
     "acc += items[c % 64].w * (float)items[(threadIdx.x + c) % 64].cnt;",
     "Item it = items[threadIdx.x % 64]; acc += it.w * r.scale; if (it.cnt > 1) { acc -= 1.0f; }",
     "atomicAdd(&items[threadIdx.x % 64].cnt, 1); acc += items[threadIdx.y % 64].w;",
+    "acc += items[c % 64].h[c % 3] + items[threadIdx.x % 64].h[threadIdx.x % 3];",
+    "Item it = items[threadIdx.y % 64]; acc += it.h[(c + threadIdx.x) % 3] * (float)it.cnt;",
+    "atomicAdd(&items[(c + threadIdx.x) % 64].h[threadIdx.x % 3], 1.0f); acc += items[c % 64].h[2];",
+    "acc += si[(threadIdx.x * 3 + c) % 64].h[c % 3] + si[threadIdx.x % 64].h[threadIdx.y % 3];",
 ];
 
 fn generate(i: u64) -> Generated {
@@ -399,9 +405,10 @@ fn generate(i: u64) -> Generated {
         ["int", "unsigned", "short"][pick(3) as usize]
     };
     let src = format!(
-        "struct Item {{ int cnt; float w; }};\nstruct Range {{ int n; float scale; }};\n\
+        "struct Item {{ int cnt; float w; float h[3]; }};\nstruct Range {{ int n; float scale; }};\n\
          __global__ void k(float *a, float *out, int n, Item *items, Range r) {{\n\
          __shared__ float s[64];\n\
+         __shared__ Item si[64];\n\
          float acc = 0;\n\
          {prelude}\
          for ({ty} c = {init}; {cond}; {step}) {{ {body} }}\n\

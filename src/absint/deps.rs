@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::congruence::Cong;
-use crate::cuda::ast::BinOp;
+use crate::cuda::ast::{BinOp, Space};
 use crate::ir::structured::FlagKind;
 use crate::ir::value::binary;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, ScopeId, SiteId, Stmt, Unary, Value, VarId};
@@ -562,6 +562,12 @@ impl<'k> Analysis<'k> {
                     other => other,
                 }
             }
+            // Lanes reading one element of global or shared memory read
+            // one value; a local array is each thread's own.
+            ExprKind::Load(a) if self.k.arrays[a.array].space == Space::Local => {
+                self.access(a.site, &a.index, st);
+                Dep::Varying
+            }
             ExprKind::Load(a) => self.access(a.site, &a.index, st).opaque(),
             ExprKind::Call(_, args) => {
                 let ds: Vec<Dep> = args.iter().map(|a| self.expr(a, st)).collect();
@@ -729,6 +735,25 @@ mod tests {
             },
         );
         (0..k.sites.len()).map(|s| facts.index[&s]).collect()
+    }
+
+    /// A local array is each thread's own: an element read at a uniform
+    /// index differs between lanes (a struct local with an array member
+    /// is one, `Cell c = cells[i]; c.n`).
+    #[test]
+    fn local_array_loads_vary() {
+        let deps = index_deps(
+            "struct Cell { float v[2]; int n; };\n\
+             __global__ void k(int *a, Cell *cells) { float t[2]; t[0] = threadIdx.x;\n\
+             a[(int)t[0]] = 1; Cell c = cells[threadIdx.x]; a[c.n] = 2; }",
+            [32, 1, 1],
+        );
+        // sites: t[0] store, t[0] load, a[(int)t[0]], the copy (3 reads,
+        // 3 stores), c.n, a[c.n].
+        assert_eq!(deps[1], Dep::constant_value(0));
+        assert_eq!(deps[2], Dep::Varying);
+        assert_eq!(deps[9], Dep::constant_value(0));
+        assert_eq!(deps[10], Dep::Varying);
     }
 
     #[test]

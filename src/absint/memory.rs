@@ -220,13 +220,14 @@ pub fn conflicts(
     hw: &Hardware,
     block: Option<[u64; 3]>,
 ) -> u64 {
+    // `len` counts elements, of `fp.element` bytes each.
     let lanes = max_lanes(block, hw.warp_size as u64);
     let words_per_element = fp.max_blocks(hw.bank_bytes);
     // Each lane puts at most this many words in one bank.
     let all = lanes * words_per_element.div_ceil(hw.banks as u64).max(1);
     // One bank holds at most this many distinct words of the array.
     let cap = len.map(|l| {
-        (l * fp.stride as u64)
+        (l * fp.element as u64)
             .div_ceil(hw.bank_bytes as u64)
             .div_ceil(hw.banks as u64)
             .max(1)

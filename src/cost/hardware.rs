@@ -192,8 +192,12 @@ impl Hardware {
 /// it at `offset`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Footprint {
-    /// Bytes per array element.
+    /// Bytes per unit of the index: the array element's size, or less for
+    /// a run-time index into an array member (`ir::Member`), whose index
+    /// counts smaller units.
     pub stride: u32,
+    /// Bytes per array element (`stride` but for such an index).
+    pub element: u32,
     /// Byte offset of the accessed part in its element.
     pub offset: u32,
     /// Bytes accessed (at least 1).
@@ -205,6 +209,7 @@ impl Footprint {
     pub fn element(size: u32) -> Footprint {
         Footprint {
             stride: size,
+            element: size,
             offset: 0,
             width: size,
         }
@@ -318,6 +323,7 @@ mod tests {
         // 1, 5, 9, …, 125 fall in 8 banks, 4 lanes each.
         let y = Footprint {
             stride: 16,
+            element: 16,
             offset: 4,
             width: 4,
         };
@@ -337,6 +343,7 @@ mod tests {
         // sectors (2 lanes per sector).
         let x = Footprint {
             stride: 16,
+            element: 16,
             offset: 0,
             width: 4,
         };
@@ -345,6 +352,7 @@ mod tests {
         // bytes 4..8, 16..20, …, 376..380: sectors 0..11, 12 in all.
         let f = Footprint {
             stride: 12,
+            element: 12,
             offset: 4,
             width: 4,
         };

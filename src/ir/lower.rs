@@ -14,6 +14,7 @@ mod expr;
 mod globals;
 mod half2;
 mod inline;
+mod members;
 mod names;
 mod records;
 mod stmt;

@@ -132,13 +132,14 @@ impl Layout {
     }
 
     /// The components of field `name` (all of a nested struct's or
-    /// vector's: `pos` is `pos.x`, `pos.y`, `pos.z`).
+    /// vector's: `pos` is `pos.x`, `pos.y`, `pos.z`; all of an array
+    /// member's: `v` is `v[0]`, `v[1]`, …).
     pub fn field_slots(&self, name: &str) -> Vec<usize> {
-        let prefix = format!("{name}.");
+        let (dot, bracket) = (format!("{name}."), format!("{name}["));
         (0..self.slots())
             .filter(|&k| {
                 let n = &self.names[k];
-                !n.is_empty() && (n == name || n.starts_with(&prefix))
+                !n.is_empty() && (n == name || n.starts_with(&dot) || n.starts_with(&bracket))
             })
             .collect()
     }
@@ -155,13 +156,23 @@ impl Array {
         self.layout.types[slot]
     }
 
-    /// The bytes a lane touches at the site `s` of this array.
+    /// The bytes a lane touches at the site `s` of this array, from the
+    /// index of its accesses: in elements, or in [`Site::unit`]s.
     pub fn footprint(&self, s: &Site) -> crate::cost::Footprint {
         crate::cost::Footprint {
-            stride: self.layout.size,
+            stride: s.unit.unwrap_or(self.layout.size),
+            element: self.layout.size,
             offset: s.offset,
             width: s.width,
         }
+    }
+
+    /// Number of values the index of an access at site `s` takes when the
+    /// declaration fixes the length: elements, or the site's units for a
+    /// run-time index into an array member.
+    pub fn index_len(&self, s: &Site) -> Option<u64> {
+        let per = s.unit.map_or(1, |u| u64::from(self.layout.size / u.max(1)));
+        self.fixed_len().map(|n| n * per)
     }
 
     /// Number of elements when fixed by the declaration.
@@ -204,6 +215,11 @@ pub struct Site {
     /// Bytes each lane accesses: the element's size for a scalar array,
     /// 16 for a whole `float4`, 4 for its `.y`.
     pub width: u32,
+    /// For an access to an array member at a run-time index
+    /// (`cells[i].v[k]`, [`Access::member`]): the bytes one unit of the
+    /// access's index stands for; the lane's bytes are then `width` bytes
+    /// from `index·unit + offset` (`offset` below `unit`).
+    pub unit: Option<u32>,
 }
 
 /// One dimension of a CUDA builtin vector.
@@ -297,6 +313,36 @@ pub struct Access {
     /// Whether this access pays the site's memory cost (false for the
     /// other components of one vector access).
     pub charged: bool,
+    /// An element of an array member at a run-time index (`cells[i].v[k]`):
+    /// `index` is then the lane's address in [`Site::unit`]s, `e·(size /
+    /// unit) + Σ k·units` for element `e` (what the cost and the analysis
+    /// see), and the member indices `k`, checked against their lengths, are
+    /// in these variables; `slot` is the component at index 0.
+    pub member: Option<Box<Member>>,
+}
+
+/// The run-time indices into array members of an [`Access`], outermost
+/// first (`m[r][c]` has two).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// One per index.
+    pub dims: Vec<MemberDim>,
+}
+
+/// One run-time index into an array member.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberDim {
+    /// The variable holding the index (assigned before the access and not
+    /// between the index's evaluation and it).
+    pub var: VarId,
+    /// The member's name as written (`v`, `m[r]`), for messages.
+    pub name: String,
+    /// Number of elements.
+    pub len: u64,
+    /// Components per element.
+    pub slots: usize,
+    /// [`Site::unit`]s per element.
+    pub units: u64,
 }
 
 /// Atomic read-modify-write operations.

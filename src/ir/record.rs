@@ -34,7 +34,19 @@ pub enum RecordError {
     /// A struct without fields.
     #[error("struct `{0}` has no fields")]
     NoFields(String),
+    /// A struct too large to flatten (a huge array member).
+    #[error("struct `{name}` has {slots} scalar components (its array members included); copper handles at most {MAX_SLOTS} per struct")]
+    TooLarge {
+        /// The struct.
+        name: String,
+        /// Its components, or `u64::MAX` past that.
+        slots: u64,
+    },
 }
+
+/// The most scalar components one struct may have: each is a variable or
+/// a stored value of its own, and a whole copy one access per piece.
+pub const MAX_SLOTS: u64 = 4096;
 
 error_message!(RecordError);
 
@@ -77,6 +89,14 @@ pub enum FieldType {
     Scalar(Scalar),
     /// A nested struct or vector.
     Record(Arc<Record>),
+    /// A fixed-size array member (`float v[4]`; `float m[3][3]` is an
+    /// array of arrays): `len` elements of `elem`, one after another.
+    Array {
+        /// The element type.
+        elem: Box<FieldType>,
+        /// Number of elements.
+        len: u32,
+    },
 }
 
 impl FieldType {
@@ -85,13 +105,77 @@ impl FieldType {
         match self {
             FieldType::Scalar(_) => 1,
             FieldType::Record(r) => r.offsets.len(),
+            FieldType::Array { elem, len } => elem.slots() * *len as usize,
         }
     }
 
-    fn size_align(&self) -> (u32, u32) {
+    /// `sizeof` and `alignof` (an array is aligned like its elements).
+    pub fn size_align(&self) -> (u32, u32) {
         match self {
             FieldType::Scalar(s) => (s.size(), s.size()),
             FieldType::Record(r) => (r.size, r.align),
+            FieldType::Array { elem, len } => {
+                let (size, align) = elem.size_align();
+                (size * len, align)
+            }
+        }
+    }
+
+    /// An array of `len` elements of `elem`, unless its size or its
+    /// components exceed what copper handles.
+    pub fn array(elem: FieldType, len: u64) -> Option<FieldType> {
+        let (size, _) = elem.size_align();
+        let slots = (elem.slots() as u64).checked_mul(len)?;
+        let bytes = u64::from(size).checked_mul(len)?;
+        (len > 0 && slots <= MAX_SLOTS && bytes <= u64::from(u32::MAX)).then(|| FieldType::Array {
+            elem: Box::new(elem),
+            len: len as u32,
+        })
+    }
+
+    /// The memory accesses of a whole copy, relative to the value's start.
+    pub fn pieces(&self) -> Vec<Piece> {
+        self.flatten().3
+    }
+
+    /// The scalar type, byte offset and name suffix of each component,
+    /// and the pieces of a whole copy, relative to the value's start.
+    fn flatten(&self) -> (Vec<Scalar>, Vec<u32>, Vec<String>, Vec<Piece>) {
+        match self {
+            FieldType::Scalar(s) => (
+                vec![*s],
+                vec![0],
+                vec![String::new()],
+                vec![Piece {
+                    slot: 0,
+                    slots: 1,
+                    offset: 0,
+                    bytes: s.size(),
+                }],
+            ),
+            FieldType::Record(r) => {
+                let mut names = Vec::new();
+                r.component_names("", &mut names);
+                let names = names.into_iter().map(|n| format!(".{n}")).collect();
+                (r.types.clone(), r.offsets.clone(), names, r.pieces.clone())
+            }
+            FieldType::Array { elem, len } => {
+                let (types, offsets, names, pieces) = elem.flatten();
+                let (size, _) = elem.size_align();
+                let n = types.len();
+                let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                for i in 0..*len {
+                    out.0.extend(&types);
+                    out.1.extend(offsets.iter().map(|o| o + i * size));
+                    out.2.extend(names.iter().map(|s| format!("[{i}]{s}")));
+                    out.3.extend(pieces.iter().map(|p| Piece {
+                        slot: p.slot + i as usize * n,
+                        offset: p.offset + i * size,
+                        ..*p
+                    }));
+                }
+                out
+            }
         }
     }
 }
@@ -178,8 +262,18 @@ impl Record {
 
     /// A struct of `fields` in C layout: each field at the next multiple
     /// of its alignment, the size rounded up to the largest alignment.
-    /// Fields may have different scalar types.
+    /// Fields may have different scalar types, and be arrays.
     pub fn structure(name: &str, fields: Vec<(String, FieldType)>) -> Result<Record, RecordError> {
+        let slots = fields
+            .iter()
+            .try_fold(0u64, |n, (_, ty)| n.checked_add(ty.slots() as u64))
+            .unwrap_or(u64::MAX);
+        if slots > MAX_SLOTS {
+            return Err(RecordError::TooLarge {
+                name: name.to_string(),
+                slots,
+            });
+        }
         let mut out = Record {
             name: name.to_string(),
             size: 0,
@@ -199,19 +293,7 @@ impl Record {
             let (size, align) = ty.size_align();
             let offset = out.size.next_multiple_of(align);
             let slot = out.offsets.len();
-            let (inner_types, inner_offsets, inner_pieces) = match &ty {
-                FieldType::Scalar(s) => (
-                    vec![*s],
-                    vec![0],
-                    vec![Piece {
-                        slot: 0,
-                        slots: 1,
-                        offset: 0,
-                        bytes: size,
-                    }],
-                ),
-                FieldType::Record(r) => (r.types.clone(), r.offsets.clone(), r.pieces.clone()),
-            };
+            let (inner_types, inner_offsets, _, inner_pieces) = ty.flatten();
             out.types.extend(inner_types);
             out.offsets.extend(inner_offsets.iter().map(|o| o + offset));
             out.pieces.extend(inner_pieces.iter().map(|p| Piece {
@@ -260,11 +342,18 @@ impl Record {
             } else {
                 format!("{prefix}.{}", f.name)
             };
-            match &f.ty {
-                FieldType::Scalar(_) => out.push(name),
-                FieldType::Record(r) => r.component_names(&name, out),
-            }
+            let (_, _, suffixes, _) = f.ty.flatten();
+            out.extend(suffixes.iter().map(|s| format!("{name}{s}")));
         }
+    }
+
+    /// Whether some field, at any depth, is an array.
+    pub fn has_array(&self) -> bool {
+        self.fields.iter().any(|f| match &f.ty {
+            FieldType::Array { .. } => true,
+            FieldType::Record(r) => r.has_array(),
+            FieldType::Scalar(_) => false,
+        })
     }
 }
 
@@ -405,5 +494,79 @@ mod tests {
             Record::structure("E", vec![]).unwrap_err().to_string(),
             "struct `E` has no fields"
         );
+    }
+
+    fn array(name: &str, elem: FieldType, len: u64) -> (String, FieldType) {
+        (name.into(), FieldType::array(elem, len).unwrap())
+    }
+
+    /// Structs with array members, laid out as nvcc lays them out (the
+    /// same structs are checked with `static_assert` and `offsetof` in
+    /// `testdata/struct_array_layouts.cu`).
+    #[test]
+    fn array_members_follow_c() {
+        let f32 = || FieldType::Scalar(Scalar::F32);
+        // struct Cell { float v[4]; int n; }: 20 bytes, n at 16.
+        let cell = Record::structure("Cell", vec![array("v", f32(), 4), scalar("n", Scalar::I32)])
+            .unwrap();
+        assert_eq!((cell.size, cell.align), (20, 4));
+        assert_eq!(cell.offsets, vec![0, 4, 8, 12, 16]);
+        assert_eq!(cell.field("n").unwrap().slot, 4);
+        assert_eq!(cell.pieces.len(), 5);
+        let names: Vec<String> = cell.layout().names;
+        assert_eq!(names, ["v[0]", "v[1]", "v[2]", "v[3]", "n"]);
+        assert!(cell.has_array());
+        // struct Wide { char tag; double d[2]; int c; }: d aligned to 8,
+        // c at 24, 4 bytes of tail padding.
+        let wide = Record::structure(
+            "Wide",
+            vec![
+                scalar("tag", Scalar::I8),
+                array("d", FieldType::Scalar(Scalar::F64), 2),
+                scalar("c", Scalar::I32),
+            ],
+        )
+        .unwrap();
+        assert_eq!((wide.size, wide.align), (32, 8));
+        assert_eq!(wide.offsets, vec![0, 8, 16, 24]);
+        // struct Mat { float m[3][3]; char f; }: m[1][2] at 20, f at 36,
+        // size 40.
+        let row = FieldType::array(f32(), 3).unwrap();
+        let mat =
+            Record::structure("Mat", vec![array("m", row, 3), scalar("f", Scalar::I8)]).unwrap();
+        assert_eq!((mat.size, mat.align), (40, 4));
+        assert_eq!(mat.offsets[5], 20);
+        assert_eq!(mat.layout().names[5], "m[1][2]");
+        assert_eq!(mat.field("f").unwrap().offset, 36);
+        // struct Short { char c[3]; short s; }: s at 4, size 6.
+        let short = Record::structure(
+            "Short",
+            vec![
+                array("c", FieldType::Scalar(Scalar::I8), 3),
+                scalar("s", Scalar::I16),
+            ],
+        )
+        .unwrap();
+        assert_eq!((short.size, short.align), (6, 2));
+        assert_eq!(short.field("s").unwrap().offset, 4);
+        // struct Uv { float2 uv[3]; int id; }: each float2 one 8-byte
+        // piece, id at 24, size 32.
+        let f2 = FieldType::Record(Arc::new(Record::vector("float2").unwrap()));
+        let uv =
+            Record::structure("Uv", vec![array("uv", f2, 3), scalar("id", Scalar::I32)]).unwrap();
+        assert_eq!((uv.size, uv.align), (32, 8));
+        let bytes: Vec<u32> = uv.pieces.iter().map(|p| p.bytes).collect();
+        assert_eq!(bytes, vec![8, 8, 8, 4]);
+        assert_eq!(uv.layout().names[5], "uv[2].y");
+        // A 2^20-element member is refused, by its size in components.
+        assert!(FieldType::array(f32(), 1 << 20).is_none());
+        let big = Record::structure(
+            "Big",
+            vec![array("a", f32(), 4096), scalar("n", Scalar::I32)],
+        );
+        assert!(big
+            .unwrap_err()
+            .to_string()
+            .contains("4097 scalar components"));
     }
 }

@@ -59,8 +59,8 @@ pub fn findings(
         }
         let dep = prep.index_dep(i);
         let fp = array.footprint(site);
-        let len = array.fixed_len();
-        let degree = conflicts(dep, fp, len, hw, block);
+        let degree = conflicts(dep, fp, array.fixed_len(), hw, block);
+        let len = array.index_len(site);
         // The degree of the same access by consecutive lanes at
         // consecutive elements: 1 for the default hardware at any width
         // (wider accesses are served in phases).

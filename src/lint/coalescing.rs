@@ -281,7 +281,7 @@ pub fn findings(
         }
         let fp = array.footprint(site);
         let dep = prep.index_dep(i);
-        if fp.width != fp.stride {
+        if fp.width != fp.element {
             out.extend(field_finding(array, site, i, dep, hw, block, lanes));
             continue;
         }
@@ -371,7 +371,7 @@ fn field_finding(
         ),
         why: format!(
             "the lanes do not read the field ({} of the {} bytes of each element) of consecutive, aligned elements",
-            fp.width, fp.stride
+            fp.width, fp.element
         ),
         help: Some("make consecutive threads access consecutive elements; a field alone also reads the other fields' sectors, so a struct of arrays serves it with fewer".into()),
         calls: site.call.into_iter().collect(),

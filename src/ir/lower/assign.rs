@@ -2,16 +2,16 @@
 //! simple and compound assignments, lvalues, array elements and pointer
 //! arithmetic, and the memory accesses and access sites they make.
 
-use super::records::Place;
+use super::records::{Dim, Place};
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::record::FieldType;
 
 /// A place to assign to: a variable, or component `slot` of an array
-/// element.
+/// element (moved by run-time indices into array members).
 pub(super) enum LValue {
     Var(VarId),
-    Mem(ArrayId, Expr, usize),
+    Mem(ArrayId, Expr, usize, Vec<Dim>),
 }
 
 impl Lowerer<'_> {
@@ -35,15 +35,30 @@ impl Lowerer<'_> {
         is_write: bool,
         meta: &ast::Meta,
     ) -> Access {
+        self.access_member(array, index, slot, &[], is_write, meta)
+    }
+
+    /// An access to component `slot` of element `index` moved by the
+    /// run-time member indices `member`, with a new site.
+    pub(super) fn access_member(
+        &mut self,
+        array: ArrayId,
+        index: Expr,
+        slot: usize,
+        member: &[Dim],
+        is_write: bool,
+        meta: &ast::Meta,
+    ) -> Access {
         let a = &self.k.arrays[array];
-        let (offset, width) = (a.layout.offsets[slot], a.slot_type(slot).size());
-        let site = self.site(array, is_write, meta, offset, width);
+        let at = (a.layout.offsets[slot], a.slot_type(slot).size());
+        let (site, index, member) = self.member_site(array, is_write, meta, at, index, member);
         Access {
             array,
             index: Box::new(index),
             site,
             slot,
             charged: true,
+            member,
         }
     }
 
@@ -79,6 +94,7 @@ impl Lowerer<'_> {
             call: self.frames.first().map(|f| f.call),
             offset,
             width,
+            unit: None,
         });
         self.k.sites.len() - 1
     }
@@ -169,12 +185,19 @@ impl Lowerer<'_> {
                 });
                 Ok(var_expr(&self.k, v))
             }
-            LValue::Mem(array, index, slot) => {
+            LValue::Mem(array, index, slot, member) => {
                 let elem = self.k.arrays[array].slot_type(slot);
                 let value = match op {
                     None => r,
                     Some(o) => {
-                        let read = self.access_slot(array, index.clone(), slot, false, &lhs.meta);
+                        let read = self.access_member(
+                            array,
+                            index.clone(),
+                            slot,
+                            &member,
+                            false,
+                            &lhs.meta,
+                        );
                         let cur = Expr {
                             kind: ExprKind::Load(read),
                             ty: elem,
@@ -193,7 +216,7 @@ impl Lowerer<'_> {
                     });
                     value = var_expr(&self.k, t);
                 }
-                let access = self.access_slot(array, index, slot, true, &lhs.meta);
+                let access = self.access_member(array, index, slot, &member, true, &lhs.meta);
                 out.push(Stmt::Store {
                     access,
                     value: value.clone(),
@@ -217,7 +240,7 @@ impl Lowerer<'_> {
                     ),
                 ),
                 Binding::Var(v) => Ok(LValue::Var(v)),
-                Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64), 0)),
+                Binding::Cell(a) => Ok(LValue::Mem(a, int(0, Scalar::I64), 0, Vec::new())),
                 Binding::Elem {
                     array,
                     index,
@@ -227,30 +250,45 @@ impl Lowerer<'_> {
                     if !matches!(field, Some(FieldType::Scalar(_))) {
                         self.scalar_element(array, span)?;
                     }
-                    Ok(LValue::Mem(array, var_expr(&self.k, index), slot))
+                    let index = var_expr(&self.k, index);
+                    Ok(LValue::Mem(array, index, slot, Vec::new()))
                 }
                 Binding::Const(..) => fail(span, format!("cannot assign to constant `{n}`")),
                 Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
                 Binding::Rec { .. } => fail(span, format!("`{n}` is a struct or vector")),
             },
+            A::Index(b, _) if self.is_array_member(b) => self.member_lvalue(e, out),
             A::Index(..) | A::Unary(UnOp::Deref, _) => {
                 let (a, idx) = self.element(e, out)?;
                 self.scalar_element(a, span)?;
-                Ok(LValue::Mem(a, idx, 0))
+                Ok(LValue::Mem(a, idx, 0, Vec::new()))
             }
-            A::Member { .. } => match self.place(e, out)? {
-                (_, FieldType::Record(r)) => {
-                    fail(span, format!("`{}` member used as a scalar", r.name))
-                }
-                (Place::Vars(v), _) => Ok(LValue::Var(v[0])),
-                (
-                    Place::Mem {
-                        array, index, slot, ..
-                    },
-                    _,
-                ) => Ok(LValue::Mem(array, index, slot)),
-            },
+            A::Member { .. } => self.member_lvalue(e, out),
             _ => fail(span, "expression is not assignable"),
+        }
+    }
+
+    /// The scalar a member (`p.x`, `cells[i].v[k]`) denotes, as an lvalue.
+    fn member_lvalue(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<LValue> {
+        let span = e.meta.span;
+        match self.place(e, out)? {
+            (_, FieldType::Record(r)) => {
+                fail(span, format!("`{}` member used as a scalar", r.name))
+            }
+            (_, FieldType::Array { .. }) => {
+                fail(span, "an array member used as a scalar (index it)")
+            }
+            (Place::Vars(v), _) => Ok(LValue::Var(v[0])),
+            (
+                Place::Mem {
+                    array,
+                    index,
+                    slot,
+                    member,
+                    ..
+                },
+                _,
+            ) => Ok(LValue::Mem(array, index, slot, member)),
         }
     }
 

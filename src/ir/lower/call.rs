@@ -294,6 +294,9 @@ impl Lowerer<'_> {
         let span = target.meta.span;
         let field = match &target.kind {
             A::Unary(UnOp::AddrOf, x) if matches!(x.kind, A::Member { .. }) => x,
+            A::Unary(UnOp::AddrOf, x) if matches!(&x.kind, A::Index(b, _) if self.is_array_member(b)) => {
+                x
+            }
             _ => {
                 let (array, off, _) = self.pointer(target, out)?;
                 let idx = off.unwrap_or_else(|| int(0, Scalar::I64));
@@ -314,18 +317,14 @@ impl Lowerer<'_> {
                     array,
                     index,
                     slot,
-                    offset,
+                    member,
+                    ..
                 },
-                FieldType::Scalar(s),
+                FieldType::Scalar(_),
             ) => {
-                let site = self.site(array, true, &target.meta, offset, s.size());
-                Ok(AtomicTarget::Scalar(Access {
-                    array,
-                    index: Box::new(convert(index, Scalar::I64)),
-                    site,
-                    slot,
-                    charged: true,
-                }))
+                let index = convert(index, Scalar::I64);
+                let access = self.access_member(array, index, slot, &member, true, &target.meta);
+                Ok(AtomicTarget::Scalar(access))
             }
             (Place::Vars(_), _) => fail(
                 span,
@@ -337,6 +336,10 @@ impl Lowerer<'_> {
                     "`{name}` on a whole `{}` (atomics take one scalar field)",
                     r.name
                 ),
+            ),
+            (_, FieldType::Array { .. }) => fail(
+                span,
+                format!("`{name}` on a whole array member (atomics take one element)"),
             ),
         }
     }

@@ -254,7 +254,13 @@ impl Lowerer<'_> {
     ) -> Result<Binding> {
         Ok(match self.lvalue(e, out)? {
             LValue::Var(v) => Binding::Var(v),
-            LValue::Mem(array, index, slot) => {
+            LValue::Mem(.., member) if !member.is_empty() => {
+                return fail(
+                    e.meta.span,
+                    format!("a reference to `{}`, an element of an array member at a run-time index, is not supported (index the member where it is used)", crate::cuda::print::expression(e)),
+                )
+            }
+            LValue::Mem(array, index, slot, _) => {
                 // A field of a struct or vector element (`float &m =
                 // parts[i].mass`): that component.
                 let field = self

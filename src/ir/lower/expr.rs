@@ -332,6 +332,7 @@ impl Lowerer<'_> {
                 Some(v) => v,
                 None => return fail(span, format!("`{name}` does not return a value")),
             },
+            A::Index(b, _) if self.is_array_member(b) => self.member_value(e, out)?,
             A::Index(..) => self.load(e, out)?,
             A::SizeofType(t) => {
                 let size = match self.record_type(t, span)? {

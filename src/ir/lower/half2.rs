@@ -187,7 +187,7 @@ impl Lowerer<'_> {
             (_, Some(ty)) => Some(FieldType::Record(pair_type(ty))),
             (_, None) => match self.static_field_type(args.first()?)? {
                 FieldType::Record(r) => Some(FieldType::Record(r)),
-                FieldType::Scalar(_) => None,
+                FieldType::Scalar(_) | FieldType::Array { .. } => None,
             },
         }
     }
@@ -347,6 +347,7 @@ impl Lowerer<'_> {
                     site,
                     slot,
                     charged: slot == 0,
+                    member: None,
                 },
                 value: convert(value, layout.types[slot]),
                 compare: None,

@@ -3,7 +3,6 @@
 //! instantiation, and `return` as a jump out of the inlined body.
 
 use super::names::callee;
-use super::records::Place;
 use super::stmt::contains_jump_to;
 use super::types::TemplateArg;
 use super::*;
@@ -212,11 +211,11 @@ impl Lowerer<'_> {
             if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) == 0 {
                 if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
                     let (from, vals) = self.record_value(a, out)?;
-                    let vars = self.record_vars(&p.name, &rec, VarKind::Local, p.meta.span);
+                    let (place, binding) = self.record_storage(&p.name, &rec, p.meta.span);
                     records::check_compatible(&rec, &from, span)?;
                     let ty = FieldType::Record(rec.clone());
-                    self.write_place(Place::Vars(vars.clone()), &ty, vals, &a.meta, out);
-                    bindings.push((p.name.clone(), Binding::Rec { vars, rec }));
+                    self.write_place(place, &ty, vals, &a.meta, out);
+                    bindings.push((p.name.clone(), binding));
                     continue;
                 }
             }
@@ -368,6 +367,7 @@ impl Lowerer<'_> {
                 _ => match self.static_field_type(e)? {
                     FieldType::Record(r) => Some(r.name.clone()),
                     FieldType::Scalar(s) => Some(s.c_name().to_string()),
+                    FieldType::Array { .. } => None,
                 },
             },
             A::Int { value, text } => {
@@ -396,6 +396,7 @@ impl Lowerer<'_> {
             A::Member { .. } => match self.static_field_type(e)? {
                 FieldType::Record(r) => Some(r.name.clone()),
                 FieldType::Scalar(s) => Some(s.c_name().to_string()),
+                FieldType::Array { .. } => None,
             },
             _ => None,
         }

@@ -18,13 +18,54 @@ pub(super) enum Place {
     /// Components in variables.
     Vars(Vec<VarId>),
     /// Components of an array element from component `slot` (at byte
-    /// `offset` of the element) on.
+    /// `offset` of the element) on, moved by the run-time indices into
+    /// array members `member` (`cells[i].v[k]`: `slot` and `offset` are
+    /// those of `v[0]`).
     Mem {
         array: ArrayId,
         index: Expr,
         slot: usize,
         offset: u32,
+        member: Vec<Dim>,
     },
+}
+
+/// A run-time index into an array member of a place in memory.
+#[derive(Clone, Debug)]
+pub(super) struct Dim {
+    /// The variable holding the index.
+    pub(super) var: VarId,
+    /// The member as written (`cells[i].v`).
+    pub(super) name: String,
+    /// Number of elements.
+    pub(super) len: u64,
+    /// Components per element.
+    pub(super) slots: usize,
+    /// Bytes per element.
+    pub(super) bytes: u32,
+}
+
+impl Place {
+    /// The `n` components from component `slot`, at byte `offset` of this
+    /// place (a field, or a member element at a constant index).
+    pub(super) fn part(self, slot: usize, n: usize, offset: u32) -> Place {
+        match self {
+            Place::Vars(v) => Place::Vars(v[slot..slot + n].to_vec()),
+            Place::Mem {
+                array,
+                index,
+                slot: first,
+                offset: at,
+                member,
+            } => Place::Mem {
+                array,
+                index,
+                slot: first + slot,
+                offset: at + offset,
+                member,
+            },
+        }
+    }
 }
 
 /// Whether `e` reads variable `v` or array `a`.
@@ -72,16 +113,20 @@ impl Lowerer<'_> {
             if let Some(def) = self.file.structs.get(&name) {
                 let mut fields = Vec::new();
                 for f in def {
-                    if f.ty.is_pointer() || !f.dims.is_empty() {
+                    if f.ty.is_pointer() {
                         return fail(
                             span,
-                            format!("struct `{name}` has a pointer or array field (`{}`), which copper does not support yet", f.name),
+                            format!("struct `{name}` has a pointer field (`{}`), which copper does not support yet", f.name),
                         );
                     }
-                    let ty = match self.record_type(&f.ty, span)? {
+                    let mut ty = match self.record_type(&f.ty, span)? {
                         Some(r) => FieldType::Record(r),
                         None => FieldType::Scalar(self.scalar(&f.ty, span)?),
                     };
+                    for len in self.dims(&f.dims, span)?.into_iter().rev() {
+                        ty = FieldType::array(ty, len).ok_or(())
+                            .or_else(|()| fail(span, format!("array member `{}` of struct `{name}` is too large: copper handles at most {} scalar components per struct", f.name, crate::ir::record::MAX_SLOTS)))?;
+                    }
                     fields.push((f.name.clone(), ty));
                 }
                 let r = Arc::new(Record::structure(&name, fields).or_else(|m| fail(span, m))?);
@@ -110,6 +155,9 @@ impl Lowerer<'_> {
                 Err(_) => builtin_vector(n).map(|(r, _)| FieldType::Record(Arc::new(r))),
             },
             A::Index(b, _) => {
+                if let Some(FieldType::Array { elem, .. }) = self.static_field_type(b) {
+                    return Some(*elem);
+                }
                 let mut base = b.as_ref();
                 while let A::Index(inner, _) = &base.kind {
                     base = inner;
@@ -129,7 +177,7 @@ impl Lowerer<'_> {
                 } else {
                     match self.static_field_type(base)? {
                         FieldType::Record(r) => r,
-                        FieldType::Scalar(_) => return None,
+                        _ => return None,
                     }
                 };
                 rec.field(field).map(|f| f.ty.clone())
@@ -192,6 +240,7 @@ impl Lowerer<'_> {
                         index: int(0, Scalar::I64),
                         slot: 0,
                         offset: 0,
+                        member: Vec::new(),
                     },
                     self.element_type(a),
                 )),
@@ -206,6 +255,7 @@ impl Lowerer<'_> {
                         index: var_expr(&self.k, index),
                         slot,
                         offset: self.k.arrays[array].layout.offsets[slot],
+                        member: Vec::new(),
                     },
                     field.unwrap_or_else(|| self.element_type(array)),
                 )),
@@ -215,6 +265,7 @@ impl Lowerer<'_> {
                 ),
                 Binding::Ptr { .. } => fail(span, format!("array `{n}` used as a value")),
             },
+            A::Index(b, i) if self.is_array_member(b) => self.index_member(b, i, out),
             A::Index(..) | A::Unary(UnOp::Deref, _) => {
                 let (array, index) = self.element(e, out)?;
                 Ok((
@@ -223,6 +274,7 @@ impl Lowerer<'_> {
                         index,
                         slot: 0,
                         offset: 0,
+                        member: Vec::new(),
                     },
                     self.element_type(array),
                 ))
@@ -236,6 +288,7 @@ impl Lowerer<'_> {
                         index,
                         slot: 0,
                         offset: 0,
+                        member: Vec::new(),
                     };
                     (place, self.element_type(array))
                 } else {
@@ -250,21 +303,7 @@ impl Lowerer<'_> {
                 let Some(f) = rec.field(field) else {
                     return fail(span, format!("`{}` has no member `{field}`", rec.name));
                 };
-                let n = f.ty.slots();
-                let place = match place {
-                    Place::Vars(v) => Place::Vars(v[f.slot..f.slot + n].to_vec()),
-                    Place::Mem {
-                        array,
-                        index,
-                        slot,
-                        offset,
-                    } => Place::Mem {
-                        array,
-                        index,
-                        slot: slot + f.slot,
-                        offset: offset + f.offset,
-                    },
-                };
+                let place = place.part(f.slot, f.ty.slots(), f.offset);
                 Ok((place, f.ty.clone()))
             }
             A::Call(..) => {
@@ -317,11 +356,14 @@ impl Lowerer<'_> {
                 index,
                 slot,
                 offset,
+                member,
             } => {
                 let index = self.shared_index(index, ty, meta.span, out);
                 let mut vals = Vec::new();
-                for p in pieces(ty) {
-                    let site = self.site(array, false, meta, offset + p.offset, p.bytes);
+                for p in ty.pieces() {
+                    let at = (offset + p.offset, p.bytes);
+                    let (site, index, m) =
+                        self.member_site(array, false, meta, at, index.clone(), &member);
                     for k in 0..p.slots {
                         let slot = slot + p.slot + k;
                         vals.push(Expr {
@@ -331,6 +373,7 @@ impl Lowerer<'_> {
                                 site,
                                 slot,
                                 charged: k == 0,
+                                member: m.clone(),
                             }),
                             ty: self.k.arrays[array].slot_type(slot),
                         });
@@ -376,11 +419,14 @@ impl Lowerer<'_> {
                 index,
                 slot,
                 offset,
+                member,
             } => {
                 let index = self.shared_index(index, ty, span, out);
                 let mut values = values.into_iter();
-                for p in pieces(ty) {
-                    let site = self.site(array, true, meta, offset + p.offset, p.bytes);
+                for p in ty.pieces() {
+                    let at = (offset + p.offset, p.bytes);
+                    let (site, index, m) =
+                        self.member_site(array, true, meta, at, index.clone(), &member);
                     for k in 0..p.slots {
                         let Some(value) = values.next() else {
                             return;
@@ -392,6 +438,7 @@ impl Lowerer<'_> {
                                 site,
                                 slot: slot + p.slot + k,
                                 charged: k == 0,
+                                member: m.clone(),
                             },
                             value,
                             span,
@@ -524,6 +571,10 @@ impl Lowerer<'_> {
                 vars,
                 rec: rec.clone(),
             }),
+            Place::Mem { member, .. } if !member.is_empty() => fail(
+                span,
+                format!("a reference to `{}`, an element of an array member at a run-time index, is not supported (index the member where it is used)", crate::cuda::print::expression(e)),
+            ),
             Place::Mem {
                 array, index, slot, ..
             } => {
@@ -613,11 +664,17 @@ impl Lowerer<'_> {
     /// The value of a scalar member (`v.x`, `nodes[i].start`, `p->w`).
     pub(super) fn member_value(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<Expr> {
         let (place, ty) = self.place(e, out)?;
-        if let FieldType::Record(r) = &ty {
-            return fail(
-                e.meta.span,
-                format!("a `{}` member used as a scalar value", r.name),
-            );
+        match &ty {
+            FieldType::Record(r) => {
+                return fail(
+                    e.meta.span,
+                    format!("a `{}` member used as a scalar value", r.name),
+                )
+            }
+            FieldType::Array { .. } => {
+                return fail(e.meta.span, "an array member used as a value (index it)")
+            }
+            FieldType::Scalar(_) => {}
         }
         let mut vals = self.read_place(place, &ty, &e.meta, out);
         Ok(vals.remove(0))
@@ -666,6 +723,9 @@ impl Lowerer<'_> {
         rec: Arc<Record>,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
+        if rec.has_array() {
+            return self.record_cell(d, rec, out);
+        }
         let span = d.meta.span;
         let vars = self.record_vars(&d.name, &rec, VarKind::Local, span);
         match &d.init {
@@ -702,19 +762,6 @@ impl Lowerer<'_> {
         }
         self.bind(&d.name, Binding::Rec { vars, rec });
         Ok(())
-    }
-}
-
-/// The pieces of a value of type `ty`, relative to its start.
-fn pieces(ty: &FieldType) -> Vec<crate::ir::record::Piece> {
-    match ty {
-        FieldType::Record(r) => r.pieces.clone(),
-        FieldType::Scalar(s) => vec![crate::ir::record::Piece {
-            slot: 0,
-            slots: 1,
-            offset: 0,
-            bytes: s.size(),
-        }],
     }
 }
 

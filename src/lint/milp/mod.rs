@@ -109,9 +109,9 @@ fn warp_maximum(
     if !fp.within(hw.bank_bytes) {
         return Err("the access is wider than a bank word".into());
     }
-    let len = match array.fixed_len() {
+    let len = match array.index_len(&kernel.sites[site]) {
         Some(n) => n,
-        None => spec.shared_bytes / array.layout.size.max(1) as u64,
+        None => spec.shared_bytes / fp.stride.max(1) as u64,
     } as i128;
     if len == 0 {
         return Err("the shared array's length is unknown".into());

@@ -185,7 +185,7 @@ impl Block<'_> {
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
                     self.track(w, a, idx[l], l, None)?;
-                    out[l] = self.read(w, a.array, self.flat(a, idx[l]), l);
+                    out[l] = self.read(w, a.array, self.flat(w, a, idx[l], l), l);
                 }
             }
             ExprKind::Call(f, args) => {

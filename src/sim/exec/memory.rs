@@ -49,12 +49,39 @@ impl Block<'_> {
         values / self.ctx.kernel.arrays[a].layout.slots() as u64
     }
 
-    /// Where component `a.slot` of element `i` is stored.
-    pub(super) fn flat(&self, a: &Access, i: i64) -> i64 {
-        i * self.ctx.kernel.arrays[a.array].layout.slots() as i64 + a.slot as i64
+    /// Where lane `lane`'s component of `a` is stored, its index being `i`.
+    pub(super) fn flat(&self, w: &Warp, a: &Access, i: i64, lane: usize) -> i64 {
+        let (elem, slot) = self.element_of(w, a, i, lane);
+        elem * self.ctx.kernel.arrays[a.array].layout.slots() as i64 + slot
     }
 
-    /// Evaluates an access's element index and checks bounds.
+    /// The element and component lane `lane` reaches through `a` at index
+    /// `i`: for a run-time index into an array member, `i` is the address
+    /// in the site's units, less each member index times its units, over
+    /// the element's units (`Access::member`).
+    fn element_of(&self, w: &Warp, a: &Access, i: i64, lane: usize) -> (i64, i64) {
+        let Some(m) = &a.member else {
+            return (i, a.slot as i64);
+        };
+        let (mut rest, mut slot) = (i, a.slot as i64);
+        for d in &m.dims {
+            let k = self.member_index(w, d.var, lane);
+            rest -= k * d.units as i64;
+            slot += k * d.slots as i64;
+        }
+        let unit = self.ctx.kernel.sites[a.site].unit.unwrap_or(1).max(1);
+        let per = i64::from(self.ctx.kernel.arrays[a.array].layout.size / unit).max(1);
+        (rest.div_euclid(per), slot)
+    }
+
+    /// The value of a member index variable in a lane.
+    fn member_index(&self, w: &Warp, var: usize, lane: usize) -> i64 {
+        Value::from_bits(w.vars[var][lane], self.ctx.kernel.vars[var].ty).as_i64()
+    }
+
+    /// Evaluates an access's index and checks bounds (of the element, and
+    /// of each run-time index into an array member): the lanes' indices as
+    /// the cost sees them.
     pub(super) fn indices(
         &mut self,
         w: &mut Warp,
@@ -65,20 +92,31 @@ impl Block<'_> {
         let len = self.array_len(a.array);
         let mut out = [0i64; 32];
         let mut extent = self.extents[a.array];
+        let span = self.ctx.kernel.sites[a.site].span;
         for l in lanes_of(mask) {
             let i = idx[l] as i64;
-            if i < 0 || i as u64 >= len {
-                let site = &self.ctx.kernel.sites[a.site];
+            for d in a.member.iter().flat_map(|m| &m.dims) {
+                let k = self.member_index(w, d.var, l);
+                if k < 0 || k as u64 >= d.len {
+                    let message = format!(
+                        "out-of-bounds access `{}[{k}]` (the array member has {} elements)",
+                        d.name, d.len
+                    );
+                    return Err(self.error(w, l, span, message));
+                }
+            }
+            let (e, _) = self.element_of(w, a, i, l);
+            if e < 0 || e as u64 >= len {
                 let name = &self.ctx.kernel.arrays[a.array].name;
                 return Err(self.error(
                     w,
                     l,
-                    site.span,
-                    format!("out-of-bounds access `{name}[{i}]` (the array has {len} elements)"),
+                    span,
+                    format!("out-of-bounds access `{name}[{e}]` (the array has {len} elements)"),
                 ));
             }
             out[l] = i;
-            extent = extent.max(i as u64 + 1);
+            extent = extent.max(e as u64 + 1);
         }
         self.extents[a.array] = extent;
         Ok(out)
@@ -205,13 +243,13 @@ impl Block<'_> {
         let Storage::Global(g) = self.ctx.storage[a.array] else {
             return Ok(());
         };
-        let Some(cell) = self.ctx.globals[g].touched.get(self.flat(a, i) as usize) else {
+        let at = self.flat(w, a, i, lane) as usize;
+        let Some(cell) = self.ctx.globals[g].touched.get(at) else {
             return Ok(());
         };
         let write = written.is_some();
-        if written.is_some_and(|bits| {
-            self.ctx.globals[g].data[self.flat(a, i) as usize].load(Ordering::Relaxed) == bits
-        }) {
+        if written.is_some_and(|bits| self.ctx.globals[g].data[at].load(Ordering::Relaxed) == bits)
+        {
             return Ok(());
         }
         let [gx, gy, _] = self.ctx.shape.grid;
@@ -282,7 +320,7 @@ impl Block<'_> {
         }
         for l in lanes_of(mask) {
             self.track(w, a, idx[l], l, Some(v[l]))?;
-            self.write(w, a.array, self.flat(a, idx[l]), l, v[l]);
+            self.write(w, a.array, self.flat(w, a, idx[l], l), l, v[l]);
         }
         Ok(())
     }
@@ -352,11 +390,12 @@ impl Block<'_> {
         let elem = self.ctx.kernel.arrays[a.array].slot_type(a.slot);
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
-            let cur = self.read(w, a.array, self.flat(a, idx[l]), l);
+            let at = self.flat(w, a, idx[l], l);
+            let cur = self.read(w, a.array, at, l);
             let val = |b: u64| Value::from_bits(b, elem);
             let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);
             old[l] = cur;
-            self.write(w, a.array, self.flat(a, idx[l]), l, new.to_bits());
+            self.write(w, a.array, at, l, new.to_bits());
         }
         if let Some(r) = result {
             Self::charge(w, Counter::VWrite);
