@@ -162,7 +162,8 @@ fn declarator(t: &Type, name: &str, dims: &[Option<Expr>]) -> String {
     s
 }
 
-fn param(p: &Param) -> String {
+/// A parameter declaration (`const float *__restrict__ x`).
+pub fn param(p: &Param) -> String {
     let d = declarator(&p.ty, &p.name, &p.dims);
     if d.is_empty() {
         type_prefix(&p.ty)

@@ -213,7 +213,7 @@ fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::suggest;
-    use crate::fixture::{check, check_not_applicable};
+    use crate::fixture::{check, check_not_applicable, try_propose};
     use crate::{Candidate, Context, Proposals, Transform};
 
     /// The suggestion as a transform, so that the fixtures (and their
@@ -307,8 +307,7 @@ int main() {
 
 __global__ void axpy(size_t n, const float *__restrict__ x, float *y) {
     size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < n)
-        y[i] = ALPHA * x[i] + y[i];
+    if (i < n) y[i] = ALPHA * x[i] + y[i];
 }
 
 int main() {
@@ -361,6 +360,42 @@ int main() {
 }
 "#,
             "the file does not launch it, and there is no parameter file",
+        );
+    }
+
+    #[test]
+    fn an_atomic_on_a_member_element_writes_the_array() {
+        let p = try_propose(
+            &Suggest,
+            r#"struct Node { int count[2]; float key; };
+
+__global__ void tally(Node *nodes, int *keys, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&nodes[keys[i] % 4].count[i & 1], 1);
+}
+
+int main() {
+    int n = 256;
+    Node *d_nodes;
+    int *d_keys;
+    cudaMalloc(&d_nodes, 48); // 4 nodes of 12 bytes
+    cudaMalloc(&d_keys, n * sizeof(int));
+    tally<<<n / 64, 64>>>(d_nodes, d_keys, n);
+    return 0;
+}
+"#,
+            [64, 1, 1],
+        )
+        .unwrap();
+        let [c] = &p.candidates[..] else {
+            panic!("{:?}", p.skipped)
+        };
+        assert!(
+            c.description.starts_with(
+                "declare `const int *__restrict__ keys`: the kernel only reads `keys`,"
+            ),
+            "{}",
+            c.description
         );
     }
 }

@@ -25,7 +25,7 @@ use super::extract::MacroDef;
 use super::print;
 use super::visit::{visit_stmt_exprs, visit_stmts};
 use editor::Editor;
-use text::{body_open, invocations, Style};
+use text::{body_open, invocations, param_spans, Style};
 
 /// The text of `candidate`, a rewrite of `original` (a function of `src`),
 /// edited from `original`'s text. Falls back to printing the whole
@@ -40,13 +40,15 @@ pub fn function_text(
     macros: &[MacroDef],
 ) -> Result<String, Refusal> {
     let span = original.meta.span;
-    let same_head = original.kind == candidate.kind
+    let same_name = original.kind == candidate.kind
         && original.qualifiers == candidate.qualifiers
         && original.ret == candidate.ret
-        && original.name == candidate.name
-        && original.params == candidate.params;
+        && original.name == candidate.name;
     let style = Style::of(src);
-    let Some(open) = body_open(src, span).filter(|_| same_head && !span.is_synthetic()) else {
+    let Some(open) = body_open(src, span).filter(|_| same_name && !span.is_synthetic()) else {
+        return Ok(reprinted(candidate, &style));
+    };
+    let Some(head) = head_text(src, span.start, open, original, candidate) else {
         return Ok(reprinted(candidate, &style));
     };
     let close = span.end - 1;
@@ -85,7 +87,7 @@ pub fn function_text(
         refusal: RefCell::new(None),
         twins_taken: RefCell::new(HashSet::new()),
     };
-    let mut out = src[span.start..=open].to_string();
+    let mut out = head;
     let indent = e.line_indent(span.start) + &e.style.unit;
     e.list(
         &mut out,
@@ -100,6 +102,39 @@ pub fn function_text(
         Some(why) => Err(why),
         None => Ok(out),
     }
+}
+
+/// The function's head up to its body's `{` (at `open`), as written, with
+/// only the parameters the candidate changed printed anew; `None` when
+/// the parameters cannot be matched with their text.
+fn head_text(
+    src: &str,
+    start: usize,
+    open: usize,
+    original: &Function,
+    candidate: &Function,
+) -> Option<String> {
+    if original.params == candidate.params {
+        return Some(src[start..=open].to_string());
+    }
+    let spans = param_spans(src, start, open)?;
+    if spans.len() != original.params.len() || spans.len() != candidate.params.len() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut at = start;
+    for ((from, to), (old, new)) in spans
+        .iter()
+        .zip(original.params.iter().zip(&candidate.params))
+    {
+        if old != new {
+            out.push_str(&src[at..*from]);
+            out.push_str(&print::param(new));
+            at = *to;
+        }
+    }
+    out.push_str(&src[at..=open]);
+    Some(out)
 }
 
 /// The whole function printed in copper's style, in the file's line

@@ -245,3 +245,26 @@ fn a_changed_signature_reprints_the_function() {
     c.name = "k2".into();
     assert!(edit(src, &f, &c).starts_with("__global__ void k2(int *a) {"));
 }
+
+#[test]
+fn a_changed_parameter_is_the_only_text_replaced() {
+    let src = "__global__ void k(float *in,\n                  float *out, int n) {\n    if (n > 0) out[0] = in[0]; // keep\n}\n";
+    let mut c = function(src);
+    c.params[0].ty.is_const = true;
+    c.params[0].ty.pointers[0].is_restrict = true;
+    assert_eq!(
+        edited(src, &c).unwrap(),
+        "__global__ void k(const float *__restrict__ in,\n                  float *out, int n) {\n    if (n > 0) out[0] = in[0]; // keep\n}"
+    );
+}
+
+#[test]
+fn parameters_after_launch_bounds_and_with_dimensions_are_matched() {
+    let src = "__global__ void __launch_bounds__(256, 2) k(int n, float f[][4], float *x) {\n    x[0] = f[0][n];\n}\n";
+    let mut c = function(src);
+    c.params[2].ty.is_const = true;
+    assert_eq!(
+        edited(src, &c).unwrap(),
+        "__global__ void __launch_bounds__(256, 2) k(int n, float f[][4], const float *x) {\n    x[0] = f[0][n];\n}"
+    );
+}

@@ -100,6 +100,56 @@ pub(super) fn parens(text: &str, from: usize) -> Option<(usize, usize)> {
     None
 }
 
+/// The text of each parameter in the head `src[start..open]` of a
+/// function (`open` is its body's `{`), as offsets without the spaces
+/// around it: the last parenthesized group before the body, split at its
+/// top-level commas. `None` when that group is not directly before the
+/// body.
+pub(super) fn param_spans(src: &str, start: usize, open: usize) -> Option<Vec<(usize, usize)>> {
+    let head = src.get(start..open)?;
+    let tokens = tokenize(head);
+    let (last, rest) = tokens.split_last()?;
+    if last.text(head) != ")" {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut list_open = None;
+    for (i, t) in rest.iter().enumerate().rev() {
+        match t.text(head) {
+            ")" => depth += 1,
+            "(" if depth == 0 => {
+                list_open = Some(i);
+                break;
+            }
+            "(" => depth -= 1,
+            _ => {}
+        }
+    }
+    let inner = &rest[list_open? + 1..];
+    let mut spans = Vec::new();
+    let mut depth = 0i32;
+    let mut from: Option<usize> = None;
+    let mut to = 0;
+    for t in inner {
+        match t.text(head) {
+            "(" | "[" | "<" => depth += 1,
+            ")" | "]" | ">" => depth -= 1,
+            "," if depth == 0 => {
+                spans.push((start + from?, start + to));
+                from = None;
+                continue;
+            }
+            _ => {}
+        }
+        from.get_or_insert(t.start);
+        to = t.start + t.text(head).len();
+    }
+    if let Some(f) = from {
+        spans.push((start + f, start + to));
+    }
+    Some(spans)
+}
+
 /// Whether `s` holds no other statement.
 pub(super) fn is_simple(s: &Stmt) -> bool {
     !matches!(
