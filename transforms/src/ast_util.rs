@@ -278,6 +278,11 @@ impl Effects {
                 } else if !is_pure_function(name) {
                     self.opaque_calls = true;
                     for a in args {
+                        // `atomicAdd(&a[i].m[k], v)` writes `a`.
+                        let a = match &a.kind {
+                            K::Unary(UnOp::AddrOf, x) => x,
+                            _ => a,
+                        };
                         if let Some(n) = root_name(a) {
                             self.array_writes.insert(n.to_string());
                         }
@@ -494,19 +499,25 @@ pub fn replace_expr(e: &mut Expr, from: &Expr, to: &Expr) {
 /// Every `name[e]` in the kernel's body; an error when `name` is used any
 /// other way (as a pointer, passed to a function, its address taken).
 pub fn array_uses(f: &Function, name: &str) -> Result<Vec<Expr>, Refusal> {
+    // `under_addr`: `e` is the object path of a `&` (`&a[i]`,
+    // `&a[i].field`, `&a[i].member[k]` all take an element's address).
     fn collect(e: &Expr, name: &str, under_addr: bool, uses: &mut Vec<Expr>) {
-        if let ExprKind::Index(base, index) = &e.kind {
-            if matches!(&base.kind, ExprKind::Ident(n) if n == name) && !under_addr {
-                uses.push(e.clone());
+        match &e.kind {
+            ExprKind::Index(base, index) => {
+                if matches!(&base.kind, ExprKind::Ident(n) if n == name) && !under_addr {
+                    uses.push(e.clone());
+                } else {
+                    collect(base, name, under_addr, uses);
+                }
                 collect(index, name, false, uses);
-                return;
             }
-        }
-        // `&a[i]` and `&a[i].field` take an element's address.
-        let addr = matches!(e.kind, ExprKind::Unary(UnOp::AddrOf, _))
-            || (under_addr && matches!(e.kind, ExprKind::Member { arrow: false, .. }));
-        for c in children(e) {
-            collect(c, name, addr, uses);
+            ExprKind::Unary(UnOp::AddrOf, x) => collect(x, name, true, uses),
+            ExprKind::Member {
+                base, arrow: false, ..
+            } => collect(base, name, under_addr, uses),
+            _ => children(e)
+                .into_iter()
+                .for_each(|c| collect(c, name, false, uses)),
         }
     }
     let mut uses = Vec::new();
