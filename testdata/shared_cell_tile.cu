@@ -1,13 +1,13 @@
 // shared_cell_tile: a `__shared__` tile of structs with array members,
 // as stencil and smoothing codes stage neighbours. Written for copper.
-// Each block copies its 64 cells (`float v[3]` and an `int` tag: 16
-// bytes) into `__shared__ Cell3 tile[64]`, then each thread averages
+// Each block copies its 32 cells (`float v[3]` and an `int` tag: 16
+// bytes) into `__shared__ Cell3 tile[32]`, then each thread averages
 // component `c` of its own cell and its two neighbours (`tile[t].v[c]`, a
 // run-time member index; `tile[t].v[2]`, a constant one).
 
 #include <cuda_runtime.h>
 
-#define TILE 64
+#define TILE 32
 
 struct Cell3 {
     float v[3];
@@ -31,7 +31,7 @@ __global__ void smooth(const Cell3 *cells, float *out, int comp, int n) {
 }
 
 int main() {
-    const int n = 1000;
+    const int n = 500;
     Cell3 *d_cells;
     float *d_out;
     cudaMalloc(&d_cells, n * sizeof(Cell3));
