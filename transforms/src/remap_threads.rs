@@ -202,12 +202,12 @@ pub(crate) fn observes_warps(cx: &Context) -> Result<(), Refusal> {
                 "__any",
                 "__all",
                 "__match",
-                "__syncwarp",
                 "__activemask",
                 "__reduce",
             ]
             .iter()
-            .any(|p| name.starts_with(p));
+            .any(|p| name.starts_with(p))
+                || sync_kind(name) == Some(Sync::Warp);
             if matches!(sync_kind(name), Some(Sync::Block | Sync::BlockPredicate)) {
                 why.get_or_insert("it has a barrier".to_string());
             } else if warp_level {
