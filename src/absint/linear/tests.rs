@@ -1,3 +1,7 @@
+//! Tests of the linear domain: arithmetic, entailment, feasibility,
+//! bounds, projection, join, widening and tightening, and random systems
+//! that must never be answered unsoundly.
+
 use super::*;
 
 const I: Sym = 0;

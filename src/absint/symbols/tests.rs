@@ -1,3 +1,6 @@
+//! Tests of the symbolic values: atoms and their facts, unsigned wrap
+//! that needs a proof, updates, and per-lane facts from conditions.
+
 use super::*;
 use crate::cuda::parse::parse_source;
 use crate::ir::lower::lower_kernel;
