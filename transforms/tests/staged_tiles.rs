@@ -1,15 +1,11 @@
 //! The staged transposition's tile as a reviewer expects it: sized by the
 //! file's macro or the template's value parameter where the block's side
 //! comes from one (numbers otherwise), padded by one 4-byte bank word
-//! whatever the element type, and an edit that keeps the comments of an
-//! early return.
+//! whatever the element type. (The comments of an early return:
+//! `staged_transpose.rs`.)
 
 mod common;
 
-use common::try_propose;
-use copper::cuda::parse::parse_source;
-use copper::cuda::rewrite::edit_functions;
-use copper::source::SourceFile;
 use copper_transforms::staged_transpose::StagedTranspose;
 
 /// A launch in the file, so that copper sees separate allocations.
@@ -30,13 +26,11 @@ int main() {{
 /// The first candidate's file (as an edit of `src`) and description, on
 /// 16×16 blocks.
 fn staged(src: &str) -> (String, String) {
-    let p = try_propose(&StagedTranspose, src, [16, 16, 1]).expect("checkable");
-    let Some(c) = p.candidates.first() else {
-        panic!("no candidate: {:?}", p.skipped);
+    let found = common::rewrites(&StagedTranspose, src, [16, 16, 1]);
+    let Some((desc, text)) = found.into_iter().next() else {
+        panic!("no candidate for {src}");
     };
-    let file = parse_source(SourceFile::new("t.cu", src));
-    let text = edit_functions(&file, std::slice::from_ref(&c.function)).expect("an edit");
-    (text, c.description.clone())
+    (text, desc)
 }
 
 /// A naive transpose of `ty` elements whose block offsets are `side`.
@@ -135,61 +129,5 @@ fn rows_are_padded_by_one_bank_word() {
         let decl = format!("__shared__ {ty} tile[16][{row}];");
         assert!(text.contains(&decl), "{ty}: {text}");
         assert!(desc.contains(&format!("`tile[16][{row}]`")), "{desc}");
-    }
-}
-
-#[test]
-fn the_comments_of_an_early_return_are_kept() {
-    let before = format!(
-        "__global__ void k(const float *in, float *out, int rows, int cols) {{
-    // where this thread's element is
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    // threads past the edge have nothing to do
-    if (x >= cols || y >= rows)
-        return;   /* past the edge */
-    out[x * rows + y] = in[y * cols + x];
-}}
-{}",
-        host("k", "float")
-    );
-    let (text, _) = staged(&before);
-    let after = before.replace(
-        "    // where this thread's element is
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    // threads past the edge have nothing to do
-    if (x >= cols || y >= rows)
-        return;   /* past the edge */
-    out[x * rows + y] = in[y * cols + x];
-",
-        "    __shared__ float tile[16][16 + 1];
-    {
-        // where this thread's element is
-        int x = blockIdx.x * blockDim.x + threadIdx.x;
-        int y = blockIdx.y * blockDim.y + threadIdx.y;
-        if (!(x >= cols || y >= rows)) {
-            tile[threadIdx.y][threadIdx.x] = in[y * cols + x];
-        }
-    }
-    __syncthreads();
-    {
-        int x = blockIdx.x * blockDim.x + threadIdx.y;
-        int y = blockIdx.y * blockDim.y + threadIdx.x;
-        // threads past the edge have nothing to do
-        if (x >= cols || y >= rows)
-            return;   /* past the edge */
-        out[x * rows + y] = tile[threadIdx.x][threadIdx.y];
-    }
-",
-    );
-    assert_eq!(text, after);
-    // Every comment of the original is in the edit, once.
-    for c in [
-        "// where this thread's element is",
-        "// threads past the edge have nothing to do",
-        "/* past the edge */",
-    ] {
-        assert_eq!(text.matches(c).count(), 1, "{c}: {text}");
     }
 }

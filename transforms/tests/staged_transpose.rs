@@ -325,25 +325,31 @@ fn random_maps_keep_their_results() {
 fn an_early_return_becomes_a_guard_before_the_barrier() {
     let before = format!(
         "__global__ void k(const float *in, float *out, int rows, int cols) {{
+    // where this thread's element is
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
+    // threads past the edge have nothing to do
     if (x >= cols || y >= rows)
-        return;
+        return;   /* past the edge */
     out[x * rows + y] = in[y * cols + x];
 }}
 {HOST}"
     );
     // The loads come before the barrier, which the threads that returned
-    // early would never reach: their `return` becomes a guard there.
+    // early would never reach: their `return` becomes a guard there. The
+    // statements keep their comments, each once.
     let after = before.replace(
-        "    int x = blockIdx.x * blockDim.x + threadIdx.x;
+        "    // where this thread's element is
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
+    // threads past the edge have nothing to do
     if (x >= cols || y >= rows)
-        return;
+        return;   /* past the edge */
     out[x * rows + y] = in[y * cols + x];
 ",
         "    __shared__ float tile[16][16 + 1];
     {
+        // where this thread's element is
         int x = blockIdx.x * blockDim.x + threadIdx.x;
         int y = blockIdx.y * blockDim.y + threadIdx.y;
         if (!(x >= cols || y >= rows)) {
@@ -354,12 +360,20 @@ fn an_early_return_becomes_a_guard_before_the_barrier() {
     {
         int x = blockIdx.x * blockDim.x + threadIdx.y;
         int y = blockIdx.y * blockDim.y + threadIdx.x;
+        // threads past the edge have nothing to do
         if (x >= cols || y >= rows)
-            return;
+            return;   /* past the edge */
         out[x * rows + y] = tile[threadIdx.x][threadIdx.y];
     }
 ",
     );
     let desc = check(&before, &after);
     assert!(desc.contains("writes to `out` now coalesced"), "{desc}");
+    for c in [
+        "// where this thread's element is",
+        "// threads past the edge have nothing to do",
+        "/* past the edge */",
+    ] {
+        assert_eq!(after.matches(c).count(), 1, "{c}: {after}");
+    }
 }
