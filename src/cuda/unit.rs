@@ -587,9 +587,13 @@ impl Unit {
         let out = Span::new(start, self.text.len());
         let file = Span::new(file_start, file_end);
         if let Some(last) = self.map.segs.last_mut() {
+            // Only copies of equal length merge: offsets inside a
+            // replaced piece (`int(` read as `(int)(`) do not map one to one.
             let contiguous = !expanded
                 && !last.expanded
-                && last.file.is_some_and(|f| f.end == file_start)
+                && last.file.is_some_and(|f| {
+                    f.end == file_start && f.end - f.start == last.out.end - last.out.start
+                })
                 && last.out.end == start
                 && text.len() == file_end - file_start;
             if contiguous {

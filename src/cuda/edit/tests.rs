@@ -268,3 +268,27 @@ fn parameters_after_launch_bounds_and_with_dimensions_are_matched() {
         "__global__ void __launch_bounds__(256, 2) k(int n, float f[][4], const float *x) {\n    x[0] = f[0][n];\n}"
     );
 }
+
+#[test]
+fn text_after_a_functional_cast_is_located() {
+    // `float(i)` is read as `(float)(i)`, two bytes longer: the spans
+    // after it must still be the file's, or the whole kernel is reprinted.
+    let src = "__global__ void k(float *a, int n) {\n    int i = threadIdx.x;\n    if (i < n) a[i] = float(i) * 2.0f;\n    if (i == 0) a[n] = int(a[0]);\n}\n";
+    let p = parse_source(SourceFile::new("k.cu", src));
+    let f = p.functions[0].result.clone().expect("parses");
+    assert_eq!(f.meta.span, p.functions[0].item.span);
+    let last = &f.body[2];
+    assert_eq!(
+        src[last.meta.span.start..last.meta.span.end].trim_end(),
+        "if (i == 0) a[n] = int(a[0]);"
+    );
+    let mut c = f.clone();
+    c.body.remove(0);
+    c.body.insert(0, f.body[0].clone());
+    *cond_of(&mut c.body[2]) = cond_of(&mut c.body[1].clone()).clone();
+    let text = edited(src, &c).expect("an edit");
+    assert_eq!(
+        text,
+        "__global__ void k(float *a, int n) {\n    int i = threadIdx.x;\n    if (i < n) a[i] = float(i) * 2.0f;\n    if (i < n) a[n] = int(a[0]);\n}"
+    );
+}
