@@ -90,24 +90,48 @@ fn param(text: &str) -> Result<TemplateParam, TemplateError> {
     })
 }
 
-/// The integer type named by `words` (`unsigned int`, `size_t`, …).
-fn integer_type(words: &[&str]) -> Option<BaseType> {
+/// The integer type named by `words` (`unsigned int`, `signed char`,
+/// `long long int`, `short unsigned`, `size_t`, …), in any order C allows;
+/// `const` is ignored.
+pub fn integer_type(words: &[&str]) -> Option<BaseType> {
     let words: Vec<&str> = words.iter().copied().filter(|w| *w != "const").collect();
-    Some(match words.as_slice() {
-        ["int"] | ["signed"] | ["signed", "int"] => BaseType::Int,
-        ["unsigned"] | ["unsigned", "int"] => BaseType::UInt,
-        ["long"] | ["long", "int"] => BaseType::Long,
-        ["unsigned", "long"] | ["unsigned", "long", "int"] => BaseType::ULong,
-        ["long", "long"] => BaseType::LongLong,
-        ["unsigned", "long", "long"] => BaseType::ULongLong,
-        ["short"] => BaseType::Short,
-        ["unsigned", "short"] => BaseType::UShort,
-        ["char"] => BaseType::Char,
-        ["bool"] => BaseType::Bool,
+    match words.as_slice() {
+        ["bool"] => return Some(BaseType::Bool),
         [n @ ("size_t" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t")] => {
-            BaseType::Named(n.to_string())
+            return Some(BaseType::Named(n.to_string()))
         }
-        _ => return None,
+        _ => {}
+    }
+    let count = |w: &str| words.iter().filter(|x| **x == w).count();
+    let (signed, unsigned, int) = (count("signed"), count("unsigned"), count("int"));
+    let (char_, short, long) = (count("char"), count("short"), count("long"));
+    let known = signed + unsigned + int + char_ + short + long;
+    let sizes = usize::from(char_ > 0) + usize::from(short > 0) + usize::from(long > 0);
+    if words.is_empty()
+        || known != words.len()
+        || signed + unsigned > 1
+        || int > 1
+        || char_ > 1
+        || short > 1
+        || long > 2
+        || sizes > 1
+        || (char_ > 0 && int > 0)
+    {
+        return None;
+    }
+    let u = unsigned > 0;
+    Some(match (char_, short, long) {
+        (1, _, _) if u => BaseType::UChar,
+        (1, _, _) if signed > 0 => BaseType::SChar,
+        (1, _, _) => BaseType::Char,
+        (_, 1, _) if u => BaseType::UShort,
+        (_, 1, _) => BaseType::Short,
+        (_, _, 1) if u => BaseType::ULong,
+        (_, _, 1) => BaseType::Long,
+        (_, _, 2) if u => BaseType::ULongLong,
+        (_, _, 2) => BaseType::LongLong,
+        _ if u => BaseType::UInt,
+        _ => BaseType::Int,
     })
 }
 
@@ -209,5 +233,32 @@ mod tests {
             Some(("reduce", "float, 256"))
         );
         assert_eq!(instance_name("r", &["1".into()]), "r<1>");
+    }
+
+    #[test]
+    fn integer_types_in_any_order_c_allows() {
+        let t = |s: &str| integer_type(&s.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(t("signed char"), Some(BaseType::SChar));
+        assert_eq!(t("char"), Some(BaseType::Char));
+        assert_eq!(t("unsigned char"), Some(BaseType::UChar));
+        assert_eq!(t("short unsigned int"), Some(BaseType::UShort));
+        assert_eq!(t("long long int"), Some(BaseType::LongLong));
+        assert_eq!(t("unsigned long long"), Some(BaseType::ULongLong));
+        assert_eq!(t("long unsigned"), Some(BaseType::ULong));
+        assert_eq!(t("const int"), Some(BaseType::Int));
+        assert_eq!(t("signed"), Some(BaseType::Int));
+        assert_eq!(t("size_t"), Some(BaseType::Named("size_t".into())));
+        for bad in [
+            "",
+            "float",
+            "char int",
+            "short long",
+            "long long long",
+            "signed unsigned",
+            "int int",
+            "T",
+        ] {
+            assert_eq!(t(bad), None, "{bad}");
+        }
     }
 }

@@ -200,18 +200,11 @@ impl Lowerer<'_> {
     /// A type argument as written (`float`, `unsigned int`, `T`, a typedef).
     fn type_argument(&self, a: &str, span: Span) -> Result<BaseType> {
         let words: Vec<&str> = a.split_whitespace().collect();
+        let integer = crate::cuda::template::integer_type(&words);
         let base = match words.as_slice() {
             ["float"] => BaseType::Float,
             ["double"] => BaseType::Double,
-            ["int"] | ["signed"] | ["signed", "int"] => BaseType::Int,
-            ["unsigned"] | ["unsigned", "int"] => BaseType::UInt,
-            ["long"] | ["long", "long"] => BaseType::LongLong,
-            ["unsigned", "long"] | ["unsigned", "long", "long"] => BaseType::ULongLong,
-            ["short"] => BaseType::Short,
-            ["unsigned", "short"] => BaseType::UShort,
-            ["char"] => BaseType::Char,
-            ["unsigned", "char"] => BaseType::UChar,
-            ["bool"] => BaseType::Bool,
+            _ if integer.is_some() => integer.unwrap_or(BaseType::Int),
             [n] if n.chars().all(|c| c.is_alphanumeric() || c == '_') => {
                 match self.template_types.get(*n) {
                     Some(t) => t.clone(),
