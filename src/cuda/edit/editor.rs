@@ -64,7 +64,7 @@ impl Editor<'_> {
     /// Refuses the edit when printing `e` would print code a macro
     /// produces: an expression from inside an expansion, or an expansion
     /// printed as its invocation that the rewrite changed.
-    fn check_expr(&self, e: &Expr) {
+    pub(super) fn check_expr(&self, e: &Expr) {
         if e.meta.macro_text.is_some() && !e.meta.span.is_synthetic() {
             let whole = self
                 .invocation_at(e.meta.span)

@@ -231,6 +231,28 @@ impl Editor<'_> {
                     (None, None) => {}
                 }
             }
+            (
+                StmtKind::For {
+                    init: oi,
+                    cond: Some(oc),
+                    step: os,
+                    body: ob,
+                },
+                StmtKind::For {
+                    init: ci,
+                    cond: Some(cc),
+                    step: cs,
+                    body: cb,
+                },
+            ) if !same_head && oi == ci && os == cs && self.located(oc, start, end) => {
+                // Only the condition changed: only its text is replaced
+                // (`for (unsigned s = …` keeps its spelling).
+                self.check_expr(cc);
+                out.push_str(&self.src[at..oc.meta.span.start]);
+                out.push_str(&print::expression(cc));
+                at = oc.meta.span.end;
+                self.child(out, &mut at, ob, cb, indent);
+            }
             (StmtKind::For { body: ob, .. }, StmtKind::For { body: cb, .. })
             | (StmtKind::While { body: ob, .. }, StmtKind::While { body: cb, .. }) => {
                 if !same_head && !self.head(out, &mut at, end, c) {
@@ -281,6 +303,24 @@ impl Editor<'_> {
             _ => return self.replaced(out, c, indent),
         }
         out.push_str(&self.src[at..span.end]);
+    }
+
+    /// Whether `e`'s text lies between `start` and `end`, outside any
+    /// macro invocation, and parses as `e` alone (its span is its text).
+    fn located(&self, e: &crate::cuda::ast::Expr, start: usize, end: usize) -> bool {
+        let span = e.meta.span;
+        !span.is_synthetic()
+            && e.meta.macro_text.is_none()
+            && start < span.start
+            && span.end < end
+            && self
+                .src
+                .get(span.start..span.end)
+                .is_some_and(|t| t.trim() == t && !t.is_empty())
+            && !self
+                .invocations
+                .iter()
+                .any(|(m, _)| m.start < span.end && span.start < m.end)
     }
 
     /// Emits `c` printed in place of `o`'s text.

@@ -292,3 +292,16 @@ fn text_after_a_functional_cast_is_located() {
         "__global__ void k(float *a, int n) {\n    int i = threadIdx.x;\n    if (i < n) a[i] = float(i) * 2.0f;\n    if (i < n) a[n] = int(a[0]);\n}"
     );
 }
+
+#[test]
+fn a_changed_loop_condition_is_the_only_text_replaced() {
+    let src = "__global__ void k(int *a, unsigned n) {\n    for (unsigned s = n >> 1; s != 0; s >>= 1)   // halve\n        a[s] += a[2*s];\n}\n";
+    let f = function(src);
+    let mut c = f.clone();
+    let greater = function("__global__ void g(unsigned s) { if (s > 32) {} }\n");
+    *cond_of(&mut c.body[0]) = cond_of(&mut greater.body[0].clone()).clone();
+    assert_eq!(
+        edited(src, &c).expect("an edit"),
+        "__global__ void k(int *a, unsigned n) {\n    for (unsigned s = n >> 1; s > 32; s >>= 1)   // halve\n        a[s] += a[2*s];\n}"
+    );
+}
