@@ -202,9 +202,65 @@ pub struct KernelResult {
     pub internal_errors: Vec<String>,
     /// Seconds the whole search took.
     pub seconds: f64,
+    /// For an improved instantiation of a template: the rewritten
+    /// template's analysis for each of the template's other
+    /// instantiations, checked for each.
+    pub instances: Vec<Arc<Analyzed>>,
+    /// For an instantiation of a template searched through another one
+    /// (its lead), which improved: the template's rewrite, which changes
+    /// this instantiation too. Its analysis is then [`KernelResult::best`].
+    pub through: Option<Through>,
+}
+
+/// The rewrite of a template that another instantiation's search (the
+/// lead's) chose, as it changes this instantiation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Through {
+    /// The instantiation whose search chose it.
+    pub lead: String,
+    /// Its transforms, each with why it helps this instantiation: the
+    /// ranking metric's comparison for this instantiation's bounds.
+    pub applied: Vec<Applied>,
+    /// Whether this instantiation's bound is better by the ranking too
+    /// (a template is rewritten for its lead: the others' bounds may not
+    /// fall).
+    pub better: bool,
 }
 
 impl KernelResult {
+    /// Takes the rewrite of the template that `lead`'s search chose (`lead`
+    /// is another instantiation of the template this one instantiates) as
+    /// this instantiation's result, when `lead` improved and its rewrite
+    /// was checked for this one; otherwise nothing changes.
+    pub fn adopt(&mut self, lead: &KernelResult, settings: &Settings) {
+        if !lead.improved() || self.improved() {
+            return;
+        }
+        let Some(mine) = lead.instances.iter().find(|a| a.function.name == self.name) else {
+            return;
+        };
+        let m = settings.rank_metric;
+        let verdict = compare(
+            &settings.ranking,
+            &mine.bounds[m].work,
+            &self.original.bounds[m].work,
+        );
+        let applied = lead
+            .applied
+            .iter()
+            .map(|a| Applied {
+                why: verdict.reason().to_string(),
+                ..a.clone()
+            })
+            .collect();
+        self.best = mine.clone();
+        self.through = Some(Through {
+            lead: lead.name.clone(),
+            applied,
+            better: verdict.is_better(),
+        });
+    }
+
     /// Whether a better version was found.
     pub fn improved(&self) -> bool {
         !self.applied.is_empty()
@@ -449,6 +505,7 @@ pub fn optimize_target(
         .as_ref()
         .map(|_| env.original_compiles.clone());
     let read_only = suggest_read_only(file, &incumbent, spec, &checker, refusal.is_some());
+    let applied_any = !applied.is_empty();
     Ok(KernelResult {
         name: name.to_string(),
         original,
@@ -464,6 +521,8 @@ pub fn optimize_target(
         read_only,
         internal_errors,
         seconds: start.elapsed().as_secs_f64(),
+        instances: if applied_any { others_best } else { Vec::new() },
+        through: None,
     })
 }
 

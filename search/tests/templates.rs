@@ -41,9 +41,23 @@ fn a_template_is_rewritten_when_the_rewrite_holds_for_each_instantiation() {
         t.contains("the template's rewrite checked for every instantiation: `transpose<float, 32>` (8 launches), `transpose<double, 16>` (8 launches)"),
         "{t}"
     );
+    // The other instantiation is reported with its own bounds after the
+    // template's rewrite, not as left unchanged.
     assert!(
-        t.contains("`transpose<double, 16>` is an instantiation of the template `transpose`, which is searched once, through `transpose<float, 32>`"),
+        t.contains("kernel transpose<double, 16>: improved through `transpose<float, 32>`, whose search rewrote the template it instantiates"),
         "{t}"
+    );
+    assert!(
+        t.contains("    for this instantiation: wsteps per warp, the constant: 241 → 165\n"),
+        "{t}"
+    );
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("t.cu ") && l.contains("transpose<double, 16>"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("241") && row.contains("165") && row.ends_with("improved"),
+        "{row}"
     );
     let written = read(&dir, "t.cu");
     // The template's text is edited once, its tile typed and sized by the

@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
-    BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp, VarDecl,
+    BaseType, BinOp, Expr, ExprKind, Function, Init, Meta, NodeId, Stmt, StmtKind, Type, UnOp,
+    VarDecl,
 };
 use copper::ir::half::is_half_function;
 use copper::ir::math::is_math_function;
@@ -146,21 +147,62 @@ pub fn complexity(s: &Stmt) -> u32 {
 
 /// The value of a constant integer expression (`32`, `TILE + 1`, `4 * 8`).
 pub fn const_value(e: &Expr) -> Option<u64> {
+    value_with(e, &|_| None)
+}
+
+/// The value of an integer expression of literals, `+ - * / << >>` and
+/// casts, whose other leaves (`blockDim.x`, a template parameter) have the
+/// values `leaf` gives.
+pub fn value_with(e: &Expr, leaf: &dyn Fn(&Expr) -> Option<u64>) -> Option<u64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value),
         ExprKind::Binary(op, a, b) => {
-            let (x, y) = (const_value(a)?, const_value(b)?);
+            let (x, y) = (value_with(a, leaf)?, value_with(b, leaf)?);
             match op {
                 BinOp::Add => x.checked_add(y),
                 BinOp::Sub => x.checked_sub(y),
                 BinOp::Mul => x.checked_mul(y),
                 BinOp::Div => x.checked_div(y),
                 BinOp::Shl if y < 64 => x.checked_shl(y as u32),
+                BinOp::Shr if y < 64 => Some(x >> y),
                 _ => None,
             }
         }
-        ExprKind::Cast(_, _, x) => const_value(x),
-        _ => None,
+        ExprKind::Cast(_, _, x) => value_with(x, leaf),
+        _ => leaf(e),
+    }
+}
+
+/// Whether `ty` is a type parameter of the template `f` instantiates
+/// (`T`: the tile is declared `T` too).
+pub fn is_type_param(f: &Function, ty: &BaseType) -> bool {
+    let BaseType::Named(n) = ty else {
+        return false;
+    };
+    f.template.as_ref().is_some_and(|t| {
+        t.params
+            .iter()
+            .any(|p| p.value_type.is_none() && p.name == *n)
+    })
+}
+
+/// The argument of the template value parameter `name` in the
+/// instantiation `f` (`256` for `BLOCK` in `reduce<256>`), when it is an
+/// integer literal (`32`, `32u`, `0x20`).
+pub fn template_value(f: &Function, name: &str) -> Option<u64> {
+    let t = f.template.as_ref()?;
+    let (_, arg) = t
+        .params
+        .iter()
+        .zip(&t.args)
+        .find(|(p, _)| p.value_type.is_some() && p.name == name)?;
+    let digits = arg.trim().trim_end_matches(['u', 'U', 'l', 'L']);
+    match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => digits.parse().ok(),
     }
 }
 
@@ -809,5 +851,24 @@ mod tests {
             Ok(2)
         );
         assert!(uses(&format!("{head}atomicAdd(&c[0].n, 1); }}")).is_err());
+    }
+
+    #[test]
+    fn template_arguments_read_as_integers() {
+        let f = parse_source(SourceFile::new(
+            "t.cu",
+            "template <typename T, int A, unsigned B, int C> __global__ void k(T *a) { a[0] = A; }\n\
+             void h(float *p) { k<float, 32, 16u, 0x20><<<1, 1>>>(p); }\n",
+        ));
+        let k = f.kernels().next().expect("the instantiation");
+        assert_eq!(template_value(k, "A"), Some(32));
+        assert_eq!(template_value(k, "B"), Some(16));
+        assert_eq!(template_value(k, "C"), Some(32));
+        assert_eq!(
+            template_value(k, "T"),
+            None,
+            "a type parameter has no value"
+        );
+        assert_eq!(template_value(k, "D"), None);
     }
 }

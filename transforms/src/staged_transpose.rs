@@ -64,9 +64,7 @@
 use copper::absint::deps::Coef;
 use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config, Prepared};
-use copper::cuda::ast::{
-    BaseType, Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, UnOp,
-};
+use copper::cuda::ast::{Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, UnOp};
 use copper::ir::Kernel;
 use tile::Tile;
 
@@ -116,7 +114,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
         .iter()
         .find(|a| a.param == Some(map.out))
         .map(|a| a.layout.size)
-        .filter(|_| copyable(elem) || is_type_param(f, elem));
+        .filter(|_| copyable(elem) || ast_util::is_type_param(f, elem));
     let Some(bytes) = bytes else {
         return Err(format!(
             "`{}` does not hold scalars, so there is no tile type",
@@ -172,19 +170,6 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
         .into());
     }
     Ok(found)
-}
-
-/// Whether `ty` is a type parameter of the template `f` instantiates
-/// (`T`: the tile is declared `T` too).
-fn is_type_param(f: &Function, ty: &BaseType) -> bool {
-    let BaseType::Named(n) = ty else {
-        return false;
-    };
-    f.template.as_ref().is_some_and(|t| {
-        t.params
-            .iter()
-            .any(|p| p.value_type.is_none() && p.name == *n)
-    })
 }
 
 /// The side `S` of the kernel's block, known, square and flat.

@@ -19,7 +19,7 @@ use copper::diag::Severity;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
 use copper_search::launch::{assume_block, launch_shape, KnownShape};
-use copper_search::pipeline::{optimize_target, Cache, Target};
+use copper_search::pipeline::{optimize_target, Cache, Settings as PipelineSettings, Target};
 use copper_search::rank::Ranking;
 use rayon::prelude::*;
 
@@ -266,13 +266,13 @@ fn optimize_files<'s>(
         lock(&pending[i]).push(kernel);
         if remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
             let kernels = std::mem::take(&mut *lock(&pending[i]));
-            *lock(&finished[i]) = Some(finish_file(run, kernels, a));
+            *lock(&finished[i]) = Some(finish_file(run, kernels, a, &search.pipeline));
         }
     });
     for (i, (run, _)) in runs.iter_mut().enumerate() {
         let f = lock(&finished[i])
             .take()
-            .unwrap_or_else(|| finish_file(run, Vec::new(), a));
+            .unwrap_or_else(|| finish_file(run, Vec::new(), a, &search.pipeline));
         run.kernels = f.kernels;
         run.rewritten = f.rewritten;
         run.write_failed = f.write_failed;
@@ -384,7 +384,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Completes a file whose kernels are all searched: adds the kernels that
 /// could not be read, orders them, assembles the rewritten file and, with
 /// `--write`, replaces the file when nobody changed it meanwhile.
-fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> Finished {
+fn finish_file(
+    run: &FileRun,
+    mut kernels: Vec<KernelRun>,
+    a: &OptimizeArgs,
+    settings: &PipelineSettings,
+) -> Finished {
     let Ok(parsed) = &run.parsed else {
         return Finished {
             kernels,
@@ -398,6 +403,7 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
     // (the order of their launches) breaks the tie.
     let order = |name: &str| parsed.functions.iter().position(|f| f.item.name == name);
     kernels.sort_by_key(|k| (k.at, order(&k.name)));
+    adopt_template_rewrites(&mut kernels, settings);
     // Each improved kernel as the search left it: an edit of this file's
     // text, moved over from its version of the file.
     let best: Vec<(&ParsedFile, &str)> = kernels
@@ -441,6 +447,31 @@ fn finish_file(run: &FileRun, mut kernels: Vec<KernelRun>, a: &OptimizeArgs) -> 
         kernels,
         rewritten,
         write_failed,
+    }
+}
+
+/// Gives each instantiation of a template that was searched through
+/// another one (its lead) the lead's rewrite of the template, when the
+/// lead improved: the rewrite changes them all, and was checked for each.
+fn adopt_template_rewrites(kernels: &mut [KernelRun], settings: &PipelineSettings) {
+    let leads: Vec<usize> = (0..kernels.len())
+        .filter(|&i| {
+            kernels[i]
+                .result
+                .as_ref()
+                .is_ok_and(|x| !x.instances.is_empty())
+        })
+        .collect();
+    for lead in leads {
+        let (before, rest) = kernels.split_at_mut(lead);
+        let Some((Ok(lead), after)) = rest.split_first_mut().map(|(l, a)| (&l.result, a)) else {
+            continue;
+        };
+        for k in before.iter_mut().chain(after) {
+            if let Ok(x) = &mut k.result {
+                x.adopt(lead, settings);
+            }
+        }
     }
 }
 

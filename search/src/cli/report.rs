@@ -32,6 +32,8 @@ fn ranked(k: &KernelResult, r: &Search) -> (String, String) {
 fn status(k: &KernelRun, r: &Search) -> &'static str {
     match &k.result {
         Ok(x) if x.improved() => "improved",
+        Ok(x) if x.through.as_ref().is_some_and(|t| t.better) => "improved",
+        Ok(x) if x.through.is_some() => "rewritten",
         Ok(x)
             if matches!(
                 x.original.bounds[r.pipeline.rank_metric].work,
@@ -155,6 +157,27 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
                     println!("  {}: {}", a.transform, a.description);
                     println!("    why: {} per warp, {}", r.metric, a.why);
                 }
+            } else if let Some(t) = &x.through {
+                let how = if t.better {
+                    "improved"
+                } else {
+                    "rewritten, its bound not lower,"
+                };
+                println!(
+                    "{head}: {how} through `{}`, whose search rewrote the template it instantiates (the rewrite was checked for this instantiation too); {}",
+                    t.lead,
+                    shape_text(k)
+                );
+                for a in &t.applied {
+                    println!(
+                        "  {} (as found for `{}`): {}",
+                        a.transform, t.lead, a.description
+                    );
+                    println!(
+                        "    for this instantiation: {} per warp, {}",
+                        r.metric, a.why
+                    );
+                }
             } else if let Some(why) = &x.not_rewritten {
                 println!("{head}: not rewritten; {}; {why}", shape_text(k));
             } else if let Some(why) = x.unchecked() {
@@ -185,12 +208,21 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
                 fmt_num((x.seconds * 1e3).round())
             );
             let (before, after) = ranked(x, r);
-            let applied: Vec<&str> = x.applied.iter().map(|a| a.transform).collect();
+            let applied: Vec<&str> = x
+                .applied
+                .iter()
+                .chain(x.through.iter().flat_map(|t| &t.applied))
+                .map(|a| a.transform)
+                .collect();
             rows.push(vec![
                 path.to_string(),
                 k.name.clone(),
                 before,
-                if x.improved() { after } else { "-".into() },
+                if x.improved() || x.through.is_some() {
+                    after
+                } else {
+                    "-".into()
+                },
                 if applied.is_empty() {
                     "-".into()
                 } else {
@@ -244,13 +276,14 @@ fn print_bounds(x: &KernelResult) {
         .max()
         .unwrap_or(6)
         .max(6);
-    if x.improved() {
+    let changed = x.improved() || x.through.is_some();
+    if changed {
         println!("  {:<width$}  {:<bw$}  after", "per warp", "before");
     } else {
         println!("  {:<width$}  bound", "per warp");
     }
     for (i, b) in x.original.bounds.iter().enumerate() {
-        if x.improved() {
+        if changed {
             let after = show(&x.best.bounds[i].work);
             println!("  {:<width$}  {:<bw$}  {after}", b.metric, before[i]);
         } else {
@@ -427,9 +460,11 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                         .bounds
                         .first()
                         .map_or(Vec::new(), |b| b.assumes.iter().map(copper::bound::InputAssumption::to_json).collect()));
+                    o["through"] = json!(x.through.as_ref().map(|t| &t.lead));
                     o["applied"] = json!(x
                         .applied
                         .iter()
+                        .chain(x.through.iter().flat_map(|t| &t.applied))
                         .map(|a| json!({
                             "transform": a.transform,
                             "description": a.description,

@@ -121,23 +121,8 @@ fn names_side(f: &Function, m: &Expr, side: u64) -> bool {
                         && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 })
         }
-        ExprKind::Ident(n) => f.template.as_ref().is_some_and(|t| {
-            t.params
-                .iter()
-                .zip(&t.args)
-                .any(|(p, a)| p.value_type.is_some() && p.name == *n && integer(a) == Some(side))
-        }),
+        ExprKind::Ident(n) => ast_util::template_value(f, n) == Some(side),
         _ => false,
-    }
-}
-
-/// The value of an integer literal written as a template argument
-/// (`32`, `32u`, `0x20`).
-fn integer(text: &str) -> Option<u64> {
-    let t = text.trim().trim_end_matches(['u', 'U', 'l', 'L']);
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
     }
 }
 
@@ -151,13 +136,5 @@ mod tests {
         assert_eq!(pad(2), 2);
         assert_eq!(pad(4), 1);
         assert_eq!(pad(8), 1);
-    }
-
-    #[test]
-    fn template_arguments_read_as_integers() {
-        assert_eq!(integer("32"), Some(32));
-        assert_eq!(integer("16u"), Some(16));
-        assert_eq!(integer("0x20"), Some(32));
-        assert_eq!(integer("float"), None);
     }
 }

@@ -1,0 +1,387 @@
+//! The rewrite before and after, and the kernels it leaves alone with the
+//! exact reason ([`crate::fixture`]).
+
+use super::WarpShuffle;
+use crate::fixture::{check, check_not_applicable, rewrites, try_propose_with};
+
+#[test]
+fn the_last_steps_of_a_float_tree_use_shuffles() {
+    let desc = check(
+        &WarpShuffle,
+        [128, 1, 1],
+        r#"#define BLOCK_SIZE 128
+__global__ void reduce_sum(const float *__restrict__ in, float *__restrict__ out, unsigned int n) {
+__shared__ float sdata[BLOCK_SIZE];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0.0f;
+__syncthreads();
+for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) {
+        sdata[tid] += sdata[tid + s];
+    }
+    __syncthreads();
+}
+if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+        r#"#define BLOCK_SIZE 128
+__global__ void reduce_sum(const float *__restrict__ in, float *__restrict__ out, unsigned int n) {
+__shared__ float sdata[BLOCK_SIZE];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0.0f;
+__syncthreads();
+for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
+    if (tid < s) {
+        sdata[tid] += sdata[tid + s];
+    }
+    __syncthreads();
+}
+if (tid < 32) {
+    float warp_sum = sdata[tid] + sdata[tid + 32];
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+    if (tid == 0) {
+        sdata[0] = warp_sum;
+    }
+}
+__syncthreads();
+if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+    );
+    assert_eq!(
+    desc,
+    "the last 5 steps of the tree reduction of `sdata` at line 8 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"
+);
+}
+
+#[test]
+fn a_double_tree_with_a_constant_stride_uses_shuffles() {
+    let desc = check(
+        &WarpShuffle,
+        [256, 1, 1],
+        r#"__global__ void reduce_max_shape(const double *in, double *out, int n) {
+__shared__ double partial[256];
+int tid = threadIdx.x;
+int i = blockIdx.x * blockDim.x + threadIdx.x;
+partial[tid] = i < n ? in[i] : 0.0;
+__syncthreads();
+for (int s = 128; s > 0; s /= 2) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    __syncthreads();
+}
+if (tid == 0) out[blockIdx.x] = partial[0];
+}
+"#,
+        r#"__global__ void reduce_max_shape(const double *in, double *out, int n) {
+__shared__ double partial[256];
+int tid = threadIdx.x;
+int i = blockIdx.x * blockDim.x + threadIdx.x;
+partial[tid] = i < n ? in[i] : 0.0;
+__syncthreads();
+for (int s = 128; s > 32; s /= 2) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    __syncthreads();
+}
+if (tid < 32) {
+    double warp_sum = partial[tid] + partial[tid + 32];
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+    if (tid == 0) {
+        partial[0] = warp_sum;
+    }
+}
+__syncthreads();
+if (tid == 0) out[blockIdx.x] = partial[0];
+}
+"#,
+    );
+    assert_eq!(
+    desc,
+    "the last 5 steps of the tree reduction of `partial` at line 7 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"
+);
+}
+
+#[test]
+fn a_stride_that_skips_32_stays() {
+    check_not_applicable(
+    &WarpShuffle,
+    [96, 1, 1],
+    r#"__global__ void reduce96(const int *in, int *out, int n) {
+__shared__ int sdata[96];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0;
+__syncthreads();
+for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+}
+if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+    "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: the stride starts at 48, not at a power of two of at least 32",
+);
+}
+
+#[test]
+fn partial_sums_read_after_the_loop_stay() {
+    check_not_applicable(
+    &WarpShuffle,
+    [128, 1, 1],
+    r#"__global__ void reduce_pair(const int *in, int *out, int n) {
+__shared__ int sdata[128];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0;
+__syncthreads();
+for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+}
+if (tid == 0) out[blockIdx.x] = sdata[0] + sdata[1];
+}
+"#,
+    "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0",
+);
+}
+
+#[test]
+fn a_max_tree_keeps_the_operands_of_its_fmaxf() {
+    let desc = check(
+        &WarpShuffle,
+        [256, 1, 1],
+        r#"#include <math.h>
+__global__ void row_max(const float *x, float *out, int cols) {
+    __shared__ float smax[256];
+    int row = blockIdx.x;
+    float m = -INFINITY;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        m = fmaxf(m, x[row * cols + c]);
+    smax[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            smax[threadIdx.x] = fmaxf(smax[threadIdx.x], smax[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[row] = smax[0];
+}
+"#,
+        r#"#include <math.h>
+__global__ void row_max(const float *x, float *out, int cols) {
+    __shared__ float smax[256];
+    int row = blockIdx.x;
+    float m = -INFINITY;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        m = fmaxf(m, x[row * cols + c]);
+    smax[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 32; s >>= 1) {
+        if (threadIdx.x < s)
+            smax[threadIdx.x] = fmaxf(smax[threadIdx.x], smax[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x < 32) {
+        float warp_max = fmaxf(smax[threadIdx.x], smax[threadIdx.x + 32]);
+        warp_max = fmaxf(warp_max, __shfl_down_sync(0xffffffff, warp_max, 16));
+        warp_max = fmaxf(warp_max, __shfl_down_sync(0xffffffff, warp_max, 8));
+        warp_max = fmaxf(warp_max, __shfl_down_sync(0xffffffff, warp_max, 4));
+        warp_max = fmaxf(warp_max, __shfl_down_sync(0xffffffff, warp_max, 2));
+        warp_max = fmaxf(warp_max, __shfl_down_sync(0xffffffff, warp_max, 1));
+        if (threadIdx.x == 0) {
+            smax[0] = warp_max;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) out[row] = smax[0];
+}
+"#,
+    );
+    assert_eq!(
+        desc,
+        "the last 5 steps of the tree reduction of `smax` at line 10 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; each `fmaxf` takes the same operands in the same order"
+    );
+}
+
+const BLOCK_MIN: &str = r#"#include <climits>
+__global__ void block_min(const int *keys, int *out, unsigned n) {
+    __shared__ int lo[128];
+    const unsigned tid = threadIdx.x;
+    const unsigned i = blockIdx.x * blockDim.x + tid;
+    lo[tid] = i < n ? keys[i] : INT_MAX;
+    __syncthreads();
+    for (unsigned s = blockDim.x >> 1; s != 0; s >>= 1) {
+        if (tid < s) {
+            lo[tid] = min(lo[tid + s], lo[tid]);
+        }
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = lo[0];
+}
+"#;
+
+#[test]
+fn an_integer_min_tree_also_reduces_per_warp_with_its_operands_in_order() {
+    let found = rewrites(&WarpShuffle, BLOCK_MIN, [128, 1, 1]);
+    let texts: Vec<&str> = found.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            r#"#include <climits>
+__global__ void block_min(const int *keys, int *out, unsigned n) {
+    __shared__ int lo[128];
+    const unsigned tid = threadIdx.x;
+    const unsigned i = blockIdx.x * blockDim.x + tid;
+    lo[tid] = i < n ? keys[i] : INT_MAX;
+    __syncthreads();
+    for (unsigned s = blockDim.x >> 1; s > 32; s >>= 1) {
+        if (tid < s) {
+            lo[tid] = min(lo[tid + s], lo[tid]);
+        }
+        __syncthreads();
+    }
+    if (tid < 32) {
+        int warp_min = min(lo[tid + 32], lo[tid]);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 16), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 8), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 4), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 2), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 1), warp_min);
+        if (tid == 0) {
+            lo[0] = warp_min;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) out[blockIdx.x] = lo[0];
+}
+"#,
+            r#"#include <climits>
+__global__ void block_min(const int *keys, int *out, unsigned n) {
+    __shared__ int lo[128];
+    const unsigned tid = threadIdx.x;
+    const unsigned i = blockIdx.x * blockDim.x + tid;
+    lo[tid] = i < n ? keys[i] : INT_MAX;
+    __syncthreads();
+    int warp_min = lo[tid];
+    warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 16), warp_min);
+    warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 8), warp_min);
+    warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 4), warp_min);
+    warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 2), warp_min);
+    warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 1), warp_min);
+    __syncthreads();
+    if (tid % 32 == 0) {
+        lo[tid / 32] = warp_min;
+    }
+    __syncthreads();
+    if (tid < 32) {
+        warp_min = tid < blockDim.x / 32 ? lo[tid] : lo[0];
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 16), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 8), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 4), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 2), warp_min);
+        warp_min = min(__shfl_down_sync(0xffffffff, warp_min, 1), warp_min);
+        if (tid == 0) {
+            lo[0] = warp_min;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) out[blockIdx.x] = lo[0];
+}
+"#
+        ]
+    );
+    assert_eq!(
+        found[1].0,
+        "the tree reduction of `lo` at line 8 runs in registers: each warp combines its 32 elements with `min` over `__shfl_down_sync`, then the first warp combines the warps' results (3 barriers instead of one per step; `min` of integers gives the same result in any order)"
+    );
+}
+
+/// A block reduction written once for every element type, launched for
+/// `int` and `float` (the way library and SDK reductions are written).
+const TEMPLATE_SUM: &str = r#"template <typename T, unsigned int BLOCK>
+__global__ void block_reduce(const T *in, T *out, int n) {
+    __shared__ T buf[BLOCK];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * BLOCK + tid;
+    buf[tid] = i < n ? in[i] : T(0);
+    __syncthreads();
+    for (unsigned int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (tid < s) buf[tid] += buf[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = buf[0];
+}
+
+void launch(const int *a, int *b, const float *c, float *d, int n) {
+    block_reduce<int, 256><<<(n + 255) / 256, 256>>>(a, b, n);
+    block_reduce<float, 128><<<(n + 127) / 128, 128>>>(c, d, n);
+}
+"#;
+
+#[test]
+fn a_template_tree_shuffles_values_of_its_type_parameter() {
+    // `BLOCK / 2` is read with the instantiation's argument; the partial
+    // sum is declared `T`. The per-warp order is not proposed: the
+    // `float` instantiation would sum in another order.
+    check(
+        &WarpShuffle,
+        [256, 1, 1],
+        TEMPLATE_SUM,
+        r#"template <typename T, unsigned int BLOCK>
+__global__ void block_reduce(const T *in, T *out, int n) {
+    __shared__ T buf[BLOCK];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * BLOCK + tid;
+    buf[tid] = i < n ? in[i] : T(0);
+    __syncthreads();
+    for (unsigned int s = BLOCK / 2; s > 32; s >>= 1) {
+        if (tid < s) buf[tid] += buf[tid + s];
+        __syncthreads();
+    }
+    if (tid < 32) {
+        T warp_sum = buf[tid] + buf[tid + 32];
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+        if (tid == 0) {
+            buf[0] = warp_sum;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) out[blockIdx.x] = buf[0];
+}
+
+void launch(const int *a, int *b, const float *c, float *d, int n) {
+    block_reduce<int, 256><<<(n + 255) / 256, 256>>>(a, b, n);
+    block_reduce<float, 128><<<(n + 127) / 128, 128>>>(c, d, n);
+}
+"#,
+    );
+    let p = try_propose_with(&WarpShuffle, TEMPLATE_SUM, [256, 1, 1], true)
+        .expect("the original can be checked");
+    let reassociates: Vec<bool> = p.candidates.iter().map(|c| c.reassociates).collect();
+    assert_eq!(reassociates, [false, true], "with --allow-reassociation");
+}
+
+#[test]
+fn a_template_with_an_instantiation_shuffles_cannot_take_stays() {
+    check_not_applicable(
+        &WarpShuffle,
+        [128, 1, 1],
+        &TEMPLATE_SUM
+            .replace("const float *c, float *d", "const signed char *c, signed char *d")
+            .replace("block_reduce<float, 128>", "block_reduce<signed char, 128>"),
+        "the tree reduction of `buf` at line 8 keeps its shared-memory steps: its elements in `block_reduce<signed char, 128>` are `char`, which `__shfl_down_sync` does not take",
+    );
+}

@@ -1,0 +1,308 @@
+//! Recognition of a shared-memory tree reduction loop:
+//! `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`,
+//! where `⊕` is a sum or a minimum or maximum ([`Combine`]).
+
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::ir::sync::BARRIER;
+
+use crate::ast_util::{self, bin, expr, ident};
+
+/// A shared-memory tree reduction loop, recognized.
+pub(super) struct Tree<'a> {
+    /// The loop's declaration of the stride.
+    pub init: &'a Stmt,
+    /// The loop's step (`s >>= 1`).
+    pub step: &'a Expr,
+    /// The loop's body.
+    pub body: &'a Stmt,
+    /// The stride variable.
+    pub var: &'a str,
+    /// The stride's start as written (`blockDim.x / 2`, `BLOCK / 2`).
+    pub start: &'a Expr,
+    /// The thread's index as the kernel writes it.
+    pub tid: Expr,
+    /// The shared array.
+    pub array: String,
+    /// How two partial results are combined.
+    pub combine: Combine,
+}
+
+/// How a tree reduction combines a partial result with its partner's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Combine {
+    /// `a[tid] += a[tid + s]`, or `a[tid] = a[tid] + a[tid + s]` with the
+    /// operands in either order (floating-point addition is commutative).
+    Sum,
+    /// `a[tid] = f(a[tid], a[tid + s])` for a minimum or maximum `f`
+    /// ([`ORDER_FREE_CALLS`]); `own_first` when `a[tid]` is the first
+    /// argument (kept, so each step computes exactly what the original's
+    /// does).
+    Call {
+        /// The function's name (`fmaxf`).
+        name: String,
+        /// Whether the thread's own element is the first argument.
+        own_first: bool,
+    },
+}
+
+/// The functions a tree may combine with, besides `+`: minima and maxima,
+/// which give the same value in any order and grouping (for floating-point
+/// data up to the sign of a zero result).
+pub(super) const ORDER_FREE_CALLS: [&str; 6] = ["max", "min", "fmaxf", "fminf", "fmax", "fmin"];
+
+impl Combine {
+    /// `own ⊕ partner`, as the original writes it.
+    pub fn apply(&self, own: Expr, partner: Expr) -> Expr {
+        match self {
+            Combine::Sum => bin(BinOp::Add, own, partner),
+            Combine::Call { name, own_first } => {
+                let args = if *own_first {
+                    vec![own, partner]
+                } else {
+                    vec![partner, own]
+                };
+                expr(ExprKind::Call(name.clone(), args))
+            }
+        }
+    }
+
+    /// `acc ⊕= partner` as a statement's expression: `acc += partner` for a
+    /// sum, `acc = f(acc, partner)` otherwise.
+    pub fn accumulate(&self, acc: &str, partner: Expr) -> Expr {
+        match self {
+            Combine::Sum => expr(ExprKind::Assign(
+                Some(BinOp::Add),
+                Box::new(ident(acc)),
+                Box::new(partner),
+            )),
+            Combine::Call { .. } => expr(ExprKind::Assign(
+                None,
+                Box::new(ident(acc)),
+                Box::new(self.apply(ident(acc), partner)),
+            )),
+        }
+    }
+
+    /// What a warp's partial result is called in the rewrite (`warp_sum`,
+    /// `warp_max`).
+    pub fn variable(&self) -> &'static str {
+        match self {
+            Combine::Sum => "warp_sum",
+            Combine::Call { name, .. } if name.contains("max") => "warp_max",
+            Combine::Call { .. } => "warp_min",
+        }
+    }
+}
+
+/// `s` when `e` is the name `s`.
+pub(super) fn name_of(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// The integer literal's value.
+pub(super) fn literal(e: &Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+/// Recognizes `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`.
+pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
+    let StmtKind::For {
+        init: Some(init),
+        cond: Some(cond),
+        step: Some(step),
+        body,
+    } = &s.kind
+    else {
+        return None;
+    };
+    let StmtKind::Decl(ds) = &init.kind else {
+        return None;
+    };
+    let [d] = ds.as_slice() else {
+        return None;
+    };
+    let Some(Init::Expr(start)) = &d.init else {
+        return None;
+    };
+    let var = d.name.as_str();
+    // s > 0, s != 0, s >= 1
+    let ExprKind::Binary(op, l, r) = &cond.kind else {
+        return None;
+    };
+    let bound_ok = match op {
+        BinOp::Gt | BinOp::Ne => literal(r) == Some(0),
+        BinOp::Ge => literal(r) == Some(1),
+        _ => false,
+    };
+    if name_of(l) != Some(var) || !bound_ok {
+        return None;
+    }
+    if !halves(step, var) {
+        return None;
+    }
+    let stmts = ast_util::branch_stmts(body);
+    let [guard, barrier] = stmts.as_slice() else {
+        return None;
+    };
+    if !matches!(&barrier.kind, StmtKind::Expr(e) if matches!(&e.kind, ExprKind::Call(n, a) if n == BARRIER && a.is_empty()))
+    {
+        return None;
+    }
+    let StmtKind::If {
+        cond: gcond,
+        then,
+        els: None,
+    } = &guard.kind
+    else {
+        return None;
+    };
+    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &gcond.kind else {
+        return None;
+    };
+    if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
+        return None;
+    }
+    let inner = ast_util::branch_stmts(then);
+    let [update] = inner.as_slice() else {
+        return None;
+    };
+    let StmtKind::Expr(update) = &update.kind else {
+        return None;
+    };
+    let (array, combine) = accumulation(update, tid, var)?;
+    Some(Tree {
+        init,
+        step,
+        body,
+        var,
+        start,
+        tid: tid.as_ref().clone(),
+        array,
+        combine,
+    })
+}
+
+/// Whether `step` halves `var`: `var >>= 1`, `var /= 2`, `var = var >> 1`,
+/// `var = var / 2`.
+fn halves(step: &Expr, var: &str) -> bool {
+    let by = |op: &BinOp, k: &Expr| match op {
+        BinOp::Shr => literal(k) == Some(1),
+        BinOp::Div => literal(k) == Some(2),
+        _ => false,
+    };
+    match &step.kind {
+        ExprKind::Assign(Some(op), l, k) => name_of(l) == Some(var) && by(op, k),
+        ExprKind::Assign(None, l, r) => {
+            name_of(l) == Some(var)
+                && matches!(&r.kind, ExprKind::Binary(op, x, k) if name_of(x) == Some(var) && by(op, k))
+        }
+        _ => false,
+    }
+}
+
+/// `threadIdx.x`.
+fn thread_x() -> Expr {
+    expr(ExprKind::Member {
+        base: Box::new(ident("threadIdx")),
+        field: "x".into(),
+        arrow: false,
+    })
+}
+
+/// Whether `e` is `threadIdx.x`, or a local initialized to it (possibly
+/// through a cast) and never assigned again.
+fn is_thread_x(f: &Function, e: &Expr) -> bool {
+    let strip = |mut x: &Expr| {
+        while let ExprKind::Cast(_, _, inner) = &x.kind {
+            x = inner;
+        }
+        x.clone()
+    };
+    if strip(e) == thread_x() {
+        return true;
+    }
+    let Some(name) = name_of(e) else {
+        return false;
+    };
+    let mut inits = Vec::new();
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                inits.extend(ds.iter().filter(|d| d.name == name).map(|d| d.init.clone()));
+            }
+        });
+    }
+    let from_tid = matches!(inits.as_slice(), [Some(Init::Expr(i))] if ast_util::equiv_expr(&strip(i), &thread_x()));
+    let mut assigned = false;
+    for s in &f.body {
+        ast_util::visit_stmt_exprs(s, &mut |x| match &x.kind {
+            ExprKind::Assign(_, l, _)
+            | ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, l)
+                if name_of(l) == Some(name) =>
+            {
+                assigned = true
+            }
+            ExprKind::Unary(UnOp::AddrOf, l) if name_of(l) == Some(name) => assigned = true,
+            _ => {}
+        });
+    }
+    from_tid && !assigned && f.params.iter().all(|p| p.name != name)
+}
+
+/// The array `a` and the combination of `a[tid] += a[tid + s]`,
+/// `a[tid] = a[tid] + a[tid + s]` or `a[tid] = f(a[tid], a[tid + s])`
+/// (either operand first).
+fn accumulation(update: &Expr, tid: &Expr, var: &str) -> Option<(String, Combine)> {
+    let own = |e: &Expr| match &e.kind {
+        ExprKind::Index(a, i) if ast_util::equiv_expr(i, tid) => name_of(a).map(str::to_string),
+        _ => None,
+    };
+    let partner = |e: &Expr, a: &str| match &e.kind {
+        ExprKind::Index(b, i) => {
+            name_of(b) == Some(a)
+                && ast_util::equiv_expr(i, &bin(BinOp::Add, tid.clone(), ident(var)))
+        }
+        _ => false,
+    };
+    // Which of `x`, `y` is the own element (the other the partner).
+    let own_first = |a: &str, x: &Expr, y: &Expr| {
+        if own(x).as_deref() == Some(a) && partner(y, a) {
+            Some(true)
+        } else if own(y).as_deref() == Some(a) && partner(x, a) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    match &update.kind {
+        ExprKind::Assign(Some(BinOp::Add), l, r) => {
+            let a = own(l)?;
+            partner(r, &a).then_some((a, Combine::Sum))
+        }
+        ExprKind::Assign(None, l, r) => {
+            let a = own(l)?;
+            match &r.kind {
+                ExprKind::Binary(BinOp::Add, x, y) => {
+                    own_first(&a, x, y)?;
+                    Some((a, Combine::Sum))
+                }
+                ExprKind::Call(name, args) if ORDER_FREE_CALLS.contains(&name.as_str()) => {
+                    let [x, y] = args.as_slice() else {
+                        return None;
+                    };
+                    let own_first = own_first(&a, x, y)?;
+                    let name = name.clone();
+                    Some((a, Combine::Call { name, own_first }))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
