@@ -385,3 +385,55 @@ fn a_template_with_an_instantiation_shuffles_cannot_take_stays() {
         "the tree reduction of `buf` at line 8 keeps its shared-memory steps: its elements in `block_reduce<signed char, 128>` are `char`, which `__shfl_down_sync` does not take",
     );
 }
+
+#[test]
+fn a_kernels_two_trees_are_also_rewritten_together() {
+    let found = rewrites(
+        &WarpShuffle,
+        r#"#include <cmath>
+__global__ void normalize(const float *x, float *y, int n) {
+    __shared__ float hi[128];
+    __shared__ float total[128];
+    int t = threadIdx.x;
+    float v = t < n ? x[t] : -INFINITY;
+    hi[t] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) hi[t] = fmaxf(hi[t], hi[t + s]);
+        __syncthreads();
+    }
+    float e = t < n ? expf(v - hi[0]) : 0.0f;
+    total[t] = e;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) total[t] += total[t + s];
+        __syncthreads();
+    }
+    if (t < n) y[t] = e / total[0];
+}
+"#,
+        [128, 1, 1],
+    );
+    let descriptions: Vec<&str> = found.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(descriptions.len(), 3, "{descriptions:#?}");
+    assert_eq!(
+        descriptions[2],
+        "the last 5 steps of the tree reductions of `hi` at line 9 and `total` at line 16 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; each step combines the same operands in the same order"
+    );
+    let both = &found[2].1;
+    assert_eq!(
+        both.matches("for (int s = blockDim.x / 2; s > 32; s >>= 1) {")
+            .count(),
+        2,
+        "{both}"
+    );
+    assert!(
+        both.contains("float warp_max = fmaxf(hi[t], hi[t + 32]);"),
+        "{both}"
+    );
+    assert!(
+        both.contains("float warp_sum = total[t] + total[t + 32];"),
+        "{both}"
+    );
+    assert_eq!(both.matches("__shfl_down_sync").count(), 10, "{both}");
+}
