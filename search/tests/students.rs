@@ -51,6 +51,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_particles.cu",
+        "tested on the launch at line 26 (grid 40×1×1, block 128×1×1)",
+    ),
+    (
         "main_scale_matrix.cu",
         "tested on the launch at line 21 (grid 36×1×1, block 128×1×1)",
     ),
@@ -280,6 +284,34 @@ fn params_write_lengths_as_expressions_of_the_arguments() {
     for (_, expr, len) in length_exprs("main_matmul.cu") {
         assert_eq!((expr.as_deref(), len), (Some("n * n"), 41 * 41));
     }
+    // `n * sizeof(Particle)`: the struct's C size (28 bytes) divides out.
+    assert_eq!(
+        length_exprs("main_particles.cu"),
+        [
+            ("energy".to_string(), Some("n".to_string()), 5000),
+            ("p".to_string(), Some("n".to_string()), 5000)
+        ]
+    );
+    // The struct array's allocation is known, so it is known not to alias
+    // `energy`: the read-only path is suggested for it.
+    let out = copper_in(
+        &students(),
+        &[
+            "optimize",
+            "main_particles.cu",
+            "--format",
+            "json",
+            "--exit-zero",
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let suggested = &doc["kernels"][0]["suggestions"][0]["description"];
+    assert!(
+        suggested
+            .as_str()
+            .is_some_and(|d| d.starts_with("declare `const Particle *__restrict__ p`")),
+        "{suggested}"
+    );
     // No host code: plain lengths.
     assert!(length_exprs("vec_add.cu")
         .iter()

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::extract::{Extracted, LaunchSite};
-use super::host::{self, HostLaunch};
+use super::host::{self, HostLaunch, StructSizes};
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 use super::timeline::Timeline;
@@ -81,6 +81,7 @@ fn bytes_relations(
     src: &str,
     l: &LaunchSite,
     macros: &MacroTable,
+    sizes: &StructSizes,
     tested: &HostLaunch,
     overrides: &HashMap<String, i128>,
 ) -> Vec<Option<BytesOf>> {
@@ -102,7 +103,7 @@ fn bytes_relations(
             for (k, (_, name)) in passed.iter().enumerate() {
                 o.insert(name.to_string(), base + step * k as i128);
             }
-            host::evaluate(src, l, macros, &o)
+            host::evaluate(src, l, macros, sizes, &o)
         })
         .collect();
     let mut products: Vec<Vec<usize>> = passed.iter().map(|&(i, _)| vec![i]).collect();
@@ -139,12 +140,17 @@ fn bytes_relations(
 
 /// Resolves every launch site of a file, each with the macros in force
 /// where it is.
-pub fn resolve_launches(src: &str, ex: &Extracted, timeline: &Timeline) -> Vec<Launch> {
+pub fn resolve_launches(
+    src: &str,
+    ex: &Extracted,
+    timeline: &Timeline,
+    sizes: &StructSizes,
+) -> Vec<Launch> {
     ex.launches
         .iter()
         .map(|l| {
             let macros = &*timeline.at(l.span.start);
-            let written = host::evaluate(src, l, macros, &HashMap::new());
+            let written = host::evaluate(src, l, macros, sizes, &HashMap::new());
             let (grid, block) = (written.grid, written.block);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
@@ -153,7 +159,7 @@ pub fn resolve_launches(src: &str, ex: &Extracted, timeline: &Timeline) -> Vec<L
                 }
             }
             undefined.dedup();
-            let test = test_launch(src, l, macros, written);
+            let test = test_launch(src, l, macros, sizes, written);
             Launch {
                 kernel: l.kernel.clone(),
                 grid,
@@ -181,6 +187,7 @@ fn test_launch(
     src: &str,
     l: &LaunchSite,
     macros: &MacroTable,
+    sizes: &StructSizes,
     written: HostLaunch,
 ) -> Option<TestLaunch> {
     let n = threads(&written)?;
@@ -191,7 +198,7 @@ fn test_launch(
         .max()
         .unwrap_or(0);
     if n <= TEST_THREADS && bytes <= TEST_BYTES {
-        let bytes_of = bytes_relations(src, l, macros, &written, &HashMap::new());
+        let bytes_of = bytes_relations(src, l, macros, sizes, &written, &HashMap::new());
         return Some(TestLaunch {
             host: written,
             cut: Vec::new(),
@@ -211,9 +218,9 @@ fn test_launch(
         }
         let overrides: HashMap<String, i128> =
             cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
-        let small = host::evaluate(src, l, macros, &overrides);
+        let small = host::evaluate(src, l, macros, sizes, &overrides);
         if threads(&small)? <= MAX_TEST_THREADS {
-            let bytes_of = bytes_relations(src, l, macros, &small, &overrides);
+            let bytes_of = bytes_relations(src, l, macros, sizes, &small, &overrides);
             return Some(TestLaunch {
                 host: small,
                 cut,
@@ -268,7 +275,7 @@ mod tests {
     fn shapes(src: &str) -> Vec<(Dims, Dims)> {
         let ex = extract(src);
         let m = Timeline::from(MacroTable::new(&ex.macros));
-        resolve_launches(src, &ex, &m)
+        resolve_launches(src, &ex, &m, &StructSizes::new())
             .into_iter()
             .map(|l| (l.grid, l.block))
             .collect()
@@ -280,7 +287,12 @@ mod tests {
                    cudaMalloc(&a, rows * cols * sizeof(float));\n cudaMalloc(&b, 2 * n * sizeof(double));\n\
                    cudaMalloc(&c, 1000);\n k<<<4, 128>>>(a, b, c, rows, cols, n);\n}";
         let ex = extract(src);
-        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros).into());
+        let l = resolve_launches(
+            src,
+            &ex,
+            &MacroTable::new(&ex.macros).into(),
+            &StructSizes::new(),
+        );
         let test = l[0].test.as_ref().expect("a test launch");
         let of = |factor, args: &[usize]| {
             Some(BytesOf {
@@ -295,7 +307,12 @@ mod tests {
         // Cut to test size, the relation still holds (rows and cols cut).
         let big = src.replace("int rows = 300", "int rows = 3000");
         let ex = extract(&big);
-        let l = resolve_launches(&big, &ex, &MacroTable::new(&ex.macros).into());
+        let l = resolve_launches(
+            &big,
+            &ex,
+            &MacroTable::new(&ex.macros).into(),
+            &StructSizes::new(),
+        );
         let test = l[0].test.as_ref().expect("a test launch");
         assert!(!test.cut.is_empty());
         assert_eq!(test.bytes_of[0], of(4, &[3, 4]));
@@ -305,7 +322,12 @@ mod tests {
     fn undefined_macros_in_shapes_are_named() {
         let src = "#define B 64\nint main() {\n const int M = 8;\n k<<<N / B, B>>>(x);\n k<<<M, B>>>(x);\n}";
         let ex = extract(src);
-        let l = resolve_launches(src, &ex, &MacroTable::new(&ex.macros).into());
+        let l = resolve_launches(
+            src,
+            &ex,
+            &MacroTable::new(&ex.macros).into(),
+            &StructSizes::new(),
+        );
         assert_eq!(l[0].undefined, ["N"]);
         assert!(l[1].undefined.is_empty());
     }

@@ -187,7 +187,21 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         .map(|(_, d)| d.clone())
         .collect();
     diagnostics.extend(cond_diagnostics);
-    let mut launches = resolve_launches(&source.text, &extracted, &ctx.macros);
+    let mut typedefs = HashMap::new();
+    let mut structs = HashMap::new();
+    for t in &scope.types {
+        let text = source.slice(t.span);
+        if text.starts_with("typedef") {
+            typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
+        }
+        if defines_struct(text) {
+            if let Some((names, fields)) = ctx.struct_definition(t.span) {
+                structs.extend(names.into_iter().map(|n| (n, fields.clone())));
+            }
+        }
+    }
+    let sizes = host::struct_sizes(&structs, &typedefs);
+    let mut launches = resolve_launches(&source.text, &extracted, &ctx.macros, &sizes);
     instantiate(
         &source,
         &ctx.macros,
@@ -208,19 +222,6 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     debug_assert!(functions[..user_count]
         .iter()
         .all(|f| include::in_user_file(f.item.span)));
-    let mut typedefs = HashMap::new();
-    let mut structs = HashMap::new();
-    for t in &scope.types {
-        let text = source.slice(t.span);
-        if text.starts_with("typedef") {
-            typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
-        }
-        if defines_struct(text) {
-            if let Some((names, fields)) = ctx.struct_definition(t.span) {
-                structs.extend(names.into_iter().map(|n| (n, fields.clone())));
-            }
-        }
-    }
     ParsedFile {
         typedefs,
         structs,

@@ -276,22 +276,34 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
     }
     let (ty, integers) = shuffled_type(cx, &tree.array)?;
     ast_util::array_uses(f, &tree.array).map_err(|why| format!("`{}`: {why}", tree.array))?;
-    let mut later_ok = true;
+    // The rewrite leaves other partial results than the original's in
+    // `a[1..32)` (and, per warp, below `start`): later code may read only
+    // `a[0]` until every thread writes its own element again
+    // (`a[tid] = …;`, the next reduction of a reused buffer).
     for s in &f.body[at + 1..] {
+        if overwrites_own_element(s, tree) {
+            break;
+        }
+        let mut other = false;
         ast_util::visit_stmt_exprs(s, &mut |e| {
             if let ExprKind::Index(b, i) = &e.kind {
-                if name_of(b) == Some(tree.array.as_str()) && literal(i) != Some(0) {
-                    later_ok = false;
-                }
+                other |= name_of(b) == Some(tree.array.as_str()) && literal(i) != Some(0);
             }
         });
-    }
-    if !later_ok {
-        return Err(format!(
-            "after the loop, `{}` is used at other indices than 0",
-            tree.array
-        )
-        .into());
+        if other {
+            return Err(format!(
+                "after the loop, `{}` is used at other indices than 0 before each thread writes its own element again",
+                tree.array
+            )
+            .into());
+        }
+        if ast_util::returns(std::slice::from_ref(s)) {
+            return Err(format!(
+                "after the loop, a thread may return before each thread writes its own element of `{}` again",
+                tree.array
+            )
+            .into());
+        }
     }
     Ok(Plan {
         start,
@@ -299,6 +311,30 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         integers,
         whole_block: start * 2 == block[0],
     })
+}
+
+/// Whether `s` is `a[tid] = e;` with `e` reading `a` at most at index 0: a
+/// statement of the kernel's body every thread runs, after which every
+/// element the block's threads index holds the same value in the original
+/// and the rewrite (the block has at least 32 threads, and the rewrite
+/// changes only elements below `start`, less than the block).
+fn overwrites_own_element(s: &Stmt, tree: &Tree) -> bool {
+    let StmtKind::Expr(e) = &s.kind else {
+        return false;
+    };
+    let ExprKind::Assign(None, target, value) = &e.kind else {
+        return false;
+    };
+    let ExprKind::Index(a, i) = &target.kind else {
+        return false;
+    };
+    let mut reads_other = false;
+    copper::cuda::visit::visit_expr(value, &mut |x| {
+        if let ExprKind::Index(b, k) = &x.kind {
+            reads_other |= name_of(b) == Some(tree.array.as_str()) && literal(k) != Some(0);
+        }
+    });
+    name_of(a) == Some(tree.array.as_str()) && ast_util::equiv_expr(i, &tree.tid) && !reads_other
 }
 
 /// The rewrites of the tree loop at `f.body[at]`: the tail, and the

@@ -2,15 +2,26 @@
 //! casts, `dim3(…)`, `grid.x`, `min`/`max`, literals, and macros expanded,
 //! over the variables the evaluator ([`super`]) has followed.
 
-use super::{is_ident, split_top, Evaluator, Value, TYPE_WORDS};
+use super::{is_ident, split_top, Evaluator, StructSizes, Value, TYPE_WORDS};
 
-/// Element sizes `sizeof` knows.
-fn size_of(ty: &[String]) -> Option<i128> {
+/// Element sizes `sizeof` knows: scalars, CUDA vectors, pointers, and the
+/// file's structs (`sizes`).
+fn size_of(ty: &[String], sizes: &StructSizes) -> Option<i128> {
     let words: Vec<&str> = ty
         .iter()
         .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "unsigned" | "signed" | "std" | "::"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "unsigned" | "signed" | "std" | "::" | "struct"
+            )
+        })
         .collect();
+    if let [name] = words.as_slice() {
+        if let Some(s) = sizes.get(*name) {
+            return Some(i128::from(*s));
+        }
+    }
     Some(match words.as_slice() {
         ["char"] | ["bool"] | ["int8_t"] | ["uint8_t"] => 1,
         ["short"] | ["half"] | ["__half"] | ["int16_t"] | ["uint16_t"] => 2,
@@ -135,7 +146,7 @@ impl Parser<'_, '_> {
             }
             "sizeof" => {
                 let inner = self.parenthesized()?;
-                Some(Value::Int(size_of(&inner)?))
+                Some(Value::Int(size_of(&inner, self.ev.sizes)?))
             }
             "static_cast" | "reinterpret_cast" => {
                 self.eat("<").then_some(())?;

@@ -18,9 +18,11 @@ use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
 
 mod expr;
+mod sizes;
 
 use expr::Parser;
 pub(crate) use expr::BINARY_LEVELS;
+pub use sizes::{struct_sizes, StructSizes};
 
 /// A value of host code copper can follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,16 +77,19 @@ pub struct HostLaunch {
 }
 
 /// Evaluates the launch at `site` of `src`, with the host variables of
-/// `overrides` declared with those values instead of their initializers.
+/// `overrides` declared with those values instead of their initializers;
+/// `sizes` are the file's structs' (for `sizeof`).
 pub fn evaluate(
     src: &str,
     site: &LaunchSite,
     macros: &MacroTable,
+    sizes: &StructSizes,
     overrides: &HashMap<String, i128>,
 ) -> HostLaunch {
     let (start, end) = (site.span.start, site.span.end);
     let mut ev = Evaluator {
         macros,
+        sizes,
         vars: HashMap::new(),
         bytes: HashMap::new(),
         inputs: Vec::new(),
@@ -195,6 +200,7 @@ pub(crate) fn constant(toks: &[String], macros: &MacroTable) -> Option<i128> {
     let overrides = HashMap::new();
     let ev = Evaluator {
         macros,
+        sizes: &StructSizes::new(),
         vars: HashMap::new(),
         bytes: HashMap::new(),
         inputs: Vec::new(),
@@ -208,6 +214,8 @@ pub(crate) fn constant(toks: &[String], macros: &MacroTable) -> Option<i128> {
 
 struct Evaluator<'a> {
     macros: &'a MacroTable,
+    /// `sizeof` of the file's structs.
+    sizes: &'a StructSizes,
     /// Variables in scope: `None` when unknown.
     vars: HashMap<String, Option<Value>>,
     /// Bytes allocated to pointer variables: `None` when unknown.
@@ -597,7 +605,7 @@ mod tests {
         let ex = extract(src);
         let m = MacroTable::new(&ex.macros);
         let l = ex.launches.last().expect("a launch");
-        evaluate(src, l, &m, overrides)
+        evaluate(src, l, &m, &StructSizes::new(), overrides)
     }
 
     const MAIN: &str = "#define TILE 16\n#define DIV_UP(a, b) (((a) + (b) - 1) / (b))\n\

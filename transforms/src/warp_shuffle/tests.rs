@@ -150,7 +150,7 @@ for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
 if (tid == 0) out[blockIdx.x] = sdata[0] + sdata[1];
 }
 "#,
-    "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0",
+    "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0 before each thread writes its own element again",
 );
 }
 
@@ -436,4 +436,67 @@ __global__ void normalize(const float *x, float *y, int n) {
         "{both}"
     );
     assert_eq!(both.matches("__shfl_down_sync").count(), 10, "{both}");
+}
+
+/// A softmax that reuses one buffer for both reductions, as students
+/// write it: after the first tree, each thread writes its own element
+/// again before anything reads past `buf[0]`.
+const ONE_BUFFER: &str = r#"#include <cmath>
+__global__ void softmax_one_buffer(const float *x, float *y, int n) {
+    __shared__ float buf[64];
+    int t = threadIdx.x;
+    float v = t < n ? x[t] : -INFINITY;
+    buf[t] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) buf[t] = fmaxf(buf[t], buf[t + s]);
+        __syncthreads();
+    }
+    float m = buf[0];
+    __syncthreads();
+    float e = t < n ? expf(v - m) : 0.0f;
+    buf[t] = e;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) buf[t] += buf[t + s];
+        __syncthreads();
+    }
+    if (t < n) y[t] = e / buf[0];
+}
+"#;
+
+#[test]
+fn a_buffer_reused_for_a_second_tree_is_rewritten_in_both() {
+    let found = rewrites(&WarpShuffle, ONE_BUFFER, [64, 1, 1]);
+    let descriptions: Vec<&str> = found.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(
+        descriptions.last().copied(),
+        Some("the last 5 steps of the tree reductions of `buf` at line 8 and `buf` at line 17 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; each step combines the same operands in the same order"),
+        "{descriptions:#?}"
+    );
+}
+
+#[test]
+fn a_return_before_the_buffer_is_written_again_keeps_the_tree() {
+    let early = ONE_BUFFER.replace(
+        "    float e = t < n ? expf(v - m) : 0.0f;\n",
+        "    if (m > 1e30f) return;\n    float e = t < n ? expf(v - m) : 0.0f;\n",
+    );
+    // The first tree stays; the second, after the return, is rewritten.
+    let p = try_propose_with(&WarpShuffle, &early, [64, 1, 1], false)
+        .expect("the original can be checked");
+    let made: Vec<&str> = p
+        .candidates
+        .iter()
+        .map(|c| c.description.as_str())
+        .collect();
+    assert_eq!(
+        made,
+        ["the last 5 steps of the tree reduction of `buf` at line 18 (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"]
+    );
+    let why: Vec<&str> = p.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(
+        why,
+        ["the tree reduction of `buf` at line 8 keeps its shared-memory steps: after the loop, a thread may return before each thread writes its own element of `buf` again"]
+    );
 }
