@@ -5,6 +5,7 @@
 //! aligned to their size (at most 16), three-component ones to their
 //! component.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::cuda::ast::{type_key, BaseType, ExprKind, Type, VarDecl};
@@ -22,7 +23,11 @@ pub fn struct_sizes(
     structs: &HashMap<String, Vec<VarDecl>>,
     typedefs: &HashMap<String, Type>,
 ) -> StructSizes {
-    let types = Types { structs, typedefs };
+    let types = Types {
+        structs,
+        typedefs,
+        known: RefCell::default(),
+    };
     structs
         .keys()
         .filter_map(|n| Some((n.clone(), types.named(n, 0)?.0)))
@@ -32,6 +37,9 @@ pub fn struct_sizes(
 struct Types<'a> {
     structs: &'a HashMap<String, Vec<VarDecl>>,
     typedefs: &'a HashMap<String, Type>,
+    /// The structs laid out so far (a struct nested many times over is
+    /// laid out once).
+    known: RefCell<HashMap<String, (u64, u64)>>,
 }
 
 impl Types<'_> {
@@ -51,23 +59,18 @@ impl Types<'_> {
 
     /// `sizeof` and `alignof` of the struct, typedef or CUDA type `name`.
     fn named(&self, name: &str, depth: usize) -> Option<(u64, u64)> {
+        if let Some(known) = self.known.borrow().get(name) {
+            return Some(*known);
+        }
         if depth > MAX_DEPTH {
             return None;
         }
         if let Some(fields) = self.structs.get(name) {
-            let (mut size, mut align) = (0u64, 1u64);
-            for f in fields {
-                let (mut s, a) = self.of(&f.ty, depth)?;
-                for d in &f.dims {
-                    let ExprKind::Int { value, .. } = d.as_ref()?.kind else {
-                        return None;
-                    };
-                    s = s.checked_mul(value)?;
-                }
-                size = size.next_multiple_of(a).checked_add(s)?;
-                align = align.max(a);
-            }
-            return Some((size.next_multiple_of(align), align));
+            // Only layouts found are kept: one not found this deep may be
+            // found nearer the top.
+            let layout = self.fields(fields, depth)?;
+            self.known.borrow_mut().insert(name.to_string(), layout);
+            return Some(layout);
         }
         if let Some(t) = self.typedefs.get(name) {
             return self.of(t, depth + 1);
@@ -75,6 +78,23 @@ impl Types<'_> {
         let size = u64::from(BaseType::Named(name.to_string()).size_bytes()?);
         let three = name == "dim3" || name.ends_with('3');
         Some((size, if three { size / 3 } else { size.min(16) }))
+    }
+
+    /// `sizeof` and `alignof` of a struct with `fields`.
+    fn fields(&self, fields: &[VarDecl], depth: usize) -> Option<(u64, u64)> {
+        let (mut size, mut align) = (0u64, 1u64);
+        for f in fields {
+            let (mut s, a) = self.of(&f.ty, depth)?;
+            for d in &f.dims {
+                let ExprKind::Int { value, .. } = d.as_ref()?.kind else {
+                    return None;
+                };
+                s = s.checked_mul(value)?;
+            }
+            size = size.next_multiple_of(a).checked_add(s)?;
+            align = align.max(a);
+        }
+        Some((size.next_multiple_of(align), align))
     }
 }
 
@@ -102,5 +122,19 @@ mod tests {
         assert_eq!(sizes.get("Cell"), Some(&32));
         assert_eq!(sizes.get("Pair"), Some(&40));
         assert_eq!(sizes.get("Keyed"), Some(&8));
+    }
+
+    #[test]
+    fn structs_nested_twice_over_are_laid_out_once() {
+        // S40 holds 2^40 floats through 40 levels of nesting: laid out
+        // each level once, and unknown past the depth followed.
+        let mut src = String::from("struct S0 { float a; };\n");
+        for i in 1..=40 {
+            src.push_str(&format!("struct S{i} {{ S{} l; S{} r; }};\n", i - 1, i - 1));
+        }
+        let p = parse_source(SourceFile::new("t.cu", src));
+        let sizes = struct_sizes(&p.structs, &p.typedefs);
+        assert_eq!(sizes.get("S12"), Some(&(4 << 12)));
+        assert_eq!(sizes.get("S40"), None);
     }
 }
