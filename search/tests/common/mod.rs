@@ -1,5 +1,5 @@
 //! Helpers the command-line tests share: the workspace root, running the
-//! `copper` binary, its output as one text.
+//! `copper` binary, its output as one text, scratch files.
 
 // Each test crate uses only some of these.
 #![allow(dead_code)]
@@ -28,4 +28,14 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// Writes `bytes` to `name` in a directory of this test process for the
+/// tests tagged `tag`, and returns its path.
+pub fn scratch_file(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("copper-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
 }
