@@ -61,7 +61,7 @@
 
 use std::borrow::Cow;
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, Stmt, StmtKind, Type};
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Space, Stmt, StmtKind, Type};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Scalar};
 
@@ -70,7 +70,7 @@ use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod tree;
 
-use tree::{literal, name_of, tree_loop, Combine, Tree};
+use tree::{is_thread_x, literal, name_of, tree_loop, Combine, Tree};
 
 /// Warp-shuffle tail of shared-memory tree reductions.
 pub struct WarpShuffle;
@@ -274,6 +274,14 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
             format!("the stride starts at {start}, not at a power of two of at least 32").into(),
         );
     }
+    if !holds(tree.var_type, start) {
+        return Err(format!(
+            "the stride `{}` is `{}`, which cannot hold its start {start}",
+            tree.var,
+            tree.var_type.base.c_name()
+        )
+        .into());
+    }
     let (ty, integers) = shuffled_type(cx, &tree.array)?;
     ast_util::array_uses(f, &tree.array).map_err(|why| format!("`{}`: {why}", tree.array))?;
     // The rewrite leaves other partial results than the original's in
@@ -281,7 +289,7 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
     // `a[0]` until every thread writes its own element again
     // (`a[tid] = …;`, the next reduction of a reused buffer).
     for s in &f.body[at + 1..] {
-        if overwrites_own_element(s, tree) {
+        if overwrites_own_element(f, s, tree) {
             break;
         }
         let mut other = false;
@@ -313,12 +321,42 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
     })
 }
 
-/// Whether `s` is `a[tid] = e;` with `e` reading `a` at most at index 0: a
+/// Whether a counter of type `ty`, an integer type, holds `value`.
+fn holds(ty: &Type, value: u64) -> bool {
+    use BaseType as B;
+    if ty.is_pointer() {
+        return false;
+    }
+    let (bytes, signed) = match &ty.base {
+        B::Char | B::SChar => (1, true),
+        B::UChar => (1, false),
+        B::Short => (2, true),
+        B::UShort => (2, false),
+        // `auto` takes the start's type: `int` or wider, once promoted.
+        B::Int | B::Auto => (4, true),
+        B::UInt => (4, false),
+        B::Long | B::LongLong => (8, true),
+        B::ULong | B::ULongLong => (8, false),
+        B::Named(n) => match n.as_str() {
+            "size_t" | "uint64_t" => (8, false),
+            "int64_t" | "ptrdiff_t" => (8, true),
+            "uint32_t" => (4, false),
+            "int32_t" => (4, true),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let bits = 8 * bytes - u32::from(signed);
+    bits >= 64 || value < 1 << bits
+}
+
+/// Whether `s` is `a[tid] = e;` (`tid` the thread's `threadIdx.x`) with
+/// `e` reading `a` at most at index 0: a
 /// statement of the kernel's body every thread runs, after which every
 /// element the block's threads index holds the same value in the original
 /// and the rewrite (the block has at least 32 threads, and the rewrite
 /// changes only elements below `start`, less than the block).
-fn overwrites_own_element(s: &Stmt, tree: &Tree) -> bool {
+fn overwrites_own_element(f: &Function, s: &Stmt, tree: &Tree) -> bool {
     let StmtKind::Expr(e) = &s.kind else {
         return false;
     };
@@ -334,7 +372,7 @@ fn overwrites_own_element(s: &Stmt, tree: &Tree) -> bool {
             reads_other |= name_of(b) == Some(tree.array.as_str()) && literal(k) != Some(0);
         }
     });
-    name_of(a) == Some(tree.array.as_str()) && ast_util::equiv_expr(i, &tree.tid) && !reads_other
+    name_of(a) == Some(tree.array.as_str()) && is_thread_x(f, i) && !reads_other
 }
 
 /// The rewrites of the tree loop at `f.body[at]`: the tail, and the

@@ -500,3 +500,27 @@ fn a_return_before_the_buffer_is_written_again_keeps_the_tree() {
         ["the tree reduction of `buf` at line 8 keeps its shared-memory steps: after the loop, a thread may return before each thread writes its own element of `buf` again"]
     );
 }
+
+#[test]
+fn a_stride_whose_type_cannot_hold_its_start_stays() {
+    // `char s = 256` is 0 once converted, so the original's tree never
+    // runs: a rewrite would reduce what the original leaves alone.
+    check_not_applicable(
+        &WarpShuffle,
+        [512, 1, 1],
+        r#"__global__ void reduce512(const int *in, int *out, int n) {
+    __shared__ int sdata[512];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + tid;
+    sdata[tid] = (i < n) ? in[i] : 0;
+    __syncthreads();
+    for (char s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#,
+        "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: the stride `s` is `char`, which cannot hold its start 256",
+    );
+}

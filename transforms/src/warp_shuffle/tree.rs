@@ -2,7 +2,7 @@
 //! `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`,
 //! where `⊕` is a sum or a minimum or maximum ([`Combine`]).
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type, UnOp};
 use copper::ir::sync::BARRIER;
 
 use crate::ast_util::{self, bin, expr, ident};
@@ -17,6 +17,8 @@ pub(super) struct Tree<'a> {
     pub body: &'a Stmt,
     /// The stride variable.
     pub var: &'a str,
+    /// Its type as declared.
+    pub var_type: &'a Type,
     /// The stride's start as written (`blockDim.x / 2`, `BLOCK / 2`).
     pub start: &'a Expr,
     /// The thread's index as the kernel writes it.
@@ -181,6 +183,7 @@ pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
         step,
         body,
         var,
+        var_type: &d.ty,
         start,
         tid: tid.as_ref().clone(),
         array,
@@ -217,7 +220,7 @@ fn thread_x() -> Expr {
 
 /// Whether `e` is `threadIdx.x`, or a local initialized to it (possibly
 /// through a cast) and never assigned again.
-fn is_thread_x(f: &Function, e: &Expr) -> bool {
+pub(super) fn is_thread_x(f: &Function, e: &Expr) -> bool {
     let strip = |mut x: &Expr| {
         while let ExprKind::Cast(_, _, inner) = &x.kind {
             x = inner;
