@@ -94,11 +94,12 @@ impl Transform for WarpShuffle {
                     for (function, variant) in versions(f, at, &tree, &plan, cx) {
                         out.candidates.push(Candidate {
                             fixes_block_size: true,
-                            reassociates: variant == Variant::PerWarp { reassociates: true },
+                            reassociates: plan.reorders
+                                || variant == Variant::PerWarp { reassociates: true },
                             ..Candidate::new(
                                 self.name(),
                                 function,
-                                describe(variant, &tree, line),
+                                describe(variant, &tree, line, &plan),
                             )
                         });
                     }
@@ -124,12 +125,20 @@ impl Transform for WarpShuffle {
                 .iter()
                 .map(|(_, t, _, line)| format!("`{}` at line {line}", t.array))
                 .collect();
+            let order = if planned.iter().any(|(_, _, p, _)| p.reorders) {
+                "the interleaved ones become sequential (`tid < s`), so their floating-point steps combine in another order (allowed by --allow-reassociation)"
+            } else if planned.iter().any(|(_, t, _, _)| t.interleaved.is_some()) {
+                "the interleaved ones become sequential (`tid < s`), which gives integers the same result in another order"
+            } else {
+                "each step combines the same operands in the same order"
+            };
             let description = format!(
-                "the last 5 steps of the tree reductions of {} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; each step combines the same operands in the same order",
+                "the last 5 steps of the tree reductions of {} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; {order}",
                 each.join(" and ")
             );
             out.candidates.push(Candidate {
                 fixes_block_size: true,
+                reassociates: planned.iter().any(|(_, _, p, _)| p.reorders),
                 ..Candidate::new(self.name(), g, description)
             });
         }
@@ -138,9 +147,17 @@ impl Transform for WarpShuffle {
 }
 
 /// What a rewrite of `tree` (the loop at `line`) does, for the report.
-fn describe(variant: Variant, tree: &Tree, line: usize) -> String {
+fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
     let a = &tree.array;
     let head = format!("the tree reduction of `{a}` at line {line}");
+    if tree.interleaved.is_some() && variant == Variant::Tail {
+        let order = match (&tree.combine, plan.reorders) {
+            (Combine::Sum, false) => "integer sums, so the new order gives the same result".to_string(),
+            (Combine::Call { name, .. }, false) => format!("`{name}` of integers gives the same result in any order"),
+            (_, true) => "the order of the steps changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element, n the threads per block)".to_string(),
+        };
+        return format!("the interleaved tree reduction of `{a}` at line {line} (each step keeps every `2·s`-th thread, which leaves lanes of every warp idle) becomes sequential (`tid < s`), and its last 5 steps use `__shfl_down_sync` in the first warp; {order}");
+    }
     match (&tree.combine, variant) {
         (Combine::Sum, Variant::Tail) => format!("the last 5 steps of {head} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"),
         (Combine::Sum, Variant::PerWarp { reassociates: false }) => format!("{head} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)"),
@@ -255,6 +272,9 @@ struct Plan {
     integers: bool,
     /// Whether the tree reduces the whole block (`start` is half of it).
     whole_block: bool,
+    /// Whether even the tail changes the order of the floating-point
+    /// steps (an interleaved tree made sequential).
+    reorders: bool,
 }
 
 /// Checks the preconditions of rewriting the tree loop at `f.body[at]`.
@@ -267,14 +287,21 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
             wanted: "one-dimensional with a multiple of 32 threads",
         });
     }
-    let start = start_value(f, tree.start, block[0])
+    if tree.interleaved.is_some() && !(block[0] >= 64 && block[0].is_power_of_two()) {
+        return Err(format!(
+            "the interleaved loop reduces {} elements, not a power of two of at least 64 that the sequential one would halve",
+            block[0]
+        )
+        .into());
+    }
+    let start = start_value(f, &tree.start, block[0])
         .ok_or("the stride's start is not a constant once the block is known")?;
     if start < 32 || !start.is_power_of_two() {
         return Err(
             format!("the stride starts at {start}, not at a power of two of at least 32").into(),
         );
     }
-    if !holds(tree.var_type, start) {
+    if !holds(&tree.var_type, start) {
         return Err(format!(
             "the stride `{}` is `{}`, which cannot hold its start {start}",
             tree.var,
@@ -313,11 +340,30 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
             .into());
         }
     }
+    let reorders = tree.interleaved.is_some() && !integers;
+    if let Some(bound) = &tree.interleaved {
+        let to = start_value(f, bound, block[0]);
+        if to != Some(block[0]) {
+            let to = to.map_or_else(
+                || "a bound not known once the block is".into(),
+                |v| v.to_string(),
+            );
+            return Err(format!(
+                "the interleaved loop runs its stride up to {to}, not to the block's {} threads",
+                block[0]
+            )
+            .into());
+        }
+        if reorders && !cx.allow_reassociation {
+            return Err("made sequential, its floating-point steps would combine in another order (allowed by --allow-reassociation)".into());
+        }
+    }
     Ok(Plan {
         start,
         ty,
         integers,
         whole_block: start * 2 == block[0],
+        reorders,
     })
 }
 
@@ -452,7 +498,7 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
     if plan.start > 32 {
         tail.push(stmt(StmtKind::For {
             init: Some(Box::new(tree.init.clone())),
-            cond: Some(bin(BinOp::Gt, ident(tree.var), int(32))),
+            cond: Some(bin(BinOp::Gt, ident(&tree.var), int(32))),
             step: Some(tree.step.clone()),
             body: Box::new(tree.body.clone()),
         }));

@@ -524,3 +524,92 @@ fn a_stride_whose_type_cannot_hold_its_start_stays() {
         "the tree reduction of `sdata` at line 7 keeps its shared-memory steps: the stride `s` is `char`, which cannot hold its start 256",
     );
 }
+
+/// The interleaved tree everyone writes first (Harris's `reduce0`).
+const INTERLEAVED: &str = r#"#define BLOCK_SIZE 256
+__global__ void reduce0(const int *g_idata, int *g_odata, unsigned int n) {
+    __shared__ int sdata[BLOCK_SIZE];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? g_idata[i] : 0;
+    __syncthreads();
+    for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+        if (tid % (2 * s) == 0) {
+            sdata[tid] += sdata[tid + s];
+        }
+        __syncthreads();
+    }
+    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}
+"#;
+
+#[test]
+fn an_interleaved_integer_tree_becomes_sequential_with_shuffles() {
+    let found = rewrites(&WarpShuffle, INTERLEAVED, [256, 1, 1]);
+    assert_eq!(found.len(), 2, "the tail and the per-warp order");
+    assert_eq!(
+        found[0].0,
+        "the interleaved tree reduction of `sdata` at line 8 (each step keeps every `2·s`-th thread, which leaves lanes of every warp idle) becomes sequential (`tid < s`), and its last 5 steps use `__shfl_down_sync` in the first warp; integer sums, so the new order gives the same result"
+    );
+    assert_eq!(
+        found[0].1,
+        r#"#define BLOCK_SIZE 256
+__global__ void reduce0(const int *g_idata, int *g_odata, unsigned int n) {
+    __shared__ int sdata[BLOCK_SIZE];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[tid] = (i < n) ? g_idata[i] : 0;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
+        if (tid < s) {
+            sdata[tid] += sdata[tid + s];
+        }
+        __syncthreads();
+    }
+    if (tid < 32) {
+        int warp_sum = sdata[tid] + sdata[tid + 32];
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+        warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+        if (tid == 0) {
+            sdata[0] = warp_sum;
+        }
+    }
+    __syncthreads();
+    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}
+"#
+    );
+}
+
+#[test]
+fn an_interleaved_float_tree_changes_order_only_when_allowed() {
+    let float = INTERLEAVED
+        .replace("const int *", "const float *")
+        .replace("int *g_odata", "float *g_odata")
+        .replace("__shared__ int", "__shared__ float");
+    check_not_applicable(
+        &WarpShuffle,
+        [256, 1, 1],
+        &float,
+        "the tree reduction of `sdata` at line 8 keeps its shared-memory steps: made sequential, its floating-point steps would combine in another order (allowed by --allow-reassociation)",
+    );
+    let p = try_propose_with(&WarpShuffle, &float, [256, 1, 1], true)
+        .expect("the original can be checked");
+    assert!(
+        !p.candidates.is_empty() && p.candidates.iter().all(|c| c.reassociates),
+        "with --allow-reassociation, every candidate is checked as reassociated"
+    );
+}
+
+#[test]
+fn an_interleaved_tree_over_a_block_that_is_no_power_of_two_stays() {
+    check_not_applicable(
+        &WarpShuffle,
+        [96, 1, 1],
+        &INTERLEAVED.replace("#define BLOCK_SIZE 256", "#define BLOCK_SIZE 128"),
+        "the tree reduction of `sdata` at line 8 keeps its shared-memory steps: the interleaved loop reduces 96 elements, not a power of two of at least 64 that the sequential one would halve",
+    );
+}

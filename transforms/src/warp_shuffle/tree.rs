@@ -1,32 +1,43 @@
 //! Recognition of a shared-memory tree reduction loop:
 //! `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`,
-//! where `⊕` is a sum or a minimum or maximum ([`Combine`]).
+//! where `⊕` is a sum or a minimum or maximum ([`Combine`]), or its
+//! interleaved form, which students write first
+//! (`for (T s = 1; s < blockDim.x; s *= 2) { if (tid % (2 * s) == 0) a[tid] ⊕= a[tid + s]; __syncthreads(); }`):
+//! that one is recognized as the sequential tree that reduces the same
+//! elements in another order ([`Tree::interleaved`]).
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type, UnOp};
+use copper::cuda::ast::{
+    BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type, UnOp, VarDecl,
+};
 use copper::ir::sync::BARRIER;
 
-use crate::ast_util::{self, bin, expr, ident};
+use crate::ast_util::{self, bin, expr, ident, int, stmt};
 
-/// A shared-memory tree reduction loop, recognized.
-pub(super) struct Tree<'a> {
+/// A shared-memory tree reduction loop, recognized, in its sequential
+/// form (`tid < s`, the stride halving).
+pub(super) struct Tree {
     /// The loop's declaration of the stride.
-    pub init: &'a Stmt,
+    pub init: Stmt,
     /// The loop's step (`s >>= 1`).
-    pub step: &'a Expr,
+    pub step: Expr,
     /// The loop's body.
-    pub body: &'a Stmt,
+    pub body: Stmt,
     /// The stride variable.
-    pub var: &'a str,
+    pub var: String,
     /// Its type as declared.
-    pub var_type: &'a Type,
-    /// The stride's start as written (`blockDim.x / 2`, `BLOCK / 2`).
-    pub start: &'a Expr,
+    pub var_type: Type,
+    /// The stride's start (`blockDim.x / 2`, `BLOCK / 2`).
+    pub start: Expr,
     /// The thread's index as the kernel writes it.
     pub tid: Expr,
     /// The shared array.
     pub array: String,
     /// How two partial results are combined.
     pub combine: Combine,
+    /// For a loop written interleaved (`tid % (2 * s) == 0`, the stride
+    /// doubling up to `bound`): `bound` (`blockDim.x`, `BLOCK`). It
+    /// combines the same elements in another order.
+    pub interleaved: Option<Expr>,
 }
 
 /// How a tree reduction combines a partial result with its partner's.
@@ -112,8 +123,24 @@ pub(super) fn literal(e: &Expr) -> Option<u64> {
     }
 }
 
-/// Recognizes `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`.
-pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
+/// Recognizes a tree reduction loop, sequential or interleaved.
+pub(super) fn tree_loop(f: &Function, s: &Stmt) -> Option<Tree> {
+    sequential(f, s).or_else(|| interleaved(f, s))
+}
+
+/// The parts of `for (T s = init; cond; step) { if (guard) update; __syncthreads(); }`.
+struct Parts<'a> {
+    decl: &'a VarDecl,
+    start: &'a Expr,
+    cond: &'a Expr,
+    step: &'a Expr,
+    body: &'a Stmt,
+    guard: Expr,
+    update: Expr,
+}
+
+/// The parts of a loop shaped like a tree reduction.
+fn parts(s: &Stmt) -> Option<Parts<'_>> {
     let StmtKind::For {
         init: Some(init),
         cond: Some(cond),
@@ -126,28 +153,12 @@ pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
     let StmtKind::Decl(ds) = &init.kind else {
         return None;
     };
-    let [d] = ds.as_slice() else {
+    let [decl] = ds.as_slice() else {
         return None;
     };
-    let Some(Init::Expr(start)) = &d.init else {
+    let Some(Init::Expr(start)) = &decl.init else {
         return None;
     };
-    let var = d.name.as_str();
-    // s > 0, s != 0, s >= 1
-    let ExprKind::Binary(op, l, r) = &cond.kind else {
-        return None;
-    };
-    let bound_ok = match op {
-        BinOp::Gt | BinOp::Ne => literal(r) == Some(0),
-        BinOp::Ge => literal(r) == Some(1),
-        _ => false,
-    };
-    if name_of(l) != Some(var) || !bound_ok {
-        return None;
-    }
-    if !halves(step, var) {
-        return None;
-    }
     let stmts = ast_util::branch_stmts(body);
     let [guard, barrier] = stmts.as_slice() else {
         return None;
@@ -157,19 +168,13 @@ pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
         return None;
     }
     let StmtKind::If {
-        cond: gcond,
+        cond: guard,
         then,
         els: None,
     } = &guard.kind
     else {
         return None;
     };
-    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &gcond.kind else {
-        return None;
-    };
-    if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
-        return None;
-    }
     let inner = ast_util::branch_stmts(then);
     let [update] = inner.as_slice() else {
         return None;
@@ -177,18 +182,143 @@ pub(super) fn tree_loop<'a>(f: &'a Function, s: &'a Stmt) -> Option<Tree<'a>> {
     let StmtKind::Expr(update) = &update.kind else {
         return None;
     };
-    let (array, combine) = accumulation(update, tid, var)?;
-    Some(Tree {
-        init,
+    Some(Parts {
+        decl,
+        start,
+        cond,
         step,
         body,
-        var,
-        var_type: &d.ty,
+        guard: guard.clone(),
+        update: update.clone(),
+    })
+}
+
+/// Recognizes `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`.
+fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
+    let p = parts(s)?;
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &s.kind
+    else {
+        return None;
+    };
+    let var = p.decl.name.as_str();
+    // s > 0, s != 0, s >= 1
+    let ExprKind::Binary(op, l, r) = &p.cond.kind else {
+        return None;
+    };
+    let bound_ok = match op {
+        BinOp::Gt | BinOp::Ne => literal(r) == Some(0),
+        BinOp::Ge => literal(r) == Some(1),
+        _ => false,
+    };
+    if name_of(l) != Some(var) || !bound_ok || !halves(p.step, var) {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &p.guard.kind else {
+        return None;
+    };
+    if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
+        return None;
+    }
+    let (array, combine) = accumulation(&p.update, tid, var)?;
+    Some(Tree {
+        init: init.as_ref().clone(),
+        step: p.step.clone(),
+        body: p.body.clone(),
+        var: var.to_string(),
+        var_type: p.decl.ty.clone(),
+        start: p.start.clone(),
+        tid: tid.as_ref().clone(),
+        array,
+        combine,
+        interleaved: None,
+    })
+}
+
+/// Recognizes `for (T s = 1; s < bound; s *= 2) { if (tid % (2 * s) == 0) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
+/// (also `s <<= 1`, `(tid & (2 * s - 1)) == 0`), as the sequential tree
+/// from `bound / 2` down.
+fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
+    let p = parts(s)?;
+    let var = p.decl.name.as_str();
+    let ExprKind::Binary(BinOp::Lt, l, bound) = &p.cond.kind else {
+        return None;
+    };
+    if literal(p.start) != Some(1) || name_of(l) != Some(var) || !doubles(p.step, var) {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Eq, test, zero) = &p.guard.kind else {
+        return None;
+    };
+    let twice = |e: &Expr| match &e.kind {
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            (literal(a) == Some(2) && name_of(b) == Some(var))
+                || (name_of(a) == Some(var) && literal(b) == Some(2))
+        }
+        ExprKind::Binary(BinOp::Add, a, b) => name_of(a) == Some(var) && name_of(b) == Some(var),
+        _ => false,
+    };
+    let tid = match &test.kind {
+        ExprKind::Binary(BinOp::Rem, tid, m) if twice(m) => tid,
+        ExprKind::Binary(BinOp::BitAnd, tid, m) => match &m.kind {
+            ExprKind::Binary(BinOp::Sub, m, one) if twice(m) && literal(one) == Some(1) => tid,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    if literal(zero) != Some(0) || !is_thread_x(f, tid) {
+        return None;
+    }
+    let (array, combine) = accumulation(&p.update, tid, var)?;
+    // The sequential loop: `for (T s = bound / 2; s > 0; s >>= 1)
+    // { if (tid < s) update; __syncthreads(); }`.
+    let start = bin(BinOp::Div, bound.as_ref().clone(), int(2));
+    let mut decl = p.decl.clone();
+    decl.init = Some(Init::Expr(start.clone()));
+    decl.meta = ast_util::meta();
+    let update = stmt(StmtKind::Expr(p.update.clone()));
+    let guard = ast_util::if_else(
+        bin(BinOp::Lt, tid.as_ref().clone(), ident(var)),
+        vec![update],
+        Vec::new(),
+    );
+    let body = ast_util::block(vec![guard, ast_util::sync()]);
+    Some(Tree {
+        init: stmt(StmtKind::Decl(vec![decl])),
+        step: expr(ExprKind::Assign(
+            Some(BinOp::Shr),
+            Box::new(ident(var)),
+            Box::new(int(1)),
+        )),
+        body,
+        var: var.to_string(),
+        var_type: p.decl.ty.clone(),
         start,
         tid: tid.as_ref().clone(),
         array,
         combine,
+        interleaved: Some(bound.as_ref().clone()),
     })
+}
+
+/// Whether `step` doubles `var`: `var *= 2`, `var <<= 1`, `var = var * 2`,
+/// `var = var << 1`, `var += var`.
+fn doubles(step: &Expr, var: &str) -> bool {
+    let by = |op: &BinOp, k: &Expr| match op {
+        BinOp::Shl => literal(k) == Some(1),
+        BinOp::Mul => literal(k) == Some(2),
+        BinOp::Add => name_of(k) == Some(var),
+        _ => false,
+    };
+    match &step.kind {
+        ExprKind::Assign(Some(op), l, k) => name_of(l) == Some(var) && by(op, k),
+        ExprKind::Assign(None, l, r) => {
+            name_of(l) == Some(var)
+                && matches!(&r.kind, ExprKind::Binary(op, x, k) if name_of(x) == Some(var) && by(op, k))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `step` halves `var`: `var >>= 1`, `var /= 2`, `var = var >> 1`,
