@@ -36,7 +36,7 @@ mod instances;
 
 pub use cache::Cache;
 pub use errors::{ReadOnlyError, SearchError, Unchecked};
-pub use instances::Target;
+pub use instances::{Target, Through};
 
 /// What the search does.
 pub struct Settings {
@@ -212,55 +212,7 @@ pub struct KernelResult {
     pub through: Option<Through>,
 }
 
-/// The rewrite of a template that another instantiation's search (the
-/// lead's) chose, as it changes this instantiation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Through {
-    /// The instantiation whose search chose it.
-    pub lead: String,
-    /// Its transforms, each with why it helps this instantiation: the
-    /// ranking metric's comparison for this instantiation's bounds.
-    pub applied: Vec<Applied>,
-    /// Whether this instantiation's bound is better by the ranking too
-    /// (a template is rewritten for its lead: the others' bounds may not
-    /// fall).
-    pub better: bool,
-}
-
 impl KernelResult {
-    /// Takes the rewrite of the template that `lead`'s search chose (`lead`
-    /// is another instantiation of the template this one instantiates) as
-    /// this instantiation's result, when `lead` improved and its rewrite
-    /// was checked for this one; otherwise nothing changes.
-    pub fn adopt(&mut self, lead: &KernelResult, settings: &Settings) {
-        if !lead.improved() || self.improved() {
-            return;
-        }
-        let Some(mine) = lead.instances.iter().find(|a| a.function.name == self.name) else {
-            return;
-        };
-        let m = settings.rank_metric;
-        let verdict = compare(
-            &settings.ranking,
-            &mine.bounds[m].work,
-            &self.original.bounds[m].work,
-        );
-        let applied = lead
-            .applied
-            .iter()
-            .map(|a| Applied {
-                why: verdict.reason().to_string(),
-                ..a.clone()
-            })
-            .collect();
-        self.best = mine.clone();
-        self.through = Some(Through {
-            lead: lead.name.clone(),
-            applied,
-            better: verdict.is_better(),
-        });
-    }
-
     /// Whether a better version was found.
     pub fn improved(&self) -> bool {
         !self.applied.is_empty()

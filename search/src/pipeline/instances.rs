@@ -6,7 +6,8 @@
 //! original (on that instantiation's own test launches), its bounds hold
 //! on those runs, and the ranking metric's bound is no worse than that
 //! instantiation's best version so far. The applied rewrite's description
-//! names every instantiation it was checked for.
+//! names every instantiation it was checked for. The other
+//! instantiations then take the rewrite as their result ([`Through`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,7 +18,9 @@ use copper::ir::lower::lower_kernel;
 use copper::sim::params::LaunchSpec;
 use copper_transforms::check::{Checker, Terms};
 
-use super::{self_check, Analyzed, Cache, Lineage, Settings, Unchecked, Verdict};
+use super::{
+    self_check, Analyzed, Applied, Cache, KernelResult, Lineage, Settings, Unchecked, Verdict,
+};
 use crate::launch::KnownShape;
 use crate::rank::compare;
 
@@ -184,4 +187,54 @@ pub(super) fn check(
             checked.join(", ")
         ),
     })
+}
+
+/// The rewrite of a template that another instantiation's search (the
+/// lead's) chose, as it changes this instantiation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Through {
+    /// The instantiation whose search chose it.
+    pub lead: String,
+    /// Its transforms, each with why it helps this instantiation: the
+    /// ranking metric's comparison for this instantiation's bounds.
+    pub applied: Vec<Applied>,
+    /// Whether this instantiation's bound is better by the ranking too
+    /// (a template is rewritten for its lead: the others' bounds may not
+    /// fall).
+    pub better: bool,
+}
+
+impl KernelResult {
+    /// Takes the rewrite of the template that `lead`'s search chose (`lead`
+    /// is another instantiation of the template this one instantiates) as
+    /// this instantiation's result, when `lead` improved and its rewrite
+    /// was checked for this one; otherwise nothing changes.
+    pub fn adopt(&mut self, lead: &KernelResult, settings: &Settings) {
+        if !lead.improved() || self.improved() {
+            return;
+        }
+        let Some(mine) = lead.instances.iter().find(|a| a.function.name == self.name) else {
+            return;
+        };
+        let m = settings.rank_metric;
+        let verdict = compare(
+            &settings.ranking,
+            &mine.bounds[m].work,
+            &self.original.bounds[m].work,
+        );
+        let applied = lead
+            .applied
+            .iter()
+            .map(|a| Applied {
+                why: verdict.reason().to_string(),
+                ..a.clone()
+            })
+            .collect();
+        self.best = mine.clone();
+        self.through = Some(Through {
+            lead: lead.name.clone(),
+            applied,
+            better: verdict.is_better(),
+        });
+    }
 }
