@@ -125,3 +125,12 @@ pub fn check_not_applicable(t: &dyn Transform, block: [u64; 3], src: &str, reaso
     let why: Vec<&str> = p.skipped.iter().map(|s| s.reason.as_str()).collect();
     assert!(why.contains(&reason), "expected `{reason}` in {why:#?}");
 }
+
+/// How many random cases a property test runs: `PROPTEST_CASES`, else
+/// `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -61,7 +61,7 @@
 
 use std::borrow::Cow;
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Space, Stmt, StmtKind, Type};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, Stmt, StmtKind, Type};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Scalar};
 
@@ -301,11 +301,23 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
             format!("the stride starts at {start}, not at a power of two of at least 32").into(),
         );
     }
-    if !holds(&tree.var_type, start) {
+    // The stride's type as the kernel has it (typedefs, `auto` and
+    // template parameters resolved): `char s = 256` would be 0.
+    let stride = cx
+        .kernel
+        .vars
+        .iter()
+        .find(|v| v.span == tree.var_span && !v.span.is_synthetic())
+        .map(|v| v.ty)
+        .ok_or_else(|| format!("the stride `{}` is not a variable of the kernel", tree.var))?;
+    if stride
+        .range()
+        .is_none_or(|(_, max)| i128::from(start) > max)
+    {
         return Err(format!(
             "the stride `{}` is `{}`, which cannot hold its start {start}",
             tree.var,
-            tree.var_type.base.c_name()
+            stride.c_name()
         )
         .into());
     }
@@ -365,35 +377,6 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         whole_block: start * 2 == block[0],
         reorders,
     })
-}
-
-/// Whether a counter of type `ty`, an integer type, holds `value`.
-fn holds(ty: &Type, value: u64) -> bool {
-    use BaseType as B;
-    if ty.is_pointer() {
-        return false;
-    }
-    let (bytes, signed) = match &ty.base {
-        B::Char | B::SChar => (1, true),
-        B::UChar => (1, false),
-        B::Short => (2, true),
-        B::UShort => (2, false),
-        // `auto` takes the start's type: `int` or wider, once promoted.
-        B::Int | B::Auto => (4, true),
-        B::UInt => (4, false),
-        B::Long | B::LongLong => (8, true),
-        B::ULong | B::ULongLong => (8, false),
-        B::Named(n) => match n.as_str() {
-            "size_t" | "uint64_t" => (8, false),
-            "int64_t" | "ptrdiff_t" => (8, true),
-            "uint32_t" => (4, false),
-            "int32_t" => (4, true),
-            _ => return false,
-        },
-        _ => return false,
-    };
-    let bits = 8 * bytes - u32::from(signed);
-    bits >= 64 || value < 1 << bits
 }
 
 /// Whether `s` is `a[tid] = e;` (`tid` the thread's `threadIdx.x`) with

@@ -1,7 +1,7 @@
 //! The warp-shuffle rewrite as a property: on randomly written shared-memory
 //! tree reductions, sequential or interleaved (element types from `char` to `double`; sums written
 //! three ways, minima and maxima with either operand first; strides of
-//! `int`, `unsigned`, `short`, `char`, `size_t` and `auto`, started at half
+//! `int`, `unsigned`, `short`, `char`, `size_t`, `auto` and a typedef, started at half
 //! the block, a constant or a template's `BLOCK / 2`; blocks from 32 to
 //! 1024 threads and ones that are no multiple of 32, like 33 and 96; the
 //! buffer read after the loop at 0 only, at 1, or written again for a
@@ -57,6 +57,7 @@ const COUNTERS: &[(&str, u64)] = &[
     ("char", i8::MAX as u64),
     ("size_t", u64::MAX),
     ("auto", i32::MAX as u64),
+    ("u16", u16::MAX as u64),
 ];
 
 /// What follows the loop: whether the rewrite keeps the results of it.
@@ -129,7 +130,8 @@ fn kernel(c: &Case) -> (String, bool) {
         && start <= holds
         && keeps;
     let src = format!(
-        "template <typename T, int BLOCK>
+        "typedef unsigned short u16;
+template <typename T, int BLOCK>
 __global__ void tree(const T *in, T *out, int n) {{
     __shared__ T buf[BLOCK];
     unsigned int tid = threadIdx.x;
@@ -154,10 +156,7 @@ void run(const {elem} *in, {elem} *out, int n) {{
 
 #[test]
 fn shuffled_reductions_compute_what_the_trees_did() {
-    let cases: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
+    let cases = common::cases(256);
     let strategy = (
         0..ELEMENTS.len(),
         0..COMBINES.len(),

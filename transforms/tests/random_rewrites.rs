@@ -77,10 +77,7 @@ fn kernel(
 
 #[test]
 fn rewrites_never_change_results() {
-    let cases: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(48);
+    let cases = common::cases(48);
     let strategy = (
         prop::collection::vec(0..BODY.len(), 1..4),
         prop::collection::vec(0..BODY.len(), 0..3),
@@ -174,10 +171,7 @@ fn guarded_kernel(index: usize, guard: usize, extra: usize, w: u8, off: u8) -> S
 /// does).
 #[test]
 fn rewrites_never_read_past_what_the_original_reads() {
-    let cases: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(48);
+    let cases = common::cases(48);
     let strategy = (
         0..INDEX.len(),
         0..GUARD.len(),

@@ -283,10 +283,7 @@ fn random_maps_keep_their_results() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let cases: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let cases = common::cases(40);
     let strategy = (
         0..STORE.len(),
         0..LOAD.len(),

@@ -6,10 +6,9 @@
 //! that one is recognized as the sequential tree that reduces the same
 //! elements in another order ([`Tree::interleaved`]).
 
-use copper::cuda::ast::{
-    BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type, UnOp, VarDecl,
-};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp, VarDecl};
 use copper::ir::sync::BARRIER;
+use copper::source::Span;
 
 use crate::ast_util::{self, bin, expr, ident, int, stmt};
 
@@ -24,8 +23,8 @@ pub(super) struct Tree {
     pub body: Stmt,
     /// The stride variable.
     pub var: String,
-    /// Its type as declared.
-    pub var_type: Type,
+    /// Where it is declared (its IR variable's span).
+    pub var_span: Span,
     /// The stride's start (`blockDim.x / 2`, `BLOCK / 2`).
     pub start: Expr,
     /// The thread's index as the kernel writes it.
@@ -227,7 +226,7 @@ fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
         step: p.step.clone(),
         body: p.body.clone(),
         var: var.to_string(),
-        var_type: p.decl.ty.clone(),
+        var_span: p.decl.meta.span,
         start: p.start.clone(),
         tid: tid.as_ref().clone(),
         array,
@@ -293,7 +292,7 @@ fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
         )),
         body,
         var: var.to_string(),
-        var_type: p.decl.ty.clone(),
+        var_span: p.decl.meta.span,
         start,
         tid: tid.as_ref().clone(),
         array,
