@@ -712,3 +712,31 @@ fn the_size_limit_counts_struct_components() {
     let e = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap_err();
     assert!(e.to_string().contains("67108864 values"), "{e}");
 }
+
+#[test]
+fn a_launch_of_many_short_blocks_stops_at_its_deadline() {
+    // Each warp runs a handful of steps, far fewer than a warp runs
+    // between its own looks at the clock: the launch stops between blocks.
+    let file = parse_source(SourceFile::new(
+        "k.cu",
+        "__global__ void k(float *a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }",
+    ));
+    let kernel = lower_kernel(&file, "k").unwrap();
+    let params = ParamFile::from_toml(
+        "[kernel.k]\ngrid=[65536]\nblock=[256]\n[kernel.k.arrays.a]\nlen=16777216\n",
+    )
+    .unwrap();
+    let inputs = inputs_from_spec(&kernel, &params.kernel["k"]).unwrap();
+    let opts = SimOptions {
+        deadline: Some(std::time::Instant::now()),
+        ..SimOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let err = simulate_owned(&kernel, inputs, &opts).unwrap_err();
+    assert!(
+        err.message.contains("ran past its time budget"),
+        "{}",
+        err.message
+    );
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}

@@ -316,10 +316,18 @@ pub fn test_plan(
     shape: &KnownShape,
 ) -> TestPlan {
     if let Some(p) = param {
+        let scaled = copper::sim::scale::for_testing(kernel, p);
+        let assumption = match scaled.changes.is_empty() {
+            true => "tested on the parameter file's launch and variants of it".to_string(),
+            false => format!(
+                "tested on the parameter file's launch scaled down ({}) and variants of it",
+                scaled.changes.join(", ")
+            ),
+        };
         return TestPlan {
-            spec: Some(p.clone()),
+            spec: Some(scaled.spec),
             block: shape.block,
-            assumptions: vec!["tested on the parameter file's launch and variants of it".into()],
+            assumptions: vec![assumption],
         };
     }
     let mut assumptions = Vec::new();

@@ -105,7 +105,12 @@ fn every_testdata_file_gets_a_well_formed_program() {
             .cloned()
             .collect();
         for k in kernels.iter().filter(|k| !optimized.contains(k)) {
-            assert!(stdout.contains(&format!("{k}: no suggestion")), "{stdout}");
+            assert!(
+                ["no suggestion", "unchecked", "not rewritten"]
+                    .iter()
+                    .any(|why| stdout.contains(&format!("{k}: {why}: "))),
+                "{stdout}"
+            );
         }
         improved += optimized.len();
         check_program(&program, &kernels, &optimized);
@@ -115,6 +120,72 @@ fn every_testdata_file_gets_a_well_formed_program() {
     }
     assert!(improved >= 5, "only {improved} rewrites");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn gpu_sized_parameter_files_are_searched_on_scaled_down_launches() {
+    // 4096×4096 images and 2^24-element reductions: the checks run on the
+    // launch scaled down, so each kernel gets its rewrite in seconds.
+    let out = scratch("gpu");
+    for (stem, rewritten) in [
+        ("brighten_rows", &["brighten"][..]),
+        ("gauss_step", &["eliminate"]),
+        ("naive_transpose", &["transpose_naive2d"]),
+        ("tree_sum", &["sum_counts", "sum_squared_error"]),
+        ("reduce0", &["reduce0"]),
+    ] {
+        let params = root().join(format!("bench/gpu/{stem}.toml"));
+        let o = copper(&[
+            "bench",
+            &format!("testdata/{stem}.cu"),
+            "--params",
+            params.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{stem}: {}", text(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        for k in rewritten {
+            let want = format!("{k}: timed against {}", bench::optimized_name(k));
+            assert!(stdout.contains(&want), "{stem}: {stdout}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_kernel_whose_checks_cannot_run_is_reported_unchecked() {
+    let dir = scratch("racy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("racy.cu");
+    std::fs::write(
+        &file,
+        "__global__ void racy(int *out, const int *a, int n) {\n\
+         \x20   __shared__ int last;\n\
+         \x20   int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20   if (i < n) last = a[i];\n\
+         \x20   out[i] = last;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("racy.toml"),
+        "[kernel.racy]\ngrid = [4]\nblock = [64]\n[kernel.racy.args]\nn = 256\n\
+         [kernel.racy.arrays.out]\nlen = \"n\"\n\
+         [kernel.racy.arrays.a]\nlen = \"n\"\ninit = \"random\"\n",
+    )
+    .unwrap();
+    let o = copper(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("racy: unchecked: "), "{stdout}");
+    assert!(stdout.contains("races"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

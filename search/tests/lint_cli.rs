@@ -338,3 +338,30 @@ fn color_is_asked_for_or_left_out() {
     let (_, json, _) = lint(&["testdata/fan2.cu", "--color", "always", "--format", "json"]);
     assert!(!json.contains('\x1b'));
 }
+
+#[test]
+fn a_gpu_sized_parameter_file_is_searched_for_races_on_a_scaled_down_launch() {
+    // 4096×4096 in 256×256 blocks: the race search runs the launch scaled
+    // down, so it finishes (and the verdict counts the launches it ran)
+    // with the findings the small parameter file gives.
+    let findings = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains(": warning[") || l.contains(": error["))
+            .map(str::to_string)
+            .collect()
+    };
+    let (_, small, _) = lint(&["testdata/brighten_rows.cu"]);
+    let (code, big, _) = lint(&[
+        "--params",
+        "bench/gpu/brighten_rows.toml",
+        "testdata/brighten_rows.cu",
+    ]);
+    assert_eq!(code, 1, "{big}");
+    assert_eq!(findings(&big), findings(&small));
+    let ran = big
+        .split("none found in ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse::<u32>().ok());
+    assert!(ran.is_some_and(|n| n >= 2), "{big}");
+}

@@ -45,10 +45,11 @@ pub enum Races {
     Found(Span, String),
 }
 
-/// Searches races of `kernel` in the launch `spec` (or synthesized ones
-/// around `block` when there is none) and, with `reshape` (for a kernel
-/// whose results do not depend on the block size, so that regrouping its
-/// threads changes nothing else), its reshaped variants, for at most
+/// Searches races of `kernel` in the launch `spec` (scaled down when it
+/// is GPU-sized: [`crate::sim::scale`]), or synthesized ones around
+/// `block` when there is none, and, with `reshape` (for a kernel whose
+/// results do not depend on the block size, so that regrouping its
+/// threads changes nothing else), their reshaped variants, for at most
 /// [`BUDGET`] and never past `deadline`.
 pub fn search(
     kernel: &Kernel,
@@ -60,7 +61,11 @@ pub fn search(
     let deadline = (Instant::now() + BUDGET).min(deadline);
     let mut bases = Vec::new();
     match spec {
-        Some(s) => bases.extend([s.clone(), with_random_data(kernel, s)]),
+        Some(s) => {
+            let s = crate::sim::scale::for_testing(kernel, s).spec;
+            let random = with_random_data(kernel, &s);
+            bases.extend([s, random]);
+        }
         None => {
             // The synthesized launch of whole blocks (its sizes a multiple
             // of the block, as kernels often require: a transpose of a

@@ -7,6 +7,7 @@
 pub mod code;
 pub mod exec;
 pub mod params;
+pub mod scale;
 pub mod size_expr;
 pub mod test_launch;
 
@@ -781,6 +782,17 @@ fn run_block(
     id: [u64; 3],
     metrics: &[Metric],
 ) -> Result<BlockOutcome, SimError> {
+    // A warp looks at the deadline every so many steps; a launch of many
+    // short blocks is stopped between them.
+    if ctx.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+        return Err(SimError {
+            message: "the simulation ran past its time budget".into(),
+            span: ctx.kernel.span,
+            block: id,
+            thread: [0; 3],
+            race: false,
+        });
+    }
     let mut block = Block::new(ctx, id, metrics.len());
     for w in &mut block.warps {
         w.seed_params(ctx.param_values, ctx.kernel);

@@ -197,6 +197,12 @@ impl Checker {
         let mut launches = Vec::new();
         let mut first_error = None;
         for spec in specs {
+            // Each launch's arrays are built before its simulation looks
+            // at the deadline: a late search builds no more of them.
+            if past(&options) {
+                first_error.get_or_insert("the search's time budget ran out".into());
+                break;
+            }
             match run_original(&kernel, spec, base.is_none(), &options) {
                 Ok(l) => launches.push(l),
                 // Synthesized launches grow: the next ones would exhaust
@@ -234,7 +240,10 @@ impl Checker {
         // an element the original never reads fails there, out of bounds,
         // where longer test arrays would hide it.
         let smallest = launches.iter().min_by_key(|r| launch_work(&r.spec));
-        if let Some(t) = smallest.and_then(|run| tight(&kernel, run, &options)) {
+        if let Some(t) = smallest
+            .filter(|_| !past(&options))
+            .and_then(|run| tight(&kernel, run, &options))
+        {
             launches.push(t);
         }
         Ok(Checker {
@@ -290,6 +299,12 @@ impl Checker {
         {
             if !covered(spec, terms.covers.as_deref()) {
                 continue;
+            }
+            if past(&self.options) {
+                return Err(CheckError::Fails {
+                    launch: i,
+                    message: "the search's time budget ran out".into(),
+                });
             }
             let spec = &if terms.swapped {
                 swapped_launch(spec)
@@ -348,6 +363,11 @@ impl Checker {
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
         self.launches.iter().map(|r| &r.spec)
     }
+}
+
+/// Whether the simulations' deadline has passed.
+fn past(options: &SimOptions) -> bool {
+    options.deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// How a candidate's runs must match the original's.

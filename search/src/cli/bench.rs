@@ -206,8 +206,14 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
                 k.optimized = Some(result.best.function.clone());
                 k.swapped = result.best.lineage.relaunch.is_some();
             }
-            Ok(_) => {
-                k.note = "no suggestion: copper optimize found nothing faster; timed alone".into()
+            Ok(result) => {
+                k.note = match (result.unchecked(), &result.not_rewritten) {
+                    (Some(why), _) => format!("unchecked: {why}; timed alone"),
+                    (None, Some(why)) => format!("not rewritten: {why}; timed alone"),
+                    (None, None) => {
+                        "no suggestion: copper optimize found nothing faster; timed alone".into()
+                    }
+                }
             }
             Err(e) => {
                 k.note = format!("no suggestion: the search failed ({e}); timed alone");
