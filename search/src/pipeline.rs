@@ -675,11 +675,17 @@ fn evaluate(
         }
     }
     let mut checked = None;
-    let verdict = match compare(
-        &settings.ranking,
-        &analyzed.bounds[m].work,
-        &incumbent.bounds[m].work,
-    ) {
+    let (new, old) = (&analyzed.bounds[m].work, &incumbent.bounds[m].work);
+    let comparison = match (compare(&settings.ranking, new, old), &candidate.repairs) {
+        // A repair the cost model cannot see is worth a bound no worse.
+        (Comparison::NotBetter(_), Some(repair))
+            if !compare(&settings.ranking, old, new).is_better() =>
+        {
+            Comparison::Better(format!("the same bound, and {repair}"))
+        }
+        (c, _) => c,
+    };
+    let verdict = match comparison {
         Comparison::Better(why) => {
             let this = (candidate.function.name.as_str(), checker.launches());
             let siblings = match env.siblings {

@@ -708,6 +708,11 @@ pub fn loop_first_test(
     Some(first)
 }
 
+/// Whether `s` is `__syncthreads();`.
+pub fn is_sync(s: &Stmt) -> bool {
+    matches!(&s.kind, StmtKind::Expr(e) if matches!(&e.kind, ExprKind::Call(n, a) if n == BARRIER && a.is_empty()))
+}
+
 /// `__syncthreads();`
 pub fn sync() -> Stmt {
     stmt(StmtKind::Expr(expr(ExprKind::Call(

@@ -110,6 +110,11 @@ pub struct Candidate {
     /// threads than elements would cover other ones): the checker compares
     /// it on those launches only, and its description says so.
     pub covers: Option<String>,
+    /// A hazard the rewrite removes that the cost model does not see
+    /// (hand-unrolled warp-synchronous steps, which rely on lockstep
+    /// lanes): such a candidate is chosen when its bound is not worse than
+    /// the incumbent's, and this says why.
+    pub repairs: Option<String>,
 }
 
 impl Candidate {
@@ -125,6 +130,7 @@ impl Candidate {
             relaunch: None,
             reassociates: false,
             covers: None,
+            repairs: None,
         }
     }
 }

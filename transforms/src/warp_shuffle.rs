@@ -56,6 +56,11 @@
 //!   loop only `a[0]` is used: the rewrite leaves `a[1..32)` holding other
 //!   partial results than the original.
 //!
+//! A loop that stops at 32 and a first warp that finishes with six steps
+//! unrolled by hand, without barriers ([`unrolled`]), is the same tree:
+//! its steps become the same shuffles, and the candidate says it repairs
+//! the reliance on lockstep lanes ([`Candidate::repairs`]).
+//!
 //! A template's rewrite is checked by the search for each of its
 //! instantiations (their own launches), not only the one searched.
 
@@ -69,8 +74,9 @@ use crate::ast_util::{self, bin, decl, expr, ident, if_else, index, int, stmt, s
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod tree;
+mod unrolled;
 
-use tree::{is_thread_x, literal, name_of, tree_loop, Combine, Tree};
+use tree::{is_thread_x, literal, loop_to_warp, name_of, tree_loop, Combine, Tree};
 
 /// Warp-shuffle tail of shared-memory tree reductions.
 pub struct WarpShuffle;
@@ -85,7 +91,7 @@ impl Transform for WarpShuffle {
         let f = cx.function;
         let mut planned = Vec::new();
         for (at, s) in f.body.iter().enumerate() {
-            let Some(tree) = tree_loop(f, s) else {
+            let Some(tree) = tree_loop(f, s).or_else(|| unrolled_tree(cx, at)) else {
                 continue;
             };
             let line = cx.line(s.meta.span);
@@ -94,6 +100,9 @@ impl Transform for WarpShuffle {
                     for (function, variant) in versions(f, at, &tree, &plan, cx) {
                         out.candidates.push(Candidate {
                             fixes_block_size: true,
+                            repairs: tree.unrolled.as_ref().map(|_| {
+                                "it no longer relies on the lanes of a warp running in lockstep".to_string()
+                            }),
                             reassociates: plan.reorders
                                 || variant == Variant::PerWarp { reassociates: true },
                             ..Candidate::new(
@@ -146,10 +155,26 @@ impl Transform for WarpShuffle {
     }
 }
 
+/// The tree loop at `cx.function.body[at]` that stops at 32, when the
+/// next statement finishes it by hand-unrolled warp-synchronous steps.
+fn unrolled_tree(cx: &Context, at: usize) -> Option<Tree> {
+    let f = cx.function;
+    let mut tree = loop_to_warp(f, &f.body[at])?;
+    tree.unrolled = Some(unrolled::tail_of(cx.file, f, f.body.get(at + 1)?, &tree)?);
+    Some(tree)
+}
+
 /// What a rewrite of `tree` (the loop at `line`) does, for the report.
 fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
     let a = &tree.array;
     let head = format!("the tree reduction of `{a}` at line {line}");
+    if let Some(written) = &tree.unrolled {
+        let how = match written {
+            Some(name) => format!("`{name}`'s"),
+            None => "the".to_string(),
+        };
+        return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order");
+    }
     if tree.interleaved.is_some() && variant == Variant::Tail {
         let order = match (&tree.combine, plan.reorders) {
             (Combine::Sum, false) => "integer sums, so the new order gives the same result".to_string(),
@@ -322,12 +347,17 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         .into());
     }
     let (ty, integers) = shuffled_type(cx, &tree.array)?;
-    ast_util::array_uses(f, &tree.array).map_err(|why| format!("`{}`: {why}", tree.array))?;
+    // The hand-unrolled tail passes the array to its device function; the
+    // rewrite replaces it.
+    let tail_len = usize::from(tree.unrolled.is_some());
+    let without_tail = splice(f, at + 1, tail_len, Vec::new());
+    ast_util::array_uses(&without_tail, &tree.array)
+        .map_err(|why| format!("`{}`: {why}", tree.array))?;
     // The rewrite leaves other partial results than the original's in
     // `a[1..32)` (and, per warp, below `start`): later code may read only
     // `a[0]` until every thread writes its own element again
     // (`a[tid] = …;`, the next reduction of a reused buffer).
-    for s in &f.body[at + 1..] {
+    for s in &f.body[at + 1 + tail_len..] {
         if overwrites_own_element(f, s, tree) {
             break;
         }
@@ -416,7 +446,7 @@ fn versions(
 ) -> Vec<(Function, Variant)> {
     let mut out = vec![(tail(f, at, tree, plan), Variant::Tail)];
     let reassociates = !plan.integers;
-    if (!reassociates || cx.allow_reassociation) && plan.whole_block {
+    if (!reassociates || cx.allow_reassociation) && plan.whole_block && tree.unrolled.is_none() {
         out.push((
             per_warp(f, at, tree, plan),
             Variant::PerWarp { reassociates },
@@ -425,11 +455,12 @@ fn versions(
     out
 }
 
-/// `f` with the statement at `at` replaced by `replacement`.
-fn splice(f: &Function, at: usize, replacement: Vec<Stmt>) -> Function {
+/// `f` with the `count` statements from `at` on replaced by
+/// `replacement`.
+fn splice(f: &Function, at: usize, count: usize, replacement: Vec<Stmt>) -> Function {
     let mut body = f.body[..at].to_vec();
     body.extend(replacement);
-    body.extend(f.body[at + 1..].iter().cloned());
+    body.extend(f.body[at + count..].iter().cloned());
     Function { body, ..f.clone() }
 }
 
@@ -477,6 +508,13 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
     )];
     warp.extend(shuffles(&tree.combine, &v));
     warp.push(store_first(tree, &v));
+    let first_warp = if_else(bin(BinOp::Lt, tid.clone(), int(32)), warp, Vec::new());
+    if tree.unrolled.is_some() {
+        // The loop already stops at 32: the hand-unrolled steps give way
+        // to the shuffles. Thread 0 writes `a[0]` last in both, so what
+        // follows sees it as it did (no barrier added).
+        return splice(f, at + 1, 1, vec![first_warp]);
+    }
     let mut tail = Vec::new();
     if plan.start > 32 {
         tail.push(stmt(StmtKind::For {
@@ -486,13 +524,9 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
             body: Box::new(tree.body.clone()),
         }));
     }
-    tail.push(if_else(
-        bin(BinOp::Lt, tid.clone(), int(32)),
-        warp,
-        Vec::new(),
-    ));
+    tail.push(first_warp);
     tail.push(sync());
-    splice(f, at, tail)
+    splice(f, at, 1, tail)
 }
 
 /// `f` with the tree at `at` reduced per warp first: each warp reduces its
@@ -536,7 +570,7 @@ fn per_warp(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
         Vec::new(),
     ));
     out.push(sync());
-    splice(f, at, out)
+    splice(f, at, 1, out)
 }
 
 /// Which rewrite of the tree.

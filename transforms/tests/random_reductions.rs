@@ -1,5 +1,6 @@
 //! The warp-shuffle rewrite as a property: on randomly written shared-memory
-//! tree reductions, sequential or interleaved (element types from `char` to `double`; sums written
+//! tree reductions, sequential, interleaved, or finished by the first
+//! warp's steps unrolled by hand without barriers (element types from `char` to `double`; sums written
 //! three ways, minima and maxima with either operand first; strides of
 //! `int`, `unsigned`, `short`, `char`, `size_t`, `auto` and a typedef, started at half
 //! the block, a constant or a template's `BLOCK / 2`; blocks from 32 to
@@ -79,7 +80,9 @@ struct Case {
     tid_local: bool,
     block: u64,
     /// 0: sequential (`tid < s`); 1 and 2: interleaved (`tid % (2 * s)`,
-    /// `tid & (2 * s - 1)`).
+    /// `tid & (2 * s - 1)`); 3 and 4: sequential to 32, then the first
+    /// warp's six steps unrolled by hand without barriers (through a
+    /// `volatile` pointer, or on the buffer).
     style: usize,
 }
 
@@ -109,6 +112,10 @@ fn kernel(c: &Case) -> (String, bool) {
             format!("for ({counter} s = {start_text}; s > 0; s >>= 1)"),
             format!("{tid} < s"),
         ),
+        3 | 4 => (
+            format!("for ({counter} s = {start_text}; s > 32; s >>= 1)"),
+            format!("{tid} < s"),
+        ),
         1 => (
             format!("for ({counter} s = 1; s < blockDim.x; s *= 2)"),
             format!("{tid} % (2 * s) == 0"),
@@ -118,10 +125,33 @@ fn kernel(c: &Case) -> (String, bool) {
             format!("({tid} & (2 * s - 1)) == 0"),
         ),
     };
+    let unrolled = match c.style {
+        3 | 4 => {
+            let w = if c.style == 3 { "w" } else { "buf" };
+            let alias = if c.style == 3 {
+                "volatile T *w = buf;\n        "
+            } else {
+                ""
+            };
+            let steps: Vec<String> = [32, 16, 8, 4, 2, 1]
+                .iter()
+                .map(|k| {
+                    combine
+                        .replace('A', &format!("{w}[{tid}]"))
+                        .replace('P', &format!("{w}[{tid} + {k}]"))
+                })
+                .collect();
+            format!(
+                "if ({tid} < 32) {{\n        {alias}{}\n    }}\n    ",
+                steps.join("\n        ")
+            )
+        }
+        _ => String::new(),
+    };
     // Made sequential, an interleaved tree reduces in another order: only
     // integers keep their result (the test runs without
     // `--allow-reassociation`), and only a power-of-two block halves.
-    let interleaved_ok = c.style == 0 || (integer && c.block.is_power_of_two());
+    let interleaved_ok = !(1..=2).contains(&c.style) || (integer && c.block.is_power_of_two());
     let applies = interleaved_ok
         && c.block.is_multiple_of(32)
         && start >= 32
@@ -142,7 +172,7 @@ __global__ void tree(const T *in, T *out, int n) {{
         if ({guard}) {update}
         __syncthreads();
     }}
-    {after}
+    {unrolled}{after}
 }}
 
 void run(const {elem} *in, {elem} *out, int n) {{
@@ -165,11 +195,12 @@ fn shuffled_reductions_compute_what_the_trees_did() {
         0..AFTER.len(),
         any::<bool>(),
         prop::sample::select(vec![32u64, 33, 64, 96, 128, 256, 512, 1024]),
-        0usize..3,
+        0usize..5,
     );
     let rewritten = AtomicUsize::new(0);
     let expected = AtomicUsize::new(0);
     let skipped = AtomicUsize::new(0);
+    let unrolled = AtomicUsize::new(0);
     let mut runner = TestRunner::new(Config {
         cases,
         ..Config::default()
@@ -204,6 +235,9 @@ fn shuffled_reductions_compute_what_the_trees_did() {
                         p.skipped
                     );
                     rewritten.fetch_add(1, Ordering::Relaxed);
+                    if style >= 3 {
+                        unrolled.fetch_add(1, Ordering::Relaxed);
+                    }
                 } else {
                     prop_assert!(
                         p.candidates.is_empty(),
@@ -216,8 +250,12 @@ fn shuffled_reductions_compute_what_the_trees_did() {
         )
         .unwrap();
     let (rewritten, expected) = (rewritten.into_inner(), expected.into_inner());
-    let skipped = skipped.into_inner();
-    println!("{cases} random trees: {rewritten} rewritten, as {expected} should be; {skipped} originals that do not run cleanly skipped");
+    let (skipped, unrolled) = (skipped.into_inner(), unrolled.into_inner());
+    println!("{cases} random trees: {rewritten} rewritten ({unrolled} with a hand-unrolled last warp), as {expected} should be; {skipped} originals that do not run cleanly skipped");
+    assert!(
+        unrolled >= cases as usize / 40,
+        "only {unrolled} hand-unrolled trees rewritten in {cases}"
+    );
     assert!(
         rewritten >= cases as usize / 8,
         "only {rewritten} of {cases} trees met the preconditions: the generator misses them"

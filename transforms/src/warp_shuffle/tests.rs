@@ -613,3 +613,140 @@ fn an_interleaved_tree_over_a_block_that_is_no_power_of_two_stays() {
         "the tree reduction of `sdata` at line 8 keeps its shared-memory steps: the interleaved loop reduces 96 elements, not a power of two of at least 64 that the sequential one would halve",
     );
 }
+
+/// The classic warp-synchronous tail: a `warpReduce` device function over
+/// a `volatile` pointer, called by the first warp after a loop to 32.
+const WARP_REDUCE: &str = r#"__device__ void warpReduce(volatile int *s, unsigned int t) {
+s[t] += s[t + 32];
+s[t] += s[t + 16];
+s[t] += s[t + 8];
+s[t] += s[t + 4];
+s[t] += s[t + 2];
+s[t] += s[t + 1];
+}
+__global__ void reduce4(const int *in, int *out, unsigned int n) {
+__shared__ int sdata[128];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0;
+__syncthreads();
+for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+}
+if (tid < 32) warpReduce(sdata, tid);
+if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#;
+
+#[test]
+fn a_hand_unrolled_warp_synchronous_tail_becomes_shuffles() {
+    let after = WARP_REDUCE.replace(
+        "if (tid < 32) warpReduce(sdata, tid);\n",
+        "if (tid < 32) {
+    int warp_sum = sdata[tid] + sdata[tid + 32];
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+    if (tid == 0) {
+        sdata[0] = warp_sum;
+    }
+}
+",
+    );
+    let p = try_propose_with(&WarpShuffle, WARP_REDUCE, [128, 1, 1], false).unwrap();
+    assert_eq!(
+        p.candidates.len(),
+        1,
+        "only the tail: the loop already stops at 32"
+    );
+    assert!(p.candidates[0].repairs.is_some());
+    let desc = check(&WarpShuffle, [128, 1, 1], WARP_REDUCE, &after);
+    assert!(
+        desc.starts_with(
+            "`warpReduce`'s hand-unrolled last 6 steps of the tree reduction of `sdata` at line 15"
+        ),
+        "{desc}"
+    );
+}
+
+#[test]
+fn an_inline_tail_through_a_volatile_pointer_becomes_shuffles_for_floats_too() {
+    // The same operands in the same order: exact for floating-point sums.
+    let before = r#"__global__ void sum_squares(const float *x, float *partial, int n) {
+__shared__ float cache[256];
+int tid = threadIdx.x;
+int i = blockIdx.x * blockDim.x + tid;
+float v = i < n ? x[i] : 0.0f;
+cache[tid] = v * v;
+__syncthreads();
+for (int s = 128; s > 32; s /= 2) {
+    if (tid < s) {
+        cache[tid] += cache[tid + s];
+    }
+    __syncthreads();
+}
+if (tid < 32) {
+    volatile float *smem = cache;
+    smem[tid] += smem[tid + 32];
+    smem[tid] += smem[tid + 16];
+    smem[tid] += smem[tid + 8];
+    smem[tid] += smem[tid + 4];
+    smem[tid] += smem[tid + 2];
+    smem[tid] += smem[tid + 1];
+}
+if (tid == 0) partial[blockIdx.x] = cache[0];
+}
+"#;
+    let after = before.replace(
+        "    volatile float *smem = cache;
+    smem[tid] += smem[tid + 32];
+    smem[tid] += smem[tid + 16];
+    smem[tid] += smem[tid + 8];
+    smem[tid] += smem[tid + 4];
+    smem[tid] += smem[tid + 2];
+    smem[tid] += smem[tid + 1];
+",
+        "    float warp_sum = cache[tid] + cache[tid + 32];
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 16);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 8);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 4);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 2);
+    warp_sum += __shfl_down_sync(0xffffffff, warp_sum, 1);
+    if (tid == 0) {
+        cache[0] = warp_sum;
+    }
+",
+    );
+    let desc = check(&WarpShuffle, [256, 1, 1], before, &after);
+    assert!(desc.starts_with("the hand-unrolled last 6 steps"), "{desc}");
+}
+
+#[test]
+fn an_unrolled_tail_that_skips_a_step_is_not_recognized() {
+    // Without the `+ 8` step the first warp sums other elements: this is
+    // no tree copper knows, so nothing is proposed.
+    let src = WARP_REDUCE.replace("s[t] += s[t + 8];\n", "");
+    let p = try_propose_with(&WarpShuffle, &src, [128, 1, 1], false).unwrap();
+    assert!(
+        p.candidates.is_empty() && p.skipped.is_empty(),
+        "{:?}",
+        p.skipped
+    );
+}
+
+#[test]
+fn an_unrolled_tail_whose_partial_sums_are_read_later_stays() {
+    let src = WARP_REDUCE.replace(
+        "out[blockIdx.x] = sdata[0];",
+        "out[blockIdx.x] = sdata[0] - sdata[1];",
+    );
+    check_not_applicable(
+        &WarpShuffle,
+        [128, 1, 1],
+        &src,
+        "the tree reduction of `sdata` at line 15 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0 before each thread writes its own element again",
+    );
+}

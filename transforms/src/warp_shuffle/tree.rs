@@ -7,7 +7,6 @@
 //! elements in another order ([`Tree::interleaved`]).
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp, VarDecl};
-use copper::ir::sync::BARRIER;
 use copper::source::Span;
 
 use crate::ast_util::{self, bin, expr, ident, int, stmt};
@@ -37,6 +36,10 @@ pub(super) struct Tree {
     /// doubling up to `bound`): `bound` (`blockDim.x`, `BLOCK`). It
     /// combines the same elements in another order.
     pub interleaved: Option<Expr>,
+    /// For a loop that stops at 32 (`s > 32`), finished by the
+    /// hand-unrolled warp-synchronous steps of the next statement: how
+    /// those are written ([`super::unrolled`]).
+    pub unrolled: Option<super::unrolled::Written>,
 }
 
 /// How a tree reduction combines a partial result with its partner's.
@@ -124,7 +127,13 @@ pub(super) fn literal(e: &Expr) -> Option<u64> {
 
 /// Recognizes a tree reduction loop, sequential or interleaved.
 pub(super) fn tree_loop(f: &Function, s: &Stmt) -> Option<Tree> {
-    sequential(f, s).or_else(|| interleaved(f, s))
+    sequential(f, s, 0).or_else(|| interleaved(f, s))
+}
+
+/// Recognizes a sequential tree loop that stops above the first warp
+/// (`s > 32`), which the statement after it must finish.
+pub(super) fn loop_to_warp(f: &Function, s: &Stmt) -> Option<Tree> {
+    sequential(f, s, 32)
 }
 
 /// The parts of `for (T s = init; cond; step) { if (guard) update; __syncthreads(); }`.
@@ -162,8 +171,7 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
     let [guard, barrier] = stmts.as_slice() else {
         return None;
     };
-    if !matches!(&barrier.kind, StmtKind::Expr(e) if matches!(&e.kind, ExprKind::Call(n, a) if n == BARRIER && a.is_empty()))
-    {
+    if !ast_util::is_sync(barrier) {
         return None;
     }
     let StmtKind::If {
@@ -192,8 +200,9 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
     })
 }
 
-/// Recognizes `for (T s = start; s > 0; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`.
-fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
+/// Recognizes `for (T s = start; s > stop; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
+/// (for `stop` 0 also `s != 0`, `s >= 1`).
+fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
     let p = parts(s)?;
     let StmtKind::For {
         init: Some(init), ..
@@ -207,8 +216,9 @@ fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
         return None;
     };
     let bound_ok = match op {
-        BinOp::Gt | BinOp::Ne => literal(r) == Some(0),
-        BinOp::Ge => literal(r) == Some(1),
+        BinOp::Gt => literal(r) == Some(stop),
+        BinOp::Ne => stop == 0 && literal(r) == Some(0),
+        BinOp::Ge => stop == 0 && literal(r) == Some(1),
         _ => false,
     };
     if name_of(l) != Some(var) || !bound_ok || !halves(p.step, var) {
@@ -220,7 +230,7 @@ fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
     if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
         return None;
     }
-    let (array, combine) = accumulation(&p.update, tid, var)?;
+    let (array, combine) = accumulation(&p.update, tid, &ident(var))?;
     Some(Tree {
         init: init.as_ref().clone(),
         step: p.step.clone(),
@@ -232,6 +242,7 @@ fn sequential(f: &Function, s: &Stmt) -> Option<Tree> {
         array,
         combine,
         interleaved: None,
+        unrolled: None,
     })
 }
 
@@ -269,7 +280,7 @@ fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
     if literal(zero) != Some(0) || !is_thread_x(f, tid) {
         return None;
     }
-    let (array, combine) = accumulation(&p.update, tid, var)?;
+    let (array, combine) = accumulation(&p.update, tid, &ident(var))?;
     // The sequential loop: `for (T s = bound / 2; s > 0; s >>= 1)
     // { if (tid < s) update; __syncthreads(); }`.
     let start = bin(BinOp::Div, bound.as_ref().clone(), int(2));
@@ -298,6 +309,7 @@ fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
         array,
         combine,
         interleaved: Some(bound.as_ref().clone()),
+        unrolled: None,
     })
 }
 
@@ -389,8 +401,8 @@ pub(super) fn is_thread_x(f: &Function, e: &Expr) -> bool {
 
 /// The array `a` and the combination of `a[tid] += a[tid + s]`,
 /// `a[tid] = a[tid] + a[tid + s]` or `a[tid] = f(a[tid], a[tid + s])`
-/// (either operand first).
-fn accumulation(update: &Expr, tid: &Expr, var: &str) -> Option<(String, Combine)> {
+/// (either operand first), `s` the partner's offset `offset`.
+pub(super) fn accumulation(update: &Expr, tid: &Expr, offset: &Expr) -> Option<(String, Combine)> {
     let own = |e: &Expr| match &e.kind {
         ExprKind::Index(a, i) if ast_util::equiv_expr(i, tid) => name_of(a).map(str::to_string),
         _ => None,
@@ -398,7 +410,7 @@ fn accumulation(update: &Expr, tid: &Expr, var: &str) -> Option<(String, Combine
     let partner = |e: &Expr, a: &str| match &e.kind {
         ExprKind::Index(b, i) => {
             name_of(b) == Some(a)
-                && ast_util::equiv_expr(i, &bin(BinOp::Add, tid.clone(), ident(var)))
+                && ast_util::equiv_expr(i, &bin(BinOp::Add, tid.clone(), offset.clone()))
         }
         _ => false,
     };
