@@ -38,9 +38,13 @@ pub(super) struct Tree {
     pub interleaved: Option<Expr>,
     /// For a loop that stops at 32 (`s > 32`), finished by the
     /// hand-unrolled warp-synchronous steps of the next statement: how
-    /// those are written ([`super::unrolled`]).
-    pub unrolled: Option<super::unrolled::Written>,
+    /// those are written.
+    pub unrolled: Option<Written>,
 }
+
+/// How a hand-unrolled warp-synchronous tail is written, for the report:
+/// the device function's name, or `None` inline.
+pub(super) type Written = Option<String>;
 
 /// How a tree reduction combines a partial result with its partner's.
 #[derive(Clone, Debug, PartialEq, Eq)]

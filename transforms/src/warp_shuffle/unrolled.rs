@@ -19,14 +19,10 @@ use copper::cuda::parse::ParsedFile;
 
 use crate::ast_util::{self, ident, int};
 
-use super::tree::{accumulation, is_thread_x, literal, name_of, Tree};
+use super::tree::{accumulation, is_thread_x, literal, name_of, Tree, Written};
 
 /// The offsets of the hand-unrolled steps, in order.
 const OFFSETS: [u64; 6] = [32, 16, 8, 4, 2, 1];
-
-/// How the tail is written, for the report: the device function's name,
-/// or `None` inline.
-pub(super) type Written = Option<String>;
 
 /// Whether `s`, the statement after `tree`'s loop (which stops at 32),
 /// is its hand-unrolled warp-synchronous tail: `if (tid < 32)` around the
