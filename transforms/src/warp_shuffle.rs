@@ -175,13 +175,17 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
         };
         return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order");
     }
-    if tree.interleaved.is_some() && variant == Variant::Tail {
+    if let (Some(interleaved), Variant::Tail) = (&tree.interleaved, variant) {
         let order = match (&tree.combine, plan.reorders) {
             (Combine::Sum, false) => "integer sums, so the new order gives the same result".to_string(),
             (Combine::Call { name, .. }, false) => format!("`{name}` of integers gives the same result in any order"),
             (_, true) => "the order of the steps changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element, n the threads per block)".to_string(),
         };
-        return format!("the interleaved tree reduction of `{a}` at line {line} (each step keeps every `2·s`-th thread, which leaves lanes of every warp idle) becomes sequential (`tid < s`), and its last 5 steps use `__shfl_down_sync` in the first warp; {order}");
+        let why = match interleaved.strided_index {
+            true => "the element index `2·s·tid` makes the lanes of a warp hit the same shared-memory banks",
+            false => "each step keeps every `2·s`-th thread, which leaves lanes of every warp idle",
+        };
+        return format!("the interleaved tree reduction of `{a}` at line {line} ({why}) becomes sequential (`tid < s`), and its last 5 steps use `__shfl_down_sync` in the first warp; {order}");
     }
     match (&tree.combine, variant) {
         (Combine::Sum, Variant::Tail) => format!("the last 5 steps of {head} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"),
@@ -383,8 +387,8 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         }
     }
     let reorders = tree.interleaved.is_some() && !integers;
-    if let Some(bound) = &tree.interleaved {
-        let to = start_value(f, bound, block[0]);
+    if let Some(interleaved) = &tree.interleaved {
+        let to = start_value(f, &interleaved.bound, block[0]);
         if to != Some(block[0]) {
             let to = to.map_or_else(
                 || "a bound not known once the block is".into(),

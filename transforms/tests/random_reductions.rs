@@ -1,5 +1,6 @@
 //! The warp-shuffle rewrite as a property: on randomly written shared-memory
-//! tree reductions, sequential, interleaved, or finished by the first
+//! tree reductions, sequential, interleaved (also through a strided
+//! index), or finished by the first
 //! warp's steps unrolled by hand without barriers (element types from `char` to `double`; sums written
 //! three ways, minima and maxima with either operand first; strides of
 //! `int`, `unsigned`, `short`, `char`, `size_t`, `auto` and a typedef, started at half
@@ -82,7 +83,8 @@ struct Case {
     /// 0: sequential (`tid < s`); 1 and 2: interleaved (`tid % (2 * s)`,
     /// `tid & (2 * s - 1)`); 3 and 4: sequential to 32, then the first
     /// warp's six steps unrolled by hand without barriers (through a
-    /// `volatile` pointer, or on the buffer).
+    /// `volatile` pointer, or on the buffer); 5: interleaved through a
+    /// strided index (`index = 2 * s * tid`).
     style: usize,
 }
 
@@ -97,9 +99,10 @@ fn kernel(c: &Case) -> (String, bool) {
         _ => combine,
     };
     let tid = if c.tid_local { "tid" } else { "threadIdx.x" };
+    let element = if c.style == 5 { "index" } else { tid };
     let update = combine
-        .replace('A', &format!("buf[{tid}]"))
-        .replace('P', &format!("buf[{tid} + s]"));
+        .replace('A', &format!("buf[{element}]"))
+        .replace('P', &format!("buf[{element} + s]"));
     let (counter, holds) = COUNTERS[c.counter];
     let (start_text, start) = match c.start {
         0 => ("blockDim.x / 2".to_string(), c.block / 2),
@@ -115,6 +118,10 @@ fn kernel(c: &Case) -> (String, bool) {
         3 | 4 => (
             format!("for ({counter} s = {start_text}; s > 32; s >>= 1)"),
             format!("{tid} < s"),
+        ),
+        5 => (
+            format!("for ({counter} s = 1; s < blockDim.x; s *= 2)"),
+            "index < blockDim.x".to_string(),
         ),
         1 => (
             format!("for ({counter} s = 1; s < blockDim.x; s *= 2)"),
@@ -151,7 +158,11 @@ fn kernel(c: &Case) -> (String, bool) {
     // Made sequential, an interleaved tree reduces in another order: only
     // integers keep their result (the test runs without
     // `--allow-reassociation`), and only a power-of-two block halves.
-    let interleaved_ok = !(1..=2).contains(&c.style) || (integer && c.block.is_power_of_two());
+    let interleaved_ok = ![1, 2, 5].contains(&c.style) || (integer && c.block.is_power_of_two());
+    let index = match c.style {
+        5 => format!("int index = 2 * s * {tid};\n        "),
+        _ => String::new(),
+    };
     let applies = interleaved_ok
         && c.block.is_multiple_of(32)
         && start >= 32
@@ -169,7 +180,7 @@ __global__ void tree(const T *in, T *out, int n) {{
     buf[tid] = i < n ? in[i] : T({zero});
     __syncthreads();
     {header} {{
-        if ({guard}) {update}
+        {index}if ({guard}) {update}
         __syncthreads();
     }}
     {unrolled}{after}
@@ -195,12 +206,13 @@ fn shuffled_reductions_compute_what_the_trees_did() {
         0..AFTER.len(),
         any::<bool>(),
         prop::sample::select(vec![32u64, 33, 64, 96, 128, 256, 512, 1024]),
-        0usize..5,
+        0usize..6,
     );
     let rewritten = AtomicUsize::new(0);
     let expected = AtomicUsize::new(0);
     let skipped = AtomicUsize::new(0);
     let unrolled = AtomicUsize::new(0);
+    let strided = AtomicUsize::new(0);
     let mut runner = TestRunner::new(Config {
         cases,
         ..Config::default()
@@ -235,9 +247,11 @@ fn shuffled_reductions_compute_what_the_trees_did() {
                         p.skipped
                     );
                     rewritten.fetch_add(1, Ordering::Relaxed);
-                    if style >= 3 {
-                        unrolled.fetch_add(1, Ordering::Relaxed);
-                    }
+                    match style {
+                        3 | 4 => unrolled.fetch_add(1, Ordering::Relaxed),
+                        5 => strided.fetch_add(1, Ordering::Relaxed),
+                        _ => 0,
+                    };
                 } else {
                     prop_assert!(
                         p.candidates.is_empty(),
@@ -251,7 +265,8 @@ fn shuffled_reductions_compute_what_the_trees_did() {
         .unwrap();
     let (rewritten, expected) = (rewritten.into_inner(), expected.into_inner());
     let (skipped, unrolled) = (skipped.into_inner(), unrolled.into_inner());
-    println!("{cases} random trees: {rewritten} rewritten ({unrolled} with a hand-unrolled last warp), as {expected} should be; {skipped} originals that do not run cleanly skipped");
+    let strided = strided.into_inner();
+    println!("{cases} random trees: {rewritten} rewritten ({unrolled} with a hand-unrolled last warp, {strided} through a strided index), as {expected} should be; {skipped} originals that do not run cleanly skipped");
     assert!(
         unrolled >= cases as usize / 40,
         "only {unrolled} hand-unrolled trees rewritten in {cases}"

@@ -750,3 +750,57 @@ fn an_unrolled_tail_whose_partial_sums_are_read_later_stays() {
         "the tree reduction of `sdata` at line 15 keeps its shared-memory steps: after the loop, `sdata` is used at other indices than 0 before each thread writes its own element again",
     );
 }
+
+/// The interleaved tree through a strided index (the second kernel of the
+/// classic slides): the threads are compacted, the banks conflict.
+const STRIDED: &str = r#"__global__ void reduce1(const int *in, int *out, int n) {
+__shared__ int sdata[128];
+unsigned int tid = threadIdx.x;
+unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < n) ? in[i] : 0;
+__syncthreads();
+for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+    unsigned int index = 2 * s * tid;
+    if (index < blockDim.x) {
+        sdata[index] += sdata[index + s];
+    }
+    __syncthreads();
+}
+if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+"#;
+
+#[test]
+fn a_strided_index_tree_of_integers_becomes_sequential_with_shuffles() {
+    let found = rewrites(&WarpShuffle, STRIDED, [128, 1, 1]);
+    let (desc, text) = found
+        .iter()
+        .find(|(d, _)| d.starts_with("the interleaved tree"))
+        .expect("the tail candidate");
+    assert!(
+        desc.contains("the element index `2·s·tid` makes the lanes of a warp hit the same shared-memory banks"),
+        "{desc}"
+    );
+    let sequential = "for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
+    if (tid < s) {
+        sdata[tid] += sdata[tid + s];
+    }
+    __syncthreads();
+}
+if (tid < 32) {
+    int warp_sum = sdata[tid] + sdata[tid + 32];";
+    assert!(text.contains(sequential), "{text}");
+    assert!(!text.contains("index"), "{text}");
+}
+
+#[test]
+fn a_strided_index_float_tree_changes_order_only_when_allowed() {
+    let src = STRIDED
+        .replace("const int *in, int *out", "const float *in, float *out")
+        .replace("__shared__ int", "__shared__ float");
+    let p = try_propose_with(&WarpShuffle, &src, [128, 1, 1], false).unwrap();
+    assert!(p.candidates.is_empty());
+    assert!(p.skipped[0].reason.ends_with("made sequential, its floating-point steps would combine in another order (allowed by --allow-reassociation)"), "{:?}", p.skipped);
+    let p = try_propose_with(&WarpShuffle, &src, [128, 1, 1], true).unwrap();
+    assert!(!p.candidates.is_empty());
+}

@@ -3,8 +3,10 @@
 //! where `⊕` is a sum or a minimum or maximum ([`Combine`]), or its
 //! interleaved form, which students write first
 //! (`for (T s = 1; s < blockDim.x; s *= 2) { if (tid % (2 * s) == 0) a[tid] ⊕= a[tid + s]; __syncthreads(); }`):
-//! that one is recognized as the sequential tree that reduces the same
-//! elements in another order ([`Tree::interleaved`]).
+//! that one, and its strided-index form (`index = 2 * s * tid; if (index <
+//! blockDim.x) a[index] ⊕= a[index + s];`), are recognized as the
+//! sequential tree that reduces the same elements in another order
+//! ([`Tree::interleaved`]).
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp, VarDecl};
 use copper::source::Span;
@@ -32,14 +34,24 @@ pub(super) struct Tree {
     pub array: String,
     /// How two partial results are combined.
     pub combine: Combine,
-    /// For a loop written interleaved (`tid % (2 * s) == 0`, the stride
-    /// doubling up to `bound`): `bound` (`blockDim.x`, `BLOCK`). It
+    /// For a loop written interleaved (`tid % (2 * s) == 0`, or the
+    /// strided index `2 * s * tid`, the stride doubling up to a bound): it
     /// combines the same elements in another order.
-    pub interleaved: Option<Expr>,
+    pub interleaved: Option<Interleaved>,
     /// For a loop that stops at 32 (`s > 32`), finished by the
     /// hand-unrolled warp-synchronous steps of the next statement: how
     /// those are written.
     pub unrolled: Option<Written>,
+}
+
+/// How an interleaved tree is written.
+pub(super) struct Interleaved {
+    /// The bound the stride doubles up to (`blockDim.x`, `BLOCK`).
+    pub bound: Expr,
+    /// Whether the threads are compacted through a strided index
+    /// (`index = 2 * s * tid`, the element `a[index]`) rather than every
+    /// `2·s`-th thread working (`tid % (2 * s) == 0`).
+    pub strided_index: bool,
 }
 
 /// How a hand-unrolled warp-synchronous tail is written, for the report:
@@ -131,7 +143,9 @@ pub(super) fn literal(e: &Expr) -> Option<u64> {
 
 /// Recognizes a tree reduction loop, sequential or interleaved.
 pub(super) fn tree_loop(f: &Function, s: &Stmt) -> Option<Tree> {
-    sequential(f, s, 0).or_else(|| interleaved(f, s))
+    sequential(f, s, 0)
+        .or_else(|| interleaved(f, s))
+        .or_else(|| strided(f, s))
 }
 
 /// Recognizes a sequential tree loop that stops above the first warp
@@ -140,9 +154,11 @@ pub(super) fn loop_to_warp(f: &Function, s: &Stmt) -> Option<Tree> {
     sequential(f, s, 32)
 }
 
-/// The parts of `for (T s = init; cond; step) { if (guard) update; __syncthreads(); }`.
+/// The parts of `for (T s = init; cond; step) { [T index = …;] if (guard) update; __syncthreads(); }`.
 struct Parts<'a> {
     decl: &'a VarDecl,
+    /// The index declared first in the body, when there is one.
+    index: Option<VarDecl>,
     start: &'a Expr,
     cond: &'a Expr,
     step: &'a Expr,
@@ -172,8 +188,13 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
         return None;
     };
     let stmts = ast_util::branch_stmts(body);
-    let [guard, barrier] = stmts.as_slice() else {
-        return None;
+    let (index, guard, barrier) = match stmts.as_slice() {
+        [guard, barrier] => (None, guard, barrier),
+        [first, guard, barrier] => match &first.kind {
+            StmtKind::Decl(ds) if ds.len() == 1 => (Some(ds[0].clone()), guard, barrier),
+            _ => return None,
+        },
+        _ => return None,
     };
     if !ast_util::is_sync(barrier) {
         return None;
@@ -195,6 +216,7 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
     };
     Some(Parts {
         decl,
+        index,
         start,
         cond,
         step,
@@ -207,7 +229,7 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
 /// Recognizes `for (T s = start; s > stop; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
 /// (for `stop` 0 also `s != 0`, `s >= 1`).
 fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
-    let p = parts(s)?;
+    let p = parts(s).filter(|p| p.index.is_none())?;
     let StmtKind::For {
         init: Some(init), ..
     } = &s.kind
@@ -254,14 +276,9 @@ fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
 /// (also `s <<= 1`, `(tid & (2 * s - 1)) == 0`), as the sequential tree
 /// from `bound / 2` down.
 fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
-    let p = parts(s)?;
+    let p = parts(s).filter(|p| p.index.is_none())?;
     let var = p.decl.name.as_str();
-    let ExprKind::Binary(BinOp::Lt, l, bound) = &p.cond.kind else {
-        return None;
-    };
-    if literal(p.start) != Some(1) || name_of(l) != Some(var) || !doubles(p.step, var) {
-        return None;
-    }
+    let bound = doubling_bound(&p)?;
     let ExprKind::Binary(BinOp::Eq, test, zero) = &p.guard.kind else {
         return None;
     };
@@ -285,20 +302,103 @@ fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
         return None;
     }
     let (array, combine) = accumulation(&p.update, tid, &ident(var))?;
-    // The sequential loop: `for (T s = bound / 2; s > 0; s >>= 1)
-    // { if (tid < s) update; __syncthreads(); }`.
-    let start = bin(BinOp::Div, bound.as_ref().clone(), int(2));
+    let interleaved = Interleaved {
+        bound: bound.clone(),
+        strided_index: false,
+    };
+    Some(as_sequential(
+        &p,
+        tid,
+        p.update.clone(),
+        array,
+        combine,
+        interleaved,
+    ))
+}
+
+/// Recognizes the strided-index form of the interleaved tree:
+/// `for (T s = 1; s < bound; s *= 2) { U index = 2 * s * tid; if (index < bound) a[index] ⊕= a[index + s]; __syncthreads(); }`
+/// (the factors in any order), which combines the same pairs.
+fn strided(f: &Function, s: &Stmt) -> Option<Tree> {
+    let p = parts(s)?;
+    let index = p.index.as_ref()?;
+    let var = p.decl.name.as_str();
+    let bound = doubling_bound(&p)?;
+    let Some(Init::Expr(init)) = &index.init else {
+        return None;
+    };
+    let mut factors = Vec::new();
+    product_factors(init, &mut factors);
+    if factors.len() != 3 {
+        return None;
+    }
+    let tid = factors.remove(factors.iter().position(|x| is_thread_x(f, x))?);
+    let two_and_s = |x: &Expr, y: &Expr| literal(x) == Some(2) && name_of(y) == Some(var);
+    if !(two_and_s(factors[0], factors[1]) || two_and_s(factors[1], factors[0])) {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Lt, ix, limit) = &p.guard.kind else {
+        return None;
+    };
+    if name_of(ix) != Some(index.name.as_str()) || !ast_util::equiv_expr(limit, &bound) {
+        return None;
+    }
+    let (array, combine) = accumulation(&p.update, &ident(&index.name), &ident(var))?;
+    // The same update, on the thread's own element.
+    let mut update = p.update.clone();
+    ast_util::replace_expr(&mut update, &ident(&index.name), tid);
+    let interleaved = Interleaved {
+        bound,
+        strided_index: true,
+    };
+    Some(as_sequential(&p, tid, update, array, combine, interleaved))
+}
+
+/// The bound of a loop `for (T s = 1; s < bound; s *= 2)`.
+fn doubling_bound(p: &Parts) -> Option<Expr> {
+    let var = p.decl.name.as_str();
+    let ExprKind::Binary(BinOp::Lt, l, bound) = &p.cond.kind else {
+        return None;
+    };
+    (literal(p.start) == Some(1) && name_of(l) == Some(var) && doubles(p.step, var))
+        .then(|| bound.as_ref().clone())
+}
+
+/// The factors of a product `x * y * …` (casts kept).
+fn product_factors<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Mul, l, r) => {
+            product_factors(l, out);
+            product_factors(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// The sequential tree an interleaved loop `p` is equivalent to, for
+/// `update` on the thread's own element: `for (T s = bound / 2; s > 0;
+/// s >>= 1) { if (tid < s) update; __syncthreads(); }`.
+fn as_sequential(
+    p: &Parts,
+    tid: &Expr,
+    update: Expr,
+    array: String,
+    combine: Combine,
+    interleaved: Interleaved,
+) -> Tree {
+    let var = p.decl.name.as_str();
+    let start = bin(BinOp::Div, interleaved.bound.clone(), int(2));
     let mut decl = p.decl.clone();
     decl.init = Some(Init::Expr(start.clone()));
     decl.meta = ast_util::meta();
-    let update = stmt(StmtKind::Expr(p.update.clone()));
+    let update = stmt(StmtKind::Expr(update));
     let guard = ast_util::if_else(
-        bin(BinOp::Lt, tid.as_ref().clone(), ident(var)),
+        bin(BinOp::Lt, tid.clone(), ident(var)),
         vec![update],
         Vec::new(),
     );
     let body = ast_util::block(vec![guard, ast_util::sync()]);
-    Some(Tree {
+    Tree {
         init: stmt(StmtKind::Decl(vec![decl])),
         step: expr(ExprKind::Assign(
             Some(BinOp::Shr),
@@ -309,12 +409,12 @@ fn interleaved(f: &Function, s: &Stmt) -> Option<Tree> {
         var: var.to_string(),
         var_span: p.decl.meta.span,
         start,
-        tid: tid.as_ref().clone(),
+        tid: tid.clone(),
         array,
         combine,
-        interleaved: Some(bound.as_ref().clone()),
+        interleaved: Some(interleaved),
         unrolled: None,
-    })
+    }
 }
 
 /// Whether `step` doubles `var`: `var *= 2`, `var <<= 1`, `var = var * 2`,
