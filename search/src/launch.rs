@@ -303,6 +303,9 @@ pub struct TestPlan {
     pub block: Option<[u64; 3]>,
     /// Where the launch came from, and every assumption made.
     pub assumptions: Vec<String>,
+    /// Whether the parameter file's launch was scaled down for testing
+    /// ([`copper::sim::scale`]).
+    pub scaled: bool,
 }
 
 /// Plans the test launches of `kernel` (lowered): the parameter file's
@@ -328,6 +331,7 @@ pub fn test_plan(
             spec: Some(scaled.spec),
             block: shape.block,
             assumptions: vec![assumption],
+            scaled: !scaled.changes.is_empty(),
         };
     }
     let mut assumptions = Vec::new();
@@ -349,6 +353,7 @@ pub fn test_plan(
                         spec: Some(spec),
                         block: shape.block,
                         assumptions: a,
+                        scaled: false,
                     };
                 }
                 Err(why) => assumptions.push(format!(
@@ -382,6 +387,7 @@ pub fn test_plan(
         spec: None,
         block: Some(block),
         assumptions,
+        scaled: false,
     }
 }
 

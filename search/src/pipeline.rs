@@ -183,8 +183,9 @@ pub struct KernelResult {
     pub not_rewritten: Option<String>,
     /// Where the test launches came from, and what copper assumed.
     pub assumptions: Vec<String>,
-    /// Whether the test launches were built without a parameter file (so
-    /// the assumptions are worth printing).
+    /// Whether the test launches were built without a parameter file, or
+    /// scaled down from its launch (so the assumptions are worth
+    /// printing).
     pub assumed: bool,
     /// With `--nvcc`: whether the file as written compiles (when it does
     /// not, no candidate could be compiled, so none was chosen).
@@ -467,7 +468,7 @@ pub fn optimize_target(
         checked_on: checker.map(|c| c.launches()),
         not_rewritten: refusal,
         assumptions: plan.assumptions,
-        assumed: spec.is_none(),
+        assumed: spec.is_none() || plan.scaled,
         compiled,
         stopped,
         read_only,

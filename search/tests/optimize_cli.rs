@@ -727,3 +727,28 @@ fn edits_of_two_transforms_on_the_same_code_compose() {
     assert!(applied.status.success(), "{}", text(&applied));
     assert_eq!(read(&path), written);
 }
+
+#[test]
+fn a_gpu_sized_parameter_file_is_checked_on_a_launch_scaled_down_and_says_so() {
+    // A 4096×4096 image, its lengths written as numbers: the checks run
+    // at 128×128 (lengths following `width * height`) and the output
+    // names every change.
+    let gpu = std::fs::read_to_string(common::root().join("bench/gpu/brighten_rows.toml"))
+        .unwrap()
+        .replace("len = \"width * height\"", "len = 16777216");
+    let dir = workspace("gpu", &["brighten_rows.cu"]);
+    let params = dir.join("gpu.toml");
+    std::fs::write(&params, gpu).unwrap();
+    let o = copper_in(
+        &dir,
+        &["optimize", "brighten_rows.cu", "--params", "gpu.toml"],
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("kernel brighten: improved"), "{out}");
+    assert!(
+        out.contains("test launches: tested on the parameter file's launch scaled down (grid 256×256 → 8×8, `height` 4096 → 128, `width` 4096 → 128, `img` 16777216 → 16384 elements, `out` 16777216 → 16384 elements)"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,11 @@
 //! that count elements across the grid (at least as many as the blocks
 //! taken away span) divided with it, so that the launch still covers its
 //! data the way the file's does. Array lengths written as expressions
-//! follow the arguments; lengths written as numbers stay.
+//! follow the arguments; a length written as a number follows them when
+//! it is a small multiple of a product of them (`16777216` for a
+//! 4096×4096 image), and stays otherwise.
+
+use std::collections::BTreeMap;
 
 use crate::cuda::launch::{TEST_BYTES, TEST_THREADS};
 use crate::ir::{Kernel, Param};
@@ -76,10 +80,60 @@ pub fn for_testing(kernel: &Kernel, spec: &LaunchSpec) -> Scaled {
             Err(_) => return as_written,
         }
     }
+    for (name, a) in scaled.arrays.iter_mut() {
+        if a.len_expr.is_some() {
+            continue;
+        }
+        if let Some(len) = literal_length(a.len, &spec.args, &scaled.args) {
+            changes.push(format!("`{name}` {} → {len} elements", a.len));
+            a.len = len;
+        }
+    }
     Scaled {
         spec: scaled,
         changes,
     }
+}
+
+/// The length an array written with the number `len` gets when `len`
+/// is a small multiple `c·x·y…` (c ≤ 16) of one, two or three integer
+/// arguments, some of which were scaled (`was` → `now`): `c` times their
+/// new product (`w * h` of a 4096×4096 image, written 16777216). The
+/// multiple whose arguments' product is largest wins; `None` when no
+/// scaled argument divides it so.
+fn literal_length(
+    len: u64,
+    was: &BTreeMap<String, f64>,
+    now: &BTreeMap<String, f64>,
+) -> Option<u64> {
+    let ints: Vec<(u64, u64)> = was
+        .iter()
+        .filter(|(_, v)| v.fract() == 0.0 && **v >= 1.0)
+        .map(|(k, v)| (*v as u64, now.get(k).map_or(*v, |n| *n) as u64))
+        .collect();
+    let mut best: Option<(u64, u64)> = None;
+    let mut consider = |picked: &[(u64, u64)]| {
+        let old = picked
+            .iter()
+            .try_fold(1u64, |p, (o, _)| p.checked_mul(*o))?;
+        let new: u64 = picked.iter().map(|(_, n)| n).product();
+        let scaled = picked.iter().any(|(o, n)| o != n);
+        let c = len / old;
+        if scaled && len.is_multiple_of(old) && c <= 16 && best.is_none_or(|(p, _)| old > p) {
+            best = Some((old, c * new));
+        }
+        Some(())
+    };
+    for i in 0..ints.len() {
+        consider(&ints[i..=i]);
+        for j in i + 1..ints.len() {
+            consider(&[ints[i], ints[j]]);
+            for k in j + 1..ints.len() {
+                consider(&[ints[i], ints[j], ints[k]]);
+            }
+        }
+    }
+    best.map(|(_, len)| len)
 }
 
 /// The bytes of the launch's largest array (elements of unknown size
@@ -156,6 +210,32 @@ mod tests {
         assert_eq!(
             s.changes,
             vec!["grid 256×256 → 8×8", "`h` 4096 → 128", "`w` 4096 → 128"]
+        );
+    }
+
+    #[test]
+    fn a_length_written_as_a_number_follows_the_arguments_it_multiplies() {
+        // 4096 * 4096 written out; a lookup table of 100 entries is no
+        // multiple of a scaled argument and stays.
+        let s = scaled(
+            "__global__ void k(const float *in, float *out, const float *lut, int w, int h, int k) {
+                int r = blockIdx.x * blockDim.x + threadIdx.x;
+                int c = blockIdx.y * blockDim.y + threadIdx.y;
+                if (r < h && c < w) out[r * w + c] = in[r * w + c] * lut[k];
+            }",
+            "[kernel.k]\ngrid=[256,256]\nblock=[16,16]\n[kernel.k.args]\nw=4096\nh=4096\nk=3\n\
+             [kernel.k.arrays.in]\nlen=16777216\n[kernel.k.arrays.out]\nlen=33554432\n\
+             [kernel.k.arrays.lut]\nlen=100\n",
+            "k",
+        );
+        assert_eq!(s.spec.arrays["in"].len, 128 * 128);
+        assert_eq!(s.spec.arrays["out"].len, 2 * 128 * 128, "twice w * h");
+        assert_eq!(s.spec.arrays["lut"].len, 100);
+        assert!(
+            s.changes
+                .contains(&"`in` 16777216 → 16384 elements".to_string()),
+            "{:?}",
+            s.changes
         );
     }
 
