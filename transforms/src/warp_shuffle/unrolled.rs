@@ -14,7 +14,7 @@
 //! element before the partner wrote it). Shuffles compute the same
 //! values in lane 0 in the same order, without shared memory.
 
-use copper::cuda::ast::{ExprKind, FnKind, Function, Init, Stmt, StmtKind};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, FnKind, Function, Init, Stmt, StmtKind};
 use copper::cuda::parse::ParsedFile;
 
 use crate::ast_util::{self, ident, int};
@@ -38,7 +38,7 @@ pub(super) fn tail_of(file: &ParsedFile, f: &Function, s: &Stmt, tree: &Tree) ->
     else {
         return None;
     };
-    let ExprKind::Binary(copper::cuda::ast::BinOp::Lt, tid, n) = &cond.kind else {
+    let ExprKind::Binary(BinOp::Lt, tid, n) = &cond.kind else {
         return None;
     };
     if literal(n) != Some(32) || !(ast_util::equiv_expr(tid, &tree.tid) || is_thread_x(f, tid)) {
@@ -58,13 +58,7 @@ pub(super) fn tail_of(file: &ParsedFile, f: &Function, s: &Stmt, tree: &Tree) ->
 /// Whether `name(args)` calls a `__device__` function of `file` whose
 /// body is the six steps over the parameters the array and the thread
 /// index are passed as.
-fn device_steps(
-    file: &ParsedFile,
-    f: &Function,
-    name: &str,
-    args: &[copper::cuda::ast::Expr],
-    tree: &Tree,
-) -> bool {
+fn device_steps(file: &ParsedFile, f: &Function, name: &str, args: &[Expr], tree: &Tree) -> bool {
     let Some(g) = file.functions.iter().find_map(|p| match &p.result {
         Ok(g) if p.item.name == name && g.kind == FnKind::Device => Some(g),
         _ => None,
@@ -94,7 +88,7 @@ fn device_steps(
 /// Whether `stmts` are the six steps `a[tid] ⊕= a[tid + k]` (k = 32 … 1,
 /// combining as `tree` does) on `array`, or on a pointer to it declared
 /// first (`volatile int *v = array;`).
-fn steps(stmts: &[Stmt], array: &str, tid: &copper::cuda::ast::Expr, tree: &Tree) -> bool {
+fn steps(stmts: &[Stmt], array: &str, tid: &Expr, tree: &Tree) -> bool {
     let (target, rest) = match stmts.split_first() {
         Some((first, rest)) => match alias_of(first, array) {
             Some(alias) => (alias, rest),
