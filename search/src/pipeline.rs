@@ -15,13 +15,14 @@ use copper::cost::Metric;
 use copper::cuda::ast::Function;
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::relaunch;
+use copper::cuda::rewrite;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::Run;
 use copper::source::Span;
 use copper_transforms::check::{materialize, Checker, Terms};
 use copper_transforms::read_only::{self, Suggestion};
-use copper_transforms::{Candidate, Context, Skip, Transform};
+use copper_transforms::{block_guard, Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::KnownShape;
@@ -93,6 +94,11 @@ pub struct Lineage {
     /// For a version equivalent to the original only on launches of at
     /// least this many threads (the split exchange: [`Candidate::covers`]).
     pub covers: Option<String>,
+    /// Whether a rewrite wrote it for the analyzed block only
+    /// ([`Candidate::fixes_block_size`]).
+    pub block_specific: bool,
+    /// What its rewrites assume of the callers ([`Candidate::assumes`]).
+    pub assumes: Vec<String>,
 }
 
 impl Lineage {
@@ -207,6 +213,10 @@ pub struct KernelResult {
     /// template's analysis for each of the template's other
     /// instantiations, checked for each.
     pub instances: Vec<Arc<Analyzed>>,
+    /// What the best version assumes of its callers that the original
+    /// did not (the block it is written for), one sentence each; each is
+    /// also a `// copper:` comment at the top of its body.
+    pub preconditions: Vec<String>,
     /// For an instantiation of a template searched through another one
     /// (its lead), which improved: the template's rewrite, which changes
     /// this instantiation too. Its analysis is then [`KernelResult::best`].
@@ -368,6 +378,7 @@ pub fn optimize_target(
     };
     let env = Env {
         spec,
+        shape,
         host,
         original_compiles,
         block_size_independent: matches!(
@@ -448,6 +459,15 @@ pub fn optimize_target(
         remaining.remove(s);
         steps.extend(round);
     }
+    let (incumbent, preconditions) =
+        match preconditions(&original, incumbent, &mut applied, &others_best, &env) {
+            Ok(x) => x,
+            Err(why) => {
+                applied.clear();
+                stopped = Some(why);
+                (original.clone(), Vec::new())
+            }
+        };
     let internal_errors = env
         .internal_errors
         .lock()
@@ -476,7 +496,128 @@ pub fn optimize_target(
         seconds: start.elapsed().as_secs_f64(),
         instances: if applied_any { others_best } else { Vec::new() },
         through: None,
+        preconditions,
     })
+}
+
+/// The best version `best` as it is offered, and what it assumes of its
+/// callers, each also a `// copper:` comment at the top of its body: the
+/// promises its rewrites made ([`Lineage::assumes`]), and the block it is
+/// written for. A version written for a block copper only assumed runs
+/// under a test of that block, with the original's code for any other
+/// ([`block_guard`]), a step added to `applied`. `Err` says why a version
+/// written for an assumed block cannot be guarded (it is then not
+/// offered).
+fn preconditions(
+    original: &Arc<Analyzed>,
+    best: Arc<Analyzed>,
+    applied: &mut Vec<Applied>,
+    others: &[Arc<Analyzed>],
+    env: &Env,
+) -> Result<(Arc<Analyzed>, Vec<String>), String> {
+    let mut said = best.lineage.assumes.clone();
+    let block = env.config.block.filter(|_| best.lineage.block_specific);
+    let version = match block {
+        Some(b) if env.shape.assumed => guarded(original, &best, b, others, env)?,
+        _ => best,
+    };
+    let name = &version.function.name;
+    match block {
+        Some(b) if env.shape.assumed => {
+            applied.push(Applied {
+                transform: "block guard",
+                description: block_guard::describe(b),
+                why: "the test costs a constant per warp, and it keeps every launch with another block on the original code".into(),
+            });
+            said.push(format!(
+                "the fast path is written for blocks of {}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code",
+                crate::launch::dims(b)
+            ));
+        }
+        Some(_) if !others.is_empty() => said.push(
+            "written for the block each instantiation of the template is launched with in the file, and checked for each; launch each with its block only".into(),
+        ),
+        Some(b) => said.push(format!(
+            "written for blocks of {} ({}); launch `{name}` with that block only",
+            crate::launch::dims(b),
+            env.shape.source
+        )),
+        None => {}
+    }
+    if said.is_empty() {
+        return Ok((version, said));
+    }
+    Ok((commented(&version, &said, env)?, said))
+}
+
+/// `best`, written for the `block` copper assumed, under a test of that
+/// block with the original's code for any other: checked, analyzed, and
+/// still better than the original; or why it cannot be offered.
+fn guarded(
+    original: &Arc<Analyzed>,
+    best: &Arc<Analyzed>,
+    block: [u64; 3],
+    others: &[Arc<Analyzed>],
+    env: &Env,
+) -> Result<Arc<Analyzed>, String> {
+    let refused = |why: String| {
+        format!(
+            "the rewrite written for the assumed block {} is not offered: {why}",
+            crate::launch::dims(block)
+        )
+    };
+    if !others.is_empty() || best.lineage.relaunch.is_some() {
+        return Err(refused(
+            "copper guards a rewrite for other blocks only in a kernel that is no template and keeps its launch".into(),
+        ));
+    }
+    let function = block_guard::guarded(&original.function, &best.function, block);
+    let checker = env.checker.as_ref().map_err(|e| refused(e.to_string()))?;
+    let (file, kernel) =
+        materialize(&original.file, &function).map_err(|e| refused(e.to_string()))?;
+    checker
+        .check_kernel(&kernel, best.lineage.terms())
+        .map_err(|e| refused(format!("its guarded form fails its check: {e}")))?;
+    let name = &best.function.name;
+    let version = env
+        .cache
+        .analyze(
+            file,
+            name,
+            Some(kernel),
+            env.config,
+            &env.settings.metrics,
+            best.lineage.clone(),
+        )
+        .map_err(|e| refused(e.to_string()))?;
+    let m = env.settings.rank_metric;
+    let (new, old) = (&version.bounds[m].work, &original.bounds[m].work);
+    if let Comparison::NotBetter(why) = compare(&env.settings.ranking, new, old) {
+        return Err(refused(format!(
+            "with the test of the block that keeps other blocks on the original code, {why}"
+        )));
+    }
+    Ok(version)
+}
+
+/// `version` with `said` as `// copper:` comments at the top of its body,
+/// analyzed again (its lines moved).
+fn commented(version: &Arc<Analyzed>, said: &[String], env: &Env) -> Result<Arc<Analyzed>, String> {
+    let name = &version.function.name;
+    let Some(text) = rewrite::comment_body(&version.file, name, said) else {
+        return Ok(version.clone());
+    };
+    let file = copper::cuda::parse::parse_source(version.file.source.with_text(text));
+    env.cache
+        .analyze(
+            file,
+            name,
+            None,
+            &launched(env.config, version.lineage.relaunch.is_some()),
+            &env.settings.metrics,
+            version.lineage.clone(),
+        )
+        .map_err(|e| e.to_string())
 }
 
 /// The read-only data path suggestion for the best version (the launches
@@ -510,6 +651,8 @@ fn suggest_read_only(
 struct Env<'a> {
     /// The parameter file's launch, when there is one.
     spec: Option<&'a LaunchSpec>,
+    /// The kernel's launch shape, and where it came from.
+    shape: &'a KnownShape,
     /// The whole file, with the host code that launches the kernel.
     host: &'a ParsedFile,
     /// Whether the original kernel's results are independent of the block
@@ -574,10 +717,18 @@ fn step(
                 description.push_str(&format!("; {}", x.note));
                 x.analyses
             });
-            if c.fixes_block_size && env.block_size_independent {
+            if c.fixes_block_size {
                 if let Some(b) = launched(env.config, swapped).block {
+                    let source = match env.shape.assumed {
+                        true => "the block copper assumed",
+                        false => env.shape.source.as_str(),
+                    };
+                    let independent = match env.block_size_independent {
+                        true => "; the original's results did not depend on the block size",
+                        false => "",
+                    };
                     description.push_str(&format!(
-                        " (written for blocks of {}; the original's results did not depend on the block size)",
+                        " (written for blocks of {}, {source}{independent})",
                         crate::launch::dims(b)
                     ));
                 }
@@ -626,6 +777,11 @@ fn evaluate(
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
         reassociated: incumbent.lineage.reassociated || candidate.reassociates,
         covers: (incumbent.lineage.covers.clone()).or_else(|| candidate.covers.clone()),
+        block_specific: incumbent.lineage.block_specific || candidate.fixes_block_size,
+        assumes: (incumbent.lineage.assumes.iter())
+            .chain(&candidate.assumes)
+            .cloned()
+            .collect(),
     };
     let version_config = launched(env.config, lineage.relaunch.is_some());
     let config = &Config {

@@ -537,11 +537,18 @@ impl<'k> Analysis<'k> {
                 self.binary(*op, a, b, l.ty)
             }
             ExprKind::And(l, r) | ExprKind::Or(l, r) => {
+                let and = matches!(e.kind, ExprKind::And(..));
                 let (a, b) = (self.expr(l, st), self.expr(r, st));
-                if a.is_uniform() && b.is_uniform() {
-                    Dep::UNIFORM
-                } else {
-                    Dep::Varying
+                // An operand that decides the result alone (`0 && x`,
+                // `x || 1`) makes it a constant, as do two constants: a
+                // guard on the launch shape (`blockDim.x == 256 &&
+                // blockDim.y == 1`) takes one branch on a known block.
+                match (a.constant(), b.constant()) {
+                    (Some(0), _) | (_, Some(0)) if and => Dep::constant_value(0),
+                    (Some(x), _) | (_, Some(x)) if !and && x != 0 => Dep::constant_value(1),
+                    (Some(_), Some(y)) => Dep::constant_value((y != 0) as i64),
+                    _ if a.is_uniform() && b.is_uniform() => Dep::UNIFORM,
+                    _ => Dep::Varying,
                 }
             }
             ExprKind::Select(c, a, b) => {

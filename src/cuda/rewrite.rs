@@ -44,6 +44,33 @@ fn has_directive(text: &str, words: &[&str]) -> bool {
     })
 }
 
+/// The text of `file` with `lines` as `// copper: …` comments above the
+/// first statement of function `name`'s body, indented as it is, in the
+/// file's line endings: where a rewrite says what it assumes of its
+/// callers. `None` when the body has no statement at the start of a line
+/// of the file.
+pub fn comment_body(file: &ParsedFile, name: &str, lines: &[String]) -> Option<String> {
+    let first = file.function(name)?.body.first()?.meta.span;
+    let text = &file.source.text;
+    if first.is_synthetic() || first.start > text.len() {
+        return None;
+    }
+    let line_start = text.get(..first.start)?.rfind('\n').map_or(0, |i| i + 1);
+    let indent = text.get(line_start..first.start)?;
+    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+        return None;
+    }
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let comment: String = lines
+        .iter()
+        .map(|l| format!("{indent}// copper: {}{eol}", l.replace(['\r', '\n'], " ")))
+        .collect();
+    Some(splice(
+        text,
+        &[(Span::new(line_start, line_start), comment)],
+    ))
+}
+
 /// Replaces each span of `text` by its new text. Spans must not overlap.
 pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
     let mut sorted: Vec<&(Span, String)> = replacements.iter().collect();
@@ -155,5 +182,23 @@ mod tests {
             ],
         );
         assert_eq!(out, "aa b cc dddd ee");
+    }
+
+    /// The comment goes above the body's first statement, in its
+    /// indentation (tabs kept) and the file's line endings.
+    #[test]
+    fn a_comment_goes_above_the_first_statement() {
+        let src = "// head\r\n__global__ void k(int *a) {\r\n\t\ta[0] = 1;\r\n}\r\n";
+        let file = crate::cuda::parse::parse_source(crate::source::SourceFile::new("k.cu", src));
+        let out = comment_body(&file, "k", &["assumes blocks of 32×1×1".into()]).unwrap();
+        assert_eq!(
+            out,
+            "// head\r\n__global__ void k(int *a) {\r\n\t\t// copper: assumes blocks of 32×1×1\r\n\t\ta[0] = 1;\r\n}\r\n"
+        );
+        let empty = crate::cuda::parse::parse_source(crate::source::SourceFile::new(
+            "e.cu",
+            "__global__ void e() {}\n",
+        ));
+        assert_eq!(comment_body(&empty, "e", &["x".into()]), None);
     }
 }

@@ -30,7 +30,7 @@ use copper::source::Span;
 use crate::ast_util::{
     self, branch_stmts, complexity, equiv_expr, equiv_stmt, fresh, ident, if_else, Effects,
 };
-use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Branch distribution.
 pub struct BranchDistribution;
@@ -59,21 +59,13 @@ impl Transform for BranchDistribution {
                     continue;
                 }
                 seen.push(r.function.clone());
-                out.candidates.push(Candidate::new(
-                    self.name(),
-                    r.function,
-                    r.changes.join("; "),
-                ));
+                r.offer(self.name(), cx, &mut out);
             }
         }
         let loads = hoist_loads(cx);
-        out.skipped.extend(loads.skipped);
+        out.skipped.extend(loads.skipped.iter().cloned());
         if !loads.changes.is_empty() {
-            out.candidates.push(Candidate::new(
-                self.name(),
-                loads.function,
-                loads.changes.join("; "),
-            ));
+            loads.offer(self.name(), cx, &mut out);
         }
         out
     }
@@ -86,6 +78,44 @@ struct Pass {
     skipped: Vec<Skip>,
     /// The complexity of the largest movable common block seen.
     largest: u32,
+    /// (array a moved statement reads, array a branch writes): the pairs
+    /// that must not overlap.
+    across: Vec<(String, String)>,
+}
+
+impl Pass {
+    /// The pass's kernel as a candidate of `transform` in `out`, keeping
+    /// the promise that the arrays it reads earlier than the original do
+    /// not overlap those the branches write ([`overlap`]), or the reason
+    /// it cannot.
+    fn offer(self, transform: &'static str, cx: &Context, out: &mut Proposals) {
+        let mut c = Candidate::new(transform, self.function, self.changes.join("; "));
+        match overlap::needed(cx, &self.across) {
+            Ok(promise) => {
+                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
+                out.candidates.push(c);
+            }
+            Err(why) => out.skipped.push(Skip {
+                span: cx.function.meta.span,
+                reason: format!(
+                    "nothing moves out of a branch: {why}, and a branch writes one of them while the moved code reads the other"
+                ),
+            }),
+        }
+    }
+}
+
+/// The pairs (array `moved` reads, array `branches` write).
+fn crossing(moved: &[Stmt], branches: &[&[Stmt]]) -> Vec<(String, String)> {
+    let reads = Effects::of(moved).array_reads;
+    let writes: BTreeSet<String> = branches
+        .iter()
+        .flat_map(|b| Effects::of(b).array_writes)
+        .collect();
+    reads
+        .iter()
+        .flat_map(|r| writes.iter().map(move |w| (r.clone(), w.clone())))
+        .collect()
 }
 
 struct Distributor<'a, 'c> {
@@ -95,6 +125,7 @@ struct Distributor<'a, 'c> {
     changes: Vec<String>,
     skipped: Vec<Skip>,
     largest: u32,
+    across: Vec<(String, String)>,
 }
 
 impl<'a, 'c> Distributor<'a, 'c> {
@@ -106,6 +137,7 @@ impl<'a, 'c> Distributor<'a, 'c> {
             changes: Vec::new(),
             skipped: Vec::new(),
             largest: 0,
+            across: Vec::new(),
         }
     }
 
@@ -117,6 +149,7 @@ impl<'a, 'c> Distributor<'a, 'c> {
             changes: self.changes,
             skipped: self.skipped,
             largest: self.largest,
+            across: self.across,
         }
     }
 
@@ -178,6 +211,7 @@ impl<'a, 'c> Distributor<'a, 'c> {
             }
         };
         let x: Vec<Stmt> = t[m.i..m.i + m.len].to_vec();
+        self.across.extend(crossing(&x, &[&t, &e]));
         let first = x.iter().map(|s| s.meta.span).find(|s| !s.is_synthetic());
         let what = match (x.len(), first) {
             (1, Some(at)) => format!("the statement at line {}", self.cx.line(at)),
@@ -332,6 +366,7 @@ fn hoist_loads(cx: &Context) -> Pass {
         taken: ast_util::names_in(cx.function),
         changes: Vec::new(),
         skipped: Vec::new(),
+        across: Vec::new(),
     };
     let mut f = cx.function.clone();
     f.body = ast_util::rewrite_bottom_up(std::mem::take(&mut f.body), &mut |s| h.rewrite(s));
@@ -340,6 +375,7 @@ fn hoist_loads(cx: &Context) -> Pass {
         changes: h.changes,
         skipped: h.skipped,
         largest: 0,
+        across: h.across,
     }
 }
 
@@ -348,6 +384,7 @@ struct Hoister<'a, 'c> {
     taken: BTreeSet<String>,
     changes: Vec<String>,
     skipped: Vec<Skip>,
+    across: Vec<(String, String)>,
 }
 
 impl Hoister<'_, '_> {
@@ -400,6 +437,8 @@ impl Hoister<'_, '_> {
                 use_temp(first, load, &ident(&name));
             }
             names.push(format!("`{}`", copper::cuda::print::expression(load)));
+            let moved = ast_util::stmt(StmtKind::Expr(load.clone()));
+            self.across.extend(crossing(&[moved], &[&all]));
             decls.push(ast_util::decl(ty, &name, Some(load.clone())));
         }
         if !decls.is_empty() {
@@ -594,7 +633,7 @@ mod tests {
     }
 }
 "#,
-            r#"__global__ void odd_even(const float *a, float *b, int n) {
+            r#"__global__ void odd_even(const float *__restrict__ a, float *__restrict__ b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     float s = 0.0f;
     bool take_then = i % 2 == 0;
@@ -611,7 +650,7 @@ mod tests {
         );
         assert_eq!(
         desc,
-        "moved the statement at line 5 (complexity 3), common to both branches of the divergent `if` at line 4, out of it"
+        "moved the statement at line 5 (complexity 3), common to both branches of the divergent `if` at line 4, out of it; declares `a` and `b` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
     }
 

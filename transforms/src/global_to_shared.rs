@@ -38,7 +38,7 @@ use copper::cuda::ast::{
 use copper::poly::{Poly, Rational};
 
 use crate::ast_util::{self, bin, block, expr, fresh, ident, int, stmt, Effects};
-use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Most subsets of arrays tried.
 const MAX_SUBSETS: usize = 15;
@@ -106,10 +106,32 @@ impl Transform for GlobalToShared {
                     .collect::<Vec<_>>()
                     .join("; ");
             let function = rewrite(cx.function, &chosen, block);
-            out.candidates.push(Candidate {
+            let mut c = Candidate {
                 fixes_block_size: true,
                 ..Candidate::new(self.name(), function, description)
-            });
+            };
+            // Its copy reads early what the kernel writes through another
+            // pointer; a copy written back stores late what others read.
+            let effects = Effects::of(&cx.function.body);
+            let pairs: Vec<(String, String)> = chosen
+                .iter()
+                .flat_map(|p| {
+                    let late = effects.array_reads.iter().filter(|_| p.written);
+                    (effects.array_writes.iter().chain(late)).map(|o| (p.array.clone(), o.clone()))
+                })
+                .collect();
+            match overlap::needed(cx, &pairs) {
+                Ok(promise) => {
+                    promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
+                    out.candidates.push(c);
+                }
+                Err(why) => out.skipped.push(Skip {
+                    span: cx.function.meta.span,
+                    reason: format!(
+                        "no array moves into shared memory: {why}, and the kernel writes one of them while the copy reads the other"
+                    ),
+                }),
+            }
         }
         out
     }

@@ -15,16 +15,18 @@
 //!   the element whenever the loop runs at all; the hoisted load runs
 //!   under the loop's first test (`0 < h` for `for (int j = 0; j < h; …)`)
 //!   and so never reads an element the original would not;
-//! - `a` is a pointer parameter (distinct pointer parameters are assumed
-//!   not to alias) or a one-dimensional `__shared__` array, used only as
-//!   `a[index]`, and no local pointer could reach it.
+//! - `a` is a pointer parameter or a one-dimensional `__shared__` array,
+//!   used only as `a[index]`, and no local pointer could reach it; a
+//!   pointer parameter the loop does not write may still overlap one it
+//!   writes, so the rewrite keeps the promise of [`crate::overlap`]
+//!   (proved, or `__restrict__` in the code it writes).
 
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{BaseType, Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type};
 
 use crate::ast_util::{self, assign, decl, ident, int, stmt, Effects};
-use crate::{Candidate, Context, Proposals, Skip, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 
 /// Loop-invariant load hoisting.
 pub struct HoistLoads;
@@ -59,15 +61,29 @@ impl Transform for HoistLoads {
             taken: ast_util::names_in(f),
             changes: Vec::new(),
             skipped: Vec::new(),
+            across: Vec::new(),
         };
         let body = ast_util::rewrite_bottom_up(f.body.clone(), &mut |s| h.rewrite(s));
         out.skipped.extend(h.skipped);
-        if !h.changes.is_empty() {
-            out.candidates.push(Candidate::new(
-                self.name(),
-                Function { body, ..f.clone() },
-                h.changes.join("; "),
-            ));
+        if h.changes.is_empty() {
+            return out;
+        }
+        let mut c = Candidate::new(
+            self.name(),
+            Function { body, ..f.clone() },
+            h.changes.join("; "),
+        );
+        match overlap::needed(cx, &h.across) {
+            Ok(promise) => {
+                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
+                out.candidates.push(c);
+            }
+            Err(why) => out.skipped.push(Skip {
+                span: f.meta.span,
+                reason: format!(
+                    "no load is hoisted: {why}, and the loop writes one of them while the hoisted load reads the other"
+                ),
+            }),
         }
         out
     }
@@ -128,6 +144,9 @@ struct Hoister<'a, 'c> {
     taken: BTreeSet<String>,
     changes: Vec<String>,
     skipped: Vec<Skip>,
+    /// (hoisted array, array its loop writes): the pairs that must not
+    /// overlap.
+    across: Vec<(String, String)>,
 }
 
 impl Hoister<'_, '_> {
@@ -207,6 +226,9 @@ impl Hoister<'_, '_> {
                 ast_util::replace_expr(e, &load, &ident(&name))
             });
             hoisted.push(format!("`{}`", copper::cuda::print::expression(&load)));
+            let written = loop_effects.array_writes.iter();
+            self.across
+                .extend(written.map(|w| (array.clone(), w.clone())));
         }
         if hoisted.is_empty() {
             return vec![l];
@@ -286,7 +308,7 @@ mod tests {
     }
 }
 "#,
-            r#"__global__ void scale_rows(float *m, const float *f, int rows, int cols) {
+            r#"__global__ void scale_rows(float *__restrict__ m, const float *__restrict__ f, int rows, int cols) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
         float f_elem = 0;
@@ -302,7 +324,7 @@ mod tests {
         );
         assert_eq!(
             desc,
-            "loaded `f[r]` once before the loop at line 4 instead of in every iteration"
+            "loaded `f[r]` once before the loop at line 4 instead of in every iteration; declares `m` and `f` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
         );
     }
 

@@ -7,12 +7,14 @@
 //! may be offered: [`propose_checked`] does both.
 
 pub mod ast_util;
+pub mod block_guard;
 pub mod branch_distribution;
 pub mod check;
 #[cfg(test)]
 mod fixture;
 pub mod global_to_shared;
 pub mod hoist_loads;
+pub mod overlap;
 pub mod pad_shared;
 pub mod read_only;
 pub mod refusal;
@@ -110,6 +112,9 @@ pub struct Candidate {
     /// threads than elements would cover other ones): the checker compares
     /// it on those launches only, and its description says so.
     pub covers: Option<String>,
+    /// What the rewrite assumes of its callers that the original did not
+    /// (arrays that do not overlap: [`overlap`]), one sentence each.
+    pub assumes: Vec<String>,
     /// A hazard the rewrite removes that the cost model does not see
     /// (hand-unrolled warp-synchronous steps, which rely on lockstep
     /// lanes): such a candidate is chosen when its bound is not worse than
@@ -131,6 +136,7 @@ impl Candidate {
             reassociates: false,
             covers: None,
             repairs: None,
+            assumes: Vec::new(),
         }
     }
 }

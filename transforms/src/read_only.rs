@@ -150,11 +150,12 @@ pub(crate) fn no_alias(
         };
         for &r in read_only {
             if let Some(&w) = written.iter().find(|&&w| args[w].text == args[r].text) {
-                return Err(format!(
-                    "at line {}, `{}` is passed as both `{}` and `{}`",
-                    l.line, args[r].text, f.params[r].name, f.params[w].name
-                )
-                .into());
+                return Err(Refusal::Aliased {
+                    line: l.line,
+                    arg: args[r].text.clone(),
+                    first: f.params[r].name.clone(),
+                    second: f.params[w].name.clone(),
+                });
             }
         }
         shown.push(l.line.to_string());

@@ -43,6 +43,19 @@ pub enum Refusal {
     /// ([`crate::ast_util::array_uses`]).
     #[error("it is used other than as `a[index]` (as a pointer, passed to a function, or its address taken)")]
     NotElementwise,
+    /// A launch in the file passes one array as two pointer parameters
+    /// the rewrite needs apart.
+    #[error("at line {line}, `{arg}` is passed as both `{first}` and `{second}`")]
+    Aliased {
+        /// The launch's line.
+        line: usize,
+        /// The argument as written.
+        arg: String,
+        /// One parameter.
+        first: String,
+        /// The other.
+        second: String,
+    },
     /// Any other reason, as a sentence about the construct refused.
     #[error("{0}")]
     Other(String),

@@ -48,7 +48,7 @@ use crate::ast_util::{
     self, assign, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
 };
 use crate::check::copyable;
-use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Largest tile, in bytes, per array.
 const MAX_BYTES: u64 = 16 * 1024;
@@ -165,10 +165,29 @@ impl Transform for TiledGlobalToShared {
                             "staged {} through shared memory {threads} elements at a time: the loop at line {line} runs in tiles the whole block loads together",
                             names.join(" and ")
                         );
-                        out.candidates.push(Candidate {
+                        let mut c = Candidate {
                             fixes_block_size: true,
                             ..Candidate::new(self.name(), function, description)
-                        });
+                        };
+                        let pairs: Vec<(String, String)> = chosen
+                            .iter()
+                            .flat_map(|t| {
+                                effects
+                                    .array_writes
+                                    .iter()
+                                    .map(|w| (t.array.clone(), w.clone()))
+                            })
+                            .collect();
+                        match overlap::needed(cx, &pairs) {
+                            Ok(promise) => {
+                                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
+                                out.candidates.push(c);
+                            }
+                            Err(why) => out.skipped.push(Skip {
+                                span: l.meta.span,
+                                reason: format!("the loop at line {line} is not tiled: {why}, and the kernel writes one of them while the tile reads the other"),
+                            }),
+                        }
                     }
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,

@@ -97,6 +97,19 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
             // Even under `--quiet`: the patch cannot be applied without it.
             eprintln!("copper: note: {note}");
         }
+        // Even under `--quiet`: what the patch assumes of its callers.
+        for f in &runs {
+            for k in &f.kernels {
+                for p in k
+                    .result
+                    .iter()
+                    .filter(|x| x.improved())
+                    .flat_map(|x| &x.preconditions)
+                {
+                    eprintln!("copper: note: {}: `{}`: {p}", f.path.display(), k.name);
+                }
+            }
+        }
     } else {
         match a.format {
             OptFormat::Text => report::text(&runs, search, a.explain, elapsed),

@@ -157,6 +157,9 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
                     println!("  {}: {}", a.transform, a.description);
                     println!("    why: {} per warp, {}", r.metric, a.why);
                 }
+                for p in &x.preconditions {
+                    println!("  assumes: {p}");
+                }
             } else if let Some(t) = &x.through {
                 let how = if t.better {
                     "improved"
@@ -461,6 +464,7 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                         .first()
                         .map_or(Vec::new(), |b| b.assumes.iter().map(copper::bound::InputAssumption::to_json).collect()));
                     o["through"] = json!(x.through.as_ref().map(|t| &t.lead));
+                    o["preconditions"] = json!(x.preconditions);
                     o["applied"] = json!(x
                         .applied
                         .iter()
@@ -553,6 +557,9 @@ pub fn github(runs: &[FileRun], r: &Search) {
                     for a in &x.applied {
                         msg.push_str(&format!("{}: {} ({})\n", a.transform, a.description, a.why));
                     }
+                    for p in &x.preconditions {
+                        msg.push_str(&format!("Assumes: {p}\n"));
+                    }
                     msg.push_str("Run `copper optimize --diff` for the patch.");
                     println!(
                         "::notice file={file},line={line},col={col},title={title}::{}",
@@ -611,6 +618,7 @@ pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
                 .applied
                 .iter()
                 .map(|a| format!("{}: {} ({})", a.transform, a.description, a.why))
+                .chain(x.preconditions.iter().map(|p| format!("assumes: {p}")))
                 .collect();
             results.push(json!({
                 "ruleId": "copper/optimize",

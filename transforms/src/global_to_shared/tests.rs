@@ -16,7 +16,7 @@ fn a_row_reused_across_the_loop_is_copied_in_once() {
     }
 }
 "#,
-        r#"__global__ void broadcast_rows(const int *a, int *b, int w, int h) {
+        r#"__global__ void broadcast_rows(const int *__restrict__ a, int *__restrict__ b, int w, int h) {
     const int a_lo = 64 * blockIdx.x;
     const int a_len = 64;
     __shared__ int a_sh[a_len];
@@ -35,7 +35,7 @@ fn a_row_reused_across_the_loop_is_copied_in_once() {
     );
     assert_eq!(
         desc,
-        "moved `a` into shared memory (64 elements per block, copied in at the start)"
+        "moved `a` into shared memory (64 elements per block, copied in at the start); declares `a` and `b` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 
@@ -49,7 +49,7 @@ fn an_array_read_and_written_is_copied_in_and_back() {
     if (i < n) y[i] = a * x[i] + y[i];
 }
 "#,
-        r#"__global__ void saxpy(int n, float a, const float *x, float *y) {
+        r#"__global__ void saxpy(int n, float a, const float *__restrict__ x, float *__restrict__ y) {
     const int y_lo = 64 * blockIdx.x;
     const int y_len = 64;
     __shared__ float y_sh[y_len];
@@ -72,7 +72,7 @@ fn an_array_read_and_written_is_copied_in_and_back() {
     );
     assert_eq!(
         desc,
-        "moved `y` into shared memory (64 elements per block, copied in at the start, written back at the end)"
+        "moved `y` into shared memory (64 elements per block, copied in at the start, written back at the end); declares `x` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 

@@ -20,7 +20,7 @@ fn a_vector_read_by_every_column_is_staged_in_tiles() {
     }
 }
 "#,
-        r#"__global__ void vecmat(const float *v, const float *m, float *out, int w, int h) {
+        r#"__global__ void vecmat(const float *__restrict__ v, const float *m, float *__restrict__ out, int w, int h) {
     __shared__ float v_tile[64];
     __shared__ int any_active;
     int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -60,7 +60,7 @@ fn a_vector_read_by_every_column_is_staged_in_tiles() {
     );
     assert_eq!(
         desc,
-        "staged `v` through shared memory 64 elements at a time: the loop at line 5 runs in tiles the whole block loads together"
+        "staged `v` through shared memory 64 elements at a time: the loop at line 5 runs in tiles the whole block loads together; declares `v` and `out` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 
