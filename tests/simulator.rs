@@ -740,3 +740,31 @@ fn a_launch_of_many_short_blocks_stops_at_its_deadline() {
     );
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }
+
+/// Shared memory starts undefined: in the checks' mode (races detected) a
+/// read of an element no thread of the block wrote is an error naming the
+/// element, the thread and the line; elements written first, by any
+/// thread, read cleanly. Without race detection the read sees zeros.
+#[test]
+fn a_read_of_shared_memory_no_thread_wrote_is_an_error_when_checking() {
+    let src = "__global__ void k(int *out) {\n    __shared__ int s[64];\n    s[threadIdx.x] = threadIdx.x;\n    __syncthreads();\n    out[threadIdx.x] = s[(threadIdx.x + 32) % 64];\n}\n";
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap();
+    let checking = SimOptions {
+        detect_races: true,
+        ..SimOptions::default()
+    };
+    let launch = |threads: u32| {
+        let p = format!("[kernel.k]\ngrid=[1]\nblock=[{threads}]\n[kernel.k.arrays.out]\nlen=64\n");
+        let pf = ParamFile::from_toml(&p).unwrap();
+        inputs_from_spec(&kernel, &pf.kernel["k"]).unwrap()
+    };
+    let e = simulate(&kernel, &launch(32), &checking).unwrap_err();
+    assert_eq!(
+        e.message,
+        "thread (0, 0, 0) of block (0, 0, 0) reads `s[32]`, which no thread of the block wrote before (shared memory starts undefined)"
+    );
+    assert_eq!(parsed.source.line_col(e.span.start).0, 5);
+    assert!(simulate(&kernel, &launch(64), &checking).is_ok());
+    assert!(simulate(&kernel, &launch(32), &SimOptions::default()).is_ok());
+}

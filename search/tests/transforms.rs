@@ -281,7 +281,7 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
     // The convolution was block-size independent (`004_…`); its rewrite is
     // not, and says so.
     assert!(
-        applied_to("conv1d")[0].contains("written for blocks of 256×1×1; the original's results did not depend on the block size"),
+        applied_to("conv1d")[0].contains("written for blocks of 256×1×1, the parameter file; the original's results did not depend on the block size"),
         "{:?}",
         applied_to("conv1d")
     );

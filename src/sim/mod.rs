@@ -688,6 +688,7 @@ pub fn simulate_owned(
         local_lens: &local_lens,
         step_budget: opts.step_budget,
         deadline: opts.deadline,
+        detect_uninitialized: opts.detect_races,
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);

@@ -185,7 +185,9 @@ impl Block<'_> {
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
                     self.track(w, a, idx[l], l, None)?;
-                    out[l] = self.read(w, a.array, self.flat(w, a, idx[l], l), l);
+                    let at = self.flat(w, a, idx[l], l);
+                    self.check_initialized(w, a, idx[l], at, l)?;
+                    out[l] = self.read(w, a.array, at, l);
                 }
             }
             ExprKind::Call(f, args) => {

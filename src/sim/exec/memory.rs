@@ -300,12 +300,49 @@ impl Block<'_> {
         }
     }
 
+    /// An error when lane `lane` reads (through `a`, at element index
+    /// `i`, stored at `at`) a shared value no thread of the block wrote,
+    /// when such reads are detected.
+    pub(super) fn check_initialized(
+        &self,
+        w: &Warp,
+        a: &Access,
+        i: i64,
+        at: i64,
+        lane: usize,
+    ) -> Result<(), SimError> {
+        let Storage::Shared(s) = self.ctx.storage[a.array] else {
+            return Ok(());
+        };
+        match self.shared_written[s].get(at as usize) {
+            Some(false) => {
+                let name = &self.ctx.kernel.arrays[a.array].name;
+                Err(self.error(
+                    w,
+                    lane,
+                    self.ctx.kernel.sites[a.site].span,
+                    format!(
+                        "thread {} of block {} reads `{name}[{i}]`, which no thread of the block wrote before (shared memory starts undefined)",
+                        triple(self.thread_of(w, lane)),
+                        triple(self.block)
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn write(&mut self, w: &mut Warp, a: ArrayId, i: i64, lane: usize, bits: u64) {
         match self.ctx.storage[a] {
             Storage::Global(g) => {
                 self.ctx.globals[g].data[i as usize].store(bits, Ordering::Relaxed)
             }
-            Storage::Shared(s) => self.shared[s][i as usize] = bits,
+            Storage::Shared(s) => {
+                self.shared[s][i as usize] = bits;
+                if let Some(done) = self.shared_written[s].get_mut(i as usize) {
+                    *done = true;
+                }
+            }
             Storage::Local(l) => w.locals[l][i as usize * 32 + lane] = bits,
         }
     }
@@ -391,6 +428,7 @@ impl Block<'_> {
         let mut old = ZERO_LANES;
         for l in lanes_of(mask) {
             let at = self.flat(w, a, idx[l], l);
+            self.check_initialized(w, a, idx[l], at, l)?;
             let cur = self.read(w, a.array, at, l);
             let val = |b: u64| Value::from_bits(b, elem);
             let new = atomic_result(op, val(cur), val(v[l]), c.map(|c| val(c[l])), elem);

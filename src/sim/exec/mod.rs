@@ -122,6 +122,10 @@ pub struct LaunchCtx<'a> {
     pub step_budget: u64,
     /// When the simulation must stop (see [`crate::sim::SimOptions`]).
     pub deadline: Option<std::time::Instant>,
+    /// Whether a read of a shared element no thread of the block wrote
+    /// is an error (the checks' mode, with race detection): shared memory
+    /// starts undefined, whatever the simulator's zeros say.
+    pub detect_uninitialized: bool,
 }
 
 /// A warp's progress.
@@ -161,6 +165,9 @@ pub struct Block<'a> {
     /// `blockIdx`
     pub block: [u64; 3],
     shared: Vec<Vec<u64>>,
+    /// Per shared array, which elements' values were written in this
+    /// block (only with [`LaunchCtx::detect_uninitialized`]).
+    shared_written: Vec<Vec<bool>>,
     /// Per-site statistics.
     pub sites: Vec<SiteStats>,
     /// Per array (by [`ArrayId`]): one past the largest element index
@@ -218,6 +225,20 @@ impl<'a> Block<'a> {
                 .shared_lens
                 .iter()
                 .map(|&l| vec![0u64; l as usize])
+                .collect(),
+            shared_written: ctx
+                .shared_lens
+                .iter()
+                .map(|&l| {
+                    vec![
+                        false;
+                        if ctx.detect_uninitialized {
+                            l as usize
+                        } else {
+                            0
+                        }
+                    ]
+                })
                 .collect(),
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
             extents: vec![0; ctx.kernel.arrays.len()],
