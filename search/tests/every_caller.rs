@@ -11,7 +11,9 @@
 //! partial last block, sizes above the block and above any constant of
 //! the kernel): wherever the original runs cleanly, the arrays must be
 //! the same bit for bit. `COPPER_EVERY_CALLER_FILES=N` takes only the
-//! first N files (all by default).
+//! first N files (all by default); `COPPER_EVERY_CALLER_SEEDS=N` also
+//! checks each synthesized launch with N other seeds of its random data
+//! (and the variants the checker makes of each), for long runs.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,8 @@ use copper::bound::Config;
 use copper::cost::{Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::parse::{parse_path, ParsedFile};
 use copper::ir::lower::lower_kernel;
+use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape};
 use copper_search::pipeline::{optimize_kernel, Cache, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
@@ -77,12 +81,10 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
     let mut files = cu_files(&root);
     files.extend(cu_files(&root.join("students")));
-    if let Some(n) = std::env::var("COPPER_EVERY_CALLER_FILES")
+    let limit = std::env::var("COPPER_EVERY_CALLER_FILES")
         .ok()
-        .and_then(|n| n.parse().ok())
-    {
-        files.truncate(n);
-    }
+        .and_then(|n| n.parse().ok());
+    files.truncate(limit.unwrap_or(usize::MAX));
     let metrics: Vec<Metric> = BUILTIN_METRICS
         .iter()
         .filter_map(|m| Metric::builtin(m))
@@ -108,7 +110,10 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
         wrong.len(),
         wrong.join("\n")
     );
-    assert!(rewrites >= 10, "only {rewrites} rewrites offered");
+    assert!(
+        rewrites >= 10 || limit.is_some(),
+        "only {rewrites} rewrites offered"
+    );
 }
 
 /// One offered rewrite, checked on every block of [`SHAPES`].
@@ -148,32 +153,56 @@ fn check_file(path: &Path, settings: &Settings, cache: &Cache) -> Vec<Found> {
             launches: 0,
             wrong: Vec::new(),
         };
+        let seeds: u64 = std::env::var("COPPER_EVERY_CALLER_SEEDS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
         for block in SHAPES {
-            let Ok(checker) = Checker::measuring(
-                &file,
-                &name,
-                None,
-                Some(block),
-                None,
-                Hardware::default(),
-                vec![],
-            ) else {
-                // The original does not run cleanly on this block.
-                continue;
+            let measure = |base: Option<&LaunchSpec>| {
+                Checker::measuring(
+                    &file,
+                    &name,
+                    base,
+                    Some(block),
+                    None,
+                    Hardware::default(),
+                    vec![],
+                )
             };
-            found.blocks += 1;
-            found.launches += checker.launches();
-            let terms = Terms {
-                reassociated: result.best.lineage.reassociated,
-                ..Terms::default()
-            };
-            if let Err(e) = checker.check_kernel(&result.best.kernel, terms) {
-                found.wrong.push(format!(
-                    "{}: `{name}` rewritten for {:?} ({}): block {block:?}: {e}",
-                    path.display(),
-                    shape.block,
-                    applied.join(", ")
-                ));
+            // The synthesized launches, then each with other random data.
+            let mut checkers = vec![measure(None)];
+            for seed in 1..=seeds {
+                for mut spec in synthesized(&kernel, block) {
+                    for a in spec
+                        .arrays
+                        .values_mut()
+                        .filter(|a| a.init == InitKind::Random)
+                    {
+                        a.seed = a.seed.wrapping_mul(1_000_003).wrapping_add(seed);
+                    }
+                    checkers.push(measure(Some(&spec)));
+                }
+            }
+            // Where the original does not run cleanly there is nothing to
+            // compare.
+            let checkers: Vec<Checker> = checkers.into_iter().flatten().collect();
+            if !checkers.is_empty() {
+                found.blocks += 1;
+            }
+            for checker in checkers {
+                found.launches += checker.launches();
+                let terms = Terms {
+                    reassociated: result.best.lineage.reassociated,
+                    ..Terms::default()
+                };
+                if let Err(e) = checker.check_kernel(&result.best.kernel, terms) {
+                    found.wrong.push(format!(
+                        "{}: `{name}` rewritten for {:?} ({}): block {block:?}: {e}",
+                        path.display(),
+                        shape.block,
+                        applied.join(", ")
+                    ));
+                }
             }
         }
         out.push(found);
