@@ -13,7 +13,7 @@
 //! budget = 20.0            # seconds per kernel (its whole search)
 //! transforms = ["branch distribution", "global to shared"]
 //! exit_zero = false        # exit 0 even when improvements are found
-//! nvcc = "nvcc"            # compile improving candidates; drop failures
+//! nvcc = "nvcc"            # compile improving candidates (found by searching: only with --nvcc)
 //! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
 //! allow_reassociation = false   # float sums may change order (last bits)
 //! defines = { N = "1024", BLOCK = 16 }   # as -D (every command that reads CUDA)
@@ -69,7 +69,8 @@ pub struct FileConfig {
     pub transforms: Option<Vec<String>>,
     /// Exit 0 even when improvements are found.
     pub exit_zero: Option<bool>,
-    /// The CUDA compiler that checks improving candidates.
+    /// The CUDA compiler that checks improving candidates (run only with
+    /// `--nvcc`, or when the file was given with `--config`).
     pub nvcc: Option<PathBuf>,
     /// Its flags.
     pub nvcc_flags: Option<Vec<String>>,

@@ -840,3 +840,70 @@ fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
         assert!(!dir.join("d.json").exists());
     }
 }
+
+// ---- untrusted checkouts: a copper.toml found by searching runs nothing ----
+
+/// A program that records that it ran (`RAN` beside it) and says it is
+/// NVIDIA's compiler.
+#[cfg(unix)]
+fn evil_program(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("evil.sh");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/RAN\"\necho 'Cuda compilation tools, release 13.0'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn a_discovered_copper_toml_cannot_name_a_program_to_run() {
+    let dir = scratch("config-nvcc");
+    evil_program(&dir);
+    std::fs::write(dir.join("copper.toml"), "nvcc = \"./evil.sh\"\n").unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    copy_testdata("saxpy", &sub, "k");
+    for (case, args) in [
+        (
+            "optimize under a copper.toml naming nvcc",
+            &["optimize", "k.cu"][..],
+        ),
+        (
+            "bench under a copper.toml naming nvcc",
+            &["bench", "k.cu", "--out", "out"],
+        ),
+    ] {
+        let m = run(case, &sub, args, &[]);
+        assert!(
+            !dir.join("RAN").exists(),
+            "{case}: it ran: {}",
+            text(&m.out)
+        );
+        assert!(
+            stderr(&m).contains("copper.toml asks to run `./evil.sh` as nvcc"),
+            "{case}: {}",
+            stderr(&m)
+        );
+        assert!(!stderr(&m).contains("error"), "{case}: {}", stderr(&m));
+    }
+    // An explicit --nvcc takes the configuration's compiler; so does a
+    // configuration given with --config.
+    for (case, args) in [
+        (
+            "optimize --nvcc under a copper.toml",
+            &["optimize", "k.cu", "--nvcc"][..],
+        ),
+        (
+            "optimize --config copper.toml",
+            &["optimize", "k.cu", "--config", "../copper.toml"],
+        ),
+    ] {
+        let m = run(case, &sub, args, &[]);
+        assert!(dir.join("RAN").exists(), "{case}: {}", text(&m.out));
+        std::fs::remove_file(dir.join("RAN")).unwrap();
+    }
+}

@@ -20,6 +20,7 @@ use copper_search::pipeline;
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 
 use super::args::{Command, PreprocessArgs, SearchArgs};
+use super::output;
 
 mod params;
 
@@ -339,15 +340,7 @@ fn search(
     };
     let transforms = transforms(a, &cfg)?;
     let [block, grid] = launch(shape, &cfg)?;
-    // A compiler path in `copper.toml` is relative to that file; a bare
-    // name is looked up on PATH.
-    let from_config = cfg.nvcc.as_ref().map(|p| match &cfg_path {
-        Some(c) if p.is_relative() && p.components().count() > 1 => {
-            c.parent().unwrap_or(Path::new(".")).join(p)
-        }
-        _ => p.clone(),
-    });
-    let nvcc = a.nvcc.clone().or(from_config);
+    let nvcc = compiler(a, &cfg, cfg_path.as_deref());
     let preprocess = merge_preprocess(&a.pre, &cfg, cfg_path.as_deref())?;
     let mut nvcc_flags: Vec<String> = match &a.nvcc_flags {
         Some(f) => f.split_whitespace().map(str::to_string).collect(),
@@ -394,6 +387,39 @@ fn search(
             exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
         }),
     })
+}
+
+/// The compiler that checks candidates: `--nvcc PATH`; a bare `--nvcc`
+/// takes the configuration's `nvcc`, else `nvcc` on PATH. Without
+/// `--nvcc`, the configuration's `nvcc` is run only when the
+/// configuration was given with `--config`: a `copper.toml` found by
+/// searching may be anyone's (a checkout under review), so, as with git's
+/// and cargo's, it cannot make copper run a program; a note says what it
+/// asked for.
+fn compiler(a: &SearchArgs, cfg: &FileConfig, cfg_path: Option<&Path>) -> Option<PathBuf> {
+    // A compiler path in `copper.toml` is relative to that file; a bare
+    // name is looked up on PATH.
+    let from_config = cfg.nvcc.as_ref().map(|p| match cfg_path {
+        Some(c) if p.is_relative() && p.components().count() > 1 => {
+            c.parent().unwrap_or(Path::new(".")).join(p)
+        }
+        _ => p.clone(),
+    });
+    match &a.nvcc {
+        Some(Some(given)) => Some(given.clone()),
+        Some(None) => Some(from_config.unwrap_or_else(|| PathBuf::from("nvcc"))),
+        None if a.config.is_some() => from_config,
+        None => {
+            if let (Some(program), Some(path)) = (&cfg.nvcc, cfg_path) {
+                output::note(format!(
+                    "{} asks to run `{}` as nvcc; not run: a copper.toml found by searching cannot name a program (give --nvcc to run it, or --config)",
+                    path.display(),
+                    program.display()
+                ));
+            }
+            None
+        }
+    }
 }
 
 /// The transforms searched: `--transform`, else the configuration's
