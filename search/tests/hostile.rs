@@ -907,3 +907,61 @@ fn a_discovered_copper_toml_cannot_name_a_program_to_run() {
         std::fs::remove_file(dir.join("RAN")).unwrap();
     }
 }
+
+// ---- untrusted checkouts: bench replaces links, never writes through ----
+
+#[cfg(unix)]
+#[test]
+fn bench_replaces_links_in_its_output_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("bench-links");
+    copy_testdata("saxpy", &dir, "k");
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    for victim in ["bashrc", "victim.cu"] {
+        std::fs::write(dir.join(victim), "precious").unwrap();
+        std::fs::set_permissions(dir.join(victim), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::os::unix::fs::symlink(dir.join("bashrc"), out.join("build-k.sh")).unwrap();
+    std::os::unix::fs::symlink(dir.join("victim.cu"), out.join("k_bench.cu")).unwrap();
+    let m = run(
+        "bench into a directory with planted links",
+        &dir,
+        &["bench", "k.cu", "--out", "out"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    for victim in ["bashrc", "victim.cu"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(victim)).unwrap(),
+            "precious"
+        );
+        let mode = std::fs::metadata(dir.join(victim))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644, "{victim}");
+    }
+    for written in ["build-k.sh", "k_bench.cu"] {
+        let meta = std::fs::symlink_metadata(out.join(written)).unwrap();
+        assert!(meta.file_type().is_file(), "{written} is a file now");
+    }
+    let script = std::fs::metadata(out.join("build-k.sh")).unwrap();
+    assert_eq!(script.permissions().mode() & 0o111, 0o111);
+    // An output directory that is itself a link is refused.
+    std::fs::create_dir(dir.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join("linked")).unwrap();
+    let m = run(
+        "bench --out a link to a directory",
+        &dir,
+        &["bench", "k.cu", "--out", "linked"],
+        &[],
+    );
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains("linked: is a symbolic link"),
+        "{}",
+        stderr(&m)
+    );
+    assert_eq!(std::fs::read_dir(dir.join("elsewhere")).unwrap().count(), 0);
+}

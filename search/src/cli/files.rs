@@ -1,5 +1,6 @@
-//! Writing files safely: every file copper writes (a rewritten source, a
-//! report, a dump, a benchmark program) goes through [`write_atomically`];
+//! Writing files safely: every file copper writes goes through a temporary
+//! file and a rename: a report or a dump through [`write_atomically`], a
+//! benchmark program through [`write_new`];
 //! `optimize --write` goes through [`replace_if_unchanged`], which first
 //! checks that nobody changed the file since copper read it.
 
@@ -27,13 +28,10 @@ impl std::fmt::Display for ReplaceError {
 }
 
 /// Writes `text` to `path` through a fresh temporary file in the same
-/// directory and a rename: readers see the old file or the new one, never
-/// a part. The temporary file gets a random name and is created with
-/// `O_CREAT|O_EXCL` (a file or link planted under any name is never
-/// opened); it is flushed to disk before the rename. When `path` is a
-/// symbolic link, the file it points to is replaced (the link stays); an
-/// existing file keeps its permissions and, where allowed, its owner. A
-/// device or a named pipe is written to directly.
+/// directory and a rename (see [`replace`]). When `path` is a symbolic
+/// link, the file it points to is replaced (the link stays); an existing
+/// file keeps its permissions and, where allowed, its owner. A device or a
+/// named pipe is written to directly.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let target = resolve_target(path)?;
     let old = match std::fs::metadata(&target) {
@@ -50,6 +48,37 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
+    replace(&target, text, |file| match &old {
+        Some(meta) => keep_owner_and_mode(file, meta),
+        None => new_file_mode(file, NEW_FILE),
+    })
+}
+
+/// Writes `text` as the file `path` in a directory copper created or
+/// checked, replacing whatever is there (a file, or a link, which is
+/// replaced, never written through), with the mode of a new file
+/// (`executable`: runnable by whoever may read it).
+pub fn write_new(path: &Path, text: &str, executable: bool) -> std::io::Result<()> {
+    let mode = if executable { NEW_PROGRAM } else { NEW_FILE };
+    replace(path, text, |file| new_file_mode(file, mode))
+}
+
+/// The mode of a new file, before the umask.
+const NEW_FILE: u32 = 0o666;
+/// The mode of a new program, before the umask.
+const NEW_PROGRAM: u32 = 0o777;
+
+/// Puts `text` at `target` through a fresh temporary file in the same
+/// directory, given its mode by `set_mode`, and a rename: readers see the
+/// old file or the new one, never a part, and whatever was at `target`
+/// (a link too) is replaced. The temporary file gets a random name and is
+/// created with `O_CREAT|O_EXCL` (a file or link planted under any name is
+/// never opened); it is flushed to disk before the rename.
+fn replace(
+    target: &Path,
+    text: &str,
+    set_mode: impl FnOnce(&File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -63,12 +92,9 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .suffix(".copper.tmp")
         .tempfile_in(dir)?;
     tmp.write_all(text.as_bytes())?;
-    match &old {
-        Some(meta) => keep_owner_and_mode(tmp.as_file(), meta)?,
-        None => new_file_mode(tmp.as_file())?,
-    }
+    set_mode(tmp.as_file())?;
     tmp.as_file().sync_all()?;
-    tmp.persist(&target).map_err(|e| e.error)?;
+    tmp.persist(target).map_err(|e| e.error)?;
     // The rename itself is durable once the directory is synced; a
     // directory that cannot be opened for that is no reason to fail.
     if let Ok(d) = File::open(dir) {
@@ -134,10 +160,10 @@ fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<
     file.set_permissions(old.permissions())
 }
 
-/// A new file gets the mode any new file gets (`0666` less the umask),
-/// not the temporary file's private `0600`.
+/// A new file gets the mode any new file gets (`mode`, `0666` or `0777`,
+/// less the umask), not the temporary file's private `0600`.
 #[cfg(unix)]
-fn new_file_mode(file: &File) -> std::io::Result<()> {
+fn new_file_mode(file: &File, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     // The umask, read without changing it (Linux); else the usual 022.
     let umask = std::fs::read_to_string("/proc/self/status")
@@ -148,11 +174,11 @@ fn new_file_mode(file: &File) -> std::io::Result<()> {
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .unwrap_or(0o022);
-    file.set_permissions(std::fs::Permissions::from_mode(0o666 & !umask))
+    file.set_permissions(std::fs::Permissions::from_mode(mode & !umask))
 }
 
 #[cfg(not(unix))]
-fn new_file_mode(_file: &File) -> std::io::Result<()> {
+fn new_file_mode(_file: &File, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
