@@ -965,3 +965,53 @@ fn bench_replaces_links_in_its_output_directory() {
     );
     assert_eq!(std::fs::read_dir(dir.join("elsewhere")).unwrap().count(), 0);
 }
+
+// ---- untrusted checkouts: an output never replaces an input ----
+
+#[test]
+fn an_output_onto_an_input_is_refused() {
+    let dir = scratch("output-onto-input");
+    copy_testdata("saxpy", &dir, "k");
+    let before: Vec<(PathBuf, Vec<u8>)> = ["k.cu", "k.toml"]
+        .iter()
+        .map(|f| (dir.join(f), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    for (case, args, input) in [
+        (
+            "optimize --report onto the source",
+            &["optimize", "k.cu", "--report", "k.cu"][..],
+            "k.cu",
+        ),
+        (
+            "optimize --report onto the parameter file",
+            &["optimize", "k.cu", "--report", "./k.toml"],
+            "./k.toml",
+        ),
+        (
+            "simulate --dump onto the parameter file",
+            &["simulate", "k.cu", "--dump", "k.toml"],
+            "k.toml",
+        ),
+        (
+            "simulate --dump onto the source",
+            &["simulate", "k.cu", "--dump", "k.cu"],
+            "k.cu",
+        ),
+    ] {
+        let m = run(case, &dir, args, &[]);
+        assert_eq!(code(&m), 2, "{case}: {}", text(&m.out));
+        assert!(
+            stderr(&m).contains(&format!("{input}: is an input of this run")),
+            "{case}: {}",
+            stderr(&m)
+        );
+        for (path, bytes) in &before {
+            assert_eq!(
+                &std::fs::read(path).unwrap(),
+                bytes,
+                "{case}: {}",
+                path.display()
+            );
+        }
+    }
+}

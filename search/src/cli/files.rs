@@ -124,6 +124,50 @@ pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(
     write_atomically(path, text).map_err(ReplaceError::Io)
 }
 
+/// An output that would replace an input of the same run.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: is an input of this run ({}); copper writes no output over an input", output.display(), input.display())]
+pub struct OntoInput {
+    /// The output, as given.
+    pub output: PathBuf,
+    /// The input it is (by another name, or through a link, maybe).
+    pub input: PathBuf,
+}
+
+/// Refuses to write `output` when it is, by any name or link, one of
+/// `inputs`; an output that does not exist yet is no input.
+pub fn refuse_onto_input<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OntoInput> {
+    match inputs.into_iter().find(|i| same_file(output, i)) {
+        Some(input) => Err(OntoInput {
+            output: output.to_path_buf(),
+            input: input.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` name one existing file (its device and inode).
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+/// Whether `a` and `b` name one existing file (its canonical path).
+#[cfg(not(unix))]
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// `text` with the line endings of `original`: when every line of the
 /// original ends in `\r\n`, so does every line of the result.
 pub fn match_line_endings(original: &str, text: String) -> String {

@@ -48,6 +48,8 @@ pub struct Settings {
     pub allowed: BTreeSet<Code>,
     /// The search (`optimize`, `bench`).
     pub search: Option<Search>,
+    /// The `copper.toml` read (given with `--config`, or found), if any.
+    pub config: Option<PathBuf>,
 }
 
 /// The search's settings (`optimize`, `bench`).
@@ -148,11 +150,12 @@ impl Settings {
     pub fn resolve(command: &Command) -> Result<Settings, SettingsError> {
         match command {
             Command::Parse { pre, .. } | Command::Fmt { pre, .. } | Command::Params { pre, .. } => {
-                Ok(Settings::reading(found_preprocess(pre)?, Params::Beside))
+                let (preprocess, config) = found_preprocess(pre)?;
+                Ok(Settings::reading(preprocess, Params::Beside, config))
             }
             Command::Simulate(a) => {
                 let metrics = resolve_metrics(&a.metrics, a.metrics_file.as_deref())?;
-                let preprocess = found_preprocess(&a.pre)?;
+                let (preprocess, config) = found_preprocess(&a.pre)?;
                 let hw = hardware(a.hardware.as_deref(), a.lines)?;
                 Ok(Settings {
                     analysis: Config {
@@ -160,13 +163,13 @@ impl Settings {
                         ..Config::default()
                     },
                     metrics,
-                    ..Settings::reading(preprocess, Params::new(a.params.as_deref()))
+                    ..Settings::reading(preprocess, Params::new(a.params.as_deref()), config)
                 })
             }
             Command::Analyze(a) => {
                 let metrics = resolve_metrics(&a.metrics, a.metrics_file.as_deref())?;
                 let hw = hardware(a.hardware.as_deref(), a.lines)?;
-                let preprocess = found_preprocess(&a.pre)?;
+                let (preprocess, config) = found_preprocess(&a.pre)?;
                 Ok(Settings {
                     block: a.launch.block,
                     grid: a.launch.grid,
@@ -179,7 +182,7 @@ impl Settings {
                         budget: a.budget,
                     },
                     metrics,
-                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()))
+                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()), config)
                 })
             }
             Command::Optimize(a) => search(
@@ -215,15 +218,29 @@ impl Settings {
                         ..defaults
                     },
                     allowed,
-                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()))
+                    ..Settings::reading(
+                        preprocess,
+                        Params::new(a.launch.params.as_deref()),
+                        cfg_path,
+                    )
                 })
             }
         }
     }
 
-    /// Settings that only read files: the defaults with `preprocess` and
-    /// `params`.
-    fn reading(preprocess: Preprocess, params: Params) -> Settings {
+    /// The files a run on `sources` reads besides its headers: the
+    /// sources, their parameter files and the `copper.toml`; no output may
+    /// replace one of them.
+    pub fn inputs(&self, sources: &[PathBuf]) -> Vec<PathBuf> {
+        let mut all = sources.to_vec();
+        all.extend(sources.iter().map(|f| self.params.path(f)));
+        all.extend(self.config.iter().cloned());
+        all
+    }
+
+    /// Settings that only read files: the defaults with `preprocess`,
+    /// `params` and the `copper.toml` read.
+    fn reading(preprocess: Preprocess, params: Params, config: Option<PathBuf>) -> Settings {
         Settings {
             preprocess,
             params,
@@ -233,6 +250,7 @@ impl Settings {
             metrics: Vec::new(),
             allowed: BTreeSet::new(),
             search: None,
+            config,
         }
     }
 }
@@ -252,10 +270,10 @@ fn load_config(explicit: Option<&Path>) -> Result<(FileConfig, Option<PathBuf>),
 }
 
 /// The preprocessing options over the `copper.toml` found from the
-/// current directory upward.
-fn found_preprocess(pre: &PreprocessArgs) -> Result<Preprocess, SettingsError> {
+/// current directory upward, and where it was.
+fn found_preprocess(pre: &PreprocessArgs) -> Result<(Preprocess, Option<PathBuf>), SettingsError> {
     let (cfg, path) = load_config(None)?;
-    merge_preprocess(pre, &cfg, path.as_deref())
+    Ok((merge_preprocess(pre, &cfg, path.as_deref())?, path))
 }
 
 /// The preprocessing options over a configuration read from `cfg_path`:
@@ -386,6 +404,7 @@ fn search(
             metric,
             exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
         }),
+        config: cfg_path,
     })
 }
 
