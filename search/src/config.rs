@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
+use copper::input::{read_input_text, InputFileError};
 use copper::sim::params::Shape;
 use serde::Deserialize;
 
@@ -118,8 +119,8 @@ pub enum ConfigError {
     Read {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The file was read, but its text is not a valid configuration.
     #[error("{}: {source}", path.display())]
@@ -149,7 +150,7 @@ pub enum ConfigError {
 
 /// Reads a `copper.toml`.
 pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = read_input_text(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -1015,3 +1015,145 @@ fn an_output_onto_an_input_is_refused() {
         }
     }
 }
+
+// ---- untrusted checkouts: reads that block or never end ----
+
+/// Makes a named pipe at `path` (nobody writes to it).
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+/// Whether a run ended on its own, quickly and in little memory.
+fn ended_soon(m: &Measured) -> bool {
+    code(m) >= 0 && m.wall < Duration::from_secs(20) && m.peak_kib < 100 * 1024
+}
+
+#[cfg(unix)]
+#[test]
+fn a_parameter_file_that_blocks_or_never_ends_is_refused() {
+    let dir = scratch("endless-params");
+    for stem in ["fifo", "zero"] {
+        copy_testdata("saxpy", &dir, stem);
+        std::fs::remove_file(dir.join(format!("{stem}.toml"))).unwrap();
+    }
+    mkfifo(&dir.join("fifo.toml"));
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.toml")).unwrap();
+    for stem in ["fifo", "zero"] {
+        let file = format!("{stem}.cu");
+        for cmd in [
+            "optimize", "lint", "analyze", "simulate", "params", "bench", "fmt",
+        ] {
+            let mut args = vec![cmd, file.as_str()];
+            if cmd == "bench" {
+                args.extend(["--out", "out"]);
+            }
+            let m = run(&format!("{cmd} beside {stem}.toml"), &dir, &args, &[]);
+            assert!(ended_soon(&m), "{cmd} {stem}: {}", text(&m.out));
+            if cmd != "fmt" {
+                let err = stderr(&m);
+                assert!(
+                    err.contains(&format!("{stem}.toml: "))
+                        && err.contains("cannot read parameter file: not a regular file"),
+                    "{cmd} {stem}: {err}"
+                );
+            }
+        }
+    }
+    // In a batch, the other files are searched.
+    copy_testdata("addSub0", &dir, "good");
+    let m = run(
+        "optimize a batch with a FIFO parameter file",
+        &dir,
+        &[
+            "optimize", "good.cu", "fifo.cu", "zero.cu", "--format", "json",
+        ],
+        &[],
+    );
+    assert!(ended_soon(&m), "{}", text(&m.out));
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    let json: serde_json::Value = serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+    let good = json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["file"] == "good.cu");
+    assert_eq!(good.unwrap()["status"], "improved", "{json}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_configuration_or_ignore_file_that_blocks_is_refused() {
+    let dir = scratch("endless-config");
+    copy_testdata("saxpy", &dir, "k");
+    mkfifo(&dir.join("pipe.toml"));
+    let m = run(
+        "optimize --config a FIFO",
+        &dir,
+        &["optimize", "k.cu", "--config", "pipe.toml"],
+        &[],
+    );
+    assert!(ended_soon(&m), "{}", text(&m.out));
+    assert_eq!(code(&m), 2, "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains("pipe.toml: cannot read the configuration: not a regular file"),
+        "{}",
+        stderr(&m)
+    );
+    for (ignore, make) in [(".gitignore", 0), (".ignore", 1)] {
+        let d = dir.join(format!("tree{make}"));
+        std::fs::create_dir(&d).unwrap();
+        copy_testdata("saxpy", &d, "k");
+        if make == 0 {
+            mkfifo(&d.join(ignore));
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", d.join(ignore)).unwrap();
+        }
+        let dname = format!("tree{make}");
+        let m = run(
+            &format!("optimize a tree whose {ignore} blocks"),
+            &dir,
+            &["optimize", &dname, "--format", "json"],
+            &[],
+        );
+        assert!(ended_soon(&m), "{}", text(&m.out));
+        let json: serde_json::Value =
+            serde_json::from_slice(&m.out.stdout).expect("one JSON document");
+        assert_eq!(
+            json["kernels"][0]["file"],
+            format!("{dname}/k.cu"),
+            "{json}"
+        );
+        assert!(
+            stderr(&m).contains(&format!("{dname}/{ignore}: not read: not a regular file")),
+            "{}",
+            stderr(&m)
+        );
+    }
+}
+
+#[test]
+fn a_header_that_never_ends_is_refused() {
+    let dir = scratch("endless-header");
+    std::fs::write(
+        dir.join("k.cu"),
+        "#include \"/proc/self/pagemap\"\n__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let m = run(
+        "parse including /proc/self/pagemap",
+        &dir,
+        &["parse", "k.cu"],
+        &[],
+    );
+    assert!(ended_soon(&m), "{}", text(&m.out));
+    assert!(stderr(&m).contains("k.cu:1:1: error"), "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains("cannot read header `/proc/self/pagemap`"),
+        "{}",
+        text(&m.out)
+    );
+    assert!(stdout(&m).contains("kernel k(int *a)"), "{}", text(&m.out));
+}

@@ -8,23 +8,21 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use copper::input::{read_input, InputFileError};
+
 /// Why a file was not replaced.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReplaceError {
     /// The file changed (or disappeared) after copper read it: the user's
     /// edit wins, and the file is left alone.
+    #[error("{0}")]
     Changed(String),
-    /// Reading or writing failed.
+    /// Reading it again failed.
+    #[error("{0}")]
+    Read(InputFileError),
+    /// Writing failed.
+    #[error("{0}")]
     Io(std::io::Error),
-}
-
-impl std::fmt::Display for ReplaceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReplaceError::Changed(why) => write!(f, "{why}"),
-            ReplaceError::Io(e) => write!(f, "{e}"),
-        }
-    }
 }
 
 /// Writes `text` to `path` through a fresh temporary file in the same
@@ -107,14 +105,14 @@ fn replace(
 /// its content is still `expected` (what copper read): an edit made in
 /// the meantime, or a deleted file, is left as it is.
 pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(), ReplaceError> {
-    let now = match std::fs::read(path) {
+    let now = match read_input(path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             return Err(ReplaceError::Changed(
                 "deleted after copper read it; not re-created".into(),
             ))
         }
-        Err(e) => return Err(ReplaceError::Io(e)),
+        Err(e) => return Err(ReplaceError::Read(e)),
     };
     if now != expected.as_bytes() {
         return Err(ReplaceError::Changed(

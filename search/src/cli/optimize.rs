@@ -445,7 +445,7 @@ fn finish_file(
             Err(ReplaceError::Changed(why)) => {
                 eprintln!("copper: warning: {}: {why}", run.path.display())
             }
-            Err(ReplaceError::Io(e)) => {
+            Err(e) => {
                 eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
                 write_failed = true;
             }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use copper::bound::Config;
 use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::include::Preprocess;
+use copper::input::{read_input_text, InputFileError};
 use copper::lint::Code;
 use copper_search::config::{self, ConfigError, FileConfig};
 use copper_search::nvcc::{Nvcc, NvccError};
@@ -76,8 +77,8 @@ pub enum SettingsError {
     HardwareRead {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The `--hardware` file is not a hardware model in TOML.
     #[error("{}: invalid hardware file: {source}", path.display())]
@@ -100,8 +101,8 @@ pub enum SettingsError {
     MetricsRead {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The `--metrics-file` does not define metrics.
     #[error("{}: {reason}", path.display())]
@@ -519,7 +520,7 @@ fn hardware(file: Option<&Path>, lines: bool) -> Result<Hardware, SettingsError>
 
 /// Reads a hardware model from TOML.
 fn read_hardware(path: &Path) -> Result<Hardware, SettingsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::HardwareRead {
+    let text = read_input_text(path).map_err(|source| SettingsError::HardwareRead {
         path: path.to_path_buf(),
         source,
     })?;
@@ -540,7 +541,7 @@ fn read_hardware(path: &Path) -> Result<Hardware, SettingsError> {
 fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>, SettingsError> {
     let user = match file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|source| SettingsError::MetricsRead {
+            let text = read_input_text(p).map_err(|source| SettingsError::MetricsRead {
                 path: p.to_path_buf(),
                 source,
             })?;
