@@ -1157,3 +1157,67 @@ fn a_header_that_never_ends_is_refused() {
     );
     assert!(stdout(&m).contains("kernel k(int *a)"), "{}", text(&m.out));
 }
+
+// ---- untrusted checkouts: storage a kernel declares is capped ----
+
+#[test]
+fn storage_declared_in_the_kernel_is_capped_before_allocating() {
+    let dir = scratch("declared-storage");
+    let kernels = [
+        (
+            "local",
+            "__global__ void k(float *a) {\n    float loc[268435456];\n    loc[threadIdx.x] = 1;\n    a[threadIdx.x] = loc[threadIdx.x];\n}\n",
+            "k.cu:2:11",
+            "loc",
+        ),
+        (
+            "device",
+            "__device__ float g[1 << 28];\n__global__ void k(float *a) {\n    g[threadIdx.x] = 1;\n    a[threadIdx.x] = g[threadIdx.x];\n}\n",
+            "k.cu:1:18",
+            "g",
+        ),
+        (
+            "device30",
+            "__device__ float g[1 << 30];\n__global__ void k(float *a) {\n    g[threadIdx.x] = 1;\n    a[threadIdx.x] = g[threadIdx.x];\n}\n",
+            "k.cu:1:18",
+            "g",
+        ),
+        (
+            "shared",
+            "__global__ void k(float *a) {\n    extern __shared__ float s[];\n    s[threadIdx.x] = 1;\n    a[threadIdx.x] = s[threadIdx.x];\n}\n",
+            "k.cu:2:29",
+            "s",
+        ),
+    ];
+    let params = "[kernel.k]\ngrid = [1]\nblock = [32]\nshared_bytes = 4294967296\n[kernel.k.args]\n[kernel.k.arrays.a]\nlen = 32\ninit = \"const\"\nvalue = 0\n";
+    for (case, source, at, array) in kernels {
+        let d = dir.join(case);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("k.cu"), source).unwrap();
+        std::fs::write(d.join("k.toml"), params).unwrap();
+        for args in [
+            &["simulate", "k.cu"][..],
+            &["lint", "k.cu", "--budget", "2"],
+            &["optimize", "k.cu", "--budget", "2"],
+        ] {
+            let m = run(&format!("{} on {case} storage", args[0]), &d, args, &[]);
+            assert!(
+                code(&m) >= 0 && m.wall < Duration::from_secs(10),
+                "{case} {args:?}: {}",
+                text(&m.out)
+            );
+            assert!(
+                m.peak_kib < 200 * 1024,
+                "{case} {args:?}: {} KiB",
+                m.peak_kib
+            );
+            if args[0] == "simulate" {
+                assert_eq!(code(&m), 2, "{case}: {}", text(&m.out));
+                let err = stderr(&m);
+                assert!(err.contains(at), "{case}: {err}");
+                assert!(err.contains(&format!("`{array}`")), "{case}: {err}");
+                assert!(err.contains("copper simulates at most"), "{case}: {err}");
+            }
+        }
+    }
+}

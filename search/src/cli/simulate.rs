@@ -8,7 +8,7 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::symbol_notes;
 use copper::ir::{Kernel, Value};
 use copper::sim::{
-    check_threads, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
+    check_threads, footprint, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
 };
 use copper_search::rank::fmt_num;
 use serde_json::json;
@@ -125,6 +125,14 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
                 continue;
             }
         };
+        if let Err(e) = footprint::check(&kernel, &inputs) {
+            status = 2;
+            let d = parsed
+                .source
+                .diagnostic(Severity::Error, "sim", e.span.start, e.to_string());
+            eprintln!("{}", d.render());
+            continue;
+        }
         let start = Instant::now();
         let shape = inputs.shape;
         match simulate_owned(&kernel, inputs, &opts) {
