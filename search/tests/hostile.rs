@@ -1221,3 +1221,43 @@ fn storage_declared_in_the_kernel_is_capped_before_allocating() {
         }
     }
 }
+
+// ---- untrusted checkouts: --write keeps permissions and hard links ----
+
+#[cfg(unix)]
+#[test]
+fn write_refuses_read_only_and_hard_linked_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("write-perms");
+    let ro = copy_testdata("addSub0", &dir, "ro");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let linked = copy_testdata("addSub0", &dir, "linked");
+    std::fs::hard_link(&linked, dir.join("other-name.cu")).unwrap();
+    let before = std::fs::read_to_string(&ro).unwrap();
+    let m = run(
+        "optimize --write on a 0444 file and a hard-linked one",
+        &dir,
+        &["optimize", "ro.cu", "linked.cu", "--write"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", text(&m.out));
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&linked).unwrap(), before);
+    let mode = std::fs::metadata(&ro).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o444);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(&linked).unwrap().nlink(),
+        2,
+        "the links stay one file"
+    );
+    let err = stderr(&m);
+    assert!(
+        err.contains("ro.cu: not rewritten: it is read-only"),
+        "{err}"
+    );
+    assert!(
+        err.contains("linked.cu: not rewritten: it has 2 hard links"),
+        "{err}"
+    );
+}

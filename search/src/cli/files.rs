@@ -17,6 +17,10 @@ pub enum ReplaceError {
     /// edit wins, and the file is left alone.
     #[error("{0}")]
     Changed(String),
+    /// Replacing it would do what the user would not (write over a
+    /// read-only file, split its hard links): left alone.
+    #[error("{0}")]
+    Refused(String),
     /// Reading it again failed.
     #[error("{0}")]
     Read(InputFileError),
@@ -105,6 +109,7 @@ fn replace(
 /// its content is still `expected` (what copper read): an edit made in
 /// the meantime, or a deleted file, is left as it is.
 pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(), ReplaceError> {
+    refuse_protected(path)?;
     let now = match read_input(path) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => {
@@ -120,6 +125,58 @@ pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(
         ));
     }
     write_atomically(path, text).map_err(ReplaceError::Io)
+}
+
+/// Refuses to replace a file the user could not write, or one with other
+/// hard links (a new file renamed over one name would leave the other
+/// names with the old text).
+fn refuse_protected(path: &Path) -> Result<(), ReplaceError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        // Reading it again says what is wrong.
+        Err(_) => return Ok(()),
+    };
+    if meta.permissions().readonly() || !writable(path) {
+        return Err(ReplaceError::Refused(
+            "it is read-only; make it writable to let copper rewrite it".into(),
+        ));
+    }
+    let links = hard_links(&meta);
+    if links > 1 {
+        return Err(ReplaceError::Refused(format!(
+            "it has {links} hard links, which replacing it would split; apply the change by hand (--diff)"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the user may write `path` (its mode may allow it and still
+/// not for them).
+#[cfg(unix)]
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+#[cfg(not(unix))]
+fn writable(_path: &Path) -> bool {
+    true
+}
+
+/// How many names the file has.
+#[cfg(unix)]
+fn hard_links(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink()
+}
+
+#[cfg(not(unix))]
+fn hard_links(_meta: &std::fs::Metadata) -> u64 {
+    1
 }
 
 /// An output that would replace an input of the same run.

@@ -445,6 +445,12 @@ fn finish_file(
             Err(ReplaceError::Changed(why)) => {
                 eprintln!("copper: warning: {}: {why}", run.path.display())
             }
+            Err(ReplaceError::Refused(why)) => {
+                eprintln!(
+                    "copper: warning: {}: not rewritten: {why}",
+                    run.path.display()
+                )
+            }
             Err(e) => {
                 eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
                 write_failed = true;
