@@ -30,11 +30,20 @@ pub enum ReplaceError {
 }
 
 /// Writes `text` to `path` through a fresh temporary file in the same
-/// directory and a rename (see [`replace`]). When `path` is a symbolic
+/// directory and a rename (see [`stage`]). When `path` is a symbolic
 /// link, the file it points to is replaced (the link stays); an existing
 /// file keeps its permissions and, where allowed, its owner. A device or a
 /// named pipe is written to directly.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    match stage_over(path, text)? {
+        Some(staged) => staged.commit(),
+        None => Ok(()),
+    }
+}
+
+/// Stages `text` to replace the file `path` names as [`write_atomically`]
+/// does; `None` when `path` is a device or a pipe, written to at once.
+fn stage_over(path: &Path, text: &str) -> std::io::Result<Option<Staged>> {
     let target = resolve_target(path)?;
     let old = match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => {
@@ -44,16 +53,18 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         // it is written to as it is, never created or renamed over.
         Ok(m) if !m.is_file() => {
             let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
-            return f.write_all(text.as_bytes()).and_then(|()| f.flush());
+            f.write_all(text.as_bytes()).and_then(|()| f.flush())?;
+            return Ok(None);
         }
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    replace(&target, text, |file| match &old {
+    stage(target, text, |file| match &old {
         Some(meta) => keep_owner_and_mode(file, meta),
         None => new_file_mode(file, NEW_FILE),
     })
+    .map(Some)
 }
 
 /// Writes `text` as the file `path` in a directory copper created or
@@ -62,7 +73,7 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 /// (`executable`: runnable by whoever may read it).
 pub fn write_new(path: &Path, text: &str, executable: bool) -> std::io::Result<()> {
     let mode = if executable { NEW_PROGRAM } else { NEW_FILE };
-    replace(path, text, |file| new_file_mode(file, mode))
+    stage(path.to_path_buf(), text, |file| new_file_mode(file, mode))?.commit()
 }
 
 /// The mode of a new file, before the umask.
@@ -70,21 +81,24 @@ const NEW_FILE: u32 = 0o666;
 /// The mode of a new program, before the umask.
 const NEW_PROGRAM: u32 = 0o777;
 
-/// Puts `text` at `target` through a fresh temporary file in the same
-/// directory, given its mode by `set_mode`, and a rename: readers see the
-/// old file or the new one, never a part, and whatever was at `target`
-/// (a link too) is replaced. The temporary file gets a random name and is
-/// created with `O_CREAT|O_EXCL` (a file or link planted under any name is
-/// never opened); it is flushed to disk before the rename.
-fn replace(
-    target: &Path,
+/// The new text of a file, in a temporary file beside it, on disk.
+struct Staged {
+    /// The temporary file.
+    tmp: tempfile::NamedTempFile,
+    /// The file it is to replace.
+    target: PathBuf,
+}
+
+/// Writes `text` to a fresh temporary file in `target`'s directory, given
+/// its mode by `set_mode` and flushed to disk, for [`Staged::commit`] to
+/// rename over `target`. The temporary file gets a random name and is
+/// created with `O_CREAT|O_EXCL` (a file or link planted under any name
+/// is never opened); dropped uncommitted, it is deleted.
+fn stage(
+    target: PathBuf,
     text: &str,
     set_mode: impl FnOnce(&File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+) -> std::io::Result<Staged> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -92,24 +106,64 @@ fn replace(
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".copper.tmp")
-        .tempfile_in(dir)?;
+        .tempfile_in(dir_of(&target))?;
     tmp.write_all(text.as_bytes())?;
     set_mode(tmp.as_file())?;
     tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    // The rename itself is durable once the directory is synced; a
-    // directory that cannot be opened for that is no reason to fail.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    Ok(Staged { tmp, target })
+}
+
+impl Staged {
+    /// Renames the new text over the target: readers see the old file or
+    /// the new one, never a part, and whatever was there (a link too) is
+    /// replaced.
+    fn commit(self) -> std::io::Result<()> {
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        // The rename itself is durable once the directory is synced; a
+        // directory that cannot be opened for that is no reason to fail.
+        if let Ok(d) = File::open(dir_of(&self.target)) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// The directory holding `path`.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Replaces `path` by `text` as [`write_atomically`] does, but only when
 /// its content is still `expected` (what copper read): an edit made in
-/// the meantime, or a deleted file, is left as it is.
+/// the meantime, or a deleted file, is left as it is. The content is
+/// checked again after the new text is on disk, immediately before the
+/// rename, so that an edit made while it was being written wins too.
 pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(), ReplaceError> {
+    replace_checked(path, expected, text, || {})
+}
+
+/// [`replace_if_unchanged`], running `meanwhile` once the new text is
+/// staged (a test's late edit).
+fn replace_checked(
+    path: &Path,
+    expected: &str,
+    text: &str,
+    meanwhile: impl FnOnce(),
+) -> Result<(), ReplaceError> {
     refuse_protected(path)?;
+    unchanged(path, expected)?;
+    let Some(staged) = stage_over(path, text).map_err(ReplaceError::Io)? else {
+        return Ok(());
+    };
+    meanwhile();
+    unchanged(path, expected)?;
+    staged.commit().map_err(ReplaceError::Io)
+}
+
+/// Whether `path` still holds `expected`.
+fn unchanged(path: &Path, expected: &str) -> Result<(), ReplaceError> {
     let now = match read_input(path) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => {
@@ -124,7 +178,7 @@ pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(
             "changed after copper read it; left as it is (run copper again)".into(),
         ));
     }
-    write_atomically(path, text).map_err(ReplaceError::Io)
+    Ok(())
 }
 
 /// Refuses to replace a file the user could not write, or one with other
@@ -347,6 +401,24 @@ mod tests {
             .permissions()
             .mode();
         assert_ne!(mode & 0o044, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn an_edit_made_while_the_new_text_is_written_wins() {
+        let d = scratch("late-edit");
+        let f = d.join("k.cu");
+        std::fs::write(&f, "what copper read").unwrap();
+        let e = replace_checked(&f, "what copper read", "rewrite", || {
+            std::fs::write(&f, "the user's late edit").unwrap()
+        })
+        .unwrap_err();
+        assert!(matches!(e, ReplaceError::Changed(_)), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "the user's late edit");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 
     #[test]
