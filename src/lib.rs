@@ -24,6 +24,7 @@ pub mod bound;
 pub mod cost;
 pub mod cuda;
 pub mod diag;
+pub mod input;
 pub mod ir;
 pub mod lint;
 pub mod poly;

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Severity};
+use crate::input::{read_input, InputFileError, MAX_INPUT_BYTES};
 
 /// Largest source file copper reads (bytes). Larger files are rejected with a
 /// diagnostic instead of being parsed.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = MAX_INPUT_BYTES;
 
 /// First offset of included text: every offset from here on is in a header
 /// or the command line's definitions, never in the user's file.
@@ -393,19 +394,9 @@ impl SourceFile {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
-    /// The file cannot be opened or read.
+    /// Not a regular file, too large, or unreadable.
     #[error("cannot read file: {0}")]
-    Io(#[from] std::io::Error),
-    /// A directory.
-    #[error("is a directory, expected a .cu file")]
-    Directory,
-    /// A FIFO, socket or device: opening a FIFO would wait for a writer
-    /// forever.
-    #[error("not a regular file (a FIFO, socket or device); not opened")]
-    NotRegular,
-    /// More than [`MAX_FILE_BYTES`].
-    #[error("file is {0} bytes; copper reads source files up to {MAX_FILE_BYTES} bytes")]
-    TooLarge(u64),
+    Input(#[from] InputFileError),
     /// A NUL byte at this offset.
     #[error("binary file (NUL byte at offset {0}), expected CUDA source text")]
     Binary(usize),
@@ -413,24 +404,11 @@ pub enum ReadError {
 
 error_message!(ReadError);
 
-/// Reads a source or header file: not a directory, at most
-/// [`MAX_FILE_BYTES`], no NUL byte. Returns the text (bytes that are not
-/// UTF-8 replaced by U+FFFD) and the offsets of the replacements.
+/// Reads a source or header file ([`read_input`]: a regular file of at
+/// most [`MAX_FILE_BYTES`]) with no NUL byte. Returns the text (bytes that
+/// are not UTF-8 replaced by U+FFFD) and the offsets of the replacements.
 pub fn read_text(path: &Path) -> Result<(String, Vec<usize>), ReadError> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(ReadError::Directory);
-    }
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular);
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(meta.len()));
-    }
-    let bytes = std::fs::read(path)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
-    }
+    let bytes = read_input(path)?;
     if let Some(pos) = bytes.iter().position(|&b| b == 0) {
         return Err(ReadError::Binary(pos));
     }

@@ -13,7 +13,7 @@
 //! budget = 20.0            # seconds per kernel (its whole search)
 //! transforms = ["branch distribution", "global to shared"]
 //! exit_zero = false        # exit 0 even when improvements are found
-//! nvcc = "nvcc"            # compile improving candidates; drop failures
+//! nvcc = "nvcc"            # compile improving candidates (found by searching: only with --nvcc)
 //! nvcc_flags = ["-arch=sm_80", "-DN=1024"]
 //! allow_reassociation = false   # float sums may change order (last bits)
 //! defines = { N = "1024", BLOCK = 16 }   # as -D (every command that reads CUDA)
@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
+use copper::input::{read_input_text, InputFileError};
 use copper::sim::params::Shape;
 use serde::Deserialize;
 
@@ -69,7 +70,8 @@ pub struct FileConfig {
     pub transforms: Option<Vec<String>>,
     /// Exit 0 even when improvements are found.
     pub exit_zero: Option<bool>,
-    /// The CUDA compiler that checks improving candidates.
+    /// The CUDA compiler that checks improving candidates (run only with
+    /// `--nvcc`, or when the file was given with `--config`).
     pub nvcc: Option<PathBuf>,
     /// Its flags.
     pub nvcc_flags: Option<Vec<String>>,
@@ -117,8 +119,8 @@ pub enum ConfigError {
     Read {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The file was read, but its text is not a valid configuration.
     #[error("{}: {source}", path.display())]
@@ -148,7 +150,7 @@ pub enum ConfigError {
 
 /// Reads a `copper.toml`.
 pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = read_input_text(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;

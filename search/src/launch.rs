@@ -12,6 +12,7 @@ use copper::absint::deps::{self, Coef, Dep, LaunchFacts};
 use copper::cuda::ast::BinOp;
 use copper::cuda::launch::{BytesOf, Launch, TestLaunch};
 use copper::cuda::parse::ParsedFile;
+use copper::input::{read_input_text, InputFileError};
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
 use copper::sim::params::{LaunchSpec, ParamFile, Shape, ShapeError, MAX_BLOCK_THREADS};
@@ -220,7 +221,7 @@ pub struct ParamsError {
 pub enum ParamsReason {
     /// The file cannot be read.
     #[error("cannot read parameter file: {0}")]
-    Read(#[source] Arc<std::io::Error>),
+    Read(#[source] Arc<InputFileError>),
     /// Its text is not a valid parameter file.
     #[error("invalid parameter file: {0}")]
     Invalid(#[source] copper::sim::params::ParamsError),
@@ -233,9 +234,13 @@ pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamF
         Some(path) => read_param_file(path).map(Some),
         None => {
             let path = file.with_extension("toml");
-            match std::fs::read_to_string(&path) {
+            match read_input_text(&path) {
                 Ok(text) => parse_params(path, &text).map(Some),
-                Err(_) => Ok(None),
+                Err(e) if e.is_not_found() => Ok(None),
+                Err(e) => Err(ParamsError {
+                    path,
+                    reason: ParamsReason::Read(Arc::new(e)),
+                }),
             }
         }
     }
@@ -243,7 +248,7 @@ pub fn read_params(file: &Path, explicit: Option<&Path>) -> Result<Option<ParamF
 
 /// The parameter file at `path`, which must exist.
 pub fn read_param_file(path: &Path) -> Result<ParamFile, ParamsError> {
-    match std::fs::read_to_string(path) {
+    match read_input_text(path) {
         Ok(text) => parse_params(path.to_path_buf(), &text),
         Err(e) => Err(ParamsError {
             path: path.to_path_buf(),

@@ -56,7 +56,7 @@ fn binary_non_utf8_and_huge_files() {
     assert_clean_failure(
         &copper(&["parse", huge.to_str().unwrap()]),
         2,
-        "copper reads source files up to",
+        "bytes, the most copper reads",
     );
     let _ = std::fs::remove_file(huge);
 }

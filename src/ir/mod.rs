@@ -172,7 +172,7 @@ impl Array {
     /// run-time index into an array member.
     pub fn index_len(&self, s: &Site) -> Option<u64> {
         let per = s.unit.map_or(1, |u| u64::from(self.layout.size / u.max(1)));
-        self.fixed_len().map(|n| n * per)
+        self.fixed_len().map(|n| n.saturating_mul(per))
     }
 
     /// Number of elements when fixed by the declaration.
@@ -180,7 +180,9 @@ impl Array {
         if self.dims.is_empty() {
             None
         } else {
-            Some(self.dims.iter().product())
+            // Saturating: a declared size may be absurd (the simulator
+            // refuses it, instead of wrapping around).
+            Some(self.dims.iter().fold(1u64, |n, &d| n.saturating_mul(d)))
         }
     }
 

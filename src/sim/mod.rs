@@ -6,6 +6,7 @@
 
 pub mod code;
 pub mod exec;
+pub mod footprint;
 pub mod params;
 pub mod scale;
 pub mod size_expr;
@@ -603,6 +604,10 @@ pub fn simulate_owned(
     };
     opts.hw.validate().map_err(|e| setup_error(e.to_string()))?;
     check_threads(&inputs.shape, opts.sample_blocks).map_err(|e| setup_error(e.to_string()))?;
+    footprint::check(kernel, &inputs).map_err(|e| SimError {
+        span: e.span,
+        ..setup_error(e.to_string())
+    })?;
     let mut storage = Vec::new();
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();
@@ -610,14 +615,11 @@ pub fn simulate_owned(
     for a in &kernel.arrays {
         storage.push(match a.space {
             Space::Shared => {
-                let len = a
-                    .fixed_len()
-                    .unwrap_or(inputs.shared_bytes / a.layout.size as u64);
-                shared_lens.push(len * a.layout.slots() as u64);
+                shared_lens.push(footprint::values_of(a, inputs.shared_bytes));
                 Storage::Shared(shared_lens.len() - 1)
             }
             Space::Local => {
-                local_lens.push(a.fixed_len().unwrap_or(1) * a.layout.slots() as u64);
+                local_lens.push(footprint::values_of(a, inputs.shared_bytes));
                 Storage::Local(local_lens.len() - 1)
             }
             _ => {
@@ -642,7 +644,7 @@ pub fn simulate_owned(
                     }
                     None => {
                         let slots = a.layout.slots();
-                        let len = a.fixed_len().unwrap_or(1) as usize * slots;
+                        let len = footprint::values_of(a, inputs.shared_bytes) as usize;
                         (0..len)
                             .map(|i| {
                                 let ty = a.slot_type(i % slots);

@@ -446,10 +446,11 @@ pub struct SearchArgs {
     /// Settings file (default: `copper.toml` here or in a directory above).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Compile each improving candidate with this CUDA compiler (default
-    /// `nvcc` on PATH) and drop those that fail; off by default.
-    #[arg(long, num_args = 0..=1, default_missing_value = "nvcc", value_name = "PATH")]
-    pub nvcc: Option<PathBuf>,
+    /// Compile each improving candidate with this CUDA compiler and drop
+    /// those that fail; without PATH, copper.toml's `nvcc`, else `nvcc` on
+    /// PATH; off by default.
+    #[arg(long, num_args = 0..=1, value_name = "PATH")]
+    pub nvcc: Option<Option<PathBuf>>,
     /// Flags for `--nvcc`, separated by spaces (`"-arch=sm_80 -DN=1024"`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub nvcc_flags: Option<String>,

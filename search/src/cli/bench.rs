@@ -13,7 +13,7 @@ use copper_search::launch::{launch_shape, ParamsError};
 use copper_search::pipeline::{optimize_kernel, Cache};
 
 use super::args::BenchArgs;
-use super::files::write_atomically;
+use super::files::write_new;
 use super::settings::Settings;
 
 /// Runs `copper bench`; returns the exit status (0, or 2 on bad input).
@@ -104,6 +104,9 @@ enum Error {
     /// The program cannot be generated.
     #[error(transparent)]
     Program(#[from] BenchError),
+    /// The output directory is a symbolic link.
+    #[error("{}: is a symbolic link; copper bench writes into a directory, not through a link (give --out the directory itself)", .0.display())]
+    LinkedOut(PathBuf),
     /// A file or directory cannot be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -221,10 +224,10 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
         }
     }
     let text = bench::program(&parsed, &kernels, &opts)?;
-    std::fs::create_dir_all(&a.out).map_err(io(&a.out))?;
+    output_dir(&a.out)?;
     let cu = a.out.join(format!("{program_name}.cu"));
     let script = a.out.join(format!("build-{stem}.sh"));
-    write_atomically(&cu, &text).map_err(io(&cu))?;
+    write_new(&cu, &text, false).map_err(io(&cu))?;
     let build = build_line(
         &program_name,
         &source_dir,
@@ -237,8 +240,7 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
         a.file.display(),
         shell_quote(&program_name)
     );
-    write_atomically(&script, &script_text).map_err(io(&script))?;
-    make_executable(&script);
+    write_new(&script, &script_text, true).map_err(io(&script))?;
     for k in &kernels {
         println!("{}: {}", k.name, k.note);
     }
@@ -338,6 +340,24 @@ fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), Error> {
     })
 }
 
+/// Creates the output directory, or checks the one there: a directory,
+/// not a link to one (a link planted in a checkout would send the files
+/// elsewhere).
+fn output_dir(out: &Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::LinkedOut(out.to_path_buf())),
+        Ok(m) if !m.is_dir() => Err(Error::Io {
+            path: out.to_path_buf(),
+            source: std::io::Error::other("not a directory"),
+        }),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(out).map_err(io(out))
+        }
+        Err(e) => Err(io(out)(e)),
+    }
+}
+
 /// Refuses a path with a control character (a newline would start a new
 /// line in the generated script and program).
 fn refuse_control_characters(path: &Path) -> Result<(), Error> {
@@ -382,16 +402,6 @@ fn shell_quote(s: &str) -> String {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
-
-#[cfg(unix)]
-fn make_executable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    // Not being able to set the mode leaves `sh build-….sh` working.
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
-}
-
-#[cfg(not(unix))]
-fn make_executable(_path: &Path) {}
 
 #[cfg(test)]
 mod tests {

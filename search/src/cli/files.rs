@@ -1,5 +1,6 @@
-//! Writing files safely: every file copper writes (a rewritten source, a
-//! report, a dump, a benchmark program) goes through [`write_atomically`];
+//! Writing files safely: every file copper writes goes through a temporary
+//! file and a rename: a report or a dump through [`write_atomically`], a
+//! benchmark program through [`write_new`];
 //! `optimize --write` goes through [`replace_if_unchanged`], which first
 //! checks that nobody changed the file since copper read it.
 
@@ -7,34 +8,42 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use copper::input::{read_input, InputFileError};
+
 /// Why a file was not replaced.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReplaceError {
     /// The file changed (or disappeared) after copper read it: the user's
     /// edit wins, and the file is left alone.
+    #[error("{0}")]
     Changed(String),
-    /// Reading or writing failed.
+    /// Replacing it would do what the user would not (write over a
+    /// read-only file, split its hard links): left alone.
+    #[error("{0}")]
+    Refused(String),
+    /// Reading it again failed.
+    #[error("{0}")]
+    Read(InputFileError),
+    /// Writing failed.
+    #[error("{0}")]
     Io(std::io::Error),
 }
 
-impl std::fmt::Display for ReplaceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReplaceError::Changed(why) => write!(f, "{why}"),
-            ReplaceError::Io(e) => write!(f, "{e}"),
-        }
+/// Writes `text` to `path` through a fresh temporary file in the same
+/// directory and a rename (see [`stage`]). When `path` is a symbolic
+/// link, the file it points to is replaced (the link stays); an existing
+/// file keeps its permissions and, where allowed, its owner. A device or a
+/// named pipe is written to directly.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    match stage_over(path, text)? {
+        Some(staged) => staged.commit(),
+        None => Ok(()),
     }
 }
 
-/// Writes `text` to `path` through a fresh temporary file in the same
-/// directory and a rename: readers see the old file or the new one, never
-/// a part. The temporary file gets a random name and is created with
-/// `O_CREAT|O_EXCL` (a file or link planted under any name is never
-/// opened); it is flushed to disk before the rename. When `path` is a
-/// symbolic link, the file it points to is replaced (the link stays); an
-/// existing file keeps its permissions and, where allowed, its owner. A
-/// device or a named pipe is written to directly.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// Stages `text` to replace the file `path` names as [`write_atomically`]
+/// does; `None` when `path` is a device or a pipe, written to at once.
+fn stage_over(path: &Path, text: &str) -> std::io::Result<Option<Staged>> {
     let target = resolve_target(path)?;
     let old = match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => {
@@ -44,16 +53,52 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         // it is written to as it is, never created or renamed over.
         Ok(m) if !m.is_file() => {
             let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
-            return f.write_all(text.as_bytes()).and_then(|()| f.flush());
+            f.write_all(text.as_bytes()).and_then(|()| f.flush())?;
+            return Ok(None);
         }
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    stage(target, text, |file| match &old {
+        Some(meta) => keep_owner_and_mode(file, meta),
+        None => new_file_mode(file, NEW_FILE),
+    })
+    .map(Some)
+}
+
+/// Writes `text` as the file `path` in a directory copper created or
+/// checked, replacing whatever is there (a file, or a link, which is
+/// replaced, never written through), with the mode of a new file
+/// (`executable`: runnable by whoever may read it).
+pub fn write_new(path: &Path, text: &str, executable: bool) -> std::io::Result<()> {
+    let mode = if executable { NEW_PROGRAM } else { NEW_FILE };
+    stage(path.to_path_buf(), text, |file| new_file_mode(file, mode))?.commit()
+}
+
+/// The mode of a new file, before the umask.
+const NEW_FILE: u32 = 0o666;
+/// The mode of a new program, before the umask.
+const NEW_PROGRAM: u32 = 0o777;
+
+/// The new text of a file, in a temporary file beside it, on disk.
+struct Staged {
+    /// The temporary file.
+    tmp: tempfile::NamedTempFile,
+    /// The file it is to replace.
+    target: PathBuf,
+}
+
+/// Writes `text` to a fresh temporary file in `target`'s directory, given
+/// its mode by `set_mode` and flushed to disk, for [`Staged::commit`] to
+/// rename over `target`. The temporary file gets a random name and is
+/// created with `O_CREAT|O_EXCL` (a file or link planted under any name
+/// is never opened); dropped uncommitted, it is deleted.
+fn stage(
+    target: PathBuf,
+    text: &str,
+    set_mode: impl FnOnce(&File) -> std::io::Result<()>,
+) -> std::io::Result<Staged> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -61,41 +106,175 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".copper.tmp")
-        .tempfile_in(dir)?;
+        .tempfile_in(dir_of(&target))?;
     tmp.write_all(text.as_bytes())?;
-    match &old {
-        Some(meta) => keep_owner_and_mode(tmp.as_file(), meta)?,
-        None => new_file_mode(tmp.as_file())?,
-    }
+    set_mode(tmp.as_file())?;
     tmp.as_file().sync_all()?;
-    tmp.persist(&target).map_err(|e| e.error)?;
-    // The rename itself is durable once the directory is synced; a
-    // directory that cannot be opened for that is no reason to fail.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    Ok(Staged { tmp, target })
+}
+
+impl Staged {
+    /// Renames the new text over the target: readers see the old file or
+    /// the new one, never a part, and whatever was there (a link too) is
+    /// replaced.
+    fn commit(self) -> std::io::Result<()> {
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        // The rename itself is durable once the directory is synced; a
+        // directory that cannot be opened for that is no reason to fail.
+        if let Ok(d) = File::open(dir_of(&self.target)) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// The directory holding `path`.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Replaces `path` by `text` as [`write_atomically`] does, but only when
 /// its content is still `expected` (what copper read): an edit made in
-/// the meantime, or a deleted file, is left as it is.
+/// the meantime, or a deleted file, is left as it is. The content is
+/// checked again after the new text is on disk, immediately before the
+/// rename, so that an edit made while it was being written wins too.
 pub fn replace_if_unchanged(path: &Path, expected: &str, text: &str) -> Result<(), ReplaceError> {
-    let now = match std::fs::read(path) {
+    replace_checked(path, expected, text, || {})
+}
+
+/// [`replace_if_unchanged`], running `meanwhile` once the new text is
+/// staged (a test's late edit).
+fn replace_checked(
+    path: &Path,
+    expected: &str,
+    text: &str,
+    meanwhile: impl FnOnce(),
+) -> Result<(), ReplaceError> {
+    refuse_protected(path)?;
+    unchanged(path, expected)?;
+    let Some(staged) = stage_over(path, text).map_err(ReplaceError::Io)? else {
+        return Ok(());
+    };
+    meanwhile();
+    unchanged(path, expected)?;
+    staged.commit().map_err(ReplaceError::Io)
+}
+
+/// Whether `path` still holds `expected`.
+fn unchanged(path: &Path, expected: &str) -> Result<(), ReplaceError> {
+    let now = match read_input(path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             return Err(ReplaceError::Changed(
                 "deleted after copper read it; not re-created".into(),
             ))
         }
-        Err(e) => return Err(ReplaceError::Io(e)),
+        Err(e) => return Err(ReplaceError::Read(e)),
     };
     if now != expected.as_bytes() {
         return Err(ReplaceError::Changed(
             "changed after copper read it; left as it is (run copper again)".into(),
         ));
     }
-    write_atomically(path, text).map_err(ReplaceError::Io)
+    Ok(())
+}
+
+/// Refuses to replace a file the user could not write, or one with other
+/// hard links (a new file renamed over one name would leave the other
+/// names with the old text).
+fn refuse_protected(path: &Path) -> Result<(), ReplaceError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        // Reading it again says what is wrong.
+        Err(_) => return Ok(()),
+    };
+    if meta.permissions().readonly() || !writable(path) {
+        return Err(ReplaceError::Refused(
+            "it is read-only; make it writable to let copper rewrite it".into(),
+        ));
+    }
+    let links = hard_links(&meta);
+    if links > 1 {
+        return Err(ReplaceError::Refused(format!(
+            "it has {links} hard links, which replacing it would split; apply the change by hand (--diff)"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the user may write `path` (its mode may allow it and still
+/// not for them).
+#[cfg(unix)]
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+#[cfg(not(unix))]
+fn writable(_path: &Path) -> bool {
+    true
+}
+
+/// How many names the file has.
+#[cfg(unix)]
+fn hard_links(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink()
+}
+
+#[cfg(not(unix))]
+fn hard_links(_meta: &std::fs::Metadata) -> u64 {
+    1
+}
+
+/// An output that would replace an input of the same run.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: is an input of this run ({}); copper writes no output over an input", output.display(), input.display())]
+pub struct OntoInput {
+    /// The output, as given.
+    pub output: PathBuf,
+    /// The input it is (by another name, or through a link, maybe).
+    pub input: PathBuf,
+}
+
+/// Refuses to write `output` when it is, by any name or link, one of
+/// `inputs`; an output that does not exist yet is no input.
+pub fn refuse_onto_input<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OntoInput> {
+    match inputs.into_iter().find(|i| same_file(output, i)) {
+        Some(input) => Err(OntoInput {
+            output: output.to_path_buf(),
+            input: input.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` name one existing file (its device and inode).
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+/// Whether `a` and `b` name one existing file (its canonical path).
+#[cfg(not(unix))]
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// `text` with the line endings of `original`: when every line of the
@@ -134,10 +313,10 @@ fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<
     file.set_permissions(old.permissions())
 }
 
-/// A new file gets the mode any new file gets (`0666` less the umask),
-/// not the temporary file's private `0600`.
+/// A new file gets the mode any new file gets (`mode`, `0666` or `0777`,
+/// less the umask), not the temporary file's private `0600`.
 #[cfg(unix)]
-fn new_file_mode(file: &File) -> std::io::Result<()> {
+fn new_file_mode(file: &File, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     // The umask, read without changing it (Linux); else the usual 022.
     let umask = std::fs::read_to_string("/proc/self/status")
@@ -148,11 +327,11 @@ fn new_file_mode(file: &File) -> std::io::Result<()> {
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .unwrap_or(0o022);
-    file.set_permissions(std::fs::Permissions::from_mode(0o666 & !umask))
+    file.set_permissions(std::fs::Permissions::from_mode(mode & !umask))
 }
 
 #[cfg(not(unix))]
-fn new_file_mode(_file: &File) -> std::io::Result<()> {
+fn new_file_mode(_file: &File, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -222,6 +401,24 @@ mod tests {
             .permissions()
             .mode();
         assert_ne!(mode & 0o044, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn an_edit_made_while_the_new_text_is_written_wins() {
+        let d = scratch("late-edit");
+        let f = d.join("k.cu");
+        std::fs::write(&f, "what copper read").unwrap();
+        let e = replace_checked(&f, "what copper read", "rewrite", || {
+            std::fs::write(&f, "the user's late edit").unwrap()
+        })
+        .unwrap_err();
+        assert!(matches!(e, ReplaceError::Changed(_)), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "the user's late edit");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 
     #[test]

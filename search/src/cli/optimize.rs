@@ -25,7 +25,9 @@ use rayon::prelude::*;
 
 use super::args::{OptFormat, OptimizeArgs};
 use super::ci::SarifRoot;
-use super::files::{match_line_endings, replace_if_unchanged, write_atomically, ReplaceError};
+use super::files::{
+    match_line_endings, refuse_onto_input, replace_if_unchanged, write_atomically, ReplaceError,
+};
 use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, KernelRun};
 use super::output;
 use super::report;
@@ -50,6 +52,12 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
         }
         Err(e) => return fail(&e),
     };
+    if let Some(report) = &a.report {
+        let inputs = s.inputs(&files);
+        if let Err(e) = refuse_onto_input(report, inputs.iter().map(PathBuf::as_path)) {
+            return fail(&e);
+        }
+    }
     if let Some(j) = a.jobs {
         // Only fails when the global pool exists already; then it is used.
         let _ = rayon::ThreadPoolBuilder::new()
@@ -450,7 +458,13 @@ fn finish_file(
             Err(ReplaceError::Changed(why)) => {
                 eprintln!("copper: warning: {}: {why}", run.path.display())
             }
-            Err(ReplaceError::Io(e)) => {
+            Err(ReplaceError::Refused(why)) => {
+                eprintln!(
+                    "copper: warning: {}: not rewritten: {why}",
+                    run.path.display()
+                )
+            }
+            Err(e) => {
                 eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
                 write_failed = true;
             }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use copper::bound::Config;
 use copper::cost::{metrics_from_toml, Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::include::Preprocess;
+use copper::input::{read_input_text, InputFileError};
 use copper::lint::Code;
 use copper_search::config::{self, ConfigError, FileConfig};
 use copper_search::nvcc::{Nvcc, NvccError};
@@ -20,6 +21,7 @@ use copper_search::pipeline;
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 
 use super::args::{Command, PreprocessArgs, SearchArgs};
+use super::output;
 
 mod params;
 
@@ -47,6 +49,8 @@ pub struct Settings {
     pub allowed: BTreeSet<Code>,
     /// The search (`optimize`, `bench`).
     pub search: Option<Search>,
+    /// The `copper.toml` read (given with `--config`, or found), if any.
+    pub config: Option<PathBuf>,
 }
 
 /// The search's settings (`optimize`, `bench`).
@@ -73,8 +77,8 @@ pub enum SettingsError {
     HardwareRead {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The `--hardware` file is not a hardware model in TOML.
     #[error("{}: invalid hardware file: {source}", path.display())]
@@ -97,8 +101,8 @@ pub enum SettingsError {
     MetricsRead {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: InputFileError,
     },
     /// The `--metrics-file` does not define metrics.
     #[error("{}: {reason}", path.display())]
@@ -147,11 +151,12 @@ impl Settings {
     pub fn resolve(command: &Command) -> Result<Settings, SettingsError> {
         match command {
             Command::Parse { pre, .. } | Command::Fmt { pre, .. } | Command::Params { pre, .. } => {
-                Ok(Settings::reading(found_preprocess(pre)?, Params::Beside))
+                let (preprocess, config) = found_preprocess(pre)?;
+                Ok(Settings::reading(preprocess, Params::Beside, config))
             }
             Command::Simulate(a) => {
                 let metrics = resolve_metrics(&a.metrics, a.metrics_file.as_deref())?;
-                let preprocess = found_preprocess(&a.pre)?;
+                let (preprocess, config) = found_preprocess(&a.pre)?;
                 let hw = hardware(a.hardware.as_deref(), a.lines)?;
                 Ok(Settings {
                     analysis: Config {
@@ -159,13 +164,13 @@ impl Settings {
                         ..Config::default()
                     },
                     metrics,
-                    ..Settings::reading(preprocess, Params::new(a.params.as_deref()))
+                    ..Settings::reading(preprocess, Params::new(a.params.as_deref()), config)
                 })
             }
             Command::Analyze(a) => {
                 let metrics = resolve_metrics(&a.metrics, a.metrics_file.as_deref())?;
                 let hw = hardware(a.hardware.as_deref(), a.lines)?;
-                let preprocess = found_preprocess(&a.pre)?;
+                let (preprocess, config) = found_preprocess(&a.pre)?;
                 Ok(Settings {
                     block: a.launch.block,
                     grid: a.launch.grid,
@@ -178,7 +183,7 @@ impl Settings {
                         budget: a.budget,
                     },
                     metrics,
-                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()))
+                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()), config)
                 })
             }
             Command::Optimize(a) => search(
@@ -214,15 +219,29 @@ impl Settings {
                         ..defaults
                     },
                     allowed,
-                    ..Settings::reading(preprocess, Params::new(a.launch.params.as_deref()))
+                    ..Settings::reading(
+                        preprocess,
+                        Params::new(a.launch.params.as_deref()),
+                        cfg_path,
+                    )
                 })
             }
         }
     }
 
-    /// Settings that only read files: the defaults with `preprocess` and
-    /// `params`.
-    fn reading(preprocess: Preprocess, params: Params) -> Settings {
+    /// The files a run on `sources` reads besides its headers: the
+    /// sources, their parameter files and the `copper.toml`; no output may
+    /// replace one of them.
+    pub fn inputs(&self, sources: &[PathBuf]) -> Vec<PathBuf> {
+        let mut all = sources.to_vec();
+        all.extend(sources.iter().map(|f| self.params.path(f)));
+        all.extend(self.config.iter().cloned());
+        all
+    }
+
+    /// Settings that only read files: the defaults with `preprocess`,
+    /// `params` and the `copper.toml` read.
+    fn reading(preprocess: Preprocess, params: Params, config: Option<PathBuf>) -> Settings {
         Settings {
             preprocess,
             params,
@@ -232,6 +251,7 @@ impl Settings {
             metrics: Vec::new(),
             allowed: BTreeSet::new(),
             search: None,
+            config,
         }
     }
 }
@@ -251,10 +271,10 @@ fn load_config(explicit: Option<&Path>) -> Result<(FileConfig, Option<PathBuf>),
 }
 
 /// The preprocessing options over the `copper.toml` found from the
-/// current directory upward.
-fn found_preprocess(pre: &PreprocessArgs) -> Result<Preprocess, SettingsError> {
+/// current directory upward, and where it was.
+fn found_preprocess(pre: &PreprocessArgs) -> Result<(Preprocess, Option<PathBuf>), SettingsError> {
     let (cfg, path) = load_config(None)?;
-    merge_preprocess(pre, &cfg, path.as_deref())
+    Ok((merge_preprocess(pre, &cfg, path.as_deref())?, path))
 }
 
 /// The preprocessing options over a configuration read from `cfg_path`:
@@ -339,15 +359,7 @@ fn search(
     };
     let transforms = transforms(a, &cfg)?;
     let [block, grid] = launch(shape, &cfg)?;
-    // A compiler path in `copper.toml` is relative to that file; a bare
-    // name is looked up on PATH.
-    let from_config = cfg.nvcc.as_ref().map(|p| match &cfg_path {
-        Some(c) if p.is_relative() && p.components().count() > 1 => {
-            c.parent().unwrap_or(Path::new(".")).join(p)
-        }
-        _ => p.clone(),
-    });
-    let nvcc = a.nvcc.clone().or(from_config);
+    let nvcc = compiler(a, &cfg, cfg_path.as_deref());
     let preprocess = merge_preprocess(&a.pre, &cfg, cfg_path.as_deref())?;
     let mut nvcc_flags: Vec<String> = match &a.nvcc_flags {
         Some(f) => f.split_whitespace().map(str::to_string).collect(),
@@ -393,7 +405,41 @@ fn search(
             metric,
             exit_zero: exit_zero || cfg.exit_zero.unwrap_or(false),
         }),
+        config: cfg_path,
     })
+}
+
+/// The compiler that checks candidates: `--nvcc PATH`; a bare `--nvcc`
+/// takes the configuration's `nvcc`, else `nvcc` on PATH. Without
+/// `--nvcc`, the configuration's `nvcc` is run only when the
+/// configuration was given with `--config`: a `copper.toml` found by
+/// searching may be anyone's (a checkout under review), so, as with git's
+/// and cargo's, it cannot make copper run a program; a note says what it
+/// asked for.
+fn compiler(a: &SearchArgs, cfg: &FileConfig, cfg_path: Option<&Path>) -> Option<PathBuf> {
+    // A compiler path in `copper.toml` is relative to that file; a bare
+    // name is looked up on PATH.
+    let from_config = cfg.nvcc.as_ref().map(|p| match cfg_path {
+        Some(c) if p.is_relative() && p.components().count() > 1 => {
+            c.parent().unwrap_or(Path::new(".")).join(p)
+        }
+        _ => p.clone(),
+    });
+    match &a.nvcc {
+        Some(Some(given)) => Some(given.clone()),
+        Some(None) => Some(from_config.unwrap_or_else(|| PathBuf::from("nvcc"))),
+        None if a.config.is_some() => from_config,
+        None => {
+            if let (Some(program), Some(path)) = (&cfg.nvcc, cfg_path) {
+                output::note(format!(
+                    "{} asks to run `{}` as nvcc; not run: a copper.toml found by searching cannot name a program (give --nvcc to run it, or --config)",
+                    path.display(),
+                    program.display()
+                ));
+            }
+            None
+        }
+    }
 }
 
 /// The transforms searched: `--transform`, else the configuration's
@@ -474,7 +520,7 @@ fn hardware(file: Option<&Path>, lines: bool) -> Result<Hardware, SettingsError>
 
 /// Reads a hardware model from TOML.
 fn read_hardware(path: &Path) -> Result<Hardware, SettingsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::HardwareRead {
+    let text = read_input_text(path).map_err(|source| SettingsError::HardwareRead {
         path: path.to_path_buf(),
         source,
     })?;
@@ -495,7 +541,7 @@ fn read_hardware(path: &Path) -> Result<Hardware, SettingsError> {
 fn resolve_metrics(names: &[String], file: Option<&Path>) -> Result<Vec<Metric>, SettingsError> {
     let user = match file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|source| SettingsError::MetricsRead {
+            let text = read_input_text(p).map_err(|source| SettingsError::MetricsRead {
                 path: p.to_path_buf(),
                 source,
             })?;

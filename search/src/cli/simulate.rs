@@ -1,6 +1,6 @@
 //! `copper simulate`: run kernels under the cost semantics.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use copper::cuda::parse::{parse_path_with, ParsedFile};
@@ -8,13 +8,13 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::symbol_notes;
 use copper::ir::{Kernel, Value};
 use copper::sim::{
-    check_threads, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
+    check_threads, footprint, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
 };
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
 use super::args::{Format, SimulateArgs};
-use super::files::write_atomically;
+use super::files::{refuse_onto_input, write_atomically};
 use super::output::lower_or_report;
 use super::settings::Settings;
 
@@ -44,6 +44,13 @@ fn sim_diag(file: &ParsedFile, e: &SimError) -> Diagnostic {
 
 /// Runs `copper simulate`.
 pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
+    if let Some(dump) = &a.dump {
+        let inputs = s.inputs(std::slice::from_ref(&a.file));
+        if let Err(e) = refuse_onto_input(dump, inputs.iter().map(PathBuf::as_path)) {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    }
     let parsed = match parse_path_with(&a.file, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
@@ -118,6 +125,14 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
                 continue;
             }
         };
+        if let Err(e) = footprint::check(&kernel, &inputs) {
+            status = 2;
+            let d = parsed
+                .source
+                .diagnostic(Severity::Error, "sim", e.span.start, e.to_string());
+            eprintln!("{}", d.render());
+            continue;
+        }
         let start = Instant::now();
         let shape = inputs.shape;
         match simulate_owned(&kernel, inputs, &opts) {

@@ -6,6 +6,11 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ignores::Ignores;
+
+mod ignores;
 
 /// The files found, and notes about what was left out.
 #[derive(Debug, Default)]
@@ -98,13 +103,21 @@ fn path_identity(p: &Path) -> (u64, u64) {
 }
 
 fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut Found) {
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(!no_ignore)
-        .git_global(false)
-        .require_git(false)
+    let ignores = Arc::new(Ignores::new(dir));
+    let mut builder = ignore::WalkBuilder::new(dir);
+    // The crate's own reading of ignore files is off: copper reads them.
+    builder
+        .standard_filters(false)
+        .hidden(!no_ignore)
         .follow_links(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
+        .sort_by_file_name(|a, b| a.cmp(b));
+    if !no_ignore {
+        let ignores = ignores.clone();
+        builder.filter_entry(move |e| {
+            !ignores.ignored(e.path(), e.file_type().is_some_and(|t| t.is_dir()))
+        });
+    }
+    let walker = builder.build();
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -139,4 +152,5 @@ fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut
                 .push(format!("{}: skipped: {e}", path.display())),
         }
     }
+    found.notes.extend(ignores.take_notes());
 }
