@@ -395,8 +395,9 @@ fn trip_count(
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
 ) -> Option<u64> {
-    // A set jump flag only ends the loop sooner: counting with every flag
-    // clear gives the most iterations.
+    // A set `break` or `return` flag only ends the loop sooner: counting
+    // with every flag clear gives the most iterations (an update a
+    // `continue` may skip is no update of every iteration).
     let mut tracked = BTreeSet::new();
     cond.visit(&mut |e| {
         if let ExprKind::Var(v) = e.kind {
@@ -435,17 +436,24 @@ fn trip_count(
     Some(n)
 }
 
-/// The assignments to `tracked` variables every iteration makes (with
-/// every jump flag clear): those at the top level, and inside the guards
-/// `if (!flags)` jump elimination wraps the rest of an iteration in. Each
-/// with its variable, value and statement.
+/// The assignments to `tracked` variables every iteration that goes on
+/// makes: those at the top level, and inside the guards `if (!flags)` jump
+/// elimination wraps the rest of an iteration in, where every flag is one
+/// of a `break` or `return` (a lane that sets it leaves the loop). A
+/// `continue` flag's guard is skipped by an iteration that goes on: what
+/// it wraps is not made every iteration. Each with its variable, value
+/// and statement.
 pub(super) fn top_level_updates<'k>(
     stmts: &'k [Stmt],
     tracked: &BTreeSet<VarId>,
     flags: &[(VarId, FlagKind)],
     out: &mut Vec<(VarId, &'k Expr, &'k Stmt)>,
 ) {
-    let is_flag = |v: VarId| flags.iter().any(|(f, _)| *f == v);
+    let is_flag = |v: VarId| {
+        flags
+            .iter()
+            .any(|(f, kind)| *f == v && !matches!(kind, FlagKind::Continue(_)))
+    };
     for s in stmts {
         match s {
             Stmt::Assign { var, value, .. } if tracked.contains(var) => out.push((*var, value, s)),
