@@ -14,7 +14,9 @@
 //! true launch), huge strides, blocks that are not a multiple of 32 wide
 //! with several rows, narrow, unsigned and 64-bit counters; a third,
 //! grid- and block-stride loops over unsigned counters compared with
-//! signed and unsigned bounds (`unsigned_loops`).
+//! signed and unsigned bounds (`unsigned_loops`); a fourth, loops left by
+//! `break`, `continue` and `return` before their counter's update
+//! (`jumps`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -30,6 +32,8 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
+#[path = "soundness/jumps.rs"]
+mod jumps;
 #[path = "soundness/unsigned_loops.rs"]
 mod unsigned_loops;
 
@@ -622,6 +626,16 @@ fn generated_unsigned_loops_are_bounded_soundly() {
         tally.check(i, &unsigned_loops::generate(i), 64, false);
     }
     tally.finish("generated unsigned loops", count, count / 2);
+}
+
+#[test]
+fn generated_jumps_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &jumps::generate(i), 64, false);
+    }
+    tally.finish("generated jumps", count, count);
 }
 
 // ---------------------------------------------------------------------
