@@ -756,7 +756,10 @@ impl Prepared {
                 terms.push(Term { coef, factors });
             }
         }
-        Outcome::Bound(BoundExpr::new(constant, terms))
+        match BoundExpr::new(constant, terms) {
+            Some(e) => Outcome::Bound(e),
+            None => overflow(),
+        }
     }
 }
 
