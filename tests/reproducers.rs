@@ -15,6 +15,8 @@ use copper::source::SourceFile;
 
 #[path = "reproducers/jumps.rs"]
 mod jumps;
+#[path = "reproducers/shifts.rs"]
+mod shifts;
 
 /// A launch of kernel `k` of `src`: grid, block, scalar arguments and
 /// arrays (name, length), every array element 1.

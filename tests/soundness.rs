@@ -12,7 +12,8 @@
 //! A second test generates kernels the testdata launches never reach:
 //! large grids (a sample of blocks simulated, the bound evaluated at the
 //! true launch), huge strides, blocks that are not a multiple of 32 wide
-//! with several rows, narrow, unsigned and 64-bit counters; a third,
+//! with several rows, narrow, unsigned and 64-bit counters, counters
+//! multiplied or shifted up to near their type's limit; a third,
 //! grid- and block-stride loops over unsigned counters compared with
 //! signed and unsigned bounds (`unsigned_loops`); a fourth, loops left by
 //! `break`, `continue` and `return` before their counter's update
@@ -375,13 +376,19 @@ fn generate(i: u64) -> Generated {
             "c += blockDim.x * gridDim.x".to_string(),
             pick(1 << 22) as i64,
         ),
-        // Multiplicative counters.
-        4 => (
-            "1".to_string(),
-            "c < n",
-            "c *= 2".to_string(),
-            pick(1 << 31) as i64,
-        ),
+        // Multiplicative and shifting counters, half of the time with `n`
+        // near where the counter's last step would overflow.
+        4 => {
+            let (factor, step) =
+                [(2, "c *= 2"), (2, "c <<= 1"), (3, "c *= 3"), (4, "c <<= 2")][pick(4) as usize];
+            let cond = ["c < n", "c <= n"][pick(2) as usize];
+            let n = if pick(2) == 0 {
+                pick(1 << 31) as i64
+            } else {
+                max.min(i32::MAX as i64) / factor - 2 + pick(5) as i64
+            };
+            ("1".to_string(), cond, step.to_string(), n)
+        }
         _ => (
             "n".to_string(),
             "c > 0",

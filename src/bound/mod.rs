@@ -147,7 +147,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         warp: config.hw.warp_size as u64,
     };
     let (mut kernel, flags) = without_jumps(k);
-    let mut ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
+    let (mut ghosts, grown) = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
     let flag_vars = variables(&flags);
     let deadline = started + config.budget;
@@ -165,6 +165,9 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
             (assumptions, syms, lin) = (found.0, found.1, Some(found.2));
         }
     }
+    // The trip counts of loops whose signed counters grow up to an input
+    // hold where those counters cannot overflow.
+    assumptions.extend(grown);
     if let Some(first) = &lin {
         // Loops whose counter starts at a different value in each lane get
         // floor ghosts, and the analyses are redone with them.
