@@ -229,17 +229,23 @@ impl fmt::Display for BoundExpr {
 
 /// A coefficient for people: an integer as is, anything else as a decimal
 /// with four significant digits, rounded up when it is not exact (so a
-/// printed bound is still a bound): `65/2` → `32.5`, `12527/128` → `97.87`.
+/// printed bound is still a bound, and within a part in a thousand of the
+/// exact one, however small): `65/2` → `32.5`, `12527/128` → `97.87`,
+/// `2^-40` → `0.0000000000009095`. The exact fraction where the decimal
+/// does not fit 128-bit arithmetic.
 pub fn number(r: Rational) -> String {
     if r.is_integer() {
         return r.to_string();
     }
     let magnitude = r.to_f64().abs().log10().floor() as i32;
-    let digits = (3 - magnitude).clamp(1, 12) as u32;
-    let scale = 10i128.pow(digits);
-    let Some(num) = r.num().checked_mul(scale) else {
+    let digits = (3 - magnitude).max(1) as u32;
+    let Some(num) = 10i128
+        .checked_pow(digits)
+        .and_then(|scale| r.num().checked_mul(scale))
+    else {
         return r.to_string();
     };
+    let scale = 10i128.pow(digits);
     let den = r.den();
     let up = num.div_euclid(den) + i128::from(num.rem_euclid(den) != 0);
     let sign = if up < 0 { "-" } else { "" };
@@ -274,6 +280,21 @@ mod tests {
         assert_eq!(number(Rational::new(1, 3)), "0.3334");
         assert_eq!(number(Rational::new(-1, 3)), "-0.3333");
         assert_eq!(number(Rational::int(7)), "7");
+        // Tiny coefficients keep four significant digits, rounded up (they
+        // printed as 0.000000000001, a trillion times 2^-60).
+        assert_eq!(number(Rational::new(1, 1 << 40)), "0.0000000000009095");
+        assert_eq!(
+            number(Rational::new(1, 1 << 60)),
+            "0.0000000000000000008674"
+        );
+        assert_eq!(
+            number(Rational::new(1, 10i128.pow(30))),
+            "0.000000000000000000000000000001"
+        );
+        assert_eq!(
+            number(Rational::new(1, 10i128.pow(37) + 1)),
+            format!("1/{}", 10i128.pow(37) + 1)
+        );
     }
 
     #[test]
