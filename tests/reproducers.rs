@@ -1,8 +1,9 @@
-//! Regression tests for the soundness holes of issue 13: each kernel is
-//! analyzed for its launch (and, where the hole was in the any-block
-//! analysis, for any block), simulated, and every metric's bound must be
-//! at least the simulated worst warp — or there must be no bound, with a
-//! reason, where that is the honest answer (a counter that wraps).
+//! Regression tests for soundness holes: each kernel is analyzed for its
+//! launch (and, where the hole was in the any-block analysis, for any
+//! block), simulated, and every metric's bound must be at least the
+//! simulated worst warp — or there must be no bound, with a reason, where
+//! that is the honest answer (a counter that wraps, a loop that never
+//! ends).
 
 use copper::bound::{prepare, Config, InputAssumption, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
@@ -11,6 +12,11 @@ use copper::ir::lower::lower_kernel;
 use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::SourceFile;
+
+#[path = "reproducers/jumps.rs"]
+mod jumps;
+#[path = "reproducers/shifts.rs"]
+mod shifts;
 
 /// A launch of kernel `k` of `src`: grid, block, scalar arguments and
 /// arrays (name, length), every array element 1.
@@ -88,6 +94,34 @@ impl Case<'_> {
             })
             .collect()
     }
+}
+
+/// Each built-in metric's name and bound (as text) for kernel `k` of `src`
+/// analyzed for a launch, or why there is none: for kernels whose
+/// simulation would not end.
+fn analyze_only(
+    src: &str,
+    grid: [u64; 3],
+    block: [u64; 3],
+) -> Vec<(&'static str, Result<String, String>)> {
+    let f = parse_source(SourceFile::new("t.cu", src));
+    let kernel = lower_kernel(&f, "k").expect("the kernel lowers");
+    let config = Config {
+        block: Some(block),
+        grid: Some(grid),
+        ..Config::default()
+    };
+    let prepared = prepare(&kernel, config);
+    BUILTIN_METRICS
+        .iter()
+        .map(|name| {
+            let found = match prepared.bound(&Metric::builtin(name).unwrap()).work {
+                Outcome::Bound(e) => Ok(e.to_string()),
+                Outcome::NoBound(why, _) => Err(why.to_string()),
+            };
+            (*name, found)
+        })
+        .collect()
 }
 
 /// Every bound is at least the simulated cost; with `all_bounded`, every

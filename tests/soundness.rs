@@ -12,9 +12,12 @@
 //! A second test generates kernels the testdata launches never reach:
 //! large grids (a sample of blocks simulated, the bound evaluated at the
 //! true launch), huge strides, blocks that are not a multiple of 32 wide
-//! with several rows, narrow, unsigned and 64-bit counters; a third,
+//! with several rows, narrow, unsigned and 64-bit counters, counters
+//! multiplied or shifted up to near their type's limit; a third,
 //! grid- and block-stride loops over unsigned counters compared with
-//! signed and unsigned bounds (`unsigned_loops`).
+//! signed and unsigned bounds (`unsigned_loops`); a fourth, loops left by
+//! `break`, `continue` and `return` before their counter's update
+//! (`jumps`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -30,6 +33,8 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
+#[path = "soundness/jumps.rs"]
+mod jumps;
 #[path = "soundness/unsigned_loops.rs"]
 mod unsigned_loops;
 
@@ -371,13 +376,19 @@ fn generate(i: u64) -> Generated {
             "c += blockDim.x * gridDim.x".to_string(),
             pick(1 << 22) as i64,
         ),
-        // Multiplicative counters.
-        4 => (
-            "1".to_string(),
-            "c < n",
-            "c *= 2".to_string(),
-            pick(1 << 31) as i64,
-        ),
+        // Multiplicative and shifting counters, half of the time with `n`
+        // near where the counter's last step would overflow.
+        4 => {
+            let (factor, step) =
+                [(2, "c *= 2"), (2, "c <<= 1"), (3, "c *= 3"), (4, "c <<= 2")][pick(4) as usize];
+            let cond = ["c < n", "c <= n"][pick(2) as usize];
+            let n = if pick(2) == 0 {
+                pick(1 << 31) as i64
+            } else {
+                max.min(i32::MAX as i64) / factor - 2 + pick(5) as i64
+            };
+            ("1".to_string(), cond, step.to_string(), n)
+        }
         _ => (
             "n".to_string(),
             "c > 0",
@@ -622,6 +633,16 @@ fn generated_unsigned_loops_are_bounded_soundly() {
         tally.check(i, &unsigned_loops::generate(i), 64, false);
     }
     tally.finish("generated unsigned loops", count, count / 2);
+}
+
+#[test]
+fn generated_jumps_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &jumps::generate(i), 64, false);
+    }
+    tally.finish("generated jumps", count, count);
 }
 
 // ---------------------------------------------------------------------

@@ -989,7 +989,7 @@ mod tests {
         let Outcome::Bound(e) = &version.bounds[1].work else {
             panic!("no sectors bound");
         };
-        version.bounds[1].work = Outcome::Bound(e.scaled(Rational::new(1, 2)));
+        version.bounds[1].work = Outcome::Bound(e.scaled(Rational::new(1, 2)).unwrap());
         let found = self_check(&version, checker.runs(), &config);
         assert!(!found.is_empty());
         assert!(

@@ -76,7 +76,14 @@ pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
         (Outcome::Bound(n), Outcome::NoBound(..)) => {
             return Comparison::Better(format!("it has a bound ({n}); the original has none"))
         }
-        (Outcome::Bound(n), Outcome::Bound(o)) => (n.to_poly(), o.to_poly()),
+        (Outcome::Bound(n), Outcome::Bound(o)) => match (n.to_poly(), o.to_poly()) {
+            (Some(n), Some(o)) => (n, o),
+            _ => {
+                return Comparison::NotBetter(
+                    "the bounds overflow 128-bit rational arithmetic".into(),
+                )
+            }
+        },
     };
     match ranking {
         Ranking::Heuristic { epsilon } => heuristic(&new, &old, *epsilon),
@@ -187,16 +194,19 @@ mod tests {
     use copper::poly::Rational;
 
     fn bound(constant: i128, terms: &[(i128, &[&str])]) -> Outcome {
-        Outcome::Bound(BoundExpr::new(
-            Rational::int(constant),
-            terms
-                .iter()
-                .map(|(c, vars)| Term {
-                    coef: Rational::int(*c),
-                    factors: vars.iter().map(|v| Poly::var(v)).collect(),
-                })
-                .collect(),
-        ))
+        Outcome::Bound(
+            BoundExpr::new(
+                Rational::int(constant),
+                terms
+                    .iter()
+                    .map(|(c, vars)| Term {
+                        coef: Rational::int(*c),
+                        factors: vars.iter().map(|v| Poly::var(v)).collect(),
+                    })
+                    .collect(),
+            )
+            .unwrap(),
+        )
     }
 
     #[test]
@@ -228,13 +238,16 @@ mod tests {
         let r = Ranking::default();
         // 183·w → 181.5·w is under 1%: the incumbent stays.
         let before = bound(41, &[(183, &["w"])]);
-        let after = Outcome::Bound(BoundExpr::new(
-            Rational::int(62),
-            vec![Term {
-                coef: Rational::new(363, 2),
-                factors: vec![Poly::var("w")],
-            }],
-        ));
+        let after = Outcome::Bound(
+            BoundExpr::new(
+                Rational::int(62),
+                vec![Term {
+                    coef: Rational::new(363, 2),
+                    factors: vec![Poly::var("w")],
+                }],
+            )
+            .unwrap(),
+        );
         assert!(!compare(&r, &after, &before).is_better());
         assert!(!compare(&r, &before, &before).is_better());
         let strict = Ranking::Heuristic { epsilon: 0.0 };

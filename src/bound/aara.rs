@@ -13,6 +13,14 @@
 //! restored by the back edge (Q:While1/2). A base carries potential only
 //! where it has the same value in every active lane: templates only have
 //! such bases, and the transfer keeps it so.
+//!
+//! Jump elimination's guards `if (!flag)` take their `then` side: the
+//! lanes still running have every flag clear. A warp whose every lane set
+//! a flag is elsewhere: where the jump goes in the original kernel (after
+//! the loop or scope a `break` leaves, at the step of the loop a
+//! `continue` goes on with, nowhere after a `return`), with its variables
+//! as they were. So setting a flag starts from a template that covers both
+//! the code after it (some lanes go on) and the jump's target (none does).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -25,7 +33,8 @@ use crate::absint::facts::LinFacts;
 use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::symbols::{int_bounds, Symbols, Update, NEW};
 use crate::cost::CostTable;
-use crate::ir::{Access, Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, VarId, VarKind};
+use crate::ir::structured::FlagKind;
+use crate::ir::{Access, Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, Value, VarId, VarKind};
 use crate::poly::Rational;
 
 /// Generates the LP of one kernel under one cost table.
@@ -47,6 +56,11 @@ pub struct Aara<'a> {
     pub mem: &'a HashMap<SiteId, u64>,
     /// Ghost counters (assigning them is free).
     pub ghosts: &'a HashMap<VarId, crate::bound::ghost::Trips>,
+    /// The jump flags, and the jump each records.
+    pub flags: &'a [(VarId, FlagKind)],
+    /// The potential at each jump flag's target, recorded as the backward
+    /// pass enters the flag's loop or scope (empty to start with).
+    pub targets: HashMap<VarId, Pot>,
     /// Worst case for a site without a bound: every lane on its own.
     pub lanes: u64,
     /// The LP being built.
@@ -286,7 +300,10 @@ impl Aara<'_> {
     pub fn stmt(&mut self, s: &Stmt, post: Pot) -> Pot {
         match s {
             Stmt::Assign { var, value, .. } => {
-                let mut pre = self.assign(s, *var, value, post);
+                let mut pre = match self.jump_kind(*var, value) {
+                    Some(kind) => self.jump(s, *var, kind, post),
+                    None => self.assign(s, *var, value, post),
+                };
                 pre.add_const(self.simple_cost(s));
                 pre
             }
@@ -319,9 +336,52 @@ impl Aara<'_> {
                     // Lanes leave the scope at different points.
                     self.zero_written(&mut post, body);
                 }
+                self.record_target(FlagKind::Break(*scope), &post);
                 self.stmts(body, post)
             }
             Stmt::Jump { .. } | Stmt::Return { .. } => post,
+        }
+    }
+
+    /// The jump that `var := value` makes when it sets a jump flag;
+    /// `None` for any other assignment.
+    fn jump_kind(&self, var: VarId, value: &Expr) -> Option<FlagKind> {
+        if matches!(value.kind, ExprKind::Const(Value::I(0))) {
+            return None;
+        }
+        let (_, kind) = self.flags.iter().find(|(f, _)| *f == var)?;
+        Some(*kind)
+    }
+
+    /// The potential before `s`, which sets jump flag `flag`: enough for
+    /// the code after it (`post`, where some lanes go on) and for the
+    /// jump's target (where the warp is when every lane jumped; nothing
+    /// follows a `return`). A target not recorded (the backward pass
+    /// records it on entering the flag's loop or scope) makes the LP
+    /// infeasible: no bound rather than a wrong one.
+    fn jump(&mut self, s: &Stmt, flag: VarId, kind: FlagKind, post: Pot) -> Pot {
+        let target = match kind {
+            FlagKind::Return => Some(Pot::default()),
+            _ => self.targets.get(&flag).cloned(),
+        };
+        let Some(target) = target else {
+            self.lp.ge0(Lin::constant(-Rational::ONE));
+            return post;
+        };
+        let st = self.state(&self.deps.before, s);
+        let used: BTreeSet<usize> = post.support().chain(target.support()).collect();
+        let pre = self.template_over(&st, &used);
+        self.ge(&pre, &post);
+        self.ge(&pre, &target);
+        pre
+    }
+
+    /// Records `target` as the potential where the jumps of `kind` go.
+    fn record_target(&mut self, kind: FlagKind, target: &Pot) {
+        for (f, k) in self.flags {
+            if *k == kind {
+                self.targets.insert(*f, target.clone());
+            }
         }
     }
 
@@ -420,6 +480,8 @@ impl Aara<'_> {
             self.zero_on(&mut post, &w);
         }
         let skipped = self.deps.divergent_continue.get(scope).cloned();
+        // A `break` goes on after the loop, without its test.
+        self.record_target(FlagKind::Break(*scope), &post);
         let mut exit = post;
         exit.add_const(test);
         let body_runs = self.lin.body.get(&key(s)).is_none_or(|c| c.is_feasible());
@@ -444,6 +506,8 @@ impl Aara<'_> {
                 // Lanes that continued skipped writing these.
                 self.zero_on(&mut after_body, w);
             }
+            // A `continue` goes on with the step.
+            self.record_target(FlagKind::Continue(*scope), &after_body);
             let bp = self.stmts(body, after_body);
             let mut bp = match self.lin.body.get(&key(s)) {
                 Some(ctx) => self.weaken(bp, ctx, &st, &wanted),
@@ -468,6 +532,7 @@ impl Aara<'_> {
             if let Some(w) = &skipped {
                 self.zero_on(&mut after_body, w);
             }
+            self.record_target(FlagKind::Continue(*scope), &after_body);
             let bp = self.stmts(body, after_body);
             self.ge(&head, &bp);
             head

@@ -24,8 +24,9 @@ pub fn launch_warps(block: [u64; 3], grid: [u64; 3], warp_size: u64) -> u64 {
     threads.div_ceil(warp_size.max(1)).saturating_mul(blocks)
 }
 
-/// The whole-launch bound: the per-warp bound times the launch's warps.
-pub fn launch_bound(per_warp: &BoundExpr, warps: u64) -> BoundExpr {
+/// The whole-launch bound: the per-warp bound times the launch's warps
+/// (`None` when that overflows 128-bit rational arithmetic).
+pub fn launch_bound(per_warp: &BoundExpr, warps: u64) -> Option<BoundExpr> {
     per_warp.scaled(Rational::int(warps as i128))
 }
 
@@ -83,7 +84,11 @@ pub fn violations(
         };
         let checks = [
             ("per-warp", e.eval(at), m.max_warp),
-            ("launch", launch_bound(e, warps).eval(at), m.total),
+            (
+                "launch",
+                launch_bound(e, warps).and_then(|b| b.eval(at)),
+                m.total,
+            ),
         ];
         for (scope, bound, simulated) in checks {
             if let Some(bound) = bound.filter(|&v| exceeds(simulated, v)) {

@@ -28,8 +28,9 @@ pub struct BoundExpr {
 
 impl BoundExpr {
     /// A bound from a constant and terms: merges terms with equal factors
-    /// and orders them.
-    pub fn new(constant: Rational, terms: Vec<Term>) -> BoundExpr {
+    /// and orders them. `None` when a coefficient overflows 128-bit
+    /// rational arithmetic.
+    pub fn new(constant: Rational, terms: Vec<Term>) -> Option<BoundExpr> {
         let mut merged: Vec<Term> = Vec::new();
         for mut t in terms {
             if t.coef.is_zero() {
@@ -37,13 +38,13 @@ impl BoundExpr {
             }
             // max(0, c·p) = c·max(0, p) for c > 0: integer factors print best.
             for f in t.factors.iter_mut() {
-                let (c, p) = f.primitive();
-                t.coef = t.coef * c;
+                let (c, p) = f.primitive()?;
+                t.coef = t.coef.checked_mul(c)?;
                 *f = p;
             }
             t.factors.sort_by_key(|f| f.to_plain());
             match merged.iter_mut().find(|m| m.factors == t.factors) {
-                Some(m) => m.coef = m.coef + t.coef,
+                Some(m) => m.coef = m.coef.checked_add(t.coef)?,
                 None => merged.push(t),
             }
         }
@@ -52,10 +53,10 @@ impl BoundExpr {
                 .cmp(&a.degree())
                 .then_with(|| a.text().cmp(&b.text()))
         });
-        BoundExpr {
+        Some(BoundExpr {
             constant,
             terms: merged,
-        }
+        })
     }
 
     /// The bound at given input values; `None` if an input is missing.
@@ -92,17 +93,18 @@ impl BoundExpr {
     }
 
     /// The bound as a polynomial, reading each `max(0, P)` as `P` (what it
-    /// is wherever the [`BoundExpr::assumptions`] hold).
-    pub fn to_poly(&self) -> Poly {
+    /// is wherever the [`BoundExpr::assumptions`] hold); `None` when a
+    /// coefficient overflows 128-bit rational arithmetic.
+    pub fn to_poly(&self) -> Option<Poly> {
         let mut p = Poly::constant(self.constant);
         for t in &self.terms {
             let mut m = Poly::constant(t.coef);
             for f in &t.factors {
-                m = m * f.clone();
+                m = m.checked_mul(f)?;
             }
-            p += m;
+            p = p.checked_add(&m)?;
         }
-        p
+        Some(p)
     }
 
     /// The factors the polynomial form assumes nonnegative: `h + 1 ≥ 0`.
@@ -119,25 +121,32 @@ impl BoundExpr {
         out
     }
 
-    /// The bound times a nonnegative constant.
-    pub fn scaled(&self, k: Rational) -> BoundExpr {
-        BoundExpr {
-            constant: self.constant * k,
+    /// The bound times a nonnegative constant; `None` when a coefficient
+    /// overflows 128-bit rational arithmetic.
+    pub fn scaled(&self, k: Rational) -> Option<BoundExpr> {
+        Some(BoundExpr {
+            constant: self.constant.checked_mul(k)?,
             terms: self
                 .terms
                 .iter()
                 .filter(|_| !k.is_zero())
-                .map(|t| Term {
-                    coef: t.coef * k,
-                    factors: t.factors.clone(),
+                .map(|t| {
+                    Some(Term {
+                        coef: t.coef.checked_mul(k)?,
+                        factors: t.factors.clone(),
+                    })
                 })
-                .collect(),
-        }
+                .collect::<Option<_>>()?,
+        })
     }
 
-    /// The highest degree of a term.
+    /// The degree of the polynomial form (where that overflows, the
+    /// highest degree of a term).
     pub fn degree(&self) -> u32 {
-        self.to_poly().degree()
+        match self.to_poly() {
+            Some(p) => p.degree(),
+            None => self.terms.iter().map(Term::degree).max().unwrap_or(0),
+        }
     }
 }
 
@@ -220,17 +229,23 @@ impl fmt::Display for BoundExpr {
 
 /// A coefficient for people: an integer as is, anything else as a decimal
 /// with four significant digits, rounded up when it is not exact (so a
-/// printed bound is still a bound): `65/2` → `32.5`, `12527/128` → `97.87`.
+/// printed bound is still a bound, and within a part in a thousand of the
+/// exact one, however small): `65/2` → `32.5`, `12527/128` → `97.87`,
+/// `2^-40` → `0.0000000000009095`. The exact fraction where the decimal
+/// does not fit 128-bit arithmetic.
 pub fn number(r: Rational) -> String {
     if r.is_integer() {
         return r.to_string();
     }
     let magnitude = r.to_f64().abs().log10().floor() as i32;
-    let digits = (3 - magnitude).clamp(1, 12) as u32;
-    let scale = 10i128.pow(digits);
-    let Some(num) = r.num().checked_mul(scale) else {
+    let digits = (3 - magnitude).max(1) as u32;
+    let Some(num) = 10i128
+        .checked_pow(digits)
+        .and_then(|scale| r.num().checked_mul(scale))
+    else {
         return r.to_string();
     };
+    let scale = 10i128.pow(digits);
     let den = r.den();
     let up = num.div_euclid(den) + i128::from(num.rem_euclid(den) != 0);
     let sign = if up < 0 { "-" } else { "" };
@@ -265,6 +280,21 @@ mod tests {
         assert_eq!(number(Rational::new(1, 3)), "0.3334");
         assert_eq!(number(Rational::new(-1, 3)), "-0.3333");
         assert_eq!(number(Rational::int(7)), "7");
+        // Tiny coefficients keep four significant digits, rounded up (they
+        // printed as 0.000000000001, a trillion times 2^-60).
+        assert_eq!(number(Rational::new(1, 1 << 40)), "0.0000000000009095");
+        assert_eq!(
+            number(Rational::new(1, 1 << 60)),
+            "0.0000000000000000008674"
+        );
+        assert_eq!(
+            number(Rational::new(1, 10i128.pow(30))),
+            "0.000000000000000000000000000001"
+        );
+        assert_eq!(
+            number(Rational::new(1, 10i128.pow(37) + 1)),
+            format!("1/{}", 10i128.pow(37) + 1)
+        );
     }
 
     #[test]
@@ -275,7 +305,8 @@ mod tests {
                 coef: Rational::int(32),
                 factors: vec![lin(&[("h", 1)], 1)],
             }],
-        );
+        )
+        .unwrap();
         assert_eq!(b.to_string(), "14 + 32·(h + 1)");
         let b = BoundExpr::new(
             Rational::int(9),
@@ -289,14 +320,15 @@ mod tests {
                     factors: vec![lin(&[("N", 1)], 0), lin(&[("M", 1)], 0)],
                 },
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(b.to_string(), "9 + 85·max(0, M)·max(0, N) + 64·max(0, N)");
         let at = BTreeMap::from([("N".to_string(), 3.0), ("M".to_string(), 2.0)]);
         assert_eq!(b.eval(&at), Some(9.0 + 85.0 * 6.0 + 64.0 * 3.0));
         // max(0, ·) on each factor.
         let neg = BTreeMap::from([("N".to_string(), -3.0), ("M".to_string(), 2.0)]);
         assert_eq!(b.eval(&neg), Some(9.0));
-        assert_eq!(b.to_poly().to_string(), "85·M·N + 64·N + 9");
+        assert_eq!(b.to_poly().unwrap().to_string(), "85·M·N + 64·N + 9");
         assert_eq!(b.assumptions(), vec!["M ≥ 0", "N ≥ 0"]);
     }
 
@@ -306,7 +338,7 @@ mod tests {
             coef: Rational::int(c),
             factors: vec![lin(&[("w", 1)], 0)],
         };
-        let b = BoundExpr::new(Rational::ZERO, vec![t(100), t(77)]);
+        let b = BoundExpr::new(Rational::ZERO, vec![t(100), t(77)]).unwrap();
         assert_eq!(b.to_string(), "177·max(0, w)");
         let cube = BoundExpr::new(
             Rational::ZERO,
@@ -314,9 +346,13 @@ mod tests {
                 coef: Rational::int(13),
                 factors: vec![lin(&[("n", 1)], 0); 3],
             }],
-        );
+        )
+        .unwrap();
         assert_eq!(cube.to_string(), "13·max(0, n)³");
-        assert_eq!(b.scaled(Rational::int(2)).to_string(), "354·max(0, w)");
+        assert_eq!(
+            b.scaled(Rational::int(2)).unwrap().to_string(),
+            "354·max(0, w)"
+        );
     }
 
     #[test]
@@ -333,12 +369,79 @@ mod tests {
                     factors: vec![lin(&[("blockDim.x", 1)], 0)],
                 },
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(b.to_string(), "14 + 16·(log2(n) + 1) + 2·blockDim.x");
         let at = BTreeMap::from([("n".to_string(), 1000.0), ("blockDim.x".to_string(), 32.0)]);
         // ⌊log2 1000⌋ = 9.
         assert_eq!(b.eval(&at), Some(14.0 + 64.0 + 16.0 * 10.0));
         let tiny = BTreeMap::from([("n".to_string(), -7.0), ("blockDim.x".to_string(), 1.0)]);
         assert_eq!(b.eval(&tiny), Some(14.0 + 2.0 + 16.0));
+    }
+
+    #[test]
+    fn arithmetic_past_i128_is_no_bound_not_a_wrapped_number() {
+        // A user metric weighing 0.001, 0.003 and 0.002 per event: LP
+        // solutions whose denominators pass 2^60, and the block time
+        // W/4 + S of 8 warps wrapped around to about −7.5. Here the
+        // denominators are near 2^64 and coprime: their sum needs 2^128.
+        let (d1, d2) = ((1i128 << 64) + 1, (1i128 << 64) - 59);
+        let w = BoundExpr::new(
+            Rational::new(1, d1),
+            vec![Term {
+                coef: Rational::new(3, d1),
+                factors: vec![lin(&[("n", 1)], 0)],
+            }],
+        )
+        .unwrap();
+        let s = BoundExpr::new(Rational::new(1, d2), Vec::new()).unwrap();
+        let time = w
+            .to_poly()
+            .and_then(|p| p.checked_scale(Rational::new(8, 4)))
+            .and_then(|p| p.checked_add(&s.to_poly().unwrap()));
+        assert_eq!(time, None);
+        assert_eq!(w.scaled(Rational::int(i128::MAX / 2)), None);
+        let many = vec![
+            Term {
+                coef: Rational::new(1, i128::MAX / 3),
+                factors: vec![lin(&[("n", 1)], 0)],
+            },
+            Term {
+                coef: Rational::new(1, i128::MAX / 5),
+                factors: vec![lin(&[("n", 1)], 0)],
+            },
+        ];
+        assert_eq!(BoundExpr::new(Rational::ZERO, many), None);
+    }
+
+    proptest::proptest! {
+        /// Coefficients driven to the edges of `i128`: every derived form
+        /// is exact or absent, never wrapped (its value at a point agrees
+        /// with the parts' in floating point).
+        #[test]
+        fn derived_bounds_are_exact_or_absent(
+            c in proptest::num::i128::ANY, d in 1i128..,
+            k in proptest::num::i128::ANY, e in 1i128..,
+            scale in 0i128..=1 << 40,
+        ) {
+            let Some(a) = Rational::checked_new(c.saturating_abs(), d) else { return Ok(()) };
+            let Some(b) = Rational::checked_new(k.saturating_abs(), e) else { return Ok(()) };
+            let Some(bound) = BoundExpr::new(
+                a,
+                vec![Term { coef: b, factors: vec![lin(&[("n", 1)], 0)] }],
+            ) else { return Ok(()) };
+            let at = BTreeMap::from([("n".to_string(), 3.0)]);
+            let value = bound.eval(&at).unwrap();
+            if let Some(p) = bound.to_poly().and_then(|p| p.checked_scale(Rational::int(scale))) {
+                let got = p.eval_f64(&at).unwrap();
+                let want = value * scale as f64;
+                proptest::prop_assert!((got - want).abs() <= 1e-9 * want.abs().max(1.0), "{got} vs {want}");
+                proptest::prop_assert!(got >= 0.0);
+            }
+            if let Some(l) = bound.scaled(Rational::int(scale)) {
+                let got = l.eval(&at).unwrap();
+                proptest::prop_assert!(got >= 0.0 && (got - value * scale as f64).abs() <= 1e-9 * got.abs().max(1.0));
+            }
+        }
     }
 }

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::assumption::{InputAssumption, Subject};
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
@@ -39,11 +40,12 @@ pub enum Trips {
 
 /// What [`find`] learned about a loop: its trip count, or the name of the
 /// input whose logarithm bounds it (a parameter, a symbol, or a launch
-/// dimension such as `blockDim.x`).
+/// dimension such as `blockDim.x`) with the range of that input where its
+/// signed counter cannot overflow, when that is not all of it.
 #[derive(Clone)]
 enum Found {
     Count(u64),
-    Log(String),
+    Log(String, Option<InputAssumption>),
 }
 
 /// The name of the input variable standing for `⌊log2(max(1, n))⌋` of
@@ -69,12 +71,15 @@ pub fn log_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
 /// involves variables with constant values at the loop's entry, updated by
 /// assignments at the top level of its body or step, and to every loop
 /// whose counter grows or shrinks geometrically over an input
-/// ([`geometric`]). Returns each ghost variable with its loop's trip count.
+/// ([`geometric`]). Returns each ghost variable with its loop's trip count,
+/// and what the inputs must satisfy for the signed counters of those loops
+/// not to overflow (`n ≤ 2^30` for `int s` doubled while `s < n`): the
+/// trip counts hold only there.
 pub fn add_ghosts(
     k: &mut Kernel,
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
-) -> HashMap<VarId, Trips> {
+) -> (HashMap<VarId, Trips>, Vec<InputAssumption>) {
     let facts = deps::analyze_with_flags(k, launch, flags);
     let mut assigned = BTreeSet::new();
     deps::written(&k.body, &mut assigned);
@@ -84,8 +89,15 @@ pub fn add_ghosts(
     let mut trips = Vec::new();
     find(&k.body, &facts, launch, flags, &inputs, &k.vars, &mut trips);
     let mut ghosts = HashMap::new();
+    let assumptions = trips
+        .iter()
+        .filter_map(|(_, found)| match found {
+            Found::Log(_, assumed) => assumed.clone(),
+            Found::Count(_) => None,
+        })
+        .collect();
     if trips.is_empty() {
-        return ghosts;
+        return (ghosts, assumptions);
     }
     let mut body = std::mem::take(&mut k.body);
     let mut loops = trips.into_iter().peekable();
@@ -98,7 +110,7 @@ pub fn add_ghosts(
         let var = new_ghost(k, format!("iterations_{here}"), span);
         let trips = match n {
             Found::Count(n) => Trips::Count(n),
-            Found::Log(input) => Trips::Log(log_var(k, &input, span)),
+            Found::Log(input, _) => Trips::Log(log_var(k, &input, span)),
         };
         ghosts.insert(var, trips);
         Some(GhostUpdate {
@@ -108,7 +120,7 @@ pub fn add_ghosts(
         })
     });
     k.body = body;
-    ghosts
+    (ghosts, assumptions)
 }
 
 /// What is known about a kernel while looking for ghost-counted loops.
@@ -149,10 +161,10 @@ fn find(
                         let before = i.checked_sub(1).map(|j| &stmts[j]);
                         if let Some(n) = trip_count(c, body, step, st, scan.launch, scan.flags) {
                             out.push((here, Found::Count(n)));
-                        } else if let Some(n) =
+                        } else if let Some((n, assumed)) =
                             geometric(c, body, step, st, before, scan.inputs, scan.vars)
                         {
-                            out.push((here, Found::Log(n)));
+                            out.push((here, Found::Log(n, assumed)));
                         }
                     }
                     walk(body, scan, index, out);
@@ -191,7 +203,9 @@ fn find(
 ///
 /// `n` is an input (parameter or symbol) the kernel never assigns, of the
 /// counter's type, or (for a shrinking counter) a launch dimension. Returns
-/// the input's name.
+/// the input's name, and for a growing counter the largest `n` it cannot
+/// overflow below ([`no_overflow`]) where that is less than all of `n`'s
+/// values.
 fn geometric(
     cond: &Expr,
     body: &[Stmt],
@@ -200,7 +214,7 @@ fn geometric(
     before: Option<&Stmt>,
     inputs: &BTreeSet<VarId>,
     vars: &[Var],
-) -> Option<String> {
+) -> Option<(String, Option<InputAssumption>)> {
     let ExprKind::Binary(op, l, r) = &cond.kind else {
         return None;
     };
@@ -238,7 +252,12 @@ fn geometric(
             // An unsigned counter doubles without wrapping only below a
             // launch dimension (under 2^31).
             let doubles = matches!((uop, by), (BinOp::Mul, 2) | (BinOp::Shl, 1));
-            (l.ty.is_signed() || doubles && n.contains('.')).then_some(n)
+            if !(l.ty.is_signed() || doubles && n.contains('.')) {
+                return None;
+            }
+            let factor = if *uop == BinOp::Mul { by } else { 1 << by };
+            let assumed = no_overflow(&n, *op, factor, l.ty, &vars[counter].name, inputs, vars);
+            Some((n, assumed))
         }
         BinOp::Gt | BinOp::Ge if shrinks => {
             let c = konst(r)?;
@@ -249,10 +268,48 @@ fn geometric(
             if !positive || *v != counter {
                 return None;
             }
-            at_most_input(value, l.ty, inputs, vars)
+            at_most_input(value, l.ty, inputs, vars).map(|n| (n, None))
         }
         _ => None,
     }
+}
+
+/// What input `n` must satisfy for a signed counter of type `ty`, which
+/// grows by `factor` while `counter < n` (`op` `<`) or `counter <= n`, not
+/// to overflow: when it grows it is at most `n − 1` (or `n`), so `n ≤
+/// max / factor + 1` (or `max / factor`). `None` when every `n` keeps it in
+/// range (a block dimension, at most 1024) or the counter is unsigned
+/// (only doubled below a launch dimension, under 2^31).
+fn no_overflow(
+    n: &str,
+    op: BinOp,
+    factor: i64,
+    ty: Scalar,
+    counter: &str,
+    inputs: &BTreeSet<VarId>,
+    vars: &[Var],
+) -> Option<InputAssumption> {
+    if !ty.is_signed() {
+        return None;
+    }
+    let (_, max) = ty.range()?;
+    let largest = max / i128::from(factor) + i128::from(op == BinOp::Lt);
+    let subject = match n.strip_prefix("gridDim.") {
+        Some(d) => Subject::GridDim(["x", "y", "z"].iter().position(|x| *x == d)? as u8),
+        None if n.starts_with("blockDim.") => return None,
+        None => Subject::Param(*inputs.iter().find(|v| vars[**v].name == n)?),
+    };
+    let limit = match subject {
+        Subject::GridDim(_) => i128::from(i32::MAX),
+        Subject::Param(v) => vars[v].ty.range()?.1,
+    };
+    (largest < limit).then(|| InputAssumption {
+        param: n.to_string(),
+        subject,
+        min: None,
+        max: Some(largest),
+        counters: format!("`{counter}`"),
+    })
 }
 
 /// A ghost variable's value before its loop and the amount added to it at
@@ -395,8 +452,9 @@ fn trip_count(
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
 ) -> Option<u64> {
-    // A set jump flag only ends the loop sooner: counting with every flag
-    // clear gives the most iterations.
+    // A set `break` or `return` flag only ends the loop sooner: counting
+    // with every flag clear gives the most iterations (an update a
+    // `continue` may skip is no update of every iteration).
     let mut tracked = BTreeSet::new();
     cond.visit(&mut |e| {
         if let ExprKind::Var(v) = e.kind {
@@ -435,17 +493,24 @@ fn trip_count(
     Some(n)
 }
 
-/// The assignments to `tracked` variables every iteration makes (with
-/// every jump flag clear): those at the top level, and inside the guards
-/// `if (!flags)` jump elimination wraps the rest of an iteration in. Each
-/// with its variable, value and statement.
+/// The assignments to `tracked` variables every iteration that goes on
+/// makes: those at the top level, and inside the guards `if (!flags)` jump
+/// elimination wraps the rest of an iteration in, where every flag is one
+/// of a `break` or `return` (a lane that sets it leaves the loop). A
+/// `continue` flag's guard is skipped by an iteration that goes on: what
+/// it wraps is not made every iteration. Each with its variable, value
+/// and statement.
 pub(super) fn top_level_updates<'k>(
     stmts: &'k [Stmt],
     tracked: &BTreeSet<VarId>,
     flags: &[(VarId, FlagKind)],
     out: &mut Vec<(VarId, &'k Expr, &'k Stmt)>,
 ) {
-    let is_flag = |v: VarId| flags.iter().any(|(f, _)| *f == v);
+    let is_flag = |v: VarId| {
+        flags
+            .iter()
+            .any(|(f, kind)| *f == v && !matches!(kind, FlagKind::Continue(_)))
+    };
     for s in stmts {
         match s {
             Stmt::Assign { var, value, .. } if tracked.contains(var) => out.push((*var, value, s)),

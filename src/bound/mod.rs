@@ -34,7 +34,7 @@ use crate::absint::memory;
 use crate::absint::symbols::{SymKind, Symbols};
 use crate::cost::{CostTable, Hardware, Metric};
 use crate::ir::sites::load_index;
-use crate::ir::structured::without_jumps;
+use crate::ir::structured::{without_jumps, FlagKind};
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::{Poly, Rational};
 use aara::Aara;
@@ -100,8 +100,9 @@ pub struct Prepared {
     over_budget: bool,
     /// The statement holding each access site.
     sites: crate::ir::sites::SitePaths,
-    /// The jump flags [`without_jumps`] added (not the kernel's variables).
-    flags: Vec<VarId>,
+    /// The jump flags [`without_jumps`] added (not the kernel's
+    /// variables), and the jump each records.
+    flags: Vec<(VarId, FlagKind)>,
     memo: Mutex<aara::TransferMemo>,
     /// What the bounds assume of the inputs (empty for most kernels): a
     /// bound holds for the inputs that satisfy all of them.
@@ -146,9 +147,9 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         warp: config.hw.warp_size as u64,
     };
     let (mut kernel, flags) = without_jumps(k);
-    let mut ghosts = ghost::add_ghosts(&mut kernel, &launch, &flags);
+    let (mut ghosts, grown) = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
-    let flag_vars: Vec<VarId> = flags.iter().map(|(v, _)| *v).collect();
+    let flag_vars = variables(&flags);
     let deadline = started + config.budget;
     let mut syms = Symbols::new(&kernel, launch);
     // Past the budget the facts are empty (every query answers "unknown")
@@ -164,6 +165,9 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
             (assumptions, syms, lin) = (found.0, found.1, Some(found.2));
         }
     }
+    // The trip counts of loops whose signed counters grow up to an input
+    // hold where those counters cannot overflow.
+    assumptions.extend(grown);
     if let Some(first) = &lin {
         // Loops whose counter starts at a different value in each lane get
         // floor ghosts, and the analyses are redone with them.
@@ -220,10 +224,15 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
         started,
         over_budget,
         sites,
-        flags: flag_vars,
+        flags,
         memo: Mutex::default(),
         assumptions,
     }
+}
+
+/// The variables of jump flags.
+fn variables(flags: &[(VarId, FlagKind)]) -> Vec<VarId> {
+    flags.iter().map(|(v, _)| *v).collect()
 }
 
 /// `syms` under `assumptions`.
@@ -541,6 +550,8 @@ impl Prepared {
             cost: *cost,
             mem: &self.mem,
             ghosts: &self.ghosts,
+            flags: &self.flags,
+            targets: HashMap::new(),
             lanes: self.config.hw.warp_size as u64,
             lp: lp::Lp::default(),
             memo: &self.memo,
@@ -748,7 +759,10 @@ impl Prepared {
                 terms.push(Term { coef, factors });
             }
         }
-        Outcome::Bound(BoundExpr::new(constant, terms))
+        match BoundExpr::new(constant, terms) {
+            Some(e) => Outcome::Bound(e),
+            None => overflow(),
+        }
     }
 }
 

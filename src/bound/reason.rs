@@ -147,7 +147,7 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt]) -> NoBou
         return NoBound::NoCondition;
     }
     let guards = p.lin.guards.get(&key(s)).cloned().unwrap_or_default();
-    let counters = super::wrap::counters(&p.lin, &p.syms, &p.flags, s);
+    let counters = super::wrap::counters(&p.lin, &p.syms, &super::variables(&p.flags), s);
     let names = |vs: &BTreeSet<VarId>| {
         vs.iter()
             .map(|v| format!("`{}`", p.kernel.vars[*v].name))

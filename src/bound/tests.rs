@@ -106,7 +106,7 @@ fn data_dependent_loops_have_no_bound_and_say_where() {
 
 #[test]
 fn a_constant_bound_below_the_certain_cost_is_refused() {
-    let b = BoundExpr::new(Rational::int(3), Vec::new());
+    let b = BoundExpr::new(Rational::int(3), Vec::new()).unwrap();
     assert!(matches!(
         below_certain(Outcome::Bound(b.clone()), 4.0),
         Outcome::NoBound(NoBound::BelowCertainCost { .. }, _)

@@ -4,11 +4,15 @@
 //! Each loop or scope that is jumped out of gets a flag variable; a jump
 //! sets the flag, the rest of every enclosing statement list is guarded by
 //! `if (!flags)`, loop tests become `!flags && cond`, and `for` steps are
-//! skipped by lanes that left. The transformed kernel computes the same
-//! values, and in lock step its warps execute the same accesses with the same
-//! lanes plus extra guard tests, so its cost under any nonnegative metric is
-//! at least the original's: a bound for it is a bound for the original (the
-//! soundness property tests check this against the simulator).
+//! skipped by lanes that left (not by lanes that continued: `continue` in
+//! a `for` runs the step). The transformed kernel computes the same values,
+//! and while some lane of a warp still runs, its warps execute the same
+//! accesses with the same lanes plus extra guard tests. A warp whose every
+//! lane set a flag skips the guarded code with its variables unchanged:
+//! the bound engine pays for that path at the jump, as the jump's target
+//! (`bound::aara`), since after a `continue` the loop goes on without the
+//! update the guards skipped (the soundness property tests check bounds
+//! against the simulator).
 
 use std::collections::BTreeSet;
 
@@ -213,7 +217,8 @@ impl Transformer {
                 if let Some(b) = brk {
                     f.remove(&b);
                 }
-                out.extend(body);
+                // The scope stays: where its `break`s go is after it.
+                out.push(Stmt::Scope { scope, body });
                 (out, f)
             }
             Stmt::Loop {

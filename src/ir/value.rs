@@ -275,8 +275,9 @@ pub fn wrap(v: i64, t: Scalar) -> Value {
 
 /// Applies `op` to operands already converted to `ty` (for shifts: `ty` is
 /// the promoted left type). Comparisons give an `int` 0/1. Unsigned
-/// arithmetic wraps; signed arithmetic that overflows is an error, as it
-/// is undefined behaviour in C.
+/// arithmetic wraps; signed arithmetic that overflows (`+`, `-`, `*`, `/`,
+/// and `x << s` whose value `x·2^s` the type cannot hold) is an error, as
+/// it is undefined behaviour in C.
 pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithError> {
     if ty.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
@@ -344,6 +345,12 @@ pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithE
             let s = y as u64;
             if s >= bits as u64 {
                 0
+            } else if ty.is_signed()
+                && ty
+                    .range()
+                    .is_some_and(|(lo, hi)| !(lo..=hi).contains(&(i128::from(x) << s)))
+            {
+                return Err(ArithError::SignedOverflow);
             } else {
                 x.wrapping_shl(s as u32)
             }
@@ -418,6 +425,24 @@ mod tests {
             Ok(i(0))
         );
         assert_eq!(binary(BinOp::Div, i(-7), i(2), Scalar::I32), Ok(i(-3)));
+        // So is a signed left shift past the type's range.
+        assert_eq!(
+            binary(BinOp::Shl, i(1 << 30), i(1), Scalar::I32),
+            Err(ArithError::SignedOverflow)
+        );
+        assert_eq!(
+            binary(BinOp::Shl, i(1 << 62), i(1), Scalar::I64),
+            Err(ArithError::SignedOverflow)
+        );
+        assert_eq!(
+            binary(BinOp::Shl, i(1 << 29), i(1), Scalar::I32),
+            Ok(i(1 << 30))
+        );
+        assert_eq!(
+            binary(BinOp::Shl, i(-1), i(31), Scalar::I32),
+            Ok(i(i32::MIN as i64))
+        );
+        assert_eq!(binary(BinOp::Shl, i(1 << 31), i(1), Scalar::U32), Ok(i(0)));
         assert_eq!(binary(BinOp::Rem, i(-7), i(2), Scalar::I32), Ok(i(-1)));
         assert_eq!(
             binary(BinOp::Sub, i(0), i(1), Scalar::U32),

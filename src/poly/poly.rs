@@ -211,12 +211,50 @@ impl Poly {
         Poly { terms }
     }
 
+    /// `self + o`, or `None` when a coefficient overflows.
+    pub fn checked_add(&self, o: &Poly) -> Option<Poly> {
+        let mut r = self.clone();
+        for (m, &c) in &o.terms {
+            let sum = r.coefficient(m).checked_add(c)?;
+            r.terms.remove(m);
+            if !sum.is_zero() {
+                r.terms.insert(m.clone(), sum);
+            }
+        }
+        Some(r)
+    }
+
+    /// Every coefficient multiplied by `k`, or `None` when one overflows.
+    pub fn checked_scale(&self, k: Rational) -> Option<Poly> {
+        if k.is_zero() {
+            return Some(Poly::zero());
+        }
+        let terms = self
+            .terms
+            .iter()
+            .map(|(m, &c)| Some((m.clone(), c.checked_mul(k)?)))
+            .collect::<Option<_>>()?;
+        Some(Poly { terms })
+    }
+
+    /// `self · o`, or `None` when a coefficient overflows.
+    pub fn checked_mul(&self, o: &Poly) -> Option<Poly> {
+        let mut r = Poly::zero();
+        for (ma, &ca) in &self.terms {
+            for (mb, &cb) in &o.terms {
+                r = r.checked_add(&Poly::term(ca.checked_mul(cb)?, ma.mul(mb)))?;
+            }
+        }
+        Some(r)
+    }
+
     /// `(c, p)` with `self = c·p`, `c > 0` and `p` having coprime integer
     /// coefficients: `1/16·n + 15/16` is `1/16·(n + 15)`. The zero
-    /// polynomial gives `(1, 0)`.
-    pub fn primitive(&self) -> (Rational, Poly) {
+    /// polynomial gives `(1, 0)`; `None` when the common denominator
+    /// overflows.
+    pub fn primitive(&self) -> Option<(Rational, Poly)> {
         if self.is_zero() {
-            return (Rational::ONE, Poly::zero());
+            return Some((Rational::ONE, Poly::zero()));
         }
         fn gcd(a: i128, b: i128) -> i128 {
             if b == 0 {
@@ -225,16 +263,16 @@ impl Poly {
                 gcd(b, a % b)
             }
         }
-        let den = self
-            .terms
-            .values()
-            .fold(1i128, |l, c| l / gcd(l, c.den()) * c.den());
-        let num = self
-            .terms
-            .values()
-            .fold(0i128, |g, c| gcd(g, c.num() * (den / c.den())));
-        let c = Rational::new(num, den);
-        (c, self.scale(Rational::ONE / c))
+        let mut den = 1i128;
+        for c in self.terms.values() {
+            den = (den / gcd(den, c.den())).checked_mul(c.den())?;
+        }
+        let mut num = 0i128;
+        for c in self.terms.values() {
+            num = gcd(num, c.num().checked_mul(den / c.den())?);
+        }
+        let c = Rational::checked_new(num, den)?;
+        Some((c, self.checked_scale(Rational::ONE.checked_div(c)?)?))
     }
 
     /// `self^n` (`1` for `n = 0`).
@@ -448,13 +486,8 @@ impl Sub for Poly {
 impl Mul<&Poly> for &Poly {
     type Output = Poly;
     fn mul(self, o: &Poly) -> Poly {
-        let mut r = Poly::zero();
-        for (ma, &ca) in &self.terms {
-            for (mb, &cb) in &o.terms {
-                r.add_term(ca * cb, ma.mul(mb));
-            }
-        }
-        r
+        self.checked_mul(o)
+            .unwrap_or_else(|| panic!("128-bit rational arithmetic overflowed"))
     }
 }
 

@@ -6,10 +6,11 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// A rational `num/den` in lowest terms with `den > 0`.
 ///
-/// Arithmetic panics on overflow of `i128` only in debug builds' checks of
-/// the standard library; copper's inputs keep values far below that range,
-/// and [`Rational::checked_add`]/[`Rational::checked_mul`] are available
-/// where inputs are not trusted.
+/// The operators never wrap around: an `i128` overflow in `+`, `-`, `*`,
+/// `/` or `-x` panics (an internal error, never a wrong number), and
+/// comparison is exact for every value. Where values come from the inputs
+/// (costs of user metrics, LP solutions, bounds), the `checked_*` forms
+/// say `None` instead, and the caller reports "no bound" with the reason.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rational {
     num: i128,
@@ -33,13 +34,21 @@ impl Rational {
 
     /// `num/den`; `den` must not be zero.
     pub fn new(num: i128, den: i128) -> Rational {
-        assert!(den != 0, "zero denominator");
+        Rational::checked_new(num, den).unwrap_or_else(|| overflowed())
+    }
+
+    /// `num/den` in lowest terms, or `None` when `den` is zero or the
+    /// result does not fit (`i128::MIN` has no positive counterpart).
+    pub fn checked_new(num: i128, den: i128) -> Option<Rational> {
+        if den == 0 || num == i128::MIN || den == i128::MIN {
+            return None;
+        }
         let g = gcd(num, den).max(1);
         let s = if den < 0 { -1 } else { 1 };
-        Rational {
+        Some(Rational {
             num: s * num / g,
             den: s * den / g,
-        }
+        })
     }
 
     /// An integer.
@@ -121,7 +130,7 @@ impl Rational {
             .num
             .checked_mul(o.den)?
             .checked_add(o.num.checked_mul(self.den)?)?;
-        Some(Rational::new(num, self.den.checked_mul(o.den)?))
+        Rational::checked_new(num, self.den.checked_mul(o.den)?)
     }
 
     /// `self − o`, or `None` on overflow.
@@ -137,12 +146,7 @@ impl Rational {
         if o.num == 0 {
             return None;
         }
-        let num = self.num.checked_mul(o.den)?;
-        let den = self.den.checked_mul(o.num)?;
-        if num == i128::MIN || den == i128::MIN {
-            return None;
-        }
-        Some(Rational::new(num, den))
+        Rational::checked_new(self.num.checked_mul(o.den)?, self.den.checked_mul(o.num)?)
     }
 
     /// The sign of `self − o` without overflow (`None` when the cross
@@ -157,10 +161,53 @@ impl Rational {
 
     /// `self · o`, or `None` on overflow.
     pub fn checked_mul(self, o: Rational) -> Option<Rational> {
-        Some(Rational::new(
-            self.num.checked_mul(o.num)?,
-            self.den.checked_mul(o.den)?,
-        ))
+        Rational::checked_new(self.num.checked_mul(o.num)?, self.den.checked_mul(o.den)?)
+    }
+
+    /// `−self`, or `None` on overflow.
+    pub fn checked_neg(self) -> Option<Rational> {
+        Some(Rational {
+            num: self.num.checked_neg()?,
+            den: self.den,
+        })
+    }
+}
+
+/// What an operator does on an `i128` overflow.
+fn overflowed() -> ! {
+    panic!("128-bit rational arithmetic overflowed")
+}
+
+/// The order of `a/b` and `c/d` (`b, d > 0`) without overflow: by integer
+/// parts, then by the reciprocals of the fractional parts (a continued
+/// fraction expansion of both).
+fn exact_cmp(mut a: i128, mut b: i128, mut c: i128, mut d: i128) -> Ordering {
+    let mut flip = false;
+    loop {
+        let (p, q) = (a.div_euclid(b), c.div_euclid(d));
+        if p != q {
+            return if flip { q.cmp(&p) } else { p.cmp(&q) };
+        }
+        let (r, t) = (a.rem_euclid(b), c.rem_euclid(d));
+        match (r == 0, t == 0) {
+            (true, true) => return Ordering::Equal,
+            (true, false) => {
+                return if flip {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (false, true) => {
+                return if flip {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            // a/b = p + r/b: compare b/r with d/t, the other way round.
+            (false, false) => (a, b, c, d, flip) = (b, r, d, t, !flip),
+        }
     }
 }
 
@@ -211,38 +258,36 @@ impl From<i64> for Rational {
 impl Add for Rational {
     type Output = Rational;
     fn add(self, o: Rational) -> Rational {
-        Rational::new(self.num * o.den + o.num * self.den, self.den * o.den)
+        self.checked_add(o).unwrap_or_else(|| overflowed())
     }
 }
 
 impl Sub for Rational {
     type Output = Rational;
     fn sub(self, o: Rational) -> Rational {
-        self + (-o)
+        self.checked_sub(o).unwrap_or_else(|| overflowed())
     }
 }
 
 impl Mul for Rational {
     type Output = Rational;
     fn mul(self, o: Rational) -> Rational {
-        Rational::new(self.num * o.num, self.den * o.den)
+        self.checked_mul(o).unwrap_or_else(|| overflowed())
     }
 }
 
 impl Div for Rational {
     type Output = Rational;
     fn div(self, o: Rational) -> Rational {
-        Rational::new(self.num * o.den, self.den * o.num)
+        assert!(!o.is_zero(), "division of a rational by zero");
+        self.checked_div(o).unwrap_or_else(|| overflowed())
     }
 }
 
 impl Neg for Rational {
     type Output = Rational;
     fn neg(self) -> Rational {
-        Rational {
-            num: -self.num,
-            den: self.den,
-        }
+        self.checked_neg().unwrap_or_else(|| overflowed())
     }
 }
 
@@ -254,7 +299,10 @@ impl PartialOrd for Rational {
 
 impl Ord for Rational {
     fn cmp(&self, o: &Rational) -> Ordering {
-        (self.num * o.den).cmp(&(o.num * self.den))
+        match self.checked_cmp(*o) {
+            Some(order) => order,
+            None => exact_cmp(self.num, self.den, o.num, o.den),
+        }
     }
 }
 
@@ -291,6 +339,48 @@ mod tests {
         assert_eq!(Rational::new(-7, 2).ceil(), -3);
         assert_eq!(Rational::new(-7, 2).floor(), -4);
         assert_eq!(format!("{}", Rational::new(6, 4)), "3/2");
+    }
+
+    #[test]
+    fn operations_at_the_edges_of_i128_never_wrap() {
+        let big = Rational::int(i128::MAX);
+        let tiny = Rational::new(1, i128::MAX);
+        assert_eq!(big.checked_add(Rational::ONE), None);
+        assert_eq!(big.checked_mul(Rational::int(2)), None);
+        assert_eq!(tiny.checked_mul(tiny), None);
+        assert_eq!(Rational::checked_new(i128::MIN, 1), None);
+        assert_eq!(Rational::new(3, i128::MAX - 1).checked_add(tiny), None);
+        assert!(std::panic::catch_unwind(|| big + Rational::ONE).is_err());
+        assert!(std::panic::catch_unwind(|| tiny * tiny).is_err());
+        // Comparison is exact where the cross products overflow.
+        let a = Rational::new(i128::MAX - 2, i128::MAX - 1);
+        let b = Rational::new(i128::MAX - 1, i128::MAX);
+        assert_eq!(a.cmp(&b), Ordering::Less);
+        assert_eq!(b.cmp(&a), Ordering::Greater);
+        assert!(b < Rational::ONE);
+        assert!(-b < -a && Rational::new(-1, i128::MAX) < tiny);
+        assert_eq!(big.cmp(&big), Ordering::Equal);
+    }
+
+    proptest::proptest! {
+        /// Comparison agrees with exact integer arithmetic, at any size.
+        #[test]
+        fn comparison_is_exact(
+            a in proptest::num::i64::ANY, b in 1i64..,
+            c in proptest::num::i64::ANY, d in 1i64..,
+            shift in 0u32..63,
+        ) {
+            let scale = |x: i64| i128::from(x) << shift;
+            let (x, y) = (Rational::new(scale(a), i128::from(b)), Rational::new(scale(c), i128::from(d)));
+            let exact = (scale(a) as f64 / b as f64).partial_cmp(&(scale(c) as f64 / d as f64));
+            let cross = (i128::from(a) * i128::from(d)).cmp(&(i128::from(c) * i128::from(b)));
+            proptest::prop_assert_eq!(x.cmp(&y), cross);
+            if let Some(o) = exact.filter(|o| *o != Ordering::Equal) {
+                proptest::prop_assert_eq!(x.cmp(&y), o);
+            }
+            let (u, v) = (Rational::new(i128::from(b), scale(a).max(1)), Rational::new(i128::from(d), scale(c).max(1)));
+            proptest::prop_assert_eq!(u.cmp(&v), exact_cmp(u.num, u.den, v.num, v.den));
+        }
     }
 
     #[test]

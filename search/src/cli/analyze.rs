@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use copper::bound::check::{self, launch_warps, violations, Violation};
-use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, Outcome};
+use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, NoBound, Outcome};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::ir::lower::symbol_notes;
 use copper::ir::Kernel;
@@ -249,24 +249,55 @@ fn check(
 /// bound for them.
 const COUNTING: [&str; 3] = ["sectors", "conflicts", "divwarps"];
 
-/// The whole-launch bound: per warp times the number of warps.
-fn launch_bound(b: &BoundExpr, shape: &KnownShape, warp: u64) -> Option<(u64, BoundExpr)> {
+/// The whole-launch bound when the shape is known: per warp times the
+/// number of warps (or why there is none: it overflows).
+fn launch_bound(
+    b: &BoundExpr,
+    shape: &KnownShape,
+    warp: u64,
+) -> Option<(u64, Result<BoundExpr, NoBound>)> {
     let warps = launch_warps(shape.block?, shape.grid?, warp);
-    Some((warps, check::launch_bound(b, warps)))
+    Some((
+        warps,
+        check::launch_bound(b, warps).ok_or(NoBound::Overflow),
+    ))
 }
 
-/// The block-time bound `W/P + S` (`000_…` Thm 2): W is the work of the
-/// block's warps, S the span.
+/// The block-time bound `W/P + S` (`000_…` Thm 2) when the block is
+/// known: W is the work of the block's warps, S the span (or why there is
+/// none: it overflows).
 fn block_time(
     work: &BoundExpr,
     span: &BoundExpr,
     shape: &KnownShape,
     issue: u64,
     warp: u64,
-) -> Option<Poly> {
+) -> Option<Result<Poly, NoBound>> {
     let block: u64 = shape.block?.iter().product();
     let warps = block.div_ceil(warp) as i128;
-    Some(work.to_poly().scale(Rational::new(warps, issue as i128)) + span.to_poly())
+    let time = || {
+        let share = Rational::checked_new(warps, issue as i128)?;
+        work.to_poly()?
+            .checked_scale(share)?
+            .checked_add(&span.to_poly()?)
+    };
+    Some(time().ok_or(NoBound::Overflow))
+}
+
+/// A derived bound as text: ` ≤ bound`, or `: no bound (why)`.
+fn bounded<T: std::fmt::Display>(r: &Result<T, NoBound>) -> String {
+    match r {
+        Ok(b) => format!(" ≤ {b}"),
+        Err(why) => format!(": no bound ({why})"),
+    }
+}
+
+/// A derived bound in JSON: its text, or `{"no_bound": why}`.
+fn bounded_json<T: std::fmt::Display>(r: &Result<T, NoBound>) -> serde_json::Value {
+    match r {
+        Ok(b) => json!(b.to_string()),
+        Err(why) => json!({ "no_bound": why.to_string() }),
+    }
 }
 
 fn location(parsed: &ParsedFile, span: Option<copper::source::Span>) -> Option<(usize, usize)> {
@@ -298,11 +329,11 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
         match &b.work {
             Outcome::Bound(e) => {
                 println!("  {:<width$}  per warp ≤ {e}", b.metric);
-                if e.to_poly().is_zero() {
+                if e.to_poly().is_some_and(|p| p.is_zero()) {
                     continue;
                 }
                 if let Some((warps, l)) = launch_bound(e, &r.shape, warp) {
-                    println!("  {:<width$}  launch ({warps} warps) ≤ {l}", "");
+                    println!("  {:<width$}  launch ({warps} warps){}", "", bounded(&l));
                 }
                 if let Outcome::Bound(s) = &b.span {
                     if b.span != b.work {
@@ -314,10 +345,13 @@ fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
                             .shape
                             .block
                             .map_or(0, |b| b.iter().product::<u64>().div_ceil(warp));
-                        println!(
-                            "  {:<width$}  block time ≤ W/{issue} + S = {t}  (W: work of its {warps} warps, S: span)",
-                            ""
-                        );
+                        match t {
+                            Ok(t) => println!(
+                                "  {:<width$}  block time ≤ W/{issue} + S = {t}  (W: work of its {warps} warps, S: span)",
+                                ""
+                            ),
+                            Err(why) => println!("  {:<width$}  block time: no bound ({why})", ""),
+                        }
                     }
                 }
                 assumptions.extend(e.assumptions());
@@ -384,8 +418,8 @@ fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> serde_json::Value {
     match o {
         Outcome::Bound(e) => json!({
             "bound": e.to_string(),
-            "polynomial": e.to_poly().to_string(),
-            "polynomial_ascii": e.to_poly().to_plain(),
+            "polynomial": e.to_poly().map(|p| p.to_string()),
+            "polynomial_ascii": e.to_poly().map(|p| p.to_plain()),
             "assumptions": e.assumptions(),
         }),
         Outcome::NoBound(why, span) => {
@@ -408,10 +442,10 @@ fn report_json(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) -> serde_
             let (launch, time) = match (&b.work, &b.span) {
                 (Outcome::Bound(w), Outcome::Bound(s)) => (
                     launch_bound(w, &r.shape, warp)
-                        .map(|(n, l)| json!({ "warps": n, "bound": l.to_string() })),
+                        .map(|(n, l)| json!({ "warps": n, "bound": bounded_json(&l) })),
                     block_time(w, s, &r.shape, issue, warp)
                         .filter(|_| !COUNTING.contains(&b.metric.as_str()))
-                        .map(|t| t.to_string()),
+                        .map(|t| bounded_json(&t)),
                 ),
                 _ => (None, None),
             };
