@@ -3,8 +3,9 @@
 //! - On small domains (warps of 4 lanes, 4 banks, inputs in 0..=7) the
 //!   MILP's proved maximum equals the largest degree the simulator sees
 //!   over *every* input, for random index expressions built from `+ - *`
-//!   by constants, shifts, masks, `/` and `%` by constants, `?:` on
-//!   comparisons, and guards.
+//!   by constants, shifts, masks, `/` and `%` by positive and negative
+//!   constants (of operands of either sign), `?:` on comparisons, and
+//!   guards.
 //! - The kernels of `testdata/bank_witness.cu`, whose witnesses the
 //!   constructive search did not find, get confirmed ones, and the degree
 //!   above the largest is refuted.
@@ -49,7 +50,7 @@ fn expr(r: &mut Rng, depth: u32) -> String {
     }
     let a = expr(r, depth - 1);
     let c = 1 + r.below(7);
-    match r.below(12) {
+    match r.below(14) {
         0 => format!("({a} + {})", expr(r, depth - 1)),
         1 => format!("({a} - {})", expr(r, depth - 1)),
         2 => format!("({a} * {c})"),
@@ -60,6 +61,8 @@ fn expr(r: &mut Rng, depth: u32) -> String {
         7 => format!("({a} ^ {c})"),
         8 => format!("({a} % {c})"),
         9 => format!("({a} / {c})"),
+        12 => format!("({a} / -{c})"),
+        13 => format!("({a} % -{c})"),
         10 => format!(
             "({a} {} {} ? {} : {})",
             ["<", ">=", "==", "!="][r.below(4) as usize],
@@ -139,7 +142,7 @@ fn milp_maximum_equals_the_exhaustive_maximum_on_small_domains() {
     let dir = tempfile::tempdir().unwrap();
     let spec = small_spec();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for case in 0..40 {
+    for case in 0..60 {
         let index = expr(&mut rng, 3);
         let guard = if rng.below(2) == 0 {
             "1".to_string()

@@ -97,9 +97,10 @@ impl<'a> Enc<'a> {
             (q.scale(-1), r.scale(-1))
         } else {
             // s = 1 when t ≥ 0: then 0 ≤ r < |c|, else −|c| < r ≤ 0.
+            // t + s·lo ≥ lo: s = 1 gives t ≥ 0 (lo < 0), s = 0 nothing.
             let a = c.abs();
             let s = self.binary();
-            self.push((t.e.clone() - s.e.clone() * t.lo as f64).geq(t.lo as f64));
+            self.push((t.e.clone() + s.e.clone() * t.lo as f64).geq(t.lo as f64));
             self.push((t.e.clone() - s.e.clone() * (t.hi + 1) as f64).leq(-1.0));
             let (_, q) = self.fresh(-(t.lo.abs() / a), t.hi / a);
             let r = t.add(&q.scale(a), -1);
