@@ -89,19 +89,12 @@ impl Pass {
     /// not overlap those the branches write ([`overlap`]), or the reason
     /// it cannot.
     fn offer(self, transform: &'static str, cx: &Context, out: &mut Proposals) {
-        let mut c = Candidate::new(transform, self.function, self.changes.join("; "));
-        match overlap::needed(cx, &self.across) {
-            Ok(promise) => {
-                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
-                out.candidates.push(c);
-            }
-            Err(why) => out.skipped.push(Skip {
-                span: cx.function.meta.span,
-                reason: format!(
-                    "nothing moves out of a branch: {why}, and a branch writes one of them while the moved code reads the other"
-                ),
-            }),
-        }
+        let c = Candidate::new(transform, self.function, self.changes.join("; "));
+        let why = (
+            "nothing moves out of a branch",
+            "a branch writes one of them while the moved code reads the other",
+        );
+        overlap::offer(cx, c, &self.across, out, cx.function.meta.span, why);
     }
 }
 

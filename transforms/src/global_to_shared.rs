@@ -106,7 +106,7 @@ impl Transform for GlobalToShared {
                     .collect::<Vec<_>>()
                     .join("; ");
             let function = rewrite(cx.function, &chosen, block);
-            let mut c = Candidate {
+            let c = Candidate {
                 fixes_block_size: true,
                 ..Candidate::new(self.name(), function, description)
             };
@@ -120,18 +120,11 @@ impl Transform for GlobalToShared {
                     (effects.array_writes.iter().chain(late)).map(|o| (p.array.clone(), o.clone()))
                 })
                 .collect();
-            match overlap::needed(cx, &pairs) {
-                Ok(promise) => {
-                    promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
-                    out.candidates.push(c);
-                }
-                Err(why) => out.skipped.push(Skip {
-                    span: cx.function.meta.span,
-                    reason: format!(
-                        "no array moves into shared memory: {why}, and the kernel writes one of them while the copy reads the other"
-                    ),
-                }),
-            }
+            let why = (
+                "no array moves into shared memory",
+                "the kernel writes one of them while the copy reads the other",
+            );
+            overlap::offer(cx, c, &pairs, &mut out, cx.function.meta.span, why);
         }
         out
     }

@@ -68,23 +68,16 @@ impl Transform for HoistLoads {
         if h.changes.is_empty() {
             return out;
         }
-        let mut c = Candidate::new(
+        let c = Candidate::new(
             self.name(),
             Function { body, ..f.clone() },
             h.changes.join("; "),
         );
-        match overlap::needed(cx, &h.across) {
-            Ok(promise) => {
-                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
-                out.candidates.push(c);
-            }
-            Err(why) => out.skipped.push(Skip {
-                span: f.meta.span,
-                reason: format!(
-                    "no load is hoisted: {why}, and the loop writes one of them while the hoisted load reads the other"
-                ),
-            }),
-        }
+        let why = (
+            "no load is hoisted",
+            "the loop writes one of them while the hoisted load reads the other",
+        );
+        overlap::offer(cx, c, &h.across, &mut out, f.meta.span, why);
         out
     }
 }

@@ -12,7 +12,9 @@
 //! callers must pass arrays that do not overlap.
 
 use crate::read_only::no_alias;
-use crate::{Candidate, Context, Refusal};
+use copper::source::Span;
+
+use crate::{Candidate, Context, Proposals, Refusal, Skip};
 
 /// A promise a rewrite makes its callers keep.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +83,29 @@ fn dedup(mut v: Vec<usize>) -> Vec<usize> {
     v.sort_unstable();
     v.dedup();
     v
+}
+
+/// `c` offered in `out` keeping the promise the pairs of [`needed`]
+/// ask for; when a launch passes one array for a pair, a skip at `span`
+/// instead: "`left_alone`: why, and `which` (the side that writes)".
+pub fn offer(
+    cx: &Context,
+    mut c: Candidate,
+    pairs: &[(String, String)],
+    out: &mut Proposals,
+    span: Span,
+    (left_alone, which): (&str, &str),
+) {
+    match needed(cx, pairs) {
+        Ok(promise) => {
+            promise.into_iter().for_each(|p| keep(&mut c, p));
+            out.candidates.push(c);
+        }
+        Err(why) => out.skipped.push(Skip {
+            span,
+            reason: format!("{left_alone}: {why}, and {which}"),
+        }),
+    }
 }
 
 /// `c` keeping `promise`: those parameters declared `__restrict__`, the

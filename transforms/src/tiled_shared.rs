@@ -165,7 +165,7 @@ impl Transform for TiledGlobalToShared {
                             "staged {} through shared memory {threads} elements at a time: the loop at line {line} runs in tiles the whole block loads together",
                             names.join(" and ")
                         );
-                        let mut c = Candidate {
+                        let c = Candidate {
                             fixes_block_size: true,
                             ..Candidate::new(self.name(), function, description)
                         };
@@ -178,16 +178,12 @@ impl Transform for TiledGlobalToShared {
                                     .map(|w| (t.array.clone(), w.clone()))
                             })
                             .collect();
-                        match overlap::needed(cx, &pairs) {
-                            Ok(promise) => {
-                                promise.into_iter().for_each(|p| overlap::keep(&mut c, p));
-                                out.candidates.push(c);
-                            }
-                            Err(why) => out.skipped.push(Skip {
-                                span: l.meta.span,
-                                reason: format!("the loop at line {line} is not tiled: {why}, and the kernel writes one of them while the tile reads the other"),
-                            }),
-                        }
+                        let left_alone = format!("the loop at line {line} is not tiled");
+                        let why = (
+                            left_alone.as_str(),
+                            "the kernel writes one of them while the tile reads the other",
+                        );
+                        overlap::offer(cx, c, &pairs, &mut out, l.meta.span, why);
                     }
                     Err(why) => out.skipped.push(Skip {
                         span: l.meta.span,
