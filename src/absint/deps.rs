@@ -244,9 +244,32 @@ pub fn analyze_with_flags(
     launch: &LaunchFacts,
     flags: &[(VarId, FlagKind)],
 ) -> DepFacts {
+    run(k, launch, flags, false)
+}
+
+/// The analysis of [`analyze_with_flags`] with uniformity asked across
+/// the whole block instead of one warp: a value is uniform when every
+/// running thread of the block has it. `threadIdx` varies along every
+/// dimension longer than 1, and so do the warp index (`threadIdx.x / 32`)
+/// and the results of warp-level primitives (each warp has its own).
+pub fn analyze_block_wide(
+    k: &Kernel,
+    launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
+) -> DepFacts {
+    run(k, launch, flags, true)
+}
+
+fn run(
+    k: &Kernel,
+    launch: &LaunchFacts,
+    flags: &[(VarId, FlagKind)],
+    block_wide: bool,
+) -> DepFacts {
     let mut a = Analysis {
         k,
         launch: *launch,
+        block_wide,
         facts: DepFacts::default(),
         flags: flags.iter().copied().collect(),
         divergence: 0,
@@ -271,6 +294,7 @@ pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
     let mut a = Analysis {
         k,
         launch: *launch,
+        block_wide: false,
         facts: DepFacts::default(),
         flags: HashMap::new(),
         divergence: 0,
@@ -284,6 +308,9 @@ pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
 struct Analysis<'k> {
     k: &'k Kernel,
     launch: LaunchFacts,
+    /// Uniformity across the block instead of the warp
+    /// ([`analyze_block_wide`]).
+    block_wide: bool,
     facts: DepFacts,
     /// The jump flags.
     flags: HashMap<VarId, FlagKind>,
@@ -576,9 +603,11 @@ impl<'k> Analysis<'k> {
                 Dep::Varying
             }
             ExprKind::Load(a) => self.access(a.site, &a.index, st).opaque(),
-            ExprKind::Call(_, args) => {
+            ExprKind::Call(f, args) => {
                 let ds: Vec<Dep> = args.iter().map(|a| self.expr(a, st)).collect();
-                if ds.iter().all(|d| d.is_uniform()) {
+                if self.block_wide && f.is_warp() {
+                    Dep::Varying
+                } else if ds.iter().all(|d| d.is_uniform()) {
                     Dep::UNIFORM
                 } else {
                     Dep::Varying
@@ -596,7 +625,7 @@ impl<'k> Analysis<'k> {
             Builtin::ThreadIdx(d) => {
                 if self.launch.block.is_some_and(|bd| bd[d as usize] == 1) {
                     Dep::constant_value(0)
-                } else if self.launch.warp_uniform(d) {
+                } else if !self.block_wide && self.launch.warp_uniform(d) {
                     Dep::UNIFORM
                 } else {
                     let mut c = [Coef::Known(0); 3];
@@ -687,6 +716,9 @@ impl<'k> Analysis<'k> {
     /// the remainder `a − W·⌊a / W⌋` is `threadIdx.x` plus a uniform
     /// multiple of `W` (the lane index `threadIdx.x % 32`).
     fn lane_split(&self, op: BinOp, a: Dep, b: Dep, ty: crate::ir::Scalar) -> Option<Dep> {
+        if self.block_wide {
+            return None;
+        }
         let warp = self.launch.warp as i64;
         let whole_warps = self
             .launch

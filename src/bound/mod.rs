@@ -138,14 +138,19 @@ pub struct MetricBound {
     pub assumes: Vec<InputAssumption>,
 }
 
-/// Prepares a kernel for bounding.
-pub fn prepare(k: &Kernel, config: Config) -> Prepared {
-    let started = Instant::now();
-    let launch = LaunchFacts {
+/// What the analyses know of the launch under `config`.
+fn launch_facts(config: &Config) -> LaunchFacts {
+    LaunchFacts {
         block: config.block,
         grid: config.grid,
         warp: config.hw.warp_size as u64,
-    };
+    }
+}
+
+/// Prepares a kernel for bounding.
+pub fn prepare(k: &Kernel, config: Config) -> Prepared {
+    let started = Instant::now();
+    let launch = launch_facts(&config);
     let (mut kernel, flags) = without_jumps(k);
     let (mut ghosts, grown) = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
@@ -433,6 +438,18 @@ impl Prepared {
         }
         let stmt = self.sites.stmt(&self.kernel.body, site)?;
         walk(std::slice::from_ref(stmt), site, &self.lin, &self.deps)
+    }
+
+    /// The dependence facts of [`Prepared::kernel`] with uniformity
+    /// across the whole block ([`deps::analyze_block_wide`]): whether
+    /// every thread of a block takes a branch or none does.
+    pub fn block_wide_deps(&self) -> DepFacts {
+        deps::analyze_block_wide(&self.kernel, &launch_facts(&self.config), &self.flags)
+    }
+
+    /// The jump flags of [`Prepared::kernel`] and the jump each records.
+    pub fn flags(&self) -> &[(VarId, FlagKind)] {
+        &self.flags
     }
 
     /// Whether the condition of the `if` or loop written at `span` is the

@@ -10,6 +10,8 @@
 //!   warp, with their cost under `wsteps`.
 //! - [`overflow`]: 32-bit index arithmetic that can overflow for the
 //!   sizes given (launch shape, parameter file).
+//! - [`barriers`]: `__syncthreads()` that only part of a block may reach
+//!   (`divergent-barrier`, an error).
 //! - [`races`]: data races found by simulating the kernel (`data-race`,
 //!   an error): two threads writing different values to one element, or a
 //!   block accessing an element another block writes.
@@ -17,6 +19,7 @@
 //!   block size (`004_…`), once the race search found no race.
 
 pub mod banks;
+pub mod barriers;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
@@ -66,11 +69,13 @@ pub enum Code {
     IndexOverflow,
     /// Threads whose results depend on the order they run in.
     DataRace,
+    /// A barrier that only part of a block may reach.
+    DivergentBarrier,
 }
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 7] = [
+    pub const ALL: [Code; 8] = [
         Code::UncoalescedGlobal,
         Code::MisalignedGlobal,
         Code::BankConflict,
@@ -78,6 +83,7 @@ impl Code {
         Code::BlockSizeDependent,
         Code::IndexOverflow,
         Code::DataRace,
+        Code::DivergentBarrier,
     ];
 
     /// The code as written (`uncoalesced-global`, …).
@@ -90,14 +96,16 @@ impl Code {
             Code::BlockSizeDependent => "block-size-dependent",
             Code::IndexOverflow => "index-overflow",
             Code::DataRace => "data-race",
+            Code::DivergentBarrier => "divergent-barrier",
         }
     }
 
-    /// How serious it is: a data race is an error (the results are not
-    /// determined), the rest are warnings about performance.
+    /// How serious it is: a data race and a divergent barrier are errors
+    /// (the results are not determined), the rest are warnings about
+    /// performance.
     pub fn severity(self) -> Severity {
         match self {
-            Code::DataRace => Severity::Error,
+            Code::DataRace | Code::DivergentBarrier => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -121,6 +129,7 @@ impl Code {
             Code::DivergentBranch => "A condition may differ between the lanes of a warp: the warp runs both sides one after the other.",
             Code::BlockSizeDependent => "The kernel's results may change when its block size changes.",
             Code::IndexOverflow => "32-bit index arithmetic can overflow (or wrap) for the launch and sizes given: compute the index in 64 bits.",
+            Code::DivergentBarrier => "A `__syncthreads()` inside a branch or loop that the threads of one block may take differently: CUDA requires every thread of the block to reach it, or none.",
             Code::DataRace => "Simulation found threads whose results depend on the order they run in: two threads writing different values to one element, or a block accessing an element another block writes.",
         }
     }
@@ -193,6 +202,7 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     let prepared = prepare(kernel, config);
     let mut findings = shape_findings(kernel, &prepared, &hw, block, grid);
     findings.extend(overflow::findings(&prepared, spec));
+    findings.extend(barriers::findings(&prepared));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     let independent = matches!(block_size, BlockSize::Independent { .. });
     match races::search(kernel, spec, block, independent, deadline) {
@@ -392,6 +402,65 @@ mod tests {
             "{}",
             f.why
         );
+    }
+
+    /// The lines of `src`'s kernel `k` with a `divergent-barrier` error.
+    fn divergent_barriers(src: &str, k: &str) -> Vec<usize> {
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        lint(src, k)
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::DivergentBarrier)
+            .map(|f| parsed.source.line_col(f.span.start).0)
+            .collect()
+    }
+
+    #[test]
+    fn barriers_only_part_of_a_block_reaches_are_errors() {
+        let bad = [
+            // Under a bounds test.
+            "__global__ void k(float *a, int n) { __shared__ float s[256];\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             if (i < n) { s[threadIdx.x] = a[i];\n__syncthreads();\na[i] = s[0]; } }",
+            // In a loop whose trip count depends on the thread.
+            "__global__ void k(float *a, int n) { __shared__ float s[256];\n\
+             for (int i = threadIdx.x; i < n; i += blockDim.x) { s[threadIdx.x] = a[i];\n\
+             __syncthreads();\na[i] = s[0]; } }",
+            // After a `continue` one thread takes.
+            "__global__ void k(float *a, int n) { __shared__ float s[256];\n\
+             for (int j = 0; j < n; j++) { if (threadIdx.x == j) continue;\n\
+             s[threadIdx.x] = a[j];\n__syncthreads();\na[j] = s[0]; } }",
+            // In a loop some threads leave by `break` (data-dependent).
+            "__global__ void k(float *a, int n) {\n\
+             for (int j = 0; j < n; j++) { if (a[threadIdx.x] > 0.0f) break;\n\
+             \n__syncthreads(); } }",
+            // One warp of the block: uniform in the warp, not in the block.
+            "__global__ void k(float *a) {\n\
+             if (threadIdx.x / 32 == 0) {\n\
+             \n__syncthreads(); } a[threadIdx.x] = 0; }",
+        ];
+        for src in bad {
+            let barrier = src.lines().position(|l| l.contains("__syncthreads"));
+            let line = barrier.expect("a barrier") + 1;
+            assert_eq!(divergent_barriers(src, "k"), vec![line], "{src}");
+        }
+        let good = [
+            // A block-uniform loop with a divergent `if` beside the barrier.
+            "__global__ void k(float *a, float *out) { __shared__ float s[256];\n\
+             unsigned t = threadIdx.x; s[t] = a[blockIdx.x * blockDim.x + t]; __syncthreads();\n\
+             for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }\n\
+             if (t == 0) out[blockIdx.x] = s[0]; }",
+            // Threads that returned are gone, not waiting.
+            "__global__ void k(float *a, int n) { __shared__ float s[256];\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n\
+             s[threadIdx.x] = a[i]; __syncthreads(); a[i] = s[0]; }",
+            // A condition on the block, the same for all its threads.
+            "__global__ void k(float *a, int n) { __shared__ float s[256];\n\
+             if (blockIdx.x * blockDim.x < n) { s[threadIdx.x] = a[threadIdx.x]; __syncthreads(); a[threadIdx.x] = s[0]; } }",
+        ];
+        for src in good {
+            assert!(divergent_barriers(src, "k").is_empty(), "{src}");
+        }
     }
 
     #[test]

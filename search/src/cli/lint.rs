@@ -190,6 +190,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
                 .as_ref()
                 .filter(|any| {
                     finding.code != Code::DataRace
+                        && finding.code != Code::DivergentBarrier
                         && finding.code != Code::BlockSizeDependent
                         && !any.contains(&(finding.code, finding.span.start, finding.span.end))
                 })
