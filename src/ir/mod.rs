@@ -515,9 +515,26 @@ pub struct Kernel {
     pub scopes: usize,
     /// Span of the kernel definition.
     pub span: Span,
+    /// The `__syncwarp()` calls (no statement: they have no effect in the
+    /// lock-step model, but a kernel with them is warp-aware, see
+    /// [`Kernel::lockstep_only`]).
+    pub warp_syncs: Vec<Span>,
 }
 
 impl Kernel {
+    /// Whether the kernel can only run in lock-step warps: it calls a
+    /// warp-level primitive (a shuffle, vote or `__activemask`), whose value
+    /// in one lane comes from the others, or `__syncwarp`, which orders
+    /// the lanes of a warp. Other kernels may also run with the halves of
+    /// each warp one after the other ([`crate::sim::SimOptions::split_warps`]).
+    pub fn lockstep_only(&self) -> bool {
+        let mut warp = !self.warp_syncs.is_empty();
+        visit_exprs(&self.body, &mut |e| {
+            warp |= matches!(&e.kind, ExprKind::Call(f, _) if f.is_warp());
+        });
+        warp
+    }
+
     /// The parameter named `name`.
     pub fn param_named(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| self.param_name(p) == name)
@@ -543,6 +560,28 @@ impl Kernel {
                 Param::Array(_) => &[],
             })
             .copied()
+    }
+
+    /// The first atomic whose effect depends on the order the threads run
+    /// in: one whose old value is used (which thread gets which slot), or
+    /// a floating-point one (rounding depends on the order of the sums).
+    pub fn order_dependent_atomic(&self) -> Option<Span> {
+        let mut found = None;
+        visit_stmts(&self.body, &mut |s| {
+            if let Stmt::Atomic {
+                access,
+                result,
+                span,
+                ..
+            } = s
+            {
+                let float = self.arrays[access.array].elem.is_float();
+                if found.is_none() && (result.is_some() || float) {
+                    found = Some(*span);
+                }
+            }
+        });
+        found
     }
 
     /// Whether the kernel contains a `__syncthreads()`.

@@ -12,6 +12,9 @@
 //!   sizes given (launch shape, parameter file).
 //! - [`barriers`]: `__syncthreads()` that only part of a block may reach
 //!   (`divergent-barrier`, an error).
+//! - [`lockstep`]: code that relies on the lanes of a warp running in
+//!   lock step (`warp-synchronous`, an error), found by simulating each
+//!   warp as two halves that run one after the other.
 //! - [`races`]: data races found by simulating the kernel (`data-race`,
 //!   an error): two threads writing different values to one element, or a
 //!   block accessing an element another block writes.
@@ -25,6 +28,7 @@ pub mod coalescing;
 pub mod divergence;
 pub mod index;
 pub mod lanes;
+pub mod lockstep;
 pub mod milp;
 pub mod overflow;
 pub mod races;
@@ -71,11 +75,13 @@ pub enum Code {
     DataRace,
     /// A barrier that only part of a block may reach.
     DivergentBarrier,
+    /// Code that relies on the lanes of a warp running in lock step.
+    WarpSynchronous,
 }
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 8] = [
+    pub const ALL: [Code; 9] = [
         Code::UncoalescedGlobal,
         Code::MisalignedGlobal,
         Code::BankConflict,
@@ -84,6 +90,7 @@ impl Code {
         Code::IndexOverflow,
         Code::DataRace,
         Code::DivergentBarrier,
+        Code::WarpSynchronous,
     ];
 
     /// The code as written (`uncoalesced-global`, …).
@@ -97,15 +104,16 @@ impl Code {
             Code::IndexOverflow => "index-overflow",
             Code::DataRace => "data-race",
             Code::DivergentBarrier => "divergent-barrier",
+            Code::WarpSynchronous => "warp-synchronous",
         }
     }
 
-    /// How serious it is: a data race and a divergent barrier are errors
-    /// (the results are not determined), the rest are warnings about
+    /// How serious it is: a data race, a divergent barrier and reliance
+    /// on lock step are errors (the results are not determined), the rest are warnings about
     /// performance.
     pub fn severity(self) -> Severity {
         match self {
-            Code::DataRace | Code::DivergentBarrier => Severity::Error,
+            Code::DataRace | Code::DivergentBarrier | Code::WarpSynchronous => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -130,6 +138,7 @@ impl Code {
             Code::BlockSizeDependent => "The kernel's results may change when its block size changes.",
             Code::IndexOverflow => "32-bit index arithmetic can overflow (or wrap) for the launch and sizes given: compute the index in 64 bits.",
             Code::DivergentBarrier => "A `__syncthreads()` inside a branch or loop that the threads of one block may take differently: CUDA requires every thread of the block to reach it, or none.",
+            Code::WarpSynchronous => "Lanes of one warp exchange values through memory with no barrier or `__syncwarp()` between the write and the read: the results change when the halves of a warp run one after the other, as Volta and later GPUs may run them.",
             Code::DataRace => "Simulation found threads whose results depend on the order they run in: two threads writing different values to one element, or a block accessing an element another block writes.",
         }
     }
@@ -205,7 +214,12 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     findings.extend(barriers::findings(&prepared));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     let independent = matches!(block_size, BlockSize::Independent { .. });
-    match races::search(kernel, spec, block, independent, deadline) {
+    let race_deadline = (Instant::now() + races::BUDGET).min(deadline);
+    let searched = races::launches(kernel, spec, block, race_deadline).map(|bases| {
+        findings.extend(lockstep::findings(kernel, &bases, race_deadline));
+        races::search(kernel, &bases, independent, race_deadline)
+    });
+    match searched.unwrap_or_else(|found| found) {
         races::Races::NoneFound(n) if independent => {
             block_size = BlockSize::Independent {
                 race_free_launches: Some(n),
@@ -461,6 +475,34 @@ mod tests {
         for src in good {
             assert!(divergent_barriers(src, "k").is_empty(), "{src}");
         }
+    }
+
+    #[test]
+    fn code_relying_on_lockstep_warps_is_an_error() {
+        let head = "__global__ void k(const float *in, float *out) { __shared__ float s[256];\n\
+            unsigned t = threadIdx.x; s[t] = in[blockIdx.x * blockDim.x + t]; __syncthreads();\n\
+            for (unsigned d = 128; d > 32; d >>= 1) { if (t < d) s[t] += s[t + d]; __syncthreads(); }\n";
+        let tail = "if (t == 0) out[blockIdx.x] = s[0]; }";
+        let has = |body: &str| {
+            let src = format!("{head}{body}{tail}");
+            lint(&src, "k")
+                .findings
+                .iter()
+                .any(|f| f.code == Code::WarpSynchronous)
+        };
+        // The last warp unrolled by hand, without barriers.
+        assert!(has(
+            "if (t < 32) { volatile float *v = s; v[t] += v[t + 32]; v[t] += v[t + 16];\n\
+             v[t] += v[t + 8]; v[t] += v[t + 4]; v[t] += v[t + 2]; v[t] += v[t + 1]; }\n"
+        ));
+        // With a barrier after each step.
+        assert!(!has(
+            "for (unsigned d = 32; d > 0; d >>= 1) { if (t < d) s[t] += s[t + d]; __syncthreads(); }\n"
+        ));
+        // With `__syncwarp()`: warp-aware code is not split.
+        assert!(!has(
+            "if (t < 32) { float x = s[t] + s[t + 32]; __syncwarp(); s[t] = x; __syncwarp(); }\n"
+        ));
     }
 
     #[test]

@@ -32,9 +32,9 @@ const MAX_BLOCKS: u64 = 1 << 16;
 /// thousands of one-thread blocks would take minutes.
 const MAX_BLOCK_STMTS: u64 = 1 << 21;
 
-/// Time for the whole search; a launch still running then counts as not
-/// run (it says nothing about races).
-const BUDGET: Duration = Duration::from_secs(2);
+/// Time for the whole search (and the lock-step check); a launch still
+/// running then counts as not run (it says nothing about races).
+pub const BUDGET: Duration = Duration::from_secs(2);
 
 /// What the race search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,47 +45,46 @@ pub enum Races {
     Found(Span, String),
 }
 
-/// Searches races of `kernel` in the launch `spec` (scaled down when it
-/// is GPU-sized: [`crate::sim::scale`]), or synthesized ones around
-/// `block` when there is none, and, with `reshape` (for a kernel whose
-/// results do not depend on the block size, so that regrouping its
-/// threads changes nothing else), their reshaped variants, for at most
-/// [`BUDGET`] and never past `deadline`.
-pub fn search(
+/// The launches the race search (and the lock-step check,
+/// [`super::lockstep`]) runs `kernel` on: `spec` (scaled down when it is
+/// GPU-sized: [`crate::sim::scale`]) and the same with random data, or,
+/// without it, synthesized ones around `block`, never past `deadline`.
+/// A race found while growing the synthesized launch's arrays is the
+/// answer instead.
+pub fn launches(
     kernel: &Kernel,
     spec: Option<&LaunchSpec>,
     block: Option<[u64; 3]>,
-    reshape: bool,
     deadline: Instant,
-) -> Races {
-    let deadline = (Instant::now() + BUDGET).min(deadline);
-    let mut bases = Vec::new();
-    match spec {
-        Some(s) => {
-            let s = crate::sim::scale::for_testing(kernel, s).spec;
-            let random = with_random_data(kernel, &s);
-            bases.extend([s, random]);
-        }
-        None => {
-            // The synthesized launch of whole blocks (its sizes a multiple
-            // of the block, as kernels often require: a transpose of a
-            // 17 × 17 matrix by 32 × 32 tiles makes blocks overlap), its
-            // arrays grown until the kernel runs in bounds, as the checks
-            // grow them; a race on the way is the answer.
-            // When it cannot run (too long), the smaller ones that can.
-            let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
-            let whole = launches.pop();
-            match whole.map(|s| grown(kernel, s, Some(deadline))) {
-                Some(Ok(s)) => bases.push(s),
-                Some(Err(Some(e))) if e.race => return Races::Found(e.span, e.message),
-                _ => bases.extend(
-                    launches
-                        .into_iter()
-                        .filter_map(|s| grown(kernel, s, Some(deadline)).ok()),
-                ),
-            }
-        }
-    }
+) -> Result<Vec<LaunchSpec>, Races> {
+    let Some(s) = spec else {
+        // The synthesized launch of whole blocks (its sizes a multiple
+        // of the block, as kernels often require: a transpose of a
+        // 17 × 17 matrix by 32 × 32 tiles makes blocks overlap), its
+        // arrays grown until the kernel runs in bounds, as the checks
+        // grow them; a race on the way is the answer.
+        // When it cannot run (too long), the smaller ones that can.
+        let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
+        let whole = launches.pop();
+        return match whole.map(|s| grown(kernel, s, Some(deadline))) {
+            Some(Ok(s)) => Ok(vec![s]),
+            Some(Err(Some(e))) if e.race => Err(Races::Found(e.span, e.message)),
+            _ => Ok(launches
+                .into_iter()
+                .filter_map(|s| grown(kernel, s, Some(deadline)).ok())
+                .collect()),
+        };
+    };
+    let s = crate::sim::scale::for_testing(kernel, s).spec;
+    let random = with_random_data(kernel, &s);
+    Ok(vec![s, random])
+}
+
+/// Searches races of `kernel` in `bases` ([`launches`]) and, with
+/// `reshape` (for a kernel whose results do not depend on the block size,
+/// so that regrouping its threads changes nothing else), their reshaped
+/// variants, never past `deadline`.
+pub fn search(kernel: &Kernel, bases: &[LaunchSpec], reshape: bool, deadline: Instant) -> Races {
     let opts = SimOptions {
         detect_races: true,
         deadline: Some(deadline),
@@ -97,7 +96,7 @@ pub fn search(
     let launches: Vec<LaunchSpec> = if reshape {
         bases.iter().flat_map(|s| reshaped(s, stmts)).collect()
     } else {
-        bases
+        bases.to_vec()
     };
     for launch in launches {
         let Ok(inputs) = inputs_from_spec(kernel, &launch) else {

@@ -247,6 +247,14 @@ pub struct SimOptions {
     /// Stop with an error once this instant has passed (the search's time
     /// budget); `None` runs until the step budget.
     pub deadline: Option<std::time::Instant>,
+    /// Run each warp as two halves, lanes 0–15 up to the next barrier and
+    /// then lanes 16–31, instead of in lock step: an adversarial schedule
+    /// CUDA allows (Volta and later give no lock step without
+    /// `__syncwarp`), under which code that exchanges values between the
+    /// lanes of a warp through memory without a barrier computes
+    /// something else. Kernels that are [`Kernel::lockstep_only`] run in
+    /// lock step anyway. Costs are then not those of the model.
+    pub split_warps: bool,
 }
 
 impl Default for SimOptions {
@@ -261,6 +269,7 @@ impl Default for SimOptions {
             detect_races: false,
             sample_blocks: None,
             deadline: None,
+            split_warps: false,
         }
     }
 }
@@ -691,6 +700,7 @@ pub fn simulate_owned(
         step_budget: opts.step_budget,
         deadline: opts.deadline,
         detect_uninitialized: opts.detect_races,
+        split_warps: opts.split_warps && !kernel.lockstep_only(),
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);

@@ -3,7 +3,11 @@
 //! several launches — the parameter file's, variants with other data, fewer
 //! blocks and a partial last block, or synthesized ones when there is no
 //! parameter file. Every global array must end bit for bit the same, and
-//! the candidate must not fail where the original does not.
+//! the candidate must not fail where the original does not. Where the
+//! original does not rely on the lanes of a warp running in lock step (its
+//! results stay the same with each warp run as two halves one after the
+//! other), the candidate must not either, on the launch with the largest
+//! blocks.
 
 use std::time::Instant;
 
@@ -79,6 +83,15 @@ pub enum CheckError {
         /// The threads assumed.
         threads: String,
     },
+    /// The candidate's results change when the halves of each warp run
+    /// one after the other, where the original's do not.
+    #[error("launch {launch}: {array} differs from the original's when the two halves of each warp run one after the other (the candidate relies on the lanes of a warp running in lock step)")]
+    Lockstep {
+        /// The launch's index.
+        launch: usize,
+        /// The array, quoted.
+        array: String,
+    },
     /// The candidate's results differ from the original's.
     #[error(
         "launch {launch} ({blocks} blocks of {threads}): {array} differs from the original's{}",
@@ -107,6 +120,9 @@ pub struct Checker {
     /// How every simulation runs: hardware, metrics, step budget, race
     /// detection and the deadline (the search's time budget).
     options: SimOptions,
+    /// The launch on which candidates also run with split warps
+    /// ([`split_launch`]).
+    split: Option<usize>,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -246,10 +262,12 @@ impl Checker {
         {
             launches.push(t);
         }
+        let split = split_launch(&kernel, &launches, &options);
         Ok(Checker {
             file: file.clone(),
             launches,
             options,
+            split,
         })
     }
 
@@ -320,22 +338,7 @@ impl Checker {
                     message: e.message,
                 })?;
             let threads = spec.block.iter().product::<u64>();
-            let differs = |(g, w): &(&(String, ArrayData), &(String, ArrayData))| {
-                g.0 != w.0
-                    || match terms.reassociated {
-                        true => !within_tolerance(&g.1, &w.1, threads),
-                        false => g.1 != w.1,
-                    }
-            };
-            if got.arrays.len() != want.arrays.len()
-                || got.arrays.iter().zip(&want.arrays).any(|p| differs(&p))
-            {
-                let array = got
-                    .arrays
-                    .iter()
-                    .zip(&want.arrays)
-                    .find(|p| differs(p))
-                    .map_or_else(|| "an array".to_string(), |(g, _)| format!("`{}`", g.0));
+            if let Some(array) = difference(&got.arrays, &want.arrays, &terms, threads) {
                 return Err(CheckError::Differs {
                     launch: i,
                     blocks: spec.grid.iter().product::<u64>(),
@@ -343,6 +346,25 @@ impl Checker {
                     array,
                     reassociated: terms.reassociated,
                 });
+            }
+            if self.split == Some(i) && !kernel.lockstep_only() {
+                let split = SimOptions {
+                    split_warps: true,
+                    ..self.options.clone()
+                };
+                let inputs = inputs_from_spec(kernel, spec)
+                    .map_err(|source| CheckError::Parameters { launch: i, source })?;
+                let halves =
+                    simulate_owned(kernel, inputs, &split).map_err(|e| CheckError::Fails {
+                        launch: i,
+                        message: format!(
+                            "with the halves of each warp run one after the other: {}",
+                            e.message
+                        ),
+                    })?;
+                if let Some(array) = difference(&halves.arrays, &want.arrays, &terms, threads) {
+                    return Err(CheckError::Lockstep { launch: i, array });
+                }
             }
             runs.push(Run {
                 spec: spec.clone(),
@@ -384,6 +406,52 @@ pub struct Terms {
     /// threads ([`Candidate::covers`]), of which there must be
     /// [`MIN_LAUNCHES`].
     pub covers: Option<String>,
+}
+
+/// The first of the arrays `got` that does not match `want` under
+/// `terms` (quoted, or "an array" when they are not the same arrays), for
+/// blocks of `threads`.
+fn difference(
+    got: &[(String, ArrayData)],
+    want: &[(String, ArrayData)],
+    terms: &Terms,
+    threads: u64,
+) -> Option<String> {
+    let differs = |g: &(String, ArrayData), w: &(String, ArrayData)| {
+        g.0 != w.0
+            || match terms.reassociated {
+                true => !within_tolerance(&g.1, &w.1, threads),
+                false => g.1 != w.1,
+            }
+    };
+    if got.len() != want.len() {
+        return Some("an array".into());
+    }
+    got.iter()
+        .zip(want)
+        .find(|(g, w)| differs(g, w))
+        .map(|(g, _)| format!("`{}`", g.0))
+}
+
+/// The launch among `launches` the original `kernel` also runs cleanly on,
+/// to the same arrays, with the halves of each warp run one after the
+/// other (the one with the largest blocks): candidates must then too.
+/// `None` when it relies on lock step, or cannot be split.
+fn split_launch(kernel: &Kernel, launches: &[Run], options: &SimOptions) -> Option<usize> {
+    if kernel.lockstep_only() || kernel.order_dependent_atomic().is_some() {
+        return None;
+    }
+    let (i, run) = launches
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, r)| (r.spec.block.iter().product::<u64>(), usize::MAX - i))?;
+    let split = SimOptions {
+        split_warps: true,
+        ..options.clone()
+    };
+    let inputs = inputs_from_spec(kernel, &run.spec).ok()?;
+    let halves = simulate_owned(kernel, inputs, &split).ok()?;
+    (halves.arrays == run.result.arrays).then_some(i)
 }
 
 /// Whether `spec` runs at least `threads` threads (a length expression
@@ -563,6 +631,37 @@ mod tests {
     }
 
     const SRC: &str = "__global__ void k(int *a, int *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { b[i] = a[i] + 1; } }";
+
+    #[test]
+    fn a_candidate_relying_on_lockstep_warps_fails() {
+        // The tree with a barrier after every step, and the "unrolled last
+        // warp" without them: bit for bit the same in lock step, not when
+        // the halves of a warp run one after the other.
+        let head = "__global__ void k(const int *in, int *out) {\n\
+            __shared__ int s[128]; unsigned t = threadIdx.x;\n\
+            s[t] = in[blockIdx.x * blockDim.x + t]; __syncthreads();\n";
+        let tail = "if (t == 0) out[blockIdx.x] = s[0]; }\n";
+        let synced = format!(
+            "{head}for (unsigned d = 64; d > 0; d >>= 1) {{ if (t < d) s[t] += s[t + d]; __syncthreads(); }}\n{tail}"
+        );
+        let lockstep = format!(
+            "{head}if (t < 64) s[t] += s[t + 64]; __syncthreads();\n\
+             if (t < 32) {{ volatile int *v = s; v[t] += v[t + 32]; v[t] += v[t + 16]; v[t] += v[t + 8];\n\
+             v[t] += v[t + 4]; v[t] += v[t + 2]; v[t] += v[t + 1]; }}\n{tail}"
+        );
+        let f = file(&synced);
+        let c = Checker::new(&f, "k", None, Some([128, 1, 1]), None).unwrap();
+        let candidate = file(&lockstep).function("k").unwrap().clone();
+        let err = c.check(&candidate).unwrap_err();
+        assert!(matches!(err, CheckError::Lockstep { .. }), "{err}");
+        assert!(err.to_string().contains("lock step"), "{err}");
+        // The other way round the original relies on lock step: nothing
+        // to keep, the candidate passes.
+        let f = file(&lockstep);
+        let c = Checker::new(&f, "k", None, Some([128, 1, 1]), None).unwrap();
+        let candidate = file(&synced).function("k").unwrap().clone();
+        assert_eq!(c.check(&candidate), Ok(()));
+    }
 
     #[test]
     fn an_equivalent_rewrite_passes_and_a_wrong_one_fails() {

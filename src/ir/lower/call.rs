@@ -146,7 +146,11 @@ impl Lowerer<'_> {
                 out.push(Stmt::Sync { span });
                 return Ok(None);
             }
-            Some(Sync::Warp | Sync::Fence) => true,
+            Some(Sync::Warp) => {
+                self.k.warp_syncs.push(span);
+                true
+            }
+            Some(Sync::Fence) => true,
             Some(Sync::BlockPredicate) | None => matches!(name, "printf" | "assert"),
         };
         if no_effect {

@@ -126,6 +126,9 @@ pub struct LaunchCtx<'a> {
     /// is an error (the checks' mode, with race detection): shared memory
     /// starts undefined, whatever the simulator's zeros say.
     pub detect_uninitialized: bool,
+    /// Whether each warp runs as two half-warps, lanes 0–15 then 16–31,
+    /// each up to the next barrier ([`crate::sim::SimOptions::split_warps`]).
+    pub split_warps: bool,
 }
 
 /// A warp's progress.
@@ -186,36 +189,19 @@ impl<'a> Block<'a> {
     pub fn new(ctx: &'a LaunchCtx<'a>, block: [u64; 3], metrics: usize) -> Block<'a> {
         let threads = ctx.shape.block_threads();
         let warp = ctx.hw.warp_size as u64;
+        let halves: &[u32] = if ctx.split_warps {
+            &[0x0000_ffff, 0xffff_0000]
+        } else {
+            &[u32::MAX]
+        };
         let warps = (0..ctx.shape.warps_per_block(warp))
-            .map(|w| {
+            .flat_map(|w| {
                 let n = (threads - w * warp).min(warp);
                 let valid = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let [bx, by, _] = ctx.shape.block;
-                let mut tid = [[0u64; 3]; 32];
-                for (lane, t) in tid.iter_mut().enumerate() {
-                    let lin = w * warp + lane as u64;
-                    *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
-                }
-                Warp {
-                    index: w,
-                    valid,
-                    tid,
-                    vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
-                    locals: ctx
-                        .local_lens
-                        .iter()
-                        .map(|&l| vec![0u64; (l * 32) as usize])
-                        .collect(),
-                    pc: 0,
-                    mask: valid,
-                    frames: Vec::new(),
-                    status: Status::Running,
-                    counts: [0; COUNTERS],
-                    counts_at_sync: [0; COUNTERS],
-                    span_base: vec![0.0; metrics],
-                    steps: 0,
-                    span: ctx.kernel.span,
-                }
+                halves
+                    .iter()
+                    .filter(move |&&half| valid & half != 0)
+                    .map(move |&half| Warp::new(ctx, w, valid & half, metrics))
             })
             .collect();
         Block {
@@ -309,6 +295,37 @@ fn placeholder() -> Warp {
 }
 
 impl Warp {
+    /// Warp `w` of a block of launch `ctx`, its lanes `valid` running.
+    fn new(ctx: &LaunchCtx, w: u64, valid: u32, metrics: usize) -> Warp {
+        let warp = ctx.hw.warp_size as u64;
+        let [bx, by, _] = ctx.shape.block;
+        let mut tid = [[0u64; 3]; 32];
+        for (lane, t) in tid.iter_mut().enumerate() {
+            let lin = w * warp + lane as u64;
+            *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
+        }
+        Warp {
+            index: w,
+            valid,
+            tid,
+            vars: vec![ZERO_LANES; ctx.kernel.vars.len()],
+            locals: ctx
+                .local_lens
+                .iter()
+                .map(|&l| vec![0u64; (l * 32) as usize])
+                .collect(),
+            pc: 0,
+            mask: valid,
+            frames: Vec::new(),
+            status: Status::Running,
+            counts: [0; COUNTERS],
+            counts_at_sync: [0; COUNTERS],
+            span_base: vec![0.0; metrics],
+            steps: 0,
+            span: ctx.kernel.span,
+        }
+    }
+
     /// Lanes of this warp that exist (the last warp of a block may be partial).
     pub fn valid_lanes(&self) -> u32 {
         self.valid
