@@ -13,16 +13,21 @@
 //! the same bit for bit. `COPPER_EVERY_CALLER_FILES=N` takes only the
 //! first N files (all by default); `COPPER_EVERY_CALLER_SEEDS=N` also
 //! checks each synthesized launch with N other seeds of its random data
-//! (and the variants the checker makes of each), for long runs.
+//! (and the variants the checker makes of each), for long runs. A second
+//! test does the same for kernels generated in the shapes the transforms
+//! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 24 by default). The
+//! checker also runs each rewrite with the halves of every warp one after
+//! the other, on the launch with the largest blocks.
 
 use std::path::{Path, PathBuf};
 
 use copper::bound::Config;
 use copper::cost::{Hardware, Metric, BUILTIN_METRICS};
-use copper::cuda::parse::{parse_path, ParsedFile};
+use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
+use copper::source::SourceFile;
 use copper_search::launch::{assume_block, launch_shape};
 use copper_search::pipeline::{optimize_kernel, Cache, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
@@ -95,25 +100,192 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
         .par_iter()
         .flat_map_iter(|path| check_file(path, &settings, &cache))
         .collect();
+    let rewrites = report(&found, &format!("{} files", files.len()));
+    assert!(
+        rewrites >= 10 || limit.is_some(),
+        "only {rewrites} rewrites offered"
+    );
+}
+
+/// Prints what `found` checked (of `what`) and fails on anything wrong;
+/// returns the number of rewrites.
+fn report(found: &[Found], what: &str) -> usize {
     let rewrites = found.len();
     let shapes_run: usize = found.iter().map(|f| f.blocks).sum();
     let triples: usize = found.iter().map(|f| f.launches).sum();
-    let wrong: Vec<&String> = found.iter().flat_map(|f| &f.wrong).collect();
+    let wrong: Vec<&str> = found
+        .iter()
+        .flat_map(|f| &f.wrong)
+        .map(|w| w.as_str())
+        .collect();
     println!(
-        "{rewrites} rewrites of {} files checked on {shapes_run} (rewrite, block) pairs: {triples} (rewrite, shape, size) launches",
-        files.len()
+        "{rewrites} rewrites of {what} checked on {shapes_run} (rewrite, block) pairs: {triples} (rewrite, shape, size) launches"
     );
-    let wrong: Vec<&str> = wrong.iter().map(|w| w.as_str()).collect();
     assert!(
         wrong.is_empty(),
         "{} wrong:\n{}",
         wrong.len(),
         wrong.join("\n")
     );
+    rewrites
+}
+
+/// The same promise over generated kernels in the shapes the transforms
+/// match (see [`generated`]): `COPPER_EVERY_CALLER_GENERATED=N` kernels
+/// (24 by default), each searched as if nothing launched it.
+#[test]
+fn rewrites_of_generated_kernels_are_right_for_every_block() {
+    let n: u64 = std::env::var("COPPER_EVERY_CALLER_GENERATED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(24);
+    let metrics: Vec<Metric> = BUILTIN_METRICS
+        .iter()
+        .filter_map(|m| Metric::builtin(m))
+        .collect();
+    let settings = settings(&metrics);
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated(seed);
+            let file = parse_source(SourceFile::new(format!("generated-{seed}.cu"), &src));
+            check_kernels(&file, &settings, &cache)
+        })
+        .collect();
+    let rewrites = report(&found, &format!("{n} generated kernels"));
     assert!(
-        rewrites >= 10 || limit.is_some(),
+        rewrites >= n as usize / 4,
         "only {rewrites} rewrites offered"
     );
+}
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn pick<'a, T: ?Sized>(&mut self, xs: &[&'a T]) -> &'a T {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Kernel `seed` of five families in the shapes the transforms match,
+/// with their block-dependent constants, types, operators and guards
+/// drawn at random: divergent branches with a common loop (branch
+/// distribution, thread remapping), tree reductions (warp shuffle),
+/// tiles read across their rows (padding, staged transposes), loops
+/// re-reading a per-thread value (load hoisting), and row/column splits
+/// of a flat index (split exchange).
+fn generated(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0xc0ffee);
+    match seed % 5 {
+        0 => {
+            let m = 2 + r.below(3);
+            let (op1, op2) = (r.pick(&["+=", "-=", "^="]), r.pick(&["+=", "-=", "|="]));
+            let index = r.pick(&["j * w + i", "i * h + j"]);
+            let guard = r.pick(&["", "if (j >= h) return;"]);
+            format!(
+                "__global__ void k(int *A, int *B, int w, int h) {{
+    for (int i = 0; i < w; i++) {{
+        int j = blockIdx.x * blockDim.x + threadIdx.x;
+        {guard}
+        if (j % {m} == {}) {{
+            B[{index}] {op1} A[i];
+        }} else {{
+            B[{index}] {op2} A[i] * 3;
+        }}
+    }}
+}}
+",
+                r.below(m)
+            )
+        }
+        1 => {
+            let block = 64 << r.below(4);
+            let ty = r.pick(&["int", "unsigned", "float"]);
+            let start = r.pick(&["blockDim.x / 2", "BLOCK / 2"]);
+            let step = r.pick(&[
+                "if (tid < s) sdata[tid] += sdata[tid + s];",
+                "if (tid < s) sdata[tid] = max(sdata[tid], sdata[tid + s]);",
+            ]);
+            format!(
+                "#define BLOCK {block}
+__global__ void k(const {ty} *in, {ty} *out, int n) {{
+    __shared__ {ty} sdata[BLOCK];
+    unsigned tid = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + tid;
+    sdata[tid] = i < n ? in[i] : ({ty})0;
+    __syncthreads();
+    for (unsigned s = {start}; s > 0; s >>= 1) {{
+        {step}
+        __syncthreads();
+    }}
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}}
+"
+            )
+        }
+        2 => {
+            let tile = 8 << r.below(3);
+            let scale = r.pick(&["", " * 2.0f", " + 1.0f"]);
+            let guard = r.pick(&["x < n && y < n", "y < n && x < n"]);
+            format!(
+                "#define TILE {tile}
+__global__ void k(float *out, const float *in, int n) {{
+    __shared__ float tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    if ({guard}) tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    if ({guard}) out[y * n + x] = tile[threadIdx.x][threadIdx.y]{scale};
+}}
+"
+            )
+        }
+        3 => {
+            let extra = r.pick(&["", " + bias[r]", " - bias[r] * 2.0f"]);
+            let guard = r.pick(&["if (r < rows)", "if (r >= rows) return;"]);
+            format!(
+                "__global__ void k(float *out, const float *in, const float *factor, const float *bias, int rows, int cols) {{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    {guard} {{
+        for (int c = 0; c < cols; c++) {{
+            out[r * cols + c] = in[r * cols + c] * factor[r]{extra};
+        }}
+    }}
+}}
+"
+            )
+        }
+        _ => {
+            let op = r.pick(&["* 2.0f", "+ 1.0f", "* a[col * H + row]"]);
+            format!(
+                "__global__ void k(float *a, float *b, int W, int H) {{
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = idx / W;
+    int col = idx % W;
+    if (idx < W * H) {{
+        b[col * H + row] = a[col * H + row] {op};
+    }}
+}}
+"
+            )
+        }
+    }
 }
 
 /// One offered rewrite, checked on every block of [`SHAPES`].
@@ -129,7 +301,14 @@ struct Found {
 /// Every rewrite copper offers for the non-template kernels of `path`,
 /// searched as if the file launched nothing, checked on every block.
 fn check_file(path: &Path, settings: &Settings, cache: &Cache) -> Vec<Found> {
-    let file = without_launches(path);
+    check_kernels(&without_launches(path), settings, cache)
+}
+
+/// Every rewrite copper offers for the non-template kernels of `file`
+/// (which launches nothing), checked on every block.
+fn check_kernels(file: &ParsedFile, settings: &Settings, cache: &Cache) -> Vec<Found> {
+    let file = file.clone();
+    let path = file.source.path.clone();
     let names: Vec<String> = file
         .kernels()
         .filter(|f| f.template.is_none())
