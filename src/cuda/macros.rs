@@ -40,6 +40,10 @@ pub enum MacroError {
     },
 }
 
+/// A `#define` (`Some`) or `#undef` (`None`) of a name, with its number
+/// in the translation unit's order.
+type Event = (usize, Option<Arc<MacroDef>>);
+
 /// Every `#define` and `#undef` of a translation unit, numbered in order
 /// and kept by name: the macro tables of all its points share one
 /// history (a table is a number into it), so that a file with thousands
@@ -48,7 +52,7 @@ pub enum MacroError {
 pub struct MacroHistory {
     /// For each name, its events in order: the event's number and the
     /// definition (`None`: an `#undef`).
-    by_name: HashMap<String, Vec<(usize, Option<Arc<MacroDef>>)>>,
+    by_name: HashMap<String, Vec<Event>>,
     /// Events recorded.
     len: usize,
 }
