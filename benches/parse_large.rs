@@ -1,9 +1,10 @@
 //! Parse time of large generated files, at two sizes each: a `main` with
-//! thousands of launches of one kernel, thousands of kernels each
-//! launched once, and thousands of `#define`s between hundreds of
-//! kernels. Linear parsing keeps the time per launch, kernel or macro
-//! about the same at both sizes (before issue 31 the launches took
-//! quadratic time: 2,000 launches 6.5 s, 4,000 35 s).
+//! thousands of launches of one kernel (with and without host inputs as
+//! arguments), thousands of kernels each launched once, and thousands of
+//! `#define`s between hundreds of kernels. Linear parsing keeps the time
+//! per launch, kernel or macro about the same at both sizes (before issue
+//! 31 the launches took quadratic time: 2,000 launches 6.5 s, 4,000 35 s;
+//! 4,000 with inputs 32 s).
 //!
 //! Run: `cargo bench --bench parse_large`
 
@@ -16,6 +17,19 @@ use copper::source::SourceFile;
 fn launches(n: usize) -> String {
     let calls: String = (0..n).map(|_| "  k<<<1, 32>>>(d);\n").collect();
     format!("__global__ void k(int* a) {{ a[0] = 1; }}\nint main() {{\n  int* d;\n{calls}}}\n")
+}
+
+/// `main` launching one kernel `n` times with a host input and an
+/// allocation as arguments (each launch is also evaluated with the input
+/// set to other values).
+fn launches_with_inputs(n: usize) -> String {
+    let calls: String = (0..n)
+        .map(|_| "  k<<<(n + 255) / 256, 256>>>(d, n);\n")
+        .collect();
+    format!(
+        "__global__ void k(float* a, int n) {{ int i = threadIdx.x; if (i < n) a[i] = 1; }}\n\
+         int main() {{\n  int n = 1000;\n  float* d;\n  cudaMalloc(&d, n * sizeof(float));\n{calls}}}\n"
+    )
 }
 
 /// `n` kernels, each launched once from `main`.
@@ -44,8 +58,9 @@ fn macros(n: usize) -> String {
 
 fn main() {
     type Gen = fn(usize) -> String;
-    let cases: [(&str, Gen, [usize; 2]); 3] = [
+    let cases: [(&str, Gen, [usize; 2]); 4] = [
         ("launches in main", launches, [1000, 4000]),
+        ("launches with inputs", launches_with_inputs, [1000, 4000]),
         ("kernels launched once", kernels, [250, 1000]),
         ("kernels between #defines", macros, [250, 1000]),
     ];

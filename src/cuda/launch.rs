@@ -146,16 +146,12 @@ pub fn resolve_launches(
     sizes: &StructSizes,
 ) -> Vec<Launch> {
     let host = HostCode::new(src);
-    let tables: Vec<MacroTable> = (ex.launches.iter())
-        .map(|l| timeline.at(l.span.start))
-        .collect();
-    let sites: Vec<(&LaunchSite, &MacroTable)> = ex.launches.iter().zip(&tables).collect();
     let newlines: Vec<usize> = src.match_indices('\n').map(|(i, _)| i).collect();
-    let written = host.evaluate_all(&sites, sizes);
-    sites
-        .into_iter()
-        .zip(written)
-        .map(|((l, macros), written)| {
+    ex.launches
+        .iter()
+        .map(|l| {
+            let macros = &timeline.at(l.span.start);
+            let written = host.evaluate(l, macros, sizes, &HashMap::new());
             let (grid, block) = (written.grid, written.block);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {

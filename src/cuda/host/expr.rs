@@ -204,13 +204,13 @@ impl Parser<'_, '_> {
                     self.pos += 1;
                     let field = self.peek()?.to_string();
                     self.pos += 1;
-                    let Some(Some(Value::Dim3(d))) = self.ev.vars.get(&t) else {
+                    let Some(Some(Value::Dim3(d))) = self.ev.followed.vars.get(&t) else {
                         return None;
                     };
                     let k = ["x", "y", "z"].iter().position(|f| *f == field)?;
                     return Some(Value::Int(d[k]));
                 }
-                if let Some(v) = self.ev.vars.get(&t) {
+                if let Some(v) = self.ev.followed.vars.get(&t) {
                     return *v;
                 }
                 self.macro_value(&t)

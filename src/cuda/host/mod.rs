@@ -11,6 +11,7 @@
 //! evaluate becomes unknown, and everything depending on it stays unknown:
 //! the evaluator gives up on a value, never guesses it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::extract::LaunchSite;
@@ -24,7 +25,7 @@ mod walk;
 use expr::Parser;
 pub(crate) use expr::BINARY_LEVELS;
 pub use sizes::{struct_sizes, StructSizes};
-use walk::{HostTokens, Walk};
+use walk::{Followed, HostTokens, Walk};
 
 /// A value of host code copper can follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,10 +79,20 @@ pub struct HostLaunch {
     pub inputs: Vec<(String, i128)>,
 }
 
+/// Most walks through the host code kept (one per set of overrides).
+const MAX_WALKS: usize = 16;
+
+/// The walks [`HostCode`] keeps, each stopped at the last launch it
+/// evaluated, by the overrides it was made with (sorted).
+type Walks = HashMap<Vec<(String, i128)>, (Walk, Followed)>;
+
 /// The host code of a file, read once for all its launches.
 pub struct HostCode<'s> {
     src: &'s str,
     toks: HostTokens,
+    /// Walks to go on from, so that the launches of a file evaluated in
+    /// order take one walk through it (per set of overrides), not one each.
+    walks: RefCell<Walks>,
 }
 
 impl<'s> HostCode<'s> {
@@ -90,12 +101,15 @@ impl<'s> HostCode<'s> {
         HostCode {
             src,
             toks: HostTokens::new(src),
+            walks: RefCell::default(),
         }
     }
 
     /// Evaluates the launch at `site`, with the host variables of
     /// `overrides` declared with those values instead of their
     /// initializers; `sizes` are the file's structs' (for `sizeof`).
+    /// The walk to it goes on from that to an earlier launch with the same
+    /// overrides (what that followed was read with its own macros).
     pub fn evaluate(
         &self,
         site: &LaunchSite,
@@ -103,34 +117,22 @@ impl<'s> HostCode<'s> {
         sizes: &StructSizes,
         overrides: &HashMap<String, i128>,
     ) -> HostLaunch {
-        let mut ev = Evaluator::new(macros, sizes, overrides);
-        Walk::new(&self.toks).to(&mut ev, self.toks.index_at(site.span.start));
-        self.launch(&ev, site)
-    }
-
-    /// Evaluates each launch of `sites` (each with the macros in force
-    /// there, no overrides) in one walk through the host code.
-    pub fn evaluate_all(
-        &self,
-        sites: &[(&LaunchSite, &MacroTable)],
-        sizes: &StructSizes,
-    ) -> Vec<HostLaunch> {
-        let mut order: Vec<usize> = (0..sites.len()).collect();
-        order.sort_by_key(|&k| sites[k].0.span.start);
-        let none = HashMap::new();
-        let mut out = vec![HostLaunch::default(); sites.len()];
-        let Some(&first) = order.first() else {
-            return out;
+        let mut key: Vec<(String, i128)> = overrides.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        key.sort();
+        let target = self.toks.index_at(site.span.start);
+        let mut walks = self.walks.borrow_mut();
+        let (mut walk, followed) = match walks.remove(&key) {
+            Some((walk, followed)) if walk.target() <= target => (walk, followed),
+            _ => (Walk::default(), Followed::default()),
         };
-        let mut ev = Evaluator::new(sites[first].1, sizes, &none);
-        let mut walk = Walk::new(&self.toks);
-        for k in order {
-            let (site, macros) = sites[k];
-            ev.macros = macros;
-            walk.to(&mut ev, self.toks.index_at(site.span.start));
-            out[k] = self.launch(&ev, site);
+        let mut ev = Evaluator::new(macros, sizes, overrides);
+        ev.followed = followed;
+        walk.to(&self.toks, &mut ev, target);
+        let launch = self.launch(&ev, site);
+        if walks.len() < MAX_WALKS {
+            walks.insert(key, (walk, ev.followed));
         }
-        out
+        launch
     }
 
     /// Whether `name` is declared before file offset `offset`.
@@ -166,7 +168,8 @@ impl<'s> HostCode<'s> {
                     Some(Value::Int(v)) => Some(v),
                     _ => None,
                 };
-                let bytes = pointer_name(&toks).and_then(|n| ev.bytes.get(n).copied().flatten());
+                let bytes =
+                    pointer_name(&toks).and_then(|n| ev.followed.bytes.get(n).copied().flatten());
                 HostArg { text, value, bytes }
             })
             .collect();
@@ -175,7 +178,7 @@ impl<'s> HostCode<'s> {
             block,
             shared_bytes,
             args,
-            inputs: ev.inputs.clone(),
+            inputs: ev.followed.inputs.clone(),
         }
     }
 }
@@ -284,11 +287,8 @@ struct Evaluator<'a> {
     macros: &'a MacroTable,
     /// `sizeof` of the file's structs.
     sizes: &'a StructSizes,
-    /// Variables in scope: `None` when unknown.
-    vars: HashMap<String, Option<Value>>,
-    /// Bytes allocated to pointer variables: `None` when unknown.
-    bytes: HashMap<String, Option<u64>>,
-    inputs: Vec<(String, i128)>,
+    /// The variables followed so far.
+    followed: Followed,
     overrides: &'a HashMap<String, i128>,
 }
 
@@ -301,9 +301,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             macros,
             sizes,
-            vars: HashMap::new(),
-            bytes: HashMap::new(),
-            inputs: Vec::new(),
+            followed: Followed::default(),
             overrides,
         }
     }
@@ -335,10 +333,10 @@ impl<'a> Evaluator<'a> {
                 } else {
                     w
                 };
-                if let Some(v) = self.vars.get_mut(w) {
+                if let Some(v) = self.followed.vars.get_mut(w) {
                     *v = None;
                 }
-                if let Some(b) = self.bytes.get_mut(w) {
+                if let Some(b) = self.followed.bytes.get_mut(w) {
                     *b = None;
                 }
             }
@@ -381,8 +379,8 @@ impl<'a> Evaluator<'a> {
                 .find(|w| *w != "*" && *w != "&")
                 .filter(|w| is_ident(w));
             if let Some(name) = declared.filter(|_| toks[1] != "=" && !toks[1].ends_with('=')) {
-                self.vars.insert(name.clone(), None);
-                self.bytes.insert(name.clone(), None);
+                self.followed.vars.insert(name.clone(), None);
+                self.followed.bytes.insert(name.clone(), None);
                 return;
             }
         }
@@ -390,7 +388,7 @@ impl<'a> Evaluator<'a> {
             [name, dot, field, op, rest @ ..] if dot == "." && op == "=" => {
                 let k = ["x", "y", "z"].iter().position(|f| f == field);
                 let v = self.eval_tokens(rest);
-                if let Some(slot) = self.vars.get_mut(name) {
+                if let Some(slot) = self.followed.vars.get_mut(name) {
                     *slot = match (*slot, k, v) {
                         (Some(Value::Dim3(mut d)), Some(k), Some(Value::Int(x))) => {
                             d[k] = x;
@@ -402,8 +400,8 @@ impl<'a> Evaluator<'a> {
             }
             [name, op, rest @ ..] if is_ident(name) && op == "=" => {
                 let v = self.eval_tokens(rest);
-                if self.vars.contains_key(name) {
-                    self.vars.insert(name.clone(), v);
+                if self.followed.vars.contains_key(name) {
+                    self.followed.vars.insert(name.clone(), v);
                 }
             }
             _ => self.forget_assigned(toks),
@@ -419,8 +417,8 @@ impl<'a> Evaluator<'a> {
             let pos = decl.iter().position(|w| *w == name).unwrap_or(0);
             let init = &decl[pos + 1..];
             if decl[..pos].iter().any(|w| w == "*") {
-                self.bytes.insert(name.clone(), None);
-                self.vars.insert(name, None);
+                self.followed.bytes.insert(name.clone(), None);
+                self.followed.vars.insert(name, None);
                 continue;
             }
             let value = match init.first().map(String::as_str) {
@@ -447,13 +445,13 @@ impl<'a> Evaluator<'a> {
             if let Some(Value::Int(v)) = value {
                 // A value that needs no other variable: an input the caller
                 // may replace to scale the launch down.
-                if init.iter().all(|w| !self.vars.contains_key(w)) {
-                    self.inputs.retain(|(n, _)| *n != name);
-                    self.inputs.push((name.clone(), v));
+                if init.iter().all(|w| !self.followed.vars.contains_key(w)) {
+                    self.followed.inputs.retain(|(n, _)| *n != name);
+                    self.followed.inputs.push((name.clone(), v));
                 }
             }
-            self.bytes.remove(&name);
-            self.vars.insert(name, value);
+            self.followed.bytes.remove(&name);
+            self.followed.vars.insert(name, value);
         }
     }
 
@@ -489,7 +487,7 @@ impl<'a> Evaluator<'a> {
             Some(Value::Int(b)) if b >= 0 => u64::try_from(b).ok(),
             _ => None,
         };
-        self.bytes.insert(name.clone(), bytes);
+        self.followed.bytes.insert(name.clone(), bytes);
     }
 
     fn dim3(&self, inner: &[String]) -> Option<Value> {

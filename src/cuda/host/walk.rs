@@ -76,18 +76,25 @@ impl HostTokens {
 
 /// What the walk holds at a point: the evaluator's variables and the
 /// statement being read.
-#[derive(Clone)]
 struct Saved {
-    vars: HashMap<String, Option<Value>>,
-    bytes: HashMap<String, Option<u64>>,
-    inputs: Vec<(String, i128)>,
+    followed: Followed,
     stmt: Vec<String>,
     parens: i32,
 }
 
+/// What an evaluator has followed of the host code: its variables.
+#[derive(Clone, Default)]
+pub(crate) struct Followed {
+    pub(crate) vars: HashMap<String, Option<Value>>,
+    pub(crate) bytes: HashMap<String, Option<u64>>,
+    pub(crate) inputs: Vec<(String, i128)>,
+}
+
 /// A walk through the host code, stopped before some token.
-pub(crate) struct Walk<'t> {
-    toks: &'t HostTokens,
+#[derive(Default)]
+pub(crate) struct Walk {
+    /// The token the walk was last taken to.
+    target: usize,
     /// The next token to read.
     i: usize,
     /// The statement read so far.
@@ -100,43 +107,36 @@ pub(crate) struct Walk<'t> {
     entered: Vec<(usize, usize, Saved)>,
 }
 
-impl<'t> Walk<'t> {
-    /// A walk from the start of `toks`.
-    pub(crate) fn new(toks: &'t HostTokens) -> Walk<'t> {
-        Walk {
-            toks,
-            i: 0,
-            stmt: Vec::new(),
-            parens: 0,
-            entered: Vec::new(),
-        }
+impl Walk {
+    /// The token the walk was last taken to (it goes on only from there).
+    pub(crate) fn target(&self) -> usize {
+        self.target
     }
 
-    /// Walks `ev` on to the token `target`, which is at or after the
-    /// target of the last call.
-    pub(crate) fn to(&mut self, ev: &mut Evaluator, target: usize) {
+    /// Walks `ev` through `toks` on to the token `target`, at or after
+    /// [`Walk::target`].
+    pub(crate) fn to(&mut self, toks: &HostTokens, ev: &mut Evaluator, target: usize) {
+        self.target = target;
         let mut left = None;
         while self.entered.last().is_some_and(|&(_, c, _)| c < target) {
             left = self.entered.pop();
         }
         if let Some((open, _, saved)) = left {
-            ev.vars = saved.vars;
-            ev.bytes = saved.bytes;
-            ev.inputs = saved.inputs;
+            ev.followed = saved.followed;
             self.stmt = saved.stmt;
             self.parens = saved.parens;
             self.i = open;
         }
-        let texts = &self.toks.texts;
+        let texts = &toks.texts;
         while self.i < target.min(texts.len()) {
             let i = self.i;
             let t = &texts[i];
-            if self.toks.kinds[i] == TokKind::Directive {
+            if toks.kinds[i] == TokKind::Directive {
                 self.i += 1;
                 continue;
             }
             match t.as_str() {
-                "{" => self.block(ev, i, target),
+                "{" => self.block(toks, ev, i, target),
                 ";" if self.parens <= 0 => {
                     ev.statement(&self.stmt);
                     self.end_statement();
@@ -159,15 +159,15 @@ impl<'t> Walk<'t> {
 
     /// The block opening at token `i`: entered when it holds `target`,
     /// else skipped.
-    fn block(&mut self, ev: &mut Evaluator, i: usize, target: usize) {
-        let texts = &self.toks.texts;
+    fn block(&mut self, toks: &HostTokens, ev: &mut Evaluator, i: usize, target: usize) {
+        let texts = &toks.texts;
         let guarded = self.stmt.iter().any(|w| {
             matches!(
                 w.as_str(),
                 "if" | "else" | "for" | "while" | "do" | "switch" | "case"
             )
         });
-        match self.toks.close.get(&i).copied().flatten() {
+        match toks.close.get(&i).copied().flatten() {
             Some(c) if c < target => {
                 if guarded || self.stmt.is_empty() {
                     ev.forget_assigned(&texts[i..c]);
@@ -190,9 +190,7 @@ impl<'t> Walk<'t> {
             // unknown.
             close => {
                 let saved = Saved {
-                    vars: ev.vars.clone(),
-                    bytes: ev.bytes.clone(),
-                    inputs: ev.inputs.clone(),
+                    followed: ev.followed.clone(),
                     stmt: self.stmt.clone(),
                     parens: self.parens,
                 };
