@@ -1528,7 +1528,12 @@ fn launches_with_host_inputs_are_followed_in_one_walk() {
         ),
     )
     .unwrap();
-    let m = run("params, 8,000 launches with inputs", &dir, &["params", "l.cu"], &[]);
+    let m = run(
+        "params, 8,000 launches with inputs",
+        &dir,
+        &["params", "l.cu"],
+        &[],
+    );
     assert_eq!(code(&m), 0, "{}", stderr(&m));
     assert!(stdout(&m).contains("n = 1000"), "{}", stdout(&m));
 }
