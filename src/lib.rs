@@ -30,3 +30,16 @@ pub mod lint;
 pub mod poly;
 pub mod sim;
 pub mod source;
+
+/// Runs `f` on a thread with a small stack (4 MiB; a rayon worker's is
+/// 2): a test that some pass is bounded on deep input aborts the test run
+/// if the pass recurses without bound.
+#[cfg(test)]
+pub(crate) fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(4 * 1024 * 1024)
+        .spawn(f)
+        .expect("a thread starts")
+        .join()
+        .expect("the thread ends without a panic")
+}

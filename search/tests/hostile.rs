@@ -1261,3 +1261,279 @@ fn write_refuses_read_only_and_hard_linked_files() {
         "{err}"
     );
 }
+
+// ---- issue 31: hostile files ----
+
+/// `#define NAME0 base` and each `NAMEi` twice `NAMEi-1`, up to `NAMEn`.
+fn doubling(name: &str, base: &str, n: usize) -> String {
+    let mut d = format!("#define {name}0 {base}\n");
+    for i in 1..=n {
+        d.push_str(&format!(
+            "#define {name}{i} {name}{} {name}{}\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    d
+}
+
+#[test]
+fn nesting_past_the_limit_is_a_diagnostic_not_an_abort() {
+    let dir = scratch("deep");
+    // Ten times the limit of 256 (and more), from doubling macros and in
+    // host code. Before, these overflowed the stack (exit 134) or took
+    // minutes.
+    let cases = [
+        (
+            "braces",
+            doubling("O", "{", 11)
+                + &doubling("C", "}", 11)
+                + "__global__ void k(int* a) {\n  O11 O9 a[0] = 1; C9 C11\n}\n",
+            "braces.cu:26:3: error[too-deep]: nesting deeper than 256 (in the expansion of macro `O11`)",
+        ),
+        (
+            "ifs",
+            doubling("I", "if (a[0])", 9)
+                + "__global__ void k(int* a) {\n  I9 I9 I9 I9 I9 a[0] = 1;\n}\n",
+            "ifs.cu:12:3: error[too-deep]: nesting deeper than 256 (in the expansion of macro `I9`)",
+        ),
+        (
+            "minus",
+            doubling("N", "-", 11) + "__global__ void k(int* a) {\n  a[0] = N11 N9 1;\n}\n",
+            "minus.cu:14:10: error[too-deep]: nesting deeper than 256 (in the expansion of macro `N11`)",
+        ),
+        (
+            "written",
+            format!(
+                "__global__ void k(int* a) {{\n  a[0] = {}1;\n}}\n",
+                "- ".repeat(2560)
+            ),
+            "written.cu:2:",
+        ),
+    ];
+    for (name, src, diagnostic) in &cases {
+        let file = format!("{name}.cu");
+        std::fs::write(dir.join(&file), src).unwrap();
+        for command in ["parse", "lint", "fmt"] {
+            let m = run(&format!("{command} {file}"), &dir, &[command, &file], &[]);
+            assert!(
+                matches!(code(&m), 1 | 2),
+                "{command} {file}: {}",
+                text(&m.out)
+            );
+            assert!(
+                stderr(&m).contains(diagnostic),
+                "{command} {file}: {}",
+                stderr(&m)
+            );
+            assert!(
+                stderr(&m).contains("nesting deeper than 256"),
+                "{}",
+                stderr(&m)
+            );
+        }
+    }
+    // Host code and conditions: a value too deep to follow is unknown.
+    let host = format!(
+        "__global__ void k(int* a) {{ a[0] = 1; }}\n#if {}1{}\n#endif\nint main() {{\n  int n = {}1{};\n  k<<<1, 32>>>(0);\n}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000),
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    std::fs::write(dir.join("host.cu"), host).unwrap();
+    let m = run(
+        "parse, 100,000 parentheses in host code",
+        &dir,
+        &["parse", "host.cu"],
+        &[],
+    );
+    // 1: the condition's warning.
+    assert_eq!(code(&m), 1, "{}", stdout(&m));
+    assert!(stdout(&m).contains("host.cu:1:"), "{}", stdout(&m));
+    assert!(
+        stderr(&m).contains("host.cu:2:") && stderr(&m).contains("nested deeper than 256"),
+        "{}",
+        stderr(&m)
+    );
+}
+
+#[test]
+fn a_doubling_macro_is_refused_at_once_and_named() {
+    let dir = scratch("doubling");
+    let mut defs = "#define A0 x\n".to_string();
+    for i in 1..=14 {
+        defs.push_str(&format!("#define A{i} (A{} + A{})\n", i - 1, i - 1));
+    }
+    // `A14` is 2^14 copies of `x`. Before: one use took 11.5 s, 300 uses
+    // more than 5.8 GB.
+    let uses: String = (0..300).map(|i| format!("  a[{i}] = A14;\n")).collect();
+    std::fs::write(
+        dir.join("a14.cu"),
+        format!("{defs}__global__ void k(int* a, int x) {{\n{uses}}}\n"),
+    )
+    .unwrap();
+    let m = run("parse, 300 uses of A14", &dir, &["parse", "a14.cu"], &[]);
+    assert!(matches!(code(&m), 1 | 2), "{}", text(&m.out));
+    assert!(
+        stderr(&m)
+            .contains("a14.cu:17:10: error[macro]: macro `A14` expands to more than 4096 tokens"),
+        "{}",
+        stderr(&m)
+    );
+    assert!(m.peak_kib / 1024 < 200, "{} MiB", m.peak_kib / 1024);
+    // Uses each under the statement limit (`A9` is 2,045 tokens),
+    // together over the file's.
+    let uses: String = (0..600).map(|i| format!("  a[{i}] = A9;\n")).collect();
+    std::fs::write(
+        dir.join("a9.cu"),
+        format!("{defs}__global__ void k(int* a, int x) {{\n{uses}}}\n"),
+    )
+    .unwrap();
+    let m = run("parse, 600 uses of A9", &dir, &["parse", "a9.cu"], &[]);
+    assert!(matches!(code(&m), 1 | 2), "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains(
+            "error[too-large]: macro expansions in this file are over 1048576 tokens; macro `A9` is not expanded"
+        ),
+        "{}",
+        stderr(&m)
+    );
+    assert!(m.peak_kib / 1024 < 400, "{} MiB", m.peak_kib / 1024);
+}
+
+/// `kernels` kernels with `per` `#define`s before each.
+fn kernels_between_defines(kernels: usize, per: usize) -> String {
+    (0..kernels)
+        .map(|k| {
+            let defs: String = (0..per)
+                .map(|j| format!("#define M{} ({} + 1)\n", k * per + j, k * per + j))
+                .collect();
+            format!(
+                "{defs}__global__ void k{k}(int* a) {{ a[0] = M{}; }}\n",
+                k * per
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kernels_between_thousands_of_defines_share_the_macros() {
+    let dir = scratch("defines");
+    // Before: each kernel's point had its own copy of the table: 5,000
+    // macros and 500 kernels took 0.7 GB, 10,000 and 1,000 about 2.8 GB.
+    std::fs::write(dir.join("m.cu"), kernels_between_defines(1000, 10)).unwrap();
+    let m = run(
+        "parse, 10,000 #defines, 1,000 kernels",
+        &dir,
+        &["parse", "m.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(stdout(&m).contains("kernel k999(int *a)"), "{}", stdout(&m));
+    assert!(m.peak_kib / 1024 < 150, "{} MiB", m.peak_kib / 1024);
+}
+
+#[test]
+fn parse_of_thousands_of_launches_is_linear() {
+    let dir = scratch("launches");
+    // Before, every launch re-read the host code from the top of the
+    // file: 2,000 launches took 6.5 s, 4,000 35 s; 8,000 ran past the
+    // minute this harness allows.
+    let calls: String = (0..8000).map(|_| "  k<<<1, 32>>>(d);\n").collect();
+    std::fs::write(
+        dir.join("l.cu"),
+        format!("__global__ void k(int* a) {{ a[0] = 1; }}\nint main() {{\n  int* d;\n{calls}}}\n"),
+    )
+    .unwrap();
+    let m = run(
+        "parse, 8,000 launches in main",
+        &dir,
+        &["parse", "l.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(
+        stdout(&m).contains("launched at line 8003"),
+        "{}",
+        stdout(&m)
+    );
+    let n = 3000;
+    let kernels: String = (0..n)
+        .map(|i| format!("__global__ void k{i}(int* a) {{ a[threadIdx.x] = {i}; }}\n"))
+        .collect();
+    let calls: String = (0..n).map(|i| format!("  k{i}<<<1, 32>>>(d);\n")).collect();
+    std::fs::write(
+        dir.join("k.cu"),
+        format!("{kernels}int main() {{\n  int* d;\n{calls}}}\n"),
+    )
+    .unwrap();
+    let m = run(
+        "parse, 3,000 kernels launched once",
+        &dir,
+        &["parse", "k.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(
+        stdout(&m).contains("kernel k2999(int *a)"),
+        "{}",
+        stdout(&m)
+    );
+}
+
+#[test]
+fn a_huge_ignore_file_is_read_in_part_with_a_note() {
+    let dir = scratch("huge-gitignore");
+    let tree = dir.join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    copy_testdata("saxpy", &tree, "k");
+    // 6.9 MB of patterns; before: 2.5 GB, then an abort.
+    let patterns: String = (0..250_000)
+        .map(|i| format!("dir{i}/**/file_{i}_*.o\n"))
+        .collect();
+    std::fs::write(tree.join(".gitignore"), patterns).unwrap();
+    let m = run(
+        "optimize a tree with a 6.9 MB .gitignore",
+        &dir,
+        &["optimize", "tree", "--format", "json"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", text(&m.out));
+    assert!(
+        stderr(&m).contains(
+            "tree/.gitignore: only the first 10000 patterns and 1048576 bytes are applied"
+        ),
+        "{}",
+        stderr(&m)
+    );
+    assert!(m.peak_kib / 1024 < 300, "{} MiB", m.peak_kib / 1024);
+}
+
+#[test]
+fn launches_with_host_inputs_are_followed_in_one_walk() {
+    let dir = scratch("launch-inputs");
+    // Each launch is also evaluated with its host input set to other
+    // values (the bytes of its allocation per element): before, each of
+    // those evaluations read the host code from the top: 4,000 launches
+    // took 32 s, 8,000 ran past the minute this harness allows.
+    let calls: String = (0..8000)
+        .map(|_| "  k<<<(n + 255) / 256, 256>>>(d, n);\n")
+        .collect();
+    std::fs::write(
+        dir.join("l.cu"),
+        format!(
+            "__global__ void k(float* a, int n) {{ int i = threadIdx.x; if (i < n) a[i] = 1; }}\n\
+             int main() {{\n  int n = 1000;\n  float* d;\n  cudaMalloc(&d, n * sizeof(float));\n{calls}}}\n"
+        ),
+    )
+    .unwrap();
+    let m = run(
+        "params, 8,000 launches with inputs",
+        &dir,
+        &["params", "l.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(stdout(&m).contains("n = 1000"), "{}", stdout(&m));
+}

@@ -17,6 +17,7 @@ use super::extract::define_of;
 use super::host::BINARY_LEVELS as LEVELS;
 use super::include::{include_target, Target};
 use super::lex::{tokenize, TokKind};
+use super::limits::MAX_NESTING;
 use super::macros::{token_texts, MacroError, MacroTable};
 use super::timeline::Timeline;
 use crate::diag::{Diagnostic, Severity};
@@ -56,6 +57,9 @@ pub enum CondError {
     /// A character literal copper does not read (`'\x41'`, `'ab'`).
     #[error("character `{0}` in a condition")]
     Character(String),
+    /// Parentheses, operators or `?:` nested more than [`MAX_NESTING`] deep.
+    #[error("expression nested deeper than {MAX_NESTING}")]
+    TooDeep,
 }
 
 /// Macros every translation unit nvcc compiles has (for conditions only).
@@ -356,6 +360,7 @@ pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, CondError> {
     let mut p = Parser {
         toks: &expanded,
         pos: 0,
+        nest: 0,
     };
     let v = p.ternary(true)?;
     match p.toks.get(p.pos) {
@@ -368,6 +373,8 @@ pub fn eval(expr: &str, macros: &MacroTable) -> Result<i64, CondError> {
 struct Parser<'a> {
     toks: &'a [String],
     pos: usize,
+    /// Nested [`Parser::ternary`] and [`Parser::unary`] calls now open.
+    nest: usize,
 }
 
 impl Parser<'_> {
@@ -387,6 +394,26 @@ impl Parser<'_> {
     /// `c ? a : b`; `live` is false in an operand that is not evaluated
     /// (where dividing by zero is no error).
     fn ternary(&mut self, live: bool) -> Result<i64, CondError> {
+        self.nested(live, Self::ternary_here)
+    }
+
+    /// Runs `f`, one level deeper: every recursion of the parser passes
+    /// through here, so that nesting is bounded, not the stack.
+    fn nested(
+        &mut self,
+        live: bool,
+        f: fn(&mut Self, bool) -> Result<i64, CondError>,
+    ) -> Result<i64, CondError> {
+        if self.nest >= MAX_NESTING {
+            return Err(CondError::TooDeep);
+        }
+        self.nest += 1;
+        let v = f(self, live);
+        self.nest -= 1;
+        v
+    }
+
+    fn ternary_here(&mut self, live: bool) -> Result<i64, CondError> {
         let c = self.binary(0, live)?;
         if self.peek() != Some("?") {
             return Ok(c);
@@ -414,6 +441,10 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self, live: bool) -> Result<i64, CondError> {
+        self.nested(live, Self::unary_here)
+    }
+
+    fn unary_here(&mut self, live: bool) -> Result<i64, CondError> {
         let toks = self.toks;
         let Some(t) = toks.get(self.pos).map(String::as_str) else {
             return Err(CondError::EndsEarly);
@@ -556,6 +587,22 @@ mod tests {
         assert_eq!(value("", "1 || 1 / 0"), Ok(1));
         assert!(value("", "defined(").is_err());
         assert!(value("", "2 3").is_err());
+    }
+
+    #[test]
+    fn nesting_far_past_the_limit_is_an_error_not_a_crash() {
+        let n = 100 * MAX_NESTING;
+        let deep = [
+            format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}1", "- ".repeat(n)),
+            format!("{}1", "1 ? ".repeat(n)) + &" : 0".repeat(n),
+        ];
+        for e in deep {
+            let got = crate::on_small_stack(move || value("", &e));
+            assert_eq!(got, Err(CondError::TooDeep));
+        }
+        let shallow = format!("{}1{}", "(".repeat(50), ")".repeat(50));
+        assert_eq!(value("", &shallow), Ok(1));
     }
 
     fn active_text(src: &str) -> String {

@@ -5,8 +5,7 @@
 use std::collections::HashMap;
 
 use super::extract::{Extracted, LaunchSite};
-use super::host::{self, HostLaunch, StructSizes};
-use super::lex::{tokenize, TokKind};
+use super::host::{HostCode, HostLaunch, StructSizes};
 use super::macros::{token_texts, MacroTable};
 use super::timeline::Timeline;
 use crate::source::Span;
@@ -78,7 +77,7 @@ pub struct BytesOf {
 /// other sets of values (the host code re-evaluated): a relation the host
 /// code computes, not a coincidence of one size.
 fn bytes_relations(
-    src: &str,
+    host: &HostCode,
     l: &LaunchSite,
     macros: &MacroTable,
     sizes: &StructSizes,
@@ -103,7 +102,7 @@ fn bytes_relations(
             for (k, (_, name)) in passed.iter().enumerate() {
                 o.insert(name.to_string(), base + step * k as i128);
             }
-            host::evaluate(src, l, macros, sizes, &o)
+            host.evaluate(l, macros, sizes, &o)
         })
         .collect();
     let mut products: Vec<Vec<usize>> = passed.iter().map(|&(i, _)| vec![i]).collect();
@@ -146,26 +145,28 @@ pub fn resolve_launches(
     timeline: &Timeline,
     sizes: &StructSizes,
 ) -> Vec<Launch> {
+    let host = HostCode::new(src);
+    let newlines: Vec<usize> = src.match_indices('\n').map(|(i, _)| i).collect();
     ex.launches
         .iter()
         .map(|l| {
-            let macros = &*timeline.at(l.span.start);
-            let written = host::evaluate(src, l, macros, sizes, &HashMap::new());
+            let macros = &timeline.at(l.span.start);
+            let written = host.evaluate(l, macros, sizes, &HashMap::new());
             let (grid, block) = (written.grid, written.block);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
                 if dims.is_none() {
-                    undefined.extend(undefined_names(src, text, macros, l.span.start));
+                    undefined.extend(undefined_names(&host, text, macros, l.span.start));
                 }
             }
             undefined.dedup();
-            let test = test_launch(src, l, macros, sizes, written);
+            let test = test_launch(&host, l, macros, sizes, written);
             Launch {
                 kernel: l.kernel.clone(),
                 grid,
                 block,
                 span: l.span,
-                line: src[..l.span.start.min(src.len())].matches('\n').count() + 1,
+                line: newlines.partition_point(|&n| n < l.span.start) + 1,
                 undefined,
                 test,
             }
@@ -184,7 +185,7 @@ fn threads(h: &HostLaunch) -> Option<u64> {
 /// argument cut to two and a half blocks' worth, or, when that is still
 /// too large (sizes multiplied together), to half a block, then to 17.
 fn test_launch(
-    src: &str,
+    host: &HostCode,
     l: &LaunchSite,
     macros: &MacroTable,
     sizes: &StructSizes,
@@ -198,7 +199,7 @@ fn test_launch(
         .max()
         .unwrap_or(0);
     if n <= TEST_THREADS && bytes <= TEST_BYTES {
-        let bytes_of = bytes_relations(src, l, macros, sizes, &written, &HashMap::new());
+        let bytes_of = bytes_relations(host, l, macros, sizes, &written, &HashMap::new());
         return Some(TestLaunch {
             host: written,
             cut: Vec::new(),
@@ -218,9 +219,9 @@ fn test_launch(
         }
         let overrides: HashMap<String, i128> =
             cut.iter().map(|(n, _, t)| (n.clone(), *t)).collect();
-        let small = host::evaluate(src, l, macros, sizes, &overrides);
+        let small = host.evaluate(l, macros, sizes, &overrides);
         if threads(&small)? <= MAX_TEST_THREADS {
-            let bytes_of = bytes_relations(src, l, macros, sizes, &small, &overrides);
+            let bytes_of = bytes_relations(host, l, macros, sizes, &small, &overrides);
             return Some(TestLaunch {
                 host: small,
                 cut,
@@ -233,24 +234,15 @@ fn test_launch(
 
 /// The names in a shape argument that look like macros (no lowercase) but
 /// are neither macros nor declared before the launch.
-fn undefined_names(src: &str, arg: &str, macros: &MacroTable, before: usize) -> Vec<String> {
+fn undefined_names(host: &HostCode, arg: &str, macros: &MacroTable, before: usize) -> Vec<String> {
     let mut out: Vec<String> = expand_all(&token_texts(arg), macros)
         .unwrap_or_default()
         .into_iter()
         .filter(|t| super::include::looks_like_macro(t) && macros.get(t).is_none())
         .collect();
     out.dedup();
-    if out.is_empty() {
-        return out;
-    }
     // A name declared before the launch (`const int N = …;`) is a variable.
-    let head = &src[..before.min(src.len())];
-    let toks = tokenize(head);
-    out.retain(|name| {
-        !toks
-            .windows(2)
-            .any(|w| w[1].is(head, name) && w[0].kind == TokKind::Ident && !w[0].is(head, "return"))
-    });
+    out.retain(|name| !host.declared_before(name, before));
     out
 }
 

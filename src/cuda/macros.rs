@@ -2,23 +2,31 @@
 //!
 //! Works on token texts: arguments are substituted, `#` stringizes and `##`
 //! pastes, and the result is rescanned with the macro's own name hidden, as
-//! the C preprocessor does. Expansion depth and size are bounded.
+//! the C preprocessor does. Expansion depth and size are bounded: one
+//! invocation expands to at most a statement's worth of tokens
+//! ([`MAX_STATEMENT_TOKENS`]), and expansion stops as soon as it is past
+//! that, so a macro that doubles at each level costs no more.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::extract::MacroDef;
 use super::lex::tokenize;
+use super::limits::MAX_STATEMENT_TOKENS;
 
 /// Most nested expansions before copper gives up.
 const MAX_DEPTH: usize = 64;
 /// Most tokens one invocation may expand to.
-const MAX_TOKENS: usize = 100_000;
+const MAX_TOKENS: usize = MAX_STATEMENT_TOKENS;
 
 /// Why an expansion failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MacroError {
-    /// Recursion or output size exceeded the bounds.
-    #[error("expansion of macro `{0}` is too deep or too large")]
+    /// Macros expanded inside one another more than [`MAX_DEPTH`] deep.
+    #[error("expansion of macro `{0}` nests macros more than {MAX_DEPTH} deep")]
+    TooDeep(String),
+    /// The expansion of the macro invoked is over [`MAX_TOKENS`] tokens.
+    #[error("macro `{0}` expands to more than {MAX_TOKENS} tokens")]
     TooLarge(String),
     /// A function-like macro invoked with the wrong number of arguments.
     #[error("macro `{name}` takes {expected} argument(s) but {got} were given")]
@@ -32,10 +40,80 @@ pub enum MacroError {
     },
 }
 
-/// The macros visible to a kernel (the last definition of a name wins).
+/// A `#define` (`Some`) or `#undef` (`None`) of a name, with its number
+/// in the translation unit's order.
+type Event = (usize, Option<Arc<MacroDef>>);
+
+/// Every `#define` and `#undef` of a translation unit, numbered in order
+/// and kept by name: the macro tables of all its points share one
+/// history (a table is a number into it), so that a file with thousands
+/// of macros and of kernels holds each definition once.
+#[derive(Clone, Debug, Default)]
+pub struct MacroHistory {
+    /// For each name, its events in order: the event's number and the
+    /// definition (`None`: an `#undef`).
+    by_name: HashMap<String, Vec<Event>>,
+    /// Events recorded.
+    len: usize,
+}
+
+impl MacroHistory {
+    /// Records a `#define`.
+    pub fn define(&mut self, def: MacroDef) {
+        let name = def.name.clone();
+        self.push(name, Some(Arc::new(def)));
+    }
+
+    /// Records an `#undef`.
+    pub fn undefine(&mut self, name: &str) {
+        self.push(name.to_string(), None);
+    }
+
+    fn push(&mut self, name: String, def: Option<Arc<MacroDef>>) {
+        self.by_name.entry(name).or_default().push((self.len, def));
+        self.len += 1;
+    }
+
+    /// How many events were recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The definition of `name` after the first `version` events.
+    fn get(&self, name: &str, version: usize) -> Option<&Arc<MacroDef>> {
+        let events = self.by_name.get(name)?;
+        let before = events.partition_point(|&(n, _)| n < version);
+        events.get(before.checked_sub(1)?)?.1.as_ref()
+    }
+
+    /// The last definition of each name, `#undef`s ignored: what a name
+    /// may expand to somewhere.
+    pub fn union(&self) -> MacroTable {
+        let local = self
+            .by_name
+            .iter()
+            .filter_map(|(name, events)| {
+                let last = events.iter().rev().find_map(|(_, d)| d.clone())?;
+                Some((name.clone(), Some(last)))
+            })
+            .collect();
+        MacroTable {
+            local,
+            ..MacroTable::default()
+        }
+    }
+}
+
+/// The macros visible to a kernel (the last definition of a name wins):
+/// a point of a shared [`MacroHistory`], and changes made on top.
 #[derive(Clone, Debug, Default)]
 pub struct MacroTable {
-    defs: HashMap<String, MacroDef>,
+    /// The translation unit's definitions.
+    history: Arc<MacroHistory>,
+    /// The first `version` events of `history` are in force.
+    version: usize,
+    /// Definitions (`None`: `#undef`s) made on top, by name.
+    local: HashMap<String, Option<Arc<MacroDef>>>,
 }
 
 impl MacroTable {
@@ -43,23 +121,42 @@ impl MacroTable {
     /// A definition made inside `#ifndef NAME` does not replace an
     /// earlier one (a `-D` on the command line, a header's).
     pub fn new(defs: &[MacroDef]) -> MacroTable {
-        let mut table: HashMap<String, MacroDef> = HashMap::new();
+        let mut table = MacroTable::default();
         for d in defs {
-            if !(d.default_only && table.contains_key(&d.name)) {
-                table.insert(d.name.clone(), d.clone());
+            if !(d.default_only && table.get(&d.name).is_some()) {
+                table.define(d.clone());
             }
         }
-        MacroTable { defs: table }
+        table
+    }
+
+    /// The macros in force after the first `version` events of `history`.
+    pub fn at(history: &Arc<MacroHistory>, version: usize) -> MacroTable {
+        MacroTable {
+            history: history.clone(),
+            version,
+            local: HashMap::new(),
+        }
     }
 
     /// Adds (or replaces) a definition, as a `#define` read in order does.
     pub fn define(&mut self, def: MacroDef) {
-        self.defs.insert(def.name.clone(), def);
+        self.local.insert(def.name.clone(), Some(Arc::new(def)));
     }
 
     /// Removes a definition (`#undef`).
     pub fn undefine(&mut self, name: &str) {
-        self.defs.remove(name);
+        self.local.insert(name.to_string(), None);
+    }
+
+    /// Every definition in force (in no particular order).
+    pub(crate) fn visible(&self) -> impl Iterator<Item = &MacroDef> + '_ {
+        let from_history = (self.history.by_name.keys())
+            .filter(|name| !self.local.contains_key(*name))
+            .filter_map(|name| self.history.get(name, self.version));
+        (self.local.values().flatten())
+            .chain(from_history)
+            .map(|d| &**d)
     }
 
     /// Expands every macro invocation in a token list, fully rescanned.
@@ -69,7 +166,10 @@ impl MacroTable {
 
     /// The definition of `name`, if it is a macro.
     pub fn get(&self, name: &str) -> Option<&MacroDef> {
-        self.defs.get(name)
+        match self.local.get(name) {
+            Some(local) => local.as_deref(),
+            None => self.history.get(name, self.version).map(|d| &**d),
+        }
     }
 
     /// Expands the invocation of `def` with `args` (already split, each a
@@ -77,6 +177,13 @@ impl MacroTable {
     pub fn expand(&self, def: &MacroDef, args: &[Vec<String>]) -> Result<Vec<String>, MacroError> {
         let mut hidden = HashSet::new();
         self.expand_invocation(def, args, &mut hidden, 0)
+            .map_err(|e| match e {
+                // Named as the user invoked it, not by the inner macro
+                // whose expansion went past the limit.
+                MacroError::TooLarge(_) => MacroError::TooLarge(def.name.clone()),
+                MacroError::TooDeep(_) => MacroError::TooDeep(def.name.clone()),
+                e => e,
+            })
     }
 
     fn expand_invocation(
@@ -87,7 +194,7 @@ impl MacroTable {
         depth: usize,
     ) -> Result<Vec<String>, MacroError> {
         if depth > MAX_DEPTH {
-            return Err(MacroError::TooLarge(def.name.clone()));
+            return Err(MacroError::TooDeep(def.name.clone()));
         }
         let substituted = match &def.params {
             None => def.body.clone(),
@@ -210,7 +317,7 @@ impl MacroTable {
         let mut i = 0;
         while i < toks.len() {
             let t = &toks[i];
-            let def = self.defs.get(t.as_str()).filter(|_| !hidden.contains(t));
+            let def = self.get(t).filter(|_| !hidden.contains(t));
             match def {
                 Some(def) if def.params.is_none() => {
                     out.extend(self.expand_invocation(def, &[], hidden, depth)?);
@@ -226,7 +333,9 @@ impl MacroTable {
                     i += 1;
                 }
             }
-            if out.len() > MAX_TOKENS {
+            // Only what expansions add counts (a long `#if` line is no
+            // expansion): past the limit, `t` is the macro just expanded.
+            if out.len() > toks.len() + MAX_TOKENS {
                 return Err(MacroError::TooLarge(t.clone()));
             }
         }
@@ -352,9 +461,33 @@ mod tests {
         for i in 0..40 {
             big.push_str(&format!("#define M{i} M{} M{}\n", i + 1, i + 1));
         }
-        assert!(matches!(
+        assert_eq!(
             expand(&big, "M0", &[]),
-            Err(MacroError::TooLarge(_))
-        ));
+            Err(MacroError::TooLarge("M0".into()))
+        );
+        let deep: String = (0..100)
+            .map(|i| format!("#define D{i} D{}\n", i + 1))
+            .collect();
+        assert_eq!(
+            expand(&deep, "D0", &[]),
+            Err(MacroError::TooDeep("D0".into()))
+        );
+    }
+
+    #[test]
+    fn a_doubling_macro_stops_at_the_statement_limit_at_once() {
+        // `A14` is 2^14 copies of `x`; `A40` would be 2^40. Expansion stops
+        // once past the limit, after work in proportion to the limit.
+        let mut defs = "#define A0 x\n".to_string();
+        for i in 1..=40 {
+            defs.push_str(&format!("#define A{i} (A{} + A{})\n", i - 1, i - 1));
+        }
+        for top in ["A14", "A40"] {
+            assert_eq!(
+                expand(&defs, top, &[]),
+                Err(MacroError::TooLarge(top.into()))
+            );
+        }
+        assert!(expand(&defs, "A9", &[]).is_ok());
     }
 }

@@ -12,6 +12,7 @@ pub mod host;
 pub mod include;
 pub mod launch;
 pub mod lex;
+pub mod limits;
 pub mod macros;
 pub mod parse;
 pub mod print;

@@ -3,6 +3,7 @@
 //! Each function is parsed on its own (prelude + the file-scope declarations
 //! it uses + its text), so one broken function never stops the others.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -19,6 +20,7 @@ use super::host;
 use super::include::{self, Preprocess};
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
+use super::limits::MAX_FILE_EXPANSION;
 use super::macros::MacroTable;
 use super::template::{self, TemplateError};
 use super::timeline::Timeline;
@@ -460,6 +462,9 @@ struct Context<'a> {
     type_names: HashSet<String>,
     /// Names of the device function templates (`f<…>(…)` calls them).
     templates: HashSet<String>,
+    /// Tokens macro expansions may still produce for this file (of
+    /// [`MAX_FILE_EXPANSION`]).
+    expansion_left: Cell<usize>,
 }
 
 impl<'a> Context<'a> {
@@ -487,6 +492,7 @@ impl<'a> Context<'a> {
             macros,
             type_names,
             templates,
+            expansion_left: Cell::new(MAX_FILE_EXPANSION),
         }
     }
 
@@ -568,8 +574,14 @@ impl<'a> Context<'a> {
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {
             let text = self.source.slice(s);
-            unit.push_file(text, s.start, &self.macros.at(s.start), &names)
-                .map_err(|e| self.unit_error(e))?;
+            unit.push_file(
+                text,
+                s.start,
+                &self.macros.at(s.start),
+                &names,
+                &self.expansion_left,
+            )
+            .map_err(|e| self.unit_error(e))?;
             // C++: a struct's tag names its type without `typedef`.
             if let Some(tag) = struct_tag(text).filter(|_| s != span) {
                 unit.push_synthetic(&format!(" typedef struct {tag} {tag};\n"));

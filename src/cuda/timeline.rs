@@ -4,24 +4,16 @@
 //! included. [`cond::active`](super::cond::active) records the
 //! `#define`s and `#undef`s of the text it compiles, in translation-unit
 //! order (command line, then the file with each header entered at its
-//! `#include`), with a mark after each; [`Timeline::at`] replays them up
-//! to an offset.
+//! `#include`), with a mark after each; [`Timeline::at`] is the table
+//! of the events up to an offset: a number into the one [`MacroHistory`]
+//! all points share, not a copy of the definitions.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::extract::MacroDef;
 use super::lex::CUDA_QUALIFIERS;
-use super::macros::MacroTable;
+use super::macros::{MacroHistory, MacroTable};
 use crate::source::{SourceFile, INCLUDED_BASE};
-
-/// A `#define` or `#undef` read in compiled text.
-#[derive(Clone, Debug)]
-enum Event {
-    Define(MacroDef),
-    Undef(String),
-}
 
 /// One text of the translation unit (the user's file or an included one)
 /// and where its directives fall in the event list.
@@ -39,13 +31,12 @@ struct FileMarks {
 
 /// The `#define`s and `#undef`s of a translation unit in order, and the
 /// macro table in force at any offset.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    events: Vec<Event>,
+    /// The events (only this timeline holds it while they are recorded).
+    events: Arc<MacroHistory>,
     /// The user's file first, then each included file.
     files: Vec<FileMarks>,
-    /// Tables already built, by number of events applied.
-    cache: RefCell<BTreeMap<usize, Rc<MacroTable>>>,
 }
 
 impl Timeline {
@@ -83,13 +74,13 @@ impl Timeline {
         if file.is_some() && qualifier {
             return;
         }
-        self.events.push(Event::Define(def));
+        Arc::make_mut(&mut self.events).define(def);
         self.mark(file, end);
     }
 
     /// An `#undef NAME` read in `file`, ending at `end`.
     pub(crate) fn undefine(&mut self, file: Option<usize>, end: usize, name: &str) {
-        self.events.push(Event::Undef(name.to_string()));
+        Arc::make_mut(&mut self.events).undefine(name);
         self.mark(file, end);
     }
 
@@ -127,56 +118,19 @@ impl Timeline {
     /// The macros in force at `offset` (in the user's file or an included
     /// one): every `#define` before it in translation-unit order that no
     /// `#undef` ended.
-    pub fn at(&self, offset: usize) -> Rc<MacroTable> {
-        self.after(self.count_at(offset))
+    pub fn at(&self, offset: usize) -> MacroTable {
+        MacroTable::at(&self.events, self.count_at(offset))
     }
 
     /// The macros in force at the end of the translation unit.
-    pub fn at_end(&self) -> Rc<MacroTable> {
-        self.after(self.events.len())
+    pub fn at_end(&self) -> MacroTable {
+        MacroTable::at(&self.events, self.events.len())
     }
 
     /// Every macro any `#define` makes, the last definition of a name
     /// winning, `#undef`s ignored: what a name may expand to somewhere.
     pub fn union(&self) -> MacroTable {
-        let mut t = MacroTable::default();
-        for e in &self.events {
-            if let Event::Define(d) = e {
-                t.define(d.clone());
-            }
-        }
-        t
-    }
-
-    /// The table after the first `n` events.
-    fn after(&self, n: usize) -> Rc<MacroTable> {
-        let mut cache = self.cache.borrow_mut();
-        if let Some(t) = cache.get(&n) {
-            return t.clone();
-        }
-        let (from, mut table) = match cache.range(..n).next_back() {
-            Some((&k, t)) => (k, MacroTable::clone(t)),
-            None => (0, MacroTable::default()),
-        };
-        for e in &self.events[from..n] {
-            match e {
-                Event::Define(d) => table.define(d.clone()),
-                Event::Undef(name) => table.undefine(name),
-            }
-        }
-        let table = Rc::new(table);
-        cache.insert(n, table.clone());
-        table
-    }
-}
-
-impl Clone for Timeline {
-    fn clone(&self) -> Timeline {
-        Timeline {
-            events: self.events.clone(),
-            files: self.files.clone(),
-            cache: RefCell::default(),
-        }
+        self.events.union()
     }
 }
 
@@ -184,9 +138,14 @@ impl From<MacroTable> for Timeline {
     /// A timeline whose every point has `table` in force (for callers
     /// without a translation unit).
     fn from(table: MacroTable) -> Timeline {
-        let t = Timeline::default();
-        t.cache.borrow_mut().insert(0, Rc::new(table));
-        t
+        let mut events = MacroHistory::default();
+        for d in table.visible() {
+            events.define(d.clone());
+        }
+        Timeline {
+            events: Arc::new(events),
+            files: Vec::new(),
+        }
     }
 }
 

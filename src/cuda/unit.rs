@@ -4,15 +4,13 @@
 //! and directives blanked, and macros expanded. A [`SourceMap`] maps every
 //! byte of that text back to the user's file.
 
+use std::cell::Cell;
+
 use super::ast::CastStyle;
 use super::lex::{tokenize, TokKind, Token, CUDA_QUALIFIERS};
+use super::limits::{Exceeded, Limits, MAX_FILE_EXPANSION, MAX_NESTING, MAX_STATEMENT_TOKENS};
 use super::macros::{token_texts, MacroTable};
 use crate::source::Span;
-
-/// Deepest bracket nesting accepted before parsing.
-pub const MAX_NESTING: usize = 256;
-/// Most tokens in one statement accepted before parsing.
-pub const MAX_STATEMENT_TOKENS: usize = 4096;
 
 /// Typedef names CUDA provides, declared for the parser.
 pub const BUILTIN_TYPEDEFS: &[&str] = &[
@@ -247,17 +245,23 @@ impl Unit {
     /// Appends `piece`, the file text starting at offset `start` (past
     /// [`crate::source::INCLUDED_BASE`] for a header), masked and
     /// macro-expanded. `type_names` are the typedef names visible (for
-    /// reference detection).
+    /// reference detection). Nesting and statement length are checked
+    /// after expansion (see [`super::limits`]); `expansion_left` is what
+    /// is left of the file's [`MAX_FILE_EXPANSION`] tokens, and shrinks
+    /// by what this piece's macros expand to.
     pub fn push_file(
         &mut self,
         piece: &str,
         start: usize,
         macros: &MacroTable,
         names: &Names,
+        expansion_left: &Cell<usize>,
     ) -> Result<(), UnitError> {
         let span = Span::new(start, start + piece.len());
         let toks = tokenize(piece);
-        check_limits(piece, &toks, span.start)?;
+        let mut limits = Limits::default();
+        // Tokens before this one have been counted.
+        let mut counted = 0;
         let tokens = Tokens {
             piece,
             toks: &toks,
@@ -272,6 +276,8 @@ impl Unit {
         // read so far inside this function, in order.
         let mut local: Option<MacroTable> = None;
         while i < toks.len() {
+            count_tokens(&mut limits, piece, &toks[counted..=i], span.start)?;
+            counted = i + 1;
             let t = toks[i];
             self.push_blank(piece, cursor, t.start, span.start);
             cursor = t.end;
@@ -391,6 +397,8 @@ impl Unit {
                         code: "macro",
                         message: e.to_string(),
                     })?;
+                    count_expansion(&mut limits, &expansion, text, at, expansion_left)?;
+                    counted = end_tok + 1;
                     let end = toks[end_tok].end;
                     let out_start = self.text.len();
                     self.push_expansion(
@@ -410,6 +418,12 @@ impl Unit {
             self.push_copy(piece, t.start, t.end, span.start);
             i += 1;
         }
+        count_tokens(
+            &mut limits,
+            piece,
+            &toks[counted.min(toks.len())..],
+            span.start,
+        )?;
         self.push_blank(piece, cursor, piece.len(), span.start);
         self.push_synthetic("\n");
         Ok(())
@@ -752,39 +766,66 @@ fn is_type_keyword(s: &str) -> bool {
     )
 }
 
-fn check_limits(piece: &str, toks: &[Token], base: usize) -> Result<(), UnitError> {
-    let mut depth = 0usize;
-    let mut stmt_tokens = 0usize;
-    for t in toks {
-        let s = t.text(piece);
-        match s {
-            "(" | "[" | "{" => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(UnitError {
-                        offset: base + t.start,
-                        code: "too-deep",
-                        message: format!("brackets nested more than {MAX_NESTING} deep"),
-                    });
-                }
-            }
-            ")" | "]" | "}" => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if matches!(s, ";" | "{" | "}") {
-            stmt_tokens = 0;
-        } else {
-            stmt_tokens += 1;
-            if stmt_tokens > MAX_STATEMENT_TOKENS {
-                return Err(UnitError {
-                    offset: base + t.start,
-                    code: "too-large",
-                    message: format!("statement longer than {MAX_STATEMENT_TOKENS} tokens"),
-                });
-            }
-        }
+/// Counts the tokens `toks` of `piece` (at file offset `base`) written
+/// as they are; directives are not parsed and do not count.
+fn count_tokens(
+    limits: &mut Limits,
+    piece: &str,
+    toks: &[Token],
+    base: usize,
+) -> Result<(), UnitError> {
+    for t in toks.iter().filter(|t| t.kind != TokKind::Directive) {
+        limits
+            .feed(t.text(piece))
+            .map_err(|e| exceeded(e, base + t.start, None))?;
     }
     Ok(())
+}
+
+/// Counts the expansion of macro `name`, invoked at file offset `at`,
+/// against the limits and what is left of the file's expansions.
+fn count_expansion(
+    limits: &mut Limits,
+    expansion: &[String],
+    name: &str,
+    at: usize,
+    expansion_left: &Cell<usize>,
+) -> Result<(), UnitError> {
+    let Some(left) = expansion_left.get().checked_sub(expansion.len()) else {
+        return Err(UnitError {
+            offset: at,
+            code: "too-large",
+            message: format!(
+                "macro expansions in this file are over {MAX_FILE_EXPANSION} tokens; \
+                 macro `{name}` is not expanded"
+            ),
+        });
+    };
+    expansion_left.set(left);
+    for t in expansion {
+        limits.feed(t).map_err(|e| exceeded(e, at, Some(name)))?;
+    }
+    Ok(())
+}
+
+/// The error for a limit passed at file offset `at`, inside the
+/// expansion of macro `name` if there is one.
+fn exceeded(e: Exceeded, at: usize, name: Option<&str>) -> UnitError {
+    let within = name
+        .map(|n| format!(" (in the expansion of macro `{n}`)"))
+        .unwrap_or_default();
+    match e {
+        Exceeded::Nesting => UnitError {
+            offset: at,
+            code: "too-deep",
+            message: format!("nesting deeper than {MAX_NESTING}{within}"),
+        },
+        Exceeded::Statement => UnitError {
+            offset: at,
+            code: "too-large",
+            message: format!("statement longer than {MAX_STATEMENT_TOKENS} tokens{within}"),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -806,6 +847,7 @@ mod tests {
                 is_type: &|n| is_builtin_type_name(n),
                 is_template: &|_| false,
             },
+            &Cell::new(MAX_FILE_EXPANSION),
         )?;
         Ok(u)
     }
@@ -890,5 +932,94 @@ mod tests {
             ")".repeat(300)
         );
         assert_eq!(unit_of(&deep).unwrap_err().code, "too-deep");
+    }
+
+    /// `#define NAME0 base` and `NAMEi` twice `NAMEi-1` up to `NAMEn`.
+    fn doubling(name: &str, base: &str, n: usize) -> String {
+        let mut d = format!("#define {name}0 {base}\n");
+        for i in 1..=n {
+            d.push_str(&format!(
+                "#define {name}{i} {name}{} {name}{}\n",
+                i - 1,
+                i - 1
+            ));
+        }
+        d
+    }
+
+    #[test]
+    fn limits_hold_after_macro_expansion() {
+        // Ten times the limits, from macros that double: 2,560 braces,
+        // 2,560 unary minus signs, 2,560 nested `if`s; the error is at the
+        // invocation (`at`, the first word of `at`) that goes past.
+        let cases = [
+            (
+                doubling("O", "{", 11)
+                    + &doubling("C", "}", 11)
+                    + "__global__ void k(int* a) { O11 O9 a[0] = 1; C9 C11 }\n",
+                "O11 O9",
+                "too-deep",
+                "nesting deeper than 256 (in the expansion of macro `O11`)",
+            ),
+            (
+                doubling("N", "-", 11) + "__global__ void k(int* a) { a[0] = N11 N9 1; }\n",
+                "N11 N9",
+                "too-deep",
+                "nesting deeper than 256 (in the expansion of macro `N11`)",
+            ),
+            (
+                doubling("I", "if (a[0])", 9)
+                    + "__global__ void k(int* a) { I9 I9 I9 I9 I9 a[0] = 1; }\n",
+                "I9 I9 I9 I9 I9",
+                "too-deep",
+                "nesting deeper than 256 (in the expansion of macro `I9`)",
+            ),
+            (
+                doubling("P", "a[0] +", 9) + "__global__ void k(int* a) { a[0] = P9 P9 1; }\n",
+                "P9 1",
+                "too-large",
+                "statement longer than 4096 tokens (in the expansion of macro `P9`)",
+            ),
+        ];
+        for (src, at, code, message) in cases {
+            let e = crate::on_small_stack(move || {
+                let e = unit_of(&src).unwrap_err();
+                (e, src.find(at).unwrap())
+            });
+            assert_eq!((e.0.code, e.0.message.as_str()), (code, message));
+            assert_eq!(e.0.offset, e.1);
+        }
+    }
+
+    #[test]
+    fn macro_expansions_of_a_file_are_bounded() {
+        let src = doubling("P", "a[0] +", 9) + "__global__ void k(int* a) { a[0] = P9 1; }\n";
+        let ex = extract(&src);
+        let macros = MacroTable::new(&ex.macros);
+        let f = &ex.functions[0];
+        let left = Cell::new(6000);
+        let names = Names {
+            is_type: &|n| is_builtin_type_name(n),
+            is_template: &|_| false,
+        };
+        let piece = &src[f.span.start..f.span.end];
+        let mut u = Unit::default();
+        assert!(u
+            .push_file(piece, f.span.start, &macros, &names, &left)
+            .is_ok());
+        // `P9` is 512 copies of 5 tokens.
+        assert_eq!(left.get(), 6000 - 512 * 5);
+        assert!(u
+            .push_file(piece, f.span.start, &macros, &names, &left)
+            .is_ok());
+        let e = u
+            .push_file(piece, f.span.start, &macros, &names, &left)
+            .unwrap_err();
+        assert_eq!(e.code, "too-large");
+        assert!(
+            e.message.contains("macro `P9` is not expanded"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! over the variables the evaluator ([`super`]) has followed.
 
 use super::{is_ident, split_top, Evaluator, StructSizes, Value, TYPE_WORDS};
+use crate::cuda::limits::MAX_NESTING;
 
 /// Element sizes `sizeof` knows: scalars, CUDA vectors, pointers, and the
 /// file's structs (`sizes`).
@@ -58,6 +59,9 @@ pub(super) struct Parser<'a, 'e> {
     pub(super) toks: &'a [String],
     pub(super) pos: usize,
     pub(super) depth: usize,
+    /// Nested [`Parser::ternary`] and [`Parser::unary`] calls now open
+    /// (at most [`MAX_NESTING`]: deeper text is no known value).
+    pub(super) nest: usize,
 }
 
 impl Parser<'_, '_> {
@@ -79,6 +83,22 @@ impl Parser<'_, '_> {
     }
 
     pub(super) fn ternary(&mut self) -> Option<Value> {
+        self.nested(Self::ternary_here)
+    }
+
+    /// Runs `f`, one level deeper: every recursion of the parser passes
+    /// through here, so that nesting is bounded, not the stack.
+    fn nested(&mut self, f: fn(&mut Self) -> Option<Value>) -> Option<Value> {
+        if self.nest >= MAX_NESTING {
+            return None;
+        }
+        self.nest += 1;
+        let v = f(self);
+        self.nest -= 1;
+        v
+    }
+
+    fn ternary_here(&mut self) -> Option<Value> {
         let c = self.binary(0)?;
         if !self.eat("?") {
             return Some(c);
@@ -108,6 +128,10 @@ impl Parser<'_, '_> {
     }
 
     fn unary(&mut self) -> Option<Value> {
+        self.nested(Self::unary_here)
+    }
+
+    fn unary_here(&mut self) -> Option<Value> {
         if self.eat("-") {
             return Some(Value::Int(self.int(Self::unary)?.checked_neg()?));
         }
@@ -180,13 +204,13 @@ impl Parser<'_, '_> {
                     self.pos += 1;
                     let field = self.peek()?.to_string();
                     self.pos += 1;
-                    let Some(Some(Value::Dim3(d))) = self.ev.vars.get(&t) else {
+                    let Some(Some(Value::Dim3(d))) = self.ev.followed.vars.get(&t) else {
                         return None;
                     };
                     let k = ["x", "y", "z"].iter().position(|f| *f == field)?;
                     return Some(Value::Int(d[k]));
                 }
-                if let Some(v) = self.ev.vars.get(&t) {
+                if let Some(v) = self.ev.followed.vars.get(&t) {
                     return *v;
                 }
                 self.macro_value(&t)
@@ -228,6 +252,7 @@ impl Parser<'_, '_> {
             toks,
             pos: 0,
             depth: self.depth + 1,
+            nest: self.nest,
         };
         let v = p.ternary()?;
         (p.pos == toks.len()).then_some(v)

@@ -11,18 +11,21 @@
 //! evaluate becomes unknown, and everything depending on it stays unknown:
 //! the evaluator gives up on a value, never guesses it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::extract::LaunchSite;
-use super::lex::{tokenize, TokKind};
+use super::lex::tokenize;
 use super::macros::{token_texts, MacroTable};
 
 mod expr;
 mod sizes;
+mod walk;
 
 use expr::Parser;
 pub(crate) use expr::BINARY_LEVELS;
 pub use sizes::{struct_sizes, StructSizes};
+use walk::{Followed, HostTokens, Walk};
 
 /// A value of host code copper can follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,72 +79,146 @@ pub struct HostLaunch {
     pub inputs: Vec<(String, i128)>,
 }
 
-/// Evaluates the launch at `site` of `src`, with the host variables of
-/// `overrides` declared with those values instead of their initializers;
-/// `sizes` are the file's structs' (for `sizeof`).
-pub fn evaluate(
-    src: &str,
-    site: &LaunchSite,
-    macros: &MacroTable,
-    sizes: &StructSizes,
-    overrides: &HashMap<String, i128>,
-) -> HostLaunch {
-    let (start, end) = (site.span.start, site.span.end);
-    let mut ev = Evaluator {
-        macros,
-        sizes,
-        vars: HashMap::new(),
-        bytes: HashMap::new(),
-        inputs: Vec::new(),
-        overrides,
-    };
-    ev.run(&src[..start.min(src.len())]);
-    let grid = ev.eval_text(&site.grid).and_then(Value::dims);
-    let block = ev.eval_text(&site.block).and_then(Value::dims);
-    let config = token_texts(&src[start.min(end)..end.min(src.len())]);
-    let config = match config.iter().position(|t| t == "<<<") {
-        Some(p) if config.last().is_some_and(|t| t == ">>>") => &config[p + 1..config.len() - 1],
-        _ => &[][..],
-    };
-    let shared_bytes = match split_top(config, ",").get(2) {
-        None => Some(0),
-        Some(e) => match ev.eval_tokens(e) {
-            Some(Value::Int(b)) => u64::try_from(b).ok(),
-            _ => None,
-        },
-    };
-    let args = call_args(src, end)
-        .into_iter()
-        .map(|text| {
-            let toks = token_texts(&text);
-            let value = match ev.eval_tokens(&toks) {
-                Some(Value::Int(v)) => Some(v),
+/// Most walks through the host code kept (one per set of overrides).
+const MAX_WALKS: usize = 16;
+
+/// The walks [`HostCode`] keeps, each stopped at the last launch it
+/// evaluated, by the overrides it was made with (sorted).
+type Walks = HashMap<Vec<(String, i128)>, (Walk, Followed)>;
+
+/// The host code of a file, read once for all its launches.
+pub struct HostCode<'s> {
+    src: &'s str,
+    toks: HostTokens,
+    /// Walks to go on from, so that the launches of a file evaluated in
+    /// order take one walk through it (per set of overrides), not one each.
+    walks: RefCell<Walks>,
+}
+
+impl<'s> HostCode<'s> {
+    /// The host code of the file text `src`.
+    pub fn new(src: &'s str) -> HostCode<'s> {
+        HostCode {
+            src,
+            toks: HostTokens::new(src),
+            walks: RefCell::default(),
+        }
+    }
+
+    /// Evaluates the launch at `site`, with the host variables of
+    /// `overrides` declared with those values instead of their
+    /// initializers; `sizes` are the file's structs' (for `sizeof`).
+    /// The walk to it goes on from that to an earlier launch with the same
+    /// overrides (what that followed was read with its own macros).
+    pub fn evaluate(
+        &self,
+        site: &LaunchSite,
+        macros: &MacroTable,
+        sizes: &StructSizes,
+        overrides: &HashMap<String, i128>,
+    ) -> HostLaunch {
+        let mut key: Vec<(String, i128)> = overrides.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        key.sort();
+        let target = self.toks.index_at(site.span.start);
+        let mut walks = self.walks.borrow_mut();
+        let (mut walk, followed) = match walks.remove(&key) {
+            Some((walk, followed)) if walk.target() <= target => (walk, followed),
+            _ => (Walk::default(), Followed::default()),
+        };
+        let mut ev = Evaluator::new(macros, sizes, overrides);
+        ev.followed = followed;
+        walk.to(&self.toks, &mut ev, target);
+        let launch = self.launch(&ev, site);
+        if walks.len() < MAX_WALKS {
+            walks.insert(key, (walk, ev.followed));
+        }
+        launch
+    }
+
+    /// Whether `name` is declared before file offset `offset`.
+    pub fn declared_before(&self, name: &str, offset: usize) -> bool {
+        self.toks.declared_before(name, offset)
+    }
+
+    /// The launch at `site`, `ev` having followed the host code to it.
+    fn launch(&self, ev: &Evaluator, site: &LaunchSite) -> HostLaunch {
+        let src = self.src;
+        let (start, end) = (site.span.start, site.span.end);
+        let grid = ev.eval_text(&site.grid).and_then(Value::dims);
+        let block = ev.eval_text(&site.block).and_then(Value::dims);
+        let config = token_texts(&src[start.min(end)..end.min(src.len())]);
+        let config = match config.iter().position(|t| t == "<<<") {
+            Some(p) if config.last().is_some_and(|t| t == ">>>") => {
+                &config[p + 1..config.len() - 1]
+            }
+            _ => &[][..],
+        };
+        let shared_bytes = match split_top(config, ",").get(2) {
+            None => Some(0),
+            Some(e) => match ev.eval_tokens(e) {
+                Some(Value::Int(b)) => u64::try_from(b).ok(),
                 _ => None,
-            };
-            let bytes = pointer_name(&toks).and_then(|n| ev.bytes.get(n).copied().flatten());
-            HostArg { text, value, bytes }
-        })
-        .collect();
-    HostLaunch {
-        grid,
-        block,
-        shared_bytes,
-        args,
-        inputs: ev.inputs,
+            },
+        };
+        let args = call_args(src, end)
+            .into_iter()
+            .map(|text| {
+                let toks = token_texts(&text);
+                let value = match ev.eval_tokens(&toks) {
+                    Some(Value::Int(v)) => Some(v),
+                    _ => None,
+                };
+                let bytes =
+                    pointer_name(&toks).and_then(|n| ev.followed.bytes.get(n).copied().flatten());
+                HostArg { text, value, bytes }
+            })
+            .collect();
+        HostLaunch {
+            grid,
+            block,
+            shared_bytes,
+            args,
+            inputs: ev.followed.inputs.clone(),
+        }
     }
 }
 
 /// The arguments of the call `(…)` right after offset `end`.
 pub(crate) fn call_args(src: &str, end: usize) -> Vec<String> {
     let rest = &src[end.min(src.len())..];
-    let toks = tokenize(rest);
-    if !toks.first().is_some_and(|t| t.is(rest, "(")) {
-        return Vec::new();
+    // Read from a piece that doubles until the call closes in it, so that
+    // a call costs its own length, not the rest of the file's.
+    let mut len = 4096;
+    loop {
+        let mut cut = len.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        match call_args_in(&rest[..cut], cut == rest.len()) {
+            Some(args) => return args,
+            None if cut == rest.len() => return Vec::new(),
+            None => len *= 2,
+        }
     }
+}
+
+/// The arguments of the call `(…)` at the start of `rest`; `None` when it
+/// does not close in `rest` (whose last token may be cut unless `whole`).
+fn call_args_in(rest: &str, whole: bool) -> Option<Vec<String>> {
+    let toks = tokenize(rest);
+    let Some(first) = toks.first() else {
+        // Nothing but a comment or space yet.
+        return whole.then(Vec::new);
+    };
+    if !first.is(rest, "(") {
+        return Some(Vec::new());
+    }
+    // A last token cut short does not count.
+    let read = &toks[..toks.len() - usize::from(!whole)];
     let mut depth = 0;
     let mut args = Vec::new();
     let mut from = toks[0].end;
-    for t in &toks {
+    for t in read {
         match t.text(rest) {
             "(" | "[" | "{" => depth += 1,
             ")" | "]" | "}" => {
@@ -151,7 +228,7 @@ pub(crate) fn call_args(src: &str, end: usize) -> Vec<String> {
                     if !last.is_empty() || !args.is_empty() {
                         args.push(last.to_string());
                     }
-                    return args;
+                    return Some(args);
                 }
             }
             "," if depth == 1 => {
@@ -161,7 +238,7 @@ pub(crate) fn call_args(src: &str, end: usize) -> Vec<String> {
             _ => {}
         }
     }
-    Vec::new()
+    None
 }
 
 /// The variable an argument names (`d_a`, `(float *)d_a`).
@@ -198,14 +275,8 @@ const TYPE_WORDS: &[&str] = &[
 /// one.
 pub(crate) fn constant(toks: &[String], macros: &MacroTable) -> Option<i128> {
     let overrides = HashMap::new();
-    let ev = Evaluator {
-        macros,
-        sizes: &StructSizes::new(),
-        vars: HashMap::new(),
-        bytes: HashMap::new(),
-        inputs: Vec::new(),
-        overrides: &overrides,
-    };
+    let sizes = StructSizes::new();
+    let ev = Evaluator::new(macros, &sizes, &overrides);
     match ev.eval_tokens(toks)? {
         Value::Int(v) => Some(v),
         Value::Dim3(_) => None,
@@ -216,105 +287,22 @@ struct Evaluator<'a> {
     macros: &'a MacroTable,
     /// `sizeof` of the file's structs.
     sizes: &'a StructSizes,
-    /// Variables in scope: `None` when unknown.
-    vars: HashMap<String, Option<Value>>,
-    /// Bytes allocated to pointer variables: `None` when unknown.
-    bytes: HashMap<String, Option<u64>>,
-    inputs: Vec<(String, i128)>,
+    /// The variables followed so far.
+    followed: Followed,
     overrides: &'a HashMap<String, i128>,
 }
 
-impl Evaluator<'_> {
-    /// Follows the statements of `head` (the file up to the launch): file
-    /// scope, and the blocks that hold the launch; other blocks (function
-    /// bodies, structs) are skipped, and blocks under a condition or a
-    /// loop only make what they assign unknown.
-    fn run(&mut self, head: &str) {
-        let toks = tokenize(head);
-        // Where each `{` closes (`None`: it holds the launch).
-        let mut close: HashMap<usize, Option<usize>> = HashMap::new();
-        let mut stack = Vec::new();
-        for (i, t) in toks.iter().enumerate() {
-            if t.is(head, "{") {
-                stack.push(i);
-            } else if t.is(head, "}") {
-                if let Some(o) = stack.pop() {
-                    close.insert(o, Some(i));
-                }
-            }
-        }
-        for o in stack {
-            close.insert(o, None);
-        }
-        let texts: Vec<String> = toks.iter().map(|t| t.text(head).to_string()).collect();
-        let kinds: Vec<TokKind> = toks.iter().map(|t| t.kind).collect();
-        let mut stmt: Vec<String> = Vec::new();
-        // Open parentheses in `stmt`: a `;` inside (`for (…; …; …)`) does
-        // not end the statement.
-        let mut parens = 0i32;
-        let mut i = 0;
-        while i < texts.len() {
-            let t = &texts[i];
-            if kinds[i] == TokKind::Directive {
-                i += 1;
-                continue;
-            }
-            match t.as_str() {
-                "{" => {
-                    let guarded = stmt.iter().any(|w| {
-                        matches!(
-                            w.as_str(),
-                            "if" | "else" | "for" | "while" | "do" | "switch" | "case"
-                        )
-                    });
-                    match close.get(&i).copied().flatten() {
-                        // A block that holds the launch: enter it. A loop
-                        // or condition around the launch makes what its
-                        // header assigns unknown.
-                        None => {
-                            if guarded {
-                                self.forget_assigned(&stmt);
-                            }
-                            stmt.clear();
-                            parens = 0;
-                            i += 1;
-                        }
-                        Some(c) => {
-                            if guarded || stmt.is_empty() {
-                                self.forget_assigned(&texts[i..c]);
-                                self.forget_assigned(&stmt);
-                            }
-                            // `struct S {…} s;`, `int a[] = {…};`: the rest of
-                            // the statement follows; a function body ends it.
-                            let ends = stmt.last().is_some_and(|w| w == ")" || w == "const");
-                            if ends || guarded || stmt.is_empty() {
-                                stmt.clear();
-                                parens = 0;
-                            } else {
-                                stmt.push("{".into());
-                                stmt.push("}".into());
-                            }
-                            i = c + 1;
-                        }
-                    }
-                }
-                ";" if parens <= 0 => {
-                    self.statement(&stmt);
-                    stmt.clear();
-                    parens = 0;
-                    i += 1;
-                }
-                "}" => {
-                    stmt.clear();
-                    parens = 0;
-                    i += 1;
-                }
-                _ => {
-                    parens += (t == "(") as i32 - (t == ")") as i32;
-                    stmt.push(t.clone());
-                    i += 1;
-                }
-            }
+impl<'a> Evaluator<'a> {
+    fn new(
+        macros: &'a MacroTable,
+        sizes: &'a StructSizes,
+        overrides: &'a HashMap<String, i128>,
+    ) -> Evaluator<'a> {
+        Evaluator {
+            macros,
+            sizes,
+            followed: Followed::default(),
+            overrides,
         }
     }
 
@@ -345,10 +333,10 @@ impl Evaluator<'_> {
                 } else {
                     w
                 };
-                if let Some(v) = self.vars.get_mut(w) {
+                if let Some(v) = self.followed.vars.get_mut(w) {
                     *v = None;
                 }
-                if let Some(b) = self.bytes.get_mut(w) {
+                if let Some(b) = self.followed.bytes.get_mut(w) {
                     *b = None;
                 }
             }
@@ -391,8 +379,8 @@ impl Evaluator<'_> {
                 .find(|w| *w != "*" && *w != "&")
                 .filter(|w| is_ident(w));
             if let Some(name) = declared.filter(|_| toks[1] != "=" && !toks[1].ends_with('=')) {
-                self.vars.insert(name.clone(), None);
-                self.bytes.insert(name.clone(), None);
+                self.followed.vars.insert(name.clone(), None);
+                self.followed.bytes.insert(name.clone(), None);
                 return;
             }
         }
@@ -400,7 +388,7 @@ impl Evaluator<'_> {
             [name, dot, field, op, rest @ ..] if dot == "." && op == "=" => {
                 let k = ["x", "y", "z"].iter().position(|f| f == field);
                 let v = self.eval_tokens(rest);
-                if let Some(slot) = self.vars.get_mut(name) {
+                if let Some(slot) = self.followed.vars.get_mut(name) {
                     *slot = match (*slot, k, v) {
                         (Some(Value::Dim3(mut d)), Some(k), Some(Value::Int(x))) => {
                             d[k] = x;
@@ -412,8 +400,8 @@ impl Evaluator<'_> {
             }
             [name, op, rest @ ..] if is_ident(name) && op == "=" => {
                 let v = self.eval_tokens(rest);
-                if self.vars.contains_key(name) {
-                    self.vars.insert(name.clone(), v);
+                if self.followed.vars.contains_key(name) {
+                    self.followed.vars.insert(name.clone(), v);
                 }
             }
             _ => self.forget_assigned(toks),
@@ -429,8 +417,8 @@ impl Evaluator<'_> {
             let pos = decl.iter().position(|w| *w == name).unwrap_or(0);
             let init = &decl[pos + 1..];
             if decl[..pos].iter().any(|w| w == "*") {
-                self.bytes.insert(name.clone(), None);
-                self.vars.insert(name, None);
+                self.followed.bytes.insert(name.clone(), None);
+                self.followed.vars.insert(name, None);
                 continue;
             }
             let value = match init.first().map(String::as_str) {
@@ -457,13 +445,13 @@ impl Evaluator<'_> {
             if let Some(Value::Int(v)) = value {
                 // A value that needs no other variable: an input the caller
                 // may replace to scale the launch down.
-                if init.iter().all(|w| !self.vars.contains_key(w)) {
-                    self.inputs.retain(|(n, _)| *n != name);
-                    self.inputs.push((name.clone(), v));
+                if init.iter().all(|w| !self.followed.vars.contains_key(w)) {
+                    self.followed.inputs.retain(|(n, _)| *n != name);
+                    self.followed.inputs.push((name.clone(), v));
                 }
             }
-            self.bytes.remove(&name);
-            self.vars.insert(name, value);
+            self.followed.bytes.remove(&name);
+            self.followed.vars.insert(name, value);
         }
     }
 
@@ -499,7 +487,7 @@ impl Evaluator<'_> {
             Some(Value::Int(b)) if b >= 0 => u64::try_from(b).ok(),
             _ => None,
         };
-        self.bytes.insert(name.clone(), bytes);
+        self.followed.bytes.insert(name.clone(), bytes);
     }
 
     fn dim3(&self, inner: &[String]) -> Option<Value> {
@@ -527,6 +515,7 @@ impl Evaluator<'_> {
             toks,
             pos: 0,
             depth: 0,
+            nest: 0,
         };
         let v = p.ternary()?;
         (p.pos == toks.len()).then_some(v)
@@ -597,6 +586,27 @@ mod tests {
         assert_eq!(c("n * 2"), None);
     }
 
+    #[test]
+    fn nesting_far_past_the_limit_is_no_value_not_a_crash() {
+        let n = 100 * crate::cuda::limits::MAX_NESTING;
+        let deep = [
+            format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}1", "- ".repeat(n)),
+            format!("{}1", "(int) ".repeat(n)),
+            format!("{}1", "1 ? ".repeat(n)) + &" : 0".repeat(n),
+        ];
+        for e in deep {
+            let got =
+                crate::on_small_stack(move || constant(&token_texts(&e), &MacroTable::new(&[])));
+            assert_eq!(got, None);
+        }
+        let shallow = format!("{}1{}", "(".repeat(50), ")".repeat(50));
+        assert_eq!(
+            constant(&token_texts(&shallow), &MacroTable::new(&[])),
+            Some(1)
+        );
+    }
+
     fn launch(src: &str) -> HostLaunch {
         launch_with(src, &HashMap::new())
     }
@@ -605,7 +615,7 @@ mod tests {
         let ex = extract(src);
         let m = MacroTable::new(&ex.macros);
         let l = ex.launches.last().expect("a launch");
-        evaluate(src, l, &m, &StructSizes::new(), overrides)
+        HostCode::new(src).evaluate(l, &m, &StructSizes::new(), overrides)
     }
 
     const MAIN: &str = "#define TILE 16\n#define DIV_UP(a, b) (((a) + (b) - 1) / (b))\n\

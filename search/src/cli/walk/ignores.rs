@@ -4,7 +4,9 @@
 //! read it as it is). Each directory's files apply below it, `.ignore`
 //! over `.gitignore`, the deepest directory's rules first, from the
 //! directory searched up to the filesystem's root, as ripgrep applies
-//! them.
+//! them. An ignore file is read to [`MAX_IGNORE_BYTES`] and
+//! [`MAX_IGNORE_PATTERNS`] patterns (compiled patterns cost kilobytes
+//! each); the rest of a larger one is left out, with a note.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,12 @@ use ignore::Match;
 /// The ignore files read in each directory, in the order they apply (a
 /// later file's rule wins).
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// Most bytes of one ignore file applied.
+pub const MAX_IGNORE_BYTES: usize = 1024 * 1024;
+
+/// Most patterns of one ignore file applied.
+pub const MAX_IGNORE_PATTERNS: usize = 10_000;
 
 /// The ignore rules of one directory search.
 pub struct Ignores {
@@ -81,27 +89,62 @@ impl Ignores {
             match read_input(&file) {
                 Ok(bytes) => {
                     any = true;
-                    for line in String::from_utf8_lossy(&bytes).lines() {
-                        // A line that is no valid pattern is skipped, as git does.
-                        let _ = builder.add_line(Some(file.clone()), line);
+                    if !add_patterns(&mut builder, &file, &bytes) {
+                        self.note(
+                            &file,
+                            &format!(
+                                "only the first {MAX_IGNORE_PATTERNS} patterns and \
+                                 {MAX_IGNORE_BYTES} bytes are applied"
+                            ),
+                        );
                     }
                 }
                 Err(e) if e.is_not_found() => {}
-                Err(e) => {
-                    // Named as the search names it when below the root.
-                    let shown = match file.strip_prefix(&self.absolute_root) {
-                        Ok(rest) => self.root.join(rest),
-                        Err(_) => file.clone(),
-                    };
-                    self.notes
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(format!("{}: not read: {e}", shown.display()));
-                }
+                Err(e) => self.note(&file, &format!("not read: {e}")),
             }
         }
         let rules = any.then(|| builder.build().ok().map(Arc::new)).flatten();
         all.insert(dir.to_path_buf(), rules.clone());
         rules
     }
+
+    /// Records `what` about the ignore file `file` (absolute), named as
+    /// the search names it when below the root.
+    fn note(&self, file: &Path, what: &str) {
+        let shown = match file.strip_prefix(&self.absolute_root) {
+            Ok(rest) => self.root.join(rest),
+            Err(_) => file.to_path_buf(),
+        };
+        self.notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!("{}: {what}", shown.display()));
+    }
+}
+
+/// Adds the patterns of the ignore file `file`, whose text is `bytes`, to
+/// `builder`, up to [`MAX_IGNORE_BYTES`] and [`MAX_IGNORE_PATTERNS`];
+/// whether all of them were added.
+fn add_patterns(builder: &mut GitignoreBuilder, file: &Path, bytes: &[u8]) -> bool {
+    let whole = bytes.len() <= MAX_IGNORE_BYTES;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_IGNORE_BYTES)]);
+    let mut lines = text.lines();
+    if !whole {
+        // The last line may be cut.
+        lines.next_back();
+    }
+    let from = Some(file.to_path_buf());
+    let mut patterns = 0;
+    for line in lines {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if patterns == MAX_IGNORE_PATTERNS {
+            return false;
+        }
+        patterns += 1;
+        // A line that is no valid pattern is skipped, as git does.
+        let _ = builder.add_line(from.clone(), line);
+    }
+    whole
 }

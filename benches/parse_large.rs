@@ -1,0 +1,81 @@
+//! Parse time of large generated files, at two sizes each: a `main` with
+//! thousands of launches of one kernel (with and without host inputs as
+//! arguments), thousands of kernels each launched once, and thousands of
+//! `#define`s between hundreds of kernels. Linear parsing keeps the time
+//! per launch, kernel or macro about the same at both sizes (before issue
+//! 31 the launches took quadratic time: 2,000 launches 6.5 s, 4,000 35 s;
+//! 4,000 with inputs 32 s).
+//!
+//! Run: `cargo bench --bench parse_large`
+
+use std::time::Instant;
+
+use copper::cuda::parse::parse_source;
+use copper::source::SourceFile;
+
+/// `main` launching one kernel `n` times.
+fn launches(n: usize) -> String {
+    let calls: String = (0..n).map(|_| "  k<<<1, 32>>>(d);\n").collect();
+    format!("__global__ void k(int* a) {{ a[0] = 1; }}\nint main() {{\n  int* d;\n{calls}}}\n")
+}
+
+/// `main` launching one kernel `n` times with a host input and an
+/// allocation as arguments (each launch is also evaluated with the input
+/// set to other values).
+fn launches_with_inputs(n: usize) -> String {
+    let calls: String = (0..n)
+        .map(|_| "  k<<<(n + 255) / 256, 256>>>(d, n);\n")
+        .collect();
+    format!(
+        "__global__ void k(float* a, int n) {{ int i = threadIdx.x; if (i < n) a[i] = 1; }}\n\
+         int main() {{\n  int n = 1000;\n  float* d;\n  cudaMalloc(&d, n * sizeof(float));\n{calls}}}\n"
+    )
+}
+
+/// `n` kernels, each launched once from `main`.
+fn kernels(n: usize) -> String {
+    let defs: String = (0..n)
+        .map(|i| format!("__global__ void k{i}(int* a) {{ a[threadIdx.x] = {i}; }}\n"))
+        .collect();
+    let calls: String = (0..n).map(|i| format!("  k{i}<<<1, 32>>>(d);\n")).collect();
+    format!("{defs}int main() {{\n  int* d;\n{calls}}}\n")
+}
+
+/// `n` kernels with ten `#define`s before each.
+fn macros(n: usize) -> String {
+    (0..n)
+        .map(|k| {
+            let defs: String = (0..10)
+                .map(|j| format!("#define M{} ({} + 1)\n", k * 10 + j, k * 10 + j))
+                .collect();
+            format!(
+                "{defs}__global__ void k{k}(int* a) {{ a[0] = M{}; }}\n",
+                k * 10
+            )
+        })
+        .collect()
+}
+
+fn main() {
+    type Gen = fn(usize) -> String;
+    let cases: [(&str, Gen, [usize; 2]); 4] = [
+        ("launches in main", launches, [1000, 4000]),
+        ("launches with inputs", launches_with_inputs, [1000, 4000]),
+        ("kernels launched once", kernels, [250, 1000]),
+        ("kernels between #defines", macros, [250, 1000]),
+    ];
+    for (what, generate, sizes) in cases {
+        for n in sizes {
+            let text = generate(n);
+            let start = Instant::now();
+            let parsed = parse_source(SourceFile::new("large.cu", &text));
+            let secs = start.elapsed().as_secs_f64();
+            std::hint::black_box(&parsed);
+            println!(
+                "parse_large: {n} {what} ({} KiB): {secs:.3} s, {:.1} µs per item",
+                text.len() / 1024,
+                secs * 1e6 / n as f64
+            );
+        }
+    }
+}
