@@ -280,6 +280,7 @@ impl<'a> Lowerer<'a> {
                 body: Vec::new(),
                 scopes: 0,
                 span: f.meta.span,
+                inlined: Vec::new(),
             },
             scopes: vec![HashMap::new()],
             consts: vec![HashMap::new()],

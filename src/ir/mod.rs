@@ -374,6 +374,40 @@ pub enum AtomicOp {
     Cas,
 }
 
+impl AtomicOp {
+    /// Every operation.
+    pub const ALL: [AtomicOp; 11] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Exch,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Cas,
+    ];
+
+    /// The CUDA function's name (`atomicAdd`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Sub => "atomicSub",
+            AtomicOp::Exch => "atomicExch",
+            AtomicOp::Min => "atomicMin",
+            AtomicOp::Max => "atomicMax",
+            AtomicOp::And => "atomicAnd",
+            AtomicOp::Or => "atomicOr",
+            AtomicOp::Xor => "atomicXor",
+            AtomicOp::Inc => "atomicInc",
+            AtomicOp::Dec => "atomicDec",
+            AtomicOp::Cas => "atomicCAS",
+        }
+    }
+}
+
 /// What a jump does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JumpKind {
@@ -515,9 +549,35 @@ pub struct Kernel {
     pub scopes: usize,
     /// Span of the kernel definition.
     pub span: Span,
+    /// Every device function inlined, with the call that reaches it.
+    pub inlined: Vec<Inlined>,
+}
+
+/// A device function inlined into a kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inlined {
+    /// The call in the kernel's own code through which it is reached.
+    pub call: Span,
+    /// The function's definition.
+    pub callee: Span,
 }
 
 impl Kernel {
+    /// The calls in the kernel's own code through which code at `span`
+    /// (in a device function) is reached, in source order; empty for the
+    /// kernel's own code.
+    pub fn calls_reaching(&self, span: Span) -> Vec<Span> {
+        let mut calls: Vec<Span> = self
+            .inlined
+            .iter()
+            .filter(|i| i.callee.start <= span.start && span.end <= i.callee.end)
+            .map(|i| i.call)
+            .collect();
+        calls.sort_by_key(|s| s.start);
+        calls.dedup();
+        calls
+    }
+
     /// The parameter named `name`.
     pub fn param_named(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| self.param_name(p) == name)
