@@ -16,25 +16,25 @@
 //! final value does not depend on the order. A global element that one
 //! thread updates atomically while another reads or writes it plainly is a
 //! race the simulator's race search does not track (it records plain
-//! accesses only), so such an array is reported here too.
+//! accesses only), so such an array is reported here too (for an array of
+//! structs, when the plain access can reach the atomic's field).
 
-use std::collections::HashSet;
-
-use crate::ir::{visit_exprs, visit_stmts, AtomicOp, ExprKind, Kernel, Stmt};
+use crate::ir::{visit_exprs, visit_stmts, Access, AtomicOp, ExprKind, Kernel, Stmt};
 use crate::source::Span;
 
 /// The first atomic whose outcome depends on the order of the threads
 /// (see the module documentation): why, and where.
 pub fn order_dependent(kernel: &Kernel) -> Option<(String, Span)> {
-    let mut plain = HashSet::new();
+    // The components of each array accessed plainly.
+    let mut plain = Vec::new();
     visit_exprs(&kernel.body, &mut |e| {
         if let ExprKind::Load(a) = &e.kind {
-            plain.insert(a.array);
+            plain.push((a.array, components(a)));
         }
     });
     visit_stmts(&kernel.body, &mut |s| {
         if let Stmt::Store { access, .. } = s {
-            plain.insert(access.array);
+            plain.push((access.array, components(access)));
         }
     });
     let mut found = None;
@@ -61,7 +61,12 @@ pub fn order_dependent(kernel: &Kernel) -> Option<(String, Span)> {
             format!("{name} accumulates floating-point values, whose rounded sum depends on the order in which threads add them, and so on the block shape")
         } else if !commutes(*op) {
             format!("{name} leaves a value that depends on the order in which threads reach it, and so on the block shape")
-        } else if array.is_global() && plain.contains(&access.array) {
+        } else if array.is_global()
+            && plain.iter().any(|(a, (lo, hi))| {
+                let (alo, ahi) = components(access);
+                *a == access.array && *lo <= ahi && alo <= *hi
+            })
+        {
             format!("{name} updates an array the kernel also accesses plainly, which races with the atomic updates of other threads (the race search does not check atomics)")
         } else {
             return;
@@ -69,6 +74,18 @@ pub fn order_dependent(kernel: &Kernel) -> Option<(String, Span)> {
         found = Some((why, *span));
     });
     found
+}
+
+/// The components of an element `a` may reach: its slot, and with run-time
+/// indices into array members every element of those members.
+fn components(a: &Access) -> (usize, usize) {
+    let spread: usize = a
+        .member
+        .iter()
+        .flat_map(|m| &m.dims)
+        .map(|d| (d.len.max(1) as usize - 1) * d.slots)
+        .sum();
+    (a.slot, a.slot + spread)
 }
 
 /// Whether integer updates by `op` commute (their final value does not

@@ -55,4 +55,10 @@ fn commutative_integer_atomics_whose_result_is_unused_stay_independent() {
                int g = blockIdx.x * blockDim.x + threadIdx.x;\n\
                atomicAdd(cnt, x[g]); atomicMax(hi, x[g]);\n}";
     assert!(matches!(verdict_of(src), BlockSize::Independent { .. }));
+    // Another field of the atomically counted elements read plainly.
+    let fields = "struct N { int next; int count; };\n\
+                  __global__ void k(N *nodes, int *out) {\n\
+                  int g = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                  out[g] = nodes[g].next; atomicAdd(&nodes[g % 4].count, 1);\n}";
+    assert!(matches!(verdict_of(fields), BlockSize::Independent { .. }));
 }

@@ -74,6 +74,15 @@ fn step_of(v: VarId, value: &Expr) -> Option<(&Expr, i128)> {
     }
 }
 
+/// `[lo, hi]` after at most `n` changes in `[down, up]` (`down ≤ 0 ≤ up`).
+fn grown((lo, hi): Range, n: i128, (down, up): Range) -> Option<Range> {
+    Some((
+        lo.checked_add(n.checked_mul(down)?)?,
+        hi.checked_add(n.checked_mul(up)?)?,
+    ))
+}
+
+/// Whether `e` reads `v`.
 fn reads(e: &Expr, v: VarId) -> bool {
     let mut found = false;
     e.visit(&mut |x| found |= matches!(x.kind, ExprKind::Var(w) if w == v));
@@ -166,13 +175,7 @@ impl Prepared {
             };
             let down = steps.iter().map(|s| s.0.min(0)).min().unwrap_or(0);
             let up = steps.iter().map(|s| s.1.max(0)).max().unwrap_or(0);
-            let range: Option<Range> = (|| {
-                Some((
-                    lo.checked_add(n.checked_mul(down)?)?,
-                    hi.checked_add(n.checked_mul(up)?)?,
-                ))
-            })();
-            let Some(range) = range else {
+            let Some(range) = grown((lo, hi), n, (down, up)) else {
                 continue;
             };
             out.insert(v, range);
