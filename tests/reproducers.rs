@@ -13,10 +13,16 @@ use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::SourceFile;
 
+#[path = "reproducers/atomics.rs"]
+mod atomics;
 #[path = "reproducers/jumps.rs"]
 mod jumps;
+#[path = "reproducers/overflow.rs"]
+mod overflow;
 #[path = "reproducers/shifts.rs"]
 mod shifts;
+#[path = "reproducers/witness.rs"]
+mod witness;
 
 /// A launch of kernel `k` of `src`: grid, block, scalar arguments and
 /// arrays (name, length), every array element 1.

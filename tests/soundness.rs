@@ -152,6 +152,31 @@ fn analyze_testdata(metrics: &[Metric]) -> Vec<Analyzed> {
     out
 }
 
+/// Per metric: bound / simulated worst warp over the cases with a nonzero
+/// simulated cost, its sum, count and largest value.
+#[derive(Default)]
+struct Ratios(BTreeMap<String, (f64, u64, f64)>);
+
+impl Ratios {
+    fn add(&mut self, metric: &str, bound: f64, simulated: f64) {
+        if simulated > 0.0 {
+            let r = self.0.entry(metric.to_string()).or_insert((0.0, 0, 0.0));
+            r.0 += bound / simulated;
+            r.1 += 1;
+            r.2 = r.2.max(bound / simulated);
+        }
+    }
+
+    fn print(&self) {
+        for (metric, (sum, n, worst)) in &self.0 {
+            println!(
+                "  bound / simulated worst warp, {metric}: mean {:.2}, worst {worst:.2} over {n} cases",
+                sum / *n as f64
+            );
+        }
+    }
+}
+
 #[test]
 fn bounds_are_never_below_simulated_costs() {
     let variants: u64 = std::env::var("COPPER_SOUNDNESS_VARIANTS")
@@ -166,9 +191,8 @@ fn bounds_are_never_below_simulated_costs() {
     let (mut cases, mut skipped, mut runs) = (0u64, 0u64, 0u64);
     let mut violations = Vec::new();
     let mut unbounded = Vec::new();
-    // Per metric: the sum of bound / simulated over cases with a nonzero
-    // simulated cost (fixed-block analysis), and their number.
-    let mut ratios: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    // Fixed-block analysis only.
+    let mut ratios = Ratios::default();
     for a in &kernels {
         for (config, bounds) in [("fixed block", &a.fixed), ("any block", &a.symbolic)] {
             for b in bounds {
@@ -216,10 +240,8 @@ fn bounds_are_never_below_simulated_costs() {
                     }
                     cases += 1;
                     let bound = e.eval(&at).expect("every input named");
-                    if config == "fixed block" && m.max_warp > 0.0 {
-                        let r = ratios.entry(b.metric.clone()).or_default();
-                        r.0 += bound / m.max_warp;
-                        r.1 += 1;
+                    if config == "fixed block" {
+                        ratios.add(&b.metric, bound, m.max_warp);
                     }
                     if copper::bound::check::exceeds(m.max_warp, bound) {
                         violations.push(format!(
@@ -239,12 +261,7 @@ fn bounds_are_never_below_simulated_costs() {
         kernels.len(),
         violations.len()
     );
-    for (metric, (sum, n)) in &ratios {
-        println!(
-            "  mean bound / simulated worst warp, {metric}: {:.2} over {n} cases",
-            sum / *n as f64
-        );
-    }
+    ratios.print();
     for u in &unbounded {
         println!("  no bound: {u}");
     }
@@ -269,7 +286,9 @@ fn bounds_are_never_below_simulated_costs() {
 // updated by an atomic on its int field, its array member indexed at run
 // time (the same in every lane or not; in global memory, in a local copy,
 // by an atomic, and in a `__shared__` array of `Item`s), and a struct
-// passed by value whose field is the loop bound (`c < r.n`).
+// passed by value whose field is the loop bound (`c < r.n`). Atomics whose
+// old value the kernel uses (as an index, a branch condition, a float
+// accumulated), and floating-point atomics on global and shared memory.
 
 /// One generated launch: a kernel `k(float *a, float *out, int n, Item
 /// *items, Range r)` (`r.n` is `n`).
@@ -310,7 +329,7 @@ const GRIDS: [[u64; 3]; 6] = [
     [5, 3, 2],
 ];
 
-const BODIES: [&str; 12] = [
+const BODIES: [&str; 15] = [
     "acc += a[threadIdx.x % 64];",
     "acc += a[(threadIdx.x + threadIdx.y * blockDim.x) % 64];",
     "s[threadIdx.x % 64] += 1.0f;",
@@ -323,6 +342,9 @@ const BODIES: [&str; 12] = [
     "Item it = items[threadIdx.y % 64]; acc += it.h[(c + threadIdx.x) % 3] * (float)it.cnt;",
     "atomicAdd(&items[(c + threadIdx.x) % 64].h[threadIdx.x % 3], 1.0f); acc += items[c % 64].h[2];",
     "acc += si[(threadIdx.x * 3 + c) % 64].h[c % 3] + si[threadIdx.x % 64].h[threadIdx.y % 3];",
+    "int slot = atomicAdd(&items[threadIdx.x % 64].cnt, 1); acc += a[slot & 63];",
+    "if (atomicAdd(&items[c % 64].cnt, 1) % 2) { acc += a[threadIdx.x % 64]; } else { s[threadIdx.x % 64] = acc; }",
+    "acc += atomicAdd(&a[(c + threadIdx.x) % 64], 0.5f); atomicAdd(&s[threadIdx.y % 64], acc);",
 ];
 
 fn generate(i: u64) -> Generated {
@@ -461,6 +483,8 @@ struct Tally {
     split_sites: u64,
     /// Bounds made under an assumption the inputs break (not compared).
     outside_assumptions: u64,
+    /// Bound / simulated, analyzed for the launch.
+    ratios: Ratios,
 }
 
 impl Tally {
@@ -536,6 +560,9 @@ impl Tally {
                 };
                 self.cases += 1;
                 let bound = e.eval(&at).expect("every input named");
+                if config == "fixed launch" {
+                    self.ratios.add(&m.name, bound, r.max_warp);
+                }
                 if copper::bound::check::exceeds(r.max_warp, bound) {
                     self.violations.push(format!(
                         "{}: simulated {} > bound {bound} = {e}\n{}",
@@ -574,6 +601,7 @@ impl Tally {
             self.skipped,
             self.violations.len()
         );
+        self.ratios.print();
         for (why, n) in &self.unbounded {
             println!("  no bound ({n}×): {why}");
         }

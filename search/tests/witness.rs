@@ -137,22 +137,39 @@ fn exhaustive(k: &Kernel, site: usize, spec: &LaunchSpec) -> u64 {
     best
 }
 
+/// A random index expression and guard.
+fn random_case(rng: &mut Rng) -> (String, String) {
+    let index = expr(rng, 3);
+    let guard = if rng.below(2) == 0 {
+        "1".to_string()
+    } else {
+        format!(
+            "{} {} {}",
+            expr(rng, 1),
+            ["<", ">", "<=", ">=", "==", "!="][rng.below(6) as usize],
+            rng.below(8)
+        )
+    };
+    (index, guard)
+}
+
 #[test]
 fn milp_maximum_equals_the_exhaustive_maximum_on_small_domains() {
     let dir = tempfile::tempdir().unwrap();
     let spec = small_spec();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for case in 0..60 {
-        let index = expr(&mut rng, 3);
-        let guard = if rng.below(2) == 0 {
-            "1".to_string()
-        } else {
-            format!(
-                "{} {} {}",
-                expr(&mut rng, 1),
-                ["<", ">", "<=", ">=", "==", "!="][rng.below(6) as usize],
-                rng.below(8)
-            )
+    // Remainders and quotients of operands of either sign by negative and
+    // positive divisors, first as written, then at random.
+    let fixed = [
+        ("((v - 2) % 7 + (v + v) % -4)", "1"),
+        ("((v - 5) / -3 + (t - v) % -5)", "1"),
+        ("((t - v) / 2 * 3 + (v - 4) % -3)", "v != 4"),
+        ("(-(v - 3) / -2 - (v - t) % 3)", "1"),
+    ];
+    for case in 0..60 + fixed.len() {
+        let (index, guard) = match fixed.get(case) {
+            Some((index, guard)) => (index.to_string(), guard.to_string()),
+            None => random_case(&mut rng),
         };
         let path = dir.path().join(format!("case{case}.cu"));
         std::fs::write(&path, kernel_source(&index, &guard)).unwrap();

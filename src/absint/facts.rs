@@ -65,11 +65,22 @@ pub fn analyze(
         facts: LinFacts::default(),
         visits: 0,
         live: super::live::live_after(k),
+        constants: unwritten_inputs(k),
         deadline,
         expired: false,
     };
     a.stmts(&k.body, a.initial());
     (!a.expired).then_some(a.facts)
+}
+
+/// The scalar inputs (parameters, symbols) `k` never assigns.
+fn unwritten_inputs(k: &Kernel) -> BTreeSet<VarId> {
+    let mut written = BTreeSet::new();
+    deps::written(&k.body, &mut written);
+    (0..k.vars.len())
+        .filter(|v| matches!(k.vars[*v].kind, VarKind::Param(_) | VarKind::Symbol))
+        .filter(|v| !written.contains(v))
+        .collect()
 }
 
 struct Analysis<'a> {
@@ -80,6 +91,10 @@ struct Analysis<'a> {
     visits: usize,
     /// Variables live after each statement: the others are forgotten.
     live: HashMap<usize, BTreeSet<VarId>>,
+    /// Inputs the kernel never writes: kept even where dead, since a
+    /// local copied from one (`y = n` binding a device function's
+    /// parameter) is known only through it.
+    constants: BTreeSet<VarId>,
     deadline: Instant,
     /// Set once the deadline has passed: every statement is then skipped.
     expired: bool,
@@ -128,11 +143,13 @@ impl Analysis<'_> {
         let mut after = self.transfer(s, c);
         // Dead variables say nothing about what follows, except the
         // logarithms that bound ghost counters (read by no statement, they
-        // are needed wherever a ghost is incremented).
+        // are needed wherever a ghost is incremented) and the inputs the
+        // kernel never writes.
         if let Some(live) = self.live.get(&key(s)) {
             for v in 0..self.k.vars.len() {
                 let bounds_ghost = self.ghosts.values().any(|t| *t == Trips::Log(v));
-                if !live.contains(&v) && self.syms.is_int_var(v) && !bounds_ghost {
+                let kept = bounds_ghost || self.constants.contains(&v);
+                if !live.contains(&v) && self.syms.is_int_var(v) && !kept {
                     after.forget(self.syms.var(v));
                 }
             }

@@ -281,6 +281,7 @@ impl<'a> Lowerer<'a> {
                 scopes: 0,
                 span: f.meta.span,
                 warp_syncs: Vec::new(),
+                inlined: Vec::new(),
             },
             scopes: vec![HashMap::new()],
             consts: vec![HashMap::new()],

@@ -374,6 +374,40 @@ pub enum AtomicOp {
     Cas,
 }
 
+impl AtomicOp {
+    /// Every operation.
+    pub const ALL: [AtomicOp; 11] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Exch,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Cas,
+    ];
+
+    /// The CUDA function's name (`atomicAdd`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Sub => "atomicSub",
+            AtomicOp::Exch => "atomicExch",
+            AtomicOp::Min => "atomicMin",
+            AtomicOp::Max => "atomicMax",
+            AtomicOp::And => "atomicAnd",
+            AtomicOp::Or => "atomicOr",
+            AtomicOp::Xor => "atomicXor",
+            AtomicOp::Inc => "atomicInc",
+            AtomicOp::Dec => "atomicDec",
+            AtomicOp::Cas => "atomicCAS",
+        }
+    }
+}
+
 /// What a jump does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JumpKind {
@@ -519,6 +553,17 @@ pub struct Kernel {
     /// lock-step model, but a kernel with them is warp-aware, see
     /// [`Kernel::lockstep_only`]).
     pub warp_syncs: Vec<Span>,
+    /// Every device function inlined, with the call that reaches it.
+    pub inlined: Vec<Inlined>,
+}
+
+/// A device function inlined into a kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inlined {
+    /// The call in the kernel's own code through which it is reached.
+    pub call: Span,
+    /// The function's definition.
+    pub callee: Span,
 }
 
 impl Kernel {
@@ -533,6 +578,21 @@ impl Kernel {
             warp |= matches!(&e.kind, ExprKind::Call(f, _) if f.is_warp());
         });
         warp
+    }
+
+    /// The calls in the kernel's own code through which code at `span`
+    /// (in a device function) is reached, in source order; empty for the
+    /// kernel's own code.
+    pub fn calls_reaching(&self, span: Span) -> Vec<Span> {
+        let mut calls: Vec<Span> = self
+            .inlined
+            .iter()
+            .filter(|i| i.callee.start <= span.start && span.end <= i.callee.end)
+            .map(|i| i.call)
+            .collect();
+        calls.sort_by_key(|s| s.start);
+        calls.dedup();
+        calls
     }
 
     /// The parameter named `name`.
@@ -560,28 +620,6 @@ impl Kernel {
                 Param::Array(_) => &[],
             })
             .copied()
-    }
-
-    /// The first atomic whose effect depends on the order the threads run
-    /// in: one whose old value is used (which thread gets which slot), or
-    /// a floating-point one (rounding depends on the order of the sums).
-    pub fn order_dependent_atomic(&self) -> Option<Span> {
-        let mut found = None;
-        visit_stmts(&self.body, &mut |s| {
-            if let Stmt::Atomic {
-                access,
-                result,
-                span,
-                ..
-            } = s
-            {
-                let float = self.arrays[access.array].elem.is_float();
-                if found.is_none() && (result.is_some() || float) {
-                    found = Some(*span);
-                }
-            }
-        });
-        found
     }
 
     /// Whether the kernel contains a `__syncthreads()`.

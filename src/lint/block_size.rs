@@ -35,7 +35,9 @@
 //!
 //! The proof assumes the kernel has no data race: a kernel that races
 //! computes results that depend on the schedule, and so on the block
-//! shape. [`super::races`] looks for races by simulation.
+//! shape. [`super::races`] looks for races by simulation; atomics whose
+//! outcome depends on the order of the threads ([`super::atomics`]) make
+//! the verdict "depends".
 
 use std::collections::{HashMap, HashSet};
 
@@ -375,6 +377,9 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
     } else {
         ev.store_problem
     };
+    // An atomic whose outcome depends on the thread order makes the
+    // results depend on the block shape wherever it is.
+    let problem = problem.or_else(|| super::atomics::order_dependent(kernel));
     match (problem, exchanged.first()) {
         (Some((why, at)), _) => (BlockSize::Depends(why), Some(at)),
         (None, Some(&a)) => (

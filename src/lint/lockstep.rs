@@ -26,7 +26,7 @@ use super::{Code, Finding};
 pub fn findings(kernel: &Kernel, launches: &[LaunchSpec], deadline: Instant) -> Option<Finding> {
     // Atomics whose outcome depends on the order of the threads differ
     // under another schedule without relying on lock step.
-    if kernel.lockstep_only() || kernel.order_dependent_atomic().is_some() {
+    if kernel.lockstep_only() || super::atomics::order_dependent(kernel).is_some() {
         return None;
     }
     let run = |spec: &LaunchSpec, split_warps: bool| -> Option<SimResult> {

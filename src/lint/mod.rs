@@ -19,8 +19,10 @@
 //!   an error): two threads writing different values to one element, or a
 //!   block accessing an element another block writes.
 //! - [`block_size`]: whether a kernel's results are independent of its
-//!   block size (`004_…`), once the race search found no race.
+//!   block size (`004_…`), once the race search found no race;
+//!   [`atomics`]: the atomics whose outcome depends on the thread order.
 
+pub mod atomics;
 pub mod banks;
 pub mod barriers;
 pub mod block_size;

@@ -23,7 +23,13 @@ pub fn findings(prep: &Prepared, spec: Option<&LaunchSpec>) -> Vec<Finding> {
             }
         }
     }
-    prep.overflows(&values).iter().map(finding).collect()
+    prep.overflows(&values)
+        .iter()
+        .map(|o| Finding {
+            calls: prep.kernel.calls_reaching(o.span),
+            ..finding(o)
+        })
+        .collect()
 }
 
 fn show((lo, hi): Range) -> String {

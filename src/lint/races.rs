@@ -14,6 +14,12 @@
 //! rewrite checker synthesizes (the others have sizes a kernel may not
 //! support; they are used when that one runs too long), with arrays grown
 //! as it grows them.
+//!
+//! Atomics do not race with one another, and the simulator tracks only
+//! plain accesses; the atomics whose outcome depends on the order of the
+//! threads, and plain accesses to an array other threads update
+//! atomically, make the verdict "depends" before any search
+//! ([`super::atomics`]), so no reshaped launch is compared for them.
 
 use std::time::{Duration, Instant};
 

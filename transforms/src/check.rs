@@ -438,7 +438,7 @@ fn difference(
 /// other (the one with the largest blocks): candidates must then too.
 /// `None` when it relies on lock step, or cannot be split.
 fn split_launch(kernel: &Kernel, launches: &[Run], options: &SimOptions) -> Option<usize> {
-    if kernel.lockstep_only() || kernel.order_dependent_atomic().is_some() {
+    if kernel.lockstep_only() || copper::lint::atomics::order_dependent(kernel).is_some() {
         return None;
     }
     let (i, run) = launches

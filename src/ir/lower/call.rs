@@ -18,20 +18,7 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
         .strip_suffix("_block")
         .or_else(|| name.strip_suffix("_system"))
         .unwrap_or(name);
-    Some(match base {
-        "atomicAdd" => AtomicOp::Add,
-        "atomicSub" => AtomicOp::Sub,
-        "atomicExch" => AtomicOp::Exch,
-        "atomicMin" => AtomicOp::Min,
-        "atomicMax" => AtomicOp::Max,
-        "atomicAnd" => AtomicOp::And,
-        "atomicOr" => AtomicOp::Or,
-        "atomicXor" => AtomicOp::Xor,
-        "atomicInc" => AtomicOp::Inc,
-        "atomicDec" => AtomicOp::Dec,
-        "atomicCAS" => AtomicOp::Cas,
-        _ => return None,
-    })
+    AtomicOp::ALL.into_iter().find(|op| op.name() == base)
 }
 
 /// A call of `f` returning `ty`, each argument converted to its type in

@@ -281,6 +281,10 @@ impl Lowerer<'_> {
         for (n, b) in bindings {
             self.bind(&n, b);
         }
+        self.k.inlined.push(Inlined {
+            call: self.frames.first().map_or(span, |f| f.call),
+            callee: f.meta.span,
+        });
         self.frames.push(Frame {
             name: name.to_string(),
             scope,

@@ -102,15 +102,15 @@ impl<'a> Enc<'a> {
             let s = self.binary();
             self.push((t.e.clone() + s.e.clone() * t.lo as f64).geq(t.lo as f64));
             self.push((t.e.clone() - s.e.clone() * (t.hi + 1) as f64).leq(-1.0));
+            // The remainder has the sign of t and is smaller than both |t|
+            // and |c|: s = 1 gives 0 ≤ r ≤ hi, s = 0 gives lo ≤ r ≤ 0 (the
+            // tight ends keep the relaxation close to the integers).
+            let (lo, hi) = ((-(a - 1)).max(t.lo), (a - 1).min(t.hi));
             let (_, q) = self.fresh(-(t.lo.abs() / a), t.hi / a);
             let r = t.add(&q.scale(a), -1);
-            self.push((r.e.clone() - s.e.clone() * (a - 1) as f64).leq(0.0));
-            self.push((r.e.clone() - s.e.clone() * (a - 1) as f64).geq(-(a - 1) as f64));
-            let r = Term {
-                lo: -(a - 1),
-                hi: a - 1,
-                ..r
-            };
+            self.push((r.e.clone() - s.e.clone() * hi as f64).leq(0.0));
+            self.push((r.e.clone() + s.e.clone() * lo as f64).geq(lo as f64));
+            let r = Term { lo, hi, ..r };
             (q, r)
         };
         if c < 0 {

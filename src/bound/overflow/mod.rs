@@ -2,16 +2,21 @@
 //! sizes (what `copper lint`'s `index-overflow` reports): the exact range of
 //! each operation, from the linear facts where the value has a linear
 //! form, else by interval arithmetic over its operands, with the launch
-//! shape and the values of the kernel's inputs the caller knows.
+//! shape and the values of the kernel's inputs the caller knows. A
+//! variable a loop accumulates into has no linear range there (the facts
+//! widen it away); [`loops`] bounds it by the loop's trip count.
 
-use std::collections::BTreeMap;
+mod loops;
+
+use std::collections::{BTreeMap, HashMap};
 
 use super::Prepared;
+use crate::absint::deps::key;
 use crate::absint::linear::{Constraints, LinExpr};
 use crate::absint::symbols::int_bounds;
 use crate::cuda::ast::BinOp;
 use crate::ir::value::Scalar;
-use crate::ir::{Expr, ExprKind, Stmt, VarKind};
+use crate::ir::{Expr, ExprKind, Stmt, VarId, VarKind};
 use crate::source::Span;
 
 /// An exact integer range `[lo, hi]`.
@@ -32,6 +37,10 @@ pub struct Overflow {
     /// The operands' ranges (one for a conversion).
     pub operands: Vec<Range>,
 }
+
+/// Ranges of variables the linear facts do not bound (loop accumulators),
+/// where they hold.
+type Known = HashMap<VarId, Range>;
 
 /// The largest and smallest values of a 32-bit integer type.
 fn limits(ty: Scalar) -> Option<Range> {
@@ -61,68 +70,104 @@ impl Prepared {
             }
         }
         let mut found = Vec::new();
-        crate::ir::visit_stmts(&self.kernel.body, &mut |s| {
-            let key = crate::absint::deps::key(s);
-            let (exprs, at, span): (Vec<&Expr>, _, Span) = match s {
-                Stmt::Assign { value, span, .. } => (vec![value], self.lin.before.get(&key), *span),
-                Stmt::Store {
-                    access,
-                    value,
-                    span,
-                } => (vec![&access.index, value], self.lin.before.get(&key), *span),
-                Stmt::Atomic {
-                    access,
-                    value,
-                    compare,
-                    span,
-                    ..
-                } => {
-                    let mut es = vec![&*access.index, value];
-                    es.extend(compare);
-                    (es, self.lin.before.get(&key), *span)
-                }
-                Stmt::If { cond, span, .. } => (vec![cond], self.lin.before.get(&key), *span),
-                Stmt::Loop {
-                    cond: Some(c),
-                    span,
-                    ..
-                } => (vec![c], self.lin.head.get(&key), *span),
-                _ => return,
-            };
-            let Some(ctx) = at.filter(|c| !c.is_bottom()) else {
-                return;
-            };
-            if span.is_synthetic() {
-                return;
-            }
-            let ctx = ctx.meet(&fixed);
-            for e in exprs {
-                self.judge(e, &ctx, span, &mut found);
-            }
-        });
+        self.judge_stmts(&self.kernel.body, &fixed, &Known::new(), &mut found);
         found.dedup();
         found
     }
 
-    /// The exact range of integer expression `e` under `ctx` (`None` when
-    /// unknown), recording in `found` the operations that leave their
+    /// Judges the operations of `stmts` and the statements inside them,
+    /// with the inputs `fixed` and the ranges `known` of the variables of
+    /// the loops around them.
+    fn judge_stmts(
+        &self,
+        stmts: &[Stmt],
+        fixed: &Constraints,
+        known: &Known,
+        found: &mut Vec<Overflow>,
+    ) {
+        for s in stmts {
+            self.judge_stmt(s, fixed, known, found);
+            match s {
+                Stmt::If { then, els, .. } => {
+                    self.judge_stmts(then, fixed, known, found);
+                    self.judge_stmts(els, fixed, known, found);
+                }
+                Stmt::Loop { body, step, .. } => {
+                    let (mut known, until) = self.accumulators(s, fixed, known);
+                    for b in body.iter().chain(step) {
+                        self.judge_stmts(std::slice::from_ref(b), fixed, &known, found);
+                        for (v, _) in until.iter().filter(|(_, k)| *k == key(b)) {
+                            known.remove(v);
+                        }
+                    }
+                }
+                Stmt::Scope { body, .. } => self.judge_stmts(body, fixed, known, found),
+                _ => {}
+            }
+        }
+    }
+
+    /// Judges the expressions of one statement (not those inside it).
+    fn judge_stmt(&self, s: &Stmt, fixed: &Constraints, known: &Known, found: &mut Vec<Overflow>) {
+        let key = key(s);
+        let (exprs, at, span): (Vec<&Expr>, _, Span) = match s {
+            Stmt::Assign { value, span, .. } => (vec![value], self.lin.before.get(&key), *span),
+            Stmt::Store {
+                access,
+                value,
+                span,
+            } => (vec![&access.index, value], self.lin.before.get(&key), *span),
+            Stmt::Atomic {
+                access,
+                value,
+                compare,
+                span,
+                ..
+            } => {
+                let mut es = vec![&*access.index, value];
+                es.extend(compare);
+                (es, self.lin.before.get(&key), *span)
+            }
+            Stmt::If { cond, span, .. } => (vec![cond], self.lin.before.get(&key), *span),
+            Stmt::Loop {
+                cond: Some(c),
+                span,
+                ..
+            } => (vec![c], self.lin.head.get(&key), *span),
+            _ => return,
+        };
+        let Some(ctx) = at.filter(|c| !c.is_bottom()) else {
+            return;
+        };
+        if span.is_synthetic() {
+            return;
+        }
+        let ctx = ctx.meet(fixed);
+        for e in exprs {
+            self.judge(e, &ctx, known, span, found);
+        }
+    }
+
+    /// The exact range of integer expression `e` under `ctx` and `known`
+    /// (`None` when unknown), recording in `found` the operations that leave their
     /// type's range; whether one inside `e` did is the second result.
     fn judge(
         &self,
         e: &Expr,
         ctx: &Constraints,
+        known: &Known,
         span: Span,
         found: &mut Vec<Overflow>,
     ) -> (Option<Range>, bool) {
         if e.ty.is_float() {
-            self.judge_children(e, ctx, span, found);
+            self.judge_children(e, ctx, known, span, found);
             return (None, false);
         }
         let (operands, inner, op): (Vec<Option<Range>>, bool, Option<&'static str>) = match &e.kind
         {
             ExprKind::Binary(op, a, b) => {
-                let (ra, oa) = self.judge(a, ctx, span, found);
-                let (rb, ob) = self.judge(b, ctx, span, found);
+                let (ra, oa) = self.judge(a, ctx, known, span, found);
+                let (rb, ob) = self.judge(b, ctx, known, span, found);
                 let name = match op {
                     BinOp::Add => Some("+"),
                     BinOp::Sub => Some("-"),
@@ -133,16 +178,16 @@ impl Prepared {
                 (vec![ra, rb], oa || ob, name)
             }
             ExprKind::Convert { value, .. } => {
-                let (r, o) = self.judge(value, ctx, span, found);
+                let (r, o) = self.judge(value, ctx, known, span, found);
                 let converts = e.ty == Scalar::I32 && value.ty == Scalar::U32;
                 (vec![r], o, converts.then_some("conversion"))
             }
             _ => {
-                self.judge_children(e, ctx, span, found);
+                self.judge_children(e, ctx, known, span, found);
                 (Vec::new(), false, None)
             }
         };
-        let range = self.range(e, ctx, &operands);
+        let range = self.range(e, ctx, known, &operands);
         if let (Some(op), Some(r), Some((lo, hi)), false) = (op, range, limits(e.ty), inner) {
             let wraps_by_design = op == "-" && e.ty == Scalar::U32 && r.1 <= hi;
             if (r.0 < lo || r.1 > hi) && !wraps_by_design {
@@ -164,9 +209,16 @@ impl Prepared {
 
     /// Judges the integer expressions inside `e` (loads' indices, calls'
     /// arguments, conditions) that [`Prepared::judge`] does not reach.
-    fn judge_children(&self, e: &Expr, ctx: &Constraints, span: Span, found: &mut Vec<Overflow>) {
+    fn judge_children(
+        &self,
+        e: &Expr,
+        ctx: &Constraints,
+        known: &Known,
+        span: Span,
+        found: &mut Vec<Overflow>,
+    ) {
         let mut go = |x: &Expr| {
-            self.judge(x, ctx, span, found);
+            self.judge(x, ctx, known, span, found);
         };
         match &e.kind {
             ExprKind::Load(a) => go(&a.index),
@@ -187,8 +239,15 @@ impl Prepared {
 
     /// The exact range of integer expression `e` under `ctx`: from its
     /// linear form where the facts bound it on both sides, else from its
-    /// operands' ranges `operands` by interval arithmetic.
-    fn range(&self, e: &Expr, ctx: &Constraints, operands: &[Option<Range>]) -> Option<Range> {
+    /// operands' ranges `operands` by interval arithmetic, or for a
+    /// variable from `known`.
+    fn range(
+        &self,
+        e: &Expr,
+        ctx: &Constraints,
+        known: &Known,
+        operands: &[Option<Range>],
+    ) -> Option<Range> {
         if let Some(l) = self.syms.linearize(e, Some(ctx)) {
             if let (Some(lo), Some(hi)) = int_bounds(ctx, &l) {
                 if lo.is_integer() && hi.is_integer() {
@@ -199,6 +258,7 @@ impl Prepared {
         match (&e.kind, operands) {
             (ExprKind::Binary(op, ..), [Some(a), Some(b)]) => interval(*op, *a, *b),
             (ExprKind::Convert { value, .. }, [Some(r)]) if !value.ty.is_float() => Some(*r),
+            (ExprKind::Var(v), _) => known.get(v).copied(),
             _ => None,
         }
     }
