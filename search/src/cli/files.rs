@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use copper::input::{read_input, InputFileError};
 
+use super::leftovers::{self, Registration};
+
 /// Why a file was not replaced.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplaceError {
@@ -87,6 +89,8 @@ struct Staged {
     tmp: tempfile::NamedTempFile,
     /// The file it is to replace.
     target: PathBuf,
+    /// Removes the temporary file if copper is killed first.
+    _registration: Registration,
 }
 
 /// Writes `text` to a fresh temporary file in `target`'s directory, given
@@ -103,14 +107,23 @@ fn stage(
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".copper.tmp")
-        .tempfile_in(dir_of(&target))?;
+    let (mut tmp, registration) = leftovers::register(
+        || {
+            tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(".copper.tmp")
+                .tempfile_in(dir_of(&target))
+        },
+        |tmp| tmp.path(),
+    )?;
     tmp.write_all(text.as_bytes())?;
     set_mode(tmp.as_file())?;
     tmp.as_file().sync_all()?;
-    Ok(Staged { tmp, target })
+    Ok(Staged {
+        tmp,
+        target,
+        _registration: registration,
+    })
 }
 
 impl Staged {
