@@ -53,7 +53,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let corpus = corpus(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata").as_path());
+    let corpus = corpus(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata")
+            .as_path(),
+    );
     if corpus.is_empty() {
         eprintln!("fuzz: no testdata/*.cu found");
         std::process::exit(2);
@@ -66,10 +70,8 @@ fn main() {
         for job in 0..opts.jobs {
             let (opts, corpus, next, tally) = (&opts, &corpus, &next, &tally);
             s.spawn(move || {
-                let dir = std::env::temp_dir().join(format!(
-                    "copper-fuzz-{}-{job}",
-                    std::process::id()
-                ));
+                let dir =
+                    std::env::temp_dir().join(format!("copper-fuzz-{}-{job}", std::process::id()));
                 loop {
                     let case = next.fetch_add(1, Ordering::SeqCst);
                     if case >= opts.first + opts.cases {
@@ -87,7 +89,12 @@ fn main() {
         }
     });
     let t = tally.into_inner().unwrap_or_else(|e| e.into_inner());
-    println!("{} in {:.0?} (seed {})", t.line(), start.elapsed(), opts.seed);
+    println!(
+        "{} in {:.0?} (seed {})",
+        t.line(),
+        start.elapsed(),
+        opts.seed
+    );
     if t.panics + t.aborts + t.hangs > 0 {
         println!("inputs saved under {}", opts.found.display());
         std::process::exit(1);

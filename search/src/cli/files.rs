@@ -4,6 +4,7 @@
 //! `optimize --write` goes through [`replace_if_unchanged`], which first
 //! checks that nobody changed the file since copper read it.
 
+use copper::shown::Shown;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -248,7 +249,7 @@ fn hard_links(_meta: &std::fs::Metadata) -> u64 {
 
 /// An output that would replace an input of the same run.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: is an input of this run ({}); copper writes no output over an input", output.display(), input.display())]
+#[error("{}: is an input of this run ({}); copper writes no output over an input", output.shown(), input.shown())]
 pub struct OntoInput {
     /// The output, as given.
     pub output: PathBuf,

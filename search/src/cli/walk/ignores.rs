@@ -6,6 +6,7 @@
 //! directory searched up to the filesystem's root, as ripgrep applies
 //! them.
 
+use copper::shown::Shown;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -96,7 +97,7 @@ impl Ignores {
                     self.notes
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push(format!("{}: not read: {e}", shown.display()));
+                        .push(format!("{}: not read: {e}", shown.shown()));
                 }
             }
         }
