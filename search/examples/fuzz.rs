@@ -460,7 +460,7 @@ fn mutate_params(rng: &mut Rng, toml: &[u8]) -> Vec<u8> {
             2 | 3 => {
                 // A value replaced by an extreme one.
                 if let Some(eq) = lines[i].iter().position(|&b| b == b'=') {
-                    let value: &str = *rng.pick(&[
+                    const VALUES: &[&str] = &[
                         "0",
                         "-1",
                         "4294967296",
@@ -475,7 +475,8 @@ fn mutate_params(rng: &mut Rng, toml: &[u8]) -> Vec<u8> {
                         "\"\"",
                         "[]",
                         "{}",
-                    ]);
+                    ];
+                    let value = *rng.pick(VALUES);
                     lines[i].truncate(eq + 1);
                     lines[i].extend(b" ");
                     lines[i].extend(value.as_bytes());
