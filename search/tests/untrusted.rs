@@ -305,3 +305,22 @@ fn a_macro_bomb_in_an_expression_ends_soon() {
         start.elapsed()
     );
 }
+
+#[test]
+fn a_chain_of_thousands_of_unary_minuses_does_not_overflow_a_workers_stack() {
+    let dir = scratch("unary-chain");
+    copy_testdata("gaussian_fan", &dir, "k");
+    let src = std::fs::read_to_string(dir.join("k.cu")).unwrap();
+    let chain = format!("return{} x;", "-".repeat(3000));
+    std::fs::write(dir.join("k.cu"), src.replacen("return;", &chain, 1)).unwrap();
+    let out = copper(&dir)
+        .args(["optimize", "--diff", "k.cu"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{:?}: {}",
+        out.status,
+        text(&out)
+    );
+}

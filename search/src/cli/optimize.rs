@@ -35,6 +35,10 @@ use super::report;
 use super::settings::{Search, Settings};
 use super::walk::{collect_files, outside_roots};
 
+/// Stack of each worker thread (address space; only what is used is
+/// memory), as large as the main thread's.
+const WORKER_STACK_BYTES: usize = 256 * 1024 * 1024;
+
 /// Runs `copper optimize`.
 pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     let fail = |e: &dyn std::fmt::Display| {
@@ -59,12 +63,14 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
             return fail(&e);
         }
     }
+    // The workers recurse over kernel syntax as the main thread does
+    // (a chain of thousands of unary minuses): they get its stack.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
     if let Some(j) = a.jobs {
-        // Only fails when the global pool exists already; then it is used.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(j as usize)
-            .build_global();
+        pool = pool.num_threads(j as usize);
     }
+    // Only fails when the global pool exists already; then it is used.
+    let _ = pool.build_global();
     let start = Instant::now();
     let runs = match optimize_files(&files, a, s, search) {
         Ok(runs) => runs,
