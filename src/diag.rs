@@ -1,5 +1,6 @@
 //! Diagnostics: errors and warnings located at `file:line:col`.
 
+use crate::shown::{escaped_controls, Shown};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -95,7 +96,7 @@ impl Diagnostic {
                 .take(self.col.saturating_sub(1))
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
-            out.push_str(&format!("\n    {line}\n    {pad}^"));
+            out.push_str(&format!("\n    {}\n    {pad}^", escaped_controls(line)));
         }
         out
     }
@@ -107,21 +108,21 @@ impl fmt::Display for Diagnostic {
             write!(
                 f,
                 "{}: {}[{}]: {}",
-                self.file.display(),
+                self.file.shown(),
                 self.severity,
                 self.code,
-                self.message
+                escaped_controls(&self.message)
             )
         } else {
             write!(
                 f,
                 "{}:{}:{}: {}[{}]: {}",
-                self.file.display(),
+                self.file.shown(),
                 self.line,
                 self.col,
                 self.severity,
                 self.code,
-                self.message
+                escaped_controls(&self.message)
             )
         }
     }

@@ -28,6 +28,7 @@ pub mod input;
 pub mod ir;
 pub mod lint;
 pub mod poly;
+pub mod shown;
 pub mod sim;
 pub mod source;
 

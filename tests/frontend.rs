@@ -140,7 +140,7 @@ fn diffs_apply_with_git_apply_and_patch() {
             .unwrap()
             .to_string();
         let rel = format!("sub/{name}");
-        let patch = unified(&rel, &file.source.text, &new);
+        let patch = unified(rel.as_bytes(), &file.source.text, &new);
         if patch.is_empty() {
             continue;
         }

@@ -34,6 +34,7 @@
 //! gread = { per = 10 }
 //! ```
 
+use copper::shown::Shown;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -115,7 +116,7 @@ pub fn find(dir: &Path) -> Option<PathBuf> {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file cannot be read.
-    #[error("{}: cannot read the configuration: {source}", path.display())]
+    #[error("{}: cannot read the configuration: {source}", path.shown())]
     Read {
         /// The file.
         path: PathBuf,
@@ -123,7 +124,7 @@ pub enum ConfigError {
         source: InputFileError,
     },
     /// The file was read, but its text is not a valid configuration.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", path.shown())]
     Invalid {
         /// The file.
         path: PathBuf,

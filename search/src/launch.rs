@@ -3,6 +3,7 @@
 //! host code before them), the parameter file next to it, or, with none of
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
+use copper::shown::Shown;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -205,7 +206,7 @@ fn shared_overflow(
 
 /// Why a parameter file cannot be used: the file, and the reason.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{}: {reason}", path.display())]
+#[error("{}: {reason}", path.shown())]
 #[non_exhaustive]
 pub struct ParamsError {
     /// The file.

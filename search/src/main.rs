@@ -17,6 +17,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A temporary file copper is writing is removed if a signal ends it.
+    cli::leftovers::install();
     // `println!` panics when standard output cannot be written (a full
     // disk, a closed descriptor): say so in one line instead of a panic.
     let default_hook = std::panic::take_hook();

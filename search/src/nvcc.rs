@@ -4,6 +4,7 @@
 //! temporary directory, with the original file's directory on the include
 //! path so that its headers are found.
 
+use copper::shown::Shown;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -20,7 +21,7 @@ const TIME_LIMIT: Duration = Duration::from_secs(120);
 #[non_exhaustive]
 pub enum NvccError {
     /// It does not run.
-    #[error("--nvcc {}: cannot run it: {source}{}", program.display(), install_hint(source))]
+    #[error("--nvcc {}: cannot run it: {source}{}", program.shown(), install_hint(source))]
     CannotRun {
         /// The program.
         program: PathBuf,
@@ -28,7 +29,7 @@ pub enum NvccError {
         source: std::io::Error,
     },
     /// It runs, but `--version` does not name NVIDIA's compiler.
-    #[error("--nvcc {}: not NVIDIA's CUDA compiler (`{} --version` does not say \"Cuda compilation tools\")", program.display(), program.display())]
+    #[error("--nvcc {}: not NVIDIA's CUDA compiler (`{} --version` does not say \"Cuda compilation tools\")", program.shown(), program.shown())]
     NotNvcc {
         /// The program.
         program: PathBuf,
@@ -43,7 +44,7 @@ pub enum CompileError {
     #[error("nvcc: cannot create a temporary directory: {0}")]
     TempDir(#[source] Arc<std::io::Error>),
     /// The file cannot be written there.
-    #[error("nvcc: cannot write {}: {source}", path.display())]
+    #[error("nvcc: cannot write {}: {source}", path.shown())]
     Write {
         /// The temporary file.
         path: PathBuf,
@@ -51,7 +52,7 @@ pub enum CompileError {
         source: Arc<std::io::Error>,
     },
     /// The compiler does not start.
-    #[error("nvcc: cannot run {}: {source}", program.display())]
+    #[error("nvcc: cannot run {}: {source}", program.shown())]
     Run {
         /// The compiler.
         program: PathBuf,

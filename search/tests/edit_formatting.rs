@@ -170,7 +170,7 @@ fn check(name: &str) {
         .run(&format_strategy(), |f| {
             let src = reformat(&original, &f);
             let (new, k) = optimize(&dir, name, &src);
-            let diff = unified("k.cu", &src, &new);
+            let diff = unified(b"k.cu", &src, &new);
             prop_assert_eq!(&k, &kernel, "a different rewrite\n{}", diff);
             prop_assert_eq!(changed(&src, &new), reference.clone(), "{}", diff);
             let added: Vec<&str> = diff

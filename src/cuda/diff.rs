@@ -2,17 +2,19 @@
 
 use similar::TextDiff;
 
-/// A unified diff turning `old` into `new` for the file at `path`, with
-/// `a/` and `b/` prefixes; empty when the texts are equal.
-pub fn unified(path: &str, old: &str, new: &str) -> String {
+/// A unified diff turning `old` into `new` for the file at `path` (its
+/// bytes, which need not be UTF-8), with `a/` and `b/` prefixes; empty
+/// when the texts are equal.
+pub fn unified(path: &[u8], old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let path = path.trim_start_matches("./");
+    let path = path.strip_prefix(b"./").unwrap_or(path);
+    let side = |prefix: &[u8]| quoted(&[prefix, path].concat());
     TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&quoted(&format!("a/{path}")), &quoted(&format!("b/{path}")))
+        .header(&side(b"a/"), &side(b"b/"))
         .to_string()
 }
 
@@ -57,16 +59,17 @@ pub fn replacements(old: &str, new: &str) -> Vec<Replacement> {
 
 /// A patch header's file name as git writes it: in double quotes with C
 /// escapes when it holds a control character, a quote, a backslash or a
-/// byte outside ASCII; as it is otherwise.
-pub fn quoted(name: &str) -> String {
+/// byte outside ASCII (octal, byte by byte: a name that is not UTF-8
+/// keeps its bytes); as it is otherwise.
+pub fn quoted(name: &[u8]) -> String {
     let plain = name
-        .bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
     if plain {
-        return name.to_string();
+        return name.iter().map(|&b| b as char).collect();
     }
     let mut out = String::from("\"");
-    for b in name.bytes() {
+    for &b in name {
         match b {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
@@ -108,10 +111,11 @@ mod tests {
 
     #[test]
     fn names_are_quoted_as_git_quotes_them() {
-        assert_eq!(quoted("a/src/k.cu"), "a/src/k.cu");
-        assert_eq!(quoted("a/my kernel.cu"), "a/my kernel.cu");
-        assert_eq!(quoted("a/x\ny.cu"), "\"a/x\\ny.cu\"");
-        assert_eq!(quoted("a/q\"b.cu"), "\"a/q\\\"b.cu\"");
-        assert_eq!(quoted("a/é.cu"), "\"a/\\303\\251.cu\"");
+        assert_eq!(quoted(b"a/src/k.cu"), "a/src/k.cu");
+        assert_eq!(quoted(b"a/my kernel.cu"), "a/my kernel.cu");
+        assert_eq!(quoted(b"a/x\ny.cu"), "\"a/x\\ny.cu\"");
+        assert_eq!(quoted(b"a/q\"b.cu"), "\"a/q\\\"b.cu\"");
+        assert_eq!(quoted("a/é.cu".as_bytes()), "\"a/\\303\\251.cu\"");
+        assert_eq!(quoted(b"a/\xff\x1b.cu"), "\"a/\\377\\033.cu\"");
     }
 }

@@ -9,12 +9,19 @@
 //! `-I` directory and skipped otherwise. Problems (a missing header, a
 //! cycle, nesting deeper than [`MAX_INCLUDE_DEPTH`], too much text) are
 //! diagnostics at the directive; the rest of the file goes on.
+//!
+//! A header outside the file's tree (the file's directory and the `-I`
+//! directories, with everything below them), reached by an absolute name,
+//! `../` or a link, is read with a note saying where it was read from,
+//! or refused with a warning under [`Preprocess::refuse_outside`]
+//! (`--no-outside-includes`), for files from a tree copper does not trust.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::lex::{tokenize, TokKind};
 use crate::diag::Severity;
+use crate::shown::Shown;
 use crate::source::{
     read_text, Included, IncludedFile, IncludedKind, SourceFile, Span, MAX_FILE_BYTES,
 };
@@ -68,6 +75,9 @@ pub struct Preprocess {
     /// Template instantiations to analyze besides those the file launches
     /// (`--instantiate 'reduce<256>'`, `instantiate` in `copper.toml`).
     pub instantiate: Vec<String>,
+    /// Refuse to read a header outside the file's tree
+    /// (`--no-outside-includes`) instead of reading it with a note.
+    pub refuse_outside: bool,
 }
 
 impl Preprocess {
@@ -322,6 +332,8 @@ struct Loader<'a> {
     /// Canonical paths of every header read or being read.
     seen: HashSet<PathBuf>,
     bytes: usize,
+    /// The file's tree: its directory and the `-I` directories, canonical.
+    trees: Vec<PathBuf>,
 }
 
 /// Reads everything `source` includes and the definitions of `opts`, and
@@ -335,6 +347,17 @@ pub fn load(source: SourceFile, opts: &Preprocess) -> SourceFile {
         stack: Vec::new(),
         seen: HashSet::new(),
         bytes: 0,
+        trees: std::iter::once(parent_dir(&source.path))
+            .chain(opts.include_dirs.iter().cloned())
+            .filter_map(|d| {
+                std::fs::canonicalize(if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    &d
+                })
+                .ok()
+            })
+            .collect(),
     };
     let defines = opts.command_line_text();
     if !defines.is_empty() {
@@ -482,6 +505,18 @@ impl Loader<'_> {
         if self.seen.contains(&canon) {
             return;
         }
+        let outside = !self.trees.iter().any(|t| canon.starts_with(t));
+        if outside && self.opts.refuse_outside {
+            self.problem(
+                at,
+                Severity::Warning,
+                format!(
+                    "header `{name}` is outside this file's directory and the -I directories ({}); not read (--no-outside-includes)",
+                    canon.shown()
+                ),
+            );
+            return;
+        }
         if self.stack.len() > MAX_INCLUDE_DEPTH {
             self.problem(
                 at,
@@ -512,6 +547,16 @@ impl Loader<'_> {
                 ),
             );
             return;
+        }
+        if outside {
+            self.problem(
+                at,
+                Severity::Note,
+                format!(
+                    "header `{name}` read from {}, outside this file's directory and the -I directories (--no-outside-includes refuses it)",
+                    canon.shown()
+                ),
+            );
         }
         self.bytes += text.len();
         self.seen.insert(canon.clone());

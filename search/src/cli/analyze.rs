@@ -1,6 +1,7 @@
 //! `copper analyze`: sound per-warp cost bounds, whole-launch bounds, and
 //! block-time bounds `W/P + S`.
 
+use copper::shown::Shown;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -72,7 +73,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
             if parsed.kernels().all(|f| &f.name != k) {
                 eprintln!(
                     "copper: error: {}: no kernel named `{k}` (kernels: {})",
-                    a.file.display(),
+                    a.file.shown(),
                     parsed
                         .kernels()
                         .map(|f| f.name.as_str())
@@ -121,7 +122,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
         let f = parsed.function(&name).expect("listed kernel");
         let (path, line, column) = parsed.source.locate(f.meta.span.start);
         reports.push(Report {
-            path: path.display().to_string(),
+            path: path.shown().to_string(),
             name,
             line,
             column,
@@ -306,7 +307,7 @@ fn location(parsed: &ParsedFile, span: Option<copper::source::Span>) -> Option<(
 }
 
 fn print_text(parsed: &ParsedFile, r: &Report, issue: u64, warp: u64) {
-    let path = parsed.source.path.display();
+    let path = parsed.source.path.shown();
     let shape = match (r.shape.block, r.shape.grid) {
         (Some(b), Some(g)) => format!("block {}, grid {}", dims(b), dims(g)),
         (Some(b), None) => format!("block {}, any grid", dims(b)),

@@ -178,6 +178,11 @@ pub struct PreprocessArgs {
     /// `instantiate` in `copper.toml`).
     #[arg(long = "instantiate", value_name = "NAME<ARGS>")]
     pub instantiate: Vec<String>,
+    /// Refuse headers outside the file's directory and the -I directories
+    /// (an absolute name, `../`, a link out): for trees you do not trust.
+    /// Without it such a header is read, with a note.
+    #[arg(long = "no-outside-includes")]
+    pub no_outside_includes: bool,
 }
 
 /// Options of `copper simulate`.
@@ -399,6 +404,11 @@ pub struct OptimizeArgs {
     /// directories.
     #[arg(long)]
     pub no_ignore: bool,
+    /// Do not follow symbolic links inside the directories searched (a
+    /// link there is skipped with a note): for trees you do not trust,
+    /// whose links could lead `--write` outside them.
+    #[arg(long)]
+    pub no_follow: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,

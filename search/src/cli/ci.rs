@@ -1,6 +1,7 @@
 //! Output for continuous integration, shared by `copper optimize` and
 //! `copper lint`: GitHub Actions workflow commands and SARIF 2.1.0 logs.
 
+use copper::shown::Shown;
 use std::path::{Component, Path, PathBuf};
 
 use copper::diag::Diagnostic;
@@ -21,7 +22,7 @@ pub fn gh_property(s: &str) -> String {
 /// A GitHub `::error` annotation for a diagnostic, with its line and column
 /// when it has them.
 pub fn gh_error(d: &Diagnostic) -> String {
-    let file = gh_property(&d.file.display().to_string());
+    let file = gh_property(&d.file.shown().to_string());
     let title = gh_property(&format!("copper: {}", d.code));
     let at = if d.line == 0 {
         String::new()
@@ -45,7 +46,7 @@ pub enum SarifRootError {
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] std::io::Error),
     /// The directory given does not exist.
-    #[error("--sarif-root {}: {source}", dir.display())]
+    #[error("--sarif-root {}: {source}", dir.shown())]
     Root {
         /// The directory.
         dir: PathBuf,

@@ -4,11 +4,14 @@
 //! `optimize --write` goes through [`replace_if_unchanged`], which first
 //! checks that nobody changed the file since copper read it.
 
+use copper::shown::Shown;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use copper::input::{read_input, InputFileError};
+
+use super::leftovers::{self, Registration};
 
 /// Why a file was not replaced.
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +90,8 @@ struct Staged {
     tmp: tempfile::NamedTempFile,
     /// The file it is to replace.
     target: PathBuf,
+    /// Removes the temporary file if copper is killed first.
+    _registration: Registration,
 }
 
 /// Writes `text` to a fresh temporary file in `target`'s directory, given
@@ -103,14 +108,23 @@ fn stage(
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".copper.tmp")
-        .tempfile_in(dir_of(&target))?;
+    let (mut tmp, registration) = leftovers::register(
+        || {
+            tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(".copper.tmp")
+                .tempfile_in(dir_of(&target))
+        },
+        |tmp| tmp.path(),
+    )?;
     tmp.write_all(text.as_bytes())?;
     set_mode(tmp.as_file())?;
     tmp.as_file().sync_all()?;
-    Ok(Staged { tmp, target })
+    Ok(Staged {
+        tmp,
+        target,
+        _registration: registration,
+    })
 }
 
 impl Staged {
@@ -235,7 +249,7 @@ fn hard_links(_meta: &std::fs::Metadata) -> u64 {
 
 /// An output that would replace an input of the same run.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: is an input of this run ({}); copper writes no output over an input", output.display(), input.display())]
+#[error("{}: is an input of this run ({}); copper writes no output over an input", output.shown(), input.shown())]
 pub struct OntoInput {
     /// The output, as given.
     pub output: PathBuf,

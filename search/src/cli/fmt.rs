@@ -1,5 +1,6 @@
 //! `copper fmt`: print a file's kernels in copper's style.
 
+use copper::shown::Shown;
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
@@ -56,7 +57,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
         {
             eprintln!(
                 "{}: error: no kernel or device function named `{name}`",
-                file.display()
+                file.shown()
             );
             return 2;
         }

@@ -5,6 +5,7 @@
 //! inferred from the kernel is assumed (as `optimize` does), and a finding
 //! that the analysis for any block does not make says it depends on it.
 
+use copper::shown::Shown;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -402,7 +403,7 @@ fn text(files: &[FileLint], color: bool) {
             if let Some(a) = &k.assumed {
                 println!(
                     "{}:{}:{}: note: kernel `{}`: {a}; no launch shape was given (pass --block or write a parameter file if it runs with another)",
-                    f.path.display(),
+                    f.path.shown(),
                     k.line,
                     k.col,
                     k.name
@@ -410,7 +411,7 @@ fn text(files: &[FileLint], color: bool) {
             }
             println!(
                 "{}:{}:{}: note: kernel `{}`: {verdict}",
-                f.path.display(),
+                f.path.shown(),
                 k.line,
                 k.col,
                 k.name
@@ -467,7 +468,7 @@ fn witness_json(w: &Witness) -> Value {
 
 fn file_json(f: &FileLint) -> Value {
     json!({
-        "file": f.path.display().to_string(),
+        "file": f.path.shown().to_string(),
         "errors": f.errors.iter().map(error_json).collect::<Vec<_>>(),
         "findings": f.findings.iter().map(|x| json!({
             "kernel": x.kernel,
@@ -499,7 +500,7 @@ fn file_json(f: &FileLint) -> Value {
 fn error_json(d: &Diagnostic) -> Value {
     let at = |n: usize| if n == 0 { Value::Null } else { json!(n) };
     json!({
-        "file": d.file.display().to_string(),
+        "file": d.file.shown().to_string(),
         "line": at(d.line),
         "column": at(d.col),
         "severity": d.severity,
@@ -547,7 +548,7 @@ fn assumed_text(x: &Located) -> Option<String> {
 
 fn github(files: &[FileLint]) {
     for f in files {
-        let file = gh_property(&f.path.display().to_string());
+        let file = gh_property(&f.path.shown().to_string());
         for e in &f.errors {
             println!("{}", gh_error(e));
         }

@@ -12,6 +12,7 @@ mod bench;
 mod ci;
 mod files;
 mod fmt;
+pub mod leftovers;
 mod lint;
 mod optimize;
 mod outcome;

@@ -3,6 +3,7 @@
 //! winning kernels, a unified diff, the bounds before and after, and what
 //! each applied transform bought.
 
+use copper::shown::Shown;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -32,7 +33,11 @@ use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, Ker
 use super::output;
 use super::report;
 use super::settings::{Search, Settings};
-use super::walk::collect_files;
+use super::walk::{collect_files, outside_roots};
+
+/// Stack of each worker thread (address space; only what is used is
+/// memory), as large as the main thread's.
+const WORKER_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// Runs `copper optimize`.
 pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
@@ -43,7 +48,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     let Some(search) = &s.search else {
         return fail(&"internal error: no search settings");
     };
-    let files = match collect_files(&a.paths, a.no_ignore) {
+    let files = match collect_files(&a.paths, a.no_ignore, !a.no_follow) {
         Ok(found) => {
             for n in &found.notes {
                 output::note(n);
@@ -58,12 +63,14 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
             return fail(&e);
         }
     }
+    // The workers recurse over kernel syntax as the main thread does
+    // (a chain of thousands of unary minuses): they get its stack.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
     if let Some(j) = a.jobs {
-        // Only fails when the global pool exists already; then it is used.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(j as usize)
-            .build_global();
+        pool = pool.num_threads(j as usize);
     }
+    // Only fails when the global pool exists already; then it is used.
+    let _ = pool.build_global();
     let start = Instant::now();
     let runs = match optimize_files(&files, a, s, search) {
         Ok(runs) => runs,
@@ -87,7 +94,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
             .map(|o| format!("{o}\n"))
             .collect();
         if let Err(e) = write_atomically(path, &lines) {
-            eprintln!("copper: error: {}: {e}", path.display());
+            eprintln!("copper: error: {}: {e}", path.shown());
             failed = true;
         }
     }
@@ -114,7 +121,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
                     .filter(|x| x.improved())
                     .flat_map(|x| &x.preconditions)
                 {
-                    eprintln!("copper: note: {}: `{}`: {p}", f.path.display(), k.name);
+                    eprintln!("copper: note: {}: `{}`: {p}", f.path.shown(), k.name);
                 }
             }
         }
@@ -268,7 +275,7 @@ fn optimize_files<'s>(
         );
         if terminal {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.display());
+            eprint!("\r\x1b[2K[{n}/{total}] {}: {name}", run.path.shown());
             if n == total {
                 eprint!("\r\x1b[2K");
             }
@@ -450,22 +457,31 @@ fn finish_file(
         // text back would change them.
         eprintln!(
             "copper: warning: {}: not rewritten: it holds bytes that are not UTF-8 (read as U+FFFD), which writing would change; apply the change by hand",
-            run.path.display()
+            run.path.shown()
         );
     } else if let (true, Some(text)) = (a.write, &rewritten) {
         match replace_if_unchanged(&run.path, &parsed.source.text, text) {
-            Ok(()) => output::note(format_args!("updated {}", run.path.display())),
+            Ok(()) => {
+                output::note(format_args!("updated {}", run.path.shown()));
+                if let Some(target) = outside_roots(&run.path, &a.paths) {
+                    eprintln!(
+                        "copper: note: {}: the file written is {}, outside the paths given (through a link; --no-follow skips links in directories)",
+                        run.path.shown(),
+                        target.shown()
+                    );
+                }
+            }
             Err(ReplaceError::Changed(why)) => {
-                eprintln!("copper: warning: {}: {why}", run.path.display())
+                eprintln!("copper: warning: {}: {why}", run.path.shown())
             }
             Err(ReplaceError::Refused(why)) => {
                 eprintln!(
                     "copper: warning: {}: not rewritten: {why}",
-                    run.path.display()
+                    run.path.shown()
                 )
             }
             Err(e) => {
-                eprintln!("copper: error: {}: cannot update: {e}", run.path.display());
+                eprintln!("copper: error: {}: cannot update: {e}", run.path.shown());
                 write_failed = true;
             }
         }

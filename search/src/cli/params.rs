@@ -4,6 +4,7 @@
 //! with `#` comments saying where each part came from, for a user to read,
 //! edit and save as `FILE.toml`.
 
+use copper::shown::Shown;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -48,16 +49,16 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
         .map(|f| f.name.clone())
         .collect();
     if let Some(n) = only.filter(|_| names.is_empty()) {
-        eprintln!("{}: error: no kernel named `{n}`", file.display());
+        eprintln!("{}: error: no kernel named `{n}`", file.shown());
         return 2;
     }
     let mut out = format!(
         "# Parameter file for {}, written by `copper params`: the launch copper\n\
          # tests each kernel on. Edit it and save it beside the file as {}.\n",
-        file.display(),
+        file.shown(),
         file.with_extension("toml")
             .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            .map_or_else(String::new, |n| Path::new(n).shown())
     );
     let mut status = 0;
     for name in names {
@@ -84,7 +85,7 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
                 Ok(c) => c.launch_specs().next().cloned(),
                 Err(why) => {
                     let _ = writeln!(out, "# the original does not run cleanly on it: {why}");
-                    eprintln!("{}: kernel `{name}`: {why}", file.display());
+                    eprintln!("{}: kernel `{name}`: {why}", file.shown());
                     synthesized(&kernel, block).into_iter().next()
                 }
             },

@@ -1,5 +1,6 @@
 //! `copper parse`: list the functions of each file.
 
+use copper::shown::Shown;
 use std::path::PathBuf;
 
 use copper::cuda::ast::{FnKind, Function};
@@ -60,7 +61,7 @@ fn signature(f: &Function) -> String {
 
 fn print_text(parsed: &ParsedFile) {
     let src = &parsed.source;
-    let path = src.path.display();
+    let path = src.path.shown();
     if parsed.functions.is_empty() {
         println!("{path}: no kernels or device functions found");
     }
@@ -76,7 +77,7 @@ fn print_text(parsed: &ParsedFile) {
                 };
                 println!(
                     "{}:{line}:{col}: {}{template} {}{}",
-                    file.display(),
+                    file.shown(),
                     kind_word(func.kind),
                     signature(func),
                     if header { " (from a header)" } else { "" }

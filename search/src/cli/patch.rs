@@ -3,8 +3,10 @@
 //! relative to the current directory when every file is inside it, else to
 //! the root of the one git repository that holds them all, else to the
 //! deepest directory that holds them all, with a note saying where to apply
-//! it from.
+//! it from (the directory quoted for the shell). Names are bytes: a name
+//! that is not UTF-8 is kept as it is, for the diff header to quote.
 
+use copper::shown::shell_quote_path;
 use std::path::{Component, Path, PathBuf};
 
 /// The directory a patch applies from.
@@ -37,7 +39,7 @@ impl PatchBase {
             if repos.iter().all(|r| r.as_ref() == Some(repo)) {
                 let note = format!(
                     "paths in this patch are relative to {0}, the git repository that holds the files: apply it from there (`git -C {0} apply` or `patch -p1 -d {0}`)",
-                    repo.display()
+                    shell_quote_path(repo)
                 );
                 return PatchBase {
                     dir: repo.clone(),
@@ -48,7 +50,7 @@ impl PatchBase {
         let dir = common_ancestor(&files);
         let note = format!(
             "the files are neither all inside the current directory nor in one git repository: paths in this patch are relative to {0}; apply it with `patch -p1 -d {0}`",
-            dir.display()
+            shell_quote_path(&dir)
         );
         PatchBase {
             dir,
@@ -57,7 +59,7 @@ impl PatchBase {
     }
 
     /// `file`'s name in the patch: relative to the base, `/` separators.
-    pub fn name(&self, file: &Path) -> String {
+    pub fn name(&self, file: &Path) -> Vec<u8> {
         let absolute = file.canonicalize().unwrap_or_else(|_| {
             std::env::current_dir()
                 .and_then(|d| d.canonicalize())
@@ -92,14 +94,14 @@ fn common_ancestor(files: &[PathBuf]) -> PathBuf {
 }
 
 /// `rel` with `/` between its parts (no leading `/`).
-fn slashed(rel: &Path) -> String {
+fn slashed(rel: &Path) -> Vec<u8> {
     rel.components()
         .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().to_string()),
+            Component::Normal(s) => Some(s.as_encoded_bytes()),
             _ => None,
         })
         .collect::<Vec<_>>()
-        .join("/")
+        .join(&b'/')
 }
 
 #[cfg(test)]
@@ -112,7 +114,7 @@ mod tests {
         let file = here.join("Cargo.toml");
         let base = PatchBase::of([file.as_path()]);
         assert_eq!(base.note, None);
-        assert_eq!(base.name(&file), "Cargo.toml");
+        assert_eq!(base.name(&file), b"Cargo.toml");
     }
 
     #[test]
@@ -137,7 +139,7 @@ mod tests {
         assert_eq!(base.dir, dir.join("one"));
         assert_eq!(
             (base.name(&k1), base.name(&top)),
-            ("src/k.cu".into(), "top.cu".into())
+            (b"src/k.cu".to_vec(), b"top.cu".to_vec())
         );
         assert!(base.note.unwrap().contains("git -C"));
         // Two repositories, or a repository and a loose file: relative to
@@ -145,7 +147,7 @@ mod tests {
         for other in [&k2, &loose] {
             let base = PatchBase::of([k1.as_path(), other.as_path()]);
             assert_eq!(base.dir, dir);
-            assert_eq!(base.name(&k1), "one/src/k.cu");
+            assert_eq!(base.name(&k1), b"one/src/k.cu");
             assert!(base.note.unwrap().contains("patch -p1 -d"));
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -3,6 +3,7 @@
 
 use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
+use copper::shown::Shown;
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
@@ -80,7 +81,7 @@ fn error_row(path: &str, kernel: &str) -> Vec<String> {
 /// failed (every format but `github`, whose annotations carry them).
 pub fn errors(runs: &[FileRun]) {
     for f in runs {
-        let path = f.path.display();
+        let path = f.path.shown();
         if let Err(e) = &f.parsed {
             eprintln!("{e}");
             eprintln!("{path}: skipped: the file could not be read");
@@ -109,7 +110,7 @@ pub fn internal_errors(runs: &[FileRun]) -> bool {
             for e in k.result.iter().flat_map(|x| &x.internal_errors) {
                 eprintln!(
                     "{}:{}:{}: kernel {}: {e}",
-                    f.path.display(),
+                    f.path.shown(),
                     k.at.0,
                     k.at.1,
                     k.name
@@ -126,7 +127,7 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
     let base = patch_base(runs);
     let mut rows = Vec::new();
     for f in runs {
-        let path = f.path.display();
+        let path = f.path.shown();
         if f.parsed.is_err() {
             rows.push(error_row(&path.to_string(), "-"));
             continue;
@@ -310,7 +311,7 @@ fn print_bounds(x: &KernelResult) {
                     // Spans are the searched file's (the kernel's excerpt).
                     let source = &x.original.file.source;
                     let (l, c) = source.line_col(s.start);
-                    format!(" (at {}:{l}:{c})", source.path.display())
+                    format!(" (at {}:{l}:{c})", source.path.shown())
                 })
                 .unwrap_or_default();
             let line = format!("  no bound: {why}{at}");
@@ -423,7 +424,7 @@ fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
 /// One JSON object per kernel of a file (the `--report` lines).
 pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
     let metric = &r.metric;
-    let path = f.path.display().to_string();
+    let path = f.path.shown().to_string();
     let Ok(parsed) = &f.parsed else {
         return vec![
             json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err().map(ToString::to_string) }),
@@ -528,7 +529,7 @@ pub fn json(runs: &[FileRun], r: &Search, seconds: f64) {
     let diffs: Vec<Value> = runs
         .iter()
         .filter(|f| f.rewritten.is_some())
-        .map(|f| json!({ "file": f.path.display().to_string(), "diff": file_diff(f, &base) }))
+        .map(|f| json!({ "file": f.path.shown().to_string(), "diff": file_diff(f, &base) }))
         .collect();
     let doc = json!({ "kernels": kernels, "diffs": diffs, "seconds": seconds });
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -538,7 +539,7 @@ pub fn json(runs: &[FileRun], r: &Search, seconds: f64) {
 /// error per kernel or file that could not be read.
 pub fn github(runs: &[FileRun], r: &Search) {
     for f in runs {
-        let file = gh_property(&f.path.display().to_string());
+        let file = gh_property(&f.path.shown().to_string());
         if let Err(e) = &f.parsed {
             println!("::error file={file}::{}", gh_escape(&e.to_string()));
             continue;

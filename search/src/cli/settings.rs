@@ -6,6 +6,7 @@
 //! `parse`, `fmt` and `params` read only `copper.toml`'s preprocessing
 //! (`defines`, `include_dirs`, `instantiate`).
 
+use copper::shown::{escaped_controls, Shown};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -73,7 +74,7 @@ pub enum SettingsError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The `--hardware` file cannot be read.
-    #[error("{}: cannot read hardware file: {source}", path.display())]
+    #[error("{}: cannot read hardware file: {source}", path.shown())]
     HardwareRead {
         /// The file.
         path: PathBuf,
@@ -81,7 +82,7 @@ pub enum SettingsError {
         source: InputFileError,
     },
     /// The `--hardware` file is not a hardware model in TOML.
-    #[error("{}: invalid hardware file: {source}", path.display())]
+    #[error("{}: invalid hardware file: {source}", path.shown())]
     HardwareSyntax {
         /// The file.
         path: PathBuf,
@@ -89,7 +90,7 @@ pub enum SettingsError {
         source: toml::de::Error,
     },
     /// The `--hardware` file's values are out of range.
-    #[error("{}: {reason}", path.display())]
+    #[error("{}: {reason}", path.shown())]
     HardwareValues {
         /// The file.
         path: PathBuf,
@@ -97,7 +98,7 @@ pub enum SettingsError {
         reason: copper::cost::hardware::HardwareError,
     },
     /// The `--metrics-file` cannot be read.
-    #[error("{}: cannot read metrics file: {source}", path.display())]
+    #[error("{}: cannot read metrics file: {source}", path.shown())]
     MetricsRead {
         /// The file.
         path: PathBuf,
@@ -105,7 +106,7 @@ pub enum SettingsError {
         source: InputFileError,
     },
     /// The `--metrics-file` does not define metrics.
-    #[error("{}: {reason}", path.display())]
+    #[error("{}: {reason}", path.shown())]
     MetricsInvalid {
         /// The file.
         path: PathBuf,
@@ -290,6 +291,7 @@ fn merge_preprocess(
         defines: from_cfg.defines,
         include_dirs: pre.include_dirs.clone(),
         instantiate: from_cfg.instantiate,
+        refuse_outside: pre.no_outside_includes,
     };
     out.instantiate.extend(pre.instantiate.iter().cloned());
     out.defines.extend(pre.defines.iter().cloned());
@@ -361,10 +363,7 @@ fn search(
     let [block, grid] = launch(shape, &cfg)?;
     let nvcc = compiler(a, &cfg, cfg_path.as_deref());
     let preprocess = merge_preprocess(&a.pre, &cfg, cfg_path.as_deref())?;
-    let mut nvcc_flags: Vec<String> = match &a.nvcc_flags {
-        Some(f) => f.split_whitespace().map(str::to_string).collect(),
-        None => cfg.nvcc_flags.clone().unwrap_or_default(),
-    };
+    let mut nvcc_flags = compiler_flags(a, &cfg, cfg_path.as_deref());
     nvcc_flags.extend(preprocess.compiler_flags());
     let compiler = match nvcc {
         Some(program) => Some(Nvcc::new(&program, nvcc_flags)?),
@@ -433,12 +432,32 @@ fn compiler(a: &SearchArgs, cfg: &FileConfig, cfg_path: Option<&Path>) -> Option
             if let (Some(program), Some(path)) = (&cfg.nvcc, cfg_path) {
                 output::note(format!(
                     "{} asks to run `{}` as nvcc; not run: a copper.toml found by searching cannot name a program (give --nvcc to run it, or --config)",
-                    path.display(),
-                    program.display()
+                    path.shown(),
+                    program.shown()
                 ));
             }
             None
         }
+    }
+}
+
+/// The compiler's flags: `--nvcc-flags`, else the configuration's
+/// `nvcc_flags` when it was given with `--config`. Those of a
+/// `copper.toml` found by searching are not passed even when `--nvcc` is
+/// given (`-ccbin PROGRAM` makes nvcc run a program); a note says so.
+fn compiler_flags(a: &SearchArgs, cfg: &FileConfig, cfg_path: Option<&Path>) -> Vec<String> {
+    match (&a.nvcc_flags, &cfg.nvcc_flags, cfg_path) {
+        (Some(f), _, _) => f.split_whitespace().map(str::to_string).collect(),
+        (None, Some(flags), _) if a.config.is_some() => flags.clone(),
+        (None, Some(flags), Some(path)) if a.nvcc.is_some() => {
+            output::note(format!(
+                "{} asks to pass `{}` to nvcc; not passed: the flags of a copper.toml found by searching could make nvcc run a program (give them with --nvcc-flags, or the file with --config)",
+                path.shown(),
+                escaped_controls(&flags.join(" "))
+            ));
+            Vec::new()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `copper simulate`: run kernels under the cost semantics.
 
+use copper::shown::Shown;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -86,7 +87,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
             &params_path,
             format!(
                 "no kernel of {} has a [kernel.NAME] table in this parameter file",
-                a.file.display()
+                a.file.shown()
             ),
         );
     }
@@ -215,7 +216,7 @@ fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
     };
     let rw = if s.is_write { "write" } else { "read" };
     (
-        format!("{}:{line}:{col}", parsed.source.path.display()),
+        format!("{}:{line}:{col}", parsed.source.path.shown()),
         format!("{text} ({space} {rw})"),
     )
 }

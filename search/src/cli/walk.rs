@@ -1,9 +1,11 @@
 //! The source files a batch command reads: files as given, directories
 //! searched for `.cu` and `.cuh` files the way ripgrep and ruff search
 //! (`.gitignore`, `.ignore` and hidden directories respected unless
-//! `--no-ignore`), following symbolic links without looping, each file
-//! once, and never opening what is not a regular file.
+//! `--no-ignore`), following symbolic links without looping (or, with
+//! `--no-follow`, skipping them), each file once, and never opening what
+//! is not a regular file.
 
+use copper::shown::Shown;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,7 +31,7 @@ pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 #[non_exhaustive]
 pub enum WalkError {
     /// A path that cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", path.shown())]
     Missing {
         /// The path.
         path: PathBuf,
@@ -39,7 +41,7 @@ pub enum WalkError {
     /// A directory without a source file.
     #[error(
         "{}: no .cu or .cuh files in this directory{}",
-        dir.display(),
+        dir.shown(),
         if *no_ignore { "" } else { " (ignored files and hidden directories are skipped; --no-ignore searches them)" }
     )]
     Empty {
@@ -50,9 +52,10 @@ pub enum WalkError {
     },
 }
 
-/// The source files named by `paths`. A path that does not exist, or a
+/// The source files named by `paths`, following the links in the
+/// directories searched when `follow`. A path that does not exist, or a
 /// directory without a source file, is an error.
-pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, WalkError> {
+pub fn collect_files(paths: &[PathBuf], no_ignore: bool, follow: bool) -> Result<Found, WalkError> {
     let mut found = Found::default();
     let mut seen = HashSet::new();
     for p in paths {
@@ -68,7 +71,7 @@ pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, WalkEr
             continue;
         }
         let before = found.files.len();
-        walk(p, no_ignore, &mut seen, &mut found);
+        walk(p, no_ignore, follow, &mut seen, &mut found);
         if found.files.len() == before {
             return Err(WalkError::Empty {
                 dir: p.clone(),
@@ -78,6 +81,16 @@ pub fn collect_files(paths: &[PathBuf], no_ignore: bool) -> Result<Found, WalkEr
     }
     found.files.sort();
     Ok(found)
+}
+
+/// The file `path` resolves to, when it lies outside every one of
+/// `roots` (a link led there).
+pub fn outside_roots(path: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
+    let target = std::fs::canonicalize(path).ok()?;
+    let inside = roots
+        .iter()
+        .any(|r| std::fs::canonicalize(r).is_ok_and(|r| target.starts_with(&r) || target == r));
+    (!inside).then_some(target)
 }
 
 /// A file's device and inode (the same file through two links is one).
@@ -102,14 +115,20 @@ fn path_identity(p: &Path) -> (u64, u64) {
     (u64::MAX, h.finish())
 }
 
-fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut Found) {
+fn walk(
+    dir: &Path,
+    no_ignore: bool,
+    follow: bool,
+    seen: &mut HashSet<(u64, u64)>,
+    found: &mut Found,
+) {
     let ignores = Arc::new(Ignores::new(dir));
     let mut builder = ignore::WalkBuilder::new(dir);
     // The crate's own reading of ignore files is off: copper reads them.
     builder
         .standard_filters(false)
         .hidden(!no_ignore)
-        .follow_links(true)
+        .follow_links(follow)
         .sort_by_file_name(|a, b| a.cmp(b));
     if !no_ignore {
         let ignores = ignores.clone();
@@ -130,6 +149,13 @@ fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut
         if entry.file_type().is_some_and(|t| t.is_dir()) {
             continue;
         }
+        if !follow && entry.path_is_symlink() {
+            found.notes.push(format!(
+                "{}: skipped: a symbolic link (--no-follow)",
+                path.shown()
+            ));
+            continue;
+        }
         if !path
             .extension()
             .is_some_and(|x| EXTENSIONS.iter().any(|e| x == *e))
@@ -145,11 +171,9 @@ fn walk(dir: &Path, no_ignore: bool, seen: &mut HashSet<(u64, u64)>, found: &mut
             }
             Ok(_) => found.notes.push(format!(
                 "{}: skipped: not a regular file (a FIFO, socket or device)",
-                path.display()
+                path.shown()
             )),
-            Err(e) => found
-                .notes
-                .push(format!("{}: skipped: {e}", path.display())),
+            Err(e) => found.notes.push(format!("{}: skipped: {e}", path.shown())),
         }
     }
     found.notes.extend(ignores.take_notes());

@@ -2,6 +2,7 @@
 //! and why it gets no read-only suggestion; each `Display` is the reason
 //! users see.
 
+use copper::shown::Shown;
 use std::path::PathBuf;
 
 use copper_transforms::check::CheckError;
@@ -34,8 +35,8 @@ pub enum Unchecked {
     /// The original does not run cleanly on enough test launches.
     #[error(
         "{source}; to check it, write the launch it runs on: `copper params {} > {}` and edit it{}",
-        path.display(),
-        path.with_extension("toml").display(),
+        path.shown(),
+        path.with_extension("toml").shown(),
         if *with_params { "" } else { ", or give `--block X,Y`" }
     )]
     Original {

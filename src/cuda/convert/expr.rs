@@ -224,6 +224,16 @@ impl Converter<'_> {
             let piece = text.get(a..b)?;
             a += piece.len() - piece.trim_start().len();
             b -= piece.len() - piece.trim_end().len();
+            // Peeling parentheses below only steps over `(`, `)` and
+            // space: a node with anything else between it and the ends of
+            // the expansion is not the expansion (checked first, so that
+            // each node of a huge expansion is not peeled to the bottom).
+            let wraps = |gap: Option<&str>, paren: char| {
+                gap.is_some_and(|g| g.chars().all(|c| c == paren || c.is_whitespace()))
+            };
+            if !(wraps(text.get(a..start), '(') && wraps(text.get(end..b), ')')) {
+                return None;
+            }
             loop {
                 if a == start && b == end {
                     return Some(m.invocation.clone());

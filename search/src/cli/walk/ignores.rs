@@ -8,6 +8,7 @@
 //! [`MAX_IGNORE_PATTERNS`] patterns (compiled patterns cost kilobytes
 //! each); the rest of a larger one is left out, with a note.
 
+use copper::shown::Shown;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -118,7 +119,7 @@ impl Ignores {
         self.notes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(format!("{}: {what}", shown.display()));
+            .push(format!("{}: {what}", shown.shown()));
     }
 }
 
