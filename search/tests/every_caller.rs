@@ -60,11 +60,17 @@ fn cu_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn settings(metrics: &[Metric]) -> Settings {
+/// The search's settings with the built-in metrics, ranked by `wsteps`.
+fn settings() -> Settings {
+    let metrics: Vec<Metric> = BUILTIN_METRICS
+        .iter()
+        .filter_map(|m| Metric::builtin(m))
+        .collect();
+    let rank_metric = metrics.iter().position(|m| m.name == "wsteps").unwrap();
     Settings {
         config: Config::default(),
-        metrics: metrics.to_vec(),
-        rank_metric: metrics.iter().position(|m| m.name == "wsteps").unwrap(),
+        metrics,
+        rank_metric,
         ranking: Ranking::Heuristic {
             epsilon: DEFAULT_EPSILON,
         },
@@ -90,11 +96,7 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
         .ok()
         .and_then(|n| n.parse().ok());
     files.truncate(limit.unwrap_or(usize::MAX));
-    let metrics: Vec<Metric> = BUILTIN_METRICS
-        .iter()
-        .filter_map(|m| Metric::builtin(m))
-        .collect();
-    let settings = settings(&metrics);
+    let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = files
         .par_iter()
@@ -139,11 +141,7 @@ fn rewrites_of_generated_kernels_are_right_for_every_block() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(24);
-    let metrics: Vec<Metric> = BUILTIN_METRICS
-        .iter()
-        .filter_map(|m| Metric::builtin(m))
-        .collect();
-    let settings = settings(&metrics);
+    let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
         .into_par_iter()
