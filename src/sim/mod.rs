@@ -13,7 +13,7 @@ pub mod size_expr;
 pub mod test_launch;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -703,12 +703,25 @@ pub fn simulate_owned(
         split_warps: opts.split_warps && !kernel.lockstep_only(),
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
-    let run = |b: &[u64; 3]| run_block(&ctx, *b, &opts.metrics);
-    let outcomes: Vec<Result<BlockOutcome, SimError>> =
+    // Once a block fails, the blocks after it are not run (their results
+    // are not used): the launch's error is the first failing block's,
+    // whichever order parallel blocks finish in.
+    let first_failed = AtomicUsize::new(usize::MAX);
+    let run = |(i, b): (usize, &[u64; 3])| {
+        if i > first_failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let outcome = run_block(&ctx, *b, &opts.metrics);
+        if outcome.is_err() {
+            first_failed.fetch_min(i, Ordering::Relaxed);
+        }
+        Some(outcome)
+    };
+    let outcomes: Vec<Option<Result<BlockOutcome, SimError>>> =
         if has_global_atomics(kernel) || opts.detect_races {
-            block_ids.iter().map(run).collect()
+            block_ids.iter().enumerate().map(run).collect()
         } else {
-            block_ids.par_iter().map(run).collect()
+            block_ids.par_iter().enumerate().map(run).collect()
         };
     let mut metrics: Vec<MetricResult> = opts
         .metrics
@@ -724,7 +737,7 @@ pub fn simulate_owned(
     let mut sites = vec![SiteStats::default(); kernel.sites.len()];
     let mut accessed = vec![0u64; kernel.arrays.len()];
     let (mut warps, mut instructions) = (0, 0);
-    for o in outcomes {
+    for o in outcomes.into_iter().flatten() {
         let o = o?;
         for (r, (max_warp, total, work, span)) in metrics.iter_mut().zip(o.per_metric) {
             r.max_warp = r.max_warp.max(max_warp);
