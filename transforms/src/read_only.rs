@@ -125,8 +125,9 @@ fn bound_to_mutable_reference(f: &Function, name: &str) -> bool {
 }
 
 /// Why the read-only parameters (by position) cannot alias the written
-/// ones, from the file's launches or the parameter file; `Err` says why
-/// copper cannot tell, or where they alias.
+/// ones (a parameter in both lists is not compared with itself), from the
+/// file's launches or the parameter file; `Err` says why copper cannot
+/// tell, or where they alias.
 pub(crate) fn no_alias(
     file: &ParsedFile,
     f: &Function,
@@ -149,7 +150,10 @@ pub(crate) fn no_alias(
             continue;
         };
         for &r in read_only {
-            if let Some(&w) = written.iter().find(|&&w| args[w].text == args[r].text) {
+            if let Some(&w) = written
+                .iter()
+                .find(|&&w| w != r && args[w].text == args[r].text)
+            {
                 return Err(Refusal::Aliased {
                     line: l.line,
                     arg: args[r].text.clone(),
