@@ -30,10 +30,12 @@ use crate::nvcc::{CompileError, Nvcc};
 use crate::rank::{compare, Comparison, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
+use lazy::LazyChecker;
 
 mod cache;
 mod errors;
 mod instances;
+mod lazy;
 
 pub use cache::Cache;
 pub use errors::{ReadOnlyError, SearchError, Unchecked};
@@ -181,8 +183,10 @@ pub struct KernelResult {
     pub applied: Vec<Applied>,
     /// Every transform's turn, round by round.
     pub steps: Vec<Step>,
-    /// Launches every candidate was checked on, or why none could be.
-    pub checked_on: Result<usize, Unchecked>,
+    /// Launches every candidate was checked on, or why none could be;
+    /// `None` when no candidate beat the incumbent's bound, so none needed
+    /// a check (and the original was not simulated).
+    pub checked_on: Option<Result<usize, Unchecked>>,
     /// Why copper does not rewrite this kernel at all (an `#include` or
     /// `#if` branches inside it, its text in a header): it is left
     /// unchanged on purpose, not for want of a check.
@@ -249,7 +253,7 @@ impl KernelResult {
         if self.improved() || self.not_rewritten.is_some() {
             return None;
         }
-        if let Err(why) = &self.checked_on {
+        if let Some(Err(why)) = &self.checked_on {
             return Some(why.to_string());
         }
         self.steps
@@ -331,46 +335,48 @@ pub fn optimize_target(
         _ => None,
     });
     let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
-    let mut internal_errors = Vec::new();
+    // The original is simulated on the test launches when the first
+    // candidate that beats the incumbent needs its check.
+    let measured = Arc::clone(&original);
     let checker = match &refusal {
-        Some(why) => Err(Unchecked::NotRewritten(why.clone())),
-        None => Checker::measuring(
-            file,
-            name,
-            plan.spec.as_ref(),
-            plan.block,
-            Some(deadline),
-            config.hw,
-            settings.metrics.clone(),
-        )
-        .map_err(|source| match past(deadline, &config) {
-            Some(late) => Unchecked::Late(late),
-            None => Unchecked::Original {
-                source,
-                path: file.source.path.clone(),
-                with_params: spec.is_some(),
-            },
-        })
-        .and_then(|c| match self_check(&original, c.runs(), &config).first() {
-            // Nothing the search measures against this analysis can be
-            // trusted: every candidate is left unchecked.
-            Some(why) => {
-                internal_errors.push(why.clone());
-                Err(Unchecked::SelfCheck(why.clone()))
-            }
-            None => Ok(c),
+        Some(why) => LazyChecker::known(Err(Unchecked::NotRewritten(why.clone()))),
+        None => LazyChecker::new(|| {
+            Checker::measuring(
+                file,
+                name,
+                plan.spec.as_ref(),
+                plan.block,
+                Some(deadline),
+                config.hw,
+                settings.metrics.clone(),
+            )
+            .map_err(|source| match past(deadline, &config) {
+                Some(late) => Unchecked::Late(late),
+                None => Unchecked::Original {
+                    source,
+                    path: file.source.path.clone(),
+                    with_params: spec.is_some(),
+                },
+            })
+            .and_then(|c| match self_check(&measured, c.runs(), &config).first() {
+                // Nothing the search measures against this analysis can
+                // be trusted: every candidate is left unchecked.
+                Some(why) => Err(Unchecked::SelfCheck(why.clone())),
+                None => Ok(c),
+            })
         }),
     };
     // The template's other instantiations, each with its checker and its
-    // best version so far.
-    let (checker, siblings, mut others_best) = match (checker, others) {
-        (Ok(c), Ok(others)) if instantiation && !others.is_empty() => {
+    // best version so far: every rewrite of a template is checked for
+    // them, so they are simulated up front.
+    let (siblings, mut others_best) = match others {
+        Ok(others) if instantiation && !others.is_empty() && checker.get().is_ok() => {
             match instances::prepare(file, others, settings, cache, deadline) {
-                Ok((s, best)) => (Ok(c), s, best),
-                Err(why) => (Err(why), Vec::new(), Vec::new()),
+                Ok((s, best)) => (Ok(s), best),
+                Err(why) => (Err(why), Vec::new()),
             }
         }
-        (c, _) => (c, Vec::new(), Vec::new()),
+        _ => (Ok(Vec::new()), Vec::new()),
     };
     let original_compiles = match &settings.compiler {
         Some(nvcc) => nvcc.compile(&file.source.text, &file.source.path),
@@ -391,7 +397,7 @@ pub fn optimize_target(
         deadline,
         settings,
         cache,
-        internal_errors: Mutex::new(internal_errors),
+        internal_errors: Mutex::new(Vec::new()),
     };
     let mut incumbent = original.clone();
     let mut applied = Vec::new();
@@ -468,7 +474,7 @@ pub fn optimize_target(
                 (original.clone(), Vec::new())
             }
         };
-    let internal_errors = env
+    let mut internal_errors = env
         .internal_errors
         .lock()
         .map(|mut e| std::mem::take(&mut *e))
@@ -477,15 +483,22 @@ pub fn optimize_target(
         .compiler
         .as_ref()
         .map(|_| env.original_compiles.clone());
-    let read_only = suggest_read_only(file, &incumbent, spec, &checker, refusal.is_some());
+    let read_only = suggest_read_only(file, &incumbent, spec, &env, refusal.is_some());
     let applied_any = !applied.is_empty();
+    let checked_on = match siblings {
+        Err(why) => Some(Err(why)),
+        Ok(_) => checker.into_built().map(|c| c.map(|c| c.launches())),
+    };
+    if let Some(Err(Unchecked::SelfCheck(why))) = &checked_on {
+        internal_errors.insert(0, why.clone());
+    }
     Ok(KernelResult {
         name: name.to_string(),
         original,
         best: incumbent,
         applied,
         steps,
-        checked_on: checker.map(|c| c.launches()),
+        checked_on,
         not_rewritten: refusal,
         assumptions: plan.assumptions,
         assumed: spec.is_none() || plan.scaled,
@@ -572,7 +585,7 @@ fn guarded(
         ));
     }
     let function = block_guard::guarded(&original.function, &best.function, block);
-    let checker = env.checker.as_ref().map_err(|e| refused(e.to_string()))?;
+    let checker = env.checker().map_err(|e| refused(e.to_string()))?;
     let (file, kernel) =
         materialize(&original.file, &function).map_err(|e| refused(e.to_string()))?;
     checker
@@ -629,7 +642,7 @@ fn suggest_read_only(
     file: &ParsedFile,
     best: &Analyzed,
     spec: Option<&LaunchSpec>,
-    checker: &Result<Checker, Unchecked>,
+    env: &Env,
     refused: bool,
 ) -> Option<Result<Suggestion, ReadOnlyError>> {
     if refused || best.function.template.is_some() {
@@ -637,7 +650,7 @@ fn suggest_read_only(
     }
     let s = read_only::suggest(file, &best.function, spec).transpose()?;
     Some(s.map_err(ReadOnlyError::Refused).and_then(|s| {
-        match checker {
+        match env.checker() {
             Ok(c) => materialize(&best.file, &s.function)
                 .and_then(|(_, k)| c.check_kernel(&k, best.lineage.terms()))
                 .map(|_| s)
@@ -658,10 +671,12 @@ struct Env<'a> {
     /// Whether the original kernel's results are independent of the block
     /// size (`004_…`), so that a rewrite fixing it should say so.
     block_size_independent: bool,
-    checker: &'a Result<Checker, Unchecked>,
+    /// The original simulated on its test launches, once a candidate
+    /// needs it ([`Env::checker`]).
+    checker: &'a LazyChecker<'a>,
     /// The other instantiations of the kernel's template, which every
-    /// rewrite must also be checked for.
-    siblings: &'a [instances::Sibling],
+    /// rewrite must also be checked for, or why they cannot be.
+    siblings: &'a Result<Vec<instances::Sibling>, Unchecked>,
     /// Whether the file as written compiles with `settings.compiler`
     /// (`Ok` when there is none).
     original_compiles: Result<(), CompileError>,
@@ -672,6 +687,16 @@ struct Env<'a> {
     cache: &'a Cache,
     /// The self-check's findings so far ([`KernelResult::internal_errors`]).
     internal_errors: Mutex<Vec<String>>,
+}
+
+impl Env<'_> {
+    /// The checker of candidates (built when first asked for), or why
+    /// none can be checked: the original does not run cleanly, or another
+    /// instantiation of its template cannot be checked.
+    fn checker(&self) -> Result<&Checker, &Unchecked> {
+        self.siblings.as_ref()?;
+        self.checker.get().as_ref()
+    }
 }
 
 /// Why a candidate could not be checked, when the search is past its
@@ -714,7 +739,9 @@ fn step(
             let swapped = incumbent.lineage.relaunch.is_some() || c.relaunch.is_some();
             let mut description = c.description;
             let instances = checked.map_or_else(Vec::new, |x| {
-                description.push_str(&format!("; {}", x.note));
+                for note in x.notes {
+                    description.push_str(&format!("; {note}"));
+                }
                 x.analyses
             });
             if c.fixes_block_size {
@@ -763,9 +790,10 @@ fn launched(config: &Config, swapped: bool) -> Config {
     }
 }
 
-/// Checks, analyzes and compares one candidate (for a template, also for
-/// its other instantiations, whose best versions are `others`, when it
-/// improves this one).
+/// Analyzes one candidate and compares it with the incumbent; a candidate
+/// that beats it is then checked against the original (for a template,
+/// also for its other instantiations, whose best versions are `others`).
+/// A candidate that loses on its bound is never simulated.
 fn evaluate(
     candidate: &Candidate,
     incumbent: &Analyzed,
@@ -789,28 +817,14 @@ fn evaluate(
         ..version_config
     };
     let unchecked = || past(env.deadline, env.config).map(Verdict::Unchecked);
-    let checker = match env.checker {
-        Ok(c) => c,
-        Err(why) => return (Verdict::Unchecked(why.to_string()), None, None),
-    };
     let (file, kernel) = match materialize(&incumbent.file, &candidate.function) {
         Ok(x) => x,
         Err(why) => return (Verdict::Failed(why.to_string()), None, None),
     };
-    let runs = match checker.check_kernel(&kernel, lineage.terms()) {
-        Ok(runs) => runs,
-        Err(why) => {
-            return (
-                unchecked().unwrap_or(Verdict::Failed(why.to_string())),
-                None,
-                None,
-            )
-        }
-    };
     let analyzed = match cache.analyze(
         file,
         &candidate.function.name,
-        Some(kernel),
+        Some(kernel.clone()),
         config,
         &settings.metrics,
         lineage,
@@ -818,20 +832,12 @@ fn evaluate(
         Ok(a) => a,
         Err(why) => return (Verdict::Failed(why.to_string()), None, None),
     };
-    let wrong = self_check(&analyzed, &runs, &version_config);
-    if let Some(why) = wrong.first() {
-        if let Ok(mut found) = env.internal_errors.lock() {
-            found.extend(wrong.iter().cloned());
-        }
-        return (Verdict::Unchecked(why.clone()), Some(analyzed), None);
-    }
     let m = settings.rank_metric;
     if matches!(analyzed.bounds[m].work, Outcome::NoBound(..)) {
         if let Some(v) = unchecked() {
             return (v, Some(analyzed), None);
         }
     }
-    let mut checked = None;
     let (new, old) = (&analyzed.bounds[m].work, &incumbent.bounds[m].work);
     let comparison = match (compare(&settings.ranking, new, old), &candidate.repairs) {
         // A repair the cost model cannot see is worth a bound no worse.
@@ -842,33 +848,87 @@ fn evaluate(
         }
         (c, _) => c,
     };
-    let verdict = match comparison {
-        Comparison::Better(why) => {
-            let this = (candidate.function.name.as_str(), checker.launches());
-            let siblings = match env.siblings {
-                [] => Ok(None),
-                s => instances::check(
-                    &analyzed.file,
-                    this,
-                    s,
-                    others,
-                    &analyzed.lineage,
-                    settings,
-                    cache,
-                )
-                .map(Some),
-            };
-            match siblings.and_then(|c| compiles(&analyzed, env).map(|()| c)) {
-                Ok(c) => {
-                    checked = c;
-                    Verdict::Chosen(why)
-                }
-                Err(e) => e,
-            }
-        }
-        Comparison::NotBetter(why) => Verdict::NotBetter(why),
+    let why = match comparison {
+        Comparison::Better(why) => why,
+        Comparison::NotBetter(why) => return (Verdict::NotBetter(why), Some(analyzed), None),
     };
-    (verdict, Some(analyzed), checked)
+    let checker = match env.checker() {
+        Ok(c) => c,
+        Err(why) => return (Verdict::Unchecked(why.to_string()), Some(analyzed), None),
+    };
+    let runs = match checker.check_kernel(&kernel, analyzed.lineage.terms()) {
+        Ok(runs) => runs,
+        Err(why) => {
+            let verdict = unchecked().unwrap_or(Verdict::Failed(why.to_string()));
+            return (verdict, Some(analyzed), None);
+        }
+    };
+    let wrong = self_check(&analyzed, &runs, &version_config);
+    if let Some(why) = wrong.first() {
+        if let Ok(mut found) = env.internal_errors.lock() {
+            found.extend(wrong.iter().cloned());
+        }
+        return (Verdict::Unchecked(why.clone()), Some(analyzed), None);
+    }
+    let aliased = promise_worth(candidate, &kernel, &analyzed, checker);
+    let this = (candidate.function.name.as_str(), checker.launches());
+    let siblings = match env.siblings {
+        Ok(s) if s.is_empty() => Ok(aliased.map(|note| instances::Checked {
+            analyses: Vec::new(),
+            notes: vec![note],
+        })),
+        Ok(s) => instances::check(
+            &analyzed.file,
+            this,
+            s,
+            others,
+            &analyzed.lineage,
+            settings,
+            cache,
+        )
+        .map(|mut c| {
+            c.notes.extend(aliased);
+            Some(c)
+        }),
+        Err(why) => Err(Verdict::Unchecked(why.to_string())),
+    };
+    match siblings.and_then(|c| compiles(&analyzed, env).map(|()| c)) {
+        Ok(checked) => (Verdict::Chosen(why), Some(analyzed), checked),
+        Err(e) => (e, Some(analyzed), None),
+    }
+}
+
+/// What the promise that some pointer parameters do not overlap is
+/// worth, for a candidate that makes one: it and the original run with
+/// each promised pair passed one array ([`Checker::aliased`]).
+fn promise_worth(
+    candidate: &Candidate,
+    kernel: &Kernel,
+    analyzed: &Analyzed,
+    checker: &Checker,
+) -> Option<String> {
+    // A pair either way round is one promise.
+    let mut pairs: Vec<(String, String)> = (candidate.promised_apart.iter())
+        .map(|(r, w)| match r < w {
+            true => (r.clone(), w.clone()),
+            false => (w.clone(), r.clone()),
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    if pairs.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = pairs
+        .iter()
+        .map(|(r, w)| format!("`{r}` and `{w}`"))
+        .collect();
+    let runs = checker.aliased(kernel, &pairs, &analyzed.lineage.terms());
+    Some(format!(
+        "passed one array for {}, {}",
+        named.join(", "),
+        runs.said()
+    ))
 }
 
 /// The bounds of `version` compared with every simulation of it in `runs`

@@ -386,6 +386,63 @@ fn an_analysis_over_budget_is_reported() {
     );
 }
 
+/// The original is simulated only when a candidate beats its bound: a
+/// kernel whose candidates all lose (or that has none) is never run, and
+/// says so; one that improves was checked on its launches.
+#[test]
+fn the_original_is_simulated_only_when_a_candidate_needs_a_check() {
+    let dir = workspace("lazy", &["addSub0.cu"]);
+    // Nothing to rewrite, and no array read that the read-only data path
+    // suggestion (which needs a check) would take.
+    std::fs::write(
+        dir.join("fill.cu"),
+        "__global__ void fill(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 1.0f;\n    }\n}\n",
+    )
+    .unwrap();
+    let o = copper_in(&dir, &["optimize", "fill.cu", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in doc["kernels"].as_array().unwrap() {
+        assert_eq!(k["status"], "unchanged", "{k}");
+        assert!(k["checked_launches"].is_null(), "{k}");
+        assert!(k["check_error"].is_null(), "{k}");
+    }
+    let o = copper_in(&dir, &["optimize", "fill.cu"]);
+    assert!(
+        text(&o).contains("no candidate beat the original's bound, so none was simulated"),
+        "{}",
+        text(&o)
+    );
+    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let k = &doc["kernels"][0];
+    assert_eq!(k["status"], "improved", "{k}");
+    assert!(k["checked_launches"].as_u64().unwrap() >= 3, "{k}");
+}
+
+/// A rewrite that promises two pointers do not overlap is also run, with
+/// the original, with both passed one array, and its description says
+/// what that showed: here hoisting `a[i]` out of a loop that adds it to
+/// `c[i]` gives other results when `c` is `a`.
+#[test]
+fn what_a_no_overlap_promise_is_worth_is_simulated_and_said() {
+    let dir = workspace("aliased", &[]);
+    std::fs::write(
+        dir.join("grow.cu"),
+        "__global__ void grow(float *a, float *c, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int j = 0; j < n; j++) {\n        c[i] += a[i];\n    }\n}\n",
+    )
+    .unwrap();
+    let o = copper_in(
+        &dir,
+        &["optimize", "grow.cu", "--transform", "load-hoisting"],
+    );
+    let t = text(&o);
+    assert!(t.contains("declares `a` and `c` `__restrict__`"), "{t}");
+    assert!(
+        t.contains("passed one array for `a` and `c`, the rewrite's results differ from the original's on 7 of 7 test launches"),
+        "{t}"
+    );
+}
+
 /// A kernel whose candidates cannot be checked (no launch of the original
 /// runs cleanly: here every launch reads past `a`'s end) is `unchecked`,
 /// never `unchanged`, in the text, the summary, JSON, GitHub and SARIF.

@@ -8,6 +8,7 @@
 //! names the scope it leaves. Device functions are inlined. Every IR node
 //! keeps the file span it came from.
 
+pub mod alias;
 pub mod float16;
 pub mod half;
 pub mod lower;

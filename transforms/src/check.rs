@@ -26,6 +26,9 @@ use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, InputError, SimOp
 
 use crate::Candidate;
 
+mod aliased;
+pub use aliased::AliasedRuns;
+
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
 
@@ -115,6 +118,8 @@ pub enum CheckError {
 /// Checks candidates of one kernel against the original.
 pub struct Checker {
     file: ParsedFile,
+    /// The original kernel, lowered.
+    original: Kernel,
     /// Launches the original runs cleanly on, with its results.
     launches: Vec<Run>,
     /// How every simulation runs: hardware, metrics, step budget, race
@@ -265,6 +270,7 @@ impl Checker {
         let split = split_launch(&kernel, &launches, &options);
         Ok(Checker {
             file: file.clone(),
+            original: kernel,
             launches,
             options,
             split,

@@ -120,6 +120,11 @@ pub struct Candidate {
     /// lanes): such a candidate is chosen when its bound is not worse than
     /// the incumbent's, and this says why.
     pub repairs: Option<String>,
+    /// The pairs of pointer parameters (read, written) the rewrite
+    /// promises do not overlap ([`overlap`]): the search also runs it and
+    /// the original with each pair passed one array
+    /// ([`check::Checker::aliased`]) and says what that shows.
+    pub promised_apart: Vec<(String, String)>,
 }
 
 impl Candidate {
@@ -137,6 +142,7 @@ impl Candidate {
             covers: None,
             repairs: None,
             assumes: Vec::new(),
+            promised_apart: Vec::new(),
         }
     }
 }

@@ -21,6 +21,8 @@ use crate::{Candidate, Context, Proposals, Refusal, Skip};
 pub struct Promise {
     /// Parameters (by position) the rewrite declares `__restrict__`.
     pub restrict: Vec<usize>,
+    /// The pairs (read, written) of parameter names it is about.
+    pub pairs: Vec<(String, String)>,
     /// What callers must do, for people.
     pub said: String,
 }
@@ -76,6 +78,10 @@ pub fn needed(cx: &Context, pairs: &[(String, String)]) -> Result<Option<Promise
             "declares {listed} `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: {why})"
         ),
         restrict,
+        pairs: open
+            .iter()
+            .map(|&(r, w)| (f.params[r].name.clone(), f.params[w].name.clone()))
+            .collect(),
     }))
 }
 
@@ -120,4 +126,5 @@ pub fn keep(c: &mut Candidate, promise: Promise) {
     }
     c.description.push_str(&format!("; {}", promise.said));
     c.assumes.push(promise.said);
+    c.promised_apart.extend(promise.pairs);
 }

@@ -142,8 +142,11 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
                 }
             };
             let mut checked = match &x.checked_on {
-                Ok(n) => format!("every candidate checked on {n} launches against the original"),
-                Err(e) => format!("no candidate could be checked: {e}"),
+                Some(Ok(n)) => {
+                    format!("every candidate checked on {n} launches against the original")
+                }
+                Some(Err(e)) => format!("no candidate could be checked: {e}"),
+                None => "no candidate beat the original's bound, so none was simulated".into(),
             };
             match &x.compiled {
                 Some(Ok(())) => checked.push_str("; improving candidates compiled with nvcc"),
@@ -486,11 +489,11 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                             "kernel_after": copper::cuda::print::function(&s.function),
                         }))
                         .collect::<Vec<_>>());
-                    o["checked_launches"] = json!(x.checked_on.as_ref().ok());
+                    o["checked_launches"] = json!(x.checked_on.as_ref().and_then(|c| c.as_ref().ok()));
                     o["check_error"] = json!(x
                         .checked_on
                         .as_ref()
-                        .err()
+                        .and_then(|c| c.as_ref().err())
                         .filter(|_| x.not_rewritten.is_none())
                         .map(ToString::to_string));
                     o["not_rewritten"] = json!(x.not_rewritten);

@@ -114,8 +114,9 @@ pub(super) fn prepare(
 pub(super) struct Checked {
     /// Its analysis for each, in the order of the siblings.
     pub analyses: Vec<Arc<Analyzed>>,
-    /// For the description: the instantiations it was checked for.
-    pub note: String,
+    /// For the description: the instantiations it was checked for, and
+    /// what running it with promised-apart arrays aliased showed.
+    pub notes: Vec<String>,
 }
 
 /// Checks a candidate, which makes `file` (the file with it), for each
@@ -182,10 +183,10 @@ pub(super) fn check(
     }
     Ok(Checked {
         analyses,
-        note: format!(
+        notes: vec![format!(
             "the template's rewrite checked for every instantiation: {}",
             checked.join(", ")
-        ),
+        )],
     })
 }
 

@@ -1,0 +1,62 @@
+//! The checker of a search's kernel, built when a candidate first needs a
+//! check: the original is simulated on its test launches once, and only
+//! when some candidate beats the incumbent on its bound (a search whose
+//! candidates all lose, or that has none, simulates nothing).
+
+use std::sync::OnceLock;
+
+use copper_transforms::check::Checker;
+
+use super::Unchecked;
+
+/// How a checker is built: the original simulated on its test launches,
+/// its bounds compared with every run.
+type Build<'a> = Box<dyn Fn() -> Result<Checker, Unchecked> + Send + Sync + 'a>;
+
+/// A checker built on first use, by whichever candidate asks first (the
+/// others wait for it).
+pub(super) struct LazyChecker<'a> {
+    cell: OnceLock<Result<Checker, Unchecked>>,
+    build: Build<'a>,
+}
+
+impl<'a> LazyChecker<'a> {
+    /// A checker that `build` makes when first asked for.
+    pub fn new(build: impl Fn() -> Result<Checker, Unchecked> + Send + Sync + 'a) -> Self {
+        LazyChecker {
+            cell: OnceLock::new(),
+            build: Box::new(build),
+        }
+    }
+
+    /// A checker known already (why there is none, for a kernel copper
+    /// does not rewrite).
+    pub fn known(checker: Result<Checker, Unchecked>) -> Self {
+        let cell = OnceLock::new();
+        // A fresh cell takes its first value.
+        let _ = cell.set(checker);
+        LazyChecker {
+            cell,
+            build: Box::new(unreachable_build),
+        }
+    }
+
+    /// The checker, built now if no one asked before.
+    pub fn get(&self) -> &Result<Checker, Unchecked> {
+        self.cell.get_or_init(|| (self.build)())
+    }
+
+    /// The checker, when some candidate needed it (`None`: none did, and
+    /// the original was never simulated).
+    pub fn into_built(self) -> Option<Result<Checker, Unchecked>> {
+        self.cell.into_inner()
+    }
+}
+
+/// The build of a checker given up front: its cell is set, so it is never
+/// called; it answers as a checker that could not be built would.
+fn unreachable_build() -> Result<Checker, Unchecked> {
+    Err(Unchecked::NotRewritten(
+        "internal: a known checker was built again".into(),
+    ))
+}
