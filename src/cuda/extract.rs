@@ -3,6 +3,7 @@
 
 use super::ast::FnKind;
 use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
+use super::qualifier_macros::QualifierMacros;
 use crate::source::Span;
 
 /// A `__global__`/`__device__` function definition found in the file.
@@ -149,6 +150,12 @@ impl Extracted {
 
 /// Scans `src` and returns its CUDA items.
 pub fn extract(src: &str) -> Extracted {
+    extract_with(src, &QualifierMacros::default())
+}
+
+/// Scans `src` and returns its CUDA items, reading the macros of
+/// `qualifiers` as the CUDA qualifiers they stand for.
+pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
     let toks = tokenize(src);
     let mut out = Extracted::default();
     let mut conditions: Vec<Option<String>> = Vec::new();
@@ -191,12 +198,14 @@ pub fn extract(src: &str) -> Extracted {
                 }
                 decl_start = i + 1;
             }
-            "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__"
-            | "__shared__"
-                if file_scope =>
-            {
+            _ if file_scope && !qualifiers.of(text).is_empty() => {
                 let namespace = namespace_of(&scopes);
-                if let Some(next) = cuda_declaration(src, &toks, decl_start, &namespace, &mut out) {
+                let decl = Declaration {
+                    start: decl_start,
+                    namespace: &namespace,
+                    qualifiers,
+                };
+                if let Some(next) = cuda_declaration(src, &toks, &decl, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -422,15 +431,26 @@ pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> 
     None
 }
 
-/// A declaration containing a CUDA qualifier, starting at token `start`.
-/// Records a function or a global and returns the index after it.
+/// Where a declaration with a CUDA qualifier starts and how to read it.
+struct Declaration<'a> {
+    /// Its first token.
+    start: usize,
+    /// The namespaces it is in.
+    namespace: &'a str,
+    /// Macros standing for qualifiers.
+    qualifiers: &'a QualifierMacros,
+}
+
+/// A declaration containing a CUDA qualifier, starting at token
+/// `decl.start`. Records a function or a global and returns the index
+/// after it.
 fn cuda_declaration(
     src: &str,
     toks: &[Token],
-    start: usize,
-    namespace: &str,
+    decl: &Declaration,
     out: &mut Extracted,
 ) -> Option<usize> {
+    let (start, namespace) = (decl.start, decl.namespace);
     let mut template = None;
     let mut first = start;
     if toks.get(first).is_some_and(|t| t.is(src, "template")) {
@@ -463,11 +483,23 @@ fn cuda_declaration(
     let mut j = first;
     while j < toks.len() {
         let s = toks[j].text(src);
+        for q in decl.qualifiers.of(s) {
+            match *q {
+                "__global__" => is_global = true,
+                "__device__" => is_device = true,
+                "__host__" => is_host = true,
+                _ => is_var_space = true,
+            }
+        }
+        let qualified = is_global || is_device || is_host || is_var_space;
         match s {
-            "__global__" => is_global = true,
-            "__device__" => is_device = true,
-            "__host__" => is_host = true,
-            "__constant__" | "__managed__" | "__shared__" => is_var_space = true,
+            _ if !decl.qualifiers.of(s).is_empty() => {}
+            // An attribute macro before the qualifiers (`LB(256)
+            // __global__ void k(…)`): skipped.
+            "(" if !qualified => {
+                j = matching(src, toks, j)?;
+                name_tok = None;
+            }
             "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__align__"
                 if toks.get(j + 1).is_some_and(|t| t.is(src, "(")) =>
             {
@@ -491,6 +523,11 @@ fn cuda_declaration(
                 // reports a syntax error instead of losing the kernel.
                 let unterminated = toks.len() - 1;
                 let end = match head_end {
+                    // A function copper does not read (`__host__` only):
+                    // its body is skipped, not what follows it.
+                    Some(k) if toks[k].is(src, "{") && !is_function => {
+                        return Some(matching(src, toks, k).map_or(toks.len(), |m| m + 1));
+                    }
                     Some(k) if !toks[k].is(src, "{") || !is_function => {
                         return Some(skip_to_semicolon(src, toks, k));
                     }
@@ -777,5 +814,14 @@ int main() {
         assert_eq!(ex.launches[0].grid, "dim3(4, 1)");
         assert_eq!(ex.launches[0].block, "256");
         assert_eq!(ex.launches[1].block, "block");
+    }
+
+    #[test]
+    fn host_functions_and_attribute_macros_hide_no_kernel() {
+        let src = "__host__ float rnorm() { return 1.0f; }\n\
+                   LB(256) __global__ void a(float *x) { x[0] = rnorm(); }\n\
+                   __global__ void b(float *x) { x[0] = 0; }\n";
+        let names: Vec<_> = extract(src).functions.into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["a", "b"]);
     }
 }
