@@ -4,6 +4,7 @@
 use super::ast::FnKind;
 use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
 use super::qualifier_macros::QualifierMacros;
+use super::template::{instance_name, split_args as split_template_args};
 use crate::source::Span;
 
 /// A `__global__`/`__device__` function definition found in the file.
@@ -506,7 +507,17 @@ fn cuda_declaration(
                 j = matching(src, toks, j + 1)?;
             }
             "(" => {
-                let name = name_tok?;
+                let (name, spec_args) = match specialized_name(src, toks, j) {
+                    Some((n, a)) => (n, Some(a)),
+                    None => (name_tok?, None),
+                };
+                // `template <> __global__ void k<float>(…)`: an explicit
+                // specialization is the kernel `k<float>`, no template.
+                let explicit = template.is_some() && first >= 2 && toks[first - 2].is(src, "<");
+                let (template, name_text) = match spec_args {
+                    Some(args) if explicit => (None, instance_name(toks[name].text(src), &args)),
+                    _ => (template, toks[name].text(src).to_string()),
+                };
                 let is_function = (is_global || is_device) && !is_var_space;
                 let head_end = matching(src, toks, j).and_then(|close| {
                     let mut k = close + 1;
@@ -543,7 +554,7 @@ fn cuda_declaration(
                     FnKind::Device
                 };
                 out.functions.push(FunctionItem {
-                    name: toks[name].text(src).to_string(),
+                    name: name_text,
                     kind,
                     span: Span::new(toks[start].start, toks[end.unwrap_or(unterminated)].end),
                     name_offset: toks[name].start,
@@ -571,6 +582,35 @@ fn cuda_declaration(
         j += 1;
     }
     None
+}
+
+/// The name and template arguments of `name<args>(` with `(` at token
+/// `paren`, if the `(` follows such a list.
+fn specialized_name(src: &str, toks: &[Token], paren: usize) -> Option<(usize, Vec<String>)> {
+    let close = paren.checked_sub(1)?;
+    if !toks[close].is(src, ">") {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut open = close;
+    loop {
+        match toks[open].text(src) {
+            ">" => depth += 1,
+            "<" => depth -= 1,
+            ";" | "{" | "}" | "(" | ")" => return None,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        open = open.checked_sub(1)?;
+    }
+    let name = open.checked_sub(1)?;
+    if toks[name].kind != TokKind::Ident || open + 1 >= close {
+        return None;
+    }
+    let args = split_template_args(&src[toks[open + 1].start..toks[close].start]);
+    Some((name, args))
 }
 
 /// Index of the `;` ending the declaration containing token `from`, skipping

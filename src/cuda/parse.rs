@@ -264,6 +264,12 @@ fn instantiate(
     let mut names: Vec<Option<String>> = Vec::new();
     for (wanted_name, at) in wanted {
         let (base, args) = template::split_name(&wanted_name).unwrap_or((&wanted_name, ""));
+        let spelled = template::instance_name(base, &template::split_args(args));
+        if functions.iter().any(|f| f.item.name == spelled) {
+            // An explicit specialization (`template <> … k<float>(…)`).
+            names.push(Some(spelled));
+            continue;
+        }
         let Some(pf) = functions.iter().find(|f| {
             f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
         }) else {
@@ -711,6 +717,10 @@ impl<'a> Context<'a> {
                 "too-large",
                 "function has too many AST nodes",
             ));
+        }
+        if item.template.is_none() && item.name.contains('<') {
+            // An explicit specialization is named with its arguments.
+            f.name = item.name.clone();
         }
         f.template = template;
         Ok(f)
