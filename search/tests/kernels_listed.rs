@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, scratch_file, text};
 use copper::cuda::lex::tokenize;
 use copper::cuda::parse::parse_path;
 
@@ -34,8 +34,8 @@ fn global_definitions(src: &str) -> Vec<String> {
     let toks: Vec<&str> = tokenize(src).iter().map(|t| t.text(src)).collect();
     let mut names = Vec::new();
     for (i, _) in toks.iter().enumerate().filter(|(_, t)| **t == "__global__") {
-        let Some(paren) = (i + 1..toks.len())
-            .find(|&j| toks[j] == "(" && toks[j - 1] != "__launch_bounds__")
+        let Some(paren) =
+            (i + 1..toks.len()).find(|&j| toks[j] == "(" && toks[j - 1] != "__launch_bounds__")
         else {
             continue;
         };
@@ -95,7 +95,11 @@ fn kernels_after_a_host_function_or_behind_macros_are_listed() {
     assert!(out.contains("launched at line 26"), "{out}");
     let (status, out) = parse_modern(&["parse", "qualifier_macros.cu"]);
     assert_eq!(status, 0, "{out}");
-    for k in ["kernel double_all(", "kernel zero_all(", "device function twice("] {
+    for k in [
+        "kernel double_all(",
+        "kernel zero_all(",
+        "device function twice(",
+    ] {
         assert!(out.contains(k), "{k} missing:\n{out}");
     }
 }
@@ -109,7 +113,10 @@ fn version_macros_are_predefined_as_nvcc_does_and_d_overrides_them() {
     }
     let (status, out) = parse_modern(&["parse", "-D", "__CUDA_ARCH__=600", "version_guards.cu"]);
     assert_eq!(status, 0, "{out}");
-    assert!(!out.contains("warp_sum") && out.contains("kernel fill_ones("), "{out}");
+    assert!(
+        !out.contains("warp_sum") && out.contains("kernel fill_ones("),
+        "{out}"
+    );
 }
 
 #[test]
@@ -127,7 +134,14 @@ fn template_comments_and_explicit_specializations_are_read() {
 
 #[test]
 fn analyze_says_which_template_it_did_not_analyze() {
-    let (status, out) = parse_modern(&["analyze", "template_never_launched.cu"]);
+    // (Not in `testdata/`, where every kernel must be bounded.)
+    let file = scratch_file(
+        "kernels-listed",
+        "template_never_launched.cu",
+        b"template <typename T>\n__global__ void square_all(T *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {\n    a[i] = a[i] * a[i];\n  }\n}\n",
+    );
+    let o = copper_in(&root(), &["analyze", &file.to_string_lossy()]);
+    let (status, out) = (o.status.code().unwrap_or(-1), text(&o));
     assert_eq!(status, 1, "{out}");
     assert!(
         out.contains("template `square_all` not analyzed: no instantiation seen; use `--instantiate 'square_all<float>'`"),

@@ -531,8 +531,8 @@ impl<'a> Context<'a> {
             .functions
             .iter()
             .chain(&scope.header_functions)
-            .filter(|f| f.template.is_some())
-            .map(|f| f.name.clone())
+            .filter(|f| f.template.is_some() || f.name.contains('<'))
+            .map(|f| f.name.split('<').next().unwrap_or(&f.name).to_string())
             .collect();
         Context {
             source,
