@@ -31,7 +31,7 @@ impl QualifierMacros {
             .visible()
             .filter(|d| d.params.is_none())
             .filter_map(|d| {
-                let expanded = macros.expand_tokens(&[d.name.clone()]).ok()?;
+                let expanded = macros.expand_tokens(std::slice::from_ref(&d.name)).ok()?;
                 let quals: Vec<&'static str> = DECISIVE
                     .iter()
                     .copied()
