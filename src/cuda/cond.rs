@@ -62,8 +62,20 @@ pub enum CondError {
     TooDeep,
 }
 
-/// Macros every translation unit nvcc compiles has (for conditions only).
-const PREDEFINED: &str = "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __cplusplus 201703L\n";
+/// Macros every translation unit nvcc compiles has (for conditions only),
+/// as nvcc 12.8 defines them for the device pass of `-arch=sm_90` (the
+/// version macros of `cuda.h` and `cuda_runtime_api.h` included): `-D` and
+/// `-U` on the command line override them.
+const PREDEFINED: &str = "#define __CUDACC__ 1
+#define __NVCC__ 1
+#define __cplusplus 201703L
+#define __CUDACC_VER_MAJOR__ 12
+#define __CUDACC_VER_MINOR__ 8
+#define __CUDACC_VER_BUILD__ 0
+#define __CUDA_ARCH__ 900
+#define CUDA_VERSION 12080
+#define CUDART_VERSION 12080
+";
 
 /// What [`active`] finds: the file with the text of every branch not
 /// taken blanked, the macros in force at each point, warnings for

@@ -3,6 +3,8 @@
 
 use super::ast::FnKind;
 use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
+use super::qualifier_macros::QualifierMacros;
+use super::template::{instance_name, split_args as split_template_args};
 use crate::source::Span;
 
 /// A `__global__`/`__device__` function definition found in the file.
@@ -149,6 +151,12 @@ impl Extracted {
 
 /// Scans `src` and returns its CUDA items.
 pub fn extract(src: &str) -> Extracted {
+    extract_with(src, &QualifierMacros::default())
+}
+
+/// Scans `src` and returns its CUDA items, reading the macros of
+/// `qualifiers` as the CUDA qualifiers they stand for.
+pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
     let toks = tokenize(src);
     let mut out = Extracted::default();
     let mut conditions: Vec<Option<String>> = Vec::new();
@@ -191,12 +199,14 @@ pub fn extract(src: &str) -> Extracted {
                 }
                 decl_start = i + 1;
             }
-            "__global__" | "__device__" | "__host__" | "__constant__" | "__managed__"
-            | "__shared__"
-                if file_scope =>
-            {
+            _ if file_scope && !qualifiers.of(text).is_empty() => {
                 let namespace = namespace_of(&scopes);
-                if let Some(next) = cuda_declaration(src, &toks, decl_start, &namespace, &mut out) {
+                let decl = Declaration {
+                    start: decl_start,
+                    namespace: &namespace,
+                    qualifiers,
+                };
+                if let Some(next) = cuda_declaration(src, &toks, &decl, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -422,15 +432,26 @@ pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> 
     None
 }
 
-/// A declaration containing a CUDA qualifier, starting at token `start`.
-/// Records a function or a global and returns the index after it.
+/// Where a declaration with a CUDA qualifier starts and how to read it.
+struct Declaration<'a> {
+    /// Its first token.
+    start: usize,
+    /// The namespaces it is in.
+    namespace: &'a str,
+    /// Macros standing for qualifiers.
+    qualifiers: &'a QualifierMacros,
+}
+
+/// A declaration containing a CUDA qualifier, starting at token
+/// `decl.start`. Records a function or a global and returns the index
+/// after it.
 fn cuda_declaration(
     src: &str,
     toks: &[Token],
-    start: usize,
-    namespace: &str,
+    decl: &Declaration,
     out: &mut Extracted,
 ) -> Option<usize> {
+    let (start, namespace) = (decl.start, decl.namespace);
     let mut template = None;
     let mut first = start;
     if toks.get(first).is_some_and(|t| t.is(src, "template")) {
@@ -463,18 +484,40 @@ fn cuda_declaration(
     let mut j = first;
     while j < toks.len() {
         let s = toks[j].text(src);
+        for q in decl.qualifiers.of(s) {
+            match *q {
+                "__global__" => is_global = true,
+                "__device__" => is_device = true,
+                "__host__" => is_host = true,
+                _ => is_var_space = true,
+            }
+        }
+        let qualified = is_global || is_device || is_host || is_var_space;
         match s {
-            "__global__" => is_global = true,
-            "__device__" => is_device = true,
-            "__host__" => is_host = true,
-            "__constant__" | "__managed__" | "__shared__" => is_var_space = true,
+            _ if !decl.qualifiers.of(s).is_empty() => {}
+            // An attribute macro before the qualifiers (`LB(256)
+            // __global__ void k(…)`): skipped.
+            "(" if !qualified => {
+                j = matching(src, toks, j)?;
+                name_tok = None;
+            }
             "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__align__"
                 if toks.get(j + 1).is_some_and(|t| t.is(src, "(")) =>
             {
                 j = matching(src, toks, j + 1)?;
             }
             "(" => {
-                let name = name_tok?;
+                let (name, spec_args) = match specialized_name(src, toks, j) {
+                    Some((n, a)) => (n, Some(a)),
+                    None => (name_tok?, None),
+                };
+                // `template <> __global__ void k<float>(…)`: an explicit
+                // specialization is the kernel `k<float>`, no template.
+                let explicit = template.is_some() && first >= 2 && toks[first - 2].is(src, "<");
+                let (template, name_text) = match spec_args {
+                    Some(args) if explicit => (None, instance_name(toks[name].text(src), &args)),
+                    _ => (template, toks[name].text(src).to_string()),
+                };
                 let is_function = (is_global || is_device) && !is_var_space;
                 let head_end = matching(src, toks, j).and_then(|close| {
                     let mut k = close + 1;
@@ -491,6 +534,11 @@ fn cuda_declaration(
                 // reports a syntax error instead of losing the kernel.
                 let unterminated = toks.len() - 1;
                 let end = match head_end {
+                    // A function copper does not read (`__host__` only):
+                    // its body is skipped, not what follows it.
+                    Some(k) if toks[k].is(src, "{") && !is_function => {
+                        return Some(matching(src, toks, k).map_or(toks.len(), |m| m + 1));
+                    }
                     Some(k) if !toks[k].is(src, "{") || !is_function => {
                         return Some(skip_to_semicolon(src, toks, k));
                     }
@@ -506,7 +554,7 @@ fn cuda_declaration(
                     FnKind::Device
                 };
                 out.functions.push(FunctionItem {
-                    name: toks[name].text(src).to_string(),
+                    name: name_text,
                     kind,
                     span: Span::new(toks[start].start, toks[end.unwrap_or(unterminated)].end),
                     name_offset: toks[name].start,
@@ -534,6 +582,35 @@ fn cuda_declaration(
         j += 1;
     }
     None
+}
+
+/// The name and template arguments of `name<args>(` with `(` at token
+/// `paren`, if the `(` follows such a list.
+fn specialized_name(src: &str, toks: &[Token], paren: usize) -> Option<(usize, Vec<String>)> {
+    let close = paren.checked_sub(1)?;
+    if !toks[close].is(src, ">") {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut open = close;
+    loop {
+        match toks[open].text(src) {
+            ">" => depth += 1,
+            "<" => depth -= 1,
+            ";" | "{" | "}" | "(" | ")" => return None,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        open = open.checked_sub(1)?;
+    }
+    let name = open.checked_sub(1)?;
+    if toks[name].kind != TokKind::Ident || open + 1 >= close {
+        return None;
+    }
+    let args = split_template_args(&src[toks[open + 1].start..toks[close].start]);
+    Some((name, args))
 }
 
 /// Index of the `;` ending the declaration containing token `from`, skipping
@@ -777,5 +854,14 @@ int main() {
         assert_eq!(ex.launches[0].grid, "dim3(4, 1)");
         assert_eq!(ex.launches[0].block, "256");
         assert_eq!(ex.launches[1].block, "block");
+    }
+
+    #[test]
+    fn host_functions_and_attribute_macros_hide_no_kernel() {
+        let src = "__host__ float rnorm() { return 1.0f; }\n\
+                   LB(256) __global__ void a(float *x) { x[0] = rnorm(); }\n\
+                   __global__ void b(float *x) { x[0] = 0; }\n";
+        let names: Vec<_> = extract(src).functions.into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["a", "b"]);
     }
 }

@@ -15,13 +15,15 @@ use super::ast::{FnKind, Function, Param, Template, TemplateParam, Type, VarDecl
 use super::cond;
 use super::convert::Converter;
 use super::deduce;
-use super::extract::{extract, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
+use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
+use super::kernel_scan::kernel_definitions;
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
 use super::macros::MacroTable;
+use super::qualifier_macros::QualifierMacros;
 use super::template::{self, TemplateError};
 use super::timeline::Timeline;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
@@ -167,8 +169,9 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         timeline,
         diagnostics: cond_diagnostics,
     } = cond::active(&original);
-    let extracted = extract(&source.text);
-    let mut scope = Scope::new(&source, &extracted);
+    let qualifiers = QualifierMacros::from_table(&timeline.union());
+    let extracted = extract_with(&source.text, &qualifiers);
+    let mut scope = Scope::new(&source, &extracted, &qualifiers);
     scope.keep_called_header_functions(&source, &extracted, &timeline.union());
     let ctx = Context::new(&source, &scope, &extracted, timeline);
     let user_count = extracted.functions.len();
@@ -212,6 +215,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         &mut diagnostics,
     );
     diagnostics.extend(invalid_bytes_in_code(&original));
+    diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
         let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);
@@ -260,6 +264,12 @@ fn instantiate(
     let mut names: Vec<Option<String>> = Vec::new();
     for (wanted_name, at) in wanted {
         let (base, args) = template::split_name(&wanted_name).unwrap_or((&wanted_name, ""));
+        let spelled = template::instance_name(base, &template::split_args(args));
+        if functions.iter().any(|f| f.item.name == spelled) {
+            // An explicit specialization (`template <> … k<float>(…)`).
+            names.push(Some(spelled));
+            continue;
+        }
         let Some(pf) = functions.iter().find(|f| {
             f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
         }) else {
@@ -350,6 +360,44 @@ fn with_deduced(
     Ok(given.join(", "))
 }
 
+/// An error for each `__global__` definition of the compiled text (the
+/// file's and its headers') that is not among `functions`: no kernel
+/// goes missing without a word.
+fn unread_kernels(
+    source: &SourceFile,
+    functions: &[ParsedFunction],
+    qualifiers: &QualifierMacros,
+) -> Vec<Diagnostic> {
+    let known: HashSet<&str> = functions
+        .iter()
+        .map(|f| template::split_name(&f.item.name).map_or(f.item.name.as_str(), |(b, _)| b))
+        .collect();
+    let headers = (source.included().files.iter())
+        .filter(|f| f.kind == IncludedKind::Header)
+        .map(|f| (f.text.as_str(), f.base));
+    std::iter::once((source.text.as_str(), 0))
+        .chain(headers)
+        .flat_map(|(text, base)| {
+            kernel_definitions(text, qualifiers)
+                .into_iter()
+                .map(move |d| (d, base))
+        })
+        .filter(|(d, _)| !known.contains(d.name.as_str()))
+        .map(|(d, base)| {
+            source.diagnostic(
+                Severity::Error,
+                "unread",
+                base + d.offset,
+                format!(
+                    "kernel `{}` is defined here but copper could not read its declaration: \
+                     it is not listed or analyzed",
+                    d.name
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Diagnostics for bytes that were not UTF-8 and are in code (not in a
 /// comment, string or character literal).
 fn invalid_bytes_in_code(source: &SourceFile) -> Vec<Diagnostic> {
@@ -390,7 +438,7 @@ struct Scope {
 }
 
 impl Scope {
-    fn new(source: &SourceFile, own: &Extracted) -> Scope {
+    fn new(source: &SourceFile, own: &Extracted, qualifiers: &QualifierMacros) -> Scope {
         let mut scope = Scope {
             types: Vec::new(),
             globals: Vec::new(),
@@ -398,7 +446,7 @@ impl Scope {
             header_functions: Vec::new(),
         };
         for f in &source.included().files {
-            let mut ex = extract(&f.text);
+            let mut ex = extract_with(&f.text, qualifiers);
             ex.shift(f.base);
             if f.kind == IncludedKind::Header {
                 scope.types.extend(ex.types);
@@ -483,8 +531,8 @@ impl<'a> Context<'a> {
             .functions
             .iter()
             .chain(&scope.header_functions)
-            .filter(|f| f.template.is_some())
-            .map(|f| f.name.clone())
+            .filter(|f| f.template.is_some() || f.name.contains('<'))
+            .map(|f| f.name.split('<').next().unwrap_or(&f.name).to_string())
             .collect();
         Context {
             source,
@@ -669,6 +717,10 @@ impl<'a> Context<'a> {
                 "too-large",
                 "function has too many AST nodes",
             ));
+        }
+        if item.template.is_none() && item.name.contains('<') {
+            // An explicit specialization is named with its arguments.
+            f.name = item.name.clone();
         }
         f.template = template;
         Ok(f)

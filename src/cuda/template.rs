@@ -52,6 +52,8 @@ error_message!(TemplateError);
 
 /// Reads the parameters of a head `template <typename T, int BS = 256>`.
 pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, TemplateError> {
+    // Comments inside the list (`typename T, // element type`) go.
+    let head = token_texts(head).join(" ");
     let inner = head
         .trim()
         .strip_prefix("template")

@@ -400,6 +400,15 @@ impl Unit {
                     count_expansion(&mut limits, &expansion, text, at, expansion_left)?;
                     counted = end_tok + 1;
                     let end = toks[end_tok].end;
+                    if let Some(quals) = qualifiers_only(&expansion) {
+                        // `GLOBAL`, `LB(256)`: qualifiers, recorded as such.
+                        self.quals
+                            .extend(quals.into_iter().map(|text| QualMark { offset: at, text }));
+                        self.push_blank(piece, t.start, end, span.start);
+                        cursor = end;
+                        i = end_tok + 1;
+                        continue;
+                    }
                     let out_start = self.text.len();
                     self.push_expansion(
                         &expansion.join(" "),
@@ -628,6 +637,42 @@ impl Unit {
 }
 
 /// Replaces runs of whitespace by one space.
+/// The CUDA qualifiers a macro expansion consists of (`__global__`,
+/// `__launch_bounds__(256, 2)`), each as one text; `None` when it holds
+/// anything else.
+fn qualifiers_only(expansion: &[String]) -> Option<Vec<String>> {
+    let mut quals = Vec::new();
+    let mut i = 0;
+    while i < expansion.len() {
+        let word = expansion[i].as_str();
+        if !CUDA_QUALIFIERS.contains(&word) {
+            return None;
+        }
+        let mut text = word.to_string();
+        i += 1;
+        if expansion.get(i).is_some_and(|t| t == "(") {
+            let mut depth = 0usize;
+            while let Some(t) = expansion.get(i) {
+                depth = match t.as_str() {
+                    "(" => depth + 1,
+                    ")" => depth.saturating_sub(1),
+                    _ => depth,
+                };
+                text.push_str(t);
+                if t == "," {
+                    text.push(' ');
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        quals.push(text);
+    }
+    (!quals.is_empty()).then_some(quals)
+}
+
 fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use copper::bound::check::{self, launch_warps, violations, Violation};
 use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, NoBound, Outcome};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::diag::Severity;
 use copper::ir::lower::symbol_notes;
 use copper::ir::Kernel;
 use copper::poly::{Poly, Rational};
@@ -66,6 +67,25 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
     for d in parsed.all_diagnostics() {
         eprintln!("{}", d.render());
         status = 1;
+    }
+    if a.launch.kernel.is_none() {
+        for t in parsed.uninstantiated() {
+            let at = parsed
+                .item(&t.name)
+                .map_or(t.meta.span.start, |i| i.name_offset);
+            let d = parsed.source.diagnostic(
+                Severity::Warning,
+                "template",
+                at,
+                format!(
+                    "template `{}` not analyzed: no instantiation seen; use `--instantiate '{}'`",
+                    t.name,
+                    example_instance(t)
+                ),
+            );
+            eprintln!("{}", d.render());
+            status = 1;
+        }
     }
     let names: Vec<String> = match &a.launch.kernel {
         Some(k) => {
@@ -151,6 +171,24 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
         }
     }
     status
+}
+
+/// An instantiation of template kernel `t` to suggest: each parameter's
+/// default, else `float` for a type and `256` for a value.
+fn example_instance(t: &copper::cuda::ast::Function) -> String {
+    let args: Vec<String> = (t.template.iter().flat_map(|t| &t.params))
+        .map(|p| {
+            p.default.clone().unwrap_or_else(|| {
+                if p.value_type.is_none() {
+                    "float"
+                } else {
+                    "256"
+                }
+                .to_string()
+            })
+        })
+        .collect();
+    copper::cuda::template::instance_name(&t.name, &args)
 }
 
 /// Why `--check` could not compare a kernel's bounds with a simulation.
