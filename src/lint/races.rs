@@ -195,23 +195,26 @@ mod tests {
     /// The race search stops at its work limit, not at the clock: a
     /// limit the first launch exceeds finds nothing, the same way on
     /// every run, with all the time in the world; the default limit finds
-    /// the race.
+    /// the race (a thread reads its right neighbour's element, which the
+    /// next block writes).
     #[test]
     fn the_race_search_stops_at_its_work_limit() {
-        // Warp 1 of each block reads what warp 0 wrote: a race once the
-        // warps are blocks of their own.
-        let src = "__global__ void k(int *out) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (threadIdx.x < 32) out[i] = 1; else out[i] = out[i - 32] + 1; }";
+        let src = "__global__ void k(float *in, float *out) { int i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = in[i] + out[i + 1]; }";
         let f = parse_source(SourceFile::new("t.cu", src));
         let k = lower_kernel(&f, "k").unwrap();
+        let params = "[kernel.k]\ngrid=[4]\nblock=[64]\n[kernel.k.arrays.in]\nlen=257\ninit=\"random\"\n[kernel.k.arrays.out]\nlen=257\ninit=\"random\"\n";
+        let spec = &crate::sim::params::ParamFile::from_toml(params)
+            .unwrap()
+            .kernel["k"];
         let far = Instant::now() + Duration::from_secs(3600);
-        let Ok(bases) = launches(&k, None, Some([64, 1, 1]), far) else {
-            panic!("the launches race already");
+        let Ok(bases) = launches(&k, Some(spec), None, far) else {
+            panic!("a parameter file's launches are not run");
         };
-        let tiny = search(&k, &bases, true, 10, far);
+        let tiny = search(&k, &bases, false, 1, far);
         assert_eq!(tiny, Races::NoneFound(0));
-        assert_eq!(search(&k, &bases, true, 10, far), tiny);
+        assert_eq!(search(&k, &bases, false, 1, far), tiny);
         assert!(matches!(
-            search(&k, &bases, true, STEPS, far),
+            search(&k, &bases, false, STEPS, far),
             Races::Found(..)
         ));
     }

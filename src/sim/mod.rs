@@ -259,8 +259,9 @@ pub struct SimOptions {
     /// Most instructions of all warps of the launch together, a
     /// deterministic work limit: past it the launch stops with an error
     /// that says so ([`WORK_LIMIT`]), the same on every machine. Blocks are
-    /// counted in launch order ([`LIMIT_CHUNK`] run at a time), so the
-    /// block named is the same too. `None` runs until the step budget.
+    /// counted in launch order, checked after each block where blocks run
+    /// one after another and after each [`LIMIT_CHUNK`] where they run in
+    /// parallel, so the block named is the same too. `None` runs until the step budget.
     pub max_steps: Option<u64>,
     /// Last-resort wall-clock safety net: stop with an error once this
     /// instant has passed ([`WALL_CLOCK`]); unlike `max_steps`, what it
@@ -743,7 +744,11 @@ pub fn simulate_owned(
     // blocks, every block before the one that passes it having run whole.
     let mut steps = 0u64;
     let chunk = if opts.max_steps.is_some() {
-        LIMIT_CHUNK
+        if sequential {
+            1
+        } else {
+            LIMIT_CHUNK
+        }
     } else {
         block_ids.len().max(1)
     };
