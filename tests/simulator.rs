@@ -324,6 +324,54 @@ fn results_do_not_depend_on_thread_count() {
     assert_eq!(one, many);
 }
 
+/// The launch-wide work limit stops a launch at the same block with the
+/// same message whatever the thread count, and an expired wall clock is
+/// reported as the safety net, not as the work limit.
+#[test]
+fn the_work_limit_stops_a_launch_at_the_same_block_on_any_thread_count() {
+    let src = "__global__ void k(float *a, float *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * 2.0f; }";
+    let params = "[kernel.k]\ngrid=[300]\nblock=[64]\n[kernel.k.args]\nn=19200\n[kernel.k.arrays.a]\nlen=19200\ninit=\"random\"\n[kernel.k.arrays.b]\nlen=19200\n";
+    let parsed = parse_source(SourceFile::new("t.cu", src));
+    let kernel = lower_kernel(&parsed, "k").unwrap();
+    let spec = &ParamFile::from_toml(params).unwrap().kernel["k"];
+    let limited = |threads: usize, opts: &SimOptions| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| simulate_owned(&kernel, inputs_from_spec(&kernel, spec).unwrap(), opts))
+    };
+    let whole = limited(4, &SimOptions::default()).unwrap();
+    // Cut well inside the grid: past the first chunk of blocks.
+    let opts = SimOptions {
+        max_steps: Some(whole.instructions / 2),
+        ..SimOptions::default()
+    };
+    let one = limited(1, &opts).unwrap_err();
+    let many = limited(4, &opts).unwrap_err();
+    assert_eq!(one, many);
+    assert!(
+        one.message.starts_with(copper::sim::WORK_LIMIT),
+        "{}",
+        one.message
+    );
+    assert!(one.block[0] > 0 && one.block[0] < 299, "{:?}", one.block);
+    // A limit the launch stays within changes nothing.
+    let opts = SimOptions {
+        max_steps: Some(whole.instructions),
+        ..SimOptions::default()
+    };
+    assert_eq!(limited(4, &opts).unwrap(), whole);
+    // The wall clock, when it fires, says so.
+    let opts = SimOptions {
+        deadline: Some(std::time::Instant::now()),
+        ..SimOptions::default()
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let late = limited(4, &opts).unwrap_err();
+    assert_eq!(late.message, copper::sim::WALL_CLOCK);
+}
+
 /// The addSub kernels of `000_…` Fig. 1 on the paper's shapes.
 #[test]
 fn add_sub_kernels_follow_the_papers_analysis() {
@@ -714,7 +762,7 @@ fn the_size_limit_counts_struct_components() {
 }
 
 #[test]
-fn a_launch_of_many_short_blocks_stops_at_its_deadline() {
+fn a_launch_of_many_short_blocks_stops_at_its_wall_clock_safety_net() {
     // Each warp runs a handful of steps, far fewer than a warp runs
     // between its own looks at the clock: the launch stops between blocks.
     let file = parse_source(SourceFile::new(
@@ -733,11 +781,7 @@ fn a_launch_of_many_short_blocks_stops_at_its_deadline() {
     };
     let started = std::time::Instant::now();
     let err = simulate_owned(&kernel, inputs, &opts).unwrap_err();
-    assert!(
-        err.message.contains("ran past its time budget"),
-        "{}",
-        err.message
-    );
+    assert_eq!(err.message, copper::sim::WALL_CLOCK);
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }
 

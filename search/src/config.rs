@@ -10,7 +10,7 @@
 //! block = [256, 1, 1]      # launch shape (overrides the file's launch sites)
 //! grid = [64, 1, 1]
 //! max_lp = 60000           # largest LP per metric
-//! budget = 20.0            # seconds per kernel (its whole search)
+//! budget = 200.0           # wall-clock safety net, seconds per kernel (its whole search)
 //! transforms = ["branch distribution", "global to shared"]
 //! exit_zero = false        # exit 0 even when improvements are found
 //! nvcc = "nvcc"            # compile improving candidates (found by searching: only with --nvcc)
@@ -65,7 +65,7 @@ pub struct FileConfig {
     pub grid: Option<Vec<u64>>,
     /// Largest LP per metric.
     pub max_lp: Option<usize>,
-    /// Seconds per kernel version's analysis.
+    /// Wall-clock safety net, seconds per kernel (its whole search).
     pub budget: Option<f64>,
     /// The transforms tried, in order.
     pub transforms: Option<Vec<String>>,

@@ -146,7 +146,7 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> 
     // A block too large for the kernel's shared arrays (a 32×32 tile
     // filled by 32×8 threads in a loop) runs them out of bounds: halve it
     // until the original runs cleanly, and say so.
-    let deadline = Some(Instant::now() + FIT_TIME);
+    let deadline = Some(Instant::now() + FIT_WALL_CLOCK);
     let halvings = if kernel.arrays.iter().any(|a| a.is_shared()) {
         MAX_HALVINGS
     } else {
@@ -175,8 +175,13 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> 
     }
 }
 
-/// Time to find a block the kernel's shared arrays fit.
-const FIT_TIME: Duration = Duration::from_secs(2);
+/// Most instructions of one launch tried while looking for a block the
+/// kernel's shared arrays fit (the deterministic work limit: a launch cut
+/// by it ends the halving).
+const FIT_STEPS: u64 = 100_000_000;
+
+/// Wall-clock safety net for finding a block the shared arrays fit.
+const FIT_WALL_CLOCK: Duration = Duration::from_secs(20);
 
 /// Most halvings of an inferred block.
 const MAX_HALVINGS: usize = 6;
@@ -190,7 +195,7 @@ fn shared_overflow(
     block: [u64; 3],
     deadline: Option<Instant>,
 ) -> Option<String> {
-    let e = runs_on_block(kernel, block, deadline).err()??;
+    let e = runs_on_block(kernel, block, FIT_STEPS, deadline).err()??;
     let shared = kernel.arrays.iter().filter(|a| a.is_shared()).find(|a| {
         e.message
             .starts_with(&format!("out-of-bounds access `{}[", a.name))

@@ -700,11 +700,11 @@ impl Env<'_> {
 }
 
 /// Why a candidate could not be checked, when the search is past its
-/// deadline.
+/// wall-clock safety net.
 fn past(deadline: Instant, config: &Config) -> Option<String> {
     (Instant::now() >= deadline).then(|| {
         format!(
-            "the search ran past its time budget of {} s (raise it with --budget)",
+            "the search stopped at the wall-clock limit of {} s (raise it with --budget); results may differ on a faster machine",
             config.budget.as_secs_f64()
         )
     })

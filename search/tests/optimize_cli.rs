@@ -378,7 +378,8 @@ fn an_analysis_over_budget_is_reported() {
     let dir = workspace("budget", &["syn_brdis.cu"]);
     let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--budget", "0.000001"]);
     let t = text(&o);
-    assert!(t.contains("time budget"), "{t}");
+    assert!(t.contains("wall-clock limit"), "{t}");
+    assert!(t.contains("results may differ on a faster machine"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
     assert_eq!(
         read(&dir.join("syn_brdis.cu")),

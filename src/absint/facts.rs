@@ -31,6 +31,25 @@ const MAX_VISITS: usize = 20_000;
 /// Statement visits between two looks at the clock.
 const DEADLINE_EVERY: usize = 16;
 
+/// How far [`analyze`] may go.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most statement visits (the deterministic work limit): past them the
+    /// analysis stops, the same on every machine.
+    pub steps: usize,
+    /// Last-resort wall-clock safety net.
+    pub deadline: Instant,
+}
+
+/// Why [`analyze`] stopped before its fixpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// After this many statement visits ([`Limits::steps`]).
+    Steps(usize),
+    /// At the wall-clock safety net ([`Limits::deadline`]).
+    WallClock,
+}
+
 /// Linear facts of a kernel, keyed by statement address ([`key`]).
 #[derive(Clone, Debug, Default)]
 pub struct LinFacts {
@@ -50,14 +69,14 @@ pub struct LinFacts {
 
 /// Runs the analysis. `ghosts` maps counter variables that the analysis
 /// may assume below a trip count (see `bound::ghost`) to that count.
-/// `None` when it passes `deadline`: facts from an unfinished fixpoint
-/// are not invariants, so none are kept.
+/// Stops at `limits` with why: facts from an unfinished fixpoint are not
+/// invariants, so none are kept.
 pub fn analyze(
     k: &Kernel,
     syms: &Symbols,
     ghosts: &HashMap<VarId, Trips>,
-    deadline: Instant,
-) -> Option<LinFacts> {
+    limits: Limits,
+) -> Result<LinFacts, Cut> {
     let mut a = Analysis {
         k,
         syms,
@@ -66,11 +85,14 @@ pub fn analyze(
         visits: 0,
         live: super::live::live_after(k),
         constants: unwritten_inputs(k),
-        deadline,
-        expired: false,
+        limits,
+        expired: None,
     };
     a.stmts(&k.body, a.initial());
-    (!a.expired).then_some(a.facts)
+    match a.expired {
+        None => Ok(a.facts),
+        Some(cut) => Err(cut),
+    }
 }
 
 /// The scalar inputs (parameters, symbols) `k` never assigns.
@@ -95,9 +117,9 @@ struct Analysis<'a> {
     /// local copied from one (`y = n` binding a device function's
     /// parameter) is known only through it.
     constants: BTreeSet<VarId>,
-    deadline: Instant,
-    /// Set once the deadline has passed: every statement is then skipped.
-    expired: bool,
+    limits: Limits,
+    /// Set once a limit is reached: every statement is then skipped.
+    expired: Option<Cut>,
 }
 
 impl Analysis<'_> {
@@ -159,10 +181,16 @@ impl Analysis<'_> {
 
     fn transfer(&mut self, s: &Stmt, c: Constraints) -> Constraints {
         self.visits += 1;
-        if self.visits.is_multiple_of(DEADLINE_EVERY) && Instant::now() > self.deadline {
-            self.expired = true;
+        if self.expired.is_none() {
+            if self.visits > self.limits.steps {
+                self.expired = Some(Cut::Steps(self.limits.steps));
+            } else if self.visits.is_multiple_of(DEADLINE_EVERY)
+                && Instant::now() > self.limits.deadline
+            {
+                self.expired = Some(Cut::WallClock);
+            }
         }
-        if self.expired {
+        if self.expired.is_some() {
             return c;
         }
         // The last visit is from the final pass over every enclosing loop,
@@ -275,7 +303,7 @@ impl Analysis<'_> {
             None => (entry.clone(), false),
         };
         for round in 0..MAX_ROUNDS {
-            if settled || self.expired || self.visits > MAX_VISITS {
+            if settled || self.expired.is_some() || self.visits > MAX_VISITS {
                 break;
             }
             let (_, after) = self.iterate(cond, body, step, test_first, &head);
@@ -413,8 +441,11 @@ mod tests {
                 warp: 32,
             },
         );
-        let far = Instant::now() + std::time::Duration::from_secs(3600);
-        let facts = analyze(&k, &syms, &HashMap::new(), far).unwrap();
+        let limits = Limits {
+            steps: usize::MAX,
+            deadline: Instant::now() + std::time::Duration::from_secs(3600),
+        };
+        let facts = analyze(&k, &syms, &HashMap::new(), limits).unwrap();
         let lp = k
             .body
             .iter()

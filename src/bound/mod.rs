@@ -59,10 +59,23 @@ pub struct Config {
     /// Largest LP (variables plus constraints) solved; a kernel needing a
     /// larger one gets "no bound".
     pub max_lp: usize,
-    /// Time for one kernel, preparation and every metric together; past
-    /// it, the metrics not yet bounded get "no bound".
+    /// Most statement visits of the abstract interpretation
+    /// ([`facts::Limits::steps`]), every run of it for the kernel
+    /// counted on its own: the deterministic work limit, past which every
+    /// metric gets "no bound" saying so.
+    pub max_steps: usize,
+    /// Wall-clock safety net for one kernel, preparation and every metric
+    /// together; past it, the metrics not yet bounded get "no bound", which
+    /// says that a faster machine may get further. Generous: the work
+    /// limits decide first.
     pub budget: Duration,
 }
+
+/// Default [`Config::max_steps`].
+pub const DEFAULT_MAX_STEPS: usize = 200_000;
+
+/// Default [`Config::budget`], in seconds.
+pub const DEFAULT_BUDGET: u64 = 200;
 
 impl Default for Config {
     fn default() -> Config {
@@ -72,7 +85,8 @@ impl Default for Config {
             grid: None,
             degree: 2,
             max_lp: 200_000,
-            budget: Duration::from_secs(20),
+            max_steps: DEFAULT_MAX_STEPS,
+            budget: Duration::from_secs(DEFAULT_BUDGET),
         }
     }
 }
@@ -96,8 +110,8 @@ pub struct Prepared {
     config: Config,
     /// When preparation started (the budget counts from there).
     started: Instant,
-    /// Whether preparation already ran past the budget.
-    over_budget: bool,
+    /// Why preparation stopped short, when it did.
+    over_budget: Option<NoBound>,
     /// The statement holding each access site.
     sites: crate::ir::sites::SitePaths,
     /// The jump flags [`without_jumps`] added (not the kernel's
@@ -155,25 +169,28 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     let (mut ghosts, grown) = ghost::add_ghosts(&mut kernel, &launch, &flags);
     let mut deps = deps::analyze_with_flags(&kernel, &launch, &flags);
     let flag_vars = variables(&flags);
-    let deadline = started + config.budget;
+    let limits = facts::Limits {
+        steps: config.max_steps,
+        deadline: started + config.budget,
+    };
     let mut syms = Symbols::new(&kernel, launch);
-    // Past the budget the facts are empty (every query answers "unknown")
-    // and every metric reports the budget.
-    let mut lin = facts::analyze(&kernel, &syms, &ghosts, deadline);
+    // Past a limit the facts are empty (every query answers "unknown")
+    // and every metric reports the limit.
+    let mut lin = facts::analyze(&kernel, &syms, &ghosts, limits);
     let mut assumptions = Vec::new();
-    if let Some(first) = &lin {
+    if let Ok(first) = &lin {
         // Counters that may wrap around: the analysis is redone under
         // assumptions on the inputs and the grid that keep them in range,
         // kept where they help.
-        let analyze = |s: &Symbols| facts::analyze(&kernel, s, &ghosts, deadline);
+        let analyze = |s: &Symbols| facts::analyze(&kernel, s, &ghosts, limits).ok();
         if let Some(found) = wrap::assume(&kernel, first, &syms, &flag_vars, &analyze) {
-            (assumptions, syms, lin) = (found.0, found.1, Some(found.2));
+            (assumptions, syms, lin) = (found.0, found.1, Ok(found.2));
         }
     }
     // The trip counts of loops whose signed counters grow up to an input
     // hold where those counters cannot overflow.
     assumptions.extend(grown);
-    if let Some(first) = &lin {
+    if let Ok(first) = &lin {
         // Loops whose counter starts at a different value in each lane get
         // floor ghosts, and the analyses are redone with them.
         let floors = floor::add_floors(&mut kernel, &deps, first, &syms, &flags);
@@ -181,10 +198,13 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
             ghosts.extend(floors);
             deps = deps::analyze_with_flags(&kernel, &launch, &flags);
             syms = assuming(Symbols::new(&kernel, launch), &assumptions);
-            lin = facts::analyze(&kernel, &syms, &ghosts, deadline);
+            lin = facts::analyze(&kernel, &syms, &ghosts, limits);
         }
     }
-    let over_budget = lin.is_none();
+    let over_budget = lin.as_ref().err().map(|cut| match cut {
+        facts::Cut::Steps(n) => NoBound::OverSteps(*n),
+        facts::Cut::WallClock => NoBound::OverBudget(config.budget.as_secs_f64()),
+    });
     let lin = lin.unwrap_or_default();
     let bases = base::collect(
         &kernel,
@@ -597,7 +617,10 @@ impl Prepared {
 
     fn bound_table(&self, cost: &CostTable) -> (Outcome, usize, usize) {
         let over = || Outcome::NoBound(NoBound::OverBudget(self.config.budget.as_secs_f64()), None);
-        if self.over_budget || self.started.elapsed() > self.config.budget {
+        if let Some(why) = &self.over_budget {
+            return (Outcome::NoBound(why.clone(), None), 0, 0);
+        }
+        if self.started.elapsed() > self.config.budget {
             return (over(), 0, 0);
         }
         let mut a = self.aara(cost);

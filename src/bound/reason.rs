@@ -15,9 +15,13 @@ use crate::source::Span;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NoBound {
-    /// The analysis ran past its time budget (in seconds).
-    #[error("the analysis ran past its time budget of {0} s (raise it with --budget)")]
+    /// The analysis ran into its wall-clock safety net (in seconds).
+    #[error("the analysis stopped at the wall-clock limit of {0} s (raise it with --budget); results may differ on a faster machine")]
     OverBudget(f64),
+    /// The abstract interpretation stopped at its deterministic work limit
+    /// (statement visits).
+    #[error("the analysis stopped after {0} abstract-interpretation steps, its work limit")]
+    OverSteps(usize),
     /// The LP is larger than allowed.
     #[error("the analysis needs an LP of {vars} variables and {constraints} constraints, over the limit of {limit} (raise it with --max-lp)")]
     LpTooLarge {

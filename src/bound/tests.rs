@@ -144,6 +144,42 @@ fn the_lp_budget_is_respected() {
     ));
 }
 
+/// A tiny work limit cuts the abstract interpretation the same way on
+/// every run, and says so; the wall-clock safety net, when it fires,
+/// says that instead.
+#[test]
+fn the_abstract_interpretation_stops_at_its_work_limit() {
+    let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { for (int j = 0; j < i; j++) { a[j] += i; } } }";
+    let f = parse_source(SourceFile::new("t.cu", src));
+    let k = lower_kernel(&f, "k").unwrap();
+    let steps = Metric::builtin("steps").unwrap();
+    let cut = |max_steps: usize, budget: Duration| {
+        let config = Config {
+            max_steps,
+            budget,
+            ..Config::default()
+        };
+        prepare(&k, config).bound(&steps).work
+    };
+    let tiny = cut(5, Duration::from_secs(3600));
+    assert_eq!(tiny, cut(5, Duration::from_secs(3600)));
+    assert_eq!(
+        text(&tiny),
+        "no bound: the analysis stopped after 5 abstract-interpretation steps, its work limit"
+    );
+    // The default limit leaves this kernel alone.
+    assert!(matches!(
+        cut(DEFAULT_MAX_STEPS, Duration::from_secs(3600)),
+        Outcome::Bound(_)
+    ));
+    // No time at all: the safety net, reported as machine-dependent.
+    let late = text(&cut(DEFAULT_MAX_STEPS, Duration::ZERO));
+    assert!(
+        late.contains("wall-clock limit") && late.contains("faster machine"),
+        "{late}"
+    );
+}
+
 #[test]
 fn index_ranges_per_block() {
     let f = parse_source(SourceFile::new(

@@ -16,29 +16,46 @@ use std::time::Instant;
 
 use crate::ir::Kernel;
 use crate::sim::params::LaunchSpec;
-use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
+use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult, WORK_LIMIT};
 
 use super::{Code, Finding};
 
 /// The `warp-synchronous` finding of `kernel` when one of `launches`
 /// (those [`super::races::launches`] chose) ends with other arrays under
-/// split warps than in lock step; simulations stop at `deadline`.
+/// split warps than in lock step; the simulations together stop after
+/// [`super::races::STEPS`] instructions (the launches from there on are not
+/// compared), or at the safety net `deadline`.
 pub fn findings(kernel: &Kernel, launches: &[LaunchSpec], deadline: Instant) -> Option<Finding> {
     // Atomics whose outcome depends on the order of the threads differ
     // under another schedule without relying on lock step.
     if kernel.lockstep_only() || super::atomics::order_dependent(kernel).is_some() {
         return None;
     }
+    let left = std::cell::Cell::new(super::races::STEPS);
     let run = |spec: &LaunchSpec, split_warps: bool| -> Option<SimResult> {
         let inputs = inputs_from_spec(kernel, spec).ok()?;
         let opts = SimOptions {
             deadline: Some(deadline),
+            max_steps: Some(left.get()),
             split_warps,
             ..SimOptions::default()
         };
-        simulate_owned(kernel, inputs, &opts).ok()
+        match simulate_owned(kernel, inputs, &opts) {
+            Ok(r) => {
+                left.set(left.get().saturating_sub(r.instructions));
+                Some(r)
+            }
+            Err(e) if e.message.starts_with(WORK_LIMIT) => {
+                left.set(0);
+                None
+            }
+            Err(_) => None,
+        }
     };
     launches.iter().find_map(|spec| {
+        if left.get() == 0 {
+            return None;
+        }
         let lockstep = run(spec, false)?;
         let split = run(spec, true)?;
         let (name, _) = lockstep

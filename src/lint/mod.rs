@@ -203,10 +203,11 @@ pub struct KernelLint {
 }
 
 /// Lints one kernel under `config` (its hardware, launch shape, each
-/// `None` when unknown, and time budget); `spec`, the parameter file's
+/// `None` when unknown, and work limits and wall-clock safety net); `spec`, the parameter file's
 /// launch, is simulated to look for races (synthesized launches around
 /// the block without it), reshaped too before a block-size independent
-/// verdict. The analysis and the race search stop at the budget.
+/// verdict. The analysis and the race search stop at their work limits
+/// ([`Config::max_steps`], [`races::STEPS`]), or at the safety net.
 pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -> KernelLint {
     let deadline = Instant::now() + config.budget;
     let (hw, block, grid) = (config.hw, config.block, config.grid);
@@ -216,10 +217,10 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     findings.extend(barriers::findings(&prepared));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     let independent = matches!(block_size, BlockSize::Independent { .. });
-    let race_deadline = (Instant::now() + races::BUDGET).min(deadline);
+    let race_deadline = (Instant::now() + races::WALL_CLOCK).min(deadline);
     let searched = races::launches(kernel, spec, block, race_deadline).map(|bases| {
         findings.extend(lockstep::findings(kernel, &bases, race_deadline));
-        races::search(kernel, &bases, independent, race_deadline)
+        races::search(kernel, &bases, independent, races::STEPS, race_deadline)
     });
     match searched.unwrap_or_else(|found| found) {
         races::Races::NoneFound(n) if independent => {

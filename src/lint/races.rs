@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use crate::ir::{visit_stmts, Kernel};
 use crate::sim::params::{InitKind, LaunchSpec};
 use crate::sim::test_launch::{grown, synthesized};
-use crate::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, WORK_LIMIT};
 use crate::source::Span;
 
 /// Launches with more blocks than this are not reshaped into one-thread
@@ -38,9 +38,17 @@ const MAX_BLOCKS: u64 = 1 << 16;
 /// thousands of one-thread blocks would take minutes.
 const MAX_BLOCK_STMTS: u64 = 1 << 21;
 
-/// Time for the whole search (and the lock-step check); a launch still
-/// running then counts as not run (it says nothing about races).
-pub const BUDGET: Duration = Duration::from_secs(2);
+/// Most instructions the race search may simulate, every launch
+/// together (and as many again for the lock-step check, and for each
+/// launch grown by [`launches`]): the deterministic work limit. A launch
+/// cut by it counts as not run (it says nothing about races), and so do
+/// the ones after it.
+pub const STEPS: u64 = 100_000_000;
+
+/// Wall-clock safety net of the race search and the lock-step check
+/// together; a launch still running then counts as not run, which may
+/// differ on a faster machine.
+pub const WALL_CLOCK: Duration = Duration::from_secs(20);
 
 /// What the race search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,12 +80,12 @@ pub fn launches(
         // When it cannot run (too long), the smaller ones that can.
         let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
         let whole = launches.pop();
-        return match whole.map(|s| grown(kernel, s, Some(deadline))) {
+        return match whole.map(|s| grown(kernel, s, STEPS, Some(deadline))) {
             Some(Ok(s)) => Ok(vec![s]),
             Some(Err(Some(e))) if e.race => Err(Races::Found(e.span, e.message)),
             _ => Ok(launches
                 .into_iter()
-                .filter_map(|s| grown(kernel, s, Some(deadline)).ok())
+                .filter_map(|s| grown(kernel, s, STEPS, Some(deadline)).ok())
                 .collect()),
         };
     };
@@ -89,13 +97,21 @@ pub fn launches(
 /// Searches races of `kernel` in `bases` ([`launches`]) and, with
 /// `reshape` (for a kernel whose results do not depend on the block size,
 /// so that regrouping its threads changes nothing else), their reshaped
-/// variants, never past `deadline`.
-pub fn search(kernel: &Kernel, bases: &[LaunchSpec], reshape: bool, deadline: Instant) -> Races {
-    let opts = SimOptions {
+/// variants, within `max_steps` instructions in all ([`STEPS`] in the
+/// lint) and never past the safety net `deadline`.
+pub fn search(
+    kernel: &Kernel,
+    bases: &[LaunchSpec],
+    reshape: bool,
+    max_steps: u64,
+    deadline: Instant,
+) -> Races {
+    let mut opts = SimOptions {
         detect_races: true,
         deadline: Some(deadline),
         ..SimOptions::default()
     };
+    let mut left = max_steps;
     let mut clean = 0;
     let mut stmts = 0u64;
     visit_stmts(&kernel.body, &mut |_| stmts += 1);
@@ -108,9 +124,14 @@ pub fn search(kernel: &Kernel, bases: &[LaunchSpec], reshape: bool, deadline: In
         let Ok(inputs) = inputs_from_spec(kernel, &launch) else {
             continue;
         };
+        opts.max_steps = Some(left);
         match simulate_owned(kernel, inputs, &opts) {
-            Ok(_) => clean += 1,
+            Ok(r) => {
+                clean += 1;
+                left = left.saturating_sub(r.instructions);
+            }
             Err(e) if e.race => return Races::Found(e.span, e.message),
+            Err(e) if e.message.starts_with(WORK_LIMIT) => break,
             // A launch the kernel cannot run (out of bounds at another
             // shape) says nothing about races.
             Err(_) => {}
@@ -162,4 +183,39 @@ fn reshaped(spec: &LaunchSpec, stmts: u64) -> Vec<LaunchSpec> {
         out.push(s);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::parse::parse_source;
+    use crate::ir::lower::lower_kernel;
+    use crate::source::SourceFile;
+
+    /// The race search stops at its work limit, not at the clock: a
+    /// limit the first launch exceeds finds nothing, the same way on
+    /// every run, with all the time in the world; the default limit finds
+    /// the race (a thread reads its right neighbour's element, which the
+    /// next block writes).
+    #[test]
+    fn the_race_search_stops_at_its_work_limit() {
+        let src = "__global__ void k(float *in, float *out) { int i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = in[i] + out[i + 1]; }";
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        let params = "[kernel.k]\ngrid=[4]\nblock=[64]\n[kernel.k.arrays.in]\nlen=257\ninit=\"random\"\n[kernel.k.arrays.out]\nlen=257\ninit=\"random\"\n";
+        let spec = &crate::sim::params::ParamFile::from_toml(params)
+            .unwrap()
+            .kernel["k"];
+        let far = Instant::now() + Duration::from_secs(3600);
+        let Ok(bases) = launches(&k, Some(spec), None, far) else {
+            panic!("a parameter file's launches are not run");
+        };
+        let tiny = search(&k, &bases, false, 1, far);
+        assert_eq!(tiny, Races::NoneFound(0));
+        assert_eq!(search(&k, &bases, false, 1, far), tiny);
+        assert!(matches!(
+            search(&k, &bases, false, STEPS, far),
+            Races::Found(..)
+        ));
+    }
 }

@@ -156,6 +156,7 @@ pub fn search(
     }
     let opts = SimOptions {
         hw: *hw,
+        max_steps: Some(super::races::STEPS),
         deadline: Some(deadline),
         ..SimOptions::default()
     };
@@ -200,7 +201,7 @@ pub fn search(
         return not_found(
             constructive,
             &format!(
-                "the MILP found at most {} in the time budget (raise it with --budget)",
+                "the MILP found at most {} before the wall-clock limit (raise it with --budget); results may differ on a faster machine",
                 best.degree
             ),
         );
@@ -274,7 +275,7 @@ fn constructive(
     for run in RUNS {
         if Instant::now() > deadline {
             return Witness::NotFound(
-                "the search ran past the time budget (raise it with --budget)".into(),
+                "the search stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine".into(),
             );
         }
         let values = in_runs(&words, run);

@@ -131,6 +131,18 @@ error_message!(InputError);
 /// declares the kernel non-terminating.
 pub const DEFAULT_STEP_BUDGET: u64 = 50_000_000;
 
+/// How the error of a launch stopped by [`SimOptions::max_steps`] begins.
+pub const WORK_LIMIT: &str = "the simulation stopped after";
+
+/// The error of a launch stopped by [`SimOptions::deadline`].
+pub const WALL_CLOCK: &str =
+    "the simulation stopped at the wall-clock limit; results may differ on a faster machine";
+
+/// Blocks run (in parallel where they may be) between two checks of
+/// [`SimOptions::max_steps`]: a fixed number, so that where a launch stops
+/// depends on no thread count.
+pub const LIMIT_CHUNK: usize = 64;
+
 /// Most array elements one simulated launch may hold, all arrays together
 /// (8 bytes each: 256 MiB, and the final contents again, and their JSON
 /// with `simulate --dump`); larger launches are refused before anything
@@ -244,8 +256,16 @@ pub struct SimOptions {
     /// whole; `None` runs every block. Per-warp costs of the blocks run
     /// are exact; totals cover only them.
     pub sample_blocks: Option<u64>,
-    /// Stop with an error once this instant has passed (the search's time
-    /// budget); `None` runs until the step budget.
+    /// Most instructions of all warps of the launch together, a
+    /// deterministic work limit: past it the launch stops with an error
+    /// that says so ([`WORK_LIMIT`]), the same on every machine. Blocks are
+    /// counted in launch order, checked after each block where blocks run
+    /// one after another and after each [`LIMIT_CHUNK`] where they run in
+    /// parallel, so the block named is the same too. `None` runs until the step budget.
+    pub max_steps: Option<u64>,
+    /// Last-resort wall-clock safety net: stop with an error once this
+    /// instant has passed ([`WALL_CLOCK`]); unlike `max_steps`, what it
+    /// cuts depends on the machine. `None`: no clock is read.
     pub deadline: Option<std::time::Instant>,
     /// Run each warp as two halves, lanes 0–15 up to the next barrier and
     /// then lanes 16–31, instead of in lock step: an adversarial schedule
@@ -268,6 +288,7 @@ impl Default for SimOptions {
             step_budget: DEFAULT_STEP_BUDGET,
             detect_races: false,
             sample_blocks: None,
+            max_steps: None,
             deadline: None,
             split_warps: false,
         }
@@ -717,12 +738,53 @@ pub fn simulate_owned(
         }
         Some(outcome)
     };
-    let outcomes: Vec<Option<Result<BlockOutcome, SimError>>> =
-        if has_global_atomics(kernel) || opts.detect_races {
-            block_ids.iter().enumerate().map(run).collect()
+    let sequential = has_global_atomics(kernel) || opts.detect_races;
+    let mut outcomes: Vec<Option<Result<BlockOutcome, SimError>>> = Vec::new();
+    // The work limit is checked in launch order after each chunk of
+    // blocks, every block before the one that passes it having run whole.
+    let mut steps = 0u64;
+    let chunk = if opts.max_steps.is_some() {
+        if sequential {
+            1
         } else {
-            block_ids.par_iter().enumerate().map(run).collect()
+            LIMIT_CHUNK
+        }
+    } else {
+        block_ids.len().max(1)
+    };
+    for (c, ids) in block_ids.chunks(chunk).enumerate() {
+        let numbered = ids.iter().enumerate().map(|(i, b)| (c * chunk + i, b));
+        let ran: Vec<_> = if sequential {
+            numbered.map(run).collect()
+        } else {
+            numbered
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(run)
+                .collect()
         };
+        for (i, o) in ran.iter().enumerate() {
+            match (o, opts.max_steps) {
+                (Some(Ok(o)), Some(limit)) => {
+                    steps = steps.saturating_add(o.instructions);
+                    if steps > limit {
+                        return Err(SimError {
+                            message: format!(
+                                "{WORK_LIMIT} {limit} instructions (all warps together), its work limit"
+                            ),
+                            span: kernel.span,
+                            block: ids[i],
+                            thread: [0; 3],
+                            race: false,
+                        });
+                    }
+                }
+                (Some(Err(e)), _) => return Err(e.clone()),
+                _ => {}
+            }
+        }
+        outcomes.extend(ran);
+    }
     let mut metrics: Vec<MetricResult> = opts
         .metrics
         .iter()
@@ -812,7 +874,7 @@ fn run_block(
     // short blocks is stopped between them.
     if ctx.deadline.is_some_and(|d| std::time::Instant::now() > d) {
         return Err(SimError {
-            message: "the simulation ran past its time budget".into(),
+            message: WALL_CLOCK.into(),
             span: ctx.kernel.span,
             block: id,
             thread: [0; 3],

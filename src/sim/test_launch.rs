@@ -17,6 +17,10 @@ use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
 /// alike).
 pub const STEP_BUDGET: u64 = 5_000_000;
 
+/// Most instructions of all warps together in one simulated test launch
+/// ([`SimOptions::max_steps`]): the checks' deterministic work limit.
+pub const LAUNCH_STEPS: u64 = 1_000_000_000;
+
 /// One simulation of a check: the launch, the point its bounds are
 /// evaluated at (arguments and launch builtins) and the results.
 pub struct Run {
@@ -111,30 +115,35 @@ fn trimmed(run: &Run, first: &LaunchSpec) -> Option<LaunchSpec> {
 }
 
 /// Runs the original on the smallest launch synthesized around `block`
-/// ([`synthesized`]), its arrays grown as the checks grow them: `Ok`, or
-/// why it does not run cleanly (the simulator's error; `None` when the
+/// ([`synthesized`]), its arrays grown as the checks grow them, each run
+/// of it stopping after `max_steps` instructions (or at `deadline`): `Ok`,
+/// or why it does not run cleanly (the simulator's error; `None` when the
 /// launch cannot be built).
 pub fn runs_on_block(
     kernel: &Kernel,
     block: [u64; 3],
+    max_steps: u64,
     deadline: Option<Instant>,
 ) -> Result<(), Option<crate::sim::SimError>> {
     let spec = synthesized(kernel, block).into_iter().next().ok_or(None)?;
-    grown(kernel, spec, deadline).map(drop)
+    grown(kernel, spec, max_steps, deadline).map(drop)
 }
 
 /// The synthesized launch `spec` with its arrays grown until the original
 /// reads and writes in bounds, as the checks run it (races detected); the
 /// simulator's error when it still does not run cleanly (`None` when the
-/// launch cannot be built).
+/// launch cannot be built). Each run stops after `max_steps` instructions
+/// ([`SimOptions::max_steps`]) or at the safety net `deadline`.
 pub fn grown(
     kernel: &Kernel,
     spec: LaunchSpec,
+    max_steps: u64,
     deadline: Option<Instant>,
 ) -> Result<LaunchSpec, Option<crate::sim::SimError>> {
     let options = SimOptions {
         step_budget: STEP_BUDGET,
         detect_races: true,
+        max_steps: Some(max_steps),
         deadline,
         ..SimOptions::default()
     };

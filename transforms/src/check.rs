@@ -20,7 +20,7 @@ use copper::ir::Kernel;
 use copper::ir::Scalar;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
-    run_original, synthesized, Fail, Run, STEP_BUDGET, SYNTH_STEP_BUDGET,
+    run_original, synthesized, Fail, Run, LAUNCH_STEPS, STEP_BUDGET, SYNTH_STEP_BUDGET,
 };
 use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, InputError, SimOptions};
 
@@ -122,8 +122,9 @@ pub struct Checker {
     original: Kernel,
     /// Launches the original runs cleanly on, with its results.
     launches: Vec<Run>,
-    /// How every simulation runs: hardware, metrics, step budget, race
-    /// detection and the deadline (the search's time budget).
+    /// How every simulation runs: hardware, metrics, step budgets (per
+    /// warp and per launch), race detection and the deadline (the
+    /// search's wall-clock safety net).
     options: SimOptions,
     /// The launch on which candidates also run with split warps
     /// ([`split_launch`]).
@@ -206,6 +207,7 @@ impl Checker {
             metrics,
             step_budget: STEP_BUDGET,
             detect_races: true,
+            max_steps: Some(LAUNCH_STEPS),
             deadline,
             ..SimOptions::default()
         };
@@ -221,13 +223,21 @@ impl Checker {
             // Each launch's arrays are built before its simulation looks
             // at the deadline: a late search builds no more of them.
             if past(&options) {
-                first_error.get_or_insert("the search's time budget ran out".into());
+                first_error.get_or_insert(WALL_CLOCK.into());
                 break;
             }
             match run_original(&kernel, spec, base.is_none(), &options) {
                 Ok(l) => launches.push(l),
                 // Synthesized launches grow: the next ones would exhaust
                 // the budget too.
+                Err(Fail::Sim(e))
+                    if base.is_none() && e.message.starts_with(copper::sim::WORK_LIMIT) =>
+                {
+                    first_error.get_or_insert(format!(
+                        "it runs more than {LAUNCH_STEPS} instructions in all on the larger test launches"
+                    ));
+                    break;
+                }
                 Err(Fail::Sim(e)) if base.is_none() && e.message.starts_with("step budget") => {
                     let (line, _) = file.source.line_col(e.span.start);
                     first_error.get_or_insert(format!(
@@ -327,7 +337,7 @@ impl Checker {
             if past(&self.options) {
                 return Err(CheckError::Fails {
                     launch: i,
-                    message: "the search's time budget ran out".into(),
+                    message: WALL_CLOCK.into(),
                 });
             }
             let spec = &if terms.swapped {
@@ -392,6 +402,10 @@ impl Checker {
         self.launches.iter().map(|r| &r.spec)
     }
 }
+
+/// What a check stopped by its wall-clock safety net says.
+const WALL_CLOCK: &str =
+    "the search stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine";
 
 /// Whether the simulations' deadline has passed.
 fn past(options: &SimOptions) -> bool {

@@ -264,8 +264,15 @@ pub struct AnalyzeArgs {
     /// needing more gets "no bound".
     #[arg(long, default_value_t = Config::default().max_lp)]
     pub max_lp: usize,
-    /// Seconds one kernel's analysis may take (all metrics together).
-    #[arg(long, default_value = "20", value_parser = parse_seconds)]
+    /// Most abstract-interpretation steps (statement visits) per run of it
+    /// on a kernel: the deterministic work limit, past which every metric
+    /// gets "no bound" saying so.
+    #[arg(long, default_value_t = Config::default().max_steps)]
+    pub max_absint_steps: usize,
+    /// Wall-clock safety net: seconds one kernel's analysis may take (all
+    /// metrics together). The work limits decide first, the same on every
+    /// machine; a result cut here says that it may differ on a faster one.
+    #[arg(long, default_value = "200", value_parser = parse_seconds)]
     pub budget: std::time::Duration,
     /// Preprocessing.
     #[command(flatten)]
@@ -444,7 +451,13 @@ pub struct SearchArgs {
     /// Largest LP (variables plus constraints) per metric.
     #[arg(long)]
     pub max_lp: Option<usize>,
-    /// Seconds one kernel's whole search may take [default: 20].
+    /// Most abstract-interpretation steps (statement visits) per analysis
+    /// of a kernel, the deterministic work limit [default: 200000].
+    #[arg(long)]
+    pub max_absint_steps: Option<usize>,
+    /// Wall-clock safety net: seconds one kernel's whole search may take
+    /// [default: 200]. The work limits decide first, the same on every
+    /// machine; what is cut here is reported as such.
     #[arg(long, value_parser = parse_seconds)]
     pub budget: Option<Duration>,
     /// Hardware model (TOML).
@@ -551,8 +564,14 @@ pub struct LintArgs {
     /// (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
-    /// Seconds one kernel's lint may take (its analysis and race search)
-    /// [default: 20].
+    /// Most abstract-interpretation steps (statement visits) per analysis
+    /// of a kernel, the deterministic work limit [default: 200000].
+    #[arg(long)]
+    pub max_absint_steps: Option<usize>,
+    /// Wall-clock safety net: seconds one kernel's lint may take (its
+    /// analysis and race search) [default: 200]. The work limits decide
+    /// first, the same on every machine; what is cut here is reported as
+    /// such.
     #[arg(long, value_parser = parse_seconds)]
     pub budget: Option<std::time::Duration>,
 }

@@ -181,6 +181,7 @@ impl Settings {
                         grid: None,
                         degree: a.degree,
                         max_lp: a.max_lp,
+                        max_steps: a.max_absint_steps,
                         budget: a.budget,
                     },
                     metrics,
@@ -213,6 +214,7 @@ impl Settings {
                     grid,
                     analysis: Config {
                         hw: cfg.hardware.unwrap_or_default(),
+                        max_steps: a.max_absint_steps.unwrap_or(defaults.max_steps),
                         budget: a
                             .budget
                             .or(cfg.budget.map(Duration::from_secs_f64))
@@ -377,6 +379,7 @@ fn search(
         grid: None,
         degree: a.degree.or(cfg.degree).unwrap_or(defaults.degree),
         max_lp: a.max_lp.or(cfg.max_lp).unwrap_or(defaults.max_lp),
+        max_steps: a.max_absint_steps.unwrap_or(defaults.max_steps),
         budget: a
             .budget
             .or(cfg.budget.map(Duration::from_secs_f64))

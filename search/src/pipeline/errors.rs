@@ -47,7 +47,7 @@ pub enum Unchecked {
         /// Whether a parameter file gave the launch.
         with_params: bool,
     },
-    /// The search ran past its time budget (the message).
+    /// The search stopped at its wall-clock safety net (the message).
     #[error("{0}")]
     Late(String),
     /// A bound of the original is below a simulated cost (the internal

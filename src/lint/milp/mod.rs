@@ -52,8 +52,17 @@ pub struct Maximum {
     pub loads: Vec<(ArrayId, Vec<i64>)>,
 }
 
+/// What a MILP not solved by the wall-clock safety net says.
+pub const WALL_CLOCK: &str = "the MILP stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine";
+
 /// Why no MILP was solved.
 pub type Unsupported = String;
+
+/// Most variables plus constraints of one MILP: the solver has no
+/// deterministic limit of its own (only a time limit, kept as the
+/// safety net), so larger problems are not tried, the same on every
+/// machine.
+pub const MAX_SIZE: usize = 20_000;
 
 /// The largest bank-conflict degree one warp can reach at shared site
 /// `site` under the launch `spec`, at most `cap`, solved before
@@ -263,11 +272,17 @@ fn warp_maximum(
         enc.push((used.e.clone() - sum).leq(0.0));
         objective += used.e;
     }
+    let size = enc.pv.len() + enc.cons.len();
+    if size > MAX_SIZE {
+        return Err(format!(
+            "the MILP would have {size} variables and constraints, over its limit of {MAX_SIZE}"
+        ));
+    }
     let seconds = deadline
         .saturating_duration_since(Instant::now())
         .as_secs_f64();
     if seconds <= 0.0 {
-        return Err("the time budget ran out before the MILP (raise it with --budget)".into());
+        return Err(WALL_CLOCK.into());
     }
     let Enc {
         pv,

@@ -57,12 +57,7 @@ impl Block<'_> {
                     .is_some_and(|d| std::time::Instant::now() > d)
             {
                 let lane = lanes_of(w.mask).next().unwrap_or(0);
-                return Err(self.error(
-                    w,
-                    lane,
-                    w.span,
-                    "the simulation ran past its time budget".to_string(),
-                ));
+                return Err(self.error(w, lane, w.span, crate::sim::WALL_CLOCK.to_string()));
             }
             if w.steps > self.ctx.step_budget {
                 let lane = lanes_of(w.mask).next().unwrap_or(0);
