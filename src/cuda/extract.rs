@@ -4,7 +4,7 @@
 use super::ast::FnKind;
 use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
 use super::qualifier_macros::QualifierMacros;
-use super::template::{instance_name, split_args as split_template_args};
+use super::template_names::{instance_name, split_args as split_template_args};
 use crate::source::Span;
 
 /// A `__global__`/`__device__` function definition found in the file.
@@ -27,24 +27,7 @@ pub struct FunctionItem {
     pub unterminated: bool,
 }
 
-/// A `#define`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MacroDef {
-    /// Macro name.
-    pub name: String,
-    /// Parameter names of a function-like macro (a variadic macro's last
-    /// one is `__VA_ARGS__`, or its name in `args...`).
-    pub params: Option<Vec<String>>,
-    /// Whether the last parameter takes the remaining arguments (`...`).
-    pub variadic: bool,
-    /// Replacement list as tokens.
-    pub body: Vec<String>,
-    /// The directive line.
-    pub span: Span,
-    /// Defined inside `#ifndef NAME` (a default): it does not replace an
-    /// earlier definition, such as a `-D` on the command line.
-    pub default_only: bool,
-}
+pub use super::macros::MacroDef;
 
 /// A file-scope `typedef` or `struct` declaration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -214,6 +197,13 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
             }
             "typedef" | "struct" if file_scope && i == decl_start => {
                 if let Some(next) = type_declaration(src, &toks, i, &mut out) {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+            }
+            "using" if file_scope && i == decl_start => {
+                if let Some(next) = alias_declaration(src, &toks, i, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -656,6 +646,39 @@ fn declared_names(src: &str, toks: &[Token]) -> Vec<String> {
     names
 }
 
+/// A file-scope alias `using X = T;` starting at token `i` (read as
+/// `typedef T X;`: [`using_alias`]); `None` for other `using`s
+/// (`using namespace …;`, `using std::min;`) and aliases of templates.
+fn alias_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
+    let name = toks.get(i + 1).filter(|t| t.kind == TokKind::Ident)?;
+    toks.get(i + 2).filter(|t| t.is(src, "="))?;
+    let end = skip_to_semicolon(src, toks, i);
+    let aliased = toks.get(i + 3..end)?;
+    if aliased.is_empty()
+        || aliased
+            .iter()
+            .any(|t| matches!(t.text(src), "::" | "<" | "template" | "typename" | "("))
+    {
+        return None;
+    }
+    out.types.push(TypeDeclItem {
+        names: vec![name.text(src).to_string()],
+        span: Span::new(toks[i].start, toks[end].end),
+    });
+    Some(end + 1)
+}
+
+/// The name and the aliased type's byte range (within `text`) of an alias
+/// declaration `using X = T;` that [`alias_declaration`] recorded.
+pub fn using_alias(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
+    let rest = text.strip_prefix("using")?;
+    let (name, ty) = rest.split_once('=')?;
+    let name = name.trim();
+    let start = text.len() - ty.len();
+    let end = start + ty.trim_end().strip_suffix(';')?.trim_end().len();
+    (!name.is_empty()).then_some((name, start..end))
+}
+
 /// A file-scope `typedef …;` or `struct X { … };` starting at token `i`.
 fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
     let end = skip_to_semicolon(src, toks, i);
@@ -776,6 +799,25 @@ pub(crate) fn split_args(src: &str, toks: &[Token], from: usize, to: usize) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `using X = T;` is a type declaration naming `X`, read as `typedef
+    /// T X;`; other `using`s are not.
+    #[test]
+    fn alias_declarations_name_their_type() {
+        let ex =
+            extract("using real_t = float;\nusing namespace std;\nusing index_t = unsigned int;\n");
+        let names: Vec<&str> = ex
+            .types
+            .iter()
+            .flat_map(|t| &t.names)
+            .map(String::as_str)
+            .collect();
+        assert_eq!(names, ["real_t", "index_t"]);
+        let text = "using index_t = unsigned int ;";
+        let (name, ty) = using_alias(text).unwrap();
+        assert_eq!((name, &text[ty]), ("index_t", " unsigned int"));
+        assert_eq!(using_alias("typedef float real_t;"), None);
+    }
 
     const FILE: &str = r#"
 #include <iostream>

@@ -10,9 +10,28 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::extract::MacroDef;
 use super::lex::tokenize;
 use super::limits::MAX_STATEMENT_TOKENS;
+use crate::source::Span;
+
+/// A `#define`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroDef {
+    /// Macro name.
+    pub name: String,
+    /// Parameter names of a function-like macro (a variadic macro's last
+    /// one is `__VA_ARGS__`, or its name in `args...`).
+    pub params: Option<Vec<String>>,
+    /// Whether the last parameter takes the remaining arguments (`...`).
+    pub variadic: bool,
+    /// Replacement list as tokens.
+    pub body: Vec<String>,
+    /// The directive line.
+    pub span: Span,
+    /// Defined inside `#ifndef NAME` (a default): it does not replace an
+    /// earlier definition, such as a `-D` on the command line.
+    pub default_only: bool,
+}
 
 /// Most nested expansions before copper gives up.
 const MAX_DEPTH: usize = 64;

@@ -21,6 +21,7 @@ pub mod qualifier_macros;
 pub mod relaunch;
 pub mod rewrite;
 pub mod template;
+pub mod template_names;
 pub mod timeline;
 pub mod unit;
 pub mod visit;

@@ -196,7 +196,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     let mut structs = HashMap::new();
     for t in &scope.types {
         let text = source.slice(t.span);
-        if text.starts_with("typedef") {
+        if text.starts_with("typedef") || text.starts_with("using") {
             typedefs.extend(ctx.typedef(t.span).unwrap_or_default());
         }
         if defines_struct(text) {
@@ -622,6 +622,20 @@ impl<'a> Context<'a> {
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {
             let text = self.source.slice(s);
+            // C++: `using X = T;` is C's `typedef T X;`.
+            if let Some((name, ty)) = crate::cuda::extract::using_alias(text) {
+                unit.push_synthetic("typedef ");
+                unit.push_file(
+                    &text[ty.clone()],
+                    s.start + ty.start,
+                    &self.macros.at(s.start),
+                    &names,
+                    &self.expansion_left,
+                )
+                .map_err(|e| self.unit_error(e))?;
+                unit.push_synthetic(&format!(" {name};\n"));
+                continue;
+            }
             unit.push_file(
                 text,
                 s.start,

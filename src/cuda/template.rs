@@ -10,6 +10,8 @@ use super::ast::{BaseType, TemplateParam, Type};
 use super::launch::expand_all;
 use super::lex::{tokenize, TokKind};
 use super::macros::{token_texts, MacroTable};
+use super::template_names::collapse;
+pub use super::template_names::{instance_name, split_args};
 
 /// Why a template head or an instantiation's arguments are refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -144,35 +146,6 @@ pub fn split_name(name: &str) -> Option<(&str, &str)> {
     Some((name[..open].trim(), args))
 }
 
-/// Top-level comma-separated pieces of `text`, each with its whitespace
-/// collapsed.
-pub fn split_args(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for ch in text.chars() {
-        match ch {
-            '(' | '<' | '[' => depth += 1,
-            ')' | '>' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(collapse(&cur));
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    if !cur.trim().is_empty() || !out.is_empty() {
-        out.push(collapse(&cur));
-    }
-    out
-}
-
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The arguments of an instantiation, one per parameter: `args` as written
 /// (macros expanded, integer expressions evaluated), then the defaults.
 pub fn arguments(
@@ -204,11 +177,6 @@ pub fn arguments(
         });
     }
     Ok(out)
-}
-
-/// The name of an instantiation: `reduce<float, 256>`.
-pub fn instance_name(name: &str, args: &[String]) -> String {
-    format!("{name}<{}>", args.join(", "))
 }
 
 #[cfg(test)]

@@ -10,9 +10,8 @@
 
 use std::sync::Arc;
 
-use super::extract::MacroDef;
 use super::lex::CUDA_QUALIFIERS;
-use super::macros::{MacroHistory, MacroTable};
+use super::macros::{MacroDef, MacroHistory, MacroTable};
 use crate::source::{SourceFile, INCLUDED_BASE};
 
 /// One text of the translation unit (the user's file or an included one)
