@@ -338,39 +338,42 @@ pub fn optimize_target(
     // The original is simulated on the test launches when the first
     // candidate that beats the incumbent needs its check.
     let measured = Arc::clone(&original);
-    let checker = match &refusal {
-        Some(why) => LazyChecker::known(Err(Unchecked::NotRewritten(why.clone()))),
-        None => LazyChecker::new(|| {
-            Checker::measuring(
-                file,
-                name,
-                plan.spec.as_ref(),
-                plan.block,
-                Some(deadline),
-                config.hw,
-                settings.metrics.clone(),
-            )
-            .map_err(|source| match past(deadline, &config) {
-                Some(late) => Unchecked::Late(late),
-                None => Unchecked::Original {
-                    source,
-                    path: file.source.path.clone(),
-                    with_params: spec.is_some(),
-                },
-            })
-            .and_then(|c| match self_check(&measured, c.runs(), &config).first() {
-                // Nothing the search measures against this analysis can
-                // be trusted: every candidate is left unchecked.
-                Some(why) => Err(Unchecked::SelfCheck(why.clone())),
-                None => Ok(c),
-            })
-        }),
-    };
+    // A kernel copper does not rewrite has no candidates to check.
+    let checker = LazyChecker::new(|| {
+        Checker::measuring(
+            file,
+            name,
+            plan.spec.as_ref(),
+            plan.block,
+            Some(deadline),
+            config.hw,
+            settings.metrics.clone(),
+        )
+        .map_err(|source| match past(deadline, &config) {
+            Some(late) => Unchecked::Late(late),
+            None => Unchecked::Original {
+                source,
+                path: file.source.path.clone(),
+                with_params: spec.is_some(),
+            },
+        })
+        .and_then(|c| match self_check(&measured, c.runs(), &config).first() {
+            // Nothing the search measures against this analysis can
+            // be trusted: every candidate is left unchecked.
+            Some(why) => Err(Unchecked::SelfCheck(why.clone())),
+            None => Ok(c),
+        })
+    });
     // The template's other instantiations, each with its checker and its
     // best version so far: every rewrite of a template is checked for
     // them, so they are simulated up front.
     let (siblings, mut others_best) = match others {
-        Ok(others) if instantiation && !others.is_empty() && checker.get().is_ok() => {
+        Ok(others)
+            if refusal.is_none()
+                && instantiation
+                && !others.is_empty()
+                && checker.get().is_ok() =>
+        {
             match instances::prepare(file, others, settings, cache, deadline) {
                 Ok((s, best)) => (Ok(s), best),
                 Err(why) => (Err(why), Vec::new()),
@@ -485,9 +488,10 @@ pub fn optimize_target(
         .map(|_| env.original_compiles.clone());
     let read_only = suggest_read_only(file, &incumbent, spec, &env, refusal.is_some());
     let applied_any = !applied.is_empty();
-    let checked_on = match siblings {
-        Err(why) => Some(Err(why)),
-        Ok(_) => checker.into_built().map(|c| c.map(|c| c.launches())),
+    let checked_on = match (siblings, &refusal) {
+        (_, Some(why)) => Some(Err(Unchecked::NotRewritten(why.clone()))),
+        (Err(why), None) => Some(Err(why)),
+        (Ok(_), None) => checker.into_built().map(|c| c.map(|c| c.launches())),
     };
     if let Some(Err(Unchecked::SelfCheck(why))) = &checked_on {
         internal_errors.insert(0, why.clone());
@@ -824,7 +828,7 @@ fn evaluate(
     let analyzed = match cache.analyze(
         file,
         &candidate.function.name,
-        Some(kernel.clone()),
+        Some(kernel),
         config,
         &settings.metrics,
         lineage,
@@ -856,7 +860,7 @@ fn evaluate(
         Ok(c) => c,
         Err(why) => return (Verdict::Unchecked(why.to_string()), Some(analyzed), None),
     };
-    let runs = match checker.check_kernel(&kernel, analyzed.lineage.terms()) {
+    let runs = match checker.check_kernel(&analyzed.kernel, analyzed.lineage.terms()) {
         Ok(runs) => runs,
         Err(why) => {
             let verdict = unchecked().unwrap_or(Verdict::Failed(why.to_string()));
@@ -870,7 +874,7 @@ fn evaluate(
         }
         return (Verdict::Unchecked(why.clone()), Some(analyzed), None);
     }
-    let aliased = promise_worth(candidate, &kernel, &analyzed, checker);
+    let aliased = promise_worth(candidate, &analyzed, checker);
     let this = (candidate.function.name.as_str(), checker.launches());
     let siblings = match env.siblings {
         Ok(s) if s.is_empty() => Ok(aliased.map(|note| instances::Checked {
@@ -901,12 +905,7 @@ fn evaluate(
 /// What the promise that some pointer parameters do not overlap is
 /// worth, for a candidate that makes one: it and the original run with
 /// each promised pair passed one array ([`Checker::aliased`]).
-fn promise_worth(
-    candidate: &Candidate,
-    kernel: &Kernel,
-    analyzed: &Analyzed,
-    checker: &Checker,
-) -> Option<String> {
+fn promise_worth(candidate: &Candidate, analyzed: &Analyzed, checker: &Checker) -> Option<String> {
     // A pair either way round is one promise.
     let mut pairs: Vec<(String, String)> = (candidate.promised_apart.iter())
         .map(|(r, w)| match r < w {
@@ -923,7 +922,7 @@ fn promise_worth(
         .iter()
         .map(|(r, w)| format!("`{r}` and `{w}`"))
         .collect();
-    let runs = checker.aliased(kernel, &pairs, &analyzed.lineage.terms());
+    let runs = checker.aliased(&analyzed.kernel, &pairs, &analyzed.lineage.terms());
     Some(format!(
         "passed one array for {}, {}",
         named.join(", "),

@@ -29,18 +29,6 @@ impl<'a> LazyChecker<'a> {
         }
     }
 
-    /// A checker known already (why there is none, for a kernel copper
-    /// does not rewrite).
-    pub fn known(checker: Result<Checker, Unchecked>) -> Self {
-        let cell = OnceLock::new();
-        // A fresh cell takes its first value.
-        let _ = cell.set(checker);
-        LazyChecker {
-            cell,
-            build: Box::new(unreachable_build),
-        }
-    }
-
     /// The checker, built now if no one asked before.
     pub fn get(&self) -> &Result<Checker, Unchecked> {
         self.cell.get_or_init(|| (self.build)())
@@ -51,12 +39,4 @@ impl<'a> LazyChecker<'a> {
     pub fn into_built(self) -> Option<Result<Checker, Unchecked>> {
         self.cell.into_inner()
     }
-}
-
-/// The build of a checker given up front: its cell is set, so it is never
-/// called; it answers as a checker that could not be built would.
-fn unreachable_build() -> Result<Checker, Unchecked> {
-    Err(Unchecked::NotRewritten(
-        "internal: a known checker was built again".into(),
-    ))
 }
