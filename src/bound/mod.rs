@@ -22,7 +22,7 @@ pub mod potential;
 mod reason;
 mod wrap;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -709,7 +709,8 @@ impl Prepared {
     /// the absolute coefficients of its base's degree-`d` monomials at the
     /// start; with the coefficients the stage decides.
     fn objectives(&self, entry: &Pot) -> Vec<(Lin, Vec<Lin>)> {
-        let polys: HashMap<usize, Poly> = entry
+        // Ordered, so the LP's cap rows do not depend on hashing.
+        let polys: BTreeMap<usize, Poly> = entry
             .support()
             .filter_map(|i| {
                 let fs = self.entry[i].as_ref()?;
