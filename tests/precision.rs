@@ -1,11 +1,11 @@
-//! Precision against the published RaCUDA bounds (`000_…` Tables 3–6):
+//! Precision against the published RaCUDA bounds (RaCUDA Tables 3–6):
 //! for the kernels of the paper that `testdata/` reproduces, copper's
 //! per-warp bound is never looser than the published one at any size where
 //! the published one is itself sound under copper's cost model (at least
 //! the cost the simulator measures), and never below the simulated cost.
 //!
 //! `cargo test --release --test precision -- --nocapture` prints the table
-//! the README shows.
+//! docs/bounds.md shows.
 
 mod common;
 
