@@ -230,8 +230,8 @@ fn lint_against_the_simulator() {
     );
 }
 
-/// Measured over testdata (the table this test prints with `--nocapture`,
-/// shown in docs/lint-rules.md), rounded down.
+/// Measured over testdata (the figures this test prints with
+/// `--nocapture`, tabulated in docs/lint-rules.md), rounded down.
 const PRECISION_GLOBAL: f64 = 0.5;
 /// `uncoalesced-global` against scattered sites, measured over testdata:
 /// 0.90 (66 of 73) since quotients of consecutive thread indices
