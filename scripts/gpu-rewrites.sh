@@ -1,7 +1,7 @@
 #!/bin/sh
-# Times issue 20's rewrites on a GPU, in one run: `copper bench` for the
-# student-style kernels they fix (a row-walking 2-D kernel, a Gaussian
-# elimination step, a naive transpose, two shared tree reductions and the
+# Times the coalescing and reduction rewrites on a GPU, in one run:
+# `copper bench` for the student-style kernels they fix (a row-walking
+# 2-D kernel, a Gaussian elimination step, a naive transpose, two shared tree reductions and the
 # interleaved one) at the GPU sizes of bench/gpu/, each program built for
 # the GPU it runs on and run once. Every program compares the rewrite's
 # arrays with the original's before it times them.

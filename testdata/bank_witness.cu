@@ -1,7 +1,7 @@
 // bank_witness: three shared-memory lookups whose bank conflicts depend on
 // the input data in ways the constructive witness search (fill the input
 // with words of one bank: 0, 32, 64, ...) cannot reach. Written for copper
-// as regression kernels for the MILP witness of issue 19.
+// as regression kernels for the MILP witness (`lint --witness`).
 //
 // - histogram_shift: a 256-bin histogram of the second byte of each word,
 //   `(data[i] >> 8) & 255`, one sub-histogram per warp (as the SDK's

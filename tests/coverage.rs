@@ -5,11 +5,13 @@
 //! bound, for the launch of the parameter file beside it, counted apart),
 //! each file with the
 //! `defines` and `include_dirs` of a `copper.toml` beside it. Over `testdata/` every
-//! kernel must get through every stage; `COPPER_COVERAGE_DIR=path` prints
-//! the same table for any other folder (a user's project, a course's
-//! kernels) without asserting anything.
+//! kernel must get through every stage, and a small folder built by the test
+//! checks that each stage is counted where a kernel is lost.
 //!
-//! `cargo test --release --test coverage -- --nocapture` prints the table.
+//! `cargo test --release --test coverage -- --nocapture` prints the table
+//! for `testdata/`; `COPPER_COVERAGE_DIR=path cargo test --release --test
+//! coverage -- --ignored --nocapture` prints it for any other folder (a
+//! user's project, a course's kernels).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -224,11 +226,49 @@ fn every_testdata_kernel_is_listed_lowered_and_bounded() {
     assert!(c.at_launch.iter().all(|&n| n == 0), "{:?}", c.at_launch);
 }
 
+/// Each stage is counted where it is lost: a folder with one kernel that
+/// gets through every stage, one that does not parse, and a file that
+/// cannot be read.
 #[test]
+fn each_stage_is_counted() {
+    let dir = std::env::temp_dir().join(format!("copper-coverage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("bad")).unwrap();
+    std::fs::write(
+        dir.join("mixed.cu"),
+        "__global__ void bad(int *a) { a[0] = ; }\n\
+         __global__ void good(int *a, int n) {\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             if (i < n) a[i] = 0;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("missing.cu"), "#include \"nowhere.h\"\n").unwrap();
+    // Folders named `bad` are left out.
+    std::fs::write(dir.join("bad/skipped.cu"), "__global__ void k() {}\n").unwrap();
+    let c = measure(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    print(&dir, &c);
+    assert_eq!(c.files, 2, "{c:?}");
+    assert_eq!(c.found, 2, "{c:?}");
+    assert_eq!(c.listed, 1, "{c:?}");
+    assert_eq!(c.lowered, 1, "{c:?}");
+    assert_eq!(c.bounded, vec![1; BUILTIN_METRICS.len()], "{c:?}");
+}
+
+/// `COPPER_COVERAGE_DIR=path cargo test --release --test coverage --
+/// --ignored --nocapture` prints the table for any folder; it asserts only
+/// that the folder holds CUDA files and that no stage counts more kernels
+/// than the one before it.
+#[test]
+#[ignore = "needs COPPER_COVERAGE_DIR=path; run with --ignored"]
 fn coverage_of_another_folder() {
-    let Some(dir) = std::env::var_os("COPPER_COVERAGE_DIR") else {
-        return;
-    };
-    let dir = PathBuf::from(dir);
-    print(&dir, &measure(&dir));
+    let dir = PathBuf::from(
+        std::env::var_os("COPPER_COVERAGE_DIR").expect("set COPPER_COVERAGE_DIR to a folder"),
+    );
+    let c = measure(&dir);
+    print(&dir, &c);
+    assert!(c.files > 0, "no .cu or .cuh files in {}", dir.display());
+    assert!(c.listed <= c.found && c.lowered <= c.listed, "{c:?}");
+    assert!(c.bounded.iter().all(|&n| n <= c.lowered), "{c:?}");
 }

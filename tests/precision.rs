@@ -1,11 +1,11 @@
-//! Precision against the published RaCUDA bounds (`000_…` Tables 3–6):
+//! Precision against the published RaCUDA bounds (the paper's Tables 3–6):
 //! for the kernels of the paper that `testdata/` reproduces, copper's
 //! per-warp bound is never looser than the published one at any size where
 //! the published one is itself sound under copper's cost model (at least
 //! the cost the simulator measures), and never below the simulated cost.
 //!
 //! `cargo test --release --test precision -- --nocapture` prints the table
-//! the README shows.
+//! docs/bounds.md shows, and the test fails when the two differ.
 
 mod common;
 
@@ -251,8 +251,10 @@ fn cases() -> Vec<Case> {
 #[test]
 fn no_looser_than_published_wherever_published_is_sound() {
     let mut failures = Vec::new();
-    println!("| kernel | metric | published (RaCUDA) | copper | simulated / copper / published at each size |");
-    println!("|---|---|---|---|---|");
+    let mut table = String::from(
+        "| kernel | metric | published (RaCUDA) | copper | simulated / copper / published at each size |\n\
+         |---|---|---|---|---|\n",
+    );
     for c in cases() {
         let (kernel, base, shape) = testdata_kernel(c.file, c.kernel);
         let prep = prepare(
@@ -300,15 +302,24 @@ fn no_looser_than_published_wherever_published_is_sound() {
                 };
                 cells.push(format!("{size}: {sim} / {b:.0} / {pub_cell}"));
             }
-            println!(
-                "| {} | {} | {} | {} | {} |",
+            table.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
                 c.kernel,
                 p.metric,
                 p.bound.text(),
                 ours,
                 cells.join("; ")
-            );
+            ));
         }
     }
+    print!("{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The docs show this very table.
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bounds.md");
+    let docs = std::fs::read_to_string(docs).expect("docs/bounds.md");
+    assert!(
+        docs.contains(&table),
+        "docs/bounds.md's precision table differs from what this test prints; \
+         replace it with the table printed above (`-- --nocapture`)"
+    );
 }

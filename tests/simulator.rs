@@ -372,7 +372,7 @@ fn the_work_limit_stops_a_launch_at_the_same_block_on_any_thread_count() {
     assert_eq!(late.message, copper::sim::WALL_CLOCK);
 }
 
-/// The addSub kernels of `000_…` Fig. 1 on the paper's shapes.
+/// The addSub kernels of RaCUDA Fig. 1 on the paper's shapes.
 #[test]
 fn add_sub_kernels_follow_the_papers_analysis() {
     let sub1 = "__global__ void addSub1(int *A, int *B, int w, int h) {\n\

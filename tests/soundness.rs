@@ -275,13 +275,13 @@ fn bounds_are_never_below_simulated_costs() {
 }
 
 // ---------------------------------------------------------------------
-// Generated kernels: what the testdata launches never reach (issue 13).
+// Generated kernels: what the testdata launches never reach.
 // Large grids (a sample of blocks simulated, the bound evaluated at the
 // true launch), strides up to 2^20, blocks not a multiple of 32 with
 // y, z > 1, narrow, unsigned and 64-bit counters near their types'
 // limits, multiplicative counters, counters starting at a lane index
 // (`threadIdx.x % w`, `threadIdx.x & (w - 1)`) stepping by the group size.
-// Structs with mixed fields (issue 16): an array of `Item { int cnt; float
+// Structs with mixed fields: an array of `Item { int cnt; float
 // w; float h[3]; }` read field by field, copied into a struct local and
 // updated by an atomic on its int field, its array member indexed at run
 // time (the same in every lane or not; in global memory, in a local copy,
@@ -674,7 +674,7 @@ fn generated_jumps_are_bounded_soundly() {
 }
 
 // ---------------------------------------------------------------------
-// Row/column splits (issue 20): `idx / n` and `idx % n` over run-time `n`
+// Row/column splits: `idx / n` and `idx % n` over run-time `n`
 // (1, 2, 31, 32, 33, 1000, 2^20, negative), thread indices of every sign
 // and type, 1-D and 2-D blocks, grids of thousands of blocks; indices
 // where the identity `(x / n)·n + x % n = x` applies, quotients and

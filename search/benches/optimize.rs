@@ -1,7 +1,7 @@
 //! `copper optimize` end to end (the built binary: reading, analysis,
 //! candidates, checks, output), on
 //!
-//! - the evaluation set of `002_…` Table 1 as reproduced in `testdata/`:
+//! - the evaluation set of COpPER Table 1 as reproduced in `testdata/`:
 //!   each kernel alone (what was found, the bound before and after, wall
 //!   time), then all eight in one run;
 //! - all of `testdata/` as a batch, with 1 and 2 worker threads: kernels/s.
@@ -17,7 +17,7 @@ use serde_json::Value;
 
 const RUNS: usize = 5;
 
-/// `002_…` Table 1, as `testdata/` reproduces it.
+/// COpPER Table 1, as `testdata/` reproduces it.
 const TABLE_1: [(&str, &str); 8] = [
     ("addSub0", "addSub0.cu"),
     ("addSub2", "addSub2.cu"),

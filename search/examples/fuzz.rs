@@ -1,4 +1,4 @@
-//! Fuzzing harness for the `copper` binary (issue 31), run on demand, never
+//! Fuzzing harness for the `copper` binary, run on demand, never
 //! by `cargo test`:
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! copper's search driver (DESIGN §12, `002_…` §3–§4): for each kernel,
+//! copper's search driver (after COpPER §3–§4): for each kernel,
 //! the baseline analysis, then rounds in which every transform not applied
 //! yet proposes candidates for the best kernel so far: checked by
 //! differential simulation, analyzed in parallel, ranked by their bounds; a

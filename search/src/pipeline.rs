@@ -1,4 +1,4 @@
-//! The search for one kernel (`002_…` §3, best first): the baseline
+//! The search for one kernel (COpPER §3, best first): the baseline
 //! analysis, then rounds. In each round every transform not applied yet
 //! proposes candidates for the best kernel so far; candidates are checked
 //! against the original kernel by differential simulation and analyzed, in
@@ -673,7 +673,7 @@ struct Env<'a> {
     /// The whole file, with the host code that launches the kernel.
     host: &'a ParsedFile,
     /// Whether the original kernel's results are independent of the block
-    /// size (`004_…`), so that a rewrite fixing it should say so.
+    /// size (BSI), so that a rewrite fixing it should say so.
     block_size_independent: bool,
     /// The original simulated on its test launches, once a candidate
     /// needs it ([`Env::checker`]).

@@ -1,4 +1,4 @@
-//! Comparing bounds (`002_…` §4.2): is a candidate's bound better than the
+//! Comparing bounds (COpPER §4.2): is a candidate's bound better than the
 //! incumbent's?
 //!
 //! The heuristic: a lower degree wins; at equal degree, the sums of the

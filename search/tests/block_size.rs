@@ -1,4 +1,4 @@
-//! The block-size verdict of `copper lint` (`004_…`) is sound: a kernel
+//! The block-size verdict of `copper lint` (BSI) is sound: a kernel
 //! it calls independent computes the same arrays for every block size
 //! (grid resized to keep the thread count), including blocks that are
 //! not multiples of 32. Random kernels store an

@@ -1,4 +1,4 @@
-//! Hostile input for every command (issue 14): names that try to run
+//! Hostile input for every command: names that try to run
 //! commands, planted symlinks, files edited during a run, FIFOs, symlink
 //! loops, odd files. Each case runs the release binary and records its
 //! wall time and peak memory (printed with `--nocapture`:
@@ -146,7 +146,7 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-// ---- issue 14 item 2: command injection in `copper bench` ----
+// ---- command injection in `copper bench` ----
 
 #[test]
 fn bench_build_script_does_not_run_a_file_name() {
@@ -693,7 +693,7 @@ fn many_kernels_in_one_file_take_memory_in_proportion() {
         assert_eq!(code(&m), 0, "{}", stderr(&m));
         // Before: 500 kernels took 1.2 GB, 5,000 were killed at 24 GB.
         // Each kernel's global-to-shared candidate is analyzed now that the
-        // block is assumed (issue 17), and its analysis kept for the
+        // block is assumed, and its analysis kept for the
         // report: about 0.37 MiB per kernel (191 MiB for 500, 373 MiB for
         // 1,000), still in proportion.
         let limit_mib = 100 + n as i64 * 2 / 5;
@@ -1269,7 +1269,7 @@ fn write_refuses_read_only_and_hard_linked_files() {
     );
 }
 
-// ---- issue 31: hostile files ----
+// ---- hostile files ----
 
 /// `#define NAME0 base` and each `NAMEi` twice `NAMEi-1`, up to `NAMEn`.
 fn doubling(name: &str, base: &str, n: usize) -> String {

@@ -71,13 +71,12 @@ fn diff_applies_with_git_apply_and_write_updates_in_place() {
     );
     assert!(patch.contains("+    int A_elem = 0;"), "{patch}");
     std::fs::write(dir.join("fix.patch"), &patch).unwrap();
-    let git = Command::new("git")
+    let g = Command::new("git")
         .args(["apply", "--check", "fix.patch"])
         .current_dir(&dir)
-        .output();
-    if let Ok(g) = git {
-        assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
-    }
+        .output()
+        .expect("git runs");
+    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
     // --write leaves the same text the patch describes, and nothing else.
     let o = copper_in(
         &dir,

@@ -1,4 +1,4 @@
-//! Rewriting templates (issue 16): `copper optimize` rewrites a template
+//! Rewriting templates: `copper optimize` rewrites a template
 //! through its first instantiation only when the rewrite is checked
 //! (differential simulation, bounds that hold) and no worse for every
 //! other instantiation the file launches or `--instantiate` names; a

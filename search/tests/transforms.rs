@@ -222,7 +222,7 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
         unsound.join("\n")
     );
     assert!(improved >= 8, "only {improved} kernels improved");
-    // The expected results on the papers' kernels (`002_…` Table 1).
+    // The expected results on the papers' kernels (COpPER Table 1).
     let applied_to =
         |kernel: &str| -> &[String] { &applied.iter().find(|(k, _)| k == kernel).unwrap().1 };
     let expect = |kernel: &str, first: &str| {
@@ -278,7 +278,7 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
     );
     expect("dvmm", "global to shared (tiled): staged `vector`");
     expect("conv1d", "global to shared: moved `input`");
-    // The convolution was block-size independent (`004_…`); its rewrite is
+    // The convolution was block-size independent (BSI); its rewrite is
     // not, and says so.
     assert!(
         applied_to("conv1d")[0].contains("written for blocks of 256×1×1, the parameter file; the original's results did not depend on the block size"),

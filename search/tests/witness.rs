@@ -1,4 +1,4 @@
-//! Bank-conflict witnesses as a decision procedure (issue 19, item 2).
+//! Bank-conflict witnesses as a decision procedure.
 //!
 //! - On small domains (warps of 4 lanes, 4 banks, inputs in 0..=7) the
 //!   MILP's proved maximum equals the largest degree the simulator sees

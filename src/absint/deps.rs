@@ -1,4 +1,4 @@
-//! Thread dependence and uniformity (`000_…` §6, "Logical conditions").
+//! Thread dependence and uniformity (RaCUDA §6, "Logical conditions").
 //!
 //! For every variable at every program point: is its value the same in
 //! every active lane of a warp (uniform, possibly a known constant), an
@@ -8,7 +8,7 @@
 //!
 //! Inside a possibly divergent branch or loop, values stay uniform among the
 //! lanes that execute it; after it, every variable the branch or loop writes
-//! is varying (`000_…` Fig. 4, `X \ W(s)`).
+//! is varying (RaCUDA Fig. 4, `X \ W(s)`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 

@@ -1,4 +1,4 @@
-//! Row/column splits of a thread index (issue 20): what an index built
+//! Row/column splits of a thread index: what an index built
 //! from `q = x / n` and `r = x % n` (a run-time `n`) touches within a warp.
 //!
 //! [`super::deps`] knows an index only as `u + Σ c_d·threadIdx.d`; through

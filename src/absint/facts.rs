@@ -1,5 +1,6 @@
 //! Linear facts at every program point: a forward abstract interpretation
-//! over [`Constraints`] (DESIGN §9 (a)).
+//! over [`Constraints`] (linear constraints per lane, joined and widened at
+//! loop heads).
 //!
 //! Facts are per lane (see [`super::symbols`]): the facts before a
 //! statement hold in every lane that executes it. A conditional refines the

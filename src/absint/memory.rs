@@ -1,5 +1,5 @@
 //! Bounds on `MemReads` and `Conflicts` for an access whose index has a
-//! known thread dependence (`000_…` Thm 4 and Thm 5, made exact where the
+//! known thread dependence (RaCUDA Thm 4 and Thm 5, made exact where the
 //! block shape is known).
 //!
 //! For an index `u + Σ c_d·threadIdx.d` with known coefficients and a known

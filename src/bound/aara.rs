@@ -1,5 +1,5 @@
 //! Constraint generation for automatic amortized resource analysis
-//! (`000_…` Fig. 4), backward over the jump-free IR.
+//! (RaCUDA Fig. 4), backward over the jump-free IR.
 //!
 //! Going backward, each statement turns the potential after it into the
 //! potential before it: a cost `c` adds `c` to the constant, an assignment

@@ -1,4 +1,5 @@
-//! Base functions of the potential (DESIGN §10).
+//! Base functions of the potential: the terms the bound's polynomial is
+//! built from.
 //!
 //! A linear base is `max(0, L)` for a linear form `L` over the symbols; a
 //! base of degree `d` is a product of `d` linear ones. Linear forms come

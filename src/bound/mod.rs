@@ -1,11 +1,12 @@
-//! The AARA bound engine (DESIGN §10): a sound worst-case cost bound per
+//! The AARA bound engine (automatic amortized resource analysis, after
+//! RaCUDA): a sound worst-case cost bound per
 //! warp, as a polynomial in the kernel's parameters, for any metric.
 //!
 //! Pipeline ([`prepare`], once per kernel): jump elimination → ghost
 //! counters for loops the launch fixes → thread dependence → symbols and
 //! atoms → linear facts → base functions → memory bounds per access site.
 //! Then per metric ([`Prepared::bound`]): backward constraint generation
-//! (`000_…` Fig. 4) → lexicographic LP (highest degree first) → the entry
+//! (RaCUDA Fig. 4) → lexicographic LP (highest degree first) → the entry
 //! potential, bounded over the kernel's inputs.
 
 pub mod aara;

@@ -1,6 +1,6 @@
 //! The hardware model: warp size, global-memory transaction size and
 //! shared-memory banks, and the `MemReads`/`Conflicts` functions of
-//! `000_…` §3 generalized to element sizes.
+//! RaCUDA §3 generalized to element sizes.
 
 use serde::{Deserialize, Serialize};
 
@@ -128,7 +128,7 @@ impl Hardware {
     /// bytes per lane: the whole warp for a bank word or less; for a wider
     /// access the lanes whose words fill the banks once (a half warp for 8
     /// bytes, a quarter warp for 16, with 32 banks of 4 bytes), as the
-    /// hardware splits 64- and 128-bit accesses (`003_…`).
+    /// hardware splits 64- and 128-bit accesses (Horga et al.).
     pub fn phase_lanes(&self, width: u32) -> usize {
         let warp = self.warp_size as usize;
         if width <= self.bank_bytes {

@@ -1,4 +1,5 @@
-//! Resource metrics (`000_…` §3) and the hardware model (DESIGN §7).
+//! Resource metrics (RaCUDA §3) and the hardware model (warp size,
+//! transaction bytes, banks; [`hardware`]).
 //!
 //! Execution is summarized by [`Counts`]: how many times each resource
 //! constant was charged, and for memory accesses the number of accesses and
@@ -164,7 +165,7 @@ impl CostTable {
     }
 }
 
-/// A resource metric with its work and span projections (`000_…` §5).
+/// A resource metric with its work and span projections (RaCUDA §5).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metric {
     /// Name (`steps`, `wsteps`, …).
@@ -189,8 +190,8 @@ impl Metric {
     }
 
     /// A built-in metric by name:
-    /// - `steps` (`000_…` §7): every operation 1, memory accesses `n`;
-    /// - `wsteps` (`002_…` §4.1): every operation 1, divergence +1, global
+    /// - `steps` (RaCUDA §7): every operation 1, memory accesses `n`;
+    /// - `wsteps` (COpPER §4.1): every operation 1, divergence +1, global
     ///   access `5n`, shared access `n`;
     /// - `sectors`: global transactions;
     /// - `conflicts`: bank conflicts `n − 1` per shared access;

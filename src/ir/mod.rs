@@ -1,4 +1,4 @@
-//! The analysis IR: structured, close to miniCUDA (`000_…` §3).
+//! The analysis IR: structured, close to miniCUDA (RaCUDA §3).
 //!
 //! A [`Kernel`] is a list of statements over local variables, scalar
 //! parameters, CUDA builtins and arrays in named memory spaces. Expressions

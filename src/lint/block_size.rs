@@ -1,4 +1,4 @@
-//! Block-size independence (`004_…`): a kernel without barriers or shared
+//! Block-size independence (BSI): a kernel without barriers or shared
 //! memory computes the same results for any block size (with the grid
 //! resized to keep the threads) when every value it computes depends on
 //! the thread only through the global index `g_d = blockIdx.d·blockDim.d +
@@ -20,7 +20,7 @@
 //! index. Every thread that reaches a statement there has run every
 //! earlier one, since a jump leaves the scope altogether.
 //!
-//! Barriers and shared memory (beyond `004_…`, which verifies only
+//! Barriers and shared memory (beyond BSI, which verifies only
 //! synchronization-free kernels): the indices of every shared array, and
 //! with a barrier of every global array the kernel both reads and writes,
 //! are recorded instead of checked. An array whose every access is at the

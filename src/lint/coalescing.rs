@@ -1,4 +1,4 @@
-//! Uncoalesced global accesses (`001_…`, GPUDrano), at the cost model's
+//! Uncoalesced global accesses (GPUDrano), at the cost model's
 //! granularity: a warp request is uncoalesced when it touches more sectors
 //! than its active lanes would at consecutive elements from an aligned
 //! start (lane `l` at element `l`).

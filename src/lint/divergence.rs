@@ -1,6 +1,6 @@
 //! Divergent branches: every `if` and loop condition that may differ
 //! between the lanes of a warp, with what divergence costs under `wsteps`
-//! (`002_…` §4.1): one step more per divergent execution, and both sides
+//! (COpPER §4.1): one step more per divergent execution, and both sides
 //! run one after the other instead of one.
 
 use std::collections::BTreeSet;

@@ -1,11 +1,11 @@
-//! `copper lint` (DESIGN §1, `lint/`): findings about a kernel's
+//! `copper lint`: findings about a kernel's
 //! performance, from the same analysis facts the cost bounds use.
 //!
 //! - [`coalescing`]: global accesses a warp may serve with more sectors
-//!   than consecutive aligned elements would need (`001_…`).
+//!   than consecutive aligned elements would need (GPUDrano).
 //! - [`banks`]: shared accesses that may be bank conflicts, with their
 //!   degree bounds; [`witness`] finds inputs that reach them, or proves a
-//!   degree impossible with the MILP of [`milp`] (`003_…`).
+//!   degree impossible with the MILP of [`milp`] (Horga et al.).
 //! - [`divergence`]: conditions that may differ between the lanes of a
 //!   warp, with their cost under `wsteps`.
 //! - [`overflow`]: 32-bit index arithmetic that can overflow for the
@@ -19,7 +19,7 @@
 //!   an error): two threads writing different values to one element, or a
 //!   block accessing an element another block writes.
 //! - [`block_size`]: whether a kernel's results are independent of its
-//!   block size (`004_…`), once the race search found no race;
+//!   block size (BSI), once the race search found no race;
 //!   [`atomics`]: the atomics whose outcome depends on the thread order.
 
 pub mod atomics;
@@ -172,7 +172,7 @@ pub struct Finding {
     pub calls: Vec<Span>,
 }
 
-/// The block-size verdict of a kernel (`004_…`).
+/// The block-size verdict of a kernel (BSI).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
 pub enum BlockSize {

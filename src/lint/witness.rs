@@ -1,4 +1,4 @@
-//! Bank-conflict witnesses (`003_…` §4): for a shared access whose index
+//! Bank-conflict witnesses (Horga et al. §4): for a shared access whose index
 //! comes from input data, concrete input values that make one warp reach a
 //! number of transactions, confirmed by the simulator — or a proof that
 //! no input reaches it.

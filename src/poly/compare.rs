@@ -1,5 +1,5 @@
 //! Ranking cost bounds: the polynomial comparison heuristic of the COpPER
-//! paper (`002_…` §4.2), and comparison at concrete sizes.
+//! paper (COpPER §4.2), and comparison at concrete sizes.
 //!
 //! The paper defines a relation `f ≤ g` on bound polynomials meant to hold
 //! when `f < g` on "a large domain of commonly occurring values". Its rules,
@@ -57,7 +57,7 @@ impl Comparison {
     }
 }
 
-/// Compares the cost bounds `f` and `g` with the heuristic of `002_…` §4.2;
+/// Compares the cost bounds `f` and `g` with the heuristic of COpPER §4.2;
 /// [`Comparison::Better`] means `f` is the cheaper bound.
 ///
 /// - Rule 1: the polynomial of lower total degree is better.

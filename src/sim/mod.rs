@@ -1,4 +1,4 @@
-//! The lock-step simulator (evaluation mode, `000_…` §7): runs a whole
+//! The lock-step simulator (evaluation mode, RaCUDA §7): runs a whole
 //! launch under the cost semantics and reports the cost of every warp under
 //! every metric, per-site transaction and conflict counts, and the final
 //! contents of global arrays. It is the oracle the analysis and the
@@ -306,7 +306,7 @@ pub struct MetricResult {
     pub total: f64,
     /// Largest work of one block (sum over its warps).
     pub max_block_work: f64,
-    /// Largest span of one block (`000_…` Fig. 6).
+    /// Largest span of one block (RaCUDA Fig. 6).
     pub max_block_span: f64,
 }
 

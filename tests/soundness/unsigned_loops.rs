@@ -1,4 +1,4 @@
-//! Generated loops over unsigned counters (issue 16): `size_t`,
+//! Generated loops over unsigned counters: `size_t`,
 //! `unsigned`, `unsigned long long`, `unsigned short` and `unsigned char`
 //! counters in grid-stride loops (32- and 64-bit strides, a local
 //! `stride`) and block-stride loops (1-D and over a 2-D block), compared

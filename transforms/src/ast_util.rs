@@ -128,7 +128,7 @@ pub fn branch_stmts(s: &Stmt) -> Vec<Stmt> {
     }
 }
 
-/// Complexity (`002_…` §5.1): a statement counts 1, a loop 3 times its
+/// Complexity (COpPER §5.1): a statement counts 1, a loop 3 times its
 /// body, recursively.
 pub fn complexity(s: &Stmt) -> u32 {
     use StmtKind as S;

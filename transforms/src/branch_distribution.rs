@@ -1,4 +1,4 @@
-//! Branch distribution (`002_…` §5.1): code both branches of a possibly
+//! Branch distribution (COpPER §5.1): code both branches of a possibly
 //! divergent `if` run is run once, by every lane, outside the `if`.
 //!
 //! Two rewrites:

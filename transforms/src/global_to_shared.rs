@@ -1,4 +1,4 @@
-//! Global to shared memory (`002_…` §5.2): a global array a block reads
+//! Global to shared memory (COpPER §5.2): a global array a block reads
 //! (or writes) within a fixed-size segment is copied into a `__shared__`
 //! buffer once, cooperatively, and read from there.
 //!

@@ -1,4 +1,4 @@
-//! Hoisting loop-invariant loads into registers (beyond `002_…`): a load
+//! Hoisting loop-invariant loads into registers (beyond COpPER): a load
 //! `a[e]` that every iteration of a `for` loop evaluates, where nothing in
 //! the loop writes `a` or anything `e` reads, is read once before the loop
 //! into a local, and the loop uses the local.

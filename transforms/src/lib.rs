@@ -1,4 +1,4 @@
-//! copper's source-to-source rewrites of CUDA kernels (DESIGN §11).
+//! copper's source-to-source rewrites of CUDA kernels.
 //!
 //! Each transform turns a kernel's AST, with the analysis facts of the
 //! kernel, into candidate kernels, each with a short description of what it

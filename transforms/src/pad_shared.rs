@@ -1,4 +1,4 @@
-//! Padding a shared array's rows (beyond `002_…`): `tile[32][32]` becomes
+//! Padding a shared array's rows (beyond COpPER): `tile[32][32]` becomes
 //! `tile[32][32 + 1]`, so the elements of a column, 32 words apart
 //! before, are 33 words apart and fall in 32 different banks; reading a
 //! column (the transposed read of a tiled transpose) is then free of bank

@@ -1,4 +1,4 @@
-//! The read-only data path (issue 20): pointer parameters the kernel never
+//! The read-only data path: pointer parameters the kernel never
 //! writes through are declared `const T *__restrict__`, so the compiler may
 //! load them through the read-only data cache (`ld.global.nc`).
 //!

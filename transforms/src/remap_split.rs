@@ -1,4 +1,4 @@
-//! Exchanging a 1-D kernel's row/column split for coalescing (issue 20).
+//! Exchanging a 1-D kernel's row/column split for coalescing.
 //!
 //! Many first kernels launch one thread per element of an `H×W` matrix
 //! and split the global thread index: `row = idx / W; col = idx % W`.

@@ -1,4 +1,4 @@
-//! Thread-index remapping for coalescing (issue 20). A kernel whose row
+//! Thread-index remapping for coalescing. A kernel whose row
 //! index comes from `threadIdx.x` (`a[row * n + col]`, `row = blockIdx.x *
 //! blockDim.x + threadIdx.x`) has the lanes of a warp one row apart; after
 //! the remapping the lanes vary the column, and touch consecutive elements.

@@ -1,4 +1,4 @@
-//! Staged transposition through shared memory (issue 20): a kernel that
+//! Staged transposition through shared memory: a kernel that
 //! maps one array into another with the indices transposed
 //! (`out[x * rows + y] = in[y * cols + x]`, `x` from `threadIdx.x`) walks
 //! one array along its rows and the other along its columns, so whichever

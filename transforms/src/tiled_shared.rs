@@ -1,4 +1,4 @@
-//! Global to shared memory a tile at a time: the loop form of `002_…`
+//! Global to shared memory a tile at a time: the loop form of COpPER
 //! §5.2 for arrays whose segment is not a constant length. A loop that
 //! every thread of a block runs over the same range `v = S … E`, reading
 //! `a[v + c]` with `c` the same in every thread, is split into tiles of as

@@ -1,4 +1,4 @@
-//! Warp-shuffle reductions (issue 20): the last five steps of a
+//! Warp-shuffle reductions: the last five steps of a
 //! shared-memory tree reduction, where only the first warp still works,
 //! become register shuffles.
 //!

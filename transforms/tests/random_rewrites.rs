@@ -165,7 +165,7 @@ fn guarded_kernel(index: usize, guard: usize, extra: usize, w: u8, off: u8) -> S
     )
 }
 
-/// Issue 14: on kernels whose reads are guarded, with every array exactly
+/// On kernels whose reads are guarded, with every array exactly
 /// as long as the original needs (the checker's tight launch), no
 /// candidate reads out of bounds (the check fails, and panics, if one
 /// does).

@@ -1,4 +1,4 @@
-//! The split exchange (issue 20): a 1-D kernel's `row = idx / W; col =
+//! The split exchange: a 1-D kernel's `row = idx / W; col =
 //! idx % W` exchanged when its lanes walk an array by rows, checked by
 //! differential simulation; and the kernels it leaves alone, with why.
 

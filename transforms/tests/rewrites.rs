@@ -202,7 +202,7 @@ fn a_copy_is_not_guarded_by_a_parameter_the_kernel_changes() {
 
 #[test]
 fn a_copy_in_reads_only_what_the_guards_let_the_original_read() {
-    // Issue 14: the copy of `B` read a fixed 2,560-element segment where
+    // A copy of `B` must not read a fixed 2,560-element segment where
     // the original reads `B[s]` only for `s < window_size`.
     let src = "#define BLOCKSIZE 256
     #define WINDOW_MULTIPLIER 10

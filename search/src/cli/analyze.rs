@@ -302,7 +302,7 @@ fn launch_bound(
     ))
 }
 
-/// The block-time bound `W/P + S` (`000_…` Thm 2) when the block is
+/// The block-time bound `W/P + S` (RaCUDA Thm 2) when the block is
 /// known: W is the work of the block's warps, S the span (or why there is
 /// none: it overflows).
 fn block_time(

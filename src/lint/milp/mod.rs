@@ -1,4 +1,4 @@
-//! The largest bank conflict of one shared access as a MILP (`003_…` §4,
+//! The largest bank conflict of one shared access as a MILP (Horga et al. §4,
 //! decided rather than searched): "lanes of one warp access the same bank
 //! at different words", maximized over every input.
 //!

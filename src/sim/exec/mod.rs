@@ -1,4 +1,4 @@
-//! Lock-step execution of the warps of one block (`000_…` Fig. 3 per warp,
+//! Lock-step execution of the warps of one block (RaCUDA Fig. 3 per warp,
 //! Fig. 6 for `__syncthreads()`), charging resource counters.
 //!
 //! This module holds the launch and block state and the block scheduler
