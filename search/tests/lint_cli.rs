@@ -521,3 +521,18 @@ fn every_code_is_explained_and_sarif_rules_carry_the_texts() {
         );
     }
 }
+
+#[test]
+fn a_header_not_found_is_a_warning_that_says_pass_i() {
+    let dir = scratch("header");
+    let f = dir.join("m.cu");
+    std::fs::write(
+        &f,
+        "#include \"nowhere.h\"\n__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 0; }\n",
+    )
+    .unwrap();
+    let (_, _, err) = lint(&["-q", f.to_str().unwrap()]);
+    assert!(err.contains("m.cu:1:"), "{err}");
+    assert!(err.contains("pass -I DIR"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -76,6 +76,8 @@ struct FileLint {
     kernels: Vec<KernelRow>,
     /// Notes on the kernels' undefined identifiers, rendered.
     notes: Vec<String>,
+    /// Warnings about the file (a header not found), rendered.
+    warnings: Vec<String>,
     /// Suppressions that silence nothing, or name no code (warnings).
     problems: Vec<Problem>,
 }
@@ -91,9 +93,11 @@ impl FileLint {
                 .count()
     }
 
-    /// Warnings: warning findings and suppression problems.
+    /// Warnings: warning findings, suppression problems and warnings
+    /// about the file (a header not found).
     fn warning_count(&self) -> usize {
-        self.findings.len() + self.problems.len() + self.errors.len() - self.error_count()
+        self.findings.len() + self.problems.len() + self.warnings.len() + self.errors.len()
+            - self.error_count()
     }
 }
 
@@ -104,6 +108,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
         findings: Vec::new(),
         kernels: Vec::new(),
         notes: Vec::new(),
+        warnings: Vec::new(),
         problems: Vec::new(),
     };
     let parsed = match parse_path_with(path, &s.preprocess) {
@@ -116,6 +121,9 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
     for d in parsed.all_diagnostics() {
         if d.is_error() {
             out.errors.push(d.clone());
+        } else if d.severity == Severity::Warning {
+            // A header not found (`pass -I DIR`), as `optimize` says.
+            out.warnings.push(d.render());
         }
     }
     let params = match s.params.of(path) {
@@ -373,6 +381,9 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
     }
     if a.format != LintFormat::Github {
         for f in &files {
+            for w in &f.warnings {
+                eprintln!("{w}");
+            }
             for n in &f.notes {
                 if !output::quiet() {
                     eprintln!("{n}");
