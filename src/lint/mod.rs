@@ -649,6 +649,35 @@ mod tests {
     }
 
     #[test]
+    fn misaligned_advice_names_the_cause() {
+        let l = lint(
+            "__global__ void k(const float *in, float *out) { int c = blockIdx.x * blockDim.x + threadIdx.x; out[c] = in[c + 1]; }",
+            "k",
+        );
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::MisalignedGlobal)
+            .expect("a misaligned load");
+        assert!(
+            f.why
+                .contains("starts 1 element past a 32-byte sector boundary"),
+            "{}",
+            f.why
+        );
+        let l = lint(
+            "__global__ void k(const float *in, float *out, int s) { int c = blockIdx.x * blockDim.x + threadIdx.x; out[c] = in[c + s]; }",
+            "k",
+        );
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::MisalignedGlobal)
+            .expect("a misaligned load");
+        assert!(f.why.contains("depends on a run-time value"), "{}", f.why);
+    }
+
+    #[test]
     fn a_load_and_a_store_at_one_place_are_one_finding() {
         let l = lint(
             "__global__ void k(float *b, int w) { int i = blockIdx.x * blockDim.x + threadIdx.x; b[i * w] += 1.0f; }",
