@@ -64,14 +64,14 @@ fn bad_input_is_named_and_the_rest_linted() {
     let (code, out, err) = lint(&[
         "testdata/bad/malformed.cu",
         "missing.cu",
-        "testdata/saxpy.cu",
+        "testdata/fan2.cu",
     ]);
     // Findings (exit 1) are not hidden by the files that cannot be read.
     assert_eq!(code, 1);
     assert!(err.contains("testdata/bad/malformed.cu:8:5: error[syntax]"));
     assert!(err.contains("missing.cu"));
     assert!(out.contains("kernel `fixed_add`"));
-    assert!(out.contains("kernel `saxpy`"));
+    assert!(out.contains("kernel `fan2`"));
     assert!(!err.contains("panicked"));
     let (code, _, err) = lint(&[
         "testdata/bad/malformed.cu",
@@ -364,4 +364,175 @@ fn a_gpu_sized_parameter_file_is_searched_for_races_on_a_scaled_down_launch() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse::<u32>().ok());
     assert!(ran.is_some_and(|n| n >= 2), "{big}");
+}
+
+#[test]
+fn directories_are_linted_with_a_table_of_every_file() {
+    let dir = scratch("batch");
+    std::fs::write(
+        dir.join("good.cu"),
+        "__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i * n] = 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("broken.cu"), "__global__ void k(float *a { \n").unwrap();
+    let report = dir.join("out.jsonl");
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = lint(&[d, "--jobs", "2", "--report", report.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!err.contains("is a directory"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Full names, kernels, errors and warnings per file.
+    let row = |name: &str| {
+        let path = dir.join(name).display().to_string();
+        out.lines()
+            .find(|l| l.strip_prefix(&path).is_some_and(|r| r.starts_with(' ')))
+            .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>())
+    };
+    assert!(out.contains("kernels  errors  warnings"), "{out}");
+    assert_eq!(row("good.cu"), Some(vec!["1", "0", "1"]), "{out}");
+    let broken = row("broken.cu").expect("a row for the broken file");
+    assert_ne!(broken[1], "0", "a failed file counts as an error: {out}");
+    // The failed file is counted, not hidden in "0 findings in 0 kernels".
+    let last = out.lines().last().unwrap_or("");
+    assert!(last.contains("1 error in 1 file of 2"), "{last}");
+    // One JSON object per file.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().any(|l| l["error_count"] == 1));
+    assert!(lines.iter().any(|l| l["warning_count"] == 1));
+    // A bounds guard is no divergent branch.
+    assert!(!out.contains("divergent-branch"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn quiet_keeps_errors_and_warnings() {
+    let (code, out, err) = lint(&["-q", "testdata/fan2.cu", "testdata/bad/malformed.cu"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("warning[uncoalesced-global]"), "{err}");
+    assert!(err.contains("error[syntax]"), "{err}");
+    assert!(!err.contains("note: kernel"), "{err}");
+}
+
+#[test]
+fn findings_in_a_header_are_placed_in_the_header() {
+    let (_, out, _) = lint(&["testdata/projects/blur/blur.cu"]);
+    assert!(
+        out.contains("testdata/projects/blur/blur.h:24:13: warning[uncoalesced-global]"),
+        "{out}"
+    );
+    assert!(out.contains("testdata/projects/blur/blur.h:20:1: note: kernel `zero_borders`"));
+    assert!(!out.contains("blur.cu:6:1"), "{out}");
+    let (_, sarif, _) = lint(&["--format", "sarif", "testdata/projects/blur/blur.cu"]);
+    assert!(sarif.contains("blur.h"), "{sarif}");
+}
+
+#[test]
+fn inline_suppressions_and_unused_ones() {
+    let dir = scratch("suppress");
+    let src = "__global__ void k(float *a, float *b, int n) { // copper: allow(bank-conflict)\n\
+               int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+               a[i * n] = 0; // copper: allow(uncoalesced-global)\n\
+               // copper: allow-next-line(uncoalesced-global)\n\
+               b[i * n] = 1;\n\
+               b[i * 7 + 1] = 1;\n\
+               }\n\
+               // copper: allow(uncoalesced-global)\n\
+               __global__ void whole(float *a, int n) {\n\
+               a[(blockIdx.x * blockDim.x + threadIdx.x) * n] = 0; }\n";
+    let f = dir.join("s.cu");
+    std::fs::write(&f, src).unwrap();
+    let (code, out, _) = lint(&[f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let at = |line: usize| format!("s.cu:{line}:");
+    let finding_lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("warning[uncoalesced-global]"))
+        .collect();
+    // Only the accesses on line 6 and in `whole` (line 10) are left.
+    assert_eq!(finding_lines.len(), 2, "{out}");
+    assert!(finding_lines[0].contains(&at(6)), "{out}");
+    assert!(finding_lines[1].contains(&at(10)), "{out}");
+    // The kernel-line suppression of `bank-conflict` silenced nothing; the
+    // one before `whole` is on no kernel's line and silences nothing either.
+    assert!(
+        out.contains(&format!("{}51: warning[unused-suppression]", at(1))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{}4: warning[unused-suppression]", at(8))),
+        "{out}"
+    );
+    // On the kernel's line: the whole kernel.
+    std::fs::write(
+        &f,
+        "__global__ void whole(float *a, int n) { // copper: allow(uncoalesced-global)\n\
+         a[(blockIdx.x * blockDim.x + threadIdx.x) * n] = 0; }\n",
+    )
+    .unwrap();
+    let (code, out, _) = lint(&[f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("warning["), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_code_is_explained_and_sarif_rules_carry_the_texts() {
+    for c in copper::lint::Code::ALL {
+        let out = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(["explain", c.name()])
+            .output()
+            .expect("copper runs");
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        for part in ["What: ", "Why: ", "Example:", "Fix:"] {
+            assert!(text.contains(part), "{}: {text}", c.name());
+        }
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_copper"))
+        .args(["explain", "nonsense"])
+        .output()
+        .expect("copper runs");
+    assert_eq!(out.status.code(), Some(2));
+    let (_, sarif, _) = lint(&["--format", "sarif", "testdata/fan2.cu"]);
+    let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    for rule in doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] != "copper/error")
+    {
+        assert!(
+            rule["fullDescription"]["text"]
+                .as_str()
+                .is_some_and(|t| t.len() > 40),
+            "{rule}"
+        );
+        assert!(
+            rule["helpUri"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("docs/")),
+            "{rule}"
+        );
+    }
+}
+
+#[test]
+fn a_header_not_found_is_a_warning_that_says_pass_i() {
+    let dir = scratch("header");
+    let f = dir.join("m.cu");
+    std::fs::write(
+        &f,
+        "#include \"nowhere.h\"\n__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 0; }\n",
+    )
+    .unwrap();
+    let (_, _, err) = lint(&["-q", f.to_str().unwrap()]);
+    assert!(err.contains("m.cu:1:"), "{err}");
+    assert!(err.contains("pass -I DIR"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -291,10 +291,20 @@ fn run(
 
 /// The dependence of an expression's value in a given state.
 pub fn dep_of(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
+    dep_of_in(k, launch, e, st, false)
+}
+
+/// [`dep_of`] across the whole block ([`analyze_block_wide`]'s states):
+/// the lane index `threadIdx.x % 32` is then no affine value.
+pub fn dep_of_block_wide(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State) -> Dep {
+    dep_of_in(k, launch, e, st, true)
+}
+
+fn dep_of_in(k: &Kernel, launch: &LaunchFacts, e: &Expr, st: &State, block_wide: bool) -> Dep {
     let mut a = Analysis {
         k,
         launch: *launch,
-        block_wide: false,
+        block_wide,
         facts: DepFacts::default(),
         flags: HashMap::new(),
         divergence: 0,

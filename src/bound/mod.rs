@@ -496,6 +496,70 @@ impl Prepared {
         found
     }
 
+    /// Whether the condition of the `if` or loop written at `span` only
+    /// tests ranges of the thread index (in every inlined copy), so that
+    /// divergence there is confined to the edges of the ranges:
+    /// - an `if` whose condition is built with `&&`, `||` and `!` from
+    ///   comparisons of a value affine in `threadIdx` with a value the
+    ///   same in every lane of the block (`i < n`, `x >= 1 && x < w - 1`,
+    ///   `tid == 0`), and from such uniform values: a lane's side changes
+    ///   only where the compared value crosses the bound, so only the
+    ///   warps holding an edge of the range (the partial last warp of a
+    ///   row) diverge. `block` is [`Prepared::block_wide_deps`] (computed
+    ///   once by the caller): across the block, the lane index
+    ///   `threadIdx.x % 32`, which splits every warp, is no affine value;
+    /// - a loop whose every comparison tests a counter the loop steps,
+    ///   affine in `threadIdx`, against a value uniform in the warp (a
+    ///   grid-stride or lane-strided loop): the lanes' trip counts differ
+    ///   by the counter's spread over the warp divided by its step, a
+    ///   constant, so only the last rounds diverge.
+    ///
+    /// `false` when there is no such statement.
+    pub fn range_test_at(&self, span: crate::source::Span, block: &DepFacts) -> bool {
+        let launch = launch_facts(&self.config);
+        let mut found = None;
+        crate::ir::visit_stmts(&self.kernel.body, &mut |s| {
+            let here = match s {
+                Stmt::If { span: at, cond, .. } if *at == span => {
+                    block.before.get(&deps::key(s)).is_some_and(|st| {
+                        let test = RangeTest {
+                            k: &self.kernel,
+                            launch: &launch,
+                            st,
+                            block_wide: true,
+                            counters: None,
+                        };
+                        test.holds(cond)
+                    })
+                }
+                Stmt::Loop {
+                    span: at,
+                    cond: Some(cond),
+                    body,
+                    step,
+                    ..
+                } if *at == span => {
+                    let mut counters = std::collections::BTreeSet::new();
+                    deps::written(body, &mut counters);
+                    deps::written(step, &mut counters);
+                    self.deps.head.get(&deps::key(s)).is_some_and(|st| {
+                        let test = RangeTest {
+                            k: &self.kernel,
+                            launch: &launch,
+                            st,
+                            block_wide: false,
+                            counters: Some(&counters),
+                        };
+                        test.holds(cond)
+                    })
+                }
+                _ => return,
+            };
+            found = Some(found.unwrap_or(true) && here);
+        });
+        found.unwrap_or(false)
+    }
+
     /// Whether at most one thread of a block can reach access site `site`:
     /// the facts there pin every `threadIdx` component that can vary (an
     /// access under `if (threadIdx.x == 0)`).
@@ -830,6 +894,66 @@ fn below_certain(outcome: Outcome, certain: f64) -> Outcome {
 /// error below it and a little above it.
 fn snap(v: f64) -> Option<Rational> {
     Rational::at_least(v, 1e-10 * (1.0 + v.abs()), 1e-7 * (1.0 + v.abs()), 1 << 20)
+}
+
+/// Whether a condition only tests ranges of the thread index
+/// ([`Prepared::range_test_at`]).
+struct RangeTest<'a> {
+    k: &'a Kernel,
+    launch: &'a LaunchFacts,
+    /// The dependences before the test.
+    st: &'a State,
+    /// Uniform across the block (an `if`) or the warp (a loop).
+    block_wide: bool,
+    /// For a loop, the variables it writes: the affine side of each
+    /// comparison must be one of its counters.
+    counters: Option<&'a std::collections::BTreeSet<VarId>>,
+}
+
+impl RangeTest<'_> {
+    fn dep(&self, e: &crate::ir::Expr) -> Dep {
+        if self.block_wide {
+            deps::dep_of_block_wide(self.k, self.launch, e, self.st)
+        } else {
+            deps::dep_of(self.k, self.launch, e, self.st)
+        }
+    }
+
+    /// Whether `e` mentions a counter of the loop (always, for an `if`).
+    fn counted(&self, e: &crate::ir::Expr) -> bool {
+        let Some(counters) = self.counters else {
+            return true;
+        };
+        let mut found = false;
+        e.visit(&mut |x| {
+            if let crate::ir::ExprKind::Var(v) = &x.kind {
+                found |= counters.contains(v);
+            }
+        });
+        found
+    }
+
+    fn holds(&self, e: &crate::ir::Expr) -> bool {
+        use crate::cuda::ast::BinOp;
+        use crate::ir::{ExprKind, Unary};
+        match &e.kind {
+            ExprKind::And(a, b) | ExprKind::Or(a, b) => self.holds(a) && self.holds(b),
+            ExprKind::Unary(Unary::Not, a) => self.holds(a),
+            ExprKind::Convert { value, .. } => self.holds(value),
+            ExprKind::Binary(
+                BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne,
+                a,
+                b,
+            ) => {
+                let (da, db) = (self.dep(a), self.dep(b));
+                let side = |x: &crate::ir::Expr, dx: Dep, dy: Dep| {
+                    dx.affine_parts().is_some() && dy.is_uniform() && self.counted(x)
+                };
+                side(a, da, db) || side(b, db, da)
+            }
+            _ => self.dep(e).is_uniform(),
+        }
+    }
 }
 
 #[cfg(test)]

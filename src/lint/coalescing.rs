@@ -317,16 +317,19 @@ pub fn findings(
                 },
                 "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
             ),
-            Coalescing::Misaligned => (
-                Code::MisalignedGlobal,
-                format!(
-                    "misaligned global {what} `{}`: {}",
-                    array.name,
-                    cost_words(worst, ideal, per, bytes)
-                ),
-                "consecutive threads access consecutive elements, but the start is not known to lie on a sector boundary".into(),
-                format!("start each warp's run at a multiple of {per} elements (pad rows to a multiple of {bytes} bytes)"),
-            ),
+            Coalescing::Misaligned => {
+                let (mwhy, mhelp) = misaligned_why(dep, per, bytes);
+                (
+                    Code::MisalignedGlobal,
+                    format!(
+                        "misaligned global {what} `{}`: {}",
+                        array.name,
+                        cost_words(worst, ideal, per, bytes)
+                    ),
+                    mwhy,
+                    mhelp,
+                )
+            }
         };
         out.push(Finding {
             code,
@@ -340,6 +343,44 @@ pub fn findings(
         });
     }
     out
+}
+
+/// Why an access whose lanes read consecutive elements may start off a
+/// sector boundary, and the fix for it (`per` elements to a sector of
+/// `bytes`): rows of a run-time length (an unknown `threadIdx.y` or `.z`
+/// coefficient), a constant offset (the index's uniform part known modulo
+/// `per`, not a multiple of it), or neither known.
+fn misaligned_why(dep: Dep, per: u64, bytes: u32) -> (String, String) {
+    let per_i = per.max(1) as i64;
+    let Some((k, cong)) = dep.affine_parts() else {
+        return (
+            "consecutive threads access consecutive elements, but the start is not known to lie on a sector boundary".into(),
+            format!("start each warp's run at a multiple of {per} elements (pad rows to a multiple of {bytes} bytes)"),
+        );
+    };
+    if k[1..].contains(&Coef::Unknown) {
+        return (
+            format!("consecutive threads access consecutive elements, but a warp spans rows of a run-time length, and each row starts on a sector boundary only when that length is a multiple of {per} elements"),
+            format!("allocate the rows with a pitch that is a multiple of {per} elements ({bytes} bytes; `cudaMallocPitch`) and index rows with it, or keep the row length a multiple of {per}"),
+        );
+    }
+    let m = cong.modulus();
+    let offset = (m == 0 || m % per_i == 0)
+        .then(|| cong.residue().rem_euclid(per_i))
+        .filter(|r| *r != 0);
+    match offset {
+        Some(r) => (
+            format!(
+                "consecutive threads access consecutive elements, but each warp's run starts {} past a {bytes}-byte sector boundary (a constant offset in the index)",
+                count(r as u64, "element")
+            ),
+            format!("let each warp start at a multiple of {per} elements: read the aligned run and take the neighbour from the next lane (`__shfl_down_sync`) or from shared memory"),
+        ),
+        None => (
+            format!("consecutive threads access consecutive elements, but the start depends on a run-time value (an offset or a row length) that copper cannot show to be a multiple of {per} elements"),
+            format!("keep the offsets and row lengths multiples of {per} elements (pad rows to {bytes} bytes), or pass them as multiples of {per}"),
+        ),
+    }
 }
 
 /// A field of a struct or vector element (`nodes[i].starting`, `v[i].y`):

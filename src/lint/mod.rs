@@ -28,12 +28,14 @@ pub mod barriers;
 pub mod block_size;
 pub mod coalescing;
 pub mod divergence;
+pub mod explain;
 pub mod index;
 pub mod lanes;
 pub mod lockstep;
 pub mod milp;
 pub mod overflow;
 pub mod races;
+pub mod suppress;
 pub mod witness;
 
 use std::time::Instant;
@@ -302,15 +304,13 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
-/// The findings sorted by place, one per code, source location and kind
-/// of access (a load and a store at one `+=` stay two): a device function
-/// inlined at several calls yields one finding, the worst of them, listing
-/// every call.
+/// The findings sorted by place, one per code and source location: a
+/// device function inlined at several calls yields one finding, the worst
+/// of them, listing every call; the load and the store of one `+=` are one
+/// finding about the "load and store".
 fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
-    let key = |f: &Finding| {
-        let write = f.site.map(|s| kernel.sites[s].is_write);
-        (f.span.start, f.span.end, f.code, write)
-    };
+    let key = |f: &Finding| (f.span.start, f.span.end, f.code);
+    let write = |f: &Finding| f.site.map(|s| kernel.sites[s].is_write);
     findings.sort_by(|a, b| {
         key(a).cmp(&key(b)).then(
             b.worst
@@ -322,6 +322,9 @@ fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
     for f in findings {
         match out.last_mut() {
             Some(last) if key(last) == key(&f) => {
+                if write(last).is_some() && write(&f).is_some() && write(last) != write(&f) {
+                    last.message = both_ways(&last.message);
+                }
                 last.calls.extend(f.calls);
             }
             _ => out.push(f),
@@ -332,6 +335,21 @@ fn one_per_place(kernel: &Kernel, mut findings: Vec<Finding>) -> Vec<Finding> {
         f.calls.dedup();
     }
     out
+}
+
+/// A message about a load or a store, about both (`load of `x`` and
+/// `store to `x`` become `load and store of `x``).
+fn both_ways(message: &str) -> String {
+    for one in ["load of ", "store to "] {
+        if let Some(i) = message.find(one) {
+            return format!(
+                "{}load and store of {}",
+                &message[..i],
+                &message[i + one.len()..]
+            );
+        }
+    }
+    message.to_string()
 }
 
 #[cfg(test)]
@@ -559,11 +577,123 @@ mod tests {
 
     #[test]
     fn one_thread_is_coalesced() {
+        // Nor is `threadIdx.x == 0` a divergent branch worth a finding: it
+        // splits one warp per block, and its empty side costs 1 step.
         let l = lint(
             "__global__ void k(float *a, int n) { if (threadIdx.x == 0) a[threadIdx.x * n] = 0; }",
             "k",
         );
-        assert_eq!(codes(&l), vec![Code::DivergentBranch]);
+        assert_eq!(codes(&l), vec![]);
+    }
+
+    #[test]
+    fn bounds_guards_are_not_divergent_branches() {
+        // Only the partial last warp diverges on these: no finding.
+        for cond in [
+            "i < n",
+            "i >= 1 && i < n - 1",
+            "!(i >= n)",
+            "threadIdx.x < 16 || i > n",
+        ] {
+            let src = format!(
+                "__global__ void k(float *a, float *b, int n) {{ int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 if ({cond}) {{ a[i] = b[i] * 2.0f + 1.0f; }} else {{ a[i] = b[i] * 3.0f - 1.0f; }} }}"
+            );
+            assert!(
+                !codes(&lint(&src, "k")).contains(&Code::DivergentBranch),
+                "{cond}"
+            );
+        }
+        // A grid-stride loop's test is a range test too.
+        let l = lint(
+            "__global__ void k(float *a, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) a[i] = 0; }",
+            "k",
+        );
+        assert!(!codes(&l).contains(&Code::DivergentBranch));
+        // Lanes split by parity, both sides working: reported, with the
+        // threshold in its explanation.
+        let src = "__global__ void k(float *a, float *b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                   if (i % 2 == 0) { a[i] = b[i] * 2.0f + 1.0f; } else { a[i] = b[i] * 3.0f - 1.0f; } }";
+        let l = lint(src, "k");
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::DivergentBranch)
+            .expect("a divergent branch");
+        assert!(f.why.contains("at least 5 wsteps and 25%"), "{}", f.why);
+        // The lane index splits every warp: no range test; with an empty
+        // side it costs 1 step, so no finding either.
+        let l = lint(
+            "__global__ void k(float *a) { if ((threadIdx.x & 31) == 0) a[blockIdx.x] = 1.0f; }",
+            "k",
+        );
+        assert!(!codes(&l).contains(&Code::DivergentBranch));
+        // So is a lane-strided loop: lanes' trip counts differ by one.
+        let l = lint(
+            "__global__ void k(float *a, int cols) { int lane = threadIdx.x % 32; float s = 0; for (int c = lane; c < cols; c += 32) s += a[c]; a[blockIdx.x * blockDim.x + threadIdx.x] = s; }",
+            "k",
+        );
+        assert!(!codes(&l).contains(&Code::DivergentBranch));
+        // A triangular loop is not: lane t runs t rounds.
+        let l = lint(
+            "__global__ void k(float *a) { float s = 0; for (int j = 0; j < threadIdx.x; j++) s += 1.0f; a[blockIdx.x * blockDim.x + threadIdx.x] = s; }",
+            "k",
+        );
+        assert!(codes(&l).contains(&Code::DivergentBranch));
+        // A data-dependent loop is reported.
+        let l = lint(
+            "__global__ void k(float *a, const int *len) { int i = blockIdx.x * blockDim.x + threadIdx.x; float s = 0; for (int j = 0; j < len[i]; j++) s += 1.0f; a[i] = s; }",
+            "k",
+        );
+        assert!(codes(&l).contains(&Code::DivergentBranch));
+    }
+
+    #[test]
+    fn misaligned_advice_names_the_cause() {
+        let l = lint(
+            "__global__ void k(const float *in, float *out) { int c = blockIdx.x * blockDim.x + threadIdx.x; out[c] = in[c + 1]; }",
+            "k",
+        );
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::MisalignedGlobal)
+            .expect("a misaligned load");
+        assert!(
+            f.why
+                .contains("starts 1 element past a 32-byte sector boundary"),
+            "{}",
+            f.why
+        );
+        let l = lint(
+            "__global__ void k(const float *in, float *out, int s) { int c = blockIdx.x * blockDim.x + threadIdx.x; out[c] = in[c + s]; }",
+            "k",
+        );
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::MisalignedGlobal)
+            .expect("a misaligned load");
+        assert!(f.why.contains("depends on a run-time value"), "{}", f.why);
+    }
+
+    #[test]
+    fn a_load_and_a_store_at_one_place_are_one_finding() {
+        let l = lint(
+            "__global__ void k(float *b, int w) { int i = blockIdx.x * blockDim.x + threadIdx.x; b[i * w] += 1.0f; }",
+            "k",
+        );
+        let f: Vec<&Finding> = l
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::UncoalescedGlobal)
+            .collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("load and store of `b`"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

@@ -23,8 +23,9 @@ use copper_search::bench::sweep::{self, Sweep};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Print only errors and warnings (on stderr): no results, notes or
-    /// progress; the exit status tells the outcome.
+    /// Print only errors and warnings (on stderr; for `lint`, its findings
+    /// too): no other results, notes or progress; the exit status tells
+    /// the outcome.
     #[arg(long, short, global = true)]
     pub quiet: bool,
 }
@@ -114,10 +115,21 @@ pub enum Command {
     /// input witnesses under --witness), divergent branches, and whether
     /// the results depend on the block size.
     ///
+    /// Directories are searched for `.cu` and `.cuh` files as `optimize`
+    /// searches them; with several files, a table gives each file's
+    /// kernels, errors and warnings. `copper explain CODE` tells what a
+    /// code means and how to fix it.
+    ///
     /// Exit status: 2 on bad input; else 1 with findings, even when some
     /// file or kernel could not be read; else 2 when one could not be read;
     /// else 0.
     Lint(LintArgs),
+    /// What a lint code means, why it costs, a small example and its fix.
+    Explain {
+        /// The code (`divergent-branch`, …).
+        #[arg(value_parser = Code::parse)]
+        code: Code,
+    },
     /// Write a CUDA program that times each kernel against the rewrite
     /// `copper optimize` finds for it, on the parameter file's inputs
     /// (compared after one launch of each), and the script that builds it.
@@ -526,9 +538,23 @@ pub enum LintFormat {
 /// Options of `copper lint`.
 #[derive(clap::Args, Debug)]
 pub struct LintArgs {
-    /// `.cu` files.
+    /// `.cu` files, or directories to search for `.cu` and `.cuh` files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Also write one JSON object per file to this file (JSON lines): its
+    /// kernels, error and warning counts, findings and errors.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
+    /// directories.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Do not follow symbolic links inside the directories searched.
+    #[arg(long)]
+    pub no_follow: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
     /// How kernels are launched.
     #[command(flatten)]
     pub launch: LaunchArgs,
@@ -544,7 +570,11 @@ pub struct LintArgs {
     pub color: ColorChoice,
     /// Do not report this code (repeatable): uncoalesced-global,
     /// misaligned-global, bank-conflict, divergent-branch,
-    /// block-size-dependent, data-race.
+    /// block-size-dependent, index-overflow, data-race,
+    /// divergent-barrier, warp-synchronous. One place: a comment
+    /// `// copper: allow(CODE)` on its line, `// copper: allow-next-line(CODE)`
+    /// on the line before, or either on a kernel's first line for the
+    /// whole kernel.
     #[arg(long = "allow", value_name = "CODE", value_parser = Code::parse)]
     pub allow: Vec<Code>,
     /// For bank conflicts whose index comes from input data, search inputs

@@ -4,11 +4,20 @@
 //! block-size verdict per kernel. Without a launch shape, the block
 //! inferred from the kernel is assumed (as `optimize` does), and a finding
 //! that the analysis for any block does not make says it depends on it.
+//! Directories are searched as `optimize` searches them ([`super::walk`]),
+//! files linted in parallel (`--jobs`); a finding in a kernel defined in
+//! a header is placed in the header; inline suppressions are
+//! [`copper::lint::suppress`]'s.
 
 use copper::shown::Shown;
 use std::collections::BTreeSet;
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+use copper::lint::suppress::{Problem, Suppressions};
+use rayon::prelude::*;
 
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
@@ -21,12 +30,17 @@ use copper_search::launch::{assume_block, launch_shape};
 
 use super::args::{ColorChoice, LintArgs, LintFormat};
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
+use super::files::{refuse_onto_input, write_atomically};
+use super::output;
 use super::settings::Settings;
+use super::walk::collect_files;
 
 /// A finding with its place, ready to print.
 struct Located {
     kernel: String,
     finding: Finding,
+    /// The file of the code it is about: the user's file or a header.
+    file: PathBuf,
     line: usize,
     col: usize,
     source_line: String,
@@ -41,6 +55,8 @@ struct Located {
 /// One kernel's verdict and timing.
 struct KernelRow {
     name: String,
+    /// The file it is defined in: the user's file or a header.
+    file: PathBuf,
     line: usize,
     col: usize,
     block_size: BlockSize,
@@ -58,6 +74,31 @@ struct FileLint {
     errors: Vec<Diagnostic>,
     findings: Vec<Located>,
     kernels: Vec<KernelRow>,
+    /// Notes on the kernels' undefined identifiers, rendered.
+    notes: Vec<String>,
+    /// Warnings about the file (a header not found), rendered.
+    warnings: Vec<String>,
+    /// Suppressions that silence nothing, or name no code (warnings).
+    problems: Vec<Problem>,
+}
+
+impl FileLint {
+    /// Errors: the file's own, and error findings.
+    fn error_count(&self) -> usize {
+        self.errors.len()
+            + self
+                .findings
+                .iter()
+                .filter(|x| x.finding.code.severity() == Severity::Error)
+                .count()
+    }
+
+    /// Warnings: warning findings, suppression problems and warnings
+    /// about the file (a header not found).
+    fn warning_count(&self) -> usize {
+        self.findings.len() + self.problems.len() + self.warnings.len() + self.errors.len()
+            - self.error_count()
+    }
 }
 
 fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
@@ -66,6 +107,9 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
         errors: Vec::new(),
         findings: Vec::new(),
         kernels: Vec::new(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        problems: Vec::new(),
     };
     let parsed = match parse_path_with(path, &s.preprocess) {
         Ok(p) => p,
@@ -77,6 +121,9 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
     for d in parsed.all_diagnostics() {
         if d.is_error() {
             out.errors.push(d.clone());
+        } else if d.severity == Severity::Warning {
+            // A header not found (`pass -I DIR`), as `optimize` says.
+            out.warnings.push(d.render());
         }
     }
     let params = match s.params.of(path) {
@@ -90,6 +137,16 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
         }
     };
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
+    let headers = parsed
+        .source
+        .included()
+        .files
+        .iter()
+        .filter(|f| matches!(f.kind, copper::source::IncludedKind::Header));
+    let mut suppressions = Suppressions::of(
+        std::iter::once((parsed.source.path.as_path(), parsed.source.text.as_str()))
+            .chain(headers.map(|f| (f.path.as_path(), f.text.as_str()))),
+    );
     let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
     if let Some(k) = &only {
         if !names.contains(k) {
@@ -117,7 +174,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             }
         };
         for d in symbol_notes(&parsed, &kernel) {
-            eprintln!("{}", d.render());
+            out.notes.push(d.render());
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = assume_block(
@@ -149,8 +206,11 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
                 .collect()
         });
         let seconds = start.elapsed().as_secs_f64();
-        let f = parsed.function(&name).expect("listed kernel");
-        let (line, col) = parsed.source.line_col(f.meta.span.start);
+        let Some(f) = parsed.function(&name) else {
+            continue;
+        };
+        let (kernel_file, line, col) = parsed.source.locate(f.meta.span.start);
+        let kernel_file = kernel_file.to_path_buf();
         let race_line = match lint.block_size {
             BlockSize::Races(_) => lint
                 .findings
@@ -160,6 +220,10 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             _ => None,
         };
         for mut finding in lint.findings {
+            let (file, at_line, _) = parsed.source.locate(finding.span.start);
+            if suppressions.silences(finding.code, file, at_line, (&kernel_file, line)) {
+                continue;
+            }
             if s.allowed.contains(&finding.code) {
                 continue;
             }
@@ -202,6 +266,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
         }
         out.kernels.push(KernelRow {
             name,
+            file: kernel_file,
             line,
             col,
             race_line,
@@ -209,6 +274,10 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             block_size: lint.block_size,
             seconds,
         });
+    }
+    // With one kernel picked, the others' suppressions were not tried.
+    if only.is_none() {
+        out.problems = suppressions.unused();
     }
     out
 }
@@ -219,16 +288,23 @@ fn locate(
     finding: Finding,
     witness: Option<Witness>,
 ) -> Located {
-    let (line, col) = parsed.source.line_col(finding.span.start);
+    // In the header the kernel is defined in, when it is.
+    let d = parsed
+        .source
+        .diagnostic(Severity::Warning, "", finding.span.start, "");
     Located {
         kernel: kernel.to_string(),
-        source_line: parsed.source.line_text(line).to_string(),
-        line,
-        col,
+        source_line: d.source_line.unwrap_or_default(),
+        file: d.file,
+        line: d.line,
+        col: d.col,
         calls: finding
             .calls
             .iter()
-            .map(|c| parsed.source.line_col(c.start))
+            .map(|c| {
+                let (_, l, c) = parsed.source.locate(c.start);
+                (l, c)
+            })
             .collect(),
         finding,
         witness,
@@ -245,10 +321,77 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
         }
         (_, root) => root.ok(),
     };
-    let files: Vec<FileLint> = a.files.iter().map(|p| lint_file(p, a, s)).collect();
+    // A path that does not exist is linted alone, to name its error among
+    // the others' results; the rest are searched as `optimize` does.
+    let (present, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        a.files.iter().cloned().partition(|p| p.exists());
+    let mut paths = match collect_files(&present, a.no_ignore, !a.no_follow) {
+        Ok(found) => {
+            for n in &found.notes {
+                output::note(n);
+            }
+            found.files
+        }
+        Err(e) => {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    };
+    paths.extend(missing);
+    if let Some(report) = &a.report {
+        let inputs = s.inputs(&paths);
+        if let Err(e) = refuse_onto_input(report, inputs.iter().map(PathBuf::as_path)) {
+            eprintln!("copper: error: {e}");
+            return 2;
+        }
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(256 * 1024 * 1024);
+    if let Some(j) = a.jobs {
+        pool = pool.num_threads(j as usize);
+    }
+    // Only fails when the global pool exists already; then it is used.
+    let _ = pool.build_global();
+    let terminal = std::io::stderr().is_terminal() && !output::quiet();
+    let done = AtomicUsize::new(0);
+    let total = paths.len();
+    let files: Vec<FileLint> = paths
+        .par_iter()
+        .map(|p| {
+            let f = lint_file(p, a, s);
+            if terminal && total > 1 {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                eprint!("\r\x1b[2K[{n}/{total}] {}", p.shown());
+                if n == total {
+                    eprint!("\r\x1b[2K");
+                }
+            }
+            f
+        })
+        .collect();
+    let mut failed = false;
+    if let Some(path) = &a.report {
+        let lines: String = files
+            .iter()
+            .map(|f| format!("{}\n", file_json(f)))
+            .collect();
+        if let Err(e) = write_atomically(path, &lines) {
+            eprintln!("copper: error: {}: {e}", path.shown());
+            failed = true;
+        }
+    }
     if a.format != LintFormat::Github {
-        for e in files.iter().flat_map(|f| &f.errors) {
-            eprintln!("{}", e.render());
+        for f in &files {
+            for w in &f.warnings {
+                eprintln!("{w}");
+            }
+            for n in &f.notes {
+                if !output::quiet() {
+                    eprintln!("{n}");
+                }
+            }
+            for e in &f.errors {
+                eprintln!("{}", e.render());
+            }
         }
     }
     match a.format {
@@ -265,10 +408,51 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
         }
     }
     super::output::batch_status(
-        false,
-        files.iter().any(|f| !f.findings.is_empty()),
+        failed,
+        files
+            .iter()
+            .any(|f| !f.findings.is_empty() || !f.problems.is_empty()),
         files.iter().any(|f| !f.errors.is_empty()),
     )
+}
+
+/// A suppression problem as a warning diagnostic.
+fn problem_diagnostic(p: &Problem) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Warning,
+        code: "unused-suppression",
+        message: p.message.clone(),
+        file: p.file.clone(),
+        line: p.line,
+        col: p.col,
+        source_line: None,
+    }
+}
+
+/// The per-file table of a batch: full file names, kernels, errors and
+/// warnings, and the totals.
+fn summary_table(files: &[FileLint]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.path.shown().to_string()).collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("file".len());
+    let mut t = format!(
+        "{:<width$}  {:>7}  {:>6}  {:>8}\n",
+        "file", "kernels", "errors", "warnings"
+    );
+    for (f, name) in files.iter().zip(&names) {
+        t.push_str(&format!(
+            "{:<width$}  {:>7}  {:>6}  {:>8}\n",
+            name,
+            f.kernels.len(),
+            f.error_count(),
+            f.warning_count()
+        ));
+    }
+    t
 }
 
 /// A witness value as the array's type writes it: integers without a
@@ -354,6 +538,17 @@ impl ColorChoice {
 }
 
 fn text(files: &[FileLint], color: bool) {
+    // Under `--quiet` stdout is closed: findings (errors and warnings)
+    // go to stderr, the rest is left out.
+    let quiet = output::quiet();
+    let say = |line: String| {
+        if quiet {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    let color = color && !quiet;
     let mut counts = std::collections::BTreeMap::new();
     for f in files {
         for x in &f.findings {
@@ -361,26 +556,32 @@ fn text(files: &[FileLint], color: bool) {
                 severity: x.finding.code.severity(),
                 code: x.finding.code.name(),
                 message: x.finding.message.clone(),
-                file: f.path.clone(),
+                file: x.file.clone(),
                 line: x.line,
                 col: x.col,
                 source_line: Some(x.source_line.clone()),
             };
-            println!("{}", d.render_colored(color));
-            println!("  = why: {}", x.finding.why);
+            say(d.render_colored(color));
+            say(format!("  = why: {}", x.finding.why));
             if let Some(h) = &x.finding.help {
-                println!("  = help: {h}");
+                say(format!("  = help: {h}"));
             }
             if let Some(c) = calls_text(x) {
-                println!("  = note: {c}");
+                say(format!("  = note: {c}"));
             }
             if let Some(w) = &x.witness {
-                println!("  = {}", witness_text(w));
+                say(format!("  = {}", witness_text(w)));
             }
             if let Some(a) = assumed_text(x) {
-                println!("  = note: {a}");
+                say(format!("  = note: {a}"));
             }
             *counts.entry(x.finding.code.name()).or_insert(0) += 1;
+        }
+        for p in &f.problems {
+            say(problem_diagnostic(p).render_colored(color));
+        }
+        if quiet {
+            continue;
         }
         for k in &f.kernels {
             let verdict = match &k.block_size {
@@ -403,7 +604,7 @@ fn text(files: &[FileLint], color: bool) {
             if let Some(a) = &k.assumed {
                 println!(
                     "{}:{}:{}: note: kernel `{}`: {a}; no launch shape was given (pass --block or write a parameter file if it runs with another)",
-                    f.path.shown(),
+                    k.file.shown(),
                     k.line,
                     k.col,
                     k.name
@@ -411,24 +612,48 @@ fn text(files: &[FileLint], color: bool) {
             }
             println!(
                 "{}:{}:{}: note: kernel `{}`: {verdict}",
-                f.path.shown(),
+                k.file.shown(),
                 k.line,
                 k.col,
                 k.name
             );
         }
     }
+    if quiet {
+        return;
+    }
+    if files.len() > 1 {
+        print!("{}", summary_table(files));
+    }
     let total: usize = counts.values().sum();
     let kinds: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
     let kernels: usize = files.iter().map(|f| f.kernels.len()).sum();
+    let failed = files.iter().filter(|f| !f.errors.is_empty()).count();
+    let errors: usize = files.iter().map(|f| f.errors.len()).sum();
+    let problems: usize = files.iter().map(|f| f.problems.len()).sum();
     println!(
-        "{total} finding{} in {kernels} kernel{}{}",
+        "{total} finding{} in {kernels} kernel{}{}{}{}",
         if total == 1 { "" } else { "s" },
         if kernels == 1 { "" } else { "s" },
         if kinds.is_empty() {
             String::new()
         } else {
             format!(" ({})", kinds.join(", "))
+        },
+        if problems == 0 {
+            String::new()
+        } else {
+            format!("; {}", count(problems as u64, "unused suppression"))
+        },
+        if errors == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} in {} of {} (not linted in full)",
+                count(errors as u64, "error"),
+                count(failed as u64, "file"),
+                files.len()
+            )
         }
     );
 }
@@ -469,9 +694,13 @@ fn witness_json(w: &Witness) -> Value {
 fn file_json(f: &FileLint) -> Value {
     json!({
         "file": f.path.shown().to_string(),
+        "error_count": f.error_count(),
+        "warning_count": f.warning_count(),
         "errors": f.errors.iter().map(error_json).collect::<Vec<_>>(),
+        "unused_suppressions": f.problems.iter().map(|p| error_json(&problem_diagnostic(p))).collect::<Vec<_>>(),
         "findings": f.findings.iter().map(|x| json!({
             "kernel": x.kernel,
+            "file": x.file.shown().to_string(),
             "code": x.finding.code,
             "line": x.line,
             "column": x.col,
@@ -486,6 +715,7 @@ fn file_json(f: &FileLint) -> Value {
         })).collect::<Vec<_>>(),
         "kernels": f.kernels.iter().map(|k| json!({
             "kernel": k.name,
+            "file": k.file.shown().to_string(),
             "line": k.line,
             "column": k.col,
             "block_size": k.block_size,
@@ -548,11 +778,22 @@ fn assumed_text(x: &Located) -> Option<String> {
 
 fn github(files: &[FileLint]) {
     for f in files {
-        let file = gh_property(&f.path.shown().to_string());
         for e in &f.errors {
             println!("{}", gh_error(e));
         }
+        for p in &f.problems {
+            let d = problem_diagnostic(p);
+            println!(
+                "::warning file={},line={},col={},title={}::{}",
+                gh_property(&d.file.shown().to_string()),
+                d.line,
+                d.col,
+                gh_property("copper: unused-suppression"),
+                gh_escape(&d.message)
+            );
+        }
         for x in &f.findings {
+            let file = gh_property(&x.file.shown().to_string());
             let title = gh_property(&format!("copper: {}", x.finding.code.name()));
             let level = match x.finding.code.severity() {
                 Severity::Error => "error",
@@ -572,20 +813,29 @@ fn sarif(files: &[FileLint], root: &SarifRoot) {
     let rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
+            let e = copper::lint::explain::explain(*c);
             json!({
                 "id": format!("copper/{}", c.name()),
                 "shortDescription": { "text": c.describe() },
+                "fullDescription": { "text": e.full_description() },
+                "help": { "text": e.text() },
+                "helpUri": copper::lint::explain::help_uri(*c),
             })
         })
         .chain([error_rule()])
         .collect();
     let mut results = Vec::new();
     for f in files {
-        let uri = root.artifact(&f.path);
         for e in &f.errors {
             results.push(error_result(e, root));
         }
+        for p in &f.problems {
+            let mut r = error_result(&problem_diagnostic(p), root);
+            r["level"] = json!("warning");
+            results.push(r);
+        }
         for x in &f.findings {
+            let uri = root.artifact(&x.file);
             results.push(json!({
                 "ruleId": format!("copper/{}", x.finding.code.name()),
                 "level": match x.finding.code.severity() {

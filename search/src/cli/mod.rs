@@ -31,6 +31,10 @@ pub fn run() -> u8 {
     if cli.quiet {
         output::set_quiet();
     }
+    if let Command::Explain { code } = cli.command {
+        print!("{}", copper::lint::explain::explain(code).text());
+        return 0;
+    }
     let settings = match Settings::resolve(&cli.command) {
         Ok(s) => s,
         Err(e) => {
@@ -53,5 +57,6 @@ pub fn run() -> u8 {
         Command::Lint(args) => lint::run(&args, s),
         Command::Bench(args) => bench::run(&args, s),
         Command::Simulate(args) => simulate::run(&args, s),
+        Command::Explain { .. } => 0,
     }
 }

@@ -151,6 +151,11 @@ impl Settings {
     /// The settings of `command`.
     pub fn resolve(command: &Command) -> Result<Settings, SettingsError> {
         match command {
+            Command::Explain { .. } => Ok(Settings::reading(
+                copper::cuda::include::Preprocess::default(),
+                Params::Beside,
+                None,
+            )),
             Command::Parse { pre, .. } | Command::Fmt { pre, .. } | Command::Params { pre, .. } => {
                 let (preprocess, config) = found_preprocess(pre)?;
                 Ok(Settings::reading(preprocess, Params::Beside, config))
