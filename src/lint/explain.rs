@@ -24,7 +24,7 @@ pub struct Explanation {
 /// The documentation of `code`, relative to the repository root (SARIF
 /// `helpUri`).
 pub fn help_uri(code: Code) -> String {
-    format!("docs/lints.md#{}", code.name())
+    format!("docs/lint-rules.md#{}", code.name())
 }
 
 /// The explanation of `code`.
