@@ -15,6 +15,8 @@ use copper::source::SourceFile;
 
 #[path = "reproducers/atomics.rs"]
 mod atomics;
+#[path = "reproducers/grid_stride.rs"]
+mod grid_stride;
 #[path = "reproducers/jumps.rs"]
 mod jumps;
 #[path = "reproducers/overflow.rs"]
