@@ -172,7 +172,14 @@ fn pointer_and_namespace_aliases_are_read() {
 fn constexpr_static_assert_enums_and_extern_c_are_read() {
     assert_analyzed(
         "cxx_constants.cu",
-        &["tile_scale", "apply", "green_channel", "clear"],
+        &[
+            "tile_scale",
+            "apply",
+            "green_channel",
+            "apply_mode<MODE_ADD>",
+            "apply_mode<MODE_MUL>",
+            "clear",
+        ],
     );
 }
 

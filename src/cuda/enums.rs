@@ -201,4 +201,16 @@ mod tests {
         let k = crate::ir::lower::lower_kernel(&f, "k").unwrap();
         assert!(k.symbols.is_empty(), "{:?}", k.symbols);
     }
+
+    #[test]
+    fn an_enumeration_is_the_type_of_a_template_value_parameter() {
+        let src = "enum Op { ADD, MUL };\n\
+                   template <Op O> __global__ void k(float *a) {\n\
+                   \x20   a[threadIdx.x] = O == MUL ? 2 * a[threadIdx.x] : a[threadIdx.x] + 1;\n\
+                   }\n\
+                   int main() { float *a; k<MUL><<<1, 32>>>(a); }\n";
+        let f = crate::cuda::parse::parse_source(crate::source::SourceFile::new("t.cu", src));
+        let k = crate::ir::lower::lower_kernel(&f, "k<MUL>");
+        assert!(k.is_ok(), "{:?}", k.err().map(|d| d.render()));
+    }
 }

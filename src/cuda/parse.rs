@@ -766,7 +766,7 @@ impl<'a> Context<'a> {
     fn function(&self, item: &FunctionItem, index: u64) -> Result<Function, Diagnostic> {
         let template = match item.template {
             Some(t) => Some(Template {
-                params: template::parse_head(self.source.slice(t))
+                params: template::parse_head_with(self.source.slice(t), &self.enum_names)
                     .map_err(|e| self.diag(t.start, "unsupported", e))?,
                 name: item.name.clone(),
                 args: Vec::new(),

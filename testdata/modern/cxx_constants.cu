@@ -1,7 +1,8 @@
 // Compile-time constants the C++ way: constexpr variables at file scope
 // and in a kernel, a constexpr host-device function, static_assert,
-// plain and scoped enums, a device function with default arguments, and
-// an `extern "C"` kernel (for loading by name with the driver API).
+// plain and scoped enums (one as a template parameter), a device function
+// with default arguments, and an `extern "C"` kernel (for loading by name
+// with the driver API).
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -51,6 +52,15 @@ __global__ void green_channel(const float *rgb, float *out, int pixels) {
     }
 }
 
+// The operation is chosen at compile time: one instantiation per mode.
+template <Mode M>
+__global__ void apply_mode(float *a, float v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i] = M == MODE_ADD ? a[i] + v : a[i] * v;
+    }
+}
+
 extern "C" __global__ void clear(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
@@ -67,6 +77,8 @@ int main() {
     tile_scale<<<n / (TILE * 4), TILE>>>(a, n);
     apply<<<n / 256, 256>>>(a, 2.0f, n, MODE_MUL);
     green_channel<<<n / 256, 256>>>(rgb, g, n);
+    apply_mode<MODE_ADD><<<n / 256, 256>>>(a, 1.0f, n);
+    apply_mode<MODE_MUL><<<n / 256, 256>>>(a, 3.0f, n);
     clear<<<n / 256, 256>>>(a, n);
     cudaDeviceSynchronize();
     printf("done\n");
