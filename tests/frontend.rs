@@ -192,6 +192,10 @@ fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
         ("goto_kernel.cu", "`goto`"),
         ("malformed.cu", "syntax error"),
         ("template_kernel.cu", "template"),
+        (
+            "unknown_type.cu",
+            "unknown type `real_2_t`: pass `-D` or `-I` (as to nvcc)",
+        ),
     ];
     for (name, needle) in expect {
         let f = parse_path(&dir.join(name)).unwrap();
@@ -204,6 +208,24 @@ fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
         );
         assert!(f.kernels().count() >= 1, "{name}: the good kernel was lost");
     }
+}
+
+/// A kernel reading `clock()`/`clock64()` is refused by name, at the call;
+/// the file's other kernel is still lowered.
+#[test]
+fn a_clock_read_is_named_and_the_other_kernel_is_lowered() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bad/clock_timing.cu");
+    let f = parse_path(&path).unwrap();
+    assert!(f.all_diagnostics().is_empty(), "{:?}", f.all_diagnostics());
+    let err = copper::ir::lower::lower_kernel(&f, "timed_sum").unwrap_err();
+    assert!(
+        err.message
+            .starts_with("`clock()` reads the multiprocessor's clock")
+            && err.line == 7,
+        "{}",
+        err.render()
+    );
+    assert!(copper::ir::lower::lower_kernel(&f, "sum").is_ok());
 }
 
 /// The stencil project: a `.cu` whose sizes, types, constant weights and

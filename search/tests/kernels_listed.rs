@@ -148,3 +148,61 @@ fn analyze_says_which_template_it_did_not_analyze() {
         "{out}"
     );
 }
+
+/// `copper analyze FILE` in `testdata/modern/` exits 0 and bounds every
+/// kernel named (its `kernel NAME:` line), with no error.
+fn assert_analyzed(file: &str, kernels: &[&str]) {
+    let (status, out) = parse_modern(&["analyze", file]);
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains("error"), "{out}");
+    for k in kernels {
+        assert!(out.contains(&format!("kernel {k}:")), "{k} missing:\n{out}");
+    }
+}
+
+#[test]
+fn pointer_and_namespace_aliases_are_read() {
+    assert_analyzed(
+        "pointer_aliases.cu",
+        &["vec_add", "shift", "halve", "row_sums"],
+    );
+}
+
+#[test]
+fn constexpr_static_assert_enums_and_extern_c_are_read() {
+    assert_analyzed(
+        "cxx_constants.cu",
+        &[
+            "tile_scale",
+            "apply",
+            "green_channel",
+            "apply_mode<MODE_ADD>",
+            "apply_mode<MODE_MUL>",
+            "clear",
+        ],
+    );
+}
+
+#[test]
+fn kernels_named_through_a_macro_argument_are_read() {
+    let (status, out) = parse_modern(&["parse", "kernel_macro.cu"]);
+    assert_eq!(status, 0, "{out}");
+    for k in [
+        "kernel_macro.cu:10:8: kernel square_all(",
+        "kernel add_one(",
+        "device function square(",
+    ] {
+        assert!(out.contains(k), "{k} missing:\n{out}");
+    }
+    assert_analyzed("kernel_macro.cu", &["square_all", "add_one"]);
+}
+
+#[test]
+fn an_explicit_specialization_is_printed_with_its_template_head() {
+    let (status, out) = parse_modern(&["fmt", "template_forms.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("template <>\n__global__ void negate<float>(float *a, int n) {"),
+        "{out}"
+    );
+}

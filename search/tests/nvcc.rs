@@ -173,7 +173,31 @@ fn testdata_files_compile() {
         let extra = object_only(&dir, &f);
         jobs.push((f, extra));
     }
+    // The modern C++ fixtures.
+    for f in modern() {
+        let extra = object_only(&dir, &f);
+        jobs.push((f, extra));
+    }
     assert_compiled(compile_all(&nvcc, &jobs));
+}
+
+/// The `testdata/modern/*.cu` files, except `version_guards.cu`: it
+/// defines a kernel only for the device pass (`#if __CUDA_ARCH__ >= 700`),
+/// which nvcc's host pass then cannot launch.
+fn modern() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("testdata/modern"))
+        .expect("testdata/modern")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .filter(|p| !p.ends_with("version_guards.cu"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 7,
+        "testdata/modern has {} files",
+        files.len()
+    );
+    files
 }
 
 /// The `testdata/students/*.cu` files.

@@ -561,6 +561,8 @@ pub struct Param {
     pub name: String,
     /// Array dimensions of an array parameter (`float a[][16]`).
     pub dims: Vec<Option<Expr>>,
+    /// The default argument (`float s = 2.0f`), a constant or a name.
+    pub default: Option<Expr>,
 }
 
 /// One parameter of a `template <…>` head.

@@ -128,7 +128,10 @@ impl<'a> Converter<'a> {
             c::DeclaratorKind::Identifier(id) => (id.node.name.clone(), id.span),
             _ => return self.unsupported(def.declarator.span, "function declarators of this form"),
         };
-        let head = Span::new(meta.span.start, self.file_span(name_span).start);
+        // A name from a macro (`KERNEL(foo)`) maps to the invocation, where
+        // the qualifiers it expands to are recorded: the head holds it.
+        let name_at = self.file_span(name_span).start;
+        let head = Span::new(meta.span.start, name_at.max(meta.span.start + 1));
         let mut kind = None;
         let mut qualifiers = Vec::new();
         let mut host = false;
@@ -213,6 +216,7 @@ impl<'a> Converter<'a> {
                 ty,
                 name,
                 dims,
+                default: None,
             });
         }
         Ok(out)

@@ -69,6 +69,7 @@ impl<'a> Excerpts<'a> {
         spans.extend(ex.scope_marks.iter().copied());
         spans.extend(ex.types.iter().map(|t| t.span));
         spans.extend(ex.globals.iter().map(|g| g.span));
+        spans.extend(ex.enums.iter().map(|e| e.span));
         // Device functions reachable by name.
         let mut seen: HashSet<&str> = HashSet::new();
         let mut todo: Vec<&str> = identifiers(&text[kernel.span.start..kernel.span.end]);

@@ -2,6 +2,7 @@
 //! and launch sites in a whole `.cu` file without parsing host code.
 
 use super::ast::FnKind;
+use super::enums::{enum_declaration, EnumItem};
 use super::lex::{tokenize, tokenize_macro_body, TokKind, Token};
 use super::qualifier_macros::QualifierMacros;
 use super::template_names::{instance_name, split_args as split_template_args};
@@ -93,6 +94,8 @@ pub struct Extracted {
     pub pragmas: Vec<PragmaItem>,
     /// `#include` directive lines.
     pub includes: Vec<Span>,
+    /// File-scope enumerations.
+    pub enums: Vec<EnumItem>,
     /// The heads (`namespace N {`, `extern "C" {`) and closing braces of
     /// the scopes declarations are read through: an excerpt keeps them so
     /// its functions stay in their namespaces.
@@ -129,6 +132,7 @@ impl Extracted {
         self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
         self.includes.iter_mut().for_each(sh);
         self.scope_marks.iter_mut().for_each(sh);
+        self.enums.iter_mut().for_each(|e| sh(&mut e.span));
     }
 }
 
@@ -197,6 +201,14 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
             }
             "typedef" | "struct" if file_scope && i == decl_start => {
                 if let Some(next) = type_declaration(src, &toks, i, &mut out) {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+            }
+            "enum" if file_scope && i == decl_start => {
+                if let Some((item, next)) = enum_declaration(src, &toks, i) {
+                    out.enums.push(item);
                     i = next;
                     decl_start = next;
                     continue;
@@ -483,6 +495,13 @@ fn cuda_declaration(
             }
         }
         let qualified = is_global || is_device || is_host || is_var_space;
+        // `KERNEL(foo)(float *a) {…}` with `#define KERNEL(n) __global__
+        // void n`: the function is named by the macro's argument.
+        if let Some(named) = macro_named(src, toks, j, decl.qualifiers) {
+            name_tok = Some(named.name);
+            j = named.close + 1;
+            continue;
+        }
         match s {
             _ if !decl.qualifiers.of(s).is_empty() => {}
             // An attribute macro before the qualifiers (`LB(256)
@@ -572,6 +591,29 @@ fn cuda_declaration(
         j += 1;
     }
     None
+}
+
+/// The function a qualifier macro with arguments declares, at token `at`.
+pub(crate) struct MacroNamed {
+    /// The token of the argument naming the function.
+    pub name: usize,
+    /// The `)` closing the macro's arguments.
+    pub close: usize,
+}
+
+/// When token `at` is a function-like qualifier macro invoked with a plain
+/// name where its expansion names the function (`KERNEL(foo)`), that name.
+pub(crate) fn macro_named(
+    src: &str,
+    toks: &[Token],
+    at: usize,
+    qualifiers: &QualifierMacros,
+) -> Option<MacroNamed> {
+    let param = qualifiers.name_param(toks[at].text(src))?;
+    toks.get(at + 1).filter(|t| t.is(src, "("))?;
+    let close = matching(src, toks, at + 1)?;
+    let (a, b) = *split_args(src, toks, at + 2, close).get(param)?;
+    (b == a + 1 && toks[a].kind == TokKind::Ident).then_some(MacroNamed { name: a, close })
 }
 
 /// The name and template arguments of `name<args>(` with `(` at token

@@ -2,7 +2,7 @@
 //! function definitions, so that a kernel extraction misses is reported
 //! (with its name and place) instead of vanishing from the listing.
 
-use super::extract::matching;
+use super::extract::{macro_named, matching};
 use super::lex::{tokenize, TokKind, Token};
 use super::qualifier_macros::QualifierMacros;
 
@@ -37,6 +37,23 @@ pub fn kernel_definitions(text: &str, qualifiers: &QualifierMacros) -> Vec<Kerne
         if toks[i].kind == TokKind::Ident
             && qualifiers.of(toks[i].text(text)).contains(&"__global__")
         {
+            if let Some(named) = macro_named(text, &toks, i, qualifiers) {
+                // `KERNEL(foo)(float *a) {…}`: a definition when the
+                // parameters are followed by a body.
+                let params = named.close + 1;
+                let body = toks
+                    .get(params)
+                    .filter(|t| t.is(text, "("))
+                    .and_then(|_| matching(text, &toks, params).and_then(|c| toks.get(c + 1)));
+                if body.is_some_and(|b| b.is(text, "{")) {
+                    found.push(KernelDefinition {
+                        name: toks[named.name].text(text).to_string(),
+                        offset: toks[named.name].start,
+                    });
+                }
+                i = params;
+                continue;
+            }
             if let Some((def, next)) = definition_after(text, &toks, i + 1) {
                 found.extend(def);
                 i = next;
@@ -121,5 +138,19 @@ mod tests {
             .map(|d| d.name)
             .collect();
         assert_eq!(names, ["a", "s", "b"]);
+    }
+
+    #[test]
+    fn a_kernel_named_through_a_macro_argument() {
+        use crate::cuda::extract::extract;
+        use crate::cuda::macros::MacroTable;
+        let src = "#define KERNEL(n) __global__ void n\n\
+                   KERNEL(scale)(float *a) { a[0] = 1; }\n\
+                   KERNEL(decl)(float *a);\n";
+        let q = QualifierMacros::from_table(&MacroTable::new(&extract(src).macros));
+        let defs = kernel_definitions(src, &q);
+        assert_eq!(defs.len(), 1, "{defs:?}");
+        assert_eq!(defs[0].name, "scale");
+        assert_eq!(&src[defs[0].offset..defs[0].offset + 5], "scale");
     }
 }

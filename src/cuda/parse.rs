@@ -11,10 +11,14 @@ use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
-use super::ast::{FnKind, Function, Param, Template, TemplateParam, Type, VarDecl};
+use super::ast::{
+    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Param, Space, Template,
+    TemplateParam, Type, UnOp, VarDecl,
+};
 use super::cond;
 use super::convert::Converter;
 use super::deduce;
+use super::default_args::{self, DefaultArg};
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
@@ -23,10 +27,12 @@ use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
 use super::macros::MacroTable;
+use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
 use super::template::{self, TemplateError};
 use super::timeline::Timeline;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
+use super::unknown_type;
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedKind, SourceFile, Span};
 
@@ -214,6 +220,9 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         &mut launches,
         &mut diagnostics,
     );
+    for f in functions.iter_mut().filter_map(|f| f.result.as_mut().ok()) {
+        pointer_aliases::spell_out(f, &typedefs);
+    }
     diagnostics.extend(invalid_bytes_in_code(&original));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
     let mut globals = Vec::new();
@@ -224,6 +233,11 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
             Err(d) if include::in_user_file(g.span) && !g.constant => diagnostics.push(d),
             Err(_) => {}
         }
+    }
+    let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + scope.globals.len() as u64);
+    globals.extend(enum_constants(&extracted, first_id));
+    for name in extracted.enums.iter().filter_map(|e| e.name.as_ref()) {
+        typedefs.insert(name.clone(), Type::scalar(BaseType::Int));
     }
     debug_assert!(functions[..user_count]
         .iter()
@@ -238,6 +252,51 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         launches,
         diagnostics,
     }
+}
+
+/// The enumerators of the file's enumerations, as `constexpr int`s (ids
+/// from `first_id`).
+fn enum_constants(extracted: &Extracted, first_id: u64) -> Vec<VarDecl> {
+    let values = extracted
+        .enums
+        .iter()
+        .flat_map(|e| e.values.iter().map(move |v| (e.span, v)));
+    values
+        .enumerate()
+        .map(|(k, (span, (name, value)))| {
+            let meta = |n: u64| Meta {
+                id: NodeId(first_id + 3 * k as u64 + n),
+                span,
+                macro_text: None,
+            };
+            let literal = Expr {
+                meta: meta(0),
+                kind: ExprKind::Int {
+                    value: value.unsigned_abs(),
+                    text: value.unsigned_abs().to_string(),
+                },
+            };
+            let init = if *value < 0 {
+                Expr {
+                    meta: meta(1),
+                    kind: ExprKind::Unary(UnOp::Neg, Box::new(literal)),
+                }
+            } else {
+                literal
+            };
+            VarDecl {
+                meta: meta(2),
+                space: Space::Local,
+                is_extern: false,
+                is_static: false,
+                is_constexpr: true,
+                ty: Type::scalar(BaseType::Int),
+                name: name.clone(),
+                dims: Vec::new(),
+                init: Some(Init::Expr(init)),
+            }
+        })
+        .collect()
 }
 
 /// Adds an instantiation of each template kernel for every distinct
@@ -508,6 +567,8 @@ struct Context<'a> {
     /// The macros in force at each point.
     macros: Timeline,
     type_names: HashSet<String>,
+    /// Names of the file's enumerations (`int`s to copper).
+    enum_names: Vec<String>,
     /// Names of the device function templates (`f<…>(…)` calls them).
     templates: HashSet<String>,
     /// Tokens macro expansions may still produce for this file (of
@@ -526,7 +587,9 @@ impl<'a> Context<'a> {
             .types
             .iter()
             .flat_map(|t| t.names.iter().cloned())
+            .chain(own.enums.iter().filter_map(|e| e.name.clone()))
             .collect();
+        let enum_names = own.enums.iter().filter_map(|e| e.name.clone()).collect();
         let templates = own
             .functions
             .iter()
@@ -539,6 +602,7 @@ impl<'a> Context<'a> {
             scope,
             macros,
             type_names,
+            enum_names,
             templates,
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
         }
@@ -555,7 +619,14 @@ impl<'a> Context<'a> {
     /// Builds the parse unit: prelude, declarations used, then `span`
     /// (with `type_params`, a template's type parameters, declared as
     /// type names).
-    fn unit(&self, span: Span, type_params: &[String]) -> Result<Unit, Diagnostic> {
+    /// The unit for the declaration at `span`, with `blanks` (byte ranges
+    /// relative to `span`: a function's default arguments) left out.
+    fn unit(
+        &self,
+        span: Span,
+        type_params: &[String],
+        blanks: &[DefaultArg],
+    ) -> Result<Unit, Diagnostic> {
         let is_type = |n: &str| {
             is_builtin_type_name(n)
                 || self.type_names.contains(n)
@@ -601,7 +672,7 @@ impl<'a> Context<'a> {
         }
         let mut unit = Unit::default();
         unit.push_synthetic(&prelude());
-        for p in type_params {
+        for p in type_params.iter().chain(&self.enum_names) {
             unit.push_synthetic(&format!("typedef int {p};\n"));
         }
         let context_spans = self
@@ -636,6 +707,13 @@ impl<'a> Context<'a> {
                 unit.push_synthetic(&format!(" {name};\n"));
                 continue;
             }
+            let blanked;
+            let text = if s == span && !blanks.is_empty() {
+                blanked = default_args::blanked(text, blanks);
+                blanked.as_str()
+            } else {
+                text
+            };
             unit.push_file(
                 text,
                 s.start,
@@ -662,6 +740,10 @@ impl<'a> Context<'a> {
         parse_preprocessed(&config, unit.text.clone())
             .map(|p| p.unit)
             .map_err(|e| {
+                if let Some((at, name)) = unknown_type::before_declarator(&unit.text, e.offset) {
+                    let offset = unit.map.to_file(at).unwrap_or(fallback);
+                    return self.diag(offset, "syntax", unknown_type::message(name));
+                }
                 let offset = unit.map.to_file(e.offset).unwrap_or(fallback);
                 let expected = expected_words(e.expected.iter().copied());
                 let shown = &expected[..expected.len().min(8)];
@@ -684,7 +766,7 @@ impl<'a> Context<'a> {
     fn function(&self, item: &FunctionItem, index: u64) -> Result<Function, Diagnostic> {
         let template = match item.template {
             Some(t) => Some(Template {
-                params: template::parse_head(self.source.slice(t))
+                params: template::parse_head_with(self.source.slice(t), &self.enum_names)
                     .map_err(|e| self.diag(t.start, "unsupported", e))?,
                 name: item.name.clone(),
                 args: Vec::new(),
@@ -708,7 +790,11 @@ impl<'a> Context<'a> {
                 ),
             ));
         }
-        let unit = self.unit(item.span, &type_params)?;
+        let defaults = default_args::find(
+            self.source.slice(item.span),
+            item.name_offset.saturating_sub(item.span.start),
+        );
+        let unit = self.unit(item.span, &type_params, &defaults)?;
         let tu = self.parse_unit(&unit, item.name_offset)?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
@@ -725,7 +811,24 @@ impl<'a> Context<'a> {
                 e.message,
             )
         })?;
-        if conv.next_id() >= IDS_PER_FUNCTION * (index + 1) {
+        let mut next_id = conv.next_id();
+        for d in &defaults {
+            let value = default_args::value(&d.value, next_id).ok_or_else(|| {
+                self.diag(
+                    item.span.start + d.range.start,
+                    "unsupported",
+                    format!(
+                        "default argument `{}`: copper reads a number, `true`/`false` or a name there",
+                        d.value
+                    ),
+                )
+            })?;
+            next_id += 2;
+            if let Some(p) = f.params.get_mut(d.param) {
+                p.default = Some(value);
+            }
+        }
+        if next_id >= IDS_PER_FUNCTION * (index + 1) {
             return Err(self.diag(
                 item.name_offset,
                 "too-large",
@@ -759,7 +862,7 @@ impl<'a> Context<'a> {
         span: Span,
         read: impl FnOnce(&mut Converter, &Node<c::Declaration>) -> Option<T>,
     ) -> Option<T> {
-        let unit = self.unit(span, &[]).ok()?;
+        let unit = self.unit(span, &[], &[]).ok()?;
         let tu = self.parse_unit(&unit, span.start).ok()?;
         let decl = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
@@ -769,7 +872,7 @@ impl<'a> Context<'a> {
     }
 
     fn global(&self, span: Span, first_id: u64) -> Result<Vec<VarDecl>, Diagnostic> {
-        let unit = self.unit(span, &[])?;
+        let unit = self.unit(span, &[], &[])?;
         let tu = self.parse_unit(&unit, span.start)?;
         let Some(decl) = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),

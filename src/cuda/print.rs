@@ -22,15 +22,21 @@ pub fn function(f: &Function) -> String {
         .qualifiers
         .iter()
         .partition(|q| !q.starts_with("__launch_bounds__"));
+    // A linkage (`extern "C"`) comes first, before the storage class.
+    let linkage = before.iter().filter(|q| q.starts_with("extern "));
     head.extend(
         before
             .iter()
             .filter(|q| q.as_str() != "inline" && q.as_str() != "static")
+            .filter(|q| !q.starts_with("extern "))
             .map(|q| q.to_string()),
     );
-    let storage: Vec<String> = before
-        .iter()
-        .filter(|q| q.as_str() == "inline" || q.as_str() == "static")
+    let storage: Vec<String> = linkage
+        .chain(
+            before
+                .iter()
+                .filter(|q| q.as_str() == "inline" || q.as_str() == "static"),
+        )
         .map(|q| q.to_string())
         .collect();
     let kind = match f.kind {
@@ -52,6 +58,8 @@ pub fn function(f: &Function) -> String {
     let params: Vec<Doc> = f.params.iter().map(|p| Doc::text(param(p))).collect();
     let (head, name) = match &f.template {
         Some(t) => (template_head(t), t.name.as_str()),
+        // An explicit specialization (`k<float>`) keeps its `template <>`.
+        None if f.name.contains('<') => ("template <>\n".to_string(), f.name.as_str()),
         None => (String::new(), f.name.as_str()),
     };
     let doc = Doc::text(format!("{head}{sig} {name}("))
@@ -165,10 +173,14 @@ fn declarator(t: &Type, name: &str, dims: &[Option<Expr>]) -> String {
 /// A parameter declaration (`const float *__restrict__ x`).
 pub fn param(p: &Param) -> String {
     let d = declarator(&p.ty, &p.name, &p.dims);
-    if d.is_empty() {
+    let written = if d.is_empty() {
         type_prefix(&p.ty)
     } else {
         format!("{} {}", type_prefix(&p.ty), d)
+    };
+    match &p.default {
+        Some(v) => format!("{written} = {}", expression(v)),
+        None => written,
     }
 }
 

@@ -54,6 +54,12 @@ error_message!(TemplateError);
 
 /// Reads the parameters of a head `template <typename T, int BS = 256>`.
 pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, TemplateError> {
+    parse_head_with(head, &[])
+}
+
+/// [`parse_head`], where a value parameter may also have one of the
+/// enumerations `enums` as its type (`template <Op O>`).
+pub fn parse_head_with(head: &str, enums: &[String]) -> Result<Vec<TemplateParam>, TemplateError> {
     // Comments inside the list (`typename T, // element type`) go.
     let head = token_texts(head).join(" ");
     let inner = head
@@ -63,10 +69,10 @@ pub fn parse_head(head: &str) -> Result<Vec<TemplateParam>, TemplateError> {
         .and_then(|s| s.strip_prefix('<'))
         .and_then(|s| s.strip_suffix('>'))
         .ok_or(TemplateError::NotAHead)?;
-    split_args(inner).iter().map(|p| param(p)).collect()
+    split_args(inner).iter().map(|p| param(p, enums)).collect()
 }
 
-fn param(text: &str) -> Result<TemplateParam, TemplateError> {
+fn param(text: &str, enums: &[String]) -> Result<TemplateParam, TemplateError> {
     let (decl, default) = match text.split_once('=') {
         Some((d, v)) => (d.trim(), Some(collapse(v))),
         None => (text.trim(), None),
@@ -85,7 +91,13 @@ fn param(text: &str) -> Result<TemplateParam, TemplateError> {
             default,
         });
     }
-    let base = integer_type(ty).ok_or_else(|| TemplateError::ValueType(text.to_string()))?;
+    let enumeration = match ty {
+        [e] if enums.iter().any(|n| n == e) => Some(BaseType::Named(e.to_string())),
+        _ => None,
+    };
+    let base = integer_type(ty)
+        .or(enumeration)
+        .ok_or_else(|| TemplateError::ValueType(text.to_string()))?;
     Ok(TemplateParam {
         value_type: Some(Type::scalar(base)),
         keyword: String::new(),

@@ -31,6 +31,7 @@ pub const BUILTIN_TYPEDEFS: &[&str] = &[
     "uint64_t",
     "dim3",
     "cudaTextureObject_t",
+    "clock_t",
     "half",
     "__half",
     "nv_bfloat16",
@@ -400,10 +401,12 @@ impl Unit {
                     count_expansion(&mut limits, &expansion, text, at, expansion_left)?;
                     counted = end_tok + 1;
                     let end = toks[end_tok].end;
-                    if let Some(quals) = qualifiers_only(&expansion) {
-                        // `GLOBAL`, `LB(256)`: qualifiers, recorded as such.
-                        self.quals
-                            .extend(quals.into_iter().map(|text| QualMark { offset: at, text }));
+                    let (quals, rest) = leading_qualifiers(&expansion);
+                    // `GLOBAL`, `LB(256)`: qualifiers, recorded as such
+                    // (also those `KERNEL(foo)` begins with).
+                    self.quals
+                        .extend(quals.into_iter().map(|text| QualMark { offset: at, text }));
+                    if rest > 0 && rest == expansion.len() {
                         self.push_blank(piece, t.start, end, span.start);
                         cursor = end;
                         i = end_tok + 1;
@@ -411,7 +414,7 @@ impl Unit {
                     }
                     let out_start = self.text.len();
                     self.push_expansion(
-                        &expansion.join(" "),
+                        &expansion[rest..].join(" "),
                         span.start + t.start,
                         span.start + end,
                     );
@@ -474,6 +477,28 @@ impl Unit {
                 });
                 self.push_blank(piece, t.start, t.end, base);
                 return Ok(Some(i + 1));
+            }
+            "extern" if toks.get(i + 1).is_some_and(|n| n.kind == TokKind::Str) => {
+                // `extern "C" __global__ void k(…)`: a linkage, kept as a
+                // qualifier for printing.
+                let lit = toks[i + 1];
+                self.quals.push(QualMark {
+                    offset: at,
+                    text: format!("extern {}", lit.text(piece)),
+                });
+                self.push_blank(piece, t.start, lit.end, base);
+                return Ok(Some(i + 2));
+            }
+            "static_assert" if next == Some("(") => {
+                // Checked by the compiler, nothing at run time: blanked
+                // with its `;`.
+                let Some(close) = super::extract::matching(piece, toks, i + 1) else {
+                    return Ok(None);
+                };
+                let end =
+                    close + usize::from(toks.get(close + 1).is_some_and(|n| n.is(piece, ";")));
+                self.push_blank(piece, t.start, toks[end].end, base);
+                return Ok(Some(end + 1));
             }
             "auto" => {
                 self.push_replaced(AUTO_STAND_IN, at, base + t.end);
@@ -637,16 +662,16 @@ impl Unit {
 }
 
 /// Replaces runs of whitespace by one space.
-/// The CUDA qualifiers a macro expansion consists of (`__global__`,
-/// `__launch_bounds__(256, 2)`), each as one text; `None` when it holds
-/// anything else.
-fn qualifiers_only(expansion: &[String]) -> Option<Vec<String>> {
+/// The CUDA qualifiers a macro expansion begins with (`__global__`,
+/// `__launch_bounds__(256, 2)`), each as one text, and the index of the
+/// first token after them.
+fn leading_qualifiers(expansion: &[String]) -> (Vec<String>, usize) {
     let mut quals = Vec::new();
     let mut i = 0;
     while i < expansion.len() {
         let word = expansion[i].as_str();
         if !CUDA_QUALIFIERS.contains(&word) {
-            return None;
+            break;
         }
         let mut text = word.to_string();
         i += 1;
@@ -670,7 +695,7 @@ fn qualifiers_only(expansion: &[String]) -> Option<Vec<String>> {
         }
         quals.push(text);
     }
-    (!quals.is_empty()).then_some(quals)
+    (quals, i)
 }
 
 fn collapse_ws(s: &str) -> String {

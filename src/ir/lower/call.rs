@@ -144,6 +144,15 @@ impl Lowerer<'_> {
             // No effect on results or cost in the lock-step model.
             return Ok(want_value.then(|| int(0, Scalar::I32)));
         }
+        if matches!(name, "clock" | "clock64") {
+            return fail(
+                span,
+                format!(
+                    "`{name}()` reads the multiprocessor's clock, which copper does not model: \
+                     this kernel is not analyzed (time it with `copper bench`)"
+                ),
+            );
+        }
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
         }

@@ -336,7 +336,8 @@ impl Lowerer<'_> {
             A::Index(..) => self.load(e, out)?,
             A::SizeofType(t) => {
                 let size = match self.record_type(t, span)? {
-                    Some(r) if t.pointers.is_empty() => r.size,
+                    _ if !t.pointers.is_empty() => 8,
+                    Some(r) => r.size,
                     _ => self.scalar(t, span)?.size(),
                 };
                 int(size as i64, Scalar::U64)

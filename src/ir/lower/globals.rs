@@ -41,7 +41,11 @@ impl Lowerer<'_> {
         self.is_symbol(name)
             || (!self.scopes.iter().any(|s| s.contains_key(name))
                 && !self.consts.iter().any(|c| c.contains_key(name))
-                && !self.file.globals.iter().any(|g| g.name == name))
+                && !self
+                    .file
+                    .globals
+                    .iter()
+                    .any(|g| g.name == unqualified(name)))
     }
 
     /// Whether `name` is bound to a symbol of the kernel.

@@ -55,6 +55,21 @@ impl Lowerer<'_> {
         if f.kind == FnKind::Global {
             return fail(span, "kernel launches inside a kernel are not supported");
         }
+        // Parameters left out take their default arguments (read at the call).
+        let filled: Vec<ast::Expr>;
+        let args = match f.params.get(args.len()..) {
+            Some(rest) if !rest.is_empty() && rest.iter().all(|p| p.default.is_some()) => {
+                let defaults = rest.iter().filter_map(|p| p.default.clone());
+                filled = (args.iter().cloned())
+                    .chain(defaults.map(|mut e| {
+                        e.meta.span = span;
+                        e
+                    }))
+                    .collect();
+                filled.as_slice()
+            }
+            _ => args,
+        };
         let template_bindings = match (&f.template, targs) {
             (Some(t), Some(a)) => {
                 let args =

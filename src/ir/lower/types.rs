@@ -8,7 +8,7 @@ use super::*;
 fn builtin_typedef(name: &str) -> Option<Scalar> {
     Some(match name {
         "size_t" | "uint64_t" | "ulong" => Scalar::U64,
-        "ptrdiff_t" | "int64_t" => Scalar::I64,
+        "ptrdiff_t" | "int64_t" | "clock_t" => Scalar::I64,
         "uint" | "uint32_t" => Scalar::U32,
         "int32_t" => Scalar::I32,
         "ushort" | "uint16_t" => Scalar::U16,
@@ -104,7 +104,11 @@ impl Lowerer<'_> {
     pub(super) fn pointer_depth(&self, t: &ast::Type) -> usize {
         let mut n = t.pointers.len();
         if let BaseType::Named(name) = &t.base {
-            if let Some(td) = self.file.typedefs.get(ast::type_key(name)) {
+            let key = ast::type_key(name);
+            if let Some(td) = (!self.template_types.contains_key(key))
+                .then(|| self.file.typedefs.get(key))
+                .flatten()
+            {
                 n += td.pointers.len();
             }
         }
