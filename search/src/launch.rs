@@ -178,7 +178,7 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> 
 /// Most instructions of one launch tried while looking for a block the
 /// kernel's shared arrays fit (the deterministic work limit: a launch cut
 /// by it ends the halving).
-const FIT_STEPS: u64 = 100_000_000;
+const FIT_STEPS: u64 = 20_000_000;
 
 /// Wall-clock safety net for finding a block the shared arrays fit.
 const FIT_WALL_CLOCK: Duration = Duration::from_secs(20);

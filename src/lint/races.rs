@@ -43,7 +43,7 @@ const MAX_BLOCK_STMTS: u64 = 1 << 21;
 /// launch grown by [`launches`]): the deterministic work limit. A launch
 /// cut by it counts as not run (it says nothing about races), and so do
 /// the ones after it.
-pub const STEPS: u64 = 100_000_000;
+pub const STEPS: u64 = 20_000_000;
 
 /// Wall-clock safety net of the race search and the lock-step check
 /// together; a launch still running then counts as not run, which may

@@ -129,7 +129,7 @@ error_message!(InputError);
 
 /// Default most instructions a warp may execute before the simulator
 /// declares the kernel non-terminating.
-pub const DEFAULT_STEP_BUDGET: u64 = 50_000_000;
+pub const DEFAULT_STEP_BUDGET: u64 = 10_000_000;
 
 /// How the error of a launch stopped by [`SimOptions::max_steps`] begins.
 pub const WORK_LIMIT: &str = "the simulation stopped after";
