@@ -18,8 +18,10 @@ const NOT_TYPE_NAMES: &[&str] = &[
 pub fn before_declarator(text: &str, at: usize) -> Option<(usize, &str)> {
     let head = text.get(..at)?.trim_end();
     let start = head
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &head[start..];
     if !super::lex::is_identifier(name) || NOT_TYPE_NAMES.contains(&name) {
         return None;
@@ -71,6 +73,10 @@ mod tests {
         // A missing `;` after a member is no type.
         assert_eq!(before_declarator("{ i = t.x\n if (i) {} }", 11), None);
         assert_eq!(before_declarator("(const vec3 *p)", 12), Some((7, "vec3")));
+        // A character of several bytes before the name (a `-D` value).
+        assert_eq!(before_declarator("'¡vec3 v;", 8), None);
+        assert_eq!(before_declarator("{'¡;vec3 v;", 10), Some((5, "vec3")));
+        assert_eq!(before_declarator("x = '¡ s;", 7), None);
     }
 
     #[test]
