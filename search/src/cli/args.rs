@@ -419,6 +419,15 @@ pub struct OptimizeArgs {
     /// (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
+    /// How directories are searched and files spread over threads.
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+/// How `optimize` and `lint` search directories and spread files over
+/// worker threads.
+#[derive(clap::Args, Debug)]
+pub struct WalkArgs {
     /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
     /// directories.
     #[arg(long)]
@@ -545,16 +554,9 @@ pub struct LintArgs {
     /// kernels, error and warning counts, findings and errors.
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Also search ignored files (`.gitignore`, `.ignore`) and hidden
-    /// directories.
-    #[arg(long)]
-    pub no_ignore: bool,
-    /// Do not follow symbolic links inside the directories searched.
-    #[arg(long)]
-    pub no_follow: bool,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub jobs: Option<u64>,
+    /// How directories are searched and files spread over threads.
+    #[command(flatten)]
+    pub walk: WalkArgs,
     /// How kernels are launched.
     #[command(flatten)]
     pub launch: LaunchArgs,

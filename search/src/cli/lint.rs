@@ -33,7 +33,7 @@ use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sari
 use super::files::{refuse_onto_input, write_atomically};
 use super::output;
 use super::settings::Settings;
-use super::walk::collect_files;
+use super::walk::{collect_files, start_workers};
 
 /// A finding with its place, ready to print.
 struct Located {
@@ -325,7 +325,7 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
     // the others' results; the rest are searched as `optimize` does.
     let (present, missing): (Vec<PathBuf>, Vec<PathBuf>) =
         a.files.iter().cloned().partition(|p| p.exists());
-    let mut paths = match collect_files(&present, a.no_ignore, !a.no_follow) {
+    let mut paths = match collect_files(&present, a.walk.no_ignore, !a.walk.no_follow) {
         Ok(found) => {
             for n in &found.notes {
                 output::note(n);
@@ -345,12 +345,7 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
             return 2;
         }
     }
-    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(256 * 1024 * 1024);
-    if let Some(j) = a.jobs {
-        pool = pool.num_threads(j as usize);
-    }
-    // Only fails when the global pool exists already; then it is used.
-    let _ = pool.build_global();
+    start_workers(a.walk.jobs);
     let terminal = std::io::stderr().is_terminal() && !output::quiet();
     let done = AtomicUsize::new(0);
     let total = paths.len();

@@ -33,11 +33,7 @@ use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, Ker
 use super::output;
 use super::report;
 use super::settings::{Search, Settings};
-use super::walk::{collect_files, outside_roots};
-
-/// Stack of each worker thread (address space; only what is used is
-/// memory), as large as the main thread's.
-const WORKER_STACK_BYTES: usize = 256 * 1024 * 1024;
+use super::walk::{collect_files, outside_roots, start_workers};
 
 /// Runs `copper optimize`.
 pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
@@ -48,7 +44,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     let Some(search) = &s.search else {
         return fail(&"internal error: no search settings");
     };
-    let files = match collect_files(&a.paths, a.no_ignore, !a.no_follow) {
+    let files = match collect_files(&a.paths, a.walk.no_ignore, !a.walk.no_follow) {
         Ok(found) => {
             for n in &found.notes {
                 output::note(n);
@@ -63,14 +59,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
             return fail(&e);
         }
     }
-    // The workers recurse over kernel syntax as the main thread does
-    // (a chain of thousands of unary minuses): they get its stack.
-    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
-    if let Some(j) = a.jobs {
-        pool = pool.num_threads(j as usize);
-    }
-    // Only fails when the global pool exists already; then it is used.
-    let _ = pool.build_global();
+    start_workers(a.walk.jobs);
     let start = Instant::now();
     let runs = match optimize_files(&files, a, s, search) {
         Ok(runs) => runs,

@@ -52,6 +52,22 @@ pub enum WalkError {
     },
 }
 
+/// Stack of each worker thread (address space; only what is used is
+/// memory), as large as the main thread's: workers recurse over kernel
+/// syntax as the main thread does (a chain of thousands of unary minuses).
+const WORKER_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Starts the worker threads files are spread over: `jobs` of them
+/// (default: one per core), each with the main thread's stack.
+pub fn start_workers(jobs: Option<u64>) {
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
+    if let Some(j) = jobs {
+        pool = pool.num_threads(j as usize);
+    }
+    // Only fails when the global pool exists already; then it is used.
+    let _ = pool.build_global();
+}
+
 /// The source files named by `paths`, following the links in the
 /// directories searched when `follow`. A path that does not exist, or a
 /// directory without a source file, is an error.
