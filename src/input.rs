@@ -6,10 +6,19 @@
 //! opened without blocking, must be a regular file (checked on the opened
 //! handle, not on the name, which may change in between), and is read up
 //! to a limit whatever its size claims.
+//!
+//! Standard input (`-` on the command line) is read once, whole, and then
+//! stands for the file named by `--stdin-filename` ([`provide_stdin`]):
+//! reading that path gives the text read, headers next to it are found as
+//! for a file of that name.
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The text read from standard input and the path it stands for.
+static STDIN: OnceLock<(PathBuf, Vec<u8>)> = OnceLock::new();
 
 /// Largest input file copper reads (bytes).
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
@@ -42,9 +51,35 @@ impl InputFileError {
     }
 }
 
+/// Reads standard input (at most [`MAX_INPUT_BYTES`]) and makes `name`
+/// stand for it from now on; once per process (a second call is refused
+/// with the name already given).
+pub fn provide_stdin(name: &Path) -> Result<(), InputFileError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputFileError::TooLarge);
+    }
+    STDIN
+        .set((name.to_path_buf(), bytes))
+        .map_err(|_| InputFileError::Io(std::io::Error::other("standard input was already read")))
+}
+
+/// Whether `path` stands for standard input ([`provide_stdin`]).
+pub fn is_stdin(path: &Path) -> bool {
+    STDIN.get().is_some_and(|(name, _)| name == path)
+}
+
 /// The bytes of the regular file `path` (links followed), at most
-/// [`MAX_INPUT_BYTES`] of them.
+/// [`MAX_INPUT_BYTES`] of them; for the name standing for standard input,
+/// the text read from it.
 pub fn read_input(path: &Path) -> Result<Vec<u8>, InputFileError> {
+    if let Some((_, bytes)) = STDIN.get().filter(|(name, _)| name == path) {
+        return Ok(bytes.clone());
+    }
     let file = open(path)?;
     let meta = file.metadata()?;
     if meta.is_dir() {

@@ -36,6 +36,7 @@ mod cache;
 mod errors;
 mod instances;
 mod lazy;
+pub mod sizes;
 
 pub use cache::Cache;
 pub use errors::{ReadOnlyError, SearchError, Unchecked};
@@ -193,6 +194,9 @@ pub struct KernelResult {
     pub not_rewritten: Option<String>,
     /// Where the test launches came from, and what copper assumed.
     pub assumptions: Vec<String>,
+    /// The sizes the kernel is used at (`--at`, or the arguments of the
+    /// parameter file's or the host code's launch), to evaluate its bounds.
+    pub sizes: Option<sizes::Sizes>,
     /// Whether the test launches were built without a parameter file, or
     /// scaled down from its launch (so the assumptions are worth
     /// printing).
@@ -335,6 +339,20 @@ pub fn optimize_target(
         _ => None,
     });
     let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
+    let written = match (
+        spec,
+        &plan.spec,
+        file.launches.iter().find(|l| l.kernel == name),
+    ) {
+        (None, Some(s), Some(l)) => Some(sizes::host_launch(&original.kernel, l, s)),
+        _ => None,
+    };
+    let used_at = match (spec, &written) {
+        (Some(s), _) => Some((s, "the parameter file's launch".to_string())),
+        (None, Some((s, from))) => Some((s, from.clone())),
+        (None, None) => None,
+    };
+    let sizes = sizes::in_use(&settings.ranking, used_at);
     // The original is simulated on the test launches when the first
     // candidate that beats the incumbent needs its check.
     let measured = Arc::clone(&original);
@@ -506,6 +524,7 @@ pub fn optimize_target(
         not_rewritten: refusal,
         assumptions: plan.assumptions,
         assumed: spec.is_none() || plan.scaled,
+        sizes,
         compiled,
         stopped,
         read_only,

@@ -20,7 +20,7 @@ use copper_search::launch::{dims, launch_shape, KnownShape};
 use copper_search::rank::fmt_num;
 
 use super::args::{AnalyzeArgs, Format};
-use super::output::lower_or_report;
+use super::output::{self, lower_or_report};
 use super::settings::Settings;
 
 /// The analysis of one kernel, ready to print.
@@ -52,7 +52,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
     let parsed = match parse_path_with(&a.file, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             return 2;
         }
     };
@@ -65,7 +65,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
     };
     let mut status = 0;
     for d in parsed.all_diagnostics() {
-        eprintln!("{}", d.render());
+        output::diagnostic(&d);
         status = 1;
     }
     if a.launch.kernel.is_none() {
@@ -83,7 +83,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
                     example_instance(t)
                 ),
             );
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             status = 1;
         }
     }
@@ -114,7 +114,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
             continue;
         };
         for d in symbol_notes(&parsed, &kernel) {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         let shape = launch_shape(s.block, s.grid, &parsed, spec, &name);

@@ -28,6 +28,16 @@ pub struct Cli {
     /// the outcome.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Colour severities (errors red, warnings yellow, notes cyan) and the
+    /// lines of a printed diff: `auto` (when the stream is a terminal and
+    /// `NO_COLOR` is unset or empty), `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    pub color: ColorChoice,
+    /// The name standard input stands for when a file is given as `-`:
+    /// diagnostics are placed in it, headers and its parameter file are
+    /// looked for beside it.
+    #[arg(long, value_name = "NAME", default_value = "stdin.cu", global = true)]
+    pub stdin_filename: PathBuf,
 }
 
 #[derive(Subcommand, Debug)]
@@ -406,7 +416,9 @@ pub struct OptimizeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OptFormat,
-    /// Also write one JSON object per kernel to this file (JSON lines).
+    /// Also write one row per kernel to this file: JSON lines, or CSV when
+    /// the name ends in `.csv`; each bound also as a number at the sizes
+    /// in use (`--at`, else the launch's arguments), and the improvement.
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// Show every candidate considered, and what each transform left alone.
@@ -566,10 +578,6 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LintFormat,
-    /// Colour the severity of each text finding: `auto` (when standard
-    /// output is a terminal and NO_COLOR is not set), `always` or `never`.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
     /// Do not report this code (repeatable): uncoalesced-global,
     /// misaligned-global, bank-conflict, divergent-branch,
     /// block-size-dependent, index-overflow, data-race,
@@ -611,7 +619,7 @@ pub struct LintArgs {
 /// When to colour text output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
+    /// When the stream is a terminal and `NO_COLOR` is unset or empty.
     Auto,
     /// Always.
     Always,

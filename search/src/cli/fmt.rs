@@ -8,6 +8,7 @@ use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
 use copper::cuda::rewrite::rewrite_functions;
 
+use super::output;
 use super::settings::Settings;
 
 /// Runs `copper fmt` on `file`: the functions (or only `only`), or with
@@ -16,7 +17,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
     let parsed = match parse_path_with(file, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             return 2;
         }
     };
@@ -24,7 +25,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
     if whole {
         let funcs: Vec<_> = parsed.parsed_functions().cloned().collect();
         for d in parsed.all_diagnostics() {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             status = 1;
         }
         print!("{}", rewrite_functions(&parsed, &funcs));
@@ -42,7 +43,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
         match &f.result {
             Ok(func) => printed.push(print::function(func)),
             Err(d) => {
-                eprintln!("{}", d.render());
+                output::diagnostic(d);
                 status = 1;
             }
         }

@@ -28,7 +28,7 @@ use copper::lint::witness::{self, Refutation, Witness};
 use copper::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
 use copper_search::launch::{assume_block, launch_shape};
 
-use super::args::{ColorChoice, LintArgs, LintFormat};
+use super::args::{LintArgs, LintFormat};
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
 use super::files::{refuse_onto_input, write_atomically};
 use super::output;
@@ -385,12 +385,12 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
                 }
             }
             for e in &f.errors {
-                eprintln!("{}", e.render());
+                output::diagnostic(e);
             }
         }
     }
     match a.format {
-        LintFormat::Text => text(&files, a.color.enabled()),
+        LintFormat::Text => text(&files),
         LintFormat::Json => {
             let doc = json!({ "files": files.iter().map(file_json).collect::<Vec<_>>() });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -517,22 +517,7 @@ fn witness_text(w: &Witness) -> String {
     }
 }
 
-impl ColorChoice {
-    /// Whether to colour, given the terminal and `NO_COLOR`.
-    fn enabled(self) -> bool {
-        use std::io::IsTerminal;
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        }
-    }
-}
-
-fn text(files: &[FileLint], color: bool) {
+fn text(files: &[FileLint]) {
     // Under `--quiet` stdout is closed: findings (errors and warnings)
     // go to stderr, the rest is left out.
     let quiet = output::quiet();
@@ -543,7 +528,11 @@ fn text(files: &[FileLint], color: bool) {
             println!("{line}");
         }
     };
-    let color = color && !quiet;
+    let color = if quiet {
+        output::color_stderr()
+    } else {
+        output::color_stdout()
+    };
     let mut counts = std::collections::BTreeMap::new();
     for f in files {
         for x in &f.findings {

@@ -23,13 +23,19 @@ mod patch;
 mod report;
 mod settings;
 mod simulate;
+mod stdin;
 mod walk;
 
 /// Parses the command line and runs the subcommand; returns the exit status.
 pub fn run() -> u8 {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     if cli.quiet {
         output::set_quiet();
+    }
+    output::set_color(cli.color);
+    if let Err(e) = stdin::read_if_named(&mut cli.command, &cli.stdin_filename) {
+        eprintln!("copper: error: {e}");
+        return 2;
     }
     if let Command::Explain { code } = cli.command {
         print!("{}", copper::lint::explain::explain(code).text());

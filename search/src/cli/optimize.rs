@@ -77,11 +77,14 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
         .any(|f| f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()));
     let improved = runs.iter().any(|f| f.rewritten.is_some());
     if let Some(path) = &a.report {
-        let lines: String = runs
+        let objects: Vec<_> = runs
             .iter()
             .flat_map(|f| report::kernel_objects(f, search))
-            .map(|o| format!("{o}\n"))
             .collect();
+        let lines: String = match path.extension().is_some_and(|e| e == "csv") {
+            true => report::csv::rows(&objects),
+            false => objects.iter().map(|o| format!("{o}\n")).collect(),
+        };
         if let Err(e) = write_atomically(path, &lines) {
             eprintln!("copper: error: {}: {e}", path.shown());
             failed = true;
@@ -95,7 +98,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     if a.diff {
         let base = patch_base(&runs);
         for f in &runs {
-            print!("{}", file_diff(f, &base));
+            output::print_diff(&file_diff(f, &base));
         }
         if let Some(note) = &base.note {
             // Even under `--quiet`: the patch cannot be applied without it.
@@ -153,7 +156,8 @@ fn notes(p: &ParsedFile) -> Vec<String> {
             ),
         ));
     }
-    all.iter().map(|d| d.render()).collect()
+    let color = output::color_stderr();
+    all.iter().map(|d| d.render_colored(color)).collect()
 }
 
 /// Parses every file and searches every kernel, kernels in parallel; a

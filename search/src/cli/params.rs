@@ -15,7 +15,7 @@ use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, test_plan};
 use copper_transforms::check::Checker;
 
-use super::output::lower_or_report;
+use super::output::{self, lower_or_report};
 use super::settings::Settings;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
@@ -26,7 +26,7 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     let parsed = match parse_path_with(file, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             return 2;
         }
     };

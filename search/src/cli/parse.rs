@@ -11,6 +11,7 @@ use copper_search::launch::refused_shape;
 use serde_json::json;
 
 use super::args::Format;
+use super::output;
 use super::settings::Settings;
 
 /// Runs `copper parse` over `files`.
@@ -19,7 +20,7 @@ pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
     for path in files {
         match parse_path_with(path, &s.preprocess) {
             Err(d) => {
-                eprintln!("{}", d.render());
+                output::diagnostic(&d);
                 status = 2;
             }
             Ok(parsed) => {
@@ -111,11 +112,11 @@ fn print_text(parsed: &ParsedFile) {
             // A header's function that copper cannot read matters only
             // where a kernel calls it (the kernel's error says so).
             Err(_) if header && f.item.kind != FnKind::Global => {}
-            Err(d) => eprintln!("{}", d.render()),
+            Err(d) => output::diagnostic(d),
         }
     }
     for d in &parsed.diagnostics {
-        eprintln!("{}", d.render());
+        output::diagnostic(d);
     }
 }
 

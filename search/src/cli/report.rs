@@ -11,7 +11,11 @@ use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
 use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
+use super::output;
 use super::settings::Search;
+
+pub mod csv;
+mod numbers;
 
 /// A bound for people: the expression, or "no bound".
 fn show(o: &Outcome) -> String {
@@ -241,7 +245,7 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
         }
         let diff = file_diff(f, &base);
         if !diff.is_empty() {
-            print!("{diff}");
+            output::print_diff(&diff);
             println!();
         }
     }
@@ -367,15 +371,20 @@ fn print_table(rows: &[Vec<String>], metric: &str) {
         "time".into(),
         "status".into(),
     ];
-    let clip = |s: &str| {
-        if s.chars().count() > 40 {
+    // File and kernel names in full: two students' files must not read
+    // the same.
+    let clip = |i: usize, s: &str| {
+        if i >= 2 && s.chars().count() > 40 {
             format!("{}…", s.chars().take(39).collect::<String>())
         } else {
             s.to_string()
         }
     };
     let all: Vec<Vec<String>> = std::iter::once(header)
-        .chain(rows.iter().map(|r| r.iter().map(|c| clip(c)).collect()))
+        .chain(
+            rows.iter()
+                .map(|r| r.iter().enumerate().map(|(i, c)| clip(i, c)).collect()),
+        )
         .collect();
     let widths: Vec<usize> = (0..7)
         .map(|i| all.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
@@ -451,6 +460,7 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
             match &k.result {
                 Err(e) => o["error"] = json!(e.to_string()),
                 Ok(x) => {
+                    let sizes = x.sizes.as_ref();
                     o["bounds"] = json!(x
                         .original
                         .bounds
@@ -460,8 +470,26 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                             "metric": b.metric,
                             "before": show(&b.work),
                             "after": show(&a.work),
+                            "before_value": numbers::value(&b.work, sizes),
+                            "after_value": numbers::value(&a.work, sizes),
                         }))
                         .collect::<Vec<_>>());
+                    let (before, after) = ranked(x, r);
+                    let n = numbers::ranked(x, r.pipeline.rank_metric);
+                    o["bound_before"] = json!(before);
+                    o["bound_after"] = json!(after);
+                    o["value_before"] = json!(n.before);
+                    o["value_after"] = json!(n.after);
+                    o["improvement"] = json!(n.improvement);
+                    o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
+                    o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
+                    o["transforms_text"] = json!(x
+                        .applied
+                        .iter()
+                        .chain(x.through.iter().flat_map(|t| &t.applied))
+                        .map(|a| a.transform)
+                        .collect::<Vec<_>>()
+                        .join(", "));
                     o["input_assumptions"] = json!(x
                         .original
                         .bounds

@@ -16,11 +16,11 @@ use serde_json::json;
 
 use super::args::{Format, SimulateArgs};
 use super::files::{refuse_onto_input, write_atomically};
-use super::output::lower_or_report;
+use super::output::{self, lower_or_report};
 use super::settings::Settings;
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
-    eprintln!("{}", Diagnostic::file_error(path, msg));
+    output::diagnostic(&Diagnostic::file_error(path, msg));
     2
 }
 
@@ -55,7 +55,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
     let parsed = match parse_path_with(&a.file, &s.preprocess) {
         Ok(p) => p,
         Err(d) => {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             return 2;
         }
     };
@@ -97,7 +97,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
             continue;
         };
         for d in symbol_notes(&parsed, &kernel) {
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
         }
         let Some(spec) = params.kernel.get(name) else {
             status = 2;
@@ -131,7 +131,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
             let d = parsed
                 .source
                 .diagnostic(Severity::Error, "sim", e.span.start, e.to_string());
-            eprintln!("{}", d.render());
+            output::diagnostic(&d);
             continue;
         }
         let start = Instant::now();
@@ -151,7 +151,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
                 status = 1;
                 let d = sim_diag(&parsed, &e);
                 match a.format {
-                    Format::Text => eprintln!("{}", d.render()),
+                    Format::Text => output::diagnostic(&d),
                     Format::Json => reports.push(json!({ "kernel": name, "error": d })),
                 }
             }

@@ -75,6 +75,10 @@ pub fn collect_files(paths: &[PathBuf], no_ignore: bool, follow: bool) -> Result
     let mut found = Found::default();
     let mut seen = HashSet::new();
     for p in paths {
+        if copper::input::is_stdin(p) {
+            found.files.push(p.clone());
+            continue;
+        }
         let meta = std::fs::metadata(p).map_err(|source| WalkError::Missing {
             path: p.clone(),
             source,

@@ -1,0 +1,104 @@
+//! The sizes a kernel is used at, to turn its bounds into numbers a
+//! teacher can sort by: the values `--at` gives, else the scalar
+//! arguments (and defines) of the launch the parameter file or the host
+//! code gives. A kernel with neither has no sizes: its bounds stay
+//! polynomials.
+
+use std::collections::BTreeMap;
+
+use copper::cuda::launch::Launch;
+use copper::ir::{Kernel, Param};
+use copper::sim::params::LaunchSpec;
+
+use crate::rank::Ranking;
+
+/// Values of a kernel's integer arguments, and where they came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sizes {
+    /// Value of each argument (and each define) by name.
+    pub values: BTreeMap<String, f64>,
+    /// Where they came from, in words ("--at", "the parameter file's
+    /// launch", "the launch at line 42").
+    pub from: String,
+}
+
+/// The sizes in use: `--at` (a ranking at given values) first, else the
+/// launch `spec` (the parameter file's, not scaled down for testing, or
+/// the host code's), said to come from `from`.
+pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<Sizes> {
+    if let Ranking::At { values, .. } = ranking {
+        return Some(Sizes {
+            values: values.clone(),
+            from: "--at".into(),
+        });
+    }
+    let (spec, from) = spec?;
+    let mut values = spec.defines.clone();
+    values.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
+    Some(Sizes { values, from })
+}
+
+/// The launch `spec` the host code's `launch` was tested with, its
+/// arguments as written: an argument that is a host input cut to test
+/// size (`N` passed for `n`) gets its value as written, and the text says
+/// which were cut and could not be restored.
+pub fn host_launch(kernel: &Kernel, launch: &Launch, spec: &LaunchSpec) -> (LaunchSpec, String) {
+    let mut spec = spec.clone();
+    let mut from = format!("the launch at line {}", launch.line);
+    let Some(t) = &launch.test else {
+        return (spec, from);
+    };
+    let mut restored = vec![false; t.cut.len()];
+    for (p, arg) in kernel.params.iter().zip(&t.host.args) {
+        let Param::Scalar(v) = p else { continue };
+        if let Some(i) = t.cut.iter().position(|(name, ..)| name == arg.text.trim()) {
+            spec.args
+                .insert(kernel.vars[*v].name.clone(), t.cut[i].1 as f64);
+            restored[i] = true;
+        }
+    }
+    let still_cut: Vec<String> = t
+        .cut
+        .iter()
+        .zip(&restored)
+        .filter(|(_, r)| !**r)
+        .map(|((name, was, now), _)| format!("`{name}` = {was} cut to {now}"))
+        .collect();
+    if !still_cut.is_empty() {
+        from.push_str(&format!(", as tested: {}", still_cut.join(", ")));
+    }
+    (spec, from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_wins_over_the_launch_and_arguments_over_defines() {
+        let spec = LaunchSpec {
+            grid: vec![1],
+            block: vec![32],
+            shared_bytes: 0,
+            args: BTreeMap::from([("n".to_string(), 4096.0)]),
+            arrays: BTreeMap::new(),
+            defines: BTreeMap::from([("n".to_string(), 1.0), ("W".to_string(), 16.0)]),
+        };
+        let s = in_use(
+            &Ranking::default(),
+            Some((&spec, "the launch at line 9".into())),
+        )
+        .unwrap();
+        assert_eq!(s.values["n"], 4096.0);
+        assert_eq!(s.values["W"], 16.0);
+        assert_eq!(s.from, "the launch at line 9");
+        let at = Ranking::At {
+            values: BTreeMap::from([("n".to_string(), 7.0)]),
+            epsilon: 0.02,
+        };
+        let s = in_use(&at, Some((&spec, String::new()))).unwrap();
+        assert_eq!(s.values, BTreeMap::from([("n".to_string(), 7.0)]));
+        assert_eq!(s.from, "--at");
+        assert!(in_use(&Ranking::default(), None).is_none());
+    }
+}
