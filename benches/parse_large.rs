@@ -1,10 +1,13 @@
 //! Parse time of large generated files, at two sizes each: a `main` with
 //! thousands of launches of one kernel (with and without host inputs as
 //! arguments), thousands of kernels each launched once, and thousands of
-//! `#define`s between hundreds of kernels. Linear parsing keeps the time
-//! per launch, kernel or macro about the same at both sizes (before issue
-//! 31 the launches took quadratic time: 2,000 launches 6.5 s, 4,000 35 s;
-//! 4,000 with inputs 32 s).
+//! `#define`s between hundreds of kernels, one kernel of thousands of
+//! statements that use function-like macros, and the same statements
+//! written out. Linear parsing keeps the time per launch, kernel, macro or
+//! statement about the same at both sizes (the launches once took
+//! quadratic time: 2,000 launches 6.5 s, 4,000 35 s; the macro statements
+//! too: 3,200 of them 9.9 s, each expression looked for among every
+//! expansion of its function).
 //!
 //! Run: `cargo bench --bench parse_large`
 
@@ -56,13 +59,44 @@ fn macros(n: usize) -> String {
         .collect()
 }
 
+/// One kernel of `n` statements, each two nested function-like macros.
+fn macro_statements(n: usize) -> String {
+    let body: String = (0..n)
+        .map(|j| format!("  s = ADD(s, MUL(x[i], {j}.0f));\n"))
+        .collect();
+    format!(
+        "#define ADD(a, b) ((a) + (b))\n#define MUL(a, b) ((a) * (b))\n\
+         __global__ void k(float* x) {{\n  int i = threadIdx.x;\n  float s = 0.0f;\n{body}  x[i] = s;\n}}\n"
+    )
+}
+
+/// [`macro_statements`] with the macros written out.
+fn plain_statements(n: usize) -> String {
+    let body: String = (0..n)
+        .map(|j| format!("  s = ((s) + ((x[i]) * ({j}.0f)));\n"))
+        .collect();
+    format!(
+        "__global__ void k(float* x) {{\n  int i = threadIdx.x;\n  float s = 0.0f;\n{body}  x[i] = s;\n}}\n"
+    )
+}
+
 fn main() {
     type Gen = fn(usize) -> String;
-    let cases: [(&str, Gen, [usize; 2]); 4] = [
+    let cases: [(&str, Gen, [usize; 2]); 6] = [
         ("launches in main", launches, [1000, 4000]),
         ("launches with inputs", launches_with_inputs, [1000, 4000]),
         ("kernels launched once", kernels, [250, 1000]),
         ("kernels between #defines", macros, [250, 1000]),
+        (
+            "macro statements in one kernel",
+            macro_statements,
+            [1000, 8000],
+        ),
+        (
+            "plain statements in one kernel",
+            plain_statements,
+            [1000, 8000],
+        ),
     ];
     for (what, generate, sizes) in cases {
         for n in sizes {

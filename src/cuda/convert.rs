@@ -35,6 +35,9 @@ pub struct Converter<'a> {
     unit: &'a Unit,
     next_id: u64,
     pragmas: VecDeque<(usize, String)>,
+    /// Where each macro expansion starts in the unit's text, with its
+    /// index in [`Unit::macro_uses`], sorted by start.
+    macro_starts: Vec<(usize, usize)>,
 }
 
 impl<'a> Converter<'a> {
@@ -44,6 +47,16 @@ impl<'a> Converter<'a> {
             unit,
             next_id: first_id,
             pragmas: unit.pragmas.iter().cloned().collect(),
+            macro_starts: {
+                let mut starts: Vec<(usize, usize)> = unit
+                    .macro_uses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| (m.out.start, i))
+                    .collect();
+                starts.sort_unstable();
+                starts
+            },
         }
     }
 

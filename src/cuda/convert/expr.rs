@@ -219,37 +219,56 @@ impl Converter<'_> {
         // lang-c's spans may take in the whitespace after a node.
         let node = text.get(s.start..s.end)?;
         let (start, end) = (s.start, s.start + node.trim_end().len());
-        self.unit.macro_uses.iter().find_map(|m| {
-            let (mut a, mut b) = (m.out.start, m.out.end);
-            let piece = text.get(a..b)?;
-            a += piece.len() - piece.trim_start().len();
-            b -= piece.len() - piece.trim_end().len();
-            // Peeling parentheses below only steps over `(`, `)` and
-            // space: a node with anything else between it and the ends of
-            // the expansion is not the expansion (checked first, so that
-            // each node of a huge expansion is not peeled to the bottom).
-            let wraps = |gap: Option<&str>, paren: char| {
-                gap.is_some_and(|g| g.chars().all(|c| c == paren || c.is_whitespace()))
-            };
-            if !(wraps(text.get(a..start), '(') && wraps(text.get(end..b), ')')) {
-                return None;
-            }
-            loop {
-                if a == start && b == end {
-                    return Some(m.invocation.clone());
-                }
-                let inner = text.get(a..b)?.trim();
-                if !(inner.starts_with('(') && inner.ends_with(')') && parens_wrap(inner)) {
+        // Only `(` and blanks may lie between an expansion's start and the
+        // node: the candidates start in `lo..=start` (found by binary
+        // search, so a function of many macro statements is not searched
+        // once per node of every statement).
+        let lo = text
+            .get(..start)?
+            .trim_end_matches(|c: char| c == '(' || c.is_whitespace())
+            .len();
+        let from = self.macro_starts.partition_point(|&(o, _)| o < lo);
+        let to = self.macro_starts.partition_point(|&(o, _)| o <= start);
+        let mut candidates: Vec<usize> = self.macro_starts[from..to]
+            .iter()
+            .map(|&(_, i)| i)
+            .collect();
+        // The first in the order of the uses wins, as before.
+        candidates.sort_unstable();
+        candidates
+            .into_iter()
+            .map(|i| &self.unit.macro_uses[i])
+            .find_map(|m| {
+                let (mut a, mut b) = (m.out.start, m.out.end);
+                let piece = text.get(a..b)?;
+                a += piece.len() - piece.trim_start().len();
+                b -= piece.len() - piece.trim_end().len();
+                // Peeling parentheses below only steps over `(`, `)` and
+                // space: a node with anything else between it and the ends of
+                // the expansion is not the expansion (checked first, so that
+                // each node of a huge expansion is not peeled to the bottom).
+                let wraps = |gap: Option<&str>, paren: char| {
+                    gap.is_some_and(|g| g.chars().all(|c| c == paren || c.is_whitespace()))
+                };
+                if !(wraps(text.get(a..start), '(') && wraps(text.get(end..b), ')')) {
                     return None;
                 }
-                let lead = text[a..b].len() - text[a..b].trim_start().len();
-                let trail = text[a..b].len() - text[a..b].trim_end().len();
-                a += lead + 1;
-                b -= trail + 1;
-                a += text[a..b].len() - text[a..b].trim_start().len();
-                b -= text[a..b].len() - text[a..b].trim_end().len();
-            }
-        })
+                loop {
+                    if a == start && b == end {
+                        return Some(m.invocation.clone());
+                    }
+                    let inner = text.get(a..b)?.trim();
+                    if !(inner.starts_with('(') && inner.ends_with(')') && parens_wrap(inner)) {
+                        return None;
+                    }
+                    let lead = text[a..b].len() - text[a..b].trim_start().len();
+                    let trail = text[a..b].len() - text[a..b].trim_end().len();
+                    a += lead + 1;
+                    b -= trail + 1;
+                    a += text[a..b].len() - text[a..b].trim_start().len();
+                    b -= text[a..b].len() - text[a..b].trim_end().len();
+                }
+            })
     }
 }
 
