@@ -578,10 +578,26 @@ pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, InputError
 /// What one block produced.
 struct BlockOutcome {
     per_metric: Vec<(f64, f64, f64, f64)>,
+    /// Counters per statement, summed over the block's warps (empty
+    /// unless counted).
+    by_statement: Vec<(usize, Counts)>,
     sites: Vec<SiteStats>,
     extents: Vec<u64>,
     warps: u64,
     instructions: u64,
+}
+
+/// Adds counters by statement into `sum`.
+fn add_by_statement(
+    sum: &mut BTreeMap<usize, Counts>,
+    from: impl IntoIterator<Item = (usize, Counts)>,
+) {
+    for (at, counts) in from {
+        let into = sum.entry(at).or_insert([0; COUNTERS]);
+        for (s, c) in into.iter_mut().zip(counts) {
+            *s += c;
+        }
+    }
 }
 
 fn diff(a: &Counts, b: &Counts) -> Counts {
@@ -622,9 +638,29 @@ pub fn simulate(
 /// launch (no copy: what large launches need).
 pub fn simulate_owned(
     kernel: &Kernel,
-    mut inputs: Inputs,
+    inputs: Inputs,
     opts: &SimOptions,
 ) -> Result<SimResult, SimError> {
+    simulate_counting(kernel, inputs, opts, false).map(|(r, _)| r)
+}
+
+/// [`simulate`], also counting the costs of every statement, summed over
+/// the warps of the launch: the counters charged while it ran, by the
+/// start of its span, in source order.
+pub fn simulate_by_statement(
+    kernel: &Kernel,
+    inputs: &Inputs,
+    opts: &SimOptions,
+) -> Result<(SimResult, Vec<(usize, Counts)>), SimError> {
+    simulate_counting(kernel, inputs.clone(), opts, true)
+}
+
+fn simulate_counting(
+    kernel: &Kernel,
+    mut inputs: Inputs,
+    opts: &SimOptions,
+    by_statement: bool,
+) -> Result<(SimResult, Vec<(usize, Counts)>), SimError> {
     let setup_error = |message: String| SimError {
         message,
         span: kernel.span,
@@ -722,6 +758,7 @@ pub fn simulate_owned(
         deadline: opts.deadline,
         detect_uninitialized: opts.detect_races,
         split_warps: opts.split_warps && !kernel.lockstep_only(),
+        by_statement,
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     // Once a block fails, the blocks after it are not run (their results
@@ -799,8 +836,10 @@ pub fn simulate_owned(
     let mut sites = vec![SiteStats::default(); kernel.sites.len()];
     let mut accessed = vec![0u64; kernel.arrays.len()];
     let (mut warps, mut instructions) = (0, 0);
+    let mut statements: BTreeMap<usize, Counts> = BTreeMap::new();
     for o in outcomes.into_iter().flatten() {
         let o = o?;
+        add_by_statement(&mut statements, o.by_statement);
         for (r, (max_warp, total, work, span)) in metrics.iter_mut().zip(o.per_metric) {
             r.max_warp = r.max_warp.max(max_warp);
             r.total += total;
@@ -837,7 +876,7 @@ pub fn simulate_owned(
             Some(((kernel.arrays[a].name.clone(), data), accessed[a]))
         })
         .unzip();
-    Ok(SimResult {
+    let result = SimResult {
         metrics,
         sites,
         arrays,
@@ -845,7 +884,8 @@ pub fn simulate_owned(
         blocks: block_ids.len() as u64,
         warps,
         instructions,
-    })
+    };
+    Ok((result, statements.into_iter().collect()))
 }
 
 /// The blocks of a grid to simulate: all of them, or at most `sample`
@@ -918,8 +958,16 @@ fn run_block(
             (max_warp, total, total, span)
         })
         .collect();
+    let mut by_statement: BTreeMap<usize, Counts> = BTreeMap::new();
+    for w in &mut block.warps {
+        add_by_statement(
+            &mut by_statement,
+            w.by_statement.take().into_iter().flatten(),
+        );
+    }
     Ok(BlockOutcome {
         per_metric,
+        by_statement: by_statement.into_iter().collect(),
         sites: block.sites,
         extents: block.extents,
         warps: block.warps.len() as u64,

@@ -92,6 +92,27 @@ pub enum Command {
         #[command(flatten)]
         pre: PreprocessArgs,
     },
+    /// Print each kernel's source with, on every line, what its statements
+    /// cost in a simulation of the test launch (summed over all warps, per
+    /// metric) and the line's share, under the bound per warp and the
+    /// worst warp simulated.
+    ///
+    /// Exit status: 0 when every kernel was annotated, 1 when some could
+    /// not be (no launch, or its simulation failed), 2 on bad input.
+    Annotate {
+        /// `.cu` file to read.
+        file: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Parameter file (default: FILE with `.toml`, else the host code's
+        /// launch, else one inferred as `copper params` prints it).
+        #[arg(long)]
+        params: Option<PathBuf>,
+        /// Preprocessing.
+        #[command(flatten)]
+        pre: PreprocessArgs,
+    },
     /// Run kernels on concrete inputs under the cost semantics (evaluation
     /// mode): cost per metric (max per warp, total, block work and span),
     /// per access site transactions and bank conflicts, final arrays.

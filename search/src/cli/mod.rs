@@ -7,6 +7,7 @@ use args::{Cli, Command};
 use settings::Settings;
 
 mod analyze;
+mod annotate;
 mod args;
 mod bench;
 mod ci;
@@ -58,6 +59,7 @@ pub fn run() -> u8 {
             ..
         } => fmt::run(&file, kernel.as_deref(), whole, s),
         Command::Params { file, kernel, .. } => params::run(&file, kernel.as_deref(), s),
+        Command::Annotate { file, kernel, .. } => annotate::run(&file, kernel.as_deref(), s),
         Command::Analyze(args) => analyze::run(&args, s),
         Command::Optimize(args) => optimize::run(&args, s),
         Command::Lint(args) => lint::run(&args, s),

@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
-use copper::cuda::parse::parse_path_with;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
 use copper_search::launch::{assume_block, launch_shape, test_plan};
@@ -67,31 +68,16 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
             continue;
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let shape = assume_block(
-            &parsed,
-            &kernel,
-            launch_shape(None, None, &parsed, spec, &name),
-        );
-        let plan = test_plan(&parsed, &kernel, spec, &shape);
+        let t = test_launch(&parsed, &kernel, spec);
         out.push('\n');
-        for a in &plan.assumptions {
+        for a in &t.assumptions {
             let _ = writeln!(out, "# {a}");
         }
-        // The first test launch the original runs cleanly on; when there
-        // is none, the first one built, with the reason, to be edited.
-        let launch = match (&plan.spec, plan.block) {
-            (Some(s), _) => Some(s.clone()),
-            (None, Some(block)) => match Checker::new(&parsed, &name, None, Some(block), None) {
-                Ok(c) => c.launch_specs().next().cloned(),
-                Err(why) => {
-                    let _ = writeln!(out, "# the original does not run cleanly on it: {why}");
-                    eprintln!("{}: kernel `{name}`: {why}", file.shown());
-                    synthesized(&kernel, block).into_iter().next()
-                }
-            },
-            (None, None) => None,
-        };
-        match launch {
+        if let Some(why) = &t.unclean {
+            let _ = writeln!(out, "# the original does not run cleanly on it: {why}");
+            eprintln!("{}: kernel `{name}`: {why}", file.shown());
+        }
+        match t.spec {
             Some(s) => out.push_str(&toml_of(&name, &s)),
             None => {
                 let _ = writeln!(out, "# kernel `{name}`: no launch could be built");
@@ -101,6 +87,46 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     }
     print!("{out}");
     status
+}
+
+/// The launch copper tests a kernel on, as `copper params` writes it.
+pub(super) struct TestLaunch {
+    /// Where it came from, and what was assumed.
+    pub assumptions: Vec<String>,
+    /// The launch; `None` when none could be built.
+    pub spec: Option<LaunchSpec>,
+    /// Why the original does not run cleanly on any synthesized launch
+    /// (`spec` is then the first one built, to be edited).
+    pub unclean: Option<String>,
+}
+
+/// The launch of `kernel` (lowered from `parsed`) copper tests on: the
+/// parameter file's launch `spec`, else the host code's, else the first
+/// synthesized launch the original runs cleanly on.
+pub(super) fn test_launch(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    spec: Option<&LaunchSpec>,
+) -> TestLaunch {
+    let name = &kernel.name;
+    let shape = assume_block(parsed, kernel, launch_shape(None, None, parsed, spec, name));
+    let plan = test_plan(parsed, kernel, spec, &shape);
+    let (spec, unclean) = match (&plan.spec, plan.block) {
+        (Some(s), _) => (Some(s.clone()), None),
+        (None, Some(block)) => match Checker::new(parsed, name, None, Some(block), None) {
+            Ok(c) => (c.launch_specs().next().cloned(), None),
+            Err(why) => (
+                synthesized(kernel, block).into_iter().next(),
+                Some(why.to_string()),
+            ),
+        },
+        (None, None) => (None, None),
+    };
+    TestLaunch {
+        assumptions: plan.assumptions,
+        spec,
+        unclean,
+    }
 }
 
 /// A launch as a parameter-file table.

@@ -30,7 +30,9 @@ pub enum StdinError {
 pub fn read_if_named(command: &mut Command, name: &Path) -> Result<(), StdinError> {
     let paths: Vec<&mut PathBuf> = match command {
         Command::Parse { files, .. } => files.iter_mut().collect(),
-        Command::Fmt { file, .. } | Command::Params { file, .. } => vec![file],
+        Command::Fmt { file, .. }
+        | Command::Params { file, .. }
+        | Command::Annotate { file, .. } => vec![file],
         Command::Analyze(a) => vec![&mut a.file],
         Command::Simulate(a) => vec![&mut a.file],
         Command::Optimize(a) => {

@@ -177,8 +177,8 @@ impl Block<'_> {
                 return;
             }
         };
-        w.counts[c_req as usize] += 1;
-        w.counts[c_n as usize] += n;
+        Self::charge_n(w, c_req, 1);
+        Self::charge_n(w, c_n, n);
         let s = &mut self.sites[a.site];
         s.requests += 1;
         s.lanes += active.len() as u64;

@@ -7,6 +7,7 @@
 //! stack, `memory` performs array accesses (bounds, cost, site
 //! statistics, race detection, atomics), and `eval` evaluates expressions.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
 use crate::cost::{Counter, Counts, Hardware, COUNTERS};
@@ -129,6 +130,9 @@ pub struct LaunchCtx<'a> {
     /// Whether each warp runs as two half-warps, lanes 0–15 then 16–31,
     /// each up to the next barrier ([`crate::sim::SimOptions::split_warps`]).
     pub split_warps: bool,
+    /// Whether each warp also counts its costs per statement
+    /// ([`Warp::by_statement`]).
+    pub by_statement: bool,
 }
 
 /// A warp's progress.
@@ -160,6 +164,10 @@ pub struct Warp {
     pub span_base: Vec<f64>,
     steps: u64,
     span: Span,
+    /// With [`LaunchCtx::by_statement`]: the counters charged while each
+    /// statement ran, by the start of its span (loop bookkeeping goes to
+    /// the statement before it).
+    pub by_statement: Option<HashMap<usize, Counts>>,
 }
 
 /// A block being executed.
@@ -271,7 +279,16 @@ impl<'a> Block<'a> {
     }
 
     fn charge(w: &mut Warp, c: Counter) {
-        w.counts[c as usize] += 1;
+        Self::charge_n(w, c, 1);
+    }
+
+    /// Charges counter `c` `n` times, to the warp and, when counted, to
+    /// the statement running.
+    fn charge_n(w: &mut Warp, c: Counter, n: u64) {
+        w.counts[c as usize] += n;
+        if let Some(by) = w.by_statement.as_mut() {
+            by.entry(w.span.start).or_insert([0; COUNTERS])[c as usize] += n;
+        }
     }
 }
 
@@ -291,6 +308,7 @@ fn placeholder() -> Warp {
         span_base: Vec::new(),
         steps: 0,
         span: Span::SYNTHETIC,
+        by_statement: None,
     }
 }
 
@@ -323,6 +341,7 @@ impl Warp {
             span_base: vec![0.0; metrics],
             steps: 0,
             span: ctx.kernel.span,
+            by_statement: ctx.by_statement.then(HashMap::new),
         }
     }
 
