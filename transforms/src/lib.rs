@@ -21,6 +21,7 @@ pub mod refusal;
 pub mod remap_split;
 pub mod remap_threads;
 pub mod staged_transpose;
+pub mod tiled_matmul;
 pub mod tiled_shared;
 pub mod warp_shuffle;
 
@@ -214,6 +215,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(remap_threads::RemapThreads),
         Box::new(remap_split::RemapSplit),
         Box::new(staged_transpose::StagedTranspose),
+        Box::new(tiled_matmul::TiledMatmul),
     ]
 }
 
