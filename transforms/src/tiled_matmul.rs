@@ -564,15 +564,22 @@ fn rename(e: &mut Expr, map: &[(String, String)]) -> bool {
     any
 }
 
-/// `e` with `threadIdx.axis` replaced by 0 (and `a + 0` by `a`).
-fn at_first(e: &mut Expr, axis: &str) {
+/// `e` with `threadIdx.axis` replaced by 0 (and `a + 0` by `a`);
+/// whether it changed (an expression around a change no longer prints as
+/// a macro's invocation).
+fn at_first(e: &mut Expr, axis: &str) -> bool {
     if ast_util::thread_field(e) == Some(axis) {
         *e = int(0);
-        return;
+        return true;
     }
+    let mut any = false;
     for c in ast_util::children_mut(e) {
-        at_first(c, axis);
+        any |= at_first(c, axis);
     }
+    if !any {
+        return false;
+    }
+    e.meta.macro_text = None;
     if let ExprKind::Binary(BinOp::Add, a, b) = &e.kind {
         let zero = |x: &Expr| matches!(x.kind, ExprKind::Int { value: 0, .. });
         let kept = match (zero(a), zero(b)) {
@@ -584,7 +591,7 @@ fn at_first(e: &mut Expr, axis: &str) {
             *e = k;
         }
     }
-    e.meta.macro_text = None;
+    true
 }
 
 /// The loop body with each tiled load reading its tile at `kk`.
