@@ -94,6 +94,10 @@ impl Transform for TiledMatmul {
         if !ast_util::reads_thread_xy(f) || !has_for(f) {
             return out;
         }
+        // A kernel of another shape is no matrix multiply: nothing to say.
+        if Shape::of(f).is_err_and(|why| why == shape::not_the_shape()) {
+            return out;
+        }
         let left_alone = "the reduction loop is not tiled";
         match candidate(cx) {
             Ok((c, pairs)) => overlap::offer(
@@ -164,6 +168,7 @@ struct Tile {
 /// apart, or why there is none.
 fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal> {
     let f = cx.function;
+    let shape = Shape::of(f)?;
     let side = match cx.fixed_block(": the tiles are sized from it")? {
         [x, y, 1] if x == y && x > 1 => x,
         block => {
@@ -173,7 +178,6 @@ fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal
             })
         }
     };
-    let shape = Shape::of(f)?;
     let effects = Effects::of(&f.body);
     if effects.sync || effects.opaque_calls {
         return Err("it has a barrier or a call that may write memory".into());

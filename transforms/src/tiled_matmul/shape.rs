@@ -88,7 +88,8 @@ pub(super) struct Shape {
     pub params: BTreeSet<String>,
 }
 
-fn not_the_shape() -> Refusal {
+/// Why a kernel is not of the shape at all.
+pub(super) fn not_the_shape() -> Refusal {
     "its body is not index declarations followed by a loop `for (k = 0; k < K; k++)` (alone or inside one `if` without `else`)".into()
 }
 
