@@ -23,6 +23,7 @@ pub mod remap_threads;
 pub mod staged_transpose;
 pub mod tiled_matmul;
 pub mod tiled_shared;
+pub mod unstage;
 pub mod warp_shuffle;
 
 use copper::bound::Prepared;
@@ -216,6 +217,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(remap_split::RemapSplit),
         Box::new(staged_transpose::StagedTranspose),
         Box::new(tiled_matmul::TiledMatmul),
+        Box::new(unstage::Unstage),
     ]
 }
 
