@@ -200,6 +200,14 @@ fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal
             .into())
         }
     }
+    let hoisted = &shape.decls[shape.decls.len() - shape.hoisted..];
+    let mut divides = shape::divides_by_variable(bound);
+    for s in hoisted {
+        ast_util::visit_stmt_exprs(s, &mut |e| divides |= shape::divides_by_variable(e));
+    }
+    if shape.guard.is_some() && divides {
+        return Err("the loop bound or a declaration inside the guard divides by a variable, which the threads the guard keeps out would then evaluate".into());
+    }
     let body = &shape.reduction.body;
     let inside = Effects::of(std::slice::from_ref(body));
     if inside.jumps {

@@ -190,3 +190,13 @@ fn an_early_exit_in_the_loop_is_refused() {
     );
     refused(&src, [16, 16, 1], "the loop body may `break`");
 }
+
+/// A bound that divides by a parameter would be evaluated by threads the
+/// guard kept out of the loop (a block past the matrix, `d == 0` there).
+#[test]
+fn a_bound_dividing_by_a_variable_is_refused() {
+    let src = NAIVE
+        .replace("int n)", "int n, int d)")
+        .replace("k < n;", "k < n / d;");
+    refused(&src, [16, 16, 1], "divides by a variable");
+}

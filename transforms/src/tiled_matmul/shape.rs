@@ -75,6 +75,9 @@ pub(super) struct Shape {
     /// The declarations before the guard (or the loop), and those inside
     /// the guard before the loop, in order.
     pub decls: Vec<Stmt>,
+    /// How many of the last `decls` were inside the guard (the rewrite
+    /// runs them in every thread).
+    pub hoisted: usize,
     /// The guard `G`, when the loop is inside `if (G)`.
     pub guard: Option<Expr>,
     /// The loop.
@@ -127,6 +130,7 @@ impl Shape {
             .iter()
             .position(|s| !matches!(s.kind, StmtKind::Decl(_)))
             .ok_or_else(not_the_shape)?;
+        let hoisted = if guard.is_some() { at } else { 0 };
         decls.extend(inner[..at].iter().map(|s| (*s).clone()));
         let reduction = Reduction::of(inner[at]).ok_or_else(not_the_shape)?;
         let post: Vec<Stmt> = inner[at + 1..].iter().map(|s| (*s).clone()).collect();
@@ -170,6 +174,7 @@ impl Shape {
             .collect();
         let mut shape = Shape {
             decls,
+            hoisted,
             guard,
             reduction,
             post,
@@ -338,6 +343,19 @@ fn not_prefix(c: &Expr) -> Refusal {
         copper::cuda::print::expression(c)
     )
     .into()
+}
+
+/// Whether `e` divides (or takes a remainder) by anything but a nonzero
+/// constant: evaluated by a thread the original's guard kept from it, it
+/// might divide by zero.
+pub(super) fn divides_by_variable(e: &Expr) -> bool {
+    let mut found = false;
+    ast_util::visit_expr(e, &mut |x| {
+        if let ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) = &x.kind {
+            found |= !ast_util::const_value(d).is_some_and(|v| v != 0);
+        }
+    });
+    found
 }
 
 /// The operands of a chain of `&&`.
