@@ -352,7 +352,7 @@ pub(super) fn divides_by_variable(e: &Expr) -> bool {
     let mut found = false;
     ast_util::visit_expr(e, &mut |x| {
         if let ExprKind::Binary(BinOp::Div | BinOp::Rem, _, d) = &x.kind {
-            found |= !ast_util::const_value(d).is_some_and(|v| v != 0);
+            found |= ast_util::const_value(d).is_none_or(|v| v == 0);
         }
     });
     found
