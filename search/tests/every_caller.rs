@@ -156,6 +156,15 @@ fn rewrites_of_generated_kernels_are_right_for_every_block() {
         rewrites >= n as usize / 4,
         "only {rewrites} rewrites offered"
     );
+    let tiled = found
+        .iter()
+        .filter(|f| f.applied.contains(&"tiled matrix multiply"))
+        .count();
+    println!("{tiled} of them tiled matrix multiplies");
+    assert!(
+        n < 6 || tiled * 6 >= n as usize / 2,
+        "only {tiled} of {n} generated kernels (one in six a matrix product) got tiled"
+    );
 }
 
 /// A small deterministic generator (SplitMix64).
@@ -179,16 +188,18 @@ impl Rng {
     }
 }
 
-/// Kernel `seed` of five families in the shapes the transforms match,
+/// Kernel `seed` of six families in the shapes the transforms match,
 /// with their block-dependent constants, types, operators and guards
 /// drawn at random: divergent branches with a common loop (branch
 /// distribution, thread remapping), tree reductions (warp shuffle),
 /// tiles read across their rows (padding, staged transposes), loops
 /// re-reading a per-thread value (load hoisting), and row/column splits
-/// of a flat index (split exchange).
+/// of a flat index (split exchange), and matrix products whose reduction
+/// loop reads a row of one matrix and a column of another (tiled matrix
+/// multiply).
 fn generated(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0xc0ffee);
-    match seed % 5 {
+    match seed % 6 {
         0 => {
             let m = 2 + r.below(3);
             let (op1, op2) = (r.pick(&["+=", "-=", "^="]), r.pick(&["+=", "-=", "|="]));
@@ -269,6 +280,53 @@ __global__ void k(float *out, const float *in, int n) {{
 "
             )
         }
+        5 => {
+            let ty = r.pick(&["int", "float", "double"]);
+            let (m, n, kk) = r.pick(&[&("M", "N", "K"), &("n", "n", "n")][..]);
+            let params = if *m == "n" {
+                "int n".to_string()
+            } else {
+                "int M, int N, int K".into()
+            };
+            let row = r.pick(&[
+                "blockIdx.y * blockDim.y + threadIdx.y",
+                "threadIdx.y + blockIdx.y * TILE",
+            ]);
+            let col = r.pick(&[
+                "blockIdx.x * blockDim.x + threadIdx.x",
+                "blockIdx.x * TILE + threadIdx.x",
+            ]);
+            let a = r
+                .pick(&["A[row * {K} + k]", "A[k + row * {K}]"])
+                .replace("{K}", kk);
+            let b = r
+                .pick(&["B[k * {N} + col]", "B[col * {K} + k]"])
+                .replace("{N}", n)
+                .replace("{K}", kk);
+            let guard = r
+                .pick(&["row < {M} && col < {N}", "col < {N} && row < {M}"])
+                .replace("{M}", m)
+                .replace("{N}", n);
+            let body = if r.below(2) == 0 {
+                format!("{ty} sum = 0;\n        for (int k = 0; k < {kk}; k++)\n            sum += {a} * {b};\n        C[row * {n} + col] = sum;")
+            } else {
+                format!(
+                    "for (int k = 0; k < {kk}; ++k)\n            C[row * {n} + col] += {a} * {b};"
+                )
+            };
+            format!(
+                "#define TILE {}
+__global__ void k(const {ty} *A, const {ty} *B, {ty} *C, {params}) {{
+    int row = {row};
+    int col = {col};
+    if ({guard}) {{
+        {body}
+    }}
+}}
+",
+                8 << r.below(2)
+            )
+        }
         _ => {
             let op = r.pick(&["* 2.0f", "+ 1.0f", "* a[col * H + row]"]);
             format!(
@@ -294,6 +352,8 @@ struct Found {
     launches: usize,
     /// What differed, one line each.
     wrong: Vec<String>,
+    /// The transforms of the rewrite.
+    applied: Vec<&'static str>,
 }
 
 /// Every rewrite copper offers for the non-template kernels of `path`,
@@ -324,11 +384,12 @@ fn check_kernels(file: &ParsedFile, settings: &Settings, cache: &Cache) -> Vec<F
         if !result.improved() {
             continue;
         }
-        let applied: Vec<&str> = result.applied.iter().map(|a| a.transform).collect();
+        let applied: Vec<&'static str> = result.applied.iter().map(|a| a.transform).collect();
         let mut found = Found {
             blocks: 0,
             launches: 0,
             wrong: Vec::new(),
+            applied: applied.clone(),
         };
         let seeds: u64 = std::env::var("COPPER_EVERY_CALLER_SEEDS")
             .ok()

@@ -265,6 +265,7 @@ fn optimize_write_results_compile() {
         "load hoisting",
         "warp-shuffle reduction",
         "thread remapping",
+        "tiled matrix multiply",
     ] {
         assert!(
             applied.contains(t),
@@ -282,6 +283,37 @@ fn optimize_write_results_compile() {
         }
     }
     assert!(jobs.len() >= 5, "only {} files rewritten", jobs.len());
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
+
+/// The student-style matrix multiplies of `testdata/tiling/` (with host
+/// code, without, `int` accumulated into `C`) are each tiled by
+/// `optimize --write`, and what it writes compiles.
+#[test]
+fn tiled_matmul_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("tiling");
+    let mut jobs = Vec::new();
+    for e in std::fs::read_dir(root().join("testdata/tiling")).expect("testdata/tiling") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "cu") {
+            let copy = dir.join(p.file_name().expect("name"));
+            std::fs::copy(&p, &copy).expect("copy");
+            let path = copy.to_string_lossy();
+            let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", &path]);
+            assert!(out.status.success(), "{}", text(&out));
+            let written = std::fs::read_to_string(&copy).expect("read");
+            assert!(
+                written.contains("_tile[threadIdx.y][threadIdx.x] =")
+                    && written.matches("__syncthreads();").count() == 2,
+                "{} is not tiled:\n{written}",
+                p.display()
+            );
+            let extra = object_only(&dir, &copy);
+            jobs.push((copy, extra));
+        }
+    }
+    assert!(jobs.len() >= 3, "only {} files", jobs.len());
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 

@@ -87,6 +87,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
     (
+        "staged_scale.cu",
+        "tested on the launch at line 23 (grid 4×1×1, block 256×1×1)",
+    ),
+    (
         "stencil_macro.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),

@@ -21,7 +21,9 @@ pub mod refusal;
 pub mod remap_split;
 pub mod remap_threads;
 pub mod staged_transpose;
+pub mod tiled_matmul;
 pub mod tiled_shared;
+pub mod unstage;
 pub mod warp_shuffle;
 
 use copper::bound::Prepared;
@@ -214,6 +216,8 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(remap_threads::RemapThreads),
         Box::new(remap_split::RemapSplit),
         Box::new(staged_transpose::StagedTranspose),
+        Box::new(tiled_matmul::TiledMatmul),
+        Box::new(unstage::Unstage),
     ]
 }
 

@@ -73,7 +73,7 @@ use crate::check::{copyable, materialize};
 use crate::read_only;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
-mod tile;
+pub(crate) mod tile;
 
 /// Largest tile, in bytes.
 const MAX_BYTES: u64 = 48 * 1024;

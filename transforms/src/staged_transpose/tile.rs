@@ -82,7 +82,7 @@ fn pad(bytes: u32) -> u64 {
 /// template value parameter that multiplies a `blockIdx` field
 /// (`blockIdx.x * TILE`) and equals `side`, as a new node that prints as
 /// written; the number `side` when there is none.
-fn side_expr(f: &Function, side: u64) -> Expr {
+pub(crate) fn side_expr(f: &Function, side: u64) -> Expr {
     let mut found: Option<&Expr> = None;
     for s in &f.body {
         ast_util::visit_stmt_exprs(s, &mut |e| {
