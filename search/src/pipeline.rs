@@ -869,6 +869,16 @@ fn evaluate(
         {
             Comparison::Better(format!("the same bound, and {repair}"))
         }
+        // Contention the cost model cannot see is worth a constant more.
+        (Comparison::NotBetter(_), _)
+            if candidate.contention.is_some()
+                && crate::rank::at_most_a_constant_more(new, old, settings.ranking.epsilon()) =>
+        {
+            let why = candidate.contention.as_deref().unwrap_or_default();
+            Comparison::Better(format!(
+                "its bound is at most a constant per warp higher, and {why}"
+            ))
+        }
         (c, _) => c,
     };
     let why = match comparison {

@@ -67,6 +67,15 @@ impl Comparison {
     }
 }
 
+impl Ranking {
+    /// The relative tolerance of either ranking.
+    pub fn epsilon(&self) -> f64 {
+        match self {
+            Ranking::Heuristic { epsilon } | Ranking::At { epsilon, .. } => *epsilon,
+        }
+    }
+}
+
 /// Compares a candidate's bound `new` with the incumbent's `old`.
 pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
     let (new, old) = match (new, old) {
@@ -89,6 +98,26 @@ pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
         Ranking::Heuristic { epsilon } => heuristic(&new, &old, *epsilon),
         Ranking::At { values, epsilon } => at(&new, &old, values, *epsilon),
     }
+}
+
+/// Whether the candidate's bound `new` exceeds the incumbent's `old` by a
+/// constant at most: no higher degree, and at each degree above 0 the sum
+/// of its coefficients no larger (within `epsilon`, relative).
+pub fn at_most_a_constant_more(new: &Outcome, old: &Outcome, epsilon: f64) -> bool {
+    let (Outcome::Bound(n), Outcome::Bound(o)) = (new, old) else {
+        return false;
+    };
+    let (Some(n), Some(o)) = (n.to_poly(), o.to_poly()) else {
+        return false;
+    };
+    n.degree() <= o.degree()
+        && (1..=n.degree()).all(|d| {
+            let (a, b) = (
+                n.degree_coefficient_sum(d).to_f64(),
+                o.degree_coefficient_sum(d).to_f64(),
+            );
+            a <= b + epsilon * a.abs().max(b.abs())
+        })
 }
 
 fn heuristic(new: &Poly, old: &Poly, epsilon: f64) -> Comparison {

@@ -15,7 +15,7 @@
 //! checks each synthesized launch with N other seeds of its random data
 //! (and the variants the checker makes of each), for long runs. A second
 //! test does the same for kernels generated in the shapes the transforms
-//! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 24 by default). The
+//! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 28 by default). The
 //! checker also runs each rewrite with the halves of every warp one after
 //! the other, on the launch with the largest blocks.
 
@@ -134,13 +134,13 @@ fn report(found: &[Found], what: &str) -> usize {
 
 /// The same promise over generated kernels in the shapes the transforms
 /// match (see [`generated`]): `COPPER_EVERY_CALLER_GENERATED=N` kernels
-/// (24 by default), each searched as if nothing launched it.
+/// (28 by default), each searched as if nothing launched it.
 #[test]
 fn rewrites_of_generated_kernels_are_right_for_every_block() {
     let n: u64 = std::env::var("COPPER_EVERY_CALLER_GENERATED")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(24);
+        .unwrap_or(28);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
@@ -188,10 +188,12 @@ impl Rng {
     }
 }
 
-/// Kernel `seed` of six families in the shapes the transforms match,
+/// Kernel `seed` of eight families in the shapes the transforms match,
 /// with their block-dependent constants, types, operators and guards
 /// drawn at random: divergent branches with a common loop (branch
-/// distribution, thread remapping), tree reductions (warp shuffle),
+/// distribution, thread remapping), tree reductions (warp shuffle; also
+/// written as `while` loops, the barrier first or last), every thread's
+/// `atomicAdd` on one counter (warp-aggregated atomics),
 /// tiles read across their rows (padding, staged transposes), loops
 /// re-reading a per-thread value (load hoisting), and row/column splits
 /// of a flat index (split exchange), and matrix products whose reduction
@@ -199,7 +201,7 @@ impl Rng {
 /// multiply).
 fn generated(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0xc0ffee);
-    match seed % 6 {
+    match seed % 8 {
         0 => {
             let m = 2 + r.below(3);
             let (op1, op2) = (r.pick(&["+=", "-=", "^="]), r.pick(&["+=", "-=", "|="]));
@@ -325,6 +327,48 @@ __global__ void k(const {ty} *A, const {ty} *B, {ty} *C, {params}) {{
 }}
 ",
                 8 << r.below(2)
+            )
+        }
+        6 => {
+            let block = 64 << r.below(4);
+            let ty = r.pick(&["int", "unsigned", "float"]);
+            let cond = r.pick(&["i != 0", "i > 0"]);
+            let step = r.pick(&["i /= 2;", "i >>= 1;"]);
+            let update = "if (tid < i) cache[tid] += cache[tid + i];";
+            let body = match r.below(2) {
+                0 => format!("{update}\n        __syncthreads();\n        {step}"),
+                _ => format!("__syncthreads();\n        {update}\n        {step}"),
+            };
+            format!(
+                "#define N {block}
+__global__ void k(const {ty} *a, {ty} *out, int n) {{
+    __shared__ {ty} cache[N];
+    int tid = threadIdx.x;
+    int g = blockIdx.x * blockDim.x + tid;
+    cache[tid] = g < n ? a[g] : ({ty})0;
+    __syncthreads();
+    int i = blockDim.x / 2;
+    while ({cond}) {{
+        {body}
+    }}
+    if (tid == 0) out[blockIdx.x] = cache[0];
+}}
+"
+            )
+        }
+        7 => {
+            let ty = r.pick(&["int", "unsigned", "unsigned long long"]);
+            let term = r.pick(&["1", "in[i]", "in[i] % 7"]);
+            let guard = r.pick(&["i < n", "i < n && in[i] > 3", "i < n && (in[i] & 1)"]);
+            let address = r.pick(&["total", "&total[blockIdx.x % 4]", "total + 1"]);
+            format!(
+                "__global__ void k(const {ty} *in, {ty} *total, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if ({guard}) {{
+        atomicAdd({address}, ({ty})({term}));
+    }}
+}}
+"
             )
         }
         _ => {

@@ -31,6 +31,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "count_atomic.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "dot_while.cu",
+        "assumed block 256×1×1 from `cache[cacheIndex]` at line 16",
+    ),
+    (
         "every_thread_adds.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),

@@ -75,6 +75,11 @@ pub fn explain(code: Code) -> Explanation {
             "if (tid < 32) {\n    volatile float *v = s;\n    v[tid] += v[tid + 32];\n    v[tid] += v[tid + 16];                        // no __syncwarp() between steps\n}",
             "if (tid < 32) {\n    float x = s[tid] + s[tid + 32];\n    for (int d = 16; d > 0; d /= 2)\n        x += __shfl_down_sync(0xffffffff, x, d);\n    if (tid == 0) s[0] = x;\n}",
         ),
+        Code::RedundantWork => (
+            "When the trip count of a loop, every address it touches and every value it computes are the same in every thread of a block, each thread repeats the others' work: a block of 256 threads does it 256 times, reading the same memory each time, where once per block (or once for the whole launch) would do. copper finds it with its dependence analysis across the block, and reports the outermost such loop that reads global memory, holds no barrier, atomic or warp primitive, and that many threads may reach (not one under `if (tid == 0)`); the factor is the number of threads per block.".into(),
+            "__global__ void normalize(const float *a, float *out, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    float total = 0.0f;\n    for (int k = 0; k < n; k++)                   // every thread sums the whole array\n        total += a[k];\n    if (i < n) out[i] = a[i] / total;\n}",
+            "// Sum once: a reduction kernel (or a block reduction and one atomic\n// per block) writes `total`, then:\n__global__ void normalize(const float *a, float *out, int n, const float *total) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = a[i] / *total;\n}",
+        ),
     };
     Explanation {
         code,

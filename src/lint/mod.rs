@@ -12,6 +12,8 @@
 //!   sizes given (launch shape, parameter file).
 //! - [`barriers`]: `__syncthreads()` that only part of a block may reach
 //!   (`divergent-barrier`, an error).
+//! - [`redundant`]: loops every thread of a block runs identically
+//!   (`redundant-work`), by the dependence analysis across the block.
 //! - [`lockstep`]: code that relies on the lanes of a warp running in
 //!   lock step (`warp-synchronous`, an error), found by simulating each
 //!   warp as two halves that run one after the other.
@@ -35,6 +37,7 @@ pub mod lockstep;
 pub mod milp;
 pub mod overflow;
 pub mod races;
+pub mod redundant;
 pub mod suppress;
 pub mod witness;
 
@@ -81,11 +84,13 @@ pub enum Code {
     DivergentBarrier,
     /// Code that relies on the lanes of a warp running in lock step.
     WarpSynchronous,
+    /// A loop every thread of a block runs identically.
+    RedundantWork,
 }
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 9] = [
+    pub const ALL: [Code; 10] = [
         Code::UncoalescedGlobal,
         Code::MisalignedGlobal,
         Code::BankConflict,
@@ -95,6 +100,7 @@ impl Code {
         Code::DataRace,
         Code::DivergentBarrier,
         Code::WarpSynchronous,
+        Code::RedundantWork,
     ];
 
     /// The code as written (`uncoalesced-global`, …).
@@ -109,6 +115,7 @@ impl Code {
             Code::DataRace => "data-race",
             Code::DivergentBarrier => "divergent-barrier",
             Code::WarpSynchronous => "warp-synchronous",
+            Code::RedundantWork => "redundant-work",
         }
     }
 
@@ -143,6 +150,7 @@ impl Code {
             Code::IndexOverflow => "32-bit index arithmetic can overflow (or wrap) for the launch and sizes given: compute the index in 64 bits.",
             Code::DivergentBarrier => "A `__syncthreads()` inside a branch or loop that the threads of one block may take differently: CUDA requires every thread of the block to reach it, or none.",
             Code::WarpSynchronous => "Lanes of one warp exchange values through memory with no barrier or `__syncwarp()` between the write and the read: the results change when the halves of a warp run one after the other, as Volta and later GPUs may run them.",
+            Code::RedundantWork => "A loop every thread of a block runs identically (same trip count, same addresses, same values): the block does the same work once per thread where once per block would do.",
             Code::DataRace => "Simulation found threads whose results depend on the order they run in: two threads writing different values to one element, or a block accessing an element another block writes.",
         }
     }
@@ -217,6 +225,7 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     let mut findings = shape_findings(kernel, &prepared, &hw, block, grid);
     findings.extend(overflow::findings(&prepared, spec));
     findings.extend(barriers::findings(&prepared));
+    findings.extend(redundant::findings(&prepared, block));
     let (mut block_size, mut at) = block_size::verdict(kernel);
     let independent = matches!(block_size, BlockSize::Independent { .. });
     let race_deadline = (Instant::now() + races::WALL_CLOCK).min(deadline);

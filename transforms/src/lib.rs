@@ -24,6 +24,7 @@ pub mod staged_transpose;
 pub mod tiled_matmul;
 pub mod tiled_shared;
 pub mod unstage;
+pub mod warp_atomic;
 pub mod warp_shuffle;
 
 use copper::bound::Prepared;
@@ -122,6 +123,12 @@ pub struct Candidate {
     /// lanes): such a candidate is chosen when its bound is not worse than
     /// the incumbent's, and this says why.
     pub repairs: Option<String>,
+    /// Contention on one address the cost model does not price (every
+    /// thread's atomic on one counter, made one per warp): such a
+    /// candidate is chosen when its bound has the degree of the
+    /// incumbent's (it costs a constant per warp more at most), and this
+    /// says why.
+    pub contention: Option<String>,
     /// The pairs of pointer parameters (read, written) the rewrite
     /// promises do not overlap ([`overlap`]): the search also runs it and
     /// the original with each pair passed one array
@@ -143,6 +150,7 @@ impl Candidate {
             reassociates: false,
             covers: None,
             repairs: None,
+            contention: None,
             assumes: Vec::new(),
             promised_apart: Vec::new(),
         }
@@ -218,6 +226,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(staged_transpose::StagedTranspose),
         Box::new(tiled_matmul::TiledMatmul),
         Box::new(unstage::Unstage),
+        Box::new(warp_atomic::WarpAtomic),
     ]
 }
 

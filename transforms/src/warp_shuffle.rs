@@ -75,8 +75,10 @@ use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod tree;
 mod unrolled;
+mod while_form;
 
 use tree::{is_thread_x, literal, loop_to_warp, name_of, tree_loop, Combine, Tree};
+use while_form::WhileLoop;
 
 /// Warp-shuffle tail of shared-memory tree reductions.
 pub struct WarpShuffle;
@@ -87,15 +89,32 @@ impl Transform for WarpShuffle {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let mut out = Proposals::default();
-        let f = cx.function;
-        let mut planned = Vec::new();
-        for (at, s) in f.body.iter().enumerate() {
-            let Some(tree) = tree_loop(f, s).or_else(|| unrolled_tree(cx, at)) else {
-                continue;
-            };
-            let line = cx.line(s.meta.span);
-            match plan(cx, at, &tree) {
+        // A `while` tree is proposed as its `for` form (the same loop).
+        let normalized = while_form::normalize(cx.function);
+        let Some((g, whiles)) = &normalized else {
+            return propose_in(self, cx, &[]);
+        };
+        propose_in(self, &Context { function: g, ..*cx }, whiles)
+    }
+}
+
+/// The proposals for `cx.function`, in which the `for` loops `whiles`
+/// stand for the `while` loops the kernel writes.
+fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals {
+    let mut out = Proposals::default();
+    let f = cx.function;
+    let mut planned = Vec::new();
+    for (at, s) in f.body.iter().enumerate() {
+        let Some(tree) = tree_loop(f, s).or_else(|| unrolled_tree(cx, at)) else {
+            continue;
+        };
+        let written = whiles.iter().find(|w| w.at == at);
+        let line = cx.line(written.map_or(s.meta.span, |w| w.span));
+        let as_for = |d: String| match written {
+            Some(w) => format!("{}; {d}", while_note(w, &tree, line)),
+            None => d,
+        };
+        match plan(cx, at, &tree) {
                 Ok(plan) => {
                     for (function, variant) in versions(f, at, &tree, &plan, cx) {
                         out.candidates.push(Candidate {
@@ -106,53 +125,66 @@ impl Transform for WarpShuffle {
                             reassociates: plan.reorders
                                 || variant == Variant::PerWarp { reassociates: true },
                             ..Candidate::new(
-                                self.name(),
+                                t.name(),
                                 function,
-                                describe(variant, &tree, line, &plan),
+                                as_for(describe(variant, &tree, line, &plan)),
                             )
                         });
                     }
                     planned.push((at, tree, plan, line));
                 }
                 Err(why) => out.skipped.push(Skip {
-                    span: s.meta.span,
+                    span: written.map_or(s.meta.span, |w| w.span),
                     reason: format!(
                         "the tree reduction of `{}` at line {line} keeps its shared-memory steps: {why}",
                         tree.array
                     ),
                 }),
             }
+    }
+    // Several trees (a softmax's maximum, then its sum): one more
+    // candidate with the tail of each, since a transform applies once.
+    if planned.len() > 1 {
+        let mut g = f.clone();
+        for (at, tree, plan, _) in planned.iter().rev() {
+            g = tail(&g, *at, tree, plan);
         }
-        // Several trees (a softmax's maximum, then its sum): one more
-        // candidate with the tail of each, since a transform applies once.
-        if planned.len() > 1 {
-            let mut g = f.clone();
-            for (at, tree, plan, _) in planned.iter().rev() {
-                g = tail(&g, *at, tree, plan);
-            }
-            let each: Vec<String> = planned
-                .iter()
-                .map(|(_, t, _, line)| format!("`{}` at line {line}", t.array))
-                .collect();
-            let order = if planned.iter().any(|(_, _, p, _)| p.reorders) {
-                "the interleaved ones become sequential (`tid < s`), so their floating-point steps combine in another order (allowed by --allow-reassociation)"
-            } else if planned.iter().any(|(_, t, _, _)| t.interleaved.is_some()) {
-                "the interleaved ones become sequential (`tid < s`), which gives integers the same result in another order"
-            } else {
-                "each step combines the same operands in the same order"
-            };
-            let description = format!(
+        let each: Vec<String> = planned
+            .iter()
+            .map(|(_, t, _, line)| format!("`{}` at line {line}", t.array))
+            .collect();
+        let order = if planned.iter().any(|(_, _, p, _)| p.reorders) {
+            "the interleaved ones become sequential (`tid < s`), so their floating-point steps combine in another order (allowed by --allow-reassociation)"
+        } else if planned.iter().any(|(_, t, _, _)| t.interleaved.is_some()) {
+            "the interleaved ones become sequential (`tid < s`), which gives integers the same result in another order"
+        } else {
+            "each step combines the same operands in the same order"
+        };
+        let description = format!(
                 "the last 5 steps of the tree reductions of {} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; {order}",
                 each.join(" and ")
             );
-            out.candidates.push(Candidate {
-                fixes_block_size: true,
-                reassociates: planned.iter().any(|(_, _, p, _)| p.reorders),
-                ..Candidate::new(self.name(), g, description)
-            });
-        }
-        out
+        out.candidates.push(Candidate {
+            fixes_block_size: true,
+            reassociates: planned.iter().any(|(_, _, p, _)| p.reorders),
+            ..Candidate::new(t.name(), g, description)
+        });
     }
+    out
+}
+
+/// What the report says of a tree written as a `while` loop (`w`, at
+/// `line`): the `for` loop it is.
+fn while_note(w: &WhileLoop, tree: &Tree, line: usize) -> String {
+    let first = if w.barrier_first {
+        ", its leading barrier placed before the loop (unless one is already there) and one added after it, which every thread reaches"
+    } else {
+        ""
+    };
+    format!(
+        "the `while` loop at line {line} is the tree reduction `for ({} = …; …; …)` (the counter's declaration and step moved into the loop's head{first})",
+        tree.var
+    )
 }
 
 /// The tree loop at `cx.function.body[at]` that stops at 32, when the

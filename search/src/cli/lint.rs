@@ -202,6 +202,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             let prepared = copper::bound::prepare(&kernel, config);
             shape_findings(&kernel, &prepared, &s.analysis.hw, None, None)
                 .iter()
+                .chain(&copper::lint::redundant::findings(&prepared, None))
                 .map(|f| (f.code, f.span.start, f.span.end))
                 .collect()
         });
