@@ -73,5 +73,75 @@ fn a_host_template_nobody_calls_leaves_the_kernel_to_instantiate() {
     assert!(out.contains("template never instantiated"), "{out}");
     let (status, out) = run(&["analyze", "--instantiate", "inc<double>", &path]);
     assert_eq!(status, 0, "{out}");
-    assert!(out.contains("kernel inc<double>:") && !out.contains("error"), "{out}");
+    assert!(
+        out.contains("kernel inc<double>:") && !out.contains("error"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cooperative_groups_are_read_bounded_and_sound() {
+    let (status, out) = run(&["parse", "coop_groups.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("device function warp_total("), "{out}");
+    assert_bounded_and_sound(
+        "coop_groups.cu",
+        &["block_sum", "tile_max", "warp_sums", "grid_scale"],
+        20,
+    );
+}
+
+#[test]
+fn cooperative_group_reductions_compute_what_the_gpu_does() {
+    let src = b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void red(const int *in, int *out) {\n  auto tile = cg::tiled_partition<8>(cg::this_thread_block());\n  int v = in[threadIdx.x];\n  int s = cg::reduce(tile, v, cg::plus<int>());\n  int m = cg::reduce(tile, v, cg::less<int>());\n  out[threadIdx.x] = s * 1000 + m + 100 * tile.thread_rank();\n}\n";
+    let values: Vec<i64> = (0..32).map(|i| (i * 7) % 13).collect();
+    let list: Vec<String> = values.iter().map(i64::to_string).collect();
+    let params = format!(
+        "[kernel.red]\ngrid = [1]\nblock = [32]\n[kernel.red.arrays.in]\nlen = 32\ninit = \"values\"\nvalues = [{}]\n[kernel.red.arrays.out]\nlen = 32\n",
+        list.join(", ")
+    );
+    let cu = scratch_file("modern-cxx", "tile_reduce.cu", src);
+    scratch_file("modern-cxx", "tile_reduce.toml", params.as_bytes());
+    let dump = cu.with_extension("json");
+    let (status, out) = run(&[
+        "simulate",
+        "--dump",
+        &dump.to_string_lossy(),
+        &cu.to_string_lossy(),
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    let got: Vec<i64> = json["red"]["out"]
+        .as_array()
+        .map(|a| a.iter().filter_map(serde_json::Value::as_i64).collect())
+        .unwrap_or_default();
+    let want: Vec<i64> = (0..32)
+        .map(|i| {
+            let tile = &values[i / 8 * 8..i / 8 * 8 + 8];
+            tile.iter().sum::<i64>() * 1000
+                + tile.iter().min().copied().unwrap_or(0)
+                + 100 * (i as i64 % 8)
+        })
+        .collect();
+    assert_eq!(got, want, "{json}");
+}
+
+#[test]
+fn other_cooperative_groups_are_named_where_they_are_and_other_kernels_read() {
+    let file = scratch_file(
+        "modern-cxx",
+        "coalesced.cu",
+        b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void odd(int *a) {\n  auto g = cg::coalesced_threads();\n  a[threadIdx.x] = 1;\n}\n__global__ void fine(int *a) {\n  cg::thread_block b = cg::this_thread_block();\n  a[b.thread_rank()] = 2;\n  b.sync();\n}\n",
+    );
+    let (status, out) = run(&["parse", &file.to_string_lossy()]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(
+            "coalesced.cu:4:12: error[unsupported]: not supported: `cg::coalesced_threads`"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("kernel fine("), "{out}");
 }

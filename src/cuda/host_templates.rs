@@ -131,7 +131,8 @@ impl HostTemplates {
                 break;
             }
         }
-        templates.retain(|t| !t.instances.is_empty() || launches.iter().any(|l| t.body.contains(l)));
+        templates
+            .retain(|t| !t.instances.is_empty() || launches.iter().any(|l| t.body.contains(l)));
         HostTemplates { templates }
     }
 
@@ -268,9 +269,9 @@ fn find_templates(text: &str, toks: &[Token]) -> Vec<HostTemplate> {
         let Some(rparen) = matching(text, toks, paren) else {
             continue;
         };
-        let Some(open) = (rparen + 1..toks.len().min(rparen + 4)).find(|&j| {
-            !toks[j].is(text, "const") && !toks[j].is(text, "noexcept")
-        }) else {
+        let Some(open) = (rparen + 1..toks.len().min(rparen + 4))
+            .find(|&j| !toks[j].is(text, "const") && !toks[j].is(text, "noexcept"))
+        else {
             continue;
         };
         if !toks[open].is(text, "{") {
@@ -330,7 +331,9 @@ fn fn_params(list: &str) -> Vec<Param> {
             let stars = words.iter().filter(|w| **w == "*").count();
             let idents: Vec<&&str> = words
                 .iter()
-                .filter(|w| is_identifier(w) && !matches!(**w, "const" | "__restrict__" | "volatile"))
+                .filter(|w| {
+                    is_identifier(w) && !matches!(**w, "const" | "__restrict__" | "volatile")
+                })
                 .collect();
             let base = match idents.as_slice() {
                 [.., ty, _name] => ty.to_string(),
@@ -365,7 +368,10 @@ fn find_calls(text: &str, toks: &[Token], templates: &[HostTemplate]) -> Vec<Cal
             continue;
         }
         let before = toks[i - 1].text(text);
-        if !matches!(before, ";" | "{" | "}" | "(" | "," | "=" | ")" | "return" | "else" | ":") {
+        if !matches!(
+            before,
+            ";" | "{" | "}" | "(" | "," | "=" | ")" | "return" | "else" | ":"
+        ) {
             continue;
         }
         let mut paren = i + 1;

@@ -28,7 +28,11 @@ pub(crate) fn instantiate(
 ) {
     let offsets: Vec<usize> = launches.iter().map(|l| l.span.start).collect();
     let hosts = HostTemplates::read(&source.text, &offsets);
-    let requested = source.included().instantiate.iter().map(|n| (n.clone(), None));
+    let requested = source
+        .included()
+        .instantiate
+        .iter()
+        .map(|n| (n.clone(), None));
     let launched = launches.iter().map(|l| (l.kernel.clone(), Some(l.span)));
     let wanted: Vec<(String, Option<Span>)> = requested.chain(launched).collect();
     let mut instances: Vec<ParsedFunction> = Vec::new();
@@ -37,11 +41,21 @@ pub(crate) fn instantiate(
     for (wanted_name, at) in wanted {
         // A launch in a host template: one per instantiation of it.
         let variants = at
-            .and_then(|s| hosts.substituted(s.start, &deduced_name(source, functions, &wanted_name, s)))
+            .and_then(|s| {
+                hosts.substituted(s.start, &deduced_name(source, functions, &wanted_name, s))
+            })
             .unwrap_or_else(|| vec![wanted_name.clone()]);
         let mut got = Some(Vec::new());
         for variant in variants {
-            let one = instance(source, macros, functions, &mut instances, diagnostics, &variant, at);
+            let one = instance(
+                source,
+                macros,
+                functions,
+                &mut instances,
+                diagnostics,
+                &variant,
+                at,
+            );
             match (one, &mut got) {
                 (Some(n), Some(list)) => list.push(n),
                 _ => got = None,

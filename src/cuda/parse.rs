@@ -12,12 +12,11 @@ use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
 use super::ast::{
-    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Param, Space, Template,
-    TemplateParam, Type, UnOp, VarDecl,
+    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Space, Template, Type, UnOp,
+    VarDecl,
 };
 use super::cond;
 use super::convert::Converter;
-use super::deduce;
 use super::default_args::{self, DefaultArg};
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
@@ -30,7 +29,7 @@ use super::limits::MAX_FILE_EXPANSION;
 use super::macros::MacroTable;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
-use super::template::{self, TemplateError};
+use super::template;
 use super::timeline::Timeline;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
