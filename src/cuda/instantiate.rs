@@ -9,7 +9,7 @@ use super::deduce;
 use super::host;
 use super::host_templates::HostTemplates;
 use super::launch::Launch;
-use super::parse::ParsedFunction;
+use super::parsed_function::ParsedFunction;
 use super::template::{self, TemplateError};
 use super::timeline::Timeline;
 use crate::diag::{Diagnostic, Severity};

@@ -21,6 +21,7 @@ pub mod lex;
 pub mod limits;
 pub mod macros;
 pub mod parse;
+pub mod parsed_function;
 pub mod pointer_aliases;
 pub mod print;
 pub mod qualifier_macros;

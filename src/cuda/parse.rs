@@ -41,14 +41,7 @@ use crate::source::{IncludedKind, SourceFile, Span};
 /// file of any size numbers all its functions without wrapping.)
 pub const IDS_PER_FUNCTION: u64 = 1 << 20;
 
-/// One function of the file and how parsing it went.
-#[derive(Clone, Debug)]
-pub struct ParsedFunction {
-    /// Where it is in the file.
-    pub item: FunctionItem,
-    /// The AST, or the diagnostic that stopped it.
-    pub result: Result<Function, Diagnostic>,
-}
+pub use super::parsed_function::ParsedFunction;
 
 /// A parsed file: its functions, device globals, launches and diagnostics.
 #[derive(Clone, Debug)]
