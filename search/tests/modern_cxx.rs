@@ -1,6 +1,7 @@
 //! Modern CUDA C++ of real suites (`testdata/modern/`): kernel templates
-//! launched from host function templates, read, bounded and checked
-//! against the simulator.
+//! launched from host function templates, cooperative groups, pointer
+//! parameters moved and local pointers; read, bounded and checked against
+//! the simulator.
 
 mod common;
 
@@ -144,4 +145,33 @@ fn other_cooperative_groups_are_named_where_they_are_and_other_kernels_read() {
         "{out}"
     );
     assert!(out.contains("kernel fine("), "{out}");
+}
+
+#[test]
+fn moved_pointer_parameters_and_local_pointers_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "pointer_moves.cu",
+        &["copy_rows", "column_sums", "pair_swap"],
+        15,
+    );
+}
+
+#[test]
+fn a_moved_pointer_parameter_reads_at_its_offset() {
+    let dump = std::env::temp_dir().join(format!("copper-moved-{}.json", std::process::id()));
+    let (status, out) = run(&[
+        "simulate",
+        "--kernel",
+        "copy_rows",
+        "--dump",
+        &dump.to_string_lossy(),
+        "pointer_moves.cu",
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    let k = &json["copy_rows"];
+    assert_eq!(k["dst"].as_array().map(Vec::len), Some(32000), "{out}");
+    assert_eq!(k["src"], k["dst"], "every row copied to its own place");
 }
