@@ -136,6 +136,11 @@ impl HostTemplates {
         HostTemplates { templates }
     }
 
+    /// Whether `offset` is inside a host template's body.
+    pub fn encloses(&self, offset: usize) -> bool {
+        self.templates.iter().any(|t| t.body.contains(&offset))
+    }
+
     /// For code at `offset` inside a host template's body: each of that
     /// template's instantiations, as the text `args` with the template's
     /// parameters replaced by that instantiation's arguments. `None` when

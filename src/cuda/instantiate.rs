@@ -41,6 +41,7 @@ pub(crate) fn instantiate(
     for (wanted_name, at) in wanted {
         // A launch in a host template: one per instantiation of it.
         let variants = at
+            .filter(|s| hosts.encloses(s.start))
             .and_then(|s| {
                 hosts.substituted(s.start, &deduced_name(source, functions, &wanted_name, s))
             })
