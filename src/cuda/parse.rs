@@ -12,16 +12,16 @@ use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
 use super::ast::{
-    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Param, Space, Template,
-    TemplateParam, Type, UnOp, VarDecl,
+    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Space, Template, Type, UnOp,
+    VarDecl,
 };
 use super::cond;
 use super::convert::Converter;
-use super::deduce;
 use super::default_args::{self, DefaultArg};
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
+use super::instantiate::instantiate;
 use super::kernel_scan::kernel_definitions;
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
@@ -29,7 +29,7 @@ use super::limits::MAX_FILE_EXPANSION;
 use super::macros::MacroTable;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
-use super::template::{self, TemplateError};
+use super::template;
 use super::timeline::Timeline;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
@@ -41,14 +41,7 @@ use crate::source::{IncludedKind, SourceFile, Span};
 /// file of any size numbers all its functions without wrapping.)
 pub const IDS_PER_FUNCTION: u64 = 1 << 20;
 
-/// One function of the file and how parsing it went.
-#[derive(Clone, Debug)]
-pub struct ParsedFunction {
-    /// Where it is in the file.
-    pub item: FunctionItem,
-    /// The AST, or the diagnostic that stopped it.
-    pub result: Result<Function, Diagnostic>,
-}
+pub use super::parsed_function::ParsedFunction;
 
 /// A parsed file: its functions, device globals, launches and diagnostics.
 #[derive(Clone, Debug)]
@@ -297,126 +290,6 @@ fn enum_constants(extracted: &Extracted, first_id: u64) -> Vec<VarDecl> {
             }
         })
         .collect()
-}
-
-/// Adds an instantiation of each template kernel for every distinct
-/// argument list among the launches (`reduce<256><<<…>>>`) and the
-/// requested `--instantiate` names, and renames those launches to the
-/// instantiation (`reduce<BS>` with `BS` 256 launches `reduce<256>`).
-fn instantiate(
-    source: &SourceFile,
-    macros: &Timeline,
-    functions: &mut Vec<ParsedFunction>,
-    launches: &mut [Launch],
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    let requested = source.included().instantiate.iter().map(|n| (n, None));
-    let launched = launches.iter_mut().map(|l| (&l.kernel, Some(l.span)));
-    let mut wanted: Vec<(String, Option<Span>)> =
-        requested.map(|(n, at)| (n.clone(), at)).collect();
-    let mut renames = Vec::new();
-    for (i, (n, at)) in launched.enumerate() {
-        wanted.push((n.clone(), at));
-        renames.push(i);
-    }
-    let mut instances: Vec<ParsedFunction> = Vec::new();
-    let mut names: Vec<Option<String>> = Vec::new();
-    for (wanted_name, at) in wanted {
-        let (base, args) = template::split_name(&wanted_name).unwrap_or((&wanted_name, ""));
-        let spelled = template::instance_name(base, &template::split_args(args));
-        if functions.iter().any(|f| f.item.name == spelled) {
-            // An explicit specialization (`template <> … k<float>(…)`).
-            names.push(Some(spelled));
-            continue;
-        }
-        let Some(pf) = functions.iter().find(|f| {
-            f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
-        }) else {
-            if at.is_none() {
-                diagnostics.push(source.diagnostic(
-                    Severity::Error,
-                    "instantiate",
-                    0,
-                    format!(
-                        "--instantiate `{wanted_name}`: no template kernel `{base}` in the file"
-                    ),
-                ));
-            }
-            names.push(None);
-            continue;
-        };
-        let Ok(f) = &pf.result else {
-            names.push(None);
-            continue;
-        };
-        let Some(t) = &f.template else {
-            names.push(None);
-            continue;
-        };
-        let args = match at {
-            Some(launch) => with_deduced(&t.params, &f.params, args, &source.text, launch),
-            None => Ok(args.to_string()),
-        };
-        let macros = at.map_or_else(|| macros.at_end(), |s| macros.at(s.start));
-        match args.and_then(|args| template::arguments(&t.params, &args, &macros)) {
-            Ok(args) => {
-                let name = template::instance_name(&t.name, &args);
-                if !instances.iter().any(|i| i.item.name == name) {
-                    let mut g = f.clone();
-                    g.name = name.clone();
-                    g.template = Some(Template { args, ..t.clone() });
-                    let mut item = pf.item.clone();
-                    item.name = name.clone();
-                    instances.push(ParsedFunction {
-                        item,
-                        result: Ok(g),
-                    });
-                }
-                names.push(Some(name));
-            }
-            Err(e) => {
-                diagnostics.push(source.diagnostic(
-                    Severity::Error,
-                    "instantiate",
-                    at.map_or(pf.item.name_offset, |s| s.start),
-                    format!("`{wanted_name}`: {e}"),
-                ));
-                names.push(None);
-            }
-        }
-    }
-    let skip = names.len() - renames.len();
-    for (i, name) in renames.into_iter().zip(names.into_iter().skip(skip)) {
-        if let Some(n) = name {
-            launches[i].kernel = n;
-        }
-    }
-    functions.extend(instances);
-}
-
-/// The template arguments of the launch at `launch` in `text`: those
-/// written (`args`), then each one left deduced from the call's arguments
-/// ([`deduce`]), else its default, as far as one is known.
-fn with_deduced(
-    params: &[TemplateParam],
-    kernel_params: &[Param],
-    args: &str,
-    text: &str,
-    launch: Span,
-) -> Result<String, TemplateError> {
-    let mut given = template::split_args(args);
-    if given.len() >= params.len() {
-        return Ok(args.to_string());
-    }
-    let call = host::call_args(text, launch.end);
-    let deduced = deduce::deduce(params, kernel_params, &call, &text[..launch.start])?;
-    for (p, d) in params.iter().zip(deduced).skip(given.len()) {
-        match d.or_else(|| p.default.clone()) {
-            Some(a) => given.push(a),
-            None => break,
-        }
-    }
-    Ok(given.join(", "))
 }
 
 /// An error for each `__global__` definition of the compiled text (the

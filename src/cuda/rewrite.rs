@@ -2,6 +2,7 @@
 //! outside the replaced functions is kept.
 
 use super::ast::Function;
+use super::coop_groups;
 use super::edit::{self, EditRefused};
 use super::include;
 use super::lex::{tokenize, TokKind};
@@ -10,8 +11,9 @@ use super::print;
 use crate::source::Span;
 
 /// Why the function `name` of `file` cannot be rewritten, if it cannot: its
-/// text is in a header (the edit would land in another file), or it has
-/// `#if` branches inside (a reprint would keep only the branch compiled).
+/// text is in a header (the edit would land in another file), it uses
+/// cooperative groups (read as what they stand for), or it has `#if`
+/// branches inside (a reprint would keep only the branch compiled).
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     let f = file.functions.iter().find(|f| f.item.name == name)?;
     if !include::in_user_file(f.item.span) {
@@ -23,6 +25,9 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     }
     // An `#include` inside a function is refused when it is read.
     let text = file.source.slice(f.item.span);
+    if coop_groups::uses_groups(text) {
+        return Some(format!("`{name}` uses cooperative groups, which copper reads as the barriers, indices and shuffles they stand for: a reprint would write those, so no rewrite is proposed"));
+    }
     has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })

@@ -7,6 +7,7 @@
 use std::cell::Cell;
 
 use super::ast::CastStyle;
+use super::coop_groups::CoopGroups;
 use super::lex::{tokenize, TokKind, Token, CUDA_QUALIFIERS};
 use super::limits::{Exceeded, Limits, MAX_FILE_EXPANSION, MAX_NESTING, MAX_STATEMENT_TOKENS};
 use super::macros::{token_texts, MacroTable};
@@ -211,6 +212,8 @@ pub struct Unit {
     /// offset of the name and the arguments as written (`float, 4`),
     /// blanked in the text.
     pub template_args: Vec<(usize, String)>,
+    /// The cooperative groups declared so far.
+    coop: CoopGroups,
 }
 
 /// C++ keywords that have no meaning in copper's C subset.
@@ -273,6 +276,8 @@ impl Unit {
         let mut i = 0;
         // Tokens to write as `)`: the `>` closing a C++ cast's type.
         let mut cast_closes: Vec<usize> = Vec::new();
+        // Cooperative-groups tokens written otherwise: (from, to, text).
+        let mut coop_later: Vec<(usize, usize, String)> = Vec::new();
         // The file's macros as changed by the `#define`s and `#undef`s
         // read so far inside this function, in order.
         let mut local: Option<MacroTable> = None;
@@ -290,7 +295,30 @@ impl Unit {
                 i += 1;
                 continue;
             }
+            if let Some(k) = coop_later.iter().position(|l| l.0 == i) {
+                let (_, to, with) = coop_later.remove(k);
+                self.push_replaced(&with, at, span.start + toks[to].end);
+                cursor = toks[to].end;
+                i = to + 1;
+                continue;
+            }
             if t.kind == TokKind::Ident {
+                let coop = self
+                    .coop
+                    .at(piece, &toks, i)
+                    .map_err(|(o, message)| UnitError {
+                        offset: span.start + o,
+                        code: "unsupported",
+                        message,
+                    })?;
+                if let Some(d) = coop.filter(|d| d.next > i && d.next <= toks.len()) {
+                    let end = toks[d.next - 1].end;
+                    self.push_replaced(&d.head, at, span.start + end);
+                    coop_later.extend(d.later);
+                    cursor = end;
+                    i = d.next;
+                    continue;
+                }
                 if let Some(next) = self.cxx_word(tokens, i, &mut cast_closes)? {
                     cursor = toks[next - 1].end;
                     i = next;
@@ -712,9 +740,9 @@ fn unsupported_word(word: &str) -> Option<String> {
             "C++ casts without `<type>(expression)`".into()
         }
         w if CXX_KEYWORDS.contains(&w) => format!("C++ `{w}` expressions and declarations"),
-        "cooperative_groups" | "thread_block" | "thread_block_tile" | "grid_group"
-        | "coalesced_group" | "this_thread_block" | "this_grid" | "tiled_partition"
-        | "coalesced_threads" => format!("cooperative groups (`{word}`)"),
+        "cooperative_groups" | "coalesced_group" | "coalesced_threads" => {
+            format!("cooperative groups (`{word}`)")
+        }
         _ => return None,
     })
 }
@@ -978,12 +1006,12 @@ mod tests {
                 "`#include` inside a function",
             ),
             (
-                "__global__ void k(int* a) { cg::thread_block b = cg::this_thread_block(); b.sync(); }",
-                "cooperative groups (`thread_block`)",
+                "__global__ void k(int* a) { cg::thread_block b = cg::this_thread_block(); cg::grid_group g = cg::this_grid(); g.sync(); }",
+                "grid_group::sync",
             ),
             (
-                "__global__ void k(int* a) { auto t = cooperative_groups::tiled_partition<32>(g); }",
-                "cooperative groups (`tiled_partition`)",
+                "__global__ void k(int* a) { auto t = cooperative_groups::coalesced_threads(); }",
+                "not supported: `cg::coalesced_threads`",
             ),
         ];
         for (src, what) in cases {

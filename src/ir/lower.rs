@@ -16,6 +16,7 @@ mod half2;
 mod inline;
 mod members;
 mod names;
+mod param_offsets;
 mod records;
 mod stmt;
 mod types;
@@ -420,6 +421,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let mut body = Vec::new();
+        self.offset_moved_params(f, &mut body);
         self.block(&f.body, &mut body)?;
         self.k.body = body;
         Ok(())

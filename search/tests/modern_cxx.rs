@@ -1,0 +1,177 @@
+//! Modern CUDA C++ of real suites (`testdata/modern/`): kernel templates
+//! launched from host function templates, cooperative groups, pointer
+//! parameters moved and local pointers; read, bounded and checked against
+//! the simulator.
+
+mod common;
+
+use common::{copper_in, root, scratch_file, text};
+
+/// `copper ARGS` in `testdata/modern/`: its exit status and output.
+fn run(args: &[&str]) -> (i32, String) {
+    let o = copper_in(&root().join("testdata/modern"), args);
+    (o.status.code().unwrap_or(-1), text(&o))
+}
+
+/// `copper analyze --check FILE` exits 0, names every kernel of `kernels`
+/// with a bound for every metric, and each bound is at least the worst
+/// warp the simulator measured on the parameter file's inputs (at least
+/// `checks` such rows).
+fn assert_bounded_and_sound(file: &str, kernels: &[&str], checks: usize) {
+    let (status, out) = run(&["analyze", "--check", file]);
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains("error") && !out.contains("no bound"), "{out}");
+    for k in kernels {
+        assert!(out.contains(&format!("kernel {k}:")), "{k} missing:\n{out}");
+    }
+    let mut rows = 0;
+    for line in out.lines().filter(|l| l.contains("simulated worst warp")) {
+        let nums: Vec<f64> = line
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let (bound, sim) = (nums[0], nums[1]);
+        assert!(bound >= sim, "bound below the simulator: {line}\n{out}");
+        rows += 1;
+    }
+    assert!(rows >= checks, "{rows} checks:\n{out}");
+}
+
+#[test]
+fn host_templates_instantiate_the_kernels_they_launch() {
+    let (status, out) = run(&["parse", "host_templates.cu"]);
+    assert_eq!(status, 0, "{out}");
+    for k in [
+        "kernel scale_kernel<float>(",
+        "kernel shift_kernel<int, 128>(",
+        "kernel shift_kernel<float, 128>(",
+    ] {
+        assert!(out.contains(k), "{k} missing:\n{out}");
+    }
+    // No instantiation with the host template's parameter left in it.
+    assert!(!out.contains("<T>") && !out.contains("<T,"), "{out}");
+    assert_bounded_and_sound(
+        "host_templates.cu",
+        &[
+            "scale_kernel<float>",
+            "shift_kernel<int, 128>",
+            "shift_kernel<float, 128>",
+        ],
+        15,
+    );
+}
+
+#[test]
+fn a_host_template_nobody_calls_leaves_the_kernel_to_instantiate() {
+    let file = scratch_file(
+        "modern-cxx",
+        "uncalled_driver.cu",
+        b"template <typename T>\n__global__ void inc(T *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] += (T)1;\n}\ntemplate <typename T>\nvoid run_inc(T *d, int n) { inc<T><<<(n + 255) / 256, 256>>>(d, n); }\n",
+    );
+    let path = file.to_string_lossy().to_string();
+    let (status, out) = run(&["parse", &path]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("template never instantiated"), "{out}");
+    let (status, out) = run(&["analyze", "--instantiate", "inc<double>", &path]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("kernel inc<double>:") && !out.contains("error"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cooperative_groups_are_read_bounded_and_sound() {
+    let (status, out) = run(&["parse", "coop_groups.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("device function warp_total("), "{out}");
+    assert_bounded_and_sound(
+        "coop_groups.cu",
+        &["block_sum", "tile_max", "warp_sums", "grid_scale"],
+        20,
+    );
+}
+
+#[test]
+fn cooperative_group_reductions_compute_what_the_gpu_does() {
+    let src = b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void red(const int *in, int *out) {\n  auto tile = cg::tiled_partition<8>(cg::this_thread_block());\n  int v = in[threadIdx.x];\n  int s = cg::reduce(tile, v, cg::plus<int>());\n  int m = cg::reduce(tile, v, cg::less<int>());\n  out[threadIdx.x] = s * 1000 + m + 100 * tile.thread_rank();\n}\n";
+    let values: Vec<i64> = (0..32).map(|i| (i * 7) % 13).collect();
+    let list: Vec<String> = values.iter().map(i64::to_string).collect();
+    let params = format!(
+        "[kernel.red]\ngrid = [1]\nblock = [32]\n[kernel.red.arrays.in]\nlen = 32\ninit = \"values\"\nvalues = [{}]\n[kernel.red.arrays.out]\nlen = 32\n",
+        list.join(", ")
+    );
+    let cu = scratch_file("modern-cxx", "tile_reduce.cu", src);
+    scratch_file("modern-cxx", "tile_reduce.toml", params.as_bytes());
+    let dump = cu.with_extension("json");
+    let (status, out) = run(&[
+        "simulate",
+        "--dump",
+        &dump.to_string_lossy(),
+        &cu.to_string_lossy(),
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    let got: Vec<i64> = json["red"]["out"]
+        .as_array()
+        .map(|a| a.iter().filter_map(serde_json::Value::as_i64).collect())
+        .unwrap_or_default();
+    let want: Vec<i64> = (0..32)
+        .map(|i| {
+            let tile = &values[i / 8 * 8..i / 8 * 8 + 8];
+            tile.iter().sum::<i64>() * 1000
+                + tile.iter().min().copied().unwrap_or(0)
+                + 100 * (i as i64 % 8)
+        })
+        .collect();
+    assert_eq!(got, want, "{json}");
+}
+
+#[test]
+fn other_cooperative_groups_are_named_where_they_are_and_other_kernels_read() {
+    let file = scratch_file(
+        "modern-cxx",
+        "coalesced.cu",
+        b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void odd(int *a) {\n  auto g = cg::coalesced_threads();\n  a[threadIdx.x] = 1;\n}\n__global__ void fine(int *a) {\n  cg::thread_block b = cg::this_thread_block();\n  a[b.thread_rank()] = 2;\n  b.sync();\n}\n",
+    );
+    let (status, out) = run(&["parse", &file.to_string_lossy()]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(
+            "coalesced.cu:4:12: error[unsupported]: not supported: `cg::coalesced_threads`"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("kernel fine("), "{out}");
+}
+
+#[test]
+fn moved_pointer_parameters_and_local_pointers_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "pointer_moves.cu",
+        &["copy_rows", "column_sums", "pair_swap"],
+        15,
+    );
+}
+
+#[test]
+fn a_moved_pointer_parameter_reads_at_its_offset() {
+    let dump = std::env::temp_dir().join(format!("copper-moved-{}.json", std::process::id()));
+    let (status, out) = run(&[
+        "simulate",
+        "--kernel",
+        "copy_rows",
+        "--dump",
+        &dump.to_string_lossy(),
+        "pointer_moves.cu",
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    let k = &json["copy_rows"];
+    assert_eq!(k["dst"].as_array().map(Vec::len), Some(32000), "{out}");
+    assert_eq!(k["src"], k["dst"], "every row copied to its own place");
+}
