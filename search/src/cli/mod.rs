@@ -14,6 +14,7 @@ mod files;
 mod fmt;
 pub mod leftovers;
 mod lint;
+mod lint_witness;
 mod optimize;
 mod outcome;
 mod output;

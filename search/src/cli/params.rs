@@ -12,8 +12,10 @@ use copper::cuda::include::in_user_file;
 use copper::cuda::parse::parse_path_with;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
-use copper_search::launch::{assume_block, launch_shape, test_plan};
+use copper::sim::work::Work;
+use copper_search::launch::{assume_block, launch_shape, test_plan, FIT_STEPS};
 use copper_transforms::check::Checker;
+use std::sync::Arc;
 
 use super::output::lower_or_report;
 use super::settings::Settings;
@@ -71,6 +73,7 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
             &parsed,
             &kernel,
             launch_shape(None, None, &parsed, spec, &name),
+            &Arc::new(Work::new(FIT_STEPS)),
         );
         let plan = test_plan(&parsed, &kernel, spec, &shape);
         out.push('\n');
