@@ -812,3 +812,62 @@ fn a_read_of_shared_memory_no_thread_wrote_is_an_error_when_checking() {
     assert!(simulate(&kernel, &launch(64), &checking).is_ok());
     assert!(simulate(&kernel, &launch(32), &SimOptions::default()).is_ok());
 }
+
+/// A loop of `n` iterations per thread, in `grid` blocks of 64 threads.
+fn spinning(grid: u64, n: u64) -> (copper::ir::Kernel, copper::sim::Inputs) {
+    let src = format!("__global__ void k(float *a) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; float s = 0; for (int j = 0; j < {n}; j++) s += a[i] * j; a[i] = s; }}");
+    let file = parse_source(SourceFile::new("t.cu", &src));
+    let kernel = lower_kernel(&file, "k").unwrap();
+    let p = format!(
+        "[kernel.k]\ngrid=[{grid}]\nblock=[64]\n[kernel.k.arrays.a]\nlen={}\ninit=\"random\"\n",
+        64 * grid
+    );
+    let params = ParamFile::from_toml(&p).unwrap();
+    let inputs = inputs_from_spec(&kernel, &params.kernel["k"]).unwrap();
+    (kernel, inputs)
+}
+
+/// Launches sharing one allowance ([`copper::sim::work::Work`]) are
+/// charged their array values and instructions; once it is spent the
+/// next launch stops with the work-limit error, at the same block every
+/// run, and a block alone past what is left is stopped inside, not after
+/// running to its per-warp budget.
+#[test]
+fn launches_sharing_an_allowance_stop_once_it_is_spent() {
+    use copper::sim::work::Work;
+    use std::sync::Arc;
+    let (kernel, inputs) = spinning(8, 1000);
+    let alone = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
+    let values = 8 * 64;
+    let work = Arc::new(Work::new(alone.instructions + values + 10));
+    let opts = SimOptions {
+        work: Some(Arc::clone(&work)),
+        ..SimOptions::default()
+    };
+    assert!(simulate(&kernel, &inputs, &opts).is_ok());
+    assert_eq!(work.used(), alone.instructions + values);
+    let second = simulate(&kernel, &inputs, &opts).unwrap_err();
+    assert!(
+        second.message.starts_with(copper::sim::WORK_LIMIT),
+        "{}",
+        second.message
+    );
+    assert!(work.spent());
+    // One block of 2 warps, each of 10⁶ iterations, under a launch limit
+    // of 1000 instructions: stopped inside the first block.
+    let (kernel, inputs) = spinning(1, 1_000_000);
+    let limited = SimOptions {
+        max_steps: Some(1000),
+        ..SimOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let e = simulate(&kernel, &inputs, &limited).unwrap_err();
+    assert_eq!(
+        e.message,
+        "the simulation stopped after 1000 instructions (all warps together), its work limit"
+    );
+    assert_eq!(e.block, [0, 0, 0]);
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    let again = simulate(&kernel, &inputs, &limited).unwrap_err();
+    assert_eq!(again, e);
+}

@@ -18,6 +18,7 @@ use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
 use copper::sim::params::{LaunchSpec, ParamFile, Shape, ShapeError, MAX_BLOCK_THREADS};
 use copper::sim::test_launch::{random_array, runs_on_block, uses};
+use copper::sim::work::Work;
 use copper::sim::InputError;
 use copper::source::Span;
 
@@ -131,8 +132,16 @@ pub fn launch_shape(
 /// gives one, the block inferred from `kernel` ([`infer_block`]), marked
 /// as assumed: the analysis, the transforms and the lint then treat it as
 /// if the user had passed `--block`, and the output says where it came
-/// from. The grid stays unknown (bounds hold for any grid).
-pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> KnownShape {
+/// from. The grid stays unknown (bounds hold for any grid). The runs
+/// that look for a block the shared arrays fit are charged to `work`
+/// (a fresh [`Work`] of [`FIT_STEPS`], or the lint's allowance for the
+/// kernel), and stop once it is spent.
+pub fn assume_block(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    shape: KnownShape,
+    work: &Arc<Work>,
+) -> KnownShape {
     let site_block = parsed
         .launches
         .iter()
@@ -153,7 +162,7 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> 
         0
     };
     for _ in 0..halvings {
-        let Some(overflow) = shared_overflow(parsed, kernel, block, deadline) else {
+        let Some(overflow) = shared_overflow(parsed, kernel, block, work, deadline) else {
             break;
         };
         let d = usize::from(block[1] > 1);
@@ -175,10 +184,14 @@ pub fn assume_block(parsed: &ParsedFile, kernel: &Kernel, shape: KnownShape) -> 
     }
 }
 
-/// Most instructions of one launch tried while looking for a block the
-/// kernel's shared arrays fit (the deterministic work limit: a launch cut
-/// by it ends the halving).
-const FIT_STEPS: u64 = 20_000_000;
+/// Most instructions of all launches tried while looking for a block the
+/// kernel's shared arrays fit, when the command gives no allowance of its
+/// own (the deterministic work limit: a launch cut by it ends the
+/// halving).
+pub const FIT_STEPS: u64 = 20_000_000;
+
+/// What the lint calls the block fit, when the work limit stops it.
+pub const FIT: &str = "the block fit";
 
 /// Wall-clock safety net for finding a block the shared arrays fit.
 const FIT_WALL_CLOCK: Duration = Duration::from_secs(20);
@@ -193,9 +206,14 @@ fn shared_overflow(
     parsed: &ParsedFile,
     kernel: &Kernel,
     block: [u64; 3],
+    work: &Arc<Work>,
     deadline: Option<Instant>,
 ) -> Option<String> {
-    let e = runs_on_block(kernel, block, FIT_STEPS, deadline).err()??;
+    let e = runs_on_block(kernel, block, work, deadline).err()??;
+    if e.message.starts_with(copper::sim::WORK_LIMIT) {
+        work.note_stop(FIT);
+        return None;
+    }
     let shared = kernel.arrays.iter().filter(|a| a.is_shared()).find(|a| {
         e.message
             .starts_with(&format!("out-of-bounds access `{}[", a.name))

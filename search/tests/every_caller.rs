@@ -28,7 +28,7 @@ use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
 use copper::source::SourceFile;
-use copper_search::launch::{assume_block, launch_shape};
+use copper_search::launch::{assume_block, launch_shape, FIT_STEPS};
 use copper_search::pipeline::{optimize_kernel, Cache, Settings};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
@@ -421,7 +421,12 @@ fn check_kernels(file: &ParsedFile, settings: &Settings, cache: &Cache) -> Vec<F
         let Ok(kernel) = lower_kernel(&file, &name) else {
             continue;
         };
-        let shape = assume_block(&file, &kernel, launch_shape(None, None, &file, None, &name));
+        let shape = assume_block(
+            &file,
+            &kernel,
+            launch_shape(None, None, &file, None, &name),
+            &std::sync::Arc::new(copper::sim::work::Work::new(FIT_STEPS)),
+        );
         let Ok(result) = optimize_kernel(&file, &file, &name, None, &shape, settings, cache) else {
             continue;
         };

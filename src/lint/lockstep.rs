@@ -12,48 +12,52 @@
 //! primitives or `__syncwarp` are warp-aware and not split, nor are those
 //! with atomics whose outcome depends on the order of the threads.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::ir::Kernel;
 use crate::sim::params::LaunchSpec;
+use crate::sim::work::Work;
 use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult, WORK_LIMIT};
 
 use super::{Code, Finding};
 
 /// The `warp-synchronous` finding of `kernel` when one of `launches`
 /// (those [`super::races::launches`] chose) ends with other arrays under
-/// split warps than in lock step; the simulations together stop after
-/// [`super::races::STEPS`] instructions (the launches from there on are not
-/// compared), or at the safety net `deadline`.
-pub fn findings(kernel: &Kernel, launches: &[LaunchSpec], deadline: Instant) -> Option<Finding> {
+/// split warps than in lock step; the simulations are charged to `work`
+/// and stop once it is spent (the launches from there on are not
+/// compared: the check notes it stopped), or at the safety net `deadline`.
+pub fn findings(
+    kernel: &Kernel,
+    launches: &[LaunchSpec],
+    work: &Arc<Work>,
+    deadline: Instant,
+) -> Option<Finding> {
     // Atomics whose outcome depends on the order of the threads differ
     // under another schedule without relying on lock step.
     if kernel.lockstep_only() || super::atomics::order_dependent(kernel).is_some() {
         return None;
     }
-    let left = std::cell::Cell::new(super::races::STEPS);
     let run = |spec: &LaunchSpec, split_warps: bool| -> Option<SimResult> {
         let inputs = inputs_from_spec(kernel, spec).ok()?;
         let opts = SimOptions {
             deadline: Some(deadline),
-            max_steps: Some(left.get()),
+            work: Some(Arc::clone(work)),
             split_warps,
             ..SimOptions::default()
         };
         match simulate_owned(kernel, inputs, &opts) {
-            Ok(r) => {
-                left.set(left.get().saturating_sub(r.instructions));
-                Some(r)
-            }
+            Ok(r) => Some(r),
             Err(e) if e.message.starts_with(WORK_LIMIT) => {
-                left.set(0);
+                work.note_stop(CHECK);
                 None
             }
             Err(_) => None,
         }
     };
     launches.iter().find_map(|spec| {
-        if left.get() == 0 {
+        if work.spent() {
+            work.note_stop(CHECK);
             return None;
         }
         let lockstep = run(spec, false)?;
@@ -67,6 +71,9 @@ pub fn findings(kernel: &Kernel, launches: &[LaunchSpec], deadline: Instant) -> 
         Some(finding(kernel, name, spec))
     })
 }
+
+/// What the lint calls this check, when the work limit stops it.
+pub const CHECK: &str = "the lock-step check";
 
 /// The finding for `kernel`, whose array `name` differs on launch `spec`.
 fn finding(kernel: &Kernel, name: &str, spec: &LaunchSpec) -> Finding {

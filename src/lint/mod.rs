@@ -41,6 +41,7 @@ pub mod redundant;
 pub mod suppress;
 pub mod witness;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bound::{prepare, Config, Prepared};
@@ -48,6 +49,7 @@ use crate::cost::Hardware;
 use crate::diag::Severity;
 use crate::ir::Kernel;
 use crate::sim::params::LaunchSpec;
+use crate::sim::work::Work;
 use crate::source::Span;
 use serde::Serialize;
 
@@ -210,6 +212,30 @@ pub struct KernelLint {
     pub block_size: BlockSize,
     /// The analysis the findings came from.
     pub prepared: Prepared,
+    /// The checks the kernel's simulation work limit stopped, in order
+    /// ([`Work::note_stop`]); what they would have found may be missing
+    /// ([`stop_note`]).
+    pub stopped: Vec<String>,
+    /// Whether the simulations reached their wall-clock safety net
+    /// ([`races::WALL_CLOCK`]) first, which a faster machine may not.
+    pub wall_clock: bool,
+}
+
+/// What the output says when the work limit `limit` stopped the checks
+/// of a kernel's lint `lint` ([`KernelLint::stopped`]), or its wall-clock
+/// safety net did; `None` when neither stopped any.
+pub fn stop_note(lint: &KernelLint, limit: u64) -> Option<String> {
+    if lint.wall_clock {
+        return Some(format!("the lint's simulations stopped at their wall-clock safety net of {} s; results may be incomplete and differ on a faster machine", races::WALL_CLOCK.as_secs()));
+    }
+    let (last, first) = lint.stopped.split_last()?;
+    let checks = match first {
+        [] => last.clone(),
+        _ => format!("{} and {last}", first.join(", ")),
+    };
+    Some(format!(
+        "{checks} stopped at the lint's work limit of {limit} units (simulated instructions and array values, every simulation of the kernel together, the same on every machine); results may be incomplete"
+    ))
 }
 
 /// Lints one kernel under `config` (its hardware, launch shape, each
@@ -219,6 +245,18 @@ pub struct KernelLint {
 /// verdict. The analysis and the race search stop at their work limits
 /// ([`Config::max_steps`], [`races::STEPS`]), or at the safety net.
 pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -> KernelLint {
+    lint_kernel_within(kernel, config, spec, &Arc::new(Work::new(races::STEPS)))
+}
+
+/// [`lint_kernel`], its simulations charged to `work` (the kernel's
+/// allowance, [`races::STEPS`] in the lint, which the caller may have
+/// charged already: the block fit).
+pub fn lint_kernel_within(
+    kernel: &Kernel,
+    config: Config,
+    spec: Option<&LaunchSpec>,
+    work: &Arc<Work>,
+) -> KernelLint {
     let deadline = Instant::now() + config.budget;
     let (hw, block, grid) = (config.hw, config.block, config.grid);
     let prepared = prepare(kernel, config);
@@ -229,9 +267,9 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
     let (mut block_size, mut at) = block_size::verdict(kernel);
     let independent = matches!(block_size, BlockSize::Independent { .. });
     let race_deadline = (Instant::now() + races::WALL_CLOCK).min(deadline);
-    let searched = races::launches(kernel, spec, block, race_deadline).map(|bases| {
-        findings.extend(lockstep::findings(kernel, &bases, race_deadline));
-        races::search(kernel, &bases, independent, races::STEPS, race_deadline)
+    let searched = races::launches(kernel, spec, block, work, race_deadline).map(|bases| {
+        findings.extend(lockstep::findings(kernel, &bases, work, race_deadline));
+        races::search(kernel, &bases, independent, work, race_deadline)
     });
     match searched.unwrap_or_else(|found| found) {
         races::Races::NoneFound(n) if independent => {
@@ -268,6 +306,8 @@ pub fn lint_kernel(kernel: &Kernel, config: Config, spec: Option<&LaunchSpec>) -
         findings: one_per_place(kernel, findings),
         block_size,
         prepared,
+        stopped: work.stopped(),
+        wall_clock: Instant::now() >= race_deadline,
     }
 }
 

@@ -21,11 +21,13 @@
 //! atomically, make the verdict "depends" before any search
 //! ([`super::atomics`]), so no reshaped launch is compared for them.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::ir::{visit_stmts, Kernel};
 use crate::sim::params::{InitKind, LaunchSpec};
 use crate::sim::test_launch::{grown, synthesized};
+use crate::sim::work::Work;
 use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, WORK_LIMIT};
 use crate::source::Span;
 
@@ -38,12 +40,20 @@ const MAX_BLOCKS: u64 = 1 << 16;
 /// thousands of one-thread blocks would take minutes.
 const MAX_BLOCK_STMTS: u64 = 1 << 21;
 
-/// Most instructions the race search may simulate, every launch
-/// together (and as many again for the lock-step check, and for each
-/// launch grown by [`launches`]): the deterministic work limit. A launch
-/// cut by it counts as not run (it says nothing about races), and so do
-/// the ones after it.
-pub const STEPS: u64 = 20_000_000;
+/// Most instructions the lint of one kernel may simulate, every check
+/// together (the block fit, growing the test launch's arrays in
+/// [`launches`], the lock-step check and the race search share one
+/// [`Work`]): the deterministic work limit. A launch cut by it counts as
+/// not run (it says nothing about races), and so do the ones after it;
+/// the lint says which checks it stopped.
+pub const STEPS: u64 = 5_000_000;
+
+/// What the lint calls growing the test launch, when the work limit
+/// stops it ([`Work::note_stop`]).
+pub const GROWING: &str = "growing the test launch's arrays";
+
+/// What the lint calls the race search, when the work limit stops it.
+pub const SEARCH: &str = "the race search";
 
 /// Wall-clock safety net of the race search and the lock-step check
 /// together; a launch still running then counts as not run, which may
@@ -62,13 +72,14 @@ pub enum Races {
 /// The launches the race search (and the lock-step check,
 /// [`super::lockstep`]) runs `kernel` on: `spec` (scaled down when it is
 /// GPU-sized: [`crate::sim::scale`]) and the same with random data, or,
-/// without it, synthesized ones around `block`, never past `deadline`.
-/// A race found while growing the synthesized launch's arrays is the
-/// answer instead.
+/// without it, synthesized ones around `block`, their runs charged to
+/// `work`, never past `deadline`. A race found while growing the
+/// synthesized launch's arrays is the answer instead.
 pub fn launches(
     kernel: &Kernel,
     spec: Option<&LaunchSpec>,
     block: Option<[u64; 3]>,
+    work: &Arc<Work>,
     deadline: Instant,
 ) -> Result<Vec<LaunchSpec>, Races> {
     let Some(s) = spec else {
@@ -80,13 +91,17 @@ pub fn launches(
         // When it cannot run (too long), the smaller ones that can.
         let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
         let whole = launches.pop();
-        return match whole.map(|s| grown(kernel, s, STEPS, Some(deadline))) {
+        let grow = |s: LaunchSpec| {
+            let r = grown(kernel, s, work, Some(deadline));
+            if matches!(&r, Err(Some(e)) if e.message.starts_with(WORK_LIMIT)) {
+                work.note_stop(GROWING);
+            }
+            r
+        };
+        return match whole.map(grow) {
             Some(Ok(s)) => Ok(vec![s]),
             Some(Err(Some(e))) if e.race => Err(Races::Found(e.span, e.message)),
-            _ => Ok(launches
-                .into_iter()
-                .filter_map(|s| grown(kernel, s, STEPS, Some(deadline)).ok())
-                .collect()),
+            _ => Ok(launches.into_iter().filter_map(|s| grow(s).ok()).collect()),
         };
     };
     let s = crate::sim::scale::for_testing(kernel, s).spec;
@@ -97,21 +112,22 @@ pub fn launches(
 /// Searches races of `kernel` in `bases` ([`launches`]) and, with
 /// `reshape` (for a kernel whose results do not depend on the block size,
 /// so that regrouping its threads changes nothing else), their reshaped
-/// variants, within `max_steps` instructions in all ([`STEPS`] in the
-/// lint) and never past the safety net `deadline`.
+/// variants, charging every run to `work` (in the lint, the kernel's
+/// whole allowance, [`STEPS`]) and stopping once it is spent, or at the
+/// safety net `deadline`.
 pub fn search(
     kernel: &Kernel,
     bases: &[LaunchSpec],
     reshape: bool,
-    max_steps: u64,
+    work: &Arc<Work>,
     deadline: Instant,
 ) -> Races {
-    let mut opts = SimOptions {
+    let opts = SimOptions {
         detect_races: true,
         deadline: Some(deadline),
+        work: Some(Arc::clone(work)),
         ..SimOptions::default()
     };
-    let mut left = max_steps;
     let mut clean = 0;
     let mut stmts = 0u64;
     visit_stmts(&kernel.body, &mut |_| stmts += 1);
@@ -124,14 +140,13 @@ pub fn search(
         let Ok(inputs) = inputs_from_spec(kernel, &launch) else {
             continue;
         };
-        opts.max_steps = Some(left);
         match simulate_owned(kernel, inputs, &opts) {
-            Ok(r) => {
-                clean += 1;
-                left = left.saturating_sub(r.instructions);
-            }
+            Ok(_) => clean += 1,
             Err(e) if e.race => return Races::Found(e.span, e.message),
-            Err(e) if e.message.starts_with(WORK_LIMIT) => break,
+            Err(e) if e.message.starts_with(WORK_LIMIT) => {
+                work.note_stop(SEARCH);
+                break;
+            }
             // A launch the kernel cannot run (out of bounds at another
             // shape) says nothing about races.
             Err(_) => {}
@@ -207,14 +222,17 @@ mod tests {
             .unwrap()
             .kernel["k"];
         let far = Instant::now() + Duration::from_secs(3600);
-        let Ok(bases) = launches(&k, Some(spec), None, far) else {
+        let work = |n| Arc::new(Work::new(n));
+        let Ok(bases) = launches(&k, Some(spec), None, &work(STEPS), far) else {
             panic!("a parameter file's launches are not run");
         };
-        let tiny = search(&k, &bases, false, 1, far);
+        let spent = work(1);
+        let tiny = search(&k, &bases, false, &spent, far);
         assert_eq!(tiny, Races::NoneFound(0));
-        assert_eq!(search(&k, &bases, false, 1, far), tiny);
+        assert_eq!(spent.stopped(), [SEARCH]);
+        assert_eq!(search(&k, &bases, false, &work(1), far), tiny);
         assert!(matches!(
-            search(&k, &bases, false, STEPS, far),
+            search(&k, &bases, false, &work(STEPS), far),
             Races::Found(..)
         ));
     }

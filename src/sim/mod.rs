@@ -6,14 +6,17 @@
 
 pub mod code;
 pub mod exec;
+mod fill;
 pub mod footprint;
 pub mod params;
 pub mod scale;
 pub mod size_expr;
 pub mod test_launch;
+pub mod work;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -22,7 +25,9 @@ use crate::cuda::ast::Space;
 use crate::ir::{Kernel, Param, Scalar, Stmt, Value};
 use exec::{Block, GlobalArray, LaunchCtx, Storage, Warp};
 pub use exec::{SimError, SiteStats};
-use params::{InitKind, LaunchSpec, Shape, ShapeError, SplitMix};
+use fill::fill_array;
+pub use fill::{fill, fill_typed, fill_value};
+use params::{LaunchSpec, Shape, ShapeError};
 
 /// Why a launch cannot be built or simulated from its description.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -137,6 +142,19 @@ pub const WORK_LIMIT: &str = "the simulation stopped after";
 /// The error of a launch stopped by [`SimOptions::deadline`].
 pub const WALL_CLOCK: &str =
     "the simulation stopped at the wall-clock limit; results may differ on a faster machine";
+
+/// The error message of a launch stopped by its work limit of `limit`
+/// instructions ([`SimOptions::max_steps`], [`SimOptions::work`]).
+pub fn work_limit_message(limit: u64) -> String {
+    format!("{WORK_LIMIT} {limit} instructions (all warps together), its work limit")
+}
+
+/// A block that failed: why, and the instructions it ran until then
+/// (charged to the launch's work limit like those of a block that ends).
+struct BlockFail {
+    error: SimError,
+    steps: u64,
+}
 
 /// Blocks run (in parallel where they may be) between two checks of
 /// [`SimOptions::max_steps`]: a fixed number, so that where a launch stops
@@ -261,8 +279,16 @@ pub struct SimOptions {
     /// that says so ([`WORK_LIMIT`]), the same on every machine. Blocks are
     /// counted in launch order, checked after each block where blocks run
     /// one after another and after each [`LIMIT_CHUNK`] where they run in
-    /// parallel, so the block named is the same too. `None` runs until the step budget.
+    /// parallel, so the block named is the same too; a block is stopped
+    /// inside once it passes its share of what is left (all of it where
+    /// blocks run one after another, an equal part for each block of a
+    /// parallel chunk). `None` runs until the step budget.
     pub max_steps: Option<u64>,
+    /// An allowance this launch shares with others ([`work::Work`]): the
+    /// launch is charged the array values it is given, then may run what
+    /// is left of it (and no more than `max_steps`), and is charged what
+    /// it ran.
+    pub work: Option<Arc<work::Work>>,
     /// Last-resort wall-clock safety net: stop with an error once this
     /// instant has passed ([`WALL_CLOCK`]); unlike `max_steps`, what it
     /// cuts depends on the machine. `None`: no clock is read.
@@ -289,6 +315,7 @@ impl Default for SimOptions {
             detect_races: false,
             sample_blocks: None,
             max_steps: None,
+            work: None,
             deadline: None,
             split_warps: false,
         }
@@ -448,133 +475,6 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, In
     })
 }
 
-/// Initial contents of array `a`'s storage. `len` elements of a struct
-/// or vector array are `len` times its components, filled in memory order
-/// (`a[0].x, a[0].y, …, a[1].x, …`) as one sequence, each value converted
-/// to its component's type (a random fill draws each value as its
-/// component's type would: a `float` field gets a real, an `int` field an
-/// integer); then each `fields.NAME` fill replaces the components of
-/// field `NAME` (all of a nested struct's), element by element, the same
-/// way.
-fn fill_array(s: &params::ArraySpec, a: &crate::ir::Array) -> Result<ArrayData, InputError> {
-    let slots = a.layout.slots();
-    let whole = params::ArraySpec {
-        len: s.len.saturating_mul(slots as u64),
-        ..s.clone()
-    };
-    let mut data = fill_typed(&whole, &a.layout.types)?;
-    for (name, f) in &s.fields {
-        let hit = a.layout.field_slots(name);
-        if hit.is_empty() {
-            return Err(InputError::NoField {
-                array: a.name.clone(),
-                field: name.clone(),
-                components: a.layout.names.join(", "),
-            });
-        }
-        let types: Vec<Scalar> = hit.iter().map(|&k| a.slot_type(k)).collect();
-        let values = fill_typed(&f.spec(s.len.saturating_mul(hit.len() as u64)), &types)?;
-        let mut next = values.bits.into_iter();
-        for i in 0..s.len as usize {
-            for &k in &hit {
-                if let Some(b) = next.next() {
-                    data.bits[i * slots + k] = b;
-                }
-            }
-        }
-    }
-    Ok(data)
-}
-
-/// `s.len` values filled as [`fill`] fills them, value `i` of type
-/// `types[i % types.len()]`: the fill of each distinct type, picked per
-/// value (a random fill draws one number per value whatever its type, so
-/// this is one sequence).
-pub fn fill_typed(s: &params::ArraySpec, types: &[Scalar]) -> Result<ArrayData, InputError> {
-    let mut distinct: Vec<Scalar> = Vec::new();
-    for t in types {
-        if !distinct.contains(t) {
-            distinct.push(*t);
-        }
-    }
-    let mut per_type = Vec::new();
-    for &t in &distinct {
-        per_type.push(fill(s, t)?.bits);
-    }
-    let which: Vec<usize> = types
-        .iter()
-        .map(|t| distinct.iter().position(|d| d == t).unwrap_or(0))
-        .collect();
-    if let [bits] = per_type.as_mut_slice() {
-        return Ok(ArrayData {
-            types: types.to_vec(),
-            bits: std::mem::take(bits),
-        });
-    }
-    let bits = (0..s.len as usize)
-        .map(|i| per_type[which[i % which.len()]][i])
-        .collect();
-    Ok(ArrayData {
-        types: types.to_vec(),
-        bits,
-    })
-}
-
-/// A parameter file's number as an element of type `elem`: converted as C
-/// converts a `double`, except that a 16-bit float goes through `float`
-/// first, as the host conversions of `cuda_fp16.h` do (`copper bench`
-/// fills the same way).
-pub fn fill_value(x: f64, elem: Scalar) -> Value {
-    let x = if elem.is_half() {
-        Value::F(x).convert(Scalar::F32)
-    } else {
-        Value::F(x)
-    };
-    x.convert(elem)
-}
-
-/// Initial contents of an array.
-pub fn fill(s: &params::ArraySpec, elem: Scalar) -> Result<ArrayData, InputError> {
-    if s.len > MAX_ELEMENTS {
-        return Err(InputError::ArrayTooLong(s.len));
-    }
-    let n = s.len as usize;
-    let conv = |x: f64| fill_value(x, elem).to_bits();
-    let bits: Vec<u64> = match s.init {
-        InitKind::Zero => vec![conv(0.0); n],
-        InitKind::Const => vec![conv(s.value); n],
-        InitKind::Values => {
-            if s.values.is_empty() && n > 0 {
-                return Err(InputError::NoValues);
-            }
-            (0..n).map(|i| conv(s.values[i % s.values.len()])).collect()
-        }
-        InitKind::Random => {
-            if s.min > s.max {
-                return Err(InputError::EmptyRange {
-                    min: s.min,
-                    max: s.max,
-                });
-            }
-            let mut g = SplitMix::new(s.seed);
-            (0..n)
-                .map(|_| {
-                    if elem.is_float() {
-                        conv(s.min + g.next_unit() * (s.max - s.min))
-                    } else {
-                        let (lo, span) = s.int_range();
-                        conv(lo.wrapping_add((g.next_u64() % span) as i64) as f64)
-                    }
-                })
-                .collect()
-        }
-    };
-    Ok(ArrayData {
-        types: vec![elem],
-        bits,
-    })
-}
-
 /// What one block produced.
 struct BlockOutcome {
     per_metric: Vec<(f64, f64, f64, f64)>,
@@ -669,6 +569,26 @@ fn simulate_counting(
         race: false,
     };
     opts.hw.validate().map_err(|e| setup_error(e.to_string()))?;
+    // A shared allowance is also charged one unit per array value the
+    // launch is given: filling, copying and comparing large arrays costs
+    // as much as running over them.
+    if let Some(w) = &opts.work {
+        w.charge(inputs.arrays.values().map(|a| a.len() as u64).sum());
+    }
+    // The launch's work limit: `max_steps`, and no more than is left of
+    // a shared allowance.
+    let limit = match (opts.max_steps, opts.work.as_ref().map(|w| w.left())) {
+        (Some(m), Some(w)) => Some(m.min(w)),
+        (m, w) => m.or(w),
+    };
+    let over = |limit: u64, block: [u64; 3]| SimError {
+        message: work_limit_message(limit),
+        block,
+        ..setup_error(String::new())
+    };
+    if limit == Some(0) {
+        return Err(over(0, [0; 3]));
+    }
     check_threads(&inputs.shape, opts.sample_blocks).map_err(|e| setup_error(e.to_string()))?;
     footprint::check(kernel, &inputs).map_err(|e| SimError {
         span: e.span,
@@ -759,28 +679,15 @@ fn simulate_counting(
         detect_uninitialized: opts.detect_races,
         split_warps: opts.split_warps && !kernel.lockstep_only(),
         by_statement,
+        max_steps: limit,
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
     // Once a block fails, the blocks after it are not run (their results
     // are not used): the launch's error is the first failing block's,
     // whichever order parallel blocks finish in.
     let first_failed = AtomicUsize::new(usize::MAX);
-    let run = |(i, b): (usize, &[u64; 3])| {
-        if i > first_failed.load(Ordering::Relaxed) {
-            return None;
-        }
-        let outcome = run_block(&ctx, *b, &opts.metrics);
-        if outcome.is_err() {
-            first_failed.fetch_min(i, Ordering::Relaxed);
-        }
-        Some(outcome)
-    };
     let sequential = has_global_atomics(kernel) || opts.detect_races;
-    let mut outcomes: Vec<Option<Result<BlockOutcome, SimError>>> = Vec::new();
-    // The work limit is checked in launch order after each chunk of
-    // blocks, every block before the one that passes it having run whole.
-    let mut steps = 0u64;
-    let chunk = if opts.max_steps.is_some() {
+    let chunk = if limit.is_some() {
         if sequential {
             1
         } else {
@@ -789,7 +696,29 @@ fn simulate_counting(
     } else {
         block_ids.len().max(1)
     };
+    // What each block of the chunk running may run before it is stopped:
+    // its share of what the chunks before left of the limit, so that a
+    // chunk of parallel blocks never runs much past it.
+    let cap = AtomicU64::new(u64::MAX);
+    let run = |(i, b): (usize, &[u64; 3])| {
+        if i > first_failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let outcome = run_block(&ctx, *b, &opts.metrics, cap.load(Ordering::Relaxed));
+        if outcome.is_err() {
+            first_failed.fetch_min(i, Ordering::Relaxed);
+        }
+        Some(outcome)
+    };
+    let mut outcomes: Vec<Option<Result<BlockOutcome, BlockFail>>> = Vec::new();
+    // The work limit is checked in launch order after each chunk of
+    // blocks, every block before the one that passes it having run whole.
+    let mut steps = 0u64;
     for (c, ids) in block_ids.chunks(chunk).enumerate() {
+        if let Some(l) = limit {
+            let share = l.saturating_sub(steps).div_ceil(ids.len() as u64);
+            cap.store(share, Ordering::Relaxed);
+        }
         let numbered = ids.iter().enumerate().map(|(i, b)| (c * chunk + i, b));
         let ran: Vec<_> = if sequential {
             numbered.map(run).collect()
@@ -800,24 +729,26 @@ fn simulate_counting(
                 .map(run)
                 .collect()
         };
+        // Blocks are charged in launch order up to the first that fails,
+        // the same blocks whichever order parallel ones finish in.
         for (i, o) in ran.iter().enumerate() {
-            match (o, opts.max_steps) {
-                (Some(Ok(o)), Some(limit)) => {
-                    steps = steps.saturating_add(o.instructions);
-                    if steps > limit {
-                        return Err(SimError {
-                            message: format!(
-                                "{WORK_LIMIT} {limit} instructions (all warps together), its work limit"
-                            ),
-                            span: kernel.span,
-                            block: ids[i],
-                            thread: [0; 3],
-                            race: false,
-                        });
+            let charged = match o {
+                Some(Ok(o)) => o.instructions,
+                Some(Err(f)) => f.steps,
+                None => 0,
+            };
+            steps = steps.saturating_add(charged);
+            if let Some(w) = &opts.work {
+                w.charge(charged);
+            }
+            match o {
+                Some(Err(f)) => return Err(f.error.clone()),
+                Some(Ok(_)) => {
+                    if let Some(limit) = limit.filter(|&l| steps > l) {
+                        return Err(over(limit, ids[i]));
                     }
                 }
-                (Some(Err(e)), _) => return Err(e.clone()),
-                _ => {}
+                None => {}
             }
         }
         outcomes.extend(ran);
@@ -838,7 +769,7 @@ fn simulate_counting(
     let (mut warps, mut instructions) = (0, 0);
     let mut statements: BTreeMap<usize, Counts> = BTreeMap::new();
     for o in outcomes.into_iter().flatten() {
-        let o = o?;
+        let o = o.map_err(|f| f.error)?;
         add_by_statement(&mut statements, o.by_statement);
         for (r, (max_warp, total, work, span)) in metrics.iter_mut().zip(o.per_metric) {
             r.max_warp = r.max_warp.max(max_warp);
@@ -909,23 +840,28 @@ fn run_block(
     ctx: &LaunchCtx<'_>,
     id: [u64; 3],
     metrics: &[Metric],
-) -> Result<BlockOutcome, SimError> {
+    cap: u64,
+) -> Result<BlockOutcome, BlockFail> {
     // A warp looks at the deadline every so many steps; a launch of many
     // short blocks is stopped between them.
     if ctx.deadline.is_some_and(|d| std::time::Instant::now() > d) {
-        return Err(SimError {
-            message: WALL_CLOCK.into(),
-            span: ctx.kernel.span,
-            block: id,
-            thread: [0; 3],
-            race: false,
+        return Err(BlockFail {
+            error: SimError {
+                message: WALL_CLOCK.into(),
+                span: ctx.kernel.span,
+                block: id,
+                thread: [0; 3],
+                race: false,
+            },
+            steps: 0,
         });
     }
     let mut block = Block::new(ctx, id, metrics.len());
+    block.cap = cap;
     for w in &mut block.warps {
         w.seed_params(ctx.param_values, ctx.kernel);
     }
-    block.run(|warps| {
+    let ran = block.run(|warps| {
         for (m, metric) in metrics.iter().enumerate() {
             let s = warps
                 .iter()
@@ -938,7 +874,13 @@ fn run_block(
         for w in warps.iter_mut() {
             w.counts_at_sync = w.counts;
         }
-    })?;
+    });
+    if let Err(error) = ran {
+        return Err(BlockFail {
+            steps: block.warps.iter().map(|w| w.steps()).sum(),
+            error,
+        });
+    }
     let per_metric = metrics
         .iter()
         .enumerate()

@@ -5,12 +5,14 @@
 //! the lint run kernels on them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::ir::{
     visit_exprs, visit_stmts, Array, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId,
 };
 use crate::sim::params::{ArraySpec, InitKind, LaunchSpec};
+use crate::sim::work::Work;
 use crate::sim::{inputs_from_spec, simulate_owned, SimOptions, SimResult};
 
 /// Most instructions a warp may execute in a check (original and candidate
@@ -115,35 +117,36 @@ fn trimmed(run: &Run, first: &LaunchSpec) -> Option<LaunchSpec> {
 }
 
 /// Runs the original on the smallest launch synthesized around `block`
-/// ([`synthesized`]), its arrays grown as the checks grow them, each run
-/// of it stopping after `max_steps` instructions (or at `deadline`): `Ok`,
-/// or why it does not run cleanly (the simulator's error; `None` when the
-/// launch cannot be built).
+/// ([`synthesized`]), its arrays grown as the checks grow them, every run
+/// of it charged to `work` and stopped once that is spent (or at
+/// `deadline`): `Ok`, or why it does not run cleanly (the simulator's
+/// error; `None` when the launch cannot be built).
 pub fn runs_on_block(
     kernel: &Kernel,
     block: [u64; 3],
-    max_steps: u64,
+    work: &Arc<Work>,
     deadline: Option<Instant>,
 ) -> Result<(), Option<crate::sim::SimError>> {
     let spec = synthesized(kernel, block).into_iter().next().ok_or(None)?;
-    grown(kernel, spec, max_steps, deadline).map(drop)
+    grown(kernel, spec, work, deadline).map(drop)
 }
 
 /// The synthesized launch `spec` with its arrays grown until the original
 /// reads and writes in bounds, as the checks run it (races detected); the
 /// simulator's error when it still does not run cleanly (`None` when the
-/// launch cannot be built). Each run stops after `max_steps` instructions
-/// ([`SimOptions::max_steps`]) or at the safety net `deadline`.
+/// launch cannot be built). Every run, the reruns with longer arrays
+/// too, is charged to `work` ([`SimOptions::work`]) and stops once it is
+/// spent, or at the safety net `deadline`.
 pub fn grown(
     kernel: &Kernel,
     spec: LaunchSpec,
-    max_steps: u64,
+    work: &Arc<Work>,
     deadline: Option<Instant>,
 ) -> Result<LaunchSpec, Option<crate::sim::SimError>> {
     let options = SimOptions {
         step_budget: STEP_BUDGET,
         detect_races: true,
-        max_steps: Some(max_steps),
+        work: Some(Arc::clone(work)),
         deadline,
         ..SimOptions::default()
     };

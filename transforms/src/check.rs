@@ -9,6 +9,7 @@
 //! other), the candidate must not either, on the launch with the largest
 //! blocks.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use copper::cost::{Hardware, Metric};
@@ -22,6 +23,7 @@ use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
     run_original, synthesized, Fail, Run, LAUNCH_STEPS, STEP_BUDGET, SYNTH_STEP_BUDGET,
 };
+use copper::sim::work::Work;
 use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, InputError, SimOptions};
 
 use crate::Candidate;
@@ -31,6 +33,24 @@ pub use aliased::AliasedRuns;
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
+
+/// Most work units ([`copper::sim::work::Work`]: instructions, and array
+/// values given) the original may use while a checker is built, every
+/// test launch together (the reruns that grow a synthesized launch's
+/// arrays, the tight launch and the split-warp run included): the
+/// deterministic work limit of the original's share of a search.
+pub const ORIGINAL_STEPS: u64 = 5_000_000;
+
+/// A candidate's check may use this many times the work units
+/// ([`copper::sim::work::Work`]) the original used while the checker was
+/// built ([`CHECK_SLACK`] more), never more than [`ORIGINAL_STEPS`]: each
+/// check's deterministic work limit, so that a search of many candidates
+/// stays bounded too.
+pub const CHECK_FACTOR: u64 = 4;
+
+/// Instructions every candidate's check may run beyond
+/// [`CHECK_FACTOR`] times the original's.
+pub const CHECK_SLACK: u64 = 1_000_000;
 
 /// Why a kernel cannot be checked, or a candidate fails its check; each
 /// message is the reason users see.
@@ -129,6 +149,8 @@ pub struct Checker {
     /// The launch on which candidates also run with split warps
     /// ([`split_launch`]).
     split: Option<usize>,
+    /// Instructions each candidate's check may run in all ([`CHECK_FACTOR`]).
+    check_steps: u64,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -202,12 +224,14 @@ impl Checker {
         hw: Hardware,
         metrics: Vec<Metric>,
     ) -> Result<Checker, CheckError> {
-        let options = SimOptions {
+        let work = Arc::new(Work::new(ORIGINAL_STEPS));
+        let mut options = SimOptions {
             hw,
             metrics,
             step_budget: STEP_BUDGET,
             detect_races: true,
             max_steps: Some(LAUNCH_STEPS),
+            work: Some(Arc::clone(&work)),
             deadline,
             ..SimOptions::default()
         };
@@ -233,9 +257,14 @@ impl Checker {
                 Err(Fail::Sim(e))
                     if base.is_none() && e.message.starts_with(copper::sim::WORK_LIMIT) =>
                 {
-                    first_error.get_or_insert(format!(
-                        "it runs more than {LAUNCH_STEPS} instructions in all on the larger test launches"
-                    ));
+                    first_error.get_or_insert(match work.spent() {
+                        true => format!(
+                            "its test launches need more than {ORIGINAL_STEPS} work units in all (simulated instructions and array values), the checks' work limit"
+                        ),
+                        false => format!(
+                            "it runs more than {LAUNCH_STEPS} instructions in all on the larger test launches"
+                        ),
+                    });
                     break;
                 }
                 Err(Fail::Sim(e)) if base.is_none() && e.message.starts_with("step budget") => {
@@ -278,12 +307,22 @@ impl Checker {
             launches.push(t);
         }
         let split = split_launch(&kernel, &launches, &options);
+        // Each candidate's check gets an allowance of its own, from what
+        // the original ran: the same for every candidate, whichever order
+        // they are checked in.
+        let check_steps = work
+            .used()
+            .saturating_mul(CHECK_FACTOR)
+            .saturating_add(CHECK_SLACK)
+            .min(ORIGINAL_STEPS);
+        options.work = None;
         Ok(Checker {
             file: file.clone(),
             original: kernel,
             launches,
             options,
             split,
+            check_steps,
         })
     }
 
@@ -323,6 +362,7 @@ impl Checker {
     /// `terms` says otherwise. Returns the candidate's runs, in the order
     /// of [`Checker::runs`].
     pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, CheckError> {
+        let options = self.check_options(1);
         let mut runs = Vec::new();
         for (
             i,
@@ -334,7 +374,7 @@ impl Checker {
             if !covered(spec, terms.covers.as_deref()) {
                 continue;
             }
-            if past(&self.options) {
+            if past(&options) {
                 return Err(CheckError::Fails {
                     launch: i,
                     message: WALL_CLOCK.into(),
@@ -348,11 +388,10 @@ impl Checker {
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|source| CheckError::Parameters { launch: i, source })?;
             let at = inputs.bound_point();
-            let got =
-                simulate_owned(kernel, inputs, &self.options).map_err(|e| CheckError::Fails {
-                    launch: i,
-                    message: e.message,
-                })?;
+            let got = simulate_owned(kernel, inputs, &options).map_err(|e| CheckError::Fails {
+                launch: i,
+                message: e.message,
+            })?;
             let threads = spec.block.iter().product::<u64>();
             if let Some(array) = difference(&got.arrays, &want.arrays, &terms, threads) {
                 return Err(CheckError::Differs {
@@ -366,7 +405,7 @@ impl Checker {
             if self.split == Some(i) && !kernel.lockstep_only() {
                 let split = SimOptions {
                     split_warps: true,
-                    ..self.options.clone()
+                    ..options.clone()
                 };
                 let inputs = inputs_from_spec(kernel, spec)
                     .map_err(|source| CheckError::Parameters { launch: i, source })?;
@@ -400,6 +439,15 @@ impl Checker {
     /// The launches a candidate must match.
     pub fn launch_specs(&self) -> impl Iterator<Item = &LaunchSpec> {
         self.launches.iter().map(|r| &r.spec)
+    }
+
+    /// How the simulations of one check run: with an allowance of `times`
+    /// a candidate's ([`CHECK_FACTOR`]) of their own.
+    fn check_options(&self, times: u64) -> SimOptions {
+        SimOptions {
+            work: Some(Arc::new(Work::new(self.check_steps.saturating_mul(times)))),
+            ..self.options.clone()
+        }
     }
 }
 

@@ -228,6 +228,10 @@ pub struct PreprocessArgs {
     pub no_outside_includes: bool,
 }
 
+/// Default `simulate --max-launch-steps`: a launch a loaded 2-core
+/// machine simulates in seconds (1 to 3·10⁶ instructions a second).
+pub const DEFAULT_LAUNCH_STEPS: u64 = 10_000_000;
+
 /// Options of `copper simulate`.
 #[derive(clap::Args, Debug)]
 pub struct SimulateArgs {
@@ -254,6 +258,11 @@ pub struct SimulateArgs {
     /// Most instructions a warp may execute (catches non-terminating kernels).
     #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
     pub max_steps: u64,
+    /// Most instructions of all warps of a launch together: the whole
+    /// launch's deterministic work limit, the same on every machine, past
+    /// which it stops with an error that says so.
+    #[arg(long, default_value_t = DEFAULT_LAUNCH_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_launch_steps: u64,
     /// Count 128-byte transactions instead of 32-byte sectors.
     #[arg(long)]
     pub lines: bool,

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use copper::lint::suppress::{Problem, Suppressions};
@@ -24,13 +25,17 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use serde_json::{json, Value};
 
-use copper::lint::witness::{self, Refutation, Witness};
-use copper::lint::{count, lint_kernel, shape_findings, BlockSize, Code, Finding};
+use copper::lint::witness::{self, Witness};
+use copper::lint::{
+    count, lint_kernel_within, races, shape_findings, stop_note, BlockSize, Code, Finding,
+};
+use copper::sim::work::Work;
 use copper_search::launch::{assume_block, launch_shape};
 
 use super::args::{LintArgs, LintFormat};
 use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
 use super::files::{refuse_onto_input, write_atomically};
+use super::lint_witness::{witness_json, witness_text};
 use super::output;
 use super::settings::Settings;
 use super::walk::{collect_files, start_workers};
@@ -64,6 +69,8 @@ struct KernelRow {
     race_line: Option<usize>,
     /// The block copper assumed, and why (no launch shape was given).
     assumed: Option<String>,
+    /// What the work limit stopped, when it did ([`stop_note`]).
+    stopped: Option<String>,
     seconds: f64,
 }
 
@@ -177,10 +184,14 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             out.notes.push(d.render());
         }
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
+        // One allowance for every simulation of the kernel's lint: the
+        // block fit, the test launch, the lock-step check, the race search.
+        let work = Arc::new(Work::new(races::STEPS));
         let shape = assume_block(
             &parsed,
             &kernel,
             launch_shape(s.block, s.grid, &parsed, spec, &name),
+            &work,
         );
         let start = Instant::now();
         let config = copper::bound::Config {
@@ -189,7 +200,8 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             ..s.analysis
         };
         let deadline = start + config.budget;
-        let lint = lint_kernel(&kernel, config, spec);
+        let lint = lint_kernel_within(&kernel, config, spec, &work);
+        let stopped = stop_note(&lint, races::STEPS);
         // With an assumed block, what the analysis for any block finds too
         // does not depend on the assumption.
         let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
@@ -273,6 +285,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
             race_line,
             assumed: shape.assumed.then(|| shape.source.clone()),
             block_size: lint.block_size,
+            stopped,
             seconds,
         });
     }
@@ -451,73 +464,6 @@ fn summary_table(files: &[FileLint]) -> String {
     t
 }
 
-/// A witness value as the array's type writes it: integers without a
-/// fraction.
-fn witness_value(v: f64, integer: bool) -> Value {
-    if integer {
-        json!(v as i64)
-    } else {
-        json!(v)
-    }
-}
-
-/// What proves a degree impossible, in words.
-fn proof_text(by: Refutation) -> &'static str {
-    match by {
-        Refutation::Bound => "the sound bound",
-        Refutation::Milp => "MILP optimum over every input",
-    }
-}
-
-/// What proves a degree impossible, in JSON.
-fn proof_json(by: Refutation) -> &'static str {
-    match by {
-        Refutation::Bound => "bound",
-        Refutation::Milp => "milp",
-    }
-}
-
-fn witness_text(w: &Witness) -> String {
-    match w {
-        Witness::Found {
-            array,
-            values,
-            integer,
-            simulated,
-            largest,
-        } => {
-            let shown: Vec<String> = values
-                .iter()
-                .take(16)
-                .map(|&v| witness_value(v, *integer).to_string())
-                .collect();
-            let more = if values.len() > 16 { ", …" } else { "" };
-            let proof = largest.map_or(String::new(), |(m, by)| {
-                format!(
-                    "; degree {} is impossible: the largest collision is {m} ({})",
-                    m + 1,
-                    proof_text(by)
-                )
-            });
-            format!(
-                "witness: `{array}` = [{}{more}] (repeated) makes a warp take {} here (confirmed by simulation){proof}",
-                shown.join(", "),
-                count(*simulated, "transaction")
-            )
-        }
-        Witness::Impossible {
-            target,
-            largest,
-            by,
-        } => format!(
-            "no input makes a warp take {} here: degree {target} is impossible, the largest collision is {largest} ({})",
-            count(*target, "transaction"),
-            proof_text(*by)
-        ),
-        Witness::NotFound(why) => format!("no witness found: {why}"),
-    }
-}
-
 fn text(files: &[FileLint]) {
     // Under `--quiet` stdout is closed: findings (errors and warnings)
     // go to stderr, the rest is left out.
@@ -586,6 +532,10 @@ fn text(files: &[FileLint]) {
                 },
                 BlockSize::NotChecked(why) => format!("block size not checked: {why}"),
             };
+            let verdict = match &k.stopped {
+                Some(stop) => format!("{verdict}; {stop}"),
+                None => verdict,
+            };
             if let Some(a) = &k.assumed {
                 println!(
                     "{}:{}:{}: note: kernel `{}`: {a}; no launch shape was given (pass --block or write a parameter file if it runs with another)",
@@ -643,39 +593,6 @@ fn text(files: &[FileLint]) {
     );
 }
 
-fn witness_json(w: &Witness) -> Value {
-    match w {
-        Witness::Found {
-            array,
-            values,
-            integer,
-            simulated,
-            largest,
-        } => {
-            let values: Vec<Value> = values.iter().map(|&v| witness_value(v, *integer)).collect();
-            json!({
-                "found": true,
-                "array": array,
-                "values": values,
-                "simulated": simulated,
-                "largest": largest.map(|(m, _)| m),
-                "proof": largest.map(|(_, by)| proof_json(by)),
-            })
-        }
-        Witness::Impossible {
-            target,
-            largest,
-            by,
-        } => json!({
-            "found": false,
-            "impossible": target,
-            "largest": largest,
-            "proof": proof_json(*by),
-        }),
-        Witness::NotFound(why) => json!({ "found": false, "why": why }),
-    }
-}
-
 fn file_json(f: &FileLint) -> Value {
     json!({
         "file": f.path.shown().to_string(),
@@ -705,6 +622,7 @@ fn file_json(f: &FileLint) -> Value {
             "column": k.col,
             "block_size": k.block_size,
             "assumed_block": k.assumed,
+            "work_limit_stopped": k.stopped,
             "seconds": k.seconds,
         })).collect::<Vec<_>>(),
     })
@@ -839,43 +757,4 @@ fn sarif(files: &[FileLint], root: &SarifRoot) {
         "{}",
         serde_json::to_string_pretty(&sarif_log(rules, results, root)).unwrap_or_default()
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn witness_counts_agree_in_number_and_integers_have_no_fraction() {
-        let found = Witness::Found {
-            array: "data".into(),
-            values: vec![0.0, 8192.0],
-            integer: true,
-            simulated: 1,
-            largest: None,
-        };
-        assert_eq!(
-            witness_text(&found),
-            "witness: `data` = [0, 8192] (repeated) makes a warp take 1 transaction here (confirmed by simulation)"
-        );
-        assert_eq!(witness_json(&found)["values"], json!([0, 8192]));
-        let floats = Witness::Found {
-            array: "x".into(),
-            values: vec![0.5],
-            integer: false,
-            simulated: 2,
-            largest: Some((2, Refutation::Bound)),
-        };
-        assert!(witness_text(&floats).contains("[0.5] (repeated) makes a warp take 2 transactions here (confirmed by simulation); degree 3 is impossible: the largest collision is 2 (the sound bound)"));
-        let impossible = Witness::Impossible {
-            target: 9,
-            largest: 8,
-            by: Refutation::Milp,
-        };
-        assert!(
-            witness_text(&impossible).starts_with(
-                "no input makes a warp take 9 transactions here: degree 9 is impossible, the largest collision is 8"
-            )
-        );
-    }
 }

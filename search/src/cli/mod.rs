@@ -15,6 +15,7 @@ mod files;
 mod fmt;
 pub mod leftovers;
 mod lint;
+mod lint_witness;
 mod optimize;
 mod outcome;
 mod output;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use copper::cuda::ast::{FnKind, Function};
@@ -19,7 +19,8 @@ use copper::cuda::rewrite::transplant;
 use copper::diag::Severity;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::sim::params::ParamFile;
-use copper_search::launch::{assume_block, launch_shape, KnownShape};
+use copper::sim::work::Work;
+use copper_search::launch::{assume_block, launch_shape, KnownShape, FIT_STEPS};
 use copper_search::pipeline::{optimize_target, Cache, Settings as PipelineSettings, Target};
 use copper_search::rank::Ranking;
 use rayon::prelude::*;
@@ -247,7 +248,7 @@ fn optimize_files<'s>(
             // as if given with --block (a kernel that does not lower fails
             // in the search with its diagnostic).
             let shape = match lower_kernel(file, name) {
-                Ok(k) => assume_block(file, &k, shape),
+                Ok(k) => assume_block(file, &k, shape, &Arc::new(Work::new(FIT_STEPS))),
                 Err(_) => shape,
             };
             Target {

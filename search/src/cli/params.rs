@@ -13,8 +13,10 @@ use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
-use copper_search::launch::{assume_block, launch_shape, test_plan};
+use copper::sim::work::Work;
+use copper_search::launch::{assume_block, launch_shape, test_plan, FIT_STEPS};
 use copper_transforms::check::Checker;
+use std::sync::Arc;
 
 use super::output::{self, lower_or_report};
 use super::settings::Settings;
@@ -109,7 +111,12 @@ pub(super) fn test_launch(
     spec: Option<&LaunchSpec>,
 ) -> TestLaunch {
     let name = &kernel.name;
-    let shape = assume_block(parsed, kernel, launch_shape(None, None, parsed, spec, name));
+    let shape = assume_block(
+        parsed,
+        kernel,
+        launch_shape(None, None, parsed, spec, name),
+        &Arc::new(Work::new(FIT_STEPS)),
+    );
     let plan = test_plan(parsed, kernel, spec, &shape);
     let (spec, unclean) = match (&plan.spec, plan.block) {
         (Some(s), _) => (Some(s.clone()), None),

@@ -68,6 +68,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
         hw: s.analysis.hw,
         metrics: s.metrics.clone(),
         step_budget: a.max_steps,
+        max_steps: Some(a.max_launch_steps),
         detect_races: a.races,
         ..SimOptions::default()
     };
@@ -147,8 +148,11 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
                     Format::Json => reports.push(report_json(&parsed, &kernel, &r, secs)),
                 }
             }
-            Err(e) => {
+            Err(mut e) => {
                 status = 1;
+                if e.message.starts_with(copper::sim::WORK_LIMIT) {
+                    e.message.push_str(" (raise it with --max-launch-steps)");
+                }
                 let d = sim_diag(&parsed, &e);
                 match a.format {
                     Format::Text => output::diagnostic(&d),

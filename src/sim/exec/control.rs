@@ -68,6 +68,11 @@ impl Block<'_> {
                     format!("step budget of {} instructions per warp exhausted (the kernel may not terminate; raise it with --max-steps)", self.ctx.step_budget),
                 ));
             }
+            if w.steps > self.warp_cap {
+                let lane = lanes_of(w.mask).next().unwrap_or(0);
+                let limit = self.ctx.max_steps.unwrap_or(self.cap);
+                return Err(self.error(w, lane, w.span, crate::sim::work_limit_message(limit)));
+            }
             w.pc += 1;
             match ins {
                 Ins::Assign { var, value, span } => {

@@ -133,6 +133,9 @@ pub struct LaunchCtx<'a> {
     /// Whether each warp also counts its costs per statement
     /// ([`Warp::by_statement`]).
     pub by_statement: bool,
+    /// The launch's work limit, all warps together, named when a block
+    /// is stopped by it ([`crate::sim::SimOptions::max_steps`]).
+    pub max_steps: Option<u64>,
 }
 
 /// A warp's progress.
@@ -186,6 +189,14 @@ pub struct Block<'a> {
     pub extents: Vec<u64>,
     /// The warps.
     pub warps: Vec<Warp>,
+    /// Most instructions of all warps of this block together: past it,
+    /// the block stops with the launch's work-limit error.
+    pub cap: u64,
+    /// Instructions the warps ran in the runs of them that ended.
+    spent: u64,
+    /// Most steps the warp running now may reach (its steps when it
+    /// started plus what is left of `cap`).
+    warp_cap: u64,
 }
 
 fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
@@ -237,6 +248,9 @@ impl<'a> Block<'a> {
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
             extents: vec![0; ctx.kernel.arrays.len()],
             warps,
+            cap: u64::MAX,
+            spent: 0,
+            warp_cap: u64::MAX,
         }
     }
 
@@ -247,7 +261,10 @@ impl<'a> Block<'a> {
             for w in 0..self.warps.len() {
                 if self.warps[w].status == Status::Running {
                     let mut warp = std::mem::replace(&mut self.warps[w], placeholder());
+                    let before = warp.steps;
+                    self.warp_cap = before.saturating_add(self.cap.saturating_sub(self.spent));
                     let r = self.run_warp(&mut warp);
+                    self.spent = self.spent.saturating_add(warp.steps - before);
                     self.warps[w] = warp;
                     r?;
                 }

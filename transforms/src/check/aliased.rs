@@ -65,6 +65,8 @@ impl Checker {
             (Err(why), _) | (_, Err(why)) => return AliasedRuns::NotSimulated(why),
         };
         let (mut launches, mut differ) = (0, 0);
+        // The original's runs and the candidate's, each as a check's.
+        let options = self.check_options(2);
         for run in &self.launches {
             if !covered(&run.spec, terms.covers.as_deref()) {
                 continue;
@@ -72,7 +74,7 @@ impl Checker {
             let Ok(inputs) = inputs_from_spec(&original, &run.spec) else {
                 continue;
             };
-            let Ok(want) = simulate_owned(&original, inputs, &self.options) else {
+            let Ok(want) = simulate_owned(&original, inputs, &options) else {
                 continue;
             };
             launches += 1;
@@ -83,7 +85,7 @@ impl Checker {
             let threads = spec.block.iter().product::<u64>();
             let same = inputs_from_spec(&candidate, &spec)
                 .ok()
-                .and_then(|inputs| simulate_owned(&candidate, inputs, &self.options).ok())
+                .and_then(|inputs| simulate_owned(&candidate, inputs, &options).ok())
                 .is_some_and(|got| difference(&got.arrays, &want.arrays, terms, threads).is_none());
             if !same {
                 differ += 1;
