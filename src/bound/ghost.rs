@@ -199,7 +199,9 @@ fn find(
 ///   to at most `n` ([`at_most_input`]), updated `k = k / m` (`m ≥ 2`) or
 ///   `k = k >> s` (`s ≥ 1`): from `k ≤ n`, `n ≥ 1`, `k` stays positive at
 ///   most `⌊log_m n⌋ + 1 ≤ 1 + ⌊log2 n⌋` times, and from `k ≤ 0` the loop
-///   does not run.
+///   does not run;
+/// - `k != 0` with `k` as above and at least 0 on entry (unsigned, or set
+///   from a launch dimension): then `k != 0` is `k > 0`.
 ///
 /// `n` is an input (parameter or symbol) the kernel never assigns, of the
 /// counter's type, or (for a shrinking counter) a launch dimension. Returns
@@ -269,6 +271,19 @@ fn geometric(
                 return None;
             }
             at_most_input(value, l.ty, inputs, vars).map(|n| (n, None))
+        }
+        // `k != 0` is `k > 0` for a counter that starts at least 0 (an
+        // unsigned one, or one set from a launch dimension) and shrinks by
+        // division or shifting: it stays at least 0 and reaches 0.
+        BinOp::Ne if shrinks && konst(r)? == 0 => {
+            let Some(Stmt::Assign { var: v, value, .. }) = before else {
+                return None;
+            };
+            if *v != counter {
+                return None;
+            }
+            let n = at_most_input(value, l.ty, inputs, vars)?;
+            (!l.ty.is_signed() || n.contains('.')).then_some((n, None))
         }
         _ => None,
     }
@@ -420,6 +435,12 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
         }
         ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Builtin(_)) => {
             at_most_input(value, ty, inputs, vars)
+        }
+        // A launch dimension (or a quotient of one) converted to a type of
+        // at least 32 bits keeps its value: it is below 2^31.
+        ExprKind::Convert { value, .. } if ty.size() >= 4 => {
+            let n = at_most_input(value, value.ty, inputs, vars)?;
+            n.contains('.').then_some(n)
         }
         ExprKind::Binary(BinOp::Div | BinOp::Shr, a, b)
             if positive_const(b).is_some() && !a.ty.is_signed() =>

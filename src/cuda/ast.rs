@@ -243,6 +243,19 @@ pub struct VarDecl {
     pub init: Option<Init>,
 }
 
+impl VarDecl {
+    /// Whether this declares one plain local scalar: not `static`,
+    /// `extern`, an array, a pointer or a reference.
+    pub fn is_plain_local(&self) -> bool {
+        self.space == Space::Local
+            && !self.is_static
+            && !self.is_extern
+            && self.dims.is_empty()
+            && !self.ty.is_pointer()
+            && !self.ty.is_ref
+    }
+}
+
 /// An initializer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Init {

@@ -119,6 +119,28 @@ pub fn equiv_stmt(a: &Stmt, b: &Stmt) -> bool {
     }
 }
 
+/// A `for` loop that declares exactly one variable in its initializer
+/// and has a condition and a step: the declaration, condition, step and
+/// body.
+pub fn counted_for(s: &Stmt) -> Option<(&VarDecl, &Expr, &Expr, &Stmt)> {
+    let StmtKind::For {
+        init: Some(init),
+        cond: Some(cond),
+        step: Some(step),
+        body,
+    } = &s.kind
+    else {
+        return None;
+    };
+    let StmtKind::Decl(ds) = &init.kind else {
+        return None;
+    };
+    let [decl] = ds.as_slice() else {
+        return None;
+    };
+    Some((decl, cond, step, body))
+}
+
 /// The statements of a branch: a block's, or the statement itself.
 pub fn branch_stmts(s: &Stmt) -> Vec<Stmt> {
     match &s.kind {

@@ -410,12 +410,7 @@ fn index_decl(s: &Stmt) -> Result<(), Refusal> {
         if d.space == Space::Shared {
             return Err(format!("it already uses shared memory (`{}`)", d.name).into());
         }
-        let plain = d.space == Space::Local
-            && !d.is_static
-            && !d.is_extern
-            && d.dims.is_empty()
-            && !d.ty.is_pointer()
-            && !d.ty.is_ref;
+        let plain = d.is_plain_local();
         let computed = matches!(&d.init, Some(Init::Expr(e)) if is_pure(e) && !reads_memory(e));
         if !plain || !computed {
             return Err(format!(

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use copper::bound::check::{self, launch_warps, violations, Violation};
 use copper::bound::{prepare, BoundExpr, Config, InputAssumption, MetricBound, NoBound, Outcome};
-use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::cuda::parse::ParsedFile;
 use copper::diag::Severity;
 use copper::ir::lower::symbol_notes;
 use copper::ir::Kernel;
@@ -21,6 +21,7 @@ use copper_search::rank::fmt_num;
 
 use super::args::{AnalyzeArgs, Format};
 use super::output::{self, lower_or_report};
+use super::params::parse_with_params;
 use super::settings::Settings;
 
 /// The analysis of one kernel, ready to print.
@@ -49,19 +50,9 @@ struct Check {
 pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
     let metrics = &s.metrics;
     let hw = s.analysis.hw;
-    let parsed = match parse_path_with(&a.file, &s.preprocess) {
-        Ok(p) => p,
-        Err(d) => {
-            output::diagnostic(&d);
-            return 2;
-        }
-    };
-    let params = match s.params.of(&a.file) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
+    let (parsed, params) = match parse_with_params(&a.file, s) {
+        Ok(x) => x,
+        Err(status) => return status,
     };
     let mut status = 0;
     for d in parsed.all_diagnostics() {

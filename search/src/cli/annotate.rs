@@ -10,33 +10,23 @@ use std::path::Path;
 
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::{Counts, Metric};
-use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::cuda::parse::ParsedFile;
 use copper::ir::Kernel;
 use copper::shown::Shown;
 use copper::sim::{inputs_from_spec, simulate_by_statement, SimOptions};
 use copper_search::launch::dims;
 
-use super::output::{self, lower_or_report};
-use super::params::test_launch;
+use super::output::lower_or_report;
+use super::params::{parse_with_params, test_launch};
 use super::settings::Settings;
 
 /// Runs `copper annotate` on `file` (only kernel `only` when given). Exit
 /// status: 0 when every kernel was annotated, 1 when some could not be
 /// (no launch, or the simulation failed), 2 on bad input.
 pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
-    let parsed = match parse_path_with(file, &s.preprocess) {
-        Ok(p) => p,
-        Err(d) => {
-            output::diagnostic(&d);
-            return 2;
-        }
-    };
-    let params = match s.params.of(file) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
+    let (parsed, params) = match parse_with_params(file, s) {
+        Ok(x) => x,
+        Err(status) => return status,
     };
     let only = only.map(|k| parsed.kernel_name(k));
     let names: Vec<String> = parsed

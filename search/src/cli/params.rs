@@ -5,13 +5,14 @@
 //! edit and save as `FILE.toml`.
 
 use copper::shown::Shown;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::ir::Kernel;
-use copper::sim::params::{InitKind, LaunchSpec};
+use copper::sim::params::{InitKind, LaunchSpec, ParamFile};
 use copper::sim::test_launch::synthesized;
 use copper::sim::work::Work;
 use copper_search::launch::{assume_block, launch_shape, test_plan, FIT_STEPS};
@@ -26,19 +27,9 @@ use super::settings::Settings;
 /// cleanly on says so in a comment and on stderr), 1 when some did not, 2
 /// on bad input.
 pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
-    let parsed = match parse_path_with(file, &s.preprocess) {
-        Ok(p) => p,
-        Err(d) => {
-            output::diagnostic(&d);
-            return 2;
-        }
-    };
-    let params = match s.params.of(file) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("copper: error: {e}");
-            return 2;
-        }
+    let (parsed, params) = match parse_with_params(file, s) {
+        Ok(x) => x,
+        Err(status) => return status,
     };
     let only = only.map(|k| parsed.kernel_name(k));
     let only = only.as_deref();
@@ -89,6 +80,23 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     }
     print!("{out}");
     status
+}
+
+/// `file` parsed, and its parameter file (when there is one); `Err` is
+/// the exit status after saying on stderr why either cannot be read.
+pub(super) fn parse_with_params<'s>(
+    file: &Path,
+    s: &'s Settings,
+) -> Result<(ParsedFile, Option<Cow<'s, ParamFile>>), u8> {
+    let parsed = parse_path_with(file, &s.preprocess).map_err(|d| {
+        output::diagnostic(&d);
+        2
+    })?;
+    let params = s.params.of(file).map_err(|e| {
+        eprintln!("copper: error: {e}");
+        2
+    })?;
+    Ok((parsed, params))
 }
 
 /// The launch copper tests a kernel on, as `copper params` writes it.

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, Init, Space, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type, UnOp,
 };
 
 use crate::ast_util::{self, is_pure, reads_memory};
@@ -141,12 +141,7 @@ impl Shape {
                 return Err(not_the_shape());
             };
             for d in ds {
-                let plain = d.space == Space::Local
-                    && !d.is_static
-                    && !d.is_extern
-                    && d.dims.is_empty()
-                    && !d.ty.is_pointer()
-                    && !d.ty.is_ref;
+                let plain = d.is_plain_local();
                 let computed =
                     matches!(&d.init, Some(Init::Expr(e)) if is_pure(e) && !reads_memory(e));
                 if !plain || !computed {
@@ -373,21 +368,7 @@ pub(super) fn conjuncts(e: &Expr) -> Vec<&Expr> {
 impl Reduction {
     /// `s` as `for (T k = 0; k < K; k++ | ++k | k += 1) body`.
     fn of(s: &Stmt) -> Option<Reduction> {
-        let StmtKind::For {
-            init: Some(init),
-            cond: Some(cond),
-            step: Some(step),
-            body,
-        } = &s.kind
-        else {
-            return None;
-        };
-        let StmtKind::Decl(ds) = &init.kind else {
-            return None;
-        };
-        let [d] = ds.as_slice() else {
-            return None;
-        };
+        let (d, cond, step, body) = ast_util::counted_for(s)?;
         let zero = matches!(&d.init, Some(Init::Expr(e)) if ast_util::const_value(e) == Some(0));
         if !zero || d.ty.is_pointer() || !d.dims.is_empty() || !is_integer(&d.ty) {
             return None;
@@ -409,7 +390,7 @@ impl Reduction {
             ty: d.ty.clone(),
             var: d.name.clone(),
             cond: cond.clone(),
-            body: (**body).clone(),
+            body: body.clone(),
         })
     }
 

@@ -169,21 +169,7 @@ struct Parts<'a> {
 
 /// The parts of a loop shaped like a tree reduction.
 fn parts(s: &Stmt) -> Option<Parts<'_>> {
-    let StmtKind::For {
-        init: Some(init),
-        cond: Some(cond),
-        step: Some(step),
-        body,
-    } = &s.kind
-    else {
-        return None;
-    };
-    let StmtKind::Decl(ds) = &init.kind else {
-        return None;
-    };
-    let [decl] = ds.as_slice() else {
-        return None;
-    };
+    let (decl, cond, step, body) = ast_util::counted_for(s)?;
     let Some(Init::Expr(start)) = &decl.init else {
         return None;
     };
