@@ -411,12 +411,26 @@ fn generate(i: u64) -> Generated {
             };
             ("1".to_string(), cond, step.to_string(), n)
         }
-        _ => (
-            "n".to_string(),
-            "c > 0",
-            "c /= 3".to_string(),
-            pick(1 << 31) as i64,
-        ),
+        // A shrinking counter; a quarter of the time the reduction idiom
+        // `while (c != 0) c /= 2` (or `>>= 1`) from half the block.
+        _ => {
+            let n = pick(1 << 31) as i64;
+            match i % 8 {
+                1 => (
+                    "blockDim.x / 2".to_string(),
+                    "c != 0",
+                    "c /= 2".to_string(),
+                    n,
+                ),
+                5 => (
+                    "blockDim.x / 2".to_string(),
+                    "c != 0",
+                    "c >>= 1".to_string(),
+                    n,
+                ),
+                _ => ("n".to_string(), "c > 0", "c /= 3".to_string(), n),
+            }
+        }
     };
     // The bound as a struct field passed by value, half of the time.
     let (init, cond) = if pick(2) == 0 {

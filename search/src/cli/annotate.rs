@@ -39,7 +39,8 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
         return 2;
     }
     let mut status = 0;
-    for (i, name) in names.into_iter().enumerate() {
+    let mut printed = false;
+    for name in names {
         let Some(kernel) = lower_or_report(&parsed, &name) else {
             status = 1;
             continue;
@@ -47,7 +48,10 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
         match annotate(&parsed, &kernel, spec, s) {
             // A blank line between kernels.
-            Ok(text) => print!("{}{text}", if i > 0 { "\n" } else { "" }),
+            Ok(text) => {
+                print!("{}{text}", if printed { "\n" } else { "" });
+                printed = true;
+            }
             Err(why) => {
                 eprintln!("{}: kernel `{name}`: not annotated: {why}", file.shown());
                 status = 1;
