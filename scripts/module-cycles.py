@@ -2,7 +2,7 @@
 """Import cycles between a crate's modules (one module per .rs file).
 
 Usage: scripts/module-cycles.py src transforms/src search/src
-(exit status 1 when a crate has a cycle).
+(exit status 1 when a crate has a cycle or a layer imports one above it).
 
 References are `crate::a::b`, `super::x` and `self::x` paths (in `use`
 items and inline), outside `#[cfg(test)]` modules; each resolves to the
@@ -100,6 +100,39 @@ def cycles(root):
         if v not in index: visit(v)
     return mods, comps, family
 
+# The engine's top-level modules, lowest layer first (docs/ARCHITECTURE.md):
+# a module may import its own layer and the ones before it, never a later one.
+LAYERS = {
+    'src': [
+        {'input', 'shown'},
+        {'source', 'diag'},
+        {'cuda'},
+        {'cost'},
+        {'ir'},
+        {'sim'},
+        {'poly'},
+        {'absint'},
+        {'bound'},
+        {'lint'},
+    ],
+}
+
+def layer_violations(root, mods):
+    """Imports from a lower top-level module to a higher one."""
+    layers = LAYERS.get(os.path.normpath(root))
+    if not layers:
+        return []
+    rank = {top: i for i, tops in enumerate(layers) for top in tops}
+    out = []
+    for m, p in mods.items():
+        if not m or m[0] not in rank:
+            continue
+        for r in refs(m, strip_tests(open(p).read()), mods):
+            if r and r[0] in rank and rank[r[0]] > rank[m[0]]:
+                out.append((m, r))
+    unplaced = sorted({m[0] for m in mods if m and m[0] not in rank})
+    return sorted(out) + [((u,), None) for u in unplaced]
+
 def name(m):
     return '::'.join(m) or 'crate'
 
@@ -110,4 +143,10 @@ for root in sys.argv[1:]:
     for c in comps:
         found = True
         print('  cycle:', ', '.join(sorted(name(m) for m in c)))
+    for m, r in layer_violations(root, mods):
+        found = True
+        if r is None:
+            print(f'  layer: top-level module {name(m)} is in no layer (add it to LAYERS)')
+        else:
+            print(f'  layer: {name(m)} imports {name(r)}, a higher layer')
 sys.exit(1 if found else 0)

@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::deps::{self, key};
 use super::linear::{Constraints, LinExpr};
 use super::symbols::{Symbols, Update, NEW};
-use crate::bound::ghost::Trips;
+use super::trips::Trips;
 use crate::ir::{Expr, Kernel, Stmt, VarId, VarKind};
 use crate::poly::Rational;
 

@@ -8,3 +8,4 @@ pub mod linear;
 pub mod live;
 pub mod memory;
 pub mod symbols;
+pub mod trips;

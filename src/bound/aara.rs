@@ -55,7 +55,7 @@ pub struct Aara<'a> {
     /// access site.
     pub mem: &'a HashMap<SiteId, u64>,
     /// Ghost counters (assigning them is free).
-    pub ghosts: &'a HashMap<VarId, crate::bound::ghost::Trips>,
+    pub ghosts: &'a HashMap<VarId, crate::absint::trips::Trips>,
     /// The jump flags, and the jump each records.
     pub flags: &'a [(VarId, FlagKind)],
     /// The potential at each jump flag's target, recorded as the backward

@@ -14,11 +14,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::ghost::{insert_ghosts, new_ghost, top_level_updates, GhostUpdate, Trips};
+use super::ghost::{insert_ghosts, new_ghost, top_level_updates, GhostUpdate};
 use crate::absint::deps::{self, key, DepFacts};
 use crate::absint::facts::LinFacts;
 use crate::absint::linear::LinExpr;
 use crate::absint::symbols::{int_bounds, SymKind, Symbols, Update};
+use crate::absint::trips::Trips;
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Value, VarId};

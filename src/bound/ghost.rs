@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::assumption::{InputAssumption, Subject};
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
+use crate::absint::trips::Trips;
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
 use crate::ir::value::{binary, wrap};
@@ -25,18 +26,6 @@ use crate::source::Span;
 
 /// Most iterations counted by evaluating a loop's condition.
 const MAX_TRIPS: u64 = 1 << 16;
-
-/// How many times the body of a ghost-counted loop runs at most.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Trips {
-    /// This many (the launch fixes it).
-    Count(u64),
-    /// `1 + L`, where `L` is the variable named [`log_name`] of an input.
-    Log(VarId),
-    /// Not a trip count: the ghost is a uniform lower bound of this
-    /// counter in every lane, moved with it (see `bound::floor`).
-    Floor(VarId),
-}
 
 /// What [`find`] learned about a loop: its trip count, or the name of the
 /// input whose logarithm bounds it (a parameter, a symbol, or a launch

@@ -103,7 +103,7 @@ pub struct Prepared {
     mem: HashMap<SiteId, u64>,
     /// What the row/column splits tell of each access's index.
     splits: HashMap<SiteId, WarpIndex>,
-    ghosts: HashMap<VarId, ghost::Trips>,
+    ghosts: HashMap<VarId, crate::absint::trips::Trips>,
     /// Each base's factors at the kernel's start, bounded over the inputs
     /// (`None` where it has no value per warp there).
     entry: Vec<Option<Vec<Poly>>>,
