@@ -33,10 +33,11 @@ use copper::sim::work::Work;
 use copper_search::launch::{assume_block, launch_shape};
 
 use super::args::{LintArgs, LintFormat};
-use super::ci::{error_result, error_rule, gh_error, gh_escape, gh_property, sarif_log, SarifRoot};
+use super::ci::{gh_error, gh_escape, gh_property};
 use super::files::{refuse_onto_input, write_atomically};
 use super::lint_witness::{witness_json, witness_text};
 use super::output;
+use super::sarif::{self, Level, SarifRoot};
 use super::settings::Settings;
 use super::walk::{collect_files, start_workers};
 
@@ -713,48 +714,42 @@ fn github(files: &[FileLint]) {
 }
 
 fn sarif(files: &[FileLint], root: &SarifRoot) {
-    let rules: Vec<Value> = Code::ALL
+    let rules: Vec<sarif::Rule> = Code::ALL
         .iter()
         .map(|c| {
             let e = copper::lint::explain::explain(*c);
-            json!({
-                "id": format!("copper/{}", c.name()),
-                "shortDescription": { "text": c.describe() },
-                "fullDescription": { "text": e.full_description() },
-                "help": { "text": e.text() },
-                "helpUri": copper::lint::explain::help_uri(*c),
-            })
+            sarif::Rule {
+                full_description: Some(sarif::Message::new(e.full_description())),
+                help_uri: Some(copper::lint::explain::help_uri(*c)),
+                ..sarif::rule(c.name(), c.describe(), &e.text())
+            }
         })
-        .chain([error_rule()])
+        .chain([sarif::error_rule()])
         .collect();
     let mut results = Vec::new();
     for f in files {
         for e in &f.errors {
-            results.push(error_result(e, root));
+            results.push(sarif::diagnostic_result(e, Level::Error, root));
         }
         for p in &f.problems {
-            let mut r = error_result(&problem_diagnostic(p), root);
-            r["level"] = json!("warning");
-            results.push(r);
+            results.push(sarif::diagnostic_result(
+                &problem_diagnostic(p),
+                Level::Warning,
+                root,
+            ));
         }
         for x in &f.findings {
-            let uri = root.artifact(&x.file);
-            results.push(json!({
-                "ruleId": format!("copper/{}", x.finding.code.name()),
-                "level": match x.finding.code.severity() {
-                    Severity::Error => "error",
-                    _ => "warning",
-                },
-                "message": { "text": full_message(x) },
-                "locations": [{ "physicalLocation": {
-                    "artifactLocation": uri,
-                    "region": { "startLine": x.line, "startColumn": x.col }
-                }}],
-            }));
+            let level = match x.finding.code.severity() {
+                Severity::Error => Level::Error,
+                _ => Level::Warning,
+            };
+            results.push(sarif::SarifResult::at(
+                x.finding.code.name(),
+                level,
+                full_message(x),
+                sarif::PhysicalLocation::at(root.artifact(&x.file), x.line, x.col),
+            ));
         }
     }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&sarif_log(rules, results, root)).unwrap_or_default()
-    );
+    sarif::print(&sarif::log(rules, results, root));
 }

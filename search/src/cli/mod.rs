@@ -23,6 +23,7 @@ mod params;
 mod parse;
 mod patch;
 mod report;
+mod sarif;
 mod settings;
 mod simulate;
 mod stdin;

@@ -26,13 +26,13 @@ use copper_search::rank::Ranking;
 use rayon::prelude::*;
 
 use super::args::{OptFormat, OptimizeArgs};
-use super::ci::SarifRoot;
 use super::files::{
     match_line_endings, refuse_onto_input, replace_if_unchanged, write_atomically, ReplaceError,
 };
 use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, KernelRun};
 use super::output;
 use super::report;
+use super::sarif::SarifRoot;
 use super::settings::{Search, Settings};
 use super::walk::{collect_files, outside_roots, start_workers};
 

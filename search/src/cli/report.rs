@@ -9,9 +9,10 @@ use copper_search::pipeline::{KernelResult, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
-use super::ci::{gh_escape, gh_property, sarif_log, SarifRoot};
+use super::ci::{gh_escape, gh_property};
 use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
 use super::output;
+use super::sarif::{self, Level, SarifRoot};
 use super::settings::Search;
 
 pub mod csv;
@@ -629,18 +630,17 @@ pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
             let Ok(x) = &k.result else {
                 continue;
             };
+            let at = || sarif::PhysicalLocation::at(uri.clone(), k.at.0, k.at.1);
             if let Some(why) = x.unchecked() {
-                results.push(json!({
-                    "ruleId": "copper/unchecked",
-                    "level": "warning",
-                    "message": { "text": format!(
+                results.push(sarif::SarifResult::at(
+                    "unchecked",
+                    Level::Warning,
+                    format!(
                         "No rewrite of kernel `{}` could be checked, so none is suggested: {why}",
-                        k.name) },
-                    "locations": [{ "physicalLocation": {
-                        "artifactLocation": uri,
-                        "region": { "startLine": k.at.0, "startColumn": k.at.1 }
-                    }}]
-                }));
+                        k.name
+                    ),
+                    at(),
+                ));
             }
             if !x.improved() {
                 continue;
@@ -652,44 +652,49 @@ pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
                 .map(|a| format!("{}: {} ({})", a.transform, a.description, a.why))
                 .chain(x.preconditions.iter().map(|p| format!("assumes: {p}")))
                 .collect();
-            results.push(json!({
-                "ruleId": "copper/optimize",
-                "level": "note",
-                "message": { "text": format!(
+            let replacements = edits(parsed, x)
+                .into_iter()
+                .map(|e| sarif::Replacement {
+                    deleted_region: sarif::Region {
+                        end_line: Some(e.end.0),
+                        end_column: Some(e.end.1),
+                        ..sarif::Region::start(e.start.0, e.start.1)
+                    },
+                    inserted_content: sarif::Message::new(e.text),
+                })
+                .collect();
+            let mut result = sarif::SarifResult::at(
+                "optimize",
+                Level::Note,
+                format!(
                     "Kernel `{}` can be faster: {} per warp {before} → {after}. {}",
-                    k.name, r.metric, applied.join("; ")) },
-                "locations": [{ "physicalLocation": {
-                    "artifactLocation": uri,
-                    "region": { "startLine": k.at.0, "startColumn": k.at.1 }
-                }}],
-                "fixes": [{
-                    "description": { "text": applied.join("; ") },
-                    "artifactChanges": [{
-                        "artifactLocation": uri,
-                        "replacements": edits(parsed, x).iter().map(|e| json!({
-                            "deletedRegion": {
-                                "startLine": e.start.0, "startColumn": e.start.1,
-                                "endLine": e.end.0, "endColumn": e.end.1
-                            },
-                            "insertedContent": { "text": e.text }
-                        })).collect::<Vec<_>>()
-                    }]
-                }]
-            }));
+                    k.name,
+                    r.metric,
+                    applied.join("; ")
+                ),
+                at(),
+            );
+            result.fixes.push(sarif::Fix {
+                description: sarif::Message::new(applied.join("; ")),
+                artifact_changes: vec![sarif::ArtifactChange {
+                    artifact_location: uri.clone(),
+                    replacements,
+                }],
+            });
+            results.push(result);
         }
     }
     let rules = vec![
-        json!({
-            "id": "copper/optimize",
-            "shortDescription": { "text": "A rewrite lowers this kernel's worst-case cost bound" },
-            "help": { "text": "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower." }
-        }),
-        json!({
-            "id": "copper/unchecked",
-            "shortDescription": { "text": "copper's rewrites of this kernel could not be checked" },
-            "help": { "text": "copper checks every rewrite by simulating it against the original; it could not run the original cleanly (or compile it, with --nvcc), so it suggests nothing. Give a parameter file with a launch the kernel runs on, or --block/--grid." }
-        }),
+        sarif::rule(
+            "optimize",
+            "A rewrite lowers this kernel's worst-case cost bound",
+            "copper found a rewritten kernel, checked to compute the same results, whose sound cost bound per warp is lower.",
+        ),
+        sarif::rule(
+            "unchecked",
+            "copper's rewrites of this kernel could not be checked",
+            "copper checks every rewrite by simulating it against the original; it could not run the original cleanly (or compile it, with --nvcc), so it suggests nothing. Give a parameter file with a launch the kernel runs on, or --block/--grid.",
+        ),
     ];
-    let doc = sarif_log(rules, results, root);
-    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    sarif::print(&sarif::log(rules, results, root));
 }
