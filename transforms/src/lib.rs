@@ -10,6 +10,7 @@ pub mod ast_util;
 pub mod block_guard;
 pub mod branch_distribution;
 pub mod check;
+pub mod coop_load;
 #[cfg(test)]
 mod fixture;
 pub mod global_to_shared;
@@ -218,6 +219,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(branch_distribution::BranchDistribution),
         Box::new(global_to_shared::GlobalToShared),
         Box::new(tiled_shared::TiledGlobalToShared),
+        Box::new(coop_load::CooperativeLoad),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
         Box::new(warp_shuffle::WarpShuffle),
