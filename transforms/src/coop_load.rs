@@ -129,13 +129,14 @@ impl Transform for CooperativeLoad {
                     reason: format!("{left_alone}: {why}"),
                 })
             };
-            let (header, len) = match range(l, &fixed) {
-                Ok(r) => r,
+            let (header, r) = match range(l, &fixed) {
+                Ok((h, r)) => (h, r),
                 Err(why) => {
                     refuse(&mut out, why);
                     continue;
                 }
             };
+            let len = r.len();
             let place = match Place::of(&f.body, l.meta.id) {
                 Ok(p) => p,
                 Err(why) => {
@@ -145,12 +146,15 @@ impl Transform for CooperativeLoad {
             };
             let mut loads = Vec::new();
             for p in arrays {
-                let bytes = u64::from(p.ty.base.size_bytes().unwrap_or(u32::MAX)) * len;
-                let plan = if used + bytes > SHARED_LIMIT {
+                let bytes = u64::from(p.ty.base.size_bytes().unwrap_or(u32::MAX)) * r.buffer();
+                let plan = if let Some(u) = used.filter(|&u| u + bytes > SHARED_LIMIT) {
                     Err(format!(
-                        "{len} elements take {bytes} bytes, and with the kernel's {used} bytes of shared memory more than {SHARED_LIMIT} (copying in chunks is not done)"
+                        "a buffer of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT} (copying in chunks is not done)",
+                        r.buffer()
                     )
                     .into())
+                } else if used.is_none() {
+                    Err("the kernel's shared arrays have sizes copper cannot read as constants, so the buffer may not fit".into())
                 } else {
                     Tile::of(&p.name, &p.ty, &header, &body, &fixed)
                 };
@@ -175,10 +179,10 @@ impl Transform for CooperativeLoad {
                     .filter(|i| mask & (1 << i) != 0)
                     .map(|i| loads[i].1)
                     .sum();
-                if used + bytes > SHARED_LIMIT {
+                if used.unwrap_or(SHARED_LIMIT) + bytes > SHARED_LIMIT {
                     continue;
                 }
-                let function = rewrite(f, l.meta.id, &header, len, &chosen, &place);
+                let function = rewrite(f, l.meta.id, &header, r, &chosen, &place);
                 let names: Vec<String> = chosen.iter().map(|t| format!("`{}`", t.array)).collect();
                 let description = format!(
                     "loaded the {len} elements of {} that every thread of a block reads in the loop at line {line} into shared memory once, by the whole block, before {}",
@@ -206,8 +210,32 @@ impl Transform for CooperativeLoad {
     }
 }
 
-/// The loop's header and its constant number of iterations.
-fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, u64), Refusal> {
+/// The constant range `start … end - 1` of a loop's counter, and where
+/// its buffer starts: at 0 when the range starts no further from 0 than
+/// it is long (the buffer is indexed by the counter itself, `w_sh[k]`,
+/// and its first `start` elements stay unused), at `start` otherwise
+/// (`w_sh[k - start]`).
+#[derive(Clone, Copy)]
+struct Range {
+    start: u64,
+    end: u64,
+    base: u64,
+}
+
+impl Range {
+    /// Iterations of the loop.
+    fn len(self) -> u64 {
+        self.end - self.start
+    }
+
+    /// Elements of the buffer.
+    fn buffer(self) -> u64 {
+        self.end - self.base
+    }
+}
+
+/// The loop's header and its constant range.
+fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, Range), Refusal> {
     let h = Header::of(l, fixed)?;
     let (Some(s), Some(e)) = (
         ast_util::const_value(&h.start),
@@ -221,7 +249,15 @@ fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, u64), Refusal> {
     if e <= s {
         return Err("its range is empty".into());
     }
-    Ok((h, e - s))
+    let base = if s <= e - s { 0 } else { s };
+    Ok((
+        h,
+        Range {
+            start: s,
+            end: e,
+            base,
+        },
+    ))
 }
 
 /// Where the copy goes, and when a thread reaches the loop.
@@ -324,10 +360,10 @@ fn early_return(s: &Stmt) -> Option<&Expr> {
     matches!(body.as_slice(), [r] if matches!(r.kind, StmtKind::Return(None))).then_some(cond)
 }
 
-/// Bytes of the static `__shared__` arrays the kernel declares (an array
-/// of unknown size counts as the whole limit).
-fn static_shared_bytes(f: &Function) -> u64 {
-    let mut total = 0u64;
+/// Bytes of the static `__shared__` arrays the kernel declares; `None`
+/// when one has a size that is not a constant.
+fn static_shared_bytes(f: &Function) -> Option<u64> {
+    let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
             let StmtKind::Decl(ds) = &x.kind else {
@@ -337,18 +373,25 @@ fn static_shared_bytes(f: &Function) -> u64 {
                 .iter()
                 .filter(|d| d.space == Space::Shared && !d.is_extern)
             {
-                let mut n = u64::from(d.ty.base.size_bytes().unwrap_or(u32::MAX));
+                let mut n = d.ty.base.size_bytes().map(u64::from);
                 for dim in &d.dims {
-                    n = dim
-                        .as_ref()
-                        .and_then(ast_util::const_value)
-                        .map_or(SHARED_LIMIT, |v| n.saturating_mul(v));
+                    let v = dim.as_ref().and_then(ast_util::const_value);
+                    n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
                 }
-                total = total.saturating_add(n);
+                total = total.zip(n).and_then(|(t, n)| t.checked_add(n));
             }
         });
     }
     total
+}
+
+/// `k + e`, or `e` when `k` is 0.
+fn plus(k: u64, e: Expr) -> Expr {
+    if k == 0 {
+        e
+    } else {
+        bin(BinOp::Add, int(k), e)
+    }
 }
 
 /// `blockDim.f` or `threadIdx.f`.
@@ -366,12 +409,11 @@ fn rewrite(
     f: &Function,
     target: NodeId,
     h: &Header,
-    len: u64,
+    r: Range,
     loads: &[&Tile],
     place: &Place,
 ) -> Function {
     let mut taken = ast_util::names_in(f);
-    let start = ast_util::const_value(&h.start).unwrap_or(0);
     let mut copy = Vec::new();
     let mut buffers = Vec::new();
     let tid = bin(
@@ -402,22 +444,22 @@ fn rewrite(
     );
     for t in loads {
         let buf = fresh(&format!("{}_sh", t.array), &mut taken);
-        copy.push(ast_util::shared_decl(t.elem.clone(), &buf, vec![int(len)]));
+        copy.push(ast_util::shared_decl(
+            t.elem.clone(),
+            &buf,
+            vec![int(r.buffer())],
+        ));
         let j = fresh(&format!("{}_k", t.array), &mut taken);
-        let at = if start == 0 {
-            ident(&j)
-        } else {
-            bin(BinOp::Add, int(start), ident(&j))
-        };
+        let at = plus(r.base, ident(&j));
         let mut from = t.index.clone();
         ast_util::replace_expr(&mut from, &ident(&h.var), &at);
         copy.push(stmt(StmtKind::For {
             init: Some(Box::new(ast_util::decl(
                 Type::scalar(BaseType::Int),
                 &j,
-                Some(tid.clone()),
+                Some(plus(r.start - r.base, tid.clone())),
             ))),
-            cond: Some(bin(BinOp::Lt, ident(&j), int(len))),
+            cond: Some(bin(BinOp::Lt, ident(&j), int(r.buffer()))),
             step: Some(expr(ExprKind::Assign(
                 Some(BinOp::Add),
                 Box::new(ident(&j)),
@@ -477,7 +519,7 @@ fn rewrite(
     let mut g = f.clone();
     let rest: Vec<Stmt> = f.body[place.at..]
         .iter()
-        .map(|s| serve(s, target, h, start, loads, &buffers))
+        .map(|s| serve(s, target, h, r.base, loads, &buffers))
         .collect();
     g.body = f.body[..place.at].to_vec();
     g.body.extend(before);
@@ -490,15 +532,15 @@ fn serve(
     s: &Stmt,
     target: NodeId,
     h: &Header,
-    start: u64,
+    base: u64,
     loads: &[&Tile],
     buffers: &[String],
 ) -> Stmt {
     let mut s = s.clone();
-    let local = if start == 0 {
+    let local = if base == 0 {
         ident(&h.var)
     } else {
-        bin(BinOp::Sub, ident(&h.var), int(start))
+        bin(BinOp::Sub, ident(&h.var), int(base))
     };
     visit_target_mut(&mut s, target, &mut |l| {
         if let StmtKind::For { body, .. } = &mut l.kind {

@@ -62,14 +62,14 @@ fn a_guarded_loop_copies_when_some_thread_reaches_it() {
     assert!(text.contains("bool coop_active = !(i >= n);"), "{text}");
     assert!(text.contains("if (coop_active)"), "{text}");
     assert!(text.contains("if (coop_any)"), "{text}");
+    // The range starts at 2: the buffer is indexed by `k` itself.
+    assert!(text.contains("__shared__ int coef_sh[34];"), "{text}");
+    assert!(text.contains("int coef_k = 2 + (threadIdx.x"), "{text}");
     assert!(
-        text.contains("coef_sh[coef_k] = coef[2 + coef_k + off];"),
+        text.contains("coef_sh[coef_k] = coef[coef_k + off];"),
         "{text}"
     );
-    assert!(
-        text.contains("s += coef_sh[k - 2] * a[i * 40 + k];"),
-        "{text}"
-    );
+    assert!(text.contains("s += coef_sh[k] * a[i * 40 + k];"), "{text}");
     // The barrier comes before the early return.
     let barrier = text.find("__syncthreads();").unwrap_or(usize::MAX);
     let ret = text.find("return;").unwrap_or(0);
@@ -171,6 +171,30 @@ fn a_range_past_the_shared_memory_limit_is_refused() {
     if (i < n) y[i] = s;
 }
 "#,
-        "`w` is not loaded cooperatively for the loop at line 4: 8192 elements take 65536 bytes, and with the kernel's 0 bytes of shared memory more than 49152 (copying in chunks is not done)",
+        "`w` is not loaded cooperatively for the loop at line 4: a buffer of 8192 elements takes 65536 bytes, and with the kernel's 0 bytes of shared memory more than 49152 (copying in chunks is not done)",
     );
+}
+
+#[test]
+fn a_range_far_from_zero_is_buffered_from_its_start() {
+    let found = rewrites(
+        &CooperativeLoad,
+        r#"__global__ void tail(const float *__restrict__ w, const float *__restrict__ x, float *__restrict__ y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    float v = x[i];
+    for (int k = 100; k < 132; k++) {
+        s = s * v + w[k];
+    }
+    y[i] = s;
+}
+"#,
+        [96, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(text.contains("__shared__ float w_sh[32];"), "{text}");
+    assert!(text.contains("w_sh[w_k] = w[100 + w_k];"), "{text}");
+    assert!(text.contains("s = s * v + w_sh[k - 100];"), "{text}");
+    assert!(!text.contains("coop_any"), "{text}");
 }
