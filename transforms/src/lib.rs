@@ -218,8 +218,11 @@ pub fn all() -> Vec<Box<dyn Transform>> {
     vec![
         Box::new(branch_distribution::BranchDistribution),
         Box::new(global_to_shared::GlobalToShared),
-        Box::new(tiled_shared::TiledGlobalToShared),
+        // Before the tiled staging: on a tie (within the ranking's
+        // epsilon) one copy with one barrier, right on every block shape,
+        // wins over tiles written for the block copper assumed.
         Box::new(coop_load::CooperativeLoad),
+        Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
         Box::new(warp_shuffle::WarpShuffle),
