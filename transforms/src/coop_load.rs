@@ -211,36 +211,42 @@ impl Transform for CooperativeLoad {
 }
 
 /// The constant range `start … end - 1` of a loop's counter, and where
-/// its buffer starts: at 0 when the range starts no further from 0 than
-/// it is long (the buffer is indexed by the counter itself, `w_sh[k]`,
-/// and its first `start` elements stay unused), at `start` otherwise
-/// (`w_sh[k - start]`).
+/// its buffer starts: at 0 when the range starts at 0 or above but no
+/// further from 0 than it is long (the buffer is indexed by the counter
+/// itself, `w_sh[k]`, and its first `start` elements stay unused), at
+/// `start` otherwise (`w_sh[k - start]`, `w_sh[k + 4]` from `-4`).
 #[derive(Clone, Copy)]
 struct Range {
-    start: u64,
-    end: u64,
-    base: u64,
+    start: i64,
+    end: i64,
+    base: i64,
 }
 
 impl Range {
     /// Iterations of the loop.
     fn len(self) -> u64 {
-        self.end - self.start
+        self.end.abs_diff(self.start)
     }
 
     /// Elements of the buffer.
     fn buffer(self) -> u64 {
-        self.end - self.base
+        self.end.abs_diff(self.base)
+    }
+}
+
+/// The value of a constant integer expression that may be negative
+/// (`-R`, `-4`).
+fn signed_value(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Unary(UnOp::Neg, x) => i64::try_from(ast_util::const_value(x)?).ok().map(|v| -v),
+        _ => i64::try_from(ast_util::const_value(e)?).ok(),
     }
 }
 
 /// The loop's header and its constant range.
 fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, Range), Refusal> {
     let h = Header::of(l, fixed)?;
-    let (Some(s), Some(e)) = (
-        ast_util::const_value(&h.start),
-        ast_util::const_value(&h.end),
-    ) else {
+    let (Some(s), Some(e)) = (signed_value(&h.start), signed_value(&h.end)) else {
         return Err(
             "its range is not fixed by constants (a length from a parameter would need dynamic shared memory sized at every launch, which is not done)"
                 .into(),
@@ -249,7 +255,7 @@ fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, Range), Refusal>
     if e <= s {
         return Err("its range is empty".into());
     }
-    let base = if s <= e - s { 0 } else { s };
+    let base = if (0..=e - s).contains(&s) { 0 } else { s };
     Ok((
         h,
         Range {
@@ -385,12 +391,12 @@ fn static_shared_bytes(f: &Function) -> Option<u64> {
     total
 }
 
-/// `k + e`, or `e` when `k` is 0.
-fn plus(k: u64, e: Expr) -> Expr {
-    if k == 0 {
-        e
-    } else {
-        bin(BinOp::Add, int(k), e)
+/// `k + e`, `e - |k|` when `k` is negative, or `e` when `k` is 0.
+fn plus(k: i64, e: Expr) -> Expr {
+    match k {
+        0 => e,
+        k if k > 0 => bin(BinOp::Add, int(k.unsigned_abs()), e),
+        k => bin(BinOp::Sub, e, int(k.unsigned_abs())),
     }
 }
 
@@ -532,15 +538,16 @@ fn serve(
     s: &Stmt,
     target: NodeId,
     h: &Header,
-    base: u64,
+    base: i64,
     loads: &[&Tile],
     buffers: &[String],
 ) -> Stmt {
     let mut s = s.clone();
-    let local = if base == 0 {
-        ident(&h.var)
-    } else {
-        bin(BinOp::Sub, ident(&h.var), int(base))
+    let var = ident(&h.var);
+    let local = match base {
+        0 => var,
+        b if b > 0 => bin(BinOp::Sub, var, int(b.unsigned_abs())),
+        b => bin(BinOp::Add, var, int(b.unsigned_abs())),
     };
     visit_target_mut(&mut s, target, &mut |l| {
         if let StmtKind::For { body, .. } = &mut l.kind {

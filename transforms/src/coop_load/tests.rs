@@ -198,3 +198,29 @@ fn a_range_far_from_zero_is_buffered_from_its_start() {
     assert!(text.contains("s = s * v + w_sh[k - 100];"), "{text}");
     assert!(!text.contains("coop_any"), "{text}");
 }
+
+#[test]
+fn a_range_from_minus_r_is_buffered_from_its_start() {
+    let found = rewrites(
+        &CooperativeLoad,
+        r#"#define R 4
+__global__ void smooth(const float *__restrict__ g, const float *__restrict__ x, float *__restrict__ y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f;
+        float v = x[i];
+        for (int k = -R; k <= R; k++) {
+            s += g[k + R] * v;
+        }
+        y[i] = s;
+    }
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(text.contains("__shared__ float g_sh[9];"), "{text}");
+    assert!(text.contains("g_sh[g_k] = g[g_k - 4 + R];"), "{text}");
+    assert!(text.contains("s += g_sh[k + 4] * v;"), "{text}");
+}
