@@ -167,6 +167,74 @@ fn rewrites_of_generated_kernels_are_right_for_every_block() {
     );
 }
 
+/// The same promise over generated kernels that read a whole table in
+/// every thread (`COPPER_EVERY_CALLER_TABLES=N` of them, 6 by default;
+/// see [`generated_table`]): at least one in two must get the cooperative
+/// load, and every rewrite must be right on every block.
+#[test]
+fn cooperative_loads_of_generated_tables_are_right_for_every_block() {
+    let n: u64 = std::env::var("COPPER_EVERY_CALLER_TABLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(6);
+    let settings = settings();
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated_table(seed);
+            let file = parse_source(SourceFile::new(format!("table-{seed}.cu"), &src));
+            check_kernels(&file, &settings, &cache)
+        })
+        .collect();
+    report(&found, &format!("{n} generated table kernels"));
+    let coop = found
+        .iter()
+        .filter(|f| f.applied.contains(&"cooperative load"))
+        .count();
+    println!("{coop} of them cooperative loads");
+    assert!(
+        coop * 2 >= n as usize,
+        "only {coop} of {n} generated table kernels got a cooperative load"
+    );
+}
+
+/// Kernel `seed` reading a `#define`-sized table (`w[j]` or `w[j + off]`,
+/// from 0 or 3) whole in every thread, in a Horner step or a weighted
+/// sum, under `if (i < n)`, after `if (i >= n) return;`, or unguarded.
+fn generated_table(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x7ab1e);
+    let ty = r.pick(&["int", "float", "unsigned"]);
+    let taps = r.pick(&["32", "48", "100"]);
+    let start = r.pick(&["0", "3"]);
+    let (param, off) = r.pick(&[&("", ""), &(", int off", " + off")][..]);
+    let step = r
+        .pick(&["acc = acc * v + w[j{off}];", "acc += w[j{off}] * v;"])
+        .replace("{off}", off);
+    let (open, close) = r.pick(
+        &[
+            &("if (i < n) {", "}"),
+            &("if (i >= n) return;\n    {", "}"),
+            &("{", "}"),
+        ][..],
+    );
+    format!(
+        "#define TAPS {taps}
+__global__ void k(const {ty} *w, const {ty} *x, {ty} *y, int n{param}) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    {open}
+        {ty} v = x[i];
+        {ty} acc = 0;
+        for (int j = {start}; j < {start} + TAPS; j++) {{
+            {step}
+        }}
+        y[i] = acc;
+    {close}
+}}
+"
+    )
+}
+
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
 

@@ -261,6 +261,7 @@ fn optimize_write_results_compile() {
         "branch distribution",
         "global to shared",
         "global to shared (tiled)",
+        "cooperative load",
         "shared-memory padding",
         "load hoisting",
         "warp-shuffle reduction",

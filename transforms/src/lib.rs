@@ -10,6 +10,7 @@ pub mod ast_util;
 pub mod block_guard;
 pub mod branch_distribution;
 pub mod check;
+pub mod coop_load;
 #[cfg(test)]
 mod fixture;
 pub mod global_to_shared;
@@ -217,6 +218,10 @@ pub fn all() -> Vec<Box<dyn Transform>> {
     vec![
         Box::new(branch_distribution::BranchDistribution),
         Box::new(global_to_shared::GlobalToShared),
+        // Before the tiled staging: on a tie (within the ranking's
+        // epsilon) one copy with one barrier, right on every block shape,
+        // wins over tiles written for the block copper assumed.
+        Box::new(coop_load::CooperativeLoad),
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),

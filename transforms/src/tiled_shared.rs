@@ -197,7 +197,7 @@ impl Transform for TiledGlobalToShared {
 }
 
 /// The statements of a loop's body.
-fn loop_body(l: &Stmt) -> Vec<Stmt> {
+pub(crate) fn loop_body(l: &Stmt) -> Vec<Stmt> {
     match &l.kind {
         StmtKind::For { body, .. } => ast_util::branch_stmts(body),
         _ => Vec::new(),
@@ -264,7 +264,7 @@ fn path_to(
 
 /// Names declared more than once in the kernel (parameters count): a
 /// name like that may not mean the same variable everywhere.
-fn redeclared(f: &Function) -> BTreeSet<String> {
+pub(crate) fn redeclared(f: &Function) -> BTreeSet<String> {
     let mut once: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
     let mut twice = BTreeSet::new();
     for s in &f.body {
@@ -282,7 +282,7 @@ fn redeclared(f: &Function) -> BTreeSet<String> {
 }
 
 /// Whether statement `s` is or contains statement `target`.
-fn contains(s: &Stmt, target: NodeId) -> bool {
+pub(crate) fn contains(s: &Stmt, target: NodeId) -> bool {
     let mut found = false;
     ast_util::visit_stmts(s, &mut |x| found |= x.meta.id == target);
     found
@@ -308,18 +308,18 @@ fn uniform(e: &Expr, names: &BTreeSet<String>) -> bool {
 
 /// A loop `for (T v = start; v < end; v++)` (its condition may also be
 /// `v <= E`, `E > v` or `E >= v`: `end` is then `E + 1` or `E`).
-struct Header {
-    var: String,
+pub(crate) struct Header {
+    pub(crate) var: String,
     ty: Type,
-    start: Expr,
-    end: Expr,
+    pub(crate) start: Expr,
+    pub(crate) end: Expr,
 }
 
 impl Header {
     /// The header of `l` when its range is the same in every thread of the
     /// block (`names` are the block-uniform names) and its body leaves the
     /// variable and the bounds alone.
-    fn of(l: &Stmt, names: &BTreeSet<String>) -> Result<Header, Refusal> {
+    pub(crate) fn of(l: &Stmt, names: &BTreeSet<String>) -> Result<Header, Refusal> {
         let StmtKind::For {
             init: Some(init),
             cond: Some(cond),
@@ -408,16 +408,16 @@ fn is_integer(b: &BaseType) -> bool {
 }
 
 /// One array of a tiled loop: read as `a[v + offset]`.
-struct Tile {
-    array: String,
-    elem: Type,
+pub(crate) struct Tile {
+    pub(crate) array: String,
+    pub(crate) elem: Type,
     /// The index with the loop variable in it (`v + c`), from one access.
-    index: Expr,
+    pub(crate) index: Expr,
 }
 
 impl Tile {
     /// The tile of `name` in a loop with header `h` and body `body`.
-    fn of(
+    pub(crate) fn of(
         name: &str,
         ty: &Type,
         h: &Header,
@@ -715,7 +715,7 @@ impl Lifter<'_> {
 }
 
 /// Every read `from` in `e` becomes `to`.
-fn replace_reads(e: &mut Expr, from: &Expr, to: &Expr) {
+pub(crate) fn replace_reads(e: &mut Expr, from: &Expr, to: &Expr) {
     ast_util::replace_expr(e, from, to);
 }
 
