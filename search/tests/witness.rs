@@ -178,7 +178,7 @@ fn milp_maximum_equals_the_exhaustive_maximum_on_small_domains() {
         let site = shared_site(&k);
         let brute = exhaustive(&k, site, &spec);
         let deadline = Instant::now() + Duration::from_secs(20);
-        let got = milp::maximum(&k, site, 32, &spec, &SMALL, deadline);
+        let got = milp::maximum(&k, site, 32, &spec, &SMALL, milp::NODES, deadline);
         let what = format!("case {case}: if ({guard}) s[({index}) & 15]");
         match got {
             Ok(m) => {
@@ -220,6 +220,7 @@ fn bank_witness(kernel: &str, degree: Option<u64>) -> Witness {
         degree,
         spec,
         &Hardware::default(),
+        witness::Limits::default(),
         deadline,
     )
 }
