@@ -89,3 +89,69 @@ fn a_simulation_past_its_launch_limit_says_so() {
         "{whole}"
     );
 }
+
+/// The witness notes of a lint's text output, in order.
+fn witness_notes(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.contains("witness"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A witness search whose MILPs stop at their node limit
+/// (`--max-witness-nodes`) prints the same bytes twice and says it was
+/// the work limit, not the clock.
+#[test]
+fn a_witness_search_cut_by_its_node_limit_prints_the_same_bytes_twice() {
+    let args = [
+        "lint",
+        "testdata/shared_cell_tile.cu",
+        "--witness",
+        "--max-witness-nodes",
+        "0",
+    ];
+    let first = copper_in(&root(), &args);
+    let out = text(&first);
+    assert!(
+        out.contains(
+            "within its work limit of 0 branch-and-bound nodes per warp (the same on every machine"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("wall-clock"), "{out}");
+    let second = copper_in(&root(), &args);
+    assert_eq!(first.status.code(), second.status.code());
+    assert_eq!(first.stdout, second.stdout, "{out}");
+    assert_eq!(first.stderr, second.stderr, "{out}");
+}
+
+/// The witness findings of `shared_cell_tile` do not depend on the wall
+/// clock when the work limit is what binds: a short safety net and a
+/// generous one give the same notes, the first site's maximum proved
+/// within 2,000 nodes, the second cut there.
+#[test]
+fn shared_cell_tile_witnesses_do_not_depend_on_the_budget() {
+    let run = |budget: &str| {
+        let args = [
+            "lint",
+            "testdata/shared_cell_tile.cu",
+            "--witness",
+            "--max-witness-nodes",
+            "2000",
+            "--budget",
+            budget,
+        ];
+        text(&copper_in(&root(), &args))
+    };
+    let (short, long) = (run("20"), run("600"));
+    let notes = witness_notes(&long);
+    assert_eq!(notes.len(), 2, "{long}");
+    assert!(notes[0].contains("the MILP reaches 4 at most"), "{long}");
+    assert!(
+        notes[1].contains(
+            "the MILP found at most 1 within its work limit of 2000 branch-and-bound nodes"
+        ),
+        "{long}"
+    );
+    assert_eq!(witness_notes(&short), notes, "{short}");
+}

@@ -14,6 +14,11 @@
 //! with values repeated with the period of a warp's lanes (runs of `r`
 //! equal values for `r` = 1, 2, 4, … in case lanes read it with a
 //! stride), so that every warp reading consecutive elements sees them.
+//!
+//! The search is bounded by deterministic work limits ([`Limits`]: the
+//! candidate inputs simulated, the MILP's branch-and-bound nodes), the
+//! same on every machine; the wall clock is only a safety net, and a
+//! result it cut says so.
 
 use std::time::Instant;
 
@@ -134,9 +139,71 @@ fn in_runs(values: &[f64], run: usize) -> Vec<f64> {
 /// The run lengths tried: lanes may read the input with a stride.
 const RUNS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 
+/// Candidate inputs (filled launches simulated) one search may try by
+/// default: the constructive try's and those built from the MILP's
+/// solution together.
+pub const CANDIDATES: usize = 24;
+
+/// The deterministic work limits of one witness search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Branch-and-bound nodes each MILP may solve ([`milp::NODES`]).
+    pub nodes: u64,
+    /// Candidate inputs simulated, each launch at most
+    /// [`super::races::STEPS`] instructions ([`CANDIDATES`]).
+    pub candidates: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            nodes: milp::NODES,
+            candidates: CANDIDATES,
+        }
+    }
+}
+
+/// What a search cut by the wall-clock safety net says.
+const WALL_CLOCK: &str = "the search stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine";
+
+/// The candidates a search simulates, counted against its limit.
+struct Tries<'a> {
+    kernel: &'a Kernel,
+    site: SiteId,
+    spec: &'a LaunchSpec,
+    opts: SimOptions,
+    left: usize,
+    limit: usize,
+    deadline: Instant,
+}
+
+impl Tries<'_> {
+    /// The degree one warp reaches at the site with input `array` filled
+    /// by `values`; `Err(why)` when a limit stops the search before it.
+    fn fill(&mut self, array: &str, values: &[f64]) -> Result<Result<u64, FillError>, String> {
+        if self.left == 0 {
+            return Err(format!(
+                "the search stopped at its work limit of {} candidate inputs (the same on every machine)",
+                self.limit
+            ));
+        }
+        if Instant::now() >= self.deadline {
+            return Err(WALL_CLOCK.into());
+        }
+        self.left -= 1;
+        let r = simulate_fill(self.kernel, self.site, self.spec, array, values, &self.opts);
+        if r.is_err() && Instant::now() >= self.deadline {
+            return Err(WALL_CLOCK.into());
+        }
+        Ok(r)
+    }
+}
+
 /// Searches inputs that make one warp reach `target` (default: `bound`)
 /// transactions at shared site `site`, starting from the launch `spec`:
-/// the constructive try, then the MILP.
+/// the constructive try, then the MILP, within `limits`, stopping at the
+/// safety net `deadline` at the latest.
+#[allow(clippy::too_many_arguments)]
 pub fn search(
     kernel: &Kernel,
     site: SiteId,
@@ -144,6 +211,7 @@ pub fn search(
     target: Option<u64>,
     spec: &LaunchSpec,
     hw: &Hardware,
+    limits: Limits,
     deadline: Instant,
 ) -> Witness {
     let n = target.unwrap_or(bound);
@@ -154,16 +222,24 @@ pub fn search(
             by: Refutation::Bound,
         };
     }
-    let opts = SimOptions {
-        hw: *hw,
-        max_steps: Some(super::races::STEPS),
-        deadline: Some(deadline),
-        ..SimOptions::default()
+    let mut tries = Tries {
+        kernel,
+        site,
+        spec,
+        opts: SimOptions {
+            hw: *hw,
+            max_steps: Some(super::races::STEPS),
+            deadline: Some(deadline),
+            ..SimOptions::default()
+        },
+        left: limits.candidates,
+        limit: limits.candidates,
+        deadline,
     };
     // A degree above the warp's lanes needs no proof.
     let lanes = spec.block.iter().product::<u64>().min(hw.warp_size as u64);
     let proof = |m: u64, by: Refutation| (m < lanes).then_some((m, by));
-    let constructive = constructive(kernel, site, n, spec, hw, &opts, deadline);
+    let constructive = constructive(kernel, site, n, hw, &mut tries);
     if let Witness::Found {
         array,
         values,
@@ -183,7 +259,7 @@ pub fn search(
                 .flatten(),
         };
     }
-    let best = match milp::maximum(kernel, site, bound, spec, hw, deadline) {
+    let best = match milp::maximum(kernel, site, bound, spec, hw, limits.nodes, deadline) {
         Ok(m) => m,
         Err(why) => return not_found(constructive, &why),
     };
@@ -198,13 +274,12 @@ pub fn search(
             };
         }
     } else if best.degree < n {
-        return not_found(
-            constructive,
-            &format!(
-                "the MILP found at most {} before the wall-clock limit (raise it with --budget); results may differ on a faster machine",
-                best.degree
-            ),
-        );
+        let stop = best.stop.unwrap_or(milp::Stop::WallClock).describe();
+        let found = match best.degree {
+            0 => "no solution".to_string(),
+            d => format!("at most {d}"),
+        };
+        return not_found(constructive, &format!("the MILP found {found} {stop}"));
     }
     let goal = n.min(best.degree);
     let largest = if best.proved {
@@ -221,7 +296,16 @@ pub fn search(
         values.resize(lanes, values.last().copied().unwrap_or(0.0));
         for run in RUNS {
             let filled = in_runs(&values, run);
-            match simulate_fill(kernel, site, spec, name, &filled, &opts) {
+            let tried = match tries.fill(name, &filled) {
+                Ok(tried) => tried,
+                Err(why) => {
+                    return not_found(
+                        constructive,
+                        &format!("the MILP reaches {}, but {why}", best.degree),
+                    )
+                }
+            };
+            match tried {
                 Ok(simulated) if simulated >= goal => {
                     return Witness::Found {
                         array: name.clone(),
@@ -231,7 +315,6 @@ pub fn search(
                         largest,
                     }
                 }
-                _ if Instant::now() > deadline => break,
                 _ => {}
             }
         }
@@ -259,10 +342,8 @@ fn constructive(
     kernel: &Kernel,
     site: SiteId,
     n: u64,
-    spec: &LaunchSpec,
     hw: &Hardware,
-    opts: &SimOptions,
-    deadline: Instant,
+    tries: &mut Tries,
 ) -> Witness {
     let Some(src) = index_of(kernel, site).and_then(|e| source_in(kernel, e, 4)) else {
         return Witness::NotFound("the index is not loaded from an input array".into());
@@ -273,13 +354,12 @@ fn constructive(
     let name = kernel.arrays[src].name.clone();
     let words: Vec<f64> = (0..n).map(|j| (j * stride) as f64).collect();
     for run in RUNS {
-        if Instant::now() > deadline {
-            return Witness::NotFound(
-                "the search stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine".into(),
-            );
-        }
         let values = in_runs(&words, run);
-        match simulate_fill(kernel, site, spec, &name, &values, opts) {
+        let tried = match tries.fill(&name, &values) {
+            Ok(tried) => tried,
+            Err(why) => return Witness::NotFound(why),
+        };
+        match tried {
             Ok(simulated) if simulated >= n => {
                 return Witness::Found {
                     array: name,

@@ -9,7 +9,7 @@ use copper::cost::Hardware;
 use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::lint::milp;
-use copper::lint::witness::{search, Witness};
+use copper::lint::witness::{search, Limits, Witness};
 use copper::sim::params::ParamFile;
 use copper::source::SourceFile;
 
@@ -40,10 +40,21 @@ fn reach(min: i64, max: i64) -> (u64, Witness) {
         .position(|s| kernel.arrays[s.array].is_shared() && !s.is_write)
         .unwrap();
     let hw = Hardware::default();
-    let deadline = || Instant::now() + Duration::from_secs(20);
-    let m = milp::maximum(&kernel, site, 32, &spec, &hw, deadline()).expect("encodable");
-    assert!(m.proved);
-    let w = search(&kernel, site, 32, None, &spec, &hw, deadline());
+    // The node limit decides, not the clock: a net no load reaches.
+    let deadline = || Instant::now() + Duration::from_secs(600);
+    let m =
+        milp::maximum(&kernel, site, 32, &spec, &hw, milp::NODES, deadline()).expect("encodable");
+    assert!(m.proved, "{:?}", m.stop);
+    let w = search(
+        &kernel,
+        site,
+        32,
+        None,
+        &spec,
+        &hw,
+        Limits::default(),
+        deadline(),
+    );
     (m.degree, w)
 }
 

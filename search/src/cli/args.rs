@@ -626,6 +626,11 @@ pub struct LintArgs {
     /// analysis bound); above the bound it is proved impossible.
     #[arg(long, requires = "witness", value_parser = clap::value_parser!(u64).range(1..))]
     pub degree: Option<u64>,
+    /// With --witness: most branch-and-bound nodes each witness MILP (one
+    /// per warp) may solve past its root relaxation, a deterministic work
+    /// limit [default: 100000].
+    #[arg(long, requires = "witness", value_name = "N")]
+    pub max_witness_nodes: Option<u64>,
     /// `copper.toml` to use (default: the nearest one upward from the
     /// current directory).
     #[arg(long)]

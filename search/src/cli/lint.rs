@@ -25,6 +25,7 @@ use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use serde_json::{json, Value};
 
+use copper::lint::milp;
 use copper::lint::witness::{self, Witness};
 use copper::lint::{
     count, lint_kernel_within, races, shape_findings, stop_note, BlockSize, Code, Finding,
@@ -256,6 +257,10 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
                             a.degree,
                             spec,
                             &s.analysis.hw,
+                            witness::Limits {
+                                nodes: a.max_witness_nodes.unwrap_or(milp::NODES),
+                                ..witness::Limits::default()
+                            },
                             deadline,
                         ),
                         None => Witness::NotFound(format!(

@@ -30,7 +30,7 @@ use std::time::Instant;
 use crate::cost::Hardware;
 use crate::ir::{ArrayId, Kernel, SiteId};
 use crate::sim::params::LaunchSpec;
-use good_lp::{Expression, ProblemVariables, Solution, SolutionStatus, SolverModel, WithTimeLimit};
+use good_lp::{Expression, ProblemVariables, Solution};
 
 use encode::{Enc, Lane};
 use path::walk;
@@ -38,6 +38,7 @@ use term::{div_floor, Term};
 
 mod encode;
 mod path;
+mod solve;
 mod term;
 
 /// The largest degree, as far as the solver got.
@@ -47,6 +48,9 @@ pub struct Maximum {
     pub degree: u64,
     /// Whether the solver proved it optimal (no input does better).
     pub proved: bool,
+    /// What stopped a solver before it proved its optimum (`None` when
+    /// proved).
+    pub stop: Option<Stop>,
     /// The values the solution gives each input array's first load, lane
     /// by lane (for the inputs to simulate).
     pub loads: Vec<(ArrayId, Vec<i64>)>,
@@ -54,6 +58,32 @@ pub struct Maximum {
 
 /// What a MILP not solved by the wall-clock safety net says.
 pub const WALL_CLOCK: &str = "the MILP stopped at the wall-clock limit (raise it with --budget); results may differ on a faster machine";
+
+/// Branch-and-bound nodes one MILP (one warp's) may solve, the root
+/// relaxation not counted: its deterministic work limit, the same on
+/// every machine and under any load.
+pub const NODES: u64 = 100_000;
+
+/// What stopped a MILP before it proved its optimum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Its work limit of this many branch-and-bound nodes
+    /// (deterministic).
+    Nodes(u64),
+    /// The wall-clock safety net (a faster machine may get further).
+    WallClock,
+}
+
+impl Stop {
+    /// The words for the output: "before its work limit of …" or "before
+    /// the wall-clock limit …".
+    pub fn describe(self) -> String {
+        match self {
+            Stop::Nodes(n) => format!("within its work limit of {n} branch-and-bound nodes per warp (the same on every machine; raise it with --max-witness-nodes)"),
+            Stop::WallClock => "before the wall-clock limit (raise it with --budget); results may differ on a faster machine".to_string(),
+        }
+    }
+}
 
 /// Why no MILP was solved.
 pub type Unsupported = String;
@@ -68,13 +98,15 @@ pub const MAX_SIZE: usize = 20_000;
 /// `site` under the launch `spec`, at most `cap`, solved before
 /// `deadline`: one MILP per warp of the block (the thread indices
 /// constant, so the index's range is tight), or one for all when the
-/// index does not depend on them.
+/// index does not depend on them; each solves at most `nodes`
+/// branch-and-bound nodes ([`NODES`] by default).
 pub fn maximum(
     kernel: &Kernel,
     site: SiteId,
     cap: u64,
     spec: &LaunchSpec,
     hw: &Hardware,
+    nodes: u64,
     deadline: Instant,
 ) -> Result<Maximum, Unsupported> {
     let threads: u64 = (0..3)
@@ -83,7 +115,7 @@ pub fn maximum(
     let warps = threads.div_ceil(hw.warp_size as u64).max(1);
     // No warp does better than every lane in one bank.
     let most = cap.min(threads.min(hw.warp_size as u64));
-    let (first, per_warp) = warp_maximum(kernel, site, cap, spec, hw, deadline, 0)?;
+    let (first, per_warp) = warp_maximum(kernel, site, cap, spec, hw, (nodes, deadline), 0)?;
     if !per_warp || first.degree >= most {
         return Ok(first);
     }
@@ -92,12 +124,14 @@ pub fn maximum(
         if best.degree >= most {
             break;
         }
-        let (m, _) = warp_maximum(kernel, site, cap, spec, hw, deadline, w)?;
+        let (m, _) = warp_maximum(kernel, site, cap, spec, hw, (nodes, deadline), w)?;
         let proved = best.proved && m.proved;
+        let stop = best.stop.or(m.stop);
         if m.degree > best.degree {
             best = m;
         }
         best.proved = proved;
+        best.stop = stop;
     }
     Ok(best)
 }
@@ -110,7 +144,7 @@ fn warp_maximum(
     cap: u64,
     spec: &LaunchSpec,
     hw: &Hardware,
-    deadline: Instant,
+    (nodes, deadline): (u64, Instant),
     w: u64,
 ) -> Result<(Maximum, bool), Unsupported> {
     let array = &kernel.arrays[kernel.sites[site].array];
@@ -278,10 +312,7 @@ fn warp_maximum(
             "the MILP would have {size} variables and constraints, over its limit of {MAX_SIZE}"
         ));
     }
-    let seconds = deadline
-        .saturating_duration_since(Instant::now())
-        .as_secs_f64();
-    if seconds <= 0.0 {
+    if Instant::now() >= deadline {
         return Err(WALL_CLOCK.into());
     }
     let Enc {
@@ -291,28 +322,23 @@ fn warp_maximum(
         read_tid,
         ..
     } = enc;
-    #[cfg(feature = "cbc")]
-    let model = {
-        let mut m = pv.maximise(objective.clone()).using(good_lp::coin_cbc);
-        m.set_parameter("log", "0");
-        m
+    let solved = solve::maximize(pv, objective.clone(), cons, nodes, deadline)?;
+    let Some(values) = solved.values else {
+        // Cut before any incumbent: no degree shown, none proved.
+        return Ok((
+            Maximum {
+                degree: 0,
+                proved: false,
+                stop: solved.stop,
+                loads: Vec::new(),
+            },
+            read_tid,
+        ));
     };
-    #[cfg(not(feature = "cbc"))]
-    let model = pv.maximise(objective.clone()).using(good_lp::microlp);
-    let solved = model
-        .with_all(cons)
-        .with_time_limit(seconds)
-        .solve()
-        .map_err(|e| match e {
-            good_lp::ResolutionError::Infeasible => {
-                "no lane can make this access (the MILP is infeasible)".to_string()
-            }
-            e => format!("the MILP solver stopped: {e}"),
-        })?;
-    let degree = solved.eval(&objective).round().max(0.0) as u64;
+    let degree = values.eval(&objective).round().max(0.0) as u64;
     let mut per_array: Vec<(ArrayId, Vec<i64>)> = Vec::new();
     for (a, l, v) in loads {
-        let value = solved.value(v).round() as i64;
+        let value = values.value(v).round() as i64;
         match per_array.iter_mut().find(|x| x.0 == a) {
             Some((_, vals)) => {
                 if vals.len() <= l {
@@ -330,7 +356,8 @@ fn warp_maximum(
     Ok((
         Maximum {
             degree,
-            proved: matches!(solved.status(), SolutionStatus::Optimal),
+            proved: solved.stop.is_none(),
+            stop: solved.stop,
             loads: per_array,
         },
         read_tid,
