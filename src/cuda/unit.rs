@@ -274,8 +274,10 @@ impl Unit {
         };
         let mut cursor = 0;
         let mut i = 0;
-        // Tokens to write as `)`: the `>` closing a C++ cast's type.
-        let mut cast_closes: Vec<usize> = Vec::new();
+        // Tokens to write otherwise, the next one last: the `>` closing a
+        // C++ cast's type (as `)`) and the `)` closing its operand (as
+        // `))`, closing the parenthesis the cast opened with).
+        let mut cast_closes: Vec<(usize, &'static str)> = Vec::new();
         // Cooperative-groups tokens written otherwise: (from, to, text).
         let mut coop_later: Vec<(usize, usize, String)> = Vec::new();
         // The file's macros as changed by the `#define`s and `#undef`s
@@ -289,9 +291,9 @@ impl Unit {
             cursor = t.end;
             let text = t.text(piece);
             let at = span.start + t.start;
-            if cast_closes.last() == Some(&i) {
+            if let Some(&(_, with)) = cast_closes.last().filter(|c| c.0 == i) {
                 cast_closes.pop();
-                self.push_replaced(")", at, span.start + t.end);
+                self.push_replaced(with, at, span.start + t.end);
                 i += 1;
                 continue;
             }
@@ -476,7 +478,7 @@ impl Unit {
         &mut self,
         tokens: Tokens,
         i: usize,
-        cast_closes: &mut Vec<usize>,
+        cast_closes: &mut Vec<(usize, &'static str)>,
     ) -> Result<Option<usize>, UnitError> {
         let Tokens {
             piece,
@@ -545,11 +547,17 @@ impl Unit {
                         code: "syntax",
                         message: format!("`{text}<…>` must be followed by `(expression)`"),
                     })?;
-                self.casts.push((self.text.len(), style));
+                // `reinterpret_cast<T *>(p)[i]` indexes the cast pointer:
+                // written `((T *)(p))[i]`, the whole cast in parentheses.
+                let Some(operand_close) = super::extract::matching(piece, toks, close + 1) else {
+                    return Ok(None);
+                };
+                self.casts.push((self.text.len() + 1, style));
                 let open_end = toks[i + 1].end;
-                let blank = format!("({}", " ".repeat(open_end - t.start - 1));
+                let blank = format!("(({}", " ".repeat(open_end - t.start - 2));
                 self.push_replaced(&blank, at, base + open_end);
-                cast_closes.push(close);
+                cast_closes.push((operand_close, "))"));
+                cast_closes.push((close, ")"));
                 return Ok(Some(i + 2));
             }
             _ => {}
