@@ -32,6 +32,7 @@ pub const BUILTIN_TYPEDEFS: &[&str] = &[
     "uint64_t",
     "dim3",
     "cudaTextureObject_t",
+    "cudaSurfaceObject_t",
     "clock_t",
     "half",
     "__half",
@@ -738,6 +739,38 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The texture fetches and surface reads and writes of the CUDA runtime:
+/// copper does not model them yet.
+const TEXTURE_FUNCTIONS: &[&str] = &[
+    "tex1Dfetch",
+    "tex1D",
+    "tex2D",
+    "tex3D",
+    "tex1DLod",
+    "tex2DLod",
+    "tex3DLod",
+    "tex1DGrad",
+    "tex2DGrad",
+    "tex3DGrad",
+    "tex1DLayered",
+    "tex2DLayered",
+    "tex2Dgather",
+    "texCubemap",
+    "texCubemapLayered",
+    "surf1Dread",
+    "surf1Dwrite",
+    "surf2Dread",
+    "surf2Dwrite",
+    "surf3Dread",
+    "surf3Dwrite",
+    "surf1DLayeredread",
+    "surf1DLayeredwrite",
+    "surf2DLayeredread",
+    "surf2DLayeredwrite",
+    "surfCubemapread",
+    "surfCubemapwrite",
+];
+
 fn unsupported_word(word: &str) -> Option<String> {
     Some(match word {
         "template" => "templates".into(),
@@ -751,6 +784,7 @@ fn unsupported_word(word: &str) -> Option<String> {
         "cooperative_groups" | "coalesced_group" | "coalesced_threads" => {
             format!("cooperative groups (`{word}`)")
         }
+        w if TEXTURE_FUNCTIONS.contains(&w) => format!("textures and surfaces (`{w}`)"),
         _ => return None,
     })
 }
