@@ -126,8 +126,10 @@ fn casts_that_reinterpret_are_refused_by_name() {
         "{}",
         lower_error(src, "k")
     );
-    let ptr = "__global__ void k(int *a, float *b) { const float4 *v = reinterpret_cast<const float4 *>(b); a[0] = 1; }\n";
+    let ptr = "__global__ void k(int *a, float *b) { const float4 *v = reinterpret_cast<const float4 *>(a); b[0] = v[0].x; }\n";
     assert!(lower_error(ptr, "k").contains("reinterprets memory"));
+    let view = "__global__ void k(int *a, float *b) { const float4 *v = reinterpret_cast<const float4 *>(b); a[0] = (int)v[1].y; }\n";
+    assert!(lower_kernel(&parse(view), "k").is_ok());
     let same = "__global__ void k(int *a, float *b) { int *p = const_cast<int *>(a); p[0] = 3; b[0] = 1; }\n";
     assert!(lower_kernel(&parse(same), "k").is_ok());
 }

@@ -175,3 +175,121 @@ fn a_moved_pointer_parameter_reads_at_its_offset() {
     assert_eq!(k["dst"].as_array().map(Vec::len), Some(32000), "{out}");
     assert_eq!(k["src"], k["dst"], "every row copied to its own place");
 }
+
+#[test]
+fn vector_views_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "vector_views.cu",
+        &["scale4", "add4", "swap_pairs", "invert_rgba", "sum_pairs"],
+        25,
+    );
+}
+
+/// The `sectors` row of kernel `k` in `analyze --check` output: bound and
+/// simulated worst warp.
+fn sectors_of(out: &str, k: &str) -> (f64, f64) {
+    let at = out.find(&format!("kernel {k}:")).unwrap_or(0);
+    let line = out[at..]
+        .lines()
+        .find(|l| l.trim_start().starts_with("sectors") && l.contains("simulated"))
+        .unwrap_or("");
+    let nums: Vec<f64> = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (
+        nums.first().copied().unwrap_or(-1.0),
+        nums.get(1).copied().unwrap_or(-1.0),
+    )
+}
+
+#[test]
+fn a_float4_view_is_one_16_byte_access_per_lane() {
+    let (status, out) = run(&["analyze", "--check", "vector_views.cu"]);
+    assert_eq!(status, 0, "{out}");
+    // A warp reads 32 consecutive `float4`s (512 bytes, 16 sectors) and
+    // writes as many: 32, not the 4-byte accesses' 8 nor 4 × 32 requests.
+    assert_eq!(sectors_of(&out, "scale4"), (32.0, 32.0), "{out}");
+    // Two reads and a write of 16 bytes per lane.
+    assert_eq!(sectors_of(&out, "add4"), (48.0, 48.0), "{out}");
+    // An `int2` read (8 sectors) and two 4-byte member writes at an
+    // 8-byte stride (8 each).
+    assert_eq!(sectors_of(&out, "swap_pairs"), (24.0, 24.0), "{out}");
+    // `uchar4`: 4 bytes per lane, 4 sectors each way.
+    assert_eq!(sectors_of(&out, "invert_rgba"), (8.0, 8.0), "{out}");
+}
+
+#[test]
+fn a_view_reads_and_writes_the_array_itself() {
+    let dump = std::env::temp_dir().join(format!("copper-views-{}.json", std::process::id()));
+    let (status, out) = run(&[
+        "simulate",
+        "--kernel",
+        "sum_pairs",
+        "--dump",
+        &dump.to_string_lossy(),
+        "vector_views.cu",
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    let k = &json["sum_pairs"];
+    let (Some(ins), Some(outs)) = (k["in"].as_array(), k["out"].as_array()) else {
+        panic!("no arrays dumped: {out}");
+    };
+    assert_eq!(outs.len(), 32768);
+    for (i, o) in outs.iter().enumerate() {
+        let want = ins[2 * i].as_f64().unwrap_or(0.0) + ins[2 * i + 1].as_f64().unwrap_or(0.0);
+        // serde_json reads decimals to within an ulp or so.
+        let got = o.as_f64().unwrap_or(f64::NAN);
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "out[{i}]: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_refused() {
+    let file = scratch_file(
+        "modern-cxx",
+        "views.cu",
+        b"__global__ void shifted(const float *in, float *out, int n, int k) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i + 3 < n) {\n    float4 v = *(const float4 *)(in + i + k);\n    out[i] = v.x + v.w;\n  }\n}\n__global__ void punned(const float *in, int *out) {\n  out[threadIdx.x] = reinterpret_cast<const int2 *>(in)[threadIdx.x].x;\n}\n",
+    );
+    let (status, out) = run(&["analyze", "--block", "256", &file.to_string_lossy()]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("views.cu:9:22: error[lower]: `reinterpret_cast` of a `float` array to `int2 *` is not supported (it reinterprets memory"),
+        "{out}"
+    );
+    // 32 lanes 4 bytes apart reading 16 bytes each from any element (140
+    // bytes: 6 sectors when the first lies 28 bytes into one), and an
+    // aligned 4-byte write (4).
+    let at = out.find("kernel shifted:").unwrap_or(0);
+    assert!(
+        out[at..].contains("sectors    per warp ≤ 10"),
+        "{}",
+        &out[at..]
+    );
+}
+
+#[test]
+fn textures_and_surfaces_are_named_where_they_are_and_other_kernels_read() {
+    let file = scratch_file(
+        "modern-cxx",
+        "textures.cu",
+        b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf2Dread(&v, src, x * sizeof(float), 0);\n  surf2Dwrite(v, dst, x * sizeof(float), 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
+    );
+    let (status, out) = run(&["parse", &file.to_string_lossy()]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("textures.cu:3:23: error[unsupported]: textures and surfaces (`tex1Dfetch`) are not supported in kernels"),
+        "{out}"
+    );
+    assert!(
+        out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf2Dread`) are not supported in kernels"),
+        "{out}"
+    );
+    assert!(out.contains("kernel plain("), "{out}");
+}

@@ -405,7 +405,7 @@ impl<'k> Analysis<'k> {
                 st
             }
             Stmt::Store { access, value, .. } => {
-                self.access(access.site, &access.index, &st);
+                self.access(access, &st);
                 self.expr(value, &st);
                 st
             }
@@ -416,7 +416,7 @@ impl<'k> Analysis<'k> {
                 result,
                 ..
             } => {
-                self.access(access.site, &access.index, &st);
+                self.access(access, &st);
                 self.expr(value, &st);
                 if let Some(c) = compare {
                     self.expr(c, &st);
@@ -540,10 +540,16 @@ impl<'k> Analysis<'k> {
         after
     }
 
-    fn access(&mut self, site: SiteId, index: &Expr, st: &State) -> Dep {
-        let d = self.expr(index, st);
-        let e = self.facts.index.entry(site).or_insert(d);
-        *e = e.join(d);
+    /// The dependence of an access's index, joined into its site's fact
+    /// when the access pays the site's cost (the other components of a
+    /// vector view lie at the following elements, which the cost does not
+    /// look at).
+    fn access(&mut self, a: &crate::ir::Access, st: &State) -> Dep {
+        let d = self.expr(&a.index, st);
+        if a.charged {
+            let e = self.facts.index.entry(a.site).or_insert(d);
+            *e = e.join(d);
+        }
         d
     }
 
@@ -609,10 +615,10 @@ impl<'k> Analysis<'k> {
             // Lanes reading one element of global or shared memory read
             // one value; a local array is each thread's own.
             ExprKind::Load(a) if self.k.arrays[a.array].space == Space::Local => {
-                self.access(a.site, &a.index, st);
+                self.access(a, st);
                 Dep::Varying
             }
-            ExprKind::Load(a) => self.access(a.site, &a.index, st).opaque(),
+            ExprKind::Load(a) => self.access(a, st).opaque(),
             ExprKind::Call(f, args) => {
                 let ds: Vec<Dep> = args.iter().map(|a| self.expr(a, st)).collect();
                 if self.block_wide && f.is_warp() {

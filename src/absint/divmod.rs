@@ -176,7 +176,9 @@ impl<'k> Split<'k> {
                 Stmt::Store { access, value, .. } => {
                     loads(&access.index);
                     loads(value);
-                    accesses.push((access.site, &access.index));
+                    if access.charged {
+                        accesses.push((access.site, &access.index));
+                    }
                 }
                 Stmt::Atomic {
                     access,
@@ -189,7 +191,9 @@ impl<'k> Split<'k> {
                     if let Some(c) = compare {
                         loads(c);
                     }
-                    accesses.push((access.site, &access.index));
+                    if access.charged {
+                        accesses.push((access.site, &access.index));
+                    }
                 }
                 Stmt::If { cond, .. }
                 | Stmt::Loop {
@@ -262,7 +266,9 @@ impl<'k> Split<'k> {
 fn loads_in<'e>(e: &'e Expr, out: &mut Vec<(SiteId, &'e Expr)>) {
     match &e.kind {
         ExprKind::Load(a) => {
-            out.push((a.site, &a.index));
+            if a.charged {
+                out.push((a.site, &a.index));
+            }
             loads_in(&a.index, out);
         }
         ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => loads_in(x, out),

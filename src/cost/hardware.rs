@@ -215,6 +215,17 @@ impl Footprint {
         }
     }
 
+    /// The index step between consecutive lanes of a coalesced access: 1,
+    /// or for a vector view wider than the element (a `float4` view of a
+    /// `float` array) the elements one access covers.
+    pub fn lane_step(&self) -> i64 {
+        if self.width > self.stride && self.stride > 0 && self.width.is_multiple_of(self.stride) {
+            i64::from(self.width / self.stride)
+        } else {
+            1
+        }
+    }
+
     /// Whether no access crosses a boundary of `unit` bytes (arrays start
     /// aligned to `unit`).
     pub fn within(&self, unit: u32) -> bool {

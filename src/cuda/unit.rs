@@ -32,6 +32,7 @@ pub const BUILTIN_TYPEDEFS: &[&str] = &[
     "uint64_t",
     "dim3",
     "cudaTextureObject_t",
+    "cudaSurfaceObject_t",
     "clock_t",
     "half",
     "__half",
@@ -274,8 +275,10 @@ impl Unit {
         };
         let mut cursor = 0;
         let mut i = 0;
-        // Tokens to write as `)`: the `>` closing a C++ cast's type.
-        let mut cast_closes: Vec<usize> = Vec::new();
+        // Tokens to write otherwise, the next one last: the `>` closing a
+        // C++ cast's type (as `)`) and the `)` closing its operand (as
+        // `))`, closing the parenthesis the cast opened with).
+        let mut cast_closes: Vec<(usize, &'static str)> = Vec::new();
         // Cooperative-groups tokens written otherwise: (from, to, text).
         let mut coop_later: Vec<(usize, usize, String)> = Vec::new();
         // The file's macros as changed by the `#define`s and `#undef`s
@@ -289,9 +292,9 @@ impl Unit {
             cursor = t.end;
             let text = t.text(piece);
             let at = span.start + t.start;
-            if cast_closes.last() == Some(&i) {
+            if let Some(&(_, with)) = cast_closes.last().filter(|c| c.0 == i) {
                 cast_closes.pop();
-                self.push_replaced(")", at, span.start + t.end);
+                self.push_replaced(with, at, span.start + t.end);
                 i += 1;
                 continue;
             }
@@ -476,7 +479,7 @@ impl Unit {
         &mut self,
         tokens: Tokens,
         i: usize,
-        cast_closes: &mut Vec<usize>,
+        cast_closes: &mut Vec<(usize, &'static str)>,
     ) -> Result<Option<usize>, UnitError> {
         let Tokens {
             piece,
@@ -545,11 +548,17 @@ impl Unit {
                         code: "syntax",
                         message: format!("`{text}<…>` must be followed by `(expression)`"),
                     })?;
-                self.casts.push((self.text.len(), style));
+                // `reinterpret_cast<T *>(p)[i]` indexes the cast pointer:
+                // written `((T *)(p))[i]`, the whole cast in parentheses.
+                let Some(operand_close) = super::extract::matching(piece, toks, close + 1) else {
+                    return Ok(None);
+                };
+                self.casts.push((self.text.len() + 1, style));
                 let open_end = toks[i + 1].end;
-                let blank = format!("({}", " ".repeat(open_end - t.start - 1));
+                let blank = format!("(({}", " ".repeat(open_end - t.start - 2));
                 self.push_replaced(&blank, at, base + open_end);
-                cast_closes.push(close);
+                cast_closes.push((operand_close, "))"));
+                cast_closes.push((close, ")"));
                 return Ok(Some(i + 2));
             }
             _ => {}
@@ -730,6 +739,38 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The texture fetches and surface reads and writes of the CUDA runtime:
+/// copper does not model them yet.
+const TEXTURE_FUNCTIONS: &[&str] = &[
+    "tex1Dfetch",
+    "tex1D",
+    "tex2D",
+    "tex3D",
+    "tex1DLod",
+    "tex2DLod",
+    "tex3DLod",
+    "tex1DGrad",
+    "tex2DGrad",
+    "tex3DGrad",
+    "tex1DLayered",
+    "tex2DLayered",
+    "tex2Dgather",
+    "texCubemap",
+    "texCubemapLayered",
+    "surf1Dread",
+    "surf1Dwrite",
+    "surf2Dread",
+    "surf2Dwrite",
+    "surf3Dread",
+    "surf3Dwrite",
+    "surf1DLayeredread",
+    "surf1DLayeredwrite",
+    "surf2DLayeredread",
+    "surf2DLayeredwrite",
+    "surfCubemapread",
+    "surfCubemapwrite",
+];
+
 fn unsupported_word(word: &str) -> Option<String> {
     Some(match word {
         "template" => "templates".into(),
@@ -743,6 +784,7 @@ fn unsupported_word(word: &str) -> Option<String> {
         "cooperative_groups" | "coalesced_group" | "coalesced_threads" => {
             format!("cooperative groups (`{word}`)")
         }
+        w if TEXTURE_FUNCTIONS.contains(&w) => format!("textures and surfaces (`{w}`)"),
         _ => return None,
     })
 }

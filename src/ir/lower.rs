@@ -20,6 +20,7 @@ mod param_offsets;
 mod records;
 mod stmt;
 mod types;
+mod views;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -125,6 +126,15 @@ enum Binding {
         array: ArrayId,
         offset: Option<VarId>,
         inner: Vec<u64>,
+    },
+    /// A view of a scalar array as vectors (`const float4 *v =
+    /// reinterpret_cast<const float4 *>(in);`): the array, the variable
+    /// holding the element offset of the view's element 0, and the vector
+    /// type.
+    View {
+        array: ArrayId,
+        offset: VarId,
+        rec: Arc<Record>,
     },
 }
 

@@ -383,6 +383,37 @@ fn misaligned_why(dep: Dep, per: u64, bytes: u32) -> (String, String) {
     }
 }
 
+/// The finding of a vector view (`reinterpret_cast<float4 *>(p)[i]`) whose
+/// lanes may take `worst` sectors where consecutive vectors take `ideal`.
+fn view_finding(
+    array: &crate::ir::Array,
+    site: &crate::ir::Site,
+    i: usize,
+    fp: crate::cost::Footprint,
+    worst: u64,
+    ideal: u64,
+    hw: &Hardware,
+) -> Finding {
+    let what = if site.is_write { "store to" } else { "load of" };
+    Finding {
+        code: Code::UncoalescedGlobal,
+        span: site.span,
+        message: format!(
+            "uncoalesced global {what} `{}` through a {}-byte vector view: a warp may need up to {worst} {}-byte sectors where {ideal} would do",
+            array.name, fp.width, hw.transaction_bytes
+        ),
+        why: format!(
+            "the lanes do not access consecutive {}-byte vectors at a multiple of {} elements",
+            fp.width,
+            fp.lane_step()
+        ),
+        help: Some("make consecutive threads access consecutive vectors, at an index the analysis can prove a multiple of the vector's components".into()),
+        calls: site.call.into_iter().collect(),
+        worst: Some(worst as f64),
+        site: Some(i),
+    }
+}
+
 /// A field of a struct or vector element (`nodes[i].starting`, `v[i].y`):
 /// flagged when a warp may touch more sectors than its lanes would
 /// reading the field of consecutive, aligned elements.
@@ -397,12 +428,15 @@ fn field_finding(
 ) -> Option<Finding> {
     let fp = array.footprint(site);
     let worst = transactions(dep, fp, hw, block);
-    let consecutive: Vec<i64> = (0..lanes as i64).collect();
+    let consecutive: Vec<i64> = (0..lanes as i64).map(|l| l * fp.lane_step()).collect();
     let ideal = hw.mem_reads(&consecutive, fp);
     if worst <= ideal {
         return None;
     }
     let what = if site.is_write { "store to" } else { "load of" };
+    if fp.lane_step() > 1 {
+        return Some(view_finding(array, site, i, fp, worst, ideal, hw));
+    }
     Some(Finding {
         code: Code::UncoalescedGlobal,
         span: site.span,

@@ -254,7 +254,9 @@ impl Lowerer<'_> {
                     Ok(LValue::Mem(array, index, slot, Vec::new()))
                 }
                 Binding::Const(..) => fail(span, format!("cannot assign to constant `{n}`")),
-                Binding::Ptr { .. } => fail(span, format!("cannot assign to array `{n}`")),
+                Binding::Ptr { .. } | Binding::View { .. } => {
+                    fail(span, format!("cannot assign to array `{n}`"))
+                }
                 Binding::Rec { .. } => fail(span, format!("`{n}` is a struct or vector")),
             },
             A::Index(b, _) if self.is_array_member(b) => self.member_lvalue(e, out),
@@ -279,6 +281,17 @@ impl Lowerer<'_> {
                 fail(span, "an array member used as a scalar (index it)")
             }
             (Place::Vars(v), _) => Ok(LValue::Var(v[0])),
+            (
+                Place::View {
+                    array,
+                    index,
+                    first,
+                },
+                _,
+            ) => {
+                let index = arith(BinOp::Add, index, int(first as i64, Scalar::I64), span)?;
+                Ok(LValue::Mem(array, index, 0, Vec::new()))
+            }
             (
                 Place::Mem {
                     array,
@@ -374,6 +387,10 @@ impl Lowerer<'_> {
                         "`{n}` is a scalar in memory, not an array ({})",
                         self.k.arrays[a].name
                     ),
+                ),
+                Binding::View { rec, .. } => fail(
+                    span,
+                    format!("`{n}` is a `{} *` view, used here as a pointer of its array's element type", rec.name),
                 ),
                 Binding::Var(_)
                 | Binding::Rec { .. }

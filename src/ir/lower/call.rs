@@ -326,6 +326,18 @@ impl Lowerer<'_> {
                 let access = self.access_member(array, index, slot, &member, true, &target.meta);
                 Ok(AtomicTarget::Scalar(access))
             }
+            (
+                Place::View {
+                    array,
+                    index,
+                    first,
+                },
+                FieldType::Scalar(_),
+            ) => {
+                let index = arith(BinOp::Add, index, int(first as i64, Scalar::I64), span)?;
+                let access = self.access(array, index, true, &target.meta);
+                Ok(AtomicTarget::Scalar(access))
+            }
             (Place::Vars(_), _) => fail(
                 span,
                 format!("`{name}` on a member of a local variable (atomics work on memory)"),

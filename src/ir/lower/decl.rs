@@ -32,6 +32,9 @@ impl Lowerer<'_> {
             let Some(ast::Init::Expr(init)) = &d.init else {
                 return fail(span, "a pointer variable must be initialized from an array");
             };
+            if self.view_local(d, init, out)? {
+                return Ok(());
+            }
             let (array, off, inner) = self.pointer(init, out)?;
             let ov = self.new_var(
                 &format!("{}_offset", d.name),
@@ -299,7 +302,7 @@ impl Lowerer<'_> {
             Binding::Elem { field: Some(_), .. } => None,
             Binding::Cell(a) | Binding::Elem { array: a, .. } => Some(self.k.arrays[*a].elem),
             Binding::Const(_, t) => Some(*t),
-            Binding::Ptr { .. } | Binding::Rec { .. } => None,
+            Binding::Ptr { .. } | Binding::View { .. } | Binding::Rec { .. } => None,
         }
     }
 }

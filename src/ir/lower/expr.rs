@@ -98,7 +98,7 @@ impl Lowerer<'_> {
                         kind: ExprKind::Const(v),
                         ty,
                     },
-                    Ok(Binding::Ptr { .. }) => {
+                    Ok(Binding::Ptr { .. } | Binding::View { .. }) => {
                         return fail(span, format!("array `{n}` used as a value"))
                     }
                     Ok(Binding::Rec { rec, .. }) => {

@@ -28,6 +28,14 @@ pub(super) enum Place {
         offset: u32,
         member: Vec<Dim>,
     },
+    /// Components of a vector view of a scalar array from component
+    /// `first` on: component `k` is element `index + k`
+    /// ([`super::views`]).
+    View {
+        array: ArrayId,
+        index: Expr,
+        first: usize,
+    },
 }
 
 /// A run-time index into an array member of a place in memory.
@@ -63,6 +71,15 @@ impl Place {
                 slot: first + slot,
                 offset: at + offset,
                 member,
+            },
+            Place::View {
+                array,
+                index,
+                first,
+            } => Place::View {
+                array,
+                index,
+                first: first + slot,
             },
         }
     }
@@ -158,6 +175,9 @@ impl Lowerer<'_> {
                 if let Some(FieldType::Array { elem, .. }) = self.static_field_type(b) {
                     return Some(*elem);
                 }
+                if let Some(rec) = self.view_type(b) {
+                    return Some(FieldType::Record(rec));
+                }
                 let mut base = b.as_ref();
                 while let A::Index(inner, _) = &base.kind {
                     base = inner;
@@ -165,6 +185,9 @@ impl Lowerer<'_> {
                 self.static_array(base)
                     .and_then(|a| self.records.get(&a).cloned())
                     .map(FieldType::Record)
+            }
+            A::Unary(UnOp::Deref, p) if self.view_type(p).is_some() => {
+                self.view_type(p).map(FieldType::Record)
             }
             A::Unary(UnOp::Deref, p) => self
                 .static_array(p)
@@ -207,7 +230,7 @@ impl Lowerer<'_> {
     pub(super) fn static_array(&mut self, e: &ast::Expr) -> Option<ArrayId> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
-                Binding::Ptr { array, .. } => Some(array),
+                Binding::Ptr { array, .. } | Binding::View { array, .. } => Some(array),
                 _ => None,
             },
             A::Binary(BinOp::Add | BinOp::Sub, l, r) => {
@@ -263,10 +286,15 @@ impl Lowerer<'_> {
                     span,
                     format!("constant `{n}` used where a struct or vector is expected"),
                 ),
-                Binding::Ptr { .. } => fail(span, format!("array `{n}` used as a value")),
+                Binding::Ptr { .. } | Binding::View { .. } => {
+                    fail(span, format!("array `{n}` used as a value"))
+                }
             },
             A::Index(b, i) if self.is_array_member(b) => self.index_member(b, i, out),
             A::Index(..) | A::Unary(UnOp::Deref, _) => {
+                if let Some(view) = self.view_place(e, out)? {
+                    return Ok(view);
+                }
                 let (array, index) = self.element(e, out)?;
                 Ok((
                     Place::Mem {
@@ -351,6 +379,21 @@ impl Lowerer<'_> {
     ) -> Vec<Expr> {
         match place {
             Place::Vars(vars) => vars.iter().map(|&v| var_expr(&self.k, v)).collect(),
+            Place::View {
+                array,
+                index,
+                first,
+            } => {
+                let index = self.shared_index(index, ty, meta.span, out);
+                let ty_of = self.k.arrays[array].elem;
+                self.view_accesses(array, index, first, ty, false, meta)
+                    .into_iter()
+                    .map(|a| Expr {
+                        kind: ExprKind::Load(a),
+                        ty: ty_of,
+                    })
+                    .collect()
+            }
             Place::Mem {
                 array,
                 index,
@@ -398,7 +441,7 @@ impl Lowerer<'_> {
         let span = meta.span;
         let (vars, array) = match &place {
             Place::Vars(v) => (v.clone(), None),
-            Place::Mem { array, .. } => (Vec::new(), Some(*array)),
+            Place::Mem { array, .. } | Place::View { array, .. } => (Vec::new(), Some(*array)),
         };
         let values = if values.len() > 1 && values.iter().any(|v| mentions(v, &vars, array)) {
             values
@@ -412,6 +455,21 @@ impl Lowerer<'_> {
             Place::Vars(vars) => {
                 for (var, value) in vars.into_iter().zip(values) {
                     out.push(Stmt::Assign { var, value, span });
+                }
+            }
+            Place::View {
+                array,
+                index,
+                first,
+            } => {
+                let index = self.shared_index(index, ty, span, out);
+                let accesses = self.view_accesses(array, index, first, ty, true, meta);
+                for (access, value) in accesses.into_iter().zip(values) {
+                    out.push(Stmt::Store {
+                        access,
+                        value,
+                        span,
+                    });
                 }
             }
             Place::Mem {
@@ -571,6 +629,10 @@ impl Lowerer<'_> {
                 vars,
                 rec: rec.clone(),
             }),
+            Place::View { .. } => fail(
+                span,
+                format!("a reference into a vector view (`{}`) is not supported (copy the element to a local)", crate::cuda::print::expression(e)),
+            ),
             Place::Mem { member, .. } if !member.is_empty() => fail(
                 span,
                 format!("a reference to `{}`, an element of an array member at a run-time index, is not supported (index the member where it is used)", crate::cuda::print::expression(e)),

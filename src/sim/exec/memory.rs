@@ -154,7 +154,7 @@ impl Block<'_> {
                 if n > 1 {
                     let mut lanes = [0i64; 32];
                     for (k, l) in lanes_of(mask).enumerate() {
-                        lanes[k] = l as i64;
+                        lanes[k] = l as i64 * fp.lane_step();
                     }
                     ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
                 }
@@ -207,7 +207,7 @@ impl Block<'_> {
             for m in lanes_of(mask) {
                 if &w.tid[m][1..] == row {
                     done |= 1 << m;
-                    lanes[k] = m as i64;
+                    lanes[k] = m as i64 * fp.lane_step();
                     elems[k] = idx[m];
                     k += 1;
                 }
@@ -216,7 +216,7 @@ impl Block<'_> {
             let mut contiguous = 0;
             for _ in 0..shifts {
                 contiguous = contiguous.max(self.ctx.hw.mem_reads(run, fp));
-                run.iter_mut().for_each(|l| *l += 1);
+                run.iter_mut().for_each(|l| *l += fp.lane_step());
             }
             if self.ctx.hw.mem_reads(&elems[..k], fp) > contiguous {
                 return true;
