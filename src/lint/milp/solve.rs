@@ -4,7 +4,7 @@
 //! every machine and under any load, unless the net fires first.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use good_lp::{Constraint, Expression, ProblemVariables, Variable};
 
@@ -59,7 +59,7 @@ pub(super) fn maximize(
         .as_secs_f64();
     let mut options = SolveOptions::default();
     options.node_limit = Some(nodes);
-    options.time_limit = Some(Duration::from_secs_f64(seconds));
+    options.time_limit = Some(std::time::Duration::from_secs_f64(seconds));
     let outcome = model.as_inner().solve_with(options).map_err(|e| match e {
         microlp::Error::Infeasible => infeasible(),
         e => format!("the MILP solver stopped: {e}"),
