@@ -150,6 +150,21 @@ pub fn branch_stmts(s: &Stmt) -> Vec<Stmt> {
     }
 }
 
+/// `c` when `s` is `if (c) return;` or `if (c) { return; }` (no `else`,
+/// no value).
+pub fn early_exit(s: &Stmt) -> Option<&Expr> {
+    let StmtKind::If {
+        cond,
+        then,
+        els: None,
+    } = &s.kind
+    else {
+        return None;
+    };
+    let body = branch_stmts(then);
+    matches!(body.as_slice(), [r] if matches!(r.kind, StmtKind::Return(None))).then_some(cond)
+}
+
 /// Complexity (COpPER §5.1): a statement counts 1, a loop 3 times its
 /// body, recursively.
 pub fn complexity(s: &Stmt) -> u32 {

@@ -288,7 +288,7 @@ impl Place {
         let mut conds = Vec::new();
         let mut between: Vec<Stmt> = Vec::new();
         for s in &body[at..t] {
-            match early_return(s) {
+            match ast_util::early_exit(s) {
                 Some(c) => {
                     conds.push(expr(ExprKind::Unary(UnOp::Not, Box::new(c.clone()))));
                 }
@@ -350,20 +350,6 @@ impl Place {
         }
         Ok(Place { at, conds })
     }
-}
-
-/// `c` when `s` is `if (c) return;` (no `else`, no value).
-fn early_return(s: &Stmt) -> Option<&Expr> {
-    let StmtKind::If {
-        cond,
-        then,
-        els: None,
-    } = &s.kind
-    else {
-        return None;
-    };
-    let body = ast_util::branch_stmts(then);
-    matches!(body.as_slice(), [r] if matches!(r.kind, StmtKind::Return(None))).then_some(cond)
 }
 
 /// Bytes of the static `__shared__` arrays the kernel declares; `None`

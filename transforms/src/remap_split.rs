@@ -35,9 +35,8 @@
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 
-use crate::ast_util::{self, equiv_expr, Effects};
+use crate::ast_util::{self, early_exit, equiv_expr, Effects};
 use crate::remap_threads::{gains_of, observes_warps};
-use crate::staged_transpose::early_exit;
 use crate::{Candidate, Context, Proposals, Refusal, Transform};
 
 /// Exchanging `row = idx / W; col = idx % W` for `col = idx / H; row =

@@ -68,7 +68,7 @@ use copper::cuda::ast::{Expr, ExprKind, Function, Init, NodeId, Space, Stmt, Stm
 use copper::ir::Kernel;
 use tile::Tile;
 
-use crate::ast_util::{self, assign, block, expr, ident, is_pure, reads_memory};
+use crate::ast_util::{self, assign, block, early_exit, expr, ident, is_pure, reads_memory};
 use crate::check::{copyable, materialize};
 use crate::read_only;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
@@ -576,24 +576,6 @@ fn without_returns(stmts: Vec<Stmt>) -> Vec<Stmt> {
         out.push(s);
     }
     out
-}
-
-/// `c` when `s` is `if (c) return;` (or `if (c) { return; }`).
-pub(crate) fn early_exit(s: &Stmt) -> Option<&Expr> {
-    let StmtKind::If {
-        cond,
-        then,
-        els: None,
-    } = &s.kind
-    else {
-        return None;
-    };
-    let returns = |x: &Stmt| matches!(x.kind, StmtKind::Return(None));
-    let exits = match &then.kind {
-        StmtKind::Block(b) => matches!(b.as_slice(), [r] if returns(r)),
-        _ => returns(then),
-    };
-    exits.then_some(cond)
 }
 
 /// A warp's global traffic to one array in one direction.
