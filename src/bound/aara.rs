@@ -67,6 +67,9 @@ pub struct Aara<'a> {
     pub lp: Lp,
     /// Transfer options per (assignment, base), shared by every metric.
     pub memo: &'a Mutex<TransferMemo>,
+    /// Bases that carry no potential anywhere (empty but for the second
+    /// solve of `bound::lexi`).
+    pub excluded: BTreeSet<usize>,
 }
 
 /// Transfer options per (assignment statement key, base).
@@ -81,7 +84,7 @@ impl Aara<'_> {
             ..Pot::default()
         };
         for &i in wanted {
-            if self.uniform_base(i, st) {
+            if !self.excluded.contains(&i) && self.uniform_base(i, st) {
                 p.coef.insert(i, Lin::var(self.lp.new_var()));
             }
         }
@@ -573,6 +576,9 @@ impl Aara<'_> {
             };
             for &p in wanted {
                 let factors = self.bases.factors(p);
+                if self.excluded.contains(&p) {
+                    continue;
+                }
                 let Some(pos) = factors.iter().position(|&f| f == a) else {
                     continue;
                 };

@@ -17,13 +17,14 @@ mod exact;
 pub mod expr;
 mod floor;
 pub mod ghost;
+mod lexi;
 pub mod lp;
 pub mod overflow;
 pub mod potential;
 mod reason;
 mod wrap;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -657,6 +658,7 @@ impl Prepared {
             lanes: self.config.hw.warp_size as u64,
             lp: lp::Lp::default(),
             memo: &self.memo,
+            excluded: std::collections::BTreeSet::new(),
         }
     }
 
@@ -688,19 +690,8 @@ impl Prepared {
         if self.started.elapsed() > self.config.budget {
             return (over(), 0, 0);
         }
-        let mut a = self.aara(cost);
-        let mut entry = a.stmts(&self.kernel.body, Pot::default());
-        a.zero_nonuniform(&mut entry, &self.entry_state);
-        let unknown: Vec<usize> = entry
-            .support()
-            .filter(|&i| self.entry[i].is_none())
-            .collect();
-        for i in unknown {
-            if let Some(q) = entry.coef.remove(&i) {
-                a.lp.eq0(q);
-            }
-        }
-        let (vars, cons) = (a.lp.num_vars(), a.lp.num_constraints());
+        let (lp, entry) = self.constraints(cost, &std::collections::BTreeSet::new());
+        let (vars, cons) = (lp.num_vars(), lp.num_constraints());
         if vars + cons > self.config.max_lp {
             let why = NoBound::LpTooLarge {
                 vars,
@@ -712,9 +703,9 @@ impl Prepared {
         if self.started.elapsed() > self.config.budget {
             return (over(), vars, cons);
         }
-        let certain = a.certain_cost(&self.kernel.body);
-        let outcome = match self.solve(&a.lp, &entry) {
-            Ok(x) => below_certain(self.extract(&entry, &x), certain),
+        let certain = self.aara(cost).certain_cost(&self.kernel.body);
+        let outcome = match self.solve_lowest(cost, &lp, entry) {
+            Ok((entry, x)) => below_certain(self.extract(&entry, &x), certain),
             Err(LpError::Infeasible) | Err(LpError::Unbounded) => {
                 let (why, span) = reason::explain(self, cost);
                 Outcome::NoBound(why, span)
@@ -723,108 +714,6 @@ impl Prepared {
             Err(LpError::Uncertified(e)) => Outcome::NoBound(NoBound::Uncertified(e), None),
         };
         (outcome, vars, cons)
-    }
-
-    /// Minimizes the entry potential lexicographically, highest degree
-    /// first: after each stage, every coefficient that stage minimized is
-    /// capped at its optimum (rounded up to a simple rational), so later
-    /// stages cannot trade it for lower-degree terms. The last stage's
-    /// solution is certified in exact arithmetic ([`lp::Lp::certify`]);
-    /// should that fail, one stage minimizing every degree at once (a
-    /// coarser bound, no caps to trip over) is tried before giving up.
-    fn solve(&self, lp: &lp::Lp, entry: &Pot) -> Result<Vec<Rational>, LpError> {
-        let mut caps: Vec<(Lin, Rational)> = Vec::new();
-        let mut x = Vec::new();
-        let stages = self.objectives(entry);
-        for (objective, members) in &stages {
-            // Tight caps keep later stages from shifting even a trace of a
-            // coefficient; should the solver find them infeasible by its
-            // own rounding, looser ones do.
-            x = match lp.solve(objective, &caps, 1e-12) {
-                Ok(x) => x,
-                Err(LpError::Infeasible) if !caps.is_empty() => lp.solve(objective, &caps, 1e-8)?,
-                Err(e) => return Err(e),
-            };
-            for q in members {
-                let v = q.eval(&x);
-                let Some(r) = snap(v) else {
-                    return Err(LpError::Uncertified("the LP solution is not finite".into()));
-                };
-                caps.push((q.clone(), r));
-            }
-        }
-        let last = stages.last().map(|(o, _)| o.clone()).unwrap_or_default();
-        let first = match lp.certified(&last, &caps, &x) {
-            Ok(exact) => return Ok(exact),
-            Err(e) => e,
-        };
-        let mut all = Lin::default();
-        for (d, (objective, _)) in stages.iter().enumerate() {
-            // Higher degrees first: weigh each stage far above the next.
-            let weight = Rational::int(1i128 << (20 * (stages.len() - 1 - d)).min(100));
-            all.add_scaled(objective, weight);
-        }
-        lp.solve(&all, &[], 0.0)
-            .and_then(|x| lp.certified(&all, &[], &x))
-            .map_err(|_| first)
-    }
-
-    /// The stages of the lexicographic objective, highest degree first:
-    /// each stage's objective weighs every entry coefficient by the sum of
-    /// the absolute coefficients of its base's degree-`d` monomials at the
-    /// start; with the coefficients the stage decides.
-    fn objectives(&self, entry: &Pot) -> Vec<(Lin, Vec<Lin>)> {
-        // Ordered, so the LP's cap rows do not depend on hashing.
-        let polys: BTreeMap<usize, Poly> = entry
-            .support()
-            .filter_map(|i| {
-                let fs = self.entry[i].as_ref()?;
-                let mut p = Poly::constant(Rational::ONE);
-                for f in fs {
-                    p = p * match f.as_constant() {
-                        Some(c) => Poly::constant(c.max(Rational::ZERO)),
-                        None => f.clone(),
-                    };
-                }
-                Some((i, p))
-            })
-            .collect();
-        // A logarithm of an input (`log2(n)`, a ghost's bound) grows slower
-        // than any input: it does not count towards a monomial's degree, so
-        // a logarithmic base wins over a linear one.
-        let degree = |m: &crate::poly::Monomial| {
-            let logs: u32 = m
-                .factors()
-                .filter(|(name, _)| ghost::is_log_name(name))
-                .map(|(_, e)| e)
-                .sum();
-            m.degree() - logs
-        };
-        let top_of = |p: &Poly| p.terms().map(|(m, _)| degree(m)).max().unwrap_or(0);
-        let top = polys.values().map(top_of).max().unwrap_or(0);
-        (0..=top)
-            .rev()
-            .map(|d| {
-                let mut o = Lin::default();
-                let mut members = Vec::new();
-                if d == 0 {
-                    o.add_scaled(&entry.konst, Rational::ONE);
-                }
-                for (i, p) in &polys {
-                    let w = p
-                        .terms()
-                        .filter(|(m, _)| degree(m) == d)
-                        .fold(Rational::ZERO, |w, (_, c)| w + c.abs());
-                    if w > Rational::ZERO {
-                        o.add_scaled(&entry.coef[i], w);
-                        if top_of(p) == d {
-                            members.push(entry.coef[i].clone());
-                        }
-                    }
-                }
-                (o, members)
-            })
-            .collect()
     }
 
     /// The entry potential at the kernel's start, over the inputs, from an
@@ -888,12 +777,6 @@ fn below_certain(outcome: Outcome, certain: f64) -> Outcome {
         }
         _ => outcome,
     }
-}
-
-/// An LP value as an exact rational: the simplest one at most the solver's
-/// error below it and a little above it.
-fn snap(v: f64) -> Option<Rational> {
-    Rational::at_least(v, 1e-10 * (1.0 + v.abs()), 1e-7 * (1.0 + v.abs()), 1 << 20)
 }
 
 /// Whether a condition only tests ranges of the thread index

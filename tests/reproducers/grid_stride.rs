@@ -46,17 +46,13 @@ fn grid_stride_bounds_are_linear_at_moderate_strides() {
     }
 }
 
-/// Known imprecision: from a stride of about `2^18` threads the LP's
-/// degree-2 stage leaves the loop unpaid within the solver's tolerance
-/// (its floating-point point violates a row by `2^-40` with every entry
-/// coefficient 0), and the exact recovery pays it with the square of the
-/// stride base: `wsteps` 1.44M against 3,722 simulated at `n = 2^26`.
-/// Degree 1 (`--degree 1`) gives the linear bound. Neither capping
-/// coefficients at exactly 0, nor slack relative to each row's scale, nor
-/// one round of iterative refinement per stage, nor bases divided by their
-/// step fixed it.
+/// From a stride of about `2^18` threads the full LP's floating-point
+/// solution leaves the loop unpaid by `2^-40` (the weight of the square
+/// of the stride base), within the solver's tolerance, and its exact
+/// recovery paid that with the square: `wsteps` 1.44M against 3,722
+/// simulated at `n = 2^26`. A bound of degree 2 is now solved again over
+/// the linear bases only, which gives the linear one.
 #[test]
-#[ignore = "known imprecision: grid-stride bounds at strides of 2^18 and more are quadratic"]
 fn grid_stride_bounds_are_linear_at_large_strides() {
     for (block, grid) in [(256, 1024), (256, 4096), (1024, 1024)] {
         let found = superlinear(block, grid);
