@@ -62,8 +62,7 @@ use copper::cuda::ast::{
 use crate::ast_util::{
     self, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
 };
-use crate::check::copyable;
-use crate::tiled_shared::{contains, loop_body, redeclared, replace_reads, Header, Tile};
+use crate::tiled_shared::{contains, loop_body, replace_reads, Header, Staging, Tile};
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Static shared memory a block may declare, in bytes.
@@ -82,34 +81,16 @@ impl Transform for CooperativeLoad {
     fn propose(&self, cx: &Context) -> Proposals {
         let f = cx.function;
         let mut out = Proposals::default();
-        let effects = Effects::of(&f.body);
-        let readonly: Vec<&copper::cuda::ast::Param> = f
-            .params
-            .iter()
-            .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty() && copyable(&p.ty.base))
-            .filter(|p| !effects.array_writes.contains(&p.name))
-            .filter(|p| ast_util::array_uses(f, &p.name).is_ok())
-            .collect();
+        let Staging {
+            effects,
+            arrays: readonly,
+            fixed,
+            loops,
+        } = Staging::of(f);
         if readonly.is_empty() {
             return out;
         }
-        let redeclared = redeclared(f);
-        let fixed: BTreeSet<String> = f
-            .params
-            .iter()
-            .filter(|p| !p.ty.is_pointer() && !effects.writes.contains(&p.name))
-            .map(|p| p.name.clone())
-            .filter(|n| !redeclared.contains(n))
-            .collect();
         let used = static_shared_bytes(f);
-        let mut loops = Vec::new();
-        for s in &f.body {
-            ast_util::visit_stmts(s, &mut |x| {
-                if matches!(x.kind, StmtKind::For { .. }) {
-                    loops.push(x.clone());
-                }
-            });
-        }
         for l in &loops {
             let line = cx.line(l.meta.span);
             let body = loop_body(l);

@@ -70,33 +70,16 @@ impl Transform for TiledGlobalToShared {
             Err(why) => return Proposals::refused(f.meta.span, why),
         };
         let mut out = Proposals::default();
-        let effects = Effects::of(&f.body);
-        let readonly: Vec<&Param> = f
-            .params
-            .iter()
-            .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty() && copyable(&p.ty.base))
-            .filter(|p| !effects.array_writes.contains(&p.name))
-            .filter(|p| ast_util::array_uses(f, &p.name).is_ok())
-            .collect();
+        let Staging {
+            effects,
+            arrays: readonly,
+            fixed,
+            loops,
+        } = Staging::of(f);
         if readonly.is_empty() {
             return out;
         }
-        let mut loops = Vec::new();
-        for s in &f.body {
-            ast_util::visit_stmts(s, &mut |x| {
-                if matches!(x.kind, StmtKind::For { .. }) {
-                    loops.push(x.clone());
-                }
-            });
-        }
         let redeclared = redeclared(f);
-        let fixed: BTreeSet<String> = f
-            .params
-            .iter()
-            .filter(|p| !p.ty.is_pointer() && !effects.writes.contains(&p.name))
-            .map(|p| p.name.clone())
-            .filter(|n| !redeclared.contains(n))
-            .collect();
         let threads: u64 = shape.iter().product();
         for l in &loops {
             let line = cx.line(l.meta.span);
@@ -193,6 +176,56 @@ impl Transform for TiledGlobalToShared {
             }
         }
         out
+    }
+}
+
+/// What the staging rewrites of a kernel's loops start from.
+pub(crate) struct Staging<'f> {
+    /// What the whole kernel reads and writes.
+    pub effects: Effects,
+    /// Pointer parameters the kernel only reads: one level deep, of a type
+    /// copied element by element, every use an index.
+    pub arrays: Vec<&'f Param>,
+    /// Scalar parameters never assigned nor redeclared: one value in every
+    /// thread for the whole kernel.
+    pub fixed: BTreeSet<String>,
+    /// The kernel's `for` loops, outer ones first.
+    pub loops: Vec<Stmt>,
+}
+
+impl<'f> Staging<'f> {
+    /// The read-only parameters and loops of kernel `f`.
+    pub(crate) fn of(f: &'f Function) -> Self {
+        let effects = Effects::of(&f.body);
+        let arrays = f
+            .params
+            .iter()
+            .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty() && copyable(&p.ty.base))
+            .filter(|p| !effects.array_writes.contains(&p.name))
+            .filter(|p| ast_util::array_uses(f, &p.name).is_ok())
+            .collect();
+        let redeclared = redeclared(f);
+        let fixed = f
+            .params
+            .iter()
+            .filter(|p| !p.ty.is_pointer() && !effects.writes.contains(&p.name))
+            .map(|p| p.name.clone())
+            .filter(|n| !redeclared.contains(n))
+            .collect();
+        let mut loops = Vec::new();
+        for s in &f.body {
+            ast_util::visit_stmts(s, &mut |x| {
+                if matches!(x.kind, StmtKind::For { .. }) {
+                    loops.push(x.clone());
+                }
+            });
+        }
+        Staging {
+            effects,
+            arrays,
+            fixed,
+            loops,
+        }
     }
 }
 
