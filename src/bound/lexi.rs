@@ -225,20 +225,30 @@ impl Prepared {
     /// capped at its optimum (rounded up to a simple rational), so later
     /// stages cannot trade it for lower-degree terms. The last stage's
     /// solution is certified in exact arithmetic ([`lp::Lp::certify`]);
-    /// should that fail, one stage minimizing every degree at once (a
-    /// coarser bound, no caps to trip over) is tried before giving up.
+    /// should that or a stage's solve fail, one stage minimizing every
+    /// degree at once (a coarser bound, no caps to trip over) is tried
+    /// before giving up.
     fn solve(&self, lp: &lp::Lp, entry: &Pot) -> Result<Vec<Rational>, LpError> {
         let mut caps: Vec<(Lin, Rational)> = Vec::new();
         let mut x = Vec::new();
         let stages = self.objectives(entry);
+        let mut failed = None;
         for (objective, members) in &stages {
             // Tight caps keep later stages from shifting even a trace of a
             // coefficient; should the solver find them infeasible by its
             // own rounding, looser ones do.
-            x = match lp.solve(objective, &caps, 1e-12) {
+            let solved = match lp.solve(objective, &caps, 1e-12) {
+                Err(LpError::Infeasible) if !caps.is_empty() => lp.solve(objective, &caps, 1e-8),
+                other => other,
+            };
+            x = match solved {
                 Ok(x) => x,
-                Err(LpError::Infeasible) if !caps.is_empty() => lp.solve(objective, &caps, 1e-8)?,
-                Err(e) => return Err(e),
+                // A stage the solver fails on (a singular basis under the
+                // caps) leaves the one-stage objective below to try.
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             };
             for q in members {
                 let v = q.eval(&x);
@@ -248,10 +258,15 @@ impl Prepared {
                 caps.push((q.clone(), r));
             }
         }
-        let last = stages.last().map(|(o, _)| o.clone()).unwrap_or_default();
-        let first = match lp.certified(&last, &caps, &x) {
-            Ok(exact) => return Ok(exact),
-            Err(e) => e,
+        let first = match failed {
+            Some(e) => e,
+            None => {
+                let last = stages.last().map(|(o, _)| o.clone()).unwrap_or_default();
+                match lp.certified(&last, &caps, &x) {
+                    Ok(exact) => return Ok(exact),
+                    Err(e) => e,
+                }
+            }
         };
         let mut all = Lin::default();
         for (d, (objective, _)) in stages.iter().enumerate() {

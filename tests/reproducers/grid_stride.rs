@@ -59,3 +59,29 @@ fn grid_stride_bounds_are_linear_at_large_strides() {
         assert!(found.is_empty(), "block {block}, grid {grid}: {found:?}");
     }
 }
+
+/// A triangular loop under a grid-stride loop at a large launch: a later
+/// stage of the lexicographic LP (under the caps of the earlier ones) hit
+/// a singular basis in the solver, and `wsteps` got no bound at all. A
+/// stage the solver fails on now falls back to the one-stage objective.
+#[test]
+fn a_stage_the_solver_fails_on_still_gives_a_bound() {
+    const TRIANGLE: &str = "__global__ void tri(float *a, const float *b, int n) {\n\
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n\
+            for (int j = 0; j < i; j++)\n\
+                a[i & 1023] += b[j & 1023];\n}";
+    let kernel = lower_kernel(&parse_source(SourceFile::new("tri.cu", TRIANGLE)), "tri").unwrap();
+    let p = prepare(
+        &kernel,
+        Config {
+            block: Some([256, 1, 1]),
+            grid: Some([4096, 1, 1]),
+            ..Config::default()
+        },
+    );
+    for name in BUILTIN_METRICS {
+        let metric = copper::cost::Metric::builtin(name).unwrap();
+        let work = p.bound(&metric).work;
+        assert!(matches!(work, Outcome::Bound(_)), "{name}: {work:?}");
+    }
+}
