@@ -17,7 +17,8 @@
 //! grid- and block-stride loops over unsigned counters compared with
 //! signed and unsigned bounds (`unsigned_loops`); a fourth, loops left by
 //! `break`, `continue` and `return` before their counter's update
-//! (`jumps`).
+//! (`jumps`); a fifth, arrays read and written through vector views
+//! (`views`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -37,6 +38,8 @@ use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 mod jumps;
 #[path = "soundness/unsigned_loops.rs"]
 mod unsigned_loops;
+#[path = "soundness/views.rs"]
+mod views;
 
 /// One input variant of a launch: other data, smaller sizes, fewer blocks,
 /// and (for the symbolic-block analysis) other block shapes.
@@ -685,6 +688,16 @@ fn generated_jumps_are_bounded_soundly() {
         tally.check(i, &jumps::generate(i), 64, false);
     }
     tally.finish("generated jumps", count, count);
+}
+
+#[test]
+fn generated_vector_views_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &views::generate(i), 64, false);
+    }
+    tally.finish("generated vector views", count, count);
 }
 
 // ---------------------------------------------------------------------
