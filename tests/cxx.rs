@@ -89,6 +89,27 @@ fn a_local_reference_evaluates_its_index_once_where_it_is_bound() {
 }
 
 #[test]
+fn a_pointer_to_a_local_writes_the_local() {
+    let src = "__device__ void add_to(int *dst, int x) { *dst += x; }\n\
+               __device__ void order(int x, int *lo, int *hi) { if (x < *lo) *lo = x; if (x > *hi) hi[0] = x; }\n\
+               __global__ void k(int *a, int *b) {\n\
+                 int t = threadIdx.x;\n\
+                 int total = 1;\n\
+                 for (int i = 0; i < 3; i++) { add_to(&total, t); }\n\
+                 int lo = 5, hi = 5;\n\
+                 order(a[t], &lo, &hi);\n\
+                 int *p = &total;\n\
+                 *p += 1000;\n\
+                 a[t] = total;\n\
+                 b[t] = lo * 100 + hi;\n\
+               }\n";
+    let (a, b) = run(src, "k", 4, 4);
+    // a starts 0, 1, 2, 3 (its index): total = 1 + 3t + 1000; lo = a[t], hi = 5.
+    assert_eq!(a, [1001.0, 1004.0, 1007.0, 1010.0]);
+    assert_eq!(b, [5.0, 105.0, 205.0, 305.0]);
+}
+
+#[test]
 fn a_const_reference_binds_a_temporary_to_an_rvalue() {
     let src = "__device__ int twice(const int &v) { return v + v; }\n\
                __global__ void k(int *a, int *b) { int t = threadIdx.x; b[t] = twice(a[t] + 1); }\n";

@@ -177,6 +177,11 @@ fn a_moved_pointer_parameter_reads_at_its_offset() {
 }
 
 #[test]
+fn pointers_to_locals_passed_to_device_functions_are_bounded_and_sound() {
+    assert_bounded_and_sound("local_address.cu", &["window_stats"], 5);
+}
+
+#[test]
 fn vector_views_are_bounded_and_sound() {
     assert_bounded_and_sound(
         "vector_views.cu",

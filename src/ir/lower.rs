@@ -181,6 +181,10 @@ struct Lowerer<'a> {
     record_cache: HashMap<String, Arc<Record>>,
     /// The type parameters of the template being lowered (`T` → `float`).
     template_types: HashMap<String, BaseType>,
+    /// Names whose address the kernel or an inlined callee takes (`&x`):
+    /// a scalar local of such a name lives in a one-element local array,
+    /// so that a pointer can point at it.
+    addressed: std::collections::HashSet<String>,
 }
 
 /// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
@@ -199,6 +203,21 @@ fn step_of(op: ast::UnOp, meta: &ast::Meta) -> (BinOp, ast::Expr) {
         },
     };
     (bop, one)
+}
+
+/// The names `&name` takes the address of in `body`.
+fn addressed_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for s in body {
+        crate::cuda::visit::visit_stmt_exprs(s, &mut |e| {
+            if let ast::ExprKind::Unary(ast::UnOp::AddrOf, x) = &e.kind {
+                if let ast::ExprKind::Ident(n) = &x.kind {
+                    out.insert(n.clone());
+                }
+            }
+        });
+    }
+    out
 }
 
 fn int(v: i64, ty: Scalar) -> Expr {
@@ -303,6 +322,7 @@ impl<'a> Lowerer<'a> {
             records: HashMap::new(),
             record_cache: HashMap::new(),
             template_types: HashMap::new(),
+            addressed: addressed_names(&f.body),
         }
     }
 

@@ -67,7 +67,10 @@ impl Lowerer<'_> {
             Some(r) => r.types[0],
             None => self.scalar(&d.ty, span)?,
         };
-        if is_array || memory {
+        // A scalar whose address is taken lives in memory: one element of
+        // local memory, which `&x` points at.
+        let addressed = self.addressed.contains(&d.name);
+        if is_array || memory || addressed {
             let dims = if d.is_extern && d.dims.len() == 1 && d.dims[0].is_none() {
                 Vec::new()
             } else {

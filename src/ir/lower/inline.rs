@@ -306,6 +306,7 @@ impl Lowerer<'_> {
             result: result.clone(),
             call: span,
         });
+        self.addressed.extend(super::addressed_names(&f.body));
         let mut body = Vec::new();
         let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));
         self.frames.pop();
