@@ -110,6 +110,16 @@ fn a_pointer_to_a_local_writes_the_local() {
 }
 
 #[test]
+fn a_device_function_moves_its_own_pointer_parameter() {
+    let src = "__device__ int walk(const int *p, int len) { int s = 0; for (int i = 0; i < len; i++) { s += *p; p++; } p -= 2; return s * 10 + p[0]; }\n\
+               __global__ void k(int *a, int *b) { int t = threadIdx.x; b[t] = walk(a + t, 2); }\n";
+    let (a, b) = run(src, "k", 4, 8);
+    // a[i] = i; s = 2t + 1, then p is back at a[t].
+    assert_eq!(&a[..4], [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(&b[..4], [10.0, 31.0, 52.0, 73.0]);
+}
+
+#[test]
 fn a_const_reference_binds_a_temporary_to_an_rvalue() {
     let src = "__device__ int twice(const int &v) { return v + v; }\n\
                __global__ void k(int *a, int *b) { int t = threadIdx.x; b[t] = twice(a[t] + 1); }\n";
