@@ -10,11 +10,14 @@
 //! take consecutive elements:
 //!
 //! ```text
+//! const long long stride = (long long)blockDim.x * gridDim.x;
+//! const long long total = (long long)m * C;  // only with a guard `idx < m`
 //! for (int k = 0; k < C; k++) {
-//!     long long e = k * (long long)(blockDim.x * gridDim.x) + idx;
-//!     if (e < (long long)m * C) {      // only with a guard `idx < m`
-//!         out[e] = f(in[e]);
+//!     long long e = k * stride + idx;
+//!     if (e >= total) {                        // only with the guard
+//!         break;
 //!     }
+//!     out[e] = f(in[e]);
 //! }
 //! ```
 //!
@@ -25,8 +28,12 @@
 //! loop) restricts the original to `idx < m`, that is to the elements
 //! `e < m·C` (for `C ≥ 1`, `⌊e / C⌋ < m ⟺ e < m·C`): the rewrite tests
 //! exactly that, on every launch, whatever its size (no assumption that
-//! the launch covers `m` threads). A per-element guard in the body (`if
-//! (idx * C + k < n)`) is kept, on `e`. Threads that share `idx` (other
+//! the launch covers `m` threads); as `e` grows with `k`, it leaves the
+//! loop at the first element past them, so threads past the guard's
+//! elements do one test, not `C`. A per-element guard in the body (`if
+//! (idx * C + k < n)`) is kept, on `e`; when it holds the whole body and
+//! `n` is the same in every thread, it becomes an exit too (`if (e >= n)
+//! break;`: no later step passes it). Threads that share `idx` (other
 //! `threadIdx.y`, `blockIdx.y`) repeat the same elements in both kernels.
 //!
 //! **Independence**, proved on the loop body: every memory access is
@@ -143,13 +150,19 @@ fn interleaved(cx: &Context, c: &Chunked) -> Result<(Candidate, Vec<(String, Str
     let f = cx.function;
     observes_warps(cx)?;
     let taken = &mut ast_util::names_in(f);
-    let e = ast_util::fresh("e", taken);
+    let names = Names {
+        e: ast_util::fresh("e", taken),
+        stride: ast_util::fresh("stride", taken),
+        total: ast_util::fresh("total", taken),
+    };
+    let e = &names.e;
     let StmtKind::For { body, .. } = &c.lp.kind else {
         return Err("the loop is not a `for`".into());
     };
-    let checked = body::independent(f, c, body, &e)?;
+    let checked = body::independent(f, c, body, e)?;
     shape(cx, c)?;
-    let function = rewritten(f, c, &e, checked.body);
+    let body = folded(f, c, e, checked.body);
+    let function = rewritten(f, c, &names, body);
     let gains = gains_of(cx, &function, cx.analysis.config())?;
     if gains.is_empty() {
         return Err("interleaving would not make any global access touch fewer sectors".into());
@@ -424,11 +437,55 @@ fn thread_locals(f: &Function) -> std::collections::BTreeSet<String> {
     }
 }
 
-/// The kernel with loop `c` interleaved: its body (`body`, the element
-/// index already `e`) under `long long e = k * (long long)(blockDim.x *
-/// gridDim.x) + idx;` and the guard's `if (e < (long long)m * C)`; the
-/// per-thread guard gone.
-fn rewritten(f: &Function, c: &Chunked, e: &str, body: Vec<Stmt>) -> Function {
+/// The body with a per-element guard around all of it (`if (e < n) {
+/// … }`, `n` the same in every thread and never assigned) made an exit:
+/// `if (e >= n) break;` then the guarded statements. As `e` grows with
+/// the step, no later step passes the guard either, so the same elements
+/// are visited and threads stop at the first element past `n`.
+fn folded(f: &Function, c: &Chunked, e: &str, body: Vec<Stmt>) -> Vec<Stmt> {
+    let [Stmt {
+        kind: StmtKind::If {
+            cond,
+            then,
+            els: None,
+        },
+        ..
+    }] = body.as_slice()
+    else {
+        return body;
+    };
+    let Some(n) = below(cond, e, false) else {
+        return body;
+    };
+    let tainted = thread_locals(f);
+    let reads = ast_util::Effects::of(&[ast_util::stmt(StmtKind::Expr(n.clone()))]).reads;
+    if unstable(f, &n, c.loop_at).is_some() || reads.iter().any(|r| tainted.contains(r)) {
+        return body;
+    }
+    let stop = ast_util::stmt(StmtKind::Break);
+    let mut out = vec![ast_util::if_else(
+        bin(BinOp::Ge, ident(e), n),
+        vec![stop],
+        Vec::new(),
+    )];
+    out.extend(ast_util::branch_stmts(then));
+    out
+}
+
+/// The names the rewrite declares: the element index, the threads along
+/// x and the guard's element count.
+struct Names {
+    e: String,
+    stride: String,
+    total: String,
+}
+
+/// The kernel with loop `c` interleaved: before the loop `const long long
+/// stride = (long long)blockDim.x * gridDim.x;` (and `const long long
+/// total = (long long)m * C;` for a per-thread guard, which goes); in it,
+/// `long long e = k * stride + idx;`, `if (e >= total) break;` and the
+/// body (`body`, the element index already `e`).
+fn rewritten(f: &Function, c: &Chunked, n: &Names, body: Vec<Stmt>) -> Function {
     let member = |base: &str| {
         expr(ExprKind::Member {
             base: Box::new(ident(base)),
@@ -437,34 +494,45 @@ fn rewritten(f: &Function, c: &Chunked, e: &str, body: Vec<Stmt>) -> Function {
         })
     };
     let long = Type::scalar(BaseType::LongLong);
+    let constant = Type {
+        is_const: true,
+        ..long.clone()
+    };
     let cast = |x: Expr| expr(ExprKind::Cast(CastStyle::C, long.clone(), Box::new(x)));
-    let stride = cast(bin(BinOp::Mul, member("blockDim"), member("gridDim")));
+    let mut before = vec![ast_util::decl(
+        constant.clone(),
+        &n.stride,
+        Some(bin(BinOp::Mul, cast(member("blockDim")), member("gridDim"))),
+    )];
     let init = bin(
         BinOp::Add,
-        bin(BinOp::Mul, ident(&c.counter), stride),
+        bin(BinOp::Mul, ident(&c.counter), ident(&n.stride)),
         ident(&c.idx),
     );
-    let mut stmts = vec![ast_util::decl(long.clone(), e, Some(init))];
-    match &c.guard {
-        Some((m, _)) => {
-            let limit = bin(BinOp::Mul, cast(m.clone()), c.chunk.clone());
-            stmts.push(ast_util::if_else(
-                bin(BinOp::Lt, ident(e), limit),
-                body,
-                Vec::new(),
-            ));
-        }
-        None => stmts.extend(body),
+    let mut stmts = vec![ast_util::decl(long.clone(), &n.e, Some(init))];
+    if let Some((m, _)) = &c.guard {
+        let total = bin(BinOp::Mul, cast(m.clone()), c.chunk.clone());
+        before.push(ast_util::decl(constant, &n.total, Some(total)));
+        let stop = ast_util::stmt(StmtKind::Break);
+        stmts.push(ast_util::if_else(
+            bin(BinOp::Ge, ident(&n.e), ident(&n.total)),
+            vec![stop],
+            Vec::new(),
+        ));
     }
+    stmts.extend(body);
     let mut lp = c.lp.clone();
     if let StmtKind::For { body, .. } = &mut lp.kind {
         **body = ast_util::block(stmts);
     }
     let mut g = f.clone();
     g.body[c.loop_at] = lp;
-    if let Some((_, at)) = c.guard.as_ref().filter(|(_, at)| *at != c.loop_at) {
-        g.body.remove(*at);
+    let mut at = c.loop_at;
+    if let Some((_, exit)) = c.guard.as_ref().filter(|(_, x)| *x != c.loop_at) {
+        g.body.remove(*exit);
+        at -= 1;
     }
+    g.body.splice(at..at, before);
     g
 }
 

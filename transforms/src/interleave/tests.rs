@@ -22,11 +22,14 @@ __global__ void scale(const float *__restrict__ in, float *__restrict__ out, int
         r#"#define C 8
 __global__ void scale(const float *__restrict__ in, float *__restrict__ out, int m) {
     int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    const long long total = (long long)m * C;
     for (int k = 0; k < C; k++) {
-        long long e = k * (long long)(blockDim.x * gridDim.x) + idx;
-        if (e < (long long)m * C) {
-            out[e] = 2.0f * in[e];
+        long long e = k * stride + idx;
+        if (e >= total) {
+            break;
         }
+        out[e] = 2.0f * in[e];
     }
 }
 "#,
@@ -54,13 +57,17 @@ fn an_early_exit_and_a_per_element_guard_keep_the_same_elements() {
 "#,
         r#"__global__ void add(const int *__restrict__ a, const int *__restrict__ b, int *__restrict__ out, int m, int c, int n) {
     int t = threadIdx.x + blockIdx.x * blockDim.x;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    const long long total = (long long)m * c;
     for (int j = 0; j < c; ++j) {
-        long long e = j * (long long)(blockDim.x * gridDim.x) + t;
-        if (e < (long long)m * c) {
-            if (e < n) {
-                out[e] = a[e] + b[e];
-            }
+        long long e = j * stride + t;
+        if (e >= total) {
+            break;
         }
+        if (e >= n) {
+            break;
+        }
+        out[e] = a[e] + b[e];
     }
 }
 "#,
@@ -90,8 +97,9 @@ __global__ void square(float *__restrict__ x, int *__restrict__ where) {
         r#"#define PER_THREAD 4
 __global__ void square(float *__restrict__ x, int *__restrict__ where) {
     int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)blockDim.x * gridDim.x;
     for (int k = 0; k < PER_THREAD; k++) {
-        long long e = k * (long long)(blockDim.x * gridDim.x) + idx;
+        long long e = k * stride + idx;
         int i = e;
         float v = x[i];
         x[i] = v * v;
