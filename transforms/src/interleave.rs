@@ -175,12 +175,17 @@ fn interleaved(cx: &Context, c: &Chunked) -> Result<(Candidate, Vec<(String, Str
             C = print(&c.chunk),
             idx = c.idx
         ),
-        None => format!("every element below `N * {}`", print(&c.chunk)),
+        None => format!(
+            "every element below `{} * {}`, as before",
+            names.stride,
+            print(&c.chunk)
+        ),
     };
     let description = format!(
-        "interleaved the runs of `{idx}`: step `{k}` of a thread now takes element `e = {k} * N + {idx}` (N = `blockDim.x * gridDim.x`) instead of `{el}`, so consecutive lanes take consecutive elements; the same elements, each once: {covered}; proved independent: {proof}; {gains}",
+        "interleaved the runs of `{idx}`: step `{k}` of a thread now takes element `e = {k} * {stride} + {idx}` (`{stride}` = `blockDim.x * gridDim.x`, the threads along x) instead of `{el}`, so consecutive lanes take consecutive elements; the same elements, each once: {covered}; proved independent: {proof}; {gains}",
         idx = c.idx,
         k = c.counter,
+        stride = names.stride,
         el = print(&element(c)),
         proof = checked.proof,
         gains = gains.join("; "),

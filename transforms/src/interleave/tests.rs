@@ -36,7 +36,7 @@ __global__ void scale(const float *__restrict__ in, float *__restrict__ out, int
     );
     assert_eq!(
         desc,
-        "interleaved the runs of `idx`: step `k` of a thread now takes element `e = k * N + idx` (N = `blockDim.x * gridDim.x`) instead of `idx * C + k`, so consecutive lanes take consecutive elements; the same elements, each once: the elements `e < m * C` the guard `idx < m` allowed; proved independent: every access is element `idx * C + k` of `in` or `out`, and every variable the loop assigns is declared in it; lanes now read consecutive `in` elements: 32 → 4 sectors per warp; lanes now write consecutive `out` elements: 32 → 4 sectors per warp"
+        "interleaved the runs of `idx`: step `k` of a thread now takes element `e = k * stride + idx` (`stride` = `blockDim.x * gridDim.x`, the threads along x) instead of `idx * C + k`, so consecutive lanes take consecutive elements; the same elements, each once: the elements `e < m * C` the guard `idx < m` allowed; proved independent: every access is element `idx * C + k` of `in` or `out`, and every variable the loop assigns is declared in it; lanes now read consecutive `in` elements: 32 → 4 sectors per warp; lanes now write consecutive `out` elements: 32 → 4 sectors per warp"
     );
 }
 
@@ -109,7 +109,7 @@ __global__ void square(float *__restrict__ x, int *__restrict__ where) {
 "#,
     );
     assert!(
-        desc.contains("every element below `N * PER_THREAD`"),
+        desc.contains("every element below `stride * PER_THREAD`, as before"),
         "{desc}"
     );
 }
