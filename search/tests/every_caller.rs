@@ -235,8 +235,9 @@ fn interleaved_chunks_of_generated_kernels_are_right_for_every_block() {
 /// Kernel `seed` whose threads each handle `C` consecutive elements
 /// (`idx * C + k`, `C` a macro or a parameter): unguarded, under `if (idx
 /// < m)`, after `if (idx >= m) return;`, or with a per-element guard
-/// `if (idx * C + k < n)`; the element index written out or copied into
-/// a local; an array written from another or updated in place.
+/// `if (idx * C + k < n)`; the element index written out, copied into
+/// a local, or a start index plus `k`; an array written from another or
+/// updated in place.
 fn generated_chunks(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x6a09_e667_f3bc_c909) ^ 0xc4a1);
     let ty = r.pick(&["int", "float", "unsigned"]);
@@ -252,10 +253,18 @@ fn generated_chunks(seed: u64) -> String {
         "threadIdx.x + blockDim.x * blockIdx.x",
     ]);
     let el = format!("idx * {c} + k");
-    let (copy, at) = if r.below(2) == 0 {
-        (format!("int j = {el};\n            "), "j".to_string())
-    } else {
-        (String::new(), el.clone())
+    let (start, copy, at) = match r.below(3) {
+        0 => (
+            String::new(),
+            format!("int j = {el};\n            "),
+            "j".to_string(),
+        ),
+        1 => (String::new(), String::new(), el.clone()),
+        _ => (
+            format!("\n    int start = idx * {c};"),
+            String::new(),
+            "start + k".to_string(),
+        ),
     };
     let work = r
         .pick(&[
@@ -271,10 +280,11 @@ fn generated_chunks(seed: u64) -> String {
             &("if (idx >= m) return;", ""),
         ][..],
     );
-    let guard = r.pick(&["", "if ({el} < n)"]).replace("{el}", &el);
+    let tested = if start.is_empty() { &el } else { &at };
+    let guard = r.pick(&["", "if ({el} < n)"]).replace("{el}", tested);
     format!(
         "{define}__global__ void k(const {ty} *in, {ty} *out, int m, int n{cparam}) {{
-    int idx = {idx};
+    int idx = {idx};{start}
     {open}
     for (int k = 0; k < {c}; k++) {{
         {guard} {{

@@ -98,6 +98,10 @@ struct Chunked<'a> {
     lp: &'a Stmt,
     counter: String,
     chunk: Expr,
+    /// The element of step `k`: `idx * C + k`, or `base + k` with a
+    /// top-level `int base = idx * C;` (its name and statement).
+    element: Expr,
+    base: Option<(String, usize)>,
 }
 
 impl Transform for Interleave {
@@ -135,13 +139,10 @@ impl Transform for Interleave {
     }
 }
 
-/// `idx * C + k`, the element of step `k` of thread `idx`.
+/// `idx * C + k` (or `base + k`), the element of step `k` of thread
+/// `idx`.
 fn element(c: &Chunked) -> Expr {
-    bin(
-        BinOp::Add,
-        bin(BinOp::Mul, ident(&c.idx), c.chunk.clone()),
-        ident(&c.counter),
-    )
+    c.element.clone()
 }
 
 /// The rewrite of `cx`'s kernel for chunk loop `c`, with the pairs of
@@ -236,24 +237,43 @@ fn find(f: &Function) -> Option<Result<Chunked<'_>, Refusal>> {
         }
         _ => return None,
     };
+    let counter = k.name.clone();
+    let plain = bin(
+        BinOp::Add,
+        bin(BinOp::Mul, ident(idx), chunk.clone()),
+        ident(&counter),
+    );
+    // Only a loop whose body computes `idx * C + k` (or `base + k`) is a
+    // chunk loop.
+    let computes = |el: &Expr| {
+        let mut found = false;
+        ast_util::visit_stmt_exprs(body, &mut |x| found |= equiv_expr(x, el));
+        found
+    };
+    let run = bin(BinOp::Mul, ident(idx), chunk.clone());
+    let (element, base) = if computes(&plain) {
+        (plain, None)
+    } else {
+        let (at, name, _) = decls
+            .iter()
+            .find(|(at, _, e)| *at < loop_at && equiv_expr(e, &run))?;
+        let el = bin(BinOp::Add, ident(name), ident(&counter));
+        if !computes(&el) {
+            return None;
+        }
+        (el, Some((name.to_string(), *at)))
+    };
     let c = Chunked {
         idx: idx.to_string(),
         idx_at,
         guard: None,
         loop_at,
         lp,
-        counter: k.name.clone(),
+        counter,
         chunk,
+        element,
+        base,
     };
-    // Only a loop whose body computes `idx * C + k` is a chunk loop.
-    let el = element(&c);
-    let mut indexed = false;
-    ast_util::visit_stmt_exprs(body, &mut |x| {
-        indexed |= equiv_expr(x, &el);
-    });
-    if !indexed {
-        return None;
-    }
     if !is_increment(step, &c.counter) {
         return Some(Err(
             format!("the loop's step is not `{}++`", c.counter).into()
@@ -340,6 +360,18 @@ fn shape(cx: &Context, c: &Chunked) -> Result<(), Refusal> {
             c.idx
         )
         .into());
+    }
+    if let Some((base, at)) = &c.base {
+        let base_ty = match &f.body[*at].kind {
+            StmtKind::Decl(ds) => ds.iter().find(|d| &d.name == base).map(|d| &d.ty),
+            _ => None,
+        };
+        if !base_ty.is_some_and(int) {
+            return Err(format!("`{base}` is not an `int`").into());
+        }
+        if let Some(name) = unstable(f, &ident(base), c.loop_at) {
+            return Err(format!("`{base}` may change (`{name}`)").into());
+        }
     }
     if !counted_for(c.lp).is_some_and(|(k, ..)| int(&k.ty)) {
         return Err(format!("the counter `{}` is not an `int`", c.counter).into());

@@ -204,3 +204,36 @@ fn a_break_keeps_it() {
         "each thread keeps its run of elements: the loop body may `break`, `continue` or `return`",
     );
 }
+
+#[test]
+fn a_run_from_a_start_index_becomes_interleaved() {
+    let desc = check(
+        &Interleave,
+        [128, 1, 1],
+        r#"__global__ void offset(const double *__restrict__ in, double *__restrict__ out, int m, double d) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int start = tid * 6;
+    if (tid < m) {
+        for (int i = 0; i < 6; i++) {
+            out[start + i] = in[start + i] + d;
+        }
+    }
+}
+"#,
+        r#"__global__ void offset(const double *__restrict__ in, double *__restrict__ out, int m, double d) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int start = tid * 6;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    const long long total = (long long)m * 6;
+    for (int i = 0; i < 6; i++) {
+        long long e = i * stride + tid;
+        if (e >= total) {
+            break;
+        }
+        out[e] = in[e] + d;
+    }
+}
+"#,
+    );
+    assert!(desc.contains("instead of `start + i`"), "{desc}");
+}
