@@ -199,6 +199,104 @@ fn cooperative_loads_of_generated_tables_are_right_for_every_block() {
     );
 }
 
+/// The same promise over generated kernels that give each thread a
+/// contiguous run of elements (`COPPER_EVERY_CALLER_CHUNKS=N` of them, 8
+/// by default; see [`generated_chunks`]): at least one in two must get
+/// interleaved, and every rewrite must be right on every block, at sizes
+/// that leave the last run or the last block partial.
+#[test]
+fn interleaved_chunks_of_generated_kernels_are_right_for_every_block() {
+    let n: u64 = std::env::var("COPPER_EVERY_CALLER_CHUNKS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8);
+    let settings = settings();
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated_chunks(seed);
+            let file = parse_source(SourceFile::new(format!("chunks-{seed}.cu"), &src));
+            check_kernels(&file, &settings, &cache)
+        })
+        .collect();
+    report(&found, &format!("{n} generated chunk kernels"));
+    let interleaved = found
+        .iter()
+        .filter(|f| f.applied.contains(&"chunk interleaving"))
+        .count();
+    println!("{interleaved} of them interleaved");
+    assert!(
+        interleaved * 2 >= n as usize,
+        "only {interleaved} of {n} generated chunk kernels got interleaved"
+    );
+}
+
+/// Kernel `seed` whose threads each handle `C` consecutive elements
+/// (`idx * C + k`, `C` a macro or a parameter): unguarded, under `if (idx
+/// < m)`, after `if (idx >= m) return;`, or with a per-element guard
+/// `if (idx * C + k < n)`; the element index written out, copied into
+/// a local, or a start index plus `k`; an array written from another or
+/// updated in place.
+fn generated_chunks(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0x6a09_e667_f3bc_c909) ^ 0xc4a1);
+    let ty = r.pick(&["int", "float", "unsigned"]);
+    let (define, c, cparam) = r.pick(
+        &[
+            &("#define C 4\n", "C", ""),
+            &("#define C 5\n", "C", ""),
+            &("", "c", ", int c"),
+        ][..],
+    );
+    let idx = r.pick(&[
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "threadIdx.x + blockDim.x * blockIdx.x",
+    ]);
+    let el = format!("idx * {c} + k");
+    let (start, copy, at) = match r.below(3) {
+        0 => (
+            String::new(),
+            format!("int j = {el};\n            "),
+            "j".to_string(),
+        ),
+        1 => (String::new(), String::new(), el.clone()),
+        _ => (
+            format!("\n    int start = idx * {c};"),
+            String::new(),
+            "start + k".to_string(),
+        ),
+    };
+    let work = r
+        .pick(&[
+            "out[{at}] = in[{at}] * 3 + 1;",
+            "out[{at}] += in[{at}];",
+            "out[{at}] = in[{at}] > 2 ? in[{at}] : 2;",
+        ])
+        .replace("{at}", &at);
+    let (open, close) = r.pick(
+        &[
+            &("", ""),
+            &("if (idx < m) {", "}"),
+            &("if (idx >= m) return;", ""),
+        ][..],
+    );
+    let tested = if start.is_empty() { &el } else { &at };
+    let guard = r.pick(&["", "if ({el} < n)"]).replace("{el}", tested);
+    format!(
+        "{define}__global__ void k(const {ty} *in, {ty} *out, int m, int n{cparam}) {{
+    int idx = {idx};{start}
+    {open}
+    for (int k = 0; k < {c}; k++) {{
+        {guard} {{
+            {copy}{work}
+        }}
+    }}
+    {close}
+}}
+"
+    )
+}
+
 /// Kernel `seed` reading a `#define`-sized table (`w[j]` or `w[j + off]`,
 /// from 0 or 3) whole in every thread, in a Horner step or a weighted
 /// sum, under `if (i < n)`, after `if (i >= n) return;`, or unguarded.

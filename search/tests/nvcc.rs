@@ -318,6 +318,31 @@ fn tiled_matmul_rewrites_compile() {
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
+/// The students' chunked kernels (`testdata/students/chunked_*.cu`, one
+/// launched from its host code, one without a launch) are interleaved by
+/// `optimize --write`, and what it writes compiles.
+#[test]
+fn chunk_interleaving_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("chunks");
+    let mut jobs = Vec::new();
+    for name in ["chunked_rows.cu", "chunked_clamp.cu"] {
+        let copy = dir.join(name);
+        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
+        let path = copy.to_string_lossy();
+        let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", &path]);
+        assert!(out.status.success(), "{}", text(&out));
+        let written = std::fs::read_to_string(&copy).expect("read");
+        assert!(
+            written.contains("long long e = ") && written.contains("break;"),
+            "{name} is not interleaved:\n{written}"
+        );
+        let extra = object_only(&dir, &copy);
+        jobs.push((copy, extra));
+    }
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

@@ -31,6 +31,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "chunked_clamp.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "chunked_rows.cu",
+        "tested on the launch at line 32 (grid 8×1×1, block 128×1×1)",
+    ),
+    (
         "count_atomic.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),

@@ -15,6 +15,7 @@ pub mod coop_load;
 mod fixture;
 pub mod global_to_shared;
 pub mod hoist_loads;
+pub mod interleave;
 pub mod overlap;
 pub mod pad_shared;
 pub mod read_only;
@@ -228,6 +229,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(warp_shuffle::WarpShuffle),
         Box::new(remap_threads::RemapThreads),
         Box::new(remap_split::RemapSplit),
+        Box::new(interleave::Interleave),
         Box::new(staged_transpose::StagedTranspose),
         Box::new(tiled_matmul::TiledMatmul),
         Box::new(unstage::Unstage),

@@ -103,7 +103,7 @@ fn exchange(cx: &Context, split: &Split) -> Result<Candidate, Refusal> {
 }
 
 /// `e` without casts around it.
-fn uncast(e: &Expr) -> &Expr {
+pub(crate) fn uncast(e: &Expr) -> &Expr {
     match &e.kind {
         ExprKind::Cast(_, _, x) => uncast(x),
         _ => e,
@@ -116,7 +116,7 @@ fn is_field(e: &Expr, base: &str, field: &str) -> bool {
 }
 
 /// `blockIdx.x * blockDim.x + threadIdx.x` in any order, casts allowed.
-fn is_global_x(e: &Expr) -> bool {
+pub(crate) fn is_global_x(e: &Expr) -> bool {
     let ExprKind::Binary(BinOp::Add, l, r) = &uncast(e).kind else {
         return false;
     };
@@ -130,12 +130,12 @@ fn is_global_x(e: &Expr) -> bool {
     (product(l) && is_field(r, "threadIdx", "x")) || (product(r) && is_field(l, "threadIdx", "x"))
 }
 
-fn is_ident(e: &Expr, name: &str) -> bool {
+pub(crate) fn is_ident(e: &Expr, name: &str) -> bool {
     matches!(&uncast(e).kind, ExprKind::Ident(n) if n == name)
 }
 
 /// The top-level declarations `name = init` of the kernel, in order.
-fn top_decls(f: &Function) -> Vec<(usize, &str, &Expr)> {
+pub(crate) fn top_decls(f: &Function) -> Vec<(usize, &str, &Expr)> {
     let mut out = Vec::new();
     for (i, s) in f.body.iter().enumerate() {
         if let StmtKind::Decl(ds) = &s.kind {
@@ -321,7 +321,7 @@ fn independent(cx: &Context, s: &Split) -> Result<(), Refusal> {
 /// parameter, a name the kernel does not declare, or a top-level
 /// declaration before `before`, none of them ever assigned. `Some` names
 /// the first that is not (the whole of `e` when it is not pure).
-fn unstable(f: &Function, e: &Expr, before: usize) -> Option<String> {
+pub(crate) fn unstable(f: &Function, e: &Expr, before: usize) -> Option<String> {
     if !ast_util::is_pure(e) || ast_util::reads_memory(e) {
         return Some(copper::cuda::print::expression(e));
     }
