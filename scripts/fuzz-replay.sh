@@ -6,8 +6,9 @@
 # Each saved case is X.cu + X.toml + X.txt, where the first line of X.txt
 # is the command (`copper CMD k.cu`). Each case is copied to a scratch
 # directory as k.cu / k.toml and its command run with a timeout; one line
-# per case gives the wall time, the exit code (124 = timed out) and the
-# case name.
+# per case gives the wall time, the CPU time (user + system, all threads;
+# what a loaded machine does not inflate), the exit code (124 = timed
+# out) and the case name. Needs /usr/bin/time.
 set -u
 limit=30
 bin="$(cd "$(dirname "$0")/.." && pwd)/target/release/copper"
@@ -33,11 +34,11 @@ for dir in "$@"; do
     rm -f "$scratch"/k.cu "$scratch"/k.toml
     cp "$stem.cu" "$scratch/k.cu" 2>/dev/null || continue
     [ -e "$stem.toml" ] && cp "$stem.toml" "$scratch/k.toml"
-    start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    (cd "$scratch" && timeout "$limit" "$bin" $args k.cu >/dev/null 2>&1)
+    (cd "$scratch" && /usr/bin/time -o "$scratch/time" -f '%e %U %S' \
+      timeout "$limit" "$bin" $args k.cu >/dev/null 2>&1)
     rc=$?
-    end=$(date +%s.%N)
-    printf '%7.2fs  rc=%-3s %s\n' "$(echo "$end - $start" | bc)" "$rc" "$(basename "$stem")"
+    read -r wall user sys < <(tail -n 1 "$scratch/time")
+    printf '%7.2fs wall %7.2fs cpu  rc=%-3s %s\n' "$wall" "$(echo "$user + $sys" | bc)" "$rc" "$(basename "$stem")"
   done
 done
