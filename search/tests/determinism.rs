@@ -191,6 +191,21 @@ fn a_search_past_its_check_limit_stops_between_rounds_and_says_so() {
             .join("\n")
     };
     assert_eq!(without_times(&first), without_times(&second), "{out}");
+    let json = text(&copper_in(
+        &root(),
+        &[
+            "optimize",
+            "testdata/addSub0.cu",
+            "--format",
+            "json",
+            "--max-check-steps",
+            "1",
+        ],
+    ));
+    assert!(
+        json.contains("\"search_stopped\": \"the search stopped at its work limit"),
+        "{json}"
+    );
     let default = text(&copper_in(&root(), &["optimize", "testdata/addSub0.cu"]));
     assert!(!default.contains("work limit"), "{default}");
 }

@@ -538,6 +538,7 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                         .map(ToString::to_string));
                     o["candidates"] =
                         json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
+                    o["search_stopped"] = json!(x.stopped);
                     o["seconds"] = json!(x.seconds);
                     if x.improved() {
                         o["kernel_after"] = json!(x.best_text());
