@@ -237,3 +237,31 @@ fn a_shift_past_its_width_stops_the_simulation_instead_of_looping() {
     assert_eq!(first.stdout, second.stdout, "{lint}");
     assert_eq!(first.stderr, second.stderr, "{lint}");
 }
+
+/// `analyze --check` simulates its launch under the whole-launch work
+/// limit `simulate` has by default (10⁷ instructions, all warps
+/// together): a loop that never ends (`k += 0`) in 64 blocks of 256
+/// threads stops there, where a limit per warp alone let every warp run
+/// 10⁷ instructions (10 s); the output, timing aside, is the same twice.
+#[test]
+fn an_analysis_check_of_an_endless_loop_stops_at_the_launch_limit() {
+    const ENDLESS: &str = "__global__ void endless(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int k = 0; k < n; k += 0) {\n        a[i] = a[i] + 1.0f;\n    }\n}\n";
+    const PARAMS: &str = "[kernel.endless]\ngrid = [64]\nblock = [256]\n[kernel.endless.args]\nn = 10\n[kernel.endless.arrays.a]\nlen = 16384\n";
+    let cu = scratch_file("det-endless", "endless.cu", ENDLESS.as_bytes());
+    scratch_file("det-endless", "endless.toml", PARAMS.as_bytes());
+    let dir = cu.parent().unwrap();
+    let first = copper_in(dir, &["analyze", "endless.cu", "--check"]);
+    let out = text(&first);
+    assert!(
+        out.contains("the simulation stopped after 10000000 instructions (all warps together)"),
+        "{out}"
+    );
+    let second = text(&copper_in(dir, &["analyze", "endless.cu", "--check"]));
+    let untimed = |s: &str| {
+        s.lines()
+            .filter(|l| !l.trim_start().starts_with("analyzed in "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(untimed(&out), untimed(&second), "{out}");
+}
