@@ -63,6 +63,11 @@ pub struct Settings {
     /// (`--allow-reassociation`; their results are checked within a
     /// tolerance).
     pub allow_reassociation: bool,
+    /// Most work units the checks of one kernel's candidates may use in
+    /// all (`--max-check-steps`, default
+    /// [`copper_transforms::check::SEARCH_CHECK_STEPS`]): the search
+    /// stops after the round that reaches it.
+    pub max_check_steps: u64,
 }
 
 /// One version of a kernel, analyzed.
@@ -432,7 +437,9 @@ pub fn optimize_target(
     }
     let mut stopped = None;
     while !remaining.is_empty() {
-        if let Some(why) = past(deadline, &config) {
+        if let Some(why) =
+            past(deadline, &config).or_else(|| checker.out_of_work(settings.max_check_steps))
+        {
             stopped = Some(why);
             break;
         }

@@ -155,3 +155,113 @@ fn shared_cell_tile_witnesses_do_not_depend_on_the_budget() {
     );
     assert_eq!(witness_notes(&short), notes, "{short}");
 }
+
+/// An optimize search whose candidates' checks pass `--max-check-steps`
+/// stops at the end of that round (the sum is taken between rounds, so it
+/// does not depend on the order the round's candidates were checked in),
+/// says so with the units used and the limit, and prints the same bytes
+/// twice; at the default limit nothing is cut.
+#[test]
+fn a_search_past_its_check_limit_stops_between_rounds_and_says_so() {
+    let args = [
+        "optimize",
+        "testdata/addSub0.cu",
+        "--explain",
+        "--max-check-steps",
+        "1",
+    ];
+    let first = copper_in(&root(), &args);
+    let out = text(&first);
+    assert!(
+        out.contains("the search stopped at its work limit: its candidates' checks used"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the limit being 1 (raise it with --max-check-steps)"),
+        "{out}"
+    );
+    // Round 1 ran whole: its best rewrite is kept.
+    assert!(out.contains("kernel addSub0: improved"), "{out}");
+    let second = copper_in(&root(), &args);
+    let without_times = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.contains(" ms") && !l.contains(" s\n") && !l.contains("improved, "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(without_times(&first), without_times(&second), "{out}");
+    let json = text(&copper_in(
+        &root(),
+        &[
+            "optimize",
+            "testdata/addSub0.cu",
+            "--format",
+            "json",
+            "--max-check-steps",
+            "1",
+        ],
+    ));
+    assert!(
+        json.contains("\"search_stopped\": \"the search stopped at its work limit"),
+        "{json}"
+    );
+    let default = text(&copper_in(&root(), &["optimize", "testdata/addSub0.cu"]));
+    assert!(!default.contains("work limit"), "{default}");
+}
+
+/// A loop stepped by `1u << 63` (a shift past its type's width, undefined
+/// in C; found by the fuzzer in a mutant of `addSub3.cu`): the simulator
+/// stops at the shift with its error where it once read it as 0 and ran
+/// the loop until a work limit (lint 10 s, simulate 7 s), so the lint's
+/// simulations no longer reach their limit, and print the same twice.
+#[test]
+fn a_shift_past_its_width_stops_the_simulation_instead_of_looping() {
+    const SHIFTED: &str = "__global__ void addSub3(int *A, int *B, int w, int h) {\n    __shared__ int As[256];\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    As[threadIdx.x] = A[i];\n    for (int j = 0; j < h; j += 1u << 63) {\n        B[j * w + i] += As[threadIdx.x];\n        B[(j + 1) * w + i] -= As[threadIdx.x];\n    }\n}\n";
+    const PARAMS: &str = "[kernel.addSub3]\ngrid = [4]\nblock = [256]\n[kernel.addSub3.args]\nw = 1024\nh = 64\n[kernel.addSub3.arrays.A]\nlen = 1024\ninit = \"random\"\n[kernel.addSub3.arrays.B]\nlen = 65536\ninit = \"random\"\n";
+    let cu = scratch_file("det-shift", "shift.cu", SHIFTED.as_bytes());
+    scratch_file("det-shift", "shift.toml", PARAMS.as_bytes());
+    let dir = cu.parent().unwrap();
+    let sim = copper_in(dir, &["simulate", "shift.cu"]);
+    let out = text(&sim);
+    assert_eq!(sim.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("shift.cu:5:28: error[sim]: shift by a count that is negative or not below the width of its type"),
+        "{out}"
+    );
+    let first = copper_in(dir, &["lint", "shift.cu"]);
+    let lint = text(&first);
+    assert!(lint.contains("kernel `addSub3`"), "{lint}");
+    assert!(!lint.contains("work limit"), "{lint}");
+    let second = copper_in(dir, &["lint", "shift.cu"]);
+    assert_eq!(first.stdout, second.stdout, "{lint}");
+    assert_eq!(first.stderr, second.stderr, "{lint}");
+}
+
+/// `analyze --check` simulates its launch under the whole-launch work
+/// limit `simulate` has by default (10⁷ instructions, all warps
+/// together): a loop that never ends (`k += 0`) in 64 blocks of 256
+/// threads stops there, where a limit per warp alone let every warp run
+/// 10⁷ instructions (10 s); the output, timing aside, is the same twice.
+#[test]
+fn an_analysis_check_of_an_endless_loop_stops_at_the_launch_limit() {
+    const ENDLESS: &str = "__global__ void endless(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int k = 0; k < n; k += 0) {\n        a[i] = a[i] + 1.0f;\n    }\n}\n";
+    const PARAMS: &str = "[kernel.endless]\ngrid = [64]\nblock = [256]\n[kernel.endless.args]\nn = 10\n[kernel.endless.arrays.a]\nlen = 16384\n";
+    let cu = scratch_file("det-endless", "endless.cu", ENDLESS.as_bytes());
+    scratch_file("det-endless", "endless.toml", PARAMS.as_bytes());
+    let dir = cu.parent().unwrap();
+    let first = copper_in(dir, &["analyze", "endless.cu", "--check"]);
+    let out = text(&first);
+    assert!(
+        out.contains("the simulation stopped after 10000000 instructions (all warps together)"),
+        "{out}"
+    );
+    let second = text(&copper_in(dir, &["analyze", "endless.cu", "--check"]));
+    let untimed = |s: &str| {
+        s.lines()
+            .filter(|l| !l.trim_start().starts_with("analyzed in "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(untimed(&out), untimed(&second), "{out}");
+}

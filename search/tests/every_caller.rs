@@ -77,6 +77,7 @@ fn settings() -> Settings {
         transforms: copper_transforms::all(),
         compiler: None,
         allow_reassociation: false,
+        max_check_steps: copper_transforms::check::SEARCH_CHECK_STEPS,
     }
 }
 

@@ -50,6 +50,7 @@ fn settings(metrics: &[Metric]) -> Settings {
         transforms: copper_transforms::all(),
         compiler: None,
         allow_reassociation: false,
+        max_check_steps: copper_transforms::check::SEARCH_CHECK_STEPS,
     }
 }
 

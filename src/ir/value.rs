@@ -176,6 +176,10 @@ pub enum ArithError {
     /// A signed `+`, `−`, `*`, `/` or negation whose result does not fit
     /// its type (undefined behaviour in C).
     SignedOverflow,
+    /// A shift `x << s` or `x >> s` by a count `s` that is negative or not
+    /// below the width of `x`'s promoted type (undefined behaviour in C:
+    /// `1u << 63` has no defined value).
+    ShiftCount,
 }
 
 impl Value {
@@ -277,7 +281,8 @@ pub fn wrap(v: i64, t: Scalar) -> Value {
 /// the promoted left type). Comparisons give an `int` 0/1. Unsigned
 /// arithmetic wraps; signed arithmetic that overflows (`+`, `-`, `*`, `/`,
 /// and `x << s` whose value `x·2^s` the type cannot hold) is an error, as
-/// it is undefined behaviour in C.
+/// it is undefined behaviour in C; so is a shift by a negative count or
+/// one not below the type's width.
 pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithError> {
     if ty.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
@@ -341,11 +346,12 @@ pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithE
                 (false, _) => x.wrapping_rem(y),
             }
         }
+        BinOp::Shl | BinOp::Shr if (y as u64) >= bits as u64 => {
+            return Err(ArithError::ShiftCount);
+        }
         BinOp::Shl => {
             let s = y as u64;
-            if s >= bits as u64 {
-                0
-            } else if ty.is_signed()
+            if ty.is_signed()
                 && ty
                     .range()
                     .is_some_and(|(lo, hi)| !(lo..=hi).contains(&(i128::from(x) << s)))
@@ -356,20 +362,11 @@ pub fn binary(op: BinOp, a: Value, b: Value, ty: Scalar) -> Result<Value, ArithE
             }
         }
         BinOp::Shr => {
-            let s = (y as u64).min(63) as u32;
-            let over = (y as u64) >= bits as u64;
-            match (unsigned, over) {
-                (true, true) => 0,
-                (true, false) if ty == Scalar::U64 => ((x as u64) >> s) as i64,
-                (true, false) => x >> s,
-                (false, true) => {
-                    if x < 0 {
-                        -1
-                    } else {
-                        0
-                    }
-                }
-                (false, false) => x >> s,
+            // The count is below the width (checked above), so below 64.
+            let s = y as u32;
+            match unsigned && ty == Scalar::U64 {
+                true => ((x as u64) >> s) as i64,
+                false => x >> s,
             }
         }
         BinOp::BitAnd => x & y,
@@ -443,6 +440,22 @@ mod tests {
             Ok(i(i32::MIN as i64))
         );
         assert_eq!(binary(BinOp::Shl, i(1 << 31), i(1), Scalar::U32), Ok(i(0)));
+        // A shift by the type's width or more, or by a negative count, has
+        // no value in C (a loop stepping by `1u << 63` must not step by 0).
+        for (op, x, s, ty) in [
+            (BinOp::Shl, 1, 63, Scalar::U32),
+            (BinOp::Shl, 1, 32, Scalar::I32),
+            (BinOp::Shl, 1, -1, Scalar::I32),
+            (BinOp::Shr, -8, 32, Scalar::I32),
+            (BinOp::Shr, 8, 64, Scalar::U64),
+        ] {
+            assert_eq!(binary(op, i(x), i(s), ty), Err(ArithError::ShiftCount));
+        }
+        assert_eq!(
+            binary(BinOp::Shl, i(1), i(63), Scalar::U64),
+            Ok(i(i64::MIN))
+        );
+        assert_eq!(binary(BinOp::Shr, i(-8), i(31), Scalar::I32), Ok(i(-1)));
         assert_eq!(binary(BinOp::Rem, i(-7), i(2), Scalar::I32), Ok(i(-1)));
         assert_eq!(
             binary(BinOp::Sub, i(0), i(1), Scalar::U32),

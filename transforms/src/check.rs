@@ -9,6 +9,7 @@
 //! other), the candidate must not either, on the launch with the largest
 //! blocks.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -47,6 +48,15 @@ pub const ORIGINAL_STEPS: u64 = 5_000_000;
 /// check's deterministic work limit, so that a search of many candidates
 /// stays bounded too.
 pub const CHECK_FACTOR: u64 = 4;
+
+/// Most work units every candidate check of one checker (one kernel's
+/// search) may use in all, [`Checker::check_kernel`] and
+/// [`Checker::aliased`] together: two checks at the largest allowance
+/// each. A search looks at it between its rounds
+/// ([`Checker::checks_used`]), where the sum no longer depends on the
+/// order in which a round's candidates were checked, so that where it
+/// stops is the same on every machine.
+pub const SEARCH_CHECK_STEPS: u64 = 2 * ORIGINAL_STEPS;
 
 /// Instructions every candidate's check may run beyond
 /// [`CHECK_FACTOR`] times the original's.
@@ -151,6 +161,9 @@ pub struct Checker {
     split: Option<usize>,
     /// Instructions each candidate's check may run in all ([`CHECK_FACTOR`]).
     check_steps: u64,
+    /// Work units the candidates' checks used so far, all together
+    /// ([`SEARCH_CHECK_STEPS`]).
+    checks_used: AtomicU64,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -323,6 +336,7 @@ impl Checker {
             options,
             split,
             check_steps,
+            checks_used: AtomicU64::new(0),
         })
     }
 
@@ -363,6 +377,32 @@ impl Checker {
     /// of [`Checker::runs`].
     pub fn check_kernel(&self, kernel: &Kernel, terms: Terms) -> Result<Vec<Run>, CheckError> {
         let options = self.check_options(1);
+        let runs = self.runs_of(kernel, terms, &options);
+        self.charge_check(&options);
+        runs
+    }
+
+    /// Work units the candidates' checks have used so far, all together
+    /// ([`SEARCH_CHECK_STEPS`]).
+    pub fn checks_used(&self) -> u64 {
+        self.checks_used.load(Ordering::Relaxed)
+    }
+
+    /// Adds what one check's simulations (run with `options`) used to
+    /// [`Checker::checks_used`].
+    fn charge_check(&self, options: &SimOptions) {
+        if let Some(w) = &options.work {
+            self.checks_used.fetch_add(w.used(), Ordering::Relaxed);
+        }
+    }
+
+    /// [`Checker::check_kernel`]'s simulations, with `options`.
+    fn runs_of(
+        &self,
+        kernel: &Kernel,
+        terms: Terms,
+        options: &SimOptions,
+    ) -> Result<Vec<Run>, CheckError> {
         let mut runs = Vec::new();
         for (
             i,
@@ -374,7 +414,7 @@ impl Checker {
             if !covered(spec, terms.covers.as_deref()) {
                 continue;
             }
-            if past(&options) {
+            if past(options) {
                 return Err(CheckError::Fails {
                     launch: i,
                     message: WALL_CLOCK.into(),
@@ -388,7 +428,7 @@ impl Checker {
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|source| CheckError::Parameters { launch: i, source })?;
             let at = inputs.bound_point();
-            let got = simulate_owned(kernel, inputs, &options).map_err(|e| CheckError::Fails {
+            let got = simulate_owned(kernel, inputs, options).map_err(|e| CheckError::Fails {
                 launch: i,
                 message: e.message,
             })?;

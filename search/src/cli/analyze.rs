@@ -250,9 +250,13 @@ fn check(
         });
     }
     let launch = inputs.shape;
+    // The whole launch's work limit, as `simulate`'s default: a kernel
+    // that does not end stops after it on every machine, where a limit
+    // per warp alone multiplies with the warps.
     let opts = SimOptions {
         hw,
         metrics: metrics.to_vec(),
+        max_steps: Some(super::args::DEFAULT_LAUNCH_STEPS),
         ..SimOptions::default()
     };
     let r =

@@ -518,6 +518,11 @@ pub struct SearchArgs {
     /// of a kernel, the deterministic work limit [default: 200000].
     #[arg(long)]
     pub max_absint_steps: Option<usize>,
+    /// Most work units (simulated instructions and array values) the
+    /// checks of one kernel's candidates may use in all; the search stops
+    /// at the end of the round that reaches it [default: 10000000].
+    #[arg(long)]
+    pub max_check_steps: Option<u64>,
     /// Wall-clock safety net: seconds one kernel's whole search may take
     /// [default: 200]. The work limits decide first, the same on every
     /// machine; what is cut here is reported as such.

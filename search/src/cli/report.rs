@@ -214,6 +214,9 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
             if explain {
                 print_steps(x);
             }
+            if let (true, Some(why)) = (x.improved(), &x.stopped) {
+                println!("  not every transform had its turn: {why}");
+            }
             let candidates: usize = x.steps.iter().map(|s| s.considered.len()).sum();
             println!(
                 "  searched in {} ms ({candidates} candidates)\n",
@@ -535,6 +538,7 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                         .map(ToString::to_string));
                     o["candidates"] =
                         json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
+                    o["search_stopped"] = json!(x.stopped);
                     o["seconds"] = json!(x.seconds);
                     if x.improved() {
                         o["kernel_after"] = json!(x.best_text());

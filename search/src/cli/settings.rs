@@ -405,6 +405,9 @@ fn search(
         transforms,
         compiler,
         allow_reassociation: a.allow_reassociation || cfg.allow_reassociation.unwrap_or(false),
+        max_check_steps: a
+            .max_check_steps
+            .unwrap_or(copper_transforms::check::SEARCH_CHECK_STEPS),
     };
     Ok(Settings {
         preprocess,

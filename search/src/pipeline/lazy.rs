@@ -34,6 +34,20 @@ impl<'a> LazyChecker<'a> {
         self.cell.get_or_init(|| (self.build)())
     }
 
+    /// Why the search must stop before its next round: the candidates'
+    /// checks have used `limit` work units or more
+    /// ([`Checker::checks_used`]); `None` while some is left, or when no
+    /// checker was built. Looked at between rounds only, where the sum is
+    /// the same whatever order the round's candidates were checked in.
+    pub fn out_of_work(&self, limit: u64) -> Option<String> {
+        let used = self.cell.get()?.as_ref().ok()?.checks_used();
+        (used >= limit).then(|| {
+            format!(
+                "the search stopped at its work limit: its candidates' checks used {used} work units (simulated instructions and array values, the same on every machine), the limit being {limit} (raise it with --max-check-steps); results may be incomplete"
+            )
+        })
+    }
+
     /// The checker, when some candidate needed it (`None`: none did, and
     /// the original was never simulated).
     pub fn into_built(self) -> Option<Result<Checker, Unchecked>> {

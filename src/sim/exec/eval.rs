@@ -364,5 +364,9 @@ fn arith_message(e: ArithError) -> String {
             "signed integer overflow (undefined behaviour: copper's bounds assume it does not happen)"
                 .into()
         }
+        ArithError::ShiftCount => {
+            "shift by a count that is negative or not below the width of its type (undefined behaviour: copper's bounds assume it does not happen)"
+                .into()
+        }
     }
 }

@@ -91,6 +91,7 @@ impl Checker {
                 differ += 1;
             }
         }
+        self.charge_check(&options);
         match (launches, differ) {
             (0, _) => AliasedRuns::OriginalFails,
             (launches, 0) => AliasedRuns::Same { launches },
