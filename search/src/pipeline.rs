@@ -15,14 +15,13 @@ use copper::cost::Metric;
 use copper::cuda::ast::Function;
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::relaunch;
-use copper::cuda::rewrite;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::Run;
 use copper::source::Span;
 use copper_transforms::check::{materialize, Checker, Terms};
 use copper_transforms::read_only::{self, Suggestion};
-use copper_transforms::{block_guard, Candidate, Context, Skip, Transform};
+use copper_transforms::{Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
 use crate::launch::KnownShape;
@@ -31,11 +30,13 @@ use crate::rank::{compare, Comparison, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
 use lazy::LazyChecker;
+use preconditions::preconditions;
 
 mod cache;
 mod errors;
 mod instances;
 mod lazy;
+mod preconditions;
 pub mod sizes;
 
 pub use cache::Cache;
@@ -543,126 +544,6 @@ pub fn optimize_target(
     })
 }
 
-/// The best version `best` as it is offered, and what it assumes of its
-/// callers, each also a `// copper:` comment at the top of its body: the
-/// promises its rewrites made ([`Lineage::assumes`]), and the block it is
-/// written for. A version written for a block copper only assumed runs
-/// under a test of that block, with the original's code for any other
-/// ([`block_guard`]), a step added to `applied`. `Err` says why a version
-/// written for an assumed block cannot be guarded (it is then not
-/// offered).
-fn preconditions(
-    original: &Arc<Analyzed>,
-    best: Arc<Analyzed>,
-    applied: &mut Vec<Applied>,
-    others: &[Arc<Analyzed>],
-    env: &Env,
-) -> Result<(Arc<Analyzed>, Vec<String>), String> {
-    let mut said = best.lineage.assumes.clone();
-    let block = env.config.block.filter(|_| best.lineage.block_specific);
-    let version = match block {
-        Some(b) if env.shape.assumed => guarded(original, &best, b, others, env)?,
-        _ => best,
-    };
-    let name = &version.function.name;
-    match block {
-        Some(b) if env.shape.assumed => {
-            applied.push(Applied {
-                transform: "block guard",
-                description: block_guard::describe(b),
-                why: "the test costs a constant per warp, and it keeps every launch with another block on the original code".into(),
-            });
-            said.push(format!(
-                "the fast path is written for blocks of {}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code",
-                crate::launch::dims(b)
-            ));
-        }
-        Some(_) if !others.is_empty() => said.push(
-            "written for the block each instantiation of the template is launched with in the file, and checked for each; launch each with its block only".into(),
-        ),
-        Some(b) => said.push(format!(
-            "written for blocks of {} ({}); launch `{name}` with that block only",
-            crate::launch::dims(b),
-            env.shape.source
-        )),
-        None => {}
-    }
-    if said.is_empty() {
-        return Ok((version, said));
-    }
-    Ok((commented(&version, &said, env)?, said))
-}
-
-/// `best`, written for the `block` copper assumed, under a test of that
-/// block with the original's code for any other: checked, analyzed, and
-/// still better than the original; or why it cannot be offered.
-fn guarded(
-    original: &Arc<Analyzed>,
-    best: &Arc<Analyzed>,
-    block: [u64; 3],
-    others: &[Arc<Analyzed>],
-    env: &Env,
-) -> Result<Arc<Analyzed>, String> {
-    let refused = |why: String| {
-        format!(
-            "the rewrite written for the assumed block {} is not offered: {why}",
-            crate::launch::dims(block)
-        )
-    };
-    if !others.is_empty() || best.lineage.relaunch.is_some() {
-        return Err(refused(
-            "copper guards a rewrite for other blocks only in a kernel that is no template and keeps its launch".into(),
-        ));
-    }
-    let function = block_guard::guarded(&original.function, &best.function, block);
-    let checker = env.checker().map_err(|e| refused(e.to_string()))?;
-    let (file, kernel) =
-        materialize(&original.file, &function).map_err(|e| refused(e.to_string()))?;
-    checker
-        .check_kernel(&kernel, best.lineage.terms())
-        .map_err(|e| refused(format!("its guarded form fails its check: {e}")))?;
-    let name = &best.function.name;
-    let version = env
-        .cache
-        .analyze(
-            file,
-            name,
-            Some(kernel),
-            env.config,
-            &env.settings.metrics,
-            best.lineage.clone(),
-        )
-        .map_err(|e| refused(e.to_string()))?;
-    let m = env.settings.rank_metric;
-    let (new, old) = (&version.bounds[m].work, &original.bounds[m].work);
-    if let Comparison::NotBetter(why) = compare(&env.settings.ranking, new, old) {
-        return Err(refused(format!(
-            "with the test of the block that keeps other blocks on the original code, {why}"
-        )));
-    }
-    Ok(version)
-}
-
-/// `version` with `said` as `// copper:` comments at the top of its body,
-/// analyzed again (its lines moved).
-fn commented(version: &Arc<Analyzed>, said: &[String], env: &Env) -> Result<Arc<Analyzed>, String> {
-    let name = &version.function.name;
-    let Some(text) = rewrite::comment_body(&version.file, name, said) else {
-        return Ok(version.clone());
-    };
-    let file = copper::cuda::parse::parse_source(version.file.source.with_text(text));
-    env.cache
-        .analyze(
-            file,
-            name,
-            None,
-            &launched(env.config, version.lineage.relaunch.is_some()),
-            &env.settings.metrics,
-            version.lineage.clone(),
-        )
-        .map_err(|e| e.to_string())
-}
-
 /// The read-only data path suggestion for the best version (the launches
 /// read from `file`, the file as given), checked like a candidate (it must
 /// print, parse back and compute the same, on the exchanged launch when
@@ -1032,71 +913,4 @@ fn winner(considered: &[Considered], settings: &Settings) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use copper::bound::prepare;
-    use copper::cuda::parse::parse_source;
-    use copper::ir::lower::lower_kernel;
-    use copper::poly::Rational;
-
-    /// The self-check compares every bound with every run of the checker:
-    /// the true bounds pass, and a bound made too small on purpose is
-    /// reported with the kernel, metric, bound and simulated value.
-    #[test]
-    fn a_bound_below_a_simulated_cost_is_an_internal_error() {
-        let src = "__global__ void k(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  for (int j = 0; j < n; j++) if (i < n) a[i] += 1.0f;\n}\n";
-        let file = parse_source(copper::source::SourceFile::new("k.cu", src));
-        let kernel = lower_kernel(&file, "k").unwrap();
-        let config = Config {
-            block: Some([64, 1, 1]),
-            ..Config::default()
-        };
-        let metrics: Vec<Metric> = ["steps", "sectors"]
-            .iter()
-            .filter_map(|m| Metric::builtin(m))
-            .collect();
-        let checker = Checker::measuring(
-            &file,
-            "k",
-            None,
-            config.block,
-            None,
-            config.hw,
-            metrics.clone(),
-        )
-        .unwrap();
-        let prepared = prepare(&kernel, config);
-        let bounds = metrics.iter().map(|m| prepared.bound(m)).collect();
-        let mut version = Analyzed {
-            function: file.function("k").unwrap().clone(),
-            file,
-            kernel,
-            prepared,
-            bounds,
-            seconds: 0.0,
-            lineage: Lineage::default(),
-        };
-        assert!(checker.runs().len() >= 3);
-        assert_eq!(
-            self_check(&version, checker.runs(), &config),
-            Vec::<String>::new()
-        );
-        let Outcome::Bound(e) = &version.bounds[1].work else {
-            panic!("no sectors bound");
-        };
-        version.bounds[1].work = Outcome::Bound(e.scaled(Rational::new(1, 2)).unwrap());
-        let found = self_check(&version, checker.runs(), &config);
-        assert!(!found.is_empty());
-        assert!(
-            found[0].starts_with("internal error: the per-warp sectors bound of `k` is "),
-            "{found:?}"
-        );
-        assert!(found[0].contains("but the simulator measured"), "{found:?}");
-        // A launch of another block than the analyzed one is not compared.
-        let other = Config {
-            block: Some([128, 1, 1]),
-            ..config
-        };
-        assert!(self_check(&version, checker.runs(), &other).is_empty());
-    }
-}
+mod tests;
