@@ -20,7 +20,7 @@ use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::Run;
 use copper::source::Span;
 use copper_transforms::check::{materialize, Checker, Terms};
-use copper_transforms::read_only::{self, Suggestion};
+use copper_transforms::read_only::Suggestion;
 use copper_transforms::{Candidate, Context, Skip, Transform};
 use rayon::prelude::*;
 
@@ -31,12 +31,14 @@ use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
 use lazy::LazyChecker;
 use preconditions::preconditions;
+use read_only_path::suggest_read_only;
 
 mod cache;
 mod errors;
 mod instances;
 mod lazy;
 mod preconditions;
+mod read_only_path;
 pub mod sizes;
 
 pub use cache::Cache;
@@ -542,33 +544,6 @@ pub fn optimize_target(
         through: None,
         preconditions,
     })
-}
-
-/// The read-only data path suggestion for the best version (the launches
-/// read from `file`, the file as given), checked like a candidate (it must
-/// print, parse back and compute the same, on the exchanged launch when
-/// the best version runs on one); none for a kernel copper does not
-/// rewrite.
-fn suggest_read_only(
-    file: &ParsedFile,
-    best: &Analyzed,
-    spec: Option<&LaunchSpec>,
-    env: &Env,
-    refused: bool,
-) -> Option<Result<Suggestion, ReadOnlyError>> {
-    if refused || best.function.template.is_some() {
-        return None;
-    }
-    let s = read_only::suggest(file, &best.function, spec).transpose()?;
-    Some(s.map_err(ReadOnlyError::Refused).and_then(|s| {
-        match env.checker() {
-            Ok(c) => materialize(&best.file, &s.function)
-                .and_then(|(_, k)| c.check_kernel(&k, best.lineage.terms()))
-                .map(|_| s)
-                .map_err(ReadOnlyError::Failed),
-            Err(why) => Err(ReadOnlyError::Unchecked(why.clone())),
-        }
-    }))
 }
 
 /// What every candidate of one kernel is evaluated with.
