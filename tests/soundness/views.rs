@@ -3,7 +3,7 @@
 //! pointers, `*(const float4 *)(a + 4·i)`, local view pointers, and stores
 //! of a whole vector or of one member, at indices from the thread, from
 //! the loop counter or both, in counted, block-strided and grid-strided
-//! loops.
+//! loops; some accumulate through a pointer to a local (`add_to(&acc, …)`).
 
 use copper::sim::params::SplitMix;
 
@@ -11,7 +11,7 @@ use super::Generated;
 
 /// Accesses through a view; `IDX` is the index expression. Each keeps the
 /// view inside the 64 floats of `a` and `out`.
-const ACCESSES: [&str; 7] = [
+const ACCESSES: [&str; 9] = [
     "float4 v = reinterpret_cast<float4 *>(a)[(IDX) % 16]; acc += v.x + v.w;",
     "acc += ((const float2 *)a)[(IDX) % 32].y;",
     "acc += (*(const float4 *)(a + 4 * ((IDX) % 16))).z;",
@@ -19,6 +19,8 @@ const ACCESSES: [&str; 7] = [
     "reinterpret_cast<float2 *>(out)[(IDX) % 32] = make_float2(acc, 1.0f);",
     "float4 *o4 = reinterpret_cast<float4 *>(out); o4[(IDX) % 16].x += acc;",
     "if (((const float4 *)a)[(IDX) % 16].x > 0.0f) { acc += 1.0f; }",
+    "add_to(&acc, ((const float2 *)a)[(IDX) % 32].x);",
+    "float *p = &acc; add_to(p, reinterpret_cast<const float4 *>(a)[(IDX) % 16].w); *p *= 0.5f;",
 ];
 
 /// Index expressions: per thread, per iteration, both, strided, and one
@@ -50,7 +52,8 @@ pub fn generate(i: u64) -> Generated {
     let access = ACCESSES[pick(ACCESSES.len() as u64) as usize].replace("IDX", index);
     let head = LOOPS[pick(LOOPS.len() as u64) as usize];
     let src = format!(
-        "__global__ void k(float *a, float *out, int n) {{\n\
+        "__device__ void add_to(float *d, float x) {{ *d += x; }}\n\
+         __global__ void k(float *a, float *out, int n) {{\n\
          float acc = 0;\n\
          {head} {{ {access} }}\n\
          out[threadIdx.x % 64] = acc;\n\
