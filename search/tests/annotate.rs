@@ -1,6 +1,7 @@
 //! `copper annotate`: every cost the simulation charges lands on a line
 //! of the kernel (the lines add up to the launch's total, per metric), and
-//! the bound per warp is printed beside the worst warp simulated.
+//! the bound per warp is printed beside the worst warp simulated; with
+//! `--rewrite`, the best version follows, annotated the same way.
 
 mod common;
 
@@ -71,4 +72,49 @@ fn a_kernel_that_cannot_be_annotated_says_why() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no kernel named `nope`"), "{}", text(&o));
+}
+
+#[test]
+fn a_rewrite_is_annotated_after_the_original_with_its_diff() {
+    let o = copper_in(&root(), &["annotate", "testdata/addSub0.cu", "--rewrite"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let (before, after) = out.split_once("\nrewritten:\n").expect("a rewrite");
+    assert!(after.contains("branch distribution"), "{after}");
+    // The diff is the file's, with the file's line numbers.
+    assert!(
+        after.contains("+++ b/testdata/addSub0.cu\n@@ -11,"),
+        "{after}"
+    );
+    let annotated = after
+        .split_once("\naddSub0 (testdata/addSub0.cu:11)")
+        .map(|(_, a)| a)
+        .expect("the rewrite annotated");
+    // The rewritten line carries its own costs.
+    let line = annotated
+        .lines()
+        .find(|l| l.ends_with("B[j * w + i] = B_elem + A_elem;"))
+        .expect("the rewritten line");
+    assert!(line.trim_start().starts_with(char::is_numeric), "{line}");
+    for part in [before, annotated] {
+        let (totals, rows) = parse(part);
+        assert_eq!(totals.len(), 5, "{part}");
+        for (m, total) in totals.iter().enumerate() {
+            let sum: f64 = rows.iter().filter_map(|(_, c)| c.get(m)).sum();
+            assert!(
+                (sum - total).abs() < 1e-6,
+                "metric {m}: {sum} vs {total}\n{part}"
+            );
+        }
+    }
+    let o = copper_in(
+        &root(),
+        &["annotate", "testdata/students/vec_add.cu", "--rewrite"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("(no rewrite found that the bounds rank better)"),
+        "{}",
+        text(&o)
+    );
 }

@@ -109,9 +109,20 @@ pub enum Command {
         /// launch, else one inferred as `copper params` prints it).
         #[arg(long)]
         params: Option<PathBuf>,
-        /// Preprocessing.
+        /// Write one self-contained HTML page instead: the annotated
+        /// source with hot lines shaded, the lint's findings on their
+        /// lines, and the bound plotted against simulated costs at several
+        /// sizes.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
+        /// Also search for a rewrite, as `copper optimize` does, and
+        /// annotate it after the original, with the diff (always on with
+        /// `--html`).
+        #[arg(long)]
+        rewrite: bool,
+        /// The search's options (for `--rewrite`) and preprocessing.
         #[command(flatten)]
-        pre: PreprocessArgs,
+        search: SearchArgs,
     },
     /// Run kernels on concrete inputs under the cost semantics (evaluation
     /// mode): cost per metric (max per warp, total, block work and span),

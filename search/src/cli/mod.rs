@@ -61,7 +61,13 @@ pub fn run() -> u8 {
             ..
         } => fmt::run(&file, kernel.as_deref(), whole, s),
         Command::Params { file, kernel, .. } => params::run(&file, kernel.as_deref(), s),
-        Command::Annotate { file, kernel, .. } => annotate::run(&file, kernel.as_deref(), s),
+        Command::Annotate {
+            file,
+            kernel,
+            html,
+            rewrite,
+            ..
+        } => annotate::run(&file, kernel.as_deref(), html.as_deref(), rewrite, s),
         Command::Analyze(args) => analyze::run(&args, s),
         Command::Optimize(args) => optimize::run(&args, s),
         Command::Lint(args) => lint::run(&args, s),

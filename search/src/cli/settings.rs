@@ -160,13 +160,9 @@ impl Settings {
                 let (preprocess, config) = found_preprocess(pre)?;
                 Ok(Settings::reading(preprocess, Params::Beside, config))
             }
-            Command::Annotate { pre, params, .. } => {
-                let (preprocess, config) = found_preprocess(pre)?;
-                Ok(Settings {
-                    metrics: resolve_metrics(&[], None)?,
-                    ..Settings::reading(preprocess, Params::new(params.as_deref()), config)
-                })
-            }
+            Command::Annotate {
+                search: a, params, ..
+            } => search(a, [None, None], true, Params::new(params.as_deref())),
             Command::Simulate(a) => {
                 let metrics = resolve_metrics(&a.metrics, a.metrics_file.as_deref())?;
                 let (preprocess, config) = found_preprocess(&a.pre)?;
