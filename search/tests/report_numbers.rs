@@ -1,5 +1,6 @@
 //! What a teacher grades with: `optimize --report` rows carry each bound
-//! evaluated at the sizes in use, and the improvement as a ratio; a
+//! evaluated at the sizes in use, the improvement as a ratio, and the
+//! worst warp simulated on the test launch before and after; a
 //! `.csv` report is a spreadsheet; the summary table names files in full.
 
 mod common;
@@ -75,6 +76,22 @@ fn report_rows_carry_bounds_at_the_sizes_in_use() {
         (mm["improvement"].as_f64().unwrap() - b / a).abs() < 1e-9,
         "{mm}"
     );
+    // Simulated on the test launch (the host code's, sizes cut for
+    // testing): every metric before and after, the ranking metric's ratio.
+    let sim = &mm["simulated"];
+    assert_eq!(sim["launch"], "grid 3×3×1, block 16×16×1", "{mm}");
+    for m in ["wsteps", "steps", "sectors", "conflicts", "divwarps"] {
+        assert!(
+            sim["before"][m].is_number() && sim["after"][m].is_number(),
+            "{m}: {mm}"
+        );
+    }
+    let (sb, sa) = (
+        mm["simulated_before"].as_f64().unwrap(),
+        mm["simulated_after"].as_f64().unwrap(),
+    );
+    assert!(sa > 0.0 && sa < sb, "{mm}");
+    assert!((mm["simulated_improvement"].as_f64().unwrap() - sb / sa).abs() < 1e-9);
     // Every metric's bound has its value too.
     assert!(mm["bounds"]
         .as_array()
@@ -119,7 +136,7 @@ fn a_csv_report_is_a_spreadsheet_and_the_table_names_files_in_full() {
     let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
     assert_eq!(
         lines[0],
-        "file,kernel,line,status,metric,bound_before,bound_after,value_before,value_after,improvement,sizes,transforms,seconds"
+        "file,kernel,line,status,metric,bound_before,bound_after,value_before,value_after,improvement,simulated_before,simulated_after,simulated_improvement,sizes,transforms,seconds"
     );
     // One row per kernel: tree_sum's two kernels and the student's one.
     assert_eq!(lines.len(), 4, "{csv}");
@@ -131,6 +148,14 @@ fn a_csv_report_is_a_spreadsheet_and_the_table_names_files_in_full() {
         sum.contains(",improved,wsteps,242,166,242.0,166.0,1.457831325"),
         "{sum}"
     );
+    // The worst warp simulated on the test launch, before and after, each
+    // within its bound.
+    let cells: Vec<&str> = sum.split(',').collect();
+    let number = |i: usize| cells[i].parse::<f64>().unwrap_or(f64::NAN);
+    let (before, after, ratio) = (number(10), number(11), number(12));
+    assert!(before > 0.0 && before <= 242.0, "{sum}");
+    assert!(after > 0.0 && after <= 166.0 && after < before, "{sum}");
+    assert!((ratio - before / after).abs() < 1e-9, "{sum}");
     assert!(
         sum.contains("n=4000 (the parameter file's launch)"),
         "{sum}"

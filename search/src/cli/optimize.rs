@@ -31,7 +31,7 @@ use super::files::{
 };
 use super::outcome::{file_diff, patch_base, FileError, FileRun, KernelError, KernelRun};
 use super::output;
-use super::report;
+use super::report::{self, simulated};
 use super::sarif::SarifRoot;
 use super::settings::{Search, Settings};
 use super::walk::{collect_files, outside_roots, start_workers};
@@ -278,12 +278,22 @@ fn optimize_files<'s>(
             .function(&name)
             .map(|f| parsed.source.line_col(f.meta.span.start))
             .unwrap_or((0, 0));
+        let simulated = match (&a.report, &result) {
+            (Some(_), Ok(x)) => Some(simulated::at_test_launch(
+                parsed,
+                x,
+                kernel.spec.as_ref(),
+                s,
+            )),
+            _ => None,
+        };
         let kernel = KernelRun {
             name,
             at,
             shape: kernel.shape,
             result: result.map_err(KernelError::from),
             readable: true,
+            simulated,
         };
         lock(&pending[i]).push(kernel);
         if remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -535,6 +545,7 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
                     message: d.message.clone(),
                 }),
                 readable: false,
+                simulated: None,
             })
         })
         .collect()

@@ -10,6 +10,7 @@ use copper_search::launch::{KnownShape, ParamsError};
 use copper_search::pipeline::{KernelResult, SearchError};
 
 use super::patch::PatchBase;
+use super::report::simulated::Simulated;
 
 /// Why a file of the run could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +72,9 @@ pub struct KernelRun {
     /// False when the kernel itself could not be read (its diagnostic is
     /// among the file's).
     pub readable: bool,
+    /// With `--report`: the original and the best version simulated on
+    /// the test launch, or why they could not be.
+    pub simulated: Option<Result<Simulated, String>>,
 }
 
 /// The unified diff of a file's rewrite (empty when nothing improved),

@@ -17,6 +17,7 @@ use super::settings::Search;
 
 pub mod csv;
 mod numbers;
+pub mod simulated;
 
 /// A bound for people: the expression, or "no bound".
 fn show(o: &Outcome) -> String {
@@ -485,6 +486,13 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                     o["value_before"] = json!(n.before);
                     o["value_after"] = json!(n.after);
                     o["improvement"] = json!(n.improvement);
+                    for (key, value) in k
+                        .simulated
+                        .iter()
+                        .flat_map(|sim| simulated::fields(sim, &r.pipeline.metrics, r.pipeline.rank_metric))
+                    {
+                        o[key] = value;
+                    }
                     o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
                     o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
                     o["transforms_text"] = json!(x

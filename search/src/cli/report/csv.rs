@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 /// The columns, in order, and the JSON report field each comes from.
-const COLUMNS: [(&str, &str); 13] = [
+const COLUMNS: [(&str, &str); 16] = [
     ("file", "file"),
     ("kernel", "kernel"),
     ("line", "line"),
@@ -17,6 +17,9 @@ const COLUMNS: [(&str, &str); 13] = [
     ("value_before", "value_before"),
     ("value_after", "value_after"),
     ("improvement", "improvement"),
+    ("simulated_before", "simulated_before"),
+    ("simulated_after", "simulated_after"),
+    ("simulated_improvement", "simulated_improvement"),
     ("sizes", "sizes_text"),
     ("transforms", "transforms_text"),
     ("seconds", "seconds"),

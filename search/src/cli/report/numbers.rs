@@ -37,15 +37,20 @@ pub fn ranked(x: &KernelResult, m: usize) -> Numbers {
     let sizes = x.sizes.as_ref();
     let before = value(&x.original.bounds[m].work, sizes);
     let after = value(&x.best.bounds[m].work, sizes);
-    let improvement = match (before, after) {
-        (Some(b), Some(a)) if a > 0.0 => Some(b / a),
-        (Some(b), Some(a)) if a == 0.0 && b == 0.0 => Some(1.0),
-        _ => None,
-    };
     Numbers {
         before,
         after,
-        improvement,
+        improvement: ratio(before, after),
+    }
+}
+
+/// `before / after`: 1 when both are 0, `None` when either is missing or
+/// only `after` is 0.
+pub fn ratio(before: Option<f64>, after: Option<f64>) -> Option<f64> {
+    match (before, after) {
+        (Some(b), Some(a)) if a > 0.0 => Some(b / a),
+        (Some(b), Some(a)) if a == 0.0 && b == 0.0 => Some(1.0),
+        _ => None,
     }
 }
 
