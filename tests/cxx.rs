@@ -110,6 +110,37 @@ fn a_pointer_to_a_local_writes_the_local() {
 }
 
 #[test]
+fn pointers_to_parameters_write_the_parameter() {
+    let src = "__device__ void add_to(int *dst, int x) { *dst += x; }\n\
+               __device__ int twice(int x) { add_to(&x, x); return x; }\n\
+               __global__ void k(int *a, int *b, int n) {\n\
+                 int t = threadIdx.x;\n\
+                 add_to(&n, t);\n\
+                 int *p = &n;\n\
+                 *p += 100;\n\
+                 a[t] = n;\n\
+                 b[t] = twice(a[t]);\n\
+               }\n";
+    let parsed = parse(src);
+    let kernel = lower_kernel(&parsed, "k").unwrap_or_else(|d| panic!("{}", d.render()));
+    let p = ParamFile::from_toml(
+        "[kernel.k]\ngrid=[1]\nblock=[4]\nargs={ n = 10 }\n[kernel.k.arrays.a]\nlen=4\n[kernel.k.arrays.b]\nlen=4\n",
+    )
+    .unwrap();
+    let inputs = inputs_from_spec(&kernel, &p.kernel["k"]).unwrap();
+    let r = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
+    let get = |n: &str| -> Vec<f64> {
+        let (_, data) = r.arrays.iter().find(|(m, _)| m == n).unwrap();
+        data.values().map(|v| v.as_f64()).collect()
+    };
+    // n = 10 + t + 100 in each thread's own copy; twice doubles it.
+    let a: Vec<f64> = (0..4).map(|t| 110.0 + t as f64).collect();
+    let b: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+    assert_eq!(get("a"), a);
+    assert_eq!(get("b"), b);
+}
+
+#[test]
 fn a_device_function_moves_its_own_pointer_parameter() {
     let src = "__device__ int walk(const int *p, int len) { int s = 0; for (int i = 0; i < len; i++) { s += *p; p++; } p -= 2; return s * 10 + p[0]; }\n\
                __global__ void k(int *a, int *b) { int t = threadIdx.x; b[t] = walk(a + t, 2); }\n";

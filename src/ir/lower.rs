@@ -9,6 +9,7 @@
 
 mod assign;
 mod call;
+mod cells;
 mod decl;
 mod expr;
 mod globals;
@@ -451,6 +452,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let mut body = Vec::new();
+        self.cell_addressed_params(f, &mut body);
         self.offset_moved_params(f, &mut body);
         self.block(&f.body, &mut body)?;
         self.k.body = body;

@@ -170,6 +170,7 @@ impl Lowerer<'_> {
             .collect();
         self.template_types = caller_types;
         let param_types = param_types?;
+        let callee_addressed = super::addressed_names(&f.body);
         for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
             if p.ty.is_ref {
                 if !p.ty.pointers.is_empty() {
@@ -214,6 +215,11 @@ impl Lowerer<'_> {
             }
             if let Some(ty) = param_types[k] {
                 let v = self.expr(a, out)?;
+                if callee_addressed.contains(&p.name) {
+                    let cell = self.cell(&p.name, ty, v, &p.meta, out);
+                    bindings.push((p.name.clone(), cell));
+                    continue;
+                }
                 let pv = self.new_var(&p.name, ty, VarKind::Local, p.meta.span);
                 out.push(Stmt::Assign {
                     var: pv,
@@ -306,7 +312,7 @@ impl Lowerer<'_> {
             result: result.clone(),
             call: span,
         });
-        self.addressed.extend(super::addressed_names(&f.body));
+        self.addressed.extend(callee_addressed);
         let mut body = Vec::new();
         let r = f.body.iter().try_for_each(|s| self.stmt(s, &mut body));
         self.frames.pop();
