@@ -182,6 +182,30 @@ fn pointers_to_locals_passed_to_device_functions_are_bounded_and_sound() {
 }
 
 #[test]
+fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "texture_fetch.cu",
+        &["scale_fetch", "smooth_fetch", "count_fetch"],
+        15,
+    );
+    // Other fetches stay refused, each with its reason.
+    let src = b"__global__ void k(cudaTextureObject_t t, float *o) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }\n\
+                __global__ void j(cudaTextureObject_t t, float *o) { o[0] = 1.0f; }\n";
+    let cu = scratch_file("modern-cxx-tex", "tex2d.cu", src);
+    let o = copper_in(cu.parent().unwrap(), &["analyze", "tex2d.cu"]);
+    let out = text(&o);
+    assert_ne!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("tex2d.cu:1:61: error[unsupported]: textures and surfaces (`tex2D`)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("tex2d.cu:2:19: error[lower]: texture object `t` is not read with `tex1Dfetch<T>(t, i)`"),
+        "{out}"
+    );
+}
+
+#[test]
 fn vector_views_are_bounded_and_sound() {
     assert_bounded_and_sound(
         "vector_views.cu",
@@ -280,7 +304,7 @@ fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_ref
 }
 
 #[test]
-fn textures_and_surfaces_are_named_where_they_are_and_other_kernels_read() {
+fn surfaces_are_named_where_they_are_and_other_kernels_read() {
     let file = scratch_file(
         "modern-cxx",
         "textures.cu",
@@ -288,10 +312,9 @@ fn textures_and_surfaces_are_named_where_they_are_and_other_kernels_read() {
     );
     let (status, out) = run(&["parse", &file.to_string_lossy()]);
     assert_eq!(status, 1, "{out}");
-    assert!(
-        out.contains("textures.cu:3:23: error[unsupported]: textures and surfaces (`tex1Dfetch`) are not supported in kernels"),
-        "{out}"
-    );
+    // A 1-D fetch from a texture object reads (texture_fetch.cu).
+    assert!(out.contains("kernel fetch1d("), "{out}");
+    assert!(!out.contains("`tex1Dfetch`"), "{out}");
     assert!(
         out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf2Dread`) are not supported in kernels"),
         "{out}"

@@ -433,6 +433,10 @@ impl Scope {
     }
 }
 
+/// Function templates of the CUDA runtime a kernel calls with explicit
+/// arguments (`tex1Dfetch<float>(t, i)`).
+const RUNTIME_TEMPLATES: &[&str] = &["tex1Dfetch"];
+
 /// What every function of a file is parsed against.
 struct Context<'a> {
     source: &'a SourceFile,
@@ -469,6 +473,7 @@ impl<'a> Context<'a> {
             .chain(&scope.header_functions)
             .filter(|f| f.template.is_some() || f.name.contains('<'))
             .map(|f| f.name.split('<').next().unwrap_or(&f.name).to_string())
+            .chain(RUNTIME_TEMPLATES.iter().map(|n| n.to_string()))
             .collect();
         Context {
             source,

@@ -20,6 +20,7 @@ mod names;
 mod param_offsets;
 mod records;
 mod stmt;
+mod textures;
 mod types;
 mod views;
 
@@ -397,6 +398,29 @@ impl<'a> Lowerer<'a> {
             let span = p.meta.span;
             if p.ty.is_ref {
                 return fail(span, "reference parameters of a kernel (only `__device__` functions take references)");
+            }
+            if textures::is_texture_object(&p.ty) && p.dims.is_empty() {
+                let elem = self.texture_element(&f.body, &p.name, span)?;
+                let a = self.new_array(Array {
+                    name: p.name.clone(),
+                    space: Space::Device,
+                    elem,
+                    layout: Layout::scalar(elem),
+                    dims: Vec::new(),
+                    param: Some(i),
+                    init: Vec::new(),
+                    span,
+                });
+                self.k.params.push(Param::Array(a));
+                self.bind(
+                    &p.name,
+                    Binding::Ptr {
+                        array: a,
+                        offset: None,
+                        inner: Vec::new(),
+                    },
+                );
+                continue;
             }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());
             let rec = self.record_type(&p.ty, span)?;

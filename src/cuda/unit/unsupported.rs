@@ -27,7 +27,6 @@ pub(super) const CXX_KEYWORDS: &[&str] = &[
 /// The texture fetches and surface reads and writes of the CUDA runtime:
 /// copper does not model them yet.
 pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
-    "tex1Dfetch",
     "tex1D",
     "tex2D",
     "tex3D",

@@ -2,6 +2,7 @@
 //! and cache-hinted loads; calls to device functions go to [`super::inline`].
 
 use super::records::Place;
+use super::textures;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::half::{self, HalfFn};
@@ -155,6 +156,9 @@ impl Lowerer<'_> {
         }
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
+        }
+        if textures::is_fetch(name) {
+            return self.fetch(args, span, out).map(Some);
         }
         if CACHE_HINTED_LOADS.contains(&name) {
             // `__ldg(&a[i])` reads `a[i]` through another cache: in the

@@ -134,16 +134,18 @@ impl Lowerer<'_> {
         // pointer or a struct/vector (bound below).
         let mut param_types: Result<Vec<Option<Scalar>>> = Ok(Vec::new());
         for p in &f.params {
-            let t =
-                if p.ty.is_ref || self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0 {
-                    Ok(None)
-                } else {
-                    match self.record_type(&p.ty, p.meta.span) {
-                        Ok(Some(_)) => Ok(None),
-                        Ok(None) => self.scalar(&p.ty, p.meta.span).map(Some),
-                        Err(e) => Err(e),
-                    }
-                };
+            let t = if p.ty.is_ref
+                || self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0
+                || super::textures::is_texture_object(&p.ty)
+            {
+                Ok(None)
+            } else {
+                match self.record_type(&p.ty, p.meta.span) {
+                    Ok(Some(_)) => Ok(None),
+                    Ok(None) => self.scalar(&p.ty, p.meta.span).map(Some),
+                    Err(e) => Err(e),
+                }
+            };
             param_types = param_types.and_then(|mut v| {
                 v.push(t?);
                 Ok(v)
