@@ -187,10 +187,13 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         (Fold::Sum, false) => "the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element)".into(),
     };
     let description = format!(
-        "one warp per row: each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` ({i} = {s} + lane, + 32 …) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
+        "one warp per row: each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
         row = r.row,
         i = r.counter,
-        s = print(&r.start),
+        s = match ast_util::const_value(&r.start) {
+            Some(0) => String::new(),
+            _ => format!("{} + ", print(&r.start)),
+        },
         acc = r.acc,
         gains = gains.join("; "),
     );
@@ -280,7 +283,9 @@ fn find(f: &Function) -> Option<Result<RowLoop, Refusal>> {
         _ => None,
     })?;
     let Some(Init::Expr(acc_init)) = &acc_decl.init else {
-        return Some(Err(format!("the accumulator `{acc}` has no initial value").into()));
+        return Some(Err(
+            format!("the accumulator `{acc}` has no initial value").into()
+        ));
     };
     let bounds = (|| {
         if !is_int(&k.ty) {
@@ -291,13 +296,7 @@ fn find(f: &Function) -> Option<Result<RowLoop, Refusal>> {
         };
         let end = match &cond.kind {
             ExprKind::Binary(BinOp::Lt, x, e) if is_ident(x, &k.name) => (**e).clone(),
-            _ => {
-                return Err(format!(
-                    "the loop's condition is not `{} < bound`",
-                    k.name
-                )
-                .into())
-            }
+            _ => return Err(format!("the loop's condition is not `{} < bound`", k.name).into()),
         };
         if !is_increment(step, &k.name) {
             return Err(format!("the loop's step is not `{}++`", k.name).into());
@@ -366,9 +365,23 @@ fn fold_of(s: &Stmt) -> Option<(String, Fold, Expr)> {
             };
             let name = name.clone();
             if matches!(&a.kind, ExprKind::Ident(n) if n == acc) {
-                Some((acc.clone(), Fold::Call { name, acc_first: true }, b.clone()))
+                Some((
+                    acc.clone(),
+                    Fold::Call {
+                        name,
+                        acc_first: true,
+                    },
+                    b.clone(),
+                ))
             } else if matches!(&b.kind, ExprKind::Ident(n) if n == acc) {
-                Some((acc.clone(), Fold::Call { name, acc_first: false }, a.clone()))
+                Some((
+                    acc.clone(),
+                    Fold::Call {
+                        name,
+                        acc_first: false,
+                    },
+                    a.clone(),
+                ))
             } else {
                 None
             }
@@ -387,11 +400,9 @@ fn negated(c: &Expr) -> Expr {
         _ => None,
     };
     match &c.kind {
-        ExprKind::Binary(op, a, b) if opposite(*op).is_some() => ast_util::bin(
-            opposite(*op).unwrap_or(*op),
-            (**a).clone(),
-            (**b).clone(),
-        ),
+        ExprKind::Binary(op, a, b) if opposite(*op).is_some() => {
+            ast_util::bin(opposite(*op).unwrap_or(*op), (**a).clone(), (**b).clone())
+        }
         _ => ast_util::expr(ExprKind::Unary(
             copper::cuda::ast::UnOp::Not,
             Box::new(c.clone()),
@@ -434,7 +445,11 @@ fn uniform_int(f: &Function, e: &Expr) -> bool {
 fn preconditions(f: &Function, r: &RowLoop) -> Result<(), Refusal> {
     let print = copper::cuda::print::expression;
     let guard_stmt = r.guard.clone().map(|g| ast_util::stmt(StmtKind::Expr(g)));
-    let all: Vec<Stmt> = guard_stmt.iter().cloned().chain(r.body.iter().cloned()).collect();
+    let all: Vec<Stmt> = guard_stmt
+        .iter()
+        .cloned()
+        .chain(r.body.iter().cloned())
+        .collect();
     // No thread index but through the row.
     let mut thread = false;
     for s in &all {
@@ -481,11 +496,6 @@ fn preconditions(f: &Function, r: &RowLoop) -> Result<(), Refusal> {
     for s in &r.body[..r.loop_at] {
         pure_decls(s, &r.acc, "before the loop")?;
     }
-    // The loop: declarations without effects, then the fold.
-    let (_, decls) = r.loop_body.split_last().ok_or("the loop is empty")?;
-    for s in decls {
-        pure_decls(s, &r.acc, "in the loop")?;
-    }
     let loop_effects = ast_util::Effects::of(&r.loop_body);
     if loop_effects.jumps {
         return Err(Refusal::Jumps {
@@ -503,6 +513,11 @@ fn preconditions(f: &Function, r: &RowLoop) -> Result<(), Refusal> {
                 .join("`, `")
         )
         .into());
+    }
+    // The loop: declarations without effects, then the fold.
+    let (_, decls) = r.loop_body.split_last().ok_or("the loop is empty")?;
+    for s in decls {
+        pure_decls(s, &r.acc, "in the loop")?;
     }
     let mut in_loop = std::collections::BTreeSet::new();
     for s in &r.loop_body {
@@ -573,7 +588,9 @@ fn pure_decls(s: &Stmt, acc: &str, place: &str) -> Result<(), Refusal> {
                 && d.space == copper::cuda::ast::Space::Local
                 && !d.is_static
                 && match &d.init {
-                    Some(Init::Expr(x)) => ast_util::is_pure(x) && (d.name == acc || !reads(x, acc)),
+                    Some(Init::Expr(x)) => {
+                        ast_util::is_pure(x) && (d.name == acc || !reads(x, acc))
+                    }
                     Some(Init::List(_)) => false,
                     None => true,
                 }

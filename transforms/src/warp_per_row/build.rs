@@ -1,7 +1,9 @@
 //! The one-warp-per-row kernel built from a matched row loop (the shape
 //! and the proof are in the parent module's documentation).
 
-use copper::cuda::ast::{BaseType, BinOp, CastStyle, Expr, ExprKind, Function, Stmt, StmtKind, Type};
+use copper::cuda::ast::{
+    BaseType, BinOp, CastStyle, Expr, ExprKind, Function, Stmt, StmtKind, Type,
+};
 
 use super::{Fold, RowLoop};
 use crate::ast_util::{self, bin, block, decl, expr, ident, if_else, int, stmt};
@@ -96,10 +98,7 @@ pub(super) fn rewritten(f: &Function, r: &RowLoop, fallback: bool) -> Function {
         vec![lane_decl, k_loop],
         if fallback { f.body.clone() } else { Vec::new() },
     )];
-    Function {
-        body,
-        ..f.clone()
-    }
+    Function { body, ..f.clone() }
 }
 
 /// A row's code for the warp: the declarations, the loop strided over the
