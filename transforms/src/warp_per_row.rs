@@ -187,7 +187,7 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         (Fold::Sum, false) => "the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element)".into(),
     };
     let description = format!(
-        "one warp per row: each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
+        "each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
         row = r.row,
         i = r.counter,
         s = match ast_util::const_value(&r.start) {

@@ -67,7 +67,7 @@ fn an_integer_matvec_gets_one_warp_per_row() {
     );
     assert_eq!(
         desc,
-        "one warp per row: each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = l`, then every 32nd) and combine their `acc` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; integer sums wrap, so the new order gives the same result; lanes now read consecutive `M` elements: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M`, `x` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
+        "each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = l`, then every 32nd) and combine their `acc` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; integer sums wrap, so the new order gives the same result; lanes now read consecutive `M` elements: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M`, `x` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 
@@ -124,7 +124,7 @@ fn a_row_sum_with_an_early_exit_and_a_start_that_is_not_zero() {
     );
     assert_eq!(
         desc,
-        "one warp per row: each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = 1 + l`, then every 32nd) and combine their `acc` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; integer sums wrap, so the new order gives the same result; lanes now read consecutive `M` elements: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
+        "each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = 1 + l`, then every 32nd) and combine their `acc` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; integer sums wrap, so the new order gives the same result; lanes now read consecutive `M` elements: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 
@@ -178,7 +178,7 @@ fn a_row_max_keeps_its_function_and_operand_order() {
     );
     assert_eq!(
         desc,
-        "one warp per row: each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = 1 + l`, then every 32nd) and combine their `mx` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; `fmaxf` does not depend on the order of its terms; reads of `M`: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
+        "each warp takes the 32 rows `row` its threads had, one after the other; its lanes stride the loop over `i` (lane `l` takes `i = 1 + l`, then every 32nd) and combine their `mx` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; `fmaxf` does not depend on the order of its terms; reads of `M`: 32 → 5 sectors per warp; writes of `y`: 4 → 1 sectors per warp; declares `M` and `y` `__restrict__`: callers must pass arrays that do not overlap (copper cannot tell: the file does not launch it, and there is no parameter file)"
     );
 }
 
