@@ -393,11 +393,46 @@ fn generated_rows(seed: u64) -> String {
         "threadIdx.x + blockIdx.x * blockDim.x",
     ]);
     let (ty, acc_ty, init, start, fold, store) = match r.below(5) {
-        0 => ("int", "int", "0", "0", "acc += a[row * {m} + i] * x[i];", "acc"),
-        1 => ("unsigned", "unsigned", "1", "0", "acc = acc + a[row * {m} + i];", "acc * 2"),
-        2 => ("int", "long long", "0", "0", "acc += (long long)a[row * {m} + i];", "(int)acc"),
-        3 => ("float", "float", "a[row * {m}]", "1", "acc = fmaxf(acc, a[row * {m} + i]);", "acc"),
-        _ => ("float", "float", "0.0f", "0", "float v = a[row * {m} + i];\n        acc += v * v;", "acc"),
+        0 => (
+            "int",
+            "int",
+            "0",
+            "0",
+            "acc += a[row * {m} + i] * x[i];",
+            "acc",
+        ),
+        1 => (
+            "unsigned",
+            "unsigned",
+            "1",
+            "0",
+            "acc = acc + a[row * {m} + i];",
+            "acc * 2",
+        ),
+        2 => (
+            "int",
+            "long long",
+            "0",
+            "0",
+            "acc += (long long)a[row * {m} + i];",
+            "(int)acc",
+        ),
+        3 => (
+            "float",
+            "float",
+            "a[row * {m}]",
+            "1",
+            "acc = fmaxf(acc, a[row * {m} + i]);",
+            "acc",
+        ),
+        _ => (
+            "float",
+            "float",
+            "0.0f",
+            "0",
+            "float v = a[row * {m} + i];\n        acc += v * v;",
+            "acc",
+        ),
     };
     let fold = fold.replace("{m}", m);
     let init = init.replace("{m}", m);

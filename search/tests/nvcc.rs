@@ -361,13 +361,20 @@ fn warp_per_row_rewrites_compile() {
         let copy = dir.join(name);
         std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
         let path = copy.to_string_lossy();
-        let args = ["optimize", "--write", "--exit-zero", "--allow-reassociation", &path];
+        let args = [
+            "optimize",
+            "--write",
+            "--exit-zero",
+            "--allow-reassociation",
+            &path,
+        ];
         let out = copper_in(&dir, &args);
         assert!(out.status.success(), "{}", text(&out));
         let written = std::fs::read_to_string(&copy).expect("read");
         if rewritten {
             assert!(
-                written.contains("__shfl_down_sync(0xffffffff") && written.contains("if (lane == 0)"),
+                written.contains("__shfl_down_sync(0xffffffff")
+                    && written.contains("if (lane == 0)"),
                 "{name} has no warp per row:\n{written}"
             );
         }

@@ -93,6 +93,7 @@ use crate::remap_threads::{gains_of, observes_warps};
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Transform};
 
 mod build;
+mod terms;
 
 /// One thread per row → one warp per row.
 pub struct WarpPerRow;
@@ -170,6 +171,7 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
     let f = cx.function;
     observes_warps(cx)?;
     let integers = accumulator_kind(cx, r)?;
+    terms::combinable(f, r, integers)?;
     let pairs = independent(r);
     let function = build::rewritten(f, r, true);
     // The accesses of the warp path alone (the other branch is the

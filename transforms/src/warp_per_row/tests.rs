@@ -298,3 +298,41 @@ fn a_parameter_moved_per_thread_is_refused() {
         "each thread keeps its row: the row's code assigns `M`, which it does not declare (a value would pass from one row to the next)",
     );
 }
+
+#[test]
+fn an_integer_sum_of_floats_is_refused() {
+    check_not_applicable(
+        &WarpPerRow,
+        [256, 1, 1],
+        r#"__global__ void rounded(const float *M, int *y, int rows, int m) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        int acc = 0;
+        for (int i = 0; i < m; i++)
+            acc += M[row * m + i];
+        y[row] = acc;
+    }
+}
+"#,
+        "each thread keeps its row: the term `M[row * m + i]` may not be an integer, so adding it in another order may change `acc`",
+    );
+}
+
+#[test]
+fn a_maximum_that_compares_in_another_type_is_refused() {
+    check_not_applicable(
+        &WarpPerRow,
+        [256, 1, 1],
+        r#"__global__ void widest(const unsigned *M, int *y, int rows, int m) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        int best = 0;
+        for (int i = 0; i < m; i++)
+            best = max(best, M[row * m + i]);
+        y[row] = best;
+    }
+}
+"#,
+        "each thread keeps its row: `max` may compare `M[row * m + i]` with `best` in another type than `best`'s, which the shuffles would use",
+    );
+}
