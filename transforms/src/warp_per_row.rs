@@ -553,12 +553,14 @@ fn preconditions(f: &Function, r: &RowLoop) -> Result<(), Refusal> {
     for w in &after.array_writes {
         let mut only_row = true;
         for s in &all {
-            ast_util::visit_stmt_exprs(s, &mut |e| {
-                if let ExprKind::Index(b, i) = &e.kind {
-                    if is_ident(b, w) && !is_ident(i, &r.row) {
-                        only_row = false;
-                    }
+            ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
+                ExprKind::Index(b, i) if is_ident(b, w) && !is_ident(i, &r.row) => only_row = false,
+                ExprKind::Unary(copper::cuda::ast::UnOp::Deref, x)
+                    if ast_util::root_name(x) == Some(w.as_str()) =>
+                {
+                    only_row = false
                 }
+                _ => {}
             });
         }
         if !only_row {

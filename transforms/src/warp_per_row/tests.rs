@@ -336,3 +336,22 @@ fn a_maximum_that_compares_in_another_type_is_refused() {
         "each thread keeps its row: `max` may compare `M[row * m + i]` with `best` in another type than `best`'s, which the shuffles would use",
     );
 }
+
+#[test]
+fn a_result_stored_elsewhere_than_the_rows_element_is_refused() {
+    check_not_applicable(
+        &WarpPerRow,
+        [256, 1, 1],
+        r#"__global__ void last(const int *M, int *y, int rows, int m) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        int acc = 0;
+        for (int i = 0; i < m; i++)
+            acc += M[row * m + i];
+        *y = acc;
+    }
+}
+"#,
+        "each thread keeps its row: `y` is written after the loop and used at another element than `y[row]`",
+    );
+}
