@@ -25,7 +25,7 @@
 //!         int row = blockIdx.x * blockDim.x + (threadIdx.x - lane + k);
 //!         if (row < rows) {
 //!             float acc = 0.0f;
-//!             for (long long j = 0 + lane; j < m; j += 32) {
+//!             for (long long j = lane; j < m; j += 32) {  // S + lane for a start S
 //!                 int i = (int)j;
 //!                 acc += M[row * m + i] * x[i];
 //!             }
@@ -75,7 +75,10 @@
 //! integer sum wraps the same in any order; a maximum or minimum does not
 //! depend on the order; a floating-point sum in another order may differ in
 //! its last bits, so it is proposed only with `--allow-reassociation`
-//! (checked within [`crate::check::reassociation_tolerance`]).
+//! (checked within [`crate::check::reassociation_tolerance`]). The types
+//! must let the shuffles combine in the accumulator's type: integer sums
+//! of integer terms, maxima and minima that compare in the accumulator's
+//! type ([`terms`]).
 //!
 //! **Independence.** Nothing in the kernel observes warps or has effects
 //! beyond arrays ([`crate::remap_threads::observes_warps`]); the loop
