@@ -343,6 +343,47 @@ fn chunk_interleaving_rewrites_compile() {
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
+/// The students' row kernels (`testdata/students/matvec_rows.cu` and
+/// `row_max.cu` without a launch, `main_row_sums.cu` launched from its
+/// host code) get one warp per row from `optimize --write
+/// --allow-reassociation` (the float matvec only when its check passes),
+/// and what it writes compiles.
+#[test]
+fn warp_per_row_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("rows");
+    let mut jobs = Vec::new();
+    for (name, rewritten) in [
+        ("matvec_rows.cu", false),
+        ("row_max.cu", true),
+        ("main_row_sums.cu", true),
+    ] {
+        let copy = dir.join(name);
+        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
+        let path = copy.to_string_lossy();
+        let args = [
+            "optimize",
+            "--write",
+            "--exit-zero",
+            "--allow-reassociation",
+            &path,
+        ];
+        let out = copper_in(&dir, &args);
+        assert!(out.status.success(), "{}", text(&out));
+        let written = std::fs::read_to_string(&copy).expect("read");
+        if rewritten {
+            assert!(
+                written.contains("__shfl_down_sync(0xffffffff")
+                    && written.contains("if (lane == 0)"),
+                "{name} has no warp per row:\n{written}"
+            );
+        }
+        let extra = object_only(&dir, &copy);
+        jobs.push((copy, extra));
+    }
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

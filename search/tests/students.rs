@@ -63,6 +63,18 @@ const EXPECTED: &[(&str, &str)] = &[
         "tested on the launch at line 31 (grid 3×1×1, block 256×1×1)",
     ),
     (
+        "main_row_sums.cu",
+        "tested on the launch at line 30 (grid 4×1×1, block 256×1×1)",
+    ),
+    (
+        "matvec_rows.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "row_max.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "matmul_naive.cu",
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),

@@ -27,6 +27,7 @@ pub mod tiled_matmul;
 pub mod tiled_shared;
 pub mod unstage;
 pub mod warp_atomic;
+pub mod warp_per_row;
 pub mod warp_shuffle;
 
 use copper::bound::Prepared;
@@ -234,6 +235,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(tiled_matmul::TiledMatmul),
         Box::new(unstage::Unstage),
         Box::new(warp_atomic::WarpAtomic),
+        Box::new(warp_per_row::WarpPerRow),
     ]
 }
 
