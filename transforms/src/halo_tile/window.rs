@@ -1,0 +1,427 @@
+//! Recognizing a sliding window: the thread's 1-D global index `i`, a
+//! loop `for (int k = S; k <= E; k++)` every thread that reaches it runs
+//! over the same constant range, reading `a[i + k]` under bounds on
+//! `i + k` only, and the conditions under which a thread reaches it
+//! (`i < n`, or the same in every thread of the block).
+
+use std::collections::BTreeSet;
+
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::print;
+
+use crate::ast_util::{self, bin, equiv_expr, ident, is_pure, unconditional_in, Effects};
+use crate::coop_load::{signed_value, Place};
+use crate::tiled_shared::{loop_body, uniform, Header};
+use crate::Refusal;
+
+/// A bound `op e` on an `int` value, `e` an `int` the same in every
+/// thread for the whole kernel.
+pub(crate) type Atom = (BinOp, Expr);
+
+/// A sliding window over one array, as the original reads it.
+pub(crate) struct Window {
+    /// The thread's global index (`i`).
+    pub(crate) index: String,
+    /// The loop's counter (`k`).
+    pub(crate) counter: String,
+    /// The counter's first value `S`.
+    pub(crate) first: i64,
+    /// `S` as written (`-R`).
+    pub(crate) start: Expr,
+    /// The counter's last value `E`.
+    pub(crate) last: i64,
+    /// Where the loads go, and when a thread reaches the loop.
+    pub(crate) place: Place,
+    /// The `n` of each `i < n` a thread passes on the way to the loop.
+    pub(crate) below: Vec<Expr>,
+    /// The conditions on the way that are the same in every thread.
+    pub(crate) uniform: Vec<Expr>,
+    /// The bounds on `i + k` under which every read of the array stands.
+    pub(crate) guard: Vec<Atom>,
+}
+
+impl Window {
+    /// `i + k`.
+    pub(crate) fn element(&self) -> Expr {
+        bin(BinOp::Add, ident(&self.index), ident(&self.counter))
+    }
+}
+
+/// What the recognizer knows of the kernel.
+pub(crate) struct Kernel<'f> {
+    /// The kernel.
+    pub(crate) f: &'f Function,
+    /// Scalar parameters never assigned nor redeclared.
+    pub(crate) fixed: &'f BTreeSet<String>,
+}
+
+impl Kernel<'_> {
+    /// Whether `e` is an `int` value the same in every thread for the
+    /// whole kernel: an `int` literal or a fixed `int` parameter, or sums,
+    /// differences and products of them.
+    fn int_operand(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int { value, text } => {
+                *value <= i32::MAX as u64 && !text.contains(['u', 'U', 'l', 'L'])
+            }
+            ExprKind::Ident(n) => {
+                self.fixed.contains(n)
+                    && self
+                        .f
+                        .params
+                        .iter()
+                        .any(|p| &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int)
+            }
+            ExprKind::Unary(UnOp::Neg, x) => self.int_operand(x),
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.int_operand(a) && self.int_operand(b)
+            }
+            _ => false,
+        }
+    }
+
+    /// `x op e` (or `e op' x`) as the bound `op e` on `x`.
+    fn bound_on(&self, atom: &Expr, x: &Expr) -> Option<Atom> {
+        let ExprKind::Binary(op, a, b) = &atom.kind else {
+            return None;
+        };
+        let flipped = match op {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            _ => return None,
+        };
+        if equiv_expr(a, x) && self.int_operand(b) {
+            Some((*op, (**b).clone()))
+        } else if equiv_expr(b, x) && self.int_operand(a) {
+            Some((flipped, (**a).clone()))
+        } else {
+            None
+        }
+    }
+}
+
+/// The conjuncts of `e` (`a && b && c`).
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// Whether `e` is `blockIdx.x * blockDim.x + threadIdx.x` (operands in
+/// any order).
+fn is_global_x(e: &Expr) -> bool {
+    let is = |e: &Expr, base: &str| {
+        matches!(&e.kind, ExprKind::Member { base: b, field, arrow: false }
+            if field == "x" && matches!(&b.kind, ExprKind::Ident(n) if n == base))
+    };
+    let is_block_start = |e: &Expr| match &e.kind {
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            (is(a, "blockIdx") && is(b, "blockDim")) || (is(a, "blockDim") && is(b, "blockIdx"))
+        }
+        _ => false,
+    };
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) => {
+            (is_block_start(a) && is(b, "threadIdx")) || (is(a, "threadIdx") && is_block_start(b))
+        }
+        _ => false,
+    }
+}
+
+/// The `int` variables the kernel body declares at its top level as the
+/// 1-D global index (`int i = blockIdx.x * blockDim.x + threadIdx.x;`),
+/// with the position of their declaration, when nothing assigns them.
+pub(crate) fn global_indices(f: &Function) -> Vec<(usize, String)> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = Vec::new();
+    for (at, s) in f.body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        let mut rest = f.body.clone();
+        rest.remove(at);
+        let effects = Effects::of(&rest);
+        for d in ds {
+            let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
+            let Some(Init::Expr(e)) = &d.init else {
+                continue;
+            };
+            if is_int
+                && is_global_x(e)
+                && !effects.writes.contains(&d.name)
+                && !redeclared.contains(&d.name)
+            {
+                found.push((at, d.name.clone()));
+            }
+        }
+    }
+    found
+}
+
+/// The window loop `l` reads of `array`, with `index` the global index
+/// declared at top-level statement `declared`.
+pub(crate) fn recognize(
+    k: &Kernel,
+    l: &Stmt,
+    array: &str,
+    (declared, index): (usize, &str),
+) -> Result<Window, Refusal> {
+    let h = Header::of(l, k.fixed)?;
+    let (Some(first), Some(end)) = (signed_value(&h.start), signed_value(&h.end)) else {
+        return Err(
+            "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
+                .into(),
+        );
+    };
+    if end <= first {
+        return Err("its range is empty".into());
+    }
+    if !loop_counter_is_int(l) {
+        return Err(format!("its counter `{}` is not an `int`", h.var).into());
+    }
+    let place = Place::of(&k.f.body, l.meta.id)?;
+    if declared >= place.at {
+        return Err(format!(
+            "`{index}` is declared after a statement that may return, so the tile cannot be loaded before it"
+        )
+        .into());
+    }
+    let me = ident(index);
+    let (mut below, mut same) = (Vec::new(), Vec::new());
+    for c in &place.conds {
+        for atom in conjuncts(c) {
+            if let Some(n) = thread_bound(k, atom, &me) {
+                below.push(n);
+            } else if uniform(atom, k.fixed) && is_pure(atom) {
+                same.push(atom.clone());
+            } else {
+                return Err(format!(
+                    "the condition `{}` on the way to it is neither `{index} < n` nor the same in every thread of the block",
+                    print::expression(atom)
+                )
+                .into());
+            }
+        }
+    }
+    let body = loop_body(l);
+    if Effects::of(&body).jumps {
+        return Err(Refusal::Jumps {
+            what: "its body may",
+        });
+    }
+    let window = Window {
+        index: index.to_string(),
+        counter: h.var.clone(),
+        first,
+        start: h.start.clone(),
+        last: end - 1,
+        place,
+        below,
+        uniform: same,
+        guard: Vec::new(),
+    };
+    let scan = Scan {
+        k,
+        array,
+        element: window.element(),
+    };
+    let mut reads = Vec::new();
+    scan.stmts(&body, &[], &mut reads)?;
+    let Some(guard) = reads.first().cloned() else {
+        return Err(format!("the loop does not read `{array}`").into());
+    };
+    let same_guard = |g: &Vec<Atom>| {
+        g.len() == guard.len()
+            && g.iter()
+                .zip(&guard)
+                .all(|(a, b)| a.0 == b.0 && equiv_expr(&a.1, &b.1))
+    };
+    if !reads.iter().all(same_guard) {
+        return Err(format!(
+            "its reads of `{array}` stand under different bounds on `{}`",
+            print::expression(&window.element())
+        )
+        .into());
+    }
+    Ok(Window { guard, ..window })
+}
+
+/// Whether the loop declares its counter `int`.
+fn loop_counter_is_int(l: &Stmt) -> bool {
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &l.kind
+    else {
+        return false;
+    };
+    matches!(&init.kind, StmtKind::Decl(ds)
+        if ds.iter().all(|d| d.ty.base == BaseType::Int && !d.ty.is_pointer()))
+}
+
+/// `n` when `atom` is `i < n` (or `n > i`, `!(i >= n)`, `!(n <= i)`) with
+/// `n` a fixed `int`.
+fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Expr> {
+    match &atom.kind {
+        ExprKind::Unary(UnOp::Not, x) => match k.bound_on(x, me)? {
+            (BinOp::Ge, n) => Some(n),
+            _ => None,
+        },
+        _ => match k.bound_on(atom, me)? {
+            (BinOp::Lt, n) => Some(n),
+            _ => None,
+        },
+    }
+}
+
+/// The walk over a loop body that finds every read of the array and the
+/// bounds on `i + k` it stands under.
+struct Scan<'a> {
+    k: &'a Kernel<'a>,
+    array: &'a str,
+    element: Expr,
+}
+
+impl Scan<'_> {
+    /// Whether `s` mentions the array.
+    fn mentions(&self, s: &Stmt) -> bool {
+        Effects::of(std::slice::from_ref(s))
+            .reads
+            .contains(self.array)
+    }
+
+    fn stmts(
+        &self,
+        stmts: &[Stmt],
+        guard: &[Atom],
+        out: &mut Vec<Vec<Atom>>,
+    ) -> Result<(), Refusal> {
+        let a = self.array;
+        for s in stmts {
+            if !self.mentions(s) {
+                continue;
+            }
+            match &s.kind {
+                StmtKind::Block(b) => self.stmts(b, guard, out)?,
+                StmtKind::If { cond, then, els } => {
+                    let cond_stmt = ast_util::stmt(StmtKind::Expr(cond.clone()));
+                    if self.mentions(&cond_stmt) {
+                        return Err(format!("`{a}` is read in the condition of an `if`").into());
+                    }
+                    if els.as_ref().is_some_and(|e| self.mentions(e)) {
+                        return Err(format!("`{a}` is read in an `else` branch").into());
+                    }
+                    let mut inner = guard.to_vec();
+                    for atom in conjuncts(cond) {
+                        let Some(b) = self.k.bound_on(atom, &self.element) else {
+                            return Err(format!(
+                                "`{a}` is read under a condition (`{}`) that is not a bound on `{}`",
+                                print::expression(atom),
+                                print::expression(&self.element)
+                            )
+                            .into());
+                        };
+                        inner.push(b);
+                    }
+                    self.stmts(&ast_util::branch_stmts(then), &inner, out)?;
+                }
+                StmtKind::Expr(e) => self.reads(e, guard, out)?,
+                StmtKind::Decl(ds) => {
+                    for d in ds {
+                        match &d.init {
+                            Some(Init::Expr(e)) => self.reads(e, guard, out)?,
+                            Some(Init::List(_)) => {
+                                return Err(format!("`{a}` is read in an initializer list").into())
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                _ => {
+                    return Err(
+                        format!("`{a}` is read in a nested loop, a `switch` or a `return`").into(),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn reads(&self, root: &Expr, guard: &[Atom], out: &mut Vec<Vec<Atom>>) -> Result<(), Refusal> {
+        let mut bad = None;
+        ast_util::visit_expr(root, &mut |e| {
+            let ExprKind::Index(base, i) = &e.kind else {
+                return;
+            };
+            if !matches!(&base.kind, ExprKind::Ident(n) if n == self.array) {
+                return;
+            }
+            if !equiv_expr(i, &self.element) {
+                bad.get_or_insert(format!(
+                    "its index `{}` is not the window index `{}`",
+                    print::expression(i),
+                    print::expression(&self.element)
+                ));
+            } else if !unconditional_in(root, e.meta.id) {
+                bad.get_or_insert(
+                    "a read of it is conditional within its expression (`&&`, `||` or `?:`)"
+                        .to_string(),
+                );
+            } else {
+                out.push(guard.to_vec());
+            }
+        });
+        match bad {
+            Some(why) => Err(why.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The arrays loop `l` reads as `a[i + k]` (`i` one of `indices`, `k`
+/// the loop's counter) that the kernel also writes.
+pub(crate) fn written_windows(
+    f: &Function,
+    l: &Stmt,
+    indices: &[(usize, String)],
+    effects: &Effects,
+) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &l.kind
+    else {
+        return found;
+    };
+    let StmtKind::Decl(ds) = &init.kind else {
+        return found;
+    };
+    let [d] = ds.as_slice() else {
+        return found;
+    };
+    let elements: Vec<Expr> = indices
+        .iter()
+        .map(|(_, i)| bin(BinOp::Add, ident(i), ident(&d.name)))
+        .collect();
+    for s in loop_body(l) {
+        ast_util::visit_stmt_exprs(&s, &mut |e| {
+            if let ExprKind::Index(base, i) = &e.kind {
+                if let ExprKind::Ident(n) = &base.kind {
+                    if effects.array_writes.contains(n)
+                        && f.params.iter().any(|p| &p.name == n && p.ty.is_pointer())
+                        && elements.iter().any(|x| equiv_expr(x, i))
+                    {
+                        found.insert(n.clone());
+                    }
+                }
+            }
+        });
+    }
+    found
+}
