@@ -99,6 +99,7 @@ impl Transform for HaloTile {
                 .arrays
                 .iter()
                 .filter(|p| read_here.contains(&p.name))
+                .filter(|p| window::looks_like_window(l, &p.name, &indices))
             {
                 let left_alone = format!(
                     "`{}` is not loaded into a halo tile for the loop at line {line}",
@@ -124,9 +125,9 @@ impl Transform for HaloTile {
                     }
                 }
                 let Some(w) = found else {
-                    refuse(first_why.unwrap_or_else(|| {
-                        "the kernel declares no `int i = blockIdx.x * blockDim.x + threadIdx.x;` at its top level".to_string()
-                    }));
+                    refuse(
+                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string()),
+                    );
                     continue;
                 };
                 let elem = Type {

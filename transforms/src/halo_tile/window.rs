@@ -174,6 +174,36 @@ pub(crate) fn recognize(
     (declared, index): (usize, &str),
 ) -> Result<Window, Refusal> {
     let h = Header::of(l, k.fixed)?;
+    let element = bin(BinOp::Add, ident(index), ident(&h.var));
+    let body = loop_body(l);
+    if Effects::of(&body).jumps {
+        return Err(Refusal::Jumps {
+            what: "its body may",
+        });
+    }
+    let scan = Scan {
+        k,
+        array,
+        element: element.clone(),
+    };
+    let mut reads = Vec::new();
+    scan.stmts(&body, &[], &mut reads)?;
+    let Some(guard) = reads.first().cloned() else {
+        return Err(format!("the loop does not read `{array}`").into());
+    };
+    let same_guard = |g: &Vec<Atom>| {
+        g.len() == guard.len()
+            && g.iter()
+                .zip(&guard)
+                .all(|(a, b)| a.0 == b.0 && equiv_expr(&a.1, &b.1))
+    };
+    if !reads.iter().all(same_guard) {
+        return Err(format!(
+            "its reads of `{array}` stand under different bounds on `{}`",
+            print::expression(&element)
+        )
+        .into());
+    }
     let (Some(first), Some(end)) = (signed_value(&h.start), signed_value(&h.end)) else {
         return Err(
             "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
@@ -210,13 +240,7 @@ pub(crate) fn recognize(
             }
         }
     }
-    let body = loop_body(l);
-    if Effects::of(&body).jumps {
-        return Err(Refusal::Jumps {
-            what: "its body may",
-        });
-    }
-    let window = Window {
+    Ok(Window {
         index: index.to_string(),
         counter: h.var.clone(),
         first,
@@ -225,32 +249,8 @@ pub(crate) fn recognize(
         place,
         below,
         uniform: same,
-        guard: Vec::new(),
-    };
-    let scan = Scan {
-        k,
-        array,
-        element: window.element(),
-    };
-    let mut reads = Vec::new();
-    scan.stmts(&body, &[], &mut reads)?;
-    let Some(guard) = reads.first().cloned() else {
-        return Err(format!("the loop does not read `{array}`").into());
-    };
-    let same_guard = |g: &Vec<Atom>| {
-        g.len() == guard.len()
-            && g.iter()
-                .zip(&guard)
-                .all(|(a, b)| a.0 == b.0 && equiv_expr(&a.1, &b.1))
-    };
-    if !reads.iter().all(same_guard) {
-        return Err(format!(
-            "its reads of `{array}` stand under different bounds on `{}`",
-            print::expression(&window.element())
-        )
-        .into());
-    }
-    Ok(Window { guard, ..window })
+        guard,
+    })
 }
 
 /// Whether the loop declares its counter `int`.
@@ -384,6 +384,52 @@ impl Scan<'_> {
     }
 }
 
+/// The name loop `l` declares as its counter (`k` of `for (int k = …`).
+fn counter(l: &Stmt) -> Option<&str> {
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &l.kind
+    else {
+        return None;
+    };
+    match &init.kind {
+        StmtKind::Decl(ds) => match ds.as_slice() {
+            [d] => Some(&d.name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether loop `l` reads `array` at an index that names both its
+/// counter and one of the global `indices`: a window, perhaps one the
+/// transform does not handle (`a[2 * i + k]`), worth a reason when it is
+/// left alone.
+pub(crate) fn looks_like_window(l: &Stmt, array: &str, indices: &[(usize, String)]) -> bool {
+    let Some(k) = counter(l) else {
+        return false;
+    };
+    let mut found = false;
+    for s in loop_body(l) {
+        ast_util::visit_stmt_exprs(&s, &mut |e| {
+            let ExprKind::Index(base, i) = &e.kind else {
+                return;
+            };
+            if !matches!(&base.kind, ExprKind::Ident(n) if n == array) {
+                return;
+            }
+            let mut names = BTreeSet::new();
+            ast_util::visit_expr(i, &mut |x| {
+                if let ExprKind::Ident(n) = &x.kind {
+                    names.insert(n.as_str().to_string());
+                }
+            });
+            found |= names.contains(k) && indices.iter().any(|(_, g)| names.contains(g));
+        });
+    }
+    found
+}
+
 /// The arrays loop `l` reads as `a[i + k]` (`i` one of `indices`, `k`
 /// the loop's counter) that the kernel also writes.
 pub(crate) fn written_windows(
@@ -393,21 +439,12 @@ pub(crate) fn written_windows(
     effects: &Effects,
 ) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    let StmtKind::For {
-        init: Some(init), ..
-    } = &l.kind
-    else {
-        return found;
-    };
-    let StmtKind::Decl(ds) = &init.kind else {
-        return found;
-    };
-    let [d] = ds.as_slice() else {
+    let Some(k) = counter(l) else {
         return found;
     };
     let elements: Vec<Expr> = indices
         .iter()
-        .map(|(_, i)| bin(BinOp::Add, ident(i), ident(&d.name)))
+        .map(|(_, i)| bin(BinOp::Add, ident(i), ident(k)))
         .collect();
     for s in loop_body(l) {
         ast_util::visit_stmt_exprs(&s, &mut |e| {
