@@ -284,15 +284,20 @@ fn halo_tiles_of_generated_windows_are_right_for_every_block() {
     );
 }
 
-/// Kernel `seed` summing a window of radius 1 to 8 around each thread's
-/// element (`k = -R … R`, with a lower bound on `i + k` and maybe an
-/// upper one) or ahead of it (`k = 0 … W - 1`, guarded by `i + k < n` or
-/// not at all), under `if (i < n)`, after `if (i >= n) return;`, or for
-/// every thread.
+/// Kernel `seed` summing a window of radius `R` from 1 to 8 (a macro or a
+/// local `const int`) around each thread's element (`k = -R … R`, with a
+/// lower bound on `i + k` and maybe an upper one) or ahead of it
+/// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
+/// `if (i < n)`, after `if (i >= n) return;`, or for every thread.
 fn generated_window(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0xbb67_ae85_84ca_a73b) ^ 0x4a10);
     let ty = r.pick(&["int", "float"]);
     let radius = 1 + r.below(8);
+    let (define, local) = if r.below(3) == 0 {
+        (String::new(), format!("const int R = {radius};\n    "))
+    } else {
+        (format!("#define R {radius}\n"), String::new())
+    };
     let idx = r.pick(&[
         "blockIdx.x * blockDim.x + threadIdx.x",
         "threadIdx.x + blockIdx.x * blockDim.x",
@@ -318,9 +323,8 @@ fn generated_window(seed: u64) -> String {
         ][..],
     );
     format!(
-        "#define R {radius}
-__global__ void k(const {ty} *in, {ty} *out, int n) {{
-    int i = {idx};
+        "{define}__global__ void k(const {ty} *in, {ty} *out, int n) {{
+    {local}int i = {idx};
     {open}
         {ty} s = 0;
         for ({range}) {{

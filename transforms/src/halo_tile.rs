@@ -81,7 +81,8 @@ impl Transform for HaloTile {
         let indices = window::global_indices(f);
         let k = window::Kernel {
             f,
-            fixed: &staging.fixed,
+            fixed: staging.fixed.clone(),
+            consts: window::local_consts(f),
         };
         let used = static_shared_bytes(f);
         for l in &staging.loops {

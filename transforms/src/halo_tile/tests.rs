@@ -2,7 +2,7 @@
 //! the exact reason ([`crate::fixture`]).
 
 use super::HaloTile;
-use crate::fixture::{check, check_not_applicable};
+use crate::fixture::{check, check_not_applicable, rewrites};
 
 #[test]
 fn a_centered_window_with_its_guard_reads_a_halo_tile() {
@@ -289,5 +289,34 @@ fn a_read_under_another_condition_is_refused() {
 }
 "#,
         "`in` is not loaded into a halo tile for the loop at line 5: `in` is read under a condition (`m[k] != 0`) that is not a bound on `i + k`",
+    );
+}
+
+#[test]
+fn a_radius_from_a_local_constant_is_kept_by_name() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void blur(const float *__restrict__ in, float *__restrict__ out, int n) {
+    const int R = 2;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int k = -R; k <= R; k++)
+        if (i + k >= 0 && i + k < n) s += in[i + k];
+    out[i] = s;
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(text.contains("__shared__ float in_halo[1028];"), "{text}");
+    assert!(
+        text.contains("long long in_j = in_base + in_t - R;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("s += in_halo[threadIdx.x + (k + R)];"),
+        "{text}"
     );
 }

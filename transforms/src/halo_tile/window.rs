@@ -4,7 +4,7 @@
 //! `i + k` only, and the conditions under which a thread reaches it
 //! (`i < n`, or the same in every thread of the block).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 use copper::cuda::print;
@@ -51,11 +51,76 @@ impl Window {
 pub(crate) struct Kernel<'f> {
     /// The kernel.
     pub(crate) f: &'f Function,
-    /// Scalar parameters never assigned nor redeclared.
-    pub(crate) fixed: &'f BTreeSet<String>,
+    /// Scalar parameters never assigned nor redeclared, and the local
+    /// constants of [`Kernel::consts`].
+    pub(crate) fixed: BTreeSet<String>,
+    /// The kernel's top-level `const int` locals with constant values,
+    /// each with the position of its declaration and its value.
+    pub(crate) consts: BTreeMap<String, (usize, i64)>,
+}
+
+/// The value of a constant integer expression that may be negative
+/// (`-R`, `2 * R`), the local constants `consts` included.
+fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Ident(n) => consts.get(n).map(|&(_, v)| v),
+        ExprKind::Unary(UnOp::Neg, x) => value(x, consts)?.checked_neg(),
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+            let (x, y) = (value(a, consts)?, value(b, consts)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                _ => x.checked_mul(y),
+            }
+        }
+        _ => signed_value(e),
+    }
+}
+
+/// The top-level `const int R = 3;` (or `constexpr`) locals of `f` whose
+/// value is a constant (earlier ones included), never redeclared.
+pub(crate) fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = BTreeMap::new();
+    for (at, s) in f.body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        for d in ds {
+            let int_const = (d.ty.is_const || d.is_constexpr)
+                && d.ty.base == BaseType::Int
+                && !d.ty.is_pointer()
+                && d.dims.is_empty()
+                && !redeclared.contains(&d.name);
+            if let (true, Some(Init::Expr(e))) = (int_const, &d.init) {
+                if let Some(v) = value(e, &found).filter(|v| i32::try_from(*v).is_ok()) {
+                    found.insert(d.name.clone(), (at, v));
+                }
+            }
+        }
+    }
+    found
 }
 
 impl Kernel<'_> {
+    /// The kernel as seen before top-level statement `at`: the local
+    /// constants declared earlier count as fixed names, the others not.
+    fn before(&self, at: usize) -> Kernel<'_> {
+        let consts: BTreeMap<String, (usize, i64)> = self
+            .consts
+            .iter()
+            .filter(|(_, &(p, _))| p < at)
+            .map(|(n, v)| (n.clone(), *v))
+            .collect();
+        let mut fixed = self.fixed.clone();
+        fixed.extend(consts.keys().cloned());
+        Kernel {
+            f: self.f,
+            fixed,
+            consts,
+        }
+    }
+
     /// Whether `e` is an `int` value the same in every thread for the
     /// whole kernel: an `int` literal or a fixed `int` parameter, or sums,
     /// differences and products of them.
@@ -65,12 +130,11 @@ impl Kernel<'_> {
                 *value <= i32::MAX as u64 && !text.contains(['u', 'U', 'l', 'L'])
             }
             ExprKind::Ident(n) => {
-                self.fixed.contains(n)
-                    && self
-                        .f
-                        .params
-                        .iter()
-                        .any(|p| &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int)
+                self.consts.contains_key(n)
+                    || (self.fixed.contains(n)
+                        && self.f.params.iter().any(|p| {
+                            &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int
+                        }))
             }
             ExprKind::Unary(UnOp::Neg, x) => self.int_operand(x),
             ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
@@ -173,7 +237,9 @@ pub(crate) fn recognize(
     array: &str,
     (declared, index): (usize, &str),
 ) -> Result<Window, Refusal> {
-    let h = Header::of(l, k.fixed)?;
+    // The local constants the loads may use: those declared before them.
+    let k = &k.before(Place::of(&k.f.body, l.meta.id).map_or(0, |p| p.at));
+    let h = Header::of(l, &k.fixed)?;
     let element = bin(BinOp::Add, ident(index), ident(&h.var));
     let body = loop_body(l);
     if Effects::of(&body).jumps {
@@ -204,7 +270,7 @@ pub(crate) fn recognize(
         )
         .into());
     }
-    let (Some(first), Some(end)) = (signed_value(&h.start), signed_value(&h.end)) else {
+    let (Some(first), Some(end)) = (value(&h.start, &k.consts), value(&h.end, &k.consts)) else {
         return Err(
             "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
                 .into(),
@@ -229,7 +295,7 @@ pub(crate) fn recognize(
         for atom in conjuncts(c) {
             if let Some(n) = thread_bound(k, atom, &me) {
                 below.push(n);
-            } else if uniform(atom, k.fixed) && is_pure(atom) {
+            } else if uniform(atom, &k.fixed) && is_pure(atom) {
                 same.push(atom.clone());
             } else {
                 return Err(format!(
