@@ -285,7 +285,8 @@ fn halo_tiles_of_generated_windows_are_right_for_every_block() {
 }
 
 /// Kernel `seed` summing a window of radius `R` from 1 to 8 (a macro or a
-/// local `const int`) around each thread's element (`k = -R … R`, with a
+/// local `const int`; the element `i + k` written out or copied into a
+/// local) around each thread's element (`k = -R … R`, with a
 /// lower bound on `i + k` and maybe an upper one) or ahead of it
 /// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
 /// `if (i < n)`, after `if (i >= n) return;`, or for every thread.
@@ -302,7 +303,13 @@ fn generated_window(seed: u64) -> String {
         "blockIdx.x * blockDim.x + threadIdx.x",
         "threadIdx.x + blockIdx.x * blockDim.x",
     ]);
-    let el = r.pick(&["i + k", "k + i"]);
+    let (copy, el) = r.pick(
+        &[
+            &("", "i + k"),
+            &("", "k + i"),
+            &("int j = i + k;\n            ", "j"),
+        ][..],
+    );
     let (range, guard) = if r.below(2) == 0 {
         let guard = r.pick(&[
             "if ({el} >= 0 && {el} < n)",
@@ -328,7 +335,7 @@ fn generated_window(seed: u64) -> String {
     {open}
         {ty} s = 0;
         for ({range}) {{
-            {guard} s += in[{el}];
+            {copy}{guard} s += in[{el}];
         }}
         out[i] = s;
     {close}

@@ -100,7 +100,7 @@ impl Transform for HaloTile {
                 .arrays
                 .iter()
                 .filter(|p| read_here.contains(&p.name))
-                .filter(|p| window::looks_like_window(l, &p.name, &indices))
+                .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
             {
                 let left_alone = format!(
                     "`{}` is not loaded into a halo tile for the loop at line {line}",

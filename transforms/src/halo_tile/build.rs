@@ -137,13 +137,18 @@ pub(crate) fn rewrite(
         &tile,
         bin(BinOp::Add, tid(), minus_first(ident(&w.counter), w)),
     );
-    let read = index(array, w.element());
+    let reads: Vec<Expr> = std::iter::once(w.element())
+        .chain(w.copies.iter().map(|c| ident(c)))
+        .map(|x| index(array, x))
+        .collect();
     for s in &f.body[at..] {
         let mut s = s.clone();
         visit_target_mut(&mut s, target, &mut |l| {
             if let StmtKind::For { body, .. } = &mut l.kind {
                 ast_util::visit_stmt_roots_mut(body, &mut |e| {
-                    ast_util::replace_expr(e, &read, &at_tile)
+                    for read in &reads {
+                        ast_util::replace_expr(e, read, &at_tile)
+                    }
                 });
             }
         });

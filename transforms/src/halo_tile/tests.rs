@@ -320,3 +320,31 @@ fn a_radius_from_a_local_constant_is_kept_by_name() {
         "{text}"
     );
 }
+
+#[test]
+fn a_copy_of_the_window_index_reads_the_tile_too() {
+    let found = rewrites(
+        &HaloTile,
+        r#"#define R 4
+__global__ void box(const int *__restrict__ in, int *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int s = 0;
+        for (int k = -R; k <= R; k++) {
+            int j = i + k;
+            if (j >= 0 && j < n) s += in[j];
+        }
+        out[i] = s;
+    }
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(text.contains("if (in_j >= 0 && in_j < n) {"), "{text}");
+    assert!(
+        text.contains("if (j >= 0 && j < n) s += in_halo[threadIdx.x + (k + R)];"),
+        "{text}"
+    );
+}

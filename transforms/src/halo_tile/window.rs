@@ -38,6 +38,8 @@ pub(crate) struct Window {
     pub(crate) uniform: Vec<Expr>,
     /// The bounds on `i + k` under which every read of the array stands.
     pub(crate) guard: Vec<Atom>,
+    /// Locals of the loop body that copy `i + k` (`int j = i + k;`).
+    pub(crate) copies: Vec<String>,
 }
 
 impl Window {
@@ -242,6 +244,7 @@ pub(crate) fn recognize(
     let h = Header::of(l, &k.fixed)?;
     let element = bin(BinOp::Add, ident(index), ident(&h.var));
     let body = loop_body(l);
+    let copies = copies_of(k.f, &body, &element);
     if Effects::of(&body).jumps {
         return Err(Refusal::Jumps {
             what: "its body may",
@@ -251,6 +254,7 @@ pub(crate) fn recognize(
         k,
         array,
         element: element.clone(),
+        copies: copies.iter().map(|c| ident(c)).collect(),
     };
     let mut reads = Vec::new();
     scan.stmts(&body, &[], &mut reads)?;
@@ -316,6 +320,7 @@ pub(crate) fn recognize(
         below,
         uniform: same,
         guard,
+        copies,
     })
 }
 
@@ -352,6 +357,8 @@ struct Scan<'a> {
     k: &'a Kernel<'a>,
     array: &'a str,
     element: Expr,
+    /// Locals equal to `element`.
+    copies: Vec<Expr>,
 }
 
 impl Scan<'_> {
@@ -385,7 +392,10 @@ impl Scan<'_> {
                     }
                     let mut inner = guard.to_vec();
                     for atom in conjuncts(cond) {
-                        let Some(b) = self.k.bound_on(atom, &self.element) else {
+                        let Some(b) = std::iter::once(&self.element)
+                            .chain(&self.copies)
+                            .find_map(|x| self.k.bound_on(atom, x))
+                        else {
                             return Err(format!(
                                 "`{a}` is read under a condition (`{}`) that is not a bound on `{}`",
                                 print::expression(atom),
@@ -428,7 +438,10 @@ impl Scan<'_> {
             if !matches!(&base.kind, ExprKind::Ident(n) if n == self.array) {
                 return;
             }
-            if !equiv_expr(i, &self.element) {
+            if !std::iter::once(&self.element)
+                .chain(&self.copies)
+                .any(|x| equiv_expr(i, x))
+            {
                 bad.get_or_insert(format!(
                     "its index `{}` is not the window index `{}`",
                     print::expression(i),
@@ -471,13 +484,23 @@ fn counter(l: &Stmt) -> Option<&str> {
 /// counter and one of the global `indices`: a window, perhaps one the
 /// transform does not handle (`a[2 * i + k]`), worth a reason when it is
 /// left alone.
-pub(crate) fn looks_like_window(l: &Stmt, array: &str, indices: &[(usize, String)]) -> bool {
+pub(crate) fn looks_like_window(
+    f: &Function,
+    l: &Stmt,
+    array: &str,
+    indices: &[(usize, String)],
+) -> bool {
     let Some(k) = counter(l) else {
         return false;
     };
     let mut found = false;
-    for s in loop_body(l) {
-        ast_util::visit_stmt_exprs(&s, &mut |e| {
+    let body = loop_body(l);
+    let copies: Vec<String> = indices
+        .iter()
+        .flat_map(|(_, g)| copies_of(f, &body, &bin(BinOp::Add, ident(g), ident(k))))
+        .collect();
+    for s in &body {
+        ast_util::visit_stmt_exprs(s, &mut |e| {
             let ExprKind::Index(base, i) = &e.kind else {
                 return;
             };
@@ -490,7 +513,8 @@ pub(crate) fn looks_like_window(l: &Stmt, array: &str, indices: &[(usize, String
                     names.insert(n.as_str().to_string());
                 }
             });
-            found |= names.contains(k) && indices.iter().any(|(_, g)| names.contains(g));
+            found |= (names.contains(k) && indices.iter().any(|(_, g)| names.contains(g)))
+                || copies.iter().any(|c| names.contains(c));
         });
     }
     found
@@ -525,6 +549,36 @@ pub(crate) fn written_windows(
                 }
             }
         });
+    }
+    found
+}
+
+/// The locals the loop body declares at its top level as copies of the
+/// window index (`int j = i + k;`), never assigned and declared once in
+/// the kernel.
+pub(crate) fn copies_of(f: &Function, body: &[Stmt], element: &Expr) -> Vec<String> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = Vec::new();
+    for (at, s) in body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        let [d] = ds.as_slice() else {
+            continue;
+        };
+        let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
+        let Some(Init::Expr(e)) = &d.init else {
+            continue;
+        };
+        let mut rest = body.to_vec();
+        rest.remove(at);
+        if is_int
+            && equiv_expr(e, element)
+            && !redeclared.contains(&d.name)
+            && !Effects::of(&rest).writes.contains(&d.name)
+        {
+            found.push(d.name.clone());
+        }
     }
     found
 }
