@@ -289,7 +289,8 @@ fn halo_tiles_of_generated_windows_are_right_for_every_block() {
 /// local) around each thread's element (`k = -R … R`, with a
 /// lower bound on `i + k` and maybe an upper one) or ahead of it
 /// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
-/// `if (i < n)`, after `if (i >= n) return;`, or for every thread.
+/// `if (i < n)`, after `if (i >= n) return;`, under `if (i >= R && i <
+/// n - R)`, or for every thread.
 fn generated_window(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0xbb67_ae85_84ca_a73b) ^ 0x4a10);
     let ty = r.pick(&["int", "float"]);
@@ -326,6 +327,7 @@ fn generated_window(seed: u64) -> String {
         &[
             &("if (i < n) {", "}"),
             &("if (i >= n) return;\n    {", "}"),
+            &("if (i >= R && i < n - R) {", "}"),
             &("{", "}"),
         ][..],
     );

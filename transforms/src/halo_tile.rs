@@ -41,15 +41,17 @@
 //! What qualifies, checked syntactically: a top-level `int i =
 //! blockIdx.x * blockDim.x + threadIdx.x;` (operands in any order) never
 //! assigned; a loop `for (int k = S; k <= E; k++)` (or `<`) with constant
-//! bounds (macros included), not in another loop or an `else`, whose body
-//! has no `break`, `continue` or `return`; every read of the array in it
-//! is `a[i + k]`, evaluated unconditionally in its statement, standing
-//! only under `if`s whose conditions are conjunctions of bounds
-//! `i + k < m`, `i + k >= m` (…) with `m` an `int` literal or a fixed `int`
-//! parameter, the same bounds for every read; the conditions on the way
-//! to the loop are `i < n` (also as `if (i >= n) return;`) or the same in
-//! every thread. A radius from a parameter (dynamic shared memory sized at
-//! the launch) is refused.
+//! bounds (macros and top-level `const int` locals included), not in
+//! another loop or an `else`, whose body has no `break`, `continue` or
+//! `return`; every read of the array in it is `a[i + k]` (or `a[j]` with
+//! `int j = i + k;` at the top of the body), evaluated unconditionally in
+//! its statement, standing only under `if`s whose conditions are
+//! conjunctions of bounds `i + k < m`, `i + k >= m` (…) with `m` an `int`
+//! literal, local constant or fixed `int` parameter, the same bounds for
+//! every read; the conditions on the way to the loop are `i < n` (also as
+//! `if (i >= n) return;`), `i >= m` (then some thread of the block must be
+//! `i >= m`, and `j - S >= m`), or the same in every thread. A radius from
+//! a parameter (dynamic shared memory sized at the launch) is refused.
 
 mod build;
 mod window;

@@ -77,6 +77,19 @@ pub(crate) fn rewrite(
     // What is the same in every thread is tested once, around the load.
     let mut block_reads: Vec<Expr> = w.uniform.clone();
     let mut when: Vec<Expr> = Vec::new();
+    // Threads `i >= m` only: some thread of the block is one (`m < base +
+    // blockDim.x`, `m < n`), and `j` is in the window of one (`j - S >= m`).
+    for m in &w.from {
+        block_reads.push(bin(
+            BinOp::Gt,
+            bin(BinOp::Add, ident(&base), bdim()),
+            m.clone(),
+        ));
+        for n in &w.below {
+            block_reads.push(bin(BinOp::Lt, m.clone(), n.clone()));
+        }
+        when.push(bin(BinOp::Ge, minus_first(ident(&j), w), m.clone()));
+    }
     for n in &w.below {
         block_reads.push(bin(BinOp::Lt, ident(&base), n.clone()));
         // `j < n` among the reads' bounds implies `j - E < n` for `E >= 0`.

@@ -348,3 +348,31 @@ __global__ void box(const int *__restrict__ in, int *__restrict__ out, int n) {
         "{text}"
     );
 }
+
+#[test]
+fn threads_from_a_lower_bound_load_only_their_windows() {
+    let found = rewrites(
+        &HaloTile,
+        r#"#define R 3
+__global__ void inner(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= R && i < n - R) {
+        float s = 0.0f;
+        for (int k = -R; k <= R; k++) s += in[i + k];
+        out[i] = s;
+    }
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(
+        text.contains("if (in_base + blockDim.x > R && R < n - R && in_base < n - R) {"),
+        "{text}"
+    );
+    assert!(
+        text.contains("if (in_j + R >= R && in_j - 3 < n - R) {"),
+        "{text}"
+    );
+}

@@ -34,6 +34,8 @@ pub(crate) struct Window {
     pub(crate) place: Place,
     /// The `n` of each `i < n` a thread passes on the way to the loop.
     pub(crate) below: Vec<Expr>,
+    /// The `m` of each `i >= m` a thread passes on the way to the loop.
+    pub(crate) from: Vec<Expr>,
     /// The conditions on the way that are the same in every thread.
     pub(crate) uniform: Vec<Expr>,
     /// The bounds on `i + k` under which every read of the array stands.
@@ -294,11 +296,14 @@ pub(crate) fn recognize(
         .into());
     }
     let me = ident(index);
-    let (mut below, mut same) = (Vec::new(), Vec::new());
+    let (mut below, mut from, mut same) = (Vec::new(), Vec::new(), Vec::new());
     for c in &place.conds {
         for atom in conjuncts(c) {
-            if let Some(n) = thread_bound(k, atom, &me) {
-                below.push(n);
+            if let Some((op, n)) = thread_bound(k, atom, &me) {
+                match op {
+                    BinOp::Lt => below.push(n),
+                    _ => from.push(n),
+                }
             } else if uniform(atom, &k.fixed) && is_pure(atom) {
                 same.push(atom.clone());
             } else {
@@ -318,6 +323,7 @@ pub(crate) fn recognize(
         last: end - 1,
         place,
         below,
+        from,
         uniform: same,
         guard,
         copies,
@@ -338,17 +344,16 @@ fn loop_counter_is_int(l: &Stmt) -> bool {
 
 /// `n` when `atom` is `i < n` (or `n > i`, `!(i >= n)`, `!(n <= i)`) with
 /// `n` a fixed `int`.
-fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Expr> {
-    match &atom.kind {
+fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Atom> {
+    let (op, e) = match &atom.kind {
         ExprKind::Unary(UnOp::Not, x) => match k.bound_on(x, me)? {
-            (BinOp::Ge, n) => Some(n),
-            _ => None,
+            (BinOp::Ge, n) => (BinOp::Lt, n),
+            (BinOp::Lt, m) => (BinOp::Ge, m),
+            _ => return None,
         },
-        _ => match k.bound_on(atom, me)? {
-            (BinOp::Lt, n) => Some(n),
-            _ => None,
-        },
-    }
+        _ => k.bound_on(atom, me)?,
+    };
+    matches!(op, BinOp::Lt | BinOp::Ge).then_some((op, e))
 }
 
 /// The walk over a loop body that finds every read of the array and the
