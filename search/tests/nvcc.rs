@@ -384,6 +384,32 @@ fn warp_per_row_rewrites_compile() {
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
+/// The students' sliding windows (`testdata/students/window_sum.cu`
+/// without a launch, `main_moving_average.cu` launched from its host code)
+/// get a halo tile from `optimize --write`, and what it writes compiles.
+#[test]
+fn halo_tile_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("halo");
+    let mut jobs = Vec::new();
+    for name in ["window_sum.cu", "main_moving_average.cu"] {
+        let copy = dir.join(name);
+        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
+        let path = copy.to_string_lossy();
+        let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", &path]);
+        assert!(out.status.success(), "{}", text(&out));
+        let written = std::fs::read_to_string(&copy).expect("read");
+        assert!(
+            written.contains("__shared__ float in_halo[")
+                && written.contains("in_halo[threadIdx.x + (k + "),
+            "{name} has no halo tile:\n{written}"
+        );
+        let extra = object_only(&dir, &copy);
+        jobs.push((copy, extra));
+    }
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

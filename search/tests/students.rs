@@ -59,6 +59,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "tested on the launch at line 30 (grid 3×3×1, block 16×16×1)",
     ),
     (
+        "main_moving_average.cu",
+        "tested on the launch at line 33 (grid 20×1×1, block 256×1×1)",
+    ),
+    (
         "main_vec_add.cu",
         "tested on the launch at line 31 (grid 3×1×1, block 256×1×1)",
     ),
@@ -140,6 +144,10 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "warp_sum.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "window_sum.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
 ];

@@ -217,7 +217,7 @@ impl Range {
 
 /// The value of a constant integer expression that may be negative
 /// (`-R`, `-4`).
-fn signed_value(e: &Expr) -> Option<i64> {
+pub(crate) fn signed_value(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Unary(UnOp::Neg, x) => i64::try_from(ast_util::const_value(x)?).ok().map(|v| -v),
         _ => i64::try_from(ast_util::const_value(e)?).ok(),
@@ -248,17 +248,17 @@ fn range(l: &Stmt, fixed: &BTreeSet<String>) -> Result<(Header, Range), Refusal>
 }
 
 /// Where the copy goes, and when a thread reaches the loop.
-struct Place {
+pub(crate) struct Place {
     /// Index of the top-level statement the copy goes before.
-    at: usize,
+    pub(crate) at: usize,
     /// Conditions that all hold, evaluated there, exactly when the thread
     /// reaches the loop.
-    conds: Vec<Expr>,
+    pub(crate) conds: Vec<Expr>,
 }
 
 impl Place {
     /// The place for the copy of loop `target` in the kernel body `body`.
-    fn of(body: &[Stmt], target: NodeId) -> Result<Place, Refusal> {
+    pub(crate) fn of(body: &[Stmt], target: NodeId) -> Result<Place, Refusal> {
         let Some(t) = body.iter().position(|s| contains(s, target)) else {
             return Err("copper lost track of the loop".into());
         };
@@ -335,7 +335,7 @@ impl Place {
 
 /// Bytes of the static `__shared__` arrays the kernel declares; `None`
 /// when one has a size that is not a constant.
-fn static_shared_bytes(f: &Function) -> Option<u64> {
+pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
     let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
@@ -368,7 +368,7 @@ fn plus(k: i64, e: Expr) -> Expr {
 }
 
 /// `blockDim.f` or `threadIdx.f`.
-fn builtin(base: &str, field: &str) -> Expr {
+pub(crate) fn builtin(base: &str, field: &str) -> Expr {
     expr(ExprKind::Member {
         base: Box::new(ident(base)),
         field: field.to_string(),
@@ -533,7 +533,7 @@ fn serve(
 }
 
 /// Calls `f` on the statement `target` inside `s`.
-fn visit_target_mut(s: &mut Stmt, target: NodeId, f: &mut dyn FnMut(&mut Stmt)) {
+pub(crate) fn visit_target_mut(s: &mut Stmt, target: NodeId, f: &mut dyn FnMut(&mut Stmt)) {
     if s.meta.id == target {
         f(s);
         return;

@@ -14,6 +14,7 @@ pub mod coop_load;
 #[cfg(test)]
 mod fixture;
 pub mod global_to_shared;
+pub mod halo_tile;
 pub mod hoist_loads;
 pub mod interleave;
 pub mod overlap;
@@ -224,6 +225,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         // epsilon) one copy with one barrier, right on every block shape,
         // wins over tiles written for the block copper assumed.
         Box::new(coop_load::CooperativeLoad),
+        Box::new(halo_tile::HaloTile),
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),

@@ -323,7 +323,7 @@ pub(crate) fn contains(s: &Stmt, target: NodeId) -> bool {
 
 /// Whether `e` has the same value in every thread of a block, built from
 /// constants, launch builtins and `names`.
-fn uniform(e: &Expr, names: &BTreeSet<String>) -> bool {
+pub(crate) fn uniform(e: &Expr, names: &BTreeSet<String>) -> bool {
     use ExprKind as K;
     match &e.kind {
         K::Ident(n) => names.contains(n),

@@ -1,0 +1,589 @@
+//! Recognizing a sliding window: the thread's 1-D global index `i`, a
+//! loop `for (int k = S; k <= E; k++)` every thread that reaches it runs
+//! over the same constant range, reading `a[i + k]` under bounds on
+//! `i + k` only, and the conditions under which a thread reaches it
+//! (`i < n`, or the same in every thread of the block).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::print;
+
+use crate::ast_util::{self, bin, equiv_expr, ident, is_pure, unconditional_in, Effects};
+use crate::coop_load::{signed_value, Place};
+use crate::tiled_shared::{loop_body, uniform, Header};
+use crate::Refusal;
+
+/// A bound `op e` on an `int` value, `e` an `int` the same in every
+/// thread for the whole kernel.
+pub(crate) type Atom = (BinOp, Expr);
+
+/// A sliding window over one array, as the original reads it.
+pub(crate) struct Window {
+    /// The thread's global index (`i`).
+    pub(crate) index: String,
+    /// The loop's counter (`k`).
+    pub(crate) counter: String,
+    /// The counter's first value `S`.
+    pub(crate) first: i64,
+    /// `S` as written (`-R`).
+    pub(crate) start: Expr,
+    /// The counter's last value `E`.
+    pub(crate) last: i64,
+    /// Where the loads go, and when a thread reaches the loop.
+    pub(crate) place: Place,
+    /// The `n` of each `i < n` a thread passes on the way to the loop.
+    pub(crate) below: Vec<Expr>,
+    /// The `m` of each `i >= m` a thread passes on the way to the loop.
+    pub(crate) from: Vec<Expr>,
+    /// The conditions on the way that are the same in every thread.
+    pub(crate) uniform: Vec<Expr>,
+    /// The bounds on `i + k` under which every read of the array stands.
+    pub(crate) guard: Vec<Atom>,
+    /// Locals of the loop body that copy `i + k` (`int j = i + k;`).
+    pub(crate) copies: Vec<String>,
+}
+
+impl Window {
+    /// `i + k`.
+    pub(crate) fn element(&self) -> Expr {
+        bin(BinOp::Add, ident(&self.index), ident(&self.counter))
+    }
+}
+
+/// What the recognizer knows of the kernel.
+pub(crate) struct Kernel<'f> {
+    /// The kernel.
+    pub(crate) f: &'f Function,
+    /// Scalar parameters never assigned nor redeclared, and the local
+    /// constants of [`Kernel::consts`].
+    pub(crate) fixed: BTreeSet<String>,
+    /// The kernel's top-level `const int` locals with constant values,
+    /// each with the position of its declaration and its value.
+    pub(crate) consts: BTreeMap<String, (usize, i64)>,
+}
+
+/// The value of a constant integer expression that may be negative
+/// (`-R`, `2 * R`), the local constants `consts` included.
+fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Ident(n) => consts.get(n).map(|&(_, v)| v),
+        ExprKind::Unary(UnOp::Neg, x) => value(x, consts)?.checked_neg(),
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+            let (x, y) = (value(a, consts)?, value(b, consts)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                _ => x.checked_mul(y),
+            }
+        }
+        _ => signed_value(e),
+    }
+}
+
+/// The top-level `const int R = 3;` (or `constexpr`) locals of `f` whose
+/// value is a constant (earlier ones included), never redeclared.
+pub(crate) fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = BTreeMap::new();
+    for (at, s) in f.body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        for d in ds {
+            let int_const = (d.ty.is_const || d.is_constexpr)
+                && d.ty.base == BaseType::Int
+                && !d.ty.is_pointer()
+                && d.dims.is_empty()
+                && !redeclared.contains(&d.name);
+            if let (true, Some(Init::Expr(e))) = (int_const, &d.init) {
+                if let Some(v) = value(e, &found).filter(|v| i32::try_from(*v).is_ok()) {
+                    found.insert(d.name.clone(), (at, v));
+                }
+            }
+        }
+    }
+    found
+}
+
+impl Kernel<'_> {
+    /// The kernel as seen before top-level statement `at`: the local
+    /// constants declared earlier count as fixed names, the others not.
+    fn before(&self, at: usize) -> Kernel<'_> {
+        let consts: BTreeMap<String, (usize, i64)> = self
+            .consts
+            .iter()
+            .filter(|(_, &(p, _))| p < at)
+            .map(|(n, v)| (n.clone(), *v))
+            .collect();
+        let mut fixed = self.fixed.clone();
+        fixed.extend(consts.keys().cloned());
+        Kernel {
+            f: self.f,
+            fixed,
+            consts,
+        }
+    }
+
+    /// Whether `e` is an `int` value the same in every thread for the
+    /// whole kernel: an `int` literal or a fixed `int` parameter, or sums,
+    /// differences and products of them.
+    fn int_operand(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int { value, text } => {
+                *value <= i32::MAX as u64 && !text.contains(['u', 'U', 'l', 'L'])
+            }
+            ExprKind::Ident(n) => {
+                self.consts.contains_key(n)
+                    || (self.fixed.contains(n)
+                        && self.f.params.iter().any(|p| {
+                            &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int
+                        }))
+            }
+            ExprKind::Unary(UnOp::Neg, x) => self.int_operand(x),
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.int_operand(a) && self.int_operand(b)
+            }
+            _ => false,
+        }
+    }
+
+    /// `x op e` (or `e op' x`) as the bound `op e` on `x`.
+    fn bound_on(&self, atom: &Expr, x: &Expr) -> Option<Atom> {
+        let ExprKind::Binary(op, a, b) = &atom.kind else {
+            return None;
+        };
+        let flipped = match op {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            _ => return None,
+        };
+        if equiv_expr(a, x) && self.int_operand(b) {
+            Some((*op, (**b).clone()))
+        } else if equiv_expr(b, x) && self.int_operand(a) {
+            Some((flipped, (**a).clone()))
+        } else {
+            None
+        }
+    }
+}
+
+/// The conjuncts of `e` (`a && b && c`).
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// Whether `e` is `blockIdx.x * blockDim.x + threadIdx.x` (operands in
+/// any order).
+fn is_global_x(e: &Expr) -> bool {
+    let is = |e: &Expr, base: &str| {
+        matches!(&e.kind, ExprKind::Member { base: b, field, arrow: false }
+            if field == "x" && matches!(&b.kind, ExprKind::Ident(n) if n == base))
+    };
+    let is_block_start = |e: &Expr| match &e.kind {
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            (is(a, "blockIdx") && is(b, "blockDim")) || (is(a, "blockDim") && is(b, "blockIdx"))
+        }
+        _ => false,
+    };
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) => {
+            (is_block_start(a) && is(b, "threadIdx")) || (is(a, "threadIdx") && is_block_start(b))
+        }
+        _ => false,
+    }
+}
+
+/// The `int` variables the kernel body declares at its top level as the
+/// 1-D global index (`int i = blockIdx.x * blockDim.x + threadIdx.x;`),
+/// with the position of their declaration, when nothing assigns them.
+pub(crate) fn global_indices(f: &Function) -> Vec<(usize, String)> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = Vec::new();
+    for (at, s) in f.body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        let mut rest = f.body.clone();
+        rest.remove(at);
+        let effects = Effects::of(&rest);
+        for d in ds {
+            let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
+            let Some(Init::Expr(e)) = &d.init else {
+                continue;
+            };
+            if is_int
+                && is_global_x(e)
+                && !effects.writes.contains(&d.name)
+                && !redeclared.contains(&d.name)
+            {
+                found.push((at, d.name.clone()));
+            }
+        }
+    }
+    found
+}
+
+/// The window loop `l` reads of `array`, with `index` the global index
+/// declared at top-level statement `declared`.
+pub(crate) fn recognize(
+    k: &Kernel,
+    l: &Stmt,
+    array: &str,
+    (declared, index): (usize, &str),
+) -> Result<Window, Refusal> {
+    // The local constants the loads may use: those declared before them.
+    let k = &k.before(Place::of(&k.f.body, l.meta.id).map_or(0, |p| p.at));
+    let h = Header::of(l, &k.fixed)?;
+    let element = bin(BinOp::Add, ident(index), ident(&h.var));
+    let body = loop_body(l);
+    let copies = copies_of(k.f, &body, &element);
+    if Effects::of(&body).jumps {
+        return Err(Refusal::Jumps {
+            what: "its body may",
+        });
+    }
+    let scan = Scan {
+        k,
+        array,
+        element: element.clone(),
+        copies: copies.iter().map(|c| ident(c)).collect(),
+    };
+    let mut reads = Vec::new();
+    scan.stmts(&body, &[], &mut reads)?;
+    let Some(guard) = reads.first().cloned() else {
+        return Err(format!("the loop does not read `{array}`").into());
+    };
+    let same_guard = |g: &Vec<Atom>| {
+        g.len() == guard.len()
+            && g.iter()
+                .zip(&guard)
+                .all(|(a, b)| a.0 == b.0 && equiv_expr(&a.1, &b.1))
+    };
+    if !reads.iter().all(same_guard) {
+        return Err(format!(
+            "its reads of `{array}` stand under different bounds on `{}`",
+            print::expression(&element)
+        )
+        .into());
+    }
+    let (Some(first), Some(end)) = (value(&h.start, &k.consts), value(&h.end, &k.consts)) else {
+        return Err(
+            "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
+                .into(),
+        );
+    };
+    if end <= first {
+        return Err("its range is empty".into());
+    }
+    if !loop_counter_is_int(l) {
+        return Err(format!("its counter `{}` is not an `int`", h.var).into());
+    }
+    let place = Place::of(&k.f.body, l.meta.id)?;
+    if declared >= place.at {
+        return Err(format!(
+            "`{index}` is declared after a statement that may return, so the tile cannot be loaded before it"
+        )
+        .into());
+    }
+    let me = ident(index);
+    let (mut below, mut from, mut same) = (Vec::new(), Vec::new(), Vec::new());
+    for c in &place.conds {
+        for atom in conjuncts(c) {
+            if let Some((op, n)) = thread_bound(k, atom, &me) {
+                match op {
+                    BinOp::Lt => below.push(n),
+                    _ => from.push(n),
+                }
+            } else if uniform(atom, &k.fixed) && is_pure(atom) {
+                same.push(atom.clone());
+            } else {
+                return Err(format!(
+                    "the condition `{}` on the way to it is neither `{index} < n` nor the same in every thread of the block",
+                    print::expression(atom)
+                )
+                .into());
+            }
+        }
+    }
+    Ok(Window {
+        index: index.to_string(),
+        counter: h.var.clone(),
+        first,
+        start: h.start.clone(),
+        last: end - 1,
+        place,
+        below,
+        from,
+        uniform: same,
+        guard,
+        copies,
+    })
+}
+
+/// Whether the loop declares its counter `int`.
+fn loop_counter_is_int(l: &Stmt) -> bool {
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &l.kind
+    else {
+        return false;
+    };
+    matches!(&init.kind, StmtKind::Decl(ds)
+        if ds.iter().all(|d| d.ty.base == BaseType::Int && !d.ty.is_pointer()))
+}
+
+/// `n` when `atom` is `i < n` (or `n > i`, `!(i >= n)`, `!(n <= i)`) with
+/// `n` a fixed `int`.
+fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Atom> {
+    let (op, e) = match &atom.kind {
+        ExprKind::Unary(UnOp::Not, x) => match k.bound_on(x, me)? {
+            (BinOp::Ge, n) => (BinOp::Lt, n),
+            (BinOp::Lt, m) => (BinOp::Ge, m),
+            _ => return None,
+        },
+        _ => k.bound_on(atom, me)?,
+    };
+    matches!(op, BinOp::Lt | BinOp::Ge).then_some((op, e))
+}
+
+/// The walk over a loop body that finds every read of the array and the
+/// bounds on `i + k` it stands under.
+struct Scan<'a> {
+    k: &'a Kernel<'a>,
+    array: &'a str,
+    element: Expr,
+    /// Locals equal to `element`.
+    copies: Vec<Expr>,
+}
+
+impl Scan<'_> {
+    /// Whether `s` mentions the array.
+    fn mentions(&self, s: &Stmt) -> bool {
+        Effects::of(std::slice::from_ref(s))
+            .reads
+            .contains(self.array)
+    }
+
+    fn stmts(
+        &self,
+        stmts: &[Stmt],
+        guard: &[Atom],
+        out: &mut Vec<Vec<Atom>>,
+    ) -> Result<(), Refusal> {
+        let a = self.array;
+        for s in stmts {
+            if !self.mentions(s) {
+                continue;
+            }
+            match &s.kind {
+                StmtKind::Block(b) => self.stmts(b, guard, out)?,
+                StmtKind::If { cond, then, els } => {
+                    let cond_stmt = ast_util::stmt(StmtKind::Expr(cond.clone()));
+                    if self.mentions(&cond_stmt) {
+                        return Err(format!("`{a}` is read in the condition of an `if`").into());
+                    }
+                    if els.as_ref().is_some_and(|e| self.mentions(e)) {
+                        return Err(format!("`{a}` is read in an `else` branch").into());
+                    }
+                    let mut inner = guard.to_vec();
+                    for atom in conjuncts(cond) {
+                        let Some(b) = std::iter::once(&self.element)
+                            .chain(&self.copies)
+                            .find_map(|x| self.k.bound_on(atom, x))
+                        else {
+                            return Err(format!(
+                                "`{a}` is read under a condition (`{}`) that is not a bound on `{}`",
+                                print::expression(atom),
+                                print::expression(&self.element)
+                            )
+                            .into());
+                        };
+                        inner.push(b);
+                    }
+                    self.stmts(&ast_util::branch_stmts(then), &inner, out)?;
+                }
+                StmtKind::Expr(e) => self.reads(e, guard, out)?,
+                StmtKind::Decl(ds) => {
+                    for d in ds {
+                        match &d.init {
+                            Some(Init::Expr(e)) => self.reads(e, guard, out)?,
+                            Some(Init::List(_)) => {
+                                return Err(format!("`{a}` is read in an initializer list").into())
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                _ => {
+                    return Err(
+                        format!("`{a}` is read in a nested loop, a `switch` or a `return`").into(),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn reads(&self, root: &Expr, guard: &[Atom], out: &mut Vec<Vec<Atom>>) -> Result<(), Refusal> {
+        let mut bad = None;
+        ast_util::visit_expr(root, &mut |e| {
+            let ExprKind::Index(base, i) = &e.kind else {
+                return;
+            };
+            if !matches!(&base.kind, ExprKind::Ident(n) if n == self.array) {
+                return;
+            }
+            if !std::iter::once(&self.element)
+                .chain(&self.copies)
+                .any(|x| equiv_expr(i, x))
+            {
+                bad.get_or_insert(format!(
+                    "its index `{}` is not the window index `{}`",
+                    print::expression(i),
+                    print::expression(&self.element)
+                ));
+            } else if !unconditional_in(root, e.meta.id) {
+                bad.get_or_insert(
+                    "a read of it is conditional within its expression (`&&`, `||` or `?:`)"
+                        .to_string(),
+                );
+            } else {
+                out.push(guard.to_vec());
+            }
+        });
+        match bad {
+            Some(why) => Err(why.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The name loop `l` declares as its counter (`k` of `for (int k = …`).
+fn counter(l: &Stmt) -> Option<&str> {
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &l.kind
+    else {
+        return None;
+    };
+    match &init.kind {
+        StmtKind::Decl(ds) => match ds.as_slice() {
+            [d] => Some(&d.name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether loop `l` reads `array` at an index that names both its
+/// counter and one of the global `indices`: a window, perhaps one the
+/// transform does not handle (`a[2 * i + k]`), worth a reason when it is
+/// left alone.
+pub(crate) fn looks_like_window(
+    f: &Function,
+    l: &Stmt,
+    array: &str,
+    indices: &[(usize, String)],
+) -> bool {
+    let Some(k) = counter(l) else {
+        return false;
+    };
+    let mut found = false;
+    let body = loop_body(l);
+    let copies: Vec<String> = indices
+        .iter()
+        .flat_map(|(_, g)| copies_of(f, &body, &bin(BinOp::Add, ident(g), ident(k))))
+        .collect();
+    for s in &body {
+        ast_util::visit_stmt_exprs(s, &mut |e| {
+            let ExprKind::Index(base, i) = &e.kind else {
+                return;
+            };
+            if !matches!(&base.kind, ExprKind::Ident(n) if n == array) {
+                return;
+            }
+            let mut names = BTreeSet::new();
+            ast_util::visit_expr(i, &mut |x| {
+                if let ExprKind::Ident(n) = &x.kind {
+                    names.insert(n.as_str().to_string());
+                }
+            });
+            found |= (names.contains(k) && indices.iter().any(|(_, g)| names.contains(g)))
+                || copies.iter().any(|c| names.contains(c));
+        });
+    }
+    found
+}
+
+/// The arrays loop `l` reads as `a[i + k]` (`i` one of `indices`, `k`
+/// the loop's counter) that the kernel also writes.
+pub(crate) fn written_windows(
+    f: &Function,
+    l: &Stmt,
+    indices: &[(usize, String)],
+    effects: &Effects,
+) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let Some(k) = counter(l) else {
+        return found;
+    };
+    let elements: Vec<Expr> = indices
+        .iter()
+        .map(|(_, i)| bin(BinOp::Add, ident(i), ident(k)))
+        .collect();
+    for s in loop_body(l) {
+        ast_util::visit_stmt_exprs(&s, &mut |e| {
+            if let ExprKind::Index(base, i) = &e.kind {
+                if let ExprKind::Ident(n) = &base.kind {
+                    if effects.array_writes.contains(n)
+                        && f.params.iter().any(|p| &p.name == n && p.ty.is_pointer())
+                        && elements.iter().any(|x| equiv_expr(x, i))
+                    {
+                        found.insert(n.clone());
+                    }
+                }
+            }
+        });
+    }
+    found
+}
+
+/// The locals the loop body declares at its top level as copies of the
+/// window index (`int j = i + k;`), never assigned and declared once in
+/// the kernel.
+pub(crate) fn copies_of(f: &Function, body: &[Stmt], element: &Expr) -> Vec<String> {
+    let redeclared = crate::tiled_shared::redeclared(f);
+    let mut found = Vec::new();
+    for (at, s) in body.iter().enumerate() {
+        let StmtKind::Decl(ds) = &s.kind else {
+            continue;
+        };
+        let [d] = ds.as_slice() else {
+            continue;
+        };
+        let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
+        let Some(Init::Expr(e)) = &d.init else {
+            continue;
+        };
+        let mut rest = body.to_vec();
+        rest.remove(at);
+        if is_int
+            && equiv_expr(e, element)
+            && !redeclared.contains(&d.name)
+            && !Effects::of(&rest).writes.contains(&d.name)
+        {
+            found.push(d.name.clone());
+        }
+    }
+    found
+}
