@@ -116,6 +116,21 @@ impl Suppressions {
         }
     }
 
+    /// The suppression comments of `parsed`'s file and the headers it
+    /// includes.
+    pub fn of_parsed(parsed: &crate::cuda::parse::ParsedFile) -> Suppressions {
+        let source = &parsed.source;
+        let headers = source
+            .included()
+            .files
+            .iter()
+            .filter(|f| matches!(f.kind, crate::source::IncludedKind::Header));
+        Suppressions::of(
+            std::iter::once((source.path.as_path(), source.text.as_str()))
+                .chain(headers.map(|f| (f.path.as_path(), f.text.as_str()))),
+        )
+    }
+
     /// Whether a finding of `code` at `file`:`line`, in the kernel whose
     /// first line is `kernel` (file and line), is silenced; the
     /// suppressions that silence it are marked used.

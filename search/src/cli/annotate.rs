@@ -119,7 +119,7 @@ pub fn run(
         eprintln!("{}: error: no kernel named `{n}`", file.shown());
         return 2;
     }
-    let mut suppressions = html.map(|_| suppressions_of(&parsed));
+    let mut suppressions = html.map(|_| Suppressions::of_parsed(&parsed));
     let with_rewrite = rewrite || html.is_some();
     let cache = Cache::default();
     let mut status = 0;
@@ -179,20 +179,6 @@ pub fn run(
         );
     }
     status
-}
-
-/// The inline suppressions of `parsed` and the headers it includes.
-fn suppressions_of(parsed: &ParsedFile) -> Suppressions {
-    let headers = parsed
-        .source
-        .included()
-        .files
-        .iter()
-        .filter(|f| matches!(f.kind, copper::source::IncludedKind::Header));
-    Suppressions::of(
-        std::iter::once((parsed.source.path.as_path(), parsed.source.text.as_str()))
-            .chain(headers.map(|f| (f.path.as_path(), f.text.as_str()))),
-    )
 }
 
 /// The lint's findings for `kernel` at the annotated launch `spec`, not

@@ -146,16 +146,7 @@ fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
         }
     };
     let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
-    let headers = parsed
-        .source
-        .included()
-        .files
-        .iter()
-        .filter(|f| matches!(f.kind, copper::source::IncludedKind::Header));
-    let mut suppressions = Suppressions::of(
-        std::iter::once((parsed.source.path.as_path(), parsed.source.text.as_str()))
-            .chain(headers.map(|f| (f.path.as_path(), f.text.as_str()))),
-    );
+    let mut suppressions = Suppressions::of_parsed(&parsed);
     let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
     if let Some(k) = &only {
         if !names.contains(k) {
