@@ -65,7 +65,11 @@ pub(super) fn search(
             "the launch changes too (x and y of the grid and block exchanged): `copper optimize --diff` shows the host code's edit".into(),
         );
     }
-    let (annotation, _) = annotate(&best.file, &best.kernel, Some(&launch), s)?;
+    let (mut annotation, _) = annotate(&best.file, &best.kernel, Some(&launch), s)?;
+    annotation.assumptions = vec![match best.lineage.relaunch {
+        Some(_) => "on the original's launch, x and y exchanged".into(),
+        None => "on the original's launch".into(),
+    }];
     // The whole file with the kernel's text replaced, so that the diff's
     // line numbers are the file's.
     let text = &parsed.source.text;
