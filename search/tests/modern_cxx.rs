@@ -190,7 +190,9 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
     );
     // Other fetches stay refused, each with its reason.
     let src = b"__global__ void k(cudaTextureObject_t t, float *o) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }\n\
-                __global__ void j(cudaTextureObject_t t, float *o) { o[0] = 1.0f; }\n";
+                __global__ void j(cudaTextureObject_t t, float *o) { o[0] = 1.0f; }\n\
+                texture<float, 1, cudaReadModeElementType> r;\n\
+                __global__ void l(float *o) { o[0] = tex1Dfetch(r, 0); }\n";
     let cu = scratch_file("modern-cxx-tex", "tex2d.cu", src);
     let o = copper_in(cu.parent().unwrap(), &["analyze", "tex2d.cu"]);
     let out = text(&o);
@@ -201,6 +203,10 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
     );
     assert!(
         out.contains("tex2d.cu:2:19: error[lower]: texture object `t` is not read with `tex1Dfetch<T>(t, i)`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("tex2d.cu:4:49: error[lower]: `r` is not a texture object parameter: legacy texture references"),
         "{out}"
     );
 }

@@ -129,6 +129,14 @@ impl Lowerer<'_> {
                 format!("`{FETCH}` takes a texture object and an index"),
             );
         };
+        if let A::Ident(n) = &tex.kind {
+            if self.lookup(n, tex.meta.span).is_err() {
+                return fail(
+                    tex.meta.span,
+                    format!("`{n}` is not a texture object parameter: legacy texture references (`texture<…>`, removed in CUDA 12) are not modelled; pass a `cudaTextureObject_t` and read it with `{FETCH}<T>`"),
+                );
+            }
+        }
         let load = ast::Expr {
             meta: tex.meta.clone(),
             kind: A::Index(Box::new(tex.clone()), Box::new(index.clone())),
