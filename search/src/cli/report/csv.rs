@@ -80,6 +80,6 @@ mod tests {
         let text = rows(&[json!({ "file": "a.cu", "kernel": "k", "line": 3, "improvement": 2.5 })]);
         let lines: Vec<&str> = text.split("\r\n").collect();
         assert!(lines[0].starts_with("file,kernel,line,status,metric,"));
-        assert_eq!(lines[1], "a.cu,k,3,,,,,,,2.5,,,");
+        assert_eq!(lines[1], "a.cu,k,3,,,,,,,2.5,,,,,,");
     }
 }
