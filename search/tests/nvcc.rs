@@ -318,29 +318,56 @@ fn tiled_matmul_rewrites_compile() {
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
+/// Copies the students' files `names` into a scratch directory `tag`,
+/// runs `optimize --write --exit-zero` with `flags` on each, and returns
+/// each copy with the text written to it.
+fn students_rewritten(tag: &str, names: &[&str], flags: &[&str]) -> Vec<(PathBuf, String)> {
+    let dir = scratch(tag);
+    names
+        .iter()
+        .map(|name| {
+            let copy = dir.join(name);
+            std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
+            let path = copy.to_string_lossy().to_string();
+            let mut args = vec!["optimize", "--write", "--exit-zero"];
+            args.extend(flags);
+            args.push(&path);
+            let out = copper_in(&dir, &args);
+            assert!(out.status.success(), "{}", text(&out));
+            let written = std::fs::read_to_string(&copy).expect("read");
+            (copy, written)
+        })
+        .collect()
+}
+
+/// Compiles each rewritten file to an object file.
+fn compile_rewritten(nvcc: &Path, files: Vec<(PathBuf, String)>) {
+    let jobs: Vec<(PathBuf, Vec<String>)> = files
+        .into_iter()
+        .map(|(copy, _)| {
+            let dir = copy.parent().expect("a directory").to_path_buf();
+            let extra = object_only(&dir, &copy);
+            (copy, extra)
+        })
+        .collect();
+    assert_compiled(compile_all(nvcc, &jobs));
+}
+
 /// The students' chunked kernels (`testdata/students/chunked_*.cu`, one
 /// launched from its host code, one without a launch) are interleaved by
 /// `optimize --write`, and what it writes compiles.
 #[test]
 fn chunk_interleaving_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("chunks");
-    let mut jobs = Vec::new();
-    for name in ["chunked_rows.cu", "chunked_clamp.cu"] {
-        let copy = dir.join(name);
-        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
-        let path = copy.to_string_lossy();
-        let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", &path]);
-        assert!(out.status.success(), "{}", text(&out));
-        let written = std::fs::read_to_string(&copy).expect("read");
+    let files = students_rewritten("chunks", &["chunked_rows.cu", "chunked_clamp.cu"], &[]);
+    for (copy, written) in &files {
         assert!(
             written.contains("long long e = ") && written.contains("break;"),
-            "{name} is not interleaved:\n{written}"
+            "{} is not interleaved:\n{written}",
+            copy.display()
         );
-        let extra = object_only(&dir, &copy);
-        jobs.push((copy, extra));
     }
-    assert_compiled(compile_all(&nvcc, &jobs));
+    compile_rewritten(&nvcc, files);
 }
 
 /// The students' row kernels (`testdata/students/matvec_rows.cu` and
@@ -351,37 +378,19 @@ fn chunk_interleaving_rewrites_compile() {
 #[test]
 fn warp_per_row_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("rows");
-    let mut jobs = Vec::new();
-    for (name, rewritten) in [
-        ("matvec_rows.cu", false),
-        ("row_max.cu", true),
-        ("main_row_sums.cu", true),
-    ] {
-        let copy = dir.join(name);
-        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
-        let path = copy.to_string_lossy();
-        let args = [
-            "optimize",
-            "--write",
-            "--exit-zero",
-            "--allow-reassociation",
-            &path,
-        ];
-        let out = copper_in(&dir, &args);
-        assert!(out.status.success(), "{}", text(&out));
-        let written = std::fs::read_to_string(&copy).expect("read");
-        if rewritten {
-            assert!(
-                written.contains("__shfl_down_sync(0xffffffff")
-                    && written.contains("if (lane == 0)"),
-                "{name} has no warp per row:\n{written}"
-            );
-        }
-        let extra = object_only(&dir, &copy);
-        jobs.push((copy, extra));
+    let files = students_rewritten(
+        "rows",
+        &["matvec_rows.cu", "row_max.cu", "main_row_sums.cu"],
+        &["--allow-reassociation"],
+    );
+    for (copy, written) in files.iter().skip(1) {
+        assert!(
+            written.contains("__shfl_down_sync(0xffffffff") && written.contains("if (lane == 0)"),
+            "{} has no warp per row:\n{written}",
+            copy.display()
+        );
     }
-    assert_compiled(compile_all(&nvcc, &jobs));
+    compile_rewritten(&nvcc, files);
 }
 
 /// The students' sliding windows (`testdata/students/window_sum.cu`
@@ -390,24 +399,16 @@ fn warp_per_row_rewrites_compile() {
 #[test]
 fn halo_tile_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("halo");
-    let mut jobs = Vec::new();
-    for name in ["window_sum.cu", "main_moving_average.cu"] {
-        let copy = dir.join(name);
-        std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
-        let path = copy.to_string_lossy();
-        let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", &path]);
-        assert!(out.status.success(), "{}", text(&out));
-        let written = std::fs::read_to_string(&copy).expect("read");
+    let files = students_rewritten("halo", &["window_sum.cu", "main_moving_average.cu"], &[]);
+    for (copy, written) in &files {
         assert!(
             written.contains("__shared__ float in_halo[")
                 && written.contains("in_halo[threadIdx.x + (k + "),
-            "{name} has no halo tile:\n{written}"
+            "{} has no halo tile:\n{written}",
+            copy.display()
         );
-        let extra = object_only(&dir, &copy);
-        jobs.push((copy, extra));
     }
-    assert_compiled(compile_all(&nvcc, &jobs));
+    compile_rewritten(&nvcc, files);
 }
 
 #[test]
