@@ -10,7 +10,7 @@
 //! blocks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use copper::cost::{Hardware, Metric};
@@ -19,7 +19,6 @@ use copper::cuda::parse::{parse_source, ParsedFile};
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
-use copper::ir::Scalar;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::{
     run_original, synthesized, Fail, Run, LAUNCH_STEPS, STEP_BUDGET, SYNTH_STEP_BUDGET,
@@ -30,7 +29,9 @@ use copper::sim::{inputs_from_spec, simulate_owned, ArrayData, InputError, SimOp
 use crate::Candidate;
 
 mod aliased;
+mod tolerance;
 pub use aliased::AliasedRuns;
+pub use tolerance::{reassociation_tolerance, CHECKED_WITHIN};
 
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
@@ -164,6 +165,10 @@ pub struct Checker {
     /// Work units the candidates' checks used so far, all together
     /// ([`SEARCH_CHECK_STEPS`]).
     checks_used: AtomicU64,
+    /// The original's arrays on each launch with its floating-point inputs
+    /// made non-negative ([`tolerance`]), run when the first candidate
+    /// that reassociates sums is checked; `None` where that run fails.
+    magnitudes: OnceLock<Vec<Option<Vec<(String, ArrayData)>>>>,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -337,6 +342,7 @@ impl Checker {
             split,
             check_steps,
             checks_used: AtomicU64::new(0),
+            magnitudes: OnceLock::new(),
         })
     }
 
@@ -380,6 +386,27 @@ impl Checker {
         let runs = self.runs_of(kernel, terms, &options);
         self.charge_check(&options);
         runs
+    }
+
+    /// The magnitude runs ([`tolerance`]): the original on each launch
+    /// with the absolute values of its floating-point inputs, charged to
+    /// [`Checker::checks_used`] once.
+    fn magnitudes(&self) -> &[Option<Vec<(String, ArrayData)>>] {
+        self.magnitudes.get_or_init(|| {
+            let options = self.check_options(1);
+            let runs = self
+                .launches
+                .iter()
+                .map(|run| {
+                    let inputs = inputs_from_spec(&self.original, &run.spec).ok()?;
+                    let result =
+                        simulate_owned(&self.original, tolerance::absolute(inputs), &options);
+                    result.ok().map(|r| r.arrays)
+                })
+                .collect();
+            self.charge_check(&options);
+            runs
+        })
     }
 
     /// Work units the candidates' checks have used so far, all together
@@ -433,7 +460,12 @@ impl Checker {
                 message: e.message,
             })?;
             let threads = spec.block.iter().product::<u64>();
-            if let Some(array) = difference(&got.arrays, &want.arrays, &terms, threads) {
+            let magnitudes = match terms.reassociated {
+                true => self.magnitudes()[i].as_deref(),
+                false => None,
+            };
+            if let Some(array) = difference(&got.arrays, &want.arrays, &terms, threads, magnitudes)
+            {
                 return Err(CheckError::Differs {
                     launch: i,
                     blocks: spec.grid.iter().product::<u64>(),
@@ -457,7 +489,9 @@ impl Checker {
                             e.message
                         ),
                     })?;
-                if let Some(array) = difference(&halves.arrays, &want.arrays, &terms, threads) {
+                if let Some(array) =
+                    difference(&halves.arrays, &want.arrays, &terms, threads, magnitudes)
+                {
                     return Err(CheckError::Lockstep { launch: i, array });
                 }
             }
@@ -518,17 +552,25 @@ pub struct Terms {
 
 /// The first of the arrays `got` that does not match `want` under
 /// `terms` (quoted, or "an array" when they are not the same arrays), for
-/// blocks of `threads`.
+/// blocks of `threads`; a reassociated sum's tolerance uses the magnitude
+/// run's arrays `magnitudes` where there are ([`tolerance`]).
 fn difference(
     got: &[(String, ArrayData)],
     want: &[(String, ArrayData)],
     terms: &Terms,
     threads: u64,
+    magnitudes: Option<&[(String, ArrayData)]>,
 ) -> Option<String> {
+    let magnitude = |name: &str| {
+        magnitudes?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, data)| data)
+    };
     let differs = |g: &(String, ArrayData), w: &(String, ArrayData)| {
         g.0 != w.0
             || match terms.reassociated {
-                true => !within_tolerance(&g.1, &w.1, threads),
+                true => !tolerance::within_tolerance(&g.1, &w.1, threads, magnitude(&w.0)),
                 false => g.1 != w.1,
             }
     };
@@ -573,40 +615,6 @@ fn covered(spec: &LaunchSpec, threads: Option<&str>) -> bool {
     values.extend(spec.defines.clone());
     let launched: u64 = spec.grid.iter().chain(&spec.block).product();
     copper::sim::size_expr::eval(threads, &values).is_ok_and(|n| launched >= n)
-}
-
-/// How far a sum of at most `n` floating-point terms may move when they
-/// are added in another order: `2·(n−1)·ε·m`, where `ε` is the type's
-/// machine epsilon and `m` the larger magnitude of the two results. Each
-/// order's rounding error is at most `(n−1)·ε/2·Σ|xᵢ|` (to first order),
-/// so two orders differ by at most `(n−1)·ε·Σ|xᵢ|`; the check, which does
-/// not know the terms, puts the result's magnitude in place of `Σ|xᵢ|`
-/// and doubles the bound. That is exact for terms of one sign (a sum of
-/// squares, of counts) and too strict for sums that cancel, whose
-/// candidates are then rejected, never wrongly accepted by a looser bound.
-pub fn reassociation_tolerance(n: u64, epsilon: f64, magnitude: f64) -> f64 {
-    2.0 * n.saturating_sub(1) as f64 * epsilon * magnitude
-}
-
-/// Whether `got` matches `want` as a reassociated sum of at most `n`
-/// terms per element may: floating-point elements within
-/// [`reassociation_tolerance`], everything else bit for bit.
-fn within_tolerance(got: &ArrayData, want: &ArrayData, n: u64) -> bool {
-    got.types == want.types
-        && got.len() == want.len()
-        && (0..want.len()).all(|i| {
-            let (g, w) = (got.get(i), want.get(i));
-            let epsilon = match want.types[i % want.types.len()] {
-                Scalar::F32 => f64::from(f32::EPSILON),
-                Scalar::F64 => f64::EPSILON,
-                Scalar::F16 => 2f64.powi(-10),
-                Scalar::BF16 => 2f64.powi(-7),
-                _ => return g.to_bits() == w.to_bits(),
-            };
-            let (g, w) = (g.as_f64(), w.as_f64());
-            g.to_bits() == w.to_bits()
-                || (g - w).abs() <= reassociation_tolerance(n, epsilon, g.abs().max(w.abs()))
-        })
 }
 
 /// A launch with x and y of its grid and block exchanged (the launch a
@@ -805,34 +813,6 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("`b` differs"), "{err}");
-    }
-
-    /// A reassociated sum may move by its tolerance in floating point, no
-    /// more, and not at all in integers.
-    #[test]
-    fn reassociated_floats_match_within_the_tolerance_only() {
-        use copper::ir::Value;
-        let floats =
-            |v: &[f64]| ArrayData::from_values(Scalar::F32, v.iter().map(|&x| Value::F(x)));
-        let want = floats(&[1000.0, -3.0]);
-        // 2·255·2⁻²³·1000 ≈ 0.061 for 256 terms.
-        let tol = reassociation_tolerance(256, f64::from(f32::EPSILON), 1000.0);
-        assert!((tol - 0.0608).abs() < 1e-3, "{tol}");
-        assert!(within_tolerance(
-            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
-            &want,
-            256
-        ));
-        assert!(!within_tolerance(&floats(&[1000.125, -3.0]), &want, 256));
-        // One term per sum: nothing to reorder, so nothing may move.
-        assert!(!within_tolerance(
-            &floats(&[1000.0 + 0.0625 / 2.0, -3.0]),
-            &want,
-            1
-        ));
-        let ints = |v: &[i64]| ArrayData::from_values(Scalar::I32, v.iter().map(|&x| Value::I(x)));
-        assert!(!within_tolerance(&ints(&[1001]), &ints(&[1000]), 256));
-        assert!(within_tolerance(&ints(&[1000]), &ints(&[1000]), 256));
     }
 
     /// The last launch has the arrays of the smallest one cut to what the

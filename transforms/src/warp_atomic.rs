@@ -38,6 +38,7 @@
 //! - a guard that already keeps all but one thread of a warp (`==` in a
 //!   condition: `if (tid == 0)`) is left alone: there is nothing to save.
 
+use crate::check::CHECKED_WITHIN;
 use copper::cuda::ast::{BinOp, CastStyle, Expr, ExprKind, Function, Stmt, StmtKind, Type, UnOp};
 use copper::ir::Scalar;
 
@@ -71,7 +72,7 @@ impl Transform for WarpAtomic {
                     let order = if p.integers {
                         "integer sums wrap, so the new order gives the same result".to_string()
                     } else {
-                        "the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|sum| per element)".to_string()
+                        format!("the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})")
                     };
                     let description = format!(
                         "every thread's `atomicAdd` on `{}` at line {line} becomes one per warp: each thread keeps its term (0 where its guard keeps it from the atomic), the warp sums the terms with `__shfl_down_sync`, and its first lane adds the sum when it is not 0 (32× fewer atomics on one address, which the cost model does not price as contention); blocks whose threads do not fill whole warps run the original statement; {order}",

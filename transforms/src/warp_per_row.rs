@@ -88,6 +88,7 @@
 //! reads the next row, the arrays read and the arrays written are proved
 //! apart or declared `__restrict__` in the diff ([`crate::overlap`]).
 
+use crate::check::CHECKED_WITHIN;
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type};
 
 use crate::ast_util::{self, counted_for, early_exit};
@@ -189,7 +190,7 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
             format!("`{name}` does not depend on the order of its terms")
         }
         (Fold::Sum, true) => "integer sums wrap, so the new order gives the same result".into(),
-        (Fold::Sum, false) => "the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element)".into(),
+        (Fold::Sum, false) => format!("the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
     };
     let description = format!(
         "each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",

@@ -64,6 +64,7 @@
 //! A template's rewrite is checked by the search for each of its
 //! instantiations (their own launches), not only the one searched.
 
+use crate::check::CHECKED_WITHIN;
 use std::borrow::Cow;
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, Stmt, StmtKind, Type};
@@ -211,7 +212,7 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
         let order = match (&tree.combine, plan.reorders) {
             (Combine::Sum, false) => "integer sums, so the new order gives the same result".to_string(),
             (Combine::Call { name, .. }, false) => format!("`{name}` of integers gives the same result in any order"),
-            (_, true) => "the order of the steps changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element, n the threads per block)".to_string(),
+            (_, true) => format!("the order of the steps changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
         };
         let why = match interleaved.strided_index {
             true => "the element index `2·s·tid` makes the lanes of a warp hit the same shared-memory banks",
@@ -222,10 +223,10 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
     match (&tree.combine, variant) {
         (Combine::Sum, Variant::Tail) => format!("the last 5 steps of {head} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; the sums keep their order"),
         (Combine::Sum, Variant::PerWarp { reassociates: false }) => format!("{head} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step; integer sums, so the new order gives the same result)"),
-        (Combine::Sum, Variant::PerWarp { reassociates: true }) => format!("{head} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step); the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|sum| per element, n the threads per block)"),
+        (Combine::Sum, Variant::PerWarp { reassociates: true }) => format!("{head} runs in registers: each warp sums its 32 elements with `__shfl_down_sync`, then the first warp sums the warps' totals (3 barriers instead of one per step); the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
         (Combine::Call { name, .. }, Variant::Tail) => format!("the last 5 steps of {head} (the first warp's) use `__shfl_down_sync` instead of shared memory and barriers; each `{name}` takes the same operands in the same order"),
         (Combine::Call { name, .. }, Variant::PerWarp { reassociates: false }) => format!("{head} runs in registers: each warp combines its 32 elements with `{name}` over `__shfl_down_sync`, then the first warp combines the warps' results (3 barriers instead of one per step; `{name}` of integers gives the same result in any order)"),
-        (Combine::Call { name, .. }, Variant::PerWarp { reassociates: true }) => format!("{head} runs in registers: each warp combines its 32 elements with `{name}` over `__shfl_down_sync`, then the first warp combines the warps' results (3 barriers instead of one per step); the order of the `{name}` steps changes, which picks the same value up to the sign of a zero (allowed by --allow-reassociation; checked within 2·(n−1)·ε·|result| per element, n the threads per block)"),
+        (Combine::Call { name, .. }, Variant::PerWarp { reassociates: true }) => format!("{head} runs in registers: each warp combines its 32 elements with `{name}` over `__shfl_down_sync`, then the first warp combines the warps' results (3 barriers instead of one per step); the order of the `{name}` steps changes, which picks the same value up to the sign of a zero (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
     }
 }
 

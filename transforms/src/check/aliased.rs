@@ -86,7 +86,9 @@ impl Checker {
             let same = inputs_from_spec(&candidate, &spec)
                 .ok()
                 .and_then(|inputs| simulate_owned(&candidate, inputs, &options).ok())
-                .is_some_and(|got| difference(&got.arrays, &want.arrays, terms, threads).is_none());
+                .is_some_and(|got| {
+                    difference(&got.arrays, &want.arrays, terms, threads, None).is_none()
+                });
             if !same {
                 differ += 1;
             }

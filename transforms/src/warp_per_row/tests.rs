@@ -208,6 +208,17 @@ fn a_squared_norm_is_rewritten_with_reassociation_allowed() {
     assert!(without.candidates.is_empty());
 }
 
+/// The float matrix-vector product's sums cancel (data in [−2, 2]): its
+/// rewrite passes the check, which judges them by the size of their
+/// terms (the original run on the absolute values of the inputs), not
+/// by their small totals ([`crate::check::reassociation_tolerance`]).
+#[test]
+fn a_float_matvec_whose_sums_cancel_passes_its_check() {
+    let p = try_propose_with(&WarpPerRow, FLOAT_MATVEC, [256, 1, 1], true).expect("checked");
+    assert_eq!(p.candidates.len(), 1, "{:?}", p.skipped);
+    assert!(p.candidates[0].reassociates);
+}
+
 #[test]
 fn a_float_sum_needs_reassociation() {
     check_not_applicable(
