@@ -33,6 +33,9 @@ mod tolerance;
 pub use aliased::AliasedRuns;
 pub use tolerance::{reassociation_tolerance, CHECKED_WITHIN};
 
+/// A simulation's final global arrays, by name ([`copper::sim::SimResult::arrays`]).
+type Arrays = Vec<(String, ArrayData)>;
+
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
 
@@ -168,7 +171,7 @@ pub struct Checker {
     /// The original's arrays on each launch with its floating-point inputs
     /// made non-negative ([`tolerance`]), run when the first candidate
     /// that reassociates sums is checked; `None` where that run fails.
-    magnitudes: OnceLock<Vec<Option<Vec<(String, ArrayData)>>>>,
+    magnitudes: OnceLock<Vec<Option<Arrays>>>,
 }
 
 /// Threads times array elements: how much simulating a launch costs.
@@ -391,7 +394,7 @@ impl Checker {
     /// The magnitude runs ([`tolerance`]): the original on each launch
     /// with the absolute values of its floating-point inputs, charged to
     /// [`Checker::checks_used`] once.
-    fn magnitudes(&self) -> &[Option<Vec<(String, ArrayData)>>] {
+    fn magnitudes(&self) -> &[Option<Arrays>] {
         self.magnitudes.get_or_init(|| {
             let options = self.check_options(1);
             let runs = self
