@@ -18,7 +18,8 @@
 //! signed and unsigned bounds (`unsigned_loops`); a fourth, loops left by
 //! `break`, `continue` and `return` before their counter's update
 //! (`jumps`); a fifth, arrays read and written through vector views
-//! (`views`).
+//! (`views`); a sixth, the scalar parameter passed by address and
+//! texture objects fetched (`handles`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -34,6 +35,8 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
+#[path = "soundness/handles.rs"]
+mod handles;
 #[path = "soundness/jumps.rs"]
 mod jumps;
 #[path = "soundness/unsigned_loops.rs"]
@@ -482,6 +485,11 @@ fn struct_inputs(gen: &Generated, seed: u64) -> String {
             "[kernel.k.arrays.items]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 3\n"
         ));
     }
+    if gen.src.contains("cudaTextureObject_t t,") {
+        out.push_str(&format!(
+            "[kernel.k.arrays.t]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n"
+        ));
+    }
     if gen.src.contains("Range r") {
         out.push_str(&format!("[kernel.k.args.r]\nn = {}\nscale = 0.5\n", gen.n));
     }
@@ -688,6 +696,16 @@ fn generated_jumps_are_bounded_soundly() {
         tally.check(i, &jumps::generate(i), 64, false);
     }
     tally.finish("generated jumps", count, count);
+}
+
+#[test]
+fn generated_parameter_addresses_and_textures_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &handles::generate(i), 64, false);
+    }
+    tally.finish("generated addresses and textures", count, count / 2);
 }
 
 #[test]
