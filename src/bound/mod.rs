@@ -561,6 +561,15 @@ impl Prepared {
         found.unwrap_or(false)
     }
 
+    /// Whether no thread can reach access site `site` under the launch
+    /// analyzed: the facts before it are empty (it sits in a branch a
+    /// condition on the launch's known dimensions rules out, as the
+    /// original code a rewrite keeps for other blocks).
+    pub fn unreachable(&self, site: SiteId) -> bool {
+        self.site_context(site)
+            .is_some_and(|(_, facts, _)| facts.is_bottom())
+    }
+
     /// Whether at most one thread of a block can reach access site `site`:
     /// the facts there pin every `threadIdx` component that can vary (an
     /// access under `if (threadIdx.x == 0)`).

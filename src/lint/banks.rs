@@ -54,7 +54,11 @@ pub fn findings(
     let mut out = Vec::new();
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];
-        if !array.is_shared() || site.span.is_synthetic() || prep.single_thread(i) {
+        if !array.is_shared()
+            || site.span.is_synthetic()
+            || prep.single_thread(i)
+            || prep.unreachable(i)
+        {
             continue;
         }
         let dep = prep.index_dep(i);

@@ -276,7 +276,11 @@ pub fn findings(
     let sites = SitePaths::build(&kernel.body);
     for (i, site) in kernel.sites.iter().enumerate() {
         let array = &kernel.arrays[site.array];
-        if !array.is_global() || site.span.is_synthetic() || prep.single_thread(i) {
+        if !array.is_global()
+            || site.span.is_synthetic()
+            || prep.single_thread(i)
+            || prep.unreachable(i)
+        {
             continue;
         }
         let fp = array.footprint(site);

@@ -448,6 +448,24 @@ mod tests {
         assert!(codes(&ok).is_empty());
     }
 
+    /// The original code a rewrite keeps for other blocks (`else` of a
+    /// guard on `blockDim`) is not reached at the launch linted: its
+    /// uncoalesced access is no finding there, and is one for a block the
+    /// guard sends to it.
+    #[test]
+    fn code_a_guard_on_the_known_block_rules_out_has_no_findings() {
+        let src =
+            "__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+            if (blockDim.x % 32 == 0) { a[i] = 0; } else { a[i * n] = 0; } }";
+        assert!(codes(&lint(src, "k")).is_empty());
+        let parsed = parse_source(SourceFile::new("t.cu", src));
+        let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
+        let odd = lint_kernel(&kernel, shaped(Some([48, 1, 1]), Some([4, 1, 1])), None);
+        assert_eq!(codes(&odd), vec![Code::UncoalescedGlobal]);
+        let negated = src.replace("blockDim.x % 32 == 0", "blockDim.x % 32 != 0");
+        assert_eq!(codes(&lint(&negated, "k")), vec![Code::UncoalescedGlobal]);
+    }
+
     #[test]
     fn a_warp_within_its_ideal_is_not_said_to_exceed_it() {
         // Gaussian elimination's a[Size*t + (yidx+t)] in 2×16 blocks: a

@@ -86,6 +86,15 @@ impl Symbols {
                     return Vec::new();
                 };
                 let op = if n { negated(*op) } else { *op };
+                // Two constants (a condition on the launch's known
+                // dimensions, `blockDim.x % 32 == 0`): decided here, so
+                // that the side it rules out is unreachable, `≠` too.
+                if let (true, true) = (a.is_constant(), b.is_constant()) {
+                    return match holds(op, a.constant, b.constant) {
+                        Some(false) => vec![LinExpr::int(-1)],
+                        _ => Vec::new(),
+                    };
+                }
                 let one = LinExpr::int(1);
                 match op {
                     BinOp::Lt => vec![b.sub(&a).sub(&one)],
@@ -104,6 +113,20 @@ impl Symbols {
             _ => Vec::new(),
         }
     }
+}
+
+/// Whether the comparison `a op b` of two constants holds (`None` for an
+/// operator that is no comparison).
+fn holds(op: BinOp, a: Rational, b: Rational) -> Option<bool> {
+    Some(match op {
+        BinOp::Lt => a < b,
+        BinOp::Le => a <= b,
+        BinOp::Gt => a > b,
+        BinOp::Ge => a >= b,
+        BinOp::Eq => a == b,
+        BinOp::Ne => a != b,
+        _ => return None,
+    })
 }
 
 /// The negation of a comparison.
