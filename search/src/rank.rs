@@ -99,10 +99,10 @@ impl Ranker {
 
     /// The sizes the ranking is at, in words, for the report ("ranked at
     /// m=64, n=1000: the launch at line 42"); `None` for a ranking by
-    /// degree and coefficients.
+    /// degree and coefficients, or a launch without sizes.
     pub fn said(&self) -> Option<String> {
         match self {
-            Ranker::At(s) => Some(s.said()),
+            Ranker::At(s) => s.said(),
             Ranker::Asymptotic { .. } | Ranker::Tested(_) => None,
         }
     }

@@ -26,14 +26,21 @@ pub struct InUse {
 }
 
 impl InUse {
-    /// "ranked at m=64, n=1000: the launch at line 42".
-    pub fn said(&self) -> String {
-        format!("ranked at {}: {}", shown(&self.values, None), self.from)
+    /// "ranked at m=64, n=1000: the launch at line 42"; `None` when the
+    /// launch gives no sizes (a kernel without scalar arguments).
+    pub fn said(&self) -> Option<String> {
+        (!self.values.is_empty())
+            .then(|| format!("ranked at {}: {}", shown(&self.values, None), self.from))
     }
 
     /// Compares the bounds of `pair` at the sizes.
     pub(super) fn compare(&self, pair: &Pair) -> Comparison {
         let eps = self.epsilon;
+        let inputs = inputs(pair);
+        // Constant bounds: their values are their constants.
+        if inputs.is_empty() {
+            return heuristic(&pair.new_poly, &pair.old_poly, eps);
+        }
         let (Some(a), Some(b)) = (pair.new.eval(&self.values), pair.old.eval(&self.values)) else {
             let missing = missing(pair, &self.values).join(", ");
             if self.given {
@@ -52,7 +59,7 @@ impl InUse {
         };
         let at = format!(
             "at {}: {} → {}",
-            shown(&self.values, Some(&inputs(pair))),
+            shown(&self.values, Some(&inputs)),
             fmt_num(b),
             fmt_num(a)
         );
@@ -69,7 +76,9 @@ impl InUse {
                 "not better at the sizes in use ({}): {at}; it is lower only for larger sizes ({t})",
                 self.from
             ),
-            _ if a > b => format!("higher at the sizes in use ({}): {at}", self.from),
+            _ if a - b > eps * b.abs() => {
+                format!("higher at the sizes in use ({}): {at}", self.from)
+            }
             Trend::Higher(_) | Trend::Same => format!(
                 "not lower by more than {}% {at} ({})",
                 fmt_num(eps * 100.0),
@@ -161,17 +170,14 @@ fn missing(pair: &Pair, values: &BTreeMap<String, f64>) -> Vec<String> {
 }
 
 /// `values` in words ("m=64, n=1000"), only the variables of `only`
-/// when given ("any size" when it has none).
+/// when given.
 fn shown(values: &BTreeMap<String, f64>, only: Option<&BTreeSet<String>>) -> String {
     let parts: Vec<String> = values
         .iter()
         .filter(|(k, _)| only.is_none_or(|o| o.contains(*k)))
         .map(|(k, v)| format!("{k}={}", fmt_num(*v)))
         .collect();
-    match parts.is_empty() {
-        true => "any size".into(),
-        false => parts.join(", "),
-    }
+    parts.join(", ")
 }
 
 /// The range of each variable of `inputs` over `points`: "n from 5 to
