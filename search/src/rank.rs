@@ -133,15 +133,15 @@ impl Comparison {
 }
 
 /// Two bounds, each as written and as a polynomial.
-pub struct Pair<'a> {
+struct Pair<'a> {
     /// The candidate's bound.
-    pub new: &'a BoundExpr,
+    new: &'a BoundExpr,
     /// The incumbent's.
-    pub old: &'a BoundExpr,
+    old: &'a BoundExpr,
     /// The candidate's, as a polynomial.
-    pub new_poly: Poly,
+    new_poly: Poly,
     /// The incumbent's, as a polynomial.
-    pub old_poly: Poly,
+    old_poly: Poly,
 }
 
 /// Compares a candidate's bound `new` with the incumbent's `old`.
