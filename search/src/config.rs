@@ -6,6 +6,7 @@
 //! metric = "wsteps"        # the metric that ranks candidates
 //! epsilon = 0.02           # relative tolerance of the ranking
 //! at = { h = 4096 }        # rank by the bounds' values at these sizes
+//! asymptotic = false       # rank by degree and coefficients alone
 //! degree = 2               # highest degree of the bounds' base functions
 //! block = [256, 1, 1]      # launch shape (overrides the file's launch sites)
 //! grid = [64, 1, 1]
@@ -57,6 +58,8 @@ pub struct FileConfig {
     pub epsilon: Option<f64>,
     /// Sizes to rank at.
     pub at: Option<BTreeMap<String, f64>>,
+    /// Rank by degree and coefficients alone, whatever the sizes.
+    pub asymptotic: Option<bool>,
     /// Highest degree of base functions.
     pub degree: Option<u32>,
     /// Block shape.

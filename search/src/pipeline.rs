@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::launch::KnownShape;
 use crate::nvcc::{CompileError, Nvcc};
-use crate::rank::{compare, Comparison, Ranking};
+use crate::rank::{compare, Comparison, Ranker, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
 use lazy::LazyChecker;
@@ -205,6 +205,8 @@ pub struct KernelResult {
     /// The sizes the kernel is used at (`--at`, or the arguments of the
     /// parameter file's or the host code's launch), to evaluate its bounds.
     pub sizes: Option<sizes::Sizes>,
+    /// How its candidates were compared (at the sizes, or without them).
+    pub ranker: Ranker,
     /// Whether the test launches were built without a parameter file, or
     /// scaled down from its launch (so the assumptions are worth
     /// printing).
@@ -361,6 +363,12 @@ pub fn optimize_target(
         (None, None) => None,
     };
     let sizes = sizes::in_use(&settings.ranking, used_at);
+    let ranker = sizes::ranker(
+        &settings.ranking,
+        sizes.as_ref(),
+        &original.kernel,
+        plan.block,
+    );
     // The original is simulated on the test launches when the first
     // candidate that beats the incumbent needs its check.
     let measured = Arc::clone(&original);
@@ -425,6 +433,7 @@ pub fn optimize_target(
         config: &config,
         deadline,
         settings,
+        ranker: &ranker,
         cache,
         internal_errors: Mutex::new(Vec::new()),
     };
@@ -454,7 +463,7 @@ pub fn optimize_target(
         let best = round
             .iter()
             .enumerate()
-            .filter_map(|(s, st)| winner(&st.considered, settings).map(|c| (s, c)))
+            .filter_map(|(s, st)| winner(&st.considered, &env).map(|c| (s, c)))
             .reduce(|a, b| {
                 let bound = |(s, c): (usize, usize)| {
                     &round[s].considered[c]
@@ -464,7 +473,7 @@ pub fn optimize_target(
                         .bounds[settings.rank_metric]
                         .work
                 };
-                if compare(&settings.ranking, bound(b), bound(a)).is_better() {
+                if compare(&ranker, bound(b), bound(a)).is_better() {
                     b
                 } else {
                     a
@@ -535,6 +544,7 @@ pub fn optimize_target(
         assumptions: plan.assumptions,
         assumed: spec.is_none() || plan.scaled,
         sizes,
+        ranker,
         compiled,
         stopped,
         read_only,
@@ -570,6 +580,8 @@ struct Env<'a> {
     /// When the kernel's search must end.
     deadline: Instant,
     settings: &'a Settings,
+    /// How candidates are compared.
+    ranker: &'a Ranker,
     cache: &'a Cache,
     /// The self-check's findings so far ([`KernelResult::internal_errors`]).
     internal_errors: Mutex<Vec<String>>,
@@ -725,17 +737,15 @@ fn evaluate(
         }
     }
     let (new, old) = (&analyzed.bounds[m].work, &incumbent.bounds[m].work);
-    let comparison = match (compare(&settings.ranking, new, old), &candidate.repairs) {
+    let comparison = match (compare(env.ranker, new, old), &candidate.repairs) {
         // A repair the cost model cannot see is worth a bound no worse.
-        (Comparison::NotBetter(_), Some(repair))
-            if !compare(&settings.ranking, old, new).is_better() =>
-        {
+        (Comparison::NotBetter(_), Some(repair)) if !compare(env.ranker, old, new).is_better() => {
             Comparison::Better(format!("the same bound, and {repair}"))
         }
         // Contention the cost model cannot see is worth a constant more.
         (Comparison::NotBetter(_), _)
             if candidate.contention.is_some()
-                && crate::rank::at_most_a_constant_more(new, old, settings.ranking.epsilon()) =>
+                && crate::rank::at_most_a_constant_more(new, old, env.ranker.epsilon()) =>
         {
             let why = candidate.contention.as_deref().unwrap_or_default();
             Comparison::Better(format!(
@@ -773,19 +783,12 @@ fn evaluate(
             analyses: Vec::new(),
             notes: vec![note],
         })),
-        Ok(s) => instances::check(
-            &analyzed.file,
-            this,
-            s,
-            others,
-            &analyzed.lineage,
-            settings,
-            cache,
-        )
-        .map(|mut c| {
-            c.notes.extend(aliased);
-            Some(c)
-        }),
+        Ok(s) => instances::check(&analyzed.file, this, s, others, &analyzed.lineage, env).map(
+            |mut c| {
+                c.notes.extend(aliased);
+                Some(c)
+            },
+        ),
         Err(why) => Err(Verdict::Unchecked(why.to_string())),
     };
     match siblings.and_then(|c| compiles(&analyzed, env).map(|()| c)) {
@@ -870,9 +873,9 @@ fn compiles(candidate: &Analyzed, env: &Env) -> Result<(), Verdict> {
 }
 
 /// The best of the candidates that beat the incumbent: one no other beats.
-fn winner(considered: &[Considered], settings: &Settings) -> Option<usize> {
+fn winner(considered: &[Considered], env: &Env) -> Option<usize> {
     let bound = |i: usize| -> &Outcome {
-        &considered[i].analyzed.as_ref().expect("analyzed").bounds[settings.rank_metric].work
+        &considered[i].analyzed.as_ref().expect("analyzed").bounds[env.settings.rank_metric].work
     };
     let mut best: Option<usize> = None;
     for (i, c) in considered.iter().enumerate() {
@@ -880,7 +883,7 @@ fn winner(considered: &[Considered], settings: &Settings) -> Option<usize> {
             continue;
         }
         best = match best {
-            Some(b) if !compare(&settings.ranking, bound(i), bound(b)).is_better() => Some(b),
+            Some(b) if !compare(env.ranker, bound(i), bound(b)).is_better() => Some(b),
             _ => Some(i),
         };
     }

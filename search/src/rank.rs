@@ -1,32 +1,50 @@
 //! Comparing bounds (COpPER §4.2): is a candidate's bound better than the
 //! incumbent's?
 //!
-//! The heuristic: a lower degree wins; at equal degree, the sums of the
-//! coefficients of each degree, from the top down, decide — the first
-//! degree where they differ by more than a relative `epsilon` (default
-//! 2%: differences smaller than that are within what the cost model can
-//! tell). Bounds equal at every degree are not comparable, and the
-//! incumbent stays. Alternatively, the bounds' values at given sizes
-//! (`--at h=4096,w=1024`), again lower by more than `epsilon`.
+//! By default ([`Ranking::InUse`]) at the sizes the kernel is used at:
+//! the bounds' values at the arguments of its parameter file's or host
+//! code's launch, lower by more than a relative `epsilon` (default 2%:
+//! differences smaller than that are within what the cost model can
+//! tell). A kernel without such sizes is ranked by the heuristic, a
+//! candidate taken only when its bound is also no higher at the sizes of
+//! the test launches ([`sized`]). The heuristic alone
+//! ([`Ranking::Asymptotic`], `--asymptotic`): a lower degree wins; at
+//! equal degree, the sums of the coefficients of each degree, from the top
+//! down, decide — the first degree where they differ by more than
+//! `epsilon`. Bounds equal at every degree are not comparable, and the
+//! incumbent stays. `--at h=4096,w=1024` ([`Ranking::At`]) ranks at the
+//! sizes given.
 
 use std::collections::BTreeMap;
 
 use copper::bound::expr::number;
-use copper::bound::Outcome;
+use copper::bound::{BoundExpr, Outcome};
 use copper::poly::{Monomial, Poly};
+
+pub mod sized;
 
 /// The default relative tolerance.
 pub const DEFAULT_EPSILON: f64 = 0.02;
 
-/// How bounds are compared.
+/// How bounds are compared: the user's choice, resolved for each kernel
+/// into a [`Ranker`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ranking {
-    /// Degree, then coefficient sums degree by degree.
-    Heuristic {
+    /// At the sizes the kernel is used at (its launch's arguments), where
+    /// known; else by degree and coefficients, a candidate taken only when
+    /// no higher at the sizes of its test launches.
+    InUse {
         /// Relative tolerance.
         epsilon: f64,
     },
-    /// The value at given sizes (every variable of the bounds named).
+    /// Degree, then coefficient sums degree by degree, whatever the sizes
+    /// (`--asymptotic`).
+    Asymptotic {
+        /// Relative tolerance.
+        epsilon: f64,
+    },
+    /// The value at given sizes (`--at`; every variable of the bounds
+    /// named).
     At {
         /// Values of the bounds' variables.
         values: BTreeMap<String, f64>,
@@ -37,8 +55,55 @@ pub enum Ranking {
 
 impl Default for Ranking {
     fn default() -> Ranking {
-        Ranking::Heuristic {
+        Ranking::InUse {
             epsilon: DEFAULT_EPSILON,
+        }
+    }
+}
+
+impl Ranking {
+    /// The relative tolerance of the ranking.
+    pub fn epsilon(&self) -> f64 {
+        match self {
+            Ranking::InUse { epsilon }
+            | Ranking::Asymptotic { epsilon }
+            | Ranking::At { epsilon, .. } => *epsilon,
+        }
+    }
+}
+
+/// How one kernel's candidates are compared: its [`Ranking`] with the
+/// sizes the kernel is used at, or those of its test launches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ranker {
+    /// Degree, then coefficient sums degree by degree.
+    Asymptotic {
+        /// Relative tolerance.
+        epsilon: f64,
+    },
+    /// The bounds' values at the sizes in use.
+    At(sized::InUse),
+    /// The heuristic, and no higher at the sizes of the test launches.
+    Tested(sized::Tested),
+}
+
+impl Ranker {
+    /// The relative tolerance.
+    pub fn epsilon(&self) -> f64 {
+        match self {
+            Ranker::Asymptotic { epsilon } => *epsilon,
+            Ranker::At(s) => s.epsilon,
+            Ranker::Tested(t) => t.epsilon,
+        }
+    }
+
+    /// The sizes the ranking is at, in words, for the report ("ranked at
+    /// m=64, n=1000: the launch at line 42"); `None` for a ranking by
+    /// degree and coefficients, or a launch without sizes.
+    pub fn said(&self) -> Option<String> {
+        match self {
+            Ranker::At(s) => s.said(),
+            Ranker::Asymptotic { .. } | Ranker::Tested(_) => None,
         }
     }
 }
@@ -67,18 +132,21 @@ impl Comparison {
     }
 }
 
-impl Ranking {
-    /// The relative tolerance of either ranking.
-    pub fn epsilon(&self) -> f64 {
-        match self {
-            Ranking::Heuristic { epsilon } | Ranking::At { epsilon, .. } => *epsilon,
-        }
-    }
+/// Two bounds, each as written and as a polynomial.
+struct Pair<'a> {
+    /// The candidate's bound.
+    new: &'a BoundExpr,
+    /// The incumbent's.
+    old: &'a BoundExpr,
+    /// The candidate's, as a polynomial.
+    new_poly: Poly,
+    /// The incumbent's, as a polynomial.
+    old_poly: Poly,
 }
 
 /// Compares a candidate's bound `new` with the incumbent's `old`.
-pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
-    let (new, old) = match (new, old) {
+pub fn compare(ranker: &Ranker, new: &Outcome, old: &Outcome) -> Comparison {
+    let pair = match (new, old) {
         (Outcome::NoBound(why, _), _) => {
             return Comparison::NotBetter(format!("it has no bound ({why})"))
         }
@@ -86,7 +154,12 @@ pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
             return Comparison::Better(format!("it has a bound ({n}); the original has none"))
         }
         (Outcome::Bound(n), Outcome::Bound(o)) => match (n.to_poly(), o.to_poly()) {
-            (Some(n), Some(o)) => (n, o),
+            (Some(new_poly), Some(old_poly)) => Pair {
+                new: n,
+                old: o,
+                new_poly,
+                old_poly,
+            },
             _ => {
                 return Comparison::NotBetter(
                     "the bounds overflow 128-bit rational arithmetic".into(),
@@ -94,9 +167,10 @@ pub fn compare(ranking: &Ranking, new: &Outcome, old: &Outcome) -> Comparison {
             }
         },
     };
-    match ranking {
-        Ranking::Heuristic { epsilon } => heuristic(&new, &old, *epsilon),
-        Ranking::At { values, epsilon } => at(&new, &old, values, *epsilon),
+    match ranker {
+        Ranker::Asymptotic { epsilon } => heuristic(&pair.new_poly, &pair.old_poly, *epsilon),
+        Ranker::At(s) => s.compare(&pair),
+        Ranker::Tested(t) => t.compare(&pair),
     }
 }
 
@@ -120,14 +194,28 @@ pub fn at_most_a_constant_more(new: &Outcome, old: &Outcome, epsilon: f64) -> bo
         })
 }
 
-fn heuristic(new: &Poly, old: &Poly, epsilon: f64) -> Comparison {
+/// How a candidate's bound grows against the incumbent's, by the
+/// heuristic.
+enum Trend {
+    /// Lower: a lower degree, or at the first degree whose coefficient
+    /// sums differ, a lower sum (which terms).
+    Lower(String),
+    /// Higher (why).
+    Higher(String),
+    /// The same within epsilon at every degree.
+    Same,
+}
+
+/// The heuristic's [`Trend`]: degree, then coefficient sums degree by
+/// degree.
+fn trend(new: &Poly, old: &Poly, epsilon: f64) -> Trend {
     let (dn, d_old) = (new.degree(), old.degree());
     if dn != d_old {
         let text = format!("degree {d_old} → {dn}");
         return if dn < d_old {
-            Comparison::Better(text)
+            Trend::Lower(text)
         } else {
-            Comparison::NotBetter(format!("its bound grows faster ({text})"))
+            Trend::Higher(format!("its bound grows faster ({text})"))
         };
     }
     for d in (0..=dn).rev() {
@@ -140,40 +228,23 @@ fn heuristic(new: &Poly, old: &Poly, epsilon: f64) -> Comparison {
         }
         let terms = changed_terms(new, old, d);
         return if a < b {
-            Comparison::Better(terms)
+            Trend::Lower(terms)
         } else {
-            Comparison::NotBetter(format!("its bound is higher: {terms}"))
+            Trend::Higher(format!("its bound is higher: {terms}"))
         };
     }
-    Comparison::NotBetter(format!(
-        "its bound is the same within {}%",
-        fmt_num(epsilon * 100.0)
-    ))
+    Trend::Same
 }
 
-fn at(new: &Poly, old: &Poly, values: &BTreeMap<String, f64>, epsilon: f64) -> Comparison {
-    let shown: Vec<String> = values.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let (Some(a), Some(b)) = (new.eval_f64(values), old.eval_f64(values)) else {
-        let mut missing: Vec<String> = new
-            .variables()
-            .union(&old.variables())
-            .filter(|v| !values.contains_key(*v))
-            .cloned()
-            .collect();
-        missing.sort();
-        return Comparison::NotBetter(format!(
-            "--at does not give {} (the bounds depend on it)",
-            missing.join(", ")
-        ));
-    };
-    let text = format!("at {}: {} → {}", shown.join(", "), fmt_num(b), fmt_num(a));
-    if a < b && (b - a) > epsilon * b.abs() {
-        Comparison::Better(text)
-    } else {
-        Comparison::NotBetter(format!(
-            "not lower by more than {}% {text}",
+/// The heuristic as a verdict.
+fn heuristic(new: &Poly, old: &Poly, epsilon: f64) -> Comparison {
+    match trend(new, old, epsilon) {
+        Trend::Lower(t) => Comparison::Better(t),
+        Trend::Higher(t) => Comparison::NotBetter(t),
+        Trend::Same => Comparison::NotBetter(format!(
+            "its bound is the same within {}%",
             fmt_num(epsilon * 100.0)
-        ))
+        )),
     }
 }
 
@@ -219,7 +290,7 @@ pub fn fmt_num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use copper::bound::{BoundExpr, Term};
+    use copper::bound::Term;
     use copper::poly::Rational;
 
     fn bound(constant: i128, terms: &[(i128, &[&str])]) -> Outcome {
@@ -240,7 +311,7 @@ mod tests {
 
     #[test]
     fn lower_degree_wins() {
-        let r = Ranking::default();
+        let r = asymptotic();
         let quadratic = bound(1, &[(1, &["n", "n"])]);
         let linear = bound(1000, &[(1000, &["n"])]);
         assert!(compare(&r, &linear, &quadratic).is_better());
@@ -249,7 +320,7 @@ mod tests {
 
     #[test]
     fn equal_degree_compares_coefficient_sums_from_the_top() {
-        let r = Ranking::default();
+        let r = asymptotic();
         // SYN-BRDIS: 75 + 46·M·N + 28·N → 71 + 23·M·N + 14·N.
         let before = bound(75, &[(46, &["M", "N"]), (28, &["N"])]);
         let after = bound(71, &[(23, &["M", "N"]), (14, &["N"])]);
@@ -264,7 +335,7 @@ mod tests {
 
     #[test]
     fn differences_within_epsilon_do_not_count() {
-        let r = Ranking::default();
+        let r = asymptotic();
         // 183·w → 181.5·w is under 1%: the incumbent stays.
         let before = bound(41, &[(183, &["w"])]);
         let after = Outcome::Bound(
@@ -279,31 +350,120 @@ mod tests {
         );
         assert!(!compare(&r, &after, &before).is_better());
         assert!(!compare(&r, &before, &before).is_better());
-        let strict = Ranking::Heuristic { epsilon: 0.0 };
+        let strict = Ranker::Asymptotic { epsilon: 0.0 };
         assert!(compare(&strict, &after, &before).is_better());
     }
 
     #[test]
     fn no_bound_never_wins_and_always_loses() {
-        let r = Ranking::default();
+        let r = asymptotic();
         let none = Outcome::NoBound(copper::bound::NoBound::NoCondition, None);
         let some = bound(5, &[]);
         assert!(!compare(&r, &none, &some).is_better());
         assert!(compare(&r, &some, &none).is_better());
     }
 
+    fn asymptotic() -> Ranker {
+        Ranker::Asymptotic {
+            epsilon: DEFAULT_EPSILON,
+        }
+    }
+
+    fn at(values: &[(&str, f64)], given: bool) -> Ranker {
+        Ranker::At(sized::InUse {
+            values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            from: "the launch at line 42".into(),
+            given,
+            epsilon: DEFAULT_EPSILON,
+        })
+    }
+
     #[test]
     fn values_at_given_sizes() {
-        let values: BTreeMap<String, f64> = [("h".to_string(), 4096.0)].into();
-        let r = Ranking::At {
-            values,
-            epsilon: 0.0,
-        };
+        let r = at(&[("h", 4096.0)], true);
         // Lower slope, higher constant: better for large h.
         let before = bound(12, &[(88, &["h"])]);
         let after = bound(100, &[(71, &["h"])]);
-        assert!(compare(&r, &after, &before).is_better());
+        let c = compare(&r, &after, &before);
+        assert_eq!(
+            c,
+            Comparison::Better("at h=4096: 360460 → 290916 (the h term: 88 → 71)".into())
+        );
         let missing = compare(&r, &bound(1, &[(1, &["w"])]), &before);
-        assert!(missing.reason().contains("does not give w"));
+        assert!(!missing.is_better());
+        assert!(missing.reason().contains("--at does not give w"));
+    }
+
+    #[test]
+    fn at_the_sizes_in_use_a_tile_with_a_large_constant_loses() {
+        // 8·m → 255 + 2·m: lower only from m ≈ 43.
+        let before = bound(0, &[(8, &["m"])]);
+        let after = bound(255, &[(2, &["m"])]);
+        assert!(compare(&asymptotic(), &after, &before).is_better());
+        let small = compare(&at(&[("m", 16.0), ("n", 1000.0)], false), &after, &before);
+        assert_eq!(
+            small,
+            Comparison::NotBetter(
+                "not better at the sizes in use (the launch at line 42): at m=16: 128 → 287; it is lower only for larger sizes (the m term: 8 → 2)".into()
+            )
+        );
+        assert!(compare(&at(&[("m", 1000.0)], false), &after, &before).is_better());
+        // Better at the sizes though it grows faster: taken, and said.
+        let c = compare(&at(&[("m", 4.0)], false), &before, &after);
+        assert_eq!(
+            c,
+            Comparison::Better(
+                "at m=4: 263 → 32, though its bound is higher: the m term: 2 → 8".into()
+            )
+        );
+    }
+
+    #[test]
+    fn sizes_from_a_launch_missing_a_variable_fall_back_to_the_heuristic() {
+        let before = bound(0, &[(8, &["m"]), (1, &["k"])]);
+        let after = bound(255, &[(2, &["m"]), (1, &["k"])]);
+        let c = compare(&at(&[("m", 16.0)], false), &after, &before);
+        assert_eq!(
+            c,
+            Comparison::Better(
+                "the m term: 8 → 2 (ranked by degree and coefficients: the launch at line 42 does not give k)"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn without_sizes_a_candidate_higher_at_a_test_launch_is_not_taken() {
+        let tested = |ms: &[f64]| {
+            Ranker::Tested(sized::Tested {
+                points: ms
+                    .iter()
+                    .map(|m| BTreeMap::from([("m".to_string(), *m), ("gridDim.x".into(), 2.0)]))
+                    .collect(),
+                epsilon: DEFAULT_EPSILON,
+            })
+        };
+        let before = bound(0, &[(8, &["m"])]);
+        let after = bound(255, &[(2, &["m"])]);
+        let c = compare(&tested(&[5.0, 17.0, 96.0]), &after, &before);
+        assert!(!c.is_better());
+        assert!(
+            c.reason().starts_with(
+                "its bound is lower only for large sizes (the m term: 8 → 2) and higher at a test launch's m=5: 40 → 265"
+            ),
+            "{}",
+            c.reason()
+        );
+        // No higher at any test size: taken, and said.
+        let cheap = bound(1, &[(2, &["m"])]);
+        assert_eq!(
+            compare(&tested(&[5.0, 17.0, 96.0]), &cheap, &before),
+            Comparison::Better(
+                "the m term: 8 → 2, and no higher at the sizes of the 3 test launches (m from 5 to 96)"
+                    .into()
+            )
+        );
+        // Asymptotically worse: the heuristic's verdict, whatever the tests.
+        assert!(!compare(&tested(&[5.0]), &before, &cheap).is_better());
     }
 }

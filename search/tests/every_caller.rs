@@ -71,7 +71,7 @@ fn settings() -> Settings {
         config: Config::default(),
         metrics,
         rank_metric,
-        ranking: Ranking::Heuristic {
+        ranking: Ranking::Asymptotic {
             epsilon: DEFAULT_EPSILON,
         },
         transforms: copper_transforms::all(),

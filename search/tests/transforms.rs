@@ -44,7 +44,7 @@ fn settings(metrics: &[Metric]) -> Settings {
         config: Config::default(),
         metrics: metrics.to_vec(),
         rank_metric: metrics.iter().position(|m| m.name == "wsteps").unwrap(),
-        ranking: Ranking::Heuristic {
+        ranking: Ranking::Asymptotic {
             epsilon: DEFAULT_EPSILON,
         },
         transforms: copper_transforms::all(),

@@ -502,10 +502,17 @@ pub struct SearchArgs {
     /// [default: wsteps].
     #[arg(long)]
     pub metric: Option<String>,
-    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`) instead
-    /// of degree and leading coefficients.
+    /// Rank by the bounds' values at these sizes (`h=4096,w=1024`). By
+    /// default candidates are ranked at the sizes of the kernel's launch
+    /// (the parameter file's, else the host code's); a kernel without one
+    /// by degree and leading coefficients, a candidate taken only when
+    /// also no higher at the sizes of the test launches.
     #[arg(long, value_parser = parse_at)]
     pub at: Option<BTreeMap<String, f64>>,
+    /// Rank by degree and leading coefficients alone, whatever the sizes:
+    /// a candidate lower only for sizes larger than the launch's is taken.
+    #[arg(long, conflicts_with = "at")]
+    pub asymptotic: bool,
     /// Relative tolerance of the ranking: smaller differences do not count
     /// [default: 0.02].
     #[arg(long)]

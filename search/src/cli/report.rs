@@ -204,6 +204,9 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
             if x.assumed {
                 println!("  test launches: {}", x.assumptions.join("; "));
             }
+            if let Some(at) = x.ranker.said() {
+                println!("  {at}");
+            }
             print_bounds(x);
             match &x.read_only {
                 Some(Ok(s)) => println!("  suggestion (read-only data path): {}", s.description),
@@ -495,6 +498,7 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                     }
                     o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
                     o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
+                    o["ranked"] = json!(x.ranker.said());
                     o["transforms_text"] = json!(x
                         .applied
                         .iter()

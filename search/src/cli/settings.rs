@@ -365,9 +365,12 @@ fn search(
     if !(0.0..1.0).contains(&epsilon) {
         return Err(SettingsError::Epsilon);
     }
-    let ranking = match a.at.clone().or(cfg.at.clone()) {
-        Some(values) => Ranking::At { values, epsilon },
-        None => Ranking::Heuristic { epsilon },
+    // The command line wins over copper.toml, `--at` over `asymptotic`.
+    let asymptotic = a.asymptotic || cfg.asymptotic == Some(true);
+    let ranking = match (a.at.clone(), asymptotic, cfg.at.clone()) {
+        (Some(values), ..) | (None, false, Some(values)) => Ranking::At { values, epsilon },
+        (None, true, _) => Ranking::Asymptotic { epsilon },
+        (None, false, None) => Ranking::InUse { epsilon },
     };
     let transforms = transforms(a, &cfg)?;
     let [block, grid] = launch(shape, &cfg)?;

@@ -19,7 +19,7 @@ use copper::sim::params::LaunchSpec;
 use copper_transforms::check::{Checker, Terms};
 
 use super::{
-    self_check, Analyzed, Applied, Cache, KernelResult, Lineage, Settings, Unchecked, Verdict,
+    self_check, Analyzed, Applied, Cache, Env, KernelResult, Lineage, Settings, Unchecked, Verdict,
 };
 use crate::launch::KnownShape;
 use crate::rank::compare;
@@ -130,9 +130,9 @@ pub(super) fn check(
     siblings: &[Sibling],
     best: &[Arc<Analyzed>],
     lineage: &Lineage,
-    settings: &Settings,
-    cache: &Cache,
+    env: &Env,
 ) -> Result<Checked, Verdict> {
+    let (settings, cache) = (env.settings, env.cache);
     if lineage.relaunch.is_some() {
         return Err(Verdict::Failed(
             "it exchanges x and y of the launches, which copper does not do for a template with other instantiations".into(),
@@ -171,8 +171,8 @@ pub(super) fn check(
             &incumbent.bounds[settings.rank_metric].work,
             &analyzed.bounds[settings.rank_metric].work,
         );
-        if compare(&settings.ranking, old, new).is_better() {
-            let why = compare(&settings.ranking, new, old);
+        if compare(env.ranker, old, new).is_better() {
+            let why = compare(env.ranker, new, old);
             return Err(Verdict::NotBetter(format!(
                 "it is worse for {}",
                 other(why.reason().to_string())
@@ -219,7 +219,7 @@ impl KernelResult {
         };
         let m = settings.rank_metric;
         let verdict = compare(
-            &settings.ranking,
+            &self.ranker,
             &mine.bounds[m].work,
             &self.original.bounds[m].work,
         );

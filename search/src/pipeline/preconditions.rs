@@ -104,7 +104,7 @@ fn guarded(
         .map_err(|e| refused(e.to_string()))?;
     let m = env.settings.rank_metric;
     let (new, old) = (&version.bounds[m].work, &original.bounds[m].work);
-    if let Comparison::NotBetter(why) = compare(&env.settings.ranking, new, old) {
+    if let Comparison::NotBetter(why) = compare(env.ranker, new, old) {
         return Err(refused(format!(
             "with the test of the block that keeps other blocks on the original code, {why}"
         )));

@@ -2,15 +2,18 @@
 //! teacher can sort by: the values `--at` gives, else the scalar
 //! arguments (and defines) of the launch the parameter file or the host
 //! code gives. A kernel with neither has no sizes: its bounds stay
-//! polynomials.
+//! polynomials, and its candidates are ranked by the heuristic with a
+//! guard at the sizes of its test launches ([`ranker`]).
 
 use std::collections::BTreeMap;
 
 use copper::cuda::launch::Launch;
 use copper::ir::{Kernel, Param};
 use copper::sim::params::LaunchSpec;
+use copper::sim::test_launch::synthesized;
 
-use crate::rank::Ranking;
+use crate::rank::sized::{InUse, Tested};
+use crate::rank::{Ranker, Ranking};
 
 /// Values of a kernel's integer arguments, and where they came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +39,46 @@ pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<
     let mut values = spec.defines.clone();
     values.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
     Some(Sizes { values, from })
+}
+
+/// How the candidates of `kernel` are compared: the user's `ranking` at
+/// the `sizes` in use; without them (and without `--asymptotic`), by the
+/// heuristic guarded at the sizes of the launches synthesized around
+/// `block` that the checks use.
+pub fn ranker(
+    ranking: &Ranking,
+    sizes: Option<&Sizes>,
+    kernel: &Kernel,
+    block: Option<[u64; 3]>,
+) -> Ranker {
+    let epsilon = ranking.epsilon();
+    match (ranking, sizes, block) {
+        (Ranking::Asymptotic { .. }, ..) => Ranker::Asymptotic { epsilon },
+        (Ranking::At { .. } | Ranking::InUse { .. }, Some(s), _) => Ranker::At(InUse {
+            values: s.values.clone(),
+            from: s.from.clone(),
+            given: matches!(ranking, Ranking::At { .. }),
+            epsilon,
+        }),
+        (_, None, Some(block)) => Ranker::Tested(Tested {
+            points: synthesized(kernel, block).iter().map(point).collect(),
+            epsilon,
+        }),
+        (_, None, None) => Ranker::Asymptotic { epsilon },
+    }
+}
+
+/// The sizes of launch `spec`: its arguments, defines, and grid and
+/// block dimensions (`gridDim.x`, …), as the bounds name them.
+fn point(spec: &LaunchSpec) -> BTreeMap<String, f64> {
+    let mut p = spec.defines.clone();
+    p.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
+    for (d, n) in ["x", "y", "z"].iter().enumerate() {
+        let dim = |v: &[u64]| v.get(d).copied().unwrap_or(1) as f64;
+        p.insert(format!("gridDim.{n}"), dim(&spec.grid));
+        p.insert(format!("blockDim.{n}"), dim(&spec.block));
+    }
+    p
 }
 
 /// The launch `spec` the host code's `launch` was tested with, its

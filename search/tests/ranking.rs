@@ -1,0 +1,150 @@
+//! Ranking at the sizes the user runs: a rewrite whose bound is lower only
+//! for sizes larger than the launch's is not taken (the one-warp-per-row
+//! rewrite costs some 2,600 wsteps per warp more up front), the same
+//! kernel launched at large sizes takes it, `--at` overrides the launch,
+//! a kernel without sizes takes it only when it is no higher at its test
+//! launches' sizes either, and `--asymptotic` restores the ranking by
+//! degree and coefficients alone.
+
+mod common;
+
+use common::{copper_in, root, text};
+use serde_json::Value;
+
+/// `copper optimize ARGS testdata/ranking/FILE --format json`: its one
+/// kernel's object, and the exit status.
+fn kernel(file: &str, args: &[&str]) -> (Value, Option<i32>) {
+    let path = format!("testdata/ranking/{file}");
+    let mut all = vec!["optimize", "--format", "json", path.as_str()];
+    all.extend_from_slice(args);
+    let o = copper_in(&root(), &all);
+    let doc: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    let k = doc["kernels"][0].clone();
+    assert_eq!(k["kernel"], "countVotes", "{}", text(&o));
+    (k, o.status.code())
+}
+
+/// The transforms applied to `k`.
+fn applied(k: &Value) -> Vec<String> {
+    k["applied"]
+        .as_array()
+        .map(|a| a.iter().map(|x| x["transform"].to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// `copper optimize --explain ARGS testdata/ranking/FILE`, as text.
+fn explained(file: &str, args: &[&str]) -> String {
+    let path = format!("testdata/ranking/{file}");
+    let mut all = vec!["optimize", "--explain", path.as_str()];
+    all.extend_from_slice(args);
+    text(&copper_in(&root(), &all))
+}
+
+#[test]
+fn short_rows_refuse_one_warp_per_row_and_say_why() {
+    let (k, code) = kernel("votes_short.cu", &[]);
+    assert_eq!(code, Some(0), "{k}");
+    assert_eq!(k["status"], "unchanged", "{k}");
+    assert_eq!(
+        k["ranked"],
+        "ranked at districts=3000, stations=12: the launch at line 36"
+    );
+    let out = explained("votes_short.cu", &[]);
+    assert!(
+        out.contains("  ranked at districts=3000, stations=12: the launch at line 36\n"),
+        "{out}"
+    );
+    // 41 + 176·12 = 2153 against 2672 + 45·(12 + 31) = 4607.
+    assert!(
+        out.contains(
+            "not better at the sizes in use (the launch at line 36): at stations=12: 2153 → 4607; it is lower only for larger sizes (the stations term: 176 → 45)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn long_rows_take_one_warp_per_row_with_the_values_as_the_reason() {
+    let (k, code) = kernel("votes_long.cu", &[]);
+    assert_eq!(code, Some(1), "{k}");
+    assert_eq!(applied(&k), ["\"one warp per row\""], "{k}");
+    assert_eq!(
+        k["applied"][0]["why"],
+        "at stations=2000: 352041 → 94067 (the stations term: 176 → 45)"
+    );
+    // The host input cut for testing (`districts`) counts as written.
+    assert_eq!(
+        k["ranked"],
+        "ranked at districts=3000, stations=2000: the launch at line 36"
+    );
+}
+
+#[test]
+fn at_overrides_the_launch_either_way() {
+    let (k, _) = kernel("votes_short.cu", &["--at", "districts=3000,stations=2000"]);
+    assert_eq!(applied(&k), ["\"one warp per row\""], "{k}");
+    assert_eq!(k["ranked"], "ranked at districts=3000, stations=2000: --at");
+    let (k, _) = kernel("votes_long.cu", &["--at", "districts=3000,stations=12"]);
+    assert_eq!(k["status"], "unchanged", "{k}");
+}
+
+#[test]
+fn asymptotic_ranks_by_degree_and_coefficients_whatever_the_sizes() {
+    for file in ["votes_short.cu", "votes_kernel_only.cu"] {
+        let (k, code) = kernel(file, &["--asymptotic"]);
+        assert_eq!(code, Some(1), "{file}: {k}");
+        assert_eq!(applied(&k), ["\"one warp per row\""], "{file}: {k}");
+        assert_eq!(k["applied"][0]["why"], "the stations term: 176 → 45");
+        assert!(k["ranked"].is_null(), "{file}: {k}");
+    }
+    let o = copper_in(
+        &root(),
+        &[
+            "optimize",
+            "--asymptotic",
+            "--at",
+            "stations=12",
+            "testdata/ranking/votes_short.cu",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn without_sizes_a_rewrite_higher_at_a_test_launch_is_not_taken() {
+    let (k, code) = kernel("votes_kernel_only.cu", &[]);
+    assert_eq!(code, Some(0), "{k}");
+    assert_eq!(k["status"], "unchanged", "{k}");
+    assert!(k["ranked"].is_null(), "{k}");
+    let out = explained("votes_kernel_only.cu", &[]);
+    assert!(
+        out.contains(
+            "its bound is lower only for large sizes (the stations term: 176 → 45) and higher at a test launch's stations=5: 921 → 4292;"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn copper_toml_can_ask_for_the_asymptotic_ranking_and_at_still_wins() {
+    let dir = std::env::temp_dir().join(format!("copper-ranking-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        root().join("testdata/ranking/votes_short.cu"),
+        dir.join("votes.cu"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("copper.toml"), "asymptotic = true\n").unwrap();
+    let o = copper_in(&dir, &["optimize", "votes.cu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("why: wsteps per warp, the stations term: 176 → 45"));
+    let o = copper_in(
+        &dir,
+        &["optimize", "votes.cu", "--at", "districts=3000,stations=12"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("ranked at districts=3000, stations=12: --at"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
