@@ -43,8 +43,8 @@ pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<
 
 /// How the candidates of `kernel` are compared: the user's `ranking` at
 /// the `sizes` in use; without them (and without `--asymptotic`), by the
-/// heuristic guarded at the sizes of the launches synthesized around
-/// `block` that the checks use.
+/// heuristic guarded at the sizes of the largest launch synthesized
+/// around `block` that the checks use.
 pub fn ranker(
     ranking: &Ranking,
     sizes: Option<&Sizes>,
@@ -60,10 +60,13 @@ pub fn ranker(
             given: matches!(ranking, Ranking::At { .. }),
             epsilon,
         }),
-        (_, None, Some(block)) => Ranker::Tested(Tested {
-            points: synthesized(kernel, block).iter().map(point).collect(),
-            epsilon,
-        }),
+        (_, None, Some(block)) => match synthesized(kernel, block).last() {
+            Some(largest) => Ranker::Tested(Tested {
+                point: point(largest),
+                epsilon,
+            }),
+            None => Ranker::Asymptotic { epsilon },
+        },
         (_, None, None) => Ranker::Asymptotic { epsilon },
     }
 }
