@@ -54,9 +54,14 @@
 //! a parameter (dynamic shared memory sized at the launch) is refused.
 
 mod build;
+mod build2d;
 mod window;
+mod window2d;
 
-use copper::cuda::ast::Type;
+use std::collections::BTreeSet;
+
+use copper::cuda::ast::{Function, NodeId, Param, Stmt, Type};
+use copper::source::Span;
 
 use crate::coop_load::static_shared_bytes;
 use crate::tiled_shared::Staging;
@@ -65,11 +70,221 @@ use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 /// The largest block the tile is sized for (CUDA's limit on threads per
 /// block).
 const MAX_BLOCK: u64 = 1024;
+/// The largest block side a 2-D tile is sized for: blocks up to 32 × 32.
+const MAX_SIDE: u64 = 32;
 /// Static shared memory a block may declare, in bytes.
 const SHARED_LIMIT: u64 = 48 * 1024;
 
-/// Halo tiles for 1-D sliding windows.
+/// Halo tiles for 1-D and 2-D sliding windows.
 pub struct HaloTile;
+
+/// What the windows of one kernel are found against.
+struct Search<'a, 'f> {
+    cx: &'a Context<'f>,
+    staging: Staging<'f>,
+    k: window::Kernel<'f>,
+    /// Bytes of the kernel's own shared arrays, if constant.
+    used: Option<u64>,
+}
+
+impl Search<'_, '_> {
+    /// The array `p`'s element type.
+    fn element(p: &Param) -> Type {
+        Type {
+            is_const: false,
+            pointers: Vec::new(),
+            ..p.ty.clone()
+        }
+    }
+
+    /// Offers `function`, which holds a tile of `tiles` elements of
+    /// `p`, when the tile fits in shared memory; `left_alone` says what is
+    /// not done otherwise.
+    fn offer(
+        &self,
+        out: &mut Proposals,
+        (span, left_alone): (Span, &str),
+        p: &Param,
+        tiles: u64,
+        (function, description): (Function, String),
+    ) {
+        let bytes = u64::from(Self::element(p).base.size_bytes().unwrap_or(u32::MAX)) * tiles;
+        let why = match self.used {
+            None => Some("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".to_string()),
+            Some(u) if u + bytes > SHARED_LIMIT => Some(format!("a tile of {tiles} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT}")),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            out.skipped.push(Skip {
+                span,
+                reason: format!("{left_alone}: {why}"),
+            });
+            return;
+        }
+        let c = Candidate::new(HaloTile.name(), function, description);
+        let pairs: Vec<(String, String)> = self
+            .staging
+            .effects
+            .array_writes
+            .iter()
+            .map(|wr| (p.name.clone(), wr.clone()))
+            .collect();
+        let why = (
+            left_alone,
+            "the kernel writes one of them while the tile holds the other",
+        );
+        overlap::offer(self.cx, c, &pairs, out, span, why);
+    }
+
+    /// The read-only arrays loop `l` reads.
+    fn arrays_read(&self, l: &Stmt) -> Vec<&Param> {
+        let read_here = crate::ast_util::Effects::of(&crate::tiled_shared::loop_body(l)).reads;
+        self.staging
+            .arrays
+            .iter()
+            .copied()
+            .filter(|p| read_here.contains(&p.name))
+            .collect()
+    }
+
+    /// 2-D windows of loop `l` over the rows or columns of a window: a
+    /// candidate or a reason for each array, and the arrays and loops
+    /// dealt with (so the 1-D search leaves them alone).
+    fn windows_2d(&self, l: &Stmt, out: &mut Proposals, done: &mut BTreeSet<(NodeId, String)>) {
+        let f = self.k.f;
+        let Some((_, inner)) = window2d::inner_loop(l) else {
+            return;
+        };
+        let line = self.cx.line(l.meta.span);
+        let (ys, xs) = (
+            window::global_indices(f, "y"),
+            window::global_indices(f, "x"),
+        );
+        for p in self.arrays_read(l) {
+            if !window2d::looks_like_window(l, &p.name) {
+                continue;
+            }
+            done.insert((l.meta.id, p.name.clone()));
+            done.insert((inner.meta.id, p.name.clone()));
+            let left_alone = format!(
+                "`{}` is not loaded into a 2-D halo tile for the loops at line {line}",
+                p.name
+            );
+            let mut found = None;
+            let mut first_why = None;
+            for (y, x) in ys.iter().flat_map(|y| xs.iter().map(move |x| (y, x))) {
+                match window2d::recognize(&self.k, l, &p.name, (y.0, &y.1), (x.0, &x.1)) {
+                    Ok(w) => {
+                        found = Some(w);
+                        break;
+                    }
+                    Err(why) => {
+                        first_why.get_or_insert(why.to_string());
+                    }
+                }
+            }
+            let Some(w) = found else {
+                let why = first_why.unwrap_or_else(|| {
+                    "the kernel declares no `int` row and column indices `blockIdx.y * blockDim.y + threadIdx.y` and `blockIdx.x * blockDim.x + threadIdx.x` at its top level".to_string()
+                });
+                out.skipped.push(Skip {
+                    span: l.meta.span,
+                    reason: format!("{left_alone}: {why}"),
+                });
+                continue;
+            };
+            let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
+            let [ty, tx] = build2d::tile_dims(&w);
+            let description = format!(
+                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for `{}` from {} to {} and `{}` from {} to {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                p.name,
+                w.reads.first().map(copper::cuda::print::expression).unwrap_or_default(),
+                w.rows.counter,
+                w.rows.first,
+                w.rows.last,
+                w.cols.counter,
+                w.cols.first,
+                w.cols.last,
+                w.rows.halo(),
+                w.cols.halo(),
+            );
+            self.offer(
+                out,
+                (l.meta.span, &left_alone),
+                p,
+                ty * tx,
+                (function, description),
+            );
+        }
+    }
+
+    /// 1-D windows of loop `l`, but for the arrays in `done`.
+    fn windows_1d(&self, l: &Stmt, out: &mut Proposals, done: &BTreeSet<(NodeId, String)>) {
+        let f = self.k.f;
+        let indices = window::global_indices(f, "x");
+        let line = self.cx.line(l.meta.span);
+        for p in window::written_windows(f, l, &indices, &self.staging.effects) {
+            out.skipped.push(Skip {
+                span: l.meta.span,
+                reason: format!(
+                    "`{p}` is not loaded into a halo tile for the loop at line {line}: the kernel writes it, so a tile could hold stale values"
+                ),
+            });
+        }
+        for p in self
+            .arrays_read(l)
+            .into_iter()
+            .filter(|p| !done.contains(&(l.meta.id, p.name.clone())))
+            .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
+        {
+            let left_alone = format!(
+                "`{}` is not loaded into a halo tile for the loop at line {line}",
+                p.name
+            );
+            let mut found = None;
+            let mut first_why = None;
+            for &(at, ref i) in &indices {
+                match window::recognize(&self.k, l, &p.name, (at, i)) {
+                    Ok(w) => {
+                        found = Some(w);
+                        break;
+                    }
+                    Err(why) => {
+                        first_why.get_or_insert(why.to_string());
+                    }
+                }
+            }
+            let Some(w) = found else {
+                out.skipped.push(Skip {
+                    span: l.meta.span,
+                    reason: format!(
+                        "{left_alone}: {}",
+                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string())
+                    ),
+                });
+                continue;
+            };
+            let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
+            let a = &w.axis;
+            let description = format!(
+                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                p.name,
+                copper::cuda::print::expression(&crate::ast_util::index(&p.name, a.element())),
+                a.counter,
+                a.first,
+                a.last,
+                a.halo(),
+            );
+            self.offer(
+                out,
+                (l.meta.span, &left_alone),
+                p,
+                build::tile_len(&w),
+                (function, description),
+            );
+        }
+    }
+}
 
 impl Transform for HaloTile {
     fn name(&self) -> &'static str {
@@ -78,102 +293,25 @@ impl Transform for HaloTile {
 
     fn propose(&self, cx: &Context) -> Proposals {
         let f = cx.function;
-        let mut out = Proposals::default();
         let staging = Staging::of(f);
-        let indices = window::global_indices(f);
         let k = window::Kernel {
             f,
             fixed: staging.fixed.clone(),
             consts: window::local_consts(f),
         };
-        let used = static_shared_bytes(f);
-        for l in &staging.loops {
-            let line = cx.line(l.meta.span);
-            let read_here = crate::ast_util::Effects::of(&crate::tiled_shared::loop_body(l)).reads;
-            for p in window::written_windows(f, l, &indices, &staging.effects) {
-                out.skipped.push(Skip {
-                    span: l.meta.span,
-                    reason: format!(
-                        "`{p}` is not loaded into a halo tile for the loop at line {line}: the kernel writes it, so a tile could hold stale values"
-                    ),
-                });
-            }
-            for p in staging
-                .arrays
-                .iter()
-                .filter(|p| read_here.contains(&p.name))
-                .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
-            {
-                let left_alone = format!(
-                    "`{}` is not loaded into a halo tile for the loop at line {line}",
-                    p.name
-                );
-                let mut refuse = |why: String| {
-                    out.skipped.push(Skip {
-                        span: l.meta.span,
-                        reason: format!("{left_alone}: {why}"),
-                    })
-                };
-                let mut found = None;
-                let mut first_why = None;
-                for &(at, ref i) in &indices {
-                    match window::recognize(&k, l, &p.name, (at, i)) {
-                        Ok(w) => {
-                            found = Some(w);
-                            break;
-                        }
-                        Err(why) => {
-                            first_why.get_or_insert(why.to_string());
-                        }
-                    }
-                }
-                let Some(w) = found else {
-                    refuse(
-                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string()),
-                    );
-                    continue;
-                };
-                let elem = Type {
-                    is_const: false,
-                    pointers: Vec::new(),
-                    ..p.ty.clone()
-                };
-                let bytes =
-                    u64::from(elem.base.size_bytes().unwrap_or(u32::MAX)) * build::tile_len(&w);
-                match used {
-                    None => {
-                        refuse("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".into());
-                        continue;
-                    }
-                    Some(u) if u + bytes > SHARED_LIMIT => {
-                        refuse(format!("a tile of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT}", build::tile_len(&w)));
-                        continue;
-                    }
-                    Some(_) => {}
-                }
-                let function = build::rewrite(f, l.meta.id, &p.name, elem, &w);
-                let halo = w.last.abs_diff(w.first);
-                let description = format!(
-                    "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {halo} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
-                    p.name,
-                    copper::cuda::print::expression(&crate::ast_util::index(&p.name, w.element())),
-                    w.counter,
-                    w.first,
-                    w.last,
-                );
-                let c = Candidate::new(self.name(), function, description);
-                let pairs: Vec<(String, String)> = staging
-                    .effects
-                    .array_writes
-                    .iter()
-                    .map(|wr| (p.name.clone(), wr.clone()))
-                    .collect();
-                let why = (
-                    left_alone.as_str(),
-                    "the kernel writes one of them while the tile holds the other",
-                );
-                overlap::offer(cx, c, &pairs, &mut out, l.meta.span, why);
-            }
+        let search = Search {
+            cx,
+            used: static_shared_bytes(f),
+            staging,
+            k,
+        };
+        let mut out = Proposals::default();
+        let mut done = BTreeSet::new();
+        for l in &search.staging.loops {
+            search.windows_2d(l, &mut out, &mut done);
+        }
+        for l in &search.staging.loops {
+            search.windows_1d(l, &mut out, &done);
         }
         out
     }
@@ -181,3 +319,5 @@ impl Transform for HaloTile {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests2d;
