@@ -34,6 +34,9 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
 
+#[path = "every_caller/windows_2d.rs"]
+mod windows_2d;
+
 /// Block shapes every offered rewrite is checked on.
 const SHAPES: [[u64; 3]; 12] = [
     [32, 1, 1],
@@ -833,6 +836,18 @@ fn check_kernels_on(
     cache: &Cache,
     shapes: &[[u64; 3]],
 ) -> Vec<Found> {
+    check_kernels_varied(file, settings, cache, shapes, &|_| Vec::new())
+}
+
+/// [`check_kernels_on`], each block also on the launches `more` makes of
+/// the synthesized ones.
+fn check_kernels_varied(
+    file: &ParsedFile,
+    settings: &Settings,
+    cache: &Cache,
+    shapes: &[[u64; 3]],
+    more: &(dyn Fn(LaunchSpec) -> Vec<LaunchSpec> + Sync),
+) -> Vec<Found> {
     let file = file.clone();
     let path = file.source.path.clone();
     let names: Vec<String> = file
@@ -882,6 +897,9 @@ fn check_kernels_on(
             };
             // The synthesized launches, then each with other random data.
             let mut checkers = vec![measure(None)];
+            for spec in synthesized(&kernel, block).into_iter().flat_map(more) {
+                checkers.push(measure(Some(&spec)));
+            }
             for seed in 1..=seeds {
                 for mut spec in synthesized(&kernel, block) {
                     for a in spec
