@@ -13,9 +13,13 @@ use super::MAX_SIDE;
 use crate::ast_util::{self, bin, decl, expr, fresh, ident, if_else, index, int};
 use crate::coop_load::builtin;
 
-/// The tile's rows and columns: the largest block's plus the halos.
+/// The tile's rows and columns: the largest block's plus the halos, the
+/// rows padded to 16 words past a multiple of 32, so that the two rows of
+/// tile a warp of a 16-wide block reads fall in different banks (a 32-wide
+/// block reads one row per warp, conflict-free whatever the padding).
 pub(crate) fn tile_dims(w: &Window2d) -> [u64; 2] {
-    [MAX_SIDE + w.rows.halo(), MAX_SIDE + w.cols.halo()]
+    let cols = MAX_SIDE + w.cols.halo();
+    [MAX_SIDE + w.rows.halo(), cols + (48 - cols % 32) % 32]
 }
 
 /// `(int)e`: a position the original computes as an `int`.

@@ -36,7 +36,7 @@ __global__ void blur(const float *__restrict__ in, float *__restrict__ out, int 
     if (blockDim.x <= 32 && blockDim.y <= 32 && blockDim.z == 1) {
         int x = blockIdx.x * blockDim.x + threadIdx.x;
         int y = blockIdx.y * blockDim.y + threadIdx.y;
-        __shared__ float in_halo[34][34];
+        __shared__ float in_halo[34][48];
         long long in_by = (long long)y - threadIdx.y;
         long long in_bx = (long long)x - threadIdx.x;
         if (in_by < h && in_bx < w) {
@@ -102,7 +102,7 @@ fn a_clamped_mean_filter_loads_the_clamped_elements() {
         [16, 16, 1],
     );
     for line in [
-        "__shared__ float in_halo[36][36];",
+        "__shared__ float in_halo[36][48];",
         "if (in_by < h && in_bx < w) {",
         "if (in_jy - 2 < h && in_jx - 2 < w) {",
         "in_halo[in_ty][in_tx] = in[min(max((int)in_jy, 0), h - 1) * w + min(max((int)in_jx, 0), w - 1)];",
@@ -131,7 +131,7 @@ __global__ void jacobi(const int *__restrict__ in, int *__restrict__ out, int w,
         [32, 8, 1],
     );
     for line in [
-        "__shared__ int in_halo[34][34];",
+        "__shared__ int in_halo[34][48];",
         "if (in_by + blockDim.y > R && R < h - R && in_by < h - R && in_bx + blockDim.x > R && R < w - R && in_bx < w - R) {",
         "if (in_jy + R >= R && in_jy - 1 < h - R && in_jx + R >= R && in_jx - 1 < w - R) {",
         "in_halo[in_ty][in_tx] = in[(int)in_jy * w + (int)in_jx];",
