@@ -160,8 +160,11 @@ impl Search<'_, '_> {
             window::global_indices(f, "y"),
             window::global_indices(f, "x"),
         );
+        let names =
+            |v: &[(usize, String)]| -> Vec<String> { v.iter().map(|(_, n)| n.clone()).collect() };
+        let (y_names, x_names) = (names(&ys), names(&xs));
         for p in self.arrays_read(l) {
-            if !window2d::looks_like_window(l, &p.name) {
+            if !window2d::looks_like_window(l, &p.name, &y_names, &x_names) {
                 continue;
             }
             done.insert((l.meta.id, p.name.clone()));
@@ -184,9 +187,8 @@ impl Search<'_, '_> {
                 }
             }
             let Some(w) = found else {
-                let why = first_why.unwrap_or_else(|| {
-                    "the kernel declares no `int` row and column indices `blockIdx.y * blockDim.y + threadIdx.y` and `blockIdx.x * blockDim.x + threadIdx.x` at its top level".to_string()
-                });
+                let why =
+                    first_why.unwrap_or_else(|| "copper lost track of the window".to_string());
                 out.skipped.push(Skip {
                     span: l.meta.span,
                     reason: format!("{left_alone}: {why}"),

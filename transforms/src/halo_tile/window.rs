@@ -258,7 +258,7 @@ pub(crate) fn recognize(
 ) -> Result<Window, Refusal> {
     // The local constants the loads may use: those declared before them.
     let k = &k.before(Place::of(&k.f.body, l.meta.id).map_or(0, |p| p.at));
-    let (h, first, last) = offsets(k, l)?;
+    let h = header(k, l)?;
     let element = bin(BinOp::Add, ident(index), ident(&h.var));
     let body = loop_body(l);
     let copies = copies_of(k.f, &body, &element);
@@ -274,6 +274,7 @@ pub(crate) fn recognize(
         expected: format!("the window index `{}`", print::expression(&element)),
     };
     let guard = scan.guard(&body)?.into_iter().map(|(_, a)| a).collect();
+    let (first, last) = range(k, &h, l)?;
     let place = Place::of(&k.f.body, l.meta.id)?;
     if declared >= place.at {
         return Err(format!(
@@ -300,15 +301,21 @@ pub(crate) fn recognize(
     })
 }
 
-/// The header of loop `l` over a window's offsets, with its first and
-/// last values: constants, the range not empty, the counter an `int`.
-pub(crate) fn offsets(k: &Kernel, l: &Stmt) -> Result<(Header, i64, i64), Refusal> {
+/// The header of loop `l` over a window's offsets, its body free of
+/// jumps.
+pub(crate) fn header(k: &Kernel, l: &Stmt) -> Result<Header, Refusal> {
     let h = Header::of(l, &k.fixed)?;
     if Effects::of(&loop_body(l)).jumps {
         return Err(Refusal::Jumps {
             what: "its body may",
         });
     }
+    Ok(h)
+}
+
+/// The first and last offsets of loop `l` with header `h`: constants,
+/// the range not empty, the counter an `int`.
+pub(crate) fn range(k: &Kernel, h: &Header, l: &Stmt) -> Result<(i64, i64), Refusal> {
     let (Some(first), Some(end)) = (value(&h.start, &k.consts), value(&h.end, &k.consts)) else {
         return Err(
             "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
@@ -321,7 +328,7 @@ pub(crate) fn offsets(k: &Kernel, l: &Stmt) -> Result<(Header, i64, i64), Refusa
     if !loop_counter_is_int(l) {
         return Err(format!("its counter `{}` is not an `int`", h.var).into());
     }
-    Ok((h, first, end - 1))
+    Ok((first, end - 1))
 }
 
 /// The conditions `conds` on the way to a window loop, split into the

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Init, NodeId, Stmt, StmtKind, UnOp};
 use copper::cuda::print;
 
-use super::window::{counter, offsets, split_conditions, Axis, AxisAtom, Kernel, Scan};
+use super::window::{counter, header, range, split_conditions, Axis, AxisAtom, Kernel, Scan};
 use crate::ast_util::{self, bin, equiv_expr, ident};
 use crate::coop_load::Place;
 use crate::tiled_shared::{loop_body, redeclared, Header};
@@ -255,35 +255,45 @@ fn names(e: &Expr) -> BTreeSet<String> {
 }
 
 /// Whether loops `outer` and the one in it read `array` at an index that
-/// names one of their counters (or a local computed from one): a 2-D
-/// window, perhaps one the transform does not handle, worth a reason when
-/// it is left alone.
-pub(crate) fn looks_like_window(outer: &Stmt, array: &str) -> bool {
+/// names one of their counters, a row index of `ys` and a column index of
+/// `xs` (or locals computed from them): a 2-D window, perhaps one the
+/// transform does not handle, worth a reason when it is left alone.
+pub(crate) fn looks_like_window(outer: &Stmt, array: &str, ys: &[String], xs: &[String]) -> bool {
     let Some((decls, inner)) = inner_loop(outer) else {
         return false;
     };
     let (Some(c1), Some(c2)) = (counter(outer), counter(&inner)) else {
         return false;
     };
-    let mut window: BTreeSet<String> = [c1.to_string(), c2.to_string()].into();
     let body = loop_body(&inner);
-    for s in decls.iter().chain(&body) {
-        if let StmtKind::Decl(ds) = &s.kind {
-            for d in ds {
-                if let Some(Init::Expr(e)) = &d.init {
-                    if !names(e).is_disjoint(&window) {
-                        window.insert(d.name.clone());
+    // The names computed from `seeds` in the loops' declarations.
+    let reach = |seeds: &[String]| {
+        let mut found: BTreeSet<String> = seeds.iter().cloned().collect();
+        for s in decls.iter().chain(&body) {
+            if let StmtKind::Decl(ds) = &s.kind {
+                for d in ds {
+                    if let Some(Init::Expr(e)) = &d.init {
+                        if !names(e).is_disjoint(&found) {
+                            found.insert(d.name.clone());
+                        }
                     }
                 }
             }
         }
-    }
+        found
+    };
+    let sets = [
+        reach(&[c1.to_string(), c2.to_string()]),
+        reach(ys),
+        reach(xs),
+    ];
     let mut found = false;
     for s in &body {
         ast_util::visit_stmt_exprs(s, &mut |e| {
             if let ExprKind::Index(base, i) = &e.kind {
                 if matches!(&base.kind, ExprKind::Ident(n) if n == array) {
-                    found |= !names(i).is_disjoint(&window);
+                    let used = names(i);
+                    found |= sets.iter().all(|set| !used.is_disjoint(set));
                 }
             }
         });
@@ -308,8 +318,8 @@ pub(crate) fn recognize(
                 .into(),
         );
     };
-    let (ho, fo, lo) = offsets(k, outer)?;
-    let (hi, fi, li) = offsets(k, &inner)?;
+    let (ho, hi) = (header(k, outer)?, header(k, &inner)?);
+    let ((fo, lo), (fi, li)) = (range(k, &ho, outer)?, range(k, &hi, &inner)?);
     let mut copies = decls;
     copies.extend(loop_body(&inner));
     let locals = locals(k, &copies);
