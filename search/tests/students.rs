@@ -31,6 +31,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "box_blur.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
         "chunked_clamp.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
@@ -57,6 +61,10 @@ const EXPECTED: &[(&str, &str)] = &[
     (
         "main_matmul.cu",
         "tested on the launch at line 30 (grid 3×3×1, block 16×16×1)",
+    ),
+    (
+        "main_blur5.cu",
+        "tested on the launch at line 43 (grid 3×3×1, block 16×16×1)",
     ),
     (
         "main_moving_average.cu",
