@@ -1,4 +1,4 @@
-//! Halo tiles for 1-D sliding windows. A kernel whose threads each read
+//! Halo tiles for 1-D and 2-D sliding windows. A kernel whose threads each read
 //! a window of an array around their own element
 //!
 //! ```c
@@ -52,6 +52,66 @@
 //! `if (i >= n) return;`), `i >= m` (then some thread of the block must be
 //! `i >= m`, and `j - S >= m`), or the same in every thread. A radius from
 //! a parameter (dynamic shared memory sized at the launch) is refused.
+//!
+//! # 2-D windows
+//!
+//! Box blurs, mean filters and Jacobi-like stencils
+//!
+//! ```c
+//! int x = blockIdx.x * blockDim.x + threadIdx.x;
+//! int y = blockIdx.y * blockDim.y + threadIdx.y;
+//! if (x < w && y < h)
+//!     for (int dy = -R; dy <= R; dy++)
+//!         for (int dx = -R; dx <= R; dx++) {
+//!             int yy = y + dy, xx = x + dx;
+//!             if (yy >= 0 && yy < h && xx >= 0 && xx < w) s += in[yy * w + xx];
+//!         }
+//! ```
+//!
+//! read each pixel in `(2R + 1)²` threads. The block loads the pixels its
+//! windows cover into a `__shared__` tile of `(blockDim.y + 2R) ×
+//! (blockDim.x + 2R)` by a strided loop over the tile's rows and, in it,
+//! its columns (all threads, those outside the image too), waits at one
+//! barrier, and the windows read `tile[threadIdx.y + (dy + R)][threadIdx.x
+//! + (dx + R)]`.
+//!
+//! The proof is the 1-D one along each axis: the threads that reach the
+//! loops are those whose `x` passes the bounds on `x` and whose `y` passes
+//! those on `y` (a product, since no condition on the way mixes them), and
+//! each reads the positions `(y + dy, x + dx)` under bounds on `y + dy`
+//! and on `x + dx` separately, so the positions read are the product of
+//! the rows and the columns the 1-D proof gives. Tile element `(ty, tx)`
+//! is position `(jy, jx) = (by + ty + Sy, bx + tx + Sx)` (`by = y -
+//! threadIdx.y`, in `long long`), loaded when both axes' conditions hold
+//! at it; the element loaded is the one the original reads there,
+//! `in[Y * w + X]` with `Y` and `X` what the reads make of the position
+//! (itself, or a clamp `min(max(jy, 0), h - 1)`) computed from `(int)jy`
+//! and `(int)jx`: a position some thread reads is one it computed as an
+//! `int`. The loops may come in either order, the row loop outside or
+//! inside.
+//!
+//! The tile is static, sized for blocks up to 32 × 32 (the usual 16 × 16,
+//! 32 × 8 and 32 × 32 included), its rows padded to 16 words past a
+//! multiple of 32 so that the two rows a warp of a 16-wide block reads
+//! fall in different banks; the rewritten body runs under `blockDim.x <=
+//! 32 && blockDim.y <= 32 && blockDim.z == 1`, any other block (64 × 4,
+//! a 3-D block) runs the original body. A tile over 48 KiB with the
+//! kernel's own shared memory is refused.
+//!
+//! What qualifies, besides the 1-D conditions on each loop (constant
+//! ranges, no jumps, the loops not in another loop): top-level `int`
+//! indices `x` along x and `y` along y as above; the outer loop's body is
+//! declarations and then the inner loop; every read of the array in the
+//! inner loop is `a[Y * w + X]` (the terms in any order, `X` perhaps
+//! written as `x + dx` split around the row term), the same `Y`, `w` and
+//! `X` in every read, `w` a fixed `int`; `Y` is `y + dy`, a local copy of
+//! it (`int yy = y + dy;` in either loop's body) or `min`/`max` of one of
+//! those with a fixed `int`, `X` the same with `x + dx`; the reads stand
+//! under bounds on `y + dy` and `x + dx` (or their copies) only; the
+//! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
+//! `if (x >= w || y >= h) return;`) or are the same in every thread. Not
+//! done: the 5-point form written out (`in[idx - w] + in[idx + w] + …`
+//! with `idx = y * w + x`), which has no offset loops.
 
 mod build;
 mod build2d;

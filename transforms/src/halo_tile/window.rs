@@ -331,6 +331,10 @@ pub(crate) fn range(k: &Kernel, h: &Header, l: &Stmt) -> Result<(i64, i64), Refu
     Ok((first, end - 1))
 }
 
+/// The bounds on a thread index on the way to a window loop: the `n` of
+/// each `index < n`, the `m` of each `index >= m`.
+pub(crate) type Bounds = (Vec<Expr>, Vec<Expr>);
+
 /// The conditions `conds` on the way to a window loop, split into the
 /// bounds on each of the thread indices `indices` (for each, the `n` of
 /// `index < n` and the `m` of `index >= m`) and the conditions that are
@@ -340,7 +344,7 @@ pub(crate) fn split_conditions(
     k: &Kernel,
     conds: &[Expr],
     indices: &[&str],
-) -> Result<(Vec<(Vec<Expr>, Vec<Expr>)>, Vec<Expr>), Refusal> {
+) -> Result<(Vec<Bounds>, Vec<Expr>), Refusal> {
     let mut bounds = vec![(Vec::new(), Vec::new()); indices.len()];
     let mut same = Vec::new();
     let mut atoms: Vec<Expr> = conds.iter().flat_map(conjuncts).cloned().collect();

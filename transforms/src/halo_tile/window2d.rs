@@ -88,6 +88,8 @@ pub(crate) struct Window2d {
 /// counter and the locals that hold a key of the position.
 struct Along<'a> {
     index: &'a str,
+    /// The top-level statement that declares the index.
+    declared: usize,
     counter: String,
     /// Locals holding a key of the position (`int yy = y + dy;`).
     copies: Vec<(String, Key)>,
@@ -339,9 +341,10 @@ pub(crate) fn recognize(
         ((&ho, fo, lo), (&hi, fi, li)),
         ((&hi, fi, li), (&ho, fo, lo)),
     ] {
-        let along = |index, h: &Header| {
+        let along = |(declared, index), h: &Header| {
             let mut a = Along {
                 index,
+                declared,
                 counter: h.var.clone(),
                 copies: Vec::new(),
             };
@@ -352,7 +355,7 @@ pub(crate) fn recognize(
             }
             a
         };
-        let (rows, cols) = (along(y, row.0), along(x, col.0));
+        let (rows, cols) = (along((y_at, y), row.0), along((x_at, x), col.0));
         let mut splits = Vec::new();
         let mut why = None;
         for r in &reads {
@@ -394,16 +397,7 @@ pub(crate) fn recognize(
             expected: String::new(),
         };
         let guard = scan.guard(&loop_body(&inner))?;
-        return finish(
-            k,
-            outer,
-            (y_at, x_at),
-            (rows, cols),
-            (row, col),
-            first,
-            guard,
-            reads,
-        );
+        return finish(k, outer, (rows, cols), (row, col), first, guard, reads);
     }
     Err(first_why
         .unwrap_or_else(|| "copper lost track of the window".to_string())
@@ -412,11 +406,9 @@ pub(crate) fn recognize(
 
 /// The window once its reads are known: where the loads go and when a
 /// thread reaches the loops.
-#[allow(clippy::too_many_arguments)]
 fn finish(
     k: &Kernel,
     outer: &Stmt,
-    (y_at, x_at): (usize, usize),
     (rows, cols): (Along, Along),
     (row, col): ((&Header, i64, i64), (&Header, i64, i64)),
     (row_key, stride, col_key): Split,
@@ -424,7 +416,7 @@ fn finish(
     reads: Vec<Expr>,
 ) -> Result<Window2d, Refusal> {
     let place = Place::of(&k.f.body, outer.meta.id)?;
-    for (at, index) in [(y_at, rows.index), (x_at, cols.index)] {
+    for (at, index) in [(rows.declared, rows.index), (cols.declared, cols.index)] {
         if at >= place.at {
             return Err(format!(
                 "`{index}` is declared after a statement that may return, so the tile cannot be loaded before it"

@@ -1,5 +1,7 @@
-//! The every-caller promise over generated 2-D windows: box blurs, mean
-//! filters and Jacobi-like stencils in the ways students write them.
+//! The every-caller promise over generated sliding windows, the halo
+//! tiles' kernels: 1-D windows around or ahead of each element, and 2-D
+//! box blurs, mean filters and Jacobi-like stencils in the ways students
+//! write them.
 
 use copper::cuda::parse::parse_source;
 use copper::sim::params::LaunchSpec;
@@ -7,7 +9,120 @@ use copper::source::SourceFile;
 use copper_search::pipeline::Cache;
 use rayon::prelude::*;
 
-use super::{check_kernels_varied, report, settings, Found, Rng};
+use super::{check_kernels_on, check_kernels_varied, report, settings, Found, Rng};
+
+/// Block shapes the halo tiles are checked on: the odd and extreme 1-D
+/// blocks a tile sized from `blockDim.x` must handle, and 2-D blocks,
+/// which must run the original code.
+const WINDOW_SHAPES: [[u64; 3]; 9] = [
+    [1, 1, 1],
+    [31, 1, 1],
+    [32, 1, 1],
+    [33, 1, 1],
+    [256, 1, 1],
+    [1024, 1, 1],
+    [16, 16, 1],
+    [32, 4, 1],
+    [1, 32, 1],
+];
+
+/// The same promise over generated sliding windows
+/// (`COPPER_EVERY_CALLER_WINDOWS=N` of them, 12 by default; see
+/// [`generated_window`]): at least one in three must get a halo tile (a
+/// window of radius 1 or 2 does not pay for it), and every rewrite must be
+/// right on every block of [`WINDOW_SHAPES`], at sizes smaller than, equal
+/// to and bigger than the grid, reading no element past what the original
+/// reads (the checker's launch with arrays shrunk to what the original
+/// accesses).
+#[test]
+fn halo_tiles_of_generated_windows_are_right_for_every_block() {
+    let n: u64 = std::env::var("COPPER_EVERY_CALLER_WINDOWS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(12);
+    let settings = settings();
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated_window(seed);
+            let file = parse_source(SourceFile::new(format!("window-{seed}.cu"), &src));
+            check_kernels_on(&file, &settings, &cache, &WINDOW_SHAPES)
+        })
+        .collect();
+    report(&found, &format!("{n} generated window kernels"));
+    let tiled = found
+        .iter()
+        .filter(|f| f.applied.contains(&"halo tile"))
+        .count();
+    println!("{tiled} of them halo tiles");
+    assert!(
+        tiled * 3 >= n as usize,
+        "only {tiled} of {n} generated window kernels got a halo tile"
+    );
+}
+
+/// Kernel `seed` summing a window of radius `R` from 1 to 8 (a macro or a
+/// local `const int`; the element `i + k` written out or copied into a
+/// local) around each thread's element (`k = -R … R`, with a
+/// lower bound on `i + k` and maybe an upper one) or ahead of it
+/// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
+/// `if (i < n)`, after `if (i >= n) return;`, under `if (i >= R && i <
+/// n - R)`, or for every thread.
+fn generated_window(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0xbb67_ae85_84ca_a73b) ^ 0x4a10);
+    let ty = r.pick(&["int", "float"]);
+    let radius = 1 + r.below(8);
+    let (define, local) = if r.below(3) == 0 {
+        (String::new(), format!("const int R = {radius};\n    "))
+    } else {
+        (format!("#define R {radius}\n"), String::new())
+    };
+    let idx = r.pick(&[
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "threadIdx.x + blockIdx.x * blockDim.x",
+    ]);
+    let (copy, el) = r.pick(
+        &[
+            &("", "i + k"),
+            &("", "k + i"),
+            &("int j = i + k;\n            ", "j"),
+        ][..],
+    );
+    let (range, guard) = if r.below(2) == 0 {
+        let guard = r.pick(&[
+            "if ({el} >= 0 && {el} < n)",
+            "if (0 <= {el} && n > {el})",
+            "if ({el} >= 0)",
+        ]);
+        ("int k = -R; k <= R; k++", guard)
+    } else {
+        let guard = r.pick(&["if ({el} < n)", ""]);
+        ("int k = 0; k < 2 * R; k++", guard)
+    };
+    let guard = guard.replace("{el}", el);
+    let (open, close) = r.pick(
+        &[
+            &("if (i < n) {", "}"),
+            &("if (i >= n) return;\n    {", "}"),
+            &("if (i >= R && i < n - R) {", "}"),
+            &("{", "}"),
+        ][..],
+    );
+    format!(
+        "{define}__global__ void k(const {ty} *in, {ty} *out, int n) {{
+    {local}int i = {idx};
+    {open}
+        {ty} s = 0;
+        for ({range}) {{
+            {copy}{guard} s += in[{el}];
+        }}
+        out[i] = s;
+    {close}
+}}
+"
+    )
+}
 
 /// Block shapes the 2-D halo tiles are checked on: blocks a `32 × 32`
 /// tile must handle (a single thread, odd widths, one row or column,
@@ -61,9 +176,10 @@ fn halo_tiles_of_generated_2d_windows_are_right_for_every_block() {
     );
 }
 
-/// The synthesized launch `spec` with images wider than tall (`h = w / 2
-/// + 1`) and taller than wide (`h = w + 3`): the synthesized ones are
-/// square, which would hide rows and columns taken for each other.
+/// The synthesized launch `spec` with images wider than tall (`h` half
+/// of `w`, plus one) and taller than wide (`h = w + 3`): the synthesized
+/// ones are square, which would hide rows and columns taken for each
+/// other.
 fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
     let Some(&w) = spec.args.get("w") else {
         return Vec::new();
@@ -85,7 +201,7 @@ fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
 /// `min`/`max`, or unguarded for interior pixels only; under `if (x < w
 /// && y < h)`, after `if (x >= w || y >= h) return;` or under the
 /// interior's bounds; the row loop outside or inside.
-pub(super) fn generated_window_2d(seed: u64) -> String {
+fn generated_window_2d(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x510e_527f_ade6_82d1) ^ 0x2d2d);
     let ty = r.pick(&["int", "float"]);
     let radius = 1 + r.below(3);
