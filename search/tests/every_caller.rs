@@ -34,6 +34,9 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
 
+#[path = "every_caller/windows.rs"]
+mod windows;
+
 /// Block shapes every offered rewrite is checked on.
 const SHAPES: [[u64; 3]; 12] = [
     [32, 1, 1],
@@ -231,119 +234,6 @@ fn interleaved_chunks_of_generated_kernels_are_right_for_every_block() {
         interleaved * 2 >= n as usize,
         "only {interleaved} of {n} generated chunk kernels got interleaved"
     );
-}
-
-/// Block shapes the halo tiles are checked on: the odd and extreme 1-D
-/// blocks a tile sized from `blockDim.x` must handle, and 2-D blocks,
-/// which must run the original code.
-const WINDOW_SHAPES: [[u64; 3]; 9] = [
-    [1, 1, 1],
-    [31, 1, 1],
-    [32, 1, 1],
-    [33, 1, 1],
-    [256, 1, 1],
-    [1024, 1, 1],
-    [16, 16, 1],
-    [32, 4, 1],
-    [1, 32, 1],
-];
-
-/// The same promise over generated sliding windows
-/// (`COPPER_EVERY_CALLER_WINDOWS=N` of them, 12 by default; see
-/// [`generated_window`]): at least one in three must get a halo tile (a
-/// window of radius 1 or 2 does not pay for it), and every rewrite must be
-/// right on every block of [`WINDOW_SHAPES`], at sizes smaller than, equal
-/// to and bigger than the grid, reading no element past what the original
-/// reads (the checker's launch with arrays shrunk to what the original
-/// accesses).
-#[test]
-fn halo_tiles_of_generated_windows_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_WINDOWS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(12);
-    let settings = settings();
-    let cache = Cache::default();
-    let found: Vec<Found> = (0..n)
-        .into_par_iter()
-        .flat_map_iter(|seed| {
-            let src = generated_window(seed);
-            let file = parse_source(SourceFile::new(format!("window-{seed}.cu"), &src));
-            check_kernels_on(&file, &settings, &cache, &WINDOW_SHAPES)
-        })
-        .collect();
-    report(&found, &format!("{n} generated window kernels"));
-    let tiled = found
-        .iter()
-        .filter(|f| f.applied.contains(&"halo tile"))
-        .count();
-    println!("{tiled} of them halo tiles");
-    assert!(
-        tiled * 3 >= n as usize,
-        "only {tiled} of {n} generated window kernels got a halo tile"
-    );
-}
-
-/// Kernel `seed` summing a window of radius `R` from 1 to 8 (a macro or a
-/// local `const int`; the element `i + k` written out or copied into a
-/// local) around each thread's element (`k = -R … R`, with a
-/// lower bound on `i + k` and maybe an upper one) or ahead of it
-/// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
-/// `if (i < n)`, after `if (i >= n) return;`, under `if (i >= R && i <
-/// n - R)`, or for every thread.
-fn generated_window(seed: u64) -> String {
-    let mut r = Rng(seed.wrapping_mul(0xbb67_ae85_84ca_a73b) ^ 0x4a10);
-    let ty = r.pick(&["int", "float"]);
-    let radius = 1 + r.below(8);
-    let (define, local) = if r.below(3) == 0 {
-        (String::new(), format!("const int R = {radius};\n    "))
-    } else {
-        (format!("#define R {radius}\n"), String::new())
-    };
-    let idx = r.pick(&[
-        "blockIdx.x * blockDim.x + threadIdx.x",
-        "threadIdx.x + blockIdx.x * blockDim.x",
-    ]);
-    let (copy, el) = r.pick(
-        &[
-            &("", "i + k"),
-            &("", "k + i"),
-            &("int j = i + k;\n            ", "j"),
-        ][..],
-    );
-    let (range, guard) = if r.below(2) == 0 {
-        let guard = r.pick(&[
-            "if ({el} >= 0 && {el} < n)",
-            "if (0 <= {el} && n > {el})",
-            "if ({el} >= 0)",
-        ]);
-        ("int k = -R; k <= R; k++", guard)
-    } else {
-        let guard = r.pick(&["if ({el} < n)", ""]);
-        ("int k = 0; k < 2 * R; k++", guard)
-    };
-    let guard = guard.replace("{el}", el);
-    let (open, close) = r.pick(
-        &[
-            &("if (i < n) {", "}"),
-            &("if (i >= n) return;\n    {", "}"),
-            &("if (i >= R && i < n - R) {", "}"),
-            &("{", "}"),
-        ][..],
-    );
-    format!(
-        "{define}__global__ void k(const {ty} *in, {ty} *out, int n) {{
-    {local}int i = {idx};
-    {open}
-        {ty} s = 0;
-        for ({range}) {{
-            {copy}{guard} s += in[{el}];
-        }}
-        out[i] = s;
-    {close}
-}}
-"
-    )
 }
 
 /// Kernel `seed` whose threads each handle `C` consecutive elements
@@ -833,6 +723,18 @@ fn check_kernels_on(
     cache: &Cache,
     shapes: &[[u64; 3]],
 ) -> Vec<Found> {
+    check_kernels_varied(file, settings, cache, shapes, &|_| Vec::new())
+}
+
+/// [`check_kernels_on`], each block also on the launches `more` makes of
+/// the synthesized ones.
+fn check_kernels_varied(
+    file: &ParsedFile,
+    settings: &Settings,
+    cache: &Cache,
+    shapes: &[[u64; 3]],
+    more: &(dyn Fn(LaunchSpec) -> Vec<LaunchSpec> + Sync),
+) -> Vec<Found> {
     let file = file.clone();
     let path = file.source.path.clone();
     let names: Vec<String> = file
@@ -882,6 +784,9 @@ fn check_kernels_on(
             };
             // The synthesized launches, then each with other random data.
             let mut checkers = vec![measure(None)];
+            for spec in synthesized(&kernel, block).into_iter().flat_map(more) {
+                checkers.push(measure(Some(&spec)));
+            }
             for seed in 1..=seeds {
                 for mut spec in synthesized(&kernel, block) {
                     for a in spec

@@ -417,6 +417,27 @@ fn halo_tile_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
+/// The students' 2-D windows (`testdata/students/box_blur.cu` without a
+/// launch, clamped at the border; `main_blur5.cu` launched from its host
+/// code with `dim3(16, 16)` blocks, guarded) get a 2-D halo tile from
+/// `optimize --write`, and what it writes compiles.
+#[test]
+fn halo_tile_2d_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let files = students_rewritten("halo2d", &["box_blur.cu", "main_blur5.cu"], &[]);
+    for ((copy, written), array) in files.iter().zip(["src", "img"]) {
+        assert!(
+            written.contains(&format!("__shared__ float {array}_halo[36][48];"))
+                && written
+                    .contains("if (blockDim.x <= 32 && blockDim.y <= 32 && blockDim.z == 1) {")
+                && written.contains(&format!("{array}_halo[threadIdx.y + (dy + ")),
+            "{} has no 2-D halo tile:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

@@ -7,7 +7,8 @@
 //! differential checks on an inferred launch that catch a copy into shared
 //! memory without its guard, the assumed block reaching the analysis and
 //! the transforms as a parameter file's would, and the lint on the same
-//! launch (`data-race`, findings that depend on the assumed block).
+//! launch (`data-race`, findings that depend on the assumed block), and
+//! the bounds of the 2-D halo tiles of the students' blurs.
 
 mod common;
 
@@ -28,6 +29,10 @@ fn students() -> PathBuf {
 const EXPECTED: &[(&str, &str)] = &[
     (
         "blur_macro2d.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
+        "box_blur.cu",
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
@@ -57,6 +62,10 @@ const EXPECTED: &[(&str, &str)] = &[
     (
         "main_matmul.cu",
         "tested on the launch at line 30 (grid 3×3×1, block 16×16×1)",
+    ),
+    (
+        "main_blur5.cu",
+        "tested on the launch at line 43 (grid 3×3×1, block 16×16×1)",
     ),
     (
         "main_moving_average.cu",
@@ -531,4 +540,36 @@ fn lint_uses_the_assumed_block_and_reports_races() {
         t.contains("note: kernel `racyMax`: assumed block 256×1×1"),
         "{t}"
     );
+}
+
+/// The students' 2-D windows get a halo tile and the bounds say why: the
+/// sectors per warp fall to under a third (each pixel of the block's tile
+/// read from global memory once instead of once per window), and so do
+/// the `wsteps` the search ranks by.
+#[test]
+fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
+    let kernels = optimized(&students(), &[]);
+    for file in ["box_blur.cu", "main_blur5.cu"] {
+        let k = kernel_in(&kernels, file);
+        assert_eq!(k["status"], "improved", "{file}: {k}");
+        assert_eq!(k["applied"][0]["transform"], "halo tile", "{file}: {k}");
+        let bound = |metric: &str, at: &str| {
+            k["bounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["metric"] == metric)
+                .and_then(|b| b[at].as_f64())
+                .unwrap_or_else(|| panic!("{file}: no {metric} {at}: {k}"))
+        };
+        let (before, after) = (
+            bound("sectors", "before_value"),
+            bound("sectors", "after_value"),
+        );
+        assert!(after * 3.0 < before, "{file}: sectors {before} → {after}");
+        assert!(
+            bound("wsteps", "after_value") < bound("wsteps", "before_value"),
+            "{file}: {k}"
+        );
+    }
 }

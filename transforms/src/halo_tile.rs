@@ -1,4 +1,4 @@
-//! Halo tiles for 1-D sliding windows. A kernel whose threads each read
+//! Halo tiles for 1-D and 2-D sliding windows. A kernel whose threads each read
 //! a window of an array around their own element
 //!
 //! ```c
@@ -52,11 +52,76 @@
 //! `if (i >= n) return;`), `i >= m` (then some thread of the block must be
 //! `i >= m`, and `j - S >= m`), or the same in every thread. A radius from
 //! a parameter (dynamic shared memory sized at the launch) is refused.
+//!
+//! # 2-D windows
+//!
+//! Box blurs, mean filters and Jacobi-like stencils
+//!
+//! ```c
+//! int x = blockIdx.x * blockDim.x + threadIdx.x;
+//! int y = blockIdx.y * blockDim.y + threadIdx.y;
+//! if (x < w && y < h)
+//!     for (int dy = -R; dy <= R; dy++)
+//!         for (int dx = -R; dx <= R; dx++) {
+//!             int yy = y + dy, xx = x + dx;
+//!             if (yy >= 0 && yy < h && xx >= 0 && xx < w) s += in[yy * w + xx];
+//!         }
+//! ```
+//!
+//! read each pixel in `(2R + 1)²` threads. The block loads the pixels its
+//! windows cover into a `__shared__` tile of `(blockDim.y + 2R) ×
+//! (blockDim.x + 2R)` by a strided loop over the tile's rows and, in it,
+//! its columns (all threads, those outside the image too), waits at one
+//! barrier, and the windows read `tile[threadIdx.y + (dy + R)][threadIdx.x
+//! + (dx + R)]`.
+//!
+//! The proof is the 1-D one along each axis: the threads that reach the
+//! loops are those whose `x` passes the bounds on `x` and whose `y` passes
+//! those on `y` (a product, since no condition on the way mixes them), and
+//! each reads the positions `(y + dy, x + dx)` under bounds on `y + dy`
+//! and on `x + dx` separately, so the positions read are the product of
+//! the rows and the columns the 1-D proof gives. Tile element `(ty, tx)`
+//! is position `(jy, jx) = (by + ty + Sy, bx + tx + Sx)` (`by = y -
+//! threadIdx.y`, in `long long`), loaded when both axes' conditions hold
+//! at it; the element loaded is the one the original reads there,
+//! `in[Y * w + X]` with `Y` and `X` what the reads make of the position
+//! (itself, or a clamp `min(max(jy, 0), h - 1)`) computed from `(int)jy`
+//! and `(int)jx`: a position some thread reads is one it computed as an
+//! `int`. The loops may come in either order, the row loop outside or
+//! inside.
+//!
+//! The tile is static, sized for blocks up to 32 × 32 (the usual 16 × 16,
+//! 32 × 8 and 32 × 32 included), its rows padded to 16 words past a
+//! multiple of 32 so that the two rows a warp of a 16-wide block reads
+//! fall in different banks; the rewritten body runs under `blockDim.x <=
+//! 32 && blockDim.y <= 32 && blockDim.z == 1`, any other block (64 × 4,
+//! a 3-D block) runs the original body. A tile over 48 KiB with the
+//! kernel's own shared memory is refused.
+//!
+//! What qualifies, besides the 1-D conditions on each loop (constant
+//! ranges, no jumps, the loops not in another loop): top-level `int`
+//! indices `x` along x and `y` along y as above; the outer loop's body is
+//! declarations and then the inner loop; every read of the array in the
+//! inner loop is `a[Y * w + X]` (the terms in any order, `X` perhaps
+//! written as `x + dx` split around the row term), the same `Y`, `w` and
+//! `X` in every read, `w` a fixed `int`; `Y` is `y + dy`, a local copy of
+//! it (`int yy = y + dy;` in either loop's body) or `min`/`max` of one of
+//! those with a fixed `int`, `X` the same with `x + dx`; the reads stand
+//! under bounds on `y + dy` and `x + dx` (or their copies) only; the
+//! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
+//! `if (x >= w || y >= h) return;`) or are the same in every thread. Not
+//! done: the 5-point form written out (`in[idx - w] + in[idx + w] + …`
+//! with `idx = y * w + x`), which has no offset loops.
 
 mod build;
+mod build2d;
 mod window;
+mod window2d;
 
-use copper::cuda::ast::Type;
+use std::collections::BTreeSet;
+
+use copper::cuda::ast::{Function, NodeId, Param, Stmt, Type};
+use copper::source::Span;
 
 use crate::coop_load::static_shared_bytes;
 use crate::tiled_shared::Staging;
@@ -65,11 +130,223 @@ use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 /// The largest block the tile is sized for (CUDA's limit on threads per
 /// block).
 const MAX_BLOCK: u64 = 1024;
+/// The largest block side a 2-D tile is sized for: blocks up to 32 × 32.
+const MAX_SIDE: u64 = 32;
 /// Static shared memory a block may declare, in bytes.
 const SHARED_LIMIT: u64 = 48 * 1024;
 
-/// Halo tiles for 1-D sliding windows.
+/// Halo tiles for 1-D and 2-D sliding windows.
 pub struct HaloTile;
+
+/// What the windows of one kernel are found against.
+struct Search<'a, 'f> {
+    cx: &'a Context<'f>,
+    staging: Staging<'f>,
+    k: window::Kernel<'f>,
+    /// Bytes of the kernel's own shared arrays, if constant.
+    used: Option<u64>,
+}
+
+impl Search<'_, '_> {
+    /// The array `p`'s element type.
+    fn element(p: &Param) -> Type {
+        Type {
+            is_const: false,
+            pointers: Vec::new(),
+            ..p.ty.clone()
+        }
+    }
+
+    /// Offers `function`, which holds a tile of `tiles` elements of
+    /// `p`, when the tile fits in shared memory; `left_alone` says what is
+    /// not done otherwise.
+    fn offer(
+        &self,
+        out: &mut Proposals,
+        (span, left_alone): (Span, &str),
+        p: &Param,
+        tiles: u64,
+        (function, description): (Function, String),
+    ) {
+        let bytes = u64::from(Self::element(p).base.size_bytes().unwrap_or(u32::MAX)) * tiles;
+        let why = match self.used {
+            None => Some("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".to_string()),
+            Some(u) if u + bytes > SHARED_LIMIT => Some(format!("a tile of {tiles} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT}")),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            out.skipped.push(Skip {
+                span,
+                reason: format!("{left_alone}: {why}"),
+            });
+            return;
+        }
+        let c = Candidate::new(HaloTile.name(), function, description);
+        let pairs: Vec<(String, String)> = self
+            .staging
+            .effects
+            .array_writes
+            .iter()
+            .map(|wr| (p.name.clone(), wr.clone()))
+            .collect();
+        let why = (
+            left_alone,
+            "the kernel writes one of them while the tile holds the other",
+        );
+        overlap::offer(self.cx, c, &pairs, out, span, why);
+    }
+
+    /// The read-only arrays loop `l` reads.
+    fn arrays_read(&self, l: &Stmt) -> Vec<&Param> {
+        let read_here = crate::ast_util::Effects::of(&crate::tiled_shared::loop_body(l)).reads;
+        self.staging
+            .arrays
+            .iter()
+            .copied()
+            .filter(|p| read_here.contains(&p.name))
+            .collect()
+    }
+
+    /// 2-D windows of loop `l` over the rows or columns of a window: a
+    /// candidate or a reason for each array, and the arrays and loops
+    /// dealt with (so the 1-D search leaves them alone).
+    fn windows_2d(&self, l: &Stmt, out: &mut Proposals, done: &mut BTreeSet<(NodeId, String)>) {
+        let f = self.k.f;
+        let Some((_, inner)) = window2d::inner_loop(l) else {
+            return;
+        };
+        let line = self.cx.line(l.meta.span);
+        let (ys, xs) = (
+            window::global_indices(f, "y"),
+            window::global_indices(f, "x"),
+        );
+        let names =
+            |v: &[(usize, String)]| -> Vec<String> { v.iter().map(|(_, n)| n.clone()).collect() };
+        let (y_names, x_names) = (names(&ys), names(&xs));
+        for p in self.arrays_read(l) {
+            if !window2d::looks_like_window(l, &p.name, &y_names, &x_names) {
+                continue;
+            }
+            done.insert((l.meta.id, p.name.clone()));
+            done.insert((inner.meta.id, p.name.clone()));
+            let left_alone = format!(
+                "`{}` is not loaded into a 2-D halo tile for the loops at line {line}",
+                p.name
+            );
+            let mut found = None;
+            let mut first_why = None;
+            for (y, x) in ys.iter().flat_map(|y| xs.iter().map(move |x| (y, x))) {
+                match window2d::recognize(&self.k, l, &p.name, (y.0, &y.1), (x.0, &x.1)) {
+                    Ok(w) => {
+                        found = Some(w);
+                        break;
+                    }
+                    Err(why) => {
+                        first_why.get_or_insert(why.to_string());
+                    }
+                }
+            }
+            let Some(w) = found else {
+                let why =
+                    first_why.unwrap_or_else(|| "copper lost track of the window".to_string());
+                out.skipped.push(Skip {
+                    span: l.meta.span,
+                    reason: format!("{left_alone}: {why}"),
+                });
+                continue;
+            };
+            let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
+            let [ty, tx] = build2d::tile_dims(&w);
+            let description = format!(
+                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for `{}` from {} to {} and `{}` from {} to {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                p.name,
+                w.reads.first().map(copper::cuda::print::expression).unwrap_or_default(),
+                w.rows.counter,
+                w.rows.first,
+                w.rows.last,
+                w.cols.counter,
+                w.cols.first,
+                w.cols.last,
+                w.rows.halo(),
+                w.cols.halo(),
+            );
+            self.offer(
+                out,
+                (l.meta.span, &left_alone),
+                p,
+                ty * tx,
+                (function, description),
+            );
+        }
+    }
+
+    /// 1-D windows of loop `l`, but for the arrays in `done`.
+    fn windows_1d(&self, l: &Stmt, out: &mut Proposals, done: &BTreeSet<(NodeId, String)>) {
+        let f = self.k.f;
+        let indices = window::global_indices(f, "x");
+        let line = self.cx.line(l.meta.span);
+        for p in window::written_windows(f, l, &indices, &self.staging.effects) {
+            out.skipped.push(Skip {
+                span: l.meta.span,
+                reason: format!(
+                    "`{p}` is not loaded into a halo tile for the loop at line {line}: the kernel writes it, so a tile could hold stale values"
+                ),
+            });
+        }
+        for p in self
+            .arrays_read(l)
+            .into_iter()
+            .filter(|p| !done.contains(&(l.meta.id, p.name.clone())))
+            .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
+        {
+            let left_alone = format!(
+                "`{}` is not loaded into a halo tile for the loop at line {line}",
+                p.name
+            );
+            let mut found = None;
+            let mut first_why = None;
+            for &(at, ref i) in &indices {
+                match window::recognize(&self.k, l, &p.name, (at, i)) {
+                    Ok(w) => {
+                        found = Some(w);
+                        break;
+                    }
+                    Err(why) => {
+                        first_why.get_or_insert(why.to_string());
+                    }
+                }
+            }
+            let Some(w) = found else {
+                out.skipped.push(Skip {
+                    span: l.meta.span,
+                    reason: format!(
+                        "{left_alone}: {}",
+                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string())
+                    ),
+                });
+                continue;
+            };
+            let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
+            let a = &w.axis;
+            let description = format!(
+                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                p.name,
+                copper::cuda::print::expression(&crate::ast_util::index(&p.name, a.element())),
+                a.counter,
+                a.first,
+                a.last,
+                a.halo(),
+            );
+            self.offer(
+                out,
+                (l.meta.span, &left_alone),
+                p,
+                build::tile_len(&w),
+                (function, description),
+            );
+        }
+    }
+}
 
 impl Transform for HaloTile {
     fn name(&self) -> &'static str {
@@ -78,102 +355,25 @@ impl Transform for HaloTile {
 
     fn propose(&self, cx: &Context) -> Proposals {
         let f = cx.function;
-        let mut out = Proposals::default();
         let staging = Staging::of(f);
-        let indices = window::global_indices(f);
         let k = window::Kernel {
             f,
             fixed: staging.fixed.clone(),
             consts: window::local_consts(f),
         };
-        let used = static_shared_bytes(f);
-        for l in &staging.loops {
-            let line = cx.line(l.meta.span);
-            let read_here = crate::ast_util::Effects::of(&crate::tiled_shared::loop_body(l)).reads;
-            for p in window::written_windows(f, l, &indices, &staging.effects) {
-                out.skipped.push(Skip {
-                    span: l.meta.span,
-                    reason: format!(
-                        "`{p}` is not loaded into a halo tile for the loop at line {line}: the kernel writes it, so a tile could hold stale values"
-                    ),
-                });
-            }
-            for p in staging
-                .arrays
-                .iter()
-                .filter(|p| read_here.contains(&p.name))
-                .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
-            {
-                let left_alone = format!(
-                    "`{}` is not loaded into a halo tile for the loop at line {line}",
-                    p.name
-                );
-                let mut refuse = |why: String| {
-                    out.skipped.push(Skip {
-                        span: l.meta.span,
-                        reason: format!("{left_alone}: {why}"),
-                    })
-                };
-                let mut found = None;
-                let mut first_why = None;
-                for &(at, ref i) in &indices {
-                    match window::recognize(&k, l, &p.name, (at, i)) {
-                        Ok(w) => {
-                            found = Some(w);
-                            break;
-                        }
-                        Err(why) => {
-                            first_why.get_or_insert(why.to_string());
-                        }
-                    }
-                }
-                let Some(w) = found else {
-                    refuse(
-                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string()),
-                    );
-                    continue;
-                };
-                let elem = Type {
-                    is_const: false,
-                    pointers: Vec::new(),
-                    ..p.ty.clone()
-                };
-                let bytes =
-                    u64::from(elem.base.size_bytes().unwrap_or(u32::MAX)) * build::tile_len(&w);
-                match used {
-                    None => {
-                        refuse("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".into());
-                        continue;
-                    }
-                    Some(u) if u + bytes > SHARED_LIMIT => {
-                        refuse(format!("a tile of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT}", build::tile_len(&w)));
-                        continue;
-                    }
-                    Some(_) => {}
-                }
-                let function = build::rewrite(f, l.meta.id, &p.name, elem, &w);
-                let halo = w.last.abs_diff(w.first);
-                let description = format!(
-                    "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {halo} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
-                    p.name,
-                    copper::cuda::print::expression(&crate::ast_util::index(&p.name, w.element())),
-                    w.counter,
-                    w.first,
-                    w.last,
-                );
-                let c = Candidate::new(self.name(), function, description);
-                let pairs: Vec<(String, String)> = staging
-                    .effects
-                    .array_writes
-                    .iter()
-                    .map(|wr| (p.name.clone(), wr.clone()))
-                    .collect();
-                let why = (
-                    left_alone.as_str(),
-                    "the kernel writes one of them while the tile holds the other",
-                );
-                overlap::offer(cx, c, &pairs, &mut out, l.meta.span, why);
-            }
+        let search = Search {
+            cx,
+            used: static_shared_bytes(f),
+            staging,
+            k,
+        };
+        let mut out = Proposals::default();
+        let mut done = BTreeSet::new();
+        for l in &search.staging.loops {
+            search.windows_2d(l, &mut out, &mut done);
+        }
+        for l in &search.staging.loops {
+            search.windows_1d(l, &mut out, &done);
         }
         out
     }
@@ -181,3 +381,5 @@ impl Transform for HaloTile {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests2d;

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 use copper::cuda::print;
 
-use crate::ast_util::{self, bin, equiv_expr, ident, is_pure, unconditional_in, Effects};
+use crate::ast_util::{self, bin, equiv_expr, expr, ident, is_pure, unconditional_in, Effects};
 use crate::coop_load::{signed_value, Place};
 use crate::tiled_shared::{loop_body, uniform, Header};
 use crate::Refusal;
@@ -18,8 +18,10 @@ use crate::Refusal;
 /// thread for the whole kernel.
 pub(crate) type Atom = (BinOp, Expr);
 
-/// A sliding window over one array, as the original reads it.
-pub(crate) struct Window {
+/// One axis of a window: the thread's global index along it, the loop
+/// over its offsets, when a thread reaches the loop by its bounds on the
+/// index, and the bounds on the position every read stands under.
+pub(crate) struct Axis {
     /// The thread's global index (`i`).
     pub(crate) index: String,
     /// The loop's counter (`k`).
@@ -30,25 +32,37 @@ pub(crate) struct Window {
     pub(crate) start: Expr,
     /// The counter's last value `E`.
     pub(crate) last: i64,
-    /// Where the loads go, and when a thread reaches the loop.
-    pub(crate) place: Place,
     /// The `n` of each `i < n` a thread passes on the way to the loop.
     pub(crate) below: Vec<Expr>,
     /// The `m` of each `i >= m` a thread passes on the way to the loop.
     pub(crate) from: Vec<Expr>,
-    /// The conditions on the way that are the same in every thread.
-    pub(crate) uniform: Vec<Expr>,
     /// The bounds on `i + k` under which every read of the array stands.
     pub(crate) guard: Vec<Atom>,
-    /// Locals of the loop body that copy `i + k` (`int j = i + k;`).
-    pub(crate) copies: Vec<String>,
 }
 
-impl Window {
+impl Axis {
     /// `i + k`.
     pub(crate) fn element(&self) -> Expr {
         bin(BinOp::Add, ident(&self.index), ident(&self.counter))
     }
+
+    /// `E - S`: how many more positions the block reads than it has
+    /// threads along the axis.
+    pub(crate) fn halo(&self) -> u64 {
+        self.last.abs_diff(self.first)
+    }
+}
+
+/// A sliding window over one array, as the original reads it.
+pub(crate) struct Window {
+    /// The window's only axis.
+    pub(crate) axis: Axis,
+    /// Where the loads go, and when a thread reaches the loop.
+    pub(crate) place: Place,
+    /// The conditions on the way that are the same in every thread.
+    pub(crate) uniform: Vec<Expr>,
+    /// Locals of the loop body that copy `i + k` (`int j = i + k;`).
+    pub(crate) copies: Vec<String>,
 }
 
 /// What the recognizer knows of the kernel.
@@ -65,7 +79,7 @@ pub(crate) struct Kernel<'f> {
 
 /// The value of a constant integer expression that may be negative
 /// (`-R`, `2 * R`), the local constants `consts` included.
-fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option<i64> {
+pub(crate) fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option<i64> {
     match &e.kind {
         ExprKind::Ident(n) => consts.get(n).map(|&(_, v)| v),
         ExprKind::Unary(UnOp::Neg, x) => value(x, consts)?.checked_neg(),
@@ -109,7 +123,7 @@ pub(crate) fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
 impl Kernel<'_> {
     /// The kernel as seen before top-level statement `at`: the local
     /// constants declared earlier count as fixed names, the others not.
-    fn before(&self, at: usize) -> Kernel<'_> {
+    pub(crate) fn before(&self, at: usize) -> Kernel<'_> {
         let consts: BTreeMap<String, (usize, i64)> = self
             .consts
             .iter()
@@ -128,7 +142,7 @@ impl Kernel<'_> {
     /// Whether `e` is an `int` value the same in every thread for the
     /// whole kernel: an `int` literal or a fixed `int` parameter, or sums,
     /// differences and products of them.
-    fn int_operand(&self, e: &Expr) -> bool {
+    pub(crate) fn int_operand(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Int { value, text } => {
                 *value <= i32::MAX as u64 && !text.contains(['u', 'U', 'l', 'L'])
@@ -149,7 +163,7 @@ impl Kernel<'_> {
     }
 
     /// `x op e` (or `e op' x`) as the bound `op e` on `x`.
-    fn bound_on(&self, atom: &Expr, x: &Expr) -> Option<Atom> {
+    pub(crate) fn bound_on(&self, atom: &Expr, x: &Expr) -> Option<Atom> {
         let ExprKind::Binary(op, a, b) = &atom.kind else {
             return None;
         };
@@ -171,7 +185,7 @@ impl Kernel<'_> {
 }
 
 /// The conjuncts of `e` (`a && b && c`).
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
+pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Binary(BinOp::And, a, b) => {
             let mut v = conjuncts(a);
@@ -183,11 +197,11 @@ fn conjuncts(e: &Expr) -> Vec<&Expr> {
 }
 
 /// Whether `e` is `blockIdx.x * blockDim.x + threadIdx.x` (operands in
-/// any order).
-fn is_global_x(e: &Expr) -> bool {
+/// any order), or the same along `axis` (`"y"`).
+fn is_global(e: &Expr, axis: &str) -> bool {
     let is = |e: &Expr, base: &str| {
         matches!(&e.kind, ExprKind::Member { base: b, field, arrow: false }
-            if field == "x" && matches!(&b.kind, ExprKind::Ident(n) if n == base))
+            if field == axis && matches!(&b.kind, ExprKind::Ident(n) if n == base))
     };
     let is_block_start = |e: &Expr| match &e.kind {
         ExprKind::Binary(BinOp::Mul, a, b) => {
@@ -204,9 +218,10 @@ fn is_global_x(e: &Expr) -> bool {
 }
 
 /// The `int` variables the kernel body declares at its top level as the
-/// 1-D global index (`int i = blockIdx.x * blockDim.x + threadIdx.x;`),
-/// with the position of their declaration, when nothing assigns them.
-pub(crate) fn global_indices(f: &Function) -> Vec<(usize, String)> {
+/// global index along `axis` (`int i = blockIdx.x * blockDim.x +
+/// threadIdx.x;` for `"x"`), with the position of their declaration, when
+/// nothing assigns them.
+pub(crate) fn global_indices(f: &Function, axis: &str) -> Vec<(usize, String)> {
     let redeclared = crate::tiled_shared::redeclared(f);
     let mut found = Vec::new();
     for (at, s) in f.body.iter().enumerate() {
@@ -222,7 +237,7 @@ pub(crate) fn global_indices(f: &Function) -> Vec<(usize, String)> {
                 continue;
             };
             if is_int
-                && is_global_x(e)
+                && is_global(e, axis)
                 && !effects.writes.contains(&d.name)
                 && !redeclared.contains(&d.name)
             {
@@ -243,39 +258,64 @@ pub(crate) fn recognize(
 ) -> Result<Window, Refusal> {
     // The local constants the loads may use: those declared before them.
     let k = &k.before(Place::of(&k.f.body, l.meta.id).map_or(0, |p| p.at));
-    let h = Header::of(l, &k.fixed)?;
+    let h = header(k, l)?;
     let element = bin(BinOp::Add, ident(index), ident(&h.var));
     let body = loop_body(l);
     let copies = copies_of(k.f, &body, &element);
-    if Effects::of(&body).jumps {
+    let positions: Vec<Expr> = std::iter::once(element.clone())
+        .chain(copies.iter().map(|c| ident(c)))
+        .collect();
+    let is_window = |i: &Expr| positions.iter().any(|x| equiv_expr(i, x));
+    let scan = Scan {
+        k,
+        array,
+        axes: vec![positions.clone()],
+        is_window: &is_window,
+        expected: format!("the window index `{}`", print::expression(&element)),
+    };
+    let guard = scan.guard(&body)?.into_iter().map(|(_, a)| a).collect();
+    let (first, last) = range(k, &h, l)?;
+    let place = Place::of(&k.f.body, l.meta.id)?;
+    if declared >= place.at {
+        return Err(format!(
+            "`{index}` is declared after a statement that may return, so the tile cannot be loaded before it"
+        )
+        .into());
+    }
+    let (mut bounds, uniform) = split_conditions(k, &place.conds, &[index])?;
+    let (below, from) = bounds.remove(0);
+    Ok(Window {
+        axis: Axis {
+            index: index.to_string(),
+            counter: h.var.clone(),
+            first,
+            start: h.start.clone(),
+            last,
+            below,
+            from,
+            guard,
+        },
+        place,
+        uniform,
+        copies,
+    })
+}
+
+/// The header of loop `l` over a window's offsets, its body free of
+/// jumps.
+pub(crate) fn header(k: &Kernel, l: &Stmt) -> Result<Header, Refusal> {
+    let h = Header::of(l, &k.fixed)?;
+    if Effects::of(&loop_body(l)).jumps {
         return Err(Refusal::Jumps {
             what: "its body may",
         });
     }
-    let scan = Scan {
-        k,
-        array,
-        element: element.clone(),
-        copies: copies.iter().map(|c| ident(c)).collect(),
-    };
-    let mut reads = Vec::new();
-    scan.stmts(&body, &[], &mut reads)?;
-    let Some(guard) = reads.first().cloned() else {
-        return Err(format!("the loop does not read `{array}`").into());
-    };
-    let same_guard = |g: &Vec<Atom>| {
-        g.len() == guard.len()
-            && g.iter()
-                .zip(&guard)
-                .all(|(a, b)| a.0 == b.0 && equiv_expr(&a.1, &b.1))
-    };
-    if !reads.iter().all(same_guard) {
-        return Err(format!(
-            "its reads of `{array}` stand under different bounds on `{}`",
-            print::expression(&element)
-        )
-        .into());
-    }
+    Ok(h)
+}
+
+/// The first and last offsets of loop `l` with header `h`: constants,
+/// the range not empty, the counter an `int`.
+pub(crate) fn range(k: &Kernel, h: &Header, l: &Stmt) -> Result<(i64, i64), Refusal> {
     let (Some(first), Some(end)) = (value(&h.start, &k.consts), value(&h.end, &k.consts)) else {
         return Err(
             "its range is not fixed by constants (a radius from a parameter would need dynamic shared memory sized at every launch, which is not done)"
@@ -288,46 +328,57 @@ pub(crate) fn recognize(
     if !loop_counter_is_int(l) {
         return Err(format!("its counter `{}` is not an `int`", h.var).into());
     }
-    let place = Place::of(&k.f.body, l.meta.id)?;
-    if declared >= place.at {
-        return Err(format!(
-            "`{index}` is declared after a statement that may return, so the tile cannot be loaded before it"
-        )
-        .into());
-    }
-    let me = ident(index);
-    let (mut below, mut from, mut same) = (Vec::new(), Vec::new(), Vec::new());
-    for c in &place.conds {
-        for atom in conjuncts(c) {
-            if let Some((op, n)) = thread_bound(k, atom, &me) {
-                match op {
-                    BinOp::Lt => below.push(n),
-                    _ => from.push(n),
+    Ok((first, end - 1))
+}
+
+/// The bounds on a thread index on the way to a window loop: the `n` of
+/// each `index < n`, the `m` of each `index >= m`.
+pub(crate) type Bounds = (Vec<Expr>, Vec<Expr>);
+
+/// The conditions `conds` on the way to a window loop, split into the
+/// bounds on each of the thread indices `indices` (for each, the `n` of
+/// `index < n` and the `m` of `index >= m`) and the conditions that are
+/// the same in every thread of the block; `!(a || b)` counts as `!a` and
+/// `!b`.
+pub(crate) fn split_conditions(
+    k: &Kernel,
+    conds: &[Expr],
+    indices: &[&str],
+) -> Result<(Vec<Bounds>, Vec<Expr>), Refusal> {
+    let mut bounds = vec![(Vec::new(), Vec::new()); indices.len()];
+    let mut same = Vec::new();
+    let mut atoms: Vec<Expr> = conds.iter().flat_map(conjuncts).cloned().collect();
+    while let Some(atom) = atoms.pop() {
+        if let ExprKind::Unary(UnOp::Not, x) = &atom.kind {
+            if let ExprKind::Binary(BinOp::Or, a, b) = &x.kind {
+                for y in [a, b] {
+                    atoms.push(expr(ExprKind::Unary(UnOp::Not, y.clone())));
                 }
-            } else if uniform(atom, &k.fixed) && is_pure(atom) {
-                same.push(atom.clone());
-            } else {
-                return Err(format!(
-                    "the condition `{}` on the way to it is neither `{index} < n` nor the same in every thread of the block",
-                    print::expression(atom)
-                )
-                .into());
+                continue;
             }
         }
+        let bound = indices
+            .iter()
+            .enumerate()
+            .find_map(|(at, i)| Some((at, thread_bound(k, &atom, &ident(i))?)));
+        if let Some((at, (op, n))) = bound {
+            match op {
+                BinOp::Lt => bounds[at].0.insert(0, n),
+                _ => bounds[at].1.insert(0, n),
+            }
+        } else if uniform(&atom, &k.fixed) && is_pure(&atom) {
+            same.insert(0, atom);
+        } else {
+            let bounds: Vec<String> = indices.iter().map(|i| format!("`{i} < n`")).collect();
+            return Err(format!(
+                "the condition `{}` on the way to it is neither {} nor the same in every thread of the block",
+                print::expression(&atom),
+                bounds.join(" or ")
+            )
+            .into());
+        }
     }
-    Ok(Window {
-        index: index.to_string(),
-        counter: h.var.clone(),
-        first,
-        start: h.start.clone(),
-        last: end - 1,
-        place,
-        below,
-        from,
-        uniform: same,
-        guard,
-        copies,
-    })
+    Ok((bounds, same))
 }
 
 /// Whether the loop declares its counter `int`.
@@ -357,16 +408,59 @@ fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Atom> {
 }
 
 /// The walk over a loop body that finds every read of the array and the
-/// bounds on `i + k` it stands under.
-struct Scan<'a> {
-    k: &'a Kernel<'a>,
-    array: &'a str,
-    element: Expr,
-    /// Locals equal to `element`.
-    copies: Vec<Expr>,
+/// bounds on the window's positions it stands under.
+pub(crate) struct Scan<'a> {
+    /// What the recognizer knows of the kernel.
+    pub(crate) k: &'a Kernel<'a>,
+    /// The array read.
+    pub(crate) array: &'a str,
+    /// For each axis, its position (`i + k`) and the locals equal to it.
+    pub(crate) axes: Vec<Vec<Expr>>,
+    /// Whether an index is the window's.
+    pub(crate) is_window: &'a dyn Fn(&Expr) -> bool,
+    /// The window's index in words, for refusals.
+    pub(crate) expected: String,
 }
 
+/// A bound on the position along axis `.0`.
+pub(crate) type AxisAtom = (usize, Atom);
+
 impl Scan<'_> {
+    /// The bounds every read of the array in `body` stands under, the
+    /// same for all of them.
+    pub(crate) fn guard(&self, body: &[Stmt]) -> Result<Vec<AxisAtom>, Refusal> {
+        let mut reads = Vec::new();
+        self.stmts(body, &[], &mut reads)?;
+        let a = self.array;
+        let Some(guard) = reads.first().cloned() else {
+            return Err(format!("the loop does not read `{a}`").into());
+        };
+        let same_guard = |g: &Vec<AxisAtom>| {
+            g.len() == guard.len()
+                && g.iter()
+                    .zip(&guard)
+                    .all(|(a, b)| a.0 == b.0 && a.1 .0 == b.1 .0 && equiv_expr(&a.1 .1, &b.1 .1))
+        };
+        if !reads.iter().all(same_guard) {
+            return Err(format!(
+                "its reads of `{a}` stand under different bounds on `{}`",
+                self.positions()
+            )
+            .into());
+        }
+        Ok(guard)
+    }
+
+    /// The positions of the axes, for refusals (`y + dy` or `x + dx`).
+    fn positions(&self) -> String {
+        let ps: Vec<String> = self
+            .axes
+            .iter()
+            .filter_map(|a| a.first().map(print::expression))
+            .collect();
+        ps.join("` or `")
+    }
+
     /// Whether `s` mentions the array.
     fn mentions(&self, s: &Stmt) -> bool {
         Effects::of(std::slice::from_ref(s))
@@ -377,8 +471,8 @@ impl Scan<'_> {
     fn stmts(
         &self,
         stmts: &[Stmt],
-        guard: &[Atom],
-        out: &mut Vec<Vec<Atom>>,
+        guard: &[AxisAtom],
+        out: &mut Vec<Vec<AxisAtom>>,
     ) -> Result<(), Refusal> {
         let a = self.array;
         for s in stmts {
@@ -397,14 +491,15 @@ impl Scan<'_> {
                     }
                     let mut inner = guard.to_vec();
                     for atom in conjuncts(cond) {
-                        let Some(b) = std::iter::once(&self.element)
-                            .chain(&self.copies)
-                            .find_map(|x| self.k.bound_on(atom, x))
-                        else {
+                        let Some(b) = self.axes.iter().enumerate().find_map(|(at, xs)| {
+                            xs.iter()
+                                .find_map(|x| self.k.bound_on(atom, x))
+                                .map(|b| (at, b))
+                        }) else {
                             return Err(format!(
                                 "`{a}` is read under a condition (`{}`) that is not a bound on `{}`",
                                 print::expression(atom),
-                                print::expression(&self.element)
+                                self.positions()
                             )
                             .into());
                         };
@@ -434,7 +529,12 @@ impl Scan<'_> {
         Ok(())
     }
 
-    fn reads(&self, root: &Expr, guard: &[Atom], out: &mut Vec<Vec<Atom>>) -> Result<(), Refusal> {
+    fn reads(
+        &self,
+        root: &Expr,
+        guard: &[AxisAtom],
+        out: &mut Vec<Vec<AxisAtom>>,
+    ) -> Result<(), Refusal> {
         let mut bad = None;
         ast_util::visit_expr(root, &mut |e| {
             let ExprKind::Index(base, i) = &e.kind else {
@@ -443,14 +543,11 @@ impl Scan<'_> {
             if !matches!(&base.kind, ExprKind::Ident(n) if n == self.array) {
                 return;
             }
-            if !std::iter::once(&self.element)
-                .chain(&self.copies)
-                .any(|x| equiv_expr(i, x))
-            {
+            if !(self.is_window)(i) {
                 bad.get_or_insert(format!(
-                    "its index `{}` is not the window index `{}`",
+                    "its index `{}` is not {}",
                     print::expression(i),
-                    print::expression(&self.element)
+                    self.expected
                 ));
             } else if !unconditional_in(root, e.meta.id) {
                 bad.get_or_insert(
@@ -469,7 +566,7 @@ impl Scan<'_> {
 }
 
 /// The name loop `l` declares as its counter (`k` of `for (int k = …`).
-fn counter(l: &Stmt) -> Option<&str> {
+pub(crate) fn counter(l: &Stmt) -> Option<&str> {
     let StmtKind::For {
         init: Some(init), ..
     } = &l.kind
