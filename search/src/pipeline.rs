@@ -36,10 +36,13 @@ use read_only_path::suggest_read_only;
 mod cache;
 mod errors;
 mod instances;
+mod later;
 mod lazy;
 mod preconditions;
 mod read_only_path;
 pub mod sizes;
+
+pub use later::Later;
 
 pub use cache::Cache;
 pub use errors::{ReadOnlyError, SearchError, Unchecked};

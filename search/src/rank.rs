@@ -432,6 +432,34 @@ mod tests {
         );
     }
 
+    /// A candidate lower only for larger sizes is said to win from where
+    /// its bound drops below the incumbent's by more than the tolerance:
+    /// 8·m against 255 + 2·m crosses at m = 43.66 (with 2%), so from
+    /// m=44, the test launch's m=17 scaled up; the launch's dimensions
+    /// stay.
+    #[test]
+    fn a_candidate_lower_only_for_larger_sizes_wins_from_where_the_bounds_cross() {
+        let tested = Ranker::Tested(sized::Tested {
+            point: BTreeMap::from([("m".to_string(), 17.0), ("gridDim.x".into(), 2.0)]),
+            epsilon: DEFAULT_EPSILON,
+        });
+        let before = bound(0, &[(8, &["m"])]);
+        let after = bound(255, &[(2, &["m"])]);
+        assert_eq!(
+            sized::wins_from(&tested, &after, &before),
+            Some(BTreeMap::from([("m".to_string(), 44.0)]))
+        );
+        // Growing faster, or ranked by growth alone: nothing to say.
+        assert_eq!(sized::wins_from(&tested, &before, &after), None);
+        let asymptotic = Ranker::Asymptotic {
+            epsilon: DEFAULT_EPSILON,
+        };
+        assert_eq!(sized::wins_from(&asymptotic, &after, &before), None);
+        // Already lower at the sizes: it would have been taken.
+        let cheap = bound(1, &[(2, &["m"])]);
+        assert_eq!(sized::wins_from(&tested, &cheap, &before), None);
+    }
+
     #[test]
     fn without_sizes_a_candidate_higher_at_the_largest_test_launch_is_not_taken() {
         let tested = |m: f64| {

@@ -64,6 +64,33 @@ fn short_rows_refuse_one_warp_per_row_and_say_why() {
     );
 }
 
+/// A kernel left unchanged because the rewrite is lower only for larger
+/// sizes says from which sizes it would win, in text and JSON.
+#[test]
+fn an_unchanged_kernel_names_the_rewrite_that_wins_at_larger_sizes() {
+    let (k, _) = kernel("votes_short.cu", &[]);
+    assert_eq!(k["wins_later"]["transform"], "one warp per row", "{k}");
+    assert_eq!(k["wins_later"]["from"]["stations"], 32.0, "{k}");
+    let o = copper_in(&root(), &["optimize", "testdata/ranking/votes_short.cu"]);
+    assert!(
+        text(&o).contains("  at larger sizes: one warp per row lowers the bound from about stations=32; rank at the sizes you run with `--at stations=…`, or by growth with `--asymptotic`\n"),
+        "{}",
+        text(&o)
+    );
+    let o = copper_in(&root(), &["optimize", "testdata/students/matmul_naive.cu"]);
+    assert!(
+        text(&o)
+            .contains("at larger sizes: tiled matrix multiply lowers the bound from about n=131;"),
+        "{}",
+        text(&o)
+    );
+    // Improved, or ranked by growth alone: nothing to add.
+    let (k, _) = kernel("votes_long.cu", &[]);
+    assert!(k["wins_later"].is_null(), "{k}");
+    let (k, _) = kernel("votes_short.cu", &["--asymptotic"]);
+    assert!(k["wins_later"].is_null(), "{k}");
+}
+
 #[test]
 fn long_rows_take_one_warp_per_row_with_the_values_as_the_reason() {
     let (k, code) = kernel("votes_long.cu", &[]);

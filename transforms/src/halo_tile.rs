@@ -233,27 +233,19 @@ impl Search<'_, '_> {
                 "`{}` is not loaded into a 2-D halo tile for the loops at line {line}",
                 p.name
             );
-            let mut found = None;
-            let mut first_why = None;
-            for (y, x) in ys.iter().flat_map(|y| xs.iter().map(move |x| (y, x))) {
-                match window2d::recognize(&self.k, l, &p.name, (y.0, &y.1), (x.0, &x.1)) {
-                    Ok(w) => {
-                        found = Some(w);
-                        break;
-                    }
-                    Err(why) => {
-                        first_why.get_or_insert(why.to_string());
-                    }
+            let pairs = ys.iter().flat_map(|y| xs.iter().map(move |x| (y, x)));
+            let found = first_window(pairs, |(y, x)| {
+                window2d::recognize(&self.k, l, &p.name, (y.0, &y.1), (x.0, &x.1))
+            });
+            let w = match found {
+                Ok(w) => w,
+                Err(why) => {
+                    out.skipped.push(Skip {
+                        span: l.meta.span,
+                        reason: format!("{left_alone}: {why}"),
+                    });
+                    continue;
                 }
-            }
-            let Some(w) = found else {
-                let why =
-                    first_why.unwrap_or_else(|| "copper lost track of the window".to_string());
-                out.skipped.push(Skip {
-                    span: l.meta.span,
-                    reason: format!("{left_alone}: {why}"),
-                });
-                continue;
             };
             let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
@@ -303,28 +295,18 @@ impl Search<'_, '_> {
                 "`{}` is not loaded into a halo tile for the loop at line {line}",
                 p.name
             );
-            let mut found = None;
-            let mut first_why = None;
-            for &(at, ref i) in &indices {
-                match window::recognize(&self.k, l, &p.name, (at, i)) {
-                    Ok(w) => {
-                        found = Some(w);
-                        break;
-                    }
-                    Err(why) => {
-                        first_why.get_or_insert(why.to_string());
-                    }
+            let found = first_window(&indices, |&(at, ref i)| {
+                window::recognize(&self.k, l, &p.name, (at, i))
+            });
+            let w = match found {
+                Ok(w) => w,
+                Err(why) => {
+                    out.skipped.push(Skip {
+                        span: l.meta.span,
+                        reason: format!("{left_alone}: {why}"),
+                    });
+                    continue;
                 }
-            }
-            let Some(w) = found else {
-                out.skipped.push(Skip {
-                    span: l.meta.span,
-                    reason: format!(
-                        "{left_alone}: {}",
-                        first_why.unwrap_or_else(|| "copper lost track of the window".to_string())
-                    ),
-                });
-                continue;
             };
             let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
             let a = &w.axis;
@@ -346,6 +328,25 @@ impl Search<'_, '_> {
             );
         }
     }
+}
+
+/// The first of `candidates` (the index declarations a window may be
+/// read through) that `recognize` takes, or the reason the first one was
+/// refused.
+fn first_window<C, W, E: std::fmt::Display>(
+    candidates: impl IntoIterator<Item = C>,
+    mut recognize: impl FnMut(C) -> Result<W, E>,
+) -> Result<W, String> {
+    let mut first_why = None;
+    for c in candidates {
+        match recognize(c) {
+            Ok(w) => return Ok(w),
+            Err(why) => {
+                first_why.get_or_insert(why.to_string());
+            }
+        }
+    }
+    Err(first_why.unwrap_or_else(|| "copper lost track of the window".to_string()))
 }
 
 impl Transform for HaloTile {

@@ -5,7 +5,7 @@ use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
 use copper_search::launch::dims;
-use copper_search::pipeline::{KernelResult, Verdict};
+use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
@@ -207,6 +207,9 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
             if let Some(at) = x.ranker.said() {
                 println!("  {at}");
             }
+            if let Some(later) = x.wins_later(r.pipeline.rank_metric) {
+                println!("  {}", later_text(&later));
+            }
             print_bounds(x);
             match &x.read_only {
                 Some(Ok(s)) => println!("  suggestion (read-only data path): {}", s.description),
@@ -277,6 +280,25 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
         plural(errors, "error"),
         fmt_num((seconds * 100.0).round() / 100.0)
     );
+}
+
+/// "at larger sizes: tiled matrix multiply lowers the bound from about
+/// n=131; rank at the sizes you run with `--at n=…`, or by growth with
+/// `--asymptotic`" (the crossing is the candidate's bound's, before any
+/// guard a launch-less file adds: no `--at` value is promised).
+fn later_text(later: &Later) -> String {
+    let from: Vec<String> = later
+        .from
+        .iter()
+        .map(|(k, v)| format!("{k}={}", fmt_num(*v)))
+        .collect();
+    let names: Vec<String> = later.from.keys().map(|k| format!("{k}=…")).collect();
+    format!(
+        "at larger sizes: {} lowers the bound from about {}; rank at the sizes you run with `--at {}`, or by growth with `--asymptotic`",
+        later.transform,
+        from.join(", "),
+        names.join(",")
+    )
 }
 
 fn print_bounds(x: &KernelResult) {
@@ -499,6 +521,11 @@ pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                     o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
                     o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
                     o["ranked"] = json!(x.ranker.said());
+                    o["wins_later"] = json!(x.wins_later(r.pipeline.rank_metric).map(|l| json!({
+                        "transform": l.transform,
+                        "from": l.from,
+                        "text": later_text(&l),
+                    })));
                     o["transforms_text"] = json!(x
                         .applied
                         .iter()

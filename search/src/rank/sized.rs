@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use copper::bound::ghost::log_value;
 
-use super::{fmt_num, heuristic, trend, Comparison, Pair, Trend};
+use copper::bound::Outcome;
+
+use super::{fmt_num, heuristic, trend, Comparison, Pair, Ranker, Trend};
 
 /// Ranking at the sizes a kernel is used at.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,4 +176,71 @@ fn shown(values: &BTreeMap<String, f64>, only: Option<&BTreeSet<String>>) -> Str
         .map(|(k, v)| format!("{k}={}", fmt_num(*v)))
         .collect();
     parts.join(", ")
+}
+
+/// Where a candidate whose bound grows more slowly than the incumbent's
+/// (by the heuristic) starts to win: the sizes the ranker compared at,
+/// scaled up together until the candidate's bound is lower by more than
+/// the tolerance ("n=110"). `None` when the ranker has no sizes (the
+/// asymptotic ranking), the candidate does not grow more slowly, or it
+/// does not win within 2²⁰ times the sizes. The launch's dimensions stay
+/// as they are.
+pub fn wins_from(ranker: &Ranker, new: &Outcome, old: &Outcome) -> Option<BTreeMap<String, f64>> {
+    let values = match ranker {
+        Ranker::At(s) => &s.values,
+        Ranker::Tested(t) => &t.point,
+        Ranker::Asymptotic { .. } => return None,
+    };
+    let eps = ranker.epsilon();
+    let (Outcome::Bound(n), Outcome::Bound(o)) = (new, old) else {
+        return None;
+    };
+    let pair = Pair {
+        new: n,
+        old: o,
+        new_poly: n.to_poly()?,
+        old_poly: o.to_poly()?,
+    };
+    if !matches!(trend(&pair.new_poly, &pair.old_poly, eps), Trend::Lower(_)) {
+        return None;
+    }
+    let inputs = inputs(&pair);
+    let sizes: BTreeSet<&String> = values
+        .keys()
+        .filter(|k| {
+            inputs.contains(*k) && !k.starts_with("gridDim.") && !k.starts_with("blockDim.")
+        })
+        .collect();
+    let at = |factor: f64| {
+        let mut v = values.clone();
+        for k in &sizes {
+            if let Some(x) = v.get_mut(*k) {
+                *x = (*x * factor).ceil();
+            }
+        }
+        v
+    };
+    let wins = |factor: f64| {
+        let v = at(factor);
+        matches!((pair.new.eval(&v), pair.old.eval(&v)), (Some(a), Some(b)) if a < b && b - a > eps * b.abs())
+    };
+    if sizes.is_empty() || wins(1.0) {
+        return None;
+    }
+    let mut hi = (1..=20).map(|k| f64::from(1u32 << k)).find(|&f| wins(f))?;
+    let mut lo = hi / 2.0;
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        match wins(mid) {
+            true => hi = mid,
+            false => lo = mid,
+        }
+    }
+    let crossing = at(hi);
+    Some(
+        sizes
+            .iter()
+            .filter_map(|k| Some(((*k).clone(), *crossing.get(*k)?)))
+            .collect(),
+    )
 }
