@@ -7,7 +7,7 @@
 //! differences smaller than that are within what the cost model can
 //! tell). A kernel without such sizes is ranked by the heuristic, a
 //! candidate taken only when its bound is also no higher at the sizes of
-//! the largest test launch ([`sized`]). The heuristic alone
+//! the test launches' largest sizes ([`sized`]). The heuristic alone
 //! ([`Ranking::Asymptotic`], `--asymptotic`): a lower degree wins; at
 //! equal degree, the sums of the coefficients of each degree, from the top
 //! down, decide — the first degree where they differ by more than
@@ -461,7 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn without_sizes_a_candidate_higher_at_the_largest_test_launch_is_not_taken() {
+    fn without_sizes_a_candidate_higher_at_the_largest_test_sizes_is_not_taken() {
         let tested = |m: f64| {
             Ranker::Tested(sized::Tested {
                 point: BTreeMap::from([("m".to_string(), m), ("gridDim.x".into(), 2.0)]),
@@ -474,7 +474,7 @@ mod tests {
         assert!(!c.is_better());
         assert!(
             c.reason().starts_with(
-                "its bound is lower only for large sizes (the m term: 8 → 2) and higher at the largest test launch's m=17: 136 → 289"
+                "its bound is lower only for large sizes (the m term: 8 → 2) and higher at the test launches' largest sizes, m=17: 136 → 289"
             ),
             "{}",
             c.reason()
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(
             compare(&tested(96.0), &after, &before),
             Comparison::Better(
-                "the m term: 8 → 2, and no higher at the largest test launch's m=96: 768 → 447"
+                "the m term: 8 → 2, and no higher at the test launches' largest sizes, m=96: 768 → 447"
                     .into()
             )
         );

@@ -139,17 +139,17 @@ fn asymptotic_ranks_by_degree_and_coefficients_whatever_the_sizes() {
 }
 
 /// Without sizes in use, a rewrite the heuristic prefers is taken when it
-/// is no higher at the largest test launch (one warp per row on rows of
-/// 67), and refused when it is (a tiled 48×48 matrix product, which wins
-/// only from about 109).
+/// is no higher at the test launches' largest sizes (one warp per row on
+/// rows of 257), and refused when it is (a tiled 48×48 matrix product,
+/// which wins only from about 131).
 #[test]
-fn without_sizes_a_rewrite_higher_at_the_largest_test_launch_is_not_taken() {
+fn without_sizes_a_rewrite_higher_at_the_largest_test_sizes_is_not_taken() {
     let (k, code) = kernel("votes_kernel_only.cu", &[]);
     assert_eq!(code, Some(1), "{k}");
     assert_eq!(applied(&k), ["\"one warp per row\""], "{k}");
     assert_eq!(
         k["applied"][0]["why"],
-        "the stations term: 176 → 45, and no higher at the largest test launch's stations=67: 11833 → 7082"
+        "the stations term: 176 → 45, and no higher at the test launches' largest sizes, stations=257: 45273 → 15632"
     );
     assert!(k["ranked"].is_null(), "{k}");
     let o = copper_in(
@@ -160,7 +160,7 @@ fn without_sizes_a_rewrite_higher_at_the_largest_test_launch_is_not_taken() {
     let out = text(&o);
     assert!(
         out.contains(
-            "its bound is lower only for large sizes (the n term: 47 → 41.32) and higher at the largest test launch's n=48: 2321 → 2667.69; without sizes in use"
+            "its bound is lower only for large sizes (the n term: 47 → 41.32) and higher at the test launches' largest sizes, n=48: 2321 → 2667.69; without sizes in use"
         ),
         "{out}"
     );

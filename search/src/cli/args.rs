@@ -506,7 +506,7 @@ pub struct SearchArgs {
     /// default candidates are ranked at the sizes of the kernel's launch
     /// (the parameter file's, else the host code's); a kernel without one
     /// by degree and leading coefficients, a candidate taken only when
-    /// also no higher at the sizes of the test launches.
+    /// also no higher at the test launches' largest sizes.
     #[arg(long, value_parser = parse_at)]
     pub at: Option<BTreeMap<String, f64>>,
     /// Rank by degree and leading coefficients alone, whatever the sizes:

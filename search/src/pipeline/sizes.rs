@@ -43,8 +43,8 @@ pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<
 
 /// How the candidates of `kernel` are compared: the user's `ranking` at
 /// the `sizes` in use; without them (and without `--asymptotic`), by the
-/// heuristic guarded at the sizes of the largest launch synthesized
-/// around `block` that the checks use.
+/// heuristic guarded at the largest sizes of the launches synthesized
+/// around `block` that the checks use ([`largest`]).
 pub fn ranker(
     ranking: &Ranking,
     sizes: Option<&Sizes>,
@@ -60,15 +60,25 @@ pub fn ranker(
             given: matches!(ranking, Ranking::At { .. }),
             epsilon,
         }),
-        (_, None, Some(block)) => match synthesized(kernel, block).last() {
-            Some(largest) => Ranker::Tested(Tested {
-                point: point(largest),
-                epsilon,
-            }),
+        (_, None, Some(block)) => match largest(&synthesized(kernel, block)) {
+            Some(point) => Ranker::Tested(Tested { point, epsilon }),
             None => Ranker::Asymptotic { epsilon },
         },
         (_, None, None) => Ranker::Asymptotic { epsilon },
     }
+}
+
+/// The largest sizes the test launches `specs` use, each size at its
+/// largest over them (a loop's trip count is largest on one launch, an
+/// array's length on another); `None` without launches.
+fn largest(specs: &[LaunchSpec]) -> Option<BTreeMap<String, f64>> {
+    specs.iter().map(point).reduce(|mut most, p| {
+        for (k, v) in p {
+            let m = most.entry(k).or_insert(v);
+            *m = m.max(v);
+        }
+        most
+    })
 }
 
 /// The sizes of launch `spec`: its arguments, defines, and grid and

@@ -92,23 +92,23 @@ impl InUse {
 
 /// Ranking by the heuristic, for a kernel without sizes in use, with a
 /// guard: a candidate must also be no higher (within the tolerance) at
-/// the sizes of the largest launch its checks run. The smaller test
-/// launches are sized to be quick to simulate (a few elements, a partial
-/// block), not like any real use: a rewrite with a start-up cost (a
-/// tile's loads, a warp's shuffles) loses there however large the sizes
-/// it is meant for.
+/// the largest sizes its checks' launches use (each size at its largest
+/// over them). The smaller test launches are sized to be quick to
+/// simulate (a few elements, a partial block), not like any real use: a
+/// rewrite with a start-up cost (a tile's loads, a warp's shuffles) loses
+/// there however large the sizes it is meant for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tested {
-    /// The sizes (arguments, defines and launch dimensions) of the
-    /// largest test launch.
+    /// The largest sizes (arguments, defines and launch dimensions) of
+    /// the test launches.
     pub point: BTreeMap<String, f64>,
     /// Relative tolerance.
     pub epsilon: f64,
 }
 
 impl Tested {
-    /// Compares the bounds of `pair` by the heuristic, then at the largest
-    /// test launch's sizes.
+    /// Compares the bounds of `pair` by the heuristic, then at the test
+    /// launches' largest sizes.
     pub(super) fn compare(&self, pair: &Pair) -> Comparison {
         let eps = self.epsilon;
         let t = match trend(&pair.new_poly, &pair.old_poly, eps) {
@@ -122,7 +122,7 @@ impl Tested {
         let p = &self.point;
         let (Some(a), Some(b)) = (pair.new.eval(p), pair.old.eval(p)) else {
             return Comparison::Better(format!(
-                "{t} (not compared at the largest test launch's sizes: it does not give {})",
+                "{t} (not compared at the test launches' largest sizes: they do not give {})",
                 missing(pair, p).join(", ")
             ));
         };
@@ -134,11 +134,11 @@ impl Tested {
         );
         if a > b + eps * b.abs() {
             return Comparison::NotBetter(format!(
-                "its bound is lower only for large sizes ({t}) and higher at the largest test launch's {at}; without sizes in use (--at, a launch in the host code or a parameter file) such a candidate is not taken, and --asymptotic takes it"
+                "its bound is lower only for large sizes ({t}) and higher at the test launches' largest sizes, {at}; without sizes in use (--at, a launch in the host code or a parameter file) such a candidate is not taken, and --asymptotic takes it"
             ));
         }
         Comparison::Better(format!(
-            "{t}, and no higher at the largest test launch's {at}"
+            "{t}, and no higher at the test launches' largest sizes, {at}"
         ))
     }
 }
