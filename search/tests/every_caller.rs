@@ -115,6 +115,15 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
 
 /// Prints what `found` checked (of `what`) and fails on anything wrong;
 /// returns the number of rewrites.
+/// The number the environment variable `var` sets (how many generated
+/// kernels a family checks), or `default`.
+fn count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 fn report(found: &[Found], what: &str) -> usize {
     let rewrites = found.len();
     let shapes_run: usize = found.iter().map(|f| f.blocks).sum();
@@ -141,10 +150,7 @@ fn report(found: &[Found], what: &str) -> usize {
 /// (28 by default), each searched as if nothing launched it.
 #[test]
 fn rewrites_of_generated_kernels_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_GENERATED")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(28);
+    let n: u64 = count("COPPER_EVERY_CALLER_GENERATED", 28);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
@@ -177,10 +183,7 @@ fn rewrites_of_generated_kernels_are_right_for_every_block() {
 /// load, and every rewrite must be right on every block.
 #[test]
 fn cooperative_loads_of_generated_tables_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_TABLES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(6);
+    let n: u64 = count("COPPER_EVERY_CALLER_TABLES", 6);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
@@ -210,10 +213,7 @@ fn cooperative_loads_of_generated_tables_are_right_for_every_block() {
 /// that leave the last run or the last block partial.
 #[test]
 fn interleaved_chunks_of_generated_kernels_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_CHUNKS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(8);
+    let n: u64 = count("COPPER_EVERY_CALLER_CHUNKS", 8);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
@@ -346,10 +346,7 @@ __global__ void k(const {ty} *w, const {ty} *x, {ty} *y, int n{param}) {{
 /// tolerance.
 #[test]
 fn warp_per_row_of_generated_kernels_is_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_ROWS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(8);
+    let n: u64 = count("COPPER_EVERY_CALLER_ROWS", 8);
     let settings = Settings {
         allow_reassociation: true,
         ..settings()
@@ -766,10 +763,7 @@ fn check_kernels_varied(
             wrong: Vec::new(),
             applied: applied.clone(),
         };
-        let seeds: u64 = std::env::var("COPPER_EVERY_CALLER_SEEDS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
+        let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
         for &block in shapes {
             let measure = |base: Option<&LaunchSpec>| {
                 Checker::measuring(

@@ -237,15 +237,8 @@ impl Search<'_, '_> {
             let found = first_window(pairs, |(y, x)| {
                 window2d::recognize(&self.k, l, &p.name, (y.0, &y.1), (x.0, &x.1))
             });
-            let w = match found {
-                Ok(w) => w,
-                Err(why) => {
-                    out.skipped.push(Skip {
-                        span: l.meta.span,
-                        reason: format!("{left_alone}: {why}"),
-                    });
-                    continue;
-                }
+            let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
+                continue;
             };
             let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
@@ -298,15 +291,8 @@ impl Search<'_, '_> {
             let found = first_window(&indices, |&(at, ref i)| {
                 window::recognize(&self.k, l, &p.name, (at, i))
             });
-            let w = match found {
-                Ok(w) => w,
-                Err(why) => {
-                    out.skipped.push(Skip {
-                        span: l.meta.span,
-                        reason: format!("{left_alone}: {why}"),
-                    });
-                    continue;
-                }
+            let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
+                continue;
             };
             let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
             let a = &w.axis;
@@ -347,6 +333,24 @@ fn first_window<C, W, E: std::fmt::Display>(
         }
     }
     Err(first_why.unwrap_or_else(|| "copper lost track of the window".to_string()))
+}
+
+/// The window `found`, or `None` with its refusal (after `left_alone`)
+/// recorded at `span`.
+fn recognized_or_skipped<W>(
+    found: Result<W, String>,
+    out: &mut Proposals,
+    span: Span,
+    left_alone: &str,
+) -> Option<W> {
+    found
+        .map_err(|why| {
+            out.skipped.push(Skip {
+                span,
+                reason: format!("{left_alone}: {why}"),
+            })
+        })
+        .ok()
 }
 
 impl Transform for HaloTile {

@@ -9,7 +9,7 @@ use copper::source::SourceFile;
 use copper_search::pipeline::Cache;
 use rayon::prelude::*;
 
-use super::{check_kernels_on, check_kernels_varied, report, settings, Found, Rng};
+use super::{check_kernels_on, check_kernels_varied, count, report, settings, Found, Rng};
 
 /// Block shapes the halo tiles are checked on: the odd and extreme 1-D
 /// blocks a tile sized from `blockDim.x` must handle, and 2-D blocks,
@@ -36,10 +36,7 @@ const WINDOW_SHAPES: [[u64; 3]; 9] = [
 /// accesses).
 #[test]
 fn halo_tiles_of_generated_windows_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_WINDOWS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(12);
+    let n: u64 = count("COPPER_EVERY_CALLER_WINDOWS", 12);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
@@ -150,10 +147,7 @@ const WINDOW_2D_SHAPES: [[u64; 3]; 9] = [
 /// original reads.
 #[test]
 fn halo_tiles_of_generated_2d_windows_are_right_for_every_block() {
-    let n: u64 = std::env::var("COPPER_EVERY_CALLER_WINDOWS_2D")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(12);
+    let n: u64 = count("COPPER_EVERY_CALLER_WINDOWS_2D", 12);
     let settings = settings();
     let cache = Cache::default();
     let found: Vec<Found> = (0..n)
