@@ -344,7 +344,7 @@ fn the_work_limit_stops_a_launch_at_the_same_block_on_any_thread_count() {
     let whole = limited(4, &SimOptions::default()).unwrap();
     // Cut well inside the grid: past the first chunk of blocks.
     let opts = SimOptions {
-        max_steps: Some(whole.instructions / 2),
+        max_steps: Some(whole.work / 2),
         ..SimOptions::default()
     };
     let one = limited(1, &opts).unwrap_err();
@@ -358,7 +358,7 @@ fn the_work_limit_stops_a_launch_at_the_same_block_on_any_thread_count() {
     assert!(one.block[0] > 0 && one.block[0] < 299, "{:?}", one.block);
     // A limit the launch stays within changes nothing.
     let opts = SimOptions {
-        max_steps: Some(whole.instructions),
+        max_steps: Some(whole.work),
         ..SimOptions::default()
     };
     assert_eq!(limited(4, &opts).unwrap(), whole);
@@ -827,6 +827,40 @@ fn spinning(grid: u64, n: u64) -> (copper::ir::Kernel, copper::sim::Inputs) {
     (kernel, inputs)
 }
 
+/// Work units are instructions plus one per two lanes of every global or
+/// shared access ([`copper::sim::exec::ACCESS_LANES_PER_UNIT`]), so that a
+/// memory-heavy kernel uses up a work limit about as fast, in time, as
+/// arithmetic; local arrays and arithmetic add nothing beyond their
+/// instructions.
+#[test]
+fn work_units_charge_global_and_shared_accesses_per_lane() {
+    let run = |body: &str, threads: u64| {
+        let src = format!("__global__ void k(float *a) {{ __shared__ float t[64]; float loc[4]; int i = threadIdx.x; {body} }}");
+        let file = parse_source(SourceFile::new("t.cu", &src));
+        let kernel = lower_kernel(&file, "k").unwrap();
+        let p = format!(
+            "[kernel.k]\ngrid=[1]\nblock=[{threads}]\n[kernel.k.arrays.a]\nlen=64\ninit=\"random\"\n"
+        );
+        let params = ParamFile::from_toml(&p).unwrap();
+        let inputs = inputs_from_spec(&kernel, &params.kernel["k"]).unwrap();
+        simulate(&kernel, &inputs, &SimOptions::default()).unwrap()
+    };
+    let lanes = copper::sim::exec::ACCESS_LANES_PER_UNIT;
+    // Arithmetic and a local array: units are the instructions.
+    let plain = run(
+        "float x = i * 2.0f; loc[i % 4] = x; x = loc[i % 4] + 1.0f;",
+        64,
+    );
+    assert_eq!(plain.work, plain.instructions);
+    // One global load, one global store and one shared store by 64 threads
+    // (two full warps): 3 accesses of 32 lanes per warp.
+    let memory = run("float x = a[i]; t[i] = x; a[i] = x + 1.0f;", 64);
+    assert_eq!(memory.work, memory.instructions + 2 * 3 * 32 / lanes);
+    // A partial warp of 5 lanes is charged by its active lanes, rounded up.
+    let partial = run("a[i] = 1.0f;", 5);
+    assert_eq!(partial.work, partial.instructions + 5u64.div_ceil(lanes));
+}
+
 /// Launches sharing one allowance ([`copper::sim::work::Work`]) are
 /// charged their array values and instructions; once it is spent the
 /// next launch stops with the work-limit error, at the same block every
@@ -839,13 +873,13 @@ fn launches_sharing_an_allowance_stop_once_it_is_spent() {
     let (kernel, inputs) = spinning(8, 1000);
     let alone = simulate(&kernel, &inputs, &SimOptions::default()).unwrap();
     let values = 8 * 64;
-    let work = Arc::new(Work::new(alone.instructions + values + 10));
+    let work = Arc::new(Work::new(alone.work + values + 10));
     let opts = SimOptions {
         work: Some(Arc::clone(&work)),
         ..SimOptions::default()
     };
     assert!(simulate(&kernel, &inputs, &opts).is_ok());
-    assert_eq!(work.used(), alone.instructions + values);
+    assert_eq!(work.used(), alone.work + values);
     let second = simulate(&kernel, &inputs, &opts).unwrap_err();
     assert!(
         second.message.starts_with(copper::sim::WORK_LIMIT),
@@ -864,7 +898,7 @@ fn launches_sharing_an_allowance_stop_once_it_is_spent() {
     let e = simulate(&kernel, &inputs, &limited).unwrap_err();
     assert_eq!(
         e.message,
-        "the simulation stopped after 1000 instructions (all warps together), its work limit"
+        "the simulation stopped after 1000 work units (instructions and memory accesses, all warps together), its work limit"
     );
     assert_eq!(e.block, [0, 0, 0]);
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());

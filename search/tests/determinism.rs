@@ -76,16 +76,17 @@ fn a_simulation_past_its_launch_limit_says_so() {
     let out = text(&first);
     assert_eq!(first.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("the simulation stopped after 5000 instructions (all warps together), its work limit (raise it with --max-launch-steps)"),
+        out.contains("the simulation stopped after 5000 work units (instructions and memory accesses, all warps together), its work limit (raise it with --max-launch-steps)"),
         "{out}"
     );
     assert!(out.contains("block (0, 0, 0)"), "{out}");
     let second = copper_in(dir, &args);
     assert_eq!(first.stderr, second.stderr, "{out}");
-    // Some 5·10⁷ instructions: past the default limit too.
+    // Some 5·10⁷ instructions and as many work units again for the
+    // loads: past the default limit too.
     let whole = text(&copper_in(dir, &["simulate", "spin.cu"]));
     assert!(
-        whole.contains("stopped after 10000000 instructions"),
+        whole.contains("stopped after 10000000 work units"),
         "{whole}"
     );
 }
@@ -253,7 +254,7 @@ fn an_analysis_check_of_an_endless_loop_stops_at_the_launch_limit() {
     let first = copper_in(dir, &["analyze", "endless.cu", "--check"]);
     let out = text(&first);
     assert!(
-        out.contains("the simulation stopped after 10000000 instructions (all warps together)"),
+        out.contains("the simulation stopped after 10000000 work units (instructions and memory accesses, all warps together)"),
         "{out}"
     );
     let second = text(&copper_in(dir, &["analyze", "endless.cu", "--check"]));

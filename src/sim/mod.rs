@@ -144,12 +144,12 @@ pub const WALL_CLOCK: &str =
     "the simulation stopped at the wall-clock limit; results may differ on a faster machine";
 
 /// The error message of a launch stopped by its work limit of `limit`
-/// instructions ([`SimOptions::max_steps`], [`SimOptions::work`]).
+/// work units ([`SimOptions::max_steps`], [`SimOptions::work`]).
 pub fn work_limit_message(limit: u64) -> String {
-    format!("{WORK_LIMIT} {limit} instructions (all warps together), its work limit")
+    format!("{WORK_LIMIT} {limit} work units (instructions and memory accesses, all warps together), its work limit")
 }
 
-/// A block that failed: why, and the instructions it ran until then
+/// A block that failed: why, and the work units it used until then
 /// (charged to the launch's work limit like those of a block that ends).
 struct BlockFail {
     error: SimError,
@@ -274,8 +274,8 @@ pub struct SimOptions {
     /// whole; `None` runs every block. Per-warp costs of the blocks run
     /// are exact; totals cover only them.
     pub sample_blocks: Option<u64>,
-    /// Most instructions of all warps of the launch together, a
-    /// deterministic work limit: past it the launch stops with an error
+    /// Most work units of all warps of the launch together
+    /// ([`SimResult::work`]), a deterministic work limit: past it the launch stops with an error
     /// that says so ([`WORK_LIMIT`]), the same on every machine. Blocks are
     /// counted in launch order, checked after each block where blocks run
     /// one after another and after each [`LIMIT_CHUNK`] where they run in
@@ -356,6 +356,11 @@ pub struct SimResult {
     pub warps: u64,
     /// Warp-instructions executed.
     pub instructions: u64,
+    /// Work units charged ([`crate::sim::work`]): the instructions, and
+    /// the lanes' global and shared accesses
+    /// ([`exec::ACCESS_LANES_PER_UNIT`]); what [`SimOptions::max_steps`]
+    /// and [`SimOptions::work`] count.
+    pub work: u64,
 }
 
 /// Refuses to simulate more than [`MAX_THREADS`] threads: the blocks of
@@ -485,6 +490,7 @@ struct BlockOutcome {
     extents: Vec<u64>,
     warps: u64,
     instructions: u64,
+    work: u64,
 }
 
 /// Adds counters by statement into `sum`.
@@ -733,7 +739,7 @@ fn simulate_counting(
         // the same blocks whichever order parallel ones finish in.
         for (i, o) in ran.iter().enumerate() {
             let charged = match o {
-                Some(Ok(o)) => o.instructions,
+                Some(Ok(o)) => o.work,
                 Some(Err(f)) => f.steps,
                 None => 0,
             };
@@ -766,7 +772,7 @@ fn simulate_counting(
         .collect();
     let mut sites = vec![SiteStats::default(); kernel.sites.len()];
     let mut accessed = vec![0u64; kernel.arrays.len()];
-    let (mut warps, mut instructions) = (0, 0);
+    let (mut warps, mut instructions, mut work) = (0, 0, 0);
     let mut statements: BTreeMap<usize, Counts> = BTreeMap::new();
     for o in outcomes.into_iter().flatten() {
         let o = o.map_err(|f| f.error)?;
@@ -785,6 +791,7 @@ fn simulate_counting(
         }
         warps += o.warps;
         instructions += o.instructions;
+        work += o.work;
     }
     let mut globals: Vec<Option<GlobalArray>> = globals.into_iter().map(Some).collect();
     let (arrays, extents) = kernel
@@ -815,6 +822,7 @@ fn simulate_counting(
         blocks: block_ids.len() as u64,
         warps,
         instructions,
+        work,
     };
     Ok((result, statements.into_iter().collect()))
 }
@@ -877,7 +885,7 @@ fn run_block(
     });
     if let Err(error) = ran {
         return Err(BlockFail {
-            steps: block.warps.iter().map(|w| w.steps()).sum(),
+            steps: block.warps.iter().map(|w| w.work()).sum(),
             error,
         });
     }
@@ -914,6 +922,7 @@ fn run_block(
         extents: block.extents,
         warps: block.warps.len() as u64,
         instructions: block.warps.iter().map(|w| w.steps()).sum(),
+        work: block.warps.iter().map(|w| w.work()).sum(),
     })
 }
 

@@ -1,8 +1,12 @@
 //! A deterministic work allowance several simulations share
 //! ([`crate::sim::SimOptions::work`]): each launch is charged one unit
 //! per array value it is given (building and comparing large arrays
-//! costs as much as running over them), then every block it runs its
-//! instructions, a failing block too, in launch order; a launch run once
+//! costs as much as running over them), then for every block it runs one
+//! unit per warp instruction and one per two lanes of each global or
+//! shared access ([`crate::sim::exec::ACCESS_LANES_PER_UNIT`]: an access
+//! costs the simulator per lane what an instruction costs per warp, so a
+//! unit takes about the same time whatever the kernel does), a failing
+//! block too, in launch order; a launch run once
 //! the allowance is spent stops at once. What one
 //! command does with a kernel (the lint's block fit, grown test launches,
 //! lock-step check and race search; the rewrite checker's runs of the
@@ -13,8 +17,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Work units (array values given plus warp instructions, all warps
-/// together) several simulations may use in all, and what has been
+/// Work units (array values given, warp instructions and access lanes,
+/// all warps together) several simulations may use in all, and what has been
 /// charged so far.
 #[derive(Debug)]
 pub struct Work {

@@ -39,12 +39,12 @@ type Arrays = Vec<(String, ArrayData)>;
 /// Launches on which the original must be matched.
 pub const MIN_LAUNCHES: usize = 3;
 
-/// Most work units ([`copper::sim::work::Work`]: instructions, and array
-/// values given) the original may use while a checker is built, every
+/// Most work units ([`copper::sim::work::Work`]: instructions, access
+/// lanes and array values given) the original may use while a checker is built, every
 /// test launch together (the reruns that grow a synthesized launch's
 /// arrays, the tight launch and the split-warp run included): the
 /// deterministic work limit of the original's share of a search.
-pub const ORIGINAL_STEPS: u64 = 5_000_000;
+pub const ORIGINAL_STEPS: u64 = 15_000_000;
 
 /// A candidate's check may use this many times the work units
 /// ([`copper::sim::work::Work`]) the original used while the checker was
@@ -62,7 +62,7 @@ pub const CHECK_FACTOR: u64 = 4;
 /// stops is the same on every machine.
 pub const SEARCH_CHECK_STEPS: u64 = 2 * ORIGINAL_STEPS;
 
-/// Instructions every candidate's check may run beyond
+/// Work units every candidate's check may use beyond
 /// [`CHECK_FACTOR`] times the original's.
 pub const CHECK_SLACK: u64 = 1_000_000;
 
@@ -280,7 +280,7 @@ impl Checker {
                 {
                     first_error.get_or_insert(match work.spent() {
                         true => format!(
-                            "its test launches need more than {ORIGINAL_STEPS} work units in all (simulated instructions and array values), the checks' work limit"
+                            "its test launches need more than {ORIGINAL_STEPS} work units in all (simulated instructions, access lanes and array values), the checks' work limit"
                         ),
                         false => format!(
                             "it runs more than {LAUNCH_STEPS} instructions in all on the larger test launches"

@@ -240,7 +240,7 @@ pub struct PreprocessArgs {
 }
 
 /// Default `simulate --max-launch-steps`: a launch a loaded 2-core
-/// machine simulates in seconds (1 to 3·10⁶ instructions a second).
+/// machine simulates in seconds (some 3·10⁶ work units a second).
 pub const DEFAULT_LAUNCH_STEPS: u64 = 10_000_000;
 
 /// Options of `copper simulate`.
@@ -269,8 +269,9 @@ pub struct SimulateArgs {
     /// Most instructions a warp may execute (catches non-terminating kernels).
     #[arg(long, default_value_t = copper::sim::DEFAULT_STEP_BUDGET)]
     pub max_steps: u64,
-    /// Most instructions of all warps of a launch together: the whole
-    /// launch's deterministic work limit, the same on every machine, past
+    /// Most work units of all warps of a launch together (an instruction
+    /// is one unit, and every two lanes of a global or shared access one
+    /// more): the whole launch's deterministic work limit, the same on every machine, past
     /// which it stops with an error that says so.
     #[arg(long, default_value_t = DEFAULT_LAUNCH_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_launch_steps: u64,
@@ -536,9 +537,9 @@ pub struct SearchArgs {
     /// of a kernel, the deterministic work limit [default: 200000].
     #[arg(long)]
     pub max_absint_steps: Option<usize>,
-    /// Most work units (simulated instructions and array values) the
+    /// Most work units (simulated instructions, access lanes and array values) the
     /// checks of one kernel's candidates may use in all; the search stops
-    /// at the end of the round that reaches it [default: 10000000].
+    /// at the end of the round that reaches it [default: 30000000].
     #[arg(long)]
     pub max_check_steps: Option<u64>,
     /// Wall-clock safety net: seconds one kernel's whole search may take

@@ -286,6 +286,7 @@ fn report_json(parsed: &ParsedFile, k: &Kernel, r: &SimResult, secs: f64) -> ser
         "blocks": r.blocks,
         "warps": r.warps,
         "instructions": r.instructions,
+        "work_units": r.work,
         "seconds": secs,
         "metrics": r.metrics,
         "sites": sites,

@@ -50,6 +50,7 @@ impl Block<'_> {
                 return Ok(());
             };
             w.steps += 1;
+            w.work += 1;
             if w.steps.is_multiple_of(DEADLINE_EVERY)
                 && self
                     .ctx
@@ -68,7 +69,7 @@ impl Block<'_> {
                     format!("step budget of {} instructions per warp exhausted (the kernel may not terminate; raise it with --max-steps)", self.ctx.step_budget),
                 ));
             }
-            if w.steps > self.warp_cap {
+            if w.work > self.warp_cap {
                 let lane = lanes_of(w.mask).next().unwrap_or(0);
                 let limit = self.ctx.max_steps.unwrap_or(self.cap);
                 return Err(self.error(w, lane, w.span, crate::sim::work_limit_message(limit)));

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{lanes_of, Block, Lanes, SimError, Storage, Warp, ZERO_LANES};
+use super::{lanes_of, Block, Lanes, SimError, Storage, Warp, ACCESS_LANES_PER_UNIT, ZERO_LANES};
 use crate::cost::{Counter, Footprint};
 use crate::ir::value::wrap;
 use crate::ir::{Access, ArrayId, AtomicOp, Expr, Scalar, Value};
@@ -132,6 +132,9 @@ impl Block<'_> {
         mask: u32,
         write: bool,
     ) {
+        if !matches!(self.ctx.storage[a.array], Storage::Local(_)) {
+            w.work += u64::from(mask.count_ones()).div_ceil(ACCESS_LANES_PER_UNIT);
+        }
         if !a.charged {
             return;
         }
@@ -152,11 +155,7 @@ impl Block<'_> {
                 // With a lane active the ideal is at least 1: only more
                 // than one transaction can exceed it.
                 if n > 1 {
-                    let mut lanes = [0i64; 32];
-                    for (k, l) in lanes_of(mask).enumerate() {
-                        lanes[k] = l as i64 * fp.lane_step();
-                    }
-                    ideal = self.ctx.hw.mem_reads(&lanes[..k], fp);
+                    ideal = self.consecutive.of(&self.ctx.hw, mask, fp).at_start;
                 }
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
@@ -194,30 +193,24 @@ impl Block<'_> {
     /// `threadIdx.y` and `.z`) take more transactions than they would at
     /// consecutive elements from any start: more than misalignment
     /// explains.
-    fn scattered_row(&self, w: &Warp, idx: &[i64; 32], mask: u32, fp: Footprint) -> bool {
-        let shifts = (self.ctx.hw.transaction_bytes / fp.stride.max(1)).max(1);
+    fn scattered_row(&mut self, w: &Warp, idx: &[i64; 32], mask: u32, fp: Footprint) -> bool {
         let mut done = 0u32;
         for l in lanes_of(mask) {
             if done & (1 << l) != 0 {
                 continue;
             }
             let row = &w.tid[l][1..];
-            let (mut lanes, mut elems) = ([0i64; 32], [0i64; 32]);
-            let mut k = 0;
+            let mut elems = [0i64; 32];
+            let (mut k, mut same_row) = (0, 0u32);
             for m in lanes_of(mask) {
                 if &w.tid[m][1..] == row {
-                    done |= 1 << m;
-                    lanes[k] = m as i64 * fp.lane_step();
+                    same_row |= 1 << m;
                     elems[k] = idx[m];
                     k += 1;
                 }
             }
-            let run = &mut lanes[..k];
-            let mut contiguous = 0;
-            for _ in 0..shifts {
-                contiguous = contiguous.max(self.ctx.hw.mem_reads(run, fp));
-                run.iter_mut().for_each(|l| *l += fp.lane_step());
-            }
+            done |= same_row;
+            let contiguous = self.consecutive.of(&self.ctx.hw, same_row, fp).any_start;
             if self.ctx.hw.mem_reads(&elems[..k], fp) > contiguous {
                 return true;
             }

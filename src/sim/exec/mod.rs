@@ -18,6 +18,7 @@ use super::code::Ins;
 use super::params::Shape;
 use control::Frame;
 
+mod consecutive;
 mod control;
 mod eval;
 mod memory;
@@ -166,6 +167,9 @@ pub struct Warp {
     /// Span (per metric) at the last barrier.
     pub span_base: Vec<f64>,
     steps: u64,
+    /// Work units charged so far: its instructions, and its lanes'
+    /// global and shared accesses ([`ACCESS_LANES_PER_UNIT`]).
+    work: u64,
     span: Span,
     /// With [`LaunchCtx::by_statement`]: the counters charged while each
     /// statement ran, by the start of its span (loop bookkeeping goes to
@@ -194,10 +198,22 @@ pub struct Block<'a> {
     pub cap: u64,
     /// Instructions the warps ran in the runs of them that ended.
     spent: u64,
-    /// Most steps the warp running now may reach (its steps when it
+    /// Most work units the warp running now may reach (its units when it
     /// started plus what is left of `cap`).
     warp_cap: u64,
+    /// What coalesced accesses take, by lanes and footprint.
+    consecutive: consecutive::ConsecutiveMemo,
 }
+
+/// Lanes of a global or shared access charged one work unit together:
+/// such an access costs the simulator about as much per two lanes
+/// (bounds, element, race and coalescing bookkeeping) as a whole warp
+/// instruction of arithmetic, so that a unit takes about the same time
+/// whatever the kernel does (`docs/optimize.md`). Measured with callgrind
+/// on loops of 200 iterations at 8×256 threads: 880 machine
+/// instructions a unit for arithmetic, 1,170 for global and 1,120 for
+/// shared accesses, 2,490 for a statement of 20 operations.
+pub const ACCESS_LANES_PER_UNIT: u64 = 2;
 
 fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
     (0..32).filter(move |l| mask & (1 << l) != 0)
@@ -251,6 +267,7 @@ impl<'a> Block<'a> {
             cap: u64::MAX,
             spent: 0,
             warp_cap: u64::MAX,
+            consecutive: consecutive::ConsecutiveMemo::default(),
         }
     }
 
@@ -261,10 +278,10 @@ impl<'a> Block<'a> {
             for w in 0..self.warps.len() {
                 if self.warps[w].status == Status::Running {
                     let mut warp = std::mem::replace(&mut self.warps[w], placeholder());
-                    let before = warp.steps;
+                    let before = warp.work;
                     self.warp_cap = before.saturating_add(self.cap.saturating_sub(self.spent));
                     let r = self.run_warp(&mut warp);
-                    self.spent = self.spent.saturating_add(warp.steps - before);
+                    self.spent = self.spent.saturating_add(warp.work - before);
                     self.warps[w] = warp;
                     r?;
                 }
@@ -324,6 +341,7 @@ fn placeholder() -> Warp {
         counts_at_sync: [0; COUNTERS],
         span_base: Vec::new(),
         steps: 0,
+        work: 0,
         span: Span::SYNTHETIC,
         by_statement: None,
     }
@@ -357,6 +375,7 @@ impl Warp {
             counts_at_sync: [0; COUNTERS],
             span_base: vec![0.0; metrics],
             steps: 0,
+            work: 0,
             span: ctx.kernel.span,
             by_statement: ctx.by_statement.then(HashMap::new),
         }
@@ -370,6 +389,13 @@ impl Warp {
     /// Instructions executed so far.
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Work units charged so far ([`crate::sim::work`]): one per
+    /// instruction, and one per [`ACCESS_LANES_PER_UNIT`] lanes of each
+    /// global or shared access.
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     /// Sets the scalar parameters and symbols in every lane.
