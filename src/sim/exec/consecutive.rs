@@ -45,6 +45,27 @@ impl ConsecutiveMemo {
     }
 }
 
+/// The lanes whose consecutive elements an access by the lanes of `mask`
+/// at `indices` (one per active lane, in lane order) is measured
+/// against: those lanes themselves, or, when some read the same element,
+/// the first lanes of the warp, one per distinct element. Sixteen lanes
+/// of each of two block rows reading the same 16 floats need 2 sectors,
+/// not the 4 of 32 distinct ones: 3 is a misaligned row.
+pub(super) fn ideal_lanes(mask: u32, indices: &[i64]) -> u32 {
+    let mut sorted = [0i64; 32];
+    let sorted = &mut sorted[..indices.len()];
+    sorted.copy_from_slice(indices);
+    if !sorted.windows(2).all(|w| w[0] < w[1]) {
+        sorted.sort_unstable();
+    }
+    let distinct = 1 + sorted.windows(2).filter(|w| w[0] != w[1]).count();
+    if indices.is_empty() || distinct == indices.len() {
+        mask
+    } else {
+        u32::MAX >> (32 - distinct)
+    }
+}
+
 fn consecutive(hw: &Hardware, mask: u32, fp: Footprint) -> Consecutive {
     let step = fp.lane_step();
     let mut lanes = [0i64; 32];
@@ -84,6 +105,25 @@ mod tests {
         // 124 bytes apart, in two sectors.
         let ends = memo.of(&hw, 1 | 1 << 31, Footprint::element(4));
         assert_eq!(ends.at_start, 2);
+    }
+
+    #[test]
+    fn lanes_reading_one_element_are_measured_as_one_lane_each_element() {
+        let hw = Hardware::default();
+        let mut memo = ConsecutiveMemo::default();
+        // Distinct elements: the lanes themselves, holes included.
+        let idx: Vec<i64> = (0..32).collect();
+        assert_eq!(ideal_lanes(u32::MAX, &idx), u32::MAX);
+        assert_eq!(ideal_lanes(0b1011, &[5, 6, 9]), 0b1011);
+        // Two rows of 16 lanes reading the same 16 floats: 16 lanes, 2
+        // sectors, so 3 (a row starting off a sector) is more than ideal.
+        let rows: Vec<i64> = (0..32).map(|l| 3 + l % 16).collect();
+        let lanes = ideal_lanes(u32::MAX, &rows);
+        assert_eq!(lanes, 0xffff);
+        assert_eq!(memo.of(&hw, lanes, Footprint::element(4)).at_start, 2);
+        assert_eq!(hw.mem_reads(&rows, Footprint::element(4)), 3);
+        // A broadcast is one lane.
+        assert_eq!(ideal_lanes(u32::MAX, &[7; 32]), 1);
     }
 
     #[test]

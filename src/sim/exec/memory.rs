@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{lanes_of, Block, Lanes, SimError, Storage, Warp, ACCESS_LANES_PER_UNIT, ZERO_LANES};
-use crate::cost::{Counter, Footprint};
+use crate::cost::Counter;
 use crate::ir::value::wrap;
 use crate::ir::{Access, ArrayId, AtomicOp, Expr, Scalar, Value};
 
@@ -148,14 +148,14 @@ impl Block<'_> {
         }
         let active = &buf[..k];
         let fp = self.ctx.kernel.arrays[a.array].footprint(&self.ctx.kernel.sites[a.site]);
-        let mut ideal = u64::MAX;
+        let mut uncoalesced = false;
         let (n, c_req, c_n) = match self.ctx.storage[a.array] {
             Storage::Global(_) => {
                 let n = self.ctx.hw.mem_reads(active, fp);
                 // With a lane active the ideal is at least 1: only more
                 // than one transaction can exceed it.
                 if n > 1 {
-                    ideal = self.consecutive.of(&self.ctx.hw, mask, fp).at_start;
+                    uncoalesced = self.uncoalesced(w, idx, mask, n, fp);
                 }
                 if write {
                     (n, Counter::GWrite, Counter::GWriteN)
@@ -183,39 +183,10 @@ impl Block<'_> {
         s.lanes += active.len() as u64;
         s.transactions += n;
         s.max_transactions = s.max_transactions.max(n);
-        s.uncoalesced += (n > ideal) as u64;
-        if n > ideal && self.scattered_row(w, idx, mask, fp) {
+        s.uncoalesced += uncoalesced as u64;
+        if uncoalesced && self.scattered_row(w, idx, mask, fp) {
             self.sites[a.site].scattered += 1;
         }
-    }
-
-    /// Whether the active lanes of some row of the block (same
-    /// `threadIdx.y` and `.z`) take more transactions than they would at
-    /// consecutive elements from any start: more than misalignment
-    /// explains.
-    fn scattered_row(&mut self, w: &Warp, idx: &[i64; 32], mask: u32, fp: Footprint) -> bool {
-        let mut done = 0u32;
-        for l in lanes_of(mask) {
-            if done & (1 << l) != 0 {
-                continue;
-            }
-            let row = &w.tid[l][1..];
-            let mut elems = [0i64; 32];
-            let (mut k, mut same_row) = (0, 0u32);
-            for m in lanes_of(mask) {
-                if &w.tid[m][1..] == row {
-                    same_row |= 1 << m;
-                    elems[k] = idx[m];
-                    k += 1;
-                }
-            }
-            done |= same_row;
-            let contiguous = self.consecutive.of(&self.ctx.hw, same_row, fp).any_start;
-            if self.ctx.hw.mem_reads(&elems[..k], fp) > contiguous {
-                return true;
-            }
-        }
-        false
     }
 
     /// Records a plain (not atomic) access of a global element for race

@@ -18,6 +18,7 @@ use super::code::Ins;
 use super::params::Shape;
 use control::Frame;
 
+mod coalescing;
 mod consecutive;
 mod control;
 mod eval;
