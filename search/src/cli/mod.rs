@@ -17,7 +17,6 @@ pub mod leftovers;
 mod lint;
 mod lint_witness;
 mod optimize;
-mod outcome;
 mod output;
 mod params;
 mod parse;

@@ -4,14 +4,15 @@
 use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
+use copper_search::driver::{FileRun, KernelRun};
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property};
-use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
 use super::output;
+use super::patch::{file_diff, patch_base};
 use super::sarif::{self, Level, SarifRoot};
 use super::settings::Search;
 
@@ -93,8 +94,9 @@ pub fn errors(runs: &[FileRun]) {
             eprintln!("{path}: skipped: the file could not be read");
             continue;
         }
+        let color = output::color_stderr();
         for d in &f.diagnostics {
-            eprintln!("{d}");
+            eprintln!("{}", d.render_colored(color));
         }
         for k in f.kernels.iter().filter(|k| k.readable) {
             if let Err(e) = &k.result {

@@ -10,6 +10,7 @@ use copper::cuda::parse::ParsedFile;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::LAUNCH_STEPS;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
+use copper_search::driver::Simulated;
 use copper_search::launch::dims;
 use copper_search::pipeline::{Analyzed, KernelResult};
 use serde_json::{json, Value};
@@ -17,17 +18,6 @@ use serde_json::{json, Value};
 use super::numbers::ratio;
 use crate::cli::params::test_launch;
 use crate::cli::settings::Settings;
-
-/// The worst warp of each metric, before and after, on one launch.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Simulated {
-    /// The launch, in words (`grid 2×1×1, block 256×1×1`).
-    pub launch: String,
-    /// The original's worst warp per metric, in the settings' order.
-    pub before: Vec<f64>,
-    /// The best version's (the original's when nothing improved).
-    pub after: Vec<f64>,
-}
 
 /// [`Simulated`] for a search's result `x`, the kernel's parameter-file
 /// launch being `spec`; why there is none otherwise (no launch could be
