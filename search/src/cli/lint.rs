@@ -5,33 +5,23 @@
 //! inferred from the kernel is assumed (as `optimize` does), and a finding
 //! that the analysis for any block does not make says it depends on it.
 //! Directories are searched as `optimize` searches them ([`super::walk`]),
-//! files linted in parallel (`--jobs`); a finding in a kernel defined in
-//! a header is placed in the header; inline suppressions are
-//! [`copper::lint::suppress`]'s.
+//! files linted in parallel (`--jobs`) by the lint driver
+//! ([`copper_search::driver::lint`]); a finding in a kernel defined in a
+//! header is placed in the header; inline suppressions are
+//! [`copper::lint::suppress`]'s. Here the command line, a progress line
+//! and the output formats.
 
 use copper::shown::Shown;
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
-use copper::lint::suppress::{Problem, Suppressions};
-use rayon::prelude::*;
-
-use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
-use copper::ir::lower::{lower_kernel, symbol_notes};
+use copper::lint::suppress::Problem;
+use copper::lint::{count, milp, BlockSize, Code};
+use copper_search::driver::lint::{lint_file, FileLint, Located, Request, WitnessSearch};
+use rayon::prelude::*;
 use serde_json::{json, Value};
-
-use copper::lint::milp;
-use copper::lint::witness::{self, Witness};
-use copper::lint::{
-    count, lint_kernel_within, races, shape_findings, stop_note, BlockSize, Code, Finding,
-};
-use copper::sim::work::Work;
-use copper_search::launch::{assume_block, launch_shape};
 
 use super::args::{LintArgs, LintFormat};
 use super::ci::{gh_error, gh_escape, gh_property};
@@ -41,287 +31,6 @@ use super::output;
 use super::sarif::{self, Level, SarifRoot};
 use super::settings::Settings;
 use super::walk::{collect_files, start_workers};
-
-/// A finding with its place, ready to print.
-struct Located {
-    kernel: String,
-    finding: Finding,
-    /// The file of the code it is about: the user's file or a header.
-    file: PathBuf,
-    line: usize,
-    col: usize,
-    source_line: String,
-    /// `line:col` of each inlined call that reaches the place.
-    calls: Vec<(usize, usize)>,
-    witness: Option<Witness>,
-    /// The assumed block it was found for, when the analysis for any
-    /// block does not find it.
-    assumed_block: Option<String>,
-}
-
-/// One kernel's verdict and timing.
-struct KernelRow {
-    name: String,
-    /// The file it is defined in: the user's file or a header.
-    file: PathBuf,
-    line: usize,
-    col: usize,
-    block_size: BlockSize,
-    /// The line of the race, when the verdict is one.
-    race_line: Option<usize>,
-    /// The block copper assumed, and why (no launch shape was given).
-    assumed: Option<String>,
-    /// What the work limit stopped, when it did ([`stop_note`]).
-    stopped: Option<String>,
-    seconds: f64,
-}
-
-/// One file's results.
-struct FileLint {
-    path: PathBuf,
-    /// Errors: an unreadable file, kernels copper cannot read.
-    errors: Vec<Diagnostic>,
-    findings: Vec<Located>,
-    kernels: Vec<KernelRow>,
-    /// Notes on the kernels' undefined identifiers, rendered.
-    notes: Vec<String>,
-    /// Warnings about the file (a header not found), rendered.
-    warnings: Vec<String>,
-    /// Suppressions that silence nothing, or name no code (warnings).
-    problems: Vec<Problem>,
-}
-
-impl FileLint {
-    /// Errors: the file's own, and error findings.
-    fn error_count(&self) -> usize {
-        self.errors.len()
-            + self
-                .findings
-                .iter()
-                .filter(|x| x.finding.code.severity() == Severity::Error)
-                .count()
-    }
-
-    /// Warnings: warning findings, suppression problems and warnings
-    /// about the file (a header not found).
-    fn warning_count(&self) -> usize {
-        self.findings.len() + self.problems.len() + self.warnings.len() + self.errors.len()
-            - self.error_count()
-    }
-}
-
-fn lint_file(path: &std::path::Path, a: &LintArgs, s: &Settings) -> FileLint {
-    let mut out = FileLint {
-        path: path.to_path_buf(),
-        errors: Vec::new(),
-        findings: Vec::new(),
-        kernels: Vec::new(),
-        notes: Vec::new(),
-        warnings: Vec::new(),
-        problems: Vec::new(),
-    };
-    let parsed = match parse_path_with(path, &s.preprocess) {
-        Ok(p) => p,
-        Err(d) => {
-            out.errors.push(d);
-            return out;
-        }
-    };
-    for d in parsed.all_diagnostics() {
-        if d.is_error() {
-            out.errors.push(d.clone());
-        } else if d.severity == Severity::Warning {
-            // A header not found (`pass -I DIR`), as `optimize` says.
-            out.warnings.push(d.render());
-        }
-    }
-    let params = match s.params.of(path) {
-        Ok(p) => p,
-        Err(e) => {
-            out.errors.push(Diagnostic {
-                code: "params",
-                ..Diagnostic::file_error(path, e.to_string())
-            });
-            None
-        }
-    };
-    let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
-    let mut suppressions = Suppressions::of_parsed(&parsed);
-    let only = a.launch.kernel.as_ref().map(|k| parsed.kernel_name(k));
-    if let Some(k) = &only {
-        if !names.contains(k) {
-            out.errors.push(Diagnostic {
-                code: "kernel",
-                ..Diagnostic::file_error(
-                    path,
-                    format!("no kernel named `{k}` (kernels: {})", names.join(", ")),
-                )
-            });
-        }
-    }
-    for name in names {
-        if only.as_ref().is_some_and(|k| k != &name) {
-            continue;
-        }
-        let kernel = match lower_kernel(&parsed, &name) {
-            Ok(k) => k,
-            Err(d) => {
-                // Often the parse diagnostic already printed.
-                if !out.errors.contains(&d) {
-                    out.errors.push(d);
-                }
-                continue;
-            }
-        };
-        for d in symbol_notes(&parsed, &kernel) {
-            out.notes.push(d.render());
-        }
-        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        // One allowance for every simulation of the kernel's lint: the
-        // block fit, the test launch, the lock-step check, the race search.
-        let work = Arc::new(Work::new(races::STEPS));
-        let shape = assume_block(
-            &parsed,
-            &kernel,
-            launch_shape(s.block, s.grid, &parsed, spec, &name),
-            &work,
-        );
-        let start = Instant::now();
-        let config = copper::bound::Config {
-            block: shape.block,
-            grid: shape.grid,
-            ..s.analysis
-        };
-        let deadline = start + config.budget;
-        let lint = lint_kernel_within(&kernel, config, spec, &work);
-        let stopped = stop_note(&lint, races::STEPS);
-        // With an assumed block, what the analysis for any block finds too
-        // does not depend on the assumption.
-        let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
-            let config = copper::bound::Config {
-                block: None,
-                grid: None,
-                budget: deadline.saturating_duration_since(Instant::now()),
-                ..config
-            };
-            let prepared = copper::bound::prepare(&kernel, config);
-            shape_findings(&kernel, &prepared, &s.analysis.hw, None, None)
-                .iter()
-                .chain(&copper::lint::redundant::findings(&prepared, None))
-                .map(|f| (f.code, f.span.start, f.span.end))
-                .collect()
-        });
-        let seconds = start.elapsed().as_secs_f64();
-        let Some(f) = parsed.function(&name) else {
-            continue;
-        };
-        let (kernel_file, line, col) = parsed.source.locate(f.meta.span.start);
-        let kernel_file = kernel_file.to_path_buf();
-        let race_line = match lint.block_size {
-            BlockSize::Races(_) => lint
-                .findings
-                .iter()
-                .find(|f| f.code == Code::DataRace)
-                .map(|f| parsed.source.line_col(f.span.start).0),
-            _ => None,
-        };
-        for mut finding in lint.findings {
-            let (file, at_line, _) = parsed.source.locate(finding.span.start);
-            if suppressions.silences(finding.code, file, at_line, (&kernel_file, line)) {
-                continue;
-            }
-            if s.allowed.contains(&finding.code) {
-                continue;
-            }
-            let w = match (a.witness, finding.code, finding.site) {
-                (true, Code::BankConflict, Some(site))
-                    if lint.prepared.index_dep(site).affine_parts().is_none() =>
-                {
-                    // The witness replaces the advice to look for one.
-                    finding.help = None;
-                    let bound = finding.worst.unwrap_or(1.0) as u64;
-                    Some(match spec {
-                        Some(spec) => witness::search(
-                            &kernel,
-                            site,
-                            bound,
-                            a.degree,
-                            spec,
-                            &s.analysis.hw,
-                            witness::Limits {
-                                nodes: a.max_witness_nodes.unwrap_or(milp::NODES),
-                                ..witness::Limits::default()
-                            },
-                            deadline,
-                        ),
-                        None => Witness::NotFound(format!(
-                            "no parameter file gives a launch of `{name}` to simulate"
-                        )),
-                    })
-                }
-                _ => None,
-            };
-            let assumed_block = any_block
-                .as_ref()
-                .filter(|any| {
-                    finding.code != Code::DataRace
-                        && finding.code != Code::DivergentBarrier
-                        && finding.code != Code::BlockSizeDependent
-                        && !any.contains(&(finding.code, finding.span.start, finding.span.end))
-                })
-                .map(|_| shape.source.clone());
-            let mut located = locate(&parsed, &name, finding, w);
-            located.assumed_block = assumed_block;
-            out.findings.push(located);
-        }
-        out.kernels.push(KernelRow {
-            name,
-            file: kernel_file,
-            line,
-            col,
-            race_line,
-            assumed: shape.assumed.then(|| shape.source.clone()),
-            block_size: lint.block_size,
-            stopped,
-            seconds,
-        });
-    }
-    // With one kernel picked, the others' suppressions were not tried.
-    if only.is_none() {
-        out.problems = suppressions.unused();
-    }
-    out
-}
-
-fn locate(
-    parsed: &ParsedFile,
-    kernel: &str,
-    finding: Finding,
-    witness: Option<Witness>,
-) -> Located {
-    // In the header the kernel is defined in, when it is.
-    let d = parsed
-        .source
-        .diagnostic(Severity::Warning, "", finding.span.start, "");
-    Located {
-        kernel: kernel.to_string(),
-        source_line: d.source_line.unwrap_or_default(),
-        file: d.file,
-        line: d.line,
-        col: d.col,
-        calls: finding
-            .calls
-            .iter()
-            .map(|c| {
-                let (_, l, c) = parsed.source.locate(c.start);
-                (l, c)
-            })
-            .collect(),
-        finding,
-        witness,
-        assumed_block: None,
-    }
-}
 
 /// Runs `copper lint`; the exit status is [`super::output::batch_status`]'s.
 pub fn run(a: &LintArgs, s: &Settings) -> u8 {
@@ -357,13 +66,26 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
         }
     }
     start_workers(a.walk.jobs);
+    let request = Request {
+        kernel: a.launch.kernel.as_deref(),
+        preprocess: &s.preprocess,
+        params: &s.params,
+        block: s.block,
+        grid: s.grid,
+        analysis: s.analysis,
+        allowed: &s.allowed,
+        witness: a.witness.then(|| WitnessSearch {
+            target: a.degree,
+            nodes: a.max_witness_nodes.unwrap_or(milp::NODES),
+        }),
+    };
     let terminal = std::io::stderr().is_terminal() && !output::quiet();
     let done = AtomicUsize::new(0);
     let total = paths.len();
     let files: Vec<FileLint> = paths
         .par_iter()
         .map(|p| {
-            let f = lint_file(p, a, s);
+            let f = lint_file(p, &request);
             if terminal && total > 1 {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 eprint!("\r\x1b[2K[{n}/{total}] {}", p.shown());

@@ -1,21 +1,19 @@
 //! `copper optimize`: the given files (or every `.cu`/`.cuh` below the
 //! given directories) handed to the search driver
-//! ([`copper_search::driver`]), which searches their kernels in parallel;
+//! ([`copper_search::driver::optimize`]), which searches their kernels in parallel;
 //! here the command line, a progress line, `--write` (each file as soon as
 //! the driver finishes it), and the output: the winning kernels, a unified
 //! diff, the bounds before and after, and what each applied transform
 //! bought.
 
-use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
-use copper::sim::params::{LaunchSpec, ParamFile};
-use copper_search::driver::{optimize_files, Caller, Request, Simulated};
-use copper_search::launch::ParamsError;
+use copper::sim::params::LaunchSpec;
+use copper_search::driver::optimize::{optimize_files, Caller, Request, Simulated};
 use copper_search::pipeline::KernelResult;
 
 use super::args::{OptFormat, OptimizeArgs};
@@ -57,6 +55,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
         files: &files,
         kernel: a.launch.kernel.as_deref(),
         preprocess: &s.preprocess,
+        params: &s.params,
         block: s.block,
         grid: s.grid,
         pipeline: &search.pipeline,
@@ -139,9 +138,8 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     output::batch_status(failed, improved && !search.exit_zero, unreadable)
 }
 
-/// The command as the search driver's caller: parameter files from the
-/// settings, a progress line on a terminal, the report's simulations, and
-/// `--write`.
+/// The command as the search driver's caller: a progress line on a
+/// terminal, the report's simulations, and `--write`.
 struct Command<'a> {
     /// The command line.
     a: &'a OptimizeArgs,
@@ -152,10 +150,6 @@ struct Command<'a> {
 }
 
 impl Caller for Command<'_> {
-    fn params(&self, path: &Path) -> Result<Option<Cow<'_, ParamFile>>, ParamsError> {
-        self.s.params.of(path)
-    }
-
     fn searched(&self, done: usize, total: usize, path: &Path, kernel: &str) {
         if self.terminal {
             eprint!("\r\x1b[2K[{done}/{total}] {}: {kernel}", path.shown());

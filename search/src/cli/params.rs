@@ -15,7 +15,7 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile};
 use copper::sim::test_launch::synthesized;
 use copper::sim::work::Work;
-use copper_search::launch::{assume_block, launch_shape, test_plan, FIT_STEPS};
+use copper_search::launch::{kernel_shape, test_plan, FIT_STEPS};
 use copper_transforms::check::Checker;
 use std::sync::Arc;
 
@@ -119,10 +119,13 @@ pub(super) fn test_launch(
     spec: Option<&LaunchSpec>,
 ) -> TestLaunch {
     let name = &kernel.name;
-    let shape = assume_block(
+    let shape = kernel_shape(
+        None,
+        None,
+        parsed,
         parsed,
         kernel,
-        launch_shape(None, None, parsed, spec, name),
+        spec,
         &Arc::new(Work::new(FIT_STEPS)),
     );
     let plan = test_plan(parsed, kernel, spec, &shape);

@@ -8,7 +8,7 @@
 
 use copper::cuda::diff::unified;
 use copper::shown::shell_quote_path;
-use copper_search::driver::FileRun;
+use copper_search::driver::optimize::FileRun;
 use std::path::{Component, Path, PathBuf};
 
 /// The unified diff of a file's rewrite (empty when nothing improved),

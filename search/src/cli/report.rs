@@ -4,7 +4,7 @@
 use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
-use copper_search::driver::{FileRun, KernelRun};
+use copper_search::driver::optimize::{FileRun, KernelRun};
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;

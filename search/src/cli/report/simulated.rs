@@ -10,7 +10,7 @@ use copper::cuda::parse::ParsedFile;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::LAUNCH_STEPS;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
-use copper_search::driver::Simulated;
+use copper_search::driver::optimize::Simulated;
 use copper_search::launch::dims;
 use copper_search::pipeline::{Analyzed, KernelResult};
 use serde_json::{json, Value};
