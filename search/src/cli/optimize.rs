@@ -18,10 +18,8 @@ use copper_search::pipeline::KernelResult;
 
 use super::args::{OptFormat, OptimizeArgs};
 use super::files::{refuse_onto_input, replace_if_unchanged, write_atomically, ReplaceError};
-use super::output;
-use super::patch::{file_diff, patch_base};
-use super::report::{self, simulated};
-use super::sarif::SarifRoot;
+use super::output::optimize::{self as formats, simulated};
+use super::output::{self, sarif::SarifRoot};
 use super::settings::Settings;
 use super::walk::{collect_files, outside_roots, start_workers};
 
@@ -81,53 +79,26 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
         .any(|f| f.parsed.is_err() || f.kernels.iter().any(|k| k.result.is_err()));
     let improved = runs.iter().any(|f| f.rewritten.is_some());
     if let Some(path) = &a.report {
-        let objects: Vec<_> = runs
-            .iter()
-            .flat_map(|f| report::kernel_objects(f, search))
-            .collect();
-        let lines: String = match path.extension().is_some_and(|e| e == "csv") {
-            true => report::csv::rows(&objects),
-            false => objects.iter().map(|o| format!("{o}\n")).collect(),
-        };
-        if let Err(e) = write_atomically(path, &lines) {
+        let csv = path.extension().is_some_and(|e| e == "csv");
+        if let Err(e) = write_atomically(path, &formats::report(&runs, search, csv)) {
             eprintln!("copper: error: {}: {e}", path.shown());
             failed = true;
         }
     }
     if a.format != OptFormat::Github {
-        report::errors(&runs);
+        formats::errors(&runs);
     }
     // A bound below a simulated cost: exit status 2, like any internal error.
-    failed |= report::internal_errors(&runs);
+    failed |= formats::internal_errors(&runs);
     if a.diff {
-        let base = patch_base(&runs);
-        for f in &runs {
-            output::print_diff(&file_diff(f, &base));
-        }
-        if let Some(note) = &base.note {
-            // Even under `--quiet`: the patch cannot be applied without it.
-            eprintln!("copper: note: {note}");
-        }
-        // Even under `--quiet`: what the patch assumes of its callers.
-        for f in &runs {
-            for k in &f.kernels {
-                for p in k
-                    .result
-                    .iter()
-                    .filter(|x| x.improved())
-                    .flat_map(|x| &x.preconditions)
-                {
-                    eprintln!("copper: note: {}: `{}`: {p}", f.path.shown(), k.name);
-                }
-            }
-        }
+        formats::patch(&runs);
     } else {
         match a.format {
-            OptFormat::Text => report::text(&runs, search, a.explain, elapsed),
-            OptFormat::Json => report::json(&runs, search, elapsed),
-            OptFormat::Github => report::github(&runs, search),
+            OptFormat::Text => formats::text(&runs, search, a.explain, elapsed),
+            OptFormat::Json => formats::json(&runs, search, elapsed),
+            OptFormat::Github => formats::github(&runs, search),
             OptFormat::Sarif => match SarifRoot::new(a.sarif_root.as_deref()) {
-                Ok(root) => report::sarif(&runs, search, &root),
+                Ok(root) => formats::sarif(&runs, search, &root),
                 Err(e) => {
                     eprintln!("copper: error: {e}");
                     failed = true;
