@@ -23,8 +23,10 @@ use copper::sim::InputError;
 use copper::source::Span;
 
 mod params;
+mod test_launch;
 
 pub use params::Params;
+pub use test_launch::{test_launch, TestedLaunch};
 
 /// A kernel's launch shape as far as it is known (either part may be
 /// unknown), and where it came from. Every known part has passed

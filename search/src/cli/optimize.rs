@@ -12,13 +12,11 @@ use std::time::Instant;
 
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
-use copper::sim::params::LaunchSpec;
-use copper_search::driver::optimize::{optimize_files, Caller, Request, Simulated};
-use copper_search::pipeline::KernelResult;
+use copper_search::driver::optimize::{optimize_files, Caller, Request};
 
 use super::args::{OptFormat, OptimizeArgs};
 use super::files::{refuse_onto_input, replace_if_unchanged, write_atomically, ReplaceError};
-use super::output::optimize::{self as formats, simulated};
+use super::output::optimize as formats;
 use super::output::{self, sarif::SarifRoot};
 use super::settings::Settings;
 use super::walk::{collect_files, outside_roots, start_workers};
@@ -57,10 +55,10 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
         block: s.block,
         grid: s.grid,
         pipeline: &search.pipeline,
+        simulate: a.report.is_some(),
     };
     let command = Command {
         a,
-        s,
         terminal: std::io::stderr().is_terminal() && !output::quiet(),
     };
     let runs = match optimize_files(&request, &command) {
@@ -110,12 +108,10 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
 }
 
 /// The command as the search driver's caller: a progress line on a
-/// terminal, the report's simulations, and `--write`.
+/// terminal, and `--write`.
 struct Command<'a> {
     /// The command line.
     a: &'a OptimizeArgs,
-    /// Its settings.
-    s: &'a Settings,
     /// Whether standard error is a terminal showing progress.
     terminal: bool,
 }
@@ -128,18 +124,6 @@ impl Caller for Command<'_> {
                 eprint!("\r\x1b[2K");
             }
         }
-    }
-
-    fn simulate(
-        &self,
-        parsed: &ParsedFile,
-        x: &KernelResult,
-        spec: Option<&LaunchSpec>,
-    ) -> Option<Result<Simulated, String>> {
-        self.a
-            .report
-            .as_ref()
-            .map(|_| simulated::at_test_launch(parsed, x, spec, self.s))
     }
 
     /// With `--write`, replaces the file when nobody changed it meanwhile.

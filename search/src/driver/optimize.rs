@@ -16,24 +16,27 @@ use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
-use copper::sim::params::{LaunchSpec, ParamFile};
+use copper::sim::params::ParamFile;
 use copper::sim::work::Work;
 use rayon::prelude::*;
 
 use crate::launch::{kernel_shape, launch_shape, Params, FIT_STEPS};
-use crate::pipeline::{optimize_target, Cache, KernelResult, Settings, Target};
+use crate::pipeline::{optimize_target, Cache, Settings, Target};
 use crate::rank::Ranking;
 use at_names::check_at_names;
 use finish::{finish_file, Finished};
+use simulated::at_test_launch;
 use templates::instances;
 
 mod at_names;
 mod finish;
-pub mod outcome;
+mod outcome;
+mod simulated;
 mod templates;
 
 pub use at_names::UnknownAt;
-pub use outcome::{FileError, FileRun, KernelError, KernelRun, Simulated};
+pub use outcome::{FileError, FileRun, KernelError, KernelRun};
+pub use simulated::Simulated;
 
 /// What to search.
 pub struct Request<'a> {
@@ -51,6 +54,9 @@ pub struct Request<'a> {
     pub grid: Option<[u64; 3]>,
     /// The search.
     pub pipeline: &'a Settings,
+    /// Whether to simulate each kernel searched, the original and the best
+    /// version, on its test launch ([`KernelRun::simulated`]).
+    pub simulate: bool,
 }
 
 /// What the driver asks of the command that runs it. Called from the
@@ -59,15 +65,6 @@ pub trait Caller: Sync {
     /// Told after each kernel's search: `done` of `total` searched, the
     /// last one `kernel` of `path`.
     fn searched(&self, done: usize, total: usize, path: &Path, kernel: &str);
-
-    /// The costs to record of a kernel searched, its result being `x` and
-    /// its parameter-file launch `spec`; `None` to record none.
-    fn simulate(
-        &self,
-        parsed: &ParsedFile,
-        x: &KernelResult,
-        spec: Option<&LaunchSpec>,
-    ) -> Option<Result<Simulated, String>>;
 
     /// Given a file as soon as its kernels are all done and any improved:
     /// `rewritten` is its whole new text. Returns true when the caller
@@ -198,9 +195,9 @@ pub fn optimize_files<'a, C: Caller>(
             .function(&name)
             .map(|f| parsed.source.line_col(f.meta.span.start))
             .unwrap_or((0, 0));
-        let simulated = match &result {
-            Ok(x) => caller.simulate(parsed, x, kernel.spec.as_ref()),
-            Err(_) => None,
+        let simulated = match (&result, r.simulate) {
+            (Ok(x), true) => Some(at_test_launch(parsed, x, kernel.spec.as_ref(), r.pipeline)),
+            _ => None,
         };
         let kernel = KernelRun {
             name,

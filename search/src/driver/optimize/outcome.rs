@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use copper::cuda::parse::ParsedFile;
 use copper::diag::Diagnostic;
 
+use super::simulated::Simulated;
 use crate::launch::{KnownShape, ParamsError};
 use crate::pipeline::{KernelResult, SearchError};
 
@@ -71,18 +72,8 @@ pub struct KernelRun {
     /// False when the kernel itself could not be read (its diagnostic is
     /// among the file's).
     pub readable: bool,
-    /// What the caller simulated from the search's own result (before a
-    /// template instantiation adopts its lead's rewrite), if it asked.
+    /// With [`super::Request::simulate`]: the original and the best version
+    /// simulated on the test launch (the search's own best, before a
+    /// template instantiation adopts its lead's rewrite), or why not.
     pub simulated: Option<Result<Simulated, String>>,
-}
-
-/// The worst warp of each metric, before and after, on one launch.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Simulated {
-    /// The launch, in words (`grid 2×1×1, block 256×1×1`).
-    pub launch: String,
-    /// The original's worst warp per metric, in the settings' order.
-    pub before: Vec<f64>,
-    /// The best version's (the original's when nothing improved).
-    pub after: Vec<f64>,
 }
