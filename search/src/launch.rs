@@ -22,6 +22,12 @@ use copper::sim::work::Work;
 use copper::sim::InputError;
 use copper::source::Span;
 
+mod params;
+mod test_launch;
+
+pub use params::Params;
+pub use test_launch::{test_launch, TestedLaunch};
+
 /// A kernel's launch shape as far as it is known (either part may be
 /// unknown), and where it came from. Every known part has passed
 /// [`copper::sim::params::Shape::checked`], the one check of CUDA's limits
@@ -126,6 +132,24 @@ pub fn launch_shape(
         source: "no launch shape known: bounds hold for any block".into(),
         assumed: false,
     }
+}
+
+/// The launch shape every command analyzes `kernel` on: [`launch_shape`]
+/// of the file `parsed` (the `block` and `grid` given, else its launch
+/// sites, else the parameter file's entry `spec`), else with the block
+/// [`assume_block`] infers from `kernel` as `code` holds it (the file, or
+/// the kernel's excerpt of it), its runs charged to `work`.
+pub fn kernel_shape(
+    block: Option<[u64; 3]>,
+    grid: Option<[u64; 3]>,
+    parsed: &ParsedFile,
+    code: &ParsedFile,
+    kernel: &Kernel,
+    spec: Option<&LaunchSpec>,
+    work: &Arc<Work>,
+) -> KnownShape {
+    let shape = launch_shape(block, grid, parsed, spec, &kernel.name);
+    assume_block(code, kernel, shape, work)
 }
 
 /// `shape`, or, when it has no block and no launch site of the kernel

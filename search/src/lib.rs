@@ -3,11 +3,13 @@
 //! yet proposes candidates for the best kernel so far: checked by
 //! differential simulation, analyzed in parallel, ranked by their bounds; a
 //! candidate replaces the incumbent only when its bound is better. Also the
-//! GPU benchmark generator and the configuration. The `copper`
-//! command is built on it.
+//! GPU benchmark generator, the configuration, and the drivers that
+//! `copper optimize` and `copper lint` call ([`driver`]: files in, typed
+//! results out). The `copper` command is built on it.
 
 pub mod bench;
 pub mod config;
+pub mod driver;
 pub mod launch;
 pub mod nvcc;
 pub mod pipeline;

@@ -21,12 +21,12 @@ use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
 use copper::sim::{inputs_from_spec, simulate_by_statement, SimOptions};
-use copper_search::launch::dims;
+use copper_search::launch::{dims, test_launch};
 use copper_search::pipeline::Cache;
 
 use super::files::{refuse_onto_input, write_atomically};
 use super::output::lower_or_report;
-use super::params::{parse_with_params, test_launch};
+use super::params::parse_with_params;
 use super::settings::Settings;
 
 mod html;

@@ -291,17 +291,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// `text` with the line endings of `original`: when every line of the
-/// original ends in `\r\n`, so does every line of the result.
-pub fn match_line_endings(original: &str, text: String) -> String {
-    let lf = original.matches('\n').count();
-    let crlf = original.matches("\r\n").count();
-    if lf == 0 || crlf != lf {
-        return text;
-    }
-    text.replace("\r\n", "\n").replace('\n', "\r\n")
-}
-
 /// The file `path` names, following symbolic links (once, here: the
 /// rename then replaces that file, not the link).
 fn resolve_target(path: &Path) -> std::io::Result<PathBuf> {
@@ -363,16 +352,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
-    }
-
-    #[test]
-    fn line_endings_follow_the_original() {
-        assert_eq!(
-            match_line_endings("a\r\nb\r\n", "a\nc\r\nd\n".into()),
-            "a\r\nc\r\nd\r\n"
-        );
-        assert_eq!(match_line_endings("a\nb\r\n", "a\nc\n".into()), "a\nc\n");
-        assert_eq!(match_line_endings("a", "a\n".into()), "a\n");
     }
 
     #[cfg(unix)]

@@ -1,5 +1,8 @@
 //! What goes where: results on stdout, diagnostics (errors, warnings,
 //! notes, progress) on stderr; `--quiet` keeps only errors and warnings.
+//! The output formats of `optimize` ([`optimize`]) and `lint` ([`lint`])
+//! live below: text, JSON, GitHub annotations ([`ci`]), SARIF ([`sarif`])
+//! and the `--report` lines.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -10,6 +13,11 @@ use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
 
 use super::args::ColorChoice;
+
+mod ci;
+pub mod lint;
+pub mod optimize;
+pub mod sarif;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 static COLOR: AtomicU8 = AtomicU8::new(ColorChoice::Auto as u8);

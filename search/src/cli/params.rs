@@ -11,13 +11,8 @@ use std::path::Path;
 
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
-use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile};
-use copper::sim::test_launch::synthesized;
-use copper::sim::work::Work;
-use copper_search::launch::{assume_block, launch_shape, test_plan, FIT_STEPS};
-use copper_transforms::check::Checker;
-use std::sync::Arc;
+use copper_search::launch::test_launch;
 
 use super::output::{self, lower_or_report};
 use super::settings::Settings;
@@ -97,51 +92,6 @@ pub(super) fn parse_with_params<'s>(
         2
     })?;
     Ok((parsed, params))
-}
-
-/// The launch copper tests a kernel on, as `copper params` writes it.
-pub(super) struct TestLaunch {
-    /// Where it came from, and what was assumed.
-    pub assumptions: Vec<String>,
-    /// The launch; `None` when none could be built.
-    pub spec: Option<LaunchSpec>,
-    /// Why the original does not run cleanly on any synthesized launch
-    /// (`spec` is then the first one built, to be edited).
-    pub unclean: Option<String>,
-}
-
-/// The launch of `kernel` (lowered from `parsed`) copper tests on: the
-/// parameter file's launch `spec`, else the host code's, else the first
-/// synthesized launch the original runs cleanly on.
-pub(super) fn test_launch(
-    parsed: &ParsedFile,
-    kernel: &Kernel,
-    spec: Option<&LaunchSpec>,
-) -> TestLaunch {
-    let name = &kernel.name;
-    let shape = assume_block(
-        parsed,
-        kernel,
-        launch_shape(None, None, parsed, spec, name),
-        &Arc::new(Work::new(FIT_STEPS)),
-    );
-    let plan = test_plan(parsed, kernel, spec, &shape);
-    let (spec, unclean) = match (&plan.spec, plan.block) {
-        (Some(s), _) => (Some(s.clone()), None),
-        (None, Some(block)) => match Checker::new(parsed, name, None, Some(block), None) {
-            Ok(c) => (c.launch_specs().next().cloned(), None),
-            Err(why) => (
-                synthesized(kernel, block).into_iter().next(),
-                Some(why.to_string()),
-            ),
-        },
-        (None, None) => (None, None),
-    };
-    TestLaunch {
-        assumptions: plan.assumptions,
-        spec,
-        unclean,
-    }
 }
 
 /// A launch as a parameter-file table.

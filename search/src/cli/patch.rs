@@ -6,8 +6,29 @@
 //! it from (the directory quoted for the shell). Names are bytes: a name
 //! that is not UTF-8 is kept as it is, for the diff header to quote.
 
+use copper::cuda::diff::unified;
 use copper::shown::shell_quote_path;
+use copper_search::driver::optimize::FileRun;
 use std::path::{Component, Path, PathBuf};
+
+/// The unified diff of a file's rewrite (empty when nothing improved),
+/// the file named relative to `base`.
+pub fn file_diff(f: &FileRun, base: &PatchBase) -> String {
+    match (&f.parsed, &f.rewritten) {
+        (Ok(p), Some(new)) => unified(&base.name(&p.source.path), &p.source.text, new),
+        _ => String::new(),
+    }
+}
+
+/// Where the patch of a batch applies from: what the rewritten files have
+/// in common.
+pub fn patch_base(runs: &[FileRun]) -> PatchBase {
+    PatchBase::of(
+        runs.iter()
+            .filter(|f| f.rewritten.is_some())
+            .map(|f| f.path.as_path()),
+    )
+}
 
 /// The directory a patch applies from.
 #[derive(Debug, PartialEq, Eq)]

@@ -17,16 +17,13 @@ use copper::cuda::include::Preprocess;
 use copper::input::{read_input_text, InputFileError};
 use copper::lint::Code;
 use copper_search::config::{self, ConfigError, FileConfig};
+use copper_search::launch::Params;
 use copper_search::nvcc::{Nvcc, NvccError};
 use copper_search::pipeline;
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 
 use super::args::{Command, PreprocessArgs, SearchArgs};
 use super::output;
-
-mod params;
-
-pub use params::Params;
 
 /// What one command runs with, resolved once from its options,
 /// `copper.toml`, the parameter files and the defaults.

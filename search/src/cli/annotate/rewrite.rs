@@ -10,7 +10,7 @@ use copper::cuda::parse::ParsedFile;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
-use copper_search::launch::{assume_block, launch_shape, FIT_STEPS};
+use copper_search::launch::{kernel_shape, FIT_STEPS};
 use copper_search::pipeline::{optimize_kernel, Cache};
 
 use super::{annotate, Annotation};
@@ -42,10 +42,13 @@ pub(super) fn search(
 ) -> Result<Option<Rewrite>, String> {
     let search = s.search.as_ref().ok_or("no search settings")?;
     let name = &kernel.name;
-    let shape = assume_block(
+    let shape = kernel_shape(
+        s.block,
+        s.grid,
+        parsed,
         parsed,
         kernel,
-        launch_shape(s.block, s.grid, parsed, spec, name),
+        spec,
         &Arc::new(Work::new(FIT_STEPS)),
     );
     let result = optimize_kernel(parsed, parsed, name, spec, &shape, &search.pipeline, cache)

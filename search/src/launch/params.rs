@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use super::{read_param_file, read_params, ParamsError};
 use copper::sim::params::ParamFile;
-use copper_search::launch::{read_param_file, read_params, ParamsError};
 
 /// The parameter files of a run.
 pub enum Params {
@@ -67,7 +67,7 @@ impl Params {
 
 #[cfg(test)]
 mod tests {
-    use copper_search::launch::ParamsReason;
+    use crate::launch::ParamsReason;
 
     use super::*;
 

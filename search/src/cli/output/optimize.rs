@@ -4,16 +4,17 @@
 use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
+use copper_search::driver::optimize::{FileRun, KernelRun};
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;
 use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property};
-use super::outcome::{file_diff, patch_base, FileRun, KernelRun};
-use super::output;
 use super::sarif::{self, Level, SarifRoot};
-use super::settings::Search;
+use crate::cli::output;
+use crate::cli::patch::{file_diff, patch_base};
+use crate::cli::settings::Search;
 
 pub mod csv;
 mod numbers;
@@ -93,8 +94,9 @@ pub fn errors(runs: &[FileRun]) {
             eprintln!("{path}: skipped: the file could not be read");
             continue;
         }
+        let color = output::color_stderr();
         for d in &f.diagnostics {
-            eprintln!("{d}");
+            eprintln!("{}", d.render_colored(color));
         }
         for k in f.kernels.iter().filter(|k| k.readable) {
             if let Err(e) = &k.result {
@@ -463,8 +465,45 @@ fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
         .collect()
 }
 
+/// The `--report` lines: one JSON object per kernel, or with `csv` one
+/// CSV row per kernel under a header.
+pub fn report(runs: &[FileRun], r: &Search, csv: bool) -> String {
+    let objects: Vec<_> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
+    match csv {
+        true => csv::rows(&objects),
+        false => objects.iter().map(|o| format!("{o}\n")).collect(),
+    }
+}
+
+/// Prints the patch of the batch (`--diff`), then, on stderr and even
+/// under `--quiet`, where to apply it from and what it assumes of its
+/// callers.
+pub fn patch(runs: &[FileRun]) {
+    let base = patch_base(runs);
+    for f in runs {
+        output::print_diff(&file_diff(f, &base));
+    }
+    if let Some(note) = &base.note {
+        // Even under `--quiet`: the patch cannot be applied without it.
+        eprintln!("copper: note: {note}");
+    }
+    // Even under `--quiet`: what the patch assumes of its callers.
+    for f in runs {
+        for k in &f.kernels {
+            for p in k
+                .result
+                .iter()
+                .filter(|x| x.improved())
+                .flat_map(|x| &x.preconditions)
+            {
+                eprintln!("copper: note: {}: `{}`: {p}", f.path.shown(), k.name);
+            }
+        }
+    }
+}
+
 /// One JSON object per kernel of a file (the `--report` lines).
-pub fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
+fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
     let metric = &r.metric;
     let path = f.path.shown().to_string();
     let Ok(parsed) = &f.parsed else {

@@ -1,16 +1,14 @@
-//! What `copper optimize` found, file by file and kernel by kernel, and
-//! the patch of a file; the command fills it, the report prints it.
+//! What the search driver found, file by file and kernel by kernel: the
+//! driver fills it, the `copper optimize` command prints it.
 
 use std::path::PathBuf;
 
-use copper::cuda::diff::unified;
 use copper::cuda::parse::ParsedFile;
 use copper::diag::Diagnostic;
-use copper_search::launch::{KnownShape, ParamsError};
-use copper_search::pipeline::{KernelResult, SearchError};
 
-use super::patch::PatchBase;
-use super::report::simulated::Simulated;
+use super::simulated::Simulated;
+use crate::launch::{KnownShape, ParamsError};
+use crate::pipeline::{KernelResult, SearchError};
 
 /// Why a file of the run could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -51,11 +49,13 @@ pub struct FileRun {
     pub parsed: Result<ParsedFile, FileError>,
     /// Its kernels' results, in file order.
     pub kernels: Vec<KernelRun>,
-    /// Diagnostics of functions copper could not read.
-    pub diagnostics: Vec<String>,
+    /// The file's diagnostics, then notes on its kernels' undefined
+    /// identifiers and on the template kernels it never instantiates.
+    pub diagnostics: Vec<Diagnostic>,
     /// The whole file with the improved kernels, when any improved.
     pub rewritten: Option<String>,
-    /// `--write` could not replace the file (an I/O error, reported).
+    /// The caller could not write the rewritten file (an I/O error, which
+    /// the caller reported).
     pub write_failed: bool,
 }
 
@@ -72,26 +72,8 @@ pub struct KernelRun {
     /// False when the kernel itself could not be read (its diagnostic is
     /// among the file's).
     pub readable: bool,
-    /// With `--report`: the original and the best version simulated on
-    /// the test launch, or why they could not be.
+    /// With [`super::Request::simulate`]: the original and the best version
+    /// simulated on the test launch (the search's own best, before a
+    /// template instantiation adopts its lead's rewrite), or why not.
     pub simulated: Option<Result<Simulated, String>>,
-}
-
-/// The unified diff of a file's rewrite (empty when nothing improved),
-/// the file named relative to `base`.
-pub fn file_diff(f: &FileRun, base: &PatchBase) -> String {
-    match (&f.parsed, &f.rewritten) {
-        (Ok(p), Some(new)) => unified(&base.name(&p.source.path), &p.source.text, new),
-        _ => String::new(),
-    }
-}
-
-/// Where the patch of a batch applies from: what the rewritten files have
-/// in common.
-pub fn patch_base(runs: &[FileRun]) -> PatchBase {
-    PatchBase::of(
-        runs.iter()
-            .filter(|f| f.rewritten.is_some())
-            .map(|f| f.path.as_path()),
-    )
 }

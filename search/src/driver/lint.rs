@@ -1,0 +1,346 @@
+//! The lint driver of `copper lint`, per file: parse, its kernels, each
+//! kernel's launch shape, the lint, inline suppressions and `--allow`,
+//! each finding placed in the file or header it is about. It returns what
+//! it found ([`FileLint`]); printing is the command's.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use copper::bound::Config;
+use copper::cuda::include::Preprocess;
+use copper::cuda::parse::{parse_path_with, ParsedFile};
+use copper::diag::{Diagnostic, Severity};
+use copper::ir::lower::{lower_kernel, symbol_notes};
+use copper::lint::suppress::{Problem, Suppressions};
+use copper::lint::witness::{self, Witness};
+use copper::lint::{
+    lint_kernel_within, races, shape_findings, stop_note, BlockSize, Code, Finding,
+};
+use copper::sim::work::Work;
+
+use crate::launch::{kernel_shape, Params};
+
+/// What to lint each file with.
+pub struct Request<'a> {
+    /// Only the kernel of this name (or template instantiation), if given.
+    pub kernel: Option<&'a str>,
+    /// How files are preprocessed.
+    pub preprocess: &'a Preprocess,
+    /// Where each file's parameter file comes from.
+    pub params: &'a Params,
+    /// The block given for every kernel, if any (over the host code's).
+    pub block: Option<[u64; 3]>,
+    /// The grid given, as the block.
+    pub grid: Option<[u64; 3]>,
+    /// The analysis (its launch shape is each kernel's own).
+    pub analysis: Config,
+    /// The codes not reported.
+    pub allowed: &'a BTreeSet<Code>,
+    /// The search for bank-conflict witnesses, when asked for.
+    pub witness: Option<WitnessSearch>,
+}
+
+/// How far to search for bank-conflict witnesses.
+pub struct WitnessSearch {
+    /// The number of transactions to reach (default: the analysis bound).
+    pub target: Option<u64>,
+    /// Most branch-and-bound nodes per witness MILP.
+    pub nodes: u64,
+}
+
+/// A finding with its place, ready to print.
+pub struct Located {
+    /// The kernel it is in.
+    pub kernel: String,
+    /// The finding.
+    pub finding: Finding,
+    /// The file of the code it is about: the user's file or a header.
+    pub file: PathBuf,
+    /// Its line in `file`.
+    pub line: usize,
+    /// Its column.
+    pub col: usize,
+    /// The text of its line.
+    pub source_line: String,
+    /// `line:col` of each inlined call that reaches the place.
+    pub calls: Vec<(usize, usize)>,
+    /// With [`Request::witness`], the bank-conflict witness searched for.
+    pub witness: Option<Witness>,
+    /// The assumed block it was found for, when the analysis for any
+    /// block does not find it.
+    pub assumed_block: Option<String>,
+}
+
+/// One kernel's verdict and timing.
+pub struct KernelRow {
+    /// The kernel.
+    pub name: String,
+    /// The file it is defined in: the user's file or a header.
+    pub file: PathBuf,
+    /// The line it starts on in `file`.
+    pub line: usize,
+    /// Its column.
+    pub col: usize,
+    /// The block-size verdict.
+    pub block_size: BlockSize,
+    /// The line of the race, when the verdict is one.
+    pub race_line: Option<usize>,
+    /// The block copper assumed, and why (no launch shape was given).
+    pub assumed: Option<String>,
+    /// What the work limit stopped, when it did ([`stop_note`]).
+    pub stopped: Option<String>,
+    /// Seconds its lint took.
+    pub seconds: f64,
+}
+
+/// One file's results.
+pub struct FileLint {
+    /// The file, as given.
+    pub path: PathBuf,
+    /// Errors: an unreadable file, kernels copper cannot read.
+    pub errors: Vec<Diagnostic>,
+    /// The findings not suppressed nor allowed, kernel by kernel.
+    pub findings: Vec<Located>,
+    /// The kernels linted, in file order.
+    pub kernels: Vec<KernelRow>,
+    /// Notes on the kernels' undefined identifiers, rendered.
+    pub notes: Vec<String>,
+    /// Warnings about the file (a header not found), rendered.
+    pub warnings: Vec<String>,
+    /// Suppressions that silence nothing, or name no code (warnings).
+    pub problems: Vec<Problem>,
+}
+
+impl FileLint {
+    /// Errors: the file's own, and error findings.
+    pub fn error_count(&self) -> usize {
+        self.errors.len()
+            + self
+                .findings
+                .iter()
+                .filter(|x| x.finding.code.severity() == Severity::Error)
+                .count()
+    }
+
+    /// Warnings: warning findings, suppression problems and warnings
+    /// about the file (a header not found).
+    pub fn warning_count(&self) -> usize {
+        self.findings.len() + self.problems.len() + self.warnings.len() + self.errors.len()
+            - self.error_count()
+    }
+}
+
+/// Lints every kernel of the file `path` (the one [`Request::kernel`]
+/// names, if it names one): each on its launch shape ([`kernel_shape`]),
+/// its findings placed in the file or header they are about, less those
+/// suppressed inline or allowed.
+pub fn lint_file(path: &Path, r: &Request) -> FileLint {
+    let mut out = FileLint {
+        path: path.to_path_buf(),
+        errors: Vec::new(),
+        findings: Vec::new(),
+        kernels: Vec::new(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        problems: Vec::new(),
+    };
+    let parsed = match parse_path_with(path, r.preprocess) {
+        Ok(p) => p,
+        Err(d) => {
+            out.errors.push(d);
+            return out;
+        }
+    };
+    for d in parsed.all_diagnostics() {
+        if d.is_error() {
+            out.errors.push(d.clone());
+        } else if d.severity == Severity::Warning {
+            // A header not found (`pass -I DIR`), as `optimize` says.
+            out.warnings.push(d.render());
+        }
+    }
+    let params = match r.params.of(path) {
+        Ok(p) => p,
+        Err(e) => {
+            out.errors.push(Diagnostic {
+                code: "params",
+                ..Diagnostic::file_error(path, e.to_string())
+            });
+            None
+        }
+    };
+    let names: Vec<String> = parsed.kernels().map(|k| k.name.clone()).collect();
+    let mut suppressions = Suppressions::of_parsed(&parsed);
+    let only = r.kernel.map(|k| parsed.kernel_name(k));
+    if let Some(k) = &only {
+        if !names.contains(k) {
+            out.errors.push(Diagnostic {
+                code: "kernel",
+                ..Diagnostic::file_error(
+                    path,
+                    format!("no kernel named `{k}` (kernels: {})", names.join(", ")),
+                )
+            });
+        }
+    }
+    for name in names {
+        if only.as_ref().is_some_and(|k| k != &name) {
+            continue;
+        }
+        let kernel = match lower_kernel(&parsed, &name) {
+            Ok(k) => k,
+            Err(d) => {
+                // Often the parse diagnostic already printed.
+                if !out.errors.contains(&d) {
+                    out.errors.push(d);
+                }
+                continue;
+            }
+        };
+        for d in symbol_notes(&parsed, &kernel) {
+            out.notes.push(d.render());
+        }
+        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
+        // One allowance for every simulation of the kernel's lint: the
+        // block fit, the test launch, the lock-step check, the race search.
+        let work = Arc::new(Work::new(races::STEPS));
+        let shape = kernel_shape(r.block, r.grid, &parsed, &parsed, &kernel, spec, &work);
+        let start = Instant::now();
+        let config = copper::bound::Config {
+            block: shape.block,
+            grid: shape.grid,
+            ..r.analysis
+        };
+        let deadline = start + config.budget;
+        let lint = lint_kernel_within(&kernel, config, spec, &work);
+        let stopped = stop_note(&lint, races::STEPS);
+        // With an assumed block, what the analysis for any block finds too
+        // does not depend on the assumption.
+        let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
+            let config = copper::bound::Config {
+                block: None,
+                grid: None,
+                budget: deadline.saturating_duration_since(Instant::now()),
+                ..config
+            };
+            let prepared = copper::bound::prepare(&kernel, config);
+            shape_findings(&kernel, &prepared, &r.analysis.hw, None, None)
+                .iter()
+                .chain(&copper::lint::redundant::findings(&prepared, None))
+                .map(|f| (f.code, f.span.start, f.span.end))
+                .collect()
+        });
+        let seconds = start.elapsed().as_secs_f64();
+        let Some(f) = parsed.function(&name) else {
+            continue;
+        };
+        let (kernel_file, line, col) = parsed.source.locate(f.meta.span.start);
+        let kernel_file = kernel_file.to_path_buf();
+        let race_line = match lint.block_size {
+            BlockSize::Races(_) => lint
+                .findings
+                .iter()
+                .find(|f| f.code == Code::DataRace)
+                .map(|f| parsed.source.line_col(f.span.start).0),
+            _ => None,
+        };
+        for mut finding in lint.findings {
+            let (file, at_line, _) = parsed.source.locate(finding.span.start);
+            if suppressions.silences(finding.code, file, at_line, (&kernel_file, line)) {
+                continue;
+            }
+            if r.allowed.contains(&finding.code) {
+                continue;
+            }
+            let w = match (&r.witness, finding.code, finding.site) {
+                (Some(search), Code::BankConflict, Some(site))
+                    if lint.prepared.index_dep(site).affine_parts().is_none() =>
+                {
+                    // The witness replaces the advice to look for one.
+                    finding.help = None;
+                    let bound = finding.worst.unwrap_or(1.0) as u64;
+                    Some(match spec {
+                        Some(spec) => witness::search(
+                            &kernel,
+                            site,
+                            bound,
+                            search.target,
+                            spec,
+                            &r.analysis.hw,
+                            witness::Limits {
+                                nodes: search.nodes,
+                                ..witness::Limits::default()
+                            },
+                            deadline,
+                        ),
+                        None => Witness::NotFound(format!(
+                            "no parameter file gives a launch of `{name}` to simulate"
+                        )),
+                    })
+                }
+                _ => None,
+            };
+            let assumed_block = any_block
+                .as_ref()
+                .filter(|any| {
+                    finding.code != Code::DataRace
+                        && finding.code != Code::DivergentBarrier
+                        && finding.code != Code::BlockSizeDependent
+                        && !any.contains(&(finding.code, finding.span.start, finding.span.end))
+                })
+                .map(|_| shape.source.clone());
+            let mut located = locate(&parsed, &name, finding, w);
+            located.assumed_block = assumed_block;
+            out.findings.push(located);
+        }
+        out.kernels.push(KernelRow {
+            name,
+            file: kernel_file,
+            line,
+            col,
+            race_line,
+            assumed: shape.assumed.then(|| shape.source.clone()),
+            block_size: lint.block_size,
+            stopped,
+            seconds,
+        });
+    }
+    // With one kernel picked, the others' suppressions were not tried.
+    if only.is_none() {
+        out.problems = suppressions.unused();
+    }
+    out
+}
+
+/// `finding` of `kernel`, placed in the file or header it is about.
+fn locate(
+    parsed: &ParsedFile,
+    kernel: &str,
+    finding: Finding,
+    witness: Option<Witness>,
+) -> Located {
+    // In the header the kernel is defined in, when it is.
+    let d = parsed
+        .source
+        .diagnostic(Severity::Warning, "", finding.span.start, "");
+    Located {
+        kernel: kernel.to_string(),
+        source_line: d.source_line.unwrap_or_default(),
+        file: d.file,
+        line: d.line,
+        col: d.col,
+        calls: finding
+            .calls
+            .iter()
+            .map(|c| {
+                let (_, l, c) = parsed.source.locate(c.start);
+                (l, c)
+            })
+            .collect(),
+        finding,
+        witness,
+        assumed_block: None,
+    }
+}
