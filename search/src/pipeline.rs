@@ -365,7 +365,7 @@ pub fn optimize_target(
         (None, Some((s, from))) => Some((s, from.clone())),
         (None, None) => None,
     };
-    let sizes = sizes::in_use(&settings.ranking, used_at);
+    let sizes = sizes::in_use(&settings.ranking, used_at, &original.kernel);
     let ranker = sizes::ranker(
         &settings.ranking,
         sizes.as_ref(),

@@ -27,8 +27,14 @@ pub struct Sizes {
 
 /// The sizes in use: `--at` (a ranking at given values) first, else the
 /// launch `spec` (the parameter file's, not scaled down for testing, or
-/// the host code's), said to come from `from`.
-pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<Sizes> {
+/// the host code's), said to come from `from`: its defines and the
+/// arguments of `kernel`'s parameters that are not floating point (bounds
+/// are polynomials in integers; a `float factor` is no size).
+pub fn in_use(
+    ranking: &Ranking,
+    spec: Option<(&LaunchSpec, String)>,
+    kernel: &Kernel,
+) -> Option<Sizes> {
     if let Ranking::At { values, .. } = ranking {
         return Some(Sizes {
             values: values.clone(),
@@ -36,8 +42,19 @@ pub fn in_use(ranking: &Ranking, spec: Option<(&LaunchSpec, String)>) -> Option<
         });
     }
     let (spec, from) = spec?;
+    let floating = |name: &str| {
+        kernel
+            .vars
+            .iter()
+            .any(|v| v.name == name && v.kind.is_input() && v.ty.is_float())
+    };
     let mut values = spec.defines.clone();
-    values.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
+    values.extend(
+        spec.args
+            .iter()
+            .filter(|(k, _)| !floating(k))
+            .map(|(k, v)| (k.clone(), *v)),
+    );
     Some(Sizes { values, from })
 }
 
@@ -130,31 +147,42 @@ pub fn host_launch(kernel: &Kernel, launch: &Launch, spec: &LaunchSpec) -> (Laun
 mod tests {
     use super::*;
 
+    /// A kernel `k(float *a, int n, float factor)`.
+    fn scaled() -> Kernel {
+        let src = "__global__ void k(float *a, int n, float factor) { a[0] = n * factor; }";
+        let file = copper::cuda::parse::parse_source(copper::source::SourceFile::new("t.cu", src));
+        copper::ir::lower::lower_kernel(&file, "k").expect("lowers")
+    }
+
     #[test]
     fn at_wins_over_the_launch_and_arguments_over_defines() {
+        let kernel = scaled();
         let spec = LaunchSpec {
             grid: vec![1],
             block: vec![32],
             shared_bytes: 0,
-            args: BTreeMap::from([("n".to_string(), 4096.0)]),
+            args: BTreeMap::from([("n".to_string(), 4096.0), ("factor".to_string(), 2.5)]),
             arrays: BTreeMap::new(),
             defines: BTreeMap::from([("n".to_string(), 1.0), ("W".to_string(), 16.0)]),
         };
         let s = in_use(
             &Ranking::default(),
             Some((&spec, "the launch at line 9".into())),
+            &kernel,
         )
         .unwrap();
         assert_eq!(s.values["n"], 4096.0);
         assert_eq!(s.values["W"], 16.0);
+        // A floating-point argument is no size.
+        assert!(!s.values.contains_key("factor"), "{:?}", s.values);
         assert_eq!(s.from, "the launch at line 9");
         let at = Ranking::At {
             values: BTreeMap::from([("n".to_string(), 7.0)]),
             epsilon: 0.02,
         };
-        let s = in_use(&at, Some((&spec, String::new()))).unwrap();
+        let s = in_use(&at, Some((&spec, String::new())), &kernel).unwrap();
         assert_eq!(s.values, BTreeMap::from([("n".to_string(), 7.0)]));
         assert_eq!(s.from, "--at");
-        assert!(in_use(&Ranking::default(), None).is_none());
+        assert!(in_use(&Ranking::default(), None, &kernel).is_none());
     }
 }

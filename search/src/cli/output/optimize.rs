@@ -206,7 +206,7 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
             if x.assumed {
                 println!("  test launches: {}", x.assumptions.join("; "));
             }
-            if let Some(at) = x.ranker.said() {
+            if let Some(at) = x.ranker.said().filter(|_| x.not_rewritten.is_none()) {
                 println!("  {at}");
             }
             if let Some(later) = x.wins_later(r.pipeline.rank_metric) {
@@ -559,7 +559,7 @@ fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
                     }
                     o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
                     o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
-                    o["ranked"] = json!(x.ranker.said());
+                    o["ranked"] = json!(x.ranker.said().filter(|_| x.not_rewritten.is_none()));
                     o["wins_later"] = json!(x.wins_later(r.pipeline.rank_metric).map(|l| json!({
                         "transform": l.transform,
                         "from": l.from,
