@@ -117,6 +117,7 @@ mod build;
 mod build2d;
 mod window;
 mod window2d;
+mod written;
 
 use std::collections::BTreeSet;
 
@@ -243,15 +244,11 @@ impl Search<'_, '_> {
             let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
             let description = format!(
-                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for `{}` from {} to {} and `{}` from {} to {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for {} and {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
                 p.name,
-                w.reads.first().map(copper::cuda::print::expression).unwrap_or_default(),
-                w.rows.counter,
-                w.rows.first,
-                w.rows.last,
-                w.cols.counter,
-                w.cols.first,
-                w.cols.last,
+                w.served.reads.first().map(|(r, _)| copper::cuda::print::expression(r)).unwrap_or_default(),
+                w.served.along(0, &w.rows),
+                w.served.along(1, &w.cols),
                 w.rows.halo(),
                 w.cols.halo(),
             );
@@ -294,15 +291,13 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
+            let function = build::rewrite(f, &p.name, Self::element(p), &w);
             let a = &w.axis;
             let description = format!(
-                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
                 p.name,
-                copper::cuda::print::expression(&crate::ast_util::index(&p.name, a.element())),
-                a.counter,
-                a.first,
-                a.last,
+                w.served.reads.first().map(|(r, _)| copper::cuda::print::expression(r)).unwrap_or_default(),
+                w.served.along(0, a),
                 a.halo(),
             );
             self.offer(
@@ -314,6 +309,126 @@ impl Search<'_, '_> {
             );
         }
     }
+}
+
+impl Search<'_, '_> {
+    /// Windows written out (`in[i - 1] + in[i] + in[i + 1]`, `in[idx -
+    /// w] + in[idx + 1]`): a 2-D window where the reads make one, else a
+    /// 1-D window; a candidate or a reason for each array.
+    fn windows_written(&self, out: &mut Proposals) {
+        let f = self.k.f;
+        let written = written::Written::new(&self.k);
+        let (ys, xs) = (
+            window::global_indices(f, "y"),
+            window::global_indices(f, "x"),
+        );
+        let pairs: Vec<((usize, &str), (usize, &str))> = ys
+            .iter()
+            .flat_map(|y| {
+                xs.iter()
+                    .map(move |x| ((y.0, y.1.as_str()), (x.0, x.1.as_str())))
+            })
+            .collect();
+        for p in f.params.iter().filter(|p| p.ty.pointers.len() == 1) {
+            let a = p.name.as_str();
+            let pairs_2d: Vec<_> = pairs
+                .iter()
+                .filter(|(y, x)| written.looks_like_window(a, &[y.1, x.1]))
+                .collect();
+            let xs_1d: Vec<_> = xs
+                .iter()
+                .filter(|x| written.looks_like_window(a, &[&x.1]))
+                .collect();
+            let Some(span) = first_read(f, a).filter(|_| !pairs_2d.is_empty() || !xs_1d.is_empty())
+            else {
+                continue;
+            };
+            let line = self.cx.line(span);
+            let left_alone =
+                format!("`{a}` is not loaded into a halo tile for its reads at line {line}");
+            if self.staging.effects.array_writes.contains(a) {
+                out.skipped.push(Skip {
+                    span,
+                    reason: format!(
+                        "{left_alone}: the kernel writes it, so a tile could hold stale values"
+                    ),
+                });
+                continue;
+            }
+            if !self.staging.arrays.iter().any(|q| q.name == a) {
+                continue;
+            }
+            if !pairs_2d.is_empty() {
+                let found = first_window(pairs_2d, |(y, x)| written.window_2d(a, *y, *x));
+                let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
+                    continue;
+                };
+                let function = build2d::rewrite(f, a, Self::element(p), &w);
+                let [ty, tx] = build2d::tile_dims(&w);
+                let description = format!(
+                    "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {} along y and {} along x) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                    reads_in_words(&w.served),
+                    w.served.along(0, &w.rows),
+                    w.served.along(1, &w.cols),
+                    w.rows.halo(),
+                    w.cols.halo(),
+                );
+                self.offer(
+                    out,
+                    (span, &left_alone),
+                    p,
+                    ty * tx,
+                    (function, description),
+                );
+                continue;
+            }
+            let found = first_window(xs_1d, |x| written.window(a, (x.0, &x.1)));
+            let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
+                continue;
+            };
+            let function = build::rewrite(f, a, Self::element(p), &w);
+            let description = format!(
+                "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                reads_in_words(&w.served),
+                w.served.along(0, &w.axis),
+                w.axis.halo(),
+            );
+            self.offer(
+                out,
+                (span, &left_alone),
+                p,
+                build::tile_len(&w),
+                (function, description),
+            );
+        }
+    }
+}
+
+/// The reads a tile serves, as written (`in[i - 1]`, `in[i + 1]`).
+fn reads_in_words(served: &window::Served) -> String {
+    let mut seen = Vec::new();
+    for (r, _) in &served.reads {
+        let r = format!("`{}`", copper::cuda::print::expression(r));
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    seen.join(", ")
+}
+
+/// Where the first read of `array` in `f` stands.
+fn first_read(f: &Function, array: &str) -> Option<Span> {
+    let mut found = None;
+    for s in &f.body {
+        crate::ast_util::visit_stmt_exprs(s, &mut |e| {
+            if let copper::cuda::ast::ExprKind::Index(base, _) = &e.kind {
+                if matches!(&base.kind, copper::cuda::ast::ExprKind::Ident(n) if n == array) {
+                    found.get_or_insert(e.meta.span);
+                }
+            }
+        });
+    }
+    found
 }
 
 /// The first of `candidates` (the index declarations a window may be
@@ -380,6 +495,7 @@ impl Transform for HaloTile {
         for l in &search.staging.loops {
             search.windows_1d(l, &mut out, &done);
         }
+        search.windows_written(&mut out);
         out
     }
 }
@@ -388,3 +504,5 @@ impl Transform for HaloTile {
 mod tests;
 #[cfg(test)]
 mod tests2d;
+#[cfg(test)]
+mod tests_written;
