@@ -322,18 +322,18 @@ impl Search<'_, '_> {
             window::global_indices(f, "y"),
             window::global_indices(f, "x"),
         );
-        let pairs: Vec<((usize, &str), (usize, &str))> = ys
+        let pairs: Vec<[Declared; 2]> = ys
             .iter()
             .flat_map(|y| {
                 xs.iter()
-                    .map(move |x| ((y.0, y.1.as_str()), (x.0, x.1.as_str())))
+                    .map(move |x| [(y.0, y.1.as_str()), (x.0, x.1.as_str())])
             })
             .collect();
         for p in f.params.iter().filter(|p| p.ty.pointers.len() == 1) {
             let a = p.name.as_str();
             let pairs_2d: Vec<_> = pairs
                 .iter()
-                .filter(|(y, x)| written.looks_like_window(a, &[y.1, x.1]))
+                .filter(|[y, x]| written.looks_like_window(a, &[y.1, x.1]))
                 .collect();
             let xs_1d: Vec<_> = xs
                 .iter()
@@ -359,7 +359,7 @@ impl Search<'_, '_> {
                 continue;
             }
             if !pairs_2d.is_empty() {
-                let found = first_window(pairs_2d, |(y, x)| written.window_2d(a, *y, *x));
+                let found = first_window(pairs_2d, |[y, x]| written.window_2d(a, *y, *x));
                 let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
                     continue;
                 };
@@ -415,6 +415,9 @@ fn reads_in_words(served: &window::Served) -> String {
     }
     seen.join(", ")
 }
+
+/// A top-level index declaration: its position and its name.
+type Declared<'a> = (usize, &'a str);
 
 /// Where the first read of `array` in `f` stands.
 fn first_read(f: &Function, array: &str) -> Option<Span> {

@@ -22,6 +22,24 @@ use crate::Refusal;
 /// names sorted.
 type Poly = BTreeMap<Vec<String>, i64>;
 
+/// A first and last offset along an axis.
+type Range = (i64, i64);
+
+/// What the reads of an array written out make, before it is a 1-D or a
+/// 2-D window.
+struct Recognized {
+    /// The axes, rows first.
+    axes: Vec<Axis>,
+    /// The reads the tile serves.
+    served: Served,
+    /// Where the loads go, and when a thread reaches the reads.
+    place: Place,
+    /// The conditions on the way that are the same in every thread.
+    uniform: Vec<Expr>,
+    /// The row length of a 2-D index.
+    stride: Option<String>,
+}
+
 /// What the recognizer knows of the kernel for reads written out.
 pub(crate) struct Written<'a, 'f> {
     /// What the recognizer knows of the kernel.
@@ -161,13 +179,12 @@ impl<'a, 'f> Written<'a, 'f> {
     /// The 1-D window the kernel's reads of `array` written out make, `i`
     /// the global index declared at top-level statement `.0`.
     pub(crate) fn window(&self, array: &str, i: (usize, &str)) -> Result<Window, Refusal> {
-        let (mut axes, served, place, uniform, _) = self.recognize(array, &[i])?;
-        let axis = axes.remove(0);
+        let mut r = self.recognize(array, &[i])?;
         Ok(Window {
-            axis,
-            place,
-            uniform,
-            served,
+            axis: r.axes.remove(0),
+            place: r.place,
+            uniform: r.uniform,
+            served: r.served,
         })
     }
 
@@ -180,31 +197,25 @@ impl<'a, 'f> Written<'a, 'f> {
         y: (usize, &str),
         x: (usize, &str),
     ) -> Result<Window2d, Refusal> {
-        let (mut axes, served, place, uniform, w) = self.recognize(array, &[y, x])?;
-        let (Some(w), 2) = (w, axes.len()) else {
+        let mut r = self.recognize(array, &[y, x])?;
+        let (Some(w), 2) = (&r.stride, r.axes.len()) else {
             return Err("copper lost track of the window".into());
         };
-        let (rows, cols) = (axes.remove(0), axes.remove(0));
         Ok(Window2d {
-            rows,
-            cols,
+            stride: ast_util::ident(w),
+            rows: r.axes.remove(0),
+            cols: r.axes.remove(0),
             row_key: Key::Offset,
             col_key: Key::Offset,
-            stride: ast_util::ident(&w),
-            place,
-            uniform,
-            served,
+            place: r.place,
+            uniform: r.uniform,
+            served: r.served,
         })
     }
 
     /// The axes, reads, place, conditions the same in every thread and
     /// row length of the window the reads of `array` make along `axes`.
-    #[allow(clippy::type_complexity)]
-    fn recognize(
-        &self,
-        array: &str,
-        axes: &[(usize, &str)],
-    ) -> Result<(Vec<Axis>, Served, Place, Vec<Expr>, Option<String>), Refusal> {
+    fn recognize(&self, array: &str, axes: &[(usize, &str)]) -> Result<Recognized, Refusal> {
         let f = self.k.f;
         let (targets, reads) = straight_line(f, array)?;
         let Some(&first) = targets.first() else {
@@ -273,7 +284,13 @@ impl<'a, 'f> Written<'a, 'f> {
                 .map(|(r, o)| (r, o.into_iter().map(Offset::Const).collect()))
                 .collect(),
         };
-        Ok((built, served, place, uniform, stride))
+        Ok(Recognized {
+            axes: built,
+            served,
+            place,
+            uniform,
+            stride,
+        })
     }
 }
 
@@ -349,7 +366,7 @@ fn boxes(offsets: &BTreeSet<Vec<i64>>) -> Vec<Vec<(i64, i64)>> {
             }
         }
         // Consecutive values of the other axis with the same runs merged.
-        let mut open: Vec<(Option<(i64, i64)>, (i64, i64))> = Vec::new();
+        let mut open: Vec<(Option<Range>, Range)> = Vec::new();
         for (rest, row) in runs {
             for run in row {
                 let other = rest.first().copied();
