@@ -109,9 +109,59 @@
 //! those with a fixed `int`, `X` the same with `x + dx`; the reads stand
 //! under bounds on `y + dy` and `x + dx` (or their copies) only; the
 //! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
-//! `if (x >= w || y >= h) return;`) or are the same in every thread. Not
-//! done: the 5-point form written out (`in[idx - w] + in[idx + w] + …`
-//! with `idx = y * w + x`), which has no offset loops.
+//! `if (x >= w || y >= h) return;`) or are the same in every thread.
+//! Bounds `i > c` and `i <= c` count as `i >= c + 1` and `i < c + 1`
+//! (`c + 1` folded for a constant, else computed in `long long`).
+//!
+//! # Windows written out
+//!
+//! Most students write a stencil as its neighbour reads, with no offset
+//! loop:
+//!
+//! ```c
+//! if (i > 0 && i < n - 1) out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3.0f;
+//! if (x > 0 && x < w - 1 && y > 0 && y < h - 1) {
+//!     int idx = y * w + x;
+//!     out[idx] = 0.25f * (in[idx - 1] + in[idx + 1] + in[idx - w] + in[idx + w]);
+//! }
+//! ```
+//!
+//! Each read's index, with constants folded and the `int` locals never
+//! assigned replaced by their values (`idx`), must be the thread's own
+//! element plus a constant: `i + c` in 1-D, `(y + dy) * w + (x + dx)` in
+//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`, `in[idx
+//! - w - 1]` and the like). The radius along each axis is the largest
+//! offset; the same tiles, guards and barrier as for the loops serve the
+//! reads (`tile[threadIdx.x + (c - S)]`). The reads must all stand in
+//! straight-line statements of one statement list (reached through `if`s
+//! without `else` and blocks, the same conditions on the way as for a
+//! loop), none in a loop, none conditional within its expression (`i > 0
+//! ? in[i - 1] : 0` is refused), no `return` between them; so every
+//! thread that reaches them reads every offset.
+//!
+//! What is loaded. The offsets a thread reads need not fill the tile's
+//! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
+//! skips three. The loaded set is a union of boxes of offsets (a first and
+//! last offset per axis; [`window::Served::boxes`]), each box tested as
+//! the loops' whole range is: position `j` is loaded for box `[s, e]` when
+//! some thread of the block that reaches the reads has `j` in `[i + s, i +
+//! e]` (the 1-D proof with `s`, `e` for `S`, `E`, and `t >= s - S`, `t <
+//! blockDim + e - S` on the tile position `t`), along each axis for a
+//! 2-D box (a product again). The boxes cover the offsets read and, past
+//! them, only offsets lying between two that one thread reads in the same
+//! row or the same column: the center of the cross (between `x - 1` and
+//! `x + 1`), the skipped `i - 1 … i + 1`. Such an element is safe to
+//! load: its index lies between the indices of two elements that one
+//! thread reads through the same pointer (in the same row: `Y * w + X`
+//! grows with `X`; in the same column: `Y * w` is monotone in `Y`, whatever
+//! the sign of `w`), and an allocation is contiguous, so it is inside the
+//! allocation both are in; the array is not written by the kernel (or
+//! declared `__restrict__` in the diff), so the value loaded is never
+//! stale, and no thread reads it from the tile. Corners (`(y - 1, x - 1)`
+//! for the cross) are not between two reads of one thread whatever `w`
+//! is, and are never loaded. A position read in 2-D is loaded as `in[jy
+//! * w + jx]` computed in `long long`: the number the original computes
+//! without overflow, however it writes the index.
 
 mod build;
 mod build2d;
