@@ -129,15 +129,15 @@
 //! Each read's index, with constants folded and the `int` locals never
 //! assigned replaced by their values (`idx`), must be the thread's own
 //! element plus a constant: `i + c` in 1-D, `(y + dy) * w + (x + dx)` in
-//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`, `in[idx
-//! - w - 1]` and the like). The radius along each axis is the largest
+//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`,
+//! `in[idx - w - 1]` and the like). The radius along each axis is the largest
 //! offset; the same tiles, guards and barrier as for the loops serve the
 //! reads (`tile[threadIdx.x + (c - S)]`). The reads must all stand in
 //! straight-line statements of one statement list (reached through `if`s
 //! without `else` and blocks, the same conditions on the way as for a
-//! loop), none in a loop, none conditional within its expression (`i > 0
-//! ? in[i - 1] : 0` is refused), no `return` between them; so every
-//! thread that reaches them reads every offset.
+//! loop), none in a loop, none conditional within its expression
+//! (`i > 0 ? in[i - 1] : 0` is refused), no `return` between them; so
+//! every thread that reaches them reads every offset.
 //!
 //! What is loaded. The offsets a thread reads need not fill the tile's
 //! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
@@ -159,9 +159,9 @@
 //! declared `__restrict__` in the diff), so the value loaded is never
 //! stale, and no thread reads it from the tile. Corners (`(y - 1, x - 1)`
 //! for the cross) are not between two reads of one thread whatever `w`
-//! is, and are never loaded. A position read in 2-D is loaded as `in[jy
-//! * w + jx]` computed in `long long`: the number the original computes
-//! without overflow, however it writes the index.
+//! is, and are never loaded. A position read in 2-D is loaded as
+//! `in[jy * w + jx]` computed in `long long`: the number the original
+//! computes without overflow, however it writes the index.
 
 mod build;
 mod build2d;

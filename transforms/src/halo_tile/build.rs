@@ -262,8 +262,9 @@ pub(crate) struct Tiled<'a> {
 
 impl Tiled<'_> {
     /// Kernel `f` with the tile loaded before its statement `at` (one
-    /// barrier after the load) and the reads in the targets replaced, run
-    /// when `shape` holds of the block; the original body otherwise.
+    /// barrier after the load) and the reads in the targets replaced (in
+    /// a loop, the locals only they used dropped), run when `shape` holds
+    /// of the block; the original body otherwise.
     pub(crate) fn kernel(self, f: &Function, shape: Expr) -> Function {
         let mut fast: Vec<Stmt> = f.body[..self.at].to_vec();
         fast.extend(self.setup);
@@ -279,7 +280,8 @@ impl Tiled<'_> {
                 visit_target_mut(&mut s, target, &mut |l| match &mut l.kind {
                     // A loop's header does not read the tile.
                     StmtKind::For { body, .. } => {
-                        ast_util::visit_stmt_roots_mut(body, &mut |e| replace(e))
+                        ast_util::visit_stmt_roots_mut(body, &mut |e| replace(e));
+                        drop_unused_locals(body);
                     }
                     _ => ast_util::visit_stmt_roots_mut(l, &mut |e| replace(e)),
                 });
@@ -289,6 +291,43 @@ impl Tiled<'_> {
         Function {
             body: vec![if_else(shape, fast, f.body.clone())],
             ..f.clone()
+        }
+    }
+}
+
+/// Drops from the loop body `body` the declarations of locals nothing in
+/// it uses any more (`int r = min(max(row + dy, 0), h - 1);` once the
+/// read of `in[r * w + c]` is the tile's), their values computed without
+/// side effects.
+fn drop_unused_locals(body: &mut Stmt) {
+    let StmtKind::Block(stmts) = &mut body.kind else {
+        return;
+    };
+    let used = |stmts: &[Stmt], name: &str| {
+        let mut found = false;
+        for s in stmts {
+            ast_util::visit_stmt_exprs(s, &mut |e| {
+                found |= matches!(&e.kind, ExprKind::Ident(n) if n == name);
+            });
+        }
+        found
+    };
+    let mut at = stmts.len();
+    while at > 0 {
+        at -= 1;
+        let StmtKind::Decl(ds) = &stmts[at].kind else {
+            continue;
+        };
+        let dead = ds.iter().all(|d| {
+            let pure = match &d.init {
+                Some(copper::cuda::ast::Init::Expr(e)) => ast_util::is_pure(e),
+                None => true,
+                Some(_) => false,
+            };
+            pure && d.dims.is_empty() && !used(stmts, &d.name)
+        });
+        if dead {
+            stmts.remove(at);
         }
     }
 }
