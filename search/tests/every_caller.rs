@@ -37,6 +37,9 @@ use rayon::prelude::*;
 #[path = "every_caller/windows.rs"]
 mod windows;
 
+#[path = "every_caller/written.rs"]
+mod written;
+
 /// Block shapes every offered rewrite is checked on.
 const SHAPES: [[u64; 3]; 12] = [
     [32, 1, 1],

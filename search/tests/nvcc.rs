@@ -417,6 +417,82 @@ fn halo_tile_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
+/// The students' stencils written out as neighbour reads
+/// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
+/// code; `jacobi5.cu`, 5-point, no launch) get a halo tile candidate, and
+/// each compiles spliced into its file as `--write` would splice it (the
+/// tiles seldom win: 1 or 2 neighbours per axis do not pay for the load).
+#[test]
+fn halo_tile_written_out_candidates_compile() {
+    use copper::cuda::parse::parse_path;
+    use copper::cuda::rewrite::edit_functions;
+    use copper_transforms::halo_tile::HaloTile;
+
+    let Some(nvcc) = nvcc() else { return };
+    let dir = scratch("halo-written");
+    let mut jobs = Vec::new();
+    for (name, block, tile) in [
+        (
+            "main_smooth3.cu",
+            [256, 1, 1],
+            "__shared__ float in_halo[1026];",
+        ),
+        (
+            "jacobi5.cu",
+            [16, 16, 1],
+            "__shared__ float grid_halo[34][48];",
+        ),
+    ] {
+        let path = root().join("testdata/students").join(name);
+        let parsed = parse_path(&path).expect("parses");
+        let found: Vec<String> = parsed
+            .kernels()
+            .flat_map(|f| proposed(&parsed, f, &HaloTile, block, false))
+            .map(|c| edit_functions(&parsed, &[c.function]).expect("an edit"))
+            .collect();
+        assert_eq!(found.len(), 1, "{name}: {} candidates", found.len());
+        let file = dir.join(name);
+        std::fs::write(&file, &found[0]).expect("write");
+        assert!(found[0].contains(tile), "{name}:\n{}", found[0]);
+        let extra = object_only(&dir, &file);
+        jobs.push((file, extra));
+    }
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
+
+/// The candidates `t` proposes for kernel `f` of `parsed` on `block`.
+fn proposed(
+    parsed: &copper::cuda::parse::ParsedFile,
+    f: &copper::cuda::ast::Function,
+    t: &dyn copper_transforms::Transform,
+    block: [u64; 3],
+    allow_reassociation: bool,
+) -> Vec<copper_transforms::Candidate> {
+    use copper::bound::{prepare, Config};
+    use copper::ir::lower::lower_kernel;
+    use copper_transforms::Context;
+
+    let Ok(kernel) = lower_kernel(parsed, &f.name) else {
+        return Vec::new();
+    };
+    let config = Config {
+        block: Some(block),
+        ..Config::default()
+    };
+    let analysis = prepare(&kernel, config);
+    let cx = Context {
+        file: parsed,
+        host: parsed,
+        function: f,
+        kernel: &kernel,
+        analysis: &analysis,
+        block: Some(block),
+        params: None,
+        allow_reassociation,
+    };
+    t.propose(&cx).candidates
+}
+
 /// The students' 2-D windows (`testdata/students/box_blur.cu` without a
 /// launch, clamped at the border; `main_blur5.cu` launched from its host
 /// code with `dim3(16, 16)` blocks, guarded) get a 2-D halo tile from
@@ -672,13 +748,11 @@ fn optimize_nvcc_with_the_real_compiler() {
 /// spliced into its testdata file as `--write` would.
 #[test]
 fn unwritten_candidates_and_suggestions_compile() {
-    use copper::bound::{prepare, Config};
     use copper::cuda::parse::parse_path;
     use copper::cuda::rewrite::edit_functions;
-    use copper::ir::lower::lower_kernel;
     use copper_search::launch::{launch_shape, read_params};
+    use copper_transforms::read_only;
     use copper_transforms::warp_shuffle::WarpShuffle;
-    use copper_transforms::{read_only, Context, Transform};
 
     let Some(nvcc) = nvcc() else { return };
     let dir = scratch("unwritten");
@@ -696,24 +770,8 @@ fn unwritten_candidates_and_suggestions_compile() {
                 versions.push(("read_only", s.function));
             }
             let shape = launch_shape(None, None, &parsed, spec, &f.name);
-            let kernel = lower_kernel(&parsed, &f.name);
-            if let (true, Some(block), Ok(kernel)) = (reduces, shape.block, kernel) {
-                let config = Config {
-                    block: Some(block),
-                    ..Config::default()
-                };
-                let analysis = prepare(&kernel, config);
-                let cx = Context {
-                    file: &parsed,
-                    host: &parsed,
-                    function: f,
-                    kernel: &kernel,
-                    analysis: &analysis,
-                    block: Some(block),
-                    params: None,
-                    allow_reassociation: true,
-                };
-                for c in WarpShuffle.propose(&cx).candidates {
+            if let (true, Some(block)) = (reduces, shape.block) {
+                for c in proposed(&parsed, f, &WarpShuffle, block, true) {
                     if c.description.contains("each warp sums its 32 elements") {
                         per_warp += 1;
                         versions.push(("per_warp", c.function));

@@ -68,6 +68,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "tested on the launch at line 43 (grid 3×3×1, block 16×16×1)",
     ),
     (
+        "jacobi5.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
+        "main_smooth3.cu",
+        "tested on the launch at line 27 (grid 3×1×1, block 256×1×1)",
+    ),
+    (
         "main_moving_average.cu",
         "tested on the launch at line 33 (grid 20×1×1, block 256×1×1)",
     ),
@@ -571,5 +579,44 @@ fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
             bound("wsteps", "after_value") < bound("wsteps", "before_value"),
             "{file}: {k}"
         );
+    }
+}
+
+/// The students' stencils written out as neighbour reads get a halo tile
+/// candidate: on `main_smooth3.cu` (3-point, launched with 256 threads) it
+/// lowers the sectors bound, so ranked by sectors it wins, while it loses
+/// on `wsteps` (three reads do not pay for the load loop), the default
+/// ranking; on `jacobi5.cu` (5-point, 16 × 16 blocks assumed) the tile's
+/// load loops touch as many sectors as the four reads did, and it is left
+/// out on either metric.
+#[test]
+fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
+    let by_sectors = optimized(&students(), &["--metric", "sectors", "--explain"]);
+    let k = kernel_in(&by_sectors, "main_smooth3.cu");
+    assert_eq!(k["status"], "improved", "{k}");
+    assert_eq!(k["applied"][0]["transform"], "halo tile", "{k}");
+    let bound = |k: &serde_json::Value, metric: &str, at: &str| {
+        k["bounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["metric"] == metric)
+            .and_then(|b| b[at].as_f64())
+            .unwrap_or_else(|| panic!("no {metric} {at}: {k}"))
+    };
+    let (before, after) = (
+        bound(k, "sectors", "before_value"),
+        bound(k, "sectors", "after_value"),
+    );
+    assert!(after < before * 0.8, "sectors {before} → {after}");
+    assert!(
+        bound(k, "wsteps", "after_value") > bound(k, "wsteps", "before_value"),
+        "{k}"
+    );
+    let jacobi = kernel_in(&by_sectors, "jacobi5.cu");
+    assert_eq!(jacobi["status"], "unchanged", "{jacobi}");
+    let by_wsteps = optimized(&students(), &[]);
+    for file in ["main_smooth3.cu", "jacobi5.cu"] {
+        assert_eq!(kernel_in(&by_wsteps, file)["status"], "unchanged", "{file}");
     }
 }

@@ -15,7 +15,7 @@ mod rewrite;
 mod shape;
 
 pub use build::{
-    assign, bin, block, decl, expr, fresh, ident, if_else, index, int, linear_tid, meta,
+    assign, bin, block, decl, expr, fresh, ident, if_else, index, int, linear_tid, long_long, meta,
     shared_decl, stmt, sync,
 };
 pub use copper::cuda::visit::{

@@ -109,14 +109,65 @@
 //! those with a fixed `int`, `X` the same with `x + dx`; the reads stand
 //! under bounds on `y + dy` and `x + dx` (or their copies) only; the
 //! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
-//! `if (x >= w || y >= h) return;`) or are the same in every thread. Not
-//! done: the 5-point form written out (`in[idx - w] + in[idx + w] + …`
-//! with `idx = y * w + x`), which has no offset loops.
+//! `if (x >= w || y >= h) return;`) or are the same in every thread.
+//! Bounds `i > c` and `i <= c` count as `i >= c + 1` and `i < c + 1`
+//! (`c + 1` folded for a constant, else computed in `long long`).
+//!
+//! # Windows written out
+//!
+//! Most students write a stencil as its neighbour reads, with no offset
+//! loop:
+//!
+//! ```c
+//! if (i > 0 && i < n - 1) out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3.0f;
+//! if (x > 0 && x < w - 1 && y > 0 && y < h - 1) {
+//!     int idx = y * w + x;
+//!     out[idx] = 0.25f * (in[idx - 1] + in[idx + 1] + in[idx - w] + in[idx + w]);
+//! }
+//! ```
+//!
+//! Each read's index, with constants folded and the `int` locals never
+//! assigned replaced by their values (`idx`), must be the thread's own
+//! element plus a constant: `i + c` in 1-D, `(y + dy) * w + (x + dx)` in
+//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`,
+//! `in[idx - w - 1]` and the like). The radius along each axis is the largest
+//! offset; the same tiles, guards and barrier as for the loops serve the
+//! reads (`tile[threadIdx.x + (c - S)]`). The reads must all stand in
+//! straight-line statements of one statement list (reached through `if`s
+//! without `else` and blocks, the same conditions on the way as for a
+//! loop), none in a loop, none conditional within its expression
+//! (`i > 0 ? in[i - 1] : 0` is refused), no `return` between them; so
+//! every thread that reaches them reads every offset.
+//!
+//! What is loaded. The offsets a thread reads need not fill the tile's
+//! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
+//! skips three. The loaded set is a union of boxes of offsets (a first and
+//! last offset per axis; [`window::Served::boxes`]), each box tested as
+//! the loops' whole range is: position `j` is loaded for box `[s, e]` when
+//! some thread of the block that reaches the reads has `j` in `[i + s, i +
+//! e]` (the 1-D proof with `s`, `e` for `S`, `E`, and `t >= s - S`, `t <
+//! blockDim + e - S` on the tile position `t`), along each axis for a
+//! 2-D box (a product again). The boxes cover the offsets read and, past
+//! them, only offsets lying between two that one thread reads in the same
+//! row or the same column: the center of the cross (between `x - 1` and
+//! `x + 1`), the skipped `i - 1 … i + 1`. Such an element is safe to
+//! load: its index lies between the indices of two elements that one
+//! thread reads through the same pointer (in the same row: `Y * w + X`
+//! grows with `X`; in the same column: `Y * w` is monotone in `Y`, whatever
+//! the sign of `w`), and an allocation is contiguous, so it is inside the
+//! allocation both are in; the array is not written by the kernel (or
+//! declared `__restrict__` in the diff), so the value loaded is never
+//! stale, and no thread reads it from the tile. Corners (`(y - 1, x - 1)`
+//! for the cross) are not between two reads of one thread whatever `w`
+//! is, and are never loaded. A position read in 2-D is loaded as
+//! `in[jy * w + jx]` computed in `long long`: the number the original
+//! computes without overflow, however it writes the index.
 
 mod build;
 mod build2d;
 mod window;
 mod window2d;
+mod written;
 
 use std::collections::BTreeSet;
 
@@ -243,15 +294,11 @@ impl Search<'_, '_> {
             let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
             let description = format!(
-                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for `{}` from {} to {} and `{}` from {} to {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for {} and {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
                 p.name,
-                w.reads.first().map(copper::cuda::print::expression).unwrap_or_default(),
-                w.rows.counter,
-                w.rows.first,
-                w.rows.last,
-                w.cols.counter,
-                w.cols.first,
-                w.cols.last,
+                w.served.reads.first().map(|(r, _)| copper::cuda::print::expression(r)).unwrap_or_default(),
+                w.served.along(0, &w.rows),
+                w.served.along(1, &w.cols),
                 w.rows.halo(),
                 w.cols.halo(),
             );
@@ -294,15 +341,13 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, l.meta.id, &p.name, Self::element(p), &w);
+            let function = build::rewrite(f, &p.name, Self::element(p), &w);
             let a = &w.axis;
             let description = format!(
-                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for `{}` from {} to {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
                 p.name,
-                copper::cuda::print::expression(&crate::ast_util::index(&p.name, a.element())),
-                a.counter,
-                a.first,
-                a.last,
+                w.served.reads.first().map(|(r, _)| copper::cuda::print::expression(r)).unwrap_or_default(),
+                w.served.along(0, a),
                 a.halo(),
             );
             self.offer(
@@ -314,6 +359,129 @@ impl Search<'_, '_> {
             );
         }
     }
+}
+
+impl Search<'_, '_> {
+    /// Windows written out (`in[i - 1] + in[i] + in[i + 1]`, `in[idx -
+    /// w] + in[idx + 1]`): a 2-D window where the reads make one, else a
+    /// 1-D window; a candidate or a reason for each array.
+    fn windows_written(&self, out: &mut Proposals) {
+        let f = self.k.f;
+        let written = written::Written::new(&self.k);
+        let (ys, xs) = (
+            window::global_indices(f, "y"),
+            window::global_indices(f, "x"),
+        );
+        let pairs: Vec<[Declared; 2]> = ys
+            .iter()
+            .flat_map(|y| {
+                xs.iter()
+                    .map(move |x| [(y.0, y.1.as_str()), (x.0, x.1.as_str())])
+            })
+            .collect();
+        for p in f.params.iter().filter(|p| p.ty.pointers.len() == 1) {
+            let a = p.name.as_str();
+            let pairs_2d: Vec<_> = pairs
+                .iter()
+                .filter(|[y, x]| written.looks_like_window(a, &[y.1, x.1]))
+                .collect();
+            let xs_1d: Vec<_> = xs
+                .iter()
+                .filter(|x| written.looks_like_window(a, &[&x.1]))
+                .collect();
+            let Some(span) = first_read(f, a).filter(|_| !pairs_2d.is_empty() || !xs_1d.is_empty())
+            else {
+                continue;
+            };
+            let line = self.cx.line(span);
+            let left_alone =
+                format!("`{a}` is not loaded into a halo tile for its reads at line {line}");
+            if self.staging.effects.array_writes.contains(a) {
+                out.skipped.push(Skip {
+                    span,
+                    reason: format!(
+                        "{left_alone}: the kernel writes it, so a tile could hold stale values"
+                    ),
+                });
+                continue;
+            }
+            if !self.staging.arrays.iter().any(|q| q.name == a) {
+                continue;
+            }
+            if !pairs_2d.is_empty() {
+                let found = first_window(pairs_2d, |[y, x]| written.window_2d(a, *y, *x));
+                let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
+                    continue;
+                };
+                let function = build2d::rewrite(f, a, Self::element(p), &w);
+                let [ty, tx] = build2d::tile_dims(&w);
+                let description = format!(
+                    "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {} along y and {} along x) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
+                    reads_in_words(&w.served),
+                    w.served.along(0, &w.rows),
+                    w.served.along(1, &w.cols),
+                    w.rows.halo(),
+                    w.cols.halo(),
+                );
+                self.offer(
+                    out,
+                    (span, &left_alone),
+                    p,
+                    ty * tx,
+                    (function, description),
+                );
+                continue;
+            }
+            let found = first_window(xs_1d, |x| written.window(a, (x.0, &x.1)));
+            let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
+                continue;
+            };
+            let function = build::rewrite(f, a, Self::element(p), &w);
+            let description = format!(
+                "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
+                reads_in_words(&w.served),
+                w.served.along(0, &w.axis),
+                w.axis.halo(),
+            );
+            self.offer(
+                out,
+                (span, &left_alone),
+                p,
+                build::tile_len(&w),
+                (function, description),
+            );
+        }
+    }
+}
+
+/// The reads a tile serves, as written (`in[i - 1]`, `in[i + 1]`).
+fn reads_in_words(served: &window::Served) -> String {
+    let mut seen = Vec::new();
+    for (r, _) in &served.reads {
+        let r = format!("`{}`", copper::cuda::print::expression(r));
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    seen.join(", ")
+}
+
+/// A top-level index declaration: its position and its name.
+type Declared<'a> = (usize, &'a str);
+
+/// Where the first read of `array` in `f` stands.
+fn first_read(f: &Function, array: &str) -> Option<Span> {
+    let mut found = None;
+    for s in &f.body {
+        crate::ast_util::visit_stmt_exprs(s, &mut |e| {
+            if let copper::cuda::ast::ExprKind::Index(base, _) = &e.kind {
+                if matches!(&base.kind, copper::cuda::ast::ExprKind::Ident(n) if n == array) {
+                    found.get_or_insert(e.meta.span);
+                }
+            }
+        });
+    }
+    found
 }
 
 /// The first of `candidates` (the index declarations a window may be
@@ -380,6 +548,7 @@ impl Transform for HaloTile {
         for l in &search.staging.loops {
             search.windows_1d(l, &mut out, &done);
         }
+        search.windows_written(&mut out);
         out
     }
 }
@@ -388,3 +557,5 @@ impl Transform for HaloTile {
 mod tests;
 #[cfg(test)]
 mod tests2d;
+#[cfg(test)]
+mod tests_written;

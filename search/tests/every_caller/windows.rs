@@ -14,7 +14,7 @@ use super::{check_kernels_on, check_kernels_varied, count, report, settings, Fou
 /// Block shapes the halo tiles are checked on: the odd and extreme 1-D
 /// blocks a tile sized from `blockDim.x` must handle, and 2-D blocks,
 /// which must run the original code.
-const WINDOW_SHAPES: [[u64; 3]; 9] = [
+pub(super) const WINDOW_SHAPES: [[u64; 3]; 9] = [
     [1, 1, 1],
     [31, 1, 1],
     [32, 1, 1],
@@ -125,7 +125,7 @@ fn generated_window(seed: u64) -> String {
 /// tile must handle (a single thread, odd widths, one row or column,
 /// wide and tall), blocks past it (`33 × 3`) and a 3-D block, which must
 /// run the original code.
-const WINDOW_2D_SHAPES: [[u64; 3]; 9] = [
+pub(super) const WINDOW_2D_SHAPES: [[u64; 3]; 9] = [
     [1, 1, 1],
     [31, 1, 1],
     [16, 16, 1],
@@ -174,7 +174,7 @@ fn halo_tiles_of_generated_2d_windows_are_right_for_every_block() {
 /// of `w`, plus one) and taller than wide (`h = w + 3`): the synthesized
 /// ones are square, which would hide rows and columns taken for each
 /// other.
-fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
+pub(super) fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
     let Some(&w) = spec.args.get("w") else {
         return Vec::new();
     };

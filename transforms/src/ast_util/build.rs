@@ -45,6 +45,15 @@ pub fn int(v: u64) -> Expr {
     })
 }
 
+/// `(long long)e`.
+pub fn long_long(e: Expr) -> Expr {
+    expr(ExprKind::Cast(
+        copper::cuda::ast::CastStyle::C,
+        Type::scalar(copper::cuda::ast::BaseType::LongLong),
+        Box::new(e),
+    ))
+}
+
 /// `a op b`
 pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
     expr(ExprKind::Binary(op, Box::new(a), Box::new(b)))

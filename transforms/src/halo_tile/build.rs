@@ -4,13 +4,13 @@
 //! original body on the other side.
 
 use copper::cuda::ast::{
-    BaseType, BinOp, CastStyle, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 
-use super::window::{Axis, Window};
+use super::window::{Axis, Offset, Window};
 use super::MAX_BLOCK;
 use crate::ast_util::{
-    self, bin, block, decl, expr, fresh, ident, if_else, index, int, stmt, sync,
+    self, bin, block, decl, expr, fresh, ident, if_else, index, int, long_long, stmt, sync,
 };
 use crate::coop_load::{builtin, visit_target_mut};
 
@@ -40,56 +40,113 @@ pub(crate) fn plus_first(e: Expr, a: &Axis) -> Expr {
     }
 }
 
-/// `(long long)e`.
-pub(crate) fn long_long(e: Expr) -> Expr {
-    expr(ExprKind::Cast(
-        CastStyle::C,
-        Type::scalar(BaseType::LongLong),
-        Box::new(e),
-    ))
-}
-
 /// The tile's length: the largest block's threads plus the halo.
 pub(crate) fn tile_len(w: &Window) -> u64 {
     MAX_BLOCK + w.axis.halo()
 }
 
-/// Which positions along axis `a` the original reads, for a block whose
-/// first thread is at `base` with `bdim` threads along the axis: the
-/// conditions the whole block shares (some thread of the block reaches
-/// the loop) and those on position `j` (it is in the window of such a
-/// thread, within the reads' bounds).
-pub(crate) fn axis_reads(a: &Axis, base: &str, bdim: &Expr, j: &str) -> (Vec<Expr>, Vec<Expr>) {
-    let mut block_reads: Vec<Expr> = Vec::new();
-    let mut when: Vec<Expr> = Vec::new();
+/// The conditions, the same in every thread of the block whose first
+/// thread is at `base` with `bdim` threads along axis `a`, under which
+/// some thread of the block reaches the reads.
+pub(crate) fn block_reads(a: &Axis, base: &str, bdim: &Expr) -> Vec<Expr> {
+    let mut found = Vec::new();
     // Threads `i >= m` only: some thread of the block is one (`m < base +
-    // blockDim.x`, `m < n`), and `j` is in the window of one (`j - S >= m`).
+    // blockDim.x`, `m < n`).
     for m in &a.from {
-        block_reads.push(bin(
+        found.push(bin(
             BinOp::Gt,
             bin(BinOp::Add, ident(base), bdim.clone()),
             m.clone(),
         ));
         for n in &a.below {
-            block_reads.push(bin(BinOp::Lt, m.clone(), n.clone()));
+            found.push(bin(BinOp::Lt, m.clone(), n.clone()));
         }
-        when.push(bin(BinOp::Ge, minus_first(ident(j), a), m.clone()));
     }
     for n in &a.below {
-        block_reads.push(bin(BinOp::Lt, ident(base), n.clone()));
-        // `j < n` among the reads' bounds implies `j - E < n` for `E >= 0`.
-        let implied = a.last >= 0
+        found.push(bin(BinOp::Lt, ident(base), n.clone()));
+    }
+    found
+}
+
+/// The conditions under which the original reads position `j` (tile
+/// position `t`) along axis `a` through offsets `s` to `e` (a box of
+/// [`super::window::Served::boxes`]), for a block with `bdim` threads
+/// along the axis that passes [`block_reads`]: `j` is in the window
+/// `[i + s, i + e]` of a thread `i` of the block that reaches the reads,
+/// and within the reads' bounds.
+pub(crate) fn position_reads(
+    a: &Axis,
+    (s, e): (i64, i64),
+    bdim: &Expr,
+    (j, t): (&str, &str),
+) -> Vec<Expr> {
+    let mut when: Vec<Expr> = Vec::new();
+    // A box narrower than the tile: `j` in `[base + s, base + bdim - 1 + e]`.
+    if s > a.first {
+        when.push(bin(BinOp::Ge, ident(t), int(s.abs_diff(a.first))));
+    }
+    if e < a.last {
+        when.push(bin(BinOp::Lt, ident(t), offset(bdim.clone(), e - a.first)));
+    }
+    let minus_s = |x: Expr| match s == a.first {
+        true => minus_first(x, a),
+        false => offset(x, -s),
+    };
+    for m in &a.from {
+        when.push(bin(BinOp::Ge, minus_s(ident(j)), m.clone()));
+    }
+    for n in &a.below {
+        // `j < n` among the reads' bounds implies `j - e < n` for `e >= 0`.
+        let implied = e >= 0
             && a.guard
                 .iter()
-                .any(|(op, e)| *op == BinOp::Lt && ast_util::equiv_expr(e, n));
+                .any(|(op, x)| *op == BinOp::Lt && ast_util::equiv_expr(x, n));
         if !implied {
-            when.push(bin(BinOp::Lt, offset(ident(j), -a.last), n.clone()));
+            when.push(bin(BinOp::Lt, offset(ident(j), -e), n.clone()));
         }
     }
-    for (op, e) in &a.guard {
-        when.push(bin(*op, ident(j), e.clone()));
+    for (op, x) in &a.guard {
+        when.push(bin(*op, ident(j), x.clone()));
     }
-    (block_reads, when)
+    when
+}
+
+/// The condition under which the original reads the tile's position
+/// along the axes `axes` (rows first), each with its names `(j, t)` and
+/// threads `bdim`: in one of the boxes, within each axis' conditions.
+pub(crate) fn tile_reads(
+    boxes: &[Vec<(i64, i64)>],
+    axes: &[(&Axis, Expr, (&str, &str))],
+) -> Option<Expr> {
+    let in_box = |b: &Vec<(i64, i64)>| {
+        let conds: Vec<Expr> = axes
+            .iter()
+            .zip(b)
+            .flat_map(|((a, bdim, names), range)| position_reads(a, *range, bdim, *names))
+            .collect();
+        all(conds)
+    };
+    let mut any = None;
+    for b in boxes {
+        // A box with no conditions covers every position.
+        let c = in_box(b)?;
+        any = Some(match any {
+            None => c,
+            Some(x) => bin(BinOp::Or, x, c),
+        });
+    }
+    any
+}
+
+/// The tile position along axis `a` of read offset `o` for the thread
+/// at `thread`: `thread + (k - S)` for a counter `k`, `thread + (o - S)`
+/// for a constant; `o - S` is not negative, so the unsigned sum does
+/// not wrap.
+pub(crate) fn tile_at(thread: Expr, o: &Offset, a: &Axis) -> Expr {
+    match o {
+        Offset::Counter(k) => bin(BinOp::Add, thread, minus_first(ident(k), a)),
+        Offset::Const(c) => offset(thread, c - a.first),
+    }
 }
 
 /// The conjunction of `conds`, `None` for none.
@@ -97,15 +154,9 @@ pub(crate) fn all(conds: Vec<Expr>) -> Option<Expr> {
     conds.into_iter().reduce(|a, b| bin(BinOp::And, a, b))
 }
 
-/// The kernel `f` with the reads of `array` (elements of type `elem`) in
-/// loop `target` served from a halo tile.
-pub(crate) fn rewrite(
-    f: &Function,
-    target: NodeId,
-    array: &str,
-    elem: Type,
-    w: &Window,
-) -> Function {
+/// The kernel `f` with the reads of `array` (elements of type `elem`)
+/// that window `w` describes served from a halo tile.
+pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Function {
     let mut taken = ast_util::names_in(f);
     let tile = fresh(&format!("{array}_halo"), &mut taken);
     let base = fresh(&format!("{array}_base"), &mut taken);
@@ -117,11 +168,12 @@ pub(crate) fn rewrite(
     let halo = a.halo();
 
     // Which elements the original reads: those of the window of some
-    // thread of the block that reaches the loop, within the reads' bounds.
-    // What is the same in every thread is tested once, around the load.
-    let (reads_x, when) = axis_reads(a, &base, &bdim(), &j);
-    let mut block_reads: Vec<Expr> = w.uniform.clone();
-    block_reads.extend(reads_x);
+    // thread of the block that reaches the reads, within the reads'
+    // bounds. What is the same in every thread is tested once, around the
+    // load.
+    let mut block_reads_x: Vec<Expr> = w.uniform.clone();
+    block_reads_x.extend(block_reads(a, &base, &bdim()));
+    let when = tile_reads(&w.served.boxes, &[(a, bdim(), (&j, &t))]);
     let store = ast_util::assign(index(&tile, ident(&t)), index(array, ident(&j)));
     let load_body = vec![
         decl(
@@ -129,7 +181,7 @@ pub(crate) fn rewrite(
             &j,
             Some(plus_first(bin(BinOp::Add, ident(&base), ident(&t)), a)),
         ),
-        match all(when) {
+        match when {
             Some(c) => if_else(c, vec![store], Vec::new()),
             None => store,
         },
@@ -143,27 +195,22 @@ pub(crate) fn rewrite(
             Some(bin(BinOp::Sub, long_long(ident(&a.index)), tid())),
         ),
     ];
-    match all(block_reads) {
+    match all(block_reads_x) {
         Some(c) => setup.push(if_else(c, vec![load], Vec::new())),
         None => setup.push(load),
     }
-    // `threadIdx.x + (k - S)`: `k - S` is not negative, so the unsigned
-    // sum does not wrap.
-    let at_tile = index(
-        &tile,
-        bin(BinOp::Add, tid(), minus_first(ident(&a.counter), a)),
-    );
-    let reads: Vec<Expr> = std::iter::once(a.element())
-        .chain(w.copies.iter().map(|c| ident(c)))
-        .map(|x| index(array, x))
+    let reads: Vec<(Expr, Expr)> = w
+        .served
+        .reads
+        .iter()
+        .filter_map(|(r, o)| Some((r.clone(), index(&tile, tile_at(tid(), o.first()?, a)))))
         .collect();
     let shape = block_shape([(BinOp::Le, MAX_BLOCK), (BinOp::Eq, 1), (BinOp::Eq, 1)]);
     let tiled = Tiled {
         at: w.place.at,
         setup,
-        target,
+        targets: &w.served.targets,
         reads: &reads,
-        at_tile: &at_tile,
     };
     tiled.kernel(f, shape)
 }
@@ -205,38 +252,82 @@ pub(crate) struct Tiled<'a> {
     pub(crate) at: usize,
     /// The tile's declaration and its guarded load.
     pub(crate) setup: Vec<Stmt>,
-    /// The loop whose reads the tile serves.
-    pub(crate) target: NodeId,
-    /// The reads of the array the tile serves, as written.
-    pub(crate) reads: &'a [Expr],
-    /// The tile's element each of them reads.
-    pub(crate) at_tile: &'a Expr,
+    /// The loop whose body holds the reads the tile serves, or the
+    /// statements that hold them.
+    pub(crate) targets: &'a [NodeId],
+    /// The reads of the array the tile serves, as written, each with the
+    /// tile's element it reads.
+    pub(crate) reads: &'a [(Expr, Expr)],
 }
 
 impl Tiled<'_> {
     /// Kernel `f` with the tile loaded before its statement `at` (one
-    /// barrier after the load) and the reads in the loop replaced, run
-    /// when `shape` holds of the block; the original body otherwise.
+    /// barrier after the load) and the reads in the targets replaced (in
+    /// a loop, the locals only they used dropped), run when `shape` holds
+    /// of the block; the original body otherwise.
     pub(crate) fn kernel(self, f: &Function, shape: Expr) -> Function {
         let mut fast: Vec<Stmt> = f.body[..self.at].to_vec();
         fast.extend(self.setup);
         fast.push(sync());
+        let replace = |e: &mut Expr| {
+            for (read, at_tile) in self.reads {
+                ast_util::replace_expr(e, read, at_tile)
+            }
+        };
         for s in &f.body[self.at..] {
             let mut s = s.clone();
-            visit_target_mut(&mut s, self.target, &mut |l| {
-                if let StmtKind::For { body, .. } = &mut l.kind {
-                    ast_util::visit_stmt_roots_mut(body, &mut |e| {
-                        for read in self.reads {
-                            ast_util::replace_expr(e, read, self.at_tile)
-                        }
-                    });
-                }
-            });
+            for &target in self.targets {
+                visit_target_mut(&mut s, target, &mut |l| match &mut l.kind {
+                    // A loop's header does not read the tile.
+                    StmtKind::For { body, .. } => {
+                        ast_util::visit_stmt_roots_mut(body, &mut |e| replace(e));
+                        drop_unused_locals(body);
+                    }
+                    _ => ast_util::visit_stmt_roots_mut(l, &mut |e| replace(e)),
+                });
+            }
             fast.push(s);
         }
         Function {
             body: vec![if_else(shape, fast, f.body.clone())],
             ..f.clone()
+        }
+    }
+}
+
+/// Drops from the loop body `body` the declarations of locals nothing in
+/// it uses any more (`int r = min(max(row + dy, 0), h - 1);` once the
+/// read of `in[r * w + c]` is the tile's), their values computed without
+/// side effects.
+fn drop_unused_locals(body: &mut Stmt) {
+    let StmtKind::Block(stmts) = &mut body.kind else {
+        return;
+    };
+    let used = |stmts: &[Stmt], name: &str| {
+        let mut found = false;
+        for s in stmts {
+            ast_util::visit_stmt_exprs(s, &mut |e| {
+                found |= matches!(&e.kind, ExprKind::Ident(n) if n == name);
+            });
+        }
+        found
+    };
+    let mut at = stmts.len();
+    while at > 0 {
+        at -= 1;
+        let StmtKind::Decl(ds) = &stmts[at].kind else {
+            continue;
+        };
+        let dead = ds.iter().all(|d| {
+            let pure = match &d.init {
+                Some(copper::cuda::ast::Init::Expr(e)) => ast_util::is_pure(e),
+                None => true,
+                Some(_) => false,
+            };
+            pure && d.dims.is_empty() && !used(stmts, &d.name)
+        });
+        if dead {
+            stmts.remove(at);
         }
     }
 }

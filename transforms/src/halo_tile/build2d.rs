@@ -7,10 +7,10 @@
 use copper::cuda::ast::{BaseType, BinOp, CastStyle, Expr, ExprKind, Function, Type};
 
 use super::build::Tiled;
-use super::build::{all, axis_reads, block_shape, long_long, minus_first, plus_first, strided};
-use super::window2d::Window2d;
+use super::build::{all, block_reads, block_shape, plus_first, strided, tile_at, tile_reads};
+use super::window2d::{Key, Window2d};
 use super::MAX_SIDE;
-use crate::ast_util::{self, bin, decl, expr, fresh, ident, if_else, index, int};
+use crate::ast_util::{self, bin, decl, expr, fresh, ident, if_else, index, int, long_long};
 use crate::coop_load::builtin;
 
 /// The tile's rows and columns: the largest block's plus the halos, the
@@ -51,24 +51,27 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window2d) -> Fu
         name("jx"),
     );
     let (rows, cols) = (&w.rows, &w.cols);
-    let (reads_y, when_y) = axis_reads(rows, &by, &builtin("blockDim", "y"), &jy);
-    let (reads_x, when_x) = axis_reads(cols, &bx, &builtin("blockDim", "x"), &jx);
-    let mut block_reads = w.uniform.clone();
-    block_reads.extend(reads_y);
-    block_reads.extend(reads_x);
-    let mut when = when_y;
-    when.extend(when_x);
+    let bdim = |d: &str| builtin("blockDim", d);
+    let mut block = w.uniform.clone();
+    block.extend(block_reads(rows, &by, &bdim("y")));
+    block.extend(block_reads(cols, &bx, &bdim("x")));
+    let when = tile_reads(
+        &w.served.boxes,
+        &[(rows, bdim("y"), (&jy, &ty)), (cols, bdim("x"), (&jx, &tx))],
+    );
 
     // The element the original reads at a position: in the window of a
-    // thread that reads it, so its `int` value is the original's.
+    // thread that reads it, so its `int` value is the original's (for an
+    // index written as an offset, `idx - w`, the same number computed in
+    // `long long`).
+    let key = |k: &Key, j: &str| match k {
+        Key::Offset => ident(j),
+        _ => k.at(as_int(ident(j))),
+    };
     let element = bin(
         BinOp::Add,
-        bin(
-            BinOp::Mul,
-            w.row_key.at(as_int(ident(&jy))),
-            w.stride.clone(),
-        ),
-        w.col_key.at(as_int(ident(&jx))),
+        bin(BinOp::Mul, key(&w.row_key, &jy), w.stride.clone()),
+        key(&w.col_key, &jx),
     );
     let store = ast_util::assign(at2(&tile, ident(&ty), ident(&tx)), index(array, element));
     let long = || Type::scalar(BaseType::LongLong);
@@ -78,7 +81,7 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window2d) -> Fu
             &jx,
             Some(plus_first(bin(BinOp::Add, ident(&bx), ident(&tx)), cols)),
         ),
-        match all(when) {
+        match when {
             Some(c) => if_else(c, vec![store], Vec::new()),
             None => store,
         },
@@ -120,32 +123,31 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window2d) -> Fu
         base(&by, &rows.index, "y"),
         base(&bx, &cols.index, "x"),
     ];
-    match all(block_reads) {
+    match all(block) {
         Some(c) => setup.push(if_else(c, vec![load], Vec::new())),
         None => setup.push(load),
     }
-    // `threadIdx.y + (dy - Sy)`: `dy - Sy` is not negative, so the
-    // unsigned sum does not wrap.
-    let at_tile = at2(
-        &tile,
-        bin(
-            BinOp::Add,
-            builtin("threadIdx", "y"),
-            minus_first(ident(&rows.counter), rows),
-        ),
-        bin(
-            BinOp::Add,
-            builtin("threadIdx", "x"),
-            minus_first(ident(&cols.counter), cols),
-        ),
-    );
+    let reads: Vec<(Expr, Expr)> = w
+        .served
+        .reads
+        .iter()
+        .filter_map(|(r, o)| {
+            let [oy, ox] = o.as_slice() else {
+                return None;
+            };
+            let y = tile_at(builtin("threadIdx", "y"), oy, rows);
+            Some((
+                r.clone(),
+                at2(&tile, y, tile_at(builtin("threadIdx", "x"), ox, cols)),
+            ))
+        })
+        .collect();
     let shape = block_shape([(BinOp::Le, MAX_SIDE), (BinOp::Le, MAX_SIDE), (BinOp::Eq, 1)]);
     Tiled {
         at: w.place.at,
         setup,
-        target: w.inner,
-        reads: &w.reads,
-        at_tile: &at_tile,
+        targets: &w.served.targets,
+        reads: &reads,
     }
     .kernel(f, shape)
 }

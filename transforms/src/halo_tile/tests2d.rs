@@ -246,3 +246,45 @@ __global__ void wide(const float *__restrict__ in, float *__restrict__ out, int 
         "`in` is not loaded into a 2-D halo tile for the loops at line 7: a tile of 12544 elements takes 50176 bytes, and with the kernel's 0 bytes of shared memory more than 49152",
     );
 }
+
+/// The clamped positions a student keeps in locals
+/// (`int r = min(max(row + dy, 0), h - 1);`) are not used once the read
+/// is the tile's: the rewrite drops them, and keeps them in the original
+/// code.
+#[test]
+fn clamped_locals_the_tile_makes_unused_are_dropped() {
+    let text = rewritten(
+        r#"__global__ void blur(const float *__restrict__ src, float *__restrict__ dst, int w, int h) {
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (col < w && row < h) {
+        float sum = 0.0f;
+        for (int dy = -2; dy <= 2; dy++)
+            for (int dx = -2; dx <= 2; dx++) {
+                int r = min(max(row + dy, 0), h - 1);
+                int c = min(max(col + dx, 0), w - 1);
+                sum += src[r * w + c];
+            }
+        dst[row * w + col] = sum;
+    }
+}
+"#,
+        [16, 16, 1],
+    );
+    assert_eq!(
+        text.matches("int r = min(max(row + dy, 0), h - 1);")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("int c = min(max(col + dx, 0), w - 1);")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains("for (int dx = -2; dx <= 2; dx++) {\n                    sum += src_halo[threadIdx.y + (dy + 2)][threadIdx.x + (dx + 2)];\n                }"),
+        "{text}"
+    );
+}

@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::ast::{
+    BaseType, BinOp, Expr, ExprKind, Function, Init, NodeId, Stmt, StmtKind, UnOp,
+};
 use copper::cuda::print;
 
 use crate::ast_util::{self, bin, equiv_expr, expr, ident, is_pure, unconditional_in, Effects};
@@ -18,19 +20,17 @@ use crate::Refusal;
 /// thread for the whole kernel.
 pub(crate) type Atom = (BinOp, Expr);
 
-/// One axis of a window: the thread's global index along it, the loop
-/// over its offsets, when a thread reaches the loop by its bounds on the
+/// One axis of a window: the thread's global index along it, the range
+/// of its offsets, when a thread reaches the reads by its bounds on the
 /// index, and the bounds on the position every read stands under.
 pub(crate) struct Axis {
     /// The thread's global index (`i`).
     pub(crate) index: String,
-    /// The loop's counter (`k`).
-    pub(crate) counter: String,
-    /// The counter's first value `S`.
+    /// The first offset `S` (a loop counter's first value).
     pub(crate) first: i64,
     /// `S` as written (`-R`).
     pub(crate) start: Expr,
-    /// The counter's last value `E`.
+    /// The last offset `E`.
     pub(crate) last: i64,
     /// The `n` of each `i < n` a thread passes on the way to the loop.
     pub(crate) below: Vec<Expr>,
@@ -41,11 +41,6 @@ pub(crate) struct Axis {
 }
 
 impl Axis {
-    /// `i + k`.
-    pub(crate) fn element(&self) -> Expr {
-        bin(BinOp::Add, ident(&self.index), ident(&self.counter))
-    }
-
     /// `E - S`: how many more positions the block reads than it has
     /// threads along the axis.
     pub(crate) fn halo(&self) -> u64 {
@@ -53,16 +48,51 @@ impl Axis {
     }
 }
 
+/// A read's offset from the thread's own element along one axis.
+#[derive(Clone)]
+pub(crate) enum Offset {
+    /// A window loop's counter (`k` of `a[i + k]`).
+    Counter(String),
+    /// A constant written in the index (`-1` of `a[i - 1]`).
+    Const(i64),
+}
+
+/// The reads a tile serves: where they stand, each one's offsets, and
+/// the offsets a thread reads as boxes.
+pub(crate) struct Served {
+    /// The window loop whose body holds the reads, or the straight-line
+    /// statements that hold them.
+    pub(crate) targets: Vec<NodeId>,
+    /// Each read of the array as written, with its offset along each
+    /// axis (rows first).
+    pub(crate) reads: Vec<(Expr, Vec<Offset>)>,
+    /// Boxes of offsets, the first and last along each axis, whose union
+    /// is the set of offsets every thread reads: one box for a loop, a
+    /// few for reads written out (a 5-point cross is a row and a column).
+    pub(crate) boxes: Vec<Vec<(i64, i64)>>,
+}
+
+impl Served {
+    /// The reads along `axis` (`a`) in words: the counter and its range
+    /// for a loop, the offsets' range for reads written out.
+    pub(crate) fn along(&self, axis: usize, a: &Axis) -> String {
+        match self.reads.first().and_then(|(_, o)| o.get(axis)) {
+            Some(Offset::Counter(c)) => format!("`{c}` from {} to {}", a.first, a.last),
+            _ => format!("offsets from {} to {}", a.first, a.last),
+        }
+    }
+}
+
 /// A sliding window over one array, as the original reads it.
 pub(crate) struct Window {
     /// The window's only axis.
     pub(crate) axis: Axis,
-    /// Where the loads go, and when a thread reaches the loop.
+    /// Where the loads go, and when a thread reaches the reads.
     pub(crate) place: Place,
     /// The conditions on the way that are the same in every thread.
     pub(crate) uniform: Vec<Expr>,
-    /// Locals of the loop body that copy `i + k` (`int j = i + k;`).
-    pub(crate) copies: Vec<String>,
+    /// The reads the tile serves.
+    pub(crate) served: Served,
 }
 
 /// What the recognizer knows of the kernel.
@@ -284,10 +314,10 @@ pub(crate) fn recognize(
     }
     let (mut bounds, uniform) = split_conditions(k, &place.conds, &[index])?;
     let (below, from) = bounds.remove(0);
+    let offset = vec![Offset::Counter(h.var.clone())];
     Ok(Window {
         axis: Axis {
             index: index.to_string(),
-            counter: h.var.clone(),
             first,
             start: h.start.clone(),
             last,
@@ -297,7 +327,14 @@ pub(crate) fn recognize(
         },
         place,
         uniform,
-        copies,
+        served: Served {
+            targets: vec![l.meta.id],
+            reads: positions
+                .iter()
+                .map(|x| (ast_util::index(array, x.clone()), offset.clone()))
+                .collect(),
+            boxes: vec![vec![(first, last)]],
+        },
     })
 }
 
@@ -393,18 +430,33 @@ fn loop_counter_is_int(l: &Stmt) -> bool {
         if ds.iter().all(|d| d.ty.base == BaseType::Int && !d.ty.is_pointer()))
 }
 
-/// `n` when `atom` is `i < n` (or `n > i`, `!(i >= n)`, `!(n <= i)`) with
-/// `n` a fixed `int`.
+/// `atom` as a bound `i < n` or `i >= m` on `me` (written also `n > i`,
+/// `!(i >= n)`, `i <= c` for `i < c + 1`, `i > c` for `i >= c + 1`),
+/// `n` and `m` fixed: `c + 1` folded when `c` is a constant, otherwise
+/// computed in `long long`, where it cannot overflow.
 fn thread_bound(k: &Kernel, atom: &Expr, me: &Expr) -> Option<Atom> {
     let (op, e) = match &atom.kind {
-        ExprKind::Unary(UnOp::Not, x) => match k.bound_on(x, me)? {
-            (BinOp::Ge, n) => (BinOp::Lt, n),
-            (BinOp::Lt, m) => (BinOp::Ge, m),
-            _ => return None,
-        },
+        ExprKind::Unary(UnOp::Not, x) => {
+            let (op, e) = k.bound_on(x, me)?;
+            let negated = match op {
+                BinOp::Lt => BinOp::Ge,
+                BinOp::Ge => BinOp::Lt,
+                BinOp::Le => BinOp::Gt,
+                _ => BinOp::Le,
+            };
+            (negated, e)
+        }
         _ => k.bound_on(atom, me)?,
     };
-    matches!(op, BinOp::Lt | BinOp::Ge).then_some((op, e))
+    let plus_one = |e: Expr| match value(&e, &k.consts).and_then(|v| v.checked_add(1)) {
+        Some(v) if v >= 0 => ast_util::int(v.unsigned_abs()),
+        _ => bin(BinOp::Add, ast_util::long_long(e), ast_util::int(1)),
+    };
+    match op {
+        BinOp::Lt | BinOp::Ge => Some((op, e)),
+        BinOp::Le => Some((BinOp::Lt, plus_one(e))),
+        _ => Some((BinOp::Ge, plus_one(e))),
+    }
 }
 
 /// The walk over a loop body that finds every read of the array and the

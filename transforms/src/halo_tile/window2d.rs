@@ -10,10 +10,12 @@
 
 use std::collections::BTreeSet;
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Init, NodeId, Stmt, StmtKind, UnOp};
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Init, Stmt, StmtKind, UnOp};
 use copper::cuda::print;
 
-use super::window::{counter, header, range, split_conditions, Axis, AxisAtom, Kernel, Scan};
+use super::window::{
+    counter, header, range, split_conditions, Axis, AxisAtom, Kernel, Offset, Scan, Served,
+};
 use crate::ast_util::{self, bin, equiv_expr, ident};
 use crate::coop_load::Place;
 use crate::tiled_shared::{loop_body, redeclared, Header};
@@ -25,6 +27,11 @@ use crate::Refusal;
 pub(crate) enum Key {
     /// The position as it is.
     Position,
+    /// The position, read through an index the original writes as an
+    /// offset from the thread's own (`idx - w` with `idx = y * w + x`):
+    /// the tile computes `Y * w + X` in `long long`, where it is the
+    /// number the original computes without overflow.
+    Offset,
     /// `call(inner, bound)` (`key_first`) or `call(bound, inner)`, `call`
     /// being `min` or `max` and `bound` a fixed `int`.
     Clamp {
@@ -43,7 +50,7 @@ impl Key {
     /// The key of position `p`.
     pub(crate) fn at(&self, p: Expr) -> Expr {
         match self {
-            Key::Position => p,
+            Key::Position | Key::Offset => p,
             Key::Clamp {
                 call,
                 inner,
@@ -74,14 +81,12 @@ pub(crate) struct Window2d {
     pub(crate) col_key: Key,
     /// The row length `w` of the index `Y * w + X`.
     pub(crate) stride: Expr,
-    /// The loop the reads stand in (the inner one).
-    pub(crate) inner: NodeId,
-    /// The reads of the array in it, as written.
-    pub(crate) reads: Vec<Expr>,
-    /// Where the loads go, and when a thread reaches the loops.
+    /// Where the loads go, and when a thread reaches the reads.
     pub(crate) place: Place,
     /// The conditions on the way that are the same in every thread.
     pub(crate) uniform: Vec<Expr>,
+    /// The reads the tile serves.
+    pub(crate) served: Served,
 }
 
 /// One axis while it is being recognized: the thread index, the loop
@@ -214,7 +219,7 @@ pub(crate) fn inner_loop(outer: &Stmt) -> Option<(Vec<Stmt>, Stmt)> {
 
 /// The `int` locals declared in `decls` (one per name in the kernel,
 /// never assigned) with their initial values.
-fn locals(k: &Kernel, decls: &[Stmt]) -> Vec<(String, Expr)> {
+pub(crate) fn locals(k: &Kernel, decls: &[Stmt]) -> Vec<(String, Expr)> {
     let redeclared = redeclared(k.f);
     // Declarations count as writes in `Effects`: only assignments and
     // increments count here.
@@ -223,8 +228,10 @@ fn locals(k: &Kernel, decls: &[Stmt]) -> Vec<(String, Expr)> {
         ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
             ExprKind::Assign(_, x, _)
             | ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, x) => {
-                written.extend(names(x));
+                written.extend(assigned(x));
             }
+            // A local whose address is taken may be written through it.
+            ExprKind::Unary(UnOp::AddrOf, x) => written.extend(names(x)),
             _ => {}
         });
     }
@@ -243,6 +250,16 @@ fn locals(k: &Kernel, decls: &[Stmt]) -> Vec<(String, Expr)> {
         }
     }
     found
+}
+
+/// The names an assignment to `target` may change: the variable of
+/// `v`, `a[i]` or `s.f` (not the index `i`), every name under a `*`.
+fn assigned(target: &Expr) -> BTreeSet<String> {
+    match &target.kind {
+        ExprKind::Ident(n) => BTreeSet::from([n.clone()]),
+        ExprKind::Index(base, _) | ExprKind::Member { base, .. } => assigned(base),
+        _ => names(target),
+    }
 }
 
 /// The names `e` mentions.
@@ -431,7 +448,6 @@ fn finish(
         .enumerate()
         .map(|(n, ((below, from), (along, (h, first, last))))| Axis {
             index: along.index.to_string(),
-            counter: along.counter,
             first,
             start: h.start.clone(),
             last,
@@ -447,15 +463,23 @@ fn finish(
         return Err("copper lost track of the window".into());
     };
     let inner = inner_loop(outer).map_or(outer.meta.id, |(_, l)| l.meta.id);
+    let offsets = vec![
+        Offset::Counter(row.0.var.clone()),
+        Offset::Counter(col.0.var.clone()),
+    ];
+    let boxes = vec![vec![(rows.first, rows.last), (cols.first, cols.last)]];
     Ok(Window2d {
         rows,
         cols,
         row_key,
         col_key,
         stride,
-        inner,
-        reads,
         place,
         uniform,
+        served: Served {
+            targets: vec![inner],
+            reads: reads.into_iter().map(|r| (r, offsets.clone())).collect(),
+            boxes,
+        },
     })
 }

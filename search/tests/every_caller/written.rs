@@ -1,0 +1,246 @@
+//! The every-caller promise over generated stencils written out as
+//! neighbour reads (`in[i - 1] + in[i] + in[i + 1]`, `in[idx - w] + …`),
+//! 1-D and 2-D: random sets of offsets, index forms and guards, each
+//! rewrite checked on every block of the loop-form windows' shapes.
+
+use copper::cuda::parse::parse_source;
+use copper::source::SourceFile;
+use copper_search::pipeline::{Cache, Settings};
+use rayon::prelude::*;
+
+use super::windows::{not_square, WINDOW_2D_SHAPES, WINDOW_SHAPES};
+use super::{check_kernels_on, check_kernels_varied, count, report, settings, Found, Rng};
+
+/// The search's settings, ranked by sectors: a tile over one or two
+/// neighbours seldom pays on `wsteps`, the default ranking, and a rewrite
+/// that is never chosen is never checked.
+fn by_sectors() -> Settings {
+    let mut s = settings();
+    if let Some(m) = s.metrics.iter().position(|m| m.name == "sectors") {
+        s.rank_metric = m;
+    }
+    s
+}
+
+/// How many of `found` got a halo tile.
+fn tiled(found: &[Found]) -> usize {
+    found
+        .iter()
+        .filter(|f| f.applied.contains(&"halo tile"))
+        .count()
+}
+
+/// Generated 1-D stencils written out (`COPPER_EVERY_CALLER_WINDOWS=N`
+/// of them, 12 by default; see [`generated_written`]), ranked by sectors:
+/// at least one in four must get a halo tile, and every rewrite must be
+/// right on every block of [`WINDOW_SHAPES`], reading no element past
+/// what the original reads.
+#[test]
+fn halo_tiles_of_generated_written_windows_are_right_for_every_block() {
+    let n: u64 = count("COPPER_EVERY_CALLER_WINDOWS", 12);
+    let settings = by_sectors();
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated_written(seed);
+            let file = parse_source(SourceFile::new(format!("written-{seed}.cu"), &src));
+            check_kernels_on(&file, &settings, &cache, &WINDOW_SHAPES)
+        })
+        .collect();
+    report(&found, &format!("{n} generated 1-D stencils written out"));
+    let tiled = tiled(&found);
+    println!("{tiled} of them halo tiles");
+    assert!(
+        tiled * 4 >= n as usize,
+        "only {tiled} of {n} generated stencils written out got a halo tile"
+    );
+}
+
+/// `+ v`, `- v` or nothing, for offset `c` of `name` (`2 * w`).
+fn plus(c: i64, name: &str) -> String {
+    let v = match (c.unsigned_abs(), name) {
+        (0, _) => return String::new(),
+        (a, "") => a.to_string(),
+        (1, n) => n.to_string(),
+        (a, n) => format!("{a} * {n}"),
+    };
+    format!(" {} {v}", if c < 0 { '-' } else { '+' })
+}
+
+/// The offsets to read: a random non-empty subset of `-r … r` (for each
+/// of `axes` axes) with an offset other than 0, the extremes `-r` or `r`
+/// among them.
+fn offsets(r: &mut Rng, radius: i64, axes: usize) -> Vec<Vec<i64>> {
+    let all: Vec<Vec<i64>> = match axes {
+        1 => (-radius..=radius).map(|x| vec![x]).collect(),
+        _ => (-radius..=radius)
+            .flat_map(|y| (-radius..=radius).map(move |x| vec![y, x]))
+            .collect(),
+    };
+    let mut picked: Vec<Vec<i64>> = all.iter().filter(|_| r.below(2) == 0).cloned().collect();
+    let edge = if axes == 1 {
+        vec![radius * if r.below(2) == 0 { -1 } else { 1 }]
+    } else {
+        vec![radius * if r.below(2) == 0 { -1 } else { 1 }, 0]
+    };
+    if !picked.contains(&edge) {
+        picked.push(edge);
+    }
+    picked
+}
+
+/// Kernel `seed`: the sum of `in` at a random set of offsets from `-R`
+/// to `R` (`R` from 1 to 3) around each thread's element, written out as
+/// `in[i - 2]`, `in[1 + i]` or through a local `int l = i - 1;`, in one
+/// expression or one statement per read, under `if (i >= R && i < n -
+/// R)`, `if (i > R - 1 && i <= n - R - 1)` or after `if (i < R || i >= n
+/// - R) return;`.
+fn generated_written(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0x9b05_688c_2b3e_6c1f) ^ 0x77e1);
+    let ty = r.pick(&["int", "float"]);
+    let radius = 1 + r.below(3) as i64;
+    let idx = r.pick(&[
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "threadIdx.x + blockIdx.x * blockDim.x",
+    ]);
+    let mut locals = String::new();
+    let reads: Vec<String> = offsets(&mut r, radius, 1)
+        .into_iter()
+        .enumerate()
+        .map(|(n, o)| match r.below(3) {
+            0 => format!("in[i{}]", plus(o[0], "")),
+            1 if o[0] > 0 => format!("in[{} + i]", o[0]),
+            _ => {
+                locals.push_str(&format!("int l{n} = i{};\n        ", plus(o[0], "")));
+                format!("in[l{n}]")
+            }
+        })
+        .collect();
+    let body = if r.below(2) == 0 {
+        format!("{ty} s = {};", reads.join(" + "))
+    } else {
+        let mut b = format!("{ty} s = 0;");
+        for x in &reads {
+            b.push_str(&format!("\n        s += {x};"));
+        }
+        b
+    };
+    let (open, close) = r.pick(
+        &[
+            &("if (i >= R && i < n - R) {", "}"),
+            &("if (i > R - 1 && i <= n - R - 1) {", "}"),
+            &("if (i < R || i >= n - R) return;\n    {", "}"),
+        ][..],
+    );
+    format!(
+        "#define R {radius}
+__global__ void k(const {ty} *in, {ty} *out, int n) {{
+    int i = {idx};
+    {open}
+        {locals}{body}
+        out[i] = s;
+    {close}
+}}
+"
+    )
+}
+
+/// Generated 2-D stencils written out
+/// (`COPPER_EVERY_CALLER_WINDOWS_2D=N` of them, 12 by default; see
+/// [`generated_written_2d`]), ranked by sectors: at least one in four
+/// must get a halo tile, and every rewrite must be right on every block
+/// of [`WINDOW_2D_SHAPES`], at the checker's image and grid sizes and at
+/// images not square, reading no element past what the original reads.
+#[test]
+fn halo_tiles_of_generated_written_2d_windows_are_right_for_every_block() {
+    let n: u64 = count("COPPER_EVERY_CALLER_WINDOWS_2D", 12);
+    let settings = by_sectors();
+    let cache = Cache::default();
+    let found: Vec<Found> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|seed| {
+            let src = generated_written_2d(seed);
+            let file = parse_source(SourceFile::new(format!("written2d-{seed}.cu"), &src));
+            check_kernels_varied(&file, &settings, &cache, &WINDOW_2D_SHAPES, &not_square)
+        })
+        .collect();
+    report(&found, &format!("{n} generated 2-D stencils written out"));
+    let tiled = tiled(&found);
+    println!("{tiled} of them halo tiles");
+    assert!(
+        tiled * 4 >= n as usize,
+        "only {tiled} of {n} generated 2-D stencils written out got a halo tile"
+    );
+}
+
+/// Kernel `seed`: the sum of a `w × h` image of `int`s or `float`s at a
+/// random set of offsets (a 5-point cross with or without its center, a
+/// 9-point box, or any subset of the `(2R + 1)²` square, `R` 1 or 2)
+/// around each thread's pixel, written as `in[idx - w + 1]` with `int idx
+/// = y * w + x;`, `in[(y - 1) * w + (x + 1)]` or `in[(y - 1) * w + x +
+/// 1]`, under the interior's bounds (`x >= R`, or `x > 0` for `R = 1`)
+/// or after `if (… ) return;`.
+fn generated_written_2d(seed: u64) -> String {
+    let mut r = Rng(seed.wrapping_mul(0x1f83_d9ab_fb41_bd6b) ^ 0x5be0);
+    let ty = r.pick(&["int", "float"]);
+    let radius = 1 + r.below(2) as i64;
+    let x = r.pick(&[
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "threadIdx.x + blockIdx.x * blockDim.x",
+    ]);
+    let y = r.pick(&[
+        "blockIdx.y * blockDim.y + threadIdx.y",
+        "threadIdx.y + blockDim.y * blockIdx.y",
+    ]);
+    let cross = |center: bool| -> Vec<Vec<i64>> {
+        let mut v = vec![vec![-1, 0], vec![1, 0], vec![0, -1], vec![0, 1]];
+        if center {
+            v.push(vec![0, 0]);
+        }
+        v
+    };
+    let picked = match r.below(4) {
+        0 => cross(r.below(2) == 0),
+        1 => (-1..=1)
+            .flat_map(|a| (-1..=1).map(move |b| vec![a, b]))
+            .collect(),
+        _ => offsets(&mut r, radius, 2),
+    };
+    let radius = picked.iter().flatten().map(|v| v.abs()).max().unwrap_or(1);
+    let form = r.below(3);
+    let reads: Vec<String> = picked
+        .iter()
+        .map(|o| match form {
+            0 => format!("in[idx{}{}]", plus(o[0], "w"), plus(o[1], "")),
+            1 => format!("in[(y{}) * w + (x{})]", plus(o[0], ""), plus(o[1], "")),
+            _ => format!("in[(y{}) * w + x{}]", plus(o[0], ""), plus(o[1], "")),
+        })
+        .map(|s| s.replace("(y) * w", "y * w").replace("(x)", "x"))
+        .collect();
+    let interior = if radius == 1 && r.below(2) == 0 {
+        "if (x > 0 && x < w - 1 && y > 0 && y < h - 1) {".to_string()
+    } else {
+        format!("if (x >= {radius} && x < w - {radius} && y >= {radius} && y < h - {radius}) {{")
+    };
+    let (open, close) = match r.below(2) {
+        0 => (interior, "}"),
+        _ => (
+            format!("if (x < {radius} || y < {radius} || x >= w - {radius} || y >= h - {radius}) return;\n    {{"),
+            "}",
+        ),
+    };
+    format!(
+        "__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{
+    int x = {x};
+    int y = {y};
+    {open}
+        int idx = y * w + x;
+        {ty} s = {};
+        out[idx] = s;
+    {close}
+}}
+",
+        reads.join(" + ")
+    )
+}
