@@ -1,7 +1,12 @@
-//! Simulator speed: vectorAdd over 2^24 elements and a 1024×1024 naive
-//! matrix multiply, in seconds and warp-instructions per second.
+//! Simulator speed: vectorAdd over 2^23 elements (three arrays of them
+//! stay within `copper::sim::MAX_ELEMENTS`) and a 1024×1024 naive
+//! matrix multiply, in seconds and warp-instructions per second; then the
+//! time a work unit takes (`copper::sim::work`) in loops of arithmetic,
+//! global accesses, shared accesses and long expressions, which the work
+//! limits assume to be about the same.
 //!
-//! Run: `cargo bench --bench simulate` (`-- --quick` skips the matrix multiply)
+//! Run: `cargo bench --bench simulate` (`-- --quick` skips the matrix
+//! multiply and the work units)
 
 use std::time::Instant;
 
@@ -22,19 +27,40 @@ fn bench(label: &str, src: &str, params: &str) {
     let r = simulate_owned(&kernel, inputs, &opts).expect("simulates");
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{label}: {:.3} s, {} warps, {} warp-instructions, {:.2} M warp-instructions/s ({} threads, 5 metrics)",
+        "{label}: {:.3} s, {} warps, {} warp-instructions, {:.2} M warp-instructions/s, {} work units, {:.0} ns a unit ({} threads, 5 metrics)",
         secs,
         r.warps,
         r.instructions,
         r.instructions as f64 / secs / 1e6,
+        r.work,
+        secs * 1e9 / r.work as f64,
         rayon::current_num_threads()
     );
 }
 
+/// Loops of 2,000 iterations at 8 blocks of 256 threads, doing one kind
+/// of work each: the time a work unit takes in each should be close.
+fn work_units() {
+    let loops = [
+        ("arithmetic", "float acc = threadIdx.x; for (int c = 0; c < n; c++) { acc = acc * 1.0001f + 0.5f; } out[blockIdx.x * blockDim.x + threadIdx.x] = acc;"),
+        ("global accesses", "float acc = 0; for (int c = 0; c < n; c++) { acc += a[(threadIdx.x * 33 + c) % 4096]; out[(threadIdx.x + c) % 4096] = acc; }"),
+        ("shared accesses", "__shared__ float s[1024]; float acc = 0; for (int c = 0; c < n; c++) { s[(threadIdx.x * 2 + c) % 1024] = acc; acc += s[(threadIdx.x + c) % 1024]; } out[blockIdx.x * blockDim.x + threadIdx.x] = acc;"),
+        ("long expressions", "float x = threadIdx.x, b = 1.5f, c = 2.5f; for (int k = 0; k < n; k++) { x = x * b + c * x - b * c + x * 0.5f - c * 0.25f + b * x * c - x * x * 0.001f; } out[blockIdx.x * blockDim.x + threadIdx.x] = x;"),
+    ];
+    for (label, body) in loops {
+        bench(
+            &format!("work units, {label}"),
+            &format!("__global__ void k(const float *a, float *out, int n) {{ {body} }}"),
+            "[kernel.k]\ngrid=[8]\nblock=[256]\n[kernel.k.args]\nn=2000\n\
+             [kernel.k.arrays.a]\nlen=4096\ninit=\"random\"\n[kernel.k.arrays.out]\nlen=4096\n",
+        );
+    }
+}
+
 fn main() {
-    let n = 1 << 24;
+    let n = 1 << 23;
     bench(
-        "vectorAdd 2^24",
+        "vectorAdd 2^23",
         "__global__ void vectorAdd(const float *A, const float *B, float *C, int n) {\n\
            int i = blockDim.x * blockIdx.x + threadIdx.x;\n\
            if (i < n) { C[i] = A[i] + B[i]; }\n}",
@@ -67,4 +93,5 @@ fn main() {
             mm = m * m
         ),
     );
+    work_units();
 }

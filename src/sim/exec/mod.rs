@@ -210,10 +210,10 @@ pub struct Block<'a> {
 /// such an access costs the simulator about as much per two lanes
 /// (bounds, element, race and coalescing bookkeeping) as a whole warp
 /// instruction of arithmetic, so that a unit takes about the same time
-/// whatever the kernel does (`docs/optimize.md`). Measured with callgrind
-/// on loops of 200 iterations at 8×256 threads: 880 machine
-/// instructions a unit for arithmetic, 1,170 for global and 1,120 for
-/// shared accesses, 2,490 for a statement of 20 operations.
+/// whatever the kernel does (`docs/optimize.md`; `cargo bench --bench
+/// simulate` prints the time a unit takes in loops of each kind: before
+/// accesses were charged, a unit of a loop of global accesses took 8
+/// times one of arithmetic).
 pub const ACCESS_LANES_PER_UNIT: u64 = 2;
 
 fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
