@@ -1,8 +1,10 @@
-//! The drivers the batch commands call, one per command: [`optimize`]
+//! The drivers the commands call, one per command: [`optimize`]
 //! (files → kernels → template instantiations → the search → rewritten
-//! files) and [`lint`] (per file: kernels, launch shapes, the lint,
-//! suppressions). Each returns typed results; the command line, writing
+//! files), [`lint`] (per file: kernels, launch shapes, the lint,
+//! suppressions) and [`analyze`] (per kernel: bounds, launch and
+//! block-time bounds, the `--check` simulation). Each returns typed results; the command line, writing
 //! files and every output format are the `copper` command's.
 
+pub mod analyze;
 pub mod lint;
 pub mod optimize;
