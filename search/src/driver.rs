@@ -1,10 +1,12 @@
 //! The drivers the commands call, one per command: [`optimize`]
 //! (files → kernels → template instantiations → the search → rewritten
 //! files), [`lint`] (per file: kernels, launch shapes, the lint,
-//! suppressions) and [`analyze`] (per kernel: bounds, launch and
-//! block-time bounds, the `--check` simulation). Each returns typed results; the command line, writing
+//! suppressions), [`analyze`] (per kernel: bounds, launch and
+//! block-time bounds, the `--check` simulation) and [`simulate`] (per
+//! kernel: the parameter file's launch and inputs, the run). Each returns typed results; the command line, writing
 //! files and every output format are the `copper` command's.
 
 pub mod analyze;
 pub mod lint;
 pub mod optimize;
+pub mod simulate;
