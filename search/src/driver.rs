@@ -2,11 +2,14 @@
 //! (files → kernels → template instantiations → the search → rewritten
 //! files), [`lint`] (per file: kernels, launch shapes, the lint,
 //! suppressions), [`analyze`] (per kernel: bounds, launch and
-//! block-time bounds, the `--check` simulation) and [`simulate`] (per
-//! kernel: the parameter file's launch and inputs, the run). Each returns typed results; the command line, writing
+//! block-time bounds, the `--check` simulation), [`simulate`] (per
+//! kernel: the parameter file's launch and inputs, the run) and
+//! [`annotate`] (per kernel: the test launch, costs per statement and
+//! line, the bound at that launch). Each returns typed results; the command line, writing
 //! files and every output format are the `copper` command's.
 
 pub mod analyze;
+pub mod annotate;
 pub mod lint;
 pub mod optimize;
 pub mod simulate;

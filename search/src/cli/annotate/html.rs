@@ -12,7 +12,7 @@ use copper_search::launch::dims;
 
 use super::plot::Plot;
 use super::rewrite::Rewrite;
-use super::{num, Annotation};
+use super::{bound_text, num, Annotation};
 
 /// One kernel's part of the page.
 pub(super) struct KernelPage {
@@ -122,7 +122,7 @@ fn kernel_section(out: &mut String, i: usize, k: &KernelPage) {
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&m.name),
-            esc(&m.bound),
+            esc(&bound_text(m)),
             num(m.worst_warp),
             num(m.total)
         );
@@ -207,8 +207,8 @@ fn rewrite_part(out: &mut String, i: usize, before: &Annotation, r: &Rewrite) {
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&b.name),
-            esc(&b.bound),
-            esc(&a.bound),
+            esc(&bound_text(b)),
+            esc(&bound_text(a)),
             num(b.worst_warp),
             num(a.worst_warp)
         );

@@ -54,9 +54,9 @@ pub(super) fn sweep(
         .find(|m| m.name == line.name)
         .ok_or("no metric")?;
     let expr = line
-        .expr
+        .bound
         .as_ref()
-        .ok_or_else(|| format!("`{}` has no bound", line.name))?;
+        .map_err(|_| format!("`{}` has no bound", line.name))?;
     let mut base = spec.defines.clone();
     base.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
     for (d, n) in ["x", "y", "z"].iter().enumerate() {

@@ -13,8 +13,8 @@ use copper::sim::work::Work;
 use copper_search::launch::{kernel_shape, FIT_STEPS};
 use copper_search::pipeline::{optimize_kernel, Cache};
 
-use super::{annotate, Annotation};
 use crate::cli::settings::Settings;
+use copper_search::driver::annotate::{annotate, Annotation};
 
 /// The best version found, annotated.
 pub(super) struct Rewrite {
@@ -68,7 +68,14 @@ pub(super) fn search(
             "the launch changes too (x and y of the grid and block exchanged): `copper optimize --diff` shows the host code's edit".into(),
         );
     }
-    let (mut annotation, _) = annotate(&best.file, &best.kernel, Some(&launch), s)?;
+    let (mut annotation, _) = annotate(
+        &best.file,
+        &best.kernel,
+        Some(&launch),
+        s.analysis,
+        &s.metrics,
+    )
+    .map_err(|e| e.to_string())?;
     annotation.assumptions = vec![match best.lineage.relaunch {
         Some(_) => "on the original's launch, x and y exchanged".into(),
         None => "on the original's launch".into(),
