@@ -4,7 +4,10 @@
 //! per warp and the worst warp simulated — the source view of a profiler,
 //! with the proved bound beside it. With `--html`, one self-contained page
 //! ([`html`]) adds the lint's findings on their lines and a plot of the
-//! bound against simulated costs at several sizes ([`plot`]).
+//! bound against simulated costs at several sizes ([`plot`]). Each
+//! kernel's annotation and the search for its rewrite are the annotation
+//! driver's ([`copper_search::driver::annotate`]); here the command line,
+//! the lint's findings for the page, and the text view.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -18,6 +21,7 @@ use copper::lint::{lint_kernel_within, races};
 use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
+use copper_search::driver::annotate::rewrite::{self, RewriteSearch};
 use copper_search::driver::annotate::{annotate, Annotation, MetricLine};
 use copper_search::launch::dims;
 use copper_search::pipeline::Cache;
@@ -29,7 +33,6 @@ use super::settings::Settings;
 
 mod html;
 mod plot;
-mod rewrite;
 
 /// Runs `copper annotate` on `file` (only kernel `only` when given),
 /// printing the annotated source, or writing one page to `html`. Exit
@@ -84,7 +87,20 @@ pub fn run(
             }
         };
         let rewritten = with_rewrite
-            .then(|| rewrite::search(&parsed, &kernel, spec, &launch, s, &cache))
+            .then(|| match &s.search {
+                Some(search) => {
+                    let r = RewriteSearch {
+                        block: s.block,
+                        grid: s.grid,
+                        pipeline: &search.pipeline,
+                        analysis: s.analysis,
+                        metrics: &s.metrics,
+                    };
+                    rewrite::search(&parsed, &kernel, spec, &launch, &r, &cache)
+                        .map_err(|e| e.to_string())
+                }
+                None => Err("no search settings".to_string()),
+            })
             .transpose()
             .unwrap_or_else(|why| {
                 eprintln!("{}: kernel `{name}`: no rewrite: {why}", file.shown());

@@ -1,8 +1,9 @@
 //! The annotation driver of `copper annotate`, per kernel: the test
 //! launch, a simulation that counts each statement's costs, the bound per
 //! warp at that launch, and the costs gathered per source line. It
-//! returns what it found ([`Annotation`]); the text and HTML views, the
-//! lint's findings, the plot and the rewrite are the command's.
+//! returns what it found ([`Annotation`]); [`rewrite`] searches for the
+//! kernel's rewrite and annotates it the same way. The text and HTML
+//! views, the lint's findings and the plot are the command's.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,8 @@ use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_by_statement, InputError, SimOptions};
 
 use crate::launch::test_launch;
+
+pub mod rewrite;
 
 /// One kernel's annotation: what both views print.
 pub struct Annotation {

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use copper_search::launch::dims;
 
 use super::plot::Plot;
-use super::rewrite::Rewrite;
 use super::{bound_text, num, Annotation};
+use copper_search::driver::annotate::rewrite::Rewrite;
 
 /// One kernel's part of the page.
 pub(super) struct KernelPage {
