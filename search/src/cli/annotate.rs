@@ -5,9 +5,9 @@
 //! with the proved bound beside it. With `--html`, one self-contained page
 //! ([`html`]) adds the lint's findings on their lines and a plot of the
 //! bound against simulated costs at several sizes ([`plot`]). Each
-//! kernel's annotation and the search for its rewrite are the annotation
-//! driver's ([`copper_search::driver::annotate`]); here the command line,
-//! the lint's findings for the page, and the text view.
+//! kernel's annotation, the search for its rewrite and the plot are the
+//! annotation driver's ([`copper_search::driver::annotate`]); here the
+//! command line, the lint's findings for the page, and the text view.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -21,6 +21,7 @@ use copper::lint::{lint_kernel_within, races};
 use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
+use copper_search::driver::annotate::plot;
 use copper_search::driver::annotate::rewrite::{self, RewriteSearch};
 use copper_search::driver::annotate::{annotate, Annotation, MetricLine};
 use copper_search::launch::dims;
@@ -32,7 +33,6 @@ use super::params::parse_with_params;
 use super::settings::Settings;
 
 mod html;
-mod plot;
 
 /// Runs `copper annotate` on `file` (only kernel `only` when given),
 /// printing the annotated source, or writing one page to `html`. Exit
@@ -109,7 +109,13 @@ pub fn run(
         match &mut suppressions {
             Some(sup) => pages.push(html::KernelPage {
                 findings: findings(&parsed, &kernel, &a, &launch, sup, s),
-                plot: plot::sweep(&kernel, &launch, a.metrics.first(), s),
+                plot: plot::sweep(
+                    &kernel,
+                    &launch,
+                    a.metrics.first(),
+                    &s.metrics,
+                    s.analysis.hw,
+                ),
                 annotation: a,
                 rewrite: rewritten.flatten(),
             }),

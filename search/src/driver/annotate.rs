@@ -2,8 +2,9 @@
 //! launch, a simulation that counts each statement's costs, the bound per
 //! warp at that launch, and the costs gathered per source line. It
 //! returns what it found ([`Annotation`]); [`rewrite`] searches for the
-//! kernel's rewrite and annotates it the same way. The text and HTML
-//! views, the lint's findings and the plot are the command's.
+//! kernel's rewrite and annotates it the same way, [`plot`] simulates it
+//! at several sizes beside its bound. The text and HTML views and the
+//! lint's findings are the command's.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ use copper::sim::{inputs_from_spec, simulate_by_statement, InputError, SimOption
 
 use crate::launch::test_launch;
 
+pub mod plot;
 pub mod rewrite;
 
 /// One kernel's annotation: what both views print.
