@@ -4,15 +4,16 @@
 //! per warp and the worst warp simulated — the source view of a profiler,
 //! with the proved bound beside it. With `--html`, one self-contained page
 //! ([`html`]) adds the lint's findings on their lines and a plot of the
-//! bound against simulated costs at several sizes ([`plot`]).
+//! bound against simulated costs at several sizes ([`plot`]). Each
+//! kernel's annotation, the search for its rewrite and the plot are the
+//! annotation driver's ([`copper_search::driver::annotate`]); here the
+//! command line, the lint's findings for the page, and the text view.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use copper::bound::{prepare, BoundExpr, Config, Outcome};
-use copper::cost::{Counts, COUNTERS};
+use copper::bound::Config;
 use copper::cuda::parse::ParsedFile;
 use copper::ir::Kernel;
 use copper::lint::suppress::Suppressions;
@@ -20,8 +21,10 @@ use copper::lint::{lint_kernel_within, races};
 use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
-use copper::sim::{inputs_from_spec, simulate_by_statement, SimOptions};
-use copper_search::launch::{dims, test_launch};
+use copper_search::driver::annotate::plot;
+use copper_search::driver::annotate::rewrite::{self, RewriteSearch};
+use copper_search::driver::annotate::{annotate, Annotation, MetricLine};
+use copper_search::launch::dims;
 use copper_search::pipeline::Cache;
 
 use super::files::{refuse_onto_input, write_atomically};
@@ -30,62 +33,6 @@ use super::params::parse_with_params;
 use super::settings::Settings;
 
 mod html;
-mod plot;
-mod rewrite;
-
-/// One kernel's annotation: what both views print.
-pub(super) struct Annotation {
-    /// The kernel's name.
-    pub kernel: String,
-    /// `file:line` of its definition, as shown.
-    pub place: String,
-    /// The test launch.
-    pub grid: [u64; 3],
-    /// The test launch's block.
-    pub block: [u64; 3],
-    /// Where the launch came from, and what was assumed.
-    pub assumptions: Vec<String>,
-    /// Per metric: the bound per warp and the simulation's figures.
-    pub metrics: Vec<MetricLine>,
-    /// Every line of the kernel, with its costs.
-    pub lines: Vec<Line>,
-    /// Costs of statements placed outside the kernel's lines (a header, a
-    /// macro's definition), when there are any.
-    pub elsewhere: Option<Vec<f64>>,
-}
-
-/// A metric's bound and simulated figures.
-pub(super) struct MetricLine {
-    /// The metric's name.
-    pub name: String,
-    /// The bound per warp, with its value at the launch, in words.
-    pub bound: String,
-    /// The bound per warp, when there is one.
-    pub expr: Option<BoundExpr>,
-    /// The most any one warp cost.
-    pub worst_warp: f64,
-    /// All warps together.
-    pub total: f64,
-}
-
-/// One source line of a kernel.
-pub(super) struct Line {
-    /// Its number in its file.
-    pub number: usize,
-    /// Its text, control characters escaped.
-    pub text: String,
-    /// What its statements cost, per metric (`None`: no statement).
-    pub costs: Option<Vec<f64>>,
-}
-
-impl Annotation {
-    /// The share of the first metric's total that `costs` are, in percent.
-    pub fn share(&self, costs: &[f64]) -> Option<f64> {
-        let total = self.metrics.first()?.total;
-        let c = costs.first()?;
-        (total > 0.0).then(|| 100.0 * c / total)
-    }
-}
 
 /// Runs `copper annotate` on `file` (only kernel `only` when given),
 /// printing the annotated source, or writing one page to `html`. Exit
@@ -131,7 +78,7 @@ pub fn run(
             continue;
         };
         let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let (a, launch) = match annotate(&parsed, &kernel, spec, s) {
+        let (a, launch) = match annotate(&parsed, &kernel, spec, s.analysis, &s.metrics) {
             Ok(x) => x,
             Err(why) => {
                 eprintln!("{}: kernel `{name}`: not annotated: {why}", file.shown());
@@ -140,7 +87,20 @@ pub fn run(
             }
         };
         let rewritten = with_rewrite
-            .then(|| rewrite::search(&parsed, &kernel, spec, &launch, s, &cache))
+            .then(|| match &s.search {
+                Some(search) => {
+                    let r = RewriteSearch {
+                        block: s.block,
+                        grid: s.grid,
+                        pipeline: &search.pipeline,
+                        analysis: s.analysis,
+                        metrics: &s.metrics,
+                    };
+                    rewrite::search(&parsed, &kernel, spec, &launch, &r, &cache)
+                        .map_err(|e| e.to_string())
+                }
+                None => Err("no search settings".to_string()),
+            })
             .transpose()
             .unwrap_or_else(|why| {
                 eprintln!("{}: kernel `{name}`: no rewrite: {why}", file.shown());
@@ -149,7 +109,13 @@ pub fn run(
         match &mut suppressions {
             Some(sup) => pages.push(html::KernelPage {
                 findings: findings(&parsed, &kernel, &a, &launch, sup, s),
-                plot: plot::sweep(&kernel, &launch, a.metrics.first(), s),
+                plot: plot::sweep(
+                    &kernel,
+                    &launch,
+                    a.metrics.first(),
+                    &s.metrics,
+                    s.analysis.hw,
+                ),
                 annotation: a,
                 rewrite: rewritten.flatten(),
             }),
@@ -227,102 +193,13 @@ fn findings(
     out
 }
 
-/// The annotation of `kernel` and the launch it was simulated on, or why
-/// there is none.
-fn annotate(
-    parsed: &ParsedFile,
-    kernel: &Kernel,
-    spec: Option<&LaunchSpec>,
-    s: &Settings,
-) -> Result<(Annotation, LaunchSpec), String> {
-    let launch = test_launch(parsed, kernel, spec);
-    let spec = launch
-        .spec
-        .ok_or_else(|| "no launch could be built (give a parameter file)".to_string())?;
-    if let Some(why) = launch.unclean {
-        return Err(format!(
-            "the original does not run cleanly on a test launch: {why}"
-        ));
+/// A metric's bound per warp in words, with its value at the launch.
+pub(super) fn bound_text(m: &MetricLine) -> String {
+    match (&m.bound, m.at_launch) {
+        (Ok(e), Some(v)) => format!("{e} = {} at this launch", num(v)),
+        (Ok(e), None) => e.to_string(),
+        (Err(why), _) => format!("no bound ({why})"),
     }
-    let inputs = inputs_from_spec(kernel, &spec).map_err(|e| e.to_string())?;
-    let opts = SimOptions {
-        hw: s.analysis.hw,
-        metrics: s.metrics.clone(),
-        ..SimOptions::default()
-    };
-    let (result, statements) =
-        simulate_by_statement(kernel, &inputs, &opts).map_err(|e| e.message)?;
-    let mut values = spec.defines.clone();
-    values.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
-    let block: [u64; 3] = std::array::from_fn(|i| spec.block.get(i).copied().unwrap_or(1));
-    let grid: [u64; 3] = std::array::from_fn(|i| spec.grid.get(i).copied().unwrap_or(1));
-    let prep = prepare(
-        kernel,
-        Config {
-            block: Some(block),
-            grid: Some(grid),
-            ..s.analysis
-        },
-    );
-    let source = &parsed.source;
-    let f = parsed.function(&kernel.name).ok_or("not listed")?;
-    let (path, first, _) = source.locate(f.meta.span.start);
-    let (_, last, _) = source.locate(f.meta.span.end.saturating_sub(1).max(f.meta.span.start));
-    let metrics = s
-        .metrics
-        .iter()
-        .zip(&result.metrics)
-        .map(|(m, r)| {
-            let (bound, expr) = match prep.bound(m).work {
-                Outcome::Bound(e) => match e.eval(&values) {
-                    Some(v) => (format!("{e} = {} at this launch", num(v)), Some(e)),
-                    None => (e.to_string(), Some(e)),
-                },
-                Outcome::NoBound(why, _) => (format!("no bound ({why})"), None),
-            };
-            MetricLine {
-                name: m.name.clone(),
-                bound,
-                expr,
-                worst_warp: r.max_warp,
-                total: r.total,
-            }
-        })
-        .collect();
-    // Costs per line of the kernel; statements placed elsewhere (a
-    // header, a macro's definition) are summed apart.
-    let mut by_line: BTreeMap<usize, Counts> = BTreeMap::new();
-    let mut elsewhere: Counts = [0; COUNTERS];
-    for (at, counts) in &statements {
-        let (p, line, _) = source.locate(*at);
-        let into = if p == path && (first..=last).contains(&line) {
-            by_line.entry(line).or_insert([0; COUNTERS])
-        } else {
-            &mut elsewhere
-        };
-        for (s, c) in into.iter_mut().zip(counts) {
-            *s += c;
-        }
-    }
-    let costs = |c: &Counts| -> Vec<f64> { s.metrics.iter().map(|m| m.work.cost(c)).collect() };
-    let lines = (first..=last)
-        .map(|number| Line {
-            number,
-            text: copper::shown::escaped_controls(source.line_text(number)),
-            costs: by_line.get(&number).map(costs),
-        })
-        .collect();
-    let annotation = Annotation {
-        kernel: kernel.name.clone(),
-        place: format!("{}:{first}", path.shown()),
-        grid,
-        block,
-        assumptions: launch.assumptions,
-        metrics,
-        lines,
-        elsewhere: elsewhere.iter().any(|&c| c > 0).then(|| costs(&elsewhere)),
-    };
-    Ok((annotation, spec))
 }
 
 /// The annotation as text: a header with the bounds, then a table of the
@@ -345,7 +222,7 @@ fn text(a: &Annotation) -> String {
             out,
             "  {}: bound per warp {}; simulated worst warp {}, all warps {}",
             m.name,
-            m.bound,
+            bound_text(m),
             num(m.worst_warp),
             num(m.total)
         );

@@ -1,6 +1,8 @@
 //! `copper bench`: writes a CUDA program that times each kernel of a file
 //! against copper's rewrite of it on the parameter file's inputs (see
-//! `copper_search::bench`), and the script that builds it.
+//! `copper_search::bench`), and the script that builds it. The search
+//! for each kernel's rewrite is the bench driver's
+//! ([`copper_search::driver::bench`]).
 
 use copper::shown::{shell_quote, Shown};
 use std::path::{Path, PathBuf};
@@ -10,8 +12,8 @@ use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::sim::params::{LaunchSpec, ParamFile, ShapeError};
 use copper_search::bench::sweep::{self, Sweep};
 use copper_search::bench::{self, BenchError, KernelBench, Options, SweepError};
-use copper_search::launch::{launch_shape, ParamsError};
-use copper_search::pipeline::{optimize_kernel, Cache};
+use copper_search::driver::bench::search_rewrites;
+use copper_search::launch::ParamsError;
 
 use super::args::BenchArgs;
 use super::files::write_new;
@@ -181,49 +183,7 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
     };
     // Bad launches fail here, before the search.
     bench::program(&parsed, &kernels, &opts)?;
-    let cache = Cache::default();
-    for (k, base) in kernels.iter_mut().zip(&searched) {
-        let shape = base.shape()?;
-        let shape = launch_shape(
-            Some(shape.block),
-            Some(shape.grid),
-            &parsed,
-            Some(base),
-            &k.name,
-        );
-        match optimize_kernel(
-            &parsed,
-            &parsed,
-            &k.name,
-            Some(base),
-            &shape,
-            &search.pipeline,
-            &cache,
-        ) {
-            Ok(result) if result.improved() => {
-                let applied: Vec<&str> = result.applied.iter().map(|x| x.transform).collect();
-                k.note = format!(
-                    "timed against {} ({})",
-                    bench::optimized_name(&k.name),
-                    applied.join(", ")
-                );
-                k.optimized = Some(result.best.function.clone());
-                k.swapped = result.best.lineage.relaunch.is_some();
-            }
-            Ok(result) => {
-                k.note = match (result.unchecked(), &result.not_rewritten) {
-                    (Some(why), _) => format!("unchecked: {why}; timed alone"),
-                    (None, Some(why)) => format!("not rewritten: {why}; timed alone"),
-                    (None, None) => {
-                        "no suggestion: copper optimize found nothing faster; timed alone".into()
-                    }
-                }
-            }
-            Err(e) => {
-                k.note = format!("no suggestion: the search failed ({e}); timed alone");
-            }
-        }
-    }
+    search_rewrites(&parsed, &mut kernels, &searched, &search.pipeline)?;
     let text = bench::program(&parsed, &kernels, &opts)?;
     output_dir(&a.out)?;
     let cu = a.out.join(format!("{program_name}.cu"));

@@ -1,8 +1,8 @@
 //! What goes where: results on stdout, diagnostics (errors, warnings,
 //! notes, progress) on stderr; `--quiet` keeps only errors and warnings.
-//! The output formats of `optimize` ([`optimize`]) and `lint` ([`lint`])
-//! live below: text, JSON, GitHub annotations ([`ci`]), SARIF ([`sarif`])
-//! and the `--report` lines.
+//! The output formats of `optimize` ([`optimize`]), `lint` ([`lint`])
+//! and `analyze` ([`analyze`]) live below: text, JSON, GitHub
+//! annotations ([`ci`]), SARIF ([`sarif`]) and the `--report` lines.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -14,6 +14,7 @@ use copper::ir::Kernel;
 
 use super::args::ColorChoice;
 
+pub mod analyze;
 mod ci;
 pub mod lint;
 pub mod optimize;

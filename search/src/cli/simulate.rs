@@ -1,22 +1,22 @@
-//! `copper simulate`: run kernels under the cost semantics.
+//! `copper simulate`: run kernels under the cost semantics. Here the
+//! command line, the kernels chosen, the messages and the text/JSON
+//! formats and `--dump`; each kernel's run is the simulation driver's
+//! ([`copper_search::driver::simulate`]).
 
 use copper::shown::Shown;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
-use copper::ir::lower::symbol_notes;
 use copper::ir::{Kernel, Value};
-use copper::sim::{
-    check_threads, footprint, inputs_from_spec, simulate_owned, SimError, SimOptions, SimResult,
-};
+use copper::sim::{SimError, SimOptions, SimResult};
+use copper_search::driver::simulate::{simulate_kernel, Failure};
 use copper_search::rank::fmt_num;
 use serde_json::json;
 
 use super::args::{Format, SimulateArgs};
 use super::files::{refuse_onto_input, write_atomically};
-use super::output::{self, lower_or_report};
+use super::output;
 use super::settings::Settings;
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
@@ -93,62 +93,60 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
         );
     }
     for name in &kernels {
-        let Some(kernel) = lower_or_report(&parsed, name) else {
-            status = 2;
-            continue;
+        let sim = match simulate_kernel(&parsed, name, params.kernel.get(name), &opts) {
+            Ok(sim) => sim,
+            Err(d) => {
+                output::diagnostic(&d);
+                status = 2;
+                continue;
+            }
         };
-        for d in symbol_notes(&parsed, &kernel) {
-            output::diagnostic(&d);
+        for d in &sim.notes {
+            output::diagnostic(d);
         }
-        let Some(spec) = params.kernel.get(name) else {
-            status = 2;
-            eprintln!(
-                "{}",
-                Diagnostic::file_error(
-                    &params_path,
-                    format!(
-                        "no [kernel.{}] table",
-                        copper::sim::params::kernel_key(name)
+        match sim.outcome {
+            Ok(run) => {
+                if a.dump.is_some() {
+                    dumps.insert(name.clone(), dump_json(&run.result));
+                }
+                match a.format {
+                    Format::Text => {
+                        print_text(&parsed, &sim.kernel, &run.shape, &run.result, run.seconds)
+                    }
+                    Format::Json => {
+                        reports.push(report_json(&parsed, &sim.kernel, &run.result, run.seconds))
+                    }
+                }
+            }
+            Err(Failure::NoEntry) => {
+                status = 2;
+                eprintln!(
+                    "{}",
+                    Diagnostic::file_error(
+                        &params_path,
+                        format!(
+                            "no [kernel.{}] table",
+                            copper::sim::params::kernel_key(name)
+                        )
                     )
-                )
-            );
-            continue;
-        };
-        let inputs = match inputs_from_spec(&kernel, spec)
-            .and_then(|i| check_threads(&i.shape, opts.sample_blocks).map(|()| i))
-        {
-            Ok(i) => i,
-            Err(e) => {
+                );
+            }
+            Err(Failure::Inputs(e)) => {
                 status = 2;
                 eprintln!(
                     "{}",
                     Diagnostic::file_error(&params_path, format!("kernel `{name}`: {e}"))
                 );
-                continue;
             }
-        };
-        if let Err(e) = footprint::check(&kernel, &inputs) {
-            status = 2;
-            let d = parsed
-                .source
-                .diagnostic(Severity::Error, "sim", e.span.start, e.to_string());
-            output::diagnostic(&d);
-            continue;
-        }
-        let start = Instant::now();
-        let shape = inputs.shape;
-        match simulate_owned(&kernel, inputs, &opts) {
-            Ok(r) => {
-                let secs = start.elapsed().as_secs_f64();
-                if a.dump.is_some() {
-                    dumps.insert(name.clone(), dump_json(&r));
-                }
-                match a.format {
-                    Format::Text => print_text(&parsed, &kernel, &shape, &r, secs),
-                    Format::Json => reports.push(report_json(&parsed, &kernel, &r, secs)),
-                }
+            Err(Failure::Storage(e)) => {
+                status = 2;
+                let d =
+                    parsed
+                        .source
+                        .diagnostic(Severity::Error, "sim", e.span.start, e.to_string());
+                output::diagnostic(&d);
             }
-            Err(mut e) => {
+            Err(Failure::Simulation(mut e)) => {
                 status = 1;
                 if e.message.starts_with(copper::sim::WORK_LIMIT) {
                     e.message.push_str(" (raise it with --max-launch-steps)");

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 
 use copper_search::launch::dims;
 
-use super::plot::Plot;
-use super::rewrite::Rewrite;
-use super::{num, Annotation};
+use super::{bound_text, num, Annotation};
+use copper_search::driver::annotate::plot::{Plot, PlotError};
+use copper_search::driver::annotate::rewrite::Rewrite;
 
 /// One kernel's part of the page.
 pub(super) struct KernelPage {
@@ -21,7 +21,7 @@ pub(super) struct KernelPage {
     /// The lint's findings.
     pub findings: Vec<PageFinding>,
     /// The plot, or why there is none.
-    pub plot: Result<Plot, String>,
+    pub plot: Result<Plot, PlotError>,
     /// The best rewrite found, when one was.
     pub rewrite: Option<Rewrite>,
 }
@@ -122,7 +122,7 @@ fn kernel_section(out: &mut String, i: usize, k: &KernelPage) {
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&m.name),
-            esc(&m.bound),
+            esc(&bound_text(m)),
             num(m.worst_warp),
             num(m.total)
         );
@@ -132,7 +132,11 @@ fn kernel_section(out: &mut String, i: usize, k: &KernelPage) {
     match &k.plot {
         Ok(p) => plot_svg(out, p),
         Err(why) => {
-            let _ = writeln!(out, "<p class=\"no-plot\">No plot: {}.</p>", esc(why));
+            let _ = writeln!(
+                out,
+                "<p class=\"no-plot\">No plot: {}.</p>",
+                esc(&why.to_string())
+            );
         }
     }
     source_table(out, &format!("k{i}"), a, &k.findings);
@@ -207,8 +211,8 @@ fn rewrite_part(out: &mut String, i: usize, before: &Annotation, r: &Rewrite) {
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&b.name),
-            esc(&b.bound),
-            esc(&a.bound),
+            esc(&bound_text(b)),
+            esc(&bound_text(a)),
             num(b.worst_warp),
             num(a.worst_warp)
         );
@@ -317,7 +321,7 @@ fn plot_svg(out: &mut String, p: &Plot) {
         "<h3>{} per warp against <code>{}</code></h3>\n<p>Bound <code>{}</code> (line) and the worst warp simulated (points), every other argument as annotated.</p>",
         esc(&p.metric),
         esc(&p.size),
-        esc(&p.bound)
+        esc(&p.bound.to_string())
     );
     let _ = writeln!(
         out,
@@ -369,8 +373,9 @@ fn plot_svg(out: &mut String, p: &Plot) {
         );
     }
     out.push_str("</svg>\n");
-    for s in &p.skipped {
-        let _ = writeln!(out, "<p class=\"skipped\">Not simulated: {}</p>", esc(s));
+    for (x, why) in &p.skipped {
+        let s = format!("{} = {}: {why}", p.size, num(*x));
+        let _ = writeln!(out, "<p class=\"skipped\">Not simulated: {}</p>", esc(&s));
     }
 }
 

@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 
 use copper::bound::BoundExpr;
+use copper::cost::{Hardware, Metric};
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::{run_original, Fail};
 use copper::sim::SimOptions;
 
-use super::{num, MetricLine};
-use crate::cli::settings::Settings;
+use super::MetricLine;
 
 /// Most instructions of all warps of one simulated size together: the
 /// plot's deterministic work limit per point.
@@ -24,47 +24,61 @@ const STEPS_PER_POINT: u64 = 50_000_000;
 const CURVE_POINTS: usize = 48;
 
 /// The bound against simulated costs at several sizes.
-pub(super) struct Plot {
+pub struct Plot {
     /// The metric plotted.
     pub metric: String,
     /// The size that varies.
     pub size: String,
-    /// The bound per warp, as text.
-    pub bound: String,
+    /// The bound per warp.
+    pub bound: BoundExpr,
     /// `(size, bound per warp)`, sizes increasing.
     pub curve: Vec<(f64, f64)>,
     /// `(size, worst warp simulated)`, sizes increasing.
     pub simulated: Vec<(f64, f64)>,
-    /// Sizes that could not be simulated, and why.
-    pub skipped: Vec<String>,
+    /// Values of the size that could not be simulated, and why.
+    pub skipped: Vec<(f64, String)>,
+}
+
+/// Why there is no plot.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlotError {
+    /// No metric is annotated, or it is not among the metrics.
+    #[error("no metric")]
+    NoMetric,
+    /// The metric has no bound.
+    #[error("`{0}` has no bound")]
+    NoBound(String),
+    /// Nothing to vary.
+    #[error("the kernel has no integer argument or define to vary")]
+    NoSize,
 }
 
 /// The plot of `metric`'s bound for `kernel` around the launch `spec`, or
 /// why there is none.
-pub(super) fn sweep(
+pub fn sweep(
     kernel: &Kernel,
     spec: &LaunchSpec,
     metric: Option<&MetricLine>,
-    s: &Settings,
-) -> Result<Plot, String> {
-    let line = metric.ok_or("no metric")?;
-    let m = s
-        .metrics
+    metrics: &[Metric],
+    hw: Hardware,
+) -> Result<Plot, PlotError> {
+    let line = metric.ok_or(PlotError::NoMetric)?;
+    let m = metrics
         .iter()
         .find(|m| m.name == line.name)
-        .ok_or("no metric")?;
+        .ok_or(PlotError::NoMetric)?;
     let expr = line
-        .expr
+        .bound
         .as_ref()
-        .ok_or_else(|| format!("`{}` has no bound", line.name))?;
+        .map_err(|_| PlotError::NoBound(line.name.clone()))?;
     let mut base = spec.defines.clone();
     base.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
     for (d, n) in ["x", "y", "z"].iter().enumerate() {
         base.insert(format!("gridDim.{n}"), dim(&spec.grid, d));
         base.insert(format!("blockDim.{n}"), dim(&spec.block, d));
     }
-    let size = size_to_vary(kernel, spec, expr, &base)
-        .ok_or("the kernel has no integer argument or define to vary")?;
+    let size = size_to_vary(kernel, spec, expr, &base).ok_or(PlotError::NoSize)?;
     let at = base.get(&size).copied().unwrap_or(1.0).max(1.0);
     let mut sizes: Vec<f64> = [0.25, 0.5, 1.0, 2.0, 4.0]
         .iter()
@@ -72,7 +86,7 @@ pub(super) fn sweep(
         .collect();
     sizes.dedup();
     let options = SimOptions {
-        hw: s.analysis.hw,
+        hw,
         metrics: vec![m.clone()],
         max_steps: Some(STEPS_PER_POINT),
         ..SimOptions::default()
@@ -91,8 +105,8 @@ pub(super) fn sweep(
                 let worst = run.result.metrics.first().map_or(0.0, |r| r.max_warp);
                 simulated.push((x, worst));
             }
-            Err(Fail::Setup(why)) => skipped.push(format!("{size} = {}: {why}", num(x))),
-            Err(Fail::Sim(e)) => skipped.push(format!("{size} = {}: {}", num(x), e.message)),
+            Err(Fail::Setup(why)) => skipped.push((x, why.to_string())),
+            Err(Fail::Sim(e)) => skipped.push((x, e.message)),
         }
     }
     let (lo, hi) = match (simulated.first(), simulated.last()) {
@@ -110,7 +124,7 @@ pub(super) fn sweep(
     Ok(Plot {
         metric: line.name.clone(),
         size,
-        bound: expr.to_string(),
+        bound: expr.clone(),
         curve,
         simulated,
         skipped,

@@ -5,19 +5,20 @@
 
 use std::sync::Arc;
 
+use copper::bound::Config;
+use copper::cost::Metric;
 use copper::cuda::diff::unified;
 use copper::cuda::parse::ParsedFile;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
-use copper_search::launch::{kernel_shape, FIT_STEPS};
-use copper_search::pipeline::{optimize_kernel, Cache};
 
-use super::{annotate, Annotation};
-use crate::cli::settings::Settings;
+use super::{annotate, AnnotateError, Annotation};
+use crate::launch::{kernel_shape, FIT_STEPS};
+use crate::pipeline::{self, optimize_kernel, Cache, SearchError};
 
 /// The best version found, annotated.
-pub(super) struct Rewrite {
+pub struct Rewrite {
     /// What each applied transform changed, and why it helps.
     pub applied: Vec<String>,
     /// The unified diff of the kernel's text.
@@ -28,31 +29,61 @@ pub(super) struct Rewrite {
     pub annotation: Annotation,
 }
 
+/// What to search and annotate the rewrite with.
+pub struct RewriteSearch<'a> {
+    /// The block given for every kernel, if any (over the host code's).
+    pub block: Option<[u64; 3]>,
+    /// The grid given, as the block.
+    pub grid: Option<[u64; 3]>,
+    /// The search.
+    pub pipeline: &'a pipeline::Settings,
+    /// The analysis the rewrite is annotated under.
+    pub analysis: Config,
+    /// The metrics annotated.
+    pub metrics: &'a [Metric],
+}
+
+/// Why there is no rewrite to show.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RewriteError {
+    /// The search failed.
+    #[error(transparent)]
+    Search(#[from] SearchError),
+    /// The rewrite could not be annotated.
+    #[error(transparent)]
+    Annotate(#[from] AnnotateError),
+    /// The kernel is not among the file's items.
+    #[error("not listed")]
+    NotListed,
+    /// The kernel's span is not in its file's text.
+    #[error("the kernel's text is not in its file")]
+    NotInFile,
+}
+
 /// The rewrite of `kernel` (of `parsed`, with the parameter file's launch
 /// `spec`), annotated on `annotated` (the launch the original was
 /// annotated on): `Ok(None)` when nothing better was found, `Err` when the
 /// search failed or the rewrite could not be annotated.
-pub(super) fn search(
+pub fn search(
     parsed: &ParsedFile,
     kernel: &Kernel,
     spec: Option<&LaunchSpec>,
     annotated: &LaunchSpec,
-    s: &Settings,
+    r: &RewriteSearch,
     cache: &Cache,
-) -> Result<Option<Rewrite>, String> {
-    let search = s.search.as_ref().ok_or("no search settings")?;
+) -> Result<Option<Rewrite>, RewriteError> {
     let name = &kernel.name;
     let shape = kernel_shape(
-        s.block,
-        s.grid,
+        r.block,
+        r.grid,
         parsed,
         parsed,
         kernel,
         spec,
         &Arc::new(Work::new(FIT_STEPS)),
     );
-    let result = optimize_kernel(parsed, parsed, name, spec, &shape, &search.pipeline, cache)
-        .map_err(|e| e.to_string())?;
+    let result = optimize_kernel(parsed, parsed, name, spec, &shape, r.pipeline, cache)?;
     if !result.improved() {
         return Ok(None);
     }
@@ -68,7 +99,13 @@ pub(super) fn search(
             "the launch changes too (x and y of the grid and block exchanged): `copper optimize --diff` shows the host code's edit".into(),
         );
     }
-    let (mut annotation, _) = annotate(&best.file, &best.kernel, Some(&launch), s)?;
+    let (mut annotation, _) = annotate(
+        &best.file,
+        &best.kernel,
+        Some(&launch),
+        r.analysis,
+        r.metrics,
+    )?;
     annotation.assumptions = vec![match best.lineage.relaunch {
         Some(_) => "on the original's launch, x and y exchanged".into(),
         None => "on the original's launch".into(),
@@ -76,9 +113,12 @@ pub(super) fn search(
     // The whole file with the kernel's text replaced, so that the diff's
     // line numbers are the file's.
     let text = &parsed.source.text;
-    let span = parsed.item(name).map(|i| i.span).ok_or("not listed")?;
+    let span = parsed
+        .item(name)
+        .map(|i| i.span)
+        .ok_or(RewriteError::NotListed)?;
     let (Some(head), Some(tail)) = (text.get(..span.start), text.get(span.end..)) else {
-        return Err("the kernel's text is not in its file".into());
+        return Err(RewriteError::NotInFile);
     };
     let diff = unified(
         parsed.source.path.to_string_lossy().as_bytes(),
