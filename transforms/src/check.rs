@@ -44,7 +44,7 @@ pub const MIN_LAUNCHES: usize = 3;
 /// test launch together (the reruns that grow a synthesized launch's
 /// arrays, the tight launch and the split-warp run included): the
 /// deterministic work limit of the original's share of a search.
-pub const ORIGINAL_STEPS: u64 = 15_000_000;
+pub const ORIGINAL_STEPS: u64 = 40_000_000;
 
 /// A candidate's check may use this many times the work units
 /// ([`copper::sim::work::Work`]) the original used while the checker was

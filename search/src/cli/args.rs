@@ -539,7 +539,7 @@ pub struct SearchArgs {
     pub max_absint_steps: Option<usize>,
     /// Most work units (simulated instructions, access lanes and array values) the
     /// checks of one kernel's candidates may use in all; the search stops
-    /// at the end of the round that reaches it [default: 30000000].
+    /// at the end of the round that reaches it [default: 80000000].
     #[arg(long)]
     pub max_check_steps: Option<u64>,
     /// Wall-clock safety net: seconds one kernel's whole search may take
