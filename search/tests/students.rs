@@ -561,15 +561,7 @@ fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
         let k = kernel_in(&kernels, file);
         assert_eq!(k["status"], "improved", "{file}: {k}");
         assert_eq!(k["applied"][0]["transform"], "halo tile", "{file}: {k}");
-        let bound = |metric: &str, at: &str| {
-            k["bounds"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|b| b["metric"] == metric)
-                .and_then(|b| b[at].as_f64())
-                .unwrap_or_else(|| panic!("{file}: no {metric} {at}: {k}"))
-        };
+        let bound = |metric: &str, at: &str| bound_value(k, metric, at);
         let (before, after) = (
             bound("sectors", "before_value"),
             bound("sectors", "after_value"),
@@ -595,15 +587,7 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     let k = kernel_in(&by_sectors, "main_smooth3.cu");
     assert_eq!(k["status"], "improved", "{k}");
     assert_eq!(k["applied"][0]["transform"], "halo tile", "{k}");
-    let bound = |k: &serde_json::Value, metric: &str, at: &str| {
-        k["bounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["metric"] == metric)
-            .and_then(|b| b[at].as_f64())
-            .unwrap_or_else(|| panic!("no {metric} {at}: {k}"))
-    };
+    let bound = bound_value;
     let (before, after) = (
         bound(k, "sectors", "before_value"),
         bound(k, "sectors", "after_value"),
@@ -619,4 +603,16 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     for file in ["main_smooth3.cu", "jacobi5.cu"] {
         assert_eq!(kernel_in(&by_wsteps, file)["status"], "unchanged", "{file}");
     }
+}
+
+/// The value at the sizes in use (`at`: `before_value` or `after_value`)
+/// of `metric`'s bound in kernel result `k`.
+fn bound_value(k: &serde_json::Value, metric: &str, at: &str) -> f64 {
+    k["bounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["metric"] == metric)
+        .and_then(|b| b[at].as_f64())
+        .unwrap_or_else(|| panic!("no {metric} {at}: {k}"))
 }

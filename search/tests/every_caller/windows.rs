@@ -48,10 +48,7 @@ fn halo_tiles_of_generated_windows_are_right_for_every_block() {
         })
         .collect();
     report(&found, &format!("{n} generated window kernels"));
-    let tiled = found
-        .iter()
-        .filter(|f| f.applied.contains(&"halo tile"))
-        .count();
+    let tiled = tiled(&found);
     println!("{tiled} of them halo tiles");
     assert!(
         tiled * 3 >= n as usize,
@@ -159,10 +156,7 @@ fn halo_tiles_of_generated_2d_windows_are_right_for_every_block() {
         })
         .collect();
     report(&found, &format!("{n} generated 2-D window kernels"));
-    let tiled = found
-        .iter()
-        .filter(|f| f.applied.contains(&"halo tile"))
-        .count();
+    let tiled = tiled(&found);
     println!("{tiled} of them halo tiles");
     assert!(
         tiled * 3 >= n as usize,
@@ -261,4 +255,12 @@ fn generated_window_2d(seed: u64) -> String {
 }}
 "
     )
+}
+
+/// How many of `found` got a halo tile.
+pub(super) fn tiled(found: &[Found]) -> usize {
+    found
+        .iter()
+        .filter(|f| f.applied.contains(&"halo tile"))
+        .count()
 }

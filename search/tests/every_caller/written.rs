@@ -8,7 +8,7 @@ use copper::source::SourceFile;
 use copper_search::pipeline::{Cache, Settings};
 use rayon::prelude::*;
 
-use super::windows::{not_square, WINDOW_2D_SHAPES, WINDOW_SHAPES};
+use super::windows::{not_square, tiled, WINDOW_2D_SHAPES, WINDOW_SHAPES};
 use super::{check_kernels_on, check_kernels_varied, count, report, settings, Found, Rng};
 
 /// The search's settings, ranked by sectors: a tile over one or two
@@ -20,14 +20,6 @@ fn by_sectors() -> Settings {
         s.rank_metric = m;
     }
     s
-}
-
-/// How many of `found` got a halo tile.
-fn tiled(found: &[Found]) -> usize {
-    found
-        .iter()
-        .filter(|f| f.applied.contains(&"halo tile"))
-        .count()
 }
 
 /// Generated 1-D stencils written out (`COPPER_EVERY_CALLER_WINDOWS=N`
