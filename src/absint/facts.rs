@@ -165,12 +165,12 @@ impl Analysis<'_> {
     fn stmt(&mut self, s: &Stmt, c: Constraints) -> Constraints {
         let mut after = self.transfer(s, c);
         // Dead variables say nothing about what follows, except the
-        // logarithms that bound ghost counters (read by no statement, they
+        // logarithms and quotients that bound ghost counters (read by no statement, they
         // are needed wherever a ghost is incremented) and the inputs the
         // kernel never writes.
         if let Some(live) = self.live.get(&key(s)) {
             for v in 0..self.k.vars.len() {
-                let bounds_ghost = self.ghosts.values().any(|t| *t == Trips::Log(v));
+                let bounds_ghost = self.ghosts.values().any(|t| t.bounding_input() == Some(v));
                 let kept = bounds_ghost || self.constants.contains(&v);
                 if !live.contains(&v) && self.syms.is_int_var(v) && !kept {
                     after.forget(self.syms.var(v));
@@ -260,6 +260,9 @@ impl Analysis<'_> {
                 let last = match self.ghosts.get(var) {
                     Some(Trips::Count(n)) => LinExpr::int(*n as i128 - 1),
                     Some(Trips::Log(l)) => LinExpr::var(self.syms.var(*l)),
+                    Some(Trips::Quotient(q)) => {
+                        LinExpr::var(self.syms.var(*q)).sub(&LinExpr::int(1))
+                    }
                     Some(Trips::Floor(c)) => {
                         floors.push((*var, *c));
                         continue;

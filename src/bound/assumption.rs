@@ -97,13 +97,39 @@ impl InputAssumption {
     }
 }
 
-/// A large value as a power of two where it is one or one less:
-/// `2^63 − 1`, `2^21`.
+/// `all` with the assumptions about one subject made one: the tightest
+/// range of them all, with their counters listed together, in the order
+/// of their first appearance.
+pub(super) fn merged(all: Vec<InputAssumption>) -> Vec<InputAssumption> {
+    let mut out: Vec<InputAssumption> = Vec::new();
+    for a in all {
+        let Some(same) = out.iter_mut().find(|o| o.subject == a.subject) else {
+            out.push(a);
+            continue;
+        };
+        same.min = same.min.max(a.min);
+        same.max = match (same.max, a.max) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        if !same.counters.split(", ").any(|c| c == a.counters) {
+            same.counters = format!("{}, {}", same.counters, a.counters);
+        }
+    }
+    out
+}
+
+/// A large value as a power of two where it is one, one less, or one
+/// less another power of two: `2^63 − 1`, `2^21`, `2^31 − 2^10`.
 fn power_text(m: i128) -> String {
+    let low = m & m.wrapping_neg();
     if m > 1024 && m.count_ones() == 1 {
         format!("2^{}", m.trailing_zeros())
     } else if m > 0 && (m + 1).count_ones() == 1 {
         format!("2^{} − 1", (m + 1).trailing_zeros())
+    } else if m > 1024 && low > 1 && (m + low).count_ones() == 1 {
+        let top = (m + low).trailing_zeros();
+        format!("2^{top} − 2^{}", low.trailing_zeros())
     } else {
         m.to_string()
     }
@@ -142,6 +168,8 @@ mod tests {
         assert_eq!(at_most(i64::MAX as i128).to_string(), "n ≤ 2^63 − 1");
         assert_eq!(at_most(i32::MAX as i128).to_string(), "n ≤ 2^31 − 1");
         assert_eq!(at_most(1000).to_string(), "n ≤ 1000");
+        assert_eq!(at_most((1 << 31) - 1024).to_string(), "n ≤ 2^31 − 2^10");
+        assert_eq!(at_most((1 << 31) - 1000).to_string(), "n ≤ 2147482648");
         assert_eq!(assumption(Some(0), None).to_string(), "0 ≤ n");
         assert_eq!(
             assumption(Some(0), Some(i32::MAX as i128)).to_string(),
@@ -170,6 +198,29 @@ mod tests {
         assert_eq!(json["at_least"], 0);
         assert!(json["at_most"].is_null());
         assert_eq!(json["launch"], false);
+    }
+
+    #[test]
+    fn assumptions_about_one_subject_merge_into_the_tightest() {
+        let grid = |max: i128, counters: &str| InputAssumption {
+            param: "gridDim.x".into(),
+            subject: Subject::GridDim(0),
+            min: None,
+            max: Some(max),
+            counters: counters.into(),
+        };
+        let all = vec![
+            grid(1 << 21, "`i`"),
+            assumption(Some(0), None),
+            grid(1 << 20, "`j`"),
+            assumption(None, Some(1 << 30)),
+            grid(1 << 22, "`i`"),
+        ];
+        let m = merged(all);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].to_string(), "gridDim.x ≤ 2^20");
+        assert_eq!(m[0].counters, "`i`, `j`");
+        assert_eq!(m[1].to_string(), "0 ≤ n ≤ 2^30");
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl BoundExpr {
 
     /// The bound at given input values; `None` if an input is missing.
     /// A `log2(n)` in the bound ([`super::ghost::log_name`]) is derived
-    /// from `n`.
+    /// from `n`, a `⌈n/blockDim.x⌉` from `n` and the launch.
     pub fn eval(&self, inputs: &BTreeMap<String, f64>) -> Option<f64> {
         let mut derived = None;
         for t in &self.terms {
@@ -71,7 +71,7 @@ impl BoundExpr {
                         if inputs.contains_key(name) {
                             continue;
                         }
-                        if let Some(x) = super::ghost::log_value(name, inputs) {
+                        if let Some(x) = super::ghost::derived_value(name, inputs) {
                             derived
                                 .get_or_insert_with(|| inputs.clone())
                                 .insert(name.to_string(), x);
@@ -113,7 +113,7 @@ impl BoundExpr {
             .terms
             .iter()
             .flat_map(|t| t.factors.iter())
-            .filter(|f| f.degree() > 0)
+            .filter(|f| f.degree() > 0 && !surely_nonnegative(f))
             .map(|f| format!("{f} ≥ 0"))
             .collect();
         out.sort();
@@ -150,6 +150,24 @@ impl BoundExpr {
     }
 }
 
+/// Whether input `name` is never negative: a launch dimension, a
+/// logarithm or a quotient; any other bare input counts as 0 where it is,
+/// and says so.
+fn never_negative(name: &str) -> bool {
+    super::ghost::is_derived_name(name)
+        || ["blockDim.", "gridDim."]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// Whether `f` is a sum of nonnegative multiples of products of inputs
+/// that are never negative (`log2(n) + 1`), so assuming it nonnegative
+/// assumes nothing.
+fn surely_nonnegative(f: &Poly) -> bool {
+    f.terms()
+        .all(|(m, c)| c >= Rational::ZERO && m.factors().all(|(name, _)| never_negative(name)))
+}
+
 impl Term {
     fn degree(&self) -> u32 {
         self.factors.iter().map(|f| f.degree()).sum()
@@ -169,19 +187,13 @@ impl Term {
                 s.push('·');
             }
             let name = f.to_plain();
-            let log = super::ghost::is_log_name(&name);
             let single = f.len() == 1
                 && f.as_constant().is_none()
-                && (log
+                && (super::ghost::is_derived_name(&name)
                     || name
                         .chars()
                         .all(|c| c.is_alphanumeric() || c == '_' || c == '.'));
-            // Launch dimensions and logarithms are never negative; any
-            // other bare input counts as 0 where it is, and says so.
-            let nonnegative = log
-                || ["blockDim.", "gridDim."]
-                    .iter()
-                    .any(|p| name.starts_with(p));
+            let nonnegative = never_negative(&name);
             if single && nonnegative {
                 s.push_str(&name);
             } else if single {

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::assumption::{InputAssumption, Subject};
+use super::stride;
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::absint::trips::Trips;
 use crate::cuda::ast::BinOp;
@@ -35,6 +36,9 @@ const MAX_TRIPS: u64 = 1 << 16;
 enum Found {
     Count(u64),
     Log(String, Option<InputAssumption>),
+    /// At most `⌈n / stride⌉` for an input `n` and a stride of launch
+    /// dimensions (see `stride`), under what it assumes.
+    Quotient(stride::Strided),
 }
 
 /// The name of the input variable standing for `⌊log2(max(1, n))⌋` of
@@ -54,6 +58,32 @@ pub fn log_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
     let input = name.strip_prefix("log2(")?.strip_suffix(')')?;
     let n = *at.get(input)?;
     Some(if n < 2.0 { 0.0 } else { n.log2().floor() })
+}
+
+/// Whether `name` is an input variable a bound's evaluation derives from
+/// other inputs: a [`log_name`] or a [`stride::quotient_name`].
+pub fn is_derived_name(name: &str) -> bool {
+    is_log_name(name) || stride::quotient_parts(name).is_some()
+}
+
+/// The value at the inputs `at` of an input variable derived from others
+/// ([`is_derived_name`]); `None` for any other name, or when an input it
+/// is derived from is missing.
+pub fn derived_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
+    log_value(name, at).or_else(|| stride::quotient_value(name, at))
+}
+
+/// The inputs an input variable derived from others is computed from
+/// (`n` for `log2(n)`, `n`, `blockDim.x` and `gridDim.x` for
+/// `⌈n/(blockDim.x·gridDim.x)⌉`); any other name by itself.
+pub fn derived_from(name: &str) -> Vec<String> {
+    if let Some(n) = name.strip_prefix("log2(").and_then(|r| r.strip_suffix(')')) {
+        return vec![n.to_string()];
+    }
+    match stride::quotient_parts(name) {
+        Some((n, dims)) => std::iter::once(n).chain(dims).map(str::to_string).collect(),
+        None => vec![name.to_string()],
+    }
 }
 
 /// Adds a ghost counter to every `while`/`for` loop whose condition only
@@ -80,9 +110,10 @@ pub fn add_ghosts(
     let mut ghosts = HashMap::new();
     let assumptions = trips
         .iter()
-        .filter_map(|(_, found)| match found {
-            Found::Log(_, assumed) => assumed.clone(),
-            Found::Count(_) => None,
+        .flat_map(|(_, found)| match found {
+            Found::Log(_, assumed) => assumed.iter().cloned().collect(),
+            Found::Quotient(q) => q.assumed.clone(),
+            Found::Count(_) => Vec::new(),
         })
         .collect();
     if trips.is_empty() {
@@ -99,7 +130,11 @@ pub fn add_ghosts(
         let var = new_ghost(k, format!("iterations_{here}"), span);
         let trips = match n {
             Found::Count(n) => Trips::Count(n),
-            Found::Log(input, _) => Trips::Log(log_var(k, &input, span)),
+            Found::Log(input, _) => Trips::Log(derived_var(k, &log_name(&input), span)),
+            Found::Quotient(q) => {
+                let name = stride::quotient_name(&q.input, &q.dims);
+                Trips::Quotient(derived_var(k, &name, span))
+            }
         };
         ghosts.insert(var, trips);
         Some(GhostUpdate {
@@ -120,6 +155,8 @@ struct Scan<'a> {
     /// Inputs the kernel never assigns.
     inputs: &'a BTreeSet<VarId>,
     vars: &'a [Var],
+    /// The kernel's body.
+    all: &'a [Stmt],
 }
 
 /// Trip counts of the loops that get ghosts, by pre-order loop index.
@@ -154,6 +191,17 @@ fn find(
                             geometric(c, body, step, st, before, scan.inputs, scan.vars)
                         {
                             out.push((here, Found::Log(n, assumed)));
+                        } else if let Some(q) = stride::strided(
+                            c,
+                            body,
+                            step,
+                            &stmts[..i],
+                            scan.all,
+                            scan.inputs,
+                            scan.vars,
+                            scan.launch,
+                        ) {
+                            out.push((here, Found::Quotient(q)));
                         }
                     }
                     walk(body, scan, index, out);
@@ -174,6 +222,7 @@ fn find(
         flags,
         inputs,
         vars,
+        all: stmts,
     };
     walk(stmts, &scan, &mut 0, out);
 }
@@ -425,6 +474,13 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
         ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Builtin(_)) => {
             at_most_input(value, ty, inputs, vars)
         }
+        // An input converted to a type that holds all its values (`int n`
+        // compared with a `long long` counter) keeps its value.
+        ExprKind::Convert { value, .. }
+            if e.ty == ty && matches!(value.kind, ExprKind::Var(_)) && widens(value.ty, ty) =>
+        {
+            at_most_input(value, value.ty, inputs, vars)
+        }
         // A launch dimension (or a quotient of one) converted to a type of
         // at least 32 bits keeps its value: it is below 2^31.
         ExprKind::Convert { value, .. } if ty.size() >= 4 => {
@@ -440,15 +496,23 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
     }
 }
 
-/// The variable [`log_name`] of input `input`, added to the kernel as an
-/// input the kernel never assigns (unsigned: it is at least 0) when it is
-/// not there yet.
-fn log_var(k: &mut Kernel, input: &str, span: Span) -> VarId {
-    let name = log_name(input);
+/// Whether every value of type `from` is one of type `to`.
+pub(super) fn widens(from: Scalar, to: Scalar) -> bool {
+    match (from.range(), to.range()) {
+        (Some((lo, hi)), Some((to_lo, to_hi))) => lo >= to_lo && hi <= to_hi,
+        _ => false,
+    }
+}
+
+/// The input variable `name` derived from other inputs (a
+/// [`log_name`] or a [`stride::quotient_name`]), added to the kernel as
+/// an input the kernel never assigns (unsigned: it is at least 0) when it
+/// is not there yet.
+fn derived_var(k: &mut Kernel, name: &str, span: Span) -> VarId {
     if let Some(v) = k.vars.iter().position(|v| v.name == name) {
         return v;
     }
-    new_var(k, name, Scalar::U32, VarKind::Symbol, span)
+    new_var(k, name.to_string(), Scalar::U32, VarKind::Symbol, span)
 }
 
 /// The number of times a loop's body runs, when its condition only reads

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::lp::{self, Lin, LpError};
 use super::potential::Pot;
-use super::{ghost, Prepared};
+use super::{ghost, stride, Prepared};
 use crate::cost::CostTable;
 use crate::poly::{Monomial, Poly, Rational};
 
@@ -40,11 +40,21 @@ fn top_degree(p: &Poly) -> u32 {
     p.terms().map(|(m, _)| degree(m)).max().unwrap_or(0)
 }
 
-/// The sum of the absolute coefficients of `p`'s monomials of degree `d`.
+/// The sum of the absolute coefficients of `p`'s monomials of degree `d`,
+/// each halved per factor of a quotient (`⌈n/blockDim.x⌉`, a ghost's
+/// bound): a quotient grows as its input does, but is never above it, so
+/// of two bases that pay for a loop alike the one over the quotient wins.
 fn weight(p: &Poly, d: u32) -> Rational {
     p.terms()
         .filter(|(m, _)| degree(m) == d)
-        .fold(Rational::ZERO, |w, (_, c)| w + c.abs())
+        .fold(Rational::ZERO, |w, (m, c)| {
+            let quotients: u32 = m
+                .factors()
+                .filter(|(name, _)| stride::quotient_parts(name).is_some())
+                .map(|(_, e)| e)
+                .sum();
+            w + c.abs() / Rational::int(1i128 << quotients.min(60))
+        })
 }
 
 /// An LP value as an exact rational: the simplest one at most the solver's

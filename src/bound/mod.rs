@@ -22,6 +22,7 @@ pub mod lp;
 pub mod overflow;
 pub mod potential;
 mod reason;
+pub mod stride;
 mod wrap;
 
 use std::collections::HashMap;
@@ -192,6 +193,7 @@ pub fn prepare(k: &Kernel, config: Config) -> Prepared {
     // The trip counts of loops whose signed counters grow up to an input
     // hold where those counters cannot overflow.
     assumptions.extend(grown);
+    let assumptions = assumption::merged(assumptions);
     if let Ok(first) = &lin {
         // Loops whose counter starts at a different value in each lane get
         // floor ghosts, and the analyses are redone with them.

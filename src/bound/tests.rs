@@ -213,3 +213,76 @@ fn index_ranges_per_block() {
         .unwrap();
     assert!(p.index_bounds(bsite).is_none());
 }
+
+#[test]
+fn grid_stride_loops_of_an_unknown_block_divide_by_the_stride() {
+    let f = |src: &str| {
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        let p = prepare(&k, Config::default());
+        let assumed: Vec<String> = p.assumptions.iter().map(|a| a.to_string()).collect();
+        (
+            text(&p.bound(&Metric::builtin("steps").unwrap()).work),
+            assumed,
+        )
+    };
+    // An `int` counter: `i + stride` stays in range for `n ≤ 2^30` and
+    // strides below 2^30 (`gridDim.x ≤ 2^20`).
+    let grid = "__global__ void k(float *y, int n) {\n\
+                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] += 1.0f; }";
+    let (bound, assumed) = f(grid);
+    assert!(bound.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{bound}");
+    assert!(!bound.contains("max(0, n)"), "{bound}");
+    assert_eq!(assumed, ["gridDim.x ≤ 2^20", "n ≤ 2^30"]);
+    // The stride in a local, the start in another: an `int` stride is
+    // below 2^31 only for grids up to 2^20, and a 64-bit counter passes
+    // its range only for `n` within the stride of it.
+    let local = "__global__ void k(float *y, long long n) {\n\
+                 long long idx = blockIdx.x * blockDim.x + threadIdx.x; int stride = blockDim.x * gridDim.x;\n\
+                 for (long long i = idx; i < n; i += stride) y[i] += 1.0f; }";
+    let (bound, assumed) = f(local);
+    assert!(bound.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{bound}");
+    assert_eq!(assumed, ["gridDim.x ≤ 2^20", "n ≤ 2^63 − 2^30"]);
+    // A block-stride loop from `threadIdx.x`: no grid assumption.
+    let block = "__global__ void k(float *y, int n) {\n\
+                 for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] += 1.0f; }";
+    let (bound, assumed) = f(block);
+    assert!(bound.contains("⌈n/blockDim.x⌉"), "{bound}");
+    assert_eq!(assumed, ["n ≤ 2^31 − 2^10"]);
+    // A start that may be negative, or a counter also written in the
+    // body, gets no quotient.
+    for src in [
+        "__global__ void k(float *y, int n, int s) {\n\
+         for (int i = threadIdx.x - s; i < n; i += blockDim.x) y[i & 1023] += 1.0f; }",
+        "__global__ void k(float *y, int n) {\n\
+         for (int i = threadIdx.x; i < n; i += blockDim.x) { y[i] += 1.0f; if (y[i] > 2.0f) i++; } }",
+    ] {
+        assert!(!f(src).0.contains('⌈'), "{src}");
+    }
+    // A known block divides by its constant as before.
+    let known = bound_of(grid, Some([256, 1, 1]), "steps");
+    assert!(
+        !known.contains('⌈') && known.contains("(n + 255)"),
+        "{known}"
+    );
+}
+
+fn bound_of(src: &str, block: Option<[u64; 3]>, metric: &str) -> String {
+    text(&bound(src, block, metric))
+}
+
+#[test]
+fn geometric_counters_wider_than_their_bound_are_logarithmic() {
+    // `int n` compared with (or assigned to) a `long long` counter keeps
+    // its value: the loops run `1 + log2(n)` times at most.
+    for src in [
+        "__global__ void k(float *a, int n) { for (long long c = 1; c < n; c *= 2) a[threadIdx.x] += 1.0f; }",
+        "__global__ void k(float *a, int n) { for (long long c = n; c > 0; c /= 3) a[threadIdx.x] += 1.0f; }",
+    ] {
+        let b = bound_of(src, Some([32, 1, 1]), "steps");
+        assert!(b.contains("log2(n)") && !b.contains("max(0, n)"), "{src}: {b}");
+    }
+    // An `int n` converted to `unsigned` may be huge: no logarithm.
+    let unsigned = "__global__ void k(float *a, int n) { for (unsigned c = 1; c < n; c <<= 1) a[threadIdx.x] += 1.0f; }";
+    assert!(!bound_of(unsigned, Some([32, 1, 1]), "steps").contains("log2"));
+}

@@ -492,12 +492,14 @@ mod tests {
                 &["0 ≤ n", "gridDim.x ≤ 2^21"],
             ),
             // Even an `int` counter: the unsigned stride wraps to 0 at
-            // 2^32 threads along x.
+            // 2^32 threads along x. Its trip count `⌈n/(blockDim.x·
+            // gridDim.x)⌉` (see `stride`) holds where `i + stride` stays
+            // below 2^31 too.
             (
                 "int",
                 "int",
                 "blockDim.x * gridDim.x",
-                &["gridDim.x ≤ 2^21"],
+                &["gridDim.x ≤ 2^20", "n ≤ 2^30"],
             ),
         ];
         for (n_type, i_type, step, assumed) in loops {

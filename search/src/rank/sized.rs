@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use copper::bound::ghost::log_value;
+use copper::bound::ghost::{derived_from, derived_value};
 
 use copper::bound::Outcome;
 
@@ -144,16 +144,11 @@ impl Tested {
 }
 
 /// The input variables of the bounds of `pair`: their variables, with a
-/// `log2(n)` read as `n`.
+/// `log2(n)` read as `n` and a `⌈n/blockDim.x⌉` as `n` and `blockDim.x`.
 fn inputs(pair: &Pair) -> BTreeSet<String> {
     let vars = pair.new_poly.variables();
     vars.union(&pair.old_poly.variables())
-        .map(|v| {
-            v.strip_prefix("log2(")
-                .and_then(|r| r.strip_suffix(')'))
-                .unwrap_or(v)
-                .to_string()
-        })
+        .flat_map(|v| derived_from(v))
         .collect()
 }
 
@@ -162,7 +157,7 @@ fn inputs(pair: &Pair) -> BTreeSet<String> {
 fn missing(pair: &Pair, values: &BTreeMap<String, f64>) -> Vec<String> {
     let vars = pair.new_poly.variables();
     vars.union(&pair.old_poly.variables())
-        .filter(|v| !values.contains_key(*v) && log_value(v, values).is_none())
+        .filter(|v| !values.contains_key(*v) && derived_value(v, values).is_none())
         .cloned()
         .collect()
 }
