@@ -106,10 +106,23 @@ pub(super) fn strided(
     let ExprKind::Var(counter) = l.kind else {
         return None;
     };
-    // `n`, or `n` converted to a type that holds all its values.
-    let n_expr = match &r.kind {
-        ExprKind::Convert { value, .. } if widens(value.ty, r.ty) => value,
-        _ => r,
+    // `n`, or `n` converted to a type that holds all its values, or (a
+    // signed `n` compared with an unsigned counter) all of them from 0 on:
+    // then `0 ≤ n` is assumed, as C makes a negative `n` huge.
+    let (n_expr, nonnegative) = match &r.kind {
+        ExprKind::Convert { value, .. } if widens(value.ty, r.ty) => (&**value, false),
+        ExprKind::Convert { value, .. }
+            if value.ty.is_signed()
+                && !r.ty.is_signed()
+                && value
+                    .ty
+                    .range()
+                    .zip(r.ty.range())
+                    .is_some_and(|(v, c)| v.1 <= c.1) =>
+        {
+            (&**value, true)
+        }
+        _ => (&**r, false),
     };
     let ExprKind::Var(n) = n_expr.kind else {
         return None;
@@ -168,12 +181,12 @@ pub(super) fn strided(
                 counters: format!("`{counter_name}`"),
             });
         }
-        if n_max > largest_n {
+        if n_max > largest_n || nonnegative {
             assumed.push(InputAssumption {
                 param: vars[n].name.clone(),
                 subject: Subject::Param(n),
-                min: None,
-                max: Some(largest_n),
+                min: nonnegative.then_some(0),
+                max: (n_max > largest_n).then_some(largest_n),
                 counters: format!("`{counter_name}`"),
             });
         }

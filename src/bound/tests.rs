@@ -249,6 +249,14 @@ fn grid_stride_loops_of_an_unknown_block_divide_by_the_stride() {
     let (bound, assumed) = f(block);
     assert!(bound.contains("⌈n/blockDim.x⌉"), "{bound}");
     assert_eq!(assumed, ["n ≤ 2^31 − 2^10"]);
+    // An `int n` compared with a `size_t` counter is converted: a
+    // negative one is huge, so `0 ≤ n` is assumed (as for the counter's
+    // wrapping).
+    let converted = "__global__ void k(float *y, int n) {\n\
+                     for (size_t i = threadIdx.x; i < n; i += blockDim.x) y[i] += 1.0f; }";
+    let (bound, assumed) = f(converted);
+    assert!(bound.contains("⌈n/blockDim.x⌉"), "{bound}");
+    assert_eq!(assumed, ["0 ≤ n"]);
     // A start that may be negative, or a counter also written in the
     // body, gets no quotient.
     for src in [
