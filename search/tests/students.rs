@@ -72,6 +72,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_heat_rows.cu",
+        "tested on the launch at line 44 (grid 3×3×1, block 16×16×1)",
+    ),
+    (
+        "laplace512.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
         "main_smooth3.cu",
         "tested on the launch at line 27 (grid 3×1×1, block 256×1×1)",
     ),
@@ -580,7 +588,9 @@ fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
 /// on `wsteps` (three reads do not pay for the load loop), the default
 /// ranking; on `jacobi5.cu` (5-point, 16 × 16 blocks assumed) the tile's
 /// load loops touch as many sectors as the four reads did, and it is left
-/// out on either metric.
+/// out on either metric; on `main_heat_rows.cu` (9-point, its row length
+/// a local `const int W = width;`) the tile halves the sectors but loses
+/// on `wsteps` too.
 #[test]
 fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     let by_sectors = optimized(&students(), &["--metric", "sectors", "--explain"]);
@@ -599,8 +609,17 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     );
     let jacobi = kernel_in(&by_sectors, "jacobi5.cu");
     assert_eq!(jacobi["status"], "unchanged", "{jacobi}");
+    // The 9-point heat step, its row length a `const int W = width;`.
+    let heat = kernel_in(&by_sectors, "main_heat_rows.cu");
+    assert_eq!(heat["status"], "improved", "{heat}");
+    assert_eq!(heat["applied"][0]["transform"], "halo tile", "{heat}");
+    let (before, after) = (
+        bound(heat, "sectors", "before_value"),
+        bound(heat, "sectors", "after_value"),
+    );
+    assert!(after * 1.5 < before, "sectors {before} → {after}");
     let by_wsteps = optimized(&students(), &[]);
-    for file in ["main_smooth3.cu", "jacobi5.cu"] {
+    for file in ["main_smooth3.cu", "jacobi5.cu", "main_heat_rows.cu"] {
         assert_eq!(kernel_in(&by_wsteps, file)["status"], "unchanged", "{file}");
     }
 }

@@ -129,7 +129,9 @@
 //! Each read's index, with constants folded and the `int` locals never
 //! assigned replaced by their values (`idx`), must be the thread's own
 //! element plus a constant: `i + c` in 1-D, `(y + dy) * w + (x + dx)` in
-//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`,
+//! 2-D (`w` a fixed `int` parameter, a top-level `const int W = width;`
+//! copy of one or a local constant `const int N = 512;` kept by name,
+//! declared before the tile's load; `in[(y - 1) * w + x + 1]`,
 //! `in[idx - w - 1]` and the like). The radius along each axis is the largest
 //! offset; the same tiles, guards and barrier as for the loops serve the
 //! reads (`tile[threadIdx.x + (c - S)]`). The reads must all stand in
@@ -529,11 +531,7 @@ impl Transform for HaloTile {
     fn propose(&self, cx: &Context) -> Proposals {
         let f = cx.function;
         let staging = Staging::of(f);
-        let k = window::Kernel {
-            f,
-            fixed: staging.fixed.clone(),
-            consts: window::local_consts(f),
-        };
+        let k = window::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
             used: static_shared_bytes(f),

@@ -207,3 +207,85 @@ fn a_read_under_a_condition_of_its_own_is_refused() {
         "`in` is not loaded into a halo tile for its reads at line 4: `in` is read in a loop, under a condition or in an `else` branch, not all in straight-line code every thread runs",
     );
 }
+
+/// A row length copied into a local `const int` (`const int W = width;`)
+/// is a fixed `int`: the reads `in[(y - 1) * W + x]` make the 5-point
+/// cross, the bounds `x < W - 1` are bounds on the thread, and the tile
+/// is loaded as `in[in_jy * W + in_jx]` after the copy.
+#[test]
+fn a_row_length_in_a_const_local_copy_makes_a_2d_window() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void lap(const float *__restrict__ in, float *__restrict__ out, int width, int height) {
+    const int W = width;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && x < W - 1 && y > 0 && y < height - 1)
+        out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1] + in[(y - 1) * W + x] + in[(y + 1) * W + x] - 4.0f * in[y * W + x];
+}
+"#,
+        [16, 16, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_ty][in_tx] = in[in_jy * W + in_jx];",
+        "in_bx + blockDim.x > 1 && 1 < W - 1 && in_bx < W - 1",
+        "out[y * W + x] = in_halo[threadIdx.y + 1][threadIdx.x] + in_halo[threadIdx.y + 1][threadIdx.x + 2] + in_halo[threadIdx.y][threadIdx.x + 1] + in_halo[threadIdx.y + 2][threadIdx.x + 1] - 4.0f * in_halo[threadIdx.y + 1][threadIdx.x + 1];",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    // The copy comes before the tile's load.
+    let copy = text.find("const int W = width;").unwrap_or(usize::MAX);
+    let load = text.find("__shared__").unwrap_or(0);
+    assert!(copy < load, "{text}");
+}
+
+/// A constant row length in a local (`const int W = 512;`) stays a name
+/// in the index, so `y * W` is a row; other local constants fold
+/// (`in[(y + R) * W + x]` is the row below for `R = 1`).
+#[test]
+fn a_constant_row_length_in_a_local_makes_a_2d_window() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void lap512(const float *__restrict__ in, float *__restrict__ out) {
+    const int W = 512;
+    const int R = 1;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && x < W - 1 && y > 0 && y < W - 1)
+        out[y * W + x] = in[y * W + x - R] + in[y * W + x + R] + in[(y - R) * W + x] + in[(y + R) * W + x];
+}
+"#,
+        [16, 16, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(
+        text.contains("in_halo[in_ty][in_tx] = in[in_jy * W + in_jx];"),
+        "{text}"
+    );
+    assert!(
+        text.contains("in_halo[threadIdx.y + 2][threadIdx.x + 1]"),
+        "{text}"
+    );
+}
+
+/// A row length copied after an early return cannot be read where the
+/// tile is loaded (before the return): refused with the reason.
+#[test]
+fn a_row_length_declared_after_a_return_is_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [16, 16, 1],
+        r#"__global__ void lap(const float *__restrict__ in, float *__restrict__ out, int width, int height) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x >= width - 1 || y >= height - 1) return;
+    const int W = width;
+    out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1] + in[(y - 1) * W + x] + in[(y + 1) * W + x];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 6: its row length `W` is declared after a statement that may return, so the tile cannot be loaded before it",
+    );
+}

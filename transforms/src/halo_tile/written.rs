@@ -67,11 +67,14 @@ impl<'a, 'f> Written<'a, 'f> {
         Written { k, locals }
     }
 
-    /// `e` as a sum of products of the `symbols` and the fixed `int`
-    /// parameters, constants folded and the `int` locals never assigned
-    /// replaced by their values.
+    /// `e` as a sum of products of the `symbols`, the fixed `int`
+    /// parameters, the local constants and copies of them (`const int W =
+    /// width;`), literals folded and the `int` locals never assigned
+    /// replaced by their values. The local constants stay names, so that
+    /// one may be a row length (`y * W`); [`Written::fold`] gives their
+    /// values.
     fn poly(&self, e: &Expr, symbols: &[&str], depth: u32) -> Option<Poly> {
-        if let Some(v) = value(e, &self.k.consts) {
+        if let Some(v) = value(e, &BTreeMap::new()) {
             return Some(BTreeMap::from([(Vec::new(), v)]));
         }
         let k = self.k;
@@ -122,9 +125,28 @@ impl<'a, 'f> Written<'a, 'f> {
         }
     }
 
+    /// `p` with every local constant but `keep` replaced by its value.
+    fn fold(&self, p: Poly, keep: Option<&str>) -> Option<Poly> {
+        let mut out = Poly::new();
+        for (m, mut c) in p {
+            let mut names = Vec::new();
+            for n in m {
+                match self.k.consts.get(&n) {
+                    Some(&(_, v)) if Some(n.as_str()) != keep => c = c.checked_mul(v)?,
+                    _ => names.push(n),
+                }
+            }
+            let v = out.entry(names).or_insert(0);
+            *v = v.checked_add(c)?;
+        }
+        out.retain(|_, c| *c != 0);
+        Some(out)
+    }
+
     /// The offsets of index `i` from the thread's own element: `i + c`
     /// for the 1-D index `axes = [i]`, `(y + dy) * w + (x + dx)` for
-    /// `axes = [y, x]` with `w` a fixed `int` parameter.
+    /// `axes = [y, x]` with `w` a fixed `int` parameter, a local constant
+    /// or a `const int` copy of a fixed `int`.
     pub(crate) fn offsets(&self, i: &Expr, axes: &[&str]) -> Option<Offsets> {
         // `i - 1u` wraps where `i - 1` does not.
         let mut suffixed = false;
@@ -134,16 +156,14 @@ impl<'a, 'f> Written<'a, 'f> {
         if suffixed {
             return None;
         }
-        let mut p = self.poly(i, axes, 0)?;
-        let constant = p.remove(&Vec::new()).unwrap_or(0);
+        let p = self.poly(i, axes, 0)?;
         match axes {
             [x] => {
+                let mut p = self.fold(p, None)?;
+                let constant = p.remove(&Vec::new()).unwrap_or(0);
                 (p == BTreeMap::from([(vec![x.to_string()], 1)])).then(|| (None, vec![constant]))
             }
             [y, x] => {
-                if p.remove(&vec![x.to_string()]) != Some(1) {
-                    return None;
-                }
                 let row = p
                     .iter()
                     .find(|(m, c)| **c == 1 && m.len() == 2 && m.iter().any(|n| n == y))?;
@@ -151,7 +171,16 @@ impl<'a, 'f> Written<'a, 'f> {
                 if axes.contains(&w.as_str()) {
                     return None;
                 }
-                p.remove(&row.0.clone());
+                let mut p = self.fold(p, Some(&w))?;
+                let constant = p.remove(&Vec::new()).unwrap_or(0);
+                if p.remove(&vec![x.to_string()]) != Some(1) {
+                    return None;
+                }
+                let mut row = vec![w.clone(), y.to_string()];
+                row.sort();
+                if p.remove(&row) != Some(1) {
+                    return None;
+                }
                 let dy = p.remove(&vec![w.clone()]).unwrap_or(0);
                 p.is_empty().then(|| (Some(w), vec![dy, constant]))
             }
@@ -246,6 +275,16 @@ impl<'a, 'f> Written<'a, 'f> {
                 );
             }
             found.push((r.clone(), o));
+        }
+        if let Some(w) = stride.as_deref().filter(|w| {
+            self.k
+                .declared_at(w)
+                .is_some_and(|declared| declared >= place.at)
+        }) {
+            return Err(format!(
+                "its row length `{w}` is declared after a statement that may return, so the tile cannot be loaded before it"
+            )
+            .into());
         }
         for (at, index) in axes {
             if *at >= place.at {
