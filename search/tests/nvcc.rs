@@ -420,7 +420,8 @@ fn halo_tile_rewrites_compile() {
 /// The students' stencils written out as neighbour reads
 /// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
 /// code; `jacobi5.cu`, 5-point, no launch; `main_heat_rows.cu` and
-/// `laplace512.cu`, their row length a local `const int`) get a halo tile
+/// `laplace512.cu`, their row length a local `const int`;
+/// `main_smooth5_clamp.cu`, its reads clamped at the ends) get a halo tile
 /// candidate, and
 /// each compiles spliced into its file as `--write` would splice it (the
 /// tiles seldom win: 1 or 2 neighbours per axis do not pay for the load).
@@ -453,6 +454,11 @@ fn halo_tile_written_out_candidates_compile() {
             "laplace512.cu",
             [16, 16, 1],
             "img_halo[img_ty][img_tx] = img[img_jy * N + img_jx];",
+        ),
+        (
+            "main_smooth5_clamp.cu",
+            [256, 1, 1],
+            "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
         ),
     ] {
         let path = root().join("testdata/students").join(name);

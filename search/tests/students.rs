@@ -80,6 +80,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_smooth5_clamp.cu",
+        "tested on the launch at line 36 (grid 3×1×1, block 256×1×1)",
+    ),
+    (
         "main_smooth3.cu",
         "tested on the launch at line 27 (grid 3×1×1, block 256×1×1)",
     ),
@@ -621,6 +625,26 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     let by_wsteps = optimized(&students(), &[]);
     for file in ["main_smooth3.cu", "jacobi5.cu", "main_heat_rows.cu"] {
         assert_eq!(kernel_in(&by_wsteps, file)["status"], "unchanged", "{file}");
+    }
+}
+
+/// The students' clamped 5-point smoothing (`in[max(i - 2, 0)]` …
+/// `in[min(i + 2, n - 1)]`, launched from its host code) gets a halo tile
+/// loaded clamped the same way, taken on `wsteps`: the analysis charges a
+/// clamped index a sector per lane, so five clamped reads cost more than
+/// the tile's two clamped load rounds.
+#[test]
+fn a_clamped_stencil_gets_a_halo_tile_loaded_clamped() {
+    let kernels = optimized(&students(), &[]);
+    let k = kernel_in(&kernels, "main_smooth5_clamp.cu");
+    assert_eq!(k["status"], "improved", "{k}");
+    assert_eq!(k["applied"][0]["transform"], "halo tile", "{k}");
+    for metric in ["wsteps", "sectors"] {
+        let (before, after) = (
+            bound_value(k, metric, "before_value"),
+            bound_value(k, metric, "after_value"),
+        );
+        assert!(after < before * 0.8, "{metric} {before} → {after}");
     }
 }
 

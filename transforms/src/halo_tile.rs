@@ -141,6 +141,20 @@
 //! (`i > 0 ? in[i - 1] : 0` is refused), no `return` between them; so
 //! every thread that reaches them reads every offset.
 //!
+//! A 1-D read may be clamped at the ends (`in[max(i - 1, 0)]`,
+//! `in[min(n - 1, i + 1)]`, both), each read on either side or not at
+//! all, every clamp on one side against the same fixed `int` bound. The
+//! tile then holds `in[min(max((int)j, lo), hi)]` at position `j` (only
+//! the bounds some read uses), which must be what every read makes of `j`
+//! for every thread that reaches it ([`written::Written`]'s `clamp_of`):
+//! a read without the lower clamp needs `i + c >= lo`, one without the
+//! upper `i + c <= hi`, and with both bounds `lo <= hi` (then a read
+//! clamped below only reads `max(j, lo) <= hi`, and either nesting of the
+//! two clamps is the same). Each is proved from the bounds of the threads
+//! that reach the reads, `i >= 0` (the global index) or `i >= m` and `i <
+//! b`, as a constant difference (`hi - b + 1 - c >= 0` for `hi = n - 1`
+//! against `i < n`); else the reads are refused with the reason.
+//!
 //! What is loaded. The offsets a thread reads need not fill the tile's
 //! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
 //! skips three. The loaded set is a union of boxes of offsets (a first and

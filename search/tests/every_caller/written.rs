@@ -87,7 +87,9 @@ fn offsets(r: &mut Rng, radius: i64, axes: usize) -> Vec<Vec<i64>> {
 /// `in[i - 2]`, `in[1 + i]` or through a local `int l = i - 1;`, in one
 /// expression or one statement per read, under `if (i >= R && i < n -
 /// R)`, `if (i > R - 1 && i <= n - R - 1)` or after `if (i < R || i >= n
-/// - R) return;`.
+/// - R) return;`; or, one in three, the reads clamped at the ends
+/// (`in[max(i - 2, 0)]`, `in[min(n - 1, i + 1)]`, both) under `if (i < n)`
+/// or after `if (i >= n) return;`.
 fn generated_written(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9b05_688c_2b3e_6c1f) ^ 0x77e1);
     let ty = r.pick(&["int", "float"]);
@@ -97,7 +99,9 @@ fn generated_written(seed: u64) -> String {
         "threadIdx.x + blockIdx.x * blockDim.x",
     ]);
     let mut locals = String::new();
-    let reads: Vec<String> = offsets(&mut r, radius, 1)
+    let picked = offsets(&mut r, radius, 1);
+    let offsets_read: Vec<i64> = picked.iter().map(|o| o[0]).collect();
+    let reads: Vec<String> = picked
         .into_iter()
         .enumerate()
         .map(|(n, o)| match r.below(3) {
@@ -109,6 +113,30 @@ fn generated_written(seed: u64) -> String {
             }
         })
         .collect();
+    // One in three clamps the reads at the ends instead of keeping the
+    // threads off them (drawn apart, so the other choices of a seed stay
+    // what they were).
+    let mut c = Rng(seed ^ 0x9e37_79b9);
+    let clamped = c.below(3) == 0;
+    let reads: Vec<String> = match clamped {
+        false => reads,
+        true => reads
+            .into_iter()
+            .zip(offsets_read)
+            .map(|(read, o)| {
+                let inner = &read["in[".len()..read.len() - 1];
+                let index = match (o.signum(), c.below(3)) {
+                    (0, _) => inner.to_string(),
+                    (_, 0) => format!("min(max({inner}, 0), n - 1)"),
+                    (-1, 1) => format!("max({inner}, 0)"),
+                    (-1, _) => format!("max(0, {inner})"),
+                    (_, 1) => format!("min({inner}, n - 1)"),
+                    _ => format!("min(n - 1, {inner})"),
+                };
+                format!("in[{index}]")
+            })
+            .collect(),
+    };
     let body = if r.below(2) == 0 {
         format!("{ty} s = {};", reads.join(" + "))
     } else {
@@ -125,6 +153,11 @@ fn generated_written(seed: u64) -> String {
             &("if (i < R || i >= n - R) return;\n    {", "}"),
         ][..],
     );
+    let (open, close) = match (clamped, c.below(2)) {
+        (false, _) => (*open, *close),
+        (true, 0) => ("if (i < n) {", "}"),
+        (true, _) => ("if (i >= n) return;\n    {", "}"),
+    };
     format!(
         "#define R {radius}
 __global__ void k(const {ty} *in, {ty} *out, int n) {{

@@ -4,7 +4,7 @@
 //! original body on the other side.
 
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, CastStyle, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 
 use super::window::{Axis, Offset, Window};
@@ -154,6 +154,15 @@ pub(crate) fn all(conds: Vec<Expr>) -> Option<Expr> {
     conds.into_iter().reduce(|a, b| bin(BinOp::And, a, b))
 }
 
+/// `(int)e`: a position the original computes as an `int`.
+pub(crate) fn as_int(e: Expr) -> Expr {
+    expr(ExprKind::Cast(
+        CastStyle::C,
+        Type::scalar(BaseType::Int),
+        Box::new(e),
+    ))
+}
+
 /// The kernel `f` with the reads of `array` (elements of type `elem`)
 /// that window `w` describes served from a halo tile.
 pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Function {
@@ -174,7 +183,18 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Func
     let mut block_reads_x: Vec<Expr> = w.uniform.clone();
     block_reads_x.extend(block_reads(a, &base, &bdim()));
     let when = tile_reads(&w.served.boxes, &[(a, bdim(), (&j, &t))]);
-    let store = ast_util::assign(index(&tile, ident(&t)), index(array, ident(&j)));
+    // A clamped read reads `min(max(j, lo), hi)` of position `j`, an
+    // `int` where some thread reads it.
+    let mut element = match w.clamp {
+        [None, None] => ident(&j),
+        _ => as_int(ident(&j)),
+    };
+    for (call, bound) in ["max", "min"].into_iter().zip(&w.clamp) {
+        if let Some(b) = bound {
+            element = expr(ExprKind::Call(call.to_string(), vec![element, b.clone()]));
+        }
+    }
+    let store = ast_util::assign(index(&tile, ident(&t)), index(array, element));
     let load_body = vec![
         decl(
             Type::scalar(BaseType::LongLong),

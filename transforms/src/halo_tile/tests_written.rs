@@ -289,3 +289,77 @@ fn a_row_length_declared_after_a_return_is_refused() {
         "`in` is not loaded into a halo tile for its reads at line 6: its row length `W` is declared after a statement that may return, so the tile cannot be loaded before it",
     );
 }
+
+/// Neighbours clamped at the ends (`in[max(i - 1, 0)]`, `in[min(i + 1,
+/// n - 1)]`): the tile loads `min(max(j, 0), n - 1)` at each position,
+/// what every read makes of it for the threads `i < n`, so the ends read
+/// the clamped elements as the original does.
+#[test]
+fn neighbours_clamped_at_the_ends_load_the_tile_clamped() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (in[max(i - 1, 0)] + in[i] + in[min(n - 1, i + 1)]) / 3.0f;
+}
+"#,
+        [256, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        "out[i] = (in_halo[threadIdx.x] + in_halo[threadIdx.x + 1] + in_halo[threadIdx.x + 2]) / 3.0f;",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+/// A read clamped on one side only, the other read unclamped: `i >= 0`
+/// keeps `in[i]` above the lower bound 0 of `in[max(i - 2, 0)]`.
+#[test]
+fn a_read_clamped_below_only_loads_the_tile_clamped_below() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void back(const int *__restrict__ in, int *__restrict__ out, int n) {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i >= n) return;
+    out[i] = in[i] - in[max(0, i - 2)];
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(
+        text.contains("in_halo[in_t] = in[max((int)in_j, 0)];"),
+        "{text}"
+    );
+}
+
+/// Clamps whose bounds copper cannot relate to the threads that read:
+/// `in[i]` for `i < m` may lie past `n - 1`, where `in[min(i + 1, n -
+/// 1)]` of the thread before reads `in[n - 1]`; and two upper bounds.
+#[test]
+fn clamps_that_disagree_on_a_position_are_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void fwd(const float *__restrict__ in, float *__restrict__ out, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) out[i] = in[i] + in[min(i + 1, n - 1)];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: copper cannot show that `in[i]` reads what the clamp of the other reads makes of its position for every thread that reads it",
+    );
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void fwd(const float *__restrict__ in, float *__restrict__ out, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[min(i + 1, n - 1)] + in[min(i + 2, m)];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: its reads are clamped to different bounds (`n - 1` and `m`)",
+    );
+}

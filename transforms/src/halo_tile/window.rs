@@ -93,6 +93,9 @@ pub(crate) struct Window {
     pub(crate) uniform: Vec<Expr>,
     /// The reads the tile serves.
     pub(crate) served: Served,
+    /// The bounds the reads clamp the position to (`max(i - 1, 0)`,
+    /// `min(i + 1, n - 1)`): the lower and the upper one.
+    pub(crate) clamp: [Option<Expr>; 2],
 }
 
 /// What the recognizer knows of the kernel.
@@ -392,6 +395,7 @@ pub(crate) fn recognize(
                 .collect(),
             boxes: vec![vec![(first, last)]],
         },
+        clamp: [None, None],
     })
 }
 
