@@ -421,7 +421,9 @@ fn halo_tile_rewrites_compile() {
 /// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
 /// code; `jacobi5.cu`, 5-point, no launch; `main_heat_rows.cu` and
 /// `laplace512.cu`, their row length a local `const int`;
-/// `main_smooth5_clamp.cu`, its reads clamped at the ends) get a halo tile
+/// `main_smooth5_clamp.cu` and `smooth3_ternary.cu`, their reads clamped at
+/// the ends with `min`/`max` or `?:` in locals the tile leaves unused) get
+/// a halo tile
 /// candidate, and
 /// each compiles spliced into its file as `--write` would splice it (the
 /// tiles seldom win: 1 or 2 neighbours per axis do not pay for the load).
@@ -457,6 +459,11 @@ fn halo_tile_written_out_candidates_compile() {
         ),
         (
             "main_smooth5_clamp.cu",
+            [256, 1, 1],
+            "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        ),
+        (
+            "smooth3_ternary.cu",
             [256, 1, 1],
             "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
         ),

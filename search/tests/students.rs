@@ -84,6 +84,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "tested on the launch at line 36 (grid 3×1×1, block 256×1×1)",
     ),
     (
+        "smooth3_ternary.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "main_smooth3.cu",
         "tested on the launch at line 27 (grid 3×1×1, block 256×1×1)",
     ),

@@ -146,7 +146,7 @@
 //! all, every clamp on one side against the same fixed `int` bound. The
 //! tile then holds `in[min(max((int)j, lo), hi)]` at position `j` (only
 //! the bounds some read uses), which must be what every read makes of `j`
-//! for every thread that reaches it ([`written::Written`]'s `clamp_of`):
+//! for every thread that reaches it (`written::clamp`):
 //! a read without the lower clamp needs `i + c >= lo`, one without the
 //! upper `i + c <= hi`, and with both bounds `lo <= hi` (then a read
 //! clamped below only reads `max(j, lo) <= hi`, and either nesting of the

@@ -88,7 +88,8 @@ fn offsets(r: &mut Rng, radius: i64, axes: usize) -> Vec<Vec<i64>> {
 /// expression or one statement per read, under `if (i >= R && i < n -
 /// R)`, `if (i > R - 1 && i <= n - R - 1)` or after `if (i < R || i >= n
 /// - R) return;`; or, one in three, the reads clamped at the ends
-/// (`in[max(i - 2, 0)]`, `in[min(n - 1, i + 1)]`, both) under `if (i < n)`
+/// (`in[max(i - 2, 0)]`, `in[min(n - 1, i + 1)]`, both, or as a
+/// conditional `(i + 1 >= n) ? n - 1 : i + 1`) under `if (i < n)`
 /// or after `if (i >= n) return;`.
 fn generated_written(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9b05_688c_2b3e_6c1f) ^ 0x77e1);
@@ -125,13 +126,17 @@ fn generated_written(seed: u64) -> String {
             .zip(offsets_read)
             .map(|(read, o)| {
                 let inner = &read["in[".len()..read.len() - 1];
-                let index = match (o.signum(), c.below(3)) {
+                let index = match (o.signum(), c.below(5)) {
                     (0, _) => inner.to_string(),
                     (_, 0) => format!("min(max({inner}, 0), n - 1)"),
                     (-1, 1) => format!("max({inner}, 0)"),
-                    (-1, _) => format!("max(0, {inner})"),
+                    (-1, 2) => format!("max(0, {inner})"),
+                    (-1, 3) => format!("({inner} < 0) ? 0 : {inner}"),
+                    (-1, _) => format!("{inner} > 0 ? {inner} : 0"),
                     (_, 1) => format!("min({inner}, n - 1)"),
-                    _ => format!("min(n - 1, {inner})"),
+                    (_, 2) => format!("min(n - 1, {inner})"),
+                    (_, 3) => format!("({inner} >= n) ? n - 1 : {inner}"),
+                    _ => format!("{inner} < n - 1 ? {inner} : n - 1"),
                 };
                 format!("in[{index}]")
             })

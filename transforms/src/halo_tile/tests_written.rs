@@ -363,3 +363,44 @@ fn clamps_that_disagree_on_a_position_are_refused() {
         "`in` is not loaded into a halo tile for its reads at line 3: its reads are clamped to different bounds (`n - 1` and `m`)",
     );
 }
+
+/// The clamp written as a conditional (`i > 0 ? i - 1 : 0`, `(i + 1 >= n)
+/// ? n - 1 : i + 1`): the condition holds exactly when the index is past
+/// the bound, so it is `max`/`min`, and the tile loads the same clamp.
+#[test]
+fn a_clamp_written_as_a_conditional_loads_the_tile_clamped() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i > 0 ? i - 1 : 0] + in[i] + in[(i + 1 >= n) ? n - 1 : i + 1];
+}
+"#,
+        [256, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        "out[i] = in_halo[threadIdx.x] + in_halo[threadIdx.x + 1] + in_halo[threadIdx.x + 2];",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+/// A conditional that is no clamp (`i > 2 ? i - 1 : 0` picks 0 at `i =
+/// 2`, where `max(i - 1, 0)` is 1): its index is not the thread's element
+/// plus a constant, and the reads are left alone.
+#[test]
+fn a_conditional_that_is_no_clamp_is_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - 1) out[i] = in[i > 2 ? i - 1 : 0] + in[i + 1];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: its index `i > 2 ? i - 1 : 0` is not the thread's own element plus a constant",
+    );
+}

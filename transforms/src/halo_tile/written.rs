@@ -18,9 +18,11 @@ use crate::ast_util::{self, expr, int, unconditional_in, Effects};
 use crate::coop_load::Place;
 use crate::Refusal;
 
+mod clamp;
+
 /// A sum of products of names with integer coefficients, each product's
 /// names sorted.
-type Poly = BTreeMap<Vec<String>, i64>;
+pub(super) type Poly = BTreeMap<Vec<String>, i64>;
 
 /// A first and last offset along an axis.
 type Range = (i64, i64);
@@ -44,7 +46,7 @@ struct Recognized {
 
 /// A read's index with its clamps taken off: the index inside, and the
 /// lower (`max`) and upper (`min`) bounds.
-type Unclamped<'e> = (&'e Expr, [Option<&'e Expr>; 2]);
+pub(super) type Unclamped<'e> = (&'e Expr, [Option<&'e Expr>; 2]);
 
 /// What the recognizer knows of the kernel for reads written out.
 pub(crate) struct Written<'a, 'f> {
@@ -203,7 +205,7 @@ impl<'a, 'f> Written<'a, 'f> {
             ast_util::visit_stmt_exprs(s, &mut |e| {
                 if let Some(i) = read_of(e, array) {
                     found |= self
-                        .offsets(self.unclamp(self.k, i).0, axes)
+                        .offsets(self.unclamp(self.k, i, axes).0, axes)
                         .is_some_and(|(_, o)| o.iter().any(|&c| c != 0));
                 }
             });
@@ -267,7 +269,7 @@ impl<'a, 'f> Written<'a, 'f> {
             let Some(i) = read_of(r, array) else {
                 continue;
             };
-            let (i, clamp) = self.unclamp(k, i);
+            let (i, clamp) = self.unclamp(k, i, &names);
             if names.len() > 1 && clamp.iter().any(Option::is_some) {
                 return Err(format!(
                     "its index `{}` is clamped as a whole (`min`/`max`), which is not done for a 2-D index",
@@ -352,134 +354,6 @@ impl<'a, 'f> Written<'a, 'f> {
             stride,
             clamp,
         })
-    }
-
-    /// Index `i` with its `min`/`max` clamps against fixed `int` bounds of
-    /// `k` taken off (`min(max(i - 1, 0), n - 1)`, `max(0, i - 1)`), one
-    /// of each at most.
-    fn unclamp<'e>(&self, k: &Kernel, i: &'e Expr) -> Unclamped<'e> {
-        let mut found: Unclamped<'e> = (i, [None, None]);
-        while let ExprKind::Call(call, args) = &found.0.kind {
-            let side = match call.as_str() {
-                "max" => 0,
-                "min" => 1,
-                _ => break,
-            };
-            let [a, b] = args.as_slice() else {
-                break;
-            };
-            let (inner, bound) = match (k.int_operand(a), k.int_operand(b)) {
-                (false, true) => (a, b),
-                (true, false) => (b, a),
-                _ => break,
-            };
-            if found.1[side].is_some() {
-                break;
-            }
-            found = (inner, found.1);
-            found.1[side] = Some(bound);
-        }
-        found
-    }
-
-    /// `Σ plus − Σ minus + c` when it is a constant.
-    fn constant(&self, plus: &[&Expr], minus: &[&Expr], c: i64) -> Option<i64> {
-        let mut total = Poly::from([(Vec::new(), c)]);
-        for (es, sign) in [(plus, 1), (minus, -1)] {
-            for e in es {
-                for (m, v) in self.fold(self.poly(e, &[], 0)?, None)? {
-                    let t = total.entry(m).or_insert(0);
-                    *t = t.checked_add(v.checked_mul(sign)?)?;
-                }
-            }
-        }
-        total.retain(|_, v| *v != 0);
-        match total.len() {
-            0 => Some(0),
-            1 => total.get(&Vec::new()).copied(),
-            _ => None,
-        }
-    }
-
-    /// The bounds the 1-D reads `found` (each with its clamps `clamps`)
-    /// clamp the position to along axis `a`, when one tile element per
-    /// position serves them all: the tile loads `min(max(j, lo), hi)` at
-    /// position `j`, which is what every read makes of `j` for every
-    /// thread that reaches it. A read without the lower clamp needs `j >=
-    /// lo`, one without the upper `j <= hi`; with both bounds, `lo <= hi`
-    /// (so `min(max(j, lo), hi)` is `max(min(j, hi), lo)`, and a read
-    /// clamped below only reads `max(j, lo) <= hi`). Proved from the
-    /// thread's bounds: `i >= 0` (the global index) or `i >= m`, and `i <
-    /// b`, as constant differences (`n - 1` against `i < n`).
-    fn clamp_of(
-        &self,
-        a: &Axis,
-        found: &[(Expr, Vec<i64>)],
-        clamps: &[[Option<&Expr>; 2]],
-    ) -> Result<[Option<Expr>; 2], Refusal> {
-        let mut bounds: [Option<&Expr>; 2] = [None, None];
-        for c in clamps {
-            for side in 0..2 {
-                match (bounds[side], c[side]) {
-                    (Some(x), Some(y)) if !ast_util::equiv_expr(x, y) => {
-                        return Err(format!(
-                            "its reads are clamped to different bounds (`{}` and `{}`)",
-                            print::expression(x),
-                            print::expression(y)
-                        )
-                        .into())
-                    }
-                    (None, y) => bounds[side] = y,
-                    _ => {}
-                }
-            }
-        }
-        let zero = int(0);
-        let from: Vec<&Expr> = a.from.iter().chain([&zero]).collect();
-        let at_least = |lo: &Expr, c: i64| {
-            from.iter()
-                .any(|m| self.constant(&[m], &[lo], c).is_some_and(|d| d >= 0))
-        };
-        let at_most = |hi: &Expr, c: i64| {
-            a.below.iter().any(|b| {
-                1i64.checked_sub(c)
-                    .and_then(|one_less| self.constant(&[hi], &[b], one_less))
-                    .is_some_and(|d| d >= 0)
-            })
-        };
-        if let [Some(lo), Some(hi)] = bounds {
-            let ordered = a.below.iter().any(|b| {
-                from.iter()
-                    .any(|m| self.constant(&[hi, m], &[lo, b], 1).is_some_and(|d| d >= 0))
-            });
-            if !ordered {
-                return Err(format!(
-                    "copper cannot show that the clamp's bounds `{}` and `{}` are in order for every thread that reads",
-                    print::expression(lo),
-                    print::expression(hi)
-                )
-                .into());
-            }
-        }
-        for ((r, o), c) in found.iter().zip(clamps) {
-            let off = o.first().copied().unwrap_or(0);
-            let lower = match (bounds[0], c[0]) {
-                (Some(lo), None) => at_least(lo, off),
-                _ => true,
-            };
-            let upper = match (bounds[1], c[1]) {
-                (Some(hi), None) => at_most(hi, off),
-                _ => true,
-            };
-            if !(lower && upper) {
-                return Err(format!(
-                    "copper cannot show that `{}` reads what the clamp of the other reads makes of its position for every thread that reads it",
-                    print::expression(r)
-                )
-                .into());
-            }
-        }
-        Ok(bounds.map(|b| b.cloned()))
     }
 }
 
