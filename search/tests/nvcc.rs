@@ -419,7 +419,12 @@ fn halo_tile_rewrites_compile() {
 
 /// The students' stencils written out as neighbour reads
 /// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
-/// code; `jacobi5.cu`, 5-point, no launch) get a halo tile candidate, and
+/// code; `jacobi5.cu`, 5-point, no launch; `main_heat_rows.cu` and
+/// `laplace512.cu`, their row length a local `const int`;
+/// `main_smooth5_clamp.cu` and `smooth3_ternary.cu`, their reads clamped at
+/// the ends with `min`/`max` or `?:` in locals the tile leaves unused) get
+/// a halo tile
+/// candidate, and
 /// each compiles spliced into its file as `--write` would splice it (the
 /// tiles seldom win: 1 or 2 neighbours per axis do not pay for the load).
 #[test]
@@ -441,6 +446,26 @@ fn halo_tile_written_out_candidates_compile() {
             "jacobi5.cu",
             [16, 16, 1],
             "__shared__ float grid_halo[34][48];",
+        ),
+        (
+            "main_heat_rows.cu",
+            [16, 16, 1],
+            "T_halo[T_ty][T_tx] = T[T_jy * W + T_jx];",
+        ),
+        (
+            "laplace512.cu",
+            [16, 16, 1],
+            "img_halo[img_ty][img_tx] = img[img_jy * N + img_jx];",
+        ),
+        (
+            "main_smooth5_clamp.cu",
+            [256, 1, 1],
+            "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        ),
+        (
+            "smooth3_ternary.cu",
+            [256, 1, 1],
+            "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
         ),
     ] {
         let path = root().join("testdata/students").join(name);

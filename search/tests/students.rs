@@ -72,6 +72,22 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_heat_rows.cu",
+        "tested on the launch at line 44 (grid 3×3×1, block 16×16×1)",
+    ),
+    (
+        "laplace512.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
+        "main_smooth5_clamp.cu",
+        "tested on the launch at line 36 (grid 3×1×1, block 256×1×1)",
+    ),
+    (
+        "smooth3_ternary.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "main_smooth3.cu",
         "tested on the launch at line 27 (grid 3×1×1, block 256×1×1)",
     ),
@@ -580,7 +596,9 @@ fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
 /// on `wsteps` (three reads do not pay for the load loop), the default
 /// ranking; on `jacobi5.cu` (5-point, 16 × 16 blocks assumed) the tile's
 /// load loops touch as many sectors as the four reads did, and it is left
-/// out on either metric.
+/// out on either metric; on `main_heat_rows.cu` (9-point, its row length
+/// a local `const int W = width;`) the tile halves the sectors but loses
+/// on `wsteps` too.
 #[test]
 fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     let by_sectors = optimized(&students(), &["--metric", "sectors", "--explain"]);
@@ -599,9 +617,38 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     );
     let jacobi = kernel_in(&by_sectors, "jacobi5.cu");
     assert_eq!(jacobi["status"], "unchanged", "{jacobi}");
+    // The 9-point heat step, its row length a `const int W = width;`.
+    let heat = kernel_in(&by_sectors, "main_heat_rows.cu");
+    assert_eq!(heat["status"], "improved", "{heat}");
+    assert_eq!(heat["applied"][0]["transform"], "halo tile", "{heat}");
+    let (before, after) = (
+        bound(heat, "sectors", "before_value"),
+        bound(heat, "sectors", "after_value"),
+    );
+    assert!(after * 1.5 < before, "sectors {before} → {after}");
     let by_wsteps = optimized(&students(), &[]);
-    for file in ["main_smooth3.cu", "jacobi5.cu"] {
+    for file in ["main_smooth3.cu", "jacobi5.cu", "main_heat_rows.cu"] {
         assert_eq!(kernel_in(&by_wsteps, file)["status"], "unchanged", "{file}");
+    }
+}
+
+/// The students' clamped 5-point smoothing (`in[max(i - 2, 0)]` …
+/// `in[min(i + 2, n - 1)]`, launched from its host code) gets a halo tile
+/// loaded clamped the same way, taken on `wsteps`: the analysis charges a
+/// clamped index a sector per lane, so five clamped reads cost more than
+/// the tile's two clamped load rounds.
+#[test]
+fn a_clamped_stencil_gets_a_halo_tile_loaded_clamped() {
+    let kernels = optimized(&students(), &[]);
+    let k = kernel_in(&kernels, "main_smooth5_clamp.cu");
+    assert_eq!(k["status"], "improved", "{k}");
+    assert_eq!(k["applied"][0]["transform"], "halo tile", "{k}");
+    for metric in ["wsteps", "sectors"] {
+        let (before, after) = (
+            bound_value(k, metric, "before_value"),
+            bound_value(k, metric, "after_value"),
+        );
+        assert!(after < before * 0.8, "{metric} {before} → {after}");
     }
 }
 

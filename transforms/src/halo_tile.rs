@@ -129,7 +129,9 @@
 //! Each read's index, with constants folded and the `int` locals never
 //! assigned replaced by their values (`idx`), must be the thread's own
 //! element plus a constant: `i + c` in 1-D, `(y + dy) * w + (x + dx)` in
-//! 2-D (`w` a fixed `int` parameter; `in[(y - 1) * w + x + 1]`,
+//! 2-D (`w` a fixed `int` parameter, a top-level `const int W = width;`
+//! copy of one or a local constant `const int N = 512;` kept by name,
+//! declared before the tile's load; `in[(y - 1) * w + x + 1]`,
 //! `in[idx - w - 1]` and the like). The radius along each axis is the largest
 //! offset; the same tiles, guards and barrier as for the loops serve the
 //! reads (`tile[threadIdx.x + (c - S)]`). The reads must all stand in
@@ -138,6 +140,20 @@
 //! loop), none in a loop, none conditional within its expression
 //! (`i > 0 ? in[i - 1] : 0` is refused), no `return` between them; so
 //! every thread that reaches them reads every offset.
+//!
+//! A 1-D read may be clamped at the ends (`in[max(i - 1, 0)]`,
+//! `in[min(n - 1, i + 1)]`, both), each read on either side or not at
+//! all, every clamp on one side against the same fixed `int` bound. The
+//! tile then holds `in[min(max((int)j, lo), hi)]` at position `j` (only
+//! the bounds some read uses), which must be what every read makes of `j`
+//! for every thread that reaches it (`written::clamp`):
+//! a read without the lower clamp needs `i + c >= lo`, one without the
+//! upper `i + c <= hi`, and with both bounds `lo <= hi` (then a read
+//! clamped below only reads `max(j, lo) <= hi`, and either nesting of the
+//! two clamps is the same). Each is proved from the bounds of the threads
+//! that reach the reads, `i >= 0` (the global index) or `i >= m` and `i <
+//! b`, as a constant difference (`hi - b + 1 - c >= 0` for `hi = n - 1`
+//! against `i < n`); else the reads are refused with the reason.
 //!
 //! What is loaded. The offsets a thread reads need not fill the tile's
 //! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
@@ -529,11 +545,7 @@ impl Transform for HaloTile {
     fn propose(&self, cx: &Context) -> Proposals {
         let f = cx.function;
         let staging = Staging::of(f);
-        let k = window::Kernel {
-            f,
-            fixed: staging.fixed.clone(),
-            consts: window::local_consts(f),
-        };
+        let k = window::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
             used: static_shared_bytes(f),

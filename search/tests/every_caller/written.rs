@@ -87,7 +87,10 @@ fn offsets(r: &mut Rng, radius: i64, axes: usize) -> Vec<Vec<i64>> {
 /// `in[i - 2]`, `in[1 + i]` or through a local `int l = i - 1;`, in one
 /// expression or one statement per read, under `if (i >= R && i < n -
 /// R)`, `if (i > R - 1 && i <= n - R - 1)` or after `if (i < R || i >= n
-/// - R) return;`.
+/// - R) return;`; or, one in three, the reads clamped at the ends
+/// (`in[max(i - 2, 0)]`, `in[min(n - 1, i + 1)]`, both, or as a
+/// conditional `(i + 1 >= n) ? n - 1 : i + 1`) under `if (i < n)`
+/// or after `if (i >= n) return;`.
 fn generated_written(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9b05_688c_2b3e_6c1f) ^ 0x77e1);
     let ty = r.pick(&["int", "float"]);
@@ -97,7 +100,9 @@ fn generated_written(seed: u64) -> String {
         "threadIdx.x + blockIdx.x * blockDim.x",
     ]);
     let mut locals = String::new();
-    let reads: Vec<String> = offsets(&mut r, radius, 1)
+    let picked = offsets(&mut r, radius, 1);
+    let offsets_read: Vec<i64> = picked.iter().map(|o| o[0]).collect();
+    let reads: Vec<String> = picked
         .into_iter()
         .enumerate()
         .map(|(n, o)| match r.below(3) {
@@ -109,6 +114,34 @@ fn generated_written(seed: u64) -> String {
             }
         })
         .collect();
+    // One in three clamps the reads at the ends instead of keeping the
+    // threads off them (drawn apart, so the other choices of a seed stay
+    // what they were).
+    let mut c = Rng(seed ^ 0x9e37_79b9);
+    let clamped = c.below(3) == 0;
+    let reads: Vec<String> = match clamped {
+        false => reads,
+        true => reads
+            .into_iter()
+            .zip(offsets_read)
+            .map(|(read, o)| {
+                let inner = &read["in[".len()..read.len() - 1];
+                let index = match (o.signum(), c.below(5)) {
+                    (0, _) => inner.to_string(),
+                    (_, 0) => format!("min(max({inner}, 0), n - 1)"),
+                    (-1, 1) => format!("max({inner}, 0)"),
+                    (-1, 2) => format!("max(0, {inner})"),
+                    (-1, 3) => format!("({inner} < 0) ? 0 : {inner}"),
+                    (-1, _) => format!("{inner} > 0 ? {inner} : 0"),
+                    (_, 1) => format!("min({inner}, n - 1)"),
+                    (_, 2) => format!("min(n - 1, {inner})"),
+                    (_, 3) => format!("({inner} >= n) ? n - 1 : {inner}"),
+                    _ => format!("{inner} < n - 1 ? {inner} : n - 1"),
+                };
+                format!("in[{index}]")
+            })
+            .collect(),
+    };
     let body = if r.below(2) == 0 {
         format!("{ty} s = {};", reads.join(" + "))
     } else {
@@ -125,6 +158,11 @@ fn generated_written(seed: u64) -> String {
             &("if (i < R || i >= n - R) return;\n    {", "}"),
         ][..],
     );
+    let (open, close) = match (clamped, c.below(2)) {
+        (false, _) => (*open, *close),
+        (true, 0) => ("if (i < n) {", "}"),
+        (true, _) => ("if (i >= n) return;\n    {", "}"),
+    };
     format!(
         "#define R {radius}
 __global__ void k(const {ty} *in, {ty} *out, int n) {{
@@ -172,9 +210,15 @@ fn halo_tiles_of_generated_written_2d_windows_are_right_for_every_block() {
 /// around each thread's pixel, written as `in[idx - w + 1]` with `int idx
 /// = y * w + x;`, `in[(y - 1) * w + (x + 1)]` or `in[(y - 1) * w + x +
 /// 1]`, under the interior's bounds (`x >= R`, or `x > 0` for `R = 1`)
-/// or after `if (… ) return;`.
+/// or after `if (… ) return;`. One in three names the row length through
+/// a copy `const int W = w;` (drawn apart, so the other choices of a
+/// seed stay what they were).
 fn generated_written_2d(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x1f83_d9ab_fb41_bd6b) ^ 0x5be0);
+    let (copy, w) = match Rng(seed ^ 0x3c6e_f372).below(3) {
+        0 => ("\n    const int W = w;", "W"),
+        _ => ("", "w"),
+    };
     let ty = r.pick(&["int", "float"]);
     let radius = 1 + r.below(2) as i64;
     let x = r.pick(&[
@@ -204,30 +248,30 @@ fn generated_written_2d(seed: u64) -> String {
     let reads: Vec<String> = picked
         .iter()
         .map(|o| match form {
-            0 => format!("in[idx{}{}]", plus(o[0], "w"), plus(o[1], "")),
-            1 => format!("in[(y{}) * w + (x{})]", plus(o[0], ""), plus(o[1], "")),
-            _ => format!("in[(y{}) * w + x{}]", plus(o[0], ""), plus(o[1], "")),
+            0 => format!("in[idx{}{}]", plus(o[0], w), plus(o[1], "")),
+            1 => format!("in[(y{}) * {w} + (x{})]", plus(o[0], ""), plus(o[1], "")),
+            _ => format!("in[(y{}) * {w} + x{}]", plus(o[0], ""), plus(o[1], "")),
         })
-        .map(|s| s.replace("(y) * w", "y * w").replace("(x)", "x"))
+        .map(|s| s.replace("(y) *", "y *").replace("(x)", "x"))
         .collect();
     let interior = if radius == 1 && r.below(2) == 0 {
-        "if (x > 0 && x < w - 1 && y > 0 && y < h - 1) {".to_string()
+        format!("if (x > 0 && x < {w} - 1 && y > 0 && y < h - 1) {{")
     } else {
-        format!("if (x >= {radius} && x < w - {radius} && y >= {radius} && y < h - {radius}) {{")
+        format!("if (x >= {radius} && x < {w} - {radius} && y >= {radius} && y < h - {radius}) {{")
     };
     let (open, close) = match r.below(2) {
         0 => (interior, "}"),
         _ => (
-            format!("if (x < {radius} || y < {radius} || x >= w - {radius} || y >= h - {radius}) return;\n    {{"),
+            format!("if (x < {radius} || y < {radius} || x >= {w} - {radius} || y >= h - {radius}) return;\n    {{"),
             "}",
         ),
     };
     format!(
-        "__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{
+        "__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{{copy}
     int x = {x};
     int y = {y};
     {open}
-        int idx = y * w + x;
+        int idx = y * {w} + x;
         {ty} s = {};
         out[idx] = s;
     {close}

@@ -3,8 +3,10 @@
 //! and the whole rewritten body under a test of the block shape with the
 //! original body on the other side.
 
+use std::collections::BTreeSet;
+
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, CastStyle, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 
 use super::window::{Axis, Offset, Window};
@@ -154,6 +156,15 @@ pub(crate) fn all(conds: Vec<Expr>) -> Option<Expr> {
     conds.into_iter().reduce(|a, b| bin(BinOp::And, a, b))
 }
 
+/// `(int)e`: a position the original computes as an `int`.
+pub(crate) fn as_int(e: Expr) -> Expr {
+    expr(ExprKind::Cast(
+        CastStyle::C,
+        Type::scalar(BaseType::Int),
+        Box::new(e),
+    ))
+}
+
 /// The kernel `f` with the reads of `array` (elements of type `elem`)
 /// that window `w` describes served from a halo tile.
 pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Function {
@@ -174,7 +185,18 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Func
     let mut block_reads_x: Vec<Expr> = w.uniform.clone();
     block_reads_x.extend(block_reads(a, &base, &bdim()));
     let when = tile_reads(&w.served.boxes, &[(a, bdim(), (&j, &t))]);
-    let store = ast_util::assign(index(&tile, ident(&t)), index(array, ident(&j)));
+    // A clamped read reads `min(max(j, lo), hi)` of position `j`, an
+    // `int` where some thread reads it.
+    let mut element = match w.clamp {
+        [None, None] => ident(&j),
+        _ => as_int(ident(&j)),
+    };
+    for (call, bound) in ["max", "min"].into_iter().zip(&w.clamp) {
+        if let Some(b) = bound {
+            element = expr(ExprKind::Call(call.to_string(), vec![element, b.clone()]));
+        }
+    }
+    let store = ast_util::assign(index(&tile, ident(&t)), index(array, element));
     let load_body = vec![
         decl(
             Type::scalar(BaseType::LongLong),
@@ -274,6 +296,9 @@ impl Tiled<'_> {
                 ast_util::replace_expr(e, read, at_tile)
             }
         };
+        // The locals the reads written out named in their indices (`int
+        // left = i > 0 ? i - 1 : 0;`), which the tile may leave unused.
+        let mut named = BTreeSet::new();
         for s in &f.body[self.at..] {
             let mut s = s.clone();
             for &target in self.targets {
@@ -281,12 +306,26 @@ impl Tiled<'_> {
                     // A loop's header does not read the tile.
                     StmtKind::For { body, .. } => {
                         ast_util::visit_stmt_roots_mut(body, &mut |e| replace(e));
-                        drop_unused_locals(body);
+                        if let StmtKind::Block(stmts) = &mut body.kind {
+                            drop_unused_locals(stmts, None);
+                        }
                     }
-                    _ => ast_util::visit_stmt_roots_mut(l, &mut |e| replace(e)),
+                    _ => {
+                        for (read, _) in self.reads {
+                            ast_util::visit_expr(read, &mut |e| {
+                                if let ExprKind::Ident(n) = &e.kind {
+                                    named.insert(n.clone());
+                                }
+                            });
+                        }
+                        ast_util::visit_stmt_roots_mut(l, &mut |e| replace(e))
+                    }
                 });
             }
             fast.push(s);
+        }
+        if !named.is_empty() {
+            drop_unused_within(&mut fast, &named);
         }
         Function {
             body: vec![if_else(shape, fast, f.body.clone())],
@@ -295,14 +334,30 @@ impl Tiled<'_> {
     }
 }
 
-/// Drops from the loop body `body` the declarations of locals nothing in
-/// it uses any more (`int r = min(max(row + dy, 0), h - 1);` once the
-/// read of `in[r * w + c]` is the tile's), their values computed without
-/// side effects.
-fn drop_unused_locals(body: &mut Stmt) {
-    let StmtKind::Block(stmts) = &mut body.kind else {
-        return;
-    };
+/// Drops from `stmts` and the blocks in them the declarations of `names`
+/// that nothing in their block uses any more.
+fn drop_unused_within(stmts: &mut Vec<Stmt>, names: &BTreeSet<String>) {
+    for s in stmts.iter_mut() {
+        match &mut s.kind {
+            StmtKind::Block(b) => drop_unused_within(b, names),
+            StmtKind::If { then, els, .. } => {
+                for x in std::iter::once(then).chain(els.as_mut()) {
+                    if let StmtKind::Block(b) = &mut x.kind {
+                        drop_unused_within(b, names);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    drop_unused_locals(stmts, Some(names));
+}
+
+/// Drops from the statements `stmts` the declarations of locals (of
+/// `only`, when given) nothing in them uses any more (`int r =
+/// min(max(row + dy, 0), h - 1);` once the read of `in[r * w + c]` is the
+/// tile's), their values computed without side effects.
+fn drop_unused_locals(stmts: &mut Vec<Stmt>, only: Option<&BTreeSet<String>>) {
     let used = |stmts: &[Stmt], name: &str| {
         let mut found = false;
         for s in stmts {
@@ -324,7 +379,8 @@ fn drop_unused_locals(body: &mut Stmt) {
                 None => true,
                 Some(_) => false,
             };
-            pure && d.dims.is_empty() && !used(stmts, &d.name)
+            let chosen = only.is_none_or(|names| names.contains(&d.name));
+            chosen && pure && d.dims.is_empty() && !used(stmts, &d.name)
         });
         if dead {
             stmts.remove(at);

@@ -4,10 +4,12 @@
 //! window loops reading the tile, and the whole rewritten body under
 //! `blockDim.x <= 32 && blockDim.y <= 32 && blockDim.z == 1`.
 
-use copper::cuda::ast::{BaseType, BinOp, CastStyle, Expr, ExprKind, Function, Type};
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Type};
 
 use super::build::Tiled;
-use super::build::{all, block_reads, block_shape, plus_first, strided, tile_at, tile_reads};
+use super::build::{
+    all, as_int, block_reads, block_shape, plus_first, strided, tile_at, tile_reads,
+};
 use super::window2d::{Key, Window2d};
 use super::MAX_SIDE;
 use crate::ast_util::{self, bin, decl, expr, fresh, ident, if_else, index, int, long_long};
@@ -20,15 +22,6 @@ use crate::coop_load::builtin;
 pub(crate) fn tile_dims(w: &Window2d) -> [u64; 2] {
     let cols = MAX_SIDE + w.cols.halo();
     [MAX_SIDE + w.rows.halo(), cols + (48 - cols % 32) % 32]
-}
-
-/// `(int)e`: a position the original computes as an `int`.
-fn as_int(e: Expr) -> Expr {
-    expr(ExprKind::Cast(
-        CastStyle::C,
-        Type::scalar(BaseType::Int),
-        Box::new(e),
-    ))
 }
 
 /// `tile[r][c]`.

@@ -207,3 +207,200 @@ fn a_read_under_a_condition_of_its_own_is_refused() {
         "`in` is not loaded into a halo tile for its reads at line 4: `in` is read in a loop, under a condition or in an `else` branch, not all in straight-line code every thread runs",
     );
 }
+
+/// A row length copied into a local `const int` (`const int W = width;`)
+/// is a fixed `int`: the reads `in[(y - 1) * W + x]` make the 5-point
+/// cross, the bounds `x < W - 1` are bounds on the thread, and the tile
+/// is loaded as `in[in_jy * W + in_jx]` after the copy.
+#[test]
+fn a_row_length_in_a_const_local_copy_makes_a_2d_window() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void lap(const float *__restrict__ in, float *__restrict__ out, int width, int height) {
+    const int W = width;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && x < W - 1 && y > 0 && y < height - 1)
+        out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1] + in[(y - 1) * W + x] + in[(y + 1) * W + x] - 4.0f * in[y * W + x];
+}
+"#,
+        [16, 16, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_ty][in_tx] = in[in_jy * W + in_jx];",
+        "in_bx + blockDim.x > 1 && 1 < W - 1 && in_bx < W - 1",
+        "out[y * W + x] = in_halo[threadIdx.y + 1][threadIdx.x] + in_halo[threadIdx.y + 1][threadIdx.x + 2] + in_halo[threadIdx.y][threadIdx.x + 1] + in_halo[threadIdx.y + 2][threadIdx.x + 1] - 4.0f * in_halo[threadIdx.y + 1][threadIdx.x + 1];",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    // The copy comes before the tile's load.
+    let copy = text.find("const int W = width;").unwrap_or(usize::MAX);
+    let load = text.find("__shared__").unwrap_or(0);
+    assert!(copy < load, "{text}");
+}
+
+/// A constant row length in a local (`const int W = 512;`) stays a name
+/// in the index, so `y * W` is a row; other local constants fold
+/// (`in[(y + R) * W + x]` is the row below for `R = 1`).
+#[test]
+fn a_constant_row_length_in_a_local_makes_a_2d_window() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void lap512(const float *__restrict__ in, float *__restrict__ out) {
+    const int W = 512;
+    const int R = 1;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && x < W - 1 && y > 0 && y < W - 1)
+        out[y * W + x] = in[y * W + x - R] + in[y * W + x + R] + in[(y - R) * W + x] + in[(y + R) * W + x];
+}
+"#,
+        [16, 16, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(
+        text.contains("in_halo[in_ty][in_tx] = in[in_jy * W + in_jx];"),
+        "{text}"
+    );
+    assert!(
+        text.contains("in_halo[threadIdx.y + 2][threadIdx.x + 1]"),
+        "{text}"
+    );
+}
+
+/// A row length copied after an early return cannot be read where the
+/// tile is loaded (before the return): refused with the reason.
+#[test]
+fn a_row_length_declared_after_a_return_is_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [16, 16, 1],
+        r#"__global__ void lap(const float *__restrict__ in, float *__restrict__ out, int width, int height) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x >= width - 1 || y >= height - 1) return;
+    const int W = width;
+    out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1] + in[(y - 1) * W + x] + in[(y + 1) * W + x];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 6: its row length `W` is declared after a statement that may return, so the tile cannot be loaded before it",
+    );
+}
+
+/// Neighbours clamped at the ends (`in[max(i - 1, 0)]`, `in[min(i + 1,
+/// n - 1)]`): the tile loads `min(max(j, 0), n - 1)` at each position,
+/// what every read makes of it for the threads `i < n`, so the ends read
+/// the clamped elements as the original does.
+#[test]
+fn neighbours_clamped_at_the_ends_load_the_tile_clamped() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (in[max(i - 1, 0)] + in[i] + in[min(n - 1, i + 1)]) / 3.0f;
+}
+"#,
+        [256, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        "out[i] = (in_halo[threadIdx.x] + in_halo[threadIdx.x + 1] + in_halo[threadIdx.x + 2]) / 3.0f;",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+/// A read clamped on one side only, the other read unclamped: `i >= 0`
+/// keeps `in[i]` above the lower bound 0 of `in[max(i - 2, 0)]`.
+#[test]
+fn a_read_clamped_below_only_loads_the_tile_clamped_below() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void back(const int *__restrict__ in, int *__restrict__ out, int n) {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i >= n) return;
+    out[i] = in[i] - in[max(0, i - 2)];
+}
+"#,
+        [64, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    assert!(
+        text.contains("in_halo[in_t] = in[max((int)in_j, 0)];"),
+        "{text}"
+    );
+}
+
+/// Clamps whose bounds copper cannot relate to the threads that read:
+/// `in[i]` for `i < m` may lie past `n - 1`, where `in[min(i + 1, n -
+/// 1)]` of the thread before reads `in[n - 1]`; and two upper bounds.
+#[test]
+fn clamps_that_disagree_on_a_position_are_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void fwd(const float *__restrict__ in, float *__restrict__ out, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) out[i] = in[i] + in[min(i + 1, n - 1)];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: copper cannot show that `in[i]` reads what the clamp of the other reads makes of its position for every thread that reads it",
+    );
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void fwd(const float *__restrict__ in, float *__restrict__ out, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[min(i + 1, n - 1)] + in[min(i + 2, m)];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: its reads are clamped to different bounds (`n - 1` and `m`)",
+    );
+}
+
+/// The clamp written as a conditional (`i > 0 ? i - 1 : 0`, `(i + 1 >= n)
+/// ? n - 1 : i + 1`): the condition holds exactly when the index is past
+/// the bound, so it is `max`/`min`, and the tile loads the same clamp.
+#[test]
+fn a_clamp_written_as_a_conditional_loads_the_tile_clamped() {
+    let found = rewrites(
+        &HaloTile,
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i > 0 ? i - 1 : 0] + in[i] + in[(i + 1 >= n) ? n - 1 : i + 1];
+}
+"#,
+        [256, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let text = &found[0].1;
+    for want in [
+        "in_halo[in_t] = in[min(max((int)in_j, 0), n - 1)];",
+        "out[i] = in_halo[threadIdx.x] + in_halo[threadIdx.x + 1] + in_halo[threadIdx.x + 2];",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+/// A conditional that is no clamp (`i > 2 ? i - 1 : 0` picks 0 at `i =
+/// 2`, where `max(i - 1, 0)` is 1): its index is not the thread's element
+/// plus a constant, and the reads are left alone.
+#[test]
+fn a_conditional_that_is_no_clamp_is_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        r#"__global__ void smooth(const float *__restrict__ in, float *__restrict__ out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - 1) out[i] = in[i > 2 ? i - 1 : 0] + in[i + 1];
+}
+"#,
+        "`in` is not loaded into a halo tile for its reads at line 3: its index `i > 2 ? i - 1 : 0` is not the thread's own element plus a constant",
+    );
+}

@@ -93,6 +93,9 @@ pub(crate) struct Window {
     pub(crate) uniform: Vec<Expr>,
     /// The reads the tile serves.
     pub(crate) served: Served,
+    /// The bounds the reads clamp the position to (`max(i - 1, 0)`,
+    /// `min(i + 1, n - 1)`): the lower and the upper one.
+    pub(crate) clamp: [Option<Expr>; 2],
 }
 
 /// What the recognizer knows of the kernel.
@@ -105,6 +108,10 @@ pub(crate) struct Kernel<'f> {
     /// The kernel's top-level `const int` locals with constant values,
     /// each with the position of its declaration and its value.
     pub(crate) consts: BTreeMap<String, (usize, i64)>,
+    /// The kernel's top-level `const int` locals whose value is a fixed
+    /// `int` but not a constant (`const int W = width;`), each with the
+    /// position of its declaration.
+    pub(crate) aliases: BTreeMap<String, usize>,
 }
 
 /// The value of a constant integer expression that may be negative
@@ -127,7 +134,7 @@ pub(crate) fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option
 
 /// The top-level `const int R = 3;` (or `constexpr`) locals of `f` whose
 /// value is a constant (earlier ones included), never redeclared.
-pub(crate) fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
+fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
     let redeclared = crate::tiled_shared::redeclared(f);
     let mut found = BTreeMap::new();
     for (at, s) in f.body.iter().enumerate() {
@@ -150,9 +157,43 @@ pub(crate) fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
     found
 }
 
-impl Kernel<'_> {
+impl<'f> Kernel<'f> {
+    /// What the recognizer knows of kernel `f` whose scalar parameters
+    /// never assigned nor redeclared are `fixed`: its local constants and
+    /// the top-level `const int` copies of fixed `int` values.
+    pub(crate) fn new(f: &'f Function, fixed: BTreeSet<String>) -> Self {
+        let mut k = Kernel {
+            f,
+            fixed,
+            consts: local_consts(f),
+            aliases: BTreeMap::new(),
+        };
+        let redeclared = crate::tiled_shared::redeclared(f);
+        for (at, s) in f.body.iter().enumerate() {
+            let StmtKind::Decl(ds) = &s.kind else {
+                continue;
+            };
+            for d in ds {
+                let alias = d.ty.is_const
+                    && d.ty.base == BaseType::Int
+                    && !d.ty.is_pointer()
+                    && d.dims.is_empty()
+                    && !redeclared.contains(&d.name)
+                    && !k.consts.contains_key(&d.name);
+                if let (true, Some(Init::Expr(e))) = (alias, &d.init) {
+                    // Earlier copies count: they are declared before `at`.
+                    if k.int_operand(e) {
+                        k.aliases.insert(d.name.clone(), at);
+                    }
+                }
+            }
+        }
+        k
+    }
+
     /// The kernel as seen before top-level statement `at`: the local
-    /// constants declared earlier count as fixed names, the others not.
+    /// constants and copies declared earlier count as fixed names, the
+    /// others not.
     pub(crate) fn before(&self, at: usize) -> Kernel<'_> {
         let consts: BTreeMap<String, (usize, i64)> = self
             .consts
@@ -160,17 +201,35 @@ impl Kernel<'_> {
             .filter(|(_, &(p, _))| p < at)
             .map(|(n, v)| (n.clone(), *v))
             .collect();
+        let aliases: BTreeMap<String, usize> = self
+            .aliases
+            .iter()
+            .filter(|(_, &p)| p < at)
+            .map(|(n, p)| (n.clone(), *p))
+            .collect();
         let mut fixed = self.fixed.clone();
         fixed.extend(consts.keys().cloned());
+        fixed.extend(aliases.keys().cloned());
         Kernel {
             f: self.f,
             fixed,
             consts,
+            aliases,
         }
     }
 
+    /// Where the local constant or copy `name` is declared (its top-level
+    /// statement), `None` for a parameter or another name.
+    pub(crate) fn declared_at(&self, name: &str) -> Option<usize> {
+        self.consts
+            .get(name)
+            .map(|&(p, _)| p)
+            .or_else(|| self.aliases.get(name).copied())
+    }
+
     /// Whether `e` is an `int` value the same in every thread for the
-    /// whole kernel: an `int` literal or a fixed `int` parameter, or sums,
+    /// whole kernel: an `int` literal, a fixed `int` parameter, a local
+    /// constant or a `const int` copy of one of those, or sums,
     /// differences and products of them.
     pub(crate) fn int_operand(&self, e: &Expr) -> bool {
         match &e.kind {
@@ -179,6 +238,7 @@ impl Kernel<'_> {
             }
             ExprKind::Ident(n) => {
                 self.consts.contains_key(n)
+                    || self.aliases.contains_key(n)
                     || (self.fixed.contains(n)
                         && self.f.params.iter().any(|p| {
                             &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int
@@ -335,6 +395,7 @@ pub(crate) fn recognize(
                 .collect(),
             boxes: vec![vec![(first, last)]],
         },
+        clamp: [None, None],
     })
 }
 

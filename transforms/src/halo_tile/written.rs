@@ -18,9 +18,11 @@ use crate::ast_util::{self, expr, int, unconditional_in, Effects};
 use crate::coop_load::Place;
 use crate::Refusal;
 
+mod clamp;
+
 /// A sum of products of names with integer coefficients, each product's
 /// names sorted.
-type Poly = BTreeMap<Vec<String>, i64>;
+pub(super) type Poly = BTreeMap<Vec<String>, i64>;
 
 /// A first and last offset along an axis.
 type Range = (i64, i64);
@@ -38,7 +40,13 @@ struct Recognized {
     uniform: Vec<Expr>,
     /// The row length of a 2-D index.
     stride: Option<String>,
+    /// The bounds the reads clamp the position to, lower and upper.
+    clamp: [Option<Expr>; 2],
 }
+
+/// A read's index with its clamps taken off: the index inside, and the
+/// lower (`max`) and upper (`min`) bounds.
+pub(super) type Unclamped<'e> = (&'e Expr, [Option<&'e Expr>; 2]);
 
 /// What the recognizer knows of the kernel for reads written out.
 pub(crate) struct Written<'a, 'f> {
@@ -67,11 +75,14 @@ impl<'a, 'f> Written<'a, 'f> {
         Written { k, locals }
     }
 
-    /// `e` as a sum of products of the `symbols` and the fixed `int`
-    /// parameters, constants folded and the `int` locals never assigned
-    /// replaced by their values.
+    /// `e` as a sum of products of the `symbols`, the fixed `int`
+    /// parameters, the local constants and copies of them (`const int W =
+    /// width;`), literals folded and the `int` locals never assigned
+    /// replaced by their values. The local constants stay names, so that
+    /// one may be a row length (`y * W`); [`Written::fold`] gives their
+    /// values.
     fn poly(&self, e: &Expr, symbols: &[&str], depth: u32) -> Option<Poly> {
-        if let Some(v) = value(e, &self.k.consts) {
+        if let Some(v) = value(e, &BTreeMap::new()) {
             return Some(BTreeMap::from([(Vec::new(), v)]));
         }
         let k = self.k;
@@ -122,9 +133,28 @@ impl<'a, 'f> Written<'a, 'f> {
         }
     }
 
+    /// `p` with every local constant but `keep` replaced by its value.
+    fn fold(&self, p: Poly, keep: Option<&str>) -> Option<Poly> {
+        let mut out = Poly::new();
+        for (m, mut c) in p {
+            let mut names = Vec::new();
+            for n in m {
+                match self.k.consts.get(&n) {
+                    Some(&(_, v)) if Some(n.as_str()) != keep => c = c.checked_mul(v)?,
+                    _ => names.push(n),
+                }
+            }
+            let v = out.entry(names).or_insert(0);
+            *v = v.checked_add(c)?;
+        }
+        out.retain(|_, c| *c != 0);
+        Some(out)
+    }
+
     /// The offsets of index `i` from the thread's own element: `i + c`
     /// for the 1-D index `axes = [i]`, `(y + dy) * w + (x + dx)` for
-    /// `axes = [y, x]` with `w` a fixed `int` parameter.
+    /// `axes = [y, x]` with `w` a fixed `int` parameter, a local constant
+    /// or a `const int` copy of a fixed `int`.
     pub(crate) fn offsets(&self, i: &Expr, axes: &[&str]) -> Option<Offsets> {
         // `i - 1u` wraps where `i - 1` does not.
         let mut suffixed = false;
@@ -134,16 +164,14 @@ impl<'a, 'f> Written<'a, 'f> {
         if suffixed {
             return None;
         }
-        let mut p = self.poly(i, axes, 0)?;
-        let constant = p.remove(&Vec::new()).unwrap_or(0);
+        let p = self.poly(i, axes, 0)?;
         match axes {
             [x] => {
+                let mut p = self.fold(p, None)?;
+                let constant = p.remove(&Vec::new()).unwrap_or(0);
                 (p == BTreeMap::from([(vec![x.to_string()], 1)])).then(|| (None, vec![constant]))
             }
             [y, x] => {
-                if p.remove(&vec![x.to_string()]) != Some(1) {
-                    return None;
-                }
                 let row = p
                     .iter()
                     .find(|(m, c)| **c == 1 && m.len() == 2 && m.iter().any(|n| n == y))?;
@@ -151,7 +179,16 @@ impl<'a, 'f> Written<'a, 'f> {
                 if axes.contains(&w.as_str()) {
                     return None;
                 }
-                p.remove(&row.0.clone());
+                let mut p = self.fold(p, Some(&w))?;
+                let constant = p.remove(&Vec::new()).unwrap_or(0);
+                if p.remove(&vec![x.to_string()]) != Some(1) {
+                    return None;
+                }
+                let mut row = vec![w.clone(), y.to_string()];
+                row.sort();
+                if p.remove(&row) != Some(1) {
+                    return None;
+                }
                 let dy = p.remove(&vec![w.clone()]).unwrap_or(0);
                 p.is_empty().then(|| (Some(w), vec![dy, constant]))
             }
@@ -168,7 +205,7 @@ impl<'a, 'f> Written<'a, 'f> {
             ast_util::visit_stmt_exprs(s, &mut |e| {
                 if let Some(i) = read_of(e, array) {
                     found |= self
-                        .offsets(i, axes)
+                        .offsets(self.unclamp(self.k, i, axes).0, axes)
                         .is_some_and(|(_, o)| o.iter().any(|&c| c != 0));
                 }
             });
@@ -185,6 +222,7 @@ impl<'a, 'f> Written<'a, 'f> {
             place: r.place,
             uniform: r.uniform,
             served: r.served,
+            clamp: r.clamp,
         })
     }
 
@@ -226,10 +264,20 @@ impl<'a, 'f> Written<'a, 'f> {
         let names: Vec<&str> = axes.iter().map(|(_, n)| *n).collect();
         let mut stride: Option<String> = None;
         let mut found = Vec::new();
+        let mut clamps: Vec<[Option<&Expr>; 2]> = Vec::new();
         for r in &reads {
             let Some(i) = read_of(r, array) else {
                 continue;
             };
+            let (i, clamp) = self.unclamp(k, i, &names);
+            if names.len() > 1 && clamp.iter().any(Option::is_some) {
+                return Err(format!(
+                    "its index `{}` is clamped as a whole (`min`/`max`), which is not done for a 2-D index",
+                    print::expression(i)
+                )
+                .into());
+            }
+            clamps.push(clamp);
             let Some((w, o)) = self.offsets(i, &names) else {
                 return Err(format!(
                     "its index `{}` is not the thread's own element plus a constant",
@@ -246,6 +294,16 @@ impl<'a, 'f> Written<'a, 'f> {
                 );
             }
             found.push((r.clone(), o));
+        }
+        if let Some(w) = stride.as_deref().filter(|w| {
+            self.k
+                .declared_at(w)
+                .is_some_and(|declared| declared >= place.at)
+        }) {
+            return Err(format!(
+                "its row length `{w}` is declared after a statement that may return, so the tile cannot be loaded before it"
+            )
+            .into());
         }
         for (at, index) in axes {
             if *at >= place.at {
@@ -275,6 +333,10 @@ impl<'a, 'f> Written<'a, 'f> {
                 guard: Vec::new(),
             });
         }
+        let clamp = match built.as_slice() {
+            [a] => self.clamp_of(a, &found, &clamps)?,
+            _ => [None, None],
+        };
         let offsets: BTreeSet<Vec<i64>> = found.iter().map(|(_, o)| o.clone()).collect();
         let served = Served {
             targets,
@@ -290,6 +352,7 @@ impl<'a, 'f> Written<'a, 'f> {
             place,
             uniform,
             stride,
+            clamp,
         })
     }
 }
