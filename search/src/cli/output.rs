@@ -16,6 +16,7 @@ use super::args::ColorChoice;
 
 pub mod analyze;
 mod ci;
+pub mod json;
 pub mod lint;
 pub mod optimize;
 pub mod sarif;
