@@ -86,36 +86,50 @@ fn the_schema_rejects_a_dropped_or_mistyped_property() {
     ]);
     assert_eq!(errors(&v, &log), Vec::<String>::new());
     let region = "/locations/0/physicalLocation/region";
-    let mutations: [(&str, fn(&mut Value)); 6] = [
-        ("ruleId dropped", |r| {
-            r.as_object_mut().unwrap().remove("ruleId");
-        }),
-        ("startLine a string", |r| {
-            r.pointer_mut("/locations/0/physicalLocation/region/startLine")
-                .map(|l| *l = Value::from("3"));
-        }),
-        ("startColumn 0", |r| {
-            r.pointer_mut("/locations/0/physicalLocation/region/startColumn")
-                .map(|c| *c = Value::from(0));
-        }),
-        ("level outside the enumeration", |r| {
-            r["level"] = Value::from("info")
-        }),
-        ("message without text", |r| {
-            r["message"] = serde_json::json!({ "txt": "m" })
-        }),
-        ("uri a number", |r| {
-            r.pointer_mut("/locations/0/physicalLocation/artifactLocation/uri")
-                .map(|u| *u = Value::from(7));
-        }),
-    ];
     assert!(
         log.pointer(&format!("/runs/0/results/0{region}")).is_some(),
         "{log}"
     );
-    for (what, mutate) in mutations {
+    // Each: what is wrong, where in the first result, and the value put
+    // there (none: the property removed).
+    let mutations = [
+        ("ruleId dropped", "/ruleId".to_string(), None),
+        (
+            "startLine a string",
+            format!("{region}/startLine"),
+            Some(Value::from("3")),
+        ),
+        (
+            "startColumn 0",
+            format!("{region}/startColumn"),
+            Some(Value::from(0)),
+        ),
+        (
+            "level outside the enumeration",
+            "/level".into(),
+            Some(Value::from("info")),
+        ),
+        (
+            "message without text",
+            "/message".into(),
+            Some(serde_json::json!({ "txt": "m" })),
+        ),
+        (
+            "uri a number",
+            "/locations/0/physicalLocation/artifactLocation/uri".into(),
+            Some(Value::from(7)),
+        ),
+    ];
+    for (what, at, value) in mutations {
         let mut bad = log.clone();
-        mutate(first_result(&mut bad));
+        let result = first_result(&mut bad);
+        let (parent, key) = at.rsplit_once('/').unwrap();
+        let parent = result.pointer_mut(parent).unwrap().as_object_mut().unwrap();
+        assert!(parent.contains_key(key), "{what}: no {at}");
+        match value {
+            Some(v) => parent.insert(key.to_string(), v),
+            None => parent.remove(key),
+        };
         assert!(!errors(&v, &bad).is_empty(), "not rejected: {what}");
     }
     let mut bad = log.clone();
