@@ -5,8 +5,9 @@
 //! bounds, the `--check` simulation), [`simulate`] (per kernel: the
 //! parameter file's launch and inputs, the run), [`annotate`] (per
 //! kernel: the test launch, costs per statement and line, the bound at
-//! that launch) and [`bench`] (the search for each timed kernel's
-//! rewrite). Each returns typed results; the command line, writing files
+//! that launch), [`bench`] (the kernels to time, their swept launches,
+//! the search for each one's rewrite) and [`params`] (each kernel's test
+//! launch). Each returns typed results; the command line, writing files
 //! and every output format are the `copper` command's.
 
 pub mod analyze;
@@ -14,4 +15,5 @@ pub mod annotate;
 pub mod bench;
 pub mod lint;
 pub mod optimize;
+pub mod params;
 pub mod simulate;

@@ -147,14 +147,17 @@ fn optimize(dir: &Path, name: &str, src: &str) -> (String, copper::cuda::ast::Fu
 fn check(name: &str) {
     let root = common::root().join("testdata");
     let original = std::fs::read_to_string(root.join(format!("{name}.cu"))).unwrap();
-    let dir = std::env::temp_dir().join(format!("copper-fmt-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch_dir = tempfile::Builder::new()
+        .prefix(&format!("copper-fmt-{name}-"))
+        .tempdir()
+        .unwrap();
+    let dir = scratch_dir.path();
     std::fs::copy(
         root.join(format!("{name}.toml")),
         dir.join(format!("{name}.toml")),
     )
     .unwrap();
-    let (written, kernel) = optimize(&dir, name, &original);
+    let (written, kernel) = optimize(dir, name, &original);
     let reference = changed(&original, &written);
     assert!(!reference.0.is_empty() || !reference.1.is_empty());
     let cases = std::env::var("COPPER_FORMAT_CASES")
@@ -169,7 +172,7 @@ fn check(name: &str) {
     runner
         .run(&format_strategy(), |f| {
             let src = reformat(&original, &f);
-            let (new, k) = optimize(&dir, name, &src);
+            let (new, k) = optimize(dir, name, &src);
             let diff = unified(b"k.cu", &src, &new);
             prop_assert_eq!(&k, &kernel, "a different rewrite\n{}", diff);
             prop_assert_eq!(changed(&src, &new), reference.clone(), "{}", diff);
@@ -190,7 +193,6 @@ fn check(name: &str) {
             Ok(())
         })
         .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -12,14 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use tempfile::TempDir;
+
 use common::{root, text};
 
-/// A fresh scratch directory for one case.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for one case, removed when dropped.
+fn scratch(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("copper-hostile-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// What one run of `copper` took.
@@ -150,11 +152,12 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn bench_build_script_does_not_run_a_file_name() {
-    let dir = scratch("bench-inject");
-    copy_testdata("saxpy", &dir, "$(touch PWNED)");
+    let scratch_dir = scratch("bench-inject");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "$(touch PWNED)");
     let m = run(
         "bench on `$(touch PWNED).cu`",
-        &dir,
+        dir,
         &["bench", "$(touch PWNED).cu", "--out", "out"],
         &[],
     );
@@ -166,11 +169,11 @@ fn bench_build_script_does_not_run_a_file_name() {
     let built = Command::new("sh")
         .arg(&script)
         .env("NVCC", "true")
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(built.status.success(), "{}", text(&built));
-    let planted: Vec<PathBuf> = files_below(&dir)
+    let planted: Vec<PathBuf> = files_below(dir)
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "PWNED"))
         .collect();
@@ -184,11 +187,12 @@ fn bench_build_script_does_not_run_a_file_name() {
 
 #[test]
 fn bench_refuses_a_newline_in_a_file_name() {
-    let dir = scratch("bench-newline");
-    copy_testdata("saxpy", &dir, "a\n#include <evil>\nb");
+    let scratch_dir = scratch("bench-newline");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "a\n#include <evil>\nb");
     let m = run(
         "bench on a name with a newline",
-        &dir,
+        dir,
         &["bench", "a\n#include <evil>\nb.cu", "--out", "out"],
         &[],
     );
@@ -211,14 +215,15 @@ fn slow_kernel(depth: usize) -> String {
 
 #[test]
 fn write_goes_through_a_symlink_to_its_target() {
-    let dir = scratch("write-symlink");
+    let scratch_dir = scratch("write-symlink");
+    let dir = scratch_dir.path();
     std::fs::create_dir(dir.join("real")).unwrap();
     let real = copy_testdata("addSub0", &dir.join("real"), "k");
     std::fs::copy(dir.join("real/k.toml"), dir.join("link.toml")).unwrap();
     std::os::unix::fs::symlink("real/k.cu", dir.join("link.cu")).unwrap();
     let m = run(
         "optimize --write on a symlink",
-        &dir,
+        dir,
         &["optimize", "link.cu", "--write"],
         &[],
     );
@@ -234,7 +239,8 @@ fn write_goes_through_a_symlink_to_its_target() {
 #[test]
 fn write_keeps_mode_and_crlf_line_endings() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("write-crlf");
+    let scratch_dir = scratch("write-crlf");
+    let dir = scratch_dir.path();
     let original = std::fs::read_to_string(root().join("testdata/addSub0.cu")).unwrap();
     let cu = dir.join("k.cu");
     std::fs::write(&cu, original.replace('\n', "\r\n")).unwrap();
@@ -242,7 +248,7 @@ fn write_keeps_mode_and_crlf_line_endings() {
     std::fs::set_permissions(&cu, std::fs::Permissions::from_mode(0o640)).unwrap();
     let m = run(
         "optimize --write on a CRLF file",
-        &dir,
+        dir,
         &["optimize", "k.cu", "--write"],
         &[],
     );
@@ -256,7 +262,7 @@ fn write_keeps_mode_and_crlf_line_endings() {
     );
     let mode = std::fs::metadata(&cu).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
-    let left: Vec<_> = files_below(&dir)
+    let left: Vec<_> = files_below(dir)
         .into_iter()
         .filter(|p| p.file_name().unwrap().to_string_lossy().contains("tmp"))
         .collect();
@@ -265,14 +271,15 @@ fn write_keeps_mode_and_crlf_line_endings() {
 
 #[test]
 fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
-    let dir = scratch("dump-planted");
-    copy_testdata("saxpy", &dir, "k");
+    let scratch_dir = scratch("dump-planted");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "k");
     std::fs::write(dir.join("victim"), "precious").unwrap();
     // `simulate --dump` used `.NAME.copper-tmp` for its temporary file.
     std::os::unix::fs::symlink(dir.join("victim"), dir.join(".dump.json.copper-tmp")).unwrap();
     let m = run(
         "simulate --dump beside a planted link",
-        &dir,
+        dir,
         &["simulate", "k.cu", "--dump", "dump.json"],
         &[],
     );
@@ -289,13 +296,14 @@ fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
 
 #[test]
 fn an_edit_made_during_the_run_is_not_overwritten() {
-    let dir = scratch("lost-edit");
-    let cu = copy_testdata("addSub0", &dir, "k");
+    let scratch_dir = scratch("lost-edit");
+    let dir = scratch_dir.path();
+    let cu = copy_testdata("addSub0", dir, "k");
     let mut text_now = std::fs::read_to_string(&cu).unwrap();
     text_now.push_str(&slow_kernel(28));
     std::fs::write(&cu, &text_now).unwrap();
     let edited = format!("{text_now}// the user's edit\n");
-    let gone = copy_testdata("addSub0", &dir, "gone");
+    let gone = copy_testdata("addSub0", dir, "gone");
     let mut gone_text = std::fs::read_to_string(&gone).unwrap();
     gone_text.push_str(&slow_kernel(28));
     std::fs::write(&gone, &gone_text).unwrap();
@@ -309,7 +317,7 @@ fn an_edit_made_during_the_run_is_not_overwritten() {
     };
     let m = run(
         "optimize --write, file edited and one deleted during the run",
-        &dir,
+        dir,
         &["optimize", "k.cu", "gone.cu", "--write", "--budget", "3"],
         &[],
     );
@@ -341,9 +349,9 @@ fn an_edit_made_during_the_run_is_not_overwritten() {
 
 /// A directory with a FIFO, a symlink loop, a second link to a file, an
 /// ignored directory, a hidden one and a `.cuh` file.
-fn hostile_tree(name: &str) -> PathBuf {
+fn hostile_tree(name: &str) -> TempDir {
     let dir = scratch(name);
-    let d = dir.join("d");
+    let d = dir.path().join("d");
     for sub in ["sub", ".hidden", "ignored"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
@@ -363,10 +371,11 @@ fn hostile_tree(name: &str) -> PathBuf {
 
 #[test]
 fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
-    let dir = hostile_tree("tree");
+    let scratch_dir = hostile_tree("tree");
+    let dir = scratch_dir.path();
     let m = run(
         "optimize --write on a tree with a FIFO, a loop, a link, ignored and hidden dirs",
-        &dir,
+        dir,
         &["optimize", "d", "--write", "--format", "json"],
         &[],
     );
@@ -392,7 +401,7 @@ fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
     );
     let m = run(
         "optimize --no-ignore on the same tree",
-        &dir,
+        dir,
         &["optimize", "d", "--no-ignore", "--format", "json"],
         &[],
     );
@@ -407,9 +416,10 @@ fn a_batch_skips_fifos_and_loops_and_visits_each_file_once() {
 
 #[test]
 fn a_fifo_named_on_the_command_line_is_refused_unopened() {
-    let dir = hostile_tree("fifo");
+    let scratch_dir = hostile_tree("fifo");
+    let dir = scratch_dir.path();
     for cmd in ["parse", "optimize", "lint", "analyze", "simulate", "fmt"] {
-        let m = run(&format!("{cmd} on a FIFO"), &dir, &[cmd, "d/fifo.cu"], &[]);
+        let m = run(&format!("{cmd} on a FIFO"), dir, &[cmd, "d/fifo.cu"], &[]);
         assert_eq!(code(&m), 2, "{cmd}: {}", text(&m.out));
         assert!(
             text(&m.out).contains("not a regular file"),
@@ -423,14 +433,15 @@ fn a_fifo_named_on_the_command_line_is_refused_unopened() {
 
 #[test]
 fn every_function_of_a_file_with_thousands_is_read() {
-    let dir = scratch("many-functions");
+    let scratch_dir = scratch("many-functions");
+    let dir = scratch_dir.path();
     let text: String = (0..4100)
         .map(|i| format!("__global__ void k{i}(int *a) {{\n    a[threadIdx.x] = {i};\n}}\n"))
         .collect();
     std::fs::write(dir.join("many.cu"), text).unwrap();
     let m = run(
         "parse 4,100 kernels in one file",
-        &dir,
+        dir,
         &["parse", "many.cu"],
         &[],
     );
@@ -441,7 +452,8 @@ fn every_function_of_a_file_with_thousands_is_read() {
 
 #[test]
 fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
-    let dir = scratch("truncated");
+    let scratch_dir = scratch("truncated");
+    let dir = scratch_dir.path();
     let saxpy = std::fs::read_to_string(root().join("testdata/saxpy.cu")).unwrap();
     let cut = saxpy.find("y[i] = a").unwrap() + 5;
     std::fs::write(dir.join("truncated.cu"), &saxpy[..cut]).unwrap();
@@ -462,7 +474,7 @@ fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
         ] {
             let mut args = vec!["optimize", file];
             args.extend_from_slice(extra);
-            let m = run(&format!("optimize {file} {extra:?}"), &dir, &args, &[]);
+            let m = run(&format!("optimize {file} {extra:?}"), dir, &args, &[]);
             assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
             assert!(stderr(&m).contains(line), "{args:?}: {}", stderr(&m));
             assert!(
@@ -476,7 +488,7 @@ fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
                 stderr(&m)
             );
         }
-        let m = run(&format!("lint {file}"), &dir, &["lint", file], &[]);
+        let m = run(&format!("lint {file}"), dir, &["lint", file], &[]);
         assert_eq!(code(&m), 2, "{}", text(&m.out));
         assert!(stderr(&m).contains("error[syntax]"), "{}", stderr(&m));
     }
@@ -484,7 +496,8 @@ fn a_truncated_file_or_a_missing_brace_is_a_syntax_error() {
 
 #[test]
 fn a_byte_order_mark_before_the_kernel_is_ignored() {
-    let dir = scratch("bom");
+    let scratch_dir = scratch("bom");
+    let dir = scratch_dir.path();
     std::fs::write(
         dir.join("bom.cu"),
         "\u{feff}__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
@@ -492,7 +505,7 @@ fn a_byte_order_mark_before_the_kernel_is_ignored() {
     .unwrap();
     let m = run(
         "parse a file starting with a BOM",
-        &dir,
+        dir,
         &["parse", "bom.cu"],
         &[],
     );
@@ -502,8 +515,9 @@ fn a_byte_order_mark_before_the_kernel_is_ignored() {
 
 #[test]
 fn a_failed_write_of_the_output_says_so() {
-    let dir = scratch("full");
-    copy_testdata("addSub0", &dir, "k");
+    let scratch_dir = scratch("full");
+    let dir = scratch_dir.path();
+    copy_testdata("addSub0", dir, "k");
     for args in [
         &["optimize", "k.cu"][..],
         &["parse", "k.cu"],
@@ -517,7 +531,7 @@ fn a_failed_write_of_the_output_says_so() {
             .unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_copper"))
             .args(args)
-            .current_dir(&dir)
+            .current_dir(dir)
             .stdout(full)
             .output()
             .unwrap();
@@ -528,7 +542,7 @@ fn a_failed_write_of_the_output_says_so() {
     }
     let m = run(
         "optimize --report /dev/full",
-        &dir,
+        dir,
         &["optimize", "k.cu", "--report", "/dev/full"],
         &[],
     );
@@ -539,8 +553,9 @@ fn a_failed_write_of_the_output_says_so() {
 
 #[test]
 fn unknown_or_out_of_range_values_are_errors() {
-    let dir = scratch("values");
-    copy_testdata("addSub0", &dir, "k");
+    let scratch_dir = scratch("values");
+    let dir = scratch_dir.path();
+    copy_testdata("addSub0", dir, "k");
     let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
     let big = toml
         .lines()
@@ -586,14 +601,14 @@ fn unknown_or_out_of_range_values_are_errors() {
         ),
     ];
     for (args, needle) in cases {
-        let m = run(&args.join(" "), &dir, args, &[]);
+        let m = run(&args.join(" "), dir, args, &[]);
         assert_eq!(code(&m), 2, "{args:?}: {}", text(&m.out));
         assert!(stderr(&m).contains(needle), "{args:?}: {}", stderr(&m));
     }
     assert!(!dir.join("out").exists());
     let m = run(
         "optimize --at w=64",
-        &dir,
+        dir,
         &["optimize", "k.cu", "--at", "w=64"],
         &[],
     );
@@ -604,8 +619,9 @@ fn unknown_or_out_of_range_values_are_errors() {
 
 #[test]
 fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
-    let dir = scratch("streams");
-    copy_testdata("addSub0", &dir, "good");
+    let scratch_dir = scratch("streams");
+    let dir = scratch_dir.path();
+    copy_testdata("addSub0", dir, "good");
     std::fs::write(
         dir.join("bad.cu"),
         "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
@@ -615,7 +631,7 @@ fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
         &["optimize", "good.cu", "bad.cu"][..],
         &["lint", "good.cu", "bad.cu"],
     ] {
-        let m = run(&format!("{} good.cu bad.cu", args[0]), &dir, args, &[]);
+        let m = run(&format!("{} good.cu bad.cu", args[0]), dir, args, &[]);
         assert_eq!(code(&m), 1, "{args:?}: {}", text(&m.out));
         assert!(
             stderr(&m).contains("bad.cu:2:12: error[syntax]"),
@@ -628,14 +644,15 @@ fn diagnostics_go_to_stderr_and_findings_win_over_unreadable_files() {
             stdout(&m)
         );
     }
-    let m = run("optimize bad.cu", &dir, &["optimize", "bad.cu"], &[]);
+    let m = run("optimize bad.cu", dir, &["optimize", "bad.cu"], &[]);
     assert_eq!(code(&m), 2, "{}", text(&m.out));
 }
 
 #[test]
 fn quiet_prints_only_errors_and_warnings() {
-    let dir = scratch("quiet");
-    copy_testdata("addSub0", &dir, "good");
+    let scratch_dir = scratch("quiet");
+    let dir = scratch_dir.path();
+    copy_testdata("addSub0", dir, "good");
     std::fs::write(
         dir.join("bad.cu"),
         "__global__ void k(int *a) {\n    a[0] = ;\n}\n",
@@ -644,7 +661,7 @@ fn quiet_prints_only_errors_and_warnings() {
     for cmd in ["optimize", "lint", "analyze", "parse", "simulate"] {
         let m = run(
             &format!("{cmd} --quiet"),
-            &dir,
+            dir,
             &[cmd, "--quiet", "good.cu"],
             &[],
         );
@@ -665,7 +682,7 @@ fn quiet_prints_only_errors_and_warnings() {
     }
     let m = run(
         "optimize -q --write",
-        &dir,
+        dir,
         &["optimize", "-q", "--write", "good.cu", "bad.cu"],
         &[],
     );
@@ -690,7 +707,8 @@ fn many_kernels(n: usize) -> String {
 
 #[test]
 fn many_kernels_in_one_file_take_memory_in_proportion() {
-    let dir = scratch("many-kernels");
+    let scratch_dir = scratch("many-kernels");
+    let dir = scratch_dir.path();
     let slow = std::env::var("COPPER_HOSTILE_SLOW").is_ok();
     let counts: &[usize] = if slow { &[500, 5000] } else { &[500] };
     for &n in counts {
@@ -698,7 +716,7 @@ fn many_kernels_in_one_file_take_memory_in_proportion() {
         let file = format!("k{n}.cu");
         let m = run(
             &format!("optimize {n} kernels in one file"),
-            &dir,
+            dir,
             &["optimize", &file],
             &[],
         );
@@ -738,11 +756,12 @@ fn within(m: &Measured, budget: f64) -> bool {
 
 #[test]
 fn analyze_and_optimize_end_within_their_budget_on_deep_nests() {
-    let dir = scratch("budgets");
+    let scratch_dir = scratch("budgets");
+    let dir = scratch_dir.path();
     std::fs::write(dir.join("deep.cu"), slow_kernel(28)).unwrap();
     let m = run(
         "analyze --budget 1, 28 nested loops",
-        &dir,
+        dir,
         &[
             "analyze", "deep.cu", "--block", "32", "--grid", "1", "--budget", "1",
         ],
@@ -758,7 +777,7 @@ fn analyze_and_optimize_end_within_their_budget_on_deep_nests() {
     );
     let m = run(
         "optimize --budget 1, 28 nested loops",
-        &dir,
+        dir,
         &[
             "optimize", "deep.cu", "--block", "32", "--grid", "1", "--budget", "1",
         ],
@@ -777,7 +796,7 @@ fn analyze_and_optimize_end_within_their_budget_on_deep_nests() {
     std::fs::write(dir.join("deeper.cu"), slow_kernel(40)).unwrap();
     let m = run(
         "lint --budget 1, 40 nested loops",
-        &dir,
+        dir,
         &[
             "lint",
             "deeper.cu",
@@ -795,13 +814,14 @@ fn analyze_and_optimize_end_within_their_budget_on_deep_nests() {
 
 #[test]
 fn lint_of_thousands_of_statements_is_linear() {
-    let dir = scratch("lint-unrolled");
+    let scratch_dir = scratch("lint-unrolled");
+    let dir = scratch_dir.path();
     let mut wall = Vec::new();
     for n in [2000, 8000] {
         std::fs::write(dir.join("u.cu"), unrolled_kernel(n)).unwrap();
         let m = run(
             &format!("lint, {n} statements"),
-            &dir,
+            dir,
             &["lint", "u.cu", "--block", "256", "--grid", "4"],
             &[],
         );
@@ -822,8 +842,9 @@ fn lint_of_thousands_of_statements_is_linear() {
 
 #[test]
 fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
-    let dir = scratch("sim-limits");
-    copy_testdata("saxpy", &dir, "k");
+    let scratch_dir = scratch("sim-limits");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "k");
     let toml = std::fs::read_to_string(dir.join("k.toml")).unwrap();
     std::fs::write(
         dir.join("huge.toml"),
@@ -849,7 +870,7 @@ fn a_launch_beyond_the_simulators_limits_is_refused_before_allocating() {
     ] {
         let m = run(
             case,
-            &dir,
+            dir,
             &["simulate", "k.cu", "--params", params, "--dump", "d.json"],
             &[],
         );
@@ -880,8 +901,9 @@ fn evil_program(dir: &Path) -> PathBuf {
 #[cfg(unix)]
 #[test]
 fn a_discovered_copper_toml_cannot_name_a_program_to_run() {
-    let dir = scratch("config-nvcc");
-    evil_program(&dir);
+    let scratch_dir = scratch("config-nvcc");
+    let dir = scratch_dir.path();
+    evil_program(dir);
     std::fs::write(dir.join("copper.toml"), "nvcc = \"./evil.sh\"\n").unwrap();
     let sub = dir.join("sub");
     std::fs::create_dir(&sub).unwrap();
@@ -933,8 +955,9 @@ fn a_discovered_copper_toml_cannot_name_a_program_to_run() {
 #[test]
 fn bench_replaces_links_in_its_output_directory() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("bench-links");
-    copy_testdata("saxpy", &dir, "k");
+    let scratch_dir = scratch("bench-links");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "k");
     let out = dir.join("out");
     std::fs::create_dir(&out).unwrap();
     for victim in ["bashrc", "victim.cu"] {
@@ -945,7 +968,7 @@ fn bench_replaces_links_in_its_output_directory() {
     std::os::unix::fs::symlink(dir.join("victim.cu"), out.join("k_bench.cu")).unwrap();
     let m = run(
         "bench into a directory with planted links",
-        &dir,
+        dir,
         &["bench", "k.cu", "--out", "out"],
         &[],
     );
@@ -972,7 +995,7 @@ fn bench_replaces_links_in_its_output_directory() {
     std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join("linked")).unwrap();
     let m = run(
         "bench --out a link to a directory",
-        &dir,
+        dir,
         &["bench", "k.cu", "--out", "linked"],
         &[],
     );
@@ -989,8 +1012,9 @@ fn bench_replaces_links_in_its_output_directory() {
 
 #[test]
 fn an_output_onto_an_input_is_refused() {
-    let dir = scratch("output-onto-input");
-    copy_testdata("saxpy", &dir, "k");
+    let scratch_dir = scratch("output-onto-input");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "k");
     let before: Vec<(PathBuf, Vec<u8>)> = ["k.cu", "k.toml"]
         .iter()
         .map(|f| (dir.join(f), std::fs::read(dir.join(f)).unwrap()))
@@ -1017,7 +1041,7 @@ fn an_output_onto_an_input_is_refused() {
             "k.cu",
         ),
     ] {
-        let m = run(case, &dir, args, &[]);
+        let m = run(case, dir, args, &[]);
         assert_eq!(code(&m), 2, "{case}: {}", text(&m.out));
         assert!(
             stderr(&m).contains(&format!("{input}: is an input of this run")),
@@ -1053,9 +1077,10 @@ fn ended_soon(m: &Measured) -> bool {
 #[cfg(unix)]
 #[test]
 fn a_parameter_file_that_blocks_or_never_ends_is_refused() {
-    let dir = scratch("endless-params");
+    let scratch_dir = scratch("endless-params");
+    let dir = scratch_dir.path();
     for stem in ["fifo", "zero"] {
-        copy_testdata("saxpy", &dir, stem);
+        copy_testdata("saxpy", dir, stem);
         std::fs::remove_file(dir.join(format!("{stem}.toml"))).unwrap();
     }
     mkfifo(&dir.join("fifo.toml"));
@@ -1069,7 +1094,7 @@ fn a_parameter_file_that_blocks_or_never_ends_is_refused() {
             if cmd == "bench" {
                 args.extend(["--out", "out"]);
             }
-            let m = run(&format!("{cmd} beside {stem}.toml"), &dir, &args, &[]);
+            let m = run(&format!("{cmd} beside {stem}.toml"), dir, &args, &[]);
             assert!(ended_soon(&m), "{cmd} {stem}: {}", text(&m.out));
             if cmd != "fmt" {
                 let err = stderr(&m);
@@ -1082,10 +1107,10 @@ fn a_parameter_file_that_blocks_or_never_ends_is_refused() {
         }
     }
     // In a batch, the other files are searched.
-    copy_testdata("addSub0", &dir, "good");
+    copy_testdata("addSub0", dir, "good");
     let m = run(
         "optimize a batch with a FIFO parameter file",
-        &dir,
+        dir,
         &[
             "optimize", "good.cu", "fifo.cu", "zero.cu", "--format", "json",
         ],
@@ -1105,12 +1130,13 @@ fn a_parameter_file_that_blocks_or_never_ends_is_refused() {
 #[cfg(unix)]
 #[test]
 fn a_configuration_or_ignore_file_that_blocks_is_refused() {
-    let dir = scratch("endless-config");
-    copy_testdata("saxpy", &dir, "k");
+    let scratch_dir = scratch("endless-config");
+    let dir = scratch_dir.path();
+    copy_testdata("saxpy", dir, "k");
     mkfifo(&dir.join("pipe.toml"));
     let m = run(
         "optimize --config a FIFO",
-        &dir,
+        dir,
         &["optimize", "k.cu", "--config", "pipe.toml"],
         &[],
     );
@@ -1133,7 +1159,7 @@ fn a_configuration_or_ignore_file_that_blocks_is_refused() {
         let dname = format!("tree{make}");
         let m = run(
             &format!("optimize a tree whose {ignore} blocks"),
-            &dir,
+            dir,
             &["optimize", &dname, "--format", "json"],
             &[],
         );
@@ -1155,7 +1181,8 @@ fn a_configuration_or_ignore_file_that_blocks_is_refused() {
 
 #[test]
 fn a_header_that_never_ends_is_refused() {
-    let dir = scratch("endless-header");
+    let scratch_dir = scratch("endless-header");
+    let dir = scratch_dir.path();
     std::fs::write(
         dir.join("k.cu"),
         "#include \"/proc/self/pagemap\"\n__global__ void k(int *a) {\n    a[threadIdx.x] = 1;\n}\n",
@@ -1163,7 +1190,7 @@ fn a_header_that_never_ends_is_refused() {
     .unwrap();
     let m = run(
         "parse including /proc/self/pagemap",
-        &dir,
+        dir,
         &["parse", "k.cu"],
         &[],
     );
@@ -1181,7 +1208,8 @@ fn a_header_that_never_ends_is_refused() {
 
 #[test]
 fn storage_declared_in_the_kernel_is_capped_before_allocating() {
-    let dir = scratch("declared-storage");
+    let scratch_dir = scratch("declared-storage");
+    let dir = scratch_dir.path();
     let kernels = [
         (
             "local",
@@ -1247,15 +1275,16 @@ fn storage_declared_in_the_kernel_is_capped_before_allocating() {
 #[test]
 fn write_refuses_read_only_and_hard_linked_files() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("write-perms");
-    let ro = copy_testdata("addSub0", &dir, "ro");
+    let scratch_dir = scratch("write-perms");
+    let dir = scratch_dir.path();
+    let ro = copy_testdata("addSub0", dir, "ro");
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
-    let linked = copy_testdata("addSub0", &dir, "linked");
+    let linked = copy_testdata("addSub0", dir, "linked");
     std::fs::hard_link(&linked, dir.join("other-name.cu")).unwrap();
     let before = std::fs::read_to_string(&ro).unwrap();
     let m = run(
         "optimize --write on a 0444 file and a hard-linked one",
-        &dir,
+        dir,
         &["optimize", "ro.cu", "linked.cu", "--write"],
         &[],
     );
@@ -1298,7 +1327,8 @@ fn doubling(name: &str, base: &str, n: usize) -> String {
 
 #[test]
 fn nesting_past_the_limit_is_a_diagnostic_not_an_abort() {
-    let dir = scratch("deep");
+    let scratch_dir = scratch("deep");
+    let dir = scratch_dir.path();
     // Ten times the limit of 256 (and more), from doubling macros and in
     // host code. Before, these overflowed the stack (exit 134) or took
     // minutes.
@@ -1334,7 +1364,7 @@ fn nesting_past_the_limit_is_a_diagnostic_not_an_abort() {
         let file = format!("{name}.cu");
         std::fs::write(dir.join(&file), src).unwrap();
         for command in ["parse", "lint", "fmt"] {
-            let m = run(&format!("{command} {file}"), &dir, &[command, &file], &[]);
+            let m = run(&format!("{command} {file}"), dir, &[command, &file], &[]);
             assert!(
                 matches!(code(&m), 1 | 2),
                 "{command} {file}: {}",
@@ -1363,7 +1393,7 @@ fn nesting_past_the_limit_is_a_diagnostic_not_an_abort() {
     std::fs::write(dir.join("host.cu"), host).unwrap();
     let m = run(
         "parse, 100,000 parentheses in host code",
-        &dir,
+        dir,
         &["parse", "host.cu"],
         &[],
     );
@@ -1379,7 +1409,8 @@ fn nesting_past_the_limit_is_a_diagnostic_not_an_abort() {
 
 #[test]
 fn a_doubling_macro_is_refused_at_once_and_named() {
-    let dir = scratch("doubling");
+    let scratch_dir = scratch("doubling");
+    let dir = scratch_dir.path();
     let mut defs = "#define A0 x\n".to_string();
     for i in 1..=14 {
         defs.push_str(&format!("#define A{i} (A{} + A{})\n", i - 1, i - 1));
@@ -1392,7 +1423,7 @@ fn a_doubling_macro_is_refused_at_once_and_named() {
         format!("{defs}__global__ void k(int* a, int x) {{\n{uses}}}\n"),
     )
     .unwrap();
-    let m = run("parse, 300 uses of A14", &dir, &["parse", "a14.cu"], &[]);
+    let m = run("parse, 300 uses of A14", dir, &["parse", "a14.cu"], &[]);
     assert!(matches!(code(&m), 1 | 2), "{}", text(&m.out));
     assert!(
         stderr(&m)
@@ -1409,7 +1440,7 @@ fn a_doubling_macro_is_refused_at_once_and_named() {
         format!("{defs}__global__ void k(int* a, int x) {{\n{uses}}}\n"),
     )
     .unwrap();
-    let m = run("parse, 600 uses of A9", &dir, &["parse", "a9.cu"], &[]);
+    let m = run("parse, 600 uses of A9", dir, &["parse", "a9.cu"], &[]);
     assert!(matches!(code(&m), 1 | 2), "{}", text(&m.out));
     assert!(
         stderr(&m).contains(
@@ -1438,13 +1469,14 @@ fn kernels_between_defines(kernels: usize, per: usize) -> String {
 
 #[test]
 fn kernels_between_thousands_of_defines_share_the_macros() {
-    let dir = scratch("defines");
+    let scratch_dir = scratch("defines");
+    let dir = scratch_dir.path();
     // Before: each kernel's point had its own copy of the table: 5,000
     // macros and 500 kernels took 0.7 GB, 10,000 and 1,000 about 2.8 GB.
     std::fs::write(dir.join("m.cu"), kernels_between_defines(1000, 10)).unwrap();
     let m = run(
         "parse, 10,000 #defines, 1,000 kernels",
-        &dir,
+        dir,
         &["parse", "m.cu"],
         &[],
     );
@@ -1455,7 +1487,8 @@ fn kernels_between_thousands_of_defines_share_the_macros() {
 
 #[test]
 fn parse_of_thousands_of_launches_is_linear() {
-    let dir = scratch("launches");
+    let scratch_dir = scratch("launches");
+    let dir = scratch_dir.path();
     // Before, every launch re-read the host code from the top of the
     // file: 2,000 launches took 6.5 s, 4,000 35 s; 8,000 ran past the
     // minute this harness allows.
@@ -1467,7 +1500,7 @@ fn parse_of_thousands_of_launches_is_linear() {
     .unwrap();
     let m = run(
         "parse, 8,000 launches in main",
-        &dir,
+        dir,
         &["parse", "l.cu"],
         &[],
     );
@@ -1489,7 +1522,7 @@ fn parse_of_thousands_of_launches_is_linear() {
     .unwrap();
     let m = run(
         "parse, 3,000 kernels launched once",
-        &dir,
+        dir,
         &["parse", "k.cu"],
         &[],
     );
@@ -1503,7 +1536,8 @@ fn parse_of_thousands_of_launches_is_linear() {
 
 #[test]
 fn a_huge_ignore_file_is_read_in_part_with_a_note() {
-    let dir = scratch("huge-gitignore");
+    let scratch_dir = scratch("huge-gitignore");
+    let dir = scratch_dir.path();
     let tree = dir.join("tree");
     std::fs::create_dir(&tree).unwrap();
     copy_testdata("saxpy", &tree, "k");
@@ -1514,7 +1548,7 @@ fn a_huge_ignore_file_is_read_in_part_with_a_note() {
     std::fs::write(tree.join(".gitignore"), patterns).unwrap();
     let m = run(
         "optimize a tree with a 6.9 MB .gitignore",
-        &dir,
+        dir,
         &["optimize", "tree", "--format", "json"],
         &[],
     );
@@ -1531,7 +1565,8 @@ fn a_huge_ignore_file_is_read_in_part_with_a_note() {
 
 #[test]
 fn launches_with_host_inputs_are_followed_in_one_walk() {
-    let dir = scratch("launch-inputs");
+    let scratch_dir = scratch("launch-inputs");
+    let dir = scratch_dir.path();
     // Each launch is also evaluated with its host input set to other
     // values (the bytes of its allocation per element): before, each of
     // those evaluations read the host code from the top: 4,000 launches
@@ -1549,7 +1584,7 @@ fn launches_with_host_inputs_are_followed_in_one_walk() {
     .unwrap();
     let m = run(
         "params, 8,000 launches with inputs",
-        &dir,
+        dir,
         &["params", "l.cu"],
         &[],
     );

@@ -45,8 +45,8 @@ fn allowed_codes_leave_a_clean_kernel() {
 
 #[test]
 fn copper_toml_disables_codes() {
-    let dir = std::env::temp_dir().join(format!("copper-lint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch_dir = scratch("config");
+    let dir = scratch_dir.path();
     let good = dir.join("good.toml");
     std::fs::write(&good, "[lint]\ndisable = [\"divergent-branch\"]\n").unwrap();
     let (code, _, _) = lint(&["--config", good.to_str().unwrap(), "testdata/vector_add.cu"]);
@@ -56,7 +56,6 @@ fn copper_toml_disables_codes() {
     let (code, _, err) = lint(&["--config", bad.to_str().unwrap(), "testdata/vector_add.cu"]);
     assert_eq!(code, 2);
     assert!(err.contains("copper.toml [lint] disable"));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -133,16 +132,18 @@ fn milp_witnesses_where_the_constructive_search_fails() {
     assert!(out.contains("no input makes a warp take 9 transactions here: degree 9 is impossible, the largest collision is 8 (MILP optimum over every input)"), "{out}");
 }
 
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-lint-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's files, removed when dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("copper-lint-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 #[test]
 fn one_finding_per_place_listing_the_inlined_calls() {
-    let dir = scratch("calls");
+    let scratch_dir = scratch("calls");
+    let dir = scratch_dir.path();
     let file = dir.join("calls.cu");
     std::fs::write(
         &file,
@@ -168,7 +169,6 @@ fn one_finding_per_place_listing_the_inlined_calls() {
     let (_, json, _) = lint(&["--block", "32", "--format", "json", file.to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["files"][0]["findings"][0]["calls"][2]["line"], 5);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -235,7 +235,8 @@ fn errors_carry_file_line_and_column_in_every_format() {
 
 #[test]
 fn sarif_uris_are_percent_encoded_and_relative_to_the_root() {
-    let dir = scratch("sarif");
+    let scratch_dir = scratch("sarif");
+    let dir = scratch_dir.path();
     let sub = dir.join("my kernels");
     std::fs::create_dir_all(&sub).unwrap();
     let file = sub.join("fan#2.cu");
@@ -265,7 +266,6 @@ fn sarif_uris_are_percent_encoded_and_relative_to_the_root() {
     let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     let loc = &doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
     assert_eq!(loc["uri"], "testdata/fan2.cu");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -276,8 +276,8 @@ fn index_arithmetic_that_overflows_for_the_sizes_given_is_flagged() {
     // 8192 blocks of 256 threads with stride 1024: the 32-bit offset of
     // `scale_chunks` reaches 8191·256·1024·4 > UINT_MAX; the size_t one
     // of `scale_chunks_wide` does not overflow.
-    let dir = std::env::temp_dir().join(format!("copper-overflow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch_dir = scratch("overflow");
+    let dir = scratch_dir.path();
     let params = dir.join("big.toml");
     let mut text = String::new();
     for k in ["scale_chunks", "scale_chunks_wide"] {
@@ -317,7 +317,6 @@ fn index_arithmetic_that_overflows_for_the_sizes_given_is_flagged() {
         "testdata/chunked_scale.cu",
     ]);
     assert!(!out.contains("index-overflow"), "{out}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -368,7 +367,8 @@ fn a_gpu_sized_parameter_file_is_searched_for_races_on_a_scaled_down_launch() {
 
 #[test]
 fn directories_are_linted_with_a_table_of_every_file() {
-    let dir = scratch("batch");
+    let scratch_dir = scratch("batch");
+    let dir = scratch_dir.path();
     std::fs::write(
         dir.join("good.cu"),
         "__global__ void k(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i * n] = 0; }\n",
@@ -406,7 +406,6 @@ fn directories_are_linted_with_a_table_of_every_file() {
     assert!(lines.iter().any(|l| l["warning_count"] == 1));
     // A bounds guard is no divergent branch.
     assert!(!out.contains("divergent-branch"), "{out}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -434,7 +433,8 @@ fn findings_in_a_header_are_placed_in_the_header() {
 
 #[test]
 fn inline_suppressions_and_unused_ones() {
-    let dir = scratch("suppress");
+    let scratch_dir = scratch("suppress");
+    let dir = scratch_dir.path();
     let src = "__global__ void k(float *a, float *b, int n) { // copper: allow(bank-conflict)\n\
                int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
                a[i * n] = 0; // copper: allow(uncoalesced-global)\n\
@@ -478,7 +478,6 @@ fn inline_suppressions_and_unused_ones() {
     let (code, out, _) = lint(&[f.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("warning["), "{out}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -524,7 +523,8 @@ fn every_code_is_explained_and_sarif_rules_carry_the_texts() {
 
 #[test]
 fn a_header_not_found_is_a_warning_that_says_pass_i() {
-    let dir = scratch("header");
+    let scratch_dir = scratch("header");
+    let dir = scratch_dir.path();
     let f = dir.join("m.cu");
     std::fs::write(
         &f,
@@ -534,5 +534,4 @@ fn a_header_not_found_is_a_warning_that_says_pass_i() {
     let (_, _, err) = lint(&["-q", f.to_str().unwrap()]);
     assert!(err.contains("m.cu:1:"), "{err}");
     assert!(err.contains("pass -I DIR"), "{err}");
-    std::fs::remove_dir_all(&dir).ok();
 }

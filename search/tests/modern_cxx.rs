@@ -158,7 +158,8 @@ fn moved_pointer_parameters_and_local_pointers_are_bounded_and_sound() {
 
 #[test]
 fn a_moved_pointer_parameter_reads_at_its_offset() {
-    let dump = std::env::temp_dir().join(format!("copper-moved-{}.json", std::process::id()));
+    let scratch_dir = tempfile::tempdir().unwrap();
+    let dump = scratch_dir.path().join("moved.json");
     let (status, out) = run(&[
         "simulate",
         "--kernel",
@@ -256,7 +257,8 @@ fn a_float4_view_is_one_16_byte_access_per_lane() {
 
 #[test]
 fn a_view_reads_and_writes_the_array_itself() {
-    let dump = std::env::temp_dir().join(format!("copper-views-{}.json", std::process::id()));
+    let scratch_dir = tempfile::tempdir().unwrap();
+    let dump = scratch_dir.path().join("views.json");
     let (status, out) = run(&[
         "simulate",
         "--kernel",

@@ -8,17 +8,21 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use tempfile::TempDir;
 
 use common::{copper_in, root, text};
 
-/// A fresh directory with `files` (name, text) in it.
-fn scratch(tag: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-tmpl-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh directory with `files` (name, text) in it, removed when
+/// dropped.
+fn scratch(tag: &str, files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("copper-tmpl-{tag}-"))
+        .tempdir()
+        .unwrap();
     for (name, body) in files {
-        std::fs::write(dir.join(name), body).unwrap();
+        std::fs::write(dir.path().join(name), body).unwrap();
     }
     dir
 }
@@ -33,8 +37,9 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn a_template_is_rewritten_when_the_rewrite_holds_for_each_instantiation() {
-    let dir = scratch("both", &[("t.cu", &testdata("tmpl_transpose.cu"))]);
-    let o = copper_in(&dir, &["optimize", "--write", "t.cu"]);
+    let scratch_dir = scratch("both", &[("t.cu", &testdata("tmpl_transpose.cu"))]);
+    let dir = scratch_dir.path();
+    let o = copper_in(dir, &["optimize", "--write", "t.cu"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(
@@ -59,7 +64,7 @@ fn a_template_is_rewritten_when_the_rewrite_holds_for_each_instantiation() {
         row.contains("241") && row.contains("165") && row.ends_with("improved"),
         "{row}"
     );
-    let written = read(&dir, "t.cu");
+    let written = read(dir, "t.cu");
     // The template's text is edited once, its tile typed and sized by the
     // template's parameters.
     assert_eq!(written.matches("__syncthreads();").count(), 1, "{written}");
@@ -68,7 +73,7 @@ fn a_template_is_rewritten_when_the_rewrite_holds_for_each_instantiation() {
         "{written}"
     );
     // Both instantiations of the written file compute what they did.
-    let o = copper_in(&dir, &["optimize", "t.cu"]);
+    let o = copper_in(dir, &["optimize", "t.cu"]);
     assert!(text(&o).contains("0 unchecked, 0 errors"), "{}", text(&o));
 }
 
@@ -91,9 +96,10 @@ void run(float *fa, float *fb, double *da, double *db) {
 
 #[test]
 fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
-    let dir = scratch("breaks", &[("t.cu", TWO_BLOCKS)]);
+    let scratch_dir = scratch("breaks", &[("t.cu", TWO_BLOCKS)]);
+    let dir = scratch_dir.path();
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "--explain",
@@ -110,12 +116,12 @@ fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
         t.contains("it breaks `transpose_bd<double>`, another instantiation of the template: launch 0: the candidate fails: out-of-bounds access `tile["),
         "{t}"
     );
-    assert_eq!(read(&dir, "t.cu"), TWO_BLOCKS);
+    assert_eq!(read(dir, "t.cu"), TWO_BLOCKS);
     // Searched alone (`--kernel`), an instantiation is still checked for
     // the other: through the larger block, the tile (32×33) holds the
     // smaller block's elements too, and the rewrite holds for both.
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "--transform",
@@ -137,8 +143,9 @@ fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
 fn instantiations_named_on_the_command_line_are_checked_and_others_are_noted() {
     // No launch: the template is never instantiated in the file.
     let src = TWO_BLOCKS.split("void run").next().unwrap();
-    let dir = scratch("named", &[("t.cu", src)]);
-    let o = copper_in(&dir, &["optimize", "t.cu"]);
+    let scratch_dir = scratch("named", &[("t.cu", src)]);
+    let dir = scratch_dir.path();
+    let o = copper_in(dir, &["optimize", "t.cu"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
@@ -147,7 +154,7 @@ fn instantiations_named_on_the_command_line_are_checked_and_others_are_noted() {
     );
     assert!(t.contains("--instantiate 'transpose_bd<…>'"), "{t}");
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "--block",
@@ -170,14 +177,15 @@ fn instantiations_named_on_the_command_line_are_checked_and_others_are_noted() {
 
 #[test]
 fn a_half_tile_padded_by_one_word_has_no_bank_conflicts() {
-    let dir = scratch(
+    let scratch_dir = scratch(
         "half",
         &[
             ("h.cu", &testdata("half_stencil.cu")),
             ("h.toml", &testdata("half_stencil.toml")),
         ],
     );
-    let o = copper_in(&dir, &["optimize", "--kernel", "transpose_half", "h.cu"]);
+    let dir = scratch_dir.path();
+    let o = copper_in(dir, &["optimize", "--kernel", "transpose_half", "h.cu"]);
     let t = text(&o);
     assert!(t.contains("`tile[TILE][TILE + 2]`"), "{t}");
     let conflicts: Vec<&str> = t
@@ -187,11 +195,11 @@ fn a_half_tile_padded_by_one_word_has_no_bank_conflicts() {
         .unwrap_or_default();
     assert_eq!(conflicts, ["conflicts", "0", "0"], "{t}");
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", "--write", "--kernel", "transpose_half", "h.cu"],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let o = copper_in(&dir, &["lint", "--witness", "h.cu"]);
+    let o = copper_in(dir, &["lint", "--witness", "h.cu"]);
     let t = text(&o);
     assert!(!t.contains("bank-conflict"), "{t}");
 }

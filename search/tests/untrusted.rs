@@ -8,14 +8,16 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use tempfile::TempDir;
+
 use common::{root, text};
 
-/// A fresh scratch directory for one case.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-untrusted-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for one case, removed when dropped.
+fn scratch(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("copper-untrusted-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// `copper ARGS` run in `dir`.
@@ -50,9 +52,10 @@ fn temporaries(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_write_past_the_file_size_limit_leaves_no_temporary_file() {
-    let dir = scratch("xfsz");
-    copy_testdata("addSub0", &dir, "k");
-    let mut cmd = copper(&dir);
+    let scratch_dir = scratch("xfsz");
+    let dir = scratch_dir.path();
+    copy_testdata("addSub0", dir, "k");
+    let mut cmd = copper(dir);
     cmd.args(["optimize", "k.cu", "--write"]);
     // SAFETY: setrlimit is async-signal-safe; the limit (bytes) is below
     // the size of the rewritten file, so writing it raises SIGXFSZ.
@@ -68,7 +71,7 @@ fn a_write_past_the_file_size_limit_leaves_no_temporary_file() {
     }
     let out: Output = cmd.output().unwrap();
     assert!(!out.status.success(), "{}", text(&out));
-    assert_eq!(temporaries(&dir), Vec::<String>::new(), "{}", text(&out));
+    assert_eq!(temporaries(dir), Vec::<String>::new(), "{}", text(&out));
     let original = std::fs::read(root().join("testdata/addSub0.cu")).unwrap();
     assert_eq!(std::fs::read(dir.join("k.cu")).unwrap(), original);
 }
@@ -83,7 +86,8 @@ fn all_bytes(out: &Output) -> Vec<u8> {
 #[test]
 fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = scratch("names");
+    let scratch_dir = scratch("names");
+    let dir = scratch_dir.path();
     let names: [&[u8]; 2] = [b"nl\n::error title=x::owned", b"b\xff\x1b[31m"];
     for stem in names {
         let stem = std::ffi::OsStr::from_bytes(stem);
@@ -95,7 +99,7 @@ fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
         )
         .unwrap();
     }
-    let diff = copper(&dir)
+    let diff = copper(dir)
         .args(["optimize", "--diff", "."])
         .output()
         .unwrap();
@@ -109,7 +113,7 @@ fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
     std::fs::write(dir.join("p.diff"), &diff.stdout).unwrap();
     let check = Command::new("git")
         .args(["apply", "--check", "p.diff"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("git runs");
     assert!(check.status.success(), "{}", text(&check));
@@ -121,7 +125,7 @@ fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
         &["--format", "github"],
         &["--format", "json"],
     ] {
-        let out = copper(&dir)
+        let out = copper(dir)
             .arg("optimize")
             .args(format)
             .arg(".")
@@ -137,7 +141,7 @@ fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
             text(&out)
         );
     }
-    let lint = copper(&dir)
+    let lint = copper(dir)
         .args(["lint"])
         .arg(dir.join(std::ffi::OsStr::from_bytes(b"b\xff\x1b[31m.cu")))
         .output()
@@ -152,7 +156,8 @@ fn odd_file_names_are_quoted_in_patches_and_escaped_elsewhere() {
 
 #[test]
 fn the_directory_a_patch_applies_from_is_quoted_for_the_shell() {
-    let dir = scratch("hint");
+    let scratch_dir = scratch("hint");
+    let dir = scratch_dir.path();
     let odd = dir.join("x $(touch PWNED)");
     let elsewhere = dir.join("cwd");
     std::fs::create_dir_all(&odd).unwrap();
@@ -174,7 +179,8 @@ fn the_directory_a_patch_applies_from_is_quoted_for_the_shell() {
 
 #[test]
 fn a_header_outside_the_files_tree_is_noted_or_refused() {
-    let dir = scratch("outside-include");
+    let scratch_dir = scratch("outside-include");
+    let dir = scratch_dir.path();
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("secret.h"), "#define SECRET 7\n").unwrap();
     std::fs::write(
@@ -182,13 +188,13 @@ fn a_header_outside_the_files_tree_is_noted_or_refused() {
         "#include \"../secret.h\"\n__global__ void k(float *a) { a[threadIdx.x] = SECRET; }\n",
     )
     .unwrap();
-    let read = copper(&dir).args(["parse", "src/k.cu"]).output().unwrap();
+    let read = copper(dir).args(["parse", "src/k.cu"]).output().unwrap();
     assert!(
         text(&read).contains("read from") && text(&read).contains("outside this file's directory"),
         "{}",
         text(&read)
     );
-    let refused = copper(&dir)
+    let refused = copper(dir)
         .args(["parse", "src/k.cu", "--no-outside-includes"])
         .output()
         .unwrap();
@@ -198,7 +204,7 @@ fn a_header_outside_the_files_tree_is_noted_or_refused() {
         text(&refused)
     );
     // Inside the tree, or in an -I directory, nothing is said.
-    let inside = copper(&dir)
+    let inside = copper(dir)
         .args(["parse", "src/k.cu", "--no-outside-includes", "-I", "."])
         .output()
         .unwrap();
@@ -207,7 +213,8 @@ fn a_header_outside_the_files_tree_is_noted_or_refused() {
 
 #[test]
 fn no_follow_keeps_a_batch_write_inside_the_tree_and_a_write_outside_is_noted() {
-    let dir = scratch("no-follow");
+    let scratch_dir = scratch("no-follow");
+    let dir = scratch_dir.path();
     let (tree, outside) = (dir.join("tree"), dir.join("outside"));
     std::fs::create_dir_all(&tree).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
@@ -215,7 +222,7 @@ fn no_follow_keeps_a_batch_write_inside_the_tree_and_a_write_outside_is_noted() 
     copy_testdata("addSub1", &tree, "own");
     std::os::unix::fs::symlink(&outside, tree.join("link")).unwrap();
     let original = std::fs::read(outside.join("k.cu")).unwrap();
-    let kept = copper(&dir)
+    let kept = copper(dir)
         .args(["optimize", "--write", "--no-follow", "tree"])
         .output()
         .unwrap();
@@ -225,7 +232,7 @@ fn no_follow_keeps_a_batch_write_inside_the_tree_and_a_write_outside_is_noted() 
         "{}",
         text(&kept)
     );
-    let followed = copper(&dir)
+    let followed = copper(dir)
         .args(["optimize", "--write", "tree"])
         .output()
         .unwrap();
@@ -242,7 +249,8 @@ fn no_follow_keeps_a_batch_write_inside_the_tree_and_a_write_outside_is_noted() 
 #[test]
 fn a_discovered_copper_toml_cannot_pass_flags_to_nvcc() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("config-flags");
+    let scratch_dir = scratch("config-flags");
+    let dir = scratch_dir.path();
     let nvcc = dir.join("fake-nvcc");
     std::fs::write(
         &nvcc,
@@ -286,7 +294,8 @@ fn a_discovered_copper_toml_cannot_pass_flags_to_nvcc() {
 
 #[test]
 fn a_macro_bomb_in_an_expression_ends_soon() {
-    let dir = scratch("macro-bomb");
+    let scratch_dir = scratch("macro-bomb");
+    let dir = scratch_dir.path();
     let mut src = String::from("#define M0 x\n");
     for l in 1..=14 {
         src.push_str(&format!("#define M{l} (M{p} + M{p})\n", p = l - 1));
@@ -294,7 +303,7 @@ fn a_macro_bomb_in_an_expression_ends_soon() {
     src.push_str("__global__ void k(float *a, float x) { a[threadIdx.x] = M14; }\n");
     std::fs::write(dir.join("k.cu"), src).unwrap();
     let start = std::time::Instant::now();
-    let out = copper(&dir).args(["parse", "k.cu"]).output().unwrap();
+    let out = copper(dir).args(["parse", "k.cu"]).output().unwrap();
     assert!(out.status.code().is_some(), "{}", text(&out));
     assert!(
         start.elapsed() < std::time::Duration::from_secs(20),
@@ -305,12 +314,13 @@ fn a_macro_bomb_in_an_expression_ends_soon() {
 
 #[test]
 fn a_chain_of_thousands_of_unary_minuses_does_not_overflow_a_workers_stack() {
-    let dir = scratch("unary-chain");
-    copy_testdata("gaussian_fan", &dir, "k");
+    let scratch_dir = scratch("unary-chain");
+    let dir = scratch_dir.path();
+    copy_testdata("gaussian_fan", dir, "k");
     let src = std::fs::read_to_string(dir.join("k.cu")).unwrap();
     let chain = format!("return{} x;", "-".repeat(3000));
     std::fs::write(dir.join("k.cu"), src.replacen("return;", &chain, 1)).unwrap();
-    let out = copper(&dir)
+    let out = copper(dir)
         .args(["optimize", "--diff", "k.cu"])
         .output()
         .unwrap();

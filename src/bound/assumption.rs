@@ -18,6 +18,24 @@ pub enum Subject {
     GridDim(u8),
 }
 
+/// An [`InputAssumption`] as reports write it (the `input_assumptions`
+/// of `copper analyze` and `copper optimize`'s JSON).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AssumptionRecord {
+    /// The parameter's name, or `gridDim.x`.
+    pub param: String,
+    /// Whether it is about the launch (the grid) rather than a parameter.
+    pub launch: bool,
+    /// The least value assumed, if any (and if it fits in 64 bits).
+    pub at_least: Option<i64>,
+    /// The largest value assumed, if any (and if it fits in 64 bits).
+    pub at_most: Option<i64>,
+    /// The assumption in words (`n ≤ 2^31`).
+    pub text: String,
+    /// Why it is needed, in words.
+    pub why: String,
+}
+
 /// A range assumed of one integer parameter, or of the grid along one
 /// dimension.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,17 +91,16 @@ impl InputAssumption {
         )
     }
 
-    /// As JSON: `param`, `launch` (whether it is about the launch),
-    /// `at_least`, `at_most`, `text` and `why`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "param": self.param,
-            "launch": matches!(self.subject, Subject::GridDim(_)),
-            "at_least": self.min.and_then(|m| i64::try_from(m).ok()),
-            "at_most": self.max.and_then(|m| i64::try_from(m).ok()),
-            "text": self.to_string(),
-            "why": self.why(),
-        })
+    /// How reports write it (as JSON).
+    pub fn record(&self) -> AssumptionRecord {
+        AssumptionRecord {
+            param: self.param.clone(),
+            launch: matches!(self.subject, Subject::GridDim(_)),
+            at_least: self.min.and_then(|m| i64::try_from(m).ok()),
+            at_most: self.max.and_then(|m| i64::try_from(m).ok()),
+            text: self.to_string(),
+            why: self.why(),
+        }
     }
 
     /// Makes the analysis of `syms` assume it.
@@ -194,10 +211,10 @@ mod tests {
             nonneg.why(),
             "a negative `n`, converted to unsigned, lets the counter `i` wrap around"
         );
-        let json = nonneg.to_json();
-        assert_eq!(json["at_least"], 0);
-        assert!(json["at_most"].is_null());
-        assert_eq!(json["launch"], false);
+        let record = nonneg.record();
+        assert_eq!(record.at_least, Some(0));
+        assert_eq!(record.at_most, None);
+        assert!(!record.launch);
     }
 
     #[test]
@@ -241,6 +258,6 @@ mod tests {
         assert!(InputAssumption::all_hold(std::slice::from_ref(&a), &at));
         let at: BTreeMap<String, f64> = [("gridDim.x".to_string(), 3e6)].into();
         assert!(!InputAssumption::all_hold(std::slice::from_ref(&a), &at));
-        assert_eq!(a.to_json()["launch"], true);
+        assert!(a.record().launch);
     }
 }

@@ -6,25 +6,27 @@
 //! ([`html`]) adds the lint's findings on their lines and a plot of the
 //! bound against simulated costs at several sizes ([`plot`]). Each
 //! kernel's annotation, the search for its rewrite and the plot are the
-//! annotation driver's ([`copper_search::driver::annotate`]); here the
-//! command line, the lint's findings for the page, and the text view.
+//! annotation driver's ([`copper_search::driver::annotate`]), the lint's
+//! findings for the page the lint driver's
+//! ([`copper_search::driver::lint::lint_kernel`]); here the command line,
+//! the findings placed on the page's lines, and the text view.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use copper::bound::Config;
 use copper::cuda::parse::ParsedFile;
 use copper::ir::Kernel;
+use copper::lint::races;
 use copper::lint::suppress::Suppressions;
-use copper::lint::{lint_kernel_within, races};
 use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
 use copper_search::driver::annotate::plot;
 use copper_search::driver::annotate::rewrite::{self, RewriteSearch};
 use copper_search::driver::annotate::{annotate, Annotation, MetricLine};
-use copper_search::launch::dims;
+use copper_search::driver::lint::{lint_kernel, Checks};
+use copper_search::launch::{dims, KnownShape};
 use copper_search::pipeline::Cache;
 
 use super::files::{refuse_onto_input, write_atomically};
@@ -147,9 +149,10 @@ pub fn run(
     status
 }
 
-/// The lint's findings for `kernel` at the annotated launch `spec`, not
-/// silenced by an inline suppression, each with the line it is on (`None`
-/// when outside the kernel's lines).
+/// The lint's findings for `kernel` at the annotated launch `spec` (the
+/// lint driver's, [`lint_kernel`]), not silenced by an inline suppression
+/// nor allowed, each with the line it is on (`None` when outside the
+/// kernel's lines).
 fn findings(
     parsed: &ParsedFile,
     kernel: &Kernel,
@@ -158,39 +161,47 @@ fn findings(
     suppressions: &mut Suppressions,
     s: &Settings,
 ) -> Vec<html::PageFinding> {
-    let config = Config {
+    let shape = KnownShape {
         block: Some(a.block),
         grid: Some(a.grid),
-        ..s.analysis
+        source: "the annotated launch".into(),
+        assumed: false,
+    };
+    let checks = Checks {
+        analysis: s.analysis,
+        allowed: &s.allowed,
+        witness: None,
     };
     let work = Arc::new(Work::new(races::STEPS));
-    let lint = lint_kernel_within(kernel, config, Some(spec), &work);
-    let Some(f) = parsed.function(&kernel.name) else {
+    let lint = lint_kernel(
+        parsed,
+        kernel,
+        &shape,
+        Some(spec),
+        &checks,
+        suppressions,
+        &work,
+    );
+    let Some(row) = lint.row else {
         return Vec::new();
     };
-    let (kernel_file, first, _) = parsed.source.locate(f.meta.span.start);
-    let kernel_file = kernel_file.to_path_buf();
     let numbers = a.lines.first().map(|l| l.number)..=a.lines.last().map(|l| l.number);
-    let mut out = Vec::new();
-    for finding in lint.findings {
-        let (file, line, col) = parsed.source.locate(finding.span.start);
-        if suppressions.silences(finding.code, file, line, (&kernel_file, first))
-            || s.allowed.contains(&finding.code)
-        {
-            continue;
-        }
-        let inside =
-            file == kernel_file && Some(line) >= *numbers.start() && Some(line) <= *numbers.end();
-        out.push(html::PageFinding {
-            line: inside.then_some(line),
-            place: format!("{}:{line}:{col}", file.shown()),
-            severity: finding.code.severity().to_string(),
-            code: finding.code.name().to_string(),
-            message: finding.message,
-            help: finding.help,
-        });
-    }
-    out
+    lint.findings
+        .into_iter()
+        .map(|x| {
+            let inside = x.file == row.file
+                && Some(x.line) >= *numbers.start()
+                && Some(x.line) <= *numbers.end();
+            html::PageFinding {
+                line: inside.then_some(x.line),
+                place: format!("{}:{}:{}", x.file.shown(), x.line, x.col),
+                severity: x.finding.code.severity().to_string(),
+                code: x.finding.code.name().to_string(),
+                message: x.finding.message,
+                help: x.finding.help,
+            }
+        })
+        .collect()
 }
 
 /// A metric's bound per warp in words, with its value at the launch.

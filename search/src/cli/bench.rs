@@ -1,18 +1,16 @@
 //! `copper bench`: writes a CUDA program that times each kernel of a file
 //! against copper's rewrite of it on the parameter file's inputs (see
-//! `copper_search::bench`), and the script that builds it. The search
-//! for each kernel's rewrite is the bench driver's
-//! ([`copper_search::driver::bench`]).
+//! `copper_search::bench`), and the script that builds it. Choosing the
+//! kernels, sweeping their launches and the search for each one's
+//! rewrite are the bench driver's ([`copper_search::driver::bench`]).
 
 use copper::shown::{shell_quote, Shown};
 use std::path::{Path, PathBuf};
 
-use copper::cuda::ast::FnKind;
-use copper::cuda::parse::{parse_path_with, ParsedFile};
-use copper::sim::params::{LaunchSpec, ParamFile, ShapeError};
-use copper_search::bench::sweep::{self, Sweep};
-use copper_search::bench::{self, BenchError, KernelBench, Options, SweepError};
-use copper_search::driver::bench::search_rewrites;
+use copper::cuda::parse::parse_path_with;
+use copper::sim::params::{LaunchSpec, ShapeError};
+use copper_search::bench::{self, BenchError, Options};
+use copper_search::driver::bench::{search_rewrites, select, sweep_launches, ChoiceError};
 use copper_search::launch::ParamsError;
 
 use super::args::BenchArgs;
@@ -50,57 +48,9 @@ enum Error {
     /// There is no parameter file.
     #[error("{}: no parameter file (create {} or give --params)", .0.shown(), .0.with_extension("toml").shown())]
     NoParams(PathBuf),
-    /// A kernel copper cannot read.
-    #[error("copper cannot read kernel `{kernel}`: {message}")]
-    Kernel {
-        /// The kernel.
-        kernel: String,
-        /// The diagnostic's message.
-        message: String,
-    },
-    /// A kernel the parameter file does not launch.
-    #[error("kernel `{kernel}` is not in {} (add [kernel.{}] or choose kernels with --kernel)", params.shown(), copper::sim::params::kernel_key(kernel))]
-    NotInParams {
-        /// The kernel.
-        kernel: String,
-        /// The parameter file.
-        params: PathBuf,
-    },
-    /// `--kernel` names no kernel of the file.
-    #[error("no kernel named `{kernel}` in {}", file.shown())]
-    NoKernel {
-        /// The name given.
-        kernel: String,
-        /// The file.
-        file: PathBuf,
-    },
-    /// The file has no kernel to time.
-    #[error("no kernel to benchmark in {}", .0.shown())]
-    NoKernels(PathBuf),
-    /// A kernel uses a name the file does not define.
-    #[error("`{kernel}` uses `{name}`, which the file does not define; the benchmark program is the file compiled by nvcc, so pass -D{name}=… (or set it in copper.toml's `defines`)")]
-    Undefined {
-        /// The kernel.
-        kernel: String,
-        /// The name.
-        name: String,
-    },
-    /// A kernel's launches cannot be swept.
-    #[error("kernel `{kernel}`: {source}")]
-    Sweep {
-        /// The kernel.
-        kernel: String,
-        /// Why.
-        source: SweepError,
-    },
-    /// No kernel takes the swept argument.
-    #[error("--sweep: `{name}` is not a scalar argument of the kernels benchmarked (arguments: {arguments})")]
-    NotSwept {
-        /// The argument.
-        name: String,
-        /// The kernels' scalar arguments (or "none").
-        arguments: String,
-    },
+    /// The kernels to time cannot be chosen, or their launches swept.
+    #[error(transparent)]
+    Choice(#[from] ChoiceError),
     /// A launch shape CUDA refuses.
     #[error(transparent)]
     Shape(#[from] ShapeError),
@@ -128,21 +78,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Refuses a kernel that uses identifiers the file does not define: the
-/// program is the file as written, which nvcc cannot compile without them.
-fn needs_no_symbols(parsed: &ParsedFile, name: &str) -> Result<(), Error> {
-    let Ok(k) = copper::ir::lower::lower_kernel(parsed, name) else {
-        return Ok(());
-    };
-    match k.symbols.first() {
-        None => Ok(()),
-        Some(&v) => Err(Error::Undefined {
-            kernel: name.to_string(),
-            name: k.vars[v].name.clone(),
-        }),
-    }
-}
-
 fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
     let search = s.search.as_ref().ok_or(Error::NoSearch)?;
     refuse_control_characters(&a.file)?;
@@ -154,10 +89,11 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
         .of(&a.file)?
         .ok_or_else(|| Error::NoParams(a.file.clone()))?;
     let params_name = s.params.path(&a.file);
-    let mut kernels = select(&parsed, &params, a.kernel.as_deref(), &params_name)?;
-    for k in &kernels {
-        needs_no_symbols(&parsed, &k.name)?;
+    let chosen = select(&parsed, &params, a.kernel.as_deref(), &params_name)?;
+    for why in &chosen.left_out {
+        eprintln!("copper: warning: {why}; left out");
     }
+    let mut kernels = chosen.kernels;
     // The search runs at the parameter file's sizes, whatever is swept.
     let searched: Vec<LaunchSpec> = kernels.iter().map(|k| k.launches[0].clone()).collect();
     if let Some(s) = &a.sweep {
@@ -212,93 +148,6 @@ fn bench(a: &BenchArgs, s: &Settings) -> Result<(), Error> {
         opts.build_line
     );
     Ok(())
-}
-
-/// The kernels to benchmark, each with the parameter file's launch.
-/// Kernels copper cannot read are left out with a warning unless named.
-fn select(
-    parsed: &ParsedFile,
-    params: &ParamFile,
-    only: Option<&str>,
-    params_name: &Path,
-) -> Result<Vec<KernelBench>, Error> {
-    let only = only.map(|k| parsed.kernel_name(k));
-    let only = only.as_deref();
-    let mut out = Vec::new();
-    for f in parsed
-        .functions
-        .iter()
-        .filter(|f| f.item.kind == FnKind::Global && only.is_none_or(|k| k == f.item.name))
-        // A template kernel is benchmarked by its instantiations.
-        .filter(|f| f.result.as_ref().map_or(true, |k| !k.is_uninstantiated()))
-    {
-        let name = &f.item.name;
-        if let Err(d) = &f.result {
-            let why = Error::Kernel {
-                kernel: name.clone(),
-                message: d.message.clone(),
-            };
-            if only.is_some() {
-                return Err(why);
-            }
-            eprintln!("copper: warning: {why}; left out");
-            continue;
-        }
-        let spec: &LaunchSpec = params.kernel.get(name).ok_or_else(|| Error::NotInParams {
-            kernel: name.clone(),
-            params: params_name.to_path_buf(),
-        })?;
-        out.push(KernelBench {
-            name: name.clone(),
-            optimized: None,
-            swapped: false,
-            note: String::new(),
-            launches: vec![spec.clone()],
-        });
-    }
-    if out.is_empty() {
-        let file = parsed.source.path.clone();
-        return Err(match only {
-            Some(k) => Error::NoKernel {
-                kernel: k.to_string(),
-                file,
-            },
-            None => Error::NoKernels(file),
-        });
-    }
-    Ok(out)
-}
-
-/// Replaces each kernel's launch by one per sweep value, for the kernels
-/// that take the swept argument (at least one must).
-fn sweep_launches(kernels: &mut [KernelBench], s: &Sweep) -> Result<(), Error> {
-    let mut swept = false;
-    for k in kernels.iter_mut() {
-        if k.launches[0].args.contains_key(&s.name) {
-            k.launches = sweep::launches(&k.launches[0], s).map_err(|source| Error::Sweep {
-                kernel: k.name.clone(),
-                source,
-            })?;
-            swept = true;
-        }
-    }
-    if swept {
-        return Ok(());
-    }
-    let mut names: Vec<&str> = kernels
-        .iter()
-        .flat_map(|k| k.launches[0].args.keys().map(String::as_str))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    Err(Error::NotSwept {
-        name: s.name.clone(),
-        arguments: if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        },
-    })
 }
 
 /// Creates the output directory, or checks the one there: a directory,

@@ -12,9 +12,7 @@
 //! line; the output formats are [`super::output::lint`]'s.
 
 use copper::shown::Shown;
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use copper::lint::milp;
 use copper_search::driver::lint::{lint_file, FileLint, Request, WitnessSearch};
@@ -74,23 +72,22 @@ pub fn run(a: &LintArgs, s: &Settings) -> u8 {
             nodes: a.max_witness_nodes.unwrap_or(milp::NODES),
         }),
     };
-    let terminal = std::io::stderr().is_terminal() && !output::quiet();
-    let done = AtomicUsize::new(0);
     let total = paths.len();
+    let progress = output::progress(total);
+    if total <= 1 {
+        // One file needs no progress line.
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     let files: Vec<FileLint> = paths
         .par_iter()
         .map(|p| {
             let f = lint_file(p, &request);
-            if terminal && total > 1 {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                eprint!("\r\x1b[2K[{n}/{total}] {}", p.shown());
-                if n == total {
-                    eprint!("\r\x1b[2K");
-                }
-            }
+            progress.set_message(p.shown().to_string());
+            progress.inc(1);
             f
         })
         .collect();
+    progress.finish_and_clear();
     let mut failed = false;
     if let Some(path) = &a.report {
         if let Err(e) = write_atomically(path, &formats::report(&files)) {

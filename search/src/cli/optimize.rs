@@ -6,13 +6,13 @@
 //! diff, the bounds before and after, and what each applied transform
 //! bought.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
 use copper_search::driver::optimize::{optimize_files, Caller, Request};
+use indicatif::ProgressBar;
 
 use super::args::{OptFormat, OptimizeArgs};
 use super::files::{refuse_onto_input, replace_if_unchanged, write_atomically, ReplaceError};
@@ -59,7 +59,7 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     };
     let command = Command {
         a,
-        terminal: std::io::stderr().is_terminal() && !output::quiet(),
+        progress: output::progress(0),
     };
     let runs = match optimize_files(&request, &command) {
         Ok(runs) => runs,
@@ -107,22 +107,23 @@ pub fn run(a: &OptimizeArgs, s: &Settings) -> u8 {
     output::batch_status(failed, improved && !search.exit_zero, unreadable)
 }
 
-/// The command as the search driver's caller: a progress line on a
-/// terminal, and `--write`.
+/// The command as the search driver's caller: a progress line (on a
+/// terminal), and `--write`.
 struct Command<'a> {
     /// The command line.
     a: &'a OptimizeArgs,
-    /// Whether standard error is a terminal showing progress.
-    terminal: bool,
+    /// The progress line.
+    progress: ProgressBar,
 }
 
 impl Caller for Command<'_> {
     fn searched(&self, done: usize, total: usize, path: &Path, kernel: &str) {
-        if self.terminal {
-            eprint!("\r\x1b[2K[{done}/{total}] {}: {kernel}", path.shown());
-            if done == total {
-                eprint!("\r\x1b[2K");
-            }
+        self.progress.set_length(total as u64);
+        self.progress.set_position(done as u64);
+        self.progress
+            .set_message(format!("{}: {kernel}", path.shown()));
+        if done == total {
+            self.progress.finish_and_clear();
         }
     }
 

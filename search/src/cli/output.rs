@@ -11,11 +11,13 @@ use copper::cuda::parse::ParsedFile;
 use copper::diag::Diagnostic;
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::ColorChoice;
 
 pub mod analyze;
 mod ci;
+pub mod json;
 pub mod lint;
 pub mod optimize;
 pub mod sarif;
@@ -116,6 +118,23 @@ pub fn note(message: impl std::fmt::Display) {
     if !quiet() {
         eprintln!("copper: note: {message}");
     }
+}
+
+/// A progress line on standard error, `[done/total] message`, for
+/// `total` steps: drawn only when standard error is a terminal and not
+/// under `--quiet` (hidden otherwise, so redirected output is unchanged);
+/// cleared by `finish_and_clear`.
+pub fn progress(total: usize) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() && !quiet() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    if let Ok(style) = ProgressStyle::with_template("[{pos}/{len}] {wide_msg}") {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// Kernel `name` of `parsed`, lowered; `None` after printing on stderr

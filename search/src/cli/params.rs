@@ -9,12 +9,11 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use copper::cuda::include::in_user_file;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile};
-use copper_search::launch::test_launch;
+use copper_search::driver::params::{kernel_launch, kernel_names};
 
-use super::output::{self, lower_or_report};
+use super::output;
 use super::settings::Settings;
 
 /// Runs `copper params` on `file` (only kernel `only` when given). Exit
@@ -28,15 +27,7 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     };
     let only = only.map(|k| parsed.kernel_name(k));
     let only = only.as_deref();
-    let names: Vec<String> = parsed
-        .functions
-        .iter()
-        .filter(|f| in_user_file(f.item.span))
-        .filter_map(|f| f.result.as_ref().ok())
-        .filter(|f| f.is_kernel() && !f.is_uninstantiated())
-        .filter(|f| only.is_none_or(|n| n == f.name))
-        .map(|f| f.name.clone())
-        .collect();
+    let names = kernel_names(&parsed, only);
     if let Some(n) = only.filter(|_| names.is_empty()) {
         eprintln!("{}: error: no kernel named `{n}`", file.shown());
         return 2;
@@ -51,12 +42,14 @@ pub fn run(file: &Path, only: Option<&str>, s: &Settings) -> u8 {
     );
     let mut status = 0;
     for name in names {
-        let Some(kernel) = lower_or_report(&parsed, &name) else {
-            status = 1;
-            continue;
+        let t = match kernel_launch(&parsed, &name, params.as_deref()) {
+            Ok(t) => t,
+            Err(d) => {
+                output::diagnostic(&d);
+                status = 1;
+                continue;
+            }
         };
-        let spec = params.as_ref().and_then(|p| p.kernel.get(&name));
-        let t = test_launch(&parsed, &kernel, spec);
         out.push('\n');
         for a in &t.assumptions {
             let _ = writeln!(out, "# {a}");

@@ -8,11 +8,12 @@ use copper::cuda::include::{define_hint, in_user_file};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use copper_search::launch::refused_shape;
-use serde_json::json;
 
 use super::args::Format;
 use super::output;
 use super::settings::Settings;
+
+mod schema;
 
 /// Runs `copper parse` over `files`.
 pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
@@ -29,7 +30,7 @@ pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
                 }
                 match format {
                     Format::Text => print_text(&parsed),
-                    Format::Json => println!("{}", to_json(&parsed)),
+                    Format::Json => println!("{}", output::json::line(&to_json(&parsed))),
                 }
             }
         }
@@ -128,42 +129,54 @@ fn never_instantiated(f: &Function) -> String {
     )
 }
 
-fn to_json(parsed: &ParsedFile) -> serde_json::Value {
+fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
     let src = &parsed.source;
-    let functions: Vec<_> = parsed
+    let functions = parsed
         .functions
         .iter()
         .map(|f| {
             let (file, line, col) = src.locate(f.item.name_offset);
             match &f.result {
-                Ok(func) => json!({
-                    "name": func.name,
-                    "kind": func.kind,
-                    "template": func.is_uninstantiated(),
-                    "note": parsed.uninstantiated().iter().any(|u| std::ptr::eq(*u, func)).then(|| never_instantiated(func)),
-                    "file": file,
-                    "line": line,
-                    "col": col,
-                    "signature": signature(func),
-                    "params": func.params.iter().map(|p| json!({
-                        "name": p.name,
-                        "type": print::type_name(&p.ty),
-                    })).collect::<Vec<_>>(),
-                    "launches": parsed.launches.iter().filter(|l| l.kernel == func.name).collect::<Vec<_>>(),
-                }),
-                Err(d) => json!({
-                    "name": f.item.name,
-                    "file": file,
-                    "line": line,
-                    "col": col,
-                    "error": d,
-                }),
+                Ok(func) => schema::Function::Read(Box::new(schema::ReadFunction {
+                    name: &func.name,
+                    kind: func.kind,
+                    template: func.is_uninstantiated(),
+                    note: parsed
+                        .uninstantiated()
+                        .iter()
+                        .any(|u| std::ptr::eq(*u, func))
+                        .then(|| never_instantiated(func)),
+                    file,
+                    line,
+                    col,
+                    signature: signature(func),
+                    params: func
+                        .params
+                        .iter()
+                        .map(|p| schema::Param {
+                            name: &p.name,
+                            ty: print::type_name(&p.ty),
+                        })
+                        .collect(),
+                    launches: parsed
+                        .launches
+                        .iter()
+                        .filter(|l| l.kernel == func.name)
+                        .collect(),
+                })),
+                Err(d) => schema::Function::Unread {
+                    name: &f.item.name,
+                    file,
+                    line,
+                    col,
+                    error: d,
+                },
             }
         })
         .collect();
-    json!({
-        "file": src.path,
-        "functions": functions,
-        "diagnostics": parsed.diagnostics,
-    })
+    schema::Document {
+        file: &src.path,
+        functions,
+        diagnostics: &parsed.diagnostics,
+    }
 }

@@ -12,12 +12,14 @@ use copper::ir::{Kernel, Value};
 use copper::sim::{SimError, SimOptions, SimResult};
 use copper_search::driver::simulate::{simulate_kernel, Failure};
 use copper_search::rank::fmt_num;
-use serde_json::json;
+use std::collections::BTreeMap;
 
 use super::args::{Format, SimulateArgs};
 use super::files::{refuse_onto_input, write_atomically};
 use super::output;
 use super::settings::Settings;
+
+mod schema;
 
 fn error(path: &Path, msg: impl Into<String>) -> u8 {
     output::diagnostic(&Diagnostic::file_error(path, msg));
@@ -74,7 +76,7 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
     };
     let mut status = 0;
     let mut reports = Vec::new();
-    let mut dumps = serde_json::Map::new();
+    let mut dumps = schema::Dump::new();
     let kernels: Vec<String> = match &a.kernel {
         Some(k) => vec![parsed.kernel_name(k)],
         None => parsed
@@ -154,47 +156,42 @@ pub fn run(a: &SimulateArgs, s: &Settings) -> u8 {
                 let d = sim_diag(&parsed, &e);
                 match a.format {
                     Format::Text => output::diagnostic(&d),
-                    Format::Json => reports.push(json!({ "kernel": name, "error": d })),
+                    Format::Json => reports.push(schema::Kernel::Failed {
+                        kernel: name.clone(),
+                        error: d,
+                    }),
                 }
             }
         }
     }
     if a.format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "file": a.file, "kernels": reports }))
-                .unwrap_or_default()
-        );
+        output::json::print(&schema::Document {
+            file: a.file.to_string_lossy().into_owned(),
+            kernels: reports,
+        });
     }
     // Bad input (status 2) writes nothing: no dump of the kernels that ran.
     if let (Some(path), true) = (&a.dump, status != 2) {
-        if let Err(e) = write_atomically(path, &serde_json::to_string(&dumps).unwrap_or_default()) {
+        if let Err(e) = write_atomically(path, &output::json::line(&dumps)) {
             return error(path, format!("cannot write dump: {e}"));
         }
     }
     status
 }
 
-fn value_json(v: &Value) -> serde_json::Value {
+fn value_json(v: &Value) -> schema::DumpValue {
     match v {
-        Value::I(i) => json!(i),
-        Value::F(f) if f.is_finite() => json!(f),
-        Value::F(f) => json!(f.to_string()),
+        Value::I(i) => schema::DumpValue::Integer(*i),
+        Value::F(f) if f.is_finite() => schema::DumpValue::Float(*f),
+        Value::F(f) => schema::DumpValue::Text(f.to_string()),
     }
 }
 
-fn dump_json(r: &SimResult) -> serde_json::Value {
-    let m: serde_json::Map<String, serde_json::Value> = r
-        .arrays
+fn dump_json(r: &SimResult) -> BTreeMap<String, Vec<schema::DumpValue>> {
+    r.arrays
         .iter()
-        .map(|(n, data)| {
-            (
-                n.clone(),
-                serde_json::Value::Array(data.values().map(|v| value_json(&v)).collect()),
-            )
-        })
-        .collect();
-    serde_json::Value::Object(m)
+        .map(|(n, data)| (n.clone(), data.values().map(|v| value_json(&v)).collect()))
+        .collect()
 }
 
 fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
@@ -269,24 +266,28 @@ fn print_text(
     }
 }
 
-fn report_json(parsed: &ParsedFile, k: &Kernel, r: &SimResult, secs: f64) -> serde_json::Value {
-    let sites: Vec<_> = r
+fn report_json(parsed: &ParsedFile, k: &Kernel, r: &SimResult, secs: f64) -> schema::Kernel {
+    let sites = r
         .sites
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let (loc, label) = site_label(parsed, k, i);
-            json!({ "location": loc, "access": label, "stats": s })
+        .map(|(i, &stats)| {
+            let (location, access) = site_label(parsed, k, i);
+            schema::Site {
+                location,
+                access,
+                stats,
+            }
         })
         .collect();
-    json!({
-        "kernel": k.name,
-        "blocks": r.blocks,
-        "warps": r.warps,
-        "instructions": r.instructions,
-        "work_units": r.work,
-        "seconds": secs,
-        "metrics": r.metrics,
-        "sites": sites,
-    })
+    schema::Kernel::Ran(Box::new(schema::Run {
+        kernel: k.name.clone(),
+        blocks: r.blocks,
+        warps: r.warps,
+        instructions: r.instructions,
+        work_units: r.work,
+        seconds: secs,
+        metrics: r.metrics.clone(),
+        sites,
+    }))
 }

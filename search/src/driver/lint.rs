@@ -1,7 +1,9 @@
 //! The lint driver of `copper lint`, per file: parse, its kernels, each
 //! kernel's launch shape, the lint, inline suppressions and `--allow`,
 //! each finding placed in the file or header it is about. It returns what
-//! it found ([`FileLint`]); printing is the command's.
+//! it found ([`FileLint`]); printing is the command's. One kernel's lint
+//! ([`lint_kernel`]) is also `copper annotate --html`'s, at the launch it
+//! annotates.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use copper::cuda::include::Preprocess;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::diag::{Diagnostic, Severity};
 use copper::ir::lower::{lower_kernel, symbol_notes};
+use copper::ir::Kernel;
 use copper::lint::suppress::{Problem, Suppressions};
 use copper::lint::witness::{self, Witness};
 use copper::lint::{
@@ -20,7 +23,9 @@ use copper::lint::{
 };
 use copper::sim::work::Work;
 
-use crate::launch::{kernel_shape, Params};
+use copper::sim::params::LaunchSpec;
+
+use crate::launch::{kernel_shape, KnownShape, Params};
 
 /// What to lint each file with.
 pub struct Request<'a> {
@@ -207,96 +212,157 @@ pub fn lint_file(path: &Path, r: &Request) -> FileLint {
         // block fit, the test launch, the lock-step check, the race search.
         let work = Arc::new(Work::new(races::STEPS));
         let shape = kernel_shape(r.block, r.grid, &parsed, &parsed, &kernel, spec, &work);
-        let start = Instant::now();
+        let checks = Checks {
+            analysis: r.analysis,
+            allowed: r.allowed,
+            witness: r.witness.as_ref(),
+        };
+        let lint = lint_kernel(
+            &parsed,
+            &kernel,
+            &shape,
+            spec,
+            &checks,
+            &mut suppressions,
+            &work,
+        );
+        out.findings.extend(lint.findings);
+        out.kernels.extend(lint.row);
+    }
+    // With one kernel picked, the others' suppressions were not tried.
+    if only.is_none() {
+        out.problems = suppressions.unused();
+    }
+    out
+}
+
+/// What each kernel is linted with.
+pub struct Checks<'a> {
+    /// The analysis (its launch shape is the kernel's own).
+    pub analysis: Config,
+    /// The codes not reported.
+    pub allowed: &'a BTreeSet<Code>,
+    /// The search for bank-conflict witnesses, when asked for.
+    pub witness: Option<&'a WitnessSearch>,
+}
+
+/// One kernel's lint: its findings not suppressed nor allowed, and its
+/// row (none when the parse has no function of its name).
+#[derive(Default)]
+pub struct KernelLint {
+    /// The findings, each placed in the file or header it is about.
+    pub findings: Vec<Located>,
+    /// Its verdict and timing.
+    pub row: Option<KernelRow>,
+}
+
+/// Lints `kernel` of `parsed` on `shape`, simulating `spec` (the race
+/// search, witnesses) within the allowance `work`; its findings that
+/// `suppressions` silence or `checks` allows are left out. `copper lint`
+/// lints each kernel of a file so ([`lint_file`]); `copper annotate
+/// --html` lints the kernel it annotates at the annotated launch.
+pub fn lint_kernel(
+    parsed: &ParsedFile,
+    kernel: &Kernel,
+    shape: &KnownShape,
+    spec: Option<&LaunchSpec>,
+    checks: &Checks,
+    suppressions: &mut Suppressions,
+    work: &Arc<Work>,
+) -> KernelLint {
+    let name = &kernel.name;
+    let start = Instant::now();
+    let config = copper::bound::Config {
+        block: shape.block,
+        grid: shape.grid,
+        ..checks.analysis
+    };
+    let deadline = start + config.budget;
+    let lint = lint_kernel_within(kernel, config, spec, work);
+    let stopped = stop_note(&lint, races::STEPS);
+    // With an assumed block, what the analysis for any block finds too
+    // does not depend on the assumption.
+    let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
         let config = copper::bound::Config {
-            block: shape.block,
-            grid: shape.grid,
-            ..r.analysis
+            block: None,
+            grid: None,
+            budget: deadline.saturating_duration_since(Instant::now()),
+            ..config
         };
-        let deadline = start + config.budget;
-        let lint = lint_kernel_within(&kernel, config, spec, &work);
-        let stopped = stop_note(&lint, races::STEPS);
-        // With an assumed block, what the analysis for any block finds too
-        // does not depend on the assumption.
-        let any_block: Option<BTreeSet<(Code, usize, usize)>> = shape.assumed.then(|| {
-            let config = copper::bound::Config {
-                block: None,
-                grid: None,
-                budget: deadline.saturating_duration_since(Instant::now()),
-                ..config
-            };
-            let prepared = copper::bound::prepare(&kernel, config);
-            shape_findings(&kernel, &prepared, &r.analysis.hw, None, None)
-                .iter()
-                .chain(&copper::lint::redundant::findings(&prepared, None))
-                .map(|f| (f.code, f.span.start, f.span.end))
-                .collect()
-        });
-        let seconds = start.elapsed().as_secs_f64();
-        let Some(f) = parsed.function(&name) else {
+        let prepared = copper::bound::prepare(kernel, config);
+        shape_findings(kernel, &prepared, &checks.analysis.hw, None, None)
+            .iter()
+            .chain(&copper::lint::redundant::findings(&prepared, None))
+            .map(|f| (f.code, f.span.start, f.span.end))
+            .collect()
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    let Some(f) = parsed.function(name) else {
+        return KernelLint::default();
+    };
+    let (kernel_file, line, col) = parsed.source.locate(f.meta.span.start);
+    let kernel_file = kernel_file.to_path_buf();
+    let race_line = match lint.block_size {
+        BlockSize::Races(_) => lint
+            .findings
+            .iter()
+            .find(|f| f.code == Code::DataRace)
+            .map(|f| parsed.source.line_col(f.span.start).0),
+        _ => None,
+    };
+    let mut findings = Vec::new();
+    for mut finding in lint.findings {
+        let (file, at_line, _) = parsed.source.locate(finding.span.start);
+        if suppressions.silences(finding.code, file, at_line, (&kernel_file, line))
+            || checks.allowed.contains(&finding.code)
+        {
             continue;
-        };
-        let (kernel_file, line, col) = parsed.source.locate(f.meta.span.start);
-        let kernel_file = kernel_file.to_path_buf();
-        let race_line = match lint.block_size {
-            BlockSize::Races(_) => lint
-                .findings
-                .iter()
-                .find(|f| f.code == Code::DataRace)
-                .map(|f| parsed.source.line_col(f.span.start).0),
+        }
+        let w = match (checks.witness, finding.code, finding.site) {
+            (Some(search), Code::BankConflict, Some(site))
+                if lint.prepared.index_dep(site).affine_parts().is_none() =>
+            {
+                // The witness replaces the advice to look for one.
+                finding.help = None;
+                let bound = finding.worst.unwrap_or(1.0) as u64;
+                Some(match spec {
+                    Some(spec) => witness::search(
+                        kernel,
+                        site,
+                        bound,
+                        search.target,
+                        spec,
+                        &checks.analysis.hw,
+                        witness::Limits {
+                            nodes: search.nodes,
+                            ..witness::Limits::default()
+                        },
+                        deadline,
+                    ),
+                    None => Witness::NotFound(format!(
+                        "no parameter file gives a launch of `{name}` to simulate"
+                    )),
+                })
+            }
             _ => None,
         };
-        for mut finding in lint.findings {
-            let (file, at_line, _) = parsed.source.locate(finding.span.start);
-            if suppressions.silences(finding.code, file, at_line, (&kernel_file, line)) {
-                continue;
-            }
-            if r.allowed.contains(&finding.code) {
-                continue;
-            }
-            let w = match (&r.witness, finding.code, finding.site) {
-                (Some(search), Code::BankConflict, Some(site))
-                    if lint.prepared.index_dep(site).affine_parts().is_none() =>
-                {
-                    // The witness replaces the advice to look for one.
-                    finding.help = None;
-                    let bound = finding.worst.unwrap_or(1.0) as u64;
-                    Some(match spec {
-                        Some(spec) => witness::search(
-                            &kernel,
-                            site,
-                            bound,
-                            search.target,
-                            spec,
-                            &r.analysis.hw,
-                            witness::Limits {
-                                nodes: search.nodes,
-                                ..witness::Limits::default()
-                            },
-                            deadline,
-                        ),
-                        None => Witness::NotFound(format!(
-                            "no parameter file gives a launch of `{name}` to simulate"
-                        )),
-                    })
-                }
-                _ => None,
-            };
-            let assumed_block = any_block
-                .as_ref()
-                .filter(|any| {
-                    finding.code != Code::DataRace
-                        && finding.code != Code::DivergentBarrier
-                        && finding.code != Code::BlockSizeDependent
-                        && !any.contains(&(finding.code, finding.span.start, finding.span.end))
-                })
-                .map(|_| shape.source.clone());
-            let mut located = locate(&parsed, &name, finding, w);
-            located.assumed_block = assumed_block;
-            out.findings.push(located);
-        }
-        out.kernels.push(KernelRow {
-            name,
+        let assumed_block = any_block
+            .as_ref()
+            .filter(|any| {
+                finding.code != Code::DataRace
+                    && finding.code != Code::DivergentBarrier
+                    && finding.code != Code::BlockSizeDependent
+                    && !any.contains(&(finding.code, finding.span.start, finding.span.end))
+            })
+            .map(|_| shape.source.clone());
+        let mut located = locate(parsed, name, finding, w);
+        located.assumed_block = assumed_block;
+        findings.push(located);
+    }
+    KernelLint {
+        findings,
+        row: Some(KernelRow {
+            name: name.to_string(),
             file: kernel_file,
             line,
             col,
@@ -305,13 +371,8 @@ pub fn lint_file(path: &Path, r: &Request) -> FileLint {
             block_size: lint.block_size,
             stopped,
             seconds,
-        });
+        }),
     }
-    // With one kernel picked, the others' suppressions were not tried.
-    if only.is_none() {
-        out.problems = suppressions.unused();
-    }
-    out
 }
 
 /// `finding` of `kernel`, placed in the file or header it is about.

@@ -11,7 +11,10 @@ use copper::cuda::parse::ParsedFile;
 use copper_search::driver::analyze::Analysis;
 use copper_search::launch::dims;
 use copper_search::rank::fmt_num;
-use serde_json::json;
+
+use crate::cli::output;
+
+mod schema;
 
 /// A derived bound as text: ` ≤ bound`, or `: no bound (why)`.
 fn bounded<T: std::fmt::Display>(r: &Result<T, NoBound>) -> String {
@@ -22,10 +25,12 @@ fn bounded<T: std::fmt::Display>(r: &Result<T, NoBound>) -> String {
 }
 
 /// A derived bound in JSON: its text, or `{"no_bound": why}`.
-fn bounded_json<T: std::fmt::Display>(r: &Result<T, NoBound>) -> serde_json::Value {
+fn bounded_json<T: std::fmt::Display>(r: &Result<T, NoBound>) -> schema::Derived {
     match r {
-        Ok(b) => json!(b.to_string()),
-        Err(why) => json!({ "no_bound": why.to_string() }),
+        Ok(b) => schema::Derived::Bound(b.to_string()),
+        Err(why) => schema::Derived::NoBound {
+            no_bound: why.to_string(),
+        },
     }
 }
 
@@ -145,76 +150,91 @@ pub fn text(parsed: &ParsedFile, r: &Analysis, issue: u64) {
 /// Prints the kernels of `file` (parsed as `parsed`) as one JSON
 /// document on stdout.
 pub fn json(file: &Path, parsed: &ParsedFile, reports: &[Analysis]) {
-    let ks: Vec<_> = reports.iter().map(|r| report_json(parsed, r)).collect();
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&json!({ "file": file, "kernels": ks })).unwrap_or_default()
-    );
+    output::json::print(&schema::Document {
+        file: file.to_string_lossy().into_owned(),
+        kernels: reports.iter().map(|r| report_json(parsed, r)).collect(),
+    });
 }
 
-fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> serde_json::Value {
+fn outcome_json(parsed: &ParsedFile, o: &Outcome) -> schema::Bound {
     match o {
-        Outcome::Bound(e) => json!({
-            "bound": e.to_string(),
-            "polynomial": e.to_poly().map(|p| p.to_string()),
-            "polynomial_ascii": e.to_poly().map(|p| p.to_plain()),
-            "assumptions": e.assumptions(),
-        }),
+        Outcome::Bound(e) => schema::Bound::Bound {
+            bound: e.to_string(),
+            polynomial: e.to_poly().map(|p| p.to_string()),
+            polynomial_ascii: e.to_poly().map(|p| p.to_plain()),
+            assumptions: e.assumptions(),
+        },
         Outcome::NoBound(why, span) => {
             let at = location(parsed, *span);
-            json!({
-                "no_bound": why.to_string(),
-                "line": at.map(|x| x.0),
-                "column": at.map(|x| x.1),
-            })
+            schema::Bound::NoBound {
+                no_bound: why.to_string(),
+                line: at.map(|x| x.0),
+                column: at.map(|x| x.1),
+            }
         }
     }
 }
 
-fn report_json(parsed: &ParsedFile, r: &Analysis) -> serde_json::Value {
-    let metrics: Vec<_> = r
+fn report_json(parsed: &ParsedFile, r: &Analysis) -> schema::Kernel {
+    let metrics = r
         .metrics
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let b = &m.bound;
-            let (launch, time) = match (&b.work, &b.span) {
+            let (launch, block_time) = match (&b.work, &b.span) {
                 (Outcome::Bound(_), Outcome::Bound(_)) => (
-                    m.launch
-                        .as_ref()
-                        .map(|(n, l)| json!({ "warps": n, "bound": bounded_json(l) })),
+                    m.launch.as_ref().map(|(n, l)| schema::Launch {
+                        warps: *n,
+                        bound: bounded_json(l),
+                    }),
                     m.block_time.as_ref().map(|(_, t)| bounded_json(t)),
                 ),
                 _ => (None, None),
             };
             let check = match &r.check {
-                Some(Ok(c)) => json!({ "bound": c.rows[i].0, "simulated_worst_warp": c.rows[i].1 }),
-                _ => serde_json::Value::Null,
+                Some(Ok(c)) => c.rows.get(i).map(|&(bound, worst)| schema::Check {
+                    bound,
+                    simulated_worst_warp: worst,
+                }),
+                _ => None,
             };
-            json!({
-                "metric": b.metric,
-                "per_warp": outcome_json(parsed, &b.work),
-                "span_per_warp": outcome_json(parsed, &b.span),
-                "launch": launch,
-                "block_time": time,
-                "check": check,
-                "lp_variables": b.lp_vars,
-                "lp_constraints": b.lp_constraints,
-                "seconds": b.seconds,
-            })
+            schema::Metric {
+                metric: b.metric.clone(),
+                per_warp: outcome_json(parsed, &b.work),
+                span_per_warp: outcome_json(parsed, &b.span),
+                launch,
+                block_time,
+                check,
+                lp_variables: b.lp_vars,
+                lp_constraints: b.lp_constraints,
+                seconds: b.seconds,
+            }
         })
         .collect();
-    json!({
-        "kernel": r.name,
-        "line": r.line,
-        "column": r.column,
-        "block": r.shape.block,
-        "grid": r.shape.grid,
-        "shape_from": r.shape.source,
-        "check_inputs": match &r.check { Some(Ok(c)) => json!(c.inputs), _ => serde_json::Value::Null },
-        "check_error": match &r.check { Some(Err(e)) => json!(e.to_string()), _ => serde_json::Value::Null },
-        "seconds": r.seconds,
-        "input_assumptions": r.metrics.first().map_or(Vec::new(), |m| m.bound.assumes.iter().map(InputAssumption::to_json).collect()),
-        "metrics": metrics,
-    })
+    schema::Kernel {
+        kernel: r.name.clone(),
+        line: r.line,
+        column: r.column,
+        block: r.shape.block,
+        grid: r.shape.grid,
+        shape_from: r.shape.source.clone(),
+        check_inputs: match &r.check {
+            Some(Ok(c)) => Some(c.inputs.clone()),
+            _ => None,
+        },
+        check_error: match &r.check {
+            Some(Err(e)) => Some(e.to_string()),
+            _ => None,
+        },
+        seconds: r.seconds,
+        input_assumptions: r.metrics.first().map_or(Vec::new(), |m| {
+            m.bound
+                .assumes
+                .iter()
+                .map(InputAssumption::record)
+                .collect()
+        }),
+        metrics,
+    }
 }

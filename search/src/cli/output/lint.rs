@@ -7,13 +7,13 @@ use copper::lint::suppress::Problem;
 use copper::lint::{count, BlockSize, Code};
 use copper::shown::Shown;
 use copper_search::driver::lint::{FileLint, Located};
-use serde_json::{json, Value};
 
 use super::ci::{gh_error, gh_escape, gh_property};
 use super::sarif::{self, Level, SarifRoot};
 use crate::cli::output;
 use witness::{witness_json, witness_text};
 
+mod schema;
 mod witness;
 
 /// Prints, on stderr, what is not a finding: warnings about the files (a
@@ -37,15 +37,16 @@ pub fn errors(files: &[FileLint]) {
 
 /// Prints one JSON document: every file's results.
 pub fn json(files: &[FileLint]) {
-    let doc = json!({ "files": files.iter().map(file_json).collect::<Vec<_>>() });
-    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    output::json::print(&schema::Document {
+        files: files.iter().map(file_json).collect(),
+    });
 }
 
 /// The `--report` lines: one JSON object per file.
 pub fn report(files: &[FileLint]) -> String {
     files
         .iter()
-        .map(|f| format!("{}\n", file_json(f)))
+        .map(|f| format!("{}\n", output::json::line(&file_json(f))))
         .collect()
 }
 
@@ -222,53 +223,69 @@ pub fn text(files: &[FileLint]) {
 
 /// One file's results as JSON: the `--report` line and the `json`
 /// format's entry.
-fn file_json(f: &FileLint) -> Value {
-    json!({
-        "file": f.path.shown().to_string(),
-        "error_count": f.error_count(),
-        "warning_count": f.warning_count(),
-        "errors": f.errors.iter().map(error_json).collect::<Vec<_>>(),
-        "unused_suppressions": f.problems.iter().map(|p| error_json(&problem_diagnostic(p))).collect::<Vec<_>>(),
-        "findings": f.findings.iter().map(|x| json!({
-            "kernel": x.kernel,
-            "file": x.file.shown().to_string(),
-            "code": x.finding.code,
-            "line": x.line,
-            "column": x.col,
-            "message": x.finding.message,
-            "why": x.finding.why,
-            "help": x.finding.help,
-            "worst": x.finding.worst,
-            "calls": x.calls.iter().map(|&(line, column)| json!({ "line": line, "column": column })).collect::<Vec<_>>(),
-            "witness": x.witness.as_ref().map(witness_json),
-            "severity": x.finding.code.severity(),
-            "depends_on_assumed_block": x.assumed_block.is_some(),
-        })).collect::<Vec<_>>(),
-        "kernels": f.kernels.iter().map(|k| json!({
-            "kernel": k.name,
-            "file": k.file.shown().to_string(),
-            "line": k.line,
-            "column": k.col,
-            "block_size": k.block_size,
-            "assumed_block": k.assumed,
-            "work_limit_stopped": k.stopped,
-            "seconds": k.seconds,
-        })).collect::<Vec<_>>(),
-    })
+fn file_json(f: &FileLint) -> schema::File<'_> {
+    schema::File {
+        file: f.path.shown().to_string(),
+        error_count: f.error_count(),
+        warning_count: f.warning_count(),
+        errors: f.errors.iter().map(error_json).collect(),
+        unused_suppressions: f
+            .problems
+            .iter()
+            .map(|p| error_json(&problem_diagnostic(p)))
+            .collect(),
+        findings: f
+            .findings
+            .iter()
+            .map(|x| schema::Finding {
+                kernel: &x.kernel,
+                file: x.file.shown().to_string(),
+                code: x.finding.code,
+                line: x.line,
+                column: x.col,
+                message: &x.finding.message,
+                why: &x.finding.why,
+                help: x.finding.help.as_deref(),
+                worst: x.finding.worst,
+                calls: x
+                    .calls
+                    .iter()
+                    .map(|&(line, column)| schema::Call { line, column })
+                    .collect(),
+                witness: x.witness.as_ref().map(witness_json),
+                severity: x.finding.code.severity(),
+                depends_on_assumed_block: x.assumed_block.is_some(),
+            })
+            .collect(),
+        kernels: f
+            .kernels
+            .iter()
+            .map(|k| schema::Kernel {
+                kernel: &k.name,
+                file: k.file.shown().to_string(),
+                line: k.line,
+                column: k.col,
+                block_size: &k.block_size,
+                assumed_block: k.assumed.as_deref(),
+                work_limit_stopped: k.stopped.as_deref(),
+                seconds: k.seconds,
+            })
+            .collect(),
+    }
 }
 
 /// An error as JSON: where (`line` and `column` null for a whole file),
 /// its code and message.
-fn error_json(d: &Diagnostic) -> Value {
-    let at = |n: usize| if n == 0 { Value::Null } else { json!(n) };
-    json!({
-        "file": d.file.shown().to_string(),
-        "line": at(d.line),
-        "column": at(d.col),
-        "severity": d.severity,
-        "code": d.code,
-        "message": d.message,
-    })
+fn error_json(d: &Diagnostic) -> schema::Error {
+    let at = |n: usize| (n != 0).then_some(n);
+    schema::Error {
+        file: d.file.shown().to_string(),
+        line: at(d.line),
+        column: at(d.col),
+        severity: d.severity,
+        code: d.code,
+        message: d.message.clone(),
+    }
 }
 
 /// The inlined calls that reach a finding, in words.

@@ -8,7 +8,6 @@ use copper_search::driver::optimize::{FileRun, KernelRun};
 use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;
-use serde_json::{json, Value};
 
 use super::ci::{gh_escape, gh_property};
 use super::sarif::{self, Level, SarifRoot};
@@ -18,6 +17,7 @@ use crate::cli::settings::Search;
 
 pub mod csv;
 mod numbers;
+mod schema;
 pub mod simulated;
 
 /// A bound for people: the expression, or "no bound".
@@ -468,10 +468,12 @@ fn edits(parsed: &ParsedFile, x: &KernelResult) -> Vec<Edit> {
 /// The `--report` lines: one JSON object per kernel, or with `csv` one
 /// CSV row per kernel under a header.
 pub fn report(runs: &[FileRun], r: &Search, csv: bool) -> String {
-    let objects: Vec<_> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
+    let objects = runs.iter().flat_map(|f| kernel_objects(f, r));
     match csv {
-        true => csv::rows(&objects),
-        false => objects.iter().map(|o| format!("{o}\n")).collect(),
+        true => csv::rows(&objects.map(|o| output::json::value(&o)).collect::<Vec<_>>()),
+        false => objects
+            .map(|o| format!("{}\n", output::json::line(&o)))
+            .collect(),
     }
 }
 
@@ -503,150 +505,176 @@ pub fn patch(runs: &[FileRun]) {
 }
 
 /// One JSON object per kernel of a file (the `--report` lines).
-fn kernel_objects(f: &FileRun, r: &Search) -> Vec<Value> {
-    let metric = &r.metric;
+fn kernel_objects(f: &FileRun, r: &Search) -> Vec<schema::Kernel> {
     let path = f.path.shown().to_string();
-    let Ok(parsed) = &f.parsed else {
-        return vec![
-            json!({ "file": path, "status": "error", "error": f.parsed.as_ref().err().map(ToString::to_string) }),
-        ];
+    let parsed = match &f.parsed {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            return vec![schema::Kernel::Unread(schema::Unread {
+                file: path,
+                status: "error",
+                error: e.to_string(),
+            })]
+        }
     };
     f.kernels
         .iter()
         .map(|k| {
-            let mut o = json!({
-                "file": path,
-                "kernel": k.name,
-                "line": k.at.0,
-                "column": k.at.1,
-                "status": status(k, r),
-                "block": k.shape.block,
-                "grid": k.shape.grid,
-                "shape_from": k.shape.source,
-                "block_assumed": k.shape.assumed,
-                "metric": metric,
-            });
-            match &k.result {
-                Err(e) => o["error"] = json!(e.to_string()),
-                Ok(x) => {
-                    let sizes = x.sizes.as_ref();
-                    o["bounds"] = json!(x
-                        .original
-                        .bounds
-                        .iter()
-                        .zip(&x.best.bounds)
-                        .map(|(b, a)| json!({
-                            "metric": b.metric,
-                            "before": show(&b.work),
-                            "after": show(&a.work),
-                            "before_value": numbers::value(&b.work, sizes),
-                            "after_value": numbers::value(&a.work, sizes),
-                        }))
-                        .collect::<Vec<_>>());
-                    let (before, after) = ranked(x, r);
-                    let n = numbers::ranked(x, r.pipeline.rank_metric);
-                    o["bound_before"] = json!(before);
-                    o["bound_after"] = json!(after);
-                    o["value_before"] = json!(n.before);
-                    o["value_after"] = json!(n.after);
-                    o["improvement"] = json!(n.improvement);
-                    for (key, value) in k
-                        .simulated
-                        .iter()
-                        .flat_map(|sim| simulated::fields(sim, &r.pipeline.metrics, r.pipeline.rank_metric))
-                    {
-                        o[key] = value;
-                    }
-                    o["sizes"] = json!(sizes.map(|s| json!({ "from": s.from, "values": s.values })));
-                    o["sizes_text"] = json!(sizes.map(numbers::sizes_text));
-                    o["ranked"] = json!(x.ranker.said().filter(|_| x.not_rewritten.is_none()));
-                    o["wins_later"] = json!(x.wins_later(r.pipeline.rank_metric).map(|l| json!({
-                        "transform": l.transform,
-                        "from": l.from,
-                        "text": later_text(&l),
-                    })));
-                    o["transforms_text"] = json!(x
-                        .applied
-                        .iter()
-                        .chain(x.through.iter().flat_map(|t| &t.applied))
-                        .map(|a| a.transform)
-                        .collect::<Vec<_>>()
-                        .join(", "));
-                    o["input_assumptions"] = json!(x
-                        .original
-                        .bounds
-                        .first()
-                        .map_or(Vec::new(), |b| b.assumes.iter().map(copper::bound::InputAssumption::to_json).collect()));
-                    o["through"] = json!(x.through.as_ref().map(|t| &t.lead));
-                    o["preconditions"] = json!(x.preconditions);
-                    o["applied"] = json!(x
-                        .applied
-                        .iter()
-                        .chain(x.through.iter().flat_map(|t| &t.applied))
-                        .map(|a| json!({
-                            "transform": a.transform,
-                            "description": a.description,
-                            "why": a.why,
-                        }))
-                        .collect::<Vec<_>>());
-                    o["suggestions"] = json!(x
-                        .read_only
-                        .iter()
-                        .flatten()
-                        .map(|s| json!({
-                            "kind": "read-only data path",
-                            "description": s.description,
-                            "kernel_after": copper::cuda::print::function(&s.function),
-                        }))
-                        .collect::<Vec<_>>());
-                    o["checked_launches"] = json!(x.checked_on.as_ref().and_then(|c| c.as_ref().ok()));
-                    o["check_error"] = json!(x
-                        .checked_on
-                        .as_ref()
-                        .and_then(|c| c.as_ref().err())
-                        .filter(|_| x.not_rewritten.is_none())
-                        .map(ToString::to_string));
-                    o["not_rewritten"] = json!(x.not_rewritten);
-                    o["test_launch"] = json!(x.assumptions);
-                    o["nvcc_checked"] = json!(x.compiled.is_some());
-                    o["nvcc_error"] = json!(x
-                        .compiled
-                        .as_ref()
-                        .and_then(|c| c.as_ref().err())
-                        .map(ToString::to_string));
-                    o["candidates"] =
-                        json!(x.steps.iter().map(|s| s.considered.len()).sum::<usize>());
-                    o["search_stopped"] = json!(x.stopped);
-                    o["seconds"] = json!(x.seconds);
-                    if x.improved() {
-                        o["kernel_after"] = json!(x.best_text());
-                        o["edits"] = json!(edits(parsed, x)
-                            .iter()
-                            .map(|e| json!({
-                                "start": { "line": e.start.0, "column": e.start.1, "byte": e.bytes.0 },
-                                "end": { "line": e.end.0, "column": e.end.1, "byte": e.bytes.1 },
-                                "text": e.text,
-                            }))
-                            .collect::<Vec<_>>());
-                    }
-                }
-            }
-            o
+            let outcome = match &k.result {
+                Err(e) => schema::Outcome::Failed {
+                    error: e.to_string(),
+                },
+                Ok(x) => schema::Outcome::Searched(Box::new(searched(parsed, k, x, r))),
+            };
+            schema::Kernel::Read(Box::new(schema::ReadKernel {
+                file: path.clone(),
+                kernel: k.name.clone(),
+                line: k.at.0,
+                column: k.at.1,
+                status: status(k, r),
+                block: k.shape.block,
+                grid: k.shape.grid,
+                shape_from: k.shape.source.clone(),
+                block_assumed: k.shape.assumed,
+                metric: r.metric.clone(),
+                outcome,
+            }))
         })
         .collect()
+}
+
+/// The report of a kernel `k` whose search gave `x`.
+fn searched(parsed: &ParsedFile, k: &KernelRun, x: &KernelResult, r: &Search) -> schema::Searched {
+    let sizes = x.sizes.as_ref();
+    let (bound_before, bound_after) = ranked(x, r);
+    let n = numbers::ranked(x, r.pipeline.rank_metric);
+    let applied = || {
+        x.applied
+            .iter()
+            .chain(x.through.iter().flat_map(|t| &t.applied))
+    };
+    let improved = x.improved();
+    schema::Searched {
+        bounds: x
+            .original
+            .bounds
+            .iter()
+            .zip(&x.best.bounds)
+            .map(|(b, a)| schema::BoundPair {
+                metric: b.metric.clone(),
+                before: show(&b.work),
+                after: show(&a.work),
+                before_value: numbers::value(&b.work, sizes),
+                after_value: numbers::value(&a.work, sizes),
+            })
+            .collect(),
+        bound_before,
+        bound_after,
+        value_before: n.before,
+        value_after: n.after,
+        improvement: n.improvement,
+        simulated: k
+            .simulated
+            .as_ref()
+            .map(|sim| simulated::fields(sim, &r.pipeline.metrics, r.pipeline.rank_metric)),
+        sizes: sizes.map(|s| schema::Sizes {
+            from: s.from.clone(),
+            values: s.values.clone(),
+        }),
+        sizes_text: sizes.map(numbers::sizes_text),
+        ranked: x.ranker.said().filter(|_| x.not_rewritten.is_none()),
+        wins_later: x
+            .wins_later(r.pipeline.rank_metric)
+            .map(|l| schema::WinsLater {
+                transform: l.transform,
+                text: later_text(&l),
+                from: l.from,
+            }),
+        transforms_text: applied()
+            .map(|a| a.transform)
+            .collect::<Vec<_>>()
+            .join(", "),
+        input_assumptions: x.original.bounds.first().map_or(Vec::new(), |b| {
+            b.assumes
+                .iter()
+                .map(copper::bound::InputAssumption::record)
+                .collect()
+        }),
+        through: x.through.as_ref().map(|t| t.lead.clone()),
+        preconditions: x.preconditions.clone(),
+        applied: applied()
+            .map(|a| schema::AppliedTransform {
+                transform: a.transform,
+                description: a.description.clone(),
+                why: a.why.clone(),
+            })
+            .collect(),
+        suggestions: x
+            .read_only
+            .iter()
+            .flatten()
+            .map(|s| schema::Suggestion {
+                kind: "read-only data path",
+                description: s.description.clone(),
+                kernel_after: copper::cuda::print::function(&s.function),
+            })
+            .collect(),
+        checked_launches: x.checked_on.as_ref().and_then(|c| c.as_ref().ok()).copied(),
+        check_error: x
+            .checked_on
+            .as_ref()
+            .and_then(|c| c.as_ref().err())
+            .filter(|_| x.not_rewritten.is_none())
+            .map(ToString::to_string),
+        not_rewritten: x.not_rewritten.clone(),
+        test_launch: x.assumptions.clone(),
+        nvcc_checked: x.compiled.is_some(),
+        nvcc_error: x
+            .compiled
+            .as_ref()
+            .and_then(|c| c.as_ref().err())
+            .map(ToString::to_string),
+        candidates: x.steps.iter().map(|s| s.considered.len()).sum(),
+        search_stopped: x.stopped.clone(),
+        seconds: x.seconds,
+        kernel_after: improved.then(|| x.best_text()),
+        edits: improved.then(|| {
+            edits(parsed, x)
+                .into_iter()
+                .map(|e| schema::Edit {
+                    start: schema::Position {
+                        line: e.start.0,
+                        column: e.start.1,
+                        byte: e.bytes.0,
+                    },
+                    end: schema::Position {
+                        line: e.end.0,
+                        column: e.end.1,
+                        byte: e.bytes.1,
+                    },
+                    text: e.text,
+                })
+                .collect()
+        }),
+    }
 }
 
 /// Prints one JSON document: every kernel, and the diff of every file.
 pub fn json(runs: &[FileRun], r: &Search, seconds: f64) {
     let base = patch_base(runs);
-    let kernels: Vec<Value> = runs.iter().flat_map(|f| kernel_objects(f, r)).collect();
-    let diffs: Vec<Value> = runs
-        .iter()
-        .filter(|f| f.rewritten.is_some())
-        .map(|f| json!({ "file": f.path.shown().to_string(), "diff": file_diff(f, &base) }))
-        .collect();
-    let doc = json!({ "kernels": kernels, "diffs": diffs, "seconds": seconds });
-    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    let doc = schema::Document {
+        kernels: runs.iter().flat_map(|f| kernel_objects(f, r)).collect(),
+        diffs: runs
+            .iter()
+            .filter(|f| f.rewritten.is_some())
+            .map(|f| schema::FileDiff {
+                file: f.path.shown().to_string(),
+                diff: file_diff(f, &base),
+            })
+            .collect(),
+        seconds,
+    };
+    output::json::print(&doc);
 }
 
 /// Prints GitHub Actions annotations: a notice per improved kernel, an

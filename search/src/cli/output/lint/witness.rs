@@ -3,15 +3,17 @@
 
 use copper::lint::count;
 use copper::lint::witness::{Refutation, Witness};
-use serde_json::{json, Value};
+
+use super::schema::{self, WitnessValue};
+use crate::cli::output::json;
 
 /// A witness value as the array's type writes it: integers without a
 /// fraction.
-fn witness_value(v: f64, integer: bool) -> Value {
+fn witness_value(v: f64, integer: bool) -> WitnessValue {
     if integer {
-        json!(v as i64)
+        WitnessValue::Integer(v as i64)
     } else {
-        json!(v)
+        WitnessValue::Float(v)
     }
 }
 
@@ -44,7 +46,7 @@ pub fn witness_text(w: &Witness) -> String {
             let shown: Vec<String> = values
                 .iter()
                 .take(16)
-                .map(|&v| witness_value(v, *integer).to_string())
+                .map(|&v| json::line(&witness_value(v, *integer)))
                 .collect();
             let more = if values.len() > 16 { ", …" } else { "" };
             let proof = largest.map_or(String::new(), |(m, by)| {
@@ -74,7 +76,7 @@ pub fn witness_text(w: &Witness) -> String {
 }
 
 /// A witness, or why there is none, in the JSON output.
-pub fn witness_json(w: &Witness) -> Value {
+pub fn witness_json(w: &Witness) -> schema::Witness {
     match w {
         Witness::Found {
             array,
@@ -82,28 +84,28 @@ pub fn witness_json(w: &Witness) -> Value {
             integer,
             simulated,
             largest,
-        } => {
-            let values: Vec<Value> = values.iter().map(|&v| witness_value(v, *integer)).collect();
-            json!({
-                "found": true,
-                "array": array,
-                "values": values,
-                "simulated": simulated,
-                "largest": largest.map(|(m, _)| m),
-                "proof": largest.map(|(_, by)| proof_json(by)),
-            })
-        }
+        } => schema::Witness::Found {
+            found: true,
+            array: array.clone(),
+            values: values.iter().map(|&v| witness_value(v, *integer)).collect(),
+            simulated: *simulated,
+            largest: largest.map(|(m, _)| m),
+            proof: largest.map(|(_, by)| proof_json(by)),
+        },
         Witness::Impossible {
             target,
             largest,
             by,
-        } => json!({
-            "found": false,
-            "impossible": target,
-            "largest": largest,
-            "proof": proof_json(*by),
-        }),
-        Witness::NotFound(why) => json!({ "found": false, "why": why }),
+        } => schema::Witness::Impossible {
+            found: false,
+            impossible: *target,
+            largest: *largest,
+            proof: proof_json(*by),
+        },
+        Witness::NotFound(why) => schema::Witness::NotFound {
+            found: false,
+            why: why.clone(),
+        },
     }
 }
 
@@ -124,7 +126,10 @@ mod tests {
             witness_text(&found),
             "witness: `data` = [0, 8192] (repeated) makes a warp take 1 transaction here (confirmed by simulation)"
         );
-        assert_eq!(witness_json(&found)["values"], json!([0, 8192]));
+        assert_eq!(
+            json::value(&witness_json(&found))["values"],
+            serde_json::json!([0, 8192])
+        );
         let floats = Witness::Found {
             array: "x".into(),
             values: vec![0.5],

@@ -3,44 +3,45 @@
 
 use copper::cost::Metric;
 use copper_search::driver::optimize::Simulated;
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 use super::numbers::ratio;
+use super::schema::{SimulatedCosts, SimulatedFields};
 
 /// The report's fields for `simulated` with the ranking metric at index
-/// `rank`: an object with every metric, and the ranking metric's before,
-/// after and ratio on their own.
+/// `rank`: every metric's costs, and the ranking metric's before, after
+/// and ratio on their own.
 pub fn fields(
     simulated: &Result<Simulated, String>,
     metrics: &[Metric],
     rank: usize,
-) -> [(&'static str, Value); 4] {
+) -> SimulatedFields {
     match simulated {
         Ok(x) => {
-            let per_metric = |v: &[f64]| -> Value {
+            let per_metric = |v: &[f64]| -> BTreeMap<String, f64> {
                 metrics
                     .iter()
                     .zip(v)
-                    .map(|(m, c)| (m.name.clone(), json!(c)))
-                    .collect::<serde_json::Map<_, _>>()
-                    .into()
+                    .map(|(m, c)| (m.name.clone(), *c))
+                    .collect()
             };
             let (b, a) = (x.before.get(rank).copied(), x.after.get(rank).copied());
-            [
-                (
-                    "simulated",
-                    json!({ "launch": x.launch, "before": per_metric(&x.before), "after": per_metric(&x.after) }),
-                ),
-                ("simulated_before", json!(b)),
-                ("simulated_after", json!(a)),
-                ("simulated_improvement", json!(ratio(b, a))),
-            ]
+            SimulatedFields {
+                simulated: SimulatedCosts::Costs {
+                    launch: x.launch.clone(),
+                    before: per_metric(&x.before),
+                    after: per_metric(&x.after),
+                },
+                simulated_before: b,
+                simulated_after: a,
+                simulated_improvement: ratio(b, a),
+            }
         }
-        Err(why) => [
-            ("simulated", json!({ "error": why })),
-            ("simulated_before", Value::Null),
-            ("simulated_after", Value::Null),
-            ("simulated_improvement", Value::Null),
-        ],
+        Err(why) => SimulatedFields {
+            simulated: SimulatedCosts::Error { error: why.clone() },
+            simulated_before: None,
+            simulated_after: None,
+            simulated_improvement: None,
+        },
     }
 }
