@@ -82,7 +82,8 @@ pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel
 
 /// One note (a warning) per symbol of `k`, at its first use: the
 /// identifier is not defined anywhere, so the kernel is analyzed with it as
-/// an unknown constant.
+/// an unknown constant; and one per 2-D or 3-D texture, at its parameter:
+/// what its reads are bounded as and what the model assumes.
 pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
     k.symbols
         .iter()
@@ -96,6 +97,7 @@ pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
                 format!("`{n}` is not defined in the file: treated as an unknown constant; pass -D{n}=… to fix it"),
             )
         })
+        .chain(textures::texture_notes(file, k))
         .collect()
 }
 
@@ -187,6 +189,9 @@ struct Lowerer<'a> {
     /// a scalar local of such a name lives in a one-element local array,
     /// so that a pointer can point at it.
     addressed: std::collections::HashSet<String>,
+    /// The extents of each 2-D or 3-D texture (its array), in coordinate
+    /// order.
+    texture_extents: HashMap<ArrayId, Vec<VarId>>,
 }
 
 /// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
@@ -309,6 +314,7 @@ impl<'a> Lowerer<'a> {
                 arrays: Vec::new(),
                 sites: Vec::new(),
                 symbols: Vec::new(),
+                extents: Vec::new(),
                 body: Vec::new(),
                 scopes: 0,
                 span: f.meta.span,
@@ -325,6 +331,7 @@ impl<'a> Lowerer<'a> {
             record_cache: HashMap::new(),
             template_types: HashMap::new(),
             addressed: addressed_names(&f.body),
+            texture_extents: HashMap::new(),
         }
     }
 
@@ -400,26 +407,7 @@ impl<'a> Lowerer<'a> {
                 return fail(span, "reference parameters of a kernel (only `__device__` functions take references)");
             }
             if textures::is_texture_object(&p.ty) && p.dims.is_empty() {
-                let elem = self.texture_element(&f.body, &p.name, span)?;
-                let a = self.new_array(Array {
-                    name: p.name.clone(),
-                    space: Space::Device,
-                    elem,
-                    layout: Layout::scalar(elem),
-                    dims: Vec::new(),
-                    param: Some(i),
-                    init: Vec::new(),
-                    span,
-                });
-                self.k.params.push(Param::Array(a));
-                self.bind(
-                    &p.name,
-                    Binding::Ptr {
-                        array: a,
-                        offset: None,
-                        inner: Vec::new(),
-                    },
-                );
+                self.texture_param(f, p, i)?;
                 continue;
             }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());

@@ -24,12 +24,11 @@ pub(super) const CXX_KEYWORDS: &[&str] = &[
     "decltype",
 ];
 
-/// The texture fetches and surface reads and writes of the CUDA runtime:
-/// copper does not model them yet.
+/// The texture fetches and surface reads and writes of the CUDA runtime
+/// that copper does not model (`tex1Dfetch`, `tex2D` and `tex3D` on
+/// texture objects are modelled, see `ir::lower::textures`).
 pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
     "tex1D",
-    "tex2D",
-    "tex3D",
     "tex1DLod",
     "tex2DLod",
     "tex3DLod",

@@ -157,8 +157,8 @@ impl Lowerer<'_> {
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
         }
-        if textures::is_fetch(name) {
-            return self.fetch(args, span, out).map(Some);
+        if textures::fetch_dims(name).is_some() {
+            return self.fetch(name, args, span, out).map(Some);
         }
         if CACHE_HINTED_LOADS.contains(&name) {
             // `__ldg(&a[i])` reads `a[i]` through another cache: in the
