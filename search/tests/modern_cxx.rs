@@ -292,6 +292,81 @@ fn texture_reads_clamp_their_coordinates_into_the_parameter_files_extents() {
 }
 
 #[test]
+fn surfaces_read_and_written_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "surface_2d.cu",
+        &["brighten", "downsample", "copy_counts"],
+        15,
+    );
+    let (_, out) = run(&["analyze", "surface_2d.cu"]);
+    assert!(
+        out.contains("surface_2d.cu:10:26: warning[surface]: surface `img` is bounded as global reads and writes of a 2-D array of `float` whose extents (`img.width`, `img.height`) the launch gives, `x` in bytes: a coordinate out of range is an out-of-bounds access (`cudaBoundaryModeTrap`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("surface `to` is bounded as global reads and writes of a 1-D array of `int`, `x` in bytes"),
+        "{out}"
+    );
+}
+
+#[test]
+fn surface_accesses_use_byte_columns_and_trap_out_of_range() {
+    // A 3×2 surface read into a variable and written back ×10 at byte
+    // column 4·x, row y; a 1-D surface written at element x.
+    let src = b"__global__ void k(cudaSurfaceObject_t s, cudaSurfaceObject_t r, int shift) {\n\
+                int x = threadIdx.x, y = blockIdx.x;\n\
+                float v;\n\
+                surf2Dread(&v, s, x * sizeof(float), y);\n\
+                surf2Dwrite(v * 10.0f, s, x * sizeof(float), y);\n\
+                if (y == 0) surf1Dwrite(surf1Dread<int>(r, x * 4) + x, r, (x + shift) * 4);\n\
+                }\n";
+    let params = "[kernel.k]\ngrid = [2]\nblock = [3]\n\
+                  args = { shift = 0, s = { width = 3, height = 2 } }\n\
+                  [kernel.k.arrays.s]\nlen = 6\ninit = \"values\"\nvalues = [1, 2, 3, 4, 5, 6]\n\
+                  [kernel.k.arrays.r]\nlen = 3\ninit = \"values\"\nvalues = [7, 8, 9]\n";
+    let (status, out, json) = simulated("surface_values", src, params);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(dumped(&json["k"]["s"]), [10, 20, 30, 40, 50, 60], "{json}");
+    assert_eq!(dumped(&json["k"]["r"]), [7, 9, 11], "{json}");
+    // Past the last column (a 2×2 surface read 3 wide), and before the
+    // first byte of a 1-D one: out of bounds, at the access.
+    let narrow = params.replace("width = 3, height = 2", "width = 2, height = 2");
+    let (status, out, _) = simulated("surface_trap", src, &narrow);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("surface_trap.cu:4:16: error[sim]: out-of-bounds access `s[-1]`"),
+        "{out}"
+    );
+    let (status, out, _) = simulated(
+        "surface_trap_1d",
+        src,
+        &params.replace("shift = 0", "shift = -1"),
+    );
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("out-of-bounds access `r[-1]`"), "{out}");
+    // Other boundary modes, and a surface accessed as two types, are
+    // refused where they are.
+    let other = b"__global__ void k(cudaSurfaceObject_t s) {\n\
+                  surf2Dwrite(1.0f, s, 0, 0, cudaBoundaryModeClamp);\n\
+                  }\n\
+                  __global__ void j(cudaSurfaceObject_t s) {\n\
+                  surf2Dwrite(1.0f, s, 0, 0);\n\
+                  surf2Dwrite(1, s, 4, 0);\n\
+                  }\n";
+    let launch = "[kernel.k]\ngrid = [1]\nblock = [1]\n[kernel.j]\ngrid = [1]\nblock = [1]\n";
+    let (status, out, _) = simulated("surface_modes", other, launch);
+    assert_ne!(status, 0, "{out}");
+    assert!(
+        out.contains("surface_modes.cu:2:28: error[lower]: `surf2Dwrite` with a boundary mode other than `cudaBoundaryModeTrap`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("surface_modes.cu:6:13: error[lower]: surface object `s` is accessed as `float` and as `int`"),
+        "{out}"
+    );
+}
+
+#[test]
 fn vector_views_are_bounded_and_sound() {
     assert_bounded_and_sound(
         "vector_views.cu",
@@ -390,11 +465,11 @@ fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_ref
 }
 
 #[test]
-fn surfaces_are_named_where_they_are_and_other_kernels_read() {
+fn unmodelled_surface_calls_are_named_where_they_are_and_other_kernels_read() {
     let file = scratch_file(
         "modern-cxx",
         "textures.cu",
-        b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf2Dread(&v, src, x * sizeof(float), 0);\n  surf2Dwrite(v, dst, x * sizeof(float), 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
+        b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf3Dread(&v, src, x * sizeof(float), 0, 0);\n  surf3Dwrite(v, dst, x * sizeof(float), 0, 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
     );
     let (status, out) = run(&["parse", &file.to_string_lossy()]);
     assert_eq!(status, 1, "{out}");
@@ -402,7 +477,7 @@ fn surfaces_are_named_where_they_are_and_other_kernels_read() {
     assert!(out.contains("kernel fetch1d("), "{out}");
     assert!(!out.contains("`tex1Dfetch`"), "{out}");
     assert!(
-        out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf2Dread`) are not supported in kernels"),
+        out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf3Dread`) are not supported in kernels"),
         "{out}"
     );
     assert!(out.contains("kernel plain("), "{out}");

@@ -17,9 +17,11 @@ mod half2;
 mod inline;
 mod members;
 mod names;
+mod objects;
 mod param_offsets;
 mod records;
 mod stmt;
+mod surfaces;
 mod textures;
 mod types;
 mod views;
@@ -97,7 +99,7 @@ pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
                 format!("`{n}` is not defined in the file: treated as an unknown constant; pass -D{n}=… to fix it"),
             )
         })
-        .chain(textures::texture_notes(file, k))
+        .chain(objects::object_notes(file, k))
         .collect()
 }
 
@@ -192,6 +194,9 @@ struct Lowerer<'a> {
     /// The extents of each 2-D or 3-D texture (its array), in coordinate
     /// order.
     texture_extents: HashMap<ArrayId, Vec<VarId>>,
+    /// Each surface (its array): its extents (none for a 1-D surface) and
+    /// its element type, once an access has set it.
+    surfaces: HashMap<ArrayId, (Vec<VarId>, Option<Scalar>)>,
 }
 
 /// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
@@ -332,6 +337,7 @@ impl<'a> Lowerer<'a> {
             template_types: HashMap::new(),
             addressed: addressed_names(&f.body),
             texture_extents: HashMap::new(),
+            surfaces: HashMap::new(),
         }
     }
 
@@ -406,8 +412,12 @@ impl<'a> Lowerer<'a> {
             if p.ty.is_ref {
                 return fail(span, "reference parameters of a kernel (only `__device__` functions take references)");
             }
-            if textures::is_texture_object(&p.ty) && p.dims.is_empty() {
+            if objects::is_texture_object(&p.ty) && p.dims.is_empty() {
                 self.texture_param(f, p, i)?;
+                continue;
+            }
+            if objects::is_surface_object(&p.ty) && p.dims.is_empty() {
+                self.surface_param(f, p, i)?;
                 continue;
             }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());

@@ -26,7 +26,8 @@ pub(super) const CXX_KEYWORDS: &[&str] = &[
 
 /// The texture fetches and surface reads and writes of the CUDA runtime
 /// that copper does not model (`tex1Dfetch`, `tex2D` and `tex3D` on
-/// texture objects are modelled, see `ir::lower::textures`).
+/// texture objects and the 1-D and 2-D surface reads and writes are, see
+/// `ir::lower::textures` and `ir::lower::surfaces`).
 pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
     "tex1D",
     "tex1DLod",
@@ -40,10 +41,6 @@ pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
     "tex2Dgather",
     "texCubemap",
     "texCubemapLayered",
-    "surf1Dread",
-    "surf1Dwrite",
-    "surf2Dread",
-    "surf2Dwrite",
     "surf3Dread",
     "surf3Dwrite",
     "surf1DLayeredread",

@@ -2,8 +2,8 @@
 //! and cache-hinted loads; calls to device functions go to [`super::inline`].
 
 use super::records::Place;
-use super::textures;
 use super::*;
+use super::{surfaces, textures};
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::half::{self, HalfFn};
 use crate::ir::math::Signature;
@@ -159,6 +159,16 @@ impl Lowerer<'_> {
         }
         if textures::fetch_dims(name).is_some() {
             return self.fetch(name, args, span, out).map(Some);
+        }
+        if surfaces::is_surface_call(name) {
+            let value = self.surface(name, args, span, out)?;
+            if want_value && value.is_none() {
+                return fail(
+                    span,
+                    format!("`{name}` used as a value (it returns nothing)"),
+                );
+            }
+            return Ok(value);
         }
         if CACHE_HINTED_LOADS.contains(&name) {
             // `__ldg(&a[i])` reads `a[i]` through another cache: in the

@@ -9,24 +9,13 @@
 //! addressing. Other reads (`tex1D`, levels of detail, gathers, layered
 //! and cube textures) stay unsupported.
 
+use super::objects::{element_base, is_texture_object, reads, Object, Read};
 use super::*;
 use crate::cuda::ast::ExprKind as A;
-use crate::cuda::visit::visit_stmt_exprs;
 use crate::ir::math::MathFn;
-
-/// The type name of texture objects.
-const TEXTURE_OBJECT: &str = "cudaTextureObject_t";
 
 /// The reads copper models, with the number of coordinates of each.
 const FETCHES: &[(&str, usize)] = &[("tex1Dfetch", 1), ("tex2D", 2), ("tex3D", 3)];
-
-/// The names of a texture's extents, in coordinate order.
-const EXTENTS: [&str; 3] = ["width", "height", "depth"];
-
-/// Whether a parameter of type `ty` is a texture object.
-pub(super) fn is_texture_object(ty: &ast::Type) -> bool {
-    ty.pointers.is_empty() && matches!(&ty.base, BaseType::Named(n) if n == TEXTURE_OBJECT)
-}
 
 /// The number of coordinates of the texture read `name` (a call's name,
 /// with its template arguments), if it is one copper models.
@@ -35,63 +24,11 @@ pub(super) fn fetch_dims(name: &str) -> Option<usize> {
     FETCHES.iter().find(|(f, _)| *f == base).map(|(_, d)| *d)
 }
 
-/// Most device functions deep a texture object is followed through.
-const MAX_DEPTH: usize = 16;
-
-/// One read of a texture object: its `T`, place and number of coordinates.
-struct Read {
-    ty: String,
-    at: Span,
-    dims: usize,
-}
-
-/// Pushes to `out` each read (`tex1Dfetch<T>(name, …)`, `tex2D<T>(name,
-/// …)`, …) of `name` in `body`, and in the device functions `body` passes
-/// `name` to as a texture object parameter (their reads of that parameter).
-fn reads(file: &ParsedFile, body: &[ast::Stmt], name: &str, depth: usize, out: &mut Vec<Read>) {
-    let mut passed: Vec<(String, usize)> = Vec::new();
-    for s in body {
-        visit_stmt_exprs(s, &mut |e| {
-            let A::Call(f, args) = &e.kind else {
-                return;
-            };
-            for (k, a) in args.iter().enumerate() {
-                if !matches!(&a.kind, A::Ident(n) if n == name) {
-                    continue;
-                }
-                match fetch_dims(f).filter(|_| k == 0) {
-                    Some(dims) => {
-                        let t = f
-                            .split_once('<')
-                            .and_then(|(_, t)| t.strip_suffix('>'))
-                            .unwrap_or("");
-                        out.push(Read {
-                            ty: t.trim().to_string(),
-                            at: e.meta.span,
-                            dims,
-                        });
-                    }
-                    None => passed.push((f.clone(), k)),
-                }
-            }
-        });
-    }
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    for (f, k) in passed {
-        let base = crate::cuda::template::split_name(&f).map_or(f.as_str(), |(b, _)| b);
-        let Ok(pf) = super::names::callee(file, base) else {
-            continue;
-        };
-        let Ok(g) = &pf.result else {
-            continue;
-        };
-        if let Some(p) = g.params.get(k).filter(|p| is_texture_object(&p.ty)) {
-            reads(file, &g.body, &p.name, depth + 1, out);
-        }
-    }
-}
+/// The texture objects.
+const TEXTURES: Object = Object {
+    dims_of: fetch_dims,
+    is_object: is_texture_object,
+};
 
 /// The name of the read that takes `dims` coordinates.
 fn fetch_name(dims: usize) -> &'static str {
@@ -99,43 +36,6 @@ fn fetch_name(dims: usize) -> &'static str {
         .iter()
         .find(|(_, d)| *d == dims)
         .map_or("tex1Dfetch", |(f, _)| f)
-}
-
-/// Notes (warnings) on the assumptions made for the 2-D and 3-D textures
-/// of `k`, one per texture at its parameter.
-pub(super) fn texture_notes(file: &ParsedFile, k: &Kernel) -> Vec<crate::diag::Diagnostic> {
-    let mut notes = Vec::new();
-    for p in &k.params {
-        let Param::Array(a) = p else { continue };
-        let arr = &k.arrays[*a];
-        let prefix = format!("{}.", arr.name);
-        let names: Vec<&str> = k
-            .extents
-            .iter()
-            .map(|&v| k.vars[v].name.as_str())
-            .filter(|n| n.starts_with(&prefix))
-            .collect();
-        if names.is_empty() {
-            continue;
-        }
-        let list = names
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        notes.push(file.source.diagnostic(
-            crate::diag::Severity::Warning,
-            "texture",
-            arr.span.start,
-            format!(
-                "texture `{}` is bounded as global reads of a {}-D array of `{}` whose extents ({list}) the launch gives: unnormalized coordinates, point filtering and clamp addressing are assumed (border and wrap addressing and linear filtering are not modelled)",
-                arr.name,
-                names.len(),
-                arr.elem.c_name()
-            ),
-        ));
-    }
-    notes
 }
 
 impl Lowerer<'_> {
@@ -149,7 +49,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Result<(Scalar, usize)> {
         let mut found: Vec<Read> = Vec::new();
-        reads(self.file, body, name, 0, &mut found);
+        reads(self.file, body, name, &TEXTURES, 0, &mut found);
         let Some(first) = found.first() else {
             return fail(
                 span,
@@ -182,14 +82,7 @@ impl Lowerer<'_> {
                 format!("`{f}` without its element type (`{f}<float>(…)`)"),
             );
         }
-        let words: Vec<&str> = first.ty.split_whitespace().collect();
-        let base = match words.as_slice() {
-            ["float"] => BaseType::Float,
-            ["double"] => BaseType::Double,
-            _ => crate::cuda::template::integer_type(&words)
-                .unwrap_or_else(|| BaseType::Named(first.ty.clone())),
-        };
-        let elem = self.scalar(&ast::Type::scalar(base), first.at)?;
+        let elem = self.scalar(&ast::Type::scalar(element_base(&first.ty)), first.at)?;
         Ok((elem, first.dims))
     }
 
@@ -224,18 +117,7 @@ impl Lowerer<'_> {
             },
         );
         if dims > 1 {
-            let extents: Vec<VarId> = EXTENTS[..dims]
-                .iter()
-                .map(|e| {
-                    self.new_var(
-                        &format!("{}.{e}", p.name),
-                        Scalar::I32,
-                        VarKind::Param(i),
-                        span,
-                    )
-                })
-                .collect();
-            self.k.extents.extend(&extents);
+            let extents = self.extents(&p.name, i, dims, span);
             self.texture_extents.insert(a, extents);
         }
         Ok(())
