@@ -367,6 +367,28 @@ fn surface_accesses_use_byte_columns_and_trap_out_of_range() {
 }
 
 #[test]
+fn generic_thread_groups_are_bounded_sound_and_rank_as_the_gpu_does() {
+    assert_bounded_and_sound("thread_groups.cu", &["block_sum", "tile_ranks"], 10);
+    let dump =
+        std::env::temp_dir().join(format!("copper-thread-groups-{}.json", std::process::id()));
+    let (status, out) = run(&[
+        "simulate",
+        "--dump",
+        &dump.to_string_lossy(),
+        "thread_groups.cu",
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    // 96 threads a block: 16-wide tiles, three warps.
+    let want_rank: Vec<i64> = (0..192).map(|i| i % 96 % 16 + 1600).collect();
+    let want_warps: Vec<i64> = (0..192).map(|i| i % 96 / 32 * 1000 + 3).collect();
+    assert_eq!(dumped(&json["tile_ranks"]["rank"]), want_rank, "{json}");
+    assert_eq!(dumped(&json["tile_ranks"]["warps"]), want_warps, "{json}");
+}
+
+#[test]
 fn vector_views_are_bounded_and_sound() {
     assert_bounded_and_sound(
         "vector_views.cu",
