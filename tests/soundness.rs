@@ -19,7 +19,8 @@
 //! `break`, `continue` and `return` before their counter's update
 //! (`jumps`); a fifth, arrays read and written through vector views
 //! (`views`); a sixth, the scalar parameter passed by address and
-//! texture objects fetched (`handles`).
+//! texture objects read in one, two and three dimensions and surface
+//! objects read and written (`handles`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -503,6 +504,33 @@ fn struct_inputs(gen: &Generated, seed: u64) -> String {
     if gen.src.contains("cudaTextureObject_t t,") {
         out.push_str(&format!(
             "[kernel.k.arrays.t]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n"
+        ));
+    }
+    // The 2-D and 3-D textures: 64 elements, in extents that vary by seed.
+    let width = [4, 8, 16][(seed % 3) as usize];
+    if gen.src.contains("cudaTextureObject_t u,") {
+        out.push_str(&format!(
+            "[kernel.k.args.u]\nwidth = {width}\nheight = {}\n\
+             [kernel.k.arrays.u]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n",
+            64 / width
+        ));
+    }
+    if gen.src.contains("cudaTextureObject_t v,") {
+        out.push_str(&format!(
+            "[kernel.k.args.v]\nwidth = {width}\nheight = {}\ndepth = 2\n\
+             [kernel.k.arrays.v]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n",
+            32 / width
+        ));
+    }
+    if gen.src.contains("cudaSurfaceObject_t s,") {
+        out.push_str(&format!(
+            "[kernel.k.args.s]\nwidth = 8\nheight = 8\n\
+             [kernel.k.arrays.s]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n"
+        ));
+    }
+    if gen.src.contains("cudaSurfaceObject_t w,") {
+        out.push_str(&format!(
+            "[kernel.k.arrays.w]\nlen = 64\ninit = \"random\"\nseed = {seed}\nmin = -1\nmax = 1\n"
         ));
     }
     if gen.src.contains("Range r") {

@@ -13,6 +13,37 @@ fn run(args: &[&str]) -> (i32, String) {
     (o.status.code().unwrap_or(-1), text(&o))
 }
 
+/// `copper simulate --dump` of the scratch file `NAME.cu` holding `src`
+/// with `params` as its parameter file: the exit status, the output and
+/// the final arrays (`Null` when none were written).
+fn simulated(name: &str, src: &[u8], params: &str) -> (i32, String, serde_json::Value) {
+    let cu = scratch_file("modern-cxx", &format!("{name}.cu"), src);
+    scratch_file("modern-cxx", &format!("{name}.toml"), params.as_bytes());
+    let dump = cu.with_extension("json");
+    let (status, out) = run(&[
+        "simulate",
+        "--dump",
+        &dump.to_string_lossy(),
+        &cu.to_string_lossy(),
+    ]);
+    let json = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+        .unwrap_or_default();
+    (status, out, json)
+}
+
+/// The integers of a dumped array.
+fn dumped(array: &serde_json::Value) -> Vec<i64> {
+    array
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_f64)
+                .map(|x| x as i64)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `copper analyze --check FILE` exits 0, names every kernel of `kernels`
 /// with a bound for every metric, and each bound is at least the worst
 /// warp the simulator measured on the parameter file's inputs (at least
@@ -101,23 +132,9 @@ fn cooperative_group_reductions_compute_what_the_gpu_does() {
         "[kernel.red]\ngrid = [1]\nblock = [32]\n[kernel.red.arrays.in]\nlen = 32\ninit = \"values\"\nvalues = [{}]\n[kernel.red.arrays.out]\nlen = 32\n",
         list.join(", ")
     );
-    let cu = scratch_file("modern-cxx", "tile_reduce.cu", src);
-    scratch_file("modern-cxx", "tile_reduce.toml", params.as_bytes());
-    let dump = cu.with_extension("json");
-    let (status, out) = run(&[
-        "simulate",
-        "--dump",
-        &dump.to_string_lossy(),
-        &cu.to_string_lossy(),
-    ]);
+    let (status, out, json) = simulated("tile_reduce", src, &params);
     assert_eq!(status, 0, "{out}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
-            .unwrap_or_default();
-    let got: Vec<i64> = json["red"]["out"]
-        .as_array()
-        .map(|a| a.iter().filter_map(serde_json::Value::as_i64).collect())
-        .unwrap_or_default();
+    let got = dumped(&json["red"]["out"]);
     let want: Vec<i64> = (0..32)
         .map(|i| {
             let tile = &values[i / 8 * 8..i / 8 * 8 + 8];
@@ -190,7 +207,7 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
         15,
     );
     // Other fetches stay refused, each with its reason.
-    let src = b"__global__ void k(cudaTextureObject_t t, float *o) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }\n\
+    let src = b"__global__ void k(cudaTextureObject_t t, float *o) { o[0] = tex2DLod<float>(t, 0.5f, 0.5f, 0.0f); }\n\
                 __global__ void j(cudaTextureObject_t t, float *o) { o[0] = 1.0f; }\n\
                 texture<float, 1, cudaReadModeElementType> r;\n\
                 __global__ void l(float *o) { o[0] = tex1Dfetch(r, 0); }\n";
@@ -199,7 +216,7 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
     let out = text(&o);
     assert_ne!(o.status.code(), Some(0), "{out}");
     assert!(
-        out.contains("tex2d.cu:1:61: error[unsupported]: textures and surfaces (`tex2D`)"),
+        out.contains("tex2d.cu:1:61: error[unsupported]: textures and surfaces (`tex2DLod`)"),
         "{out}"
     );
     assert!(
@@ -210,6 +227,166 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
         out.contains("tex2d.cu:4:49: error[lower]: `r` is not a texture object parameter: legacy texture references"),
         "{out}"
     );
+}
+
+#[test]
+fn textures_read_in_two_and_three_dimensions_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "texture_2d.cu",
+        &["copy_texels", "box_filter", "label_rows", "volume_slice"],
+        20,
+    );
+    // What the reads are bounded as, and the model's assumptions, are said
+    // at each texture.
+    let (_, out) = run(&["analyze", "texture_2d.cu"]);
+    assert!(
+        out.contains("texture_2d.cu:9:29: warning[texture]: texture `src` is bounded as global reads of a 2-D array of `float` whose extents (`src.width`, `src.height`) the launch gives: unnormalized coordinates, point filtering and clamp addressing are assumed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("texture `vol` is bounded as global reads of a 3-D array of `float` whose extents (`vol.width`, `vol.height`, `vol.depth`)"),
+        "{out}"
+    );
+    assert!(out.contains("a 2-D array of `int`"), "{out}");
+}
+
+#[test]
+fn texture_reads_clamp_their_coordinates_into_the_parameter_files_extents() {
+    // A 3×2 texture read at x − 0.5 (floored: −1 … 3) in rows 0, 1, 2 (2
+    // clamps to 1); a 2×2×2 volume read at integer coordinates.
+    let src = b"__global__ void k(cudaTextureObject_t t, cudaTextureObject_t v, float *out, int *deep) {\n\
+                int x = threadIdx.x, y = blockIdx.x;\n\
+                out[y * 5 + x] = tex2D<float>(t, x - 0.5f, y + 0.5f);\n\
+                deep[y * 5 + x] = tex3D<int>(v, x - 2, y, x);\n\
+                }\n";
+    let params = "[kernel.k]\ngrid = [3]\nblock = [5]\n\
+                  args = { t = { width = 3, height = 2 }, v = { width = 2, height = 2, depth = 2 } }\n\
+                  [kernel.k.arrays.t]\nlen = \"t.width * t.height\"\ninit = \"values\"\nvalues = [1, 2, 3, 4, 5, 6]\n\
+                  [kernel.k.arrays.v]\nlen = 8\ninit = \"values\"\nvalues = [0, 1, 2, 3, 4, 5, 6, 7]\n\
+                  [kernel.k.arrays.out]\nlen = 15\n[kernel.k.arrays.deep]\nlen = 15\n";
+    let (status, out, json) = simulated("texture_clamp", src, params);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(
+        dumped(&json["k"]["out"]),
+        [1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6],
+        "{json}"
+    );
+    // Element (z·2 + y)·2 + x of x = clamp(tid − 2), y = clamp(block),
+    // z = clamp(tid).
+    let want: Vec<i64> = (0..15)
+        .map(|i| {
+            let (tid, y) = (i % 5, (i / 5).min(1));
+            let x = (tid - 2).clamp(0, 1);
+            let z = tid.min(1);
+            (z * 2 + y) * 2 + x
+        })
+        .collect();
+    assert_eq!(dumped(&json["k"]["deep"]), want, "{json}");
+    // An extent the parameter file does not give is named.
+    let (status, out, _) = simulated(
+        "texture_no_extent",
+        src,
+        &params.replace(", height = 2 }, v", " }, v"),
+    );
+    assert_eq!(status, 2, "{out}");
+    assert!(out.contains("t.height"), "{out}");
+}
+
+#[test]
+fn surfaces_read_and_written_are_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "surface_2d.cu",
+        &["brighten", "downsample", "copy_counts"],
+        15,
+    );
+    let (_, out) = run(&["analyze", "surface_2d.cu"]);
+    assert!(
+        out.contains("surface_2d.cu:10:26: warning[surface]: surface `img` is bounded as global reads and writes of a 2-D array of `float` whose extents (`img.width`, `img.height`) the launch gives, `x` in bytes: a coordinate out of range is an out-of-bounds access (`cudaBoundaryModeTrap`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("surface `to` is bounded as global reads and writes of a 1-D array of `int`, `x` in bytes"),
+        "{out}"
+    );
+}
+
+#[test]
+fn surface_accesses_use_byte_columns_and_trap_out_of_range() {
+    // A 3×2 surface read into a variable and written back ×10 at byte
+    // column 4·x, row y; a 1-D surface written at element x.
+    let src = b"__global__ void k(cudaSurfaceObject_t s, cudaSurfaceObject_t r, int shift) {\n\
+                int x = threadIdx.x, y = blockIdx.x;\n\
+                float v;\n\
+                surf2Dread(&v, s, x * sizeof(float), y);\n\
+                surf2Dwrite(v * 10.0f, s, x * sizeof(float), y);\n\
+                if (y == 0) surf1Dwrite(surf1Dread<int>(r, x * 4) + x, r, (x + shift) * 4);\n\
+                }\n";
+    let params = "[kernel.k]\ngrid = [2]\nblock = [3]\n\
+                  args = { shift = 0, s = { width = 3, height = 2 } }\n\
+                  [kernel.k.arrays.s]\nlen = 6\ninit = \"values\"\nvalues = [1, 2, 3, 4, 5, 6]\n\
+                  [kernel.k.arrays.r]\nlen = 3\ninit = \"values\"\nvalues = [7, 8, 9]\n";
+    let (status, out, json) = simulated("surface_values", src, params);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(dumped(&json["k"]["s"]), [10, 20, 30, 40, 50, 60], "{json}");
+    assert_eq!(dumped(&json["k"]["r"]), [7, 9, 11], "{json}");
+    // Past the last column (a 2×2 surface read 3 wide), and before the
+    // first byte of a 1-D one: out of bounds, at the access.
+    let narrow = params.replace("width = 3, height = 2", "width = 2, height = 2");
+    let (status, out, _) = simulated("surface_trap", src, &narrow);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("surface_trap.cu:4:16: error[sim]: out-of-bounds access `s[-1]`"),
+        "{out}"
+    );
+    let (status, out, _) = simulated(
+        "surface_trap_1d",
+        src,
+        &params.replace("shift = 0", "shift = -1"),
+    );
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("out-of-bounds access `r[-1]`"), "{out}");
+    // Other boundary modes, and a surface accessed as two types, are
+    // refused where they are.
+    let other = b"__global__ void k(cudaSurfaceObject_t s) {\n\
+                  surf2Dwrite(1.0f, s, 0, 0, cudaBoundaryModeClamp);\n\
+                  }\n\
+                  __global__ void j(cudaSurfaceObject_t s) {\n\
+                  surf2Dwrite(1.0f, s, 0, 0);\n\
+                  surf2Dwrite(1, s, 4, 0);\n\
+                  }\n";
+    let launch = "[kernel.k]\ngrid = [1]\nblock = [1]\n[kernel.j]\ngrid = [1]\nblock = [1]\n";
+    let (status, out, _) = simulated("surface_modes", other, launch);
+    assert_ne!(status, 0, "{out}");
+    assert!(
+        out.contains("surface_modes.cu:2:28: error[lower]: `surf2Dwrite` with a boundary mode other than `cudaBoundaryModeTrap`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("surface_modes.cu:6:13: error[lower]: surface object `s` is accessed as `float` and as `int`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn generic_thread_groups_are_bounded_sound_and_rank_as_the_gpu_does() {
+    assert_bounded_and_sound("thread_groups.cu", &["block_sum", "tile_ranks"], 10);
+    let dump =
+        std::env::temp_dir().join(format!("copper-thread-groups-{}.json", std::process::id()));
+    let (status, out) = run(&[
+        "simulate",
+        "--dump",
+        &dump.to_string_lossy(),
+        "thread_groups.cu",
+    ]);
+    assert_eq!(status, 0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap_or_default())
+            .unwrap_or_default();
+    // 96 threads a block: 16-wide tiles, three warps.
+    let want_rank: Vec<i64> = (0..192).map(|i| i % 96 % 16 + 1600).collect();
+    let want_warps: Vec<i64> = (0..192).map(|i| i % 96 / 32 * 1000 + 3).collect();
+    assert_eq!(dumped(&json["tile_ranks"]["rank"]), want_rank, "{json}");
+    assert_eq!(dumped(&json["tile_ranks"]["warps"]), want_warps, "{json}");
 }
 
 #[test]
@@ -312,11 +489,11 @@ fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_ref
 }
 
 #[test]
-fn surfaces_are_named_where_they_are_and_other_kernels_read() {
+fn unmodelled_surface_calls_are_named_where_they_are_and_other_kernels_read() {
     let file = scratch_file(
         "modern-cxx",
         "textures.cu",
-        b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf2Dread(&v, src, x * sizeof(float), 0);\n  surf2Dwrite(v, dst, x * sizeof(float), 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
+        b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf3Dread(&v, src, x * sizeof(float), 0, 0);\n  surf3Dwrite(v, dst, x * sizeof(float), 0, 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
     );
     let (status, out) = run(&["parse", &file.to_string_lossy()]);
     assert_eq!(status, 1, "{out}");
@@ -324,7 +501,7 @@ fn surfaces_are_named_where_they_are_and_other_kernels_read() {
     assert!(out.contains("kernel fetch1d("), "{out}");
     assert!(!out.contains("`tex1Dfetch`"), "{out}");
     assert!(
-        out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf2Dread`) are not supported in kernels"),
+        out.contains("textures.cu:8:3: error[unsupported]: textures and surfaces (`surf3Dread`) are not supported in kernels"),
         "{out}"
     );
     assert!(out.contains("kernel plain("), "{out}");

@@ -4,7 +4,10 @@
 //! shuffles are `__shfl_*_sync` of width `N`, its `sync()` `__syncwarp()`;
 //! `cg::reduce(tile, v, cg::plus<T>())` is the butterfly of `log2 N`
 //! `__shfl_xor_sync`s it computes; a `grid_group`'s `size()` and
-//! `thread_rank()` come from `gridDim`, `blockIdx` and the block's.
+//! `thread_rank()` come from `gridDim`, `blockIdx` and the block's. A
+//! `thread_group` variable is the group it is initialized with
+//! (`cg::this_thread_block()`, `cg::tiled_partition(b, 32)` with a literal
+//! size, another group variable).
 //!
 //! A group variable or parameter is declared as an `int` (it holds
 //! nothing copper needs); its kind is remembered by name for the method
@@ -116,6 +119,42 @@ impl CoopGroups {
                 self.declare(piece, toks, word_at + 1, g);
                 return Ok(Some(simple(word_at + 1, "int")));
             }
+            "thread_group" => {
+                // A generic group: its kind is its initializer's (`=
+                // cg::this_thread_block()`, `= cg::tiled_partition(b, 32)`,
+                // `= tile`); a parameter's would depend on its callers.
+                let name_at = word_at + 1;
+                let init = w(name_at + 2);
+                if toks.get(name_at).is_none_or(|n| n.kind != TokKind::Ident)
+                    || w(name_at + 1) != "="
+                {
+                    return err("not supported: a `cg::thread_group` that is not a variable initialized with a group (a parameter's kind depends on its callers: take a `cg::thread_block` or a `cg::thread_block_tile<N>`)".into());
+                }
+                if let Some(&g) = self.groups.get(init).filter(|_| w(name_at + 3) == ";") {
+                    self.groups.insert(w(name_at).to_string(), g);
+                } else if !is_namespace(init) {
+                    return err(format!("not supported: a `cg::thread_group` initialized with `{init}` (copper reads `cg::this_thread_block()`, `cg::tiled_partition(…)` and group variables)"));
+                }
+                return Ok(Some(simple(word_at + 1, "int")));
+            }
+            "tiled_partition" if w(word_at + 1) == "(" => {
+                // `cg::tiled_partition(parent, N)`: the size given at run
+                // time, read when it is a literal.
+                let end = matching(piece, toks, word_at + 1)
+                    .ok_or((t.start, "unclosed call".to_string()))?;
+                let commas = top_commas(piece, toks, word_at + 1, end);
+                let n = match commas[..] {
+                    [c] if c + 2 == end => {
+                        w(c + 1).trim_end_matches(['u', 'U']).parse::<u32>().ok()
+                    }
+                    _ => None,
+                };
+                let Some(n) = n.filter(|n| n.is_power_of_two() && *n <= 32) else {
+                    return err("not supported: `cg::tiled_partition(parent, size)` with a size other than a literal 1, 2, 4, 8, 16 or 32".into());
+                };
+                self.bind_auto(piece, toks, i, Group::Tile(n));
+                return Ok(Some(simple(end + 1, "0")));
+            }
             "thread_block_tile" => {
                 let (n, close) = tile_size(piece, toks, word_at + 1).ok_or((
                     t.start,
@@ -164,7 +203,7 @@ impl CoopGroups {
         }
         if qualified {
             return err(format!(
-                "not supported: `cg::{word}` (copper reads `this_thread_block`, `tiled_partition<N>`, `this_grid`, `thread_block`, `thread_block_tile<N>`, `grid_group`, `sync` and `reduce`)"
+                "not supported: `cg::{word}` (copper reads `this_thread_block`, `tiled_partition<N>`, `tiled_partition(g, N)`, `this_grid`, `thread_block`, `thread_block_tile<N>`, `thread_group`, `grid_group`, `sync` and `reduce`)"
             ));
         }
         // `g.method(…)` on a group.
@@ -452,6 +491,46 @@ mod tests {
             got.contains(&format!("int k = ({BLOCK_RANK} % 16) ;")),
             "{got}"
         );
+    }
+
+    #[test]
+    fn thread_groups_are_the_groups_they_are_initialized_with() {
+        let got = desugar(
+            "cg::thread_group g = cg::this_thread_block(); int s = g.size(); g.sync(); \
+             cg::thread_group t = cg::tiled_partition(g, 16); int r = t.thread_rank(); \
+             cg::thread_group u = t; u.sync(); int z = u.size();",
+        )
+        .unwrap_or_default();
+        assert!(
+            got.starts_with(&format!(
+                "int g = 0 ; int s = {BLOCK_SIZE} ; __syncthreads() ;"
+            )),
+            "{got}"
+        );
+        assert!(got.contains("int t = 0 ;"), "{got}");
+        assert!(
+            got.contains(&format!("int r = ({BLOCK_RANK} % 16) ;")),
+            "{got}"
+        );
+        assert!(
+            got.ends_with("int u = t ; __syncwarp() ; int z = 16 ;"),
+            "{got}"
+        );
+        let e = desugar("cg::thread_group t = cg::tiled_partition(g, n);").unwrap_err();
+        assert!(
+            e.1.contains("`cg::tiled_partition(parent, size)`"),
+            "{}",
+            e.1
+        );
+        let e = desugar("__device__ int f(cg::thread_group g, int v) { return g.size(); }")
+            .unwrap_err();
+        assert!(
+            e.1.contains("a parameter's kind depends on its callers"),
+            "{}",
+            e.1
+        );
+        let e = desugar("cg::thread_group g = make();").unwrap_err();
+        assert!(e.1.contains("initialized with `make`"), "{}", e.1);
     }
 
     #[test]

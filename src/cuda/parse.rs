@@ -434,8 +434,17 @@ impl Scope {
 }
 
 /// Function templates of the CUDA runtime a kernel calls with explicit
-/// arguments (`tex1Dfetch<float>(t, i)`).
-const RUNTIME_TEMPLATES: &[&str] = &["tex1Dfetch"];
+/// arguments (`tex1Dfetch<float>(t, i)`, `tex2D<float>(t, x, y)`,
+/// `surf2Dread<float>(s, x, y)`).
+const RUNTIME_TEMPLATES: &[&str] = &[
+    "tex1Dfetch",
+    "tex2D",
+    "tex3D",
+    "surf1Dread",
+    "surf2Dread",
+    "surf1Dwrite",
+    "surf2Dwrite",
+];
 
 /// What every function of a file is parsed against.
 struct Context<'a> {

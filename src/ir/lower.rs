@@ -17,9 +17,11 @@ mod half2;
 mod inline;
 mod members;
 mod names;
+mod objects;
 mod param_offsets;
 mod records;
 mod stmt;
+mod surfaces;
 mod textures;
 mod types;
 mod views;
@@ -82,7 +84,8 @@ pub fn lower_kernel(file: &ParsedFile, name: &str) -> std::result::Result<Kernel
 
 /// One note (a warning) per symbol of `k`, at its first use: the
 /// identifier is not defined anywhere, so the kernel is analyzed with it as
-/// an unknown constant.
+/// an unknown constant; and one per 2-D or 3-D texture, at its parameter:
+/// what its reads are bounded as and what the model assumes.
 pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
     k.symbols
         .iter()
@@ -96,6 +99,7 @@ pub fn symbol_notes(file: &ParsedFile, k: &Kernel) -> Vec<Diagnostic> {
                 format!("`{n}` is not defined in the file: treated as an unknown constant; pass -D{n}=… to fix it"),
             )
         })
+        .chain(objects::object_notes(file, k))
         .collect()
 }
 
@@ -187,6 +191,12 @@ struct Lowerer<'a> {
     /// a scalar local of such a name lives in a one-element local array,
     /// so that a pointer can point at it.
     addressed: std::collections::HashSet<String>,
+    /// The extents of each 2-D or 3-D texture (its array), in coordinate
+    /// order.
+    texture_extents: HashMap<ArrayId, Vec<VarId>>,
+    /// Each surface (its array): its extents (none for a 1-D surface) and
+    /// its element type, once an access has set it.
+    surfaces: HashMap<ArrayId, (Vec<VarId>, Option<Scalar>)>,
 }
 
 /// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
@@ -309,6 +319,7 @@ impl<'a> Lowerer<'a> {
                 arrays: Vec::new(),
                 sites: Vec::new(),
                 symbols: Vec::new(),
+                extents: Vec::new(),
                 body: Vec::new(),
                 scopes: 0,
                 span: f.meta.span,
@@ -325,6 +336,8 @@ impl<'a> Lowerer<'a> {
             record_cache: HashMap::new(),
             template_types: HashMap::new(),
             addressed: addressed_names(&f.body),
+            texture_extents: HashMap::new(),
+            surfaces: HashMap::new(),
         }
     }
 
@@ -399,27 +412,12 @@ impl<'a> Lowerer<'a> {
             if p.ty.is_ref {
                 return fail(span, "reference parameters of a kernel (only `__device__` functions take references)");
             }
-            if textures::is_texture_object(&p.ty) && p.dims.is_empty() {
-                let elem = self.texture_element(&f.body, &p.name, span)?;
-                let a = self.new_array(Array {
-                    name: p.name.clone(),
-                    space: Space::Device,
-                    elem,
-                    layout: Layout::scalar(elem),
-                    dims: Vec::new(),
-                    param: Some(i),
-                    init: Vec::new(),
-                    span,
-                });
-                self.k.params.push(Param::Array(a));
-                self.bind(
-                    &p.name,
-                    Binding::Ptr {
-                        array: a,
-                        offset: None,
-                        inner: Vec::new(),
-                    },
-                );
+            if objects::is_texture_object(&p.ty) && p.dims.is_empty() {
+                self.texture_param(f, p, i)?;
+                continue;
+            }
+            if objects::is_surface_object(&p.ty) && p.dims.is_empty() {
+                self.surface_param(f, p, i)?;
                 continue;
             }
             let depth = self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty());

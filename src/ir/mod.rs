@@ -544,6 +544,11 @@ pub struct Kernel {
     /// Undefined identifiers used as unknown constants ([`VarKind::Symbol`]
     /// variables), in order of first use.
     pub symbols: Vec<VarId>,
+    /// The extents of the 2-D and 3-D texture parameters, in elements
+    /// (`t.width`, `t.height`, `t.depth`): [`VarKind::Param`] variables of
+    /// the texture's index that the kernel cannot name, given by the
+    /// launch like scalar arguments.
+    pub extents: Vec<VarId>,
     /// Body.
     pub body: Vec<Stmt>,
     /// Number of scope ids used.
@@ -610,8 +615,9 @@ impl Kernel {
         }
     }
 
-    /// The variables a launch gives values to: scalar parameters and the
-    /// components of structs passed by value (a parameter file's `args`).
+    /// The variables a launch gives values to: scalar parameters, the
+    /// components of structs passed by value and the extents of textures
+    /// (a parameter file's `args`).
     pub fn scalar_params(&self) -> impl Iterator<Item = VarId> + '_ {
         self.params
             .iter()
@@ -620,6 +626,7 @@ impl Kernel {
                 Param::Record { vars, .. } => vars.as_slice(),
                 Param::Array(_) => &[],
             })
+            .chain(&self.extents)
             .copied()
     }
 

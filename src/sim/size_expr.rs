@@ -1,6 +1,7 @@
 //! Array lengths written as integer expressions over a launch's scalar
 //! arguments (`len = "w * (h + 1)"` in a parameter file): `+ - * / %`,
-//! parentheses, unary minus, integer literals and argument names, with C's
+//! parentheses, unary minus, integer literals and argument names (dotted
+//! for a struct's field or a texture's extent: `tex.width`), with C's
 //! precedence and division toward zero.
 
 use std::collections::BTreeMap;
@@ -111,10 +112,13 @@ fn tokens(expr: &str) -> Result<Vec<String>, SizeError> {
         if c.is_whitespace() {
             chars.next();
         } else if c.is_ascii_alphanumeric() || c == '_' {
+            // A name may be dotted: a struct argument's field (`p.w`), a
+            // texture's extent (`tex.width`).
+            let name = !c.is_ascii_digit();
             let mut word = String::new();
             while let Some(&d) = chars
                 .peek()
-                .filter(|d| d.is_ascii_alphanumeric() || **d == '_')
+                .filter(|d| d.is_ascii_alphanumeric() || **d == '_' || (name && **d == '.'))
             {
                 word.push(d);
                 chars.next();
@@ -230,6 +234,7 @@ mod tests {
             ("w".to_string(), 1024.0),
             ("h".to_string(), 64.0),
             ("a".to_string(), 1.5),
+            ("t.width".to_string(), 30.0),
         ]
         .into_iter()
         .collect()
@@ -242,6 +247,7 @@ mod tests {
         assert_eq!(eval("7 / 2 + 7 % 2", &args()), Ok(4));
         assert_eq!(eval("-(-h)", &args()), Ok(64));
         assert_eq!(eval(" 42 ", &args()), Ok(42));
+        assert_eq!(eval("t.width * h", &args()), Ok(30 * 64));
     }
 
     #[test]
@@ -256,6 +262,8 @@ mod tests {
         assert!(err("w h").contains("unexpected `h`"));
         assert!(err("w ^ 2").contains("unexpected `^`"));
         assert!(err("").contains("empty"));
+        assert!(err("t.depth").contains("unknown argument `t.depth`"));
+        assert!(err(".5 * w").contains("unexpected `.`"));
         assert!(err("99999999999999999999 * 99999999999999999999").contains("overflow"));
     }
 }

@@ -24,12 +24,12 @@ pub(super) const CXX_KEYWORDS: &[&str] = &[
     "decltype",
 ];
 
-/// The texture fetches and surface reads and writes of the CUDA runtime:
-/// copper does not model them yet.
+/// The texture fetches and surface reads and writes of the CUDA runtime
+/// that copper does not model (`tex1Dfetch`, `tex2D` and `tex3D` on
+/// texture objects and the 1-D and 2-D surface reads and writes are, see
+/// `ir::lower::textures` and `ir::lower::surfaces`).
 pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
     "tex1D",
-    "tex2D",
-    "tex3D",
     "tex1DLod",
     "tex2DLod",
     "tex3DLod",
@@ -41,10 +41,6 @@ pub(super) const TEXTURE_FUNCTIONS: &[&str] = &[
     "tex2Dgather",
     "texCubemap",
     "texCubemapLayered",
-    "surf1Dread",
-    "surf1Dwrite",
-    "surf2Dread",
-    "surf2Dwrite",
     "surf3Dread",
     "surf3Dwrite",
     "surf1DLayeredread",

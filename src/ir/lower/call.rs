@@ -2,8 +2,8 @@
 //! and cache-hinted loads; calls to device functions go to [`super::inline`].
 
 use super::records::Place;
-use super::textures;
 use super::*;
+use super::{surfaces, textures};
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::ir::half::{self, HalfFn};
 use crate::ir::math::Signature;
@@ -157,8 +157,18 @@ impl Lowerer<'_> {
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, name, args, span, out, want_value);
         }
-        if textures::is_fetch(name) {
-            return self.fetch(args, span, out).map(Some);
+        if textures::fetch_dims(name).is_some() {
+            return self.fetch(name, args, span, out).map(Some);
+        }
+        if surfaces::is_surface_call(name) {
+            let value = self.surface(name, args, span, out)?;
+            if want_value && value.is_none() {
+                return fail(
+                    span,
+                    format!("`{name}` used as a value (it returns nothing)"),
+                );
+            }
+            return Ok(value);
         }
         if CACHE_HINTED_LOADS.contains(&name) {
             // `__ldg(&a[i])` reads `a[i]` through another cache: in the

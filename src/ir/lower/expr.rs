@@ -6,7 +6,7 @@ use super::*;
 use crate::cuda::ast::{CastStyle, ExprKind as A, UnOp};
 use crate::ir::record::FieldType;
 
-fn expr_has_effects(e: &ast::Expr) -> bool {
+pub(super) fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Assign(..) | A::Call(..) => true,
         A::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => true,

@@ -136,7 +136,8 @@ impl Lowerer<'_> {
         for p in &f.params {
             let t = if p.ty.is_ref
                 || self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) > 0
-                || super::textures::is_texture_object(&p.ty)
+                || super::objects::is_texture_object(&p.ty)
+                || super::objects::is_surface_object(&p.ty)
             {
                 Ok(None)
             } else {
