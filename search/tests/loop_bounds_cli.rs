@@ -118,7 +118,18 @@ fn grid_stride_loops_are_bounded_without_a_launch() {
         rest[..rest.find("kernel ").unwrap_or(rest.len())].to_string()
     };
     assert!(of("axpy_sizet").contains("assuming n ≤ 2^63 − 1"), "{t}");
-    assert!(!of("axpy_sizet").contains("gridDim"), "{t}");
+    assert!(!of("axpy_sizet").contains("assuming gridDim"), "{t}");
+    // Without a block, each loop runs `⌈n/(blockDim.x·gridDim.x)⌉` times
+    // per warp, not `n`.
+    for (k, n) in [
+        ("axpy_sizet", "n"),
+        ("fill_u32", "n"),
+        ("copy4_sizet", "n4"),
+    ] {
+        let q = format!("·⌈{n}/(blockDim.x·gridDim.x)⌉");
+        assert!(of(k).contains(&q), "{k}: {t}");
+        assert!(!of(k).contains(&format!("max(0, {n})")), "{k}: {t}");
+    }
     for k in ["fill_u32", "copy4_sizet"] {
         assert!(
             of(k).contains("assuming gridDim.x ≤ 2^21 (a larger grid lets the stride of the counter `i` wrap around)"),

@@ -115,8 +115,8 @@ impl InputAssumption {
 }
 
 /// `all` with the assumptions about one subject made one: the tightest
-/// range of them all, with their counters listed together, in the order
-/// of their first appearance.
+/// range of them all, with their counters listed together; parameters
+/// first, in the order of their first appearance, then the grid.
 pub(super) fn merged(all: Vec<InputAssumption>) -> Vec<InputAssumption> {
     let mut out: Vec<InputAssumption> = Vec::new();
     for a in all {
@@ -133,6 +133,7 @@ pub(super) fn merged(all: Vec<InputAssumption>) -> Vec<InputAssumption> {
             same.counters = format!("{}, {}", same.counters, a.counters);
         }
     }
+    out.sort_by_key(|a| matches!(a.subject, Subject::GridDim(_)));
     out
 }
 
@@ -235,9 +236,9 @@ mod tests {
         ];
         let m = merged(all);
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0].to_string(), "gridDim.x ≤ 2^20");
-        assert_eq!(m[0].counters, "`i`, `j`");
-        assert_eq!(m[1].to_string(), "0 ≤ n ≤ 2^30");
+        assert_eq!(m[0].to_string(), "0 ≤ n ≤ 2^30");
+        assert_eq!(m[1].to_string(), "gridDim.x ≤ 2^20");
+        assert_eq!(m[1].counters, "`i`, `j`");
     }
 
     #[test]

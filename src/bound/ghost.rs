@@ -267,16 +267,7 @@ fn geometric(
         _ => positive_const(e),
     };
     let counter = var(l)?;
-    let tracked = BTreeSet::from([counter]);
-    let mut updates = Vec::new();
-    top_level_updates(body, &tracked, &[], &mut updates);
-    top_level_updates(step, &tracked, &[], &mut updates);
-    let [(_, update, _)] = updates[..] else {
-        return None;
-    };
-    if count_writes(body, counter) + count_writes(step, counter) != 1 {
-        return None;
-    }
+    let update = single_update(body, step, counter)?;
     let ExprKind::Binary(uop, ul, ur) = &update.kind else {
         return None;
     };
@@ -604,6 +595,23 @@ pub(super) fn top_level_updates<'k>(
             _ => {}
         }
     }
+}
+
+/// The value `counter` is set to once per iteration of a loop with
+/// `body` and `step`: its only assignment there, at the top level.
+pub(super) fn single_update<'k>(
+    body: &'k [Stmt],
+    step: &'k [Stmt],
+    counter: VarId,
+) -> Option<&'k Expr> {
+    let tracked = BTreeSet::from([counter]);
+    let mut updates = Vec::new();
+    top_level_updates(body, &tracked, &[], &mut updates);
+    top_level_updates(step, &tracked, &[], &mut updates);
+    let [(_, update, _)] = updates[..] else {
+        return None;
+    };
+    (count_writes(body, counter) + count_writes(step, counter) == 1).then_some(update)
 }
 
 /// How many assignments to `v` a statement list has, at any depth.

@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::assumption::{InputAssumption, Subject};
-use super::ghost::{count_writes, top_level_updates, widens};
+use super::ghost::{count_writes, single_update, widens};
 use crate::absint::deps::LaunchFacts;
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Stmt, Value, Var, VarId, VarKind};
@@ -130,16 +130,7 @@ pub(super) fn strided(
     if !inputs.contains(&n) || r.ty != l.ty || !matches!(vars[n].kind, VarKind::Param(_)) {
         return None;
     }
-    let tracked = BTreeSet::from([counter]);
-    let mut updates = Vec::new();
-    top_level_updates(body, &tracked, &[], &mut updates);
-    top_level_updates(step, &tracked, &[], &mut updates);
-    let [(_, update, _)] = updates[..] else {
-        return None;
-    };
-    if count_writes(body, counter) + count_writes(step, counter) != 1 {
-        return None;
-    }
+    let update = single_update(body, step, counter)?;
     let stride = added_to(update, counter)?;
     let scan = Scan { all, vars, launch };
     let mut dims = Vec::new();

@@ -233,7 +233,7 @@ fn grid_stride_loops_of_an_unknown_block_divide_by_the_stride() {
     let (bound, assumed) = f(grid);
     assert!(bound.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{bound}");
     assert!(!bound.contains("max(0, n)"), "{bound}");
-    assert_eq!(assumed, ["gridDim.x ≤ 2^20", "n ≤ 2^30"]);
+    assert_eq!(assumed, ["n ≤ 2^30", "gridDim.x ≤ 2^20"]);
     // The stride in a local, the start in another: an `int` stride is
     // below 2^31 only for grids up to 2^20, and a 64-bit counter passes
     // its range only for `n` within the stride of it.
@@ -242,7 +242,7 @@ fn grid_stride_loops_of_an_unknown_block_divide_by_the_stride() {
                  for (long long i = idx; i < n; i += stride) y[i] += 1.0f; }";
     let (bound, assumed) = f(local);
     assert!(bound.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{bound}");
-    assert_eq!(assumed, ["gridDim.x ≤ 2^20", "n ≤ 2^63 − 2^30"]);
+    assert_eq!(assumed, ["n ≤ 2^63 − 2^30", "gridDim.x ≤ 2^20"]);
     // A block-stride loop from `threadIdx.x`: no grid assumption.
     let block = "__global__ void k(float *y, int n) {\n\
                  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] += 1.0f; }";

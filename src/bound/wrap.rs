@@ -499,7 +499,7 @@ mod tests {
                 "int",
                 "int",
                 "blockDim.x * gridDim.x",
-                &["gridDim.x ≤ 2^20", "n ≤ 2^30"],
+                &["n ≤ 2^30", "gridDim.x ≤ 2^20"],
             ),
         ];
         for (n_type, i_type, step, assumed) in loops {

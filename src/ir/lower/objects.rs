@@ -163,6 +163,37 @@ pub(super) fn object_notes(file: &ParsedFile, k: &Kernel) -> Vec<crate::diag::Di
 }
 
 impl Lowerer<'_> {
+    /// The global array of elements `elem` that object parameter `name`
+    /// (the `param`th) stands for, bound to its name.
+    pub(super) fn object_array(
+        &mut self,
+        name: &str,
+        elem: Scalar,
+        param: usize,
+        span: Span,
+    ) -> ArrayId {
+        let a = self.new_array(Array {
+            name: name.to_string(),
+            space: Space::Device,
+            elem,
+            layout: Layout::scalar(elem),
+            dims: Vec::new(),
+            param: Some(param),
+            init: Vec::new(),
+            span,
+        });
+        self.k.params.push(Param::Array(a));
+        self.bind(
+            name,
+            Binding::Ptr {
+                array: a,
+                offset: None,
+                inner: Vec::new(),
+            },
+        );
+        a
+    }
+
     /// New variables for the first `dims` extents of object parameter
     /// `name` (the `i`th), given by the launch: `name.width`, ….
     pub(super) fn extents(&mut self, name: &str, i: usize, dims: usize, span: Span) -> Vec<VarId> {

@@ -73,25 +73,7 @@ impl Lowerer<'_> {
         }
         // The element type is set by the first access lowered.
         let elem = Scalar::U8;
-        let a = self.new_array(Array {
-            name: name.clone(),
-            space: Space::Device,
-            elem,
-            layout: Layout::scalar(elem),
-            dims: Vec::new(),
-            param: Some(i),
-            init: Vec::new(),
-            span,
-        });
-        self.k.params.push(Param::Array(a));
-        self.bind(
-            name,
-            Binding::Ptr {
-                array: a,
-                offset: None,
-                inner: Vec::new(),
-            },
-        );
+        let a = self.object_array(name, elem, i, span);
         let extents = match first.dims {
             1 => Vec::new(),
             d => self.extents(name, i, d, span),

@@ -97,25 +97,7 @@ impl Lowerer<'_> {
     ) -> Result<()> {
         let span = p.meta.span;
         let (elem, dims) = self.texture_element(&f.body, &p.name, span)?;
-        let a = self.new_array(Array {
-            name: p.name.clone(),
-            space: Space::Device,
-            elem,
-            layout: Layout::scalar(elem),
-            dims: Vec::new(),
-            param: Some(i),
-            init: Vec::new(),
-            span,
-        });
-        self.k.params.push(Param::Array(a));
-        self.bind(
-            &p.name,
-            Binding::Ptr {
-                array: a,
-                offset: None,
-                inner: Vec::new(),
-            },
-        );
+        let a = self.object_array(&p.name, elem, i, span);
         if dims > 1 {
             let extents = self.extents(&p.name, i, dims, span);
             self.texture_extents.insert(a, extents);
