@@ -14,7 +14,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::ghost::{insert_ghosts, new_ghost, top_level_updates, GhostUpdate};
+use super::counter::{count_writes, top_level_updates};
+use super::ghost::{insert_ghosts, new_ghost, GhostUpdate};
 use crate::absint::deps::{self, key, DepFacts};
 use crate::absint::facts::LinFacts;
 use crate::absint::linear::LinExpr;
@@ -174,7 +175,7 @@ impl Scan<'_> {
         let [(_, value, stmt)] = updates[..] else {
             return None;
         };
-        if super::ghost::count_writes(body, c) + super::ghost::count_writes(step, c) != 1 {
+        if count_writes(body, c) + count_writes(step, c) != 1 {
             return None;
         }
         let ctx = self.lin.before.get(&key(stmt))?;

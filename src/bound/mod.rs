@@ -13,6 +13,7 @@ pub mod aara;
 mod assumption;
 pub mod base;
 pub mod check;
+mod counter;
 mod exact;
 pub mod expr;
 mod floor;

@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::assumption::{InputAssumption, Subject};
-use super::ghost::{count_writes, single_update, widens};
+use super::counter::{count_writes, single_update, widens};
 use crate::absint::deps::LaunchFacts;
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Stmt, Value, Var, VarId, VarKind};
