@@ -324,6 +324,38 @@ fn results_do_not_depend_on_thread_count() {
     assert_eq!(one, many);
 }
 
+/// A block that reads what the next block writes sees the value it had
+/// before the launch, as when blocks run in launch order, on every run and
+/// thread count: the value, and the cost of the loop it decides, no longer
+/// depend on which parallel block happens to run first.
+#[test]
+fn blocks_reading_what_other_blocks_write_run_in_launch_order() {
+    let src = "__global__ void k(int *a, int *work, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; int next = (i + blockDim.x) % n; int v = a[next]; int s = 0; for (int r = 0; r < v; r++) s += r; a[i] = v + 100; work[i] = s; }";
+    let params = "[kernel.k]\ngrid=[64]\nblock=[32]\n[kernel.k.args]\nn=2048\n[kernel.k.arrays.a]\nlen=2048\ninit=\"random\"\nseed=3\nmin=0\nmax=3\n[kernel.k.arrays.work]\nlen=2048\n";
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| run(src, params).unwrap())
+    };
+    let first = on(1);
+    let a = array(&first, "a");
+    // In launch order every block but the last reads its successor's
+    // value from before the launch (at most 3), and the last reads block
+    // 0's, already raised by 100.
+    assert!(a[..2048 - 32]
+        .iter()
+        .all(|v| v.as_i64() >= 100 && v.as_i64() <= 103));
+    assert!(a[2048 - 32..].iter().all(|v| v.as_i64() >= 200));
+    for run in 0..20 {
+        assert!(
+            on(4) == first,
+            "run {run} on 4 threads differs from launch order"
+        );
+    }
+}
+
 /// The launch-wide work limit stops a launch at the same block with the
 /// same message whatever the thread count, and an expired wall clock is
 /// reported as the safety net, not as the work limit.

@@ -9,6 +9,7 @@ pub mod code;
 pub mod exec;
 mod fill;
 pub mod footprint;
+mod order;
 pub mod params;
 pub mod scale;
 pub mod size_expr;
@@ -16,19 +17,18 @@ pub mod test_launch;
 pub mod work;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-use rayon::prelude::*;
 
 use crate::cost::{Counts, Hardware, Metric};
 use crate::cuda::ast::Space;
-use crate::ir::{Kernel, Param, Scalar, Stmt, Value};
-use blocks::{add_by_statement, run_block, sampled_blocks, BlockFail, BlockOutcome};
-use exec::{GlobalArray, LaunchCtx, Storage};
+use crate::ir::{Kernel, Param, Scalar, Value};
+use blocks::{add_by_statement, sampled_blocks};
+use exec::{GlobalArray, LaunchCtx, Races, Storage};
 pub use exec::{SimError, SiteStats};
 use fill::fill_array;
 pub use fill::{fill, fill_typed, fill_value};
+use order::{run_blocks, Order, Snapshot};
 use params::{LaunchSpec, Shape, ShapeError};
 
 /// Why a launch cannot be built or simulated from its description.
@@ -147,6 +147,17 @@ pub const WALL_CLOCK: &str =
 
 /// The error message of a launch stopped by its work limit of `limit`
 /// work units ([`SimOptions::max_steps`], [`SimOptions::work`]).
+/// The error of a launch stopped by its work limit `limit` at `block`.
+fn over_limit(kernel: &Kernel, limit: u64, block: [u64; 3]) -> SimError {
+    SimError {
+        message: work_limit_message(limit),
+        span: kernel.span,
+        block,
+        thread: [0; 3],
+        race: false,
+    }
+}
+
 pub fn work_limit_message(limit: u64) -> String {
     format!("{WORK_LIMIT} {limit} work units (instructions and memory accesses, all warps together), its work limit")
 }
@@ -475,19 +486,6 @@ pub fn inputs_from_spec(kernel: &Kernel, spec: &LaunchSpec) -> Result<Inputs, In
     })
 }
 
-fn has_global_atomics(k: &Kernel) -> bool {
-    fn any(k: &Kernel, s: &[Stmt]) -> bool {
-        s.iter().any(|s| match s {
-            Stmt::Atomic { access, .. } => k.arrays[access.array].is_global(),
-            Stmt::If { then, els, .. } => any(k, then) || any(k, els),
-            Stmt::Loop { body, step, .. } => any(k, body) || any(k, step),
-            Stmt::Scope { body, .. } => any(k, body),
-            _ => false,
-        })
-    }
-    any(k, &k.body)
-}
-
 /// Simulates a launch of `kernel` on a copy of `inputs`.
 pub fn simulate(
     kernel: &Kernel,
@@ -544,19 +542,15 @@ fn simulate_counting(
         (Some(m), Some(w)) => Some(m.min(w)),
         (m, w) => m.or(w),
     };
-    let over = |limit: u64, block: [u64; 3]| SimError {
-        message: work_limit_message(limit),
-        block,
-        ..setup_error(String::new())
-    };
     if limit == Some(0) {
-        return Err(over(0, [0; 3]));
+        return Err(over_limit(kernel, 0, [0; 3]));
     }
     check_threads(&inputs.shape, opts.sample_blocks).map_err(|e| setup_error(e.to_string()))?;
     footprint::check(kernel, &inputs).map_err(|e| SimError {
         span: e.span,
         ..setup_error(e.to_string())
     })?;
+    let order = Order::of(kernel, opts.detect_races);
     let mut storage = Vec::new();
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();
@@ -603,7 +597,7 @@ fn simulate_counting(
                             .collect()
                     }
                 };
-                let touched = if opts.detect_races {
+                let touched = if opts.detect_races || order.tracks(storage.len()) {
                     (0..data.len()).map(|_| AtomicU64::new(0)).collect()
                 } else {
                     Vec::new()
@@ -627,6 +621,7 @@ fn simulate_counting(
         param_values[v] = value.convert(kernel.vars[v].ty).to_bits();
     }
     let code = code::compile(kernel);
+    let met = AtomicBool::new(false);
     let ctx = LaunchCtx {
         kernel,
         code: &code,
@@ -640,81 +635,39 @@ fn simulate_counting(
         step_budget: opts.step_budget,
         deadline: opts.deadline,
         detect_uninitialized: opts.detect_races,
+        races: match order {
+            _ if opts.detect_races => Races::Detect,
+            Order::Parallel { .. } => Races::Record(&met),
+            Order::Sequential => Races::Off,
+        },
         split_warps: opts.split_warps && !kernel.lockstep_only(),
         by_statement,
         max_steps: limit,
     };
     let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
-    // Once a block fails, the blocks after it are not run (their results
-    // are not used): the launch's error is the first failing block's,
-    // whichever order parallel blocks finish in.
-    let first_failed = AtomicUsize::new(usize::MAX);
-    let sequential = has_global_atomics(kernel) || opts.detect_races;
-    let chunk = if limit.is_some() {
-        if sequential {
-            1
-        } else {
-            LIMIT_CHUNK
-        }
-    } else {
-        block_ids.len().max(1)
-    };
-    // What each block of the chunk running may run before it is stopped:
-    // its share of what the chunks before left of the limit, so that a
-    // chunk of parallel blocks never runs much past it.
-    let cap = AtomicU64::new(u64::MAX);
-    let run = |(i, b): (usize, &[u64; 3])| {
-        if i > first_failed.load(Ordering::Relaxed) {
-            return None;
-        }
-        let outcome = run_block(&ctx, *b, &opts.metrics, cap.load(Ordering::Relaxed));
-        if outcome.is_err() {
-            first_failed.fetch_min(i, Ordering::Relaxed);
-        }
-        Some(outcome)
-    };
-    let mut outcomes: Vec<Option<Result<BlockOutcome, BlockFail>>> = Vec::new();
-    // The work limit is checked in launch order after each chunk of
-    // blocks, every block before the one that passes it having run whole.
-    let mut steps = 0u64;
-    for (c, ids) in block_ids.chunks(chunk).enumerate() {
-        if let Some(l) = limit {
-            let share = l.saturating_sub(steps).div_ceil(ids.len() as u64);
-            cap.store(share, Ordering::Relaxed);
-        }
-        let numbered = ids.iter().enumerate().map(|(i, b)| (c * chunk + i, b));
-        let ran: Vec<_> = if sequential {
-            numbered.map(run).collect()
-        } else {
-            numbered
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(run)
-                .collect()
-        };
-        // Blocks are charged in launch order up to the first that fails,
-        // the same blocks whichever order parallel ones finish in.
-        for (i, o) in ran.iter().enumerate() {
-            let charged = match o {
-                Some(Ok(o)) => o.work,
-                Some(Err(f)) => f.steps,
-                None => 0,
-            };
-            steps = steps.saturating_add(charged);
-            if let Some(w) = &opts.work {
-                w.charge(charged);
-            }
-            match o {
-                Some(Err(f)) => return Err(f.error.clone()),
-                Some(Ok(_)) => {
-                    if let Some(limit) = limit.filter(|&l| steps > l) {
-                        return Err(over(limit, ids[i]));
-                    }
-                }
-                None => {}
+    let ran = match order {
+        Order::Sequential => run_blocks(&ctx, &block_ids, opts, limit, true),
+        Order::Parallel { .. } => {
+            let snapshot = Snapshot::of(&globals);
+            let ran = run_blocks(&ctx, &block_ids, opts, limit, false);
+            if met.load(Ordering::Relaxed) {
+                // Blocks saw each other's work: again, in launch order.
+                snapshot.restore(&globals);
+                let ctx = LaunchCtx {
+                    races: Races::Off,
+                    ..ctx
+                };
+                run_blocks(&ctx, &block_ids, opts, limit, true)
+            } else {
+                ran
             }
         }
-        outcomes.extend(ran);
+    };
+    if let Some(w) = &opts.work {
+        w.charge(ran.charged);
+    }
+    if let Some(e) = ran.error {
+        return Err(e);
     }
     let mut metrics: Vec<MetricResult> = opts
         .metrics
@@ -731,7 +684,7 @@ fn simulate_counting(
     let mut accessed = vec![0u64; kernel.arrays.len()];
     let (mut warps, mut instructions, mut work) = (0, 0, 0);
     let mut statements: BTreeMap<usize, Counts> = BTreeMap::new();
-    for o in outcomes.into_iter().flatten() {
+    for o in ran.outcomes.into_iter().flatten() {
         let o = o.map_err(|f| f.error)?;
         add_by_statement(&mut statements, o.by_statement);
         for (r, (max_warp, total, work, span)) in metrics.iter_mut().zip(o.per_metric) {

@@ -5,7 +5,9 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{lanes_of, Block, Lanes, SimError, Storage, Warp, ACCESS_LANES_PER_UNIT, ZERO_LANES};
+use super::{
+    lanes_of, Block, Lanes, Races, SimError, Storage, Warp, ACCESS_LANES_PER_UNIT, ZERO_LANES,
+};
 use crate::cost::Counter;
 use crate::ir::value::wrap;
 use crate::ir::{Access, ArrayId, AtomicOp, Expr, Scalar, Value};
@@ -189,13 +191,14 @@ impl Block<'_> {
         }
     }
 
-    /// Records a plain (not atomic) access of a global element for race
-    /// detection (`written`: the bits a write stores); an error when
-    /// another block wrote it, or it writes what another block accessed. A
-    /// write that leaves the element as it is changes nothing whatever the
-    /// order of blocks (every writer writing the same value), so it is not
-    /// recorded. Blocks run one after another when races are detected, so
-    /// that this is deterministic.
+    /// Records a plain (not atomic) access of a global element, when
+    /// blocks meeting at elements are detected or recorded ([`Races`];
+    /// `written`: the bits a write stores); an error when another block
+    /// wrote it, or it writes what another block accessed. In a race's
+    /// report, a write that leaves the element as it is changes nothing
+    /// whatever the order of blocks (every writer writing the same value),
+    /// so it is not recorded; blocks run one after another when races are
+    /// detected, so that this is deterministic.
     pub(super) fn track(
         &self,
         w: &Warp,
@@ -212,7 +215,16 @@ impl Block<'_> {
             return Ok(());
         };
         let write = written.is_some();
-        if written.is_some_and(|bits| self.ctx.globals[g].data[at].load(Ordering::Relaxed) == bits)
+        let recording = match self.ctx.races {
+            Races::Off => return Ok(()),
+            Races::Detect => None,
+            Races::Record(flag) => Some(flag),
+        };
+        // Only a race's report may pass over a write that changes
+        // nothing: whether it does depends on the order blocks ran in.
+        if recording.is_none()
+            && written
+                .is_some_and(|bits| self.ctx.globals[g].data[at].load(Ordering::Relaxed) == bits)
         {
             return Ok(());
         }
@@ -232,6 +244,9 @@ impl Block<'_> {
                     Err(now) => cur = now,
                 },
                 Err(other) => {
+                    if let Some(flag) = recording {
+                        flag.store(true, Ordering::Relaxed);
+                    }
                     let name = &self.ctx.kernel.arrays[a.array].name;
                     let other = match other {
                         Some(b) => format!("block {}", unflatten(b, self.ctx.shape.grid)),

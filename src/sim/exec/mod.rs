@@ -47,8 +47,23 @@ pub struct GlobalArray {
     /// Bit patterns, one per component of each element.
     pub data: Vec<AtomicU64>,
     /// Which blocks touched each element, when races between blocks are
-    /// detected ([`AccessState`]); empty otherwise.
+    /// detected or recorded ([`Races`]); empty otherwise.
     pub touched: Vec<AtomicU64>,
+}
+
+/// What a launch does when blocks access the same global element, one of
+/// them writing (recorded for the arrays whose [`GlobalArray::touched`] is
+/// kept).
+#[derive(Clone, Copy, Debug)]
+pub enum Races<'a> {
+    /// Nothing: blocks run in launch order.
+    Off,
+    /// Such an access is an error, a data race between blocks.
+    Detect,
+    /// Blocks run in parallel: such an access sets the flag and stops the
+    /// block, so that the launch runs again in launch order
+    /// (`sim::order`).
+    Record(&'a std::sync::atomic::AtomicBool),
 }
 
 /// Statistics of one access site over a launch.
@@ -129,6 +144,9 @@ pub struct LaunchCtx<'a> {
     /// is an error (the checks' mode, with race detection): shared memory
     /// starts undefined, whatever the simulator's zeros say.
     pub detect_uninitialized: bool,
+    /// What accesses of global elements by several blocks do
+    /// ([`Races`]).
+    pub races: Races<'a>,
     /// Whether each warp runs as two half-warps, lanes 0–15 then 16–31,
     /// each up to the next barrier ([`crate::sim::SimOptions::split_warps`]).
     pub split_warps: bool,
