@@ -230,6 +230,31 @@ fn template_kernels_are_analyzed_per_instantiation() {
     assert!(lower_error(src, "fill").contains("is a template: name an instantiation"));
 }
 
+/// `template __global__ void ns::k<T>(…);` instantiates the kernel as a
+/// launch would, inside or outside its namespace, with or without
+/// `__global__` repeated; an explicit instantiation of a host function
+/// template is not a kernel and is passed over silently.
+#[test]
+fn explicit_instantiations_are_analyzed_like_launches() {
+    let src = "#define BIG 64\nnamespace ops {\ntemplate <typename T, int BS = 32>\n\
+               __global__ void fill(T *a, T *b) { __shared__ T s[BS]; s[threadIdx.x % BS] = T(BS); b[threadIdx.x] = s[threadIdx.x % BS] + T(0.5); }\n\
+               template __global__ void fill<float>(float *, float *);\n}\n\
+               template <typename U> U twice(U u) { return u + u; }\n\
+               template int twice<int>(int);\n\
+               template void ops::fill<int, BIG>(int *a, int *b);\n";
+    let parsed = parse(src);
+    let names: Vec<&str> = parsed.kernels().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["fill<float, 32>", "fill<int, 64>"]);
+    assert!(parsed.uninstantiated().is_empty());
+    assert!(
+        parsed.all_diagnostics().is_empty(),
+        "{:?}",
+        parsed.all_diagnostics()
+    );
+    let (_, b) = run(src, "fill<int, 64>", 4, 4);
+    assert_eq!(b, [64.0; 4]);
+}
+
 #[test]
 fn a_launch_deduces_type_arguments_from_its_arguments() {
     let src = "template <typename T, int BS = 32>\n\

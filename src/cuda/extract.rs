@@ -90,6 +90,9 @@ pub struct Extracted {
     pub globals: Vec<GlobalItem>,
     /// Kernel launches.
     pub launches: Vec<LaunchSite>,
+    /// Explicit instantiations (`template __global__ void k<float>(…);`),
+    /// as the instance names they ask for (`k<float>`), in file order.
+    pub instantiations: Vec<String>,
     /// Pragmas (those inside functions are kept as statements).
     pub pragmas: Vec<PragmaItem>,
     /// `#include` directive lines.
@@ -227,6 +230,23 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
                     decl_start = next;
                     continue;
                 }
+            }
+            // `template __global__ void ns::k<float>(float *, int);`: an
+            // explicit instantiation (`template <…>` heads a template).
+            "template"
+                if file_scope
+                    && i == decl_start
+                    && toks.get(i + 1).is_some_and(|n| !n.is(src, "<")) =>
+            {
+                let end = skip_to_semicolon(src, &toks, i + 1);
+                let paren = (i + 1..end).find(|&k| toks[k].is(src, "("));
+                if let Some((name, args)) = paren.and_then(|p| specialized_name(src, &toks, p)) {
+                    out.instantiations
+                        .push(instance_name(toks[name].text(src), &args));
+                }
+                i = end + 1;
+                decl_start = i;
+                continue;
             }
             "<<<" if i > 0 && (toks[i - 1].kind == TokKind::Ident || toks[i - 1].is(src, ">")) => {
                 launch(src, &toks, i, &mut out);

@@ -16,11 +16,14 @@ use crate::diag::{Diagnostic, Severity};
 use crate::source::{SourceFile, Span};
 
 /// Adds an instantiation of each template kernel for every distinct
-/// argument list among the launches (`reduce<256><<<…>>>`) and the
-/// requested `--instantiate` names, and renames those launches to the
-/// instantiation (`reduce<BS>` with `BS` 256 launches `reduce<256>`).
+/// argument list among the launches (`reduce<256><<<…>>>`), the file's
+/// explicit instantiations (`explicit`: `template __global__ void
+/// reduce<256>(…);`) and the requested `--instantiate` names, and renames
+/// those launches to the instantiation (`reduce<BS>` with `BS` 256
+/// launches `reduce<256>`).
 pub(crate) fn instantiate(
     source: &SourceFile,
+    explicit: &[String],
     macros: &Timeline,
     functions: &mut Vec<ParsedFunction>,
     launches: &mut Vec<Launch>,
@@ -28,10 +31,18 @@ pub(crate) fn instantiate(
 ) {
     let offsets: Vec<usize> = launches.iter().map(|l| l.span.start).collect();
     let hosts = HostTemplates::read(&source.text, &offsets);
-    let requested = source
-        .included()
-        .instantiate
+    // Explicit instantiations of template kernels in the file, and those
+    // asked for on the command line.
+    let is_template_kernel = |name: &str| {
+        let base = template::split_name(name).map_or(name, |(b, _)| b);
+        functions.iter().any(|f| {
+            f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
+        })
+    };
+    let requested = explicit
         .iter()
+        .filter(|n| is_template_kernel(n))
+        .chain(&source.included().instantiate)
         .map(|n| (n.clone(), None));
     let launched = launches.iter().map(|l| (l.kernel.clone(), Some(l.span)));
     let wanted: Vec<(String, Option<Span>)> = requested.chain(launched).collect();

@@ -208,6 +208,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     let mut launches = resolve_launches(&source.text, &extracted, &ctx.macros, &sizes);
     instantiate(
         &source,
+        &extracted.instantiations,
         &ctx.macros,
         &mut functions,
         &mut launches,
