@@ -124,7 +124,9 @@ fn rewrite(
     tree: &GlobalTree,
 ) -> Result<(Function, String, Start), Refusal> {
     if ast_util::returns(&f.body[..at]) {
-        return Err("a thread may return before it, so not every thread reaches its barriers".into());
+        return Err(
+            "a thread may return before it, so not every thread reaches its barriers".into(),
+        );
     }
     let start = start_of(f, &tree.start)?;
     let elem = element_type(f, &tree.array)?;
@@ -134,10 +136,19 @@ fn rewrite(
         Start::Constant(c) => 2 * c,
     };
     let tid = &tree.tid;
-    let own = || expr(ExprKind::Index(Box::new(ident(&tree.array)), Box::new(tree.own.clone())));
+    let own = || {
+        expr(ExprKind::Index(
+            Box::new(ident(&tree.array)),
+            Box::new(tree.own.clone()),
+        ))
+    };
     let mine = || index(&copy, tid.clone());
     let mut fast = vec![if_else(
-        bin(BinOp::Lt, tid.clone(), bin(BinOp::Mul, tree.start.clone(), int(2))),
+        bin(
+            BinOp::Lt,
+            tid.clone(),
+            bin(BinOp::Mul, tree.start.clone(), int(2)),
+        ),
         vec![ast_util::assign(mine(), own())],
         Vec::new(),
     )];
@@ -196,7 +207,13 @@ fn rewrite(
 /// The stride's start: half the block, or a constant of 1 to 512 (twice
 /// it, the elements the tree reads, fit in a block).
 fn start_of(f: &Function, e: &Expr) -> Result<Start, Refusal> {
-    let half = |op| bin(op, block_dim("x"), int(if op == BinOp::Div { 2 } else { 1 }));
+    let half = |op| {
+        bin(
+            op,
+            block_dim("x"),
+            int(if op == BinOp::Div { 2 } else { 1 }),
+        )
+    };
     if ast_util::equiv_expr(e, &half(BinOp::Div)) || ast_util::equiv_expr(e, &half(BinOp::Shr)) {
         return Ok(Start::HalfBlock);
     }
@@ -206,7 +223,9 @@ fn start_of(f: &Function, e: &Expr) -> Result<Start, Refusal> {
     });
     match value {
         Some(c @ 1..=512) => Ok(Start::Constant(c)),
-        _ => Err("its stride starts neither at `blockDim.x / 2` nor at a constant of 1 to 512".into()),
+        _ => Err(
+            "its stride starts neither at `blockDim.x / 2` nor at a constant of 1 to 512".into(),
+        ),
     }
 }
 

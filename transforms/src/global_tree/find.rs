@@ -220,9 +220,14 @@ pub(super) fn element_type(f: &Function, name: &str) -> Result<BaseType, Refusal
     }
     use BaseType as B;
     match base {
-        B::Int | B::UInt | B::Long | B::ULong | B::LongLong | B::ULongLong | B::Float | B::Double => {
-            Ok(base)
-        }
+        B::Int
+        | B::UInt
+        | B::Long
+        | B::ULong
+        | B::LongLong
+        | B::ULongLong
+        | B::Float
+        | B::Double => Ok(base),
         other => Err(format!(
             "its elements are `{}`, not a 32- or 64-bit number type",
             other.c_name()
