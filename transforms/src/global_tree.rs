@@ -51,6 +51,10 @@
 //!   block runs the original loop.
 //! - The loop is a statement of the kernel's body with no `return` before
 //!   it, so every thread reaches the copy and the barriers.
+//! - The stride's type holds the largest start the block test lets
+//!   through (512, or the constant), so the first step is `s = S` and the
+//!   original writes every element `t < S` there: the stores back write
+//!   no element the original leaves alone.
 //!
 //! The cost: the stores of the first half of the block stay (one per
 //! element the original wrote, instead of one per step), and one copy-in
@@ -60,6 +64,7 @@
 //! change.
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, StmtKind, Type};
+use copper::ir::Kernel;
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
 use crate::warp_shuffle::tree::Combine;
@@ -89,7 +94,7 @@ impl Transform for GlobalTreeToShared {
                 continue;
             };
             let line = cx.line(s.meta.span);
-            match rewrite(f, at, &tree) {
+            match rewrite(f, cx.kernel, at, &tree) {
                 Ok((g, copy, start)) => {
                     let description = describe(&tree, &copy, &start, line);
                     out.candidates
@@ -120,6 +125,7 @@ enum Start {
 /// copy's name and where the stride starts.
 fn rewrite(
     f: &Function,
+    kernel: &Kernel,
     at: usize,
     tree: &GlobalTree,
 ) -> Result<(Function, String, Start), Refusal> {
@@ -129,6 +135,22 @@ fn rewrite(
         );
     }
     let start = start_of(f, &tree.start)?;
+    // The stride's type as the kernel has it: one that cannot hold the
+    // start (`char s = blockDim.x / 2`) would skip steps, and the stores
+    // back would write elements the original leaves alone.
+    let most = match start {
+        Start::HalfBlock => MAX_BLOCK / 2,
+        Start::Constant(c) => c,
+    };
+    let holds = kernel
+        .vars
+        .iter()
+        .find(|v| v.span == tree.var_span && !v.span.is_synthetic())
+        .and_then(|v| v.ty.range())
+        .is_some_and(|(_, max)| max >= i128::from(most));
+    if !holds {
+        return Err(format!("its stride `{}` may not hold its start ({most})", tree.var).into());
+    }
     let elem = element_type(f, &tree.array)?;
     let copy = ast_util::fresh(&format!("{}_tree", tree.array), &mut ast_util::names_in(f));
     let size = match start {

@@ -6,6 +6,8 @@
 
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 
+use copper::source::Span;
+
 use crate::ast_util::{self, ident};
 use crate::warp_shuffle::tree::{accumulation, halving, is_thread_x, name_of, Combine};
 use crate::Refusal;
@@ -21,6 +23,8 @@ pub(super) struct GlobalTree {
     pub tid: Expr,
     /// The stride variable.
     pub var: String,
+    /// Where it is declared (its IR variable's span).
+    pub var_span: Span,
     /// The loop's declaration of the stride.
     pub init: Stmt,
     /// The loop's condition.
@@ -70,6 +74,7 @@ pub(super) fn global_tree(f: &Function, s: &Stmt) -> Option<GlobalTree> {
         own: own.as_ref().clone(),
         tid: tid.as_ref().clone(),
         var: var.to_string(),
+        var_span: p.decl.meta.span,
         init: init.as_ref().clone(),
         cond: p.cond.clone(),
         step: p.step.clone(),

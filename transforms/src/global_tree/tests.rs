@@ -164,6 +164,15 @@ fn trees_it_cannot_move_say_why() {
     check_not_applicable(
         &GlobalTreeToShared,
         [256, 1, 1],
+        &POINTER.replace(
+            "unsigned s = blockDim.x / 2;",
+            "unsigned char s = blockDim.x / 2;",
+        ),
+        &line4("its stride `s` may not hold its start (512)"),
+    );
+    check_not_applicable(
+        &GlobalTreeToShared,
+        [256, 1, 1],
         &POINTER
             .replace("int *in", "volatile int *in")
             .replace("int *p", "volatile int *p"),
