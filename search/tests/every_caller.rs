@@ -34,6 +34,9 @@ use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
 
+#[path = "every_caller/global_tree.rs"]
+mod global_tree;
+
 #[path = "every_caller/windows.rs"]
 mod windows;
 

@@ -417,6 +417,30 @@ fn halo_tile_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
+/// The students' global-memory trees (`testdata/students/reduce_global.cu`,
+/// launched from its host code, and `reduce_global_index.cu` without a
+/// launch) run in a `__shared__` copy after `optimize --write`, and what
+/// it writes compiles.
+#[test]
+fn global_tree_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let files = students_rewritten(
+        "global_tree",
+        &["reduce_global.cu", "reduce_global_index.cu"],
+        &[],
+    );
+    for (copy, written) in &files {
+        assert!(
+            written.contains("_tree[1024];")
+                && written
+                    .contains("if (blockDim.x <= 1024 && blockDim.y == 1 && blockDim.z == 1) {"),
+            "{} has no shared tree:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}
+
 /// The students' stencils written out as neighbour reads
 /// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
 /// code; `jacobi5.cu`, 5-point, no launch; `main_heat_rows.cu` and

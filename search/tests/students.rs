@@ -132,6 +132,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
     (
+        "reduce_global.cu",
+        "the launch at line 36 could not be evaluated from the host code before it",
+    ),
+    (
+        "reduce_global_index.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "reduce_shared.cu",
         "assumed block 256×1×1 from `sdata[tid]` at line 8",
     ),

@@ -14,6 +14,7 @@ pub mod coop_load;
 #[cfg(test)]
 mod fixture;
 pub mod global_to_shared;
+pub mod global_tree;
 pub mod halo_tile;
 pub mod hoist_loads;
 pub mod interleave;
@@ -229,6 +230,7 @@ pub fn all() -> Vec<Box<dyn Transform>> {
         Box::new(tiled_shared::TiledGlobalToShared),
         Box::new(pad_shared::PadShared),
         Box::new(hoist_loads::HoistLoads),
+        Box::new(global_tree::GlobalTreeToShared),
         Box::new(warp_shuffle::WarpShuffle),
         Box::new(remap_threads::RemapThreads),
         Box::new(remap_split::RemapSplit),

@@ -74,7 +74,7 @@ use copper::ir::{Kernel, Scalar};
 use crate::ast_util::{self, bin, decl, expr, ident, if_else, index, int, stmt, sync};
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
-mod tree;
+pub(crate) mod tree;
 mod unrolled;
 mod while_form;
 

@@ -60,7 +60,7 @@ pub(super) type Written = Option<String>;
 
 /// How a tree reduction combines a partial result with its partner's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Combine {
+pub(crate) enum Combine {
     /// `a[tid] += a[tid + s]`, or `a[tid] = a[tid] + a[tid + s]` with the
     /// operands in either order (floating-point addition is commutative).
     Sum,
@@ -126,7 +126,7 @@ impl Combine {
 }
 
 /// `s` when `e` is the name `s`.
-pub(super) fn name_of(e: &Expr) -> Option<&str> {
+pub(crate) fn name_of(e: &Expr) -> Option<&str> {
     match &e.kind {
         ExprKind::Ident(n) => Some(n),
         _ => None,
@@ -134,7 +134,7 @@ pub(super) fn name_of(e: &Expr) -> Option<&str> {
 }
 
 /// The integer literal's value.
-pub(super) fn literal(e: &Expr) -> Option<u64> {
+pub(crate) fn literal(e: &Expr) -> Option<u64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value),
         _ => None,
@@ -155,16 +155,23 @@ pub(super) fn loop_to_warp(f: &Function, s: &Stmt) -> Option<Tree> {
 }
 
 /// The parts of `for (T s = init; cond; step) { [T index = …;] if (guard) update; __syncthreads(); }`.
-struct Parts<'a> {
-    decl: &'a VarDecl,
+pub(crate) struct Parts<'a> {
+    /// The stride's declaration.
+    pub decl: &'a VarDecl,
     /// The index declared first in the body, when there is one.
-    index: Option<VarDecl>,
-    start: &'a Expr,
-    cond: &'a Expr,
-    step: &'a Expr,
-    body: &'a Stmt,
-    guard: Expr,
-    update: Expr,
+    pub index: Option<VarDecl>,
+    /// The stride's start.
+    pub start: &'a Expr,
+    /// The loop's condition.
+    pub cond: &'a Expr,
+    /// The loop's step.
+    pub step: &'a Expr,
+    /// The loop's body.
+    pub body: &'a Stmt,
+    /// The guard of the update.
+    pub guard: Expr,
+    /// The update, an expression statement's expression.
+    pub update: Expr,
 }
 
 /// The parts of a loop shaped like a tree reduction.
@@ -215,7 +222,7 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
 /// Recognizes `for (T s = start; s > stop; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
 /// (for `stop` 0 also `s != 0`, `s >= 1`).
 fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
-    let p = parts(s).filter(|p| p.index.is_none())?;
+    let p = halving(s, stop)?;
     let StmtKind::For {
         init: Some(init), ..
     } = &s.kind
@@ -223,19 +230,6 @@ fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
         return None;
     };
     let var = p.decl.name.as_str();
-    // s > 0, s != 0, s >= 1
-    let ExprKind::Binary(op, l, r) = &p.cond.kind else {
-        return None;
-    };
-    let bound_ok = match op {
-        BinOp::Gt => literal(r) == Some(stop),
-        BinOp::Ne => stop == 0 && literal(r) == Some(0),
-        BinOp::Ge => stop == 0 && literal(r) == Some(1),
-        _ => false,
-    };
-    if name_of(l) != Some(var) || !bound_ok || !halves(p.step, var) {
-        return None;
-    }
     let ExprKind::Binary(BinOp::Lt, tid, s_name) = &p.guard.kind else {
         return None;
     };
@@ -256,6 +250,25 @@ fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
         interleaved: None,
         unrolled: None,
     })
+}
+
+/// The parts of `for (T s = start; s > stop; s >>= 1) { if (guard) update; __syncthreads(); }`
+/// (for `stop` 0 also `s != 0`, `s >= 1`; the step also `s /= 2`), the
+/// loop shape of a sequential tree whatever it reduces.
+pub(crate) fn halving(s: &Stmt, stop: u64) -> Option<Parts<'_>> {
+    let p = parts(s).filter(|p| p.index.is_none())?;
+    let var = p.decl.name.as_str();
+    // s > 0, s != 0, s >= 1
+    let ExprKind::Binary(op, l, r) = &p.cond.kind else {
+        return None;
+    };
+    let bound_ok = match op {
+        BinOp::Gt => literal(r) == Some(stop),
+        BinOp::Ne => stop == 0 && literal(r) == Some(0),
+        BinOp::Ge => stop == 0 && literal(r) == Some(1),
+        _ => false,
+    };
+    (name_of(l) == Some(var) && bound_ok && halves(p.step, var)).then_some(p)
 }
 
 /// Recognizes `for (T s = 1; s < bound; s *= 2) { if (tid % (2 * s) == 0) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
@@ -451,7 +464,7 @@ fn thread_x() -> Expr {
 
 /// Whether `e` is `threadIdx.x`, or a local initialized to it (possibly
 /// through a cast) and never assigned again.
-pub(super) fn is_thread_x(f: &Function, e: &Expr) -> bool {
+pub(crate) fn is_thread_x(f: &Function, e: &Expr) -> bool {
     let strip = |mut x: &Expr| {
         while let ExprKind::Cast(_, _, inner) = &x.kind {
             x = inner;
@@ -492,7 +505,7 @@ pub(super) fn is_thread_x(f: &Function, e: &Expr) -> bool {
 /// The array `a` and the combination of `a[tid] += a[tid + s]`,
 /// `a[tid] = a[tid] + a[tid + s]` or `a[tid] = f(a[tid], a[tid + s])`
 /// (either operand first), `s` the partner's offset `offset`.
-pub(super) fn accumulation(update: &Expr, tid: &Expr, offset: &Expr) -> Option<(String, Combine)> {
+pub(crate) fn accumulation(update: &Expr, tid: &Expr, offset: &Expr) -> Option<(String, Combine)> {
     let own = |e: &Expr| match &e.kind {
         ExprKind::Index(a, i) if ast_util::equiv_expr(i, tid) => name_of(a).map(str::to_string),
         _ => None,
