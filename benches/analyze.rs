@@ -50,7 +50,7 @@ fn main() {
         for (name, spec) in &params.kernel {
             let kernel = lower_kernel(&parsed, name).expect("lowers");
             let config = Config {
-                block: Some(spec.shape().expect("shape").block),
+                block: Some(spec.shape().expect("shape").block()),
                 ..Config::default()
             };
             let mut times = Vec::new();

@@ -104,7 +104,7 @@ def cycles(root):
 # a module may import its own layer and the ones before it, never a later one.
 LAYERS = {
     'src': [
-        {'input', 'shown'},
+        {'input', 'shown', 'launch'},
         {'source', 'diag'},
         {'cuda'},
         {'cost'},

@@ -26,6 +26,7 @@ pub mod cuda;
 pub mod diag;
 pub mod input;
 pub mod ir;
+pub mod launch;
 pub mod lint;
 pub mod poly;
 pub mod shown;

@@ -94,7 +94,7 @@ fn launch_of(file: &Path, name: &str) -> Option<([u64; 3], [u64; 3])> {
     let text = std::fs::read_to_string(file.with_extension("toml")).ok()?;
     let params = ParamFile::from_toml(&text).ok()?;
     let shape = params.kernel.get(name)?.shape().ok()?;
-    Some((shape.block, shape.grid))
+    Some((shape.block(), shape.grid()))
 }
 
 fn measure(dir: &Path) -> Coverage {

@@ -271,7 +271,7 @@ mod project {
             let run = simulate_owned(&k, inputs, &SimOptions::default())
                 .unwrap_or_else(|e| panic!("{name}: {}", e.message));
             assert!(!run.arrays.is_empty(), "{name}");
-            let block = Some(spec.shape().unwrap().block);
+            let block = Some(spec.shape().unwrap().block());
             let b = prepare(
                 &k,
                 Config {

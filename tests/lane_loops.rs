@@ -58,8 +58,8 @@ fn lane_loops_are_bounded_by_their_worst_lane() {
         let prep = prepare(
             &kernel,
             Config {
-                block: Some(shape.block),
-                grid: Some(shape.grid),
+                block: Some(shape.block()),
+                grid: Some(shape.grid()),
                 ..Config::default()
             },
         );

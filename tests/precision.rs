@@ -260,7 +260,7 @@ fn no_looser_than_published_wherever_published_is_sound() {
         let prep = prepare(
             &kernel,
             Config {
-                block: Some(shape.block),
+                block: Some(shape.block()),
                 ..Config::default()
             },
         );

@@ -135,7 +135,7 @@ fn analyze_testdata(metrics: &[Metric]) -> Vec<Analyzed> {
         let parsed = parse_path(&cu).unwrap();
         for (name, spec) in params.kernel {
             let kernel = lower_kernel(&parsed, &name).unwrap();
-            let block = spec.shape().unwrap().block;
+            let block = spec.shape().unwrap().block();
             let bounds = |block| {
                 let p = prepare(
                     &kernel,
@@ -224,7 +224,7 @@ fn bounds_are_never_below_simulated_costs() {
                 }
             }
         }
-        let analyzed_block = a.spec.shape().unwrap().block;
+        let analyzed_block = a.spec.shape().unwrap().block();
         for i in 0..variants {
             let v = variant(&a.spec, i);
             let Ok(inputs) = inputs_from_spec(&a.kernel, &v) else {
@@ -237,7 +237,7 @@ fn bounds_are_never_below_simulated_costs() {
                 continue;
             };
             runs += 1;
-            let same_block = v.shape().unwrap().block == analyzed_block;
+            let same_block = v.shape().unwrap().block() == analyzed_block;
             let configs = [
                 ("fixed block", &a.fixed, same_block),
                 ("any block", &a.symbolic, true),

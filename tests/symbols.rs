@@ -40,7 +40,7 @@ fn sound_at(file: &Path, name: &str, sym: &str, values: &[u64]) -> usize {
         ParamFile::from_toml(&std::fs::read_to_string(file.with_extension("toml")).unwrap())
             .unwrap();
     let base = &params.kernel[name];
-    let block = base.shape().unwrap().block;
+    let block = base.shape().unwrap().block();
     let metrics = metrics();
     let mut cases = 0;
     for config_block in [Some(block), None] {

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
 use copper::input::{read_input_text, InputFileError};
-use copper::sim::params::Shape;
+use copper::launch::{self, Part, ShapeError};
 use serde::Deserialize;
 
 /// The file's name.
@@ -141,9 +141,9 @@ pub enum ConfigError {
     #[error("{0}")]
     Model(String),
     /// A `block` or `grid` that is not 1 to 3 positive sizes within CUDA's
-    /// limits.
-    #[error("{0}")]
-    Shape(String),
+    /// limits: which, and the limit it breaks.
+    #[error("{0}: {1}")]
+    Shape(Part, ShapeError),
     /// A setting outside its range (`epsilon`, `degree`, `budget`).
     #[error("{0}")]
     OutOfRange(&'static str),
@@ -247,31 +247,19 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Con
 }
 
 /// A block shape from a list of one to three positive sizes, within
-/// CUDA's limits ([`Shape::checked`]).
+/// CUDA's limits ([`launch::block`]).
 pub fn block(v: &[u64]) -> Result<[u64; 3], ConfigError> {
-    let d = dims(v, "block")?;
-    Shape::checked([1, 1, 1], d).map_err(|e| ConfigError::Shape(format!("block: {e}")))?;
-    Ok(d)
+    launch::listed(v, Part::Block)
+        .and_then(launch::block)
+        .map_err(|e| ConfigError::Shape(Part::Block, e))
 }
 
 /// A grid shape from a list of one to three positive sizes, within CUDA's
-/// limits ([`Shape::checked`]).
+/// limits ([`launch::grid`]).
 pub fn grid(v: &[u64]) -> Result<[u64; 3], ConfigError> {
-    let d = dims(v, "grid")?;
-    Shape::checked(d, [1, 1, 1]).map_err(|e| ConfigError::Shape(format!("grid: {e}")))?;
-    Ok(d)
-}
-
-/// One to three positive sizes, the missing ones 1.
-fn dims(v: &[u64], what: &str) -> Result<[u64; 3], ConfigError> {
-    if v.is_empty() || v.len() > 3 || v.contains(&0) {
-        return Err(ConfigError::Shape(format!(
-            "{what} must be 1 to 3 positive sizes"
-        )));
-    }
-    let mut d = [1u64; 3];
-    d[..v.len()].copy_from_slice(v);
-    Ok(d)
+    launch::listed(v, Part::Grid)
+        .and_then(launch::grid)
+        .map_err(|e| ConfigError::Shape(Part::Grid, e))
 }
 
 #[cfg(test)]
@@ -333,5 +321,12 @@ mod tests {
         assert!(parse("block = [32, 32, 128]").is_err());
         assert!(parse("grid = [1, 70000]").is_err());
         assert!(parse("block = [32, 32]\ngrid = [100000, 2]").is_ok());
+        let zero = parse("block = [0, 1, 1]").unwrap_err().to_string();
+        assert_eq!(
+            zero,
+            "block: the launch has 0 threads: block.x is 0 (every dimension is at least 1)"
+        );
+        let deep = parse("block = [1, 1, 65]").unwrap_err().to_string();
+        assert!(deep.ends_with("(z = 65; at most 64)"), "{deep}");
     }
 }

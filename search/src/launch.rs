@@ -16,7 +16,8 @@ use copper::cuda::parse::ParsedFile;
 use copper::input::{read_input_text, InputFileError};
 use copper::ir::structured::without_jumps;
 use copper::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Param, Stmt, VarId};
-use copper::sim::params::{LaunchSpec, ParamFile, Shape, ShapeError, MAX_BLOCK_THREADS};
+use copper::launch::{Shape, ShapeError, MAX_BLOCK_THREADS};
+use copper::sim::params::{LaunchSpec, ParamFile};
 use copper::sim::test_launch::{random_array, runs_on_block, uses};
 use copper::sim::work::Work;
 use copper::sim::InputError;
@@ -30,7 +31,7 @@ pub use test_launch::{test_launch, TestedLaunch};
 
 /// A kernel's launch shape as far as it is known (either part may be
 /// unknown), and where it came from. Every known part has passed
-/// [`copper::sim::params::Shape::checked`], the one check of CUDA's limits
+/// [`copper::launch::Shape::checked`], the one check of CUDA's limits
 /// that command-line options, parameter files and launch sites go through.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KnownShape {
@@ -101,11 +102,11 @@ pub fn launch_shape(
             // file's, when it launches the same block.
             let from_file = spec
                 .and_then(|s| s.shape().ok())
-                .filter(|s| grid.is_none() && Some(s.block) == first.block);
+                .filter(|s| grid.is_none() && Some(s.block()) == first.block);
             if let Some(s) = from_file {
                 return KnownShape {
                     block: first.block,
-                    grid: Some(s.grid),
+                    grid: Some(s.grid()),
                     source: format!("the launch at line {line}, grid from the parameter file"),
                     assumed: false,
                 };
@@ -120,8 +121,8 @@ pub fn launch_shape(
     }
     if let Some(s) = spec.and_then(|s| s.shape().ok()) {
         return KnownShape {
-            block: Some(s.block),
-            grid: Some(s.grid),
+            block: Some(s.block()),
+            grid: Some(s.grid()),
             source: "the parameter file".into(),
             assumed: false,
         };
@@ -313,10 +314,7 @@ fn parse_params(path: PathBuf, text: &str) -> Result<ParamFile, ParamsError> {
     })
 }
 
-/// `X×Y×Z`
-pub fn dims(d: [u64; 3]) -> String {
-    format!("{}×{}×{}", d[0], d[1], d[2])
-}
+pub use copper::launch::dims;
 
 /// Why a parameter file's launch cannot run.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

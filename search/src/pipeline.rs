@@ -836,8 +836,8 @@ fn self_check(version: &Analyzed, runs: &[Run], config: &Config) -> Vec<String> 
     runs.iter()
         .filter_map(|r| Some((r, r.spec.shape().ok()?)))
         .filter(|(_, shape)| {
-            config.block.is_none_or(|b| b == shape.block)
-                && config.grid.is_none_or(|g| g == shape.grid)
+            config.block.is_none_or(|b| b == shape.block())
+                && config.grid.is_none_or(|g| g == shape.grid())
         })
         .flat_map(|(r, shape)| {
             let found = violations(
@@ -851,8 +851,8 @@ fn self_check(version: &Analyzed, runs: &[Run], config: &Config) -> Vec<String> 
                 format!(
                     "{} (at {} blocks of {})",
                     v.message(name),
-                    crate::launch::dims(shape.grid),
-                    crate::launch::dims(shape.block)
+                    crate::launch::dims(shape.grid()),
+                    crate::launch::dims(shape.block())
                 )
             })
         })

@@ -167,8 +167,8 @@ fn linted(src: &str) -> BlockSize {
         &kernel,
         copper::bound::Config {
             hw: Default::default(),
-            block: Some(shape.block),
-            grid: Some(shape.grid),
+            block: Some(shape.block()),
+            grid: Some(shape.grid()),
             ..Default::default()
         },
         Some(spec),

@@ -187,7 +187,22 @@ fn simulate_bad_parameter_files() {
         (
             vadd_params(ARRAYS).replace("block = [64]", "block = [2048]"),
             2,
-            "more than CUDA allows",
+            "a block of 2048×1×1 threads is more than CUDA allows (x = 2048; at most 1024)",
+        ),
+        (
+            vadd_params(ARRAYS).replace("block = [64]", "block = [0, 1, 1]"),
+            2,
+            "the launch has 0 threads: block.x is 0 (every dimension is at least 1)",
+        ),
+        (
+            vadd_params(ARRAYS).replace("block = [64]", "block = [32, 32, 2]"),
+            2,
+            "(2048 threads; at most 1024 a block)",
+        ),
+        (
+            vadd_params(ARRAYS).replace("grid = [2]", "grid = [1, 65536]"),
+            2,
+            "a grid of 1×65536×1 blocks is more than CUDA allows (y = 65536; at most 65535)",
         ),
         (vadd_params(""), 2, "describes no array `a`"),
     ];
@@ -312,10 +327,23 @@ fn analyze_explains_missing_bounds_and_rejects_bad_input() {
         2,
         "no kernel named `nope`",
     );
+    // Nonsense launch shapes name the limit they break.
+    for (block, limit) in [
+        ("2048", "(x = 2048; at most 1024)"),
+        ("32x32x2", "(2048 threads; at most 1024 a block)"),
+        ("32,32,2", "(2048 threads; at most 1024 a block)"),
+        ("1,1,65", "(z = 65; at most 64)"),
+        ("32,0", "block.y is 0"),
+        ("1,2,3,4", "expected 1 to 3 sizes"),
+    ] {
+        let o = copper(&["analyze", path, "--block", block]);
+        assert_clean_failure(&o, 2, limit);
+        assert_clean_failure(&o, 2, "--block");
+    }
     assert_clean_failure(
-        &copper(&["analyze", path, "--block", "2048"]),
+        &copper(&["analyze", path, "--grid", "1x65536"]),
         2,
-        "more than CUDA allows",
+        "(y = 65536; at most 65535)",
     );
     assert_clean_failure(&copper(&["analyze", path, "--degree", "9"]), 2, "--degree");
     assert_clean_failure(&copper(&["analyze", path, "--budget=-1"]), 2, "budget");

@@ -111,8 +111,8 @@ fn lint_against_the_simulator() {
                 &kernel,
                 copper::bound::Config {
                     hw,
-                    block: Some(shape.block),
-                    grid: Some(shape.grid),
+                    block: Some(shape.block()),
+                    grid: Some(shape.grid()),
                     ..Default::default()
                 },
                 Some(spec),

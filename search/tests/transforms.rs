@@ -193,10 +193,10 @@ fn candidates_pass_their_check_and_their_bounds_hold() {
                     });
                     for s in launches {
                         let launched = s.shape().unwrap();
-                        if shape.block.is_some_and(|b| b != launched.block) {
+                        if shape.block.is_some_and(|b| b != launched.block()) {
                             continue;
                         }
-                        if shape.grid.is_none_or(|g| g == launched.grid) {
+                        if shape.grid.is_none_or(|g| g == launched.grid()) {
                             let (n, bad) = violations(&a.kernel, &s, &a.bounds, &what);
                             cases += n;
                             unsound.extend(bad);

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::{BoundExpr, InputAssumption, MetricBound, Outcome};
+use crate::launch::Shape;
 use crate::poly::Rational;
-use crate::sim::params::Shape;
 use crate::sim::SimResult;
 
 /// Whether a simulated cost exceeds a bound by more than the float
@@ -68,7 +68,7 @@ pub fn violations(
     shape: &Shape,
     warp_size: u64,
 ) -> Vec<Violation> {
-    let warps = launch_warps(shape.block, shape.grid, warp_size);
+    let warps = launch_warps(shape.block(), shape.grid(), warp_size);
     let mut found = Vec::new();
     for b in bounds {
         let Outcome::Bound(e) = &b.work else {

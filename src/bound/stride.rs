@@ -27,6 +27,7 @@ use super::counter::{count_writes, single_update, widens};
 use crate::absint::deps::LaunchFacts;
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Stmt, Value, Var, VarId, VarKind};
+use crate::launch::{MAX_BLOCK_DIM, MAX_GRID_DIM};
 
 /// The name of the input variable standing for `⌈max(0, n) / (d₁·d₂…)⌉`
 /// of input `n` and launch dimensions `dims` (`blockDim.x`, …).
@@ -76,7 +77,7 @@ pub(super) struct Strided {
 
 /// The largest grids (along `x`) tried, most first: all of them, then
 /// those that keep a 32-bit stride of a full block in range.
-const GRIDS: [i128; 3] = [i32::MAX as i128, 1 << 21, 1 << 20];
+const GRIDS: [i128; 3] = [MAX_GRID_DIM[0] as i128, 1 << 21, 1 << 20];
 
 /// Most local variables followed through their single assignment.
 const MAX_DEPTH: usize = 8;
@@ -264,13 +265,12 @@ impl Caps<'_> {
         match b {
             Builtin::BlockDim(d) => match self.launch.block {
                 Some(block) => i128::from(block[usize::from(d)]),
-                None if d == 2 => 64,
-                None => 1024,
+                None => i128::from(MAX_BLOCK_DIM[usize::from(d.min(2))]),
             },
             Builtin::GridDim(d) => match self.launch.grid {
                 Some(grid) => i128::from(grid[usize::from(d)]),
                 None if d == 0 => self.grid_x,
-                None => 65535,
+                None => i128::from(MAX_GRID_DIM[usize::from(d.min(2))]),
             },
             Builtin::ThreadIdx(d) => self.dim(Builtin::BlockDim(d)) - 1,
             Builtin::BlockIdx(d) => self.dim(Builtin::GridDim(d)) - 1,

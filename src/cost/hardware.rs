@@ -41,7 +41,7 @@ pub struct Hardware {
 impl Default for Hardware {
     fn default() -> Hardware {
         Hardware {
-            warp_size: 32,
+            warp_size: crate::launch::WARP_SIZE as u32,
             transaction_bytes: 32,
             banks: 32,
             bank_bytes: 4,

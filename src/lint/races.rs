@@ -181,11 +181,11 @@ fn reshaped(spec: &LaunchSpec, stmts: u64) -> Vec<LaunchSpec> {
     let Ok(shape) = spec.shape() else {
         return out;
     };
-    let threads_x = shape.grid[0] * shape.block[0];
-    let others = shape.blocks() / shape.grid[0];
+    let threads_x = shape.grid()[0] * shape.block()[0];
+    let others = shape.blocks() / shape.grid()[0];
     for bx in [32, 1] {
         let blocks = (threads_x / bx) * others;
-        if bx >= shape.block[0]
+        if bx >= shape.block()[0]
             || threads_x % bx != 0
             || blocks > MAX_BLOCKS
             || blocks.saturating_mul(stmts) > MAX_BLOCK_STMTS
@@ -193,8 +193,8 @@ fn reshaped(spec: &LaunchSpec, stmts: u64) -> Vec<LaunchSpec> {
             continue;
         }
         let mut s = spec.clone();
-        s.block = vec![bx, shape.block[1], shape.block[2]];
-        s.grid = vec![threads_x / bx, shape.grid[1], shape.grid[2]];
+        s.block = vec![bx, shape.block()[1], shape.block()[2]];
+        s.grid = vec![threads_x / bx, shape.grid()[1], shape.grid()[2]];
         out.push(s);
     }
     out

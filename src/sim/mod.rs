@@ -23,13 +23,14 @@ use std::sync::Arc;
 use crate::cost::{Counts, Hardware, Metric};
 use crate::cuda::ast::Space;
 use crate::ir::{Kernel, Param, Scalar, Value};
+use crate::launch::{Shape, ShapeError};
 use blocks::{add_by_statement, sampled_blocks};
 use exec::{GlobalArray, LaunchCtx, Races, Storage};
 pub use exec::{SimError, SiteStats};
 use fill::fill_array;
 pub use fill::{fill, fill_typed, fill_value};
 use order::{run_blocks, Order, Snapshot};
-use params::{LaunchSpec, Shape, ShapeError};
+use params::LaunchSpec;
 
 /// Why a launch cannot be built or simulated from its description.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -253,8 +254,8 @@ impl Inputs {
             .map(|(k, x)| (k.clone(), x.as_f64()))
             .collect();
         for (d, n) in ["x", "y", "z"].iter().enumerate() {
-            at.insert(format!("gridDim.{n}"), self.shape.grid[d] as f64);
-            at.insert(format!("blockDim.{n}"), self.shape.block[d] as f64);
+            at.insert(format!("gridDim.{n}"), self.shape.grid()[d] as f64);
+            at.insert(format!("blockDim.{n}"), self.shape.block()[d] as f64);
         }
         at
     }
@@ -372,9 +373,9 @@ pub struct SimResult {
 /// Refuses to simulate more than [`MAX_THREADS`] threads: the blocks of
 /// the launch `shape` that run (all, or `sample` of them).
 pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), InputError> {
-    let blocks: u64 = shape.grid.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+    let blocks: u64 = shape.grid().iter().fold(1u64, |n, &d| n.saturating_mul(d));
     let run = sample.map_or(blocks, |k| k.max(2).min(blocks));
-    let threads = shape.block.iter().fold(run, |n, &d| n.saturating_mul(d));
+    let threads = shape.block().iter().fold(run, |n, &d| n.saturating_mul(d));
     if threads > MAX_THREADS {
         return Err(InputError::TooManyThreads(threads));
     }
@@ -644,7 +645,7 @@ fn simulate_counting(
         by_statement,
         max_steps: limit,
     };
-    let block_ids = sampled_blocks(inputs.shape.grid, opts.sample_blocks);
+    let block_ids = sampled_blocks(inputs.shape.grid(), opts.sample_blocks);
     let ran = match order {
         Order::Sequential => run_blocks(&ctx, &block_ids, opts, limit, true),
         Order::Parallel { .. } => {

@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::size_expr::SizeError;
+use crate::launch::{Shape, ShapeError};
 
 /// Why a parameter file cannot be read.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -57,31 +58,7 @@ pub struct ArgLengthError {
     pub source: SizeError,
 }
 
-error_message!(ParamsError, ArgLengthError, ShapeError);
-
-/// Why a launch shape is refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShapeError {
-    /// A dimension is 0.
-    #[error("the launch has 0 threads (a grid or block dimension is 0)")]
-    NoThreads,
-    /// More threads per block than CUDA allows.
-    #[error("a block of {}×{}×{} threads is more than CUDA allows (1024 threads, z ≤ 64)", .0[0], .0[1], .0[2])]
-    BlockTooLarge([u64; 3]),
-    /// A grid dimension beyond CUDA's limits.
-    #[error("a grid of {}×{}×{} blocks is more than CUDA allows (x < 2^31, y and z ≤ 65535)", .0[0], .0[1], .0[2])]
-    GridTooLarge([u64; 3]),
-    /// A `grid` or `block` list of a parameter file with no or too many
-    /// dimensions.
-    #[error("`{what}` must have 1 to 3 dimensions, got {got}")]
-    Dimensions {
-        /// `grid` or `block`.
-        what: &'static str,
-        /// How many it has.
-        got: usize,
-    },
-}
+error_message!(ParamsError, ArgLengthError);
 
 /// How an array is filled before the launch.
 #[derive(Clone, Debug, PartialEq, Deserialize, Default)]
@@ -297,64 +274,6 @@ fn take_len_exprs(table: &mut toml::Table) -> Vec<(String, String, String)> {
     out
 }
 
-/// Largest threads per block CUDA allows.
-pub const MAX_BLOCK_THREADS: u64 = 1024;
-
-/// A checked launch shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// `gridDim`
-    pub grid: [u64; 3],
-    /// `blockDim`
-    pub block: [u64; 3],
-}
-
-impl Shape {
-    /// Checks a launch against CUDA's limits: at least one thread, at most
-    /// 1,024 per block with z ≤ 64, grid x < 2^31 and y, z ≤ 65,535. The
-    /// products are checked, so no shape wraps around into a small one.
-    pub fn checked(grid: [u64; 3], block: [u64; 3]) -> Result<Shape, ShapeError> {
-        let threads = block
-            .iter()
-            .try_fold(1u64, |p, &d| p.checked_mul(d))
-            .filter(|&t| t <= MAX_BLOCK_THREADS && block[2] <= 64);
-        if block.contains(&0) || grid.contains(&0) {
-            return Err(ShapeError::NoThreads);
-        }
-        let Some(_) = threads else {
-            return Err(ShapeError::BlockTooLarge(block));
-        };
-        if grid[1] > 65535 || grid[2] > 65535 || grid[0] > (1 << 31) - 1 {
-            return Err(ShapeError::GridTooLarge(grid));
-        }
-        Ok(Shape { grid, block })
-    }
-
-    /// Threads per block.
-    pub fn block_threads(&self) -> u64 {
-        self.block.iter().product()
-    }
-
-    /// Blocks in the grid.
-    pub fn blocks(&self) -> u64 {
-        self.grid.iter().product()
-    }
-
-    /// Warps per block for a warp size.
-    pub fn warps_per_block(&self, warp: u64) -> u64 {
-        self.block_threads().div_ceil(warp)
-    }
-}
-
-fn dims3(v: &[u64], what: &'static str) -> Result<[u64; 3], ShapeError> {
-    if v.is_empty() || v.len() > 3 {
-        return Err(ShapeError::Dimensions { what, got: v.len() });
-    }
-    let mut d = [1u64; 3];
-    d[..v.len()].copy_from_slice(v);
-    Ok(d)
-}
-
 impl LaunchSpec {
     /// The launch with scalar argument `name` set to `value` and every
     /// length expression evaluated again.
@@ -390,9 +309,7 @@ impl LaunchSpec {
 
     /// Checks the launch against CUDA's limits.
     pub fn shape(&self) -> Result<Shape, ShapeError> {
-        let grid = dims3(&self.grid, "grid")?;
-        let block = dims3(&self.block, "block")?;
-        Shape::checked(grid, block)
+        Shape::from_lists(&self.grid, &self.block)
     }
 }
 
@@ -454,19 +371,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shapes_whose_products_wrap_are_refused() {
-        // 2^62 + 1 times 4 is 4 modulo 2^64.
-        let wraps = Shape::checked([1, 1, 1], [4611686018427387905, 4, 1]);
-        assert!(wraps
-            .unwrap_err()
-            .to_string()
-            .contains("more than CUDA allows"));
-        assert!(Shape::checked([1, 1, 1], [33, 2, 1]).is_ok());
-        assert!(Shape::checked([1 << 31, 1, 1], [32, 1, 1]).is_err());
-        assert!(Shape::checked([4, 0, 1], [32, 1, 1]).is_err());
-    }
-
-    #[test]
     fn parses_and_checks_shapes() {
         let p = ParamFile::from_toml(
             "[kernel.k]\ngrid=[2]\nblock=[128,2]\n[kernel.k.args]\nn=5\n[kernel.k.arrays.a]\nlen=10\ninit=\"random\"\nseed=3\n",
@@ -475,10 +379,7 @@ mod tests {
         let k = &p.kernel["k"];
         assert_eq!(
             k.shape().unwrap(),
-            Shape {
-                grid: [2, 1, 1],
-                block: [128, 2, 1]
-            }
+            Shape::checked([2, 1, 1], [128, 2, 1]).unwrap()
         );
         assert_eq!(k.arrays["a"].init, InitKind::Random);
         let bad = |g: &str, b: &str| {
@@ -498,7 +399,7 @@ mod tests {
         assert!(bad("[1]", "[2048]").contains("1024"));
         assert_eq!(
             bad("[1]", "[32,32,2]"),
-            "a block of 32×32×2 threads is more than CUDA allows (1024 threads, z ≤ 64)"
+            "a block of 32×32×2 threads is more than CUDA allows (2048 threads; at most 1024 a block)"
         );
         assert_eq!(
             bad("[]", "[32]"),

@@ -13,7 +13,8 @@ use copper::cost::Metric;
 use copper::cuda::parse::{parse_path, parse_source};
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Kernel, Value};
-use copper::sim::params::{LaunchSpec, ParamFile, Shape};
+use copper::launch::Shape;
+use copper::sim::params::{LaunchSpec, ParamFile};
 use copper::sim::{inputs_from_spec, simulate, simulate_owned, SimError, SimOptions, SimResult};
 use copper::source::SourceFile;
 

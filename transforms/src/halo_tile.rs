@@ -196,7 +196,7 @@ use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 
 /// The largest block the tile is sized for (CUDA's limit on threads per
 /// block).
-const MAX_BLOCK: u64 = 1024;
+const MAX_BLOCK: u64 = copper::launch::MAX_BLOCK_THREADS;
 /// The largest block side a 2-D tile is sized for: blocks up to 32 × 32.
 const MAX_SIDE: u64 = 32;
 /// Static shared memory a block may declare, in bytes.

@@ -1,7 +1,8 @@
 //! Why a benchmark program cannot be written; each `Display` is the
 //! message `copper bench` prints.
 
-use copper::sim::params::{ArgLengthError, ShapeError};
+use copper::launch::ShapeError;
+use copper::sim::params::ArgLengthError;
 use copper::sim::InputError;
 
 use crate::launch::LaunchError;

@@ -671,8 +671,8 @@ impl Plan {
         }
         let mut values = vec![
             format!("\"{label}\""),
-            dim(shape.grid),
-            dim(shape.block),
+            dim(shape.grid()),
+            dim(shape.block()),
             format!("{}ull", spec.shared_bytes),
         ];
         for a in &self.arrays {

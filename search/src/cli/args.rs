@@ -10,8 +10,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use copper::bound::Config;
 use copper::cuda::include::{parse_define, parse_undef, Define};
+use copper::launch::{self, ShapeError};
 use copper::lint::Code;
-use copper::sim::params::{Shape, ShapeError};
 use copper_search::bench::sweep::{self, Sweep};
 
 /// copper: makes CUDA kernels faster without running them.
@@ -194,12 +194,12 @@ pub enum Format {
 /// Launch options.
 #[derive(clap::Args, Debug)]
 pub struct LaunchArgs {
-    /// Block shape `X[,Y[,Z]]` (default: `copper.toml` for optimize and
+    /// Block shape `X[,Y[,Z]]` or `XxYxZ` (default: `copper.toml` for optimize and
     /// lint, else the file's launch site, else the parameter file; without
     /// any, bounds hold for every block and speak of `blockDim`).
     #[arg(long, value_parser = parse_block)]
     pub block: Option<[u64; 3]>,
-    /// Grid shape `X[,Y[,Z]]` (default: as for the block).
+    /// Grid shape `X[,Y[,Z]]` or `XxYxZ` (default: as for the block).
     #[arg(long, value_parser = parse_grid)]
     pub grid: Option<[u64; 3]>,
     /// Parameter file (default: each FILE with `.toml`, when it exists):
@@ -349,14 +349,11 @@ pub struct AnalyzeArgs {
 #[non_exhaustive]
 pub enum ValueError {
     /// Not one to three sizes.
-    #[error("expected 1 to 3 comma-separated sizes, got `{0}`")]
+    #[error("expected 1 to 3 sizes separated by `,` or `x`, got `{0}`")]
     Sizes(String),
     /// A size that is not a number.
     #[error("`{0}` is not a positive integer")]
     NotInteger(String),
-    /// A size of 0.
-    #[error("sizes must be positive")]
-    Zero,
     /// A shape CUDA refuses.
     #[error(transparent)]
     Shape(#[from] ShapeError),
@@ -380,9 +377,11 @@ pub enum ValueError {
     NoValues,
 }
 
+/// One to three sizes `X[,Y[,Z]]`, or `XxYxZ` (`X×Y×Z`, as copper prints
+/// shapes), the missing ones 1; their limits are checked by the caller.
 fn parse_dims(s: &str) -> Result<[u64; 3], ValueError> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.is_empty() || parts.len() > 3 {
+    let parts: Vec<&str> = s.split([',', 'x', '×']).map(str::trim).collect();
+    if parts.len() > 3 {
         return Err(ValueError::Sizes(s.to_string()));
     }
     let mut d = [1u64; 3];
@@ -390,9 +389,6 @@ fn parse_dims(s: &str) -> Result<[u64; 3], ValueError> {
         d[i] = p
             .parse()
             .map_err(|_| ValueError::NotInteger(p.to_string()))?;
-        if d[i] == 0 {
-            return Err(ValueError::Zero);
-        }
     }
     Ok(d)
 }
@@ -411,16 +407,12 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, ValueError> {
 
 /// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
 pub fn parse_block(s: &str) -> Result<[u64; 3], ValueError> {
-    let d = parse_dims(s)?;
-    Shape::checked([1, 1, 1], d)?;
-    Ok(d)
+    Ok(launch::block(parse_dims(s)?)?)
 }
 
 /// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
 pub fn parse_grid(s: &str) -> Result<[u64; 3], ValueError> {
-    let d = parse_dims(s)?;
-    Shape::checked(d, [1, 1, 1])?;
-    Ok(d)
+    Ok(launch::grid(parse_dims(s)?)?)
 }
 
 /// Output formats of `copper optimize`.

@@ -8,7 +8,8 @@ use copper::shown::{shell_quote, Shown};
 use std::path::{Path, PathBuf};
 
 use copper::cuda::parse::parse_path_with;
-use copper::sim::params::{LaunchSpec, ShapeError};
+use copper::launch::ShapeError;
+use copper::sim::params::LaunchSpec;
 use copper_search::bench::{self, BenchError, Options};
 use copper_search::driver::bench::{search_rewrites, select, sweep_launches, ChoiceError};
 use copper_search::launch::ParamsError;

@@ -223,12 +223,12 @@ fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
 fn print_text(
     parsed: &ParsedFile,
     k: &Kernel,
-    shape: &copper::sim::params::Shape,
+    shape: &copper::launch::Shape,
     r: &SimResult,
     secs: f64,
 ) {
-    let [gx, gy, gz] = shape.grid;
-    let [bx, by, bz] = shape.block;
+    let [gx, gy, gz] = shape.grid();
+    let [bx, by, bz] = shape.block();
     println!(
         "kernel {}: grid ({gx}, {gy}, {gz}) block ({bx}, {by}, {bz}): {} blocks, {} warps, {} warp-instructions in {:.3} s",
         k.name, r.blocks, r.warps, r.instructions, secs

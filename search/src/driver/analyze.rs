@@ -14,9 +14,10 @@ use copper::cuda::parse::ParsedFile;
 use copper::diag::Diagnostic;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
+use copper::launch::ShapeError;
 use copper::poly::{Poly, Rational};
 use copper::shown::Shown;
-use copper::sim::params::{LaunchSpec, ShapeError};
+use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_owned, InputError, SimOptions};
 
 use crate::launch::{dims, launch_shape, KnownShape};
@@ -198,10 +199,10 @@ fn check(
     steps: u64,
 ) -> Result<Check, CheckFailure> {
     let s = spec.shape()?;
-    if shape.block.is_some_and(|b| b != s.block) || shape.grid.is_some_and(|g| g != s.grid) {
+    if shape.block.is_some_and(|b| b != s.block()) || shape.grid.is_some_and(|g| g != s.grid()) {
         return Err(CheckFailure::OtherShape {
-            grid: s.grid,
-            block: s.block,
+            grid: s.grid(),
+            block: s.block(),
         });
     }
     let inputs = inputs_from_spec(kernel, spec)?;

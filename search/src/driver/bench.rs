@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use copper::cuda::ast::FnKind;
 use copper::cuda::parse::ParsedFile;
-use copper::sim::params::{LaunchSpec, ParamFile, ShapeError};
+use copper::launch::ShapeError;
+use copper::sim::params::{LaunchSpec, ParamFile};
 
 use crate::bench::sweep::{self, Sweep};
 use crate::bench::{optimized_name, KernelBench, SweepError};
@@ -214,8 +215,8 @@ pub fn search_rewrites(
     for (k, base) in kernels.iter_mut().zip(searched) {
         let shape = base.shape()?;
         let shape = launch_shape(
-            Some(shape.block),
-            Some(shape.grid),
+            Some(shape.block()),
+            Some(shape.grid()),
             parsed,
             Some(base),
             &k.name,

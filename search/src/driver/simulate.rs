@@ -10,8 +10,9 @@ use copper::cuda::parse::ParsedFile;
 use copper::diag::Diagnostic;
 use copper::ir::lower::{lower_kernel, symbol_notes};
 use copper::ir::Kernel;
+use copper::launch::Shape;
 use copper::sim::footprint::{self, TooMuchStorage};
-use copper::sim::params::{LaunchSpec, Shape};
+use copper::sim::params::LaunchSpec;
 use copper::sim::{
     check_threads, inputs_from_spec, simulate_owned, InputError, SimError, SimOptions, SimResult,
 };

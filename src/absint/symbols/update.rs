@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use crate::absint::linear::{Constraints, LinExpr, Sym, MAX_MAGNITUDE};
 use crate::cuda::ast::BinOp;
 use crate::ir::{Expr, ExprKind, MathFn, Scalar, VarId};
+use crate::launch::{MAX_BLOCK_THREADS, MAX_GRID_DIM};
 use crate::poly::Rational;
 
 use super::{AtomShape, SymKind, Symbols};
@@ -210,14 +211,15 @@ impl Symbols {
     /// The largest `gridDim.d`: the hardware's `2^31 − 1`, or the maximum
     /// assumed of it when lower.
     fn largest_grid(&self, d: u8) -> i128 {
-        let hw = i32::MAX as i128;
+        let hw = i128::from(MAX_GRID_DIM[0]);
         self.grid_max[d as usize].map_or(hw, |m| m.min(hw))
     }
 
     /// The values symbol `s` can take whatever the program does: its
     /// type's range (within an assumed range, if any), or the hardware's
-    /// launch limits (a block of at most 1024 threads, a grid of at most
-    /// `2^31 − 1` blocks a side, or an assumed smaller one).
+    /// launch limits (a block of at most [`MAX_BLOCK_THREADS`] threads a
+    /// side, a grid of at most `2^31 − 1` blocks a side, or an assumed
+    /// smaller one: the x limits, which also hold of y and z).
     pub(super) fn range_facts(&self, s: Sym) -> Vec<LinExpr> {
         let x = LinExpr::var(s);
         let between = |lo: i128, hi: i128| {
@@ -234,8 +236,8 @@ impl Symbols {
                 }
                 None => Vec::new(),
             },
-            SymKind::BlockDim(_) => between(1, 1024),
-            SymKind::ThreadIdx(_) => between(0, 1023),
+            SymKind::BlockDim(_) => between(1, i128::from(MAX_BLOCK_THREADS)),
+            SymKind::ThreadIdx(_) => between(0, i128::from(MAX_BLOCK_THREADS) - 1),
             SymKind::GridDim(d) => between(1, self.largest_grid(d)),
             SymKind::BlockIdx(d) => between(0, self.largest_grid(d) - 1),
             SymKind::Atom(_) => Vec::new(),

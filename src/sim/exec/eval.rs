@@ -59,11 +59,11 @@ impl Block<'_> {
                     }
                     Builtin::BlockDim(d) => {
                         Self::charge(w, Counter::Param);
-                        *out = [per_block(shape.block, *d); 32];
+                        *out = [per_block(shape.block(), *d); 32];
                     }
                     Builtin::GridDim(d) => {
                         Self::charge(w, Counter::Param);
-                        *out = [per_block(shape.grid, *d); 32];
+                        *out = [per_block(shape.grid(), *d); 32];
                     }
                     Builtin::WarpSize => {
                         Self::charge(w, Counter::Param);

@@ -228,7 +228,7 @@ impl Block<'_> {
         {
             return Ok(());
         }
-        let [gx, gy, _] = self.ctx.shape.grid;
+        let [gx, gy, _] = self.ctx.shape.grid();
         let me = self.block[0] + gx * (self.block[1] + gy * self.block[2]);
         let mut cur = cell.load(Ordering::Relaxed);
         loop {
@@ -249,7 +249,7 @@ impl Block<'_> {
                     }
                     let name = &self.ctx.kernel.arrays[a.array].name;
                     let other = match other {
-                        Some(b) => format!("block {}", unflatten(b, self.ctx.shape.grid)),
+                        Some(b) => format!("block {}", unflatten(b, self.ctx.shape.grid())),
                         None => "other blocks".to_string(),
                     };
                     let verb = if write { "writes" } else { "reads" };

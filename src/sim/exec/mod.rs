@@ -15,7 +15,7 @@ use crate::ir::{Kernel, Scalar};
 use crate::source::Span;
 
 use super::code::Ins;
-use super::params::Shape;
+use crate::launch::Shape;
 use control::Frame;
 
 mod coalescing;
@@ -370,7 +370,7 @@ impl Warp {
     /// Warp `w` of a block of launch `ctx`, its lanes `valid` running.
     fn new(ctx: &LaunchCtx, w: u64, valid: u32, metrics: usize) -> Warp {
         let warp = ctx.hw.warp_size as u64;
-        let [bx, by, _] = ctx.shape.block;
+        let [bx, by, _] = ctx.shape.block();
         let mut tid = [[0u64; 3]; 32];
         for (lane, t) in tid.iter_mut().enumerate() {
             let lin = w * warp + lane as u64;

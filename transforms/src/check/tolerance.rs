@@ -155,10 +155,7 @@ mod tests {
     #[test]
     fn absolute_inputs_clear_the_sign_of_floats_only() {
         let mut inputs = Inputs {
-            shape: copper::sim::params::Shape {
-                grid: [1, 1, 1],
-                block: [1, 1, 1],
-            },
+            shape: copper::launch::Shape::checked([1, 1, 1], [1, 1, 1]).unwrap(),
             scalars: [
                 ("alpha".to_string(), Value::F(-2.5)),
                 ("n".to_string(), Value::I(-3)),
