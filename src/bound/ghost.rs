@@ -82,7 +82,10 @@ pub fn derived_from(name: &str) -> Vec<String> {
         return vec![n.to_string()];
     }
     match stride::quotient_parts(name) {
-        Some((n, dims)) => std::iter::once(n).chain(dims).map(str::to_string).collect(),
+        Some(q) => std::iter::once(q.input)
+            .chain(q.dims)
+            .map(str::to_string)
+            .collect(),
         None => vec![name.to_string()],
     }
 }
@@ -132,10 +135,7 @@ pub fn add_ghosts(
         let trips = match n {
             Found::Count(n) => Trips::Count(n),
             Found::Log(input, _) => Trips::Log(derived_var(k, &log_name(&input), span)),
-            Found::Quotient(q) => {
-                let name = stride::quotient_name(&q.input, &q.dims);
-                Trips::Quotient(derived_var(k, &name, span))
-            }
+            Found::Quotient(q) => Trips::Quotient(derived_var(k, &q.name(), span)),
         };
         ghosts.insert(var, trips);
         Some(GhostUpdate {
@@ -354,6 +354,7 @@ fn no_overflow(
         min: None,
         max: Some(largest),
         counters: format!("`{counter}`"),
+        cause: Default::default(),
     })
 }
 
