@@ -688,6 +688,23 @@ mod tests {
             );
             assert_eq!(assumed, ["n ≤ 2^31 − 2^10"]);
         }
+        // The tree reduction over a group's size halves a product of the
+        // block's dimensions: a logarithm of it.
+        let tree = "namespace cg = cooperative_groups;\n\
+                    __global__ void k(float *y) {\n\
+                    cg::thread_group block = cg::this_thread_block();\n\
+                    for (int s = block.size() / 2; s > 0; s /= 2) y[threadIdx.x] += 1.0f; }";
+        let (bound, _, _) = analyzed(tree);
+        let log = "log2(blockDim.x·blockDim.y·blockDim.z)";
+        assert!(bound.contains(log), "{bound}");
+        let at: BTreeMap<String, f64> = [
+            ("blockDim.x".to_string(), 32.0),
+            ("blockDim.y".to_string(), 4.0),
+            ("blockDim.z".to_string(), 2.0),
+        ]
+        .into();
+        assert_eq!(crate::bound::ghost::log_value(log, &at), Some(8.0));
+        assert_eq!(crate::bound::ghost::derived_from(log).len(), 3);
     }
 
     #[test]
