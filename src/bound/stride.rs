@@ -12,13 +12,27 @@
 //! value a bound's evaluation derives from `n` and the launch
 //! ([`quotient_value`]).
 //!
+//! A loop up to `n` inclusive (`i <= n`, `n >= i`) runs
+//! `⌊(n − start)/stride⌋ + 1 ≤ ⌈max(0, n + 1)/stride⌉` times, counted by
+//! `⌈(n+1)/(blockDim.x·gridDim.x)⌉`. A stride with constant factors
+//! (`2 * blockDim.x`) is that constant times the launch dimensions, all at
+//! least 1: the quotient divides by the constant too
+//! (`⌈n/(2·blockDim.x)⌉`). A cooperative group's `size()` is lowered to
+//! the product of the dimensions it stands for; a block's distinct
+//! dimensions multiply to at most 1024 threads (CUDA's limit, which the
+//! simulator enforces), which the ranges below use.
+//!
 //! The count holds only while the counter cannot pass its type's maximum
-//! (`i + stride` with `i < n`) and the stride and start are computed
-//! without wrapping around. Where the largest block and grid allow that,
-//! nothing is assumed; otherwise the loop gets its ghost under assumptions
-//! on `n` and on the grid (`n ≤ 2^30` and `gridDim.x ≤ 2^20` for an
-//! `int` counter and a grid stride, `n ≤ 2^31 − 2^10` for a block
-//! stride), reported with every bound.
+//! (`i + stride` with `i < n`, or `i ≤ n`) and the stride and start are
+//! computed without wrapping around (every intermediate value of their
+//! expressions is checked against its type at the largest launch allowed).
+//! Where the largest block and grid allow that, nothing is assumed;
+//! otherwise the loop gets its ghost under assumptions on `n` and on the
+//! grid (`n ≤ 2^30` and `gridDim.x ≤ 2^20` for an `int` counter and a grid
+//! stride, `n ≤ 2^31 − 2^10` for a block stride, `gridDim.y ≤ 1` and
+//! `gridDim.z ≤ 1` where the stride is the whole grid's threads),
+//! reported with every bound, saying whether a larger grid would wrap the
+//! stride around or carry the counter past its maximum.
 
 use std::collections::{BTreeMap, BTreeSet};
 
