@@ -231,15 +231,11 @@ fn every_testdata_kernel_is_listed_lowered_and_bounded() {
     }
     // Grid-stride loops over unsigned counters are bounded without their
     // launch too (under a printed assumption on the grid where their
-    // stride is 32-bit).
-    // Except loops stepped by a cooperative group's size, a product of
-    // launch dimensions (`block.size()`, `grid.size()`), which the bound
-    // engine turns into a logarithm or a stride only at a known launch.
-    const NEEDS_LAUNCH: [&str; 3] = [
-        "modern/coop_groups.cu: kernel block_sum:",
-        "modern/coop_groups.cu: kernel grid_scale:",
-        "modern/thread_groups.cu: kernel block_sum:",
-    ];
+    // stride is 32-bit), and so are loops stepped by a cooperative group's
+    // size, a product of launch dimensions (`block.size()`,
+    // `grid.size()`): a quotient of the grid's threads, or a logarithm of
+    // the block's. No testdata kernel needs its launch to be bounded.
+    const NEEDS_LAUNCH: [&str; 0] = [];
     let unexpected: Vec<&String> = c
         .only_at_launch
         .iter()

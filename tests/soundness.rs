@@ -369,6 +369,9 @@ const BODIES: [&str; 15] = [
     "acc += atomicAdd(&a[(c + threadIdx.x) % 64], 0.5f); atomicAdd(&s[threadIdx.y % 64], acc);",
 ];
 
+/// The conditions of generated thread- and grid-strided loops.
+const CONDITIONS: [&str; 4] = ["c < n", "c <= n", "n > c", "n >= c"];
+
 fn generate(i: u64) -> Generated {
     let mut g = SplitMix::new(0x5EED ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut pick = |n: u64| g.next_u64() % n.max(1);
@@ -407,17 +410,29 @@ fn generate(i: u64) -> Generated {
             };
             ("0".to_string(), "c < n", format!("c += {stride}"), n)
         }
-        // Thread-strided and grid-strided loops.
+        // Thread-strided and grid-strided loops, up to `n` or below it,
+        // the bound on either side, strides of a constant times the
+        // block's or the grid's threads.
         2 => (
             "threadIdx.x".to_string(),
-            "c < n",
-            "c += blockDim.x".to_string(),
+            CONDITIONS[pick(4) as usize],
+            [
+                "c += blockDim.x",
+                "c += 2 * blockDim.x",
+                "c += blockDim.x * 3",
+            ][pick(3) as usize]
+                .to_string(),
             iterations * 40,
         ),
         3 => (
             "blockIdx.x * blockDim.x + threadIdx.x".to_string(),
-            "c < n",
-            "c += blockDim.x * gridDim.x".to_string(),
+            CONDITIONS[pick(4) as usize],
+            [
+                "c += blockDim.x * gridDim.x",
+                "c += blockDim.x * gridDim.x * 4",
+                "c += 2 * blockDim.x * gridDim.x",
+            ][pick(3) as usize]
+                .to_string(),
             pick(1 << 22) as i64,
         ),
         // Multiplicative and shifting counters, half of the time with `n`

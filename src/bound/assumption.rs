@@ -51,6 +51,21 @@ pub struct InputAssumption {
     pub max: Option<i128>,
     /// The counters (listed) that could wrap around without it.
     pub counters: String,
+    /// For the grid: what a larger one does to the counters.
+    pub cause: GridCause,
+}
+
+/// What a grid larger than an assumption allows does to a loop counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GridCause {
+    /// Its stride (a product of launch dimensions) wraps around.
+    #[default]
+    StrideWraps,
+    /// Its stride fits, but carries the counter past its type's maximum
+    /// (`i + stride` with `i < n`).
+    PastMax,
+    /// Either, for different counters (assumptions merged).
+    Either,
 }
 
 impl InputAssumption {
@@ -71,6 +86,18 @@ impl InputAssumption {
     /// wrap around".
     pub fn why(&self) -> String {
         let what = match (self.subject, self.min, self.max) {
+            (Subject::GridDim(_), ..) if self.cause == GridCause::PastMax => {
+                return format!(
+                    "a larger grid's stride carries the counter {} past its type's maximum",
+                    self.counters
+                )
+            }
+            (Subject::GridDim(_), ..) if self.cause == GridCause::Either => {
+                return format!(
+                    "a larger grid lets the counters {} or their strides wrap around",
+                    self.counters
+                )
+            }
             (Subject::GridDim(_), ..) => "a larger grid lets the stride of".to_string(),
             (Subject::Param(_), Some(_), None) => {
                 format!("a negative `{}`, converted to unsigned, lets", self.param)
@@ -129,6 +156,9 @@ pub(super) fn merged(all: Vec<InputAssumption>) -> Vec<InputAssumption> {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         };
+        if same.cause != a.cause {
+            same.cause = GridCause::Either;
+        }
         if !same.counters.split(", ").any(|c| c == a.counters) {
             same.counters = format!("{}, {}", same.counters, a.counters);
         }
@@ -143,7 +173,7 @@ fn power_text(m: i128) -> String {
     let low = m & m.wrapping_neg();
     if m > 1024 && m.count_ones() == 1 {
         format!("2^{}", m.trailing_zeros())
-    } else if m > 0 && (m + 1).count_ones() == 1 {
+    } else if m > 1 && (m + 1).count_ones() == 1 {
         format!("2^{} − 1", (m + 1).trailing_zeros())
     } else if m > 1024 && low > 1 && (m + low).count_ones() == 1 {
         let top = (m + low).trailing_zeros();
@@ -177,6 +207,7 @@ mod tests {
             min,
             max,
             counters: "`i`".into(),
+            cause: GridCause::default(),
         }
     }
 
@@ -226,6 +257,7 @@ mod tests {
             min: None,
             max: Some(max),
             counters: counters.into(),
+            cause: GridCause::default(),
         };
         let all = vec![
             grid(1 << 21, "`i`"),
@@ -249,6 +281,7 @@ mod tests {
             min: None,
             max: Some(1 << 21),
             counters: "`i`".into(),
+            cause: GridCause::default(),
         };
         assert_eq!(a.to_string(), "gridDim.x ≤ 2^21");
         assert_eq!(

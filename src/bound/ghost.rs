@@ -57,7 +57,11 @@ pub fn is_log_name(name: &str) -> bool {
 /// (`None` for any other name, or when the input is missing).
 pub fn log_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
     let input = name.strip_prefix("log2(")?.strip_suffix(')')?;
-    let n = *at.get(input)?;
+    // A product of a block's dimensions (`blockDim.x·blockDim.y`).
+    let mut n = 1.0;
+    for factor in input.split('·') {
+        n *= *at.get(factor)?;
+    }
     Some(if n < 2.0 { 0.0 } else { n.log2().floor() })
 }
 
@@ -79,10 +83,13 @@ pub fn derived_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
 /// `⌈n/(blockDim.x·gridDim.x)⌉`); any other name by itself.
 pub fn derived_from(name: &str) -> Vec<String> {
     if let Some(n) = name.strip_prefix("log2(").and_then(|r| r.strip_suffix(')')) {
-        return vec![n.to_string()];
+        return n.split('·').map(str::to_string).collect();
     }
     match stride::quotient_parts(name) {
-        Some((n, dims)) => std::iter::once(n).chain(dims).map(str::to_string).collect(),
+        Some(q) => std::iter::once(q.input)
+            .chain(q.dims)
+            .map(str::to_string)
+            .collect(),
         None => vec![name.to_string()],
     }
 }
@@ -132,10 +139,7 @@ pub fn add_ghosts(
         let trips = match n {
             Found::Count(n) => Trips::Count(n),
             Found::Log(input, _) => Trips::Log(derived_var(k, &log_name(&input), span)),
-            Found::Quotient(q) => {
-                let name = stride::quotient_name(&q.input, &q.dims);
-                Trips::Quotient(derived_var(k, &name, span))
-            }
+            Found::Quotient(q) => Trips::Quotient(derived_var(k, &q.name(), span)),
         };
         ghosts.insert(var, trips);
         Some(GhostUpdate {
@@ -354,6 +358,7 @@ fn no_overflow(
         min: None,
         max: Some(largest),
         counters: format!("`{counter}`"),
+        cause: Default::default(),
     })
 }
 
@@ -466,6 +471,9 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
         ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Builtin(_)) => {
             at_most_input(value, ty, inputs, vars)
         }
+        // A product of distinct block dimensions (a cooperative block's
+        // `size()`): at least 1 and at most 1024, the threads of a block.
+        ExprKind::Binary(BinOp::Mul, ..) if ty.size() >= 4 => block_product(e),
         // An input converted to a type that holds all its values (`int n`
         // compared with a `long long` counter) keeps its value.
         ExprKind::Convert { value, .. }
@@ -486,6 +494,32 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
         }
         _ => None,
     }
+}
+
+/// The name of `e` as a product of distinct block dimensions
+/// (`blockDim.x·blockDim.y·blockDim.z`, sorted), whose value is at most
+/// the threads of a block.
+fn block_product(e: &Expr) -> Option<String> {
+    fn dims(e: &Expr, out: &mut Vec<u8>) -> Option<()> {
+        match &e.kind {
+            ExprKind::Builtin(Builtin::BlockDim(d)) if *d < 3 && !out.contains(d) => out.push(*d),
+            ExprKind::Binary(BinOp::Mul, a, b) => {
+                dims(a, out)?;
+                dims(b, out)?;
+            }
+            ExprKind::Convert { value, .. } if e.ty.size() >= 4 => dims(value, out)?,
+            _ => return None,
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    dims(e, &mut out)?;
+    out.sort_unstable();
+    let names: Vec<String> = out
+        .iter()
+        .map(|d| format!("blockDim.{}", ["x", "y", "z"][usize::from(*d)]))
+        .collect();
+    Some(names.join("·"))
 }
 
 /// The input variable `name` derived from other inputs (a

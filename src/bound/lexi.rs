@@ -41,19 +41,25 @@ fn top_degree(p: &Poly) -> u32 {
 }
 
 /// The sum of the absolute coefficients of `p`'s monomials of degree `d`,
-/// each halved per factor of a quotient (`⌈n/blockDim.x⌉`, a ghost's
-/// bound): a quotient grows as its input does, but is never above it, so
-/// of two bases that pay for a loop alike the one over the quotient wins.
+/// each divided per factor of a quotient (`⌈n/blockDim.x⌉`, a ghost's
+/// bound) by twice its constant factor (2 for `⌈n/blockDim.x⌉`, 8 for
+/// `⌈n/(4·blockDim.x)⌉`): a quotient grows as its input does, but is never
+/// above it divided by its constant factor (plus 1), so of two bases that
+/// pay for a loop alike the one over the quotient wins, even against a
+/// linear one that knows the stride is at least that constant.
 fn weight(p: &Poly, d: u32) -> Rational {
     p.terms()
         .filter(|(m, _)| degree(m) == d)
         .fold(Rational::ZERO, |w, (m, c)| {
-            let quotients: u32 = m
+            let divisor = m
                 .factors()
-                .filter(|(name, _)| stride::quotient_parts(name).is_some())
-                .map(|(_, e)| e)
-                .sum();
-            w + c.abs() / Rational::int(1i128 << quotients.min(60))
+                .filter_map(|(name, e)| Some((stride::quotient_parts(name)?, e)))
+                .fold(1i128, |acc, (q, e)| {
+                    let each = 2 * i128::from(q.factor.min(1 << 20));
+                    acc.saturating_mul(each.saturating_pow(e.min(3)))
+                        .min(1 << 60)
+                });
+            w + c.abs() / Rational::int(divisor)
         })
 }
 

@@ -42,7 +42,7 @@ use crate::ir::structured::{without_jumps, FlagKind};
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
 use crate::poly::{Poly, Rational};
 use aara::Aara;
-pub use assumption::{AssumptionRecord, InputAssumption, Subject};
+pub use assumption::{AssumptionRecord, GridCause, InputAssumption, Subject};
 use base::Bases;
 pub use expr::{BoundExpr, Term};
 use lp::{Lin, LpError};

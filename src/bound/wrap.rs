@@ -290,6 +290,7 @@ fn candidates(k: &Kernel, lin: &LinFacts, syms: &Symbols, flags: &[VarId]) -> Ve
             min,
             max,
             counters: counters.into_iter().collect::<Vec<_>>().join(", "),
+            cause: Default::default(),
         })
         .collect()
 }
