@@ -20,7 +20,9 @@
 //! (`jumps`); a fifth, arrays read and written through vector views
 //! (`views`); a sixth, the scalar parameter passed by address and
 //! texture objects read in one, two and three dimensions and surface
-//! objects read and written (`handles`).
+//! objects read and written (`handles`); a seventh, blocks that read
+//! what other blocks write, simulated on one thread and on several with
+//! the same results (`crossing`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -36,6 +38,8 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
+#[path = "soundness/crossing.rs"]
+mod crossing;
 #[path = "soundness/handles.rs"]
 mod handles;
 #[path = "soundness/jumps.rs"]
@@ -577,30 +581,13 @@ impl Tally {
     /// shape and for any block, and, with `per_site`, each access site's
     /// memory bound against its worst simulated request.
     fn check(&mut self, i: u64, gen: &Generated, len: u64, per_site: bool) {
-        use copper::cuda::parse::parse_source;
-        use copper::source::SourceFile;
         let metrics: Vec<Metric> = BUILTIN_METRICS
             .iter()
             .filter_map(|m| Metric::builtin(m))
             .collect();
-        let opts = SimOptions {
-            sample_blocks: Some(4),
-            step_budget: 30_000,
-            ..SimOptions::default()
-        };
-        let parsed = parse_source(SourceFile::new("gen.cu", &gen.src));
-        let kernel = lower_kernel(&parsed, "k").expect("generated kernels lower");
-        let toml = format!(
-            "[kernel.k]\ngrid = {:?}\nblock = {:?}\n[kernel.k.args]\nn = {}\n\
-             [kernel.k.arrays.a]\nlen = {len}\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 1\n\
-             [kernel.k.arrays.out]\nlen = {len}\n{}",
-            gen.grid,
-            gen.block,
-            gen.n,
-            struct_inputs(gen, i)
-        );
-        let spec = &ParamFile::from_toml(&toml).expect("a valid launch").kernel["k"];
-        let inputs = inputs_from_spec(&kernel, spec).expect("inputs");
+        let opts = generated_sim_options();
+        let (kernel, spec) = generated_launch(i, gen, len);
+        let inputs = inputs_from_spec(&kernel, &spec).expect("inputs");
         let at = inputs.bound_point();
         let Ok(sim) = simulate_owned(&kernel, inputs, &opts) else {
             // Undefined behaviour (signed overflow, an index out of
@@ -722,6 +709,38 @@ impl Tally {
     }
 }
 
+/// How generated launches are simulated: a sample of 4 blocks, warps
+/// stopped after 30,000 steps.
+fn generated_sim_options() -> SimOptions {
+    SimOptions {
+        sample_blocks: Some(4),
+        step_budget: 30_000,
+        ..SimOptions::default()
+    }
+}
+
+/// Generated launch `i` of `gen` (arrays `a` and `out` of `len`
+/// elements, `a` random in [-1, 1] from seed `i`): the kernel lowered and
+/// its launch.
+fn generated_launch(i: u64, gen: &Generated, len: u64) -> (Kernel, LaunchSpec) {
+    use copper::cuda::parse::parse_source;
+    use copper::source::SourceFile;
+    let parsed = parse_source(SourceFile::new("gen.cu", &gen.src));
+    let kernel = lower_kernel(&parsed, "k").expect("generated kernels lower");
+    let toml = format!(
+        "[kernel.k]\ngrid = {:?}\nblock = {:?}\n[kernel.k.args]\nn = {}\n\
+         [kernel.k.arrays.a]\nlen = {len}\ninit = \"random\"\nseed = {i}\nmin = -1\nmax = 1\n\
+         [kernel.k.arrays.out]\nlen = {len}\n{}",
+        gen.grid,
+        gen.block,
+        gen.n,
+        struct_inputs(gen, i)
+    );
+    let mut file = ParamFile::from_toml(&toml).expect("a valid launch");
+    let spec = file.kernel.remove("k").expect("the launch of `k`");
+    (kernel, spec)
+}
+
 /// How many generated kernels to run: `COPPER_SOUNDNESS_VARIANTS` × 10, or
 /// 120.
 fn generated_count() -> u64 {
@@ -769,6 +788,44 @@ fn generated_parameter_addresses_and_textures_are_bounded_soundly() {
         tally.check(i, &handles::generate(i), 64, false);
     }
     tally.finish("generated addresses and textures", count, count / 2);
+}
+
+#[test]
+fn generated_blocks_reading_each_others_work_are_bounded_soundly_on_any_thread_count() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    let opts = generated_sim_options();
+    let mut compared = 0;
+    for i in 0..count {
+        let gen = crossing::generate(i);
+        tally.check(i, &gen, 64, false);
+        let (kernel, spec) = generated_launch(i, &gen, 64);
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool")
+                .install(|| {
+                    let inputs = inputs_from_spec(&kernel, &spec).expect("inputs");
+                    simulate_owned(&kernel, inputs, &opts)
+                })
+        };
+        let one = on(1);
+        compared += one.is_ok() as u64;
+        for _ in 0..3 {
+            assert!(
+                on(4) == one,
+                "case {i}: 4 threads differ from 1 (grid {:?}, block {:?}, n = {})\n{}",
+                gen.grid,
+                gen.block,
+                gen.n,
+                gen.src
+            );
+        }
+    }
+    println!("blocks reading each other's work: {compared} launches compared on 1 and 4 threads");
+    tally.finish("generated blocks reading each other's work", count, count);
+    assert!(compared >= count / 2, "only {compared} launches ran");
 }
 
 #[test]

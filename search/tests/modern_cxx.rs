@@ -506,3 +506,23 @@ fn unmodelled_surface_calls_are_named_where_they_are_and_other_kernels_read() {
     );
     assert!(out.contains("kernel plain("), "{out}");
 }
+
+#[test]
+fn fmt_whole_prints_cooperative_group_kernels_as_written_and_says_so() {
+    let dir = root().join("testdata/modern");
+    let src = std::fs::read_to_string(dir.join("coop_groups.cu")).expect("fixture");
+    let o = copper_in(&dir, &["fmt", "--whole", "coop_groups.cu"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Reprinted, the groups would be desugared (`int block = 0;` and the
+    // barriers and indices they stand for).
+    assert_eq!(String::from_utf8_lossy(&o.stdout), src);
+    let notes = String::from_utf8_lossy(&o.stderr);
+    for (line, name) in [(13, "block_sum"), (51, "warp_total"), (71, "grid_scale")] {
+        assert!(
+            notes.contains(&format!(
+                "coop_groups.cu:{line}:1: note: `{name}` is printed as written: it uses cooperative groups"
+            )),
+            "{notes}"
+        );
+    }
+}

@@ -226,14 +226,7 @@ fn fmt_whole_reprints_compile() {
         assert!(out.status.success(), "fmt {}: {}", f.display(), text(&out));
         let printed = dir.join(f.file_name().expect("name"));
         std::fs::write(&printed, &out.stdout).expect("write reprint");
-        let mut extra = object_only(&dir, &printed);
-        // Known defect: a cooperative group's variable is reprinted as an
-        // `int g = 0;` placeholder that the desugared calls no longer
-        // reference (nvcc warning 177). Only that warning is let through,
-        // only for such files.
-        if String::from_utf8_lossy(&out.stdout).contains("cooperative_groups") {
-            extra.extend(["-diag-suppress".to_string(), "177".to_string()]);
-        }
+        let extra = object_only(&dir, &printed);
         jobs.push((printed, extra));
     }
     assert_compiled(compile_all(&nvcc, &jobs));

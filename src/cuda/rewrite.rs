@@ -33,6 +33,20 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     })
 }
 
+/// Why a function whose text is `text` is kept as written by a reprint,
+/// if it is: its `#if` branches not compiled would be dropped, or its
+/// cooperative groups would be written as the barriers, indices and
+/// shuffles copper reads them as.
+pub fn kept_as_written(text: &str) -> Option<&'static str> {
+    if has_conditionals(text) {
+        Some("it has `#if` branches inside, and a reprint keeps only the branch compiled")
+    } else if coop_groups::uses_groups(text) {
+        Some("it uses cooperative groups, which a reprint would write as the barriers, indices and shuffles copper reads them as")
+    } else {
+        None
+    }
+}
+
 /// Whether a function's text has `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/
 /// `#endif` lines: its AST holds only the branches compiled.
 fn has_conditionals(text: &str) -> bool {
@@ -98,8 +112,8 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// The file text with each function in `changed` reprinted in place of the
 /// function of the same name, in copper's style (`copper fmt --whole`).
 /// Functions that are not in the file (in a header, say) are ignored: only
-/// the user's file is ever rewritten. So are functions with `#if` branches
-/// inside, whose branches not compiled a reprint would drop. An
+/// the user's file is ever rewritten. So are functions a reprint would not
+/// give back as written ([`kept_as_written`]). An
 /// instantiation of a template replaces the template's text, unless an
 /// earlier function of `changed` (the template, another instantiation)
 /// did.
@@ -109,7 +123,7 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
         let Some(item) = file.item(&f.name).filter(|i| include::in_user_file(i.span)) else {
             continue;
         };
-        if has_conditionals(file.source.slice(item.span))
+        if kept_as_written(file.source.slice(item.span)).is_some()
             || replacements.iter().any(|(s, _)| *s == item.span)
         {
             continue;

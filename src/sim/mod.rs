@@ -556,7 +556,7 @@ fn simulate_counting(
     let mut globals = Vec::new();
     let mut shared_lens = Vec::new();
     let mut local_lens = Vec::new();
-    for a in &kernel.arrays {
+    for (id, a) in kernel.arrays.iter().enumerate() {
         storage.push(match a.space {
             Space::Shared => {
                 shared_lens.push(footprint::values_of(a, inputs.shared_bytes));
@@ -598,7 +598,7 @@ fn simulate_counting(
                             .collect()
                     }
                 };
-                let touched = if opts.detect_races || order.tracks(storage.len()) {
+                let touched = if opts.detect_races || order.tracks(id) {
                     (0..data.len()).map(|_| AtomicU64::new(0)).collect()
                 } else {
                     Vec::new()

@@ -6,7 +6,7 @@ use std::path::Path;
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
-use copper::cuda::rewrite::rewrite_functions;
+use copper::cuda::rewrite::{kept_as_written, rewrite_functions};
 
 use super::output;
 use super::settings::Settings;
@@ -27,6 +27,21 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
         for d in parsed.all_diagnostics() {
             output::diagnostic(&d);
             status = 1;
+        }
+        for f in parsed
+            .extracted
+            .functions
+            .iter()
+            .filter(|f| in_user_file(f.span))
+        {
+            if let Some(why) = kept_as_written(parsed.source.slice(f.span)) {
+                let (path, line, col) = parsed.source.locate(f.span.start);
+                eprintln!(
+                    "{}:{line}:{col}: note: `{}` is printed as written: {why}",
+                    path.shown(),
+                    f.name
+                );
+            }
         }
         print!("{}", rewrite_functions(&parsed, &funcs));
         return status;
