@@ -251,15 +251,7 @@ fn start_value(f: &Function, e: &Expr, bx: u64) -> Option<u64> {
 /// other instantiation of the file, and whether all of them hold integers.
 fn shuffled_type(cx: &Context, name: &str) -> Result<(Type, bool), Refusal> {
     let f = cx.function;
-    let mut found = Vec::new();
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                found.extend(ds.iter().filter(|d| d.name == name).cloned());
-            }
-        });
-    }
-    let [d] = found.as_slice() else {
+    let [d] = ast_util::declarations(f, name)[..] else {
         return Err(format!("`{name}` is not one `__shared__` array of the kernel").into());
     };
     if d.space != Space::Shared || d.dims.len() != 1 || d.ty.is_pointer() {
