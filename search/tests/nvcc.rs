@@ -418,15 +418,20 @@ fn halo_tile_rewrites_compile() {
 }
 
 /// The students' global-memory trees (`testdata/students/reduce_global.cu`,
-/// launched from its host code, and `reduce_global_index.cu` without a
-/// launch) run in a `__shared__` copy after `optimize --write`, and what
-/// it writes compiles.
+/// launched from its host code, `reduce_global_index.cu` without a
+/// launch, and `reduce_global_while.cu`, a `while` loop launched with
+/// `dim3` sizes) run in a `__shared__` copy after `optimize --write`, and
+/// what it writes compiles.
 #[test]
 fn global_tree_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
     let files = students_rewritten(
         "global_tree",
-        &["reduce_global.cu", "reduce_global_index.cu"],
+        &[
+            "reduce_global.cu",
+            "reduce_global_index.cu",
+            "reduce_global_while.cu",
+        ],
         &[],
     );
     for (copy, written) in &files {

@@ -22,13 +22,13 @@ pub use copper::cuda::visit::{
     children, children_mut, visit_expr, visit_stmt_exprs, visit_stmt_roots, visit_stmt_roots_mut,
     visit_stmts, visit_stmts_mut,
 };
-pub use effects::{is_pure, reads_memory, Effects};
+pub use effects::{assigned_names, is_pure, reads_memory, Effects};
 pub use equiv::{equiv_expr, equiv_stmt};
 pub use rewrite::{replace_expr, rewrite_bottom_up, swap_index_xy, swap_thread_xy};
 pub use shape::{
-    array_uses, branch_stmts, complexity, const_value, counted_for, early_exit, index_field,
-    is_sync, is_type_param, loop_first_test, names_in, reads_thread_xy, returns, root_name,
-    template_value, thread_field, unconditional_in, value_with,
+    array_uses, branch_stmts, complexity, const_value, counted_for, declarations, early_exit,
+    index_field, is_sync, is_type_param, loop_first_test, names_in, reads_thread_xy, returns,
+    root_name, template_value, thread_field, unconditional_in, value_with,
 };
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ use crate::tiled_shared::{contains, loop_body, replace_reads, Header, Staging, T
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Static shared memory a block may declare, in bytes.
-const SHARED_LIMIT: u64 = 48 * 1024;
+pub(crate) const SHARED_LIMIT: u64 = 48 * 1024;
 /// Most arrays of one loop combined into candidates.
 const MAX_ARRAYS: usize = 3;
 

@@ -19,6 +19,9 @@
 //! element the original's steps wrote. The element may be indexed
 //! through a per-block pointer (`p[tid]`) or directly
 //! (`in[blockIdx.x * blockDim.x + tid]`, or a local `i` initialized so).
+//! The loop may also be written `int s = blockDim.x / 2; while (s > 0) {
+//! …; s >>= 1; }`: it is proposed as its `for` form, the same loop
+//! ([`while_form`] says why).
 //!
 //! Why the results are the same, global memory included (the host may
 //! read the partial sums the original leaves in the array):
@@ -51,6 +54,10 @@
 //!   block runs the original loop.
 //! - The loop is a statement of the kernel's body with no `return` before
 //!   it, so every thread reaches the copy and the barriers.
+//! - The copy fits: the kernel declares no `extern __shared__` array
+//!   (sized by each launch), and its static `__shared__` arrays and the
+//!   copy take at most 48 KiB, so every launch of the original can launch
+//!   the rewrite.
 //! - The stride's type holds the largest start the block test lets
 //!   through (512, or the constant), so the first step is `s = S` and the
 //!   original writes every element `t < S` there: the stores back write
@@ -63,11 +70,13 @@
 //! `p_tree[t]` for every `t < S`, which the warp shuffle's tail would
 //! change.
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, StmtKind, Type};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, Type};
 use copper::ir::Kernel;
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
+use crate::coop_load::{static_shared_bytes, SHARED_LIMIT};
 use crate::warp_shuffle::tree::Combine;
+use crate::warp_shuffle::while_form;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod find;
@@ -87,21 +96,31 @@ impl Transform for GlobalTreeToShared {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let f = cx.function;
+        // A `while` tree is proposed as its `for` form (the same loop).
+        let normalized = while_form::normalize(cx.function, &|f, s| global_tree(f, s).is_some());
+        let (f, whiles) = match &normalized {
+            Some((g, whiles)) => (g, whiles.as_slice()),
+            None => (cx.function, &[][..]),
+        };
         let mut out = Proposals::default();
         for (at, s) in f.body.iter().enumerate() {
             let Some(tree) = global_tree(f, s) else {
                 continue;
             };
-            let line = cx.line(s.meta.span);
+            let written = whiles.iter().find(|w| w.at == at);
+            let span = written.map_or(s.meta.span, |w| w.span);
+            let line = cx.line(span);
             match rewrite(f, cx.kernel, at, &tree) {
                 Ok((g, copy, start)) => {
-                    let description = describe(&tree, &copy, &start, line);
+                    let mut description = describe(&tree, &copy, &start, line);
+                    if let Some(w) = written {
+                        description = format!("{}; {description}", w.note(&tree.var, line));
+                    }
                     out.candidates
                         .push(Candidate::new(self.name(), g, description));
                 }
                 Err(why) => out.skipped.push(Skip {
-                    span: s.meta.span,
+                    span,
                     reason: format!(
                         "the tree reduction of `{}` at line {line} stays in global memory: {why}",
                         tree.array
@@ -157,6 +176,31 @@ fn rewrite(
         Start::HalfBlock => MAX_BLOCK,
         Start::Constant(c) => 2 * c,
     };
+    // The copy must fit beside the kernel's own static `__shared__`
+    // arrays, or the kernel would not launch at all; and beside a dynamic
+    // one, sized by each launch, it may not fit whatever its own size.
+    let bytes = size * u64::from(elem.size_bytes().unwrap_or(u32::MAX));
+    if dynamic_shared(f) {
+        return Err(format!(
+            "its copy takes {bytes} bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in {SHARED_LIMIT}"
+        )
+        .into());
+    }
+    match static_shared_bytes(f) {
+        None => {
+            return Err(format!(
+                "its copy takes {bytes} bytes of shared memory, and the kernel's own `__shared__` arrays have sizes copper cannot read as constants, so it may not fit in {SHARED_LIMIT}"
+            )
+            .into())
+        }
+        Some(used) if used + bytes > SHARED_LIMIT => {
+            return Err(format!(
+                "its copy of {size} elements takes {bytes} bytes of shared memory, and with the kernel's {used} bytes more than {SHARED_LIMIT}"
+            )
+            .into())
+        }
+        Some(_) => {}
+    }
     let tid = &tree.tid;
     let own = || {
         expr(ExprKind::Index(
@@ -249,6 +293,19 @@ fn start_of(f: &Function, e: &Expr) -> Result<Start, Refusal> {
             "its stride starts neither at `blockDim.x / 2` nor at a constant of 1 to 512".into(),
         ),
     }
+}
+
+/// Whether `f` declares an `extern __shared__` array.
+fn dynamic_shared(f: &Function) -> bool {
+    let mut found = false;
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                found |= ds.iter().any(|d| d.space == Space::Shared && d.is_extern);
+            }
+        });
+    }
+    found
 }
 
 /// `blockDim.<d>`.

@@ -100,7 +100,7 @@ fn candidate(cx: &Context, d: &VarDecl) -> Result<Option<Candidate>, Refusal> {
     if index.len() != d.dims.len() {
         return Err("it is written as a whole row".into());
     }
-    let assigned = assigned(f);
+    let assigned = ast_util::assigned_names(&f.body);
     if !own_element(&index, f, &assigned) {
         return Err(format!(
             "the element written at line {} is not the thread's own (`[threadIdx.x]` or `[threadIdx.y][threadIdx.x]`)",
@@ -259,27 +259,6 @@ fn replace_reads(e: &mut Expr, name: &str, index: &[Expr], v: &str) -> bool {
         e.meta.macro_text = None;
     }
     any
-}
-
-/// Every name assigned, incremented or whose address is taken.
-fn assigned(f: &Function) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| {
-            let t = match &e.kind {
-                ExprKind::Assign(_, t, _) => Some(t),
-                ExprKind::Unary(
-                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
-                    t,
-                ) => Some(t),
-                _ => None,
-            };
-            if let Some(ExprKind::Ident(n)) = t.map(|t| &t.kind) {
-                out.insert(n.clone());
-            }
-        });
-    }
-    out
 }
 
 #[cfg(test)]

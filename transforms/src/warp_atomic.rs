@@ -244,11 +244,12 @@ fn base_param(f: &Function, address: &Expr) -> Option<String> {
     if !param.ty.is_pointer() {
         return None;
     }
+    let assigned = ast_util::assigned_names(&f.body);
     let mut uniform = true;
     copper::cuda::visit::visit_expr(address, &mut |e| match &e.kind {
         ExprKind::Ident(n) => {
             uniform &= ["blockIdx", "blockDim", "gridDim"].contains(&n.as_str())
-                || (f.params.iter().any(|p| p.name == *n) && !assigned(f, n));
+                || (f.params.iter().any(|p| p.name == *n) && !assigned.contains(n));
         }
         ExprKind::Index(b, _) if !matches!(&b.kind, ExprKind::Ident(n) if *n == root) => {
             uniform = false
@@ -258,22 +259,6 @@ fn base_param(f: &Function, address: &Expr) -> Option<String> {
         _ => {}
     });
     uniform.then_some(root)
-}
-
-/// Whether the kernel assigns `name` anywhere.
-fn assigned(f: &Function, name: &str) -> bool {
-    let mut found = false;
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
-            ExprKind::Assign(_, l, _)
-            | ExprKind::Unary(
-                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
-                l,
-            ) => found |= matches!(&l.kind, ExprKind::Ident(n) if n == name),
-            _ => {}
-        });
-    }
-    found
 }
 
 /// `s` with its `atomicAdd(p, x);` replaced by `v += (T)(x);`.

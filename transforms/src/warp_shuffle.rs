@@ -76,7 +76,7 @@ use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 pub(crate) mod tree;
 mod unrolled;
-mod while_form;
+pub(crate) mod while_form;
 
 use tree::{is_thread_x, literal, loop_to_warp, name_of, tree_loop, Combine, Tree};
 use while_form::WhileLoop;
@@ -91,7 +91,9 @@ impl Transform for WarpShuffle {
 
     fn propose(&self, cx: &Context) -> Proposals {
         // A `while` tree is proposed as its `for` form (the same loop).
-        let normalized = while_form::normalize(cx.function);
+        let normalized = while_form::normalize(cx.function, &|f, s| {
+            tree_loop(f, s).is_some() || loop_to_warp(f, s).is_some()
+        });
         let Some((g, whiles)) = &normalized else {
             return propose_in(self, cx, &[]);
         };
@@ -112,7 +114,7 @@ fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals 
         let written = whiles.iter().find(|w| w.at == at);
         let line = cx.line(written.map_or(s.meta.span, |w| w.span));
         let as_for = |d: String| match written {
-            Some(w) => format!("{}; {d}", while_note(w, &tree, line)),
+            Some(w) => format!("{}; {d}", w.note(&tree.var, line)),
             None => d,
         };
         match plan(cx, at, &tree) {
@@ -172,20 +174,6 @@ fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals 
         });
     }
     out
-}
-
-/// What the report says of a tree written as a `while` loop (`w`, at
-/// `line`): the `for` loop it is.
-fn while_note(w: &WhileLoop, tree: &Tree, line: usize) -> String {
-    let first = if w.barrier_first {
-        ", its leading barrier placed before the loop (unless one is already there) and one added after it, which every thread reaches"
-    } else {
-        ""
-    };
-    format!(
-        "the `while` loop at line {line} is the tree reduction `for ({} = …; …; …)` (the counter's declaration and step moved into the loop's head{first})",
-        tree.var
-    )
 }
 
 /// The tree loop at `cx.function.body[at]` that stops at 32, when the
@@ -251,15 +239,7 @@ fn start_value(f: &Function, e: &Expr, bx: u64) -> Option<u64> {
 /// other instantiation of the file, and whether all of them hold integers.
 fn shuffled_type(cx: &Context, name: &str) -> Result<(Type, bool), Refusal> {
     let f = cx.function;
-    let mut found = Vec::new();
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                found.extend(ds.iter().filter(|d| d.name == name).cloned());
-            }
-        });
-    }
-    let [d] = found.as_slice() else {
+    let [d] = ast_util::declarations(f, name)[..] else {
         return Err(format!("`{name}` is not one `__shared__` array of the kernel").into());
     };
     if d.space != Space::Shared || d.dims.len() != 1 || d.ty.is_pointer() {

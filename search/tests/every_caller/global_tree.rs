@@ -1,7 +1,7 @@
 //! The every-caller promise over generated tree reductions in global
 //! memory (`p[tid] += p[tid + s]` through a per-block pointer, or the
 //! input indexed directly): random element types, index forms, loop
-//! conditions, steps and combinations, each rewrite checked on every
+//! forms (`for` or `while`), conditions, steps and combinations, each rewrite checked on every
 //! block of [`super::SHAPES`] (the two-dimensional ones race in the
 //! original, so only the one-dimensional ones compare), the partial sums
 //! left in the input compared with the original's bit for bit.
@@ -44,7 +44,8 @@ fn shared_copies_of_generated_global_trees_are_right_for_every_block() {
 
 /// Kernel `seed`: a tree reduction over each block's slice of `in`,
 /// through a pointer or indexing `in` directly, summing or taking the
-/// maximum, the result of each block stored by its thread 0.
+/// maximum, in a `for` or a `while` loop, the result of each block stored
+/// by its thread 0.
 fn generated_global_tree(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed);
     let ty = r.pick(&["int", "unsigned", "float", "double"]);
@@ -79,16 +80,33 @@ fn generated_global_tree(seed: u64) -> String {
         1 => format!("{a}[{x}] = {a}[{x} + s] + {a}[{x}];"),
         _ => format!("{a}[{x}] = {max}({a}[{x}], {a}[{x} + s]);"),
     };
-    format!(
-        "__global__ void k({ty} *in, {ty} *out) {{
-    unsigned tid = threadIdx.x;
-    {setup}
-    for ({stride} s = blockDim.x / 2; {cond}; {step}) {{
+    // The `for` loop, or the same loop written as a `while`.
+    let tree = if r.below(2) == 0 {
+        format!(
+            "for ({stride} s = blockDim.x / 2; {cond}; {step}) {{
         if (tid < s) {{
             {update}
         }}
         __syncthreads();
-    }}
+    }}"
+        )
+    } else {
+        format!(
+            "{stride} s = blockDim.x / 2;
+    while ({cond}) {{
+        if (tid < s) {{
+            {update}
+        }}
+        __syncthreads();
+        {step};
+    }}"
+        )
+    };
+    format!(
+        "__global__ void k({ty} *in, {ty} *out) {{
+    unsigned tid = threadIdx.x;
+    {setup}
+    {tree}
     if (tid == 0) out[blockIdx.x] = {first};
 }}
 "

@@ -157,6 +157,31 @@ impl Effects {
     }
 }
 
+/// Every variable `stmts` assign (`x = …`, `x += …`), increment or
+/// decrement, or take the address of (`&x`), by name: the variables whose
+/// value code other than their declaration may change. Declarations'
+/// initial values are not assignments, and elements written through an
+/// index (`a[i] = …`) are not counted.
+pub fn assigned_names(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in stmts {
+        visit_stmt_exprs(s, &mut |e| {
+            let target = match &e.kind {
+                ExprKind::Assign(_, t, _) => t,
+                ExprKind::Unary(
+                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
+                    t,
+                ) => t,
+                _ => return,
+            };
+            if let ExprKind::Ident(n) = &target.kind {
+                out.insert(n.clone());
+            }
+        });
+    }
+    out
+}
+
 /// Whether a `break`, `continue` or `return` in `s` may leave it (a
 /// `break` inside a nested loop or switch, a `continue` inside a nested
 /// loop, stay inside).

@@ -305,3 +305,17 @@ pub fn reads_thread_xy(f: &Function) -> bool {
     }
     x && y
 }
+
+/// Every declaration of `name` in `f`'s body, at any depth, in the order
+/// they are written (parameters are not declarations of the body).
+pub fn declarations<'f>(f: &'f Function, name: &str) -> Vec<&'f VarDecl> {
+    let mut found = Vec::new();
+    for s in &f.body {
+        visit_stmts(s, &mut |x: &'f Stmt| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                found.extend(ds.iter().filter(|d| d.name == name));
+            }
+        });
+    }
+    found
+}

@@ -4,12 +4,12 @@
 //! array, each thread's element `a[X]` with `X` the thread's index plus an
 //! offset every thread of the block computes alike.
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, UnOp};
 
 use copper::source::Span;
 
 use crate::ast_util::{self, ident};
-use crate::warp_shuffle::tree::{accumulation, halving, is_thread_x, name_of, Combine};
+use crate::warp_shuffle::tree::{accumulation, guarded_halving, is_thread_x, name_of, Combine};
 use crate::Refusal;
 
 /// A global-memory tree reduction loop, recognized.
@@ -42,20 +42,9 @@ pub(super) struct GlobalTree {
 /// a copy of it), possibly plus an offset alike in every thread of the
 /// block, written inline or through a local initialized once.
 pub(super) fn global_tree(f: &Function, s: &Stmt) -> Option<GlobalTree> {
-    let p = halving(s, 0)?;
-    let StmtKind::For {
-        init: Some(init), ..
-    } = &s.kind
-    else {
-        return None;
-    };
+    let g = guarded_halving(f, s, 0)?;
+    let p = &g.parts;
     let var = p.decl.name.as_str();
-    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &p.guard.kind else {
-        return None;
-    };
-    if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
-        return None;
-    }
     let ExprKind::Assign(_, target, _) = &p.update.kind else {
         return None;
     };
@@ -72,10 +61,10 @@ pub(super) fn global_tree(f: &Function, s: &Stmt) -> Option<GlobalTree> {
     Some(GlobalTree {
         array,
         own: own.as_ref().clone(),
-        tid: tid.as_ref().clone(),
+        tid: g.tid.clone(),
         var: var.to_string(),
         var_span: p.decl.meta.span,
-        init: init.as_ref().clone(),
+        init: g.init.clone(),
         cond: p.cond.clone(),
         step: p.step.clone(),
         start: p.start.clone(),
@@ -115,30 +104,14 @@ fn own_index(f: &Function, x: &Expr, var: &str) -> bool {
 /// The initializer of the local `name` when it is declared once, with an
 /// initializer, and never assigned, incremented or its address taken.
 fn fixed_local<'f>(f: &'f Function, name: &str) -> Option<&'f Expr> {
-    let mut inits = Vec::new();
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                inits.extend(ds.iter().filter(|d| d.name == name).map(|d| &d.init));
-            }
-        });
-    }
-    let [Some(Init::Expr(init))] = inits.as_slice() else {
+    let [d] = ast_util::declarations(f, name)[..] else {
         return None;
     };
-    let mut changed = false;
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |x| match &x.kind {
-            ExprKind::Assign(_, l, _)
-            | ExprKind::Unary(
-                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
-                l,
-            ) if name_of(l) == Some(name) => changed = true,
-            _ => {}
-        });
-    }
+    let Some(Init::Expr(init)) = &d.init else {
+        return None;
+    };
     let param = f.params.iter().any(|p| p.name == name);
-    (!changed && !param).then_some(init)
+    (!ast_util::assigned_names(&f.body).contains(name) && !param).then_some(init)
 }
 
 /// Whether `e` has the same value in every thread of a block, wherever
@@ -161,18 +134,7 @@ fn uniform(f: &Function, e: &Expr) -> bool {
 /// Whether the kernel never assigns the parameter `name` (nor takes its
 /// address).
 fn fixed_param(f: &Function, name: &str) -> bool {
-    let mut changed = false;
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |x| match &x.kind {
-            ExprKind::Assign(_, l, _)
-            | ExprKind::Unary(
-                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
-                l,
-            ) if name_of(l) == Some(name) => changed = true,
-            _ => {}
-        });
-    }
-    !changed
+    !ast_util::assigned_names(&f.body).contains(name)
 }
 
 /// The pointer `name`'s element type and whether it is `volatile` or
@@ -184,15 +146,7 @@ fn pointer_decl(f: &Function, name: &str) -> Option<(BaseType, bool)> {
         let ok = p.ty.pointers.len() == 1 && p.dims.is_empty() && fixed_param(f, name);
         return ok.then(|| (p.ty.base.clone(), p.ty.is_volatile || p.ty.is_const));
     }
-    let mut found = Vec::new();
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                found.extend(ds.iter().filter(|d| d.name == name).cloned());
-            }
-        });
-    }
-    let [d] = found.as_slice() else {
+    let [d] = ast_util::declarations(f, name)[..] else {
         return None;
     };
     if d.ty.pointers.len() != 1 || !d.dims.is_empty() || d.ty.is_ref {

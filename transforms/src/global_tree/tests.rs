@@ -241,3 +241,102 @@ fn trees_not_on_one_slice_per_block_are_not_matched() {
         assert_eq!(found, usize::from(matched), "{src}");
     }
 }
+
+const WHILE: &str = r#"__global__ void reduce_global(int *in, int *out) {
+    unsigned tid = threadIdx.x;
+    int *p = in + blockIdx.x * blockDim.x;
+    int s = blockDim.x / 2;
+    while (s > 0) {
+        if (tid < s) p[tid] += p[tid + s];
+        __syncthreads();
+        s >>= 1;
+    }
+    if (tid == 0) out[blockIdx.x] = p[0];
+}
+"#;
+
+#[test]
+fn a_while_tree_runs_in_shared_memory_as_its_for_form() {
+    for src in [WHILE.to_string(), WHILE.replace("s >>= 1;", "s /= 2;")] {
+        for block in [[256, 1, 1], [100, 1, 1], [1024, 1, 1]] {
+            let found = rewrites(&GlobalTreeToShared, &src, block);
+            assert_eq!(found.len(), 1, "{src}");
+            let (desc, text) = &found[0];
+            assert!(
+                desc.starts_with(
+                    "the `while` loop at line 5 is the tree reduction `for (s = …; …; …)`"
+                ) && desc.contains(
+                    "the tree reduction of `p` at line 5 runs in the `__shared__` array `p_tree`"
+                ),
+                "{desc}"
+            );
+            assert!(text.contains("__shared__ int p_tree[1024];"), "{text}");
+            assert!(
+                text.contains("if (tid < s) {\n                p_tree[tid] += p_tree[tid + s];"),
+                "{text}"
+            );
+            assert!(!text.contains("while"), "{text}");
+        }
+    }
+    // With the barrier first, the loop is a barrier and the `for` form
+    // with one barrier more after it.
+    let first = WHILE.replace(
+        "if (tid < s) p[tid] += p[tid + s];\n        __syncthreads();",
+        "__syncthreads();\n        if (tid < s) p[tid] += p[tid + s];",
+    );
+    let found = rewrites(&GlobalTreeToShared, &first, [256, 1, 1]);
+    assert_eq!(found.len(), 1, "{first}");
+    assert!(
+        found[0]
+            .0
+            .contains("its leading barrier placed before the loop"),
+        "{}",
+        found[0].0
+    );
+}
+
+#[test]
+fn a_while_tree_whose_counter_is_used_after_it_is_not_matched() {
+    let src = WHILE.replace("out[blockIdx.x] = p[0];", "out[blockIdx.x] = p[0] + s;");
+    let p = try_propose(&GlobalTreeToShared, &src, [256, 1, 1]).expect("checkable");
+    assert!(p.candidates.is_empty() && p.skipped.is_empty(), "{src}");
+}
+
+#[test]
+fn a_copy_that_overflows_the_static_shared_memory_is_refused() {
+    let line5 =
+        |why: &str| format!("the tree reduction of `p` at line 5 stays in global memory: {why}");
+    let with = |decl: &str| {
+        POINTER.replace(
+            "unsigned tid = threadIdx.x;",
+            &format!("unsigned tid = threadIdx.x;\n    {decl}"),
+        )
+    };
+    // 45060 + 4096 bytes is more than 48 KiB.
+    check_not_applicable(
+        &GlobalTreeToShared,
+        [256, 1, 1],
+        &with("__shared__ int big[11265];"),
+        &line5("its copy of 1024 elements takes 4096 bytes of shared memory, and with the kernel's 45060 bytes more than 49152"),
+    );
+    // A copy of doubles takes 8 KiB.
+    check_not_applicable(
+        &GlobalTreeToShared,
+        [256, 1, 1],
+        &with("__shared__ float big[10 * 1024 + 1];").replace("int *", "double *"),
+        &line5("its copy of 1024 elements takes 8192 bytes of shared memory, and with the kernel's 40964 bytes more than 49152"),
+    );
+    check_not_applicable(
+        &GlobalTreeToShared,
+        [256, 1, 1],
+        &with("extern __shared__ int dyn[];"),
+        &line5("its copy takes 4096 bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in 49152"),
+    );
+    // Exactly 48 KiB in all fits.
+    let found = rewrites(
+        &GlobalTreeToShared,
+        &with("__shared__ int big[11264];"),
+        [256, 1, 1],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+}

@@ -134,7 +134,7 @@ impl Shape {
         decls.extend(inner[..at].iter().map(|s| (*s).clone()));
         let reduction = Reduction::of(inner[at]).ok_or_else(not_the_shape)?;
         let post: Vec<Stmt> = inner[at + 1..].iter().map(|s| (*s).clone()).collect();
-        let assigned = assigned(f);
+        let assigned = ast_util::assigned_names(&f.body);
         let mut declared = BTreeSet::new();
         for s in &decls {
             let StmtKind::Decl(ds) = &s.kind else {
@@ -421,26 +421,4 @@ fn is_integer(ty: &Type) -> bool {
                 | B::LongLong
                 | B::ULongLong
         )
-}
-
-/// Every name assigned, incremented or whose address is taken anywhere in
-/// `f`'s body (declarations' initial values are not assignments).
-pub(super) fn assigned(f: &Function) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| {
-            let target = match &e.kind {
-                ExprKind::Assign(_, t, _) => Some(t),
-                ExprKind::Unary(
-                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf,
-                    t,
-                ) => Some(t),
-                _ => None,
-            };
-            if let Some(ExprKind::Ident(n)) = target.map(|t| &t.kind) {
-                out.insert(n.clone());
-            }
-        });
-    }
-    out
 }

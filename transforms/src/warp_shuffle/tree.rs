@@ -8,7 +8,7 @@
 //! sequential tree that reduces the same elements in another order
 //! ([`Tree::interleaved`]).
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp, VarDecl};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, VarDecl};
 use copper::source::Span;
 
 use crate::ast_util::{self, bin, expr, ident, int, stmt};
@@ -222,29 +222,18 @@ fn parts(s: &Stmt) -> Option<Parts<'_>> {
 /// Recognizes `for (T s = start; s > stop; s >>= 1) { if (tid < s) a[tid] ⊕= a[tid + s]; __syncthreads(); }`
 /// (for `stop` 0 also `s != 0`, `s >= 1`).
 fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
-    let p = halving(s, stop)?;
-    let StmtKind::For {
-        init: Some(init), ..
-    } = &s.kind
-    else {
-        return None;
-    };
+    let g = guarded_halving(f, s, stop)?;
+    let p = &g.parts;
     let var = p.decl.name.as_str();
-    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &p.guard.kind else {
-        return None;
-    };
-    if name_of(s_name) != Some(var) || !is_thread_x(f, tid) {
-        return None;
-    }
-    let (array, combine) = accumulation(&p.update, tid, &ident(var))?;
+    let (array, combine) = accumulation(&p.update, &g.tid, &ident(var))?;
     Some(Tree {
-        init: init.as_ref().clone(),
+        init: g.init.clone(),
         step: p.step.clone(),
         body: p.body.clone(),
         var: var.to_string(),
         var_span: p.decl.meta.span,
         start: p.start.clone(),
-        tid: tid.as_ref().clone(),
+        tid: g.tid.clone(),
         array,
         combine,
         interleaved: None,
@@ -252,10 +241,46 @@ fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
     })
 }
 
+/// A halving loop whose update is guarded by `tid < s`, `tid` the
+/// thread's index ([`is_thread_x`]), whatever it reduces.
+pub(crate) struct GuardedHalving<'a> {
+    /// The loop's parts.
+    pub parts: Parts<'a>,
+    /// The loop's initializer, the stride's declaration.
+    pub init: &'a Stmt,
+    /// The thread's index as the guard writes it.
+    pub tid: Expr,
+}
+
+/// Recognizes `for (T s = start; s > stop; s >>= 1) { if (tid < s) update; __syncthreads(); }`
+/// ([`halving`]) with `tid` the thread's index: the loop shape shared by
+/// the shared-memory tree and the global-memory one.
+pub(crate) fn guarded_halving<'a>(
+    f: &Function,
+    s: &'a Stmt,
+    stop: u64,
+) -> Option<GuardedHalving<'a>> {
+    let parts = halving(s, stop)?;
+    let StmtKind::For {
+        init: Some(init), ..
+    } = &s.kind
+    else {
+        return None;
+    };
+    let ExprKind::Binary(BinOp::Lt, tid, s_name) = &parts.guard.kind else {
+        return None;
+    };
+    if name_of(s_name) != Some(parts.decl.name.as_str()) || !is_thread_x(f, tid) {
+        return None;
+    }
+    let tid = tid.as_ref().clone();
+    Some(GuardedHalving { parts, init, tid })
+}
+
 /// The parts of `for (T s = start; s > stop; s >>= 1) { if (guard) update; __syncthreads(); }`
 /// (for `stop` 0 also `s != 0`, `s >= 1`; the step also `s /= 2`), the
 /// loop shape of a sequential tree whatever it reduces.
-pub(crate) fn halving(s: &Stmt, stop: u64) -> Option<Parts<'_>> {
+fn halving(s: &Stmt, stop: u64) -> Option<Parts<'_>> {
     let p = parts(s).filter(|p| p.index.is_none())?;
     let var = p.decl.name.as_str();
     // s > 0, s != 0, s >= 1
@@ -477,28 +502,8 @@ pub(crate) fn is_thread_x(f: &Function, e: &Expr) -> bool {
     let Some(name) = name_of(e) else {
         return false;
     };
-    let mut inits = Vec::new();
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                inits.extend(ds.iter().filter(|d| d.name == name).map(|d| d.init.clone()));
-            }
-        });
-    }
-    let from_tid = matches!(inits.as_slice(), [Some(Init::Expr(i))] if ast_util::equiv_expr(&strip(i), &thread_x()));
-    let mut assigned = false;
-    for s in &f.body {
-        ast_util::visit_stmt_exprs(s, &mut |x| match &x.kind {
-            ExprKind::Assign(_, l, _)
-            | ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, l)
-                if name_of(l) == Some(name) =>
-            {
-                assigned = true
-            }
-            ExprKind::Unary(UnOp::AddrOf, l) if name_of(l) == Some(name) => assigned = true,
-            _ => {}
-        });
-    }
+    let from_tid = matches!(ast_util::declarations(f, name)[..], [d] if matches!(&d.init, Some(Init::Expr(i)) if ast_util::equiv_expr(&strip(i), &thread_x())));
+    let assigned = ast_util::assigned_names(&f.body).contains(name);
     from_tid && !assigned && f.params.iter().all(|p| p.name != name)
 }
 

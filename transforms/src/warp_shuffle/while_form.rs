@@ -1,5 +1,6 @@
 //! The `while` form of a tree reduction, as students copy it, normalized
-//! to the `for` form [`super::tree`] recognizes:
+//! to the `for` form [`super::tree`] (a shared-memory tree) or
+//! [`crate::global_tree`] (one in global memory) recognizes:
 //!
 //! ```text
 //! int i = blockDim.x / 2;                      for (int i = blockDim.x / 2; i != 0; i /= 2) {
@@ -36,10 +37,10 @@ use copper::source::Span;
 
 use crate::ast_util::{self, block, stmt, sync};
 
-use super::tree::{loop_to_warp, name_of, tree_loop};
+use super::tree::name_of;
 
 /// A `while` tree reduction found in the kernel's body.
-pub(super) struct WhileLoop {
+pub(crate) struct WhileLoop {
     /// The index of the `for` loop in the normalized body.
     pub at: usize,
     /// Where the `while` statement is in the file.
@@ -48,15 +49,34 @@ pub(super) struct WhileLoop {
     pub barrier_first: bool,
 }
 
-/// `f` with every `while` tree reduction of its body written as the `for`
-/// form, and where each was; `None` when it has none.
-pub(super) fn normalize(f: &Function) -> Option<(Function, Vec<WhileLoop>)> {
+impl WhileLoop {
+    /// What the report says of this loop, its counter `var` and its line.
+    pub(crate) fn note(&self, var: &str, line: usize) -> String {
+        let first = if self.barrier_first {
+            ", its leading barrier placed before the loop (unless one is already there) and one added after it, which every thread reaches"
+        } else {
+            ""
+        };
+        format!(
+            "the `while` loop at line {line} is the tree reduction `for ({var} = …; …; …)` (the counter's declaration and step moved into the loop's head{first})"
+        )
+    }
+}
+
+/// What a normalized loop must be: `matches(f, loop)` for the `for` loop
+/// built, in the kernel `f` it is found in.
+pub(crate) type Matcher<'m> = &'m dyn Fn(&Function, &Stmt) -> bool;
+
+/// `f` with every `while` tree reduction of its body that `matches` knows
+/// in its `for` form written as that form, and where each was; `None`
+/// when it has none.
+pub(crate) fn normalize(f: &Function, matches: Matcher) -> Option<(Function, Vec<WhileLoop>)> {
     let mut body = Vec::new();
     let mut found = Vec::new();
     let mut at = 0;
     while at < f.body.len() {
         let rest = &f.body[at + 1..];
-        if let Some((mut stmts, barrier_first)) = as_for(f, &f.body[at], rest) {
+        if let Some((mut stmts, barrier_first)) = as_for(f, &f.body[at], rest, matches) {
             // A barrier right before the loop already orders what the
             // loop's leading barrier would.
             if barrier_first && body.last().is_some_and(ast_util::is_sync) {
@@ -82,9 +102,9 @@ pub(super) fn normalize(f: &Function) -> Option<(Function, Vec<WhileLoop>)> {
 
 /// The `for` form of `decl; while (…) { … }` (`rest[0]` the `while`), with
 /// a barrier before it when the loop's body starts with one; `None` unless
-/// the result is a tree reduction the matcher recognizes and the counter is
+/// the result is a tree reduction `matches` recognizes and the counter is
 /// not named after the loop.
-fn as_for(f: &Function, decl: &Stmt, rest: &[Stmt]) -> Option<(Vec<Stmt>, bool)> {
+fn as_for(f: &Function, decl: &Stmt, rest: &[Stmt], matches: Matcher) -> Option<(Vec<Stmt>, bool)> {
     let StmtKind::Decl(ds) = &decl.kind else {
         return None;
     };
@@ -122,7 +142,7 @@ fn as_for(f: &Function, decl: &Stmt, rest: &[Stmt]) -> Option<(Vec<Stmt>, bool)>
         step: Some(step),
         body: Box::new(block(stmts)),
     });
-    if tree_loop(f, &looped).is_none() && loop_to_warp(f, &looped).is_none() {
+    if !matches(f, &looped) {
         return None;
     }
     let mut out = Vec::new();
