@@ -20,6 +20,10 @@ pub const MAX_BLOCK_THREADS: u64 = 1024;
 /// Largest `blockDim` along x, y and z: 1024, 1024 and 64.
 pub const MAX_BLOCK_DIM: [u64; 3] = [MAX_BLOCK_THREADS, MAX_BLOCK_THREADS, 64];
 
+/// Most bytes of static `__shared__` memory one block may declare (48 KiB;
+/// more needs dynamic shared memory and an opt-in at run time).
+pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
 /// Largest `gridDim` along x, y and z: 2^31 − 1, 65535 and 65535.
 pub const MAX_GRID_DIM: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 

@@ -58,6 +58,7 @@ use std::collections::BTreeSet;
 use copper::cuda::ast::{
     BaseType, BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type, UnOp,
 };
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{
     self, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
@@ -65,8 +66,6 @@ use crate::ast_util::{
 use crate::tiled_shared::{contains, loop_body, replace_reads, Header, Staging, Tile};
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
-/// Static shared memory a block may declare, in bytes.
-pub(crate) const SHARED_LIMIT: u64 = 48 * 1024;
 /// Most arrays of one loop combined into candidates.
 const MAX_ARRAYS: usize = 3;
 
@@ -128,9 +127,9 @@ impl Transform for CooperativeLoad {
             let mut loads = Vec::new();
             for p in arrays {
                 let bytes = u64::from(p.ty.base.size_bytes().unwrap_or(u32::MAX)) * r.buffer();
-                let plan = if let Some(u) = used.filter(|&u| u + bytes > SHARED_LIMIT) {
+                let plan = if let Some(u) = used.filter(|&u| u + bytes > MAX_STATIC_SHARED_BYTES) {
                     Err(format!(
-                        "a buffer of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT} (copying in chunks is not done)",
+                        "a buffer of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {MAX_STATIC_SHARED_BYTES} (copying in chunks is not done)",
                         r.buffer()
                     )
                     .into())
@@ -160,7 +159,7 @@ impl Transform for CooperativeLoad {
                     .filter(|i| mask & (1 << i) != 0)
                     .map(|i| loads[i].1)
                     .sum();
-                if used.unwrap_or(SHARED_LIMIT) + bytes > SHARED_LIMIT {
+                if used.unwrap_or(MAX_STATIC_SHARED_BYTES) + bytes > MAX_STATIC_SHARED_BYTES {
                     continue;
                 }
                 let function = rewrite(f, l.meta.id, &header, r, &chosen, &place);

@@ -72,9 +72,10 @@
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, Type};
 use copper::ir::Kernel;
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
-use crate::coop_load::{static_shared_bytes, SHARED_LIMIT};
+use crate::coop_load::static_shared_bytes;
 use crate::warp_shuffle::tree::Combine;
 use crate::warp_shuffle::while_form;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
@@ -182,20 +183,20 @@ fn rewrite(
     let bytes = size * u64::from(elem.size_bytes().unwrap_or(u32::MAX));
     if dynamic_shared(f) {
         return Err(format!(
-            "its copy takes {bytes} bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in {SHARED_LIMIT}"
+            "its copy takes {bytes} bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in {MAX_STATIC_SHARED_BYTES}"
         )
         .into());
     }
     match static_shared_bytes(f) {
         None => {
             return Err(format!(
-                "its copy takes {bytes} bytes of shared memory, and the kernel's own `__shared__` arrays have sizes copper cannot read as constants, so it may not fit in {SHARED_LIMIT}"
+                "its copy takes {bytes} bytes of shared memory, and the kernel's own `__shared__` arrays have sizes copper cannot read as constants, so it may not fit in {MAX_STATIC_SHARED_BYTES}"
             )
             .into())
         }
-        Some(used) if used + bytes > SHARED_LIMIT => {
+        Some(used) if used + bytes > MAX_STATIC_SHARED_BYTES => {
             return Err(format!(
-                "its copy of {size} elements takes {bytes} bytes of shared memory, and with the kernel's {used} bytes more than {SHARED_LIMIT}"
+                "its copy of {size} elements takes {bytes} bytes of shared memory, and with the kernel's {used} bytes more than {MAX_STATIC_SHARED_BYTES}"
             )
             .into())
         }

@@ -188,6 +188,7 @@ mod written;
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{Function, NodeId, Param, Stmt, Type};
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 use copper::source::Span;
 
 use crate::coop_load::static_shared_bytes;
@@ -199,8 +200,6 @@ use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 const MAX_BLOCK: u64 = copper::launch::MAX_BLOCK_THREADS;
 /// The largest block side a 2-D tile is sized for: blocks up to 32 × 32.
 const MAX_SIDE: u64 = 32;
-/// Static shared memory a block may declare, in bytes.
-const SHARED_LIMIT: u64 = 48 * 1024;
 
 /// Halo tiles for 1-D and 2-D sliding windows.
 pub struct HaloTile;
@@ -238,7 +237,7 @@ impl Search<'_, '_> {
         let bytes = u64::from(Self::element(p).base.size_bytes().unwrap_or(u32::MAX)) * tiles;
         let why = match self.used {
             None => Some("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".to_string()),
-            Some(u) if u + bytes > SHARED_LIMIT => Some(format!("a tile of {tiles} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {SHARED_LIMIT}")),
+            Some(u) if u + bytes > MAX_STATIC_SHARED_BYTES => Some(format!("a tile of {tiles} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {MAX_STATIC_SHARED_BYTES}")),
             Some(_) => None,
         };
         if let Some(why) = why {

@@ -10,12 +10,10 @@
 //! cost analysis to say (the `conflicts` metric).
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, UnOp};
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{self, bin, int};
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
-
-/// Largest shared array, in bytes, after padding.
-const MAX_BYTES: u64 = 48 * 1024;
 
 /// Shared-memory row padding.
 pub struct PadShared;
@@ -64,7 +62,7 @@ impl Transform for PadShared {
                 continue;
             }
             let padded: u64 = dims[..dims.len() - 1].iter().product::<u64>() * (row + 1);
-            if padded * elem as u64 > MAX_BYTES {
+            if padded * elem as u64 > MAX_STATIC_SHARED_BYTES {
                 out.skipped
                     .push(skip("padded, it would not fit in shared memory".into()));
                 continue;

@@ -66,6 +66,7 @@ use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config, Prepared};
 use copper::cuda::ast::{Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, UnOp};
 use copper::ir::Kernel;
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 use tile::Tile;
 
 use crate::ast_util::{self, assign, block, early_exit, expr, ident, is_pure, reads_memory};
@@ -74,9 +75,6 @@ use crate::read_only;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 pub(crate) mod tile;
-
-/// Largest tile, in bytes.
-const MAX_BYTES: u64 = 48 * 1024;
 
 /// Staged transposition through a padded shared tile.
 pub struct StagedTranspose;
@@ -125,9 +123,9 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
     let name = ast_util::fresh("tile", &mut ast_util::names_in(f));
     let tile = Tile::new(f, name, side, elem.clone(), bytes);
     let size = u64::from(bytes) * side * (side + tile.pad);
-    if size > MAX_BYTES {
+    if size > MAX_STATIC_SHARED_BYTES {
         return Err(format!(
-            "a {side}×{} tile takes {size} bytes, more than {MAX_BYTES}",
+            "a {side}×{} tile takes {size} bytes, more than {MAX_STATIC_SHARED_BYTES}",
             side + tile.pad
         )
         .into());

@@ -68,6 +68,7 @@ use std::collections::BTreeSet;
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type};
 use copper::cuda::print;
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{
     self, assign, bin, block, decl, expr, fresh, ident, if_else, int, stmt, sync, Effects,
@@ -76,9 +77,6 @@ use crate::check::copyable;
 use crate::staged_transpose::tile::side_expr;
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 use shape::Shape;
-
-/// Largest total of the tiles, in bytes.
-const MAX_BYTES: u64 = 48 * 1024;
 
 /// The tiled matrix multiply.
 pub struct TiledMatmul;
@@ -243,8 +241,10 @@ fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal
         .iter()
         .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * side * side)
         .sum();
-    if bytes > MAX_BYTES {
-        return Err(format!("the tiles take {bytes} bytes, more than {MAX_BYTES}").into());
+    if bytes > MAX_STATIC_SHARED_BYTES {
+        return Err(
+            format!("the tiles take {bytes} bytes, more than {MAX_STATIC_SHARED_BYTES}").into(),
+        );
     }
     if let Some(g) = &shape.guard {
         for t in &tiles {
