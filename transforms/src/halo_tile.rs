@@ -156,8 +156,8 @@
 //! against `i < n`); else the reads are refused with the reason.
 //!
 //! A 2-D read may clamp its row and its column the same way, each on its
-//! own (`in[max(y - 1, 0) * w + min(x + 1, w - 1)]`, `int yu = y > 0 ? y
-//! - 1 : 0; … in[yu * w + xl]`): the clamp must be of the whole row
+//! own (`in[max(y - 1, 0) * w + min(x + 1, w - 1)]`, `int yu = y > 0 ?
+//! y - 1 : 0; … in[yu * w + xl]`): the clamp must be of the whole row
 //! position `y + dy` or the whole column position `x + dx` (checked with
 //! each clamp as a name of its own, so `(max(y - 1, 0) + 1) * w` is
 //! refused), and the proof above is made along each axis from that
