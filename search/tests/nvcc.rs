@@ -568,6 +568,32 @@ fn halo_tile_2d_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
+/// The students' 3 × 3 filters clamped at the borders
+/// (`main_blur3_clamp.cu` with host code, `sharpen_clamp.cu` without) get
+/// a 2-D halo tile loaded clamped from `optimize --write`, and what it
+/// writes compiles.
+#[test]
+fn clamped_halo_tile_2d_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let files = students_rewritten(
+        "halo2d_clamp",
+        &["main_blur3_clamp.cu", "sharpen_clamp.cu"],
+        &[],
+    );
+    for ((copy, written), (array, h, w)) in files
+        .iter()
+        .zip([("img", "h", "w"), ("src", "height", "width")])
+    {
+        let load = format!("{array}_halo[{array}_ty][{array}_tx] = {array}[(long long)min(max((int){array}_jy, 0), {h} - 1) * {w} + min(max((int){array}_jx, 0), {w} - 1)];");
+        assert!(
+            written.contains(&load),
+            "{} has no clamped 2-D halo tile:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

@@ -80,6 +80,14 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "main_blur3_clamp.cu",
+        "tested on the launch at line 44 (grid 7×3×1, block 16×16×1)",
+    ),
+    (
+        "sharpen_clamp.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
         "main_smooth5_clamp.cu",
         "tested on the launch at line 36 (grid 3×1×1, block 256×1×1)",
     ),
@@ -572,6 +580,33 @@ fn lint_uses_the_assumed_block_and_reports_races() {
         t.contains("note: kernel `racyMax`: assumed block 256×1×1"),
         "{t}"
     );
+}
+
+/// The students' 3 × 3 filters written out and clamped at the image's
+/// borders (`main_blur3_clamp.cu`, launched from its host code with
+/// `dim3` 16 × 16 blocks over a 100 × 37 image; `sharpen_clamp.cu`,
+/// `?:` clamps for the rows, no host code) get a halo tile loaded
+/// clamped: the sectors per warp fall by over 40% (268 → 142.2 on the
+/// assumed and the launched 16 × 16 blocks), and the `wsteps` the search
+/// ranks by fall too.
+#[test]
+fn halo_tiles_of_clamped_filters_lower_both_bounds() {
+    let kernels = optimized(&students(), &[]);
+    for file in ["main_blur3_clamp.cu", "sharpen_clamp.cu"] {
+        let k = kernel_in(&kernels, file);
+        assert_eq!(k["status"], "improved", "{file}: {k}");
+        assert_eq!(k["applied"][0]["transform"], "halo tile", "{file}: {k}");
+        let bound = |metric: &str, at: &str| bound_value(k, metric, at);
+        let (before, after) = (
+            bound("sectors", "before_value"),
+            bound("sectors", "after_value"),
+        );
+        assert!(after < before * 0.6, "{file}: sectors {before} → {after}");
+        assert!(
+            bound("wsteps", "after_value") < bound("wsteps", "before_value"),
+            "{file}: {k}"
+        );
+    }
 }
 
 /// The students' 2-D windows get a halo tile and the bounds say why: the

@@ -155,6 +155,19 @@
 //! b`, as a constant difference (`hi - b + 1 - c >= 0` for `hi = n - 1`
 //! against `i < n`); else the reads are refused with the reason.
 //!
+//! A 2-D read may clamp its row and its column the same way, each on its
+//! own (`in[max(y - 1, 0) * w + min(x + 1, w - 1)]`, `int yu = y > 0 ?
+//! y - 1 : 0; … in[yu * w + xl]`): the clamp must be of the whole row
+//! position `y + dy` or the whole column position `x + dx` (checked with
+//! each clamp as a name of its own, so `(max(y - 1, 0) + 1) * w` is
+//! refused), and the proof above is made along each axis from that
+//! axis's bounds. The tile holds `in[(long long)Cy(jy) * w + Cx(jx)]` at
+//! position `(jy, jx)`, `Cy` and `Cx` the clamps of the rows and the
+//! columns; a read at that position makes the same row and the same
+//! column, so the same element, whichever way it writes its index. A
+//! clamp is monotone, so an element loaded between two reads of a thread
+//! is still between the elements they read.
+//!
 //! What is loaded. The offsets a thread reads need not fill the tile's
 //! rectangle: a 5-point cross has no corners, `in[i + 2] - in[i - 2]`
 //! skips three. The loaded set is a union of boxes of offsets (a first and
@@ -568,5 +581,7 @@ impl Transform for HaloTile {
 mod tests;
 #[cfg(test)]
 mod tests2d;
+#[cfg(test)]
+mod tests_clamp2d;
 #[cfg(test)]
 mod tests_written;

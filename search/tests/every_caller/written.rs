@@ -4,6 +4,7 @@
 //! rewrite checked on every block of the loop-form windows' shapes.
 
 use copper::cuda::parse::parse_source;
+use copper::sim::params::LaunchSpec;
 use copper::source::SourceFile;
 use copper_search::pipeline::{Cache, Settings};
 use rayon::prelude::*;
@@ -180,24 +181,45 @@ __global__ void k(const {ty} *in, {ty} *out, int n) {{
 /// (`COPPER_EVERY_CALLER_WINDOWS_2D=N` of them, 12 by default; see
 /// [`generated_written_2d`]), ranked by sectors: at least one in four
 /// must get a halo tile, and every rewrite must be right on every block
-/// of [`WINDOW_2D_SHAPES`], at the checker's image and grid sizes and at
-/// images not square, reading no element past what the original reads.
+/// of [`WINDOW_2D_SHAPES`], at the checker's image and grid sizes, at
+/// images not square and at images one pixel wide or high
+/// ([`thin_or_not_square`]), reading no element past what the original
+/// reads.
 #[test]
 fn halo_tiles_of_generated_written_2d_windows_are_right_for_every_block() {
     let n: u64 = count("COPPER_EVERY_CALLER_WINDOWS_2D", 12);
     let settings = by_sectors();
     let cache = Cache::default();
-    let found: Vec<Found> = (0..n)
+    let per_seed: Vec<(bool, Vec<Found>)> = (0..n)
         .into_par_iter()
-        .flat_map_iter(|seed| {
+        .map(|seed| {
             let src = generated_written_2d(seed);
             let file = parse_source(SourceFile::new(format!("written2d-{seed}.cu"), &src));
-            check_kernels_varied(&file, &settings, &cache, &WINDOW_2D_SHAPES, &not_square)
+            let found = check_kernels_varied(
+                &file,
+                &settings,
+                &cache,
+                &WINDOW_2D_SHAPES,
+                &thin_or_not_square,
+            );
+            let clamped = ["min(", "max(", " ? "].iter().any(|c| src.contains(c));
+            (clamped, found)
         })
         .collect();
+    let generated_clamped = per_seed.iter().filter(|(c, _)| *c).count();
+    let tiled_clamped: usize = per_seed
+        .iter()
+        .filter(|(c, _)| *c)
+        .map(|(_, f)| tiled(f))
+        .sum();
+    let found: Vec<Found> = per_seed.into_iter().flat_map(|(_, f)| f).collect();
     report(&found, &format!("{n} generated 2-D stencils written out"));
     let tiled = tiled(&found);
-    println!("{tiled} of them halo tiles");
+    println!("{tiled} of them halo tiles, {tiled_clamped} of the {generated_clamped} clamped at the borders");
+    assert!(
+        tiled_clamped * 4 >= generated_clamped,
+        "only {tiled_clamped} of {generated_clamped} generated 2-D stencils clamped at the borders got a halo tile"
+    );
     assert!(
         tiled * 4 >= n as usize,
         "only {tiled} of {n} generated 2-D stencils written out got a halo tile"
@@ -212,7 +234,8 @@ fn halo_tiles_of_generated_written_2d_windows_are_right_for_every_block() {
 /// 1]`, under the interior's bounds (`x >= R`, or `x > 0` for `R = 1`)
 /// or after `if (… ) return;`. One in three names the row length through
 /// a copy `const int W = w;` (drawn apart, so the other choices of a
-/// seed stay what they were).
+/// seed stay what they were); one in three instead clamps the rows and
+/// columns at the image's borders ([`clamped_2d`]).
 fn generated_written_2d(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0x1f83_d9ab_fb41_bd6b) ^ 0x5be0);
     let (copy, w) = match Rng(seed ^ 0x3c6e_f372).below(3) {
@@ -254,6 +277,13 @@ fn generated_written_2d(seed: u64) -> String {
         })
         .map(|s| s.replace("(y) *", "y *").replace("(x)", "x"))
         .collect();
+    // One in three clamps the rows and columns at the image's borders
+    // instead of keeping the threads off them (drawn apart, so the other
+    // choices of a seed stay what they were).
+    let mut c = Rng(seed ^ 0x6a09_e667);
+    if c.below(3) == 0 {
+        return clamped_2d(&mut c, (ty, x, y), (copy, w), &picked);
+    }
     let interior = if radius == 1 && r.below(2) == 0 {
         format!("if (x > 0 && x < {w} - 1 && y > 0 && y < h - 1) {{")
     } else {
@@ -279,4 +309,84 @@ fn generated_written_2d(seed: u64) -> String {
 ",
         reads.join(" + ")
     )
+}
+
+/// A position `p + o` clamped into `[0, n - 1]` in one of the forms
+/// students write (`max(p - 1, 0)`, `min(n - 1, p + 1)`, both, a
+/// conditional), or as it is for `o = 0` one time in two.
+fn clamp_form(c: &mut Rng, p: &str, o: i64, n: &str) -> String {
+    let inner = format!("{p}{}", plus(o, ""));
+    match (o.signum(), c.below(6)) {
+        (0, 0..=2) => inner,
+        (_, 0) => format!("min(max({inner}, 0), {n} - 1)"),
+        (_, 1) => format!("max(min({inner}, {n} - 1), 0)"),
+        (-1, 2) => format!("max({inner}, 0)"),
+        (-1, 3) => format!("max(0, {inner})"),
+        (-1, 4) => format!("({inner} < 0) ? 0 : {inner}"),
+        (-1, _) => format!("{inner} > 0 ? {inner} : 0"),
+        (_, 2) => format!("min({inner}, {n} - 1)"),
+        (_, 3) => format!("min({n} - 1, {inner})"),
+        (_, 4) => format!("({inner} >= {n}) ? {n} - 1 : {inner}"),
+        _ => format!("{inner} < {n} - 1 ? {inner} : {n} - 1"),
+    }
+}
+
+/// The body of [`generated_written_2d`]'s clamped kernels: each read's
+/// row and column clamped into the image ([`clamp_form`]), inline
+/// (`in[max(y - 1, 0) * w + min(x + 1, w - 1)]`) or through locals never
+/// assigned (`int r0 = …;`), under `if (x < w && y < h)` or after `if (x
+/// >= w || y >= h) return;`.
+fn clamped_2d(
+    c: &mut Rng,
+    (ty, x, y): (&str, &str, &str),
+    (copy, w): (&str, &str),
+    picked: &[Vec<i64>],
+) -> String {
+    let in_locals = c.below(2) == 0;
+    let mut locals = String::new();
+    let mut reads = Vec::new();
+    for (n, o) in picked.iter().enumerate() {
+        let (row, col) = (clamp_form(c, "y", o[0], "h"), clamp_form(c, "x", o[1], w));
+        let (row, col) = if in_locals {
+            locals.push_str(&format!(
+                "int r{n} = {row};\n        int c{n} = {col};\n        "
+            ));
+            (format!("r{n}"), format!("c{n}"))
+        } else {
+            (format!("({row})"), format!("({col})"))
+        };
+        reads.push(format!("in[{row} * {w} + {col}]"));
+    }
+    let (open, close) = match c.below(2) {
+        0 => (format!("if (x < {w} && y < h) {{"), "}"),
+        _ => (format!("if (x >= {w} || y >= h) return;\n    {{"), "}"),
+    };
+    format!(
+        "__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{{copy}
+    int x = {x};
+    int y = {y};
+    {open}
+        {locals}{ty} s = {};
+        out[y * {w} + x] = s;
+    {close}
+}}
+",
+        reads.join(" + ")
+    )
+}
+
+/// [`not_square`], and images one pixel wide, one pixel high or both:
+/// every clamped read of a thread then reads the same column or row.
+fn thin_or_not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
+    let mut found = not_square(spec.clone());
+    for (w, h) in [(Some(1.0), None), (None, Some(1.0)), (Some(1.0), Some(1.0))] {
+        let mut s = spec.clone();
+        for (name, v) in [("w", w), ("h", h)] {
+            if let Some(v) = v {
+                s.args.insert(name.to_string(), v);
+            }
+        }
+        found.push(s);
+    }
+    found
 }

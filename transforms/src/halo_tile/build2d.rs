@@ -61,9 +61,16 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window2d) -> Fu
         Key::Offset => ident(j),
         _ => k.at(as_int(ident(j))),
     };
+    // A clamped row written out (`yu * w` with `int yu = max(y - 1, 0);`)
+    // multiplies in `long long` too: the reads of its rows need not all
+    // compute the same product.
+    let row = match &w.row_key {
+        k @ Key::Clamp { .. } if k.written() => long_long(key(k, &jy)),
+        k => key(k, &jy),
+    };
     let element = bin(
         BinOp::Add,
-        bin(BinOp::Mul, key(&w.row_key, &jy), w.stride.clone()),
+        bin(BinOp::Mul, row, w.stride.clone()),
         key(&w.col_key, &jx),
     );
     let store = ast_util::assign(at2(&tile, ident(&ty), ident(&tx)), index(array, element));

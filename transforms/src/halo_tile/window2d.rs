@@ -47,6 +47,16 @@ pub(crate) enum Key {
 }
 
 impl Key {
+    /// Whether the key is of a read written out (an offset, perhaps
+    /// clamped), not of an offset loop's position.
+    pub(crate) fn written(&self) -> bool {
+        match self {
+            Key::Offset => true,
+            Key::Position => false,
+            Key::Clamp { inner, .. } => inner.written(),
+        }
+    }
+
     /// The key of position `p`.
     pub(crate) fn at(&self, p: Expr) -> Expr {
         match self {

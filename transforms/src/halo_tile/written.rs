@@ -20,6 +20,8 @@ use crate::Refusal;
 
 mod clamp;
 
+use clamp::AxisClamps;
+
 /// A sum of products of names with integer coefficients, each product's
 /// names sorted.
 pub(super) type Poly = BTreeMap<Vec<String>, i64>;
@@ -40,8 +42,9 @@ struct Recognized {
     uniform: Vec<Expr>,
     /// The row length of a 2-D index.
     stride: Option<String>,
-    /// The bounds the reads clamp the position to, lower and upper.
-    clamp: [Option<Expr>; 2],
+    /// The bounds the reads clamp the position to along each axis, lower
+    /// and upper.
+    clamp: Vec<[Option<Expr>; 2]>,
 }
 
 /// A read's index with its clamps taken off: the index inside, and the
@@ -204,8 +207,15 @@ impl<'a, 'f> Written<'a, 'f> {
         for s in &self.k.f.body {
             ast_util::visit_stmt_exprs(s, &mut |e| {
                 if let Some(i) = read_of(e, array) {
+                    let i = match self
+                        .unclamp_axes(self.k, i, axes)
+                        .filter(|_| axes.len() > 1)
+                    {
+                        Some((i, _)) => i,
+                        None => self.unclamp(self.k, i, axes).0.clone(),
+                    };
                     found |= self
-                        .offsets(self.unclamp(self.k, i, axes).0, axes)
+                        .offsets(&i, axes)
                         .is_some_and(|(_, o)| o.iter().any(|&c| c != 0));
                 }
             });
@@ -222,7 +232,7 @@ impl<'a, 'f> Written<'a, 'f> {
             place: r.place,
             uniform: r.uniform,
             served: r.served,
-            clamp: r.clamp,
+            clamp: r.clamp.pop().unwrap_or([None, None]),
         })
     }
 
@@ -236,15 +246,15 @@ impl<'a, 'f> Written<'a, 'f> {
         x: (usize, &str),
     ) -> Result<Window2d, Refusal> {
         let mut r = self.recognize(array, &[y, x])?;
-        let (Some(w), 2) = (&r.stride, r.axes.len()) else {
+        let (Some(w), 2, 2) = (&r.stride, r.axes.len(), r.clamp.len()) else {
             return Err("copper lost track of the window".into());
         };
         Ok(Window2d {
             stride: ast_util::ident(w),
             rows: r.axes.remove(0),
             cols: r.axes.remove(0),
-            row_key: Key::Offset,
-            col_key: Key::Offset,
+            row_key: clamped_key(&r.clamp[0]),
+            col_key: clamped_key(&r.clamp[1]),
             place: r.place,
             uniform: r.uniform,
             served: r.served,
@@ -264,26 +274,34 @@ impl<'a, 'f> Written<'a, 'f> {
         let names: Vec<&str> = axes.iter().map(|(_, n)| *n).collect();
         let mut stride: Option<String> = None;
         let mut found = Vec::new();
-        let mut clamps: Vec<[Option<&Expr>; 2]> = Vec::new();
+        // The clamps of each read along each axis.
+        let mut clamps: Vec<AxisClamps> = Vec::new();
         for r in &reads {
             let Some(i) = read_of(r, array) else {
                 continue;
             };
-            let (i, clamp) = self.unclamp(k, i, &names);
-            if names.len() > 1 && clamp.iter().any(Option::is_some) {
-                return Err(format!(
-                    "its index `{}` is clamped as a whole (`min`/`max`), which is not done for a 2-D index",
-                    print::expression(i)
-                )
-                .into());
-            }
-            clamps.push(clamp);
-            let Some((w, o)) = self.offsets(i, &names) else {
-                return Err(format!(
+            let (whole, clamp) = self.unclamp(k, i, &names);
+            let not_offset = || -> Refusal {
+                format!(
                     "its index `{}` is not the thread's own element plus a constant",
-                    print::expression(i)
+                    print::expression(whole)
                 )
-                .into());
+                .into()
+            };
+            let (i, clamp) = match names.len() {
+                1 => (whole.clone(), vec![clamp]),
+                _ if clamp.iter().any(Option::is_some) => {
+                    return Err(format!(
+                        "its index `{}` is clamped as a whole (`min`/`max`), which is not done for a 2-D index",
+                        print::expression(whole)
+                    )
+                    .into())
+                }
+                _ => self.unclamp_axes(k, i, &names).ok_or_else(not_offset)?,
+            };
+            clamps.push(clamp);
+            let Some((w, o)) = self.offsets(&i, &names) else {
+                return Err(not_offset());
             };
             if w.is_some()
                 && stride.get_or_insert_with(|| w.clone().unwrap_or_default())
@@ -333,10 +351,11 @@ impl<'a, 'f> Written<'a, 'f> {
                 guard: Vec::new(),
             });
         }
-        let clamp = match built.as_slice() {
-            [a] => self.clamp_of(a, &found, &clamps)?,
-            _ => [None, None],
-        };
+        let mut clamp = Vec::new();
+        for (n, a) in built.iter().enumerate() {
+            let along: Vec<[Option<&Expr>; 2]> = clamps.iter().map(|c| c[n]).collect();
+            clamp.push(self.clamp_of(a, n, &found, &along)?);
+        }
         let offsets: BTreeSet<Vec<i64>> = found.iter().map(|(_, o)| o.clone()).collect();
         let served = Served {
             targets,
@@ -355,6 +374,23 @@ impl<'a, 'f> Written<'a, 'f> {
             clamp,
         })
     }
+}
+
+/// What a read written out makes of a position clamped to `bounds`
+/// (lower, upper): the position, perhaps clamped.
+fn clamped_key(bounds: &[Option<Expr>; 2]) -> Key {
+    let mut key = Key::Offset;
+    for (call, bound) in ["max", "min"].into_iter().zip(bounds) {
+        if let Some(b) = bound {
+            key = Key::Clamp {
+                call: call.to_string(),
+                inner: Box::new(key),
+                bound: b.clone(),
+                key_first: true,
+            };
+        }
+    }
+    key
 }
 
 /// The index of `e` when it reads `array` (`array[i]`).

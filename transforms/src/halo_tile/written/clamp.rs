@@ -124,8 +124,8 @@ impl Written<'_, '_> {
         }
     }
 
-    /// The bounds the 1-D reads `found` (each with its clamps `clamps`)
-    /// clamp the position to along axis `a`, when one tile element per
+    /// The bounds the reads `found` (each with its clamps `clamps` along
+    /// axis `n`) clamp the position to along axis `a`, when one tile element per
     /// position serves them all: the tile loads `min(max(j, lo), hi)` at
     /// position `j`, which is what every read makes of `j` for every
     /// thread that reaches it. A read without the lower clamp needs `j >=
@@ -137,6 +137,7 @@ impl Written<'_, '_> {
     pub(super) fn clamp_of(
         &self,
         a: &Axis,
+        n: usize,
         found: &[(Expr, Vec<i64>)],
         clamps: &[[Option<&Expr>; 2]],
     ) -> Result<[Option<Expr>; 2], Refusal> {
@@ -185,7 +186,7 @@ impl Written<'_, '_> {
             }
         }
         for ((r, o), c) in found.iter().zip(clamps) {
-            let off = o.first().copied().unwrap_or(0);
+            let off = o.get(n).copied().unwrap_or(0);
             let lower = match (bounds[0], c[0]) {
                 (Some(lo), None) => at_least(lo, off),
                 _ => true,
@@ -204,4 +205,111 @@ impl Written<'_, '_> {
         }
         Ok(bounds.map(|b| b.cloned()))
     }
+}
+
+/// The clamps of a 2-D read, one pair (lower, upper) per axis.
+pub(super) type AxisClamps<'e> = Vec<[Option<&'e Expr>; 2]>;
+
+impl Written<'_, '_> {
+    /// Index `i` of a 2-D read along `axes` (`[y, x]`) with the clamps of
+    /// its row and its column taken off (`max(y - 1, 0) * w + min(x + 1,
+    /// w - 1)`, the clamps perhaps in locals never assigned: `yu * w +
+    /// xr`):
+    /// the index with each clamp replaced by the position it clamps
+    /// (`(y - 1) * w + (x + 1)`), and the clamps of each axis. `None` when
+    /// a clamp is not of the whole row or the whole column: the index must
+    /// be `Y * w + X` with `Y` the row position or its clamp and `X` the
+    /// column position or its clamp, checked on the index with each clamp
+    /// as a name of its own (so `max(y - 1, 0) * 0 + (y - 1) * w` is not
+    /// taken for a clamped row).
+    pub(super) fn unclamp_axes<'e>(
+        &'e self,
+        k: &Kernel,
+        i: &'e Expr,
+        axes: &[&str],
+    ) -> Option<(Expr, AxisClamps<'e>)> {
+        let mut clamps: AxisClamps<'e> = vec![[None, None]; axes.len()];
+        let mut seen = vec![false; axes.len()];
+        let named = self.strip(k, i, axes, (&mut clamps, &mut seen), true, 0)?;
+        let unclamped = self.strip(k, i, axes, (&mut Vec::new(), &mut Vec::new()), false, 0)?;
+        if !seen.contains(&true) {
+            return Some((unclamped, clamps));
+        }
+        let [y, x] = axes else {
+            return None;
+        };
+        let (w, o) = self.offsets(&unclamped, axes)?;
+        let w = w?;
+        let (ny, nx) = (placeholder(0), placeholder(1));
+        let symbols = [*y, *x, ny.as_str(), nx.as_str()];
+        let part = |n: usize, pos: &str, c: i64| match seen[n] {
+            true => ast_util::ident(&placeholder(n)),
+            false => ast_util::bin(BinOp::Add, ast_util::ident(pos), super::signed(c)),
+        };
+        let canonical = ast_util::bin(
+            BinOp::Add,
+            ast_util::bin(BinOp::Mul, part(0, y, o[0]), ast_util::ident(&w)),
+            part(1, x, o[1]),
+        );
+        let poly = |e: &Expr| self.fold(self.poly(e, &symbols, 0)?, Some(&w));
+        (poly(&named)? == poly(&canonical)?).then_some((unclamped, clamps))
+    }
+
+    /// `e` with the clamps of a position along one of `axes` replaced by
+    /// the position (`named` false) or by a name for the axis (`named`
+    /// true, the clamps recorded in `found`, one per axis at most), the
+    /// locals never assigned that may hold one replaced by their values.
+    fn strip<'e>(
+        &'e self,
+        k: &Kernel,
+        e: &'e Expr,
+        axes: &[&str],
+        found: (&mut AxisClamps<'e>, &mut Vec<bool>),
+        named: bool,
+        depth: u32,
+    ) -> Option<Expr> {
+        let (inner, clamp) = self.unclamp(k, e, axes);
+        if clamp.iter().any(Option::is_some) {
+            let n = axes
+                .iter()
+                .position(|a| self.offsets(inner, &[a]).is_some())?;
+            if !named {
+                return Some(inner.clone());
+            }
+            let (clamps, seen) = found;
+            if seen[n] {
+                return None;
+            }
+            seen[n] = true;
+            clamps[n] = clamp;
+            return Some(ast_util::ident(&placeholder(n)));
+        }
+        if let ExprKind::Ident(n) = &e.kind {
+            let local = self
+                .locals
+                .get(n)
+                .filter(|_| depth < 8 && !axes.contains(&n.as_str()) && !self.k.int_operand(e));
+            return match local {
+                Some(v) => self.strip(k, v, axes, found, named, depth + 1),
+                None => Some(e.clone()),
+            };
+        }
+        let (clamps, seen) = found;
+        let mut sub =
+            |x: &'e Expr| self.strip(k, x, axes, (&mut *clamps, &mut *seen), named, depth);
+        Some(match &e.kind {
+            ExprKind::Binary(op, a, b) => {
+                let a = sub(a)?;
+                ast_util::bin(*op, a, sub(b)?)
+            }
+            ExprKind::Unary(op, x) => ast_util::expr(ExprKind::Unary(*op, Box::new(sub(x)?))),
+            _ => e.clone(),
+        })
+    }
+}
+
+/// The name standing for the clamp of axis `n` (not a C name, so it
+/// meets none of the kernel's).
+fn placeholder(n: usize) -> String {
+    format!("@clamp{n}")
 }
