@@ -1,14 +1,16 @@
 //! The bound engine on every `testdata/` kernel: all five built-in metrics
 //! at degree 2, for the block shape of the kernel's parameter file, timed
 //! from the lowered kernel (jump elimination, facts, bases, LPs) to the
-//! bounds. Reports the median time per kernel over several runs and the
+//! bounds. Reports the time per kernel as the median of 7 runs (with the
+//! fastest and slowest; `COPPER_BENCH_RUNS=N` for another count) and the
 //! largest LP.
 //!
 //! Run: `cargo bench --bench analyze` (pure-Rust microlp) and
 //! `cargo bench --bench analyze --features cbc` (COIN-OR CBC).
 
+mod stats;
+
 use std::path::Path;
-use std::time::Instant;
 
 use copper::bound::{prepare, Config, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
@@ -16,9 +18,11 @@ use copper::cuda::parse::parse_path;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::ParamFile;
 
+/// Runs per kernel unless `COPPER_BENCH_RUNS` says otherwise.
 const RUNS: usize = 7;
 
 fn main() {
+    let runs = stats::runs(RUNS);
     let solver = if cfg!(feature = "cbc") {
         "cbc"
     } else {
@@ -35,9 +39,9 @@ fn main() {
         .iter()
         .filter_map(|m| Metric::builtin(m))
         .collect();
-    println!("analyze ({solver}, degree 2, {RUNS} runs per kernel, median):");
+    println!("analyze ({solver}, degree 2, {runs} runs per kernel: median (min–max)):");
     println!(
-        "{:<24} {:>9} {:>7} {:>9} {:>11} {:>8}",
+        "{:<24} {:>24} {:>7} {:>9} {:>11} {:>8}",
         "kernel", "ms", "bases", "LP vars", "LP constr", "bounded"
     );
     let (mut total, mut worst, mut count) = (0.0, 0.0f64, 0);
@@ -53,32 +57,29 @@ fn main() {
                 block: Some(spec.shape().expect("shape").block()),
                 ..Config::default()
             };
-            let mut times = Vec::new();
-            let mut last = None;
-            for _ in 0..RUNS {
-                let start = Instant::now();
+            let (spread, (bases, bounds)) = stats::time(runs, || {
                 let p = prepare(&kernel, config);
                 let bounds: Vec<_> = metrics.iter().map(|m| p.bound(m)).collect();
-                times.push(start.elapsed().as_secs_f64());
-                last = Some((p.num_bases(), bounds));
-            }
-            times.sort_by(f64::total_cmp);
-            let ms = times[RUNS / 2] * 1e3;
-            let (bases, bounds) = last.expect("ran");
+                (p.num_bases(), bounds)
+            });
+            let ms = spread.median * 1e3;
             let vars = bounds.iter().map(|b| b.lp_vars).max().unwrap_or(0);
             let cons = bounds.iter().map(|b| b.lp_constraints).max().unwrap_or(0);
             let bounded = bounds
                 .iter()
                 .filter(|b| matches!(b.work, Outcome::Bound(_)))
                 .count();
-            println!("{name:<24} {ms:>9.1} {bases:>7} {vars:>9} {cons:>11} {bounded:>6}/5");
+            println!(
+                "{name:<24} {:>24} {bases:>7} {vars:>9} {cons:>11} {bounded:>6}/5",
+                spread.ms(1)
+            );
             total += ms;
             worst = worst.max(ms);
             count += 1;
         }
     }
     println!(
-        "{count} kernels: mean {:.1} ms, slowest {worst:.1} ms per kernel (all five metrics)",
+        "{count} kernels: mean {:.1} ms, slowest {worst:.1} ms per kernel (medians, all five metrics)",
         total / count as f64
     );
 }

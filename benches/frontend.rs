@@ -1,19 +1,26 @@
 //! Front-end throughput on all of `testdata/` and the project in
 //! `testdata/projects/stencil` (its headers read once, with `-I inc` and
-//! `-DN=256`; extracted and parsed in every round): extraction + parsing +
-//! printing, in files/s and kernels/s.
+//! `-DN=256`; extracted and parsed in every iteration): extraction +
+//! parsing + printing of every file, one thread, measured by criterion
+//! (files/s and MiB/s with their confidence intervals; the functions
+//! printed per iteration are printed first).
 //!
-//! Run: `cargo bench --bench frontend`
+//! Run: `cargo bench --bench frontend` (criterion's options after `--`,
+//! e.g. `-- --sample-size 10 --measurement-time 2`)
 
+use std::hint::black_box;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use copper::cuda::include::{self, parse_define, Preprocess};
 use copper::cuda::parse::parse_source;
 use copper::cuda::print;
 use copper::source::SourceFile;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-fn main() {
+/// Every `testdata/*.cu` and the stencil project's two files, headers
+/// included.
+fn corpus() -> Vec<SourceFile> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut files: Vec<SourceFile> = std::fs::read_dir(&dir)
         .expect("testdata/")
@@ -32,34 +39,50 @@ fn main() {
         let f = SourceFile::read(&project.join(name)).expect("readable");
         files.push(include::load(f, &opts));
     }
-    let bytes: usize = files.iter().map(|f| f.text.len()).sum();
-    let mut rounds = 0u32;
-    let mut kernels = 0usize;
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(3) {
-        for f in &files {
-            let parsed = parse_source(f.clone());
-            for func in parsed
-                .functions
-                .iter()
-                .filter_map(|p| p.result.as_ref().ok())
-            {
-                std::hint::black_box(print::function(func));
-                kernels += 1;
-            }
+    files
+}
+
+/// One iteration: extracts, parses and prints every file; the number of
+/// functions printed.
+fn round(files: &[SourceFile]) -> usize {
+    let mut functions = 0;
+    for f in files {
+        let parsed = parse_source(f.clone());
+        for func in parsed
+            .functions
+            .iter()
+            .filter_map(|p| p.result.as_ref().ok())
+        {
+            black_box(print::function(func));
+            functions += 1;
         }
-        rounds += 1;
     }
-    let secs = start.elapsed().as_secs_f64();
-    let n = files.len() as f64 * rounds as f64;
+    functions
+}
+
+fn frontend(c: &mut Criterion) {
+    let files = corpus();
+    let bytes: usize = files.iter().map(|f| f.text.len()).sum();
     println!(
-        "frontend: {} files ({} KiB), {} rounds in {:.2} s: {:.0} files/s, {:.0} functions/s, {:.2} MiB/s (parse + print, 1 thread)",
+        "frontend: {} files ({} KiB), {} functions an iteration (parse + print, 1 thread)",
         files.len(),
         bytes / 1024,
-        rounds,
-        secs,
-        n / secs,
-        kernels as f64 / secs,
-        bytes as f64 * rounds as f64 / secs / (1024.0 * 1024.0)
+        round(&files)
     );
+    let mut group = c.benchmark_group("frontend");
+    group.throughput(Throughput::ElementsAndBytes {
+        elements: files.len() as u64,
+        bytes: bytes as u64,
+    });
+    group.bench_function("parse + print", |b| b.iter(|| round(black_box(&files))));
+    group.finish();
 }
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
+    targets = frontend
+}
+criterion_main!(benches);

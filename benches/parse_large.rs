@@ -7,14 +7,21 @@
 //! statement about the same at both sizes (the launches once took
 //! quadratic time: 2,000 launches 6.5 s, 4,000 35 s; the macro statements
 //! too: 3,200 of them 9.9 s, each expression looked for among every
-//! expansion of its function).
+//! expansion of its function). Measured by criterion, each size with its
+//! items as the throughput (items/s, with a confidence interval): the
+//! rates at the two sizes of a case should be about the same.
 //!
-//! Run: `cargo bench --bench parse_large`
+//! Run: `cargo bench --bench parse_large` (criterion's options after
+//! `--`, e.g. `-- --sample-size 10 "macro statements"` for one case)
 
-use std::time::Instant;
+use std::hint::black_box;
+use std::time::Duration;
 
 use copper::cuda::parse::parse_source;
 use copper::source::SourceFile;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 
 /// `main` launching one kernel `n` times.
 fn launches(n: usize) -> String {
@@ -80,7 +87,7 @@ fn plain_statements(n: usize) -> String {
     )
 }
 
-fn main() {
+fn parse_large(c: &mut Criterion) {
     type Gen = fn(usize) -> String;
     let cases: [(&str, Gen, [usize; 2]); 6] = [
         ("launches in main", launches, [1000, 4000]),
@@ -99,17 +106,28 @@ fn main() {
         ),
     ];
     for (what, generate, sizes) in cases {
+        let mut group = c.benchmark_group(what);
+        // Each parse takes milliseconds to a second: a fixed number of
+        // iterations a sample.
+        group.sampling_mode(SamplingMode::Flat);
         for n in sizes {
             let text = generate(n);
-            let start = Instant::now();
-            let parsed = parse_source(SourceFile::new("large.cu", &text));
-            let secs = start.elapsed().as_secs_f64();
-            std::hint::black_box(&parsed);
-            println!(
-                "parse_large: {n} {what} ({} KiB): {secs:.3} s, {:.1} µs per item",
-                text.len() / 1024,
-                secs * 1e6 / n as f64
-            );
+            println!("parse_large: {n} {what}: {} KiB", text.len() / 1024);
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+                b.iter(|| black_box(parse_source(SourceFile::new("large.cu", text))))
+            });
         }
+        group.finish();
     }
 }
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = parse_large
+}
+criterion_main!(benches);

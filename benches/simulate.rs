@@ -3,10 +3,14 @@
 //! matrix multiply, in seconds and warp-instructions per second; then the
 //! time a work unit takes (`copper::sim::work`) in loops of arithmetic,
 //! global accesses, shared accesses and long expressions, which the work
-//! limits assume to be about the same.
+//! limits assume to be about the same. Each figure is the median of 3
+//! runs, with the fastest and slowest (`COPPER_BENCH_RUNS=N` for another
+//! count); the rates are at the median.
 //!
 //! Run: `cargo bench --bench simulate` (`-- --quick` skips the matrix
 //! multiply and the work units)
+
+mod stats;
 
 use std::time::Instant;
 
@@ -16,19 +20,33 @@ use copper::sim::params::ParamFile;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 use copper::source::SourceFile;
 
+/// Runs per case unless `COPPER_BENCH_RUNS` says otherwise.
+const RUNS: usize = 3;
+
 fn bench(label: &str, src: &str, params: &str) {
     let parsed = parse_source(SourceFile::new("bench.cu", src));
     let name = parsed.kernels().next().expect("kernel").name.clone();
     let kernel = lower_kernel(&parsed, &name).expect("lowers");
     let p = ParamFile::from_toml(params).expect("params");
-    let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).expect("inputs");
     let opts = SimOptions::default();
-    let start = Instant::now();
-    let r = simulate_owned(&kernel, inputs, &opts).expect("simulates");
-    let secs = start.elapsed().as_secs_f64();
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..stats::runs(RUNS) {
+        // The inputs are the simulation's to keep: made anew for each run,
+        // outside the timed part.
+        let inputs = inputs_from_spec(&kernel, &p.kernel[&name]).expect("inputs");
+        let start = Instant::now();
+        let r = simulate_owned(&kernel, inputs, &opts).expect("simulates");
+        times.push(start.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    let (Some(spread), Some(r)) = (stats::Spread::of(times), last) else {
+        unreachable!("one run at least");
+    };
+    let secs = spread.median;
     println!(
-        "{label}: {:.3} s, {} warps, {} warp-instructions, {:.2} M warp-instructions/s, {} work units, {:.0} ns a unit ({} threads, 5 metrics)",
-        secs,
+        "{label}: {} s, {} warps, {} warp-instructions, {:.2} M warp-instructions/s, {} work units, {:.0} ns a unit ({} threads, 5 metrics)",
+        spread.s(3),
         r.warps,
         r.instructions,
         r.instructions as f64 / secs / 1e6,

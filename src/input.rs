@@ -139,12 +139,12 @@ mod tests {
 
     #[test]
     fn reads_a_regular_file() {
-        let dir = std::env::temp_dir().join(format!("copper-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let f = dir.join("a.toml");
         std::fs::write(&f, "x = 1\n").unwrap();
         assert_eq!(read_input_text(&f).unwrap(), "x = 1\n");
-        assert!(matches!(read_input(&dir), Err(InputFileError::Directory)));
+        assert!(matches!(read_input(dir), Err(InputFileError::Directory)));
         assert!(read_input(&dir.join("missing")).unwrap_err().is_not_found());
         std::fs::write(&f, b"\xff").unwrap();
         assert!(read_input_text(&f)

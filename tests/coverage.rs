@@ -249,8 +249,8 @@ fn every_testdata_kernel_is_listed_lowered_and_bounded() {
 /// cannot be read.
 #[test]
 fn each_stage_is_counted() {
-    let dir = std::env::temp_dir().join(format!("copper-coverage-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("bad")).unwrap();
     std::fs::write(
         dir.join("mixed.cu"),
@@ -264,9 +264,8 @@ fn each_stage_is_counted() {
     std::fs::write(dir.join("missing.cu"), "#include \"nowhere.h\"\n").unwrap();
     // Folders named `bad` are left out.
     std::fs::write(dir.join("bad/skipped.cu"), "__global__ void k() {}\n").unwrap();
-    let c = measure(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    print(&dir, &c);
+    let c = measure(dir);
+    print(dir, &c);
     assert_eq!(c.files, 2, "{c:?}");
     assert_eq!(c.found, 2, "{c:?}");
     assert_eq!(c.listed, 1, "{c:?}");

@@ -114,14 +114,6 @@ fn tool_available(name: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Writes `files` into a fresh temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn diffs_apply_with_git_apply_and_patch() {
     assert!(
@@ -145,25 +137,26 @@ fn diffs_apply_with_git_apply_and_patch() {
             continue;
         }
         for tool in ["git", "patch"] {
-            let dir = temp_dir(tool);
+            let scratch = tempfile::tempdir().unwrap();
+            let dir = scratch.path();
             std::fs::create_dir_all(dir.join("sub")).unwrap();
             std::fs::write(dir.join(&rel), &file.source.text).unwrap();
             std::fs::write(dir.join("fix.patch"), &patch).unwrap();
             let status = if tool == "git" {
                 Command::new("git")
                     .args(["init", "-q"])
-                    .current_dir(&dir)
+                    .current_dir(dir)
                     .status()
                     .unwrap();
                 Command::new("git")
                     .args(["apply", "fix.patch"])
-                    .current_dir(&dir)
+                    .current_dir(dir)
                     .output()
                     .unwrap()
             } else {
                 Command::new("patch")
                     .args(["-p1", "-s", "-i", "fix.patch"])
-                    .current_dir(&dir)
+                    .current_dir(dir)
                     .output()
                     .unwrap()
             };
@@ -177,7 +170,6 @@ fn diffs_apply_with_git_apply_and_patch() {
                 new,
                 "{tool} result differs for {name}"
             );
-            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }

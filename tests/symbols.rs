@@ -307,8 +307,8 @@ fn a_kernel_in_a_header_is_listed_with_the_headers_locations() {
     assert!(why.contains("blur.h:20, a header"), "{why}");
     assert_eq!(copper::cuda::rewrite::refusal(&parsed, "blur_tiles"), None);
     // A header kernel that copper cannot read is reported in the header.
-    let tmp = std::env::temp_dir().join(format!("copper-hkernel-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = scratch.path();
     std::fs::write(
         tmp.join("k.h"),
         "// k.h\n__global__ void bad(int *a) {\n    a[0] = [] { return 1; }();\n}\n",
@@ -324,7 +324,6 @@ fn a_kernel_in_a_header_is_listed_with_the_headers_locations() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(d[0].render().contains("k.h:3:"), "{}", d[0].render());
     assert_eq!(parsed.kernels().count(), 1);
-    let _ = std::fs::remove_dir_all(tmp);
 }
 
 #[test]

@@ -6,8 +6,12 @@
 //!   time), then all eight in one run;
 //! - all of `testdata/` as a batch, with 1 and 2 worker threads: kernels/s.
 //!
-//! Every figure is the median of several runs. Run: `cargo bench --bench
+//! Every time is the median of 5 runs, with the fastest and slowest
+//! (`COPPER_BENCH_RUNS=N` for another count). Run: `cargo bench --bench
 //! optimize`.
+
+#[path = "../../benches/stats/mod.rs"]
+mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +19,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+/// Runs per figure unless `COPPER_BENCH_RUNS` says otherwise.
 const RUNS: usize = 5;
 
 /// COpPER Table 1, as `testdata/` reproduces it.
@@ -48,31 +53,31 @@ fn optimize(args: &[String]) -> (Value, f64) {
     (doc, seconds)
 }
 
-/// The median wall time of `RUNS` runs, and the last run's output.
-fn median_run(args: &[String]) -> (Value, f64) {
+/// The spread of `runs` runs' wall times, and the last run's output.
+fn median_run(runs: usize, args: &[String]) -> (Value, stats::Spread) {
     let mut times = Vec::new();
     let mut doc = Value::Null;
-    for _ in 0..RUNS {
+    for _ in 0..runs.max(1) {
         let (d, t) = optimize(args);
         doc = d;
         times.push(t);
     }
-    times.sort_by(f64::total_cmp);
-    (doc, times[RUNS / 2])
+    (doc, stats::Spread::of(times).expect("one run at least"))
 }
 
 fn main() {
+    let runs = stats::runs(RUNS);
     println!(
-        "copper optimize, Table 1 of 002 (median of {RUNS} runs, wall time of the whole command):"
+        "copper optimize, Table 1 of 002 (wall time of the whole command, ms: median (min–max) of {runs} runs):"
     );
     println!(
-        "{:<16} {:<46} {:<22} {:<32} {:>8}",
-        "benchmark", "applied", "wsteps before", "after", "time"
+        "{:<16} {:<46} {:<22} {:<32} {:>16}",
+        "benchmark", "applied", "wsteps before", "after", "time (ms)"
     );
     let mut all = Vec::new();
     for (name, file) in TABLE_1 {
         let path = format!("testdata/{file}");
-        let (doc, t) = median_run(std::slice::from_ref(&path));
+        let (doc, t) = median_run(runs, std::slice::from_ref(&path));
         all.push(path);
         let k = &doc["kernels"][0];
         let applied: Vec<&str> = k["applied"]
@@ -86,7 +91,7 @@ fn main() {
             wsteps["after"].as_str().unwrap_or("?")
         };
         println!(
-            "{:<16} {:<46} {:<22} {:<32} {:>6.0} ms",
+            "{:<16} {:<46} {:<22} {:<32} {:>16}",
             name,
             if applied.is_empty() {
                 "none".to_string()
@@ -95,24 +100,26 @@ fn main() {
             },
             wsteps["before"].as_str().unwrap_or("?"),
             after,
-            t * 1e3
+            t.ms(0)
         );
     }
-    let (_, t) = median_run(&all);
-    println!("all eight in one run: {:.2} s", t);
+    let (_, t) = median_run(runs, &all);
+    println!("all eight in one run: {} s", t.s(2));
     println!();
-    println!("batch: all of testdata/ (median of {RUNS} runs):");
+    println!(
+        "batch: all of testdata/ (s: median (min–max) of {runs} runs; kernels/s at the median):"
+    );
     for jobs in [1, 2] {
         let args = vec!["testdata".to_string(), "--jobs".into(), jobs.to_string()];
-        let (doc, t) = median_run(&args);
+        let (doc, t) = median_run(runs, &args);
         let kernels = doc["kernels"].as_array().cloned().unwrap_or_default();
         let searched = kernels.iter().filter(|k| k["status"] != "error").count();
         println!(
-            "  {jobs} thread(s): {} kernels ({searched} searched, {} unreadable) in {:.2} s, {:.1} kernels/s",
+            "  {jobs} thread(s): {} kernels ({searched} searched, {} unreadable) in {} s, {:.1} kernels/s",
             kernels.len(),
             kernels.len() - searched,
-            t,
-            kernels.len() as f64 / t
+            t.s(2),
+            kernels.len() as f64 / t.median
         );
     }
 }

@@ -70,8 +70,16 @@ fn main() {
         for job in 0..opts.jobs {
             let (opts, corpus, next, tally) = (&opts, &corpus, &next, &tally);
             s.spawn(move || {
-                let dir =
-                    std::env::temp_dir().join(format!("copper-fuzz-{}-{job}", std::process::id()));
+                // Each worker's cases in a folder of its own, removed at
+                // the end.
+                let scratch = match tempfile::tempdir() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("fuzz: no scratch folder for worker {job}: {e}");
+                        return;
+                    }
+                };
+                let dir = scratch.path().join("case");
                 loop {
                     let case = next.fetch_add(1, Ordering::SeqCst);
                     if case >= opts.first + opts.cases {
@@ -84,7 +92,6 @@ fn main() {
                         eprintln!("{} after {:.0?}", t.line(), start.elapsed());
                     }
                 }
-                let _ = std::fs::remove_dir_all(&dir);
             });
         }
     });

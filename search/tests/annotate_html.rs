@@ -10,20 +10,19 @@ mod webdriver;
 
 use std::path::{Path, PathBuf};
 
-use common::{copper_in, root, scratch_file, text};
+use common::{copper_in, root, text, Scratch};
 use serde_json::json;
 
 /// The page for `testdata/addSub0.cu` (a kernel with findings, a loop
-/// whose bound grows with `w`, and a rewrite), in the scratch directory
-/// of the tests tagged `tag`.
-fn page(tag: &str) -> PathBuf {
+/// whose bound grows with `w`, and a rewrite), in `scratch`.
+fn page(scratch: &Scratch) -> PathBuf {
     let source = std::fs::read(root().join("testdata/addSub0.cu")).expect("fixture");
     let params = std::fs::read(root().join("testdata/addSub0.toml")).expect("fixture");
-    let cu = scratch_file(tag, "addSub0.cu", &source);
-    let dir = cu.parent().expect("a directory").to_path_buf();
-    std::fs::write(dir.join("addSub0.toml"), params).expect("scratch");
+    scratch.file("addSub0.cu", &source);
+    scratch.file("addSub0.toml", &params);
+    let dir = scratch.path();
     let out = dir.join("page.html");
-    let o = copper_in(&dir, &["annotate", "addSub0.cu", "--html", "page.html"]);
+    let o = copper_in(dir, &["annotate", "addSub0.cu", "--html", "page.html"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         text(&o).contains("wrote page.html (1 kernel)"),
@@ -35,7 +34,8 @@ fn page(tag: &str) -> PathBuf {
 
 #[test]
 fn the_page_holds_source_findings_plot_and_diff_without_outside_files() {
-    let html = std::fs::read_to_string(page("annotate_html_text")).expect("the page");
+    let scratch = Scratch::new();
+    let html = std::fs::read_to_string(page(&scratch)).expect("the page");
     for part in [
         "<table class=\"source\">",
         "<a class=\"finding\" href=\"#k0-L15\">",
@@ -62,7 +62,8 @@ fn the_page_holds_source_findings_plot_and_diff_without_outside_files() {
 
 #[test]
 fn the_page_works_in_a_headless_browser() {
-    let page = page("annotate_html_browser");
+    let scratch = Scratch::new();
+    let page = page(&scratch);
     let (driver, browser) = match webdriver::Driver::start() {
         Ok(Some(d)) => d,
         Ok(None) if std::env::var_os("COPPER_REQUIRE_BROWSER").is_some() => {

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, text, Scratch};
 use copper::cuda::ast::FnKind;
 use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
 use copper::ir::Scalar;
@@ -21,12 +21,6 @@ use copper_search::bench::{self, cxx, KernelBench, Options};
 
 fn copper(args: &[&str]) -> Output {
     copper_in(&root(), args)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-bench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 /// Every `testdata/*.cu` with a parameter file.
@@ -83,7 +77,8 @@ fn check_program(program: &str, kernels: &[String], optimized: &[String]) {
 
 #[test]
 fn every_testdata_file_gets_a_well_formed_program() {
-    let out = scratch("all");
+    let tmp = Scratch::new();
+    let out = tmp.path().join("all");
     let mut improved = 0;
     for file in testdata() {
         let dir = out.join(file.file_stem().unwrap());
@@ -120,14 +115,14 @@ fn every_testdata_file_gets_a_well_formed_program() {
         assert_eq!(program.contains(&renamed), has_main, "{stem}");
     }
     assert!(improved >= 5, "only {improved} rewrites");
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
 fn gpu_sized_parameter_files_are_searched_on_scaled_down_launches() {
     // 4096×4096 images and 2^24-element reductions: the checks run on the
     // launch scaled down, so each kernel gets its rewrite in seconds.
-    let out = scratch("gpu");
+    let tmp = Scratch::new();
+    let out = tmp.path().join("gpu");
     for (stem, rewritten) in [
         ("brighten_rows", &["brighten"][..]),
         ("gauss_step", &["eliminate"]),
@@ -151,12 +146,12 @@ fn gpu_sized_parameter_files_are_searched_on_scaled_down_launches() {
             assert!(stdout.contains(&want), "{stem}: {stdout}");
         }
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
 fn a_kernel_whose_checks_cannot_run_is_reported_unchecked() {
-    let dir = scratch("racy");
+    let tmp = Scratch::new();
+    let dir = tmp.path().join("racy");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("racy.cu");
     std::fs::write(
@@ -186,7 +181,6 @@ fn a_kernel_whose_checks_cannot_run_is_reported_unchecked() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("racy: unchecked: "), "{stdout}");
     assert!(stdout.contains("races"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -226,7 +220,8 @@ fn every_kernel_can_be_compared() {
 
 #[test]
 fn sweep_follows_the_argument() {
-    let out = scratch("sweep");
+    let tmp = Scratch::new();
+    let out = tmp.path().join("sweep");
     let o = copper(&[
         "bench",
         "testdata/addSub2.cu",
@@ -245,13 +240,13 @@ fn sweep_follows_the_argument() {
         );
         assert!(program.contains(&call), "no {call}");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
 fn bad_input_fails_cleanly_and_writes_nothing() {
-    let out = scratch("bad");
-    let dir = std::env::temp_dir().join(format!("copper-bench-{}-inputs", std::process::id()));
+    let tmp = Scratch::new();
+    let out = tmp.path().join("bad");
+    let dir = tmp.path().join("inputs");
     std::fs::create_dir_all(&dir).unwrap();
     let bad_toml = dir.join("bad.toml");
     std::fs::write(&bad_toml, "[kernel.addSub2]\ngrid = [4]\n").unwrap();
@@ -365,7 +360,6 @@ fn bad_input_fails_cleanly_and_writes_nothing() {
         assert!(!t.contains("panicked"), "{t}");
         assert!(!out.exists(), "{args:?} wrote {}", out.display());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `g++`, when installed. Without it the C++ checks print "skipped: no
@@ -392,7 +386,8 @@ fn gxx(check: &str) -> Option<&'static str> {
 /// without g++ (see [`gxx`]).
 fn compile_and_run(name: &str, source: &str, run: bool) -> Option<String> {
     let gxx = gxx(name)?;
-    let dir = scratch(name);
+    let tmp = Scratch::new();
+    let dir = tmp.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("main.cpp");
     std::fs::write(&src, source).unwrap();
@@ -425,7 +420,6 @@ fn compile_and_run(name: &str, source: &str, run: bool) -> Option<String> {
     } else {
         String::new()
     };
-    let _ = std::fs::remove_dir_all(&dir);
     Some(out)
 }
 
@@ -534,7 +528,8 @@ int main(int argc, char **argv) {
 /// Runs `scripts/ncu-compare.sh` with `ncu` replaced by a script printing
 /// `ncu_output`.
 fn ncu_compare(name: &str, args: &[&str], ncu_output: &str) -> Output {
-    let dir = scratch(name);
+    let tmp = Scratch::new();
+    let dir = tmp.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let ncu = dir.join("ncu");
     std::fs::write(&ncu, format!("#!/bin/sh\ncat <<'CSV'\n{ncu_output}CSV\n")).unwrap();
@@ -556,7 +551,6 @@ fn ncu_compare(name: &str, args: &[&str], ncu_output: &str) -> Output {
         .current_dir(root())
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     o
 }
 
@@ -622,7 +616,8 @@ fn ncu_script_rejects_bad_use() {
 #[test]
 fn mixed_struct_arrays_are_filled_as_the_simulator_fills_them() {
     let file = root().join("testdata/graph_weighted.cu");
-    let dir = scratch("mixed-structs");
+    let tmp = Scratch::new();
+    let dir = tmp.path().join("mixed-structs");
     let o = copper(&[
         "bench",
         file.to_str().unwrap(),
@@ -633,7 +628,6 @@ fn mixed_struct_arrays_are_filled_as_the_simulator_fills_them() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let program = std::fs::read_to_string(dir.join("graph_weighted_bench.cu")).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(program.contains("CopperArray<unsigned char> copper_a_g_nodes("));
     assert!(program.contains("reinterpret_cast<Node *>(copper_a_g_nodes.copper_dev)"));
     // Compared field by field, each in its own type.

@@ -6,14 +6,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{copper_in, root, scratch_file, text};
+use common::{copper_in, root, text, Scratch};
 
 fn copper(args: &[&str]) -> Output {
     copper_in(Path::new("."), args)
-}
-
-fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    scratch_file("cli", name, bytes)
 }
 
 fn assert_clean_failure(o: &Output, status: i32, needle: &str) {
@@ -40,19 +36,20 @@ fn missing_file_and_directory() {
 
 #[test]
 fn binary_non_utf8_and_huge_files() {
-    let bin = scratch("bin.cu", &[0x7f, b'E', b'L', b'F', 0, 1, 2]);
+    let scratch = Scratch::new();
+    let bin = scratch.file("bin.cu", &[0x7f, b'E', b'L', b'F', 0, 1, 2]);
     assert_clean_failure(&copper(&["parse", bin.to_str().unwrap()]), 2, "binary file");
     // A Latin-1 byte in a comment is fine; in code it is one diagnostic.
-    let latin1 = scratch("latin1.cu", b"// caf\xe9\n__global__ void k() {}\n");
+    let latin1 = scratch.file("latin1.cu", b"// caf\xe9\n__global__ void k() {}\n");
     let o = copper(&["parse", latin1.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let in_code = scratch("latin1_code.cu", b"__global__ void k() {}\nint caf\xe9;\n");
+    let in_code = scratch.file("latin1_code.cu", b"__global__ void k() {}\nint caf\xe9;\n");
     assert_clean_failure(
         &copper(&["parse", in_code.to_str().unwrap()]),
         1,
         "latin1_code.cu:2:8: error[encoding]: a byte that is not UTF-8 in code",
     );
-    let huge = scratch("huge.cu", &vec![b' '; 50 * 1024 * 1024]);
+    let huge = scratch.file("huge.cu", &vec![b' '; 50 * 1024 * 1024]);
     assert_clean_failure(
         &copper(&["parse", huge.to_str().unwrap()]),
         2,
@@ -63,12 +60,13 @@ fn binary_non_utf8_and_huge_files() {
 
 #[test]
 fn deep_nesting_is_a_located_diagnostic() {
+    let scratch = Scratch::new();
     let src = format!(
         "__global__ void k(int* a) {{\n  a[0] = {}1{};\n}}\n",
         "(".repeat(10_000),
         ")".repeat(10_000)
     );
-    let p = scratch("deep.cu", src.as_bytes());
+    let p = scratch.file("deep.cu", src.as_bytes());
     let o = copper(&["parse", p.to_str().unwrap()]);
     assert_clean_failure(&o, 1, "deep.cu:2:");
     assert!(text(&o).contains("error[too-deep]"));
@@ -76,11 +74,12 @@ fn deep_nesting_is_a_located_diagnostic() {
 
 #[test]
 fn one_bad_kernel_does_not_stop_the_others() {
+    let scratch = Scratch::new();
     let src = "#include <cstdio>\n__global__ void bad(int* a) {\n  a[0] = ;\n}\n\
                template <typename T>\n__global__ void tmpl(T* a) { a[0] = 0; }\n\
                __global__ void good(int* a, int n) { if (threadIdx.x < n) a[threadIdx.x] = 1; }\n\
                int main() { good<<<1, 32>>>(0, 3); }\n";
-    let p = scratch("mixed.cu", src.as_bytes());
+    let p = scratch.file("mixed.cu", src.as_bytes());
     let o = copper(&["parse", p.to_str().unwrap()]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
@@ -101,7 +100,8 @@ fn one_bad_kernel_does_not_stop_the_others() {
 
 #[test]
 fn json_output_is_valid() {
-    let p = scratch(
+    let scratch = Scratch::new();
+    let p = scratch.file(
         "j.cu",
         b"__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }\n",
     );
@@ -123,8 +123,9 @@ const ARRAYS: &str =
 
 #[test]
 fn simulate_reports_costs_sites_and_dumps_arrays() {
-    let cu = scratch("vadd.cu", VADD.as_bytes());
-    scratch("vadd.toml", vadd_params(ARRAYS).as_bytes());
+    let scratch = Scratch::new();
+    let cu = scratch.file("vadd.cu", VADD.as_bytes());
+    scratch.file("vadd.toml", vadd_params(ARRAYS).as_bytes());
     let dump = cu.with_file_name("dump.json");
     let o = copper(&[
         "simulate",
@@ -157,7 +158,8 @@ fn simulate_reports_costs_sites_and_dumps_arrays() {
 
 #[test]
 fn simulate_bad_parameter_files() {
-    let cu = scratch("vadd2.cu", VADD.as_bytes());
+    let scratch = Scratch::new();
+    let cu = scratch.file("vadd2.cu", VADD.as_bytes());
     let cases = [
         (
             vadd_params(ARRAYS).replace("n = 100\n", ""),
@@ -207,7 +209,7 @@ fn simulate_bad_parameter_files() {
         (vadd_params(""), 2, "describes no array `a`"),
     ];
     for (i, (params, status, needle)) in cases.iter().enumerate() {
-        let p = scratch(&format!("bad{i}.toml"), params.as_bytes());
+        let p = scratch.file(&format!("bad{i}.toml"), params.as_bytes());
         let o = copper(&[
             "simulate",
             cu.to_str().unwrap(),
@@ -216,8 +218,8 @@ fn simulate_bad_parameter_files() {
         ]);
         assert_clean_failure(&o, *status, needle);
     }
-    let spin = scratch("spin.cu", b"__global__ void vadd(const float *a, float *b, int n) { while (n > 0) { b[0] = 1.0f; } }\n");
-    let p = scratch(
+    let spin = scratch.file("spin.cu", b"__global__ void vadd(const float *a, float *b, int n) { while (n > 0) { b[0] = 1.0f; } }\n");
+    let p = scratch.file(
         "spin.toml",
         vadd_params(ARRAYS)
             .replace("block = [64]", "block = [1]")
@@ -289,9 +291,10 @@ fn analyze_prints_bounds_and_checks_them() {
 
 #[test]
 fn analyze_explains_missing_bounds_and_rejects_bad_input() {
+    let scratch = Scratch::new();
     let src = "__global__ void forever(int *a) { while (a[0] > 0) { a[threadIdx.x] += 1; } }\n\
                __global__ void fine(int *a, int n) { for (int i = 0; i < n; i++) { a[i] = i; } }\n";
-    let f = scratch("unbounded.cu", src.as_bytes());
+    let f = scratch.file("unbounded.cu", src.as_bytes());
     let o = copper(&[
         "analyze",
         f.to_str().unwrap(),
@@ -430,7 +433,8 @@ fn headers_are_found_with_dash_i_or_copper_toml() {
 
 #[test]
 fn optimize_rewrites_only_the_user_file() {
-    let dir = std::env::temp_dir().join(format!("copper-project-{}", std::process::id()));
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("inc")).unwrap();
     for f in [
         "stencil.cu",
@@ -442,7 +446,7 @@ fn optimize_rewrites_only_the_user_file() {
         std::fs::copy(project().join(f), dir.join(f)).unwrap();
     }
     let header = std::fs::read(dir.join("inc/stencil.h")).unwrap();
-    let o = copper_in(&dir, &["optimize", "--write", "stencil.cu"]);
+    let o = copper_in(dir, &["optimize", "--write", "stencil.cu"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("scale_rows: improved"), "{t}");
@@ -450,21 +454,20 @@ fn optimize_rewrites_only_the_user_file() {
     assert!(cu.contains("factor_elem = factor[r];") && cu.contains("#include \"stencil.h\""));
     assert_eq!(std::fs::read(dir.join("inc/stencil.h")).unwrap(), header);
     // The rewritten file reads back as well as the original.
-    let o = copper_in(&dir, &["parse", "stencil.cu"]);
+    let o = copper_in(dir, &["parse", "stencil.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn include_cycles_depth_and_bad_headers_are_clear_errors() {
-    let dir = std::env::temp_dir().join(format!("copper-includes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     let put = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
     let kernel = "__global__ void k(int *x) { x[0] = A; }\n";
     put("a.h", "#include \"b.h\"\n#define A 1\n");
     put("b.h", "#include \"a.h\"\n");
     put("cycle.cu", &format!("#include \"a.h\"\n{kernel}"));
-    let o = copper_in(&dir, &["parse", "cycle.cu"]);
+    let o = copper_in(dir, &["parse", "cycle.cu"]);
     assert_clean_failure(
         &o,
         1,
@@ -474,7 +477,7 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
     // A header including the file itself.
     put("self.h", "#include \"selfish.cu\"\n#define A 1\n");
     put("selfish.cu", &format!("#include \"self.h\"\n{kernel}"));
-    let o = copper_in(&dir, &["parse", "selfish.cu"]);
+    let o = copper_in(dir, &["parse", "selfish.cu"]);
     assert_clean_failure(&o, 1, "include cycle: selfish.cu → self.h → selfish.cu");
     // Guarded headers may include each other, as with nvcc.
     put("g1.h", "#pragma once\n#include \"g2.h\"\n#define A 1\n");
@@ -483,7 +486,7 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
         "#ifndef G2_H\n#define G2_H\n#include \"g1.h\"\n#endif\n",
     );
     put("guarded.cu", &format!("#include \"g1.h\"\n{kernel}"));
-    let o = copper_in(&dir, &["parse", "guarded.cu"]);
+    let o = copper_in(dir, &["parse", "guarded.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // 70 nested headers: the 65th is not read.
     for i in 0..70 {
@@ -493,7 +496,7 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
         "deep.cu",
         &format!("#define A 1\n#include \"d0.h\"\n{kernel}"),
     );
-    let o = copper_in(&dir, &["parse", "deep.cu"]);
+    let o = copper_in(dir, &["parse", "deep.cu"]);
     assert_clean_failure(
         &o,
         1,
@@ -502,7 +505,7 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
     // A missing header inside a header points into that header.
     put("outer.h", "#define A 1\n#include \"missing.h\"\n");
     put("outer.cu", &format!("#include \"outer.h\"\n{kernel}"));
-    let o = copper_in(&dir, &["parse", "outer.cu"]);
+    let o = copper_in(dir, &["parse", "outer.cu"]);
     assert_clean_failure(
         &o,
         1,
@@ -515,7 +518,7 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
         "sys.cu",
         &format!("#include <cuda_runtime.h>\n#include <vector>\n#define A 1\n{kernel}"),
     );
-    let o = copper_in(&dir, &["parse", "sys.cu"]);
+    let o = copper_in(dir, &["parse", "sys.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // The toolkit's headers are not read even from an -I directory, and a
     // header's definitions of CUDA's qualifiers are ignored.
@@ -532,16 +535,15 @@ fn include_cycles_depth_and_bad_headers_are_clear_errors() {
         "toolkit.cu",
         &format!("#include <cuda_runtime.h>\n#include <mylib.h>\n{kernel}"),
     );
-    let o = copper_in(&dir, &["parse", "-I", "toolkit", "toolkit.cu"]);
+    let o = copper_in(dir, &["parse", "-I", "toolkit", "toolkit.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn headers_over_the_size_limit_are_clear_errors() {
-    let dir = std::env::temp_dir().join(format!("copper-bigheaders-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     let comment =
         |mib: usize| "// filler line of a generated header\n".repeat(mib * 1024 * 1024 / 37);
     let kernel = "#define A 1\n__global__ void k(int *x) { x[0] = A; }\n";
@@ -549,7 +551,7 @@ fn headers_over_the_size_limit_are_clear_errors() {
     std::fs::write(dir.join("huge.h"), comment(17)).unwrap();
     std::fs::write(dir.join("one.cu"), format!("#include \"huge.h\"\n{kernel}")).unwrap();
     let start = std::time::Instant::now();
-    let o = copper_in(&dir, &["parse", "one.cu"]);
+    let o = copper_in(dir, &["parse", "one.cu"]);
     assert_clean_failure(
         &o,
         1,
@@ -564,7 +566,7 @@ fn headers_over_the_size_limit_are_clear_errors() {
         format!("#include \"half1.h\"\n#include \"half2.h\"\n{kernel}"),
     )
     .unwrap();
-    let o = copper_in(&dir, &["parse", "two.cu"]);
+    let o = copper_in(dir, &["parse", "two.cu"]);
     assert_clean_failure(
         &o,
         1,
@@ -572,7 +574,6 @@ fn headers_over_the_size_limit_are_clear_errors() {
     );
     assert!(text(&o).contains("kernel k(int *x)"), "{}", text(&o));
     assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -600,10 +601,10 @@ fn undefined_identifiers_conditionals_and_header_kernels_on_the_command_line() {
     // Without a parameter file, the synthesized test launches give N
     // values (optimize simulates only when a candidate beats the
     // original; the lint's race search always runs them).
-    let dir = std::env::temp_dir().join(format!("copper-symbols-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     std::fs::copy(course.join("saxpy_n.cu"), dir.join("saxpy_n.cu")).unwrap();
-    let o = copper_in(&dir, &["lint", "saxpy_n.cu", "--block", "128"]);
+    let o = copper_in(dir, &["lint", "saxpy_n.cu", "--block", "128"]);
     let t = text(&o);
     assert!(
         t.contains(
@@ -611,7 +612,6 @@ fn undefined_identifiers_conditionals_and_header_kernels_on_the_command_line() {
         ),
         "{t}"
     );
-    let _ = std::fs::remove_dir_all(dir);
     // A header's kernel is analyzed at the header's lines, and not rewritten.
     let blur = root().join("testdata/projects/blur");
     let o = copper_in(&blur, &["analyze", "blur.cu", "--kernel", "zero_borders"]);
@@ -630,8 +630,9 @@ fn undefined_identifiers_conditionals_and_header_kernels_on_the_command_line() {
 
 #[test]
 fn crlf_and_byte_order_mark_files() {
+    let scratch = Scratch::new();
     let src = "\u{feff}#define N 4\r\n#define ADD(a, b) \\\r\n    ((a) + (b))\r\n__global__ void k(int *x) {\r\n    x[threadIdx.x] = ADD(N, 1);\r\n}\r\n";
-    let f = scratch("crlf_bom.cu", src.as_bytes());
+    let f = scratch.file("crlf_bom.cu", src.as_bytes());
     let o = copper(&["parse", f.to_str().unwrap()]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
@@ -642,7 +643,8 @@ fn crlf_and_byte_order_mark_files() {
 
 #[test]
 fn a_launch_cuda_would_refuse_is_not_used_as_the_shape() {
-    let p = scratch(
+    let scratch = Scratch::new();
+    let p = scratch.file(
         "big-launch.cu",
         b"__global__ void k(float *a) { a[threadIdx.x] = 1; }\nvoid host(float *a) { k<<<1, 100000>>>(a); }\n",
     );
@@ -660,6 +662,7 @@ fn a_launch_cuda_would_refuse_is_not_used_as_the_shape() {
 
 #[test]
 fn a_launch_cuda_would_refuse_is_not_tested_on() {
+    let scratch = Scratch::new();
     // A block over 1024 threads small enough to simulate, and a grid
     // over CUDA's 65535 in y.
     for (launch, why) in [
@@ -669,7 +672,7 @@ fn a_launch_cuda_would_refuse_is_not_tested_on() {
         let src = format!(
             "__global__ void k(float *a) {{ a[threadIdx.x] = 1; }}\nvoid host(float *a) {{ {launch}; }}\n"
         );
-        let p = scratch("refused-launch.cu", src.as_bytes());
+        let p = scratch.file("refused-launch.cu", src.as_bytes());
         let p = p.to_str().unwrap();
         let o = copper(&["parse", p]);
         let t = text(&o);
@@ -698,7 +701,8 @@ fn a_launch_cuda_would_refuse_is_not_tested_on() {
 
 #[test]
 fn a_header_named_only_in_a_branch_not_taken_is_not_looked_for() {
-    let f = scratch(
+    let scratch = Scratch::new();
+    let f = scratch.file(
         "inactive_include.cu",
         b"#ifdef USE_EXTRA\n#include \"extra.h\"\n#endif\n__global__ void k(float *a) { a[0] = 1; }\n",
     );
@@ -718,7 +722,8 @@ fn a_header_named_only_in_a_branch_not_taken_is_not_looked_for() {
 
 #[test]
 fn kernel_option_names_an_instantiation_as_the_user_writes_it() {
-    let f = scratch(
+    let scratch = Scratch::new();
+    let f = scratch.file(
         "default_args.cu",
         b"template <typename T, int BS = 32>\n__global__ void scale(T *a, T s, int n) {\n    int i = blockIdx.x * BS + threadIdx.x;\n    if (i < n) a[i] = a[i] * s;\n}\nvoid host(float *d, int n) { scale<float><<<n / 32, 32>>>(d, 2.0f, n); }\n",
     );

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{copper_in, root, scratch_file, text};
+use common::{copper_in, root, text, Scratch};
 
 /// A lint cut by a tiny abstract-interpretation limit prints the same
 /// bytes twice.
@@ -43,9 +43,10 @@ const SPINNING_PARAMS: &str = "[kernel.spin]\ngrid = [64]\nblock = [256]\n[kerne
 /// runs print the same bytes.
 #[test]
 fn a_lint_past_its_simulation_allowance_says_which_checks_stopped() {
-    let cu = scratch_file("det-lint", "spin.cu", SPINNING.as_bytes());
-    scratch_file("det-lint", "spin.toml", SPINNING_PARAMS.as_bytes());
-    let dir = cu.parent().unwrap();
+    let scratch = Scratch::new();
+    scratch.file("spin.cu", SPINNING.as_bytes());
+    scratch.file("spin.toml", SPINNING_PARAMS.as_bytes());
+    let dir = scratch.path();
     let first = copper_in(dir, &["lint", "spin.cu"]);
     let out = text(&first);
     assert!(
@@ -68,9 +69,10 @@ fn a_lint_past_its_simulation_allowance_says_which_checks_stopped() {
 /// it, says so with the option to raise it, and prints the same twice.
 #[test]
 fn a_simulation_past_its_launch_limit_says_so() {
-    let cu = scratch_file("det-sim", "spin.cu", SPINNING.as_bytes());
-    scratch_file("det-sim", "spin.toml", SPINNING_PARAMS.as_bytes());
-    let dir = cu.parent().unwrap();
+    let scratch = Scratch::new();
+    scratch.file("spin.cu", SPINNING.as_bytes());
+    scratch.file("spin.toml", SPINNING_PARAMS.as_bytes());
+    let dir = scratch.path();
     let args = ["simulate", "spin.cu", "--max-launch-steps", "5000"];
     let first = copper_in(dir, &args);
     let out = text(&first);
@@ -220,9 +222,10 @@ fn a_search_past_its_check_limit_stops_between_rounds_and_says_so() {
 fn a_shift_past_its_width_stops_the_simulation_instead_of_looping() {
     const SHIFTED: &str = "__global__ void addSub3(int *A, int *B, int w, int h) {\n    __shared__ int As[256];\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    As[threadIdx.x] = A[i];\n    for (int j = 0; j < h; j += 1u << 63) {\n        B[j * w + i] += As[threadIdx.x];\n        B[(j + 1) * w + i] -= As[threadIdx.x];\n    }\n}\n";
     const PARAMS: &str = "[kernel.addSub3]\ngrid = [4]\nblock = [256]\n[kernel.addSub3.args]\nw = 1024\nh = 64\n[kernel.addSub3.arrays.A]\nlen = 1024\ninit = \"random\"\n[kernel.addSub3.arrays.B]\nlen = 65536\ninit = \"random\"\n";
-    let cu = scratch_file("det-shift", "shift.cu", SHIFTED.as_bytes());
-    scratch_file("det-shift", "shift.toml", PARAMS.as_bytes());
-    let dir = cu.parent().unwrap();
+    let scratch = Scratch::new();
+    scratch.file("shift.cu", SHIFTED.as_bytes());
+    scratch.file("shift.toml", PARAMS.as_bytes());
+    let dir = scratch.path();
     let sim = copper_in(dir, &["simulate", "shift.cu"]);
     let out = text(&sim);
     assert_eq!(sim.status.code(), Some(1), "{out}");
@@ -248,9 +251,10 @@ fn a_shift_past_its_width_stops_the_simulation_instead_of_looping() {
 fn an_analysis_check_of_an_endless_loop_stops_at_the_launch_limit() {
     const ENDLESS: &str = "__global__ void endless(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int k = 0; k < n; k += 0) {\n        a[i] = a[i] + 1.0f;\n    }\n}\n";
     const PARAMS: &str = "[kernel.endless]\ngrid = [64]\nblock = [256]\n[kernel.endless.args]\nn = 10\n[kernel.endless.arrays.a]\nlen = 16384\n";
-    let cu = scratch_file("det-endless", "endless.cu", ENDLESS.as_bytes());
-    scratch_file("det-endless", "endless.toml", PARAMS.as_bytes());
-    let dir = cu.parent().unwrap();
+    let scratch = Scratch::new();
+    scratch.file("endless.cu", ENDLESS.as_bytes());
+    scratch.file("endless.toml", PARAMS.as_bytes());
+    let dir = scratch.path();
     let first = copper_in(dir, &["analyze", "endless.cu", "--check"]);
     let out = text(&first);
     assert!(

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{copper_in, root, scratch_file, text};
+use common::{copper_in, root, text, Scratch};
 use copper::cuda::lex::tokenize;
 use copper::cuda::parse::parse_path;
 
@@ -135,8 +135,8 @@ fn template_comments_and_explicit_specializations_are_read() {
 #[test]
 fn analyze_says_which_template_it_did_not_analyze() {
     // (Not in `testdata/`, where every kernel must be bounded.)
-    let file = scratch_file(
-        "kernels-listed",
+    let scratch = Scratch::new();
+    let file = scratch.file(
         "template_never_launched.cu",
         b"template <typename T>\n__global__ void square_all(T *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {\n    a[i] = a[i] * a[i];\n  }\n}\n",
     );

@@ -4,17 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
-use common::{copper_in, scratch_file, text};
+use common::{copper_in, text, Scratch};
 
 fn copper(args: &[&str]) -> Output {
     copper_in(Path::new("."), args)
-}
-
-fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    scratch_file("loops", name, bytes)
 }
 
 fn testdata(name: &str) -> String {
@@ -23,9 +19,10 @@ fn testdata(name: &str) -> String {
 
 #[test]
 fn a_user_variable_named_like_a_jump_flag_is_explained_as_a_counter() {
+    let scratch = Scratch::new();
     // copper's own jump flags are told apart by identity, not by a name
     // prefix a user may also write.
-    let f = scratch(
+    let f = scratch.file(
         "left_counter.cu",
         b"__global__ void k(float *a, int n, int s) {\n    for (int left_i = 0; left_i < n; left_i += s) a[threadIdx.x] += 1.0f;\n}\n",
     );
@@ -46,6 +43,7 @@ fn a_user_variable_named_like_a_jump_flag_is_explained_as_a_counter() {
 
 #[test]
 fn int_bounds_of_unsigned_counters_are_assumed_nonnegative() {
+    let scratch = Scratch::new();
     let file = testdata("grid_stride_int_n.cu");
     let o = copper(&["analyze", &file, "--check"]);
     let t = text(&o);
@@ -61,7 +59,7 @@ fn int_bounds_of_unsigned_counters_are_assumed_nonnegative() {
     assert!(!t.contains("no bound"), "{t}");
     // A negative n runs the loop until the counter wraps around: outside
     // the assumption, so not compared.
-    let params = scratch(
+    let params = scratch.file(
         "negative_n.toml",
         b"[kernel.scale_int_n]\ngrid = [32]\nblock = [256]\nargs = { s = 0.5, n = -5 }\n\
           [kernel.scale_int_n.arrays.data]\nlen = 16\n",
@@ -101,10 +99,11 @@ fn int_bounds_of_unsigned_counters_are_assumed_nonnegative() {
 
 #[test]
 fn grid_stride_loops_are_bounded_without_a_launch() {
+    let scratch = Scratch::new();
     // The file's launch is computed from the command line, and a scratch
     // copy has no parameter file: nothing is known of the launch.
     let src = std::fs::read(testdata("grid_stride_symbolic.cu")).unwrap();
-    let file = scratch("grid_stride_symbolic.cu", &src);
+    let file = scratch.file("grid_stride_symbolic.cu", &src);
     let o = copper(&["analyze", file.to_str().unwrap()]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
@@ -158,6 +157,7 @@ fn grid_stride_loops_are_bounded_without_a_launch() {
 
 #[test]
 fn unsigned_grid_stride_loops_are_bounded_under_a_printed_assumption() {
+    let scratch = Scratch::new();
     let file = testdata("grid_stride_sizet.cu");
     let o = copper(&["analyze", &file, "--check"]);
     let t = text(&o);
@@ -186,7 +186,7 @@ fn unsigned_grid_stride_loops_are_bounded_under_a_printed_assumption() {
     assert_eq!(a["at_most"], i64::MAX);
     assert_eq!(a["text"], "n ≤ 2^63 − 1");
     // Inputs that break the assumption are not compared with the bound.
-    let params = scratch(
+    let params = scratch.file(
         "outside_assumption.toml",
         b"[kernel.\"reduce_grid<256>\"]\ngrid = [64]\nblock = [256]\nargs = { n = 3000000000 }\n\
           [kernel.\"reduce_grid<256>\".arrays.g_idata]\nlen = 16\n\

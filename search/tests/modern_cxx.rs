@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{copper_in, root, scratch_file, text};
+use common::{copper_in, root, text, Scratch};
 
 /// `copper ARGS` in `testdata/modern/`: its exit status and output.
 fn run(args: &[&str]) -> (i32, String) {
@@ -17,8 +17,9 @@ fn run(args: &[&str]) -> (i32, String) {
 /// with `params` as its parameter file: the exit status, the output and
 /// the final arrays (`Null` when none were written).
 fn simulated(name: &str, src: &[u8], params: &str) -> (i32, String, serde_json::Value) {
-    let cu = scratch_file("modern-cxx", &format!("{name}.cu"), src);
-    scratch_file("modern-cxx", &format!("{name}.toml"), params.as_bytes());
+    let scratch = Scratch::new();
+    let cu = scratch.file(&format!("{name}.cu"), src);
+    scratch.file(&format!("{name}.toml"), params.as_bytes());
     let dump = cu.with_extension("json");
     let (status, out) = run(&[
         "simulate",
@@ -94,8 +95,8 @@ fn host_templates_instantiate_the_kernels_they_launch() {
 
 #[test]
 fn a_host_template_nobody_calls_leaves_the_kernel_to_instantiate() {
-    let file = scratch_file(
-        "modern-cxx",
+    let scratch = Scratch::new();
+    let file = scratch.file(
         "uncalled_driver.cu",
         b"template <typename T>\n__global__ void inc(T *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] += (T)1;\n}\ntemplate <typename T>\nvoid run_inc(T *d, int n) { inc<T><<<(n + 255) / 256, 256>>>(d, n); }\n",
     );
@@ -148,8 +149,8 @@ fn cooperative_group_reductions_compute_what_the_gpu_does() {
 
 #[test]
 fn other_cooperative_groups_are_named_where_they_are_and_other_kernels_read() {
-    let file = scratch_file(
-        "modern-cxx",
+    let scratch = Scratch::new();
+    let file = scratch.file(
         "coalesced.cu",
         b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void odd(int *a) {\n  auto g = cg::coalesced_threads();\n  a[threadIdx.x] = 1;\n}\n__global__ void fine(int *a) {\n  cg::thread_block b = cg::this_thread_block();\n  a[b.thread_rank()] = 2;\n  b.sync();\n}\n",
     );
@@ -211,8 +212,9 @@ fn texture_objects_fetched_in_one_dimension_are_bounded_and_sound() {
                 __global__ void j(cudaTextureObject_t t, float *o) { o[0] = 1.0f; }\n\
                 texture<float, 1, cudaReadModeElementType> r;\n\
                 __global__ void l(float *o) { o[0] = tex1Dfetch(r, 0); }\n";
-    let cu = scratch_file("modern-cxx-tex", "tex2d.cu", src);
-    let o = copper_in(cu.parent().unwrap(), &["analyze", "tex2d.cu"]);
+    let scratch = Scratch::new();
+    scratch.file("tex2d.cu", src);
+    let o = copper_in(scratch.path(), &["analyze", "tex2d.cu"]);
     let out = text(&o);
     assert_ne!(o.status.code(), Some(0), "{out}");
     assert!(
@@ -370,8 +372,8 @@ fn surface_accesses_use_byte_columns_and_trap_out_of_range() {
 #[test]
 fn generic_thread_groups_are_bounded_sound_and_rank_as_the_gpu_does() {
     assert_bounded_and_sound("thread_groups.cu", &["block_sum", "tile_ranks"], 10);
-    let dump =
-        std::env::temp_dir().join(format!("copper-thread-groups-{}.json", std::process::id()));
+    let scratch = Scratch::new();
+    let dump = scratch.path().join("thread-groups.json");
     let (status, out) = run(&[
         "simulate",
         "--dump",
@@ -466,8 +468,8 @@ fn a_view_reads_and_writes_the_array_itself() {
 
 #[test]
 fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_refused() {
-    let file = scratch_file(
-        "modern-cxx",
+    let scratch = Scratch::new();
+    let file = scratch.file(
         "views.cu",
         b"__global__ void shifted(const float *in, float *out, int n, int k) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i + 3 < n) {\n    float4 v = *(const float4 *)(in + i + k);\n    out[i] = v.x + v.w;\n  }\n}\n__global__ void punned(const float *in, int *out) {\n  out[threadIdx.x] = reinterpret_cast<const int2 *>(in)[threadIdx.x].x;\n}\n",
     );
@@ -490,8 +492,8 @@ fn an_unaligned_view_is_charged_as_unaligned_and_other_reinterpretations_are_ref
 
 #[test]
 fn unmodelled_surface_calls_are_named_where_they_are_and_other_kernels_read() {
-    let file = scratch_file(
-        "modern-cxx",
+    let scratch = Scratch::new();
+    let file = scratch.file(
         "textures.cu",
         b"__global__ void fetch1d(cudaTextureObject_t tex, float *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = tex1Dfetch<float>(tex, i);\n}\n__global__ void copy_surface(cudaSurfaceObject_t src, cudaSurfaceObject_t dst, int w) {\n  int x = blockIdx.x * blockDim.x + threadIdx.x;\n  float v;\n  surf3Dread(&v, src, x * sizeof(float), 0, 0);\n  surf3Dwrite(v, dst, x * sizeof(float), 0, 0);\n}\n__global__ void plain(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= 2.0f;\n}\n",
     );

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, text, Scratch};
 
 /// The flags every compilation gets.
 const FLAGS: &[&str] = &["-arch=sm_90", "-Werror", "all-warnings", "-std=c++17"];
@@ -49,14 +49,6 @@ fn nvcc() -> Option<PathBuf> {
     // shows in a plain `cargo test` run.
     let _ = writeln!(std::io::stderr(), "skipped: {why}");
     None
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-nvcc-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
 }
 
 /// The `testdata/*.cu` files (not `testdata/bad/`).
@@ -137,7 +129,8 @@ fn assert_compiled(failures: Vec<String>) {
 #[test]
 fn testdata_files_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("testdata");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let mut jobs: Vec<_> = testdata()
         .into_iter()
         .map(|f| {
@@ -219,7 +212,8 @@ fn students() -> Vec<PathBuf> {
 #[test]
 fn fmt_whole_reprints_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("fmt");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let mut jobs = Vec::new();
     for f in testdata() {
         let out = copper_in(&root(), &["fmt", "--whole", &f.to_string_lossy()]);
@@ -235,7 +229,8 @@ fn fmt_whole_reprints_compile() {
 #[test]
 fn optimize_write_results_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("optimize");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let copy = copy_testdata(&dir);
     // By degree: every transform's rewrite, including the tiles that win
     // only at sizes larger than the parameter files'.
@@ -296,7 +291,8 @@ fn optimize_write_results_compile() {
 #[test]
 fn tiled_matmul_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("tiling");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let mut jobs = Vec::new();
     for e in std::fs::read_dir(root().join("testdata/tiling")).expect("testdata/tiling") {
         let p = e.expect("entry").path();
@@ -323,12 +319,14 @@ fn tiled_matmul_rewrites_compile() {
     assert_compiled(compile_all(&nvcc, &jobs));
 }
 
-/// Copies the students' files `names` into a scratch directory `tag`,
+/// Copies the students' files `names` into a scratch directory,
 /// runs `optimize --write --exit-zero` with `flags` on each, and returns
-/// each copy with the text written to it.
-fn students_rewritten(tag: &str, names: &[&str], flags: &[&str]) -> Vec<(PathBuf, String)> {
-    let dir = scratch(tag);
-    names
+/// the directory (removed when dropped) and each copy with the text
+/// written to it.
+fn students_rewritten(names: &[&str], flags: &[&str]) -> (Scratch, Vec<(PathBuf, String)>) {
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
+    let files = names
         .iter()
         .map(|name| {
             let copy = dir.join(name);
@@ -342,7 +340,8 @@ fn students_rewritten(tag: &str, names: &[&str], flags: &[&str]) -> Vec<(PathBuf
             let written = std::fs::read_to_string(&copy).expect("read");
             (copy, written)
         })
-        .collect()
+        .collect();
+    (tmp, files)
 }
 
 /// Compiles each rewritten file to an object file.
@@ -364,7 +363,7 @@ fn compile_rewritten(nvcc: &Path, files: Vec<(PathBuf, String)>) {
 #[test]
 fn chunk_interleaving_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten("chunks", &["chunked_rows.cu", "chunked_clamp.cu"], &[]);
+    let (_scratch, files) = students_rewritten(&["chunked_rows.cu", "chunked_clamp.cu"], &[]);
     for (copy, written) in &files {
         assert!(
             written.contains("long long e = ") && written.contains("break;"),
@@ -383,8 +382,7 @@ fn chunk_interleaving_rewrites_compile() {
 #[test]
 fn warp_per_row_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten(
-        "rows",
+    let (_scratch, files) = students_rewritten(
         &["matvec_rows.cu", "row_max.cu", "main_row_sums.cu"],
         // By degree: `row_max` has no sizes in use.
         &["--allow-reassociation", "--asymptotic"],
@@ -405,7 +403,7 @@ fn warp_per_row_rewrites_compile() {
 #[test]
 fn halo_tile_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten("halo", &["window_sum.cu", "main_moving_average.cu"], &[]);
+    let (_scratch, files) = students_rewritten(&["window_sum.cu", "main_moving_average.cu"], &[]);
     for (copy, written) in &files {
         assert!(
             written.contains("__shared__ float in_halo[")
@@ -425,8 +423,7 @@ fn halo_tile_rewrites_compile() {
 #[test]
 fn global_tree_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten(
-        "global_tree",
+    let (_scratch, files) = students_rewritten(
         &[
             "reduce_global.cu",
             "reduce_global_index.cu",
@@ -463,7 +460,8 @@ fn halo_tile_written_out_candidates_compile() {
     use copper_transforms::halo_tile::HaloTile;
 
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("halo-written");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let mut jobs = Vec::new();
     for (name, block, tile) in [
         (
@@ -554,7 +552,7 @@ fn proposed(
 #[test]
 fn halo_tile_2d_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten("halo2d", &["box_blur.cu", "main_blur5.cu"], &[]);
+    let (_scratch, files) = students_rewritten(&["box_blur.cu", "main_blur5.cu"], &[]);
     for ((copy, written), array) in files.iter().zip(["src", "img"]) {
         assert!(
             written.contains(&format!("__shared__ float {array}_halo[36][48];"))
@@ -575,11 +573,8 @@ fn halo_tile_2d_rewrites_compile() {
 #[test]
 fn clamped_halo_tile_2d_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let files = students_rewritten(
-        "halo2d_clamp",
-        &["main_blur3_clamp.cu", "sharpen_clamp.cu"],
-        &[],
-    );
+    let (_scratch, files) =
+        students_rewritten(&["main_blur3_clamp.cu", "sharpen_clamp.cu"], &[]);
     for ((copy, written), (array, h, w)) in files
         .iter()
         .zip([("img", "h", "w"), ("src", "height", "width")])
@@ -597,7 +592,8 @@ fn clamped_halo_tile_2d_rewrites_compile() {
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("golden");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let copy = copy_testdata(&dir);
     let mut jobs = Vec::new();
     let mut goldens: Vec<PathBuf> = std::fs::read_dir(root().join("golden/optimize"))
@@ -643,7 +639,8 @@ fn golden_rewrites_compile() {
 #[test]
 fn bench_programs_build_and_link() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("bench");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let mut jobs = Vec::new();
     for f in testdata() {
         if !f.with_extension("toml").exists() {
@@ -721,7 +718,8 @@ fn fake_nvcc(dir: &Path, refuse: &str) -> PathBuf {
 #[cfg(unix)]
 #[test]
 fn optimize_nvcc_drops_candidates_that_do_not_compile() {
-    let dir = scratch("flag");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let file = root().join("testdata/addSub0.cu");
     let file = file.to_string_lossy();
     // Branch distribution introduces `B_elem`: a compiler refusing it
@@ -835,7 +833,8 @@ fn unwritten_candidates_and_suggestions_compile() {
     use copper_transforms::warp_shuffle::WarpShuffle;
 
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("unwritten");
+    let tmp = Scratch::new();
+    let dir = tmp.path().to_path_buf();
     let (mut per_warp, mut suggestions) = (0, 0);
     let mut jobs = Vec::new();
     for path in testdata() {

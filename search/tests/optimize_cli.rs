@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{copper_in, text};
+use common::{copper_in, text, Scratch};
 
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,12 +16,11 @@ fn testdata(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A fresh directory holding copies of the named testdata files (with
-/// their parameter files).
-fn workspace(tag: &str, files: &[&str]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-opt-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh scratch directory holding copies of the named testdata files
+/// (with their parameter files).
+fn workspace(files: &[&str]) -> Scratch {
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     for f in files {
         std::fs::copy(testdata(f), dir.join(f)).unwrap();
         let toml = Path::new(f).with_extension("toml");
@@ -29,7 +28,7 @@ fn workspace(tag: &str, files: &[&str]) -> PathBuf {
             std::fs::copy(testdata(toml.to_str().unwrap()), dir.join(&toml)).unwrap();
         }
     }
-    dir
+    scratch
 }
 
 fn read(p: &Path) -> String {
@@ -38,11 +37,12 @@ fn read(p: &Path) -> String {
 
 #[test]
 fn exit_status_says_whether_something_improved() {
-    let dir = workspace("status", &["addSub0.cu", "vector_add.cu"]);
-    let o = copper_in(&dir, &["optimize", "vector_add.cu"]);
+    let ws = workspace(&["addSub0.cu", "vector_add.cu"]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", "vector_add.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("no improvement found"), "{}", text(&o));
-    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("branch distribution"), "{t}");
@@ -50,19 +50,20 @@ fn exit_status_says_whether_something_improved() {
         t.contains("why: wsteps per warp, at w=64: 44486 → 33926 (the w term: 695 → 530)"),
         "{t}"
     );
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--exit-zero"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--exit-zero"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // The configuration file can say the same.
     std::fs::write(dir.join("copper.toml"), "exit_zero = true\n").unwrap();
-    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
 #[test]
 fn diff_applies_with_git_apply_and_write_updates_in_place() {
-    let dir = workspace("diff", &["addSub2.cu", "vector_add.cu"]);
+    let ws = workspace(&["addSub2.cu", "vector_add.cu"]);
+    let dir = ws.path();
     let before = read(&dir.join("addSub2.cu"));
-    let o = copper_in(&dir, &["optimize", "--diff", "addSub2.cu"]);
+    let o = copper_in(dir, &["optimize", "--diff", "addSub2.cu"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let patch = String::from_utf8(o.stdout.clone()).unwrap();
     assert!(
@@ -73,15 +74,12 @@ fn diff_applies_with_git_apply_and_write_updates_in_place() {
     std::fs::write(dir.join("fix.patch"), &patch).unwrap();
     let g = Command::new("git")
         .args(["apply", "--check", "fix.patch"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("git runs");
     assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
     // --write leaves the same text the patch describes, and nothing else.
-    let o = copper_in(
-        &dir,
-        &["optimize", "--write", "addSub2.cu", "vector_add.cu"],
-    );
+    let o = copper_in(dir, &["optimize", "--write", "addSub2.cu", "vector_add.cu"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let after = read(&dir.join("addSub2.cu"));
     assert_ne!(before, after);
@@ -90,20 +88,21 @@ fn diff_applies_with_git_apply_and_write_updates_in_place() {
         read(&dir.join("vector_add.cu")),
         read(&testdata("vector_add.cu"))
     );
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     // The rewritten file is a valid input again.
-    let o = copper_in(&dir, &["parse", "addSub2.cu"]);
+    let o = copper_in(dir, &["parse", "addSub2.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
 #[test]
 fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
-    let dir = workspace("batch", &["addSub0.cu", "vector_add.cu", "conv1d.cu"]);
+    let ws = workspace(&["addSub0.cu", "vector_add.cu", "conv1d.cu"]);
+    let dir = ws.path();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(
         dir.join("sub/broken.cu"),
@@ -114,7 +113,7 @@ fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
     std::fs::write(dir.join("notes.txt"), "not CUDA").unwrap();
     let report = dir.join("out.jsonl");
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", ".", "--report", report.to_str().unwrap()],
     );
     let t = text(&o);
@@ -153,8 +152,8 @@ fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
         ]
     );
     // Same order and results with one thread.
-    let o1 = copper_in(&dir, &["optimize", ".", "--jobs", "1", "--format", "json"]);
-    let o2 = copper_in(&dir, &["optimize", ".", "--jobs", "2", "--format", "json"]);
+    let o1 = copper_in(dir, &["optimize", ".", "--jobs", "1", "--format", "json"]);
+    let o2 = copper_in(dir, &["optimize", ".", "--jobs", "2", "--format", "json"]);
     let strip = |o: &Output| {
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         v["seconds"] = serde_json::Value::Null;
@@ -168,8 +167,9 @@ fn a_batch_goes_on_past_broken_files_in_a_deterministic_order() {
 
 #[test]
 fn machine_formats_are_well_formed() {
-    let dir = workspace("formats", &["addSub0.cu"]);
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let ws = workspace(&["addSub0.cu"]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["kernels"][0]["status"], "improved");
     assert_eq!(v["kernels"][0]["bounds"][0]["before"], "6 + 695·max(0, w)");
@@ -178,7 +178,7 @@ fn machine_formats_are_well_formed() {
         .as_str()
         .unwrap()
         .contains("+        int A_elem = A[i];"));
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "sarif"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--format", "sarif"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("SARIF is JSON");
     assert_eq!(v["version"], "2.1.0");
     let result = &v["runs"][0]["results"][0];
@@ -202,7 +202,7 @@ fn machine_formats_are_well_formed() {
         inserted.iter().all(|t| !t.contains("__global__")),
         "{inserted:?}"
     );
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "github"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--format", "github"]);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         t.starts_with("::notice file=addSub0.cu,line=11,col=1,title=copper%3A faster addSub0::"),
@@ -239,12 +239,13 @@ fn json_edits_give_exactly_what_write_gives() {
         "elementwise.cu",
         "rank.cu",
     ];
-    let dir = workspace("edits", &files);
+    let ws = workspace(&files);
+    let dir = ws.path();
     // By degree: the tiles of `elementwise` and `rank` win only at sizes
     // larger than their parameter files'.
     for f in files {
         let original = read(&dir.join(f));
-        let o = copper_in(&dir, &["optimize", f, "--format", "json", "--asymptotic"]);
+        let o = copper_in(dir, &["optimize", f, "--format", "json", "--asymptotic"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
         let kernels = v["kernels"].as_array().unwrap();
         assert!(
@@ -253,7 +254,7 @@ fn json_edits_give_exactly_what_write_gives() {
             text(&o)
         );
         let edited = apply_json_edits(&original, kernels);
-        copper_in(&dir, &["optimize", f, "--write", "--asymptotic"]);
+        copper_in(dir, &["optimize", f, "--write", "--asymptotic"]);
         assert_eq!(edited, read(&dir.join(f)), "{f}");
         assert_ne!(edited, original, "{f}");
     }
@@ -261,10 +262,11 @@ fn json_edits_give_exactly_what_write_gives() {
 
 #[test]
 fn ranking_options_and_transform_selection() {
-    let dir = workspace("rank", &["syn_brdis.cu"]);
+    let ws = workspace(&["syn_brdis.cu"]);
+    let dir = ws.path();
     // Only branch distribution.
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "syn_brdis.cu",
@@ -280,7 +282,7 @@ fn ranking_options_and_transform_selection() {
     assert_eq!(applied[0]["transform"], "branch distribution");
     // Skipping it leaves the tiled move alone to act.
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "syn_brdis.cu",
@@ -299,18 +301,19 @@ fn ranking_options_and_transform_selection() {
         .collect();
     assert!(!applied.contains(&"branch distribution"), "{applied:?}");
     // Ranking at concrete sizes explains itself in those terms.
-    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--at", "M=4096,N=64"]);
+    let o = copper_in(dir, &["optimize", "syn_brdis.cu", "--at", "M=4096,N=64"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("at M=4096, N=64: 12060491 → 6030279"), "{t}");
     // Another ranking metric.
-    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--metric", "sectors"]);
+    let o = copper_in(dir, &["optimize", "syn_brdis.cu", "--metric", "sectors"]);
     assert!(text(&o).contains("why: sectors per warp"), "{}", text(&o));
 }
 
 #[test]
 fn bad_input_gets_a_message_an_exit_status_and_no_writes() {
-    let dir = workspace("bad", &["addSub0.cu"]);
+    let ws = workspace(&["addSub0.cu"]);
+    let dir = ws.path();
     let original = read(&dir.join("addSub0.cu"));
     let cases: &[(&[&str], &str)] = &[
         (&["optimize", "missing.cu"], "missing.cu"),
@@ -360,7 +363,7 @@ fn bad_input_gets_a_message_an_exit_status_and_no_writes() {
     ];
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     for (args, needle) in cases {
-        let o = copper_in(&dir, args);
+        let o = copper_in(dir, args);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}:\n{t}");
         assert!(t.contains(needle), "{args:?}: expected `{needle}` in:\n{t}");
@@ -369,15 +372,16 @@ fn bad_input_gets_a_message_an_exit_status_and_no_writes() {
     }
     // A bad configuration file names itself and the problem.
     std::fs::write(dir.join("copper.toml"), "degree = \"two\"\n").unwrap();
-    let o = copper_in(&dir, &["optimize", "addSub0.cu"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("copper.toml"), "{}", text(&o));
 }
 
 #[test]
 fn an_analysis_over_budget_is_reported() {
-    let dir = workspace("budget", &["syn_brdis.cu"]);
-    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--budget", "0.000001"]);
+    let ws = workspace(&["syn_brdis.cu"]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", "syn_brdis.cu", "--budget", "0.000001"]);
     let t = text(&o);
     assert!(t.contains("wall-clock limit"), "{t}");
     assert!(t.contains("results may differ on a faster machine"), "{t}");
@@ -393,7 +397,8 @@ fn an_analysis_over_budget_is_reported() {
 /// says so; one that improves was checked on its launches.
 #[test]
 fn the_original_is_simulated_only_when_a_candidate_needs_a_check() {
-    let dir = workspace("lazy", &["addSub0.cu"]);
+    let ws = workspace(&["addSub0.cu"]);
+    let dir = ws.path();
     // Nothing to rewrite, and no array read that the read-only data path
     // suggestion (which needs a check) would take.
     std::fs::write(
@@ -401,20 +406,20 @@ fn the_original_is_simulated_only_when_a_candidate_needs_a_check() {
         "__global__ void fill(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 1.0f;\n    }\n}\n",
     )
     .unwrap();
-    let o = copper_in(&dir, &["optimize", "fill.cu", "--format", "json"]);
+    let o = copper_in(dir, &["optimize", "fill.cu", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in doc["kernels"].as_array().unwrap() {
         assert_eq!(k["status"], "unchanged", "{k}");
         assert!(k["checked_launches"].is_null(), "{k}");
         assert!(k["check_error"].is_null(), "{k}");
     }
-    let o = copper_in(&dir, &["optimize", "fill.cu"]);
+    let o = copper_in(dir, &["optimize", "fill.cu"]);
     assert!(
         text(&o).contains("no candidate beat the original's bound, so none was simulated"),
         "{}",
         text(&o)
     );
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let k = &doc["kernels"][0];
     assert_eq!(k["status"], "improved", "{k}");
@@ -427,14 +432,15 @@ fn the_original_is_simulated_only_when_a_candidate_needs_a_check() {
 /// `c[i]` gives other results when `c` is `a`.
 #[test]
 fn what_a_no_overlap_promise_is_worth_is_simulated_and_said() {
-    let dir = workspace("aliased", &[]);
+    let ws = workspace(&[]);
+    let dir = ws.path();
     std::fs::write(
         dir.join("grow.cu"),
         "__global__ void grow(float *a, float *c, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int j = 0; j < n; j++) {\n        c[i] += a[i];\n    }\n}\n",
     )
     .unwrap();
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", "grow.cu", "--transform", "load-hoisting"],
     );
     let t = text(&o);
@@ -450,7 +456,8 @@ fn what_a_no_overlap_promise_is_worth_is_simulated_and_said() {
 /// never `unchanged`, in the text, the summary, JSON, GitHub and SARIF.
 #[test]
 fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
-    let dir = workspace("unchecked", &[]);
+    let ws = workspace(&[]);
+    let dir = ws.path();
     // The loop-invariant `a[n + 100000000]` is a hoisting candidate; it
     // reads out of bounds on every synthesized launch (arrays grow to at
     // most 2^22 elements).
@@ -459,7 +466,7 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
         "__global__ void k(float *a, float *b, int n) {\n    for (int j = 0; j < n; j++) {\n        b[threadIdx.x] += a[n + 100000000];\n    }\n}\n\n__global__ void ok(float *a, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n        a[i] = 0;\n    }\n}\n",
     )
     .unwrap();
-    let o = copper_in(&dir, &["optimize", "oob.cu", "--explain"]);
+    let o = copper_in(dir, &["optimize", "oob.cu", "--explain"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
@@ -469,7 +476,7 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
     assert!(t.contains("dropped (could not be checked)"), "{t}");
     assert!(t.contains("copper params oob.cu > oob.toml"), "{t}");
     assert!(t.contains("0 improved, 1 unchecked, 0 errors"), "{t}");
-    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "json"]);
+    let o = copper_in(dir, &["optimize", "oob.cu", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let status: Vec<&str> = doc["kernels"]
         .as_array()
@@ -478,13 +485,13 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
         .map(|k| k["status"].as_str().unwrap())
         .collect();
     assert_eq!(status, vec!["unchecked", "unchanged"]);
-    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "github"]);
+    let o = copper_in(dir, &["optimize", "oob.cu", "--format", "github"]);
     assert!(
         text(&o).contains("::warning file=oob.cu,line=1,col=1"),
         "{}",
         text(&o)
     );
-    let o = copper_in(&dir, &["optimize", "oob.cu", "--format", "sarif"]);
+    let o = copper_in(dir, &["optimize", "oob.cu", "--format", "sarif"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let results = doc["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
@@ -496,8 +503,9 @@ fn kernels_whose_candidates_cannot_be_checked_are_unchecked() {
 /// changes one line, keeping its tab, its comment and its line ending.
 #[test]
 fn the_diff_changes_only_what_the_rewrite_changes() {
-    let dir = workspace("minimal", &["student_transpose.cu"]);
-    let o = copper_in(&dir, &["optimize", "student_transpose.cu", "--diff"]);
+    let ws = workspace(&["student_transpose.cu"]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", "student_transpose.cu", "--diff"]);
     let diff = String::from_utf8_lossy(&o.stdout).to_string();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let removed: Vec<&str> = diff
@@ -518,7 +526,7 @@ fn the_diff_changes_only_what_the_rewrite_changes() {
         vec!["+\t__shared__ float tile[TILE][TILE + 1];   // the tile"],
         "{diff}"
     );
-    let o = copper_in(&dir, &["optimize", "student_transpose.cu", "--write"]);
+    let o = copper_in(dir, &["optimize", "student_transpose.cu", "--write"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let before = read(&testdata("student_transpose.cu"));
     let after = read(&dir.join("student_transpose.cu"));
@@ -545,18 +553,18 @@ fn patch_applies_from(cwd: &Path, paths: &[&str], from: &Path) -> (String, Strin
         "{patch}"
     );
     assert!(!patch.contains("a//") && !patch.contains("/../"), "{patch}");
-    let file = std::env::temp_dir().join(format!("copper-batch-{}.diff", std::process::id()));
-    std::fs::write(&file, &patch).unwrap();
+    let file = tempfile::Builder::new().suffix(".diff").tempfile().unwrap();
+    std::fs::write(file.path(), &patch).unwrap();
     let git = Command::new("git")
         .args(["apply", "--check"])
-        .arg(&file)
+        .arg(file.path())
         .current_dir(from)
         .output()
         .unwrap();
     assert!(git.status.success(), "{patch}\n{}", text(&git));
     let patch_tool = Command::new("patch")
         .args(["-p1", "--dry-run", "-i"])
-        .arg(&file)
+        .arg(file.path())
         .current_dir(from)
         .output()
         .unwrap();
@@ -577,8 +585,8 @@ fn patch_applies_from(cwd: &Path, paths: &[&str], from: &Path) -> (String, Strin
 /// --dry-run` in temporary git repositories.
 #[test]
 fn a_batch_patch_applies_from_one_root() {
-    let top = std::env::temp_dir().join(format!("copper-roots-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&top);
+    let scratch = Scratch::new();
+    let top = scratch.path();
     for (dir, name) in [("one/sub", "a"), ("one", "b"), ("two", "c"), ("loose", "d")] {
         let dir = top.join(dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -647,7 +655,6 @@ fn a_batch_patch_applies_from_one_root() {
         )),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&top);
 }
 
 /// A file with bytes that are not UTF-8 (Latin-1 in a comment) is read and
@@ -655,12 +662,13 @@ fn a_batch_patch_applies_from_one_root() {
 /// back would turn those bytes into U+FFFD.
 #[test]
 fn write_never_reencodes_bytes_that_are_not_utf8() {
-    let dir = workspace("latin1", &["addSub0.cu"]);
+    let ws = workspace(&["addSub0.cu"]);
+    let dir = ws.path();
     let path = dir.join("addSub0.cu");
     let mut bytes = b"// caf\xe9\n".to_vec();
     bytes.extend(std::fs::read(&path).unwrap());
     std::fs::write(&path, &bytes).unwrap();
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--write"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
         text(&o).contains("not rewritten: it holds bytes that are not UTF-8"),
@@ -675,7 +683,8 @@ fn write_never_reencodes_bytes_that_are_not_utf8() {
 /// kernel with an `#include` inside is not rewritten; nothing is written.
 #[test]
 fn code_from_a_macro_or_an_include_is_not_edited() {
-    let dir = workspace("macro", &["student_transpose.cu"]);
+    let ws = workspace(&["student_transpose.cu"]);
+    let dir = ws.path();
     let path = dir.join("student_transpose.cu");
     let text_in = read(&path)
         .replace(
@@ -688,7 +697,7 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
         );
     std::fs::write(&path, &text_in).unwrap();
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", "student_transpose.cu", "--explain", "--write"],
     );
     let out = text(&o);
@@ -699,7 +708,8 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
     );
     assert_eq!(read(&path), text_in);
 
-    let dir = workspace("include", &["addSub0.cu"]);
+    let ws = workspace(&["addSub0.cu"]);
+    let dir = ws.path();
     let path = dir.join("addSub0.cu");
     let body = "            B[j * w + i] += A[i];\n";
     let text_in = read(&path).replace(body, "#include \"even_row.inc\"\n");
@@ -708,7 +718,7 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
     // An `#include` inside the kernel: its statements are not read, so
     // the kernel is refused (an error naming the line), never analyzed
     // without them, and the file is left as it is.
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--write"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--write"]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
@@ -719,7 +729,7 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
     );
     assert!(out.contains(": 0 improved, 0 unchecked, 1 error"), "{out}");
     assert_eq!(read(&path), text_in);
-    let o = copper_in(&dir, &["optimize", "addSub0.cu", "--format", "json"]);
+    let o = copper_in(dir, &["optimize", "addSub0.cu", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let k = &v["kernels"][0];
     assert_eq!(k["status"], "error", "{k}");
@@ -738,7 +748,8 @@ fn code_from_a_macro_or_an_include_is_not_edited() {
 /// once, and `--write` gives the text the patch describes.
 #[test]
 fn edits_of_two_transforms_on_the_same_code_compose() {
-    let dir = workspace("overlap", &["syn_brdis.cu"]);
+    let ws = workspace(&["syn_brdis.cu"]);
+    let dir = ws.path();
     let path = dir.join("syn_brdis.cu");
     let loop_head = "        for (int i = 0; i < N; i++) {\n";
     let original = read(&path).replacen(
@@ -749,26 +760,23 @@ fn edits_of_two_transforms_on_the_same_code_compose() {
     std::fs::write(&path, &original).unwrap();
     // By degree: the tiles win only at sizes larger than the parameter
     // file's.
-    let o = copper_in(&dir, &["optimize", "syn_brdis.cu", "--asymptotic"]);
+    let o = copper_in(dir, &["optimize", "syn_brdis.cu", "--asymptotic"]);
     let out = text(&o);
     assert!(
         out.contains("branch distribution") && out.contains("global to shared (tiled)"),
         "{out}"
     );
-    let o = copper_in(
-        &dir,
-        &["optimize", "syn_brdis.cu", "--diff", "--asymptotic"],
-    );
+    let o = copper_in(dir, &["optimize", "syn_brdis.cu", "--diff", "--asymptotic"]);
     let patch = String::from_utf8_lossy(&o.stdout).to_string();
     std::fs::write(dir.join("fix.patch"), &patch).unwrap();
     let applied = Command::new("git")
         .args(["apply", "--check", "fix.patch"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(applied.status.success(), "{patch}\n{}", text(&applied));
     copper_in(
-        &dir,
+        dir,
         &["optimize", "syn_brdis.cu", "--write", "--asymptotic"],
     );
     let written = read(&path);
@@ -781,14 +789,14 @@ fn edits_of_two_transforms_on_the_same_code_compose() {
     );
     let applied = Command::new("git")
         .args(["apply", "fix.patch"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(!applied.status.success(), "already applied by --write");
     std::fs::write(&path, &original).unwrap();
     let applied = Command::new("git")
         .args(["apply", "fix.patch"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(applied.status.success(), "{}", text(&applied));
@@ -803,11 +811,12 @@ fn a_gpu_sized_parameter_file_is_checked_on_a_launch_scaled_down_and_says_so() {
     let gpu = std::fs::read_to_string(common::root().join("bench/gpu/brighten_rows.toml"))
         .unwrap()
         .replace("len = \"width * height\"", "len = 16777216");
-    let dir = workspace("gpu", &["brighten_rows.cu"]);
+    let ws = workspace(&["brighten_rows.cu"]);
+    let dir = ws.path();
     let params = dir.join("gpu.toml");
     std::fs::write(&params, gpu).unwrap();
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", "brighten_rows.cu", "--params", "gpu.toml"],
     );
     let out = text(&o);
@@ -817,5 +826,4 @@ fn a_gpu_sized_parameter_file_is_checked_on_a_launch_scaled_down_and_says_so() {
         out.contains("test launches: tested on the parameter file's launch scaled down (grid 256×256 → 8×8, `height` 4096 → 128, `width` 4096 → 128, `img` 16777216 → 16384 elements, `out` 16777216 → 16384 elements)"),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, text, Scratch};
 use serde_json::Value;
 
 /// `copper optimize ARGS testdata/ranking/FILE --format json`: its one
@@ -168,23 +168,21 @@ fn without_sizes_a_rewrite_higher_at_the_largest_test_sizes_is_not_taken() {
 
 #[test]
 fn copper_toml_can_ask_for_the_asymptotic_ranking_and_at_still_wins() {
-    let dir = std::env::temp_dir().join(format!("copper-ranking-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     std::fs::copy(
         root().join("testdata/ranking/votes_short.cu"),
         dir.join("votes.cu"),
     )
     .unwrap();
     std::fs::write(dir.join("copper.toml"), "asymptotic = true\n").unwrap();
-    let o = copper_in(&dir, &["optimize", "votes.cu"]);
+    let o = copper_in(dir, &["optimize", "votes.cu"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("why: wsteps per warp, the stations term: 176 → 45"));
     let o = copper_in(
-        &dir,
+        dir,
         &["optimize", "votes.cu", "--at", "districts=3000,stations=12"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("ranked at districts=3000, stations=12: --at"));
-    let _ = std::fs::remove_dir_all(&dir);
 }

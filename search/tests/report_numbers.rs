@@ -5,16 +5,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, text, Scratch};
 
-/// A fresh directory with copies of testdata files (and their parameter
-/// files), each under the name given.
-fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-report-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh scratch directory with copies of testdata files (and their
+/// parameter files), each under the name given.
+fn workspace(files: &[(&str, &str)]) -> Scratch {
+    let scratch = Scratch::new();
+    let dir = scratch.path();
     for (from, to) in files {
         std::fs::copy(root().join("testdata").join(from), dir.join(to)).unwrap();
         let toml = root()
@@ -24,7 +23,7 @@ fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
             std::fs::copy(toml, dir.join(Path::new(to).with_extension("toml"))).unwrap();
         }
     }
-    dir
+    scratch
 }
 
 fn rows(jsonl: &str) -> Vec<serde_json::Value> {
@@ -42,14 +41,12 @@ fn row<'a>(rows: &'a [serde_json::Value], kernel: &str) -> &'a serde_json::Value
 
 #[test]
 fn report_rows_carry_bounds_at_the_sizes_in_use() {
-    let dir = workspace(
-        "jsonl",
-        &[
-            ("tree_sum.cu", "tree_sum.cu"),
-            ("students/main_matmul.cu", "main_matmul.cu"),
-        ],
-    );
-    let o = copper_in(&dir, &["optimize", ".", "--report", "r.jsonl", "-q"]);
+    let ws = workspace(&[
+        ("tree_sum.cu", "tree_sum.cu"),
+        ("students/main_matmul.cu", "main_matmul.cu"),
+    ]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", ".", "--report", "r.jsonl", "-q"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let all = rows(&std::fs::read_to_string(dir.join("r.jsonl")).unwrap());
     // The parameter file's launch (n = 4000): a constant bound, 242 → 166.
@@ -100,7 +97,7 @@ fn report_rows_carry_bounds_at_the_sizes_in_use() {
         .all(|b| b["before_value"].is_number()));
     // `--at` wins over the launch.
     let o = copper_in(
-        &dir,
+        dir,
         &[
             "optimize",
             "main_matmul.cu",
@@ -121,14 +118,12 @@ fn report_rows_carry_bounds_at_the_sizes_in_use() {
 fn a_csv_report_is_a_spreadsheet_and_the_table_names_files_in_full() {
     let long_a = "submission_of_student_number_0001_homework_three.cu";
     let long_b = "submission_of_student_number_0001_homework_three_v2.cu";
-    let dir = workspace(
-        "csv",
-        &[
-            ("tree_sum.cu", long_a),
-            ("students/reduce_shared.cu", long_b),
-        ],
-    );
-    let o = copper_in(&dir, &["optimize", ".", "--report", "grades.csv"]);
+    let ws = workspace(&[
+        ("tree_sum.cu", long_a),
+        ("students/reduce_shared.cu", long_b),
+    ]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", ".", "--report", "grades.csv"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains(long_a) && out.contains(long_b), "{out}");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{copper_in, root, scratch_file};
+use common::{copper_in, root, Scratch};
 use serde_json::{Map, Value};
 
 /// The properties the specification allows on each kind of object (the
@@ -236,8 +236,8 @@ fn check(text: &[u8]) -> usize {
 fn optimize_and_lint_logs_keep_to_the_specification() {
     let dir = root();
     // A kernel copper cannot read beside one it can.
-    let bad = scratch_file(
-        "sarif",
+    let scratch = Scratch::new();
+    let bad = scratch.file(
         "bad.cu",
         b"__global__ void ok(float *a) { a[threadIdx.x] = 1; }\n__global__ void k(float *a) {\n    a[threadIdx.x] = ;\n}\n",
     );

@@ -14,7 +14,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{copper_in, root, text};
+use common::{copper_in, root, text, Scratch};
 use copper::cuda::parse::parse_source;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::ParamFile;
@@ -290,9 +290,8 @@ fn kernels_of(file: &str) -> serde_json::Value {
 
 #[test]
 fn params_output_reads_back_and_runs() {
-    let scratch = std::env::temp_dir().join(format!("copper-params-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).unwrap();
+    let tmp = Scratch::new();
+    let scratch = tmp.path();
     for (file, _) in EXPECTED {
         let out = copper_in(&students(), &["params", file]);
         assert!(out.status.success(), "{file}: {}", text(&out));
@@ -307,7 +306,7 @@ fn params_output_reads_back_and_runs() {
         // Saved beside a copy of the file, the simulator runs it.
         std::fs::copy(students().join(file), scratch.join(file)).unwrap();
         std::fs::write(scratch.join(file).with_extension("toml"), &toml).unwrap();
-        let sim = copper_in(&scratch, &["simulate", file]);
+        let sim = copper_in(scratch, &["simulate", file]);
         assert!(sim.status.success(), "{file}: {}\n{toml}", text(&sim));
     }
     // The host code's lengths: `n * sizeof(float)` bytes of floats, as the
@@ -321,7 +320,6 @@ fn params_output_reads_back_and_runs() {
         (k.grid.clone(), k.block.clone()),
         (vec![3, 1, 1], vec![256, 1, 1])
     );
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `vec_add.cu` with `a` staged through shared memory, as global-to-shared
@@ -485,9 +483,8 @@ fn the_assumed_block_reaches_the_analysis_and_the_transforms() {
     improved(kernel_in(&kernels, "scale_rows_same_work.cu"));
     // The same rewrites as with a hand-written parameter file at the real
     // launch shape.
-    let scratch = std::env::temp_dir().join(format!("copper-assumed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).unwrap();
+    let tmp = Scratch::new();
+    let scratch = tmp.path();
     std::fs::copy(students().join(file), scratch.join(file)).unwrap();
     std::fs::write(
         scratch.join("transpose_tile32.toml"),
@@ -497,10 +494,9 @@ fn the_assumed_block_reaches_the_analysis_and_the_transforms() {
          [kernel.transposeTile.arrays.odata]\nlen = \"width * height\"\n",
     )
     .unwrap();
-    let by_hand = optimized(&scratch, &[]);
+    let by_hand = optimized(scratch, &[]);
     assert_eq!(by_hand[0]["block_assumed"], false);
     assert_eq!(improved(&by_hand[0]), transforms);
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 #[test]

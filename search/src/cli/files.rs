@@ -347,18 +347,17 @@ fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("copper-files-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh scratch directory, removed when dropped.
+    fn scratch() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
     }
 
     #[cfg(unix)]
     #[test]
     fn keeps_the_mode_and_leaves_no_temporary() {
         use std::os::unix::fs::PermissionsExt;
-        let d = scratch("mode");
+        let tmp = scratch();
+        let d = tmp.path();
         let f = d.join("k.cu");
         std::fs::write(&f, "old").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
@@ -366,13 +365,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
         let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
-        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 1);
     }
 
     #[cfg(unix)]
     #[test]
     fn a_link_planted_at_the_old_temporary_name_is_not_followed() {
-        let d = scratch("planted");
+        let tmp = scratch();
+        let d = tmp.path();
         let victim = d.join("victim");
         std::fs::write(&victim, "precious").unwrap();
         // The name the first version used, predictable from the process id.
@@ -387,7 +387,8 @@ mod tests {
     #[test]
     fn a_new_file_is_not_private() {
         use std::os::unix::fs::PermissionsExt;
-        let d = scratch("new");
+        let tmp = scratch();
+        let d = tmp.path();
         write_atomically(&d.join("report.jsonl"), "{}").unwrap();
         let mode = std::fs::metadata(d.join("report.jsonl"))
             .unwrap()
@@ -398,7 +399,8 @@ mod tests {
 
     #[test]
     fn an_edit_made_while_the_new_text_is_written_wins() {
-        let d = scratch("late-edit");
+        let tmp = scratch();
+        let d = tmp.path();
         let f = d.join("k.cu");
         std::fs::write(&f, "what copper read").unwrap();
         let e = replace_checked(&f, "what copper read", "rewrite", || {
@@ -408,7 +410,7 @@ mod tests {
         assert!(matches!(e, ReplaceError::Changed(_)), "{e}");
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "the user's late edit");
         assert_eq!(
-            std::fs::read_dir(&d).unwrap().count(),
+            std::fs::read_dir(d).unwrap().count(),
             1,
             "no temporary left"
         );
@@ -416,7 +418,8 @@ mod tests {
 
     #[test]
     fn an_edited_or_deleted_file_is_left_alone() {
-        let d = scratch("edited");
+        let tmp = scratch();
+        let d = tmp.path();
         let f = d.join("k.cu");
         std::fs::write(&f, "edited by the user").unwrap();
         let e = replace_if_unchanged(&f, "what copper read", "rewrite").unwrap_err();

@@ -140,7 +140,8 @@ mod tests {
 
     #[test]
     fn outside_it_names_are_relative_to_one_repository_or_a_common_directory() {
-        let dir = std::env::temp_dir().join(format!("copper-patch-{}", std::process::id()));
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         for repo in ["one", "two"] {
             std::fs::create_dir_all(dir.join(repo).join(".git")).unwrap();
             std::fs::create_dir_all(dir.join(repo).join("src")).unwrap();
@@ -171,6 +172,5 @@ mod tests {
             assert_eq!(base.name(&k1), b"one/src/k.cu");
             assert!(base.note.unwrap().contains("patch -p1 -d"));
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

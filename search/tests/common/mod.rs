@@ -30,12 +30,25 @@ pub fn text(o: &Output) -> String {
     )
 }
 
-/// Writes `bytes` to `name` in a directory of this test process for the
-/// tests tagged `tag`, and returns its path.
-pub fn scratch_file(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("copper-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
+/// A scratch folder of one test (`tempfile`), removed when dropped: keep
+/// it alive while the test uses its files.
+pub struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    /// A new, empty scratch folder under the system's temporary directory.
+    pub fn new() -> Scratch {
+        Scratch(tempfile::tempdir().expect("a scratch folder"))
+    }
+
+    /// The folder's path.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// Writes `bytes` to `name` in this folder, and returns its path.
+    pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, bytes).expect("a scratch file");
+        p
+    }
 }
