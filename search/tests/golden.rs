@@ -125,3 +125,81 @@ fn timings_are_left_out() {
         "file  kernel  wsteps before  after  transforms  time  status\na.cu  k  6 + 5·w  -  -  -  unchanged\nkept\n"
     );
 }
+
+/// The benchmarks of COpPER's Table 1 and their `testdata/` files.
+const TABLE_1: [(&str, &str); 8] = [
+    ("addSub0", "addSub0"),
+    ("addSub2", "addSub2"),
+    ("SYN-BRDIS", "syn_brdis"),
+    ("DMVM", "dmvm"),
+    ("DVMM", "dvmm"),
+    ("ElementWise", "elementwise"),
+    ("1D convolution", "conv1d"),
+    ("Rank", "rank"),
+];
+
+/// The `wsteps` bounds of a golden optimize output: the bound before, and
+/// after when the kernel was improved.
+fn golden_wsteps(golden: &str) -> Vec<String> {
+    let line = golden
+        .lines()
+        .find_map(|l| l.strip_prefix("  wsteps "))
+        .unwrap_or_default();
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// `docs/optimize.md`'s Table 1 says what `golden/optimize/` records:
+/// for each benchmark, what copper found (or "none", with the sizes from
+/// which a rewrite wins) and the `wsteps` bounds before and after.
+#[test]
+fn table_1_in_the_docs_is_what_the_goldens_record() {
+    let docs = std::fs::read_to_string(root().join("docs/optimize.md")).expect("docs/optimize.md");
+    let table = docs
+        .split("## Against COpPER's Table 1")
+        .nth(1)
+        .expect("the Table 1 section");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| benchmark"))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), TABLE_1.len(), "rows of Table 1: {rows:?}");
+    for row in rows {
+        let (name, found, bounds) = (row[1], row[3], row[4]);
+        let file = TABLE_1
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("`{name}` is not a Table 1 benchmark"))
+            .1;
+        let golden = std::fs::read_to_string(root().join(format!("golden/optimize/{file}.txt")))
+            .expect("a golden");
+        assert_eq!(
+            bounds,
+            golden_wsteps(&golden).join(" → "),
+            "{name}: the bounds in the docs"
+        );
+        if let Some(later) = found.strip_prefix("none") {
+            assert!(golden.contains("no improvement found"), "{name}: {found}");
+            if let Some((_, sizes)) = later.split_once("from about ") {
+                assert!(
+                    golden.contains(&format!("lowers the bound from about {sizes};")),
+                    "{name}: {found}"
+                );
+            }
+        } else {
+            assert!(golden.contains(": improved;"), "{name}: {found}");
+            for transform in found.split(", then ") {
+                assert!(
+                    golden.contains(&format!("\n  {transform}: ")),
+                    "{name}: `{transform}` is not what the golden applies"
+                );
+            }
+        }
+    }
+}

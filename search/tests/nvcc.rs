@@ -573,8 +573,7 @@ fn halo_tile_2d_rewrites_compile() {
 #[test]
 fn clamped_halo_tile_2d_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let (_scratch, files) =
-        students_rewritten(&["main_blur3_clamp.cu", "sharpen_clamp.cu"], &[]);
+    let (_scratch, files) = students_rewritten(&["main_blur3_clamp.cu", "sharpen_clamp.cu"], &[]);
     for ((copy, written), (array, h, w)) in files
         .iter()
         .zip([("img", "h", "w"), ("src", "height", "width")])
