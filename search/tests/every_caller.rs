@@ -119,8 +119,6 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
     );
 }
 
-/// Prints what `found` checked (of `what`) and fails on anything wrong;
-/// returns the number of rewrites.
 /// The number the environment variable `var` sets (how many generated
 /// kernels a family checks), or `default`.
 fn count(var: &str, default: u64) -> u64 {
@@ -130,6 +128,8 @@ fn count(var: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// Prints what `found` checked (of `what`) and fails on anything wrong;
+/// returns the number of rewrites.
 fn report(found: &[Found], what: &str) -> usize {
     let rewrites = found.len();
     let shapes_run: usize = found.iter().map(|f| f.blocks).sum();
