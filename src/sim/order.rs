@@ -6,11 +6,11 @@
 //! launch order (`blockIdx.x` fastest), whatever the machine's load:
 //! - a kernel with global atomics, or a run that detects races (the
 //!   checks), runs its blocks in launch order;
-//! - a kernel that both reads and writes some global array runs its
-//!   blocks in parallel while recording, for each element of those arrays,
-//!   which blocks touched it. If one block reads or writes an element that
-//!   another block wrote (or writes one another block read), the arrays are
-//!   put back as they were and the launch runs again in launch order.
+//! - any other kernel runs its blocks in parallel while recording, for
+//!   each element of the global arrays it writes, which blocks touched
+//!   it. If one block reads or writes an element that another block wrote
+//!   (or writes one another block read), the arrays are put back as they
+//!   were and the launch runs again in launch order.
 //!
 //! Why the parallel run gives the launch-order results when no such
 //! meeting is recorded: then no block read anything another block wrote,
@@ -19,9 +19,9 @@
 //! the same arrays in any order. Whether a meeting is recorded does not
 //! depend on the order either: until the first meeting, every block does
 //! what it does in launch order, so the same pairs of accesses meet.
-//! (Blocks that only write the same element, and read nothing another
-//! block wrote, may leave either value: nothing the kernel reads or costs
-//! depends on it, and the checks, which compare results, run in order.)
+//! Two blocks writing one element meet too, even when nothing reads it:
+//! the value left is then the last block's in launch order, as the
+//! arrays a simulation returns must be the same on every run.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -49,20 +49,12 @@ impl Order {
         if detect_races || has_global_atomics(kernel) {
             return Order::Sequential;
         }
-        let (mut read, mut written) = (
-            vec![false; kernel.arrays.len()],
-            vec![false; kernel.arrays.len()],
-        );
-        for site in &kernel.sites {
-            let seen = if site.is_write {
-                &mut written
-            } else {
-                &mut read
-            };
-            seen[site.array] = true;
+        let mut written = vec![false; kernel.arrays.len()];
+        for site in kernel.sites.iter().filter(|s| s.is_write) {
+            written[site.array] = true;
         }
         let tracked = (0..kernel.arrays.len())
-            .map(|a| read[a] && written[a] && kernel.arrays[a].is_global())
+            .map(|a| written[a] && kernel.arrays[a].is_global())
             .collect();
         Order::Parallel { tracked }
     }
