@@ -161,6 +161,11 @@ pub struct Included {
     /// Template instantiations asked for besides the file's launches
     /// (`--instantiate 'reduce<256>'`).
     pub instantiate: Vec<String>,
+    /// `#include <…>` directives that were skipped: headers not known to
+    /// be the toolkit's or the C/C++ libraries' and not found in the `-I`
+    /// directories (the directive's offset, the name). Harmless unless the
+    /// file uses what they define (see `cuda::undefined_kernels`).
+    pub skipped: Vec<(usize, String)>,
 }
 
 impl Included {
@@ -495,8 +500,7 @@ mod tests {
         );
         let f = user.with_included(Included {
             files: vec![h],
-            diagnostics: Vec::new(),
-            instantiate: Vec::new(),
+            ..Included::default()
         });
         let b = INCLUDED_BASE + 11;
         assert_eq!(f.slice(Span::new(b, b + 1)), "b");

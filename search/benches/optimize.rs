@@ -22,17 +22,9 @@ use serde_json::Value;
 /// Runs per figure unless `COPPER_BENCH_RUNS` says otherwise.
 const RUNS: usize = 5;
 
-/// COpPER Table 1, as `testdata/` reproduces it.
-const TABLE_1: [(&str, &str); 8] = [
-    ("addSub0", "addSub0.cu"),
-    ("addSub2", "addSub2.cu"),
-    ("SYN-BRDIS", "syn_brdis.cu"),
-    ("DMVM", "dmvm.cu"),
-    ("DVMM", "dvmm.cu"),
-    ("ElementWise", "elementwise.cu"),
-    ("1D convolution", "conv1d.cu"),
-    ("Rank", "rank.cu"),
-];
+#[path = "../tests/shared/table_1.rs"]
+mod table_1;
+use table_1::TABLE_1;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -76,7 +68,7 @@ fn main() {
     );
     let mut all = Vec::new();
     for (name, file) in TABLE_1 {
-        let path = format!("testdata/{file}");
+        let path = format!("testdata/{file}.cu");
         let (doc, t) = median_run(runs, std::slice::from_ref(&path));
         all.push(path);
         let k = &doc["kernels"][0];

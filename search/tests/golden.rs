@@ -126,17 +126,9 @@ fn timings_are_left_out() {
     );
 }
 
-/// The benchmarks of COpPER's Table 1 and their `testdata/` files.
-const TABLE_1: [(&str, &str); 8] = [
-    ("addSub0", "addSub0"),
-    ("addSub2", "addSub2"),
-    ("SYN-BRDIS", "syn_brdis"),
-    ("DMVM", "dmvm"),
-    ("DVMM", "dvmm"),
-    ("ElementWise", "elementwise"),
-    ("1D convolution", "conv1d"),
-    ("Rank", "rank"),
-];
+#[path = "shared/table_1.rs"]
+mod table_1;
+use table_1::TABLE_1;
 
 /// The `wsteps` bounds of a golden optimize output: the bound before, and
 /// after when the kernel was improved.

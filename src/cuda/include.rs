@@ -6,7 +6,9 @@
 //! definitions as `#define` lines. The parser then takes macros, types,
 //! device globals and device functions from them as from the file itself.
 //! `#include <…>` names a system header: it is read only when found in an
-//! `-I` directory and skipped otherwise. Problems (a missing header, a
+//! `-I` directory and skipped otherwise (an unknown one is remembered in
+//! [`Included::skipped`], for the warning when the file launches kernels
+//! it does not define). Problems (a missing header, a
 //! cycle, nesting deeper than [`MAX_INCLUDE_DEPTH`], too much text) are
 //! diagnostics at the directive; the rest of the file goes on.
 //!
@@ -451,11 +453,10 @@ impl Loader<'_> {
                         }
                     }
                 }
-                Some(Target::System(name)) => {
-                    if let Some(p) = find(name, &self.opts.include_dirs) {
-                        self.include(&p, name, at, directive.unwrap_or(at), header);
-                    }
-                }
+                Some(Target::System(name)) => match find(name, &self.opts.include_dirs) {
+                    Some(p) => self.include(&p, name, at, directive.unwrap_or(at), header),
+                    None => self.included.skipped.push((at, name.to_string())),
+                },
             }
         }
     }

@@ -30,6 +30,7 @@ pub mod rewrite;
 pub mod template;
 pub mod template_names;
 pub mod timeline;
+mod undefined_kernels;
 pub mod unit;
 pub mod unknown_type;
 pub mod visit;

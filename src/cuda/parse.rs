@@ -31,6 +31,7 @@ use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
 use super::template;
 use super::timeline::Timeline;
+use super::undefined_kernels::undefined_kernels;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
 use crate::diag::{Diagnostic, Severity};
@@ -219,6 +220,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     }
     diagnostics.extend(invalid_bytes_in_code(&original));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
+    diagnostics.extend(undefined_kernels(&source, &functions, &launches));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
         let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + i as u64);

@@ -7,6 +7,7 @@ use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::include::{define_hint, in_user_file};
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
+use copper::diag::Severity;
 use copper_search::launch::refused_shape;
 
 use super::args::Format;
@@ -25,7 +26,9 @@ pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
                 status = 2;
             }
             Ok(parsed) => {
-                if !parsed.all_diagnostics().is_empty() {
+                // Notes (a header read from outside the tree, a kernel
+                // launched but defined in another file) do not fail.
+                if (parsed.all_diagnostics().iter()).any(|d| d.severity != Severity::Note) {
                     status = status.max(1);
                 }
                 match format {
@@ -97,8 +100,14 @@ fn print_text(parsed: &ParsedFile) {
                         d.map(|[x, y, z]| format!("({x}, {y}, {z})"))
                             .unwrap_or_else(|| "(not literal)".into())
                     };
+                    // A header's kernel is launched from the file given.
+                    let place = if header {
+                        format!("{path}:{ll}")
+                    } else {
+                        format!("line {ll}")
+                    };
                     println!(
-                        "    launched at line {ll}: grid {} block {}",
+                        "    launched at {place}: grid {} block {}",
                         show(l.grid),
                         show(l.block)
                     );

@@ -35,7 +35,7 @@ mod simulated;
 mod templates;
 
 pub use at_names::UnknownAt;
-pub use outcome::{FileError, FileRun, KernelError, KernelRun};
+pub use outcome::{Defined, FileError, FileRun, KernelError, KernelRun};
 pub use simulated::Simulated;
 
 /// What to search.
@@ -191,10 +191,16 @@ pub fn optimize_files<'a, C: Caller>(
         );
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         caller.searched(n, total, &run.path, &name);
-        let at = parsed
-            .function(&name)
-            .map(|f| parsed.source.line_col(f.meta.span.start))
-            .unwrap_or((0, 0));
+        let start = parsed.function(&name).map(|f| f.meta.span.start);
+        let at = start.map_or((0, 0), |s| parsed.source.line_col(s));
+        let defined = start.map_or_else(
+            || Defined {
+                file: run.path.clone(),
+                line: 0,
+                col: 0,
+            },
+            |s| Defined::at(parsed, s),
+        );
         let simulated = match (&result, r.simulate) {
             (Ok(x), true) => Some(at_test_launch(parsed, x, kernel.spec.as_ref(), r.pipeline)),
             _ => None,
@@ -202,6 +208,7 @@ pub fn optimize_files<'a, C: Caller>(
         let kernel = KernelRun {
             name,
             at,
+            defined,
             shape: kernel.shape,
             result: result.map_err(KernelError::from),
             readable: true,

@@ -76,6 +76,13 @@ fn shape_text(k: &KernelRun) -> String {
 }
 
 /// A summary-table row for a file or kernel that could not be searched.
+/// `file:line:col` of the kernel's definition (in a header for a header's
+/// kernel), where messages about it point.
+fn place(k: &KernelRun) -> String {
+    let d = &k.defined;
+    format!("{}:{}:{}", d.file.shown(), d.line, d.col)
+}
+
 fn error_row(path: &str, kernel: &str) -> Vec<String> {
     let mut row = vec![path.to_string(), kernel.to_string()];
     row.extend(std::iter::repeat_n("-".to_string(), 4));
@@ -100,10 +107,7 @@ pub fn errors(runs: &[FileRun]) {
         }
         for k in f.kernels.iter().filter(|k| k.readable) {
             if let Err(e) = &k.result {
-                eprintln!(
-                    "{path}:{}:{}: kernel {}: error: {e}",
-                    k.at.0, k.at.1, k.name
-                );
+                eprintln!("{}: kernel {}: error: {e}", place(k), k.name);
             }
         }
     }
@@ -116,13 +120,7 @@ pub fn internal_errors(runs: &[FileRun]) -> bool {
     for f in runs {
         for k in &f.kernels {
             for e in k.result.iter().flat_map(|x| &x.internal_errors) {
-                eprintln!(
-                    "{}:{}:{}: kernel {}: {e}",
-                    f.path.shown(),
-                    k.at.0,
-                    k.at.1,
-                    k.name
-                );
+                eprintln!("{}: kernel {}: {e}", place(k), k.name);
                 any = true;
             }
         }
@@ -141,7 +139,7 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
             continue;
         }
         for k in &f.kernels {
-            let head = format!("{path}:{}:{}: kernel {}", k.at.0, k.at.1, k.name);
+            let head = format!("{}: kernel {}", place(k), k.name);
             let x = match &k.result {
                 Ok(x) => x,
                 Err(_) => {
@@ -527,10 +525,10 @@ fn kernel_objects(f: &FileRun, r: &Search) -> Vec<schema::Kernel> {
                 Ok(x) => schema::Outcome::Searched(Box::new(searched(parsed, k, x, r))),
             };
             schema::Kernel::Read(Box::new(schema::ReadKernel {
-                file: path.clone(),
+                file: k.defined.file.shown().to_string(),
                 kernel: k.name.clone(),
-                line: k.at.0,
-                column: k.at.1,
+                line: k.defined.line,
+                column: k.defined.col,
                 status: status(k, r),
                 block: k.shape.block,
                 grid: k.shape.grid,
@@ -687,7 +685,8 @@ pub fn github(runs: &[FileRun], r: &Search) {
             continue;
         }
         for k in &f.kernels {
-            let (line, col) = k.at;
+            let file = gh_property(&k.defined.file.shown().to_string());
+            let (line, col) = (k.defined.line, k.defined.col);
             match &k.result {
                 Err(e) => println!(
                     "::error file={file},line={line},col={col}::{}",
@@ -740,7 +739,10 @@ pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
             let Ok(x) = &k.result else {
                 continue;
             };
-            let at = || sarif::PhysicalLocation::at(uri.clone(), k.at.0, k.at.1);
+            let at = || {
+                let d = &k.defined;
+                sarif::PhysicalLocation::at(root.artifact(&d.file), d.line, d.col)
+            };
             if let Some(why) = x.unchecked() {
                 results.push(sarif::SarifResult::at(
                     "unchecked",

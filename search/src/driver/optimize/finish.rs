@@ -6,7 +6,7 @@ use copper::cuda::ast::FnKind;
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::rewrite::transplant;
 
-use super::outcome::{KernelError, KernelRun};
+use super::outcome::{Defined, KernelError, KernelRun};
 use super::templates::adopt_template_rewrites;
 use crate::launch::KnownShape;
 use crate::pipeline::Settings;
@@ -69,6 +69,7 @@ fn unreadable_kernels(parsed: &ParsedFile, only: Option<&str>) -> Vec<KernelRun>
             Some(KernelRun {
                 name: f.item.name.clone(),
                 at: parsed.source.line_col(f.item.span.start),
+                defined: Defined::at(parsed, f.item.span.start),
                 shape: KnownShape {
                     block: None,
                     grid: None,

@@ -59,12 +59,39 @@ pub struct FileRun {
     pub write_failed: bool,
 }
 
+/// Where a kernel is defined, as messages about it point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Defined {
+    /// The file given, or the header the kernel is defined in.
+    pub file: PathBuf,
+    /// 1-based line in it.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+}
+
+impl Defined {
+    /// Where the text at `offset` of `parsed` (in the file or a header) is.
+    pub fn at(parsed: &ParsedFile, offset: usize) -> Defined {
+        let (file, line, col) = parsed.source.locate(offset);
+        Defined {
+            file: file.to_path_buf(),
+            line,
+            col,
+        }
+    }
+}
+
 /// One kernel of the run.
 pub struct KernelRun {
     /// The kernel.
     pub name: String,
-    /// Where it starts (line, column).
+    /// Where it starts in the file given (line, column): for a kernel of
+    /// a header, the `#include` that brought it in (the order of kernels).
     pub at: (usize, usize),
+    /// Where it is defined: the file given or a header (the path as found),
+    /// line and column there.
+    pub defined: Defined,
     /// Its launch shape.
     pub shape: KnownShape,
     /// The search's outcome, or why there was none.
