@@ -4,6 +4,8 @@
 //! inside a host function template is one launch per instantiation of
 //! that template ([`super::host_templates`]).
 
+use std::collections::{HashMap, HashSet};
+
 use super::ast::{FnKind, Param, Template, TemplateParam};
 use super::deduce;
 use super::host;
@@ -31,13 +33,12 @@ pub(crate) fn instantiate(
 ) {
     let offsets: Vec<usize> = launches.iter().map(|l| l.span.start).collect();
     let hosts = HostTemplates::read(&source.text, &offsets);
+    let by_name = ByName::of(functions);
     // Explicit instantiations of template kernels in the file, and those
     // asked for on the command line.
     let is_template_kernel = |name: &str| {
         let base = template::split_name(name).map_or(name, |(b, _)| b);
-        functions.iter().any(|f| {
-            f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
-        })
+        by_name.template_kernel(base).is_some()
     };
     let requested = explicit
         .iter()
@@ -46,7 +47,7 @@ pub(crate) fn instantiate(
         .map(|n| (n.clone(), None));
     let launched = launches.iter().map(|l| (l.kernel.clone(), Some(l.span)));
     let wanted: Vec<(String, Option<Span>)> = requested.chain(launched).collect();
-    let mut instances: Vec<ParsedFunction> = Vec::new();
+    let mut instances = Instances::default();
     // Per wanted name: the kernels it names (`None`: left as written).
     let mut names: Vec<Option<Vec<String>>> = Vec::new();
     for (wanted_name, at) in wanted {
@@ -54,7 +55,7 @@ pub(crate) fn instantiate(
         let variants = at
             .filter(|s| hosts.encloses(s.start))
             .and_then(|s| {
-                hosts.substituted(s.start, &deduced_name(source, functions, &wanted_name, s))
+                hosts.substituted(s.start, &deduced_name(source, &by_name, &wanted_name, s))
             })
             .unwrap_or_else(|| vec![wanted_name.clone()]);
         let mut got = Some(Vec::new());
@@ -62,7 +63,7 @@ pub(crate) fn instantiate(
             let one = instance(
                 source,
                 macros,
-                functions,
+                &by_name,
                 &mut instances,
                 diagnostics,
                 &variant,
@@ -87,21 +88,47 @@ pub(crate) fn instantiate(
         }
     }
     *launches = renamed;
-    functions.extend(instances);
+    functions.extend(instances.made);
+}
+
+/// The file's functions by name (several for a template and its explicit
+/// specializations), so that each of thousands of launches finds its
+/// kernel without a walk over every function.
+struct ByName<'f>(HashMap<&'f str, Vec<&'f ParsedFunction>>);
+
+impl<'f> ByName<'f> {
+    fn of(functions: &'f [ParsedFunction]) -> ByName<'f> {
+        let mut map: HashMap<&str, Vec<&ParsedFunction>> = HashMap::new();
+        for f in functions {
+            map.entry(f.item.name.as_str()).or_default().push(f);
+        }
+        ByName(map)
+    }
+
+    /// Whether a function is named `name`.
+    fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    /// The template kernel named `base`.
+    fn template_kernel(&self, base: &str) -> Option<&'f ParsedFunction> {
+        (self.0.get(base)?.iter().copied())
+            .find(|f| f.item.template.is_some() && f.item.kind == FnKind::Global)
+    }
+}
+
+/// The instantiations made so far, and their names.
+#[derive(Default)]
+struct Instances {
+    made: Vec<ParsedFunction>,
+    names: HashSet<String>,
 }
 
 /// The name a launch at `at` of `wanted_name` instantiates, its template
 /// arguments deduced where they can be (as written otherwise).
-fn deduced_name(
-    source: &SourceFile,
-    functions: &[ParsedFunction],
-    wanted_name: &str,
-    at: Span,
-) -> String {
+fn deduced_name(source: &SourceFile, by_name: &ByName, wanted_name: &str, at: Span) -> String {
     let (base, args) = template::split_name(wanted_name).unwrap_or((wanted_name, ""));
-    let kernel = functions.iter().find(|f| {
-        f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
-    });
+    let kernel = by_name.template_kernel(base);
     let Some(Ok(f)) = kernel.map(|k| &k.result) else {
         return wanted_name.to_string();
     };
@@ -121,21 +148,19 @@ fn deduced_name(
 fn instance(
     source: &SourceFile,
     macros: &Timeline,
-    functions: &[ParsedFunction],
-    instances: &mut Vec<ParsedFunction>,
+    by_name: &ByName,
+    instances: &mut Instances,
     diagnostics: &mut Vec<Diagnostic>,
     wanted_name: &str,
     at: Option<Span>,
 ) -> Option<String> {
     let (base, args) = template::split_name(wanted_name).unwrap_or((wanted_name, ""));
     let spelled = template::instance_name(base, &template::split_args(args));
-    if functions.iter().any(|f| f.item.name == spelled) {
+    if by_name.has(&spelled) {
         // An explicit specialization (`template <> … k<float>(…)`).
         return Some(spelled);
     }
-    let Some(pf) = functions.iter().find(|f| {
-        f.item.name == base && f.item.template.is_some() && f.item.kind == FnKind::Global
-    }) else {
+    let Some(pf) = by_name.template_kernel(base) else {
         if at.is_none() {
             diagnostics.push(source.diagnostic(
                 Severity::Error,
@@ -156,13 +181,13 @@ fn instance(
     match args.and_then(|args| template::arguments(&t.params, &args, &macros)) {
         Ok(args) => {
             let name = template::instance_name(&t.name, &args);
-            if !instances.iter().any(|i| i.item.name == name) {
+            if instances.names.insert(name.clone()) {
                 let mut g = f.clone();
                 g.name = name.clone();
                 g.template = Some(Template { args, ..t.clone() });
                 let mut item = pf.item.clone();
                 item.name = name.clone();
-                instances.push(ParsedFunction {
+                instances.made.push(ParsedFunction {
                     item,
                     result: Ok(g),
                 });

@@ -1,10 +1,12 @@
 //! `copper parse`: list the functions of each file.
 
 use copper::shown::Shown;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use copper::cuda::ast::{FnKind, Function};
 use copper::cuda::include::{define_hint, in_user_file};
+use copper::cuda::launch::Launch;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use copper::diag::Severity;
@@ -70,6 +72,7 @@ fn print_text(parsed: &ParsedFile) {
     if parsed.functions.is_empty() {
         println!("{path}: no kernels or device functions found");
     }
+    let lookup = Lookup::of(parsed);
     for f in &parsed.functions {
         let (file, line, col) = src.locate(f.item.name_offset);
         let header = !in_user_file(f.item.span);
@@ -87,14 +90,10 @@ fn print_text(parsed: &ParsedFile) {
                     signature(func),
                     if header { " (from a header)" } else { "" }
                 );
-                if parsed
-                    .uninstantiated()
-                    .iter()
-                    .any(|u| std::ptr::eq(*u, func))
-                {
+                if lookup.never_instantiated(func) {
                     println!("    note: {}", never_instantiated(func));
                 }
-                for l in parsed.launches.iter().filter(|l| l.kernel == func.name) {
+                for l in lookup.launches(func) {
                     let (ll, _) = src.line_col(l.span.start);
                     let show = |d: Option<[u64; 3]>| {
                         d.map(|[x, y, z]| format!("({x}, {y}, {z})"))
@@ -130,6 +129,40 @@ fn print_text(parsed: &ParsedFile) {
     }
 }
 
+/// What is looked up per function of a file, built once: a file may hold
+/// thousands of functions and launches.
+struct Lookup<'p> {
+    uninstantiated: Vec<&'p Function>,
+    launches: HashMap<&'p str, Vec<&'p Launch>>,
+}
+
+impl<'p> Lookup<'p> {
+    fn of(parsed: &'p ParsedFile) -> Lookup<'p> {
+        let mut launches: HashMap<&str, Vec<&Launch>> = HashMap::new();
+        for l in &parsed.launches {
+            launches.entry(l.kernel.as_str()).or_default().push(l);
+        }
+        Lookup {
+            uninstantiated: parsed.uninstantiated(),
+            launches,
+        }
+    }
+
+    /// Whether `f` is a template kernel that nothing instantiates.
+    fn never_instantiated(&self, f: &Function) -> bool {
+        self.uninstantiated.iter().any(|u| std::ptr::eq(*u, f))
+    }
+
+    /// The launches of `f`, in file order.
+    fn launches(&self, f: &Function) -> impl Iterator<Item = &'p Launch> + '_ {
+        self.launches
+            .get(f.name.as_str())
+            .into_iter()
+            .flatten()
+            .copied()
+    }
+}
+
 /// The note for a template kernel that nothing instantiates.
 fn never_instantiated(f: &Function) -> String {
     format!(
@@ -140,6 +173,7 @@ fn never_instantiated(f: &Function) -> String {
 
 fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
     let src = &parsed.source;
+    let lookup = Lookup::of(parsed);
     let functions = parsed
         .functions
         .iter()
@@ -150,11 +184,7 @@ fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
                     name: &func.name,
                     kind: func.kind,
                     template: func.is_uninstantiated(),
-                    note: parsed
-                        .uninstantiated()
-                        .iter()
-                        .any(|u| std::ptr::eq(*u, func))
-                        .then(|| never_instantiated(func)),
+                    note: (lookup.never_instantiated(func)).then(|| never_instantiated(func)),
                     file,
                     line,
                     col,
@@ -167,11 +197,7 @@ fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
                             ty: print::type_name(&p.ty),
                         })
                         .collect(),
-                    launches: parsed
-                        .launches
-                        .iter()
-                        .filter(|l| l.kernel == func.name)
-                        .collect(),
+                    launches: lookup.launches(func).collect(),
                 })),
                 Err(d) => schema::Function::Unread {
                     name: &f.item.name,

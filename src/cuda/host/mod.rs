@@ -188,7 +188,7 @@ pub(crate) fn call_args(src: &str, end: usize) -> Vec<String> {
     let rest = &src[end.min(src.len())..];
     // Read from a piece that doubles until the call closes in it, so that
     // a call costs its own length, not the rest of the file's.
-    let mut len = 4096;
+    let mut len = 256;
     loop {
         let mut cut = len.min(rest.len());
         while !rest.is_char_boundary(cut) {
