@@ -194,6 +194,7 @@
 
 mod build;
 mod build2d;
+mod normalize;
 mod window;
 mod window2d;
 mod written;
@@ -220,6 +221,9 @@ pub struct HaloTile;
 /// What the windows of one kernel are found against.
 struct Search<'a, 'f> {
     cx: &'a Context<'f>,
+    /// The kernel as written, which the rewrite edits; the others see it
+    /// in normal form ([`normalize`]).
+    original: &'f Function,
     staging: Staging<'f>,
     k: window::Kernel<'f>,
     /// Bytes of the kernel's own shared arrays, if constant.
@@ -319,7 +323,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
+            let function = build2d::rewrite(self.original, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
             let description = format!(
                 "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for {} and {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
@@ -369,7 +373,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, &p.name, Self::element(p), &w);
+            let function = build::rewrite(self.original, &p.name, Self::element(p), &w);
             let a = &w.axis;
             let description = format!(
                 "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
@@ -441,7 +445,7 @@ impl Search<'_, '_> {
                 let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
                     continue;
                 };
-                let function = build2d::rewrite(f, a, Self::element(p), &w);
+                let function = build2d::rewrite(self.original, a, Self::element(p), &w);
                 let [ty, tx] = build2d::tile_dims(&w);
                 let description = format!(
                     "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {} along y and {} along x) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
@@ -464,7 +468,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, a, Self::element(p), &w);
+            let function = build::rewrite(self.original, a, Self::element(p), &w);
             let description = format!(
                 "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
                 reads_in_words(&w.served),
@@ -555,11 +559,13 @@ impl Transform for HaloTile {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let f = cx.function;
+        let normal = normalize::function(cx.function);
+        let f = &normal;
         let staging = Staging::of(f);
         let k = window::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
+            original: cx.function,
             used: static_shared_bytes(f),
             staging,
             k,
