@@ -590,4 +590,6 @@ mod tests2d;
 #[cfg(test)]
 mod tests_clamp2d;
 #[cfg(test)]
+mod tests_normal;
+#[cfg(test)]
 mod tests_written;
