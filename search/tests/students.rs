@@ -33,7 +33,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "box_blur_clamp_local.cu",
-        "tested on the launch at line 39 (grid 13×5×1, block 16×16×1)",
+        "tested on the launch at line 39 (grid 3×3×1, block 16×16×1)",
     ),
     (
         "box_blur.cu",

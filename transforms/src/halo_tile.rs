@@ -43,7 +43,7 @@
 //! assigned; a loop `for (int k = S; k <= E; k++)` (or `<`) with constant
 //! bounds (macros and top-level `const int` locals included), not in
 //! another loop or an `else`, whose body has no `break`, `continue` or
-//! `return`; every read of the array in it is `a[i + k]` (or `a[j]` with
+//! `return` (a `continue` guard aside, see below); every read of the array in it is `a[i + k]` (or `a[j]` with
 //! `int j = i + k;` at the top of the body), evaluated unconditionally in
 //! its statement, standing only under `if`s whose conditions are
 //! conjunctions of bounds `i + k < m`, `i + k >= m` (…) with `m` an `int`
@@ -111,7 +111,23 @@
 //! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
 //! `if (x >= w || y >= h) return;`) or are the same in every thread.
 //! Bounds `i > c` and `i <= c` count as `i >= c + 1` and `i < c + 1`
-//! (`c + 1` folded for a constant, else computed in `long long`).
+//! (`c + 1` folded for a constant, else computed in `long long`). A
+//! clamp may also be written with `?:` (`xx < 0 ? 0 : (xx > w - 1 ? w - 1
+//! : xx)`): any nest of `min`, `max` and `?:` on comparisons whose
+//! operands are the position or fixed `int`s is a function of the
+//! position alone, and the tile loads what it makes of each position.
+//!
+//! # Bounds and clamps as statements
+//!
+//! The loops are recognized in normal form ([`normalize`]): updates of a
+//! local right after its declaration (`int xx = x + dx; if (xx < 0) xx =
+//! 0; if (xx >= w) xx = w - 1;`, `xx = min(max(xx, 0), w - 1);`) folded
+//! into it, and `if (C) continue;` read as the guard `if (!C)` of the rest
+//! of the body (`if (xx < 0 || xx >= w) continue;` as `xx >= 0 && xx <
+//! w`). Both keep the elements read and the conditions under which each
+//! is read, so the proofs above apply as they are; the rewrite edits the
+//! kernel as written (the loops and reads are the same nodes), and drops
+//! from the tiled loop the locals it leaves unused with their updates.
 //!
 //! # Windows written out
 //!
