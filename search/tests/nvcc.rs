@@ -588,6 +588,30 @@ fn clamped_halo_tile_2d_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
+/// The students' 5 × 5 filters clamped or skipped through statements on
+/// locals (`box_blur_clamp_local.cu` with host code, `?:` and `if`
+/// clamps; `gauss_guard_continue.cu` without, `continue` guards) get a
+/// 2-D halo tile from `optimize --write`, the locals the tile leaves
+/// unused gone with their updates (nvcc warns of a local set but never
+/// used), and what it writes compiles.
+#[test]
+fn halo_tiles_through_locals_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let (_scratch, files) =
+        students_rewritten(&["box_blur_clamp_local.cu", "gauss_guard_continue.cu"], &[]);
+    for ((copy, written), array) in files.iter().zip(["in", "img"]) {
+        assert!(
+            written.contains(&format!("__shared__ float {array}_halo[36][48];"))
+                && written.contains(&format!(
+                    "{array}_halo[threadIdx.y + (dy + R)][threadIdx.x + (dx + R)]"
+                )),
+            "{} has no 2-D halo tile:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}
+
 #[test]
 fn golden_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };

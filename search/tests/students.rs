@@ -32,6 +32,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
+        "box_blur_clamp_local.cu",
+        "tested on the launch at line 39 (grid 3×3×1, block 16×16×1)",
+    ),
+    (
         "box_blur.cu",
         "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
@@ -58,6 +62,10 @@ const EXPECTED: &[(&str, &str)] = &[
     (
         "histogram_shared.cu",
         "assumed block 256×1×1 from `local[threadIdx.x]` at line 8",
+    ),
+    (
+        "gauss_guard_continue.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
     ),
     (
         "main_matmul.cu",
@@ -623,6 +631,21 @@ fn assert_halo_tiles(files: &[&str], ratio: f64) {
 fn halo_tiles_of_2d_windows_lower_the_sectors_bound() {
     // Under a third: each pixel of the block's tile is read once.
     assert_halo_tiles(&["box_blur.cu", "main_blur5.cu"], 1.0 / 3.0);
+}
+
+/// The students' 5 × 5 filters that clamp or skip the neighbours through
+/// statements on locals of the position (`box_blur_clamp_local.cu`:
+/// `xx = xx < 0 ? 0 : (…)` and `if (yy < 0) yy = 0;`, launched from its
+/// host code; `gauss_guard_continue.cu`: `if (xx < 0 || xx >= w)
+/// continue;`, no host code) get a halo tile: the sectors per warp fall
+/// to under a third (806 → 159.2 and 181 → 59.72), and so do or nearly
+/// do the `wsteps` the search ranks by.
+#[test]
+fn halo_tiles_of_windows_clamped_or_skipped_through_locals() {
+    assert_halo_tiles(
+        &["box_blur_clamp_local.cu", "gauss_guard_continue.cu"],
+        1.0 / 3.0,
+    );
 }
 
 /// The students' stencils written out as neighbour reads get a halo tile

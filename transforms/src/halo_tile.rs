@@ -43,7 +43,7 @@
 //! assigned; a loop `for (int k = S; k <= E; k++)` (or `<`) with constant
 //! bounds (macros and top-level `const int` locals included), not in
 //! another loop or an `else`, whose body has no `break`, `continue` or
-//! `return`; every read of the array in it is `a[i + k]` (or `a[j]` with
+//! `return` (a `continue` guard aside, see below); every read of the array in it is `a[i + k]` (or `a[j]` with
 //! `int j = i + k;` at the top of the body), evaluated unconditionally in
 //! its statement, standing only under `if`s whose conditions are
 //! conjunctions of bounds `i + k < m`, `i + k >= m` (…) with `m` an `int`
@@ -111,7 +111,23 @@
 //! conditions on the way bound `x` or `y` alone (`x < w`, `y >= R`, also
 //! `if (x >= w || y >= h) return;`) or are the same in every thread.
 //! Bounds `i > c` and `i <= c` count as `i >= c + 1` and `i < c + 1`
-//! (`c + 1` folded for a constant, else computed in `long long`).
+//! (`c + 1` folded for a constant, else computed in `long long`). A
+//! clamp may also be written with `?:` (`xx < 0 ? 0 : (xx > w - 1 ? w - 1
+//! : xx)`): any nest of `min`, `max` and `?:` on comparisons whose
+//! operands are the position or fixed `int`s is a function of the
+//! position alone, and the tile loads what it makes of each position.
+//!
+//! # Bounds and clamps as statements
+//!
+//! The loops are recognized in normal form ([`normalize`]): updates of a
+//! local right after its declaration (`int xx = x + dx; if (xx < 0) xx =
+//! 0; if (xx >= w) xx = w - 1;`, `xx = min(max(xx, 0), w - 1);`) folded
+//! into it, and `if (C) continue;` read as the guard `if (!C)` of the rest
+//! of the body (`if (xx < 0 || xx >= w) continue;` as `xx >= 0 && xx <
+//! w`). Both keep the elements read and the conditions under which each
+//! is read, so the proofs above apply as they are; the rewrite edits the
+//! kernel as written (the loops and reads are the same nodes), and drops
+//! from the tiled loop the locals it leaves unused with their updates.
 //!
 //! # Windows written out
 //!
@@ -194,6 +210,7 @@
 
 mod build;
 mod build2d;
+mod normalize;
 mod window;
 mod window2d;
 mod written;
@@ -220,6 +237,9 @@ pub struct HaloTile;
 /// What the windows of one kernel are found against.
 struct Search<'a, 'f> {
     cx: &'a Context<'f>,
+    /// The kernel as written, which the rewrite edits; the others see it
+    /// in normal form ([`normalize`]).
+    original: &'f Function,
     staging: Staging<'f>,
     k: window::Kernel<'f>,
     /// Bytes of the kernel's own shared arrays, if constant.
@@ -319,7 +339,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build2d::rewrite(f, &p.name, Self::element(p), &w);
+            let function = build2d::rewrite(self.original, &p.name, Self::element(p), &w);
             let [ty, tx] = build2d::tile_dims(&w);
             let description = format!(
                 "loaded the elements of `{}` that a block's windows read in the loops at line {line} (`{}` for {} and {}) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the loops read the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
@@ -369,7 +389,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, l.meta.span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, &p.name, Self::element(p), &w);
+            let function = build::rewrite(self.original, &p.name, Self::element(p), &w);
             let a = &w.axis;
             let description = format!(
                 "loaded the elements of `{}` that a block's windows read in the loop at line {line} (`{}` for {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the loop reads the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
@@ -441,7 +461,7 @@ impl Search<'_, '_> {
                 let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
                     continue;
                 };
-                let function = build2d::rewrite(f, a, Self::element(p), &w);
+                let function = build2d::rewrite(self.original, a, Self::element(p), &w);
                 let [ty, tx] = build2d::tile_dims(&w);
                 let description = format!(
                     "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {} along y and {} along x) into a `__shared__` tile of (blockDim.y + {}) × (blockDim.x + {}) elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks wider or taller than {MAX_SIDE} or 3-D run the original code",
@@ -464,7 +484,7 @@ impl Search<'_, '_> {
             let Some(w) = recognized_or_skipped(found, out, span, &left_alone) else {
                 continue;
             };
-            let function = build::rewrite(f, a, Self::element(p), &w);
+            let function = build::rewrite(self.original, a, Self::element(p), &w);
             let description = format!(
                 "loaded the elements of `{a}` that a block's threads read at line {line} ({}; {}) into a `__shared__` tile of blockDim.x + {} elements, each once, by the whole block and only where the original reads it; the reads use the tile. Blocks that are not 1-D or have more than {MAX_BLOCK} threads run the original code",
                 reads_in_words(&w.served),
@@ -555,11 +575,13 @@ impl Transform for HaloTile {
     }
 
     fn propose(&self, cx: &Context) -> Proposals {
-        let f = cx.function;
+        let normal = normalize::function(cx.function);
+        let f = &normal;
         let staging = Staging::of(f);
         let k = window::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
+            original: cx.function,
             used: static_shared_bytes(f),
             staging,
             k,
@@ -583,5 +605,7 @@ mod tests;
 mod tests2d;
 #[cfg(test)]
 mod tests_clamp2d;
+#[cfg(test)]
+mod tests_normal;
 #[cfg(test)]
 mod tests_written;

@@ -88,6 +88,7 @@ fn generated_window(seed: u64) -> String {
             "if ({el} >= 0 && {el} < n)",
             "if (0 <= {el} && n > {el})",
             "if ({el} >= 0)",
+            "if ({el} < 0 || {el} >= n) continue;",
         ]);
         ("int k = -R; k <= R; k++", guard)
     } else {
@@ -185,8 +186,9 @@ pub(super) fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
 /// Kernel `seed` summing a `(2R + 1) × (2R + 1)` window (`R` from 1 to 3,
 /// a macro or a local `const int`) around each thread's pixel of a `w ×
 /// h` image of `int`s or `float`s: reads guarded by bounds on the row and
-/// column (the positions copied into locals or written out), clamped with
-/// `min`/`max`, or unguarded for interior pixels only; under `if (x < w
+/// column (the positions copied into locals or written out, or `continue`
+/// past the image), clamped with `min`/`max`, `?:` or `if`s on the
+/// locals, or unguarded for interior pixels only; under `if (x < w
 /// && y < h)`, after `if (x >= w || y >= h) return;` or under the
 /// interior's bounds; the row loop outside or inside.
 fn generated_window_2d(seed: u64) -> String {
@@ -207,14 +209,15 @@ fn generated_window_2d(seed: u64) -> String {
         "threadIdx.y + blockDim.y * blockIdx.y",
     ]);
     let interior = ("if (x >= R && x < w - R && y >= R && y < h - R) {", "}");
-    let (copy, read, (open, close)) = match r.below(4) {
+    let guarded = [
+        &("if (x < w && y < h) {", "}"),
+        &("if (x >= w || y >= h) return;\n    {", "}"),
+    ];
+    let (copy, read, (open, close)) = match r.below(7) {
         0 => (
             "int yy = y + dy, xx = x + dx;\n                ",
             "if (yy >= 0 && yy < h && xx >= 0 && xx < w) s += in[yy * w + xx];",
-            *r.pick(&[
-                &("if (x < w && y < h) {", "}"),
-                &("if (x >= w || y >= h) return;\n    {", "}"),
-            ][..]),
+            *r.pick(&guarded[..]),
         ),
         1 => (
             "",
@@ -224,10 +227,23 @@ fn generated_window_2d(seed: u64) -> String {
         2 => (
             "int yy = min(max(y + dy, 0), h - 1);\n                int xx = min(max(x + dx, 0), w - 1);\n                ",
             r.pick(&["s += in[yy * w + xx];", "s += in[xx + yy * w];"]),
-            *r.pick(&[
-                &("if (x < w && y < h) {", "}"),
-                &("if (x >= w || y >= h) return;\n    {", "}"),
-            ][..]),
+            *r.pick(&guarded[..]),
+        ),
+        // Clamps and guards through statements on the locals.
+        3 => (
+            "int xx = x + dx;\n                if (xx < 0) xx = 0;\n                if (xx >= w) xx = w - 1;\n                int yy = y + dy;\n                yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);\n                ",
+            "s += in[yy * w + xx];",
+            *r.pick(&guarded[..]),
+        ),
+        4 => (
+            "int xx = x + dx, yy = y + dy;\n                if (xx < 0 || xx >= w) continue;\n                if (yy < 0 || yy >= h) continue;\n                ",
+            "s += in[yy * w + xx];",
+            *r.pick(&guarded[..]),
+        ),
+        5 => (
+            "int xx = x + dx;\n                xx = min(max(xx, 0), w - 1);\n                int yy = y + dy;\n                if (yy < 0 || yy >= h) continue;\n                ",
+            "s += in[yy * w + xx];",
+            *r.pick(&guarded[..]),
         ),
         _ => (
             "",

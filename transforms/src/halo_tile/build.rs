@@ -307,6 +307,10 @@ impl Tiled<'_> {
                     StmtKind::For { body, .. } => {
                         ast_util::visit_stmt_roots_mut(body, &mut |e| replace(e));
                         if let StmtKind::Block(stmts) = &mut body.kind {
+                            // A local clamped by statements (`xx = xx < 0 ?
+                            // 0 : xx;`) that the tile leaves unused goes
+                            // with its updates.
+                            *stmts = super::normalize::fold_updates(std::mem::take(stmts));
                             drop_unused_locals(stmts, None);
                         }
                     }

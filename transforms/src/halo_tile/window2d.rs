@@ -44,6 +44,20 @@ pub(crate) enum Key {
         /// Whether the key is the first argument.
         key_first: bool,
     },
+    /// `l op r ? then : els`, each of `l`, `r`, `then` and `els` a key or
+    /// a fixed `int` (`xx < 0 ? 0 : xx`: a clamp written with `?:`, or
+    /// with `if`s on a local, [`super::normalize`]): a function of the
+    /// position all the same.
+    Select {
+        /// The comparison's operands and operator.
+        cond: (Box<Key>, BinOp, Box<Key>),
+        /// The value when the comparison holds.
+        then: Box<Key>,
+        /// The value when it does not.
+        els: Box<Key>,
+    },
+    /// A fixed `int`, as an operand of a [`Key::Select`] only.
+    Fixed(Expr),
 }
 
 impl Key {
@@ -52,8 +66,11 @@ impl Key {
     pub(crate) fn written(&self) -> bool {
         match self {
             Key::Offset => true,
-            Key::Position => false,
+            Key::Position | Key::Fixed(_) => false,
             Key::Clamp { inner, .. } => inner.written(),
+            Key::Select { cond, then, els } => {
+                cond.0.written() || cond.2.written() || then.written() || els.written()
+            }
         }
     }
 
@@ -75,6 +92,12 @@ impl Key {
                 };
                 ast_util::expr(ExprKind::Call(call.clone(), args))
             }
+            Key::Select { cond, then, els } => ast_util::expr(ExprKind::Cond(
+                Box::new(bin(cond.1, cond.0.at(p.clone()), cond.2.at(p.clone()))),
+                Box::new(then.at(p.clone())),
+                Box::new(els.at(p)),
+            )),
+            Key::Fixed(e) => e.clone(),
         }
     }
 }
@@ -154,6 +177,26 @@ impl Along<'_> {
                     (None, Some(inner)) if k.int_operand(a) => Some(clamp(inner, a, false)),
                     _ => None,
                 }
+            }
+            ExprKind::Cond(c, then, els) => {
+                let ExprKind::Binary(
+                    op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+                    l,
+                    r,
+                ) = &c.kind
+                else {
+                    return None;
+                };
+                let operand = |e: &Expr| {
+                    self.key(k, e)
+                        .or_else(|| k.int_operand(e).then(|| Key::Fixed(e.clone())))
+                        .map(Box::new)
+                };
+                Some(Key::Select {
+                    cond: (operand(l)?, *op, operand(r)?),
+                    then: operand(then)?,
+                    els: operand(els)?,
+                })
             }
             _ => None,
         }
@@ -273,7 +316,7 @@ fn assigned(target: &Expr) -> BTreeSet<String> {
 }
 
 /// The names `e` mentions.
-fn names(e: &Expr) -> BTreeSet<String> {
+pub(crate) fn names(e: &Expr) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     ast_util::visit_expr(e, &mut |x| {
         if let ExprKind::Ident(n) = &x.kind {
