@@ -183,7 +183,8 @@ fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals 
 /// steps.
 fn unrolled_tree(cx: &Context, at: usize) -> Option<Tree> {
     let f = cx.function;
-    let mut tree = loop_to_warp(f, &f.body[at]).or_else(|| stepped::step_to_warp(f, &f.body[at]))?;
+    let mut tree =
+        loop_to_warp(f, &f.body[at]).or_else(|| stepped::step_to_warp(f, &f.body[at]))?;
     let instances = instance_functions(cx);
     tree.unrolled = Some(unrolled::tail_of(
         cx.file,

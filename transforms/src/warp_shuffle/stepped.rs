@@ -108,3 +108,6 @@ pub(super) fn holds_in_all(
             }
         })
 }
+
+#[cfg(test)]
+mod tests;

@@ -62,8 +62,7 @@ pub(super) fn tail_of(
     if let [call] = stmts.as_slice() {
         if let StmtKind::Expr(e) = &call.kind {
             if let ExprKind::Call(name, args) = &e.kind {
-                return device_steps(file, instances, name, args, tree)
-                    .then(|| Some(name.clone()));
+                return device_steps(file, instances, name, args, tree).then(|| Some(name.clone()));
             }
         }
     }
