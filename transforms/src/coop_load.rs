@@ -58,7 +58,7 @@
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 
 use crate::ast_util::{
@@ -91,7 +91,7 @@ impl Transform for CooperativeLoad {
         if readonly.is_empty() {
             return out;
         }
-        let used = shared_budget::in_use(cx);
+        let used = shared_budget::in_use(cx, "the buffer");
         for l in &loops {
             let line = cx.line(l.meta.span);
             let body = loop_body(l);
@@ -331,31 +331,6 @@ impl Place {
         }
         Ok(Place { at, conds })
     }
-}
-
-/// Bytes of the static `__shared__` arrays the kernel declares; `None`
-/// when one has a size that is not a constant.
-pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
-    let mut total = Some(0u64);
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            let StmtKind::Decl(ds) = &x.kind else {
-                return;
-            };
-            for d in ds
-                .iter()
-                .filter(|d| d.space == Space::Shared && !d.is_extern)
-            {
-                let mut n = d.ty.base.size_bytes().map(u64::from);
-                for dim in &d.dims {
-                    let v = dim.as_ref().and_then(ast_util::const_value);
-                    n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
-                }
-                total = total.zip(n).and_then(|(t, n)| t.checked_add(n));
-            }
-        });
-    }
-    total
 }
 
 /// `k + e`, `e - |k|` when `k` is negative, or `e` when `k` is 0.

@@ -560,7 +560,7 @@ impl Transform for HaloTile {
         let k = window::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
-            used: shared_budget::in_use(cx),
+            used: shared_budget::in_use(cx, "the tile"),
             staging,
             k,
         };

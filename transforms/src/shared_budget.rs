@@ -8,8 +8,9 @@
 
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 
-use crate::coop_load::static_shared_bytes;
-use crate::Context;
+use copper::cuda::ast::{Function, Space, StmtKind};
+
+use crate::{ast_util, Context};
 
 /// Shared memory the kernel takes before a rewrite.
 pub(crate) struct InUse {
@@ -43,13 +44,14 @@ impl InUse {
     }
 }
 
-/// The shared memory `cx.function` takes before a rewrite; the reason
-/// when its static arrays have sizes that are not constants or a launch
-/// of it in the file asks for a dynamic size copper cannot read.
-pub(crate) fn in_use(cx: &Context) -> Result<InUse, String> {
-    let own = static_shared_bytes(cx.function).ok_or(
-        "the kernel's shared arrays have sizes copper cannot read as constants, so it may not fit",
-    )?;
+/// The shared memory `cx.function` takes before a rewrite adds `new`
+/// (`the tile`); the reason when its static arrays have sizes that are
+/// not constants or a launch of it in the file asks for a dynamic size
+/// copper cannot read.
+pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
+    let own = static_shared_bytes(cx.function).ok_or_else(|| {
+        format!("the kernel's shared arrays have sizes copper cannot read as constants, so {new} may not fit")
+    })?;
     let mut what = format!("the kernel's {own} bytes of shared memory");
     let (dynamic, at) = dynamic_bytes(cx)?;
     if dynamic > 0 {
@@ -85,4 +87,29 @@ fn dynamic_bytes(cx: &Context) -> Result<(u64, String), String> {
         most = (p.shared_bytes, "the parameter file's launch".to_string());
     }
     Ok(most)
+}
+
+/// Bytes of the static `__shared__` arrays the kernel declares; `None`
+/// when one has a size that is not a constant.
+pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
+    let mut total = Some(0u64);
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            let StmtKind::Decl(ds) = &x.kind else {
+                return;
+            };
+            for d in ds
+                .iter()
+                .filter(|d| d.space == Space::Shared && !d.is_extern)
+            {
+                let mut n = d.ty.base.size_bytes().map(u64::from);
+                for dim in &d.dims {
+                    let v = dim.as_ref().and_then(ast_util::const_value);
+                    n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
+                }
+                total = total.zip(n).and_then(|(t, n)| t.checked_add(n));
+            }
+        });
+    }
+    total
 }
