@@ -898,3 +898,20 @@ fn unwritten_candidates_and_suggestions_compile() {
     );
     assert_compiled(compile_all(&nvcc, &jobs));
 }
+
+/// The classic `reduce6` template (`testdata/students/reduce6_template.cu`)
+/// and `reduce5` (`reduce5_inline.cu`, no launch): their warp tails become
+/// shuffles under `optimize --write`, and what it writes compiles.
+#[test]
+fn classic_reduction_tail_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let (_scratch, files) = students_rewritten(&["reduce6_template.cu", "reduce5_inline.cu"], &[]);
+    for (copy, written) in &files {
+        assert!(
+            written.contains("+= __shfl_down_sync(0xffffffff, warp_sum, 16);"),
+            "{} has no shuffles:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}

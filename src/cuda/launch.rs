@@ -19,6 +19,11 @@ pub struct Launch {
     pub grid: Option<[u64; 3]>,
     /// Block size (x, y, z) when the host code determines it.
     pub block: Option<[u64; 3]>,
+    /// Bytes of dynamic shared memory the launch asks for (its third
+    /// `<<<…>>>` argument, 0 without one) when the host code determines
+    /// them.
+    #[serde(skip)]
+    pub shared_bytes: Option<u64>,
     /// Where the launch is in the file.
     #[serde(skip)]
     pub span: Span,
@@ -152,7 +157,7 @@ pub fn resolve_launches(
         .map(|l| {
             let macros = &timeline.at(l.span.start);
             let written = host.evaluate(l, macros, sizes, &HashMap::new());
-            let (grid, block) = (written.grid, written.block);
+            let (grid, block, shared_bytes) = (written.grid, written.block, written.shared_bytes);
             let mut undefined = Vec::new();
             for (dims, text) in [(grid, &l.grid), (block, &l.block)] {
                 if dims.is_none() {
@@ -165,6 +170,7 @@ pub fn resolve_launches(
                 kernel: l.kernel.clone(),
                 grid,
                 block,
+                shared_bytes,
                 span: l.span,
                 line: newlines.partition_point(|&n| n < l.span.start) + 1,
                 undefined,

@@ -50,19 +50,21 @@
 //! statements between the barrier and the loop assign or declare; those
 //! statements have no `break`, `continue` or `return`, except whole
 //! statements `if (c) return;` at the top level. The buffers and the
-//! kernel's other static shared arrays fit in 48 KiB. A length that is a
+//! kernel's other static shared arrays fit in 48 KiB, beside the dynamic
+//! shared memory its launches in the file ask for
+//! ([`crate::shared_budget`]). A length that is a
 //! kernel parameter (dynamic shared memory sized at the launch) is refused.
 
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
-    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type, UnOp,
+    BaseType, BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
-use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{
     self, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
 };
+use crate::shared_budget;
 use crate::tiled_shared::{contains, loop_body, replace_reads, Header, Staging, Tile};
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
@@ -89,7 +91,7 @@ impl Transform for CooperativeLoad {
         if readonly.is_empty() {
             return out;
         }
-        let used = static_shared_bytes(f);
+        let used = shared_budget::in_use(cx, "the buffer");
         for l in &loops {
             let line = cx.line(l.meta.span);
             let body = loop_body(l);
@@ -127,16 +129,15 @@ impl Transform for CooperativeLoad {
             let mut loads = Vec::new();
             for p in arrays {
                 let bytes = u64::from(p.ty.base.size_bytes().unwrap_or(u32::MAX)) * r.buffer();
-                let plan = if let Some(u) = used.filter(|&u| u + bytes > MAX_STATIC_SHARED_BYTES) {
-                    Err(format!(
-                        "a buffer of {} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {MAX_STATIC_SHARED_BYTES} (copying in chunks is not done)",
-                        r.buffer()
-                    )
-                    .into())
-                } else if used.is_none() {
-                    Err("the kernel's shared arrays have sizes copper cannot read as constants, so the buffer may not fit".into())
-                } else {
-                    Tile::of(&p.name, &p.ty, &header, &body, &fixed)
+                let too_much = match &used {
+                    Ok(u) => u
+                        .too_much(&format!("a buffer of {} elements", r.buffer()), bytes)
+                        .map(|w| format!("{w} (copying in chunks is not done)")),
+                    Err(why) => Some(why.clone()),
+                };
+                let plan = match too_much {
+                    Some(why) => Err(why.into()),
+                    None => Tile::of(&p.name, &p.ty, &header, &body, &fixed),
                 };
                 match plan {
                     Ok(t) => loads.push((t, bytes)),
@@ -159,7 +160,7 @@ impl Transform for CooperativeLoad {
                     .filter(|i| mask & (1 << i) != 0)
                     .map(|i| loads[i].1)
                     .sum();
-                if used.unwrap_or(MAX_STATIC_SHARED_BYTES) + bytes > MAX_STATIC_SHARED_BYTES {
+                if !used.as_ref().is_ok_and(|u| u.fits(bytes)) {
                     continue;
                 }
                 let function = rewrite(f, l.meta.id, &header, r, &chosen, &place);
@@ -330,31 +331,6 @@ impl Place {
         }
         Ok(Place { at, conds })
     }
-}
-
-/// Bytes of the static `__shared__` arrays the kernel declares; `None`
-/// when one has a size that is not a constant.
-pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
-    let mut total = Some(0u64);
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            let StmtKind::Decl(ds) = &x.kind else {
-                return;
-            };
-            for d in ds
-                .iter()
-                .filter(|d| d.space == Space::Shared && !d.is_extern)
-            {
-                let mut n = d.ty.base.size_bytes().map(u64::from);
-                for dim in &d.dims {
-                    let v = dim.as_ref().and_then(ast_util::const_value);
-                    n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
-                }
-                total = total.zip(n).and_then(|(t, n)| t.checked_add(n));
-            }
-        });
-    }
-    total
 }
 
 /// `k + e`, `e - |k|` when `k` is negative, or `e` when `k` is 0.

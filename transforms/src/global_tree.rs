@@ -75,7 +75,7 @@ use copper::ir::Kernel;
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
-use crate::coop_load::static_shared_bytes;
+use crate::shared_budget::static_shared_bytes;
 use crate::warp_shuffle::tree::Combine;
 use crate::warp_shuffle::while_form;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};

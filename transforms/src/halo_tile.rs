@@ -96,7 +96,8 @@
 //! fall in different banks; the rewritten body runs under `blockDim.x <=
 //! 32 && blockDim.y <= 32 && blockDim.z == 1`, any other block (64 × 4,
 //! a 3-D block) runs the original body. A tile over 48 KiB with the
-//! kernel's own shared memory is refused.
+//! kernel's own shared memory and the dynamic shared memory its launches
+//! in the file ask for ([`crate::shared_budget`]) is refused.
 //!
 //! What qualifies, besides the 1-D conditions on each loop (constant
 //! ranges, no jumps, the loops not in another loop): top-level `int`
@@ -218,10 +219,9 @@ mod written;
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{Function, NodeId, Param, Stmt, Type};
-use copper::launch::MAX_STATIC_SHARED_BYTES;
 use copper::source::Span;
 
-use crate::coop_load::static_shared_bytes;
+use crate::shared_budget::{self, InUse};
 use crate::tiled_shared::Staging;
 use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 
@@ -242,8 +242,9 @@ struct Search<'a, 'f> {
     original: &'f Function,
     staging: Staging<'f>,
     k: window::Kernel<'f>,
-    /// Bytes of the kernel's own shared arrays, if constant.
-    used: Option<u64>,
+    /// The shared memory the kernel takes before a tile (its own arrays
+    /// and its launches' dynamic sizes), or why it is not known.
+    used: Result<InUse, String>,
 }
 
 impl Search<'_, '_> {
@@ -268,10 +269,9 @@ impl Search<'_, '_> {
         (function, description): (Function, String),
     ) {
         let bytes = u64::from(Self::element(p).base.size_bytes().unwrap_or(u32::MAX)) * tiles;
-        let why = match self.used {
-            None => Some("the kernel's shared arrays have sizes copper cannot read as constants, so the tile may not fit".to_string()),
-            Some(u) if u + bytes > MAX_STATIC_SHARED_BYTES => Some(format!("a tile of {tiles} elements takes {bytes} bytes, and with the kernel's {u} bytes of shared memory more than {MAX_STATIC_SHARED_BYTES}")),
-            Some(_) => None,
+        let why = match &self.used {
+            Err(why) => Some(why.clone()),
+            Ok(u) => u.too_much(&format!("a tile of {tiles} elements"), bytes),
         };
         if let Some(why) = why {
             out.skipped.push(Skip {
@@ -582,7 +582,7 @@ impl Transform for HaloTile {
         let search = Search {
             cx,
             original: cx.function,
-            used: static_shared_bytes(f),
+            used: shared_budget::in_use(cx, "the tile"),
             staging,
             k,
         };

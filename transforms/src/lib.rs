@@ -24,6 +24,7 @@ pub mod read_only;
 pub mod refusal;
 pub mod remap_split;
 pub mod remap_threads;
+mod shared_budget;
 pub mod staged_transpose;
 pub mod tiled_matmul;
 pub mod tiled_shared;

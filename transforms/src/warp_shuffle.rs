@@ -74,11 +74,12 @@ use copper::ir::{Kernel, Scalar};
 use crate::ast_util::{self, bin, decl, expr, ident, if_else, index, int, stmt, sync};
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
+mod stepped;
 pub(crate) mod tree;
 mod unrolled;
 pub(crate) mod while_form;
 
-use tree::{is_thread_x, literal, loop_to_warp, name_of, tree_loop, Combine, Tree};
+use tree::{is_thread_x, literal, loop_to_warp, name_of, tree_loop, Combine, Loop, Tree};
 use while_form::WhileLoop;
 
 /// Warp-shuffle tail of shared-memory tree reductions.
@@ -113,9 +114,9 @@ fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals 
         };
         let written = whiles.iter().find(|w| w.at == at);
         let line = cx.line(written.map_or(s.meta.span, |w| w.span));
-        let as_for = |d: String| match written {
-            Some(w) => format!("{}; {d}", w.note(&tree.var, line)),
-            None => d,
+        let as_for = |d: String| match (written, &tree.looped) {
+            (Some(w), Some(l)) => format!("{}; {d}", w.note(&l.var, line)),
+            _ => d,
         };
         match plan(cx, at, &tree) {
                 Ok(plan) => {
@@ -176,12 +177,21 @@ fn propose_in(t: &WarpShuffle, cx: &Context, whiles: &[WhileLoop]) -> Proposals 
     out
 }
 
-/// The tree loop at `cx.function.body[at]` that stops at 32, when the
-/// next statement finishes it by hand-unrolled warp-synchronous steps.
+/// The tree loop at `cx.function.body[at]` that stops at 32 (or its
+/// last step above the first warp unrolled by hand, [`stepped`]), when
+/// the next statement finishes it by hand-unrolled warp-synchronous
+/// steps.
 fn unrolled_tree(cx: &Context, at: usize) -> Option<Tree> {
     let f = cx.function;
-    let mut tree = loop_to_warp(f, &f.body[at])?;
-    tree.unrolled = Some(unrolled::tail_of(cx.file, f, f.body.get(at + 1)?, &tree)?);
+    let mut tree =
+        loop_to_warp(f, &f.body[at]).or_else(|| stepped::step_to_warp(f, &f.body[at]))?;
+    let instances = instance_functions(cx);
+    tree.unrolled = Some(unrolled::tail_of(
+        cx.file,
+        &instances,
+        f.body.get(at + 1)?,
+        &tree,
+    )?);
     Some(tree)
 }
 
@@ -194,7 +204,11 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
             Some(name) => format!("`{name}`'s"),
             None => "the".to_string(),
         };
-        return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order");
+        let above = match tree.looped {
+            Some(_) => "",
+            None => "; the steps above the first warp, unrolled by hand, stay as written (with what they assume of the block), and any guard of the six steps holds in every instantiation of the file, so the shuffles take all six",
+        };
+        return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order{above}");
     }
     if let (Some(interleaved), Variant::Tail) = (&tree.interleaved, variant) {
         let order = match (&tree.combine, plan.reorders) {
@@ -281,33 +295,42 @@ fn shuffled_type(cx: &Context, name: &str) -> Result<(Type, bool), Refusal> {
 }
 
 /// The kernel searched and, when it instantiates a template, the file's
-/// other instantiations (a rewrite of the template changes them all),
-/// each with its name; refused when one of them does not lower.
-fn instantiations<'a>(cx: &'a Context) -> Result<Vec<(String, Cow<'a, Kernel>)>, Refusal> {
+/// other instantiations (a rewrite of the template changes them all).
+fn instance_functions<'a>(cx: &Context<'a>) -> Vec<&'a Function> {
     let f = cx.function;
-    let mut out = vec![(f.name.clone(), Cow::Borrowed(cx.kernel))];
-    let Some(t) = &f.template else {
-        return Ok(out);
-    };
-    for g in cx.host.kernels() {
-        let sibling = g.template.as_ref().is_some_and(|u| u.name == t.name);
-        if sibling && g.name != f.name && g.meta.span == f.meta.span {
-            let k = lower_kernel(cx.host, &g.name).map_err(|d| {
-                format!(
-                    "the template's instantiation `{}` cannot be analyzed: {}",
-                    g.name, d.message
-                )
-            })?;
-            out.push((g.name.clone(), Cow::Owned(k)));
-        }
+    let mut out = vec![f];
+    if let Some(t) = &f.template {
+        out.extend(cx.host.kernels().filter(|g| {
+            g.template.as_ref().is_some_and(|u| u.name == t.name)
+                && g.name != f.name
+                && g.meta.span == f.meta.span
+        }));
+    }
+    out
+}
+
+/// The kernels of [`instance_functions`], each with its name, lowered
+/// (the one searched as the search has it); refused when one of them
+/// does not lower.
+fn instantiations<'a>(cx: &Context<'a>) -> Result<Vec<(String, Cow<'a, Kernel>)>, Refusal> {
+    let mut out = vec![(cx.function.name.clone(), Cow::Borrowed(cx.kernel))];
+    for g in instance_functions(cx).into_iter().skip(1) {
+        let k = lower_kernel(cx.host, &g.name).map_err(|d| {
+            format!(
+                "the template's instantiation `{}` cannot be analyzed: {}",
+                g.name, d.message
+            )
+        })?;
+        out.push((g.name.clone(), Cow::Owned(k)));
     }
     Ok(out)
 }
 
 /// What the rewrites of a tree need to know, once its preconditions hold.
 struct Plan {
-    /// The stride's start, with the launch's block.
-    start: u64,
+    /// The stride's start, with the launch's block (`None` for steps
+    /// unrolled by hand).
+    start: Option<u64>,
     /// The partial result's type as the kernel declares its elements.
     ty: Type,
     /// Whether the elements are integers in every instantiation.
@@ -336,33 +359,10 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         )
         .into());
     }
-    let start = start_value(f, &tree.start, block[0])
-        .ok_or("the stride's start is not a constant once the block is known")?;
-    if start < 32 || !start.is_power_of_two() {
-        return Err(
-            format!("the stride starts at {start}, not at a power of two of at least 32").into(),
-        );
-    }
-    // The stride's type as the kernel has it (typedefs, `auto` and
-    // template parameters resolved): `char s = 256` would be 0.
-    let stride = cx
-        .kernel
-        .vars
-        .iter()
-        .find(|v| v.span == tree.var_span && !v.span.is_synthetic())
-        .map(|v| v.ty)
-        .ok_or_else(|| format!("the stride `{}` is not a variable of the kernel", tree.var))?;
-    if stride
-        .range()
-        .is_none_or(|(_, max)| i128::from(start) > max)
-    {
-        return Err(format!(
-            "the stride `{}` is `{}`, which cannot hold its start {start}",
-            tree.var,
-            stride.c_name()
-        )
-        .into());
-    }
+    let start = match &tree.looped {
+        Some(l) => Some(loop_start(cx, l, block[0])?),
+        None => None,
+    };
     let (ty, integers) = shuffled_type(cx, &tree.array)?;
     // The hand-unrolled tail passes the array to its device function; the
     // rewrite replaces it.
@@ -421,9 +421,42 @@ fn plan(cx: &Context, at: usize, tree: &Tree) -> Result<Plan, Refusal> {
         start,
         ty,
         integers,
-        whole_block: start * 2 == block[0],
+        whole_block: start.is_some_and(|s| s * 2 == block[0]),
         reorders,
     })
+}
+
+/// The start of the tree's loop `l` with `bx` threads a block: a power of
+/// two of at least 32 that the stride's type holds.
+fn loop_start(cx: &Context, l: &Loop, bx: u64) -> Result<u64, Refusal> {
+    let start = start_value(cx.function, &l.start, bx)
+        .ok_or("the stride's start is not a constant once the block is known")?;
+    if start < 32 || !start.is_power_of_two() {
+        return Err(
+            format!("the stride starts at {start}, not at a power of two of at least 32").into(),
+        );
+    }
+    // The stride's type as the kernel has it (typedefs, `auto` and
+    // template parameters resolved): `char s = 256` would be 0.
+    let stride = cx
+        .kernel
+        .vars
+        .iter()
+        .find(|v| v.span == l.var_span && !v.span.is_synthetic())
+        .map(|v| v.ty)
+        .ok_or_else(|| format!("the stride `{}` is not a variable of the kernel", l.var))?;
+    if stride
+        .range()
+        .is_none_or(|(_, max)| i128::from(start) > max)
+    {
+        return Err(format!(
+            "the stride `{}` is `{}`, which cannot hold its start {start}",
+            l.var,
+            stride.c_name()
+        )
+        .into());
+    }
+    Ok(start)
 }
 
 /// Whether `s` is `a[tid] = e;` (`tid` the thread's `threadIdx.x`) with
@@ -533,12 +566,12 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
         return splice(f, at + 1, 1, vec![first_warp]);
     }
     let mut tail = Vec::new();
-    if plan.start > 32 {
+    if let (Some(l), Some(33..)) = (&tree.looped, plan.start) {
         tail.push(stmt(StmtKind::For {
-            init: Some(Box::new(tree.init.clone())),
-            cond: Some(bin(BinOp::Gt, ident(&tree.var), int(32))),
-            step: Some(tree.step.clone()),
-            body: Box::new(tree.body.clone()),
+            init: Some(Box::new(l.init.clone())),
+            cond: Some(bin(BinOp::Gt, ident(&l.var), int(32))),
+            step: Some(l.step.clone()),
+            body: Box::new(l.body.clone()),
         }));
     }
     tail.push(first_warp);

@@ -376,3 +376,48 @@ __global__ void inner(const float *__restrict__ in, float *__restrict__ out, int
         "{text}"
     );
 }
+
+/// The centered window, launched from host code asking for `bytes` of
+/// dynamic shared memory (line 13).
+fn window_launched_with(bytes: &str) -> String {
+    format!(
+        r#"#define R 3
+__global__ void window_sum(const float *__restrict__ in, float *__restrict__ out, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{
+        float s = 0.0f;
+        for (int k = -R; k <= R; k++)
+            if (i + k >= 0 && i + k < n) s += in[i + k];
+        out[i] = s;
+    }}
+}}
+void run(const float *in, float *out, int n, int smem) {{
+    // shared memory asked for at the launch
+    window_sum<<<(n + 63) / 64, 64, {bytes}>>>(in, out, n);
+}}
+"#
+    )
+}
+
+#[test]
+fn a_tile_that_does_not_fit_beside_a_launch_s_dynamic_shared_memory_is_refused() {
+    // 46 KiB asked for at the launch and a tile of 4120 bytes: the
+    // rewritten kernel would not launch.
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        &window_launched_with("46 * 1024"),
+        "`in` is not loaded into a halo tile for the loop at line 6: a tile of 1030 elements takes 4120 bytes, and with the kernel's 0 bytes of shared memory and the 47104 bytes of dynamic shared memory the launch at line 13 asks for more than 49152",
+    );
+    check_not_applicable(
+        &HaloTile,
+        [64, 1, 1],
+        &window_launched_with("smem"),
+        "`in` is not loaded into a halo tile for the loop at line 6: the launch at line 13 asks for a dynamic shared-memory size copper cannot read, so a static array may not fit beside it",
+    );
+    // A small dynamic size leaves room.
+    assert_eq!(
+        rewrites(&HaloTile, &window_launched_with("1024"), [64, 1, 1]).len(),
+        1
+    );
+}

@@ -16,18 +16,10 @@ use crate::ast_util::{self, bin, expr, ident, int, stmt};
 /// A shared-memory tree reduction loop, recognized, in its sequential
 /// form (`tid < s`, the stride halving).
 pub(super) struct Tree {
-    /// The loop's declaration of the stride.
-    pub init: Stmt,
-    /// The loop's step (`s >>= 1`).
-    pub step: Expr,
-    /// The loop's body.
-    pub body: Stmt,
-    /// The stride variable.
-    pub var: String,
-    /// Where it is declared (its IR variable's span).
-    pub var_span: Span,
-    /// The stride's start (`blockDim.x / 2`, `BLOCK / 2`).
-    pub start: Expr,
+    /// The loop of the steps above the first warp; `None` when they are
+    /// unrolled by hand, each guarded by the block size
+    /// ([`super::stepped`]).
+    pub looped: Option<Loop>,
     /// The thread's index as the kernel writes it.
     pub tid: Expr,
     /// The shared array.
@@ -42,6 +34,22 @@ pub(super) struct Tree {
     /// hand-unrolled warp-synchronous steps of the next statement: how
     /// those are written.
     pub unrolled: Option<Written>,
+}
+
+/// The loop of a tree reduction.
+pub(super) struct Loop {
+    /// The loop's declaration of the stride.
+    pub init: Stmt,
+    /// The loop's step (`s >>= 1`).
+    pub step: Expr,
+    /// The loop's body.
+    pub body: Stmt,
+    /// The stride variable.
+    pub var: String,
+    /// Where it is declared (its IR variable's span).
+    pub var_span: Span,
+    /// The stride's start (`blockDim.x / 2`, `BLOCK / 2`).
+    pub start: Expr,
 }
 
 /// How an interleaved tree is written.
@@ -227,12 +235,14 @@ fn sequential(f: &Function, s: &Stmt, stop: u64) -> Option<Tree> {
     let var = p.decl.name.as_str();
     let (array, combine) = accumulation(&p.update, &g.tid, &ident(var))?;
     Some(Tree {
-        init: g.init.clone(),
-        step: p.step.clone(),
-        body: p.body.clone(),
-        var: var.to_string(),
-        var_span: p.decl.meta.span,
-        start: p.start.clone(),
+        looped: Some(Loop {
+            init: g.init.clone(),
+            step: p.step.clone(),
+            body: p.body.clone(),
+            var: var.to_string(),
+            var_span: p.decl.meta.span,
+            start: p.start.clone(),
+        }),
         tid: g.tid.clone(),
         array,
         combine,
@@ -423,16 +433,18 @@ fn as_sequential(
     );
     let body = ast_util::block(vec![guard, ast_util::sync()]);
     Tree {
-        init: stmt(StmtKind::Decl(vec![decl])),
-        step: expr(ExprKind::Assign(
-            Some(BinOp::Shr),
-            Box::new(ident(var)),
-            Box::new(int(1)),
-        )),
-        body,
-        var: var.to_string(),
-        var_span: p.decl.meta.span,
-        start,
+        looped: Some(Loop {
+            init: stmt(StmtKind::Decl(vec![decl])),
+            step: expr(ExprKind::Assign(
+                Some(BinOp::Shr),
+                Box::new(ident(var)),
+                Box::new(int(1)),
+            )),
+            body,
+            var: var.to_string(),
+            var_span: p.decl.meta.span,
+            start,
+        }),
         tid: tid.clone(),
         array,
         combine,

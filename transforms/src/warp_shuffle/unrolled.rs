@@ -8,7 +8,10 @@
 //! ```
 //!
 //! or the same six steps written inline (on the array, or on a `volatile`
-//! pointer to it declared first). The steps rely on the lanes of a warp
+//! pointer to it declared first). Each step may be guarded by a condition
+//! that holds in every instantiation of the file (`if (blockSize >= 64)`
+//! in the template `warpReduce<blockSize>` of `reduce5`/`reduce6`, or
+//! `if (BLOCK_SIZE >= 64)` once the macro is expanded). The steps rely on the lanes of a warp
 //! running in lockstep, which CUDA no longer promises (since Volta,
 //! without `__syncwarp` between them, a lane may read its partner's
 //! element before the partner wrote it). Shuffles compute the same
@@ -16,8 +19,11 @@
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, FnKind, Function, Init, Stmt, StmtKind};
 use copper::cuda::parse::ParsedFile;
+use copper::cuda::template;
 
 use crate::ast_util::{self, ident, int};
+
+use super::stepped::holds_in_all;
 
 use super::tree::{accumulation, is_thread_x, literal, name_of, Tree, Written};
 
@@ -28,8 +34,16 @@ const OFFSETS: [u64; 6] = [32, 16, 8, 4, 2, 1];
 /// is its hand-unrolled warp-synchronous tail: `if (tid < 32)` around the
 /// six steps combining `tree.array` as the loop does, inline or in a
 /// `__device__` function of `file` called with the array and the thread
-/// index. How it is written when it is.
-pub(super) fn tail_of(file: &ParsedFile, f: &Function, s: &Stmt, tree: &Tree) -> Option<Written> {
+/// index. `instances` are the kernel searched and the file's other
+/// instantiations of its template, in which every guard of a step must
+/// hold. How it is written when it is.
+pub(super) fn tail_of(
+    file: &ParsedFile,
+    instances: &[&Function],
+    s: &Stmt,
+    tree: &Tree,
+) -> Option<Written> {
+    let f = *instances.first()?;
     let StmtKind::If {
         cond,
         then,
@@ -48,26 +62,47 @@ pub(super) fn tail_of(file: &ParsedFile, f: &Function, s: &Stmt, tree: &Tree) ->
     if let [call] = stmts.as_slice() {
         if let StmtKind::Expr(e) = &call.kind {
             if let ExprKind::Call(name, args) = &e.kind {
-                return device_steps(file, f, name, args, tree).then(|| Some(name.clone()));
+                return device_steps(file, instances, name, args, tree).then(|| Some(name.clone()));
             }
         }
     }
-    steps(&stmts, &tree.array, &tree.tid, tree).then_some(None)
+    let holds = |c: &Expr| holds_in_all(c, instances, &|n| Some(n.to_string()));
+    steps(&stmts, &tree.array, &tree.tid, tree, &holds).then_some(None)
 }
 
 /// Whether `name(args)` calls a `__device__` function of `file` whose
 /// body is the six steps over the parameters the array and the thread
-/// index are passed as.
-fn device_steps(file: &ParsedFile, f: &Function, name: &str, args: &[Expr], tree: &Tree) -> bool {
+/// index are passed as (for a template, `warpReduce<blockSize>(…)`, its
+/// guards read with the arguments written at the call).
+fn device_steps(
+    file: &ParsedFile,
+    instances: &[&Function],
+    name: &str,
+    args: &[Expr],
+    tree: &Tree,
+) -> bool {
+    let Some(&f) = instances.first() else {
+        return false;
+    };
+    let (base, written) = match template::split_name(name) {
+        Some((base, targs)) => (base, targs.split(',').map(str::trim).collect()),
+        None => (name, Vec::new()),
+    };
     let Some(g) = file.functions.iter().find_map(|p| match &p.result {
-        Ok(g) if p.item.name == name && g.kind == FnKind::Device => Some(g),
+        Ok(g) if p.item.name == base && g.kind == FnKind::Device => Some(g),
         _ => None,
     }) else {
         return false;
     };
-    if g.params.len() != args.len() || g.template.is_some() {
+    let tparams = g.template.as_ref().map_or(&[][..], |t| t.params.as_slice());
+    if g.params.len() != args.len() || tparams.len() != written.len() {
         return false;
     }
+    // A template parameter of `g` stands for what the call writes.
+    let bound = |n: &str| {
+        let at = tparams.iter().position(|p| p.name == n)?;
+        written.get(at).map(|a| a.to_string())
+    };
     let array = args
         .iter()
         .position(|a| name_of(a) == Some(tree.array.as_str()));
@@ -77,18 +112,27 @@ fn device_steps(file: &ParsedFile, f: &Function, name: &str, args: &[Expr], tree
     let (Some(array), Some(tid)) = (array, tid) else {
         return false;
     };
+    let holds = |c: &Expr| holds_in_all(c, instances, &bound);
     steps(
         &g.body,
         &g.params[array].name,
         &ident(&g.params[tid].name),
         tree,
+        &holds,
     )
 }
 
 /// Whether `stmts` are the six steps `a[tid] ⊕= a[tid + k]` (k = 32 … 1,
 /// combining as `tree` does) on `array`, or on a pointer to it declared
-/// first (`volatile int *v = array;`).
-fn steps(stmts: &[Stmt], array: &str, tid: &Expr, tree: &Tree) -> bool {
+/// first (`volatile int *v = array;`), each alone or under an `if` whose
+/// condition `holds`.
+fn steps(
+    stmts: &[Stmt],
+    array: &str,
+    tid: &Expr,
+    tree: &Tree,
+    holds: &dyn Fn(&Expr) -> bool,
+) -> bool {
     let (target, rest) = match stmts.split_first() {
         Some((first, rest)) => match alias_of(first, array) {
             Some(alias) => (alias, rest),
@@ -97,10 +141,23 @@ fn steps(stmts: &[Stmt], array: &str, tid: &Expr, tree: &Tree) -> bool {
         None => return false,
     };
     rest.len() == OFFSETS.len()
-        && rest.iter().zip(OFFSETS).all(|(s, k)| match &s.kind {
-            StmtKind::Expr(update) => accumulation(update, tid, &int(k))
-                .is_some_and(|(a, c)| a == target && c == tree.combine),
-            _ => false,
+        && rest.iter().zip(OFFSETS).all(|(s, k)| {
+            let step = match &s.kind {
+                StmtKind::If {
+                    cond,
+                    then,
+                    els: None,
+                } if holds(cond) => match ast_util::branch_stmts(then).as_slice() {
+                    [only] => only.kind.clone(),
+                    _ => return false,
+                },
+                kind => kind.clone(),
+            };
+            match &step {
+                StmtKind::Expr(update) => accumulation(update, tid, &int(k))
+                    .is_some_and(|(a, c)| a == target && c == tree.combine),
+                _ => false,
+            }
         })
 }
 

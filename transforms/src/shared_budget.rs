@@ -1,0 +1,115 @@
+//! The shared memory a kernel takes before a rewrite adds static
+//! `__shared__` arrays: its own static arrays and the dynamic shared
+//! memory each launch of it in the file asks for (`k<<<g, b, bytes>>>`,
+//! given to a kernel whether or not it declares an `extern __shared__`
+//! array). A block gets at most [`MAX_STATIC_SHARED_BYTES`] without an
+//! opt-in, static and dynamic together: a rewrite whose new arrays do not
+//! fit beside both makes the launch fail.
+
+use copper::launch::MAX_STATIC_SHARED_BYTES;
+
+use copper::cuda::ast::{Function, Space, StmtKind};
+
+use crate::{ast_util, Context};
+
+/// Shared memory the kernel takes before a rewrite.
+pub(crate) struct InUse {
+    /// Its bytes: the static arrays and the largest dynamic size.
+    pub bytes: u64,
+    /// What they are, for a refusal (`the kernel's 1024 bytes of shared
+    /// memory and the 4096 bytes of dynamic shared memory the launch at
+    /// line 30 asks for`).
+    pub what: String,
+}
+
+impl InUse {
+    /// Whether `bytes` more of static shared memory fit beside what is in
+    /// use.
+    pub fn fits(&self, bytes: u64) -> bool {
+        self.bytes
+            .checked_add(bytes)
+            .is_some_and(|total| total <= MAX_STATIC_SHARED_BYTES)
+    }
+
+    /// Why `bytes` more of static shared memory (`new`, what they are:
+    /// `a tile of 264 elements`) do not fit beside what is in use, when
+    /// they do not.
+    pub fn too_much(&self, new: &str, bytes: u64) -> Option<String> {
+        (!self.fits(bytes)).then(|| {
+            format!(
+                "{new} takes {bytes} bytes, and with {} more than {MAX_STATIC_SHARED_BYTES}",
+                self.what
+            )
+        })
+    }
+}
+
+/// The shared memory `cx.function` takes before a rewrite adds `new`
+/// (`the tile`); the reason when its static arrays have sizes that are
+/// not constants or a launch of it in the file asks for a dynamic size
+/// copper cannot read.
+pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
+    let own = static_shared_bytes(cx.function).ok_or_else(|| {
+        format!("the kernel's shared arrays have sizes copper cannot read as constants, so {new} may not fit")
+    })?;
+    let mut what = format!("the kernel's {own} bytes of shared memory");
+    let (dynamic, at) = dynamic_bytes(cx)?;
+    if dynamic > 0 {
+        what.push_str(&format!(
+            " and the {dynamic} bytes of dynamic shared memory {at} asks for"
+        ));
+    }
+    Ok(InUse {
+        bytes: own.saturating_add(dynamic),
+        what,
+    })
+}
+
+/// The largest dynamic shared-memory size a launch of `cx.function` asks
+/// for (the file's launches and the parameter file's), with which launch;
+/// the reason when one is not known.
+fn dynamic_bytes(cx: &Context) -> Result<(u64, String), String> {
+    let name = &cx.function.name;
+    let mut most = (0, String::new());
+    for l in cx.host.launches.iter().filter(|l| l.kernel == *name) {
+        let at = format!("the launch at line {}", l.line);
+        match l.shared_bytes {
+            Some(b) if b > most.0 => most = (b, at),
+            Some(_) => {}
+            None => {
+                return Err(format!(
+                    "{at} asks for a dynamic shared-memory size copper cannot read, so a static array may not fit beside it"
+                ))
+            }
+        }
+    }
+    if let Some(p) = cx.params.filter(|p| p.shared_bytes > most.0) {
+        most = (p.shared_bytes, "the parameter file's launch".to_string());
+    }
+    Ok(most)
+}
+
+/// Bytes of the static `__shared__` arrays the kernel declares; `None`
+/// when one has a size that is not a constant.
+pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
+    let mut total = Some(0u64);
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            let StmtKind::Decl(ds) = &x.kind else {
+                return;
+            };
+            for d in ds
+                .iter()
+                .filter(|d| d.space == Space::Shared && !d.is_extern)
+            {
+                let mut n = d.ty.base.size_bytes().map(u64::from);
+                for dim in &d.dims {
+                    let v = dim.as_ref().and_then(ast_util::const_value);
+                    n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
+                }
+                total = total.zip(n).and_then(|(t, n)| t.checked_add(n));
+            }
+        });
+    }
+    total
+}
