@@ -255,3 +255,59 @@ fn is_ident(w: &str) -> bool {
         .is_some_and(|c| c.is_alphabetic() || c == '_')
         && w.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::extract::extract;
+
+    /// The kinds of `function`'s group parameters in `src`.
+    fn kinds(src: &str, function: &str) -> Result<Vec<(String, Group)>, (usize, String)> {
+        let source = SourceFile::new("f.cu", src);
+        let ex = extract(src);
+        let found = GroupParams::find(&source, ex.functions.iter());
+        let at = |o: usize| {
+            let (l, c) = source.line_col(o);
+            format!("f.cu:{l}:{c}")
+        };
+        found.of(function, &at)
+    }
+
+    const CHAIN: &str = "__device__ int inner(cg::thread_group g, int v) { return g.size() + v; }\n\
+        __device__ int outer(const cg::thread_group &h, int v) { return inner(h, v); }\n\
+        __global__ void k(int *a) {\n  auto t = cg::tiled_partition<16>(cg::this_thread_block());\n  a[0] = outer(t, 1);\n}\n";
+
+    #[test]
+    fn kinds_flow_down_call_chains() {
+        assert_eq!(
+            kinds(CHAIN, "outer"),
+            Ok(vec![("h".into(), Group::Tile(16))])
+        );
+        assert_eq!(
+            kinds(CHAIN, "inner"),
+            Ok(vec![("g".into(), Group::Tile(16))])
+        );
+        assert_eq!(kinds(CHAIN, "k"), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn disagreeing_callers_are_named() {
+        let src = format!(
+            "{CHAIN}__global__ void b(int *a) {{\n  a[1] = inner(cg::this_thread_block(), 2);\n}}\n"
+        );
+        let (at, m) = kinds(&src, "inner").unwrap_err();
+        assert_eq!(at, src.find("cg::thread_group g").unwrap_or(0));
+        assert!(
+            m.contains("`inner`'s `cg::thread_group` parameter `g` is passed a `cg::thread_block_tile<16>` at f.cu:2:")
+                && m.contains("and a `cg::thread_block` at f.cu:8:16"),
+            "{m}"
+        );
+        // `outer` itself is still read: only `inner` depends on the caller.
+        assert!(kinds(&src, "outer").is_ok());
+        let src = "__device__ int f(auto g, int v) { return v; }\n__global__ void k(int *a, int n) { a[0] = f(n, 1); a[1] = f(cg::this_grid(), 2); }\n";
+        // An `auto` parameter is a group only where a group is passed.
+        assert_eq!(kinds(src, "f"), Ok(vec![("g".into(), Group::Grid)]));
+        let src = "__device__ int f(auto g, int v) { return v; }\n__global__ void k(int *a, int n) { a[0] = f(n, 1); }\n";
+        assert_eq!(kinds(src, "f"), Ok(Vec::new()));
+    }
+}
