@@ -40,6 +40,8 @@ use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec, ParamFile, SplitMix};
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
+#[path = "soundness/coop_params.rs"]
+mod coop_params;
 #[path = "soundness/crossing.rs"]
 mod crossing;
 #[path = "soundness/handles.rs"]

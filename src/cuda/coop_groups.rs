@@ -9,6 +9,10 @@
 //! (`cg::this_thread_block()`, `cg::tiled_partition(b, 32)` with a literal
 //! size, another group variable).
 //!
+//! A `thread_group` (or `auto`) parameter of a device function is the
+//! group its callers pass: [`super::coop_params`] finds that kind for the
+//! whole file and the function is read with it ([`CoopGroups::with_params`]).
+//!
 //! A group variable or parameter is declared as an `int` (it holds
 //! nothing copper needs); its kind is remembered by name for the method
 //! calls on it. Anything else of `cg::` is an error naming it. Text is
@@ -24,7 +28,7 @@ use super::lex::{TokKind, Token};
 
 /// What kind of group a name holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Group {
+pub(crate) enum Group {
     /// `cg::thread_block`.
     Block,
     /// `cg::thread_block_tile<N>`.
@@ -84,6 +88,61 @@ pub fn uses_groups(text: &str) -> bool {
 }
 
 impl CoopGroups {
+    /// The groups of a function whose group parameters (by name) are of
+    /// the kinds given, as its callers pass them.
+    pub(crate) fn with_params(params: &[(String, Group)]) -> CoopGroups {
+        CoopGroups {
+            groups: params.iter().cloned().collect(),
+        }
+    }
+
+    /// The kind of group tokens `from..to` of `piece` denote, as a call's
+    /// argument: a group variable, `cg::this_thread_block()`,
+    /// `cg::this_grid()`, `cg::tiled_partition<N>(…)` or
+    /// `cg::tiled_partition(parent, N)`; `None` for anything else.
+    pub(crate) fn kind_of(
+        &self,
+        piece: &str,
+        toks: &[Token],
+        from: usize,
+        to: usize,
+    ) -> Option<Group> {
+        let w = |j: usize| toks.get(j).map_or("", |t| t.text(piece));
+        if to == from + 1 {
+            return self.groups.get(w(from)).copied();
+        }
+        let at = if is_namespace(w(from)) && w(from + 1) == "::" {
+            from + 2
+        } else {
+            from
+        };
+        // The call must be the whole argument.
+        let whole =
+            |open: usize| open < to && matching(piece, toks, open).is_some_and(|c| c + 1 == to);
+        match w(at) {
+            "this_thread_block" if whole(at + 1) => Some(Group::Block),
+            "this_grid" if whole(at + 1) => Some(Group::Grid),
+            "tiled_partition" => {
+                if let Some((n, close)) = tile_size(piece, toks, at + 1) {
+                    return whole(close + 1).then_some(Group::Tile(n));
+                }
+                if !whole(at + 1) {
+                    return None;
+                }
+                match top_commas(piece, toks, at + 1, to - 1)[..] {
+                    [c] if c + 3 == to => w(c + 1)
+                        .trim_end_matches(['u', 'U'])
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| n.is_power_of_two() && *n <= 32)
+                        .map(Group::Tile),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// Reads a cooperative-groups construct starting at identifier token
     /// `i` of `piece`; `None` when there is none.
     pub(crate) fn at(
@@ -116,19 +175,29 @@ impl CoopGroups {
                 } else {
                     Group::Block
                 };
-                self.declare(piece, toks, word_at + 1, g);
-                return Ok(Some(simple(word_at + 1, "int")));
+                let name_at = self.declare(piece, toks, word_at + 1, g);
+                return Ok(Some(simple(name_at, "int ")));
             }
             "thread_group" => {
                 // A generic group: its kind is its initializer's (`=
                 // cg::this_thread_block()`, `= cg::tiled_partition(b, 32)`,
-                // `= tile`); a parameter's would depend on its callers.
-                let name_at = word_at + 1;
+                // `= tile`), a parameter's the one its callers pass (known
+                // before the function is read).
+                let name_at = (word_at + 1..toks.len())
+                    .find(|&j| !matches!(w(j), "const" | "&" | "__restrict__"))
+                    .unwrap_or(toks.len());
+                let name = w(name_at);
+                if matches!(w(name_at + 1), "," | ")") && self.groups.contains_key(name) {
+                    return Ok(Some(simple(name_at, "int ")));
+                }
+                if matches!(w(name_at + 1), "," | ")") {
+                    return err(format!("not supported: the `cg::thread_group` parameter `{name}`: no call in this file passes it a group copper reads (a variable holding `cg::this_thread_block()`, `cg::tiled_partition<N>(…)` or another group, or such a call), so its kind is unknown"));
+                }
                 let init = w(name_at + 2);
                 if toks.get(name_at).is_none_or(|n| n.kind != TokKind::Ident)
                     || w(name_at + 1) != "="
                 {
-                    return err("not supported: a `cg::thread_group` that is not a variable initialized with a group (a parameter's kind depends on its callers: take a `cg::thread_block` or a `cg::thread_block_tile<N>`)".into());
+                    return err("not supported: a `cg::thread_group` that is not a variable initialized with a group or a function's parameter".into());
                 }
                 if let Some(&g) = self.groups.get(init).filter(|_| w(name_at + 3) == ";") {
                     self.groups.insert(w(name_at).to_string(), g);
@@ -160,8 +229,8 @@ impl CoopGroups {
                     t.start,
                     "cooperative groups: `thread_block_tile<N>` needs N a constant 1, 2, 4, 8, 16 or 32".to_string(),
                 ))?;
-                self.declare(piece, toks, close + 1, Group::Tile(n));
-                return Ok(Some(simple(close + 1, "int")));
+                let name_at = self.declare(piece, toks, close + 1, Group::Tile(n));
+                return Ok(Some(simple(name_at, "int ")));
             }
             "this_thread_block" | "this_grid" if w(word_at + 1) == "(" && w(word_at + 2) == ")" => {
                 let g = if word == "this_grid" {
@@ -279,14 +348,18 @@ impl CoopGroups {
     }
 
     /// Records the name declared after a group type (token `from` on:
-    /// `const`, `&` skipped).
-    fn declare(&mut self, piece: &str, toks: &[Token], from: usize, g: Group) {
-        let name = toks[from.min(toks.len())..]
-            .iter()
-            .find(|k| !matches!(k.text(piece), "const" | "&" | "__restrict__"));
-        if let Some(k) = name.filter(|k| k.kind == TokKind::Ident) {
-            self.groups.insert(k.text(piece).to_string(), g);
+    /// `const`, `&` skipped) and returns the index of that name (`from`
+    /// when there is none): the type's tokens up to it are written as
+    /// `int ` (a group passed by reference holds nothing either; the
+    /// space keeps `&t` from running into the type).
+    fn declare(&mut self, piece: &str, toks: &[Token], from: usize, g: Group) -> usize {
+        let at = (from..toks.len())
+            .find(|&j| !matches!(toks[j].text(piece), "const" | "&" | "__restrict__"))
+            .filter(|&j| toks[j].kind == TokKind::Ident);
+        if let Some(j) = at {
+            self.groups.insert(toks[j].text(piece).to_string(), g);
         }
+        at.unwrap_or(from)
     }
 
     /// `auto NAME = cg::…()` with the call at token `i`: records NAME.
@@ -401,7 +474,7 @@ fn sync_of(g: Group, at: usize) -> Result<&'static str, CoopError> {
 }
 
 /// The type's name for messages.
-fn kind_name(g: Group) -> String {
+pub(crate) fn kind_name(g: Group) -> String {
     match g {
         Group::Block => "thread_block".into(),
         Group::Tile(n) => format!("thread_block_tile<{n}>"),
@@ -444,8 +517,13 @@ mod tests {
 
     /// The text `piece` is read as, token by token through the groups.
     fn desugar(piece: &str) -> Result<String, CoopError> {
+        desugar_with(piece, &[])
+    }
+
+    /// The text `piece` is read as with group parameters `params`.
+    fn desugar_with(piece: &str, params: &[(String, Group)]) -> Result<String, CoopError> {
         let toks = tokenize(piece);
-        let mut cg = CoopGroups::default();
+        let mut cg = CoopGroups::with_params(params);
         let mut out = String::new();
         let mut later: Vec<(usize, usize, String)> = Vec::new();
         let mut i = 0;
@@ -525,12 +603,60 @@ mod tests {
         let e = desugar("__device__ int f(cg::thread_group g, int v) { return g.size(); }")
             .unwrap_err();
         assert!(
-            e.1.contains("a parameter's kind depends on its callers"),
+            e.1.contains("no call in this file passes it a group"),
             "{}",
             e.1
         );
         let e = desugar("cg::thread_group g = make();").unwrap_err();
         assert!(e.1.contains("initialized with `make`"), "{}", e.1);
+    }
+
+    #[test]
+    fn group_parameters_are_the_kinds_their_callers_pass() {
+        let tile = [("t".to_string(), Group::Tile(16))];
+        let got = desugar_with(
+            "__device__ int f(const cg::thread_group &t, int v) { t.sync(); return v + t.thread_rank() * t.size(); }",
+            &tile,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            got,
+            format!("__device__ int f ( const int t , int v ) {{ __syncwarp() ; return v + ({BLOCK_RANK} % 16) * 16 ; }}")
+        );
+        let block = [("g".to_string(), Group::Block)];
+        let got = desugar_with(
+            "int f(cooperative_groups::thread_group g) { g.sync(); }",
+            &block,
+        )
+        .unwrap_or_default();
+        assert_eq!(got, "int f ( int g ) { __syncthreads() ; }");
+        let got = desugar_with("int f(auto g) { return g.size(); }", &block).unwrap_or_default();
+        assert_eq!(got, format!("int f ( auto g ) {{ return {BLOCK_SIZE} ; }}"));
+        let e = desugar_with("int f(cg::thread_group h) { return 0; }", &block).unwrap_err();
+        assert!(e.1.contains("parameter `h`: no call"), "{}", e.1);
+    }
+
+    #[test]
+    fn arguments_name_their_kinds() {
+        let mut cg = CoopGroups::default();
+        let kind = |cg: &CoopGroups, text: &str| {
+            let toks = tokenize(text);
+            cg.kind_of(text, &toks, 0, toks.len())
+        };
+        assert_eq!(kind(&cg, "cg::this_thread_block()"), Some(Group::Block));
+        assert_eq!(kind(&cg, "this_grid()"), Some(Group::Grid));
+        assert_eq!(
+            kind(&cg, "cg::tiled_partition<8>(cg::this_thread_block())"),
+            Some(Group::Tile(8))
+        );
+        assert_eq!(kind(&cg, "cg::tiled_partition(b, 4)"), Some(Group::Tile(4)));
+        assert_eq!(kind(&cg, "cg::tiled_partition(b, n)"), None);
+        assert_eq!(kind(&cg, "cg::this_thread_block().x"), None);
+        assert_eq!(kind(&cg, "b"), None);
+        let text = "cg::thread_block b = cg::this_thread_block();";
+        let toks = tokenize(text);
+        assert!(cg.at(text, &toks, 0).is_ok_and(|d| d.is_some()));
+        assert_eq!(kind(&cg, "b"), Some(Group::Block));
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod cond;
 pub mod convert;
 pub mod coop_groups;
+pub mod coop_params;
 pub mod deduce;
 pub mod default_args;
 pub mod diff;

@@ -17,6 +17,8 @@ use super::ast::{
 };
 use super::cond;
 use super::convert::Converter;
+use super::coop_groups::Group;
+use super::coop_params::GroupParams;
 use super::default_args::{self, DefaultArg};
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
@@ -463,6 +465,8 @@ struct Context<'a> {
     /// Tokens macro expansions may still produce for this file (of
     /// [`MAX_FILE_EXPANSION`]).
     expansion_left: Cell<usize>,
+    /// The kinds of groups the functions' group parameters are passed.
+    group_params: GroupParams,
 }
 
 impl<'a> Context<'a> {
@@ -487,6 +491,9 @@ impl<'a> Context<'a> {
             .map(|f| f.name.split('<').next().unwrap_or(&f.name).to_string())
             .chain(RUNTIME_TEMPLATES.iter().map(|n| n.to_string()))
             .collect();
+        let all = (own.functions.iter())
+            .chain(&scope.header_kernels)
+            .chain(&scope.header_functions);
         Context {
             source,
             scope,
@@ -495,6 +502,7 @@ impl<'a> Context<'a> {
             enum_names,
             templates,
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
+            group_params: GroupParams::find(source, all),
         }
     }
 
@@ -508,7 +516,7 @@ impl<'a> Context<'a> {
 
     /// Builds the parse unit: prelude, declarations used, then `span`
     /// (with `type_params`, a template's type parameters, declared as
-    /// type names).
+    /// type names, and `groups`, its group parameters' kinds).
     /// The unit for the declaration at `span`, with `blanks` (byte ranges
     /// relative to `span`: a function's default arguments) left out.
     fn unit(
@@ -516,6 +524,7 @@ impl<'a> Context<'a> {
         span: Span,
         type_params: &[String],
         blanks: &[DefaultArg],
+        groups: &[(String, Group)],
     ) -> Result<Unit, Diagnostic> {
         let is_type = |n: &str| {
             is_builtin_type_name(n)
@@ -560,7 +569,7 @@ impl<'a> Context<'a> {
                 break;
             }
         }
-        let mut unit = Unit::default();
+        let mut unit = Unit::with_group_params(groups);
         unit.push_synthetic(&prelude());
         for p in type_params.iter().chain(&self.enum_names) {
             unit.push_synthetic(&format!("typedef int {p};\n"));
@@ -684,7 +693,14 @@ impl<'a> Context<'a> {
             self.source.slice(item.span),
             item.name_offset.saturating_sub(item.span.start),
         );
-        let unit = self.unit(item.span, &type_params, &defaults)?;
+        let locate = |o: usize| {
+            let (path, line, col) = self.source.locate(o);
+            format!("{}:{line}:{col}", path.display())
+        };
+        let groups = (self.group_params)
+            .of(&item.name, &locate)
+            .map_err(|(o, m)| self.diag(o, "unsupported", m))?;
+        let unit = self.unit(item.span, &type_params, &defaults, &groups)?;
         let tu = self.parse_unit(&unit, item.name_offset)?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
@@ -752,7 +768,7 @@ impl<'a> Context<'a> {
         span: Span,
         read: impl FnOnce(&mut Converter, &Node<c::Declaration>) -> Option<T>,
     ) -> Option<T> {
-        let unit = self.unit(span, &[], &[]).ok()?;
+        let unit = self.unit(span, &[], &[], &[]).ok()?;
         let tu = self.parse_unit(&unit, span.start).ok()?;
         let decl = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),
@@ -762,7 +778,7 @@ impl<'a> Context<'a> {
     }
 
     fn global(&self, span: Span, first_id: u64) -> Result<Vec<VarDecl>, Diagnostic> {
-        let unit = self.unit(span, &[], &[])?;
+        let unit = self.unit(span, &[], &[], &[])?;
         let tu = self.parse_unit(&unit, span.start)?;
         let Some(decl) = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::Declaration(d) => Some(d),

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 
 use super::ast::CastStyle;
-use super::coop_groups::CoopGroups;
+use super::coop_groups::{CoopGroups, Group};
 use super::lex::{tokenize, TokKind, Token, CUDA_QUALIFIERS};
 use super::limits::{Exceeded, Limits, MAX_FILE_EXPANSION, MAX_NESTING, MAX_STATEMENT_TOKENS};
 use super::macros::{token_texts, MacroTable};
@@ -221,6 +221,15 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// An empty unit for a function whose group parameters (by name) are
+    /// of the kinds its callers pass (see [`super::coop_params`]).
+    pub(crate) fn with_group_params(params: &[(String, Group)]) -> Unit {
+        Unit {
+            coop: CoopGroups::with_params(params),
+            ..Unit::default()
+        }
+    }
+
     /// Appends text that is not from the file (the prelude).
     pub fn push_synthetic(&mut self, text: &str) {
         let start = self.text.len();
