@@ -172,8 +172,7 @@ fn with_header(header: String, define: &str) -> SourceFile {
     let user = "#include \"h.h\"\n__global__ void k(float* a, int n) {\n  __shared__ float s[B];\n  int i = blockIdx.x * B + threadIdx.x;\n  if (i < n) { s[threadIdx.x] = sq(a[IDX(0, i)]); }\n}\n";
     SourceFile::new("fuzz.cu", user).with_included(Included {
         files,
-        diagnostics: Vec::new(),
-        instantiate: Vec::new(),
+        ..Included::default()
     })
 }
 
