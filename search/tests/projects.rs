@@ -1,6 +1,6 @@
 //! A multi-file project as real code bases lay it out
 //! (`testdata/projects/library/`): the kernels in a header reached as
-//! `#include <ops/kernels.cuh>` through `-I`, a block size and an element
+//! `#include <ops/kernels.h>` through `-I`, a block size and an element
 //! type set by `-D`, a kernel template launched from a host template.
 //! Without `-I` nothing is lost silently; with it, every message about a
 //! kernel points into the header that defines it.
@@ -27,7 +27,7 @@ fn without_dash_i_each_launched_kernel_names_the_header_not_found() {
     assert_eq!(o.status.code(), Some(1), "{t}");
     for (line, kernel) in [(8, "axpy"), (18, "scale"), (20, "rowsum")] {
         assert!(
-            t.contains(&format!("src/main.cu:{line}:")) && t.contains(&format!("`{kernel}` is launched here but not defined in what copper read; `<ops/kernels.cuh>` (src/main.cu:4) was not found in the -I directories: pass -I DIR")),
+            t.contains(&format!("src/main.cu:{line}:")) && t.contains(&format!("`{kernel}` is launched here but not defined in what copper read; `<ops/kernels.h>` (src/main.cu:4) was not found in the -I directories: pass -I DIR")),
             "{kernel}: {t}"
         );
     }
@@ -48,7 +48,7 @@ fn with_dash_i_and_dash_d_the_header_kernels_are_read_where_they_are() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
-        t.contains("include/ops/kernels.cuh:7:17: kernel scale(real *x, real a, int n) (from a header)\n    launched at src/main.cu:18: grid (8192, 1, 1) block (128, 1, 1)"),
+        t.contains("include/ops/kernels.h:7:17: kernel scale(real *x, real a, int n) (from a header)\n    launched at src/main.cu:18: grid (8192, 1, 1) block (128, 1, 1)"),
         "{t}"
     );
     assert!(t.contains("kernel axpy<real>("), "{t}");
@@ -59,7 +59,7 @@ fn with_dash_i_and_dash_d_the_header_kernels_are_read_where_they_are() {
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert_eq!(t.matches("block 256×1×1").count(), 3, "{t}");
     assert!(
-        t.contains("include/ops/kernels.cuh:20:1: kernel rowsum"),
+        t.contains("include/ops/kernels.h:20:1: kernel rowsum"),
         "{t}"
     );
 }
@@ -70,9 +70,9 @@ fn optimize_places_each_header_kernel_in_its_header() {
     let t = text(&o);
     assert!(!t.contains("panicked"), "{t}");
     for at in [
-        "include/ops/kernels.cuh:7:1: kernel scale:",
-        "include/ops/kernels.cuh:20:1: kernel rowsum:",
-        "include/ops/kernels.cuh:13:1: kernel axpy<real>:",
+        "include/ops/kernels.h:7:1: kernel scale:",
+        "include/ops/kernels.h:20:1: kernel rowsum:",
+        "include/ops/kernels.h:13:1: kernel axpy<real>:",
     ] {
         assert!(t.contains(at), "{at}: {t}");
     }
@@ -100,9 +100,9 @@ fn optimize_places_each_header_kernel_in_its_header() {
     assert_eq!(
         places,
         [
-            ("include/ops/kernels.cuh".to_string(), 7),
-            ("include/ops/kernels.cuh".to_string(), 20),
-            ("include/ops/kernels.cuh".to_string(), 13)
+            ("include/ops/kernels.h".to_string(), 7),
+            ("include/ops/kernels.h".to_string(), 20),
+            ("include/ops/kernels.h".to_string(), 13)
         ],
         "{}",
         text(&o)

@@ -116,13 +116,13 @@ mod tests {
     #[test]
     fn a_skipped_library_header_is_named_as_the_likely_cause() {
         let d = diagnostics(
-            "#include <cstdio>\n#include <ops/kernels.cuh>\nint main() { int *d; scale<<<1, 32>>>(d); }\n",
+            "#include <cstdio>\n#include <ops/kernels.h>\nint main() { int *d; scale<<<1, 32>>>(d); }\n",
         );
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].severity, Severity::Warning);
         assert!(
             d[0].message
-                .contains("`<ops/kernels.cuh>` (m.cu:2) was not found"),
+                .contains("`<ops/kernels.h>` (m.cu:2) was not found"),
             "{}",
             d[0].message
         );

@@ -1,7 +1,7 @@
 // main.cu: the host program of the ops library's example. Its kernels are
-// in include/ops/kernels.cuh, reached as <ops/kernels.cuh> through -I.
+// in include/ops/kernels.h, reached as <ops/kernels.h> through -I.
 #include <cstdio>
-#include <ops/kernels.cuh>
+#include <ops/kernels.h>
 
 template <typename T>
 void run_axpy(T *y, const T *x, T a, int n) {

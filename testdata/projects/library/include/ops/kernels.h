@@ -1,5 +1,5 @@
-// kernels.cuh: the ops library's kernels, included as <ops/kernels.cuh>
-// through -I include, the way a project ships its headers.
+// kernels.h: the ops library's kernels, reached as <ops/kernels.h> through
+// -I include; `axpy` is instantiated by src/main.cu's host template.
 #pragma once
 #include "config.h"
 
