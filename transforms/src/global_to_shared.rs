@@ -38,6 +38,7 @@ use copper::cuda::ast::{
 use copper::poly::{Poly, Rational};
 
 use crate::ast_util::{self, bin, block, expr, fresh, ident, int, stmt, Effects};
+use crate::shared_budget;
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Most subsets of arrays tried.
@@ -82,6 +83,19 @@ impl Transform for GlobalToShared {
                 ),
             });
         }
+        if plans.is_empty() {
+            return out;
+        }
+        let used = match shared_budget::in_use(cx, "a buffer") {
+            Ok(used) => used,
+            Err(why) => {
+                out.skipped.push(Skip {
+                    span: cx.function.meta.span,
+                    reason: format!("no array moves into shared memory: {why}"),
+                });
+                return out;
+            }
+        };
         let mut subsets: Vec<Vec<usize>> = (1u32..(1 << n))
             .map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect())
             .collect();
@@ -91,6 +105,15 @@ impl Transform for GlobalToShared {
             let chosen: Vec<&Plan> = subset.iter().map(|&i| &plans[i]).collect();
             let bytes: u64 = chosen.iter().map(|p| p.len * p.elem_bytes).sum();
             if bytes > 3 * MAX_BYTES {
+                continue;
+            }
+            if let Some(why) = used.too_much("its buffer", bytes) {
+                if let [p] = chosen.as_slice() {
+                    out.skipped.push(Skip {
+                        span: cx.function.meta.span,
+                        reason: format!("`{}` stays in global memory: {why}", p.array),
+                    });
+                }
                 continue;
             }
             let description = chosen

@@ -54,10 +54,11 @@
 //!   block runs the original loop.
 //! - The loop is a statement of the kernel's body with no `return` before
 //!   it, so every thread reaches the copy and the barriers.
-//! - The copy fits: the kernel declares no `extern __shared__` array
-//!   (sized by each launch), and its static `__shared__` arrays and the
-//!   copy take at most 48 KiB, so every launch of the original can launch
-//!   the rewrite.
+//! - The copy fits ([`crate::shared_budget`]): its static `__shared__`
+//!   arrays, the dynamic shared memory each launch in the file asks for
+//!   and the copy take at most 48 KiB, so every launch of the original can
+//!   launch the rewrite; an `extern __shared__` array with no launch to
+//!   size it is refused.
 //! - The stride's type holds the largest start the block test lets
 //!   through (512, or the constant), so the first step is `s = S` and the
 //!   original writes every element `t < S` there: the stores back write
@@ -70,12 +71,10 @@
 //! `p_tree[t]` for every `t < S`, which the warp shuffle's tail would
 //! change.
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, Type};
-use copper::ir::Kernel;
-use copper::launch::MAX_STATIC_SHARED_BYTES;
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, StmtKind, Type};
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
-use crate::shared_budget::static_shared_bytes;
+use crate::shared_budget;
 use crate::warp_shuffle::tree::Combine;
 use crate::warp_shuffle::while_form;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
@@ -111,7 +110,7 @@ impl Transform for GlobalTreeToShared {
             let written = whiles.iter().find(|w| w.at == at);
             let span = written.map_or(s.meta.span, |w| w.span);
             let line = cx.line(span);
-            match rewrite(f, cx.kernel, at, &tree) {
+            match rewrite(cx, f, at, &tree) {
                 Ok((g, copy, start)) => {
                     let mut description = describe(&tree, &copy, &start, line);
                     if let Some(w) = written {
@@ -144,8 +143,8 @@ enum Start {
 /// `f` with the tree at `f.body[at]` run in a `__shared__` copy, the
 /// copy's name and where the stride starts.
 fn rewrite(
+    cx: &Context,
     f: &Function,
-    kernel: &Kernel,
     at: usize,
     tree: &GlobalTree,
 ) -> Result<(Function, String, Start), Refusal> {
@@ -162,7 +161,8 @@ fn rewrite(
         Start::HalfBlock => MAX_BLOCK / 2,
         Start::Constant(c) => c,
     };
-    let holds = kernel
+    let holds = cx
+        .kernel
         .vars
         .iter()
         .find(|v| v.span == tree.var_span && !v.span.is_synthetic())
@@ -178,29 +178,13 @@ fn rewrite(
         Start::Constant(c) => 2 * c,
     };
     // The copy must fit beside the kernel's own static `__shared__`
-    // arrays, or the kernel would not launch at all; and beside a dynamic
-    // one, sized by each launch, it may not fit whatever its own size.
+    // arrays and the launches' dynamic shared memory, or the kernel would
+    // not launch at all.
     let bytes = size * u64::from(elem.size_bytes().unwrap_or(u32::MAX));
-    if dynamic_shared(f) {
-        return Err(format!(
-            "its copy takes {bytes} bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in {MAX_STATIC_SHARED_BYTES}"
-        )
-        .into());
-    }
-    match static_shared_bytes(f) {
-        None => {
-            return Err(format!(
-                "its copy takes {bytes} bytes of shared memory, and the kernel's own `__shared__` arrays have sizes copper cannot read as constants, so it may not fit in {MAX_STATIC_SHARED_BYTES}"
-            )
-            .into())
-        }
-        Some(used) if used + bytes > MAX_STATIC_SHARED_BYTES => {
-            return Err(format!(
-                "its copy of {size} elements takes {bytes} bytes of shared memory, and with the kernel's {used} bytes more than {MAX_STATIC_SHARED_BYTES}"
-            )
-            .into())
-        }
-        Some(_) => {}
+    let new = format!("its copy of {size} elements");
+    let used = shared_budget::in_use(cx, &new)?;
+    if let Some(why) = used.too_much(&new, bytes) {
+        return Err(why.into());
     }
     let tid = &tree.tid;
     let own = || {
@@ -294,19 +278,6 @@ fn start_of(f: &Function, e: &Expr) -> Result<Start, Refusal> {
             "its stride starts neither at `blockDim.x / 2` nor at a constant of 1 to 512".into(),
         ),
     }
-}
-
-/// Whether `f` declares an `extern __shared__` array.
-fn dynamic_shared(f: &Function) -> bool {
-    let mut found = false;
-    for s in &f.body {
-        ast_util::visit_stmts(s, &mut |x| {
-            if let StmtKind::Decl(ds) = &x.kind {
-                found |= ds.iter().any(|d| d.space == Space::Shared && d.is_extern);
-            }
-        });
-    }
-    found
 }
 
 /// `blockDim.<d>`.

@@ -7,12 +7,14 @@
 //! index given (never decayed to a pointer, passed on, or its address
 //! taken). Rows whose length in 4-byte words is odd already spread over
 //! the banks and are left alone. Whether the padding pays off is for the
-//! cost analysis to say (the `conflicts` metric).
+//! cost analysis to say (the `conflicts` metric). The padding must fit
+//! beside the kernel's shared memory and the launches' dynamic shared
+//! memory ([`crate::shared_budget`]).
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, UnOp};
-use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{self, bin, int};
+use crate::shared_budget;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Shared-memory row padding.
@@ -26,6 +28,7 @@ impl Transform for PadShared {
     fn propose(&self, cx: &Context) -> Proposals {
         let mut out = Proposals::default();
         let f = cx.function;
+        let used = shared_budget::in_use(cx, "its padding");
         let mut arrays = Vec::new();
         for s in &f.body {
             ast_util::visit_stmts(s, &mut |x| {
@@ -61,10 +64,14 @@ impl Transform for PadShared {
             if (row * elem as u64).div_ceil(4) % 2 == 1 {
                 continue;
             }
-            let padded: u64 = dims[..dims.len() - 1].iter().product::<u64>() * (row + 1);
-            if padded * elem as u64 > MAX_STATIC_SHARED_BYTES {
-                out.skipped
-                    .push(skip("padded, it would not fit in shared memory".into()));
+            let rows: u64 = dims[..dims.len() - 1].iter().product();
+            let padding = rows * u64::from(elem);
+            let fits = used
+                .as_ref()
+                .map_err(String::clone)
+                .and_then(|u| u.too_much("its padding", padding).map_or(Ok(()), Err));
+            if let Err(why) = fits {
+                out.skipped.push(skip(why));
                 continue;
             }
             if let Err(why) = indexed_fully(f, &d.name, dims.len()) {
@@ -300,7 +307,7 @@ __global__ void big_tile(const float *in, float *out) {
     out[blockIdx.x * 256 + threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];
 }
 "#,
-            "`tile` (line 4) is not padded: padded, it would not fit in shared memory",
+            "`tile` (line 4) is not padded: its padding takes 256 bytes, and with the kernel's 49152 bytes of shared memory more than 49152",
         );
     }
 }

@@ -4,7 +4,14 @@
 //! given to a kernel whether or not it declares an `extern __shared__`
 //! array). A block gets at most [`MAX_STATIC_SHARED_BYTES`] without an
 //! opt-in, static and dynamic together: a rewrite whose new arrays do not
-//! fit beside both makes the launch fail.
+//! fit beside both makes the launch fail. A kernel with an
+//! `extern __shared__` array and no launch copper can read takes what
+//! its unseen callers give it, so nothing is known to fit beside it.
+//!
+//! Every transform that adds or grows a static `__shared__` array asks
+//! here: the halo tile, the cooperative load, the tree copy, the tiled
+//! multiply, the staged transpose, the padding and both global-to-shared
+//! moves.
 
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 
@@ -54,6 +61,11 @@ pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
     })?;
     let mut what = format!("the kernel's {own} bytes of shared memory");
     let (dynamic, at) = dynamic_bytes(cx)?;
+    if at.is_empty() && declares_extern_shared(cx.function) {
+        return Err(format!(
+            "the kernel's `extern __shared__` array takes what each launch gives it and no launch in the file says how much, so {new} may not fit beside it"
+        ));
+    }
     if dynamic > 0 {
         what.push_str(&format!(
             " and the {dynamic} bytes of dynamic shared memory {at} asks for"
@@ -66,15 +78,15 @@ pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
 }
 
 /// The largest dynamic shared-memory size a launch of `cx.function` asks
-/// for (the file's launches and the parameter file's), with which launch;
-/// the reason when one is not known.
+/// for (the file's launches and the parameter file's), with which launch
+/// (empty when there is none); the reason when one is not known.
 fn dynamic_bytes(cx: &Context) -> Result<(u64, String), String> {
     let name = &cx.function.name;
     let mut most = (0, String::new());
     for l in cx.host.launches.iter().filter(|l| l.kernel == *name) {
         let at = format!("the launch at line {}", l.line);
         match l.shared_bytes {
-            Some(b) if b > most.0 => most = (b, at),
+            Some(b) if b > most.0 || most.1.is_empty() => most = (b, at),
             Some(_) => {}
             None => {
                 return Err(format!(
@@ -83,10 +95,26 @@ fn dynamic_bytes(cx: &Context) -> Result<(u64, String), String> {
             }
         }
     }
-    if let Some(p) = cx.params.filter(|p| p.shared_bytes > most.0) {
+    if let Some(p) = cx
+        .params
+        .filter(|p| p.shared_bytes > most.0 || most.1.is_empty())
+    {
         most = (p.shared_bytes, "the parameter file's launch".to_string());
     }
     Ok(most)
+}
+
+/// Whether `f` declares an `extern __shared__` array.
+fn declares_extern_shared(f: &Function) -> bool {
+    let mut found = false;
+    for s in &f.body {
+        ast_util::visit_stmts(s, &mut |x| {
+            if let StmtKind::Decl(ds) = &x.kind {
+                found |= ds.iter().any(|d| d.space == Space::Shared && d.is_extern);
+            }
+        });
+    }
+    found
 }
 
 /// Bytes of the static `__shared__` arrays the kernel declares; `None`

@@ -43,7 +43,8 @@
 //! What qualifies, checked and refused with the reason otherwise:
 //! - the block is known, square and flat (`S×S×1`), and the tile
 //!   (`S×(S+1)` elements of the written array's scalar type) fits in
-//!   shared memory;
+//!   shared memory beside the dynamic shared memory the launches ask for
+//!   ([`crate::shared_budget`]);
 //! - the body is declarations of scalar locals initialized by pure
 //!   expressions that read no memory, with early exits `if (c) return;`
 //!   among them (`c` pure, reading no memory: before the barrier, which
@@ -66,12 +67,11 @@ use copper::absint::memory::transactions;
 use copper::bound::{prepare, Config, Prepared};
 use copper::cuda::ast::{Expr, ExprKind, Function, Init, NodeId, Space, Stmt, StmtKind, UnOp};
 use copper::ir::Kernel;
-use copper::launch::MAX_STATIC_SHARED_BYTES;
 use tile::Tile;
 
 use crate::ast_util::{self, assign, block, early_exit, expr, ident, is_pure, reads_memory};
 use crate::check::{copyable, materialize};
-use crate::read_only;
+use crate::{read_only, shared_budget};
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 pub(crate) mod tile;
@@ -123,12 +123,9 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
     let name = ast_util::fresh("tile", &mut ast_util::names_in(f));
     let tile = Tile::new(f, name, side, elem.clone(), bytes);
     let size = u64::from(bytes) * side * (side + tile.pad);
-    if size > MAX_STATIC_SHARED_BYTES {
-        return Err(format!(
-            "a {side}×{} tile takes {size} bytes, more than {MAX_STATIC_SHARED_BYTES}",
-            side + tile.pad
-        )
-        .into());
+    let new = format!("a {side}×{} tile", side + tile.pad);
+    if let Some(why) = shared_budget::in_use(cx, &new)?.too_much(&new, size) {
+        return Err(why.into());
     }
     map.affine(cx)?;
     let evidence = no_overlap(cx, &map)?;

@@ -54,7 +54,8 @@
 //! otherwise runs the original code under [`crate::block_guard`] when the
 //! block is only assumed); the kernel's shape is that of [`shape`], with
 //! no shared memory, barrier, `return` or call that may write memory;
-//! the loop is `for (T k = 0; k < K; k++)` with `K` block-uniform, its
+//! the tiles fit beside the dynamic shared memory the launches ask for
+//! ([`crate::shared_budget`]); the loop is `for (T k = 0; k < K; k++)` with `K` block-uniform, its
 //! body has no `break`, `continue` or barrier, assigns no local an index
 //! reads and declares none of their names; the tiled loads are `P[i]` of
 //! pointer parameters the kernel never writes, evaluated unconditionally
@@ -68,12 +69,12 @@ use std::collections::BTreeSet;
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, NodeId, Space, Stmt, StmtKind, Type};
 use copper::cuda::print;
-use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use crate::ast_util::{
     self, assign, bin, block, decl, expr, fresh, ident, if_else, int, stmt, sync, Effects,
 };
 use crate::check::copyable;
+use crate::shared_budget;
 use crate::staged_transpose::tile::side_expr;
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 use shape::Shape;
@@ -241,10 +242,8 @@ fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal
         .iter()
         .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * side * side)
         .sum();
-    if bytes > MAX_STATIC_SHARED_BYTES {
-        return Err(
-            format!("the tiles take {bytes} bytes, more than {MAX_STATIC_SHARED_BYTES}").into(),
-        );
+    if let Some(why) = shared_budget::in_use(cx, "the tiling")?.too_much("the tiling", bytes) {
+        return Err(why.into());
     }
     if let Some(g) = &shape.guard {
         for t in &tiles {

@@ -48,6 +48,7 @@ use crate::ast_util::{
     self, assign, bin, block, expr, fresh, ident, if_else, index, int, is_pure, stmt, sync, Effects,
 };
 use crate::check::copyable;
+use crate::shared_budget;
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 /// Largest tile, in bytes, per array.
@@ -79,6 +80,10 @@ impl Transform for TiledGlobalToShared {
         if readonly.is_empty() {
             return out;
         }
+        let used = match shared_budget::in_use(cx, "a tile") {
+            Ok(used) => used,
+            Err(why) => return Proposals::refused(f.meta.span, format!("no loop is tiled: {why}")),
+        };
         let redeclared = redeclared(f);
         let threads: u64 = shape.iter().product();
         for l in &loops {
@@ -142,6 +147,18 @@ impl Transform for TiledGlobalToShared {
                     .map(|i| &tiles[i])
                     .collect();
                 let names: Vec<String> = chosen.iter().map(|t| format!("`{}`", t.array)).collect();
+                let bytes: u64 = chosen
+                    .iter()
+                    .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * threads)
+                    .sum();
+                if let Some(why) = used.too_much(&format!("tiling {}", names.join(" and ")), bytes)
+                {
+                    out.skipped.push(Skip {
+                        span: l.meta.span,
+                        reason: format!("the loop at line {line} is not tiled: {why}"),
+                    });
+                    continue;
+                }
                 match rewrite(f, l.meta.id, &header, &chosen, shape) {
                     Ok(function) => {
                         let description = format!(

@@ -40,6 +40,23 @@ fn a_row_reused_across_the_loop_is_copied_in_once() {
 }
 
 #[test]
+fn a_buffer_that_does_not_fit_beside_a_launch_s_dynamic_shared_memory_stays() {
+    check_not_applicable(
+        &GlobalToShared,
+        [64, 1, 1],
+        r#"__global__ void broadcast_rows(const int *a, int *b, int w, int h) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int j = 0; j < h; j++) {
+        b[j * w + i] += a[i];
+    }
+}
+void host(const int *a, int *b, int w, int h) { broadcast_rows<<<w / 64, 64, 48 * 1024 - 100>>>(a, b, w, h); }
+"#,
+        "`a` stays in global memory: its buffer takes 256 bytes, and with the kernel's 0 bytes of shared memory and the 49052 bytes of dynamic shared memory the launch at line 7 asks for more than 49152",
+    );
+}
+
+#[test]
 fn an_array_read_and_written_is_copied_in_and_back() {
     let desc = check(
         &GlobalToShared,

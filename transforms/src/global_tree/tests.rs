@@ -317,20 +317,38 @@ fn a_copy_that_overflows_the_static_shared_memory_is_refused() {
         &GlobalTreeToShared,
         [256, 1, 1],
         &with("__shared__ int big[11265];"),
-        &line5("its copy of 1024 elements takes 4096 bytes of shared memory, and with the kernel's 45060 bytes more than 49152"),
+        &line5("its copy of 1024 elements takes 4096 bytes, and with the kernel's 45060 bytes of shared memory more than 49152"),
     );
     // A copy of doubles takes 8 KiB.
     check_not_applicable(
         &GlobalTreeToShared,
         [256, 1, 1],
         &with("__shared__ float big[10 * 1024 + 1];").replace("int *", "double *"),
-        &line5("its copy of 1024 elements takes 8192 bytes of shared memory, and with the kernel's 40964 bytes more than 49152"),
+        &line5("its copy of 1024 elements takes 8192 bytes, and with the kernel's 40964 bytes of shared memory more than 49152"),
     );
     check_not_applicable(
         &GlobalTreeToShared,
         [256, 1, 1],
         &with("extern __shared__ int dyn[];"),
-        &line5("its copy takes 4096 bytes of shared memory, and the kernel's `extern __shared__` array takes what each launch gives it, so the two may not fit in 49152"),
+        &line5("the kernel's `extern __shared__` array takes what each launch gives it and no launch in the file says how much, so its copy of 1024 elements may not fit beside it"),
+    );
+    // The launches in the file size the dynamic array: 45 KiB leave no
+    // room for the copy, 1 KiB does.
+    let launched = |bytes: u32| {
+        format!(
+            "{}\nvoid host(int *in, int *out) {{ reduce_global<<<64, 256, {bytes}>>>(in, out); }}\n",
+            with("extern __shared__ int dyn[];")
+        )
+    };
+    check_not_applicable(
+        &GlobalTreeToShared,
+        [256, 1, 1],
+        &launched(45 * 1024 + 4),
+        &line5("its copy of 1024 elements takes 4096 bytes, and with the kernel's 0 bytes of shared memory and the 46084 bytes of dynamic shared memory the launch at line 12 asks for more than 49152"),
+    );
+    assert_eq!(
+        rewrites(&GlobalTreeToShared, &launched(1024), [256, 1, 1]).len(),
+        1
     );
     // Exactly 48 KiB in all fits.
     let found = rewrites(
