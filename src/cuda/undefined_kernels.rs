@@ -6,7 +6,7 @@
 //! project header reached through `-I`), else a note saying where to run
 //! copper instead.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::launch::Launch;
 use super::parsed_function::ParsedFunction;
@@ -30,19 +30,19 @@ pub(super) fn undefined_kernels(
     launches: &[Launch],
 ) -> Vec<Diagnostic> {
     let defined: HashSet<&str> = functions.iter().map(|f| base_name(&f.item.name)).collect();
-    let mut undefined: BTreeMap<usize, (&str, usize)> = BTreeMap::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    // Each undefined kernel's first launch and how many launches it has,
+    // counted in one pass.
+    let mut by_name: HashMap<&str, (usize, usize)> = HashMap::new();
     for l in launches {
         let name = base_name(&l.kernel);
-        if defined.contains(name) || !seen.insert(name) {
-            continue;
+        if !defined.contains(name) {
+            by_name.entry(name).or_insert((l.span.start, 0)).1 += 1;
         }
-        let count = launches
-            .iter()
-            .filter(|m| base_name(&m.kernel) == name)
-            .count();
-        undefined.insert(l.span.start, (name, count));
     }
+    let undefined: BTreeMap<usize, (&str, usize)> = by_name
+        .into_iter()
+        .map(|(name, (at, count))| (at, (name, count)))
+        .collect();
     let skipped: Vec<String> = (source.included().skipped.iter())
         .map(|(at, name)| {
             let (file, line, _) = source.locate(*at);
