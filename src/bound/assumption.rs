@@ -64,6 +64,9 @@ pub enum GridCause {
     /// Its stride fits, but carries the counter past its type's maximum
     /// (`i + stride` with `i < n`).
     PastMax,
+    /// Its start (`blockIdx.x * blockDim.x + threadIdx.x`,
+    /// `grid.thread_rank()`) does not fit the counter's type.
+    StartWraps,
     /// Either, for different counters (assumptions merged).
     Either,
 }
@@ -92,9 +95,15 @@ impl InputAssumption {
                     self.counters
                 )
             }
+            (Subject::GridDim(_), ..) if self.cause == GridCause::StartWraps => {
+                return format!(
+                    "a larger grid's first index does not fit the counter {}",
+                    self.counters
+                )
+            }
             (Subject::GridDim(_), ..) if self.cause == GridCause::Either => {
                 return format!(
-                    "a larger grid lets the counters {} or their strides wrap around",
+                    "a larger grid lets the counters {}, their starts or their strides wrap around",
                     self.counters
                 )
             }

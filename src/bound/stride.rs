@@ -277,7 +277,7 @@ pub(super) fn strided(
                 cause_x = if start_fits {
                     GridCause::PastMax
                 } else {
-                    GridCause::StrideWraps
+                    GridCause::StartWraps
                 };
                 continue;
             }
@@ -745,6 +745,16 @@ mod tests {
         assert_eq!(
             why[1],
             "a larger grid lets the stride of the counter `i` wrap around"
+        );
+        // A start eight blocks apart: the stride fits, the first index of
+        // the last block does not.
+        let src = "__global__ void k(float *y, int n) {\n\
+             for (int i = blockIdx.x * blockDim.x * 8 + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] += 1.0f; }";
+        let (_, assumed, why) = analyzed(src);
+        assert_eq!(assumed[1], "gridDim.x ≤ 2^18");
+        assert_eq!(
+            why[1],
+            "a larger grid's first index does not fit the counter `i`"
         );
     }
 
