@@ -71,7 +71,7 @@
 //! `p_tree[t]` for every `t < S`, which the warp shuffle's tail would
 //! change.
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, StmtKind, Type};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Stmt, StmtKind, Type};
 
 use crate::ast_util::{self, bin, expr, ident, if_else, index, int, shared_decl, stmt, sync};
 use crate::shared_budget;
@@ -110,7 +110,8 @@ impl Transform for GlobalTreeToShared {
             let written = whiles.iter().find(|w| w.at == at);
             let span = written.map_or(s.meta.span, |w| w.span);
             let line = cx.line(span);
-            match rewrite(cx, f, at, &tree) {
+            let original = written.map_or_else(|| vec![s.clone()], |w| w.original.clone());
+            match rewrite(cx, f, at, &tree, original) {
                 Ok((g, copy, start)) => {
                     let mut description = describe(&tree, &copy, &start, line);
                     if let Some(w) = written {
@@ -141,12 +142,14 @@ enum Start {
 }
 
 /// `f` with the tree at `f.body[at]` run in a `__shared__` copy, the
-/// copy's name and where the stride starts.
+/// copy's name and where the stride starts; other blocks run `original`,
+/// the loop as the kernel writes it (a `while` stays a `while`).
 fn rewrite(
     cx: &Context,
     f: &Function,
     at: usize,
     tree: &GlobalTree,
+    original: Vec<Stmt>,
 ) -> Result<(Function, String, Start), Refusal> {
     if ast_util::returns(&f.body[..at]) {
         return Err(
@@ -247,7 +250,7 @@ fn rewrite(
     .ok_or("no block test")?;
     let replacement = vec![
         shared_decl(Type::scalar(elem), &copy, vec![int(size)]),
-        if_else(test, fast, vec![f.body[at].clone()]),
+        if_else(test, fast, original),
     ];
     let mut body = f.body[..at].to_vec();
     body.extend(replacement);

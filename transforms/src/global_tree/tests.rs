@@ -257,7 +257,11 @@ const WHILE: &str = r#"__global__ void reduce_global(int *in, int *out) {
 
 #[test]
 fn a_while_tree_runs_in_shared_memory_as_its_for_form() {
-    for src in [WHILE.to_string(), WHILE.replace("s >>= 1;", "s /= 2;")] {
+    let commented = WHILE.replace(
+        "int s = blockDim.x / 2;",
+        "int s = blockDim.x / 2; // half the block",
+    );
+    for src in [commented.clone(), commented.replace("s >>= 1;", "s /= 2;")] {
         for block in [[256, 1, 1], [100, 1, 1], [1024, 1, 1]] {
             let found = rewrites(&GlobalTreeToShared, &src, block);
             assert_eq!(found.len(), 1, "{src}");
@@ -275,7 +279,15 @@ fn a_while_tree_runs_in_shared_memory_as_its_for_form() {
                 text.contains("if (tid < s) {\n                p_tree[tid] += p_tree[tid + s];"),
                 "{text}"
             );
-            assert!(!text.contains("while"), "{text}");
+            // Other blocks run the loop as written: a `while`, its
+            // comments kept.
+            let other = text.split("} else {").nth(1).unwrap_or_default();
+            assert_eq!(text.matches("while (s > 0)").count(), 1, "{text}");
+            assert!(
+                other.contains("int s = blockDim.x / 2; // half the block\n")
+                    && other.contains("while (s > 0)"),
+                "{text}"
+            );
         }
     }
     // With the barrier first, the loop is a barrier and the `for` form

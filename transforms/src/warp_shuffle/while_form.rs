@@ -47,6 +47,9 @@ pub(crate) struct WhileLoop {
     pub span: Span,
     /// Whether the barrier comes first in the loop's body.
     pub barrier_first: bool,
+    /// The counter's declaration and the `while` as the kernel writes
+    /// them, for a rewrite to keep as the code other blocks run.
+    pub original: Vec<Stmt>,
 }
 
 impl WhileLoop {
@@ -86,6 +89,7 @@ pub(crate) fn normalize(f: &Function, matches: Matcher) -> Option<(Function, Vec
                 at: body.len() + stmts.len() - 1,
                 span: f.body[at + 1].meta.span,
                 barrier_first,
+                original: f.body[at..at + 2].to_vec(),
             });
             body.extend(stmts);
             at += 2;
