@@ -17,7 +17,9 @@
 //! test does the same for kernels generated in the shapes the transforms
 //! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 28 by default). The
 //! checker also runs each rewrite with the halves of every warp one after
-//! the other, on the launch with the largest blocks.
+//! the other, on the launch with the largest blocks. Template kernels are
+//! checked by instantiation, on the blocks their launches give them (see
+//! `every_caller/templates.rs`).
 
 use std::path::{Path, PathBuf};
 

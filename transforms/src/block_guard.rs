@@ -175,7 +175,8 @@ mod tests {
         assert_eq!(fast[2].meta.span, of.body[2].meta.span);
         assert_eq!(slow[1].meta.span, of.body[1].meta.span);
         let text = function_text(original, of, &g, &o.extracted.macros).unwrap();
-        assert!(text.contains("threadIdx.x < 32) a[1] = 4;"), "{text}");
+        assert!(text.contains("if (threadIdx.x < 32)"), "{text}");
+        assert!(text.contains("a[1] = 4;"), "{text}");
         assert!(text.contains("if (threadIdx.x < WARP) a[1] = 2;"), "{text}");
     }
 }
