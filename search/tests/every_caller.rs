@@ -711,6 +711,9 @@ struct Found {
     wrong: Vec<String>,
     /// The transforms of the rewrite.
     applied: Vec<&'static str>,
+    /// Whether it sums floating-point values in another order (compared
+    /// within a tolerance; otherwise bit for bit).
+    reassociated: bool,
 }
 
 /// Every rewrite copper offers for the non-template kernels of `path`,
@@ -825,6 +828,7 @@ fn check_named(
             launches: 0,
             wrong: Vec::new(),
             applied: applied.clone(),
+            reassociated: result.best.lineage.reassociated,
         };
         let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
         for &block in shapes {

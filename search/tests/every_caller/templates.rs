@@ -131,6 +131,7 @@ fn rewrites_of_the_files_templates_are_right_for_every_launch() {
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
     assert!(shuffles >= 3, "only {shuffles} warp-shuffle rewrites");
+    assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
 }
 
 /// Generated `reduce5`/`reduce6` variants: at least one in two of their
@@ -161,6 +162,8 @@ fn rewrites_of_generated_reduce6_variants_are_right_for_every_launch() {
         .iter()
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
+    // The tails keep their additions' order: floats compared bit for bit.
+    assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
     println!(
         "{shuffled} of them got shuffles, {} refused",
         searched - shuffled
