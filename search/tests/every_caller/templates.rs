@@ -45,22 +45,12 @@ fn instantiations(file: &ParsedFile) -> Vec<(String, Vec<[u64; 3]>)> {
         .collect()
 }
 
-/// The launches made of `spec` (a synthesized launch of `file`'s kernel
-/// `name`): grids of one and three blocks, each with every integer
-/// argument set to sizes from 1 to `rounds` grid-stride rounds of two
-/// elements a thread (odd ones, one partial block, one smaller than a
-/// block), the arrays long enough for each.
-fn sizes(file: &ParsedFile, name: &str, spec: LaunchSpec, rounds: u64) -> Vec<LaunchSpec> {
-    let Ok(kernel) = lower_kernel(file, name) else {
-        return Vec::new();
-    };
-    let ints: Vec<String> = kernel
-        .scalar_params()
-        .into_iter()
-        .map(|v| &kernel.vars[v])
-        .filter(|v| !v.ty.is_float())
-        .map(|v| v.name.clone())
-        .collect();
+/// The launches made of `spec` (a synthesized launch): grids of one and
+/// three blocks, each with the integer arguments `ints` set to sizes from
+/// 1 to `rounds` grid-stride rounds of two elements a thread (odd ones,
+/// one partial block, one smaller than a block), the arrays long enough
+/// for each.
+fn sizes(ints: &[String], spec: LaunchSpec, rounds: u64) -> Vec<LaunchSpec> {
     let threads: u64 = spec.block.iter().product();
     let mut out = Vec::new();
     for grid in [1u64, 3] {
@@ -74,7 +64,7 @@ fn sizes(file: &ParsedFile, name: &str, spec: LaunchSpec, rounds: u64) -> Vec<La
         ] {
             let mut s = spec.clone();
             s.grid = vec![grid, 1, 1];
-            for name in &ints {
+            for name in ints {
                 s.args.insert(name.clone(), n as f64);
             }
             for a in s.arrays.values_mut() {
@@ -95,7 +85,16 @@ fn check_templates(file: &ParsedFile, settings: &Settings, cache: &Cache) -> (Ve
     let rounds = count("COPPER_EVERY_CALLER_ROUNDS", 3);
     let mut found = Vec::new();
     for (name, blocks) in &names {
-        let more = |spec: LaunchSpec| sizes(file, name, spec, rounds);
+        let Ok(kernel) = lower_kernel(file, name) else {
+            continue;
+        };
+        let ints: Vec<String> = kernel
+            .scalar_params()
+            .map(|v| &kernel.vars[v])
+            .filter(|v| !v.ty.is_float())
+            .map(|v| v.name.clone())
+            .collect();
+        let more = |spec: LaunchSpec| sizes(&ints, spec, rounds);
         found.extend(check_named(
             file,
             settings,
