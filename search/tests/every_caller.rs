@@ -17,19 +17,22 @@
 //! test does the same for kernels generated in the shapes the transforms
 //! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 28 by default). The
 //! checker also runs each rewrite with the halves of every warp one after
-//! the other, on the launch with the largest blocks.
+//! the other, on the launch with the largest blocks. Template kernels are
+//! checked by instantiation, on the blocks their launches give them (see
+//! `every_caller/templates.rs`).
 
 use std::path::{Path, PathBuf};
 
 use copper::bound::Config;
 use copper::cost::{Hardware, Metric, BUILTIN_METRICS};
+use copper::cuda::ast::Function;
 use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
 use copper::source::SourceFile;
 use copper_search::launch::{assume_block, launch_shape, FIT_STEPS};
-use copper_search::pipeline::{optimize_kernel, Cache, Settings};
+use copper_search::pipeline::{optimize_target, Cache, Settings, Target};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
@@ -39,6 +42,9 @@ mod global_tree;
 
 #[path = "every_caller/windows.rs"]
 mod windows;
+
+#[path = "every_caller/templates.rs"]
+mod templates;
 
 #[path = "every_caller/written.rs"]
 mod written;
@@ -705,6 +711,9 @@ struct Found {
     wrong: Vec<String>,
     /// The transforms of the rewrite.
     applied: Vec<&'static str>,
+    /// Whether it sums floating-point values in another order (compared
+    /// within a tolerance; otherwise bit for bit).
+    reassociated: bool,
 }
 
 /// Every rewrite copper offers for the non-template kernels of `path`,
@@ -738,25 +747,76 @@ fn check_kernels_varied(
     shapes: &[[u64; 3]],
     more: &(dyn Fn(LaunchSpec) -> Vec<LaunchSpec> + Sync),
 ) -> Vec<Found> {
-    let file = file.clone();
-    let path = file.source.path.clone();
-    let names: Vec<String> = file
+    let names: Vec<(String, Vec<[u64; 3]>)> = file
         .kernels()
         .filter(|f| f.template.is_none())
-        .map(|f| f.name.clone())
+        .map(|f| (f.name.clone(), shapes.to_vec()))
         .collect();
+    check_named(file, settings, cache, &names, more)
+}
+
+/// The other instantiations in `file` of the template that kernel `name`
+/// instantiates (none for a kernel that is no instantiation).
+fn siblings(file: &ParsedFile, name: &str) -> Vec<String> {
+    let template = |f: &Function| {
+        f.template
+            .as_ref()
+            .filter(|t| !t.args.is_empty())
+            .map(|t| t.name.clone())
+    };
+    let Some(mine) = file.function(name).and_then(template) else {
+        return Vec::new();
+    };
+    file.kernels()
+        .filter(|f| f.name != name && template(f).as_ref() == Some(&mine))
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// Every rewrite copper offers for the kernels `names` of `file` (each
+/// with the blocks it is checked on), searched with the launch shape the
+/// file gives each (none: an assumed block), checked on each of its
+/// blocks at the synthesized launches and those `more` makes of them.
+fn check_named(
+    file: &ParsedFile,
+    settings: &Settings,
+    cache: &Cache,
+    names: &[(String, Vec<[u64; 3]>)],
+    more: &(dyn Fn(LaunchSpec) -> Vec<LaunchSpec> + Sync),
+) -> Vec<Found> {
+    let file = file.clone();
+    let path = file.source.path.clone();
     let mut out = Vec::new();
-    for name in names {
-        let Ok(kernel) = lower_kernel(&file, &name) else {
-            continue;
-        };
+    let target = |name: &str| {
+        let kernel = lower_kernel(&file, name).ok()?;
         let shape = assume_block(
             &file,
             &kernel,
-            launch_shape(None, None, &file, None, &name),
+            launch_shape(None, None, &file, None, name),
             &std::sync::Arc::new(copper::sim::work::Work::new(FIT_STEPS)),
         );
-        let Ok(result) = optimize_kernel(&file, &file, &name, None, &shape, settings, cache) else {
+        Some((
+            kernel,
+            Target {
+                name: name.to_string(),
+                spec: None,
+                shape,
+            },
+        ))
+    };
+    for (name, shapes) in names {
+        let name = name.clone();
+        let Some((kernel, searched)) = target(&name) else {
+            continue;
+        };
+        let shape = searched.shape.clone();
+        // A template's rewrite holds for its other instantiations too.
+        let others: Vec<Target> = siblings(&file, &name)
+            .iter()
+            .filter_map(|n| Some(target(n)?.1))
+            .collect();
+        let Ok(result) = optimize_target(&file, &file, &searched, Ok(&others), settings, cache)
+        else {
             continue;
         };
         if !result.improved() {
@@ -768,6 +828,7 @@ fn check_kernels_varied(
             launches: 0,
             wrong: Vec::new(),
             applied: applied.clone(),
+            reassociated: result.best.lineage.reassociated,
         };
         let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
         for &block in shapes {

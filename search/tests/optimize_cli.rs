@@ -827,3 +827,32 @@ fn a_gpu_sized_parameter_file_is_checked_on_a_launch_scaled_down_and_says_so() {
         "{out}"
     );
 }
+
+/// A warp tail guarded by a `#define`d `WARP`, in a kernel nothing
+/// launches, is rewritten under the guard of the assumed block: the fast
+/// path prints its new guard as a literal, and the original's code on the
+/// other side keeps `tid < WARP` as written (the edit once read the fast
+/// path's literal, at the place of `WARP` in the original text, as a
+/// change to the macro's expansion and refused the candidate).
+#[test]
+fn a_warp_tail_under_a_macro_is_rewritten_under_the_block_guard() {
+    let ws = workspace(&["warp_macro_tail.cu"]);
+    let dir = ws.path();
+    let o = copper_in(dir, &["optimize", "--write", "warp_macro_tail.cu"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("warp-shuffle reduction"), "{t}");
+    assert!(t.contains("block guard"), "{t}");
+    let written = read(&dir.join("warp_macro_tail.cu"));
+    let fast = written.find("if (blockDim.x == 256").unwrap_or(usize::MAX);
+    let (shuffle, other) = (written.find("__shfl_down_sync"), written.find("} else {"));
+    assert!(fast < shuffle.unwrap_or(0), "{written}");
+    assert!(shuffle < other, "{written}");
+    let tail = &written[other.unwrap_or(0)..];
+    assert!(tail.contains("\tif (tid < WARP) {\n"), "{written}");
+    assert!(tail.contains("s > WARP; s >>= 1"), "{written}");
+    // The written file is what copper checked: nothing left to improve
+    // for the assumed block.
+    let o = copper_in(dir, &["optimize", "warp_macro_tail.cu"]);
+    assert!(text(&o).contains("0 errors"), "{}", text(&o));
+}

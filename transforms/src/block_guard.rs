@@ -11,13 +11,25 @@
 //! analyzed block the bound engine decides the test and analyzes the fast
 //! side alone.
 
-use copper::cuda::ast::{BinOp, ExprKind, Function};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Meta, StmtKind};
+use copper::cuda::visit::{children_mut, visit_stmt_roots_mut, visit_stmts_mut};
+use copper::source::Span;
 
 use crate::ast_util::{bin, expr, ident, if_else, int};
 
-/// `fast` with its body under `if (blockDim.x == X && blockDim.y == Y &&
-/// blockDim.z == Z)`, and `original`'s body as the other side.
-pub fn guarded(original: &Function, fast: &Function, block: [u64; 3]) -> Function {
+/// `fast` (a function of the text `fast_text`) with its body under `if
+/// (blockDim.x == X && blockDim.y == Y && blockDim.z == Z)`, and
+/// `original`'s body (of `original_text`) as the other side; the result's
+/// places are in `original_text`: code of the fast body that the edit
+/// changed is marked new, so that the edit prints it.
+pub fn guarded(
+    original: &Function,
+    original_text: &str,
+    fast: &Function,
+    fast_text: &str,
+    block: [u64; 3],
+) -> Function {
+    let fast = rebased(fast, fast_text, original_text);
     let test = ["x", "y", "z"]
         .iter()
         .zip(block)
@@ -37,6 +49,55 @@ pub fn guarded(original: &Function, fast: &Function, block: [u64; 3]) -> Functio
     }
 }
 
+/// `f`, a function of the text `from`, with its places moved to the text
+/// `to` (the file `from` was edited from): a place in the text the two
+/// share at their start stays, one in the text they share at their end
+/// moves by the difference of their lengths (a header's, past both, stays),
+/// and one in between (the
+/// edited code) is no place of `to`: it is marked synthetic, so that the
+/// edit of `to` prints it instead of taking it for the code of `to` that
+/// stands there (a literal `32` where `to` invokes the macro `WARP`).
+fn rebased(f: &Function, from: &str, to: &str) -> Function {
+    let (a, b) = (from.as_bytes(), to.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - prefix;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let place = |m: &mut Meta| {
+        let span = m.span;
+        // Included text (a header's) is at the same places in both.
+        if span.is_synthetic() || span.end <= prefix || span.start >= a.len() {
+            return;
+        }
+        m.span = match span.start >= a.len() - suffix {
+            true => Span::new(span.start - a.len() + b.len(), span.end - a.len() + b.len()),
+            false => Span::SYNTHETIC,
+        };
+    };
+    fn exprs(e: &mut Expr, place: &impl Fn(&mut Meta)) {
+        place(&mut e.meta);
+        for c in children_mut(e) {
+            exprs(c, place);
+        }
+    }
+    let mut out = f.clone();
+    for s in &mut out.body {
+        visit_stmts_mut(s, &mut |x| {
+            place(&mut x.meta);
+            if let StmtKind::Decl(ds) = &mut x.kind {
+                ds.iter_mut().for_each(|d| place(&mut d.meta));
+            }
+        });
+        visit_stmt_roots_mut(s, &mut |e| exprs(e, &place));
+    }
+    out
+}
+
 /// The sentence that says what a guarded rewrite assumes.
 pub fn describe(block: [u64; 3]) -> String {
     format!(
@@ -48,6 +109,8 @@ pub fn describe(block: [u64; 3]) -> String {
 #[cfg(test)]
 mod tests {
     use super::guarded;
+    use copper::cuda::ast::StmtKind;
+    use copper::cuda::edit::function_text;
     use copper::cuda::parse::parse_source;
     use copper::cuda::print;
     use copper::source::SourceFile;
@@ -61,10 +124,12 @@ mod tests {
         let (k, f) = (file.function("k").unwrap(), file.function("f").unwrap());
         let g = guarded(
             k,
+            src,
             &copper::cuda::ast::Function {
                 name: "k".into(),
                 ..f.clone()
             },
+            src,
             [16, 16, 1],
         );
         let text = print::function(&g);
@@ -78,5 +143,40 @@ mod tests {
         assert!(text[else_at..].contains("a[threadIdx.x] = 1.0f;"), "{text}");
         let back = parse_source(SourceFile::new("g.cu", &text));
         assert!(back.function("k").is_some(), "{text}");
+    }
+
+    /// The fast body, parsed from the edited text, keeps the places of
+    /// the code the edit left (before it, and after it moved by the
+    /// length the edit changed); the edited statement, where the original
+    /// invokes the macro `WARP`, is new, so the guarded function is an
+    /// edit of the original that prints the literal in the fast path and
+    /// keeps `WARP` in the original's.
+    #[test]
+    fn the_fast_body_keeps_only_the_places_the_edit_left() {
+        let original = "#define WARP 32\n__global__ void k(int *a) {\n    a[0] = 1;\n    if (threadIdx.x < WARP) a[1] = 2;\n    a[2] = 3;\n}\n";
+        let edited = original.replace("< WARP) a[1] = 2", "< 32) a[1] = 4");
+        let o = parse_source(SourceFile::new("k.cu", original));
+        let e = parse_source(SourceFile::new("k.cu", edited.as_str()));
+        let (of, ef) = (o.function("k").unwrap(), e.function("k").unwrap());
+        let g = guarded(of, original, ef, &edited, [256, 1, 1]);
+        let StmtKind::If {
+            then,
+            els: Some(els),
+            ..
+        } = &g.body[0].kind
+        else {
+            panic!("no guard")
+        };
+        let (StmtKind::Block(fast), StmtKind::Block(slow)) = (&then.kind, &els.kind) else {
+            panic!("no blocks")
+        };
+        assert_eq!(fast[0].meta.span, of.body[0].meta.span);
+        assert!(fast[1].meta.span.is_synthetic());
+        assert_eq!(fast[2].meta.span, of.body[2].meta.span);
+        assert_eq!(slow[1].meta.span, of.body[1].meta.span);
+        let text = function_text(original, of, &g, &o.extracted.macros).unwrap();
+        assert!(text.contains("if (threadIdx.x < 32)"), "{text}");
+        assert!(text.contains("a[1] = 4;"), "{text}");
+        assert!(text.contains("if (threadIdx.x < WARP) a[1] = 2;"), "{text}");
     }
 }

@@ -83,7 +83,13 @@ fn guarded(
             "copper guards a rewrite for other blocks only in a kernel that is no template and keeps its launch".into(),
         ));
     }
-    let function = block_guard::guarded(&original.function, &best.function, block);
+    let function = block_guard::guarded(
+        &original.function,
+        &original.file.source.text,
+        &best.function,
+        &best.file.source.text,
+        block,
+    );
     let checker = env.checker().map_err(|e| refused(e.to_string()))?;
     let (file, kernel) =
         materialize(&original.file, &function).map_err(|e| refused(e.to_string()))?;
