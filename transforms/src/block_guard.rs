@@ -11,24 +11,29 @@
 //! analyzed block the bound engine decides the test and analyzes the fast
 //! side alone.
 
-use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Meta, StmtKind};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Meta, Space, Stmt, StmtKind};
 use copper::cuda::visit::{children_mut, visit_stmt_roots_mut, visit_stmts_mut};
+use copper::launch::MAX_STATIC_SHARED_BYTES;
 use copper::source::Span;
 
-use crate::ast_util::{bin, expr, ident, if_else, int};
+use crate::ast_util::{self, bin, expr, ident, if_else, int};
+use crate::shared_budget::{declares_shared, static_shared_bytes};
 
 /// `fast` (a function of the text `fast_text`) with its body under `if
 /// (blockDim.x == X && blockDim.y == Y && blockDim.z == Z)`, and
 /// `original`'s body (of `original_text`) as the other side; the result's
 /// places are in `original_text`: code of the fast body that the edit
-/// changed is marked new, so that the edit prints it.
+/// changed is marked new, so that the edit prints it. The static
+/// `__shared__` arrays both bodies declare alike are declared once,
+/// before the test; `Err` says why the two sides' other arrays may not
+/// fit in shared memory together.
 pub fn guarded(
     original: &Function,
     original_text: &str,
     fast: &Function,
     fast_text: &str,
     block: [u64; 3],
-) -> Function {
+) -> Result<Function, String> {
     let fast = rebased(fast, fast_text, original_text);
     let test = ["x", "y", "z"]
         .iter()
@@ -43,10 +48,58 @@ pub fn guarded(
         })
         .reduce(|a, b| bin(BinOp::And, a, b))
         .expect("three dimensions");
-    Function {
-        body: vec![if_else(test, fast.body.clone(), original.body.clone())],
+    let (mut fast_body, mut slow_body) = (fast.body.clone(), original.body.clone());
+    let mut body = shared_by_both(&mut fast_body, &mut slow_body);
+    let both_declare = declares_shared(&fast_body, false) && declares_shared(&slow_body, false);
+    body.push(if_else(test, fast_body, slow_body));
+    let g = Function {
+        body,
         ..fast.clone()
+    };
+    // Each side's own static arrays take shared memory whichever side
+    // runs: together they must fit.
+    match static_shared_bytes(&g) {
+        Some(bytes) if bytes <= MAX_STATIC_SHARED_BYTES => Ok(g),
+        Some(bytes) => Err(format!(
+            "the static `__shared__` arrays of both sides take {bytes} bytes together, more than {MAX_STATIC_SHARED_BYTES}"
+        )),
+        None if !both_declare => Ok(g),
+        None => Err(
+            "both sides declare `__shared__` arrays with sizes copper cannot read as constants, so together they may not fit".into(),
+        ),
     }
+}
+
+/// The static `__shared__` declarations at the top level of both bodies
+/// and written alike, taken out of both to be declared once before the
+/// test: a `__shared__` array is one per block wherever it is declared,
+/// so declaring it once changes nothing but the shared memory the kernel
+/// asks for (declared in both sides, it would be taken twice). One whose
+/// name a statement before it reads (an outer variable it shadows) stays.
+fn shared_by_both(fast: &mut Vec<Stmt>, slow: &mut Vec<Stmt>) -> Vec<Stmt> {
+    let mut hoisted = Vec::new();
+    let mut at = 0;
+    while at < slow.len() {
+        let s = &slow[at];
+        let shared = matches!(&s.kind, StmtKind::Decl(ds)
+            if !ds.is_empty() && ds.iter().all(|d| d.space == Space::Shared && !d.is_extern && d.init.is_none()));
+        let twin = fast.iter().position(|x| ast_util::equiv_stmt(x, s));
+        let unread_before = |body: &[Stmt], upto: usize| {
+            let names = ast_util::names_in_stmts(&body[..upto]);
+            match &s.kind {
+                StmtKind::Decl(ds) => ds.iter().all(|d| !names.contains(&d.name)),
+                _ => false,
+            }
+        };
+        match twin {
+            Some(t) if shared && unread_before(slow, at) && unread_before(fast, t) => {
+                fast.remove(t);
+                hoisted.push(slow.remove(at));
+            }
+            _ => at += 1,
+        }
+    }
+    hoisted
 }
 
 /// `f`, a function of the text `from`, with its places moved to the text
@@ -131,7 +184,8 @@ mod tests {
             },
             src,
             [16, 16, 1],
-        );
+        )
+        .expect("no shared memory");
         let text = print::function(&g);
         assert!(
             text.contains("if (blockDim.x == 16 && blockDim.y == 16 && blockDim.z == 1) {"),
@@ -143,6 +197,52 @@ mod tests {
         assert!(text[else_at..].contains("a[threadIdx.x] = 1.0f;"), "{text}");
         let back = parse_source(SourceFile::new("g.cu", &text));
         assert!(back.function("k").is_some(), "{text}");
+    }
+
+    /// A `__shared__` array both sides declare alike is declared once,
+    /// before the test (declared in each side it would take its bytes
+    /// twice: 2 × 30 KiB does not launch); arrays each side declares
+    /// apart must fit together.
+    #[test]
+    fn arrays_both_sides_declare_are_declared_once() {
+        let src = "__global__ void k(float *a) {\n    int t = threadIdx.x;\n    __shared__ float s[7680];\n    s[t] = a[t];\n    __syncthreads();\n    a[t] = s[t + 1];\n}\n";
+        let fast = src.replace("s[t + 1]", "s[t + 2]");
+        let (o, f) = (
+            parse_source(SourceFile::new("k.cu", src)),
+            parse_source(SourceFile::new("k.cu", fast.as_str())),
+        );
+        let (of, ff) = (o.function("k").unwrap(), f.function("k").unwrap());
+        let g = guarded(of, src, ff, &fast, [256, 1, 1]).expect("one array of 30 KiB");
+        assert!(matches!(g.body[0].kind, StmtKind::Decl(_)), "{g:?}");
+        let text = function_text(src, of, &g, &o.extracted.macros).unwrap();
+        assert_eq!(text.matches("__shared__").count(), 1, "{text}");
+        // Another array in the fast side: 30 + 30 KiB do not fit.
+        let other = fast.replace("s[7680]", "z[7680]").replace("s[t", "z[t");
+        let f = parse_source(SourceFile::new("k.cu", other.as_str()));
+        let why = guarded(of, src, f.function("k").unwrap(), &other, [256, 1, 1]).unwrap_err();
+        assert_eq!(
+            why,
+            "the static `__shared__` arrays of both sides take 61440 bytes together, more than 49152"
+        );
+        // A name read before the declaration may be an outer variable it
+        // shadows: the array stays in each side.
+        let shadow = src.replace(
+            "int t = threadIdx.x;",
+            "int t = threadIdx.x + (int)sizeof(s);",
+        );
+        let fast = shadow.replace("s[t + 1]", "s[t + 2]");
+        let (o, f) = (
+            parse_source(SourceFile::new("k.cu", shadow.as_str())),
+            parse_source(SourceFile::new("k.cu", fast.as_str())),
+        );
+        let g = guarded(
+            o.function("k").unwrap(),
+            &shadow,
+            f.function("k").unwrap(),
+            &fast,
+            [256, 1, 1],
+        );
+        assert!(g.is_err(), "{g:?}");
     }
 
     /// The fast body, parsed from the edited text, keeps the places of
@@ -158,7 +258,7 @@ mod tests {
         let o = parse_source(SourceFile::new("k.cu", original));
         let e = parse_source(SourceFile::new("k.cu", edited.as_str()));
         let (of, ef) = (o.function("k").unwrap(), e.function("k").unwrap());
-        let g = guarded(of, original, ef, &edited, [256, 1, 1]);
+        let g = guarded(of, original, ef, &edited, [256, 1, 1]).expect("no shared memory");
         let StmtKind::If {
             then,
             els: Some(els),

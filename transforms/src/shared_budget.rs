@@ -15,7 +15,7 @@
 
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 
-use copper::cuda::ast::{Function, Space, StmtKind};
+use copper::cuda::ast::{Function, Space, Stmt, StmtKind};
 
 use crate::{ast_util, Context};
 
@@ -61,7 +61,7 @@ pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
     })?;
     let mut what = format!("the kernel's {own} bytes of shared memory");
     let (dynamic, at) = dynamic_bytes(cx)?;
-    if at.is_empty() && declares_extern_shared(cx.function) {
+    if at.is_empty() && declares_shared(&cx.function.body, true) {
         return Err(format!(
             "the kernel's `extern __shared__` array takes what each launch gives it and no launch in the file says how much, so {new} may not fit beside it"
         ));
@@ -104,13 +104,16 @@ fn dynamic_bytes(cx: &Context) -> Result<(u64, String), String> {
     Ok(most)
 }
 
-/// Whether `f` declares an `extern __shared__` array.
-fn declares_extern_shared(f: &Function) -> bool {
+/// Whether `stmts` declare a `__shared__` array anywhere: an
+/// `extern` one, or a static one.
+pub(crate) fn declares_shared(stmts: &[Stmt], is_extern: bool) -> bool {
     let mut found = false;
-    for s in &f.body {
+    for s in stmts {
         ast_util::visit_stmts(s, &mut |x| {
             if let StmtKind::Decl(ds) = &x.kind {
-                found |= ds.iter().any(|d| d.space == Space::Shared && d.is_extern);
+                found |= ds
+                    .iter()
+                    .any(|d| d.space == Space::Shared && d.is_extern == is_extern);
             }
         });
     }

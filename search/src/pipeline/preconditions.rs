@@ -89,7 +89,8 @@ fn guarded(
         &best.function,
         &best.file.source.text,
         block,
-    );
+    )
+    .map_err(refused)?;
     let checker = env.checker().map_err(|e| refused(e.to_string()))?;
     let (file, kernel) =
         materialize(&original.file, &function).map_err(|e| refused(e.to_string()))?;

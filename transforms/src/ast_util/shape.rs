@@ -153,8 +153,15 @@ pub fn root_name(e: &Expr) -> Option<&str> {
 
 /// Every identifier a function uses or declares (to pick fresh names).
 pub fn names_in(f: &Function) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
-    for s in &f.body {
+    let mut names = names_in_stmts(&f.body);
+    names.extend(f.params.iter().map(|p| p.name.clone()));
+    names
+}
+
+/// Every identifier `stmts` use or declare.
+pub fn names_in_stmts(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for s in stmts {
         visit_stmts(s, &mut |x| {
             if let StmtKind::Decl(ds) = &x.kind {
                 names.extend(ds.iter().map(|d| d.name.clone()));
