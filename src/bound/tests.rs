@@ -312,12 +312,11 @@ fn loop_bounds_through_locals_holding_a_parameter_are_bounded() {
         kernel("int m = n >> 2; int c = m;", "c"),
         kernel("long long m = n;", "m / 4"),
         // A device function's parameter is a local once inlined.
-        format!(
-            "__device__ float part(const float *x, int len) {{ float s = 0; \
-             for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < len / 4; \
-             i += blockDim.x * gridDim.x) {{ s += x[4 * i]; }} return s; }}\n\
-             __global__ void k(const float *x, float *y, int n) {{ y[0] = part(x, n); }}"
-        ),
+        "__device__ float part(const float *x, int len) { float s = 0; \
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < len / 4; \
+         i += blockDim.x * gridDim.x) { s += x[4 * i]; } return s; }\n\
+         __global__ void k(const float *x, float *y, int n) { y[0] = part(x, n); }"
+            .to_string(),
         // The CUDA guide's vectorized grid-stride sum.
         "__global__ void k(const int *x, int *y, int n) { int s = 0; int m = n;\n\
          for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m / 4; i += blockDim.x * gridDim.x) {\n\
