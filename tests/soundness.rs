@@ -24,7 +24,10 @@
 //! what other blocks write, simulated on one thread and on several with
 //! the same results (`crossing`); an eighth, indices split into rows and
 //! columns by `/` and `%` of a run-time `n`, each access site's memory
-//! bound checked (`splits`).
+//! bound checked (`splits`); a ninth, loops bounded through locals that
+//! copy, divide or shift `n` (in the kernel or in an inlined device
+//! function), and copies assigned again before or inside the loop
+//! (`local_bounds`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -48,6 +51,8 @@ mod crossing;
 mod handles;
 #[path = "soundness/jumps.rs"]
 mod jumps;
+#[path = "soundness/local_bounds.rs"]
+mod local_bounds;
 #[path = "soundness/splits.rs"]
 mod splits;
 #[path = "soundness/unsigned_loops.rs"]
@@ -842,4 +847,14 @@ fn generated_vector_views_are_bounded_soundly() {
         tally.check(i, &views::generate(i), 64, false);
     }
     tally.finish("generated vector views", count, count);
+}
+
+#[test]
+fn generated_loops_bounded_through_locals_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &local_bounds::generate(i), 64, false);
+    }
+    tally.finish("generated loops bounded through locals", count, count);
 }

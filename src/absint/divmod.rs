@@ -37,6 +37,7 @@
 use std::collections::HashMap;
 
 use super::congruence::Cong;
+use super::defs::{dominates, sublists, Defs, Position};
 use super::deps::{Coef, Dep, LaunchFacts};
 use super::memory;
 use crate::cost::{Footprint, Hardware};
@@ -80,23 +81,6 @@ const MAX_TERMS: usize = 64;
 /// Deepest expression followed.
 const MAX_DEPTH: usize = 64;
 
-/// Where a statement is: the step into each enclosing statement list
-/// (index, which list), then its index in its own list.
-type Position = (Vec<(u32, u8)>, u32);
-
-/// Whether a statement at `def` runs before one at `at` whenever `at` runs.
-fn dominates(def: &Position, at: &Position) -> bool {
-    let (dp, di) = def;
-    let (ap, ai) = at;
-    if !ap.starts_with(dp) {
-        return false;
-    }
-    match ap.get(dp.len()) {
-        Some((i, _)) => i > di,
-        None => ai > di,
-    }
-}
-
 /// `x / n` or `x % n`.
 #[derive(Clone, Debug, PartialEq)]
 struct Atom {
@@ -112,12 +96,10 @@ pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> HashMap<SiteId, WarpIndex> {
     let mut a = Split {
         k,
         launch: *launch,
-        defs: HashMap::new(),
-        assigned: HashMap::new(),
+        defs: Defs::of(&k.body),
         memo: HashMap::new(),
         atoms: Vec::new(),
     };
-    a.collect(&k.body, &mut Vec::new());
     let mut found: HashMap<SiteId, Option<WarpIndex>> = HashMap::new();
     a.sites(&k.body, &mut Vec::new(), &mut found);
     found
@@ -129,36 +111,14 @@ pub fn analyze(k: &Kernel, launch: &LaunchFacts) -> HashMap<SiteId, WarpIndex> {
 struct Split<'k> {
     k: &'k Kernel,
     launch: LaunchFacts,
-    /// Locals assigned once: the value and where.
-    defs: HashMap<VarId, (&'k Expr, Position)>,
-    /// How many times each variable is assigned.
-    assigned: HashMap<VarId, usize>,
+    /// Where the kernel assigns its variables.
+    defs: Defs<'k>,
     /// The polynomial of each local in `defs`, once computed.
     memo: HashMap<VarId, Option<Poly>>,
     atoms: Vec<Atom>,
 }
 
 impl<'k> Split<'k> {
-    fn collect(&mut self, stmts: &'k [Stmt], path: &mut Vec<(u32, u8)>) {
-        for (i, s) in stmts.iter().enumerate() {
-            match s {
-                Stmt::Assign { var, value, .. } => {
-                    *self.assigned.entry(*var).or_default() += 1;
-                    self.defs.insert(*var, (value, (path.clone(), i as u32)));
-                }
-                Stmt::Atomic {
-                    result: Some(r), ..
-                } => *self.assigned.entry(*r).or_default() += 2,
-                _ => {}
-            }
-            for (b, list) in sublists(s).into_iter().enumerate() {
-                path.push((i as u32, b as u8));
-                self.collect(list, path);
-                path.pop();
-            }
-        }
-    }
-
     /// Every access site's fact, per statement; a site met in several
     /// statements (inlined code) keeps a fact only when all agree.
     fn sites(
@@ -286,16 +246,6 @@ fn loads_in<'e>(e: &'e Expr, out: &mut Vec<(SiteId, &'e Expr)>) {
     }
 }
 
-/// The statement lists directly inside `s`, in [`Position`] order.
-fn sublists(s: &Stmt) -> Vec<&[Stmt]> {
-    match s {
-        Stmt::If { then, els, .. } => vec![then, els],
-        Stmt::Loop { body, step, .. } => vec![body, step],
-        Stmt::Scope { body, .. } => vec![body],
-        _ => vec![],
-    }
-}
-
 fn thread_name(d: u8) -> String {
     format!("threadIdx.{}", ["x", "y", "z"][d as usize])
 }
@@ -344,11 +294,12 @@ impl<'k> Split<'k> {
             ExprKind::Const(v) => int(v.as_i64()),
             ExprKind::Builtin(b) => self.builtin(*b),
             ExprKind::Var(v) => match self.k.vars[*v].kind {
-                VarKind::Param(_) | VarKind::Symbol if !self.assigned.contains_key(v) => {
+                VarKind::Param(_) | VarKind::Symbol if !self.defs.is_assigned(*v) => {
                     Poly::var(&format!("v{v}"))
                 }
-                VarKind::Local if self.assigned.get(v) == Some(&1) => {
-                    let (value, def) = self.defs.get(v)?.clone();
+                VarKind::Local => {
+                    let (value, def) = self.defs.single(*v)?;
+                    let def = def.clone();
                     if !dominates(&def, at) {
                         return None;
                     }

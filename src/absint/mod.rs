@@ -1,6 +1,7 @@
 //! Abstract interpretation: linear constraints, thread dependence, uniformity.
 
 pub mod congruence;
+pub mod defs;
 pub mod deps;
 pub mod divmod;
 pub mod facts;

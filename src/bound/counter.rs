@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::ir::structured::FlagKind;
-use crate::ir::{Expr, ExprKind, Scalar, Stmt, VarId};
+use crate::ir::{Expr, ExprKind, Stmt, VarId};
 
 /// The assignments to `tracked` variables every iteration that goes on
 /// makes: those at the top level, and inside the guards `if (!flags)` jump
@@ -74,12 +74,4 @@ pub(super) fn count_writes(stmts: &[Stmt], v: VarId) -> usize {
         _ => {}
     });
     n
-}
-
-/// Whether every value of type `from` is one of type `to`.
-pub(super) fn widens(from: Scalar, to: Scalar) -> bool {
-    match (from.range(), to.range()) {
-        (Some((lo, hi)), Some((to_lo, to_hi))) => lo >= to_lo && hi <= to_hi,
-        _ => false,
-    }
 }

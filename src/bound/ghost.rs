@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::assumption::{InputAssumption, Subject};
-use super::counter::{count_writes, single_update, top_level_updates, widens};
+use super::counter::{count_writes, single_update, top_level_updates};
 use super::stride;
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::absint::trips::Trips;
@@ -477,7 +477,7 @@ fn at_most_input(e: &Expr, ty: Scalar, inputs: &BTreeSet<VarId>, vars: &[Var]) -
         // An input converted to a type that holds all its values (`int n`
         // compared with a `long long` counter) keeps its value.
         ExprKind::Convert { value, .. }
-            if e.ty == ty && matches!(value.kind, ExprKind::Var(_)) && widens(value.ty, ty) =>
+            if e.ty == ty && matches!(value.kind, ExprKind::Var(_)) && value.ty.widens_to(ty) =>
         {
             at_most_input(value, value.ty, inputs, vars)
         }

@@ -37,7 +37,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::assumption::{GridCause, InputAssumption, Subject};
-use super::counter::{count_writes, single_update, widens};
+use super::counter::{count_writes, single_update};
 use crate::absint::deps::LaunchFacts;
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Stmt, Value, Var, VarId, VarKind};
@@ -216,7 +216,7 @@ pub(super) fn strided(
     // signed `n` compared with an unsigned counter) all of them from 0 on:
     // then `0 ≤ n` is assumed, as C makes a negative `n` huge.
     let (n_expr, nonnegative) = match &r.kind {
-        ExprKind::Convert { value, .. } if widens(value.ty, r.ty) => (&**value, false),
+        ExprKind::Convert { value, .. } if value.ty.widens_to(r.ty) => (&**value, false),
         ExprKind::Convert { value, .. }
             if value.ty.is_signed()
                 && !r.ty.is_signed()

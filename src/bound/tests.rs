@@ -294,3 +294,47 @@ fn geometric_counters_wider_than_their_bound_are_logarithmic() {
     let unsigned = "__global__ void k(float *a, int n) { for (unsigned c = 1; c < n; c <<= 1) a[threadIdx.x] += 1.0f; }";
     assert!(!bound_of(unsigned, Some([32, 1, 1]), "steps").contains("log2"));
 }
+
+#[test]
+fn loop_bounds_through_locals_holding_a_parameter_are_bounded() {
+    let strided = "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < BOUND; \
+                   i += blockDim.x * gridDim.x) { y[i] = x[4 * i] + x[4 * i + 1]; }";
+    let kernel = |prelude: &str, bound: &str| {
+        format!(
+            "__global__ void k(const float *x, float *y, int n) {{ {prelude} {} }}",
+            strided.replace("BOUND", bound)
+        )
+    };
+    let cases = [
+        kernel("int m = n;", "m / 4"),
+        kernel("const int m = n;", "m / 4"),
+        kernel("int q = n / 4;", "q"),
+        kernel("int m = n >> 2; int c = m;", "c"),
+        kernel("long long m = n;", "m / 4"),
+        // A device function's parameter is a local once inlined.
+        "__device__ float part(const float *x, int len) { float s = 0; \
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < len / 4; \
+         i += blockDim.x * gridDim.x) { s += x[4 * i]; } return s; }\n\
+         __global__ void k(const float *x, float *y, int n) { y[0] = part(x, n); }"
+            .to_string(),
+        // The CUDA guide's vectorized grid-stride sum.
+        "__global__ void k(const int *x, int *y, int n) { int s = 0; int m = n;\n\
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m / 4; i += blockDim.x * gridDim.x) {\n\
+         int4 v = reinterpret_cast<const int4 *>(x)[i]; s += v.x + v.y + v.z + v.w; }\n\
+         atomicAdd(y, s); }"
+            .to_string(),
+    ];
+    for src in &cases {
+        for block in [None, Some([128, 1, 1])] {
+            let t = text(&bound(src, block, "steps"));
+            assert!(
+                !t.starts_with("no bound") && t.contains('n'),
+                "{block:?}: {t}\n{src}"
+            );
+        }
+    }
+    // A copy narrowed to a `short` holds another value than `n`: `m / 4`
+    // is no atom over `n`, and the loop gets no bound from it.
+    let narrowed = kernel("short m = n;", "m / 4");
+    assert!(text(&bound(&narrowed, None, "steps")).starts_with("no bound"));
+}

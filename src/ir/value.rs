@@ -75,6 +75,15 @@ impl Scalar {
         })
     }
 
+    /// Whether every value of this integer type is one of integer type
+    /// `to` (a conversion to `to` keeps it).
+    pub fn widens_to(self, to: Scalar) -> bool {
+        match (self.range(), to.range()) {
+            (Some((lo, hi)), Some((to_lo, to_hi))) => lo >= to_lo && hi <= to_hi,
+            _ => false,
+        }
+    }
+
     /// Whether this is a signed integer type.
     pub fn is_signed(self) -> bool {
         matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)

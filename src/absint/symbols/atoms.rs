@@ -1,9 +1,20 @@
 //! Atoms: the nonlinear integer expressions over inputs that are symbols
 //! of their own, and the facts their definitions give.
+//!
+//! An atom may read a local that *holds* an expression over inputs: one
+//! assigned once, before every read of it, a value fixed for the launch
+//! (`int m = n; … i < m / 4`, or a device function's parameter after
+//! inlining). Read through such locals, `m / 4` is the atom `n / 4`. A
+//! local assigned twice, in a branch and read after it, or read before
+//! its assignment holds nothing here, and an expression reading it is no
+//! atom.
 
+use std::collections::HashMap;
+
+use crate::absint::defs::read_after_single_def;
 use crate::absint::linear::{Constraints, LinExpr};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, Unary, Value};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Unary, Value, VarId};
 use crate::poly::Rational;
 
 use super::{int_bounds, AtomShape, Symbols};
@@ -48,6 +59,44 @@ impl Symbols {
         }
     }
 
+    /// The locals of `k` that hold an expression over inputs (see the
+    /// module's documentation), with that expression read through the
+    /// locals it reads in turn, converted to the local's type.
+    pub(super) fn held_values(&self, k: &Kernel) -> HashMap<VarId, Expr> {
+        let defs = read_after_single_def(k);
+        let mut held = HashMap::new();
+        // Each round resolves the locals whose values read only inputs and
+        // locals resolved before; a chain of locals takes one round each.
+        for _ in 0..MAX_CHAIN {
+            let before = held.len();
+            for (&v, &value) in &defs {
+                if held.contains_key(&v) {
+                    continue;
+                }
+                let ty = k.vars[v].ty;
+                let x = substitute(value, &held);
+                if !ty.is_float() && keeps_value(&x, ty) && self.over_inputs(&x) {
+                    let x = if x.ty == ty {
+                        x
+                    } else {
+                        Expr {
+                            kind: ExprKind::Convert {
+                                value: Box::new(x),
+                                explicit: false,
+                            },
+                            ty,
+                        }
+                    };
+                    held.insert(v, x);
+                }
+            }
+            if held.len() == before {
+                break;
+            }
+        }
+        held
+    }
+
     /// Whether every leaf of `e` is a constant, an input parameter or a
     /// launch dimension, with no loads, calls or floating point.
     fn over_inputs(&self, e: &Expr) -> bool {
@@ -88,6 +137,44 @@ impl Symbols {
             _ => "…".into(),
         }
     }
+}
+
+/// Longest chain of locals holding one another's values followed.
+const MAX_CHAIN: usize = 8;
+
+/// `e` with every local of `held` replaced by the expression it holds.
+pub(super) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {
+    let kind = match &e.kind {
+        ExprKind::Var(v) => match held.get(v) {
+            Some(x) => return x.clone(),
+            None => e.kind.clone(),
+        },
+        ExprKind::Unary(op, x) => ExprKind::Unary(*op, Box::new(substitute(x, held))),
+        ExprKind::Convert { value, explicit } => ExprKind::Convert {
+            value: Box::new(substitute(value, held)),
+            explicit: *explicit,
+        },
+        ExprKind::Binary(op, a, b) => ExprKind::Binary(
+            *op,
+            Box::new(substitute(a, held)),
+            Box::new(substitute(b, held)),
+        ),
+        // Atoms are binary operations over conversions, unary operations
+        // and leaves: nothing else needs reading through.
+        _ => e.kind.clone(),
+    };
+    Expr { kind, ty: e.ty }
+}
+
+/// Whether assigning `e` to a variable of type `ty` keeps its value: every
+/// value of `e`'s type is one of `ty`, and a conversion on top of `e`
+/// keeps the value it converts likewise.
+fn keeps_value(e: &Expr, ty: Scalar) -> bool {
+    let inner = match &e.kind {
+        ExprKind::Convert { value, .. } => value.ty.widens_to(e.ty),
+        _ => true,
+    };
+    inner && e.ty.widens_to(ty)
 }
 
 /// Facts `f ≥ 0` bounding atom `q` by its definition, given the facts

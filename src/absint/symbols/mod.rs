@@ -135,10 +135,11 @@ impl Symbols {
             assumed: BTreeMap::new(),
             grid_max: [None; 3],
         };
+        let held = s.held_values(k);
         let mut found = Vec::new();
         crate::ir::visit_exprs(&k.body, &mut |e| {
             if s.atoms.len() + found.len() < MAX_ATOMS && !found.contains(e) {
-                if let Some(shape) = s.atom_shape(e) {
+                if let Some(shape) = s.atom_shape(&atoms::substitute(e, &held)) {
                     found.push(e.clone());
                     s.atoms.push(Atom {
                         expr: e.clone(),
