@@ -100,7 +100,7 @@ fn generated_window(seed: u64) -> String {
     let clamped = copy.contains("n - 1");
     let (range, guard) = if clamped {
         let range = r.pick(&["int k = -R; k <= R; k++", "int k = 0; k < 2 * R; k++"]);
-        (*range, &"")
+        (range, "")
     } else if r.below(2) == 0 {
         let guard = r.pick(&[
             "if ({el} >= 0 && {el} < n)",
