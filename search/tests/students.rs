@@ -60,6 +60,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
     (
+        "smooth_ternary_local.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "window_skip1d.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
@@ -680,17 +684,19 @@ fn halo_tiles_of_windows_clamped_or_skipped_through_locals() {
 /// The students' 1-D windows clamped to the array through a local of the
 /// position (`conv1d_clamp_local.cu`: `if (j < 0) j = 0; if (j >= n) j =
 /// n - 1;`, launched from its host code; `smooth_minmax_local.cu`: `j =
-/// min(max(j, 0), n - 1);`), or skipped by `continue` (`window_skip1d.cu`),
+/// min(max(j, 0), n - 1);`; `smooth_ternary_local.cu`: `j = j < 0 ? 0 :
+/// …`), or skipped by `continue` (`window_skip1d.cu`),
 /// and the 5 × 5 blur that skips the rows past the image by a `continue`
 /// in its outer loop (`blur_rows_continue.cu`) get a halo tile: the
-/// sectors per warp fall by more than half (235 → 75.63, 164 → 68.38,
-/// 49 → 14.14, 156 → 34.72), and the `wsteps` fall too.
+/// sectors per warp fall by more than half (235 → 75.63, 164 → 68.38
+/// twice, 49 → 14.14, 156 → 34.72), and the `wsteps` fall too.
 #[test]
 fn halo_tiles_of_1d_clamps_through_locals_and_rows_skipped_in_the_outer_loop() {
     assert_halo_tiles(
         &[
             "conv1d_clamp_local.cu",
             "smooth_minmax_local.cu",
+            "smooth_ternary_local.cu",
             "window_skip1d.cu",
             "blur_rows_continue.cu",
         ],

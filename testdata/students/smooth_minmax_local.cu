@@ -1,5 +1,4 @@
 // moving average over 5 neighbours, border clamped with min/max
-// and a second version with the ?: (same thing, wanted to compare)
 
 #define HALF 2
 
@@ -11,20 +10,6 @@ __global__ void smooth_minmax(const float *in, float *out, int n)
 		for (int k = -HALF; k <= HALF; k++) {
 			int j = i + k;
 			j = min(max(j, 0), n - 1);
-			sum += in[j];
-		}
-		out[i] = sum / (2 * HALF + 1);
-	}
-}
-
-__global__ void smooth_ternary(const float *in, float *out, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) {
-		float sum = 0;
-		for (int k = -HALF; k <= HALF; k++) {
-			int j = i + k;
-			j = j < 0 ? 0 : (j > n - 1 ? n - 1 : j);
 			sum += in[j];
 		}
 		out[i] = sum / (2 * HALF + 1);
