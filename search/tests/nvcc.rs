@@ -445,11 +445,13 @@ fn global_tree_rewrites_compile() {
 
 /// The students' stencils written out as neighbour reads
 /// (`testdata/students/main_smooth3.cu`, 3-point, launched from its host
-/// code; `jacobi5.cu`, 5-point, no launch; `main_heat_rows.cu` and
+/// code; `main_heat_rows.cu` and
 /// `laplace512.cu`, their row length a local `const int`;
 /// `main_smooth5_clamp.cu` and `smooth3_ternary.cu`, their reads clamped at
-/// the ends with `min`/`max` or `?:` in locals the tile leaves unused) get
-/// a halo tile
+/// the ends with `min`/`max` or `?:` in locals the tile leaves unused),
+/// and the windows in loops clamped or skipped through locals
+/// (`conv1d_clamp_local.cu`: `if (j < 0) j = 0;` …; `blur_rows_continue.cu`:
+/// a `continue` in the outer loop) get a halo tile
 /// candidate, and
 /// each compiles spliced into its file as `--write` would splice it (the
 /// tiles seldom win: 1 or 2 neighbours per axis do not pay for the load).
@@ -470,9 +472,14 @@ fn halo_tile_written_out_candidates_compile() {
             "__shared__ float in_halo[1026];",
         ),
         (
-            "jacobi5.cu",
+            "conv1d_clamp_local.cu",
+            [256, 1, 1],
+            "x_halo[x_t] = x[min(max((int)x_j, 0), n - 1)];",
+        ),
+        (
+            "blur_rows_continue.cu",
             [16, 16, 1],
-            "__shared__ float grid_halo[34][48];",
+            "__shared__ float src_halo[36][48];",
         ),
         (
             "main_heat_rows.cu",

@@ -48,6 +48,26 @@ const EXPECTED: &[(&str, &str)] = &[
         "tested on the launch at line 32 (grid 8×1×1, block 128×1×1)",
     ),
     (
+        "conv1d_clamp_local.cu",
+        "tested on the launch at line 32 (grid 4×1×1, block 256×1×1)",
+    ),
+    (
+        "blur_rows_continue.cu",
+        "assumed block 16×16×1 (the kernel indexes in two dimensions)",
+    ),
+    (
+        "smooth_minmax_local.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "smooth_ternary_local.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
+        "window_skip1d.cu",
+        "assumed block 256×1×1 (the default for a one-dimensional kernel)",
+    ),
+    (
         "count_atomic.cu",
         "assumed block 256×1×1 (the default for a one-dimensional kernel)",
     ),
@@ -661,13 +681,36 @@ fn halo_tiles_of_windows_clamped_or_skipped_through_locals() {
     );
 }
 
+/// The students' 1-D windows clamped to the array through a local of the
+/// position (`conv1d_clamp_local.cu`: `if (j < 0) j = 0; if (j >= n) j =
+/// n - 1;`, launched from its host code; `smooth_minmax_local.cu`: `j =
+/// min(max(j, 0), n - 1);`; `smooth_ternary_local.cu`: `j = j < 0 ? 0 :
+/// …`), or skipped by `continue` (`window_skip1d.cu`),
+/// and the 5 × 5 blur that skips the rows past the image by a `continue`
+/// in its outer loop (`blur_rows_continue.cu`) get a halo tile: the
+/// sectors per warp fall by more than half (235 → 75.63, 164 → 68.38
+/// twice, 49 → 14.14, 156 → 34.72), and the `wsteps` fall too.
+#[test]
+fn halo_tiles_of_1d_clamps_through_locals_and_rows_skipped_in_the_outer_loop() {
+    assert_halo_tiles(
+        &[
+            "conv1d_clamp_local.cu",
+            "smooth_minmax_local.cu",
+            "smooth_ternary_local.cu",
+            "window_skip1d.cu",
+            "blur_rows_continue.cu",
+        ],
+        0.5,
+    );
+}
+
 /// The students' stencils written out as neighbour reads get a halo tile
 /// candidate: on `main_smooth3.cu` (3-point, launched with 256 threads) it
 /// lowers the sectors bound, so ranked by sectors it wins, while it loses
 /// on `wsteps` (three reads do not pay for the load loop), the default
-/// ranking; on `jacobi5.cu` (5-point, 16 × 16 blocks assumed) the tile's
-/// load loops touch as many sectors as the four reads did, and it is left
-/// out on either metric; on `main_heat_rows.cu` (9-point, its row length
+/// ranking; on `jacobi5.cu` (4 reads around the center, 16 × 16 blocks
+/// assumed) a warp may run 4 rounds of the tile's load, as many accesses
+/// as its reads, and the tile is refused with that reason; on `main_heat_rows.cu` (9-point, its row length
 /// a local `const int W = width;`) the tile halves the sectors but loses
 /// on `wsteps` too.
 #[test]
@@ -688,6 +731,12 @@ fn halo_tiles_of_stencils_written_out_are_ranked_by_their_bounds() {
     );
     let jacobi = kernel_in(&by_sectors, "jacobi5.cu");
     assert_eq!(jacobi["status"], "unchanged", "{jacobi}");
+    let explained = copper_in(&students(), &["optimize", "jacobi5.cu", "--explain"]);
+    assert!(
+        text(&explained).contains("`grid` is not loaded into a halo tile for its reads at line 14: each thread reads 4 elements of it, and on a 16×16 block a warp may run 4 rounds of the tile's load"),
+        "{}",
+        text(&explained)
+    );
     // The 9-point heat step, its row length a `const int W = width;`.
     let heat = kernel_in(&by_sectors, "main_heat_rows.cu");
     assert_eq!(heat["status"], "improved", "{heat}");

@@ -27,9 +27,9 @@ pub use equiv::{equiv_expr, equiv_stmt};
 pub use rewrite::{replace_expr, rewrite_bottom_up, swap_index_xy, swap_thread_xy};
 pub use shape::{
     array_uses, branch_stmts, complexity, const_value, counted_for, declarations, early_exit,
-    index_field, is_sync, is_type_param, loop_first_test, names_in, names_in_stmts,
+    guarded_jump, index_field, is_sync, is_type_param, loop_first_test, names_in, names_in_stmts,
     reads_thread_xy, returns, root_name, template_value, thread_field, unconditional_in,
-    value_with,
+    value_with, Jump,
 };
 
 #[cfg(test)]

@@ -22,7 +22,12 @@
 //! `[base + S, min(base + blockDim.x, n) - 1 + E]` within those bounds:
 //! tile element `t` is `j = base + S + t` and is loaded when `base < n`,
 //! `j - E < n` and the bounds hold at `j` (computed in `long long`, so the
-//! halo's indices cannot overflow). Conditions on the way that are the same
+//! halo's indices cannot overflow). A clamped read makes the same
+//! function of the position (`min`, `max` and `?:` on the position and
+//! fixed `int`s) in every thread; the tile then holds at position `j`
+//! what that function makes of `(int)j`, the element the original reads
+//! there (the position is one some thread computed as an `int`).
+//! Conditions on the way that are the same
 //! in every thread of the block guard the load as they are.
 //!
 //! Where the barrier goes: at the kernel's top level before the first
@@ -44,7 +49,9 @@
 //! bounds (macros and top-level `const int` locals included), not in
 //! another loop or an `else`, whose body has no `break`, `continue` or
 //! `return` (a `continue` guard aside, see below); every read of the array in it is `a[i + k]` (or `a[j]` with
-//! `int j = i + k;` at the top of the body), evaluated unconditionally in
+//! `int j = i + k;` at the top of the body), or every one the same clamp
+//! of it (`a[min(max(i + k, 0), n - 1)]`, a `?:`, or through the local:
+//! `if (j < 0) j = 0; if (j >= n) j = n - 1;`, see below), evaluated unconditionally in
 //! its statement, standing only under `if`s whose conditions are
 //! conjunctions of bounds `i + k < m`, `i + k >= m` (…) with `m` an `int`
 //! literal, local constant or fixed `int` parameter, the same bounds for
@@ -97,12 +104,20 @@
 //! 32 && blockDim.y <= 32 && blockDim.z == 1`, any other block (64 × 4,
 //! a 3-D block) runs the original body. A tile over 48 KiB with the
 //! kernel's own shared memory and the dynamic shared memory its launches
-//! in the file ask for ([`crate::shared_budget`]) is refused.
+//! in the file ask for ([`crate::shared_budget`]) is refused, and so is a
+//! tile whose threads read no more elements each than the rounds of its
+//! load a warp may run on the block analyzed for (4 on any block: a
+//! 5-point cross without its center reads 4): each round is an access
+//! to the warp's rows as each read is, so the tile touches no fewer
+//! sectors and adds a barrier.
 //!
 //! What qualifies, besides the 1-D conditions on each loop (constant
 //! ranges, no jumps, the loops not in another loop): top-level `int`
 //! indices `x` along x and `y` along y as above; the outer loop's body is
-//! declarations and then the inner loop; every read of the array in the
+//! declarations and then the inner loop, perhaps under an `if` on bounds
+//! of the outer position (the normal form of a row skipped by `if (yy <
+//! 0 || yy >= h) continue;` before the inner loop, whose bounds then
+//! guard the reads as the inner loop's own do); every read of the array in the
 //! inner loop is `a[Y * w + X]` (the terms in any order, `X` perhaps
 //! written as `x + dx` split around the row term), the same `Y`, `w` and
 //! `X` in every read, `w` a fixed `int`; `Y` is `y + dy`, a local copy of
@@ -211,6 +226,8 @@
 
 mod build;
 mod build2d;
+mod kernel;
+mod key;
 mod normalize;
 mod window;
 mod window2d;
@@ -241,7 +258,7 @@ struct Search<'a, 'f> {
     /// in normal form ([`normalize`]).
     original: &'f Function,
     staging: Staging<'f>,
-    k: window::Kernel<'f>,
+    k: kernel::Kernel<'f>,
     /// The shared memory the kernel takes before a tile (its own arrays
     /// and its launches' dynamic sizes), or why it is not known.
     used: Result<InUse, String>,
@@ -264,7 +281,7 @@ impl Search<'_, '_> {
         &self,
         out: &mut Proposals,
         (span, left_alone): (Span, &str),
-        p: &Param,
+        (p, served, halos): (&Param, &window::Served, &[u64]),
         tiles: u64,
         (function, description): (Function, String),
     ) {
@@ -273,6 +290,7 @@ impl Search<'_, '_> {
             Err(why) => Some(why.clone()),
             Ok(u) => u.too_much(&format!("a tile of {tiles} elements"), bytes),
         };
+        let why = why.or_else(|| self.no_read_saved(served, halos));
         if let Some(why) = why {
             out.skipped.push(Skip {
                 span,
@@ -295,6 +313,35 @@ impl Search<'_, '_> {
         overlap::offer(self.cx, c, &pairs, out, span, why);
     }
 
+    /// Why a 2-D tile serving `served`, `halos` (along y and x) longer
+    /// than the block, saves no read on the block the kernel is analyzed
+    /// for: when a thread reads no more elements than the rounds of the
+    /// tile's load a warp may run (`⌈(blockDim.y + Hy) / blockDim.y⌉ ×
+    /// ⌈(blockDim.x + Hx) / blockDim.x⌉`, 4 on every block with a halo
+    /// along both axes: a 5-point cross without its center). Each round
+    /// is, as each read is, one access of the warp to the rows its
+    /// threads cover, so the load touches about as many sectors per warp
+    /// as the reads did, and adds a barrier and the tests of the load.
+    /// `None` for a 1-D tile (a block at least as long as the halo loads
+    /// it in 2 rounds, the second only at the block's end), when the
+    /// block is not known, or when the tile does not serve it.
+    fn no_read_saved(&self, served: &window::Served, halos: &[u64]) -> Option<String> {
+        let [bx, by, bz] = self.cx.block?;
+        let [hy, hx] = halos else {
+            return None;
+        };
+        if bx > MAX_SIDE || by > MAX_SIDE || bz != 1 || bx == 0 || by == 0 {
+            return None;
+        }
+        let rounds = (bx + hx).div_ceil(bx) * (by + hy).div_ceil(by);
+        let reads = reads_per_thread(served);
+        (reads <= rounds).then(|| {
+            format!(
+                "each thread reads {reads} elements of it, and on a {bx}×{by} block a warp may run {rounds} rounds of the tile's load, each an access to the rows of the warp's threads as a read is: the tile would touch no fewer sectors than the reads, and adds a barrier and the load's tests"
+            )
+        })
+    }
+
     /// The read-only arrays loop `l` reads.
     fn arrays_read(&self, l: &Stmt) -> Vec<&Param> {
         let read_here = crate::ast_util::Effects::of(&crate::tiled_shared::loop_body(l)).reads;
@@ -311,7 +358,7 @@ impl Search<'_, '_> {
     /// dealt with (so the 1-D search leaves them alone).
     fn windows_2d(&self, l: &Stmt, out: &mut Proposals, done: &mut BTreeSet<(NodeId, String)>) {
         let f = self.k.f;
-        let Some((_, inner)) = window2d::inner_loop(l) else {
+        let Some((_, inner, _)) = window2d::inner_loop(l) else {
             return;
         };
         let line = self.cx.line(l.meta.span);
@@ -353,7 +400,7 @@ impl Search<'_, '_> {
             self.offer(
                 out,
                 (l.meta.span, &left_alone),
-                p,
+                (p, &w.served, &[w.rows.halo(), w.cols.halo()]),
                 ty * tx,
                 (function, description),
             );
@@ -377,7 +424,7 @@ impl Search<'_, '_> {
             .arrays_read(l)
             .into_iter()
             .filter(|p| !done.contains(&(l.meta.id, p.name.clone())))
-            .filter(|p| window::looks_like_window(f, l, &p.name, &indices))
+            .filter(|p| window::looks_like_window(l, &p.name, &indices))
         {
             let left_alone = format!(
                 "`{}` is not loaded into a halo tile for the loop at line {line}",
@@ -401,7 +448,7 @@ impl Search<'_, '_> {
             self.offer(
                 out,
                 (l.meta.span, &left_alone),
-                p,
+                (p, &w.served, &[a.halo()]),
                 build::tile_len(&w),
                 (function, description),
             );
@@ -474,7 +521,7 @@ impl Search<'_, '_> {
                 self.offer(
                     out,
                     (span, &left_alone),
-                    p,
+                    (p, &w.served, &[w.rows.halo(), w.cols.halo()]),
                     ty * tx,
                     (function, description),
                 );
@@ -494,7 +541,7 @@ impl Search<'_, '_> {
             self.offer(
                 out,
                 (span, &left_alone),
-                p,
+                (p, &w.served, &[w.axis.halo()]),
                 build::tile_len(&w),
                 (function, description),
             );
@@ -512,6 +559,35 @@ fn reads_in_words(served: &window::Served) -> String {
         }
     }
     seen.join(", ")
+}
+
+/// How many elements of the array each thread reads: every offset of the
+/// window loops' box, or the distinct offsets written out.
+fn reads_per_thread(served: &window::Served) -> u64 {
+    let counted = served
+        .reads
+        .iter()
+        .any(|(_, o)| o.iter().any(|x| matches!(x, window::Offset::Counter(_))));
+    if counted {
+        return served
+            .boxes
+            .first()
+            .map_or(0, |b| b.iter().map(|(s, e)| e.abs_diff(*s) + 1).product());
+    }
+    let mut seen: Vec<Vec<i64>> = Vec::new();
+    for (_, o) in &served.reads {
+        let at: Vec<i64> = o
+            .iter()
+            .filter_map(|x| match x {
+                window::Offset::Const(c) => Some(*c),
+                window::Offset::Counter(_) => None,
+            })
+            .collect();
+        if !seen.contains(&at) {
+            seen.push(at);
+        }
+    }
+    seen.len() as u64
 }
 
 /// A top-level index declaration: its position and its name.
@@ -578,7 +654,7 @@ impl Transform for HaloTile {
         let normal = normalize::function(cx.function);
         let f = &normal;
         let staging = Staging::of(f);
-        let k = window::Kernel::new(f, staging.fixed.clone());
+        let k = kernel::Kernel::new(f, staging.fixed.clone());
         let search = Search {
             cx,
             original: cx.function,

@@ -58,8 +58,9 @@ fn halo_tiles_of_generated_windows_are_right_for_every_block() {
 
 /// Kernel `seed` summing a window of radius `R` from 1 to 8 (a macro or a
 /// local `const int`; the element `i + k` written out or copied into a
-/// local) around each thread's element (`k = -R … R`, with a
-/// lower bound on `i + k` and maybe an upper one) or ahead of it
+/// local, perhaps clamped to the array there by `if`s, `min`/`max` or
+/// `?:`) around each thread's element (`k = -R … R`, with a
+/// lower bound on `i + k` and maybe an upper one, unless clamped) or ahead of it
 /// (`k = 0 … 2R - 1`, guarded by `i + k < n` or not at all), under
 /// `if (i < n)`, after `if (i >= n) return;`, under `if (i >= R && i <
 /// n - R)`, or for every thread.
@@ -81,9 +82,26 @@ fn generated_window(seed: u64) -> String {
             &("", "i + k"),
             &("", "k + i"),
             &("int j = i + k;\n            ", "j"),
+            // Clamped to the array through the local: no guard.
+            &(
+                "int j = i + k;\n            if (j < 0) j = 0;\n            if (j >= n) j = n - 1;\n            ",
+                "j",
+            ),
+            &(
+                "int j = i + k;\n            j = min(max(j, 0), n - 1);\n            ",
+                "j",
+            ),
+            &(
+                "int j = i + k;\n            j = j < 0 ? 0 : (j > n - 1 ? n - 1 : j);\n            ",
+                "j",
+            ),
         ][..],
     );
-    let (range, guard) = if r.below(2) == 0 {
+    let clamped = copy.contains("n - 1");
+    let (range, guard) = if clamped {
+        let range = r.pick(&["int k = -R; k <= R; k++", "int k = 0; k < 2 * R; k++"]);
+        (range, "")
+    } else if r.below(2) == 0 {
         let guard = r.pick(&[
             "if ({el} >= 0 && {el} < n)",
             "if (0 <= {el} && n > {el})",
@@ -188,7 +206,8 @@ pub(super) fn not_square(spec: LaunchSpec) -> Vec<LaunchSpec> {
 /// h` image of `int`s or `float`s: reads guarded by bounds on the row and
 /// column (the positions copied into locals or written out, or `continue`
 /// past the image), clamped with `min`/`max`, `?:` or `if`s on the
-/// locals, or unguarded for interior pixels only; under `if (x < w
+/// locals, a row or column skipped by `continue` in the outer loop, or
+/// unguarded for interior pixels only; under `if (x < w
 /// && y < h)`, after `if (x >= w || y >= h) return;` or under the
 /// interior's bounds; the row loop outside or inside.
 fn generated_window_2d(seed: u64) -> String {
@@ -213,7 +232,9 @@ fn generated_window_2d(seed: u64) -> String {
         &("if (x < w && y < h) {", "}"),
         &("if (x >= w || y >= h) return;\n    {", "}"),
     ];
-    let (copy, read, (open, close)) = match r.below(7) {
+    // A row (or column) skipped in the outer loop, before the inner one.
+    let mut outer_skip = None;
+    let (copy, read, (open, close)) = match r.below(8) {
         0 => (
             "int yy = y + dy, xx = x + dx;\n                ",
             "if (yy >= 0 && yy < h && xx >= 0 && xx < w) s += in[yy * w + xx];",
@@ -245,17 +266,59 @@ fn generated_window_2d(seed: u64) -> String {
             "s += in[yy * w + xx];",
             *r.pick(&guarded[..]),
         ),
-        _ => (
+        6 => (
             "",
             r.pick(&["s += in[(y + dy) * w + (x + dx)];", "s += in[(y + dy) * w + x + dx];"]),
             interior,
         ),
+        _ => {
+            outer_skip = Some(r.below(2) == 0);
+            ("", "s += in[yy * w + xx];", *r.pick(&guarded[..]))
+        }
     };
-    let (outer, inner) = if r.below(3) == 0 {
-        ("int dx = -R; dx <= R; dx++", "int dy = -R; dy <= R; dy++")
-    } else {
+    let rows_outside = r.below(3) != 0;
+    let (outer, inner) = if rows_outside {
         ("int dy = -R; dy <= R; dy++", "int dx = -R; dx <= R; dx++")
+    } else {
+        ("int dx = -R; dx <= R; dx++", "int dy = -R; dy <= R; dy++")
     };
+    if let Some(inner_skips) = outer_skip {
+        // `int yy = y + dy; if (yy < 0 || yy >= h) continue;` before the
+        // inner loop, the inner position skipped or clamped in it.
+        let skip = |p: &str, q: &str, m: &str| {
+            format!("int {p} = {q};\n            if ({p} < 0 || {p} >= {m}) continue;")
+        };
+        let clamp = |p: &str, q: &str, m: &str| format!("int {p} = min(max({q}, 0), {m} - 1);");
+        let [(op, oq, om), (ip, iq, im)] = if rows_outside {
+            [("yy", "y + dy", "h"), ("xx", "x + dx", "w")]
+        } else {
+            [("xx", "x + dx", "w"), ("yy", "y + dy", "h")]
+        };
+        let in_inner = if inner_skips {
+            skip(ip, iq, im)
+        } else {
+            clamp(ip, iq, im)
+        };
+        return format!(
+            "{define}__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{
+    {local}int x = {x};
+    int y = {y};
+    {open}
+        {ty} s = 0;
+        for ({outer}) {{
+            {}
+            for ({inner}) {{
+                {in_inner}
+                {read}
+            }}
+        }}
+        out[y * w + x] = s;
+    {close}
+}}
+",
+            skip(op, oq, om)
+        );
+    }
     format!(
         "{define}__global__ void k(const {ty} *in, {ty} *out, int w, int h) {{
     {local}int x = {x};

@@ -47,9 +47,18 @@ pub fn branch_stmts(s: &Stmt) -> Vec<Stmt> {
     }
 }
 
-/// `c` when `s` is `if (c) return;` or `if (c) { return; }` (no `else`,
-/// no value).
-pub fn early_exit(s: &Stmt) -> Option<&Expr> {
+/// The jump of an `if (c) <jump>;` that [`guarded_jump`] matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Jump {
+    /// `return;` (no value).
+    Return,
+    /// `continue;`.
+    Continue,
+}
+
+/// `c` when `s` is `if (c) <jump>;` or `if (c) { <jump>; }` (no `else`)
+/// for the jump `jump`.
+pub fn guarded_jump(s: &Stmt, jump: Jump) -> Option<&Expr> {
     let StmtKind::If {
         cond,
         then,
@@ -58,8 +67,17 @@ pub fn early_exit(s: &Stmt) -> Option<&Expr> {
     else {
         return None;
     };
-    let body = branch_stmts(then);
-    matches!(body.as_slice(), [r] if matches!(r.kind, StmtKind::Return(None))).then_some(cond)
+    let is_jump = |r: &Stmt| match jump {
+        Jump::Return => matches!(r.kind, StmtKind::Return(None)),
+        Jump::Continue => matches!(r.kind, StmtKind::Continue),
+    };
+    matches!(branch_stmts(then).as_slice(), [r] if is_jump(r)).then_some(cond)
+}
+
+/// `c` when `s` is `if (c) return;` or `if (c) { return; }` (no `else`,
+/// no value).
+pub fn early_exit(s: &Stmt) -> Option<&Expr> {
+    guarded_jump(s, Jump::Return)
 }
 
 /// Complexity (COpPER §5.1): a statement counts 1, a loop 3 times its

@@ -9,6 +9,7 @@ use copper::cuda::ast::{
     BaseType, BinOp, CastStyle, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, Type, UnOp,
 };
 
+use super::key::Key;
 use super::window::{Axis, Offset, Window};
 use super::MAX_BLOCK;
 use crate::ast_util::{
@@ -165,6 +166,17 @@ pub(crate) fn as_int(e: Expr) -> Expr {
     ))
 }
 
+/// What key `key` makes of the position in the `long long` `j`: the key
+/// of `(int)j`, the `int` the original computes at a position some thread
+/// reads; for an index written as an offset (`idx - w`), `j` itself, the
+/// number the original computes, without overflow, in `long long`.
+pub(crate) fn key_at(key: &Key, j: &str) -> Expr {
+    match key {
+        Key::Offset => ident(j),
+        k => k.at(as_int(ident(j))),
+    }
+}
+
 /// The kernel `f` with the reads of `array` (elements of type `elem`)
 /// that window `w` describes served from a halo tile.
 pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Function {
@@ -185,17 +197,13 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window) -> Func
     let mut block_reads_x: Vec<Expr> = w.uniform.clone();
     block_reads_x.extend(block_reads(a, &base, &bdim()));
     let when = tile_reads(&w.served.boxes, &[(a, bdim(), (&j, &t))]);
-    // A clamped read reads `min(max(j, lo), hi)` of position `j`, an
-    // `int` where some thread reads it.
-    let mut element = match w.clamp {
-        [None, None] => ident(&j),
-        _ => as_int(ident(&j)),
+    // The element the original reads at position `j`: `a[j]` for the
+    // position itself (an index of any width), else what the reads' key
+    // (`min(max(j, 0), n - 1)`) makes of it.
+    let element = match &w.key {
+        Key::Position => ident(&j),
+        k => key_at(k, &j),
     };
-    for (call, bound) in ["max", "min"].into_iter().zip(&w.clamp) {
-        if let Some(b) = bound {
-            element = expr(ExprKind::Call(call.to_string(), vec![element, b.clone()]));
-        }
-    }
     let store = ast_util::assign(index(&tile, ident(&t)), index(array, element));
     let load_body = vec![
         decl(

@@ -8,9 +8,10 @@ use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Type};
 
 use super::build::Tiled;
 use super::build::{
-    all, as_int, block_reads, block_shape, plus_first, strided, tile_at, tile_reads,
+    all, block_reads, block_shape, key_at, plus_first, strided, tile_at, tile_reads,
 };
-use super::window2d::{Key, Window2d};
+use super::key::Key;
+use super::window2d::Window2d;
 use super::MAX_SIDE;
 use crate::ast_util::{self, bin, decl, expr, fresh, ident, if_else, index, int, long_long};
 use crate::coop_load::builtin;
@@ -57,21 +58,17 @@ pub(crate) fn rewrite(f: &Function, array: &str, elem: Type, w: &Window2d) -> Fu
     // thread that reads it, so its `int` value is the original's (for an
     // index written as an offset, `idx - w`, the same number computed in
     // `long long`).
-    let key = |k: &Key, j: &str| match k {
-        Key::Offset => ident(j),
-        _ => k.at(as_int(ident(j))),
-    };
     // A clamped row written out (`yu * w` with `int yu = max(y - 1, 0);`)
     // multiplies in `long long` too: the reads of its rows need not all
     // compute the same product.
     let row = match &w.row_key {
-        k @ Key::Clamp { .. } if k.written() => long_long(key(k, &jy)),
-        k => key(k, &jy),
+        k @ Key::Clamp { .. } if k.written() => long_long(key_at(k, &jy)),
+        k => key_at(k, &jy),
     };
     let element = bin(
         BinOp::Add,
         bin(BinOp::Mul, row, w.stride.clone()),
-        key(&w.col_key, &jx),
+        key_at(&w.col_key, &jx),
     );
     let store = ast_util::assign(at2(&tile, ident(&ty), ident(&tx)), index(array, element));
     let long = || Type::scalar(BaseType::LongLong);

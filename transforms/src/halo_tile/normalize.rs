@@ -47,9 +47,9 @@
 
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, UnOp};
 
-use super::window2d::names;
+use super::key::names;
 use crate::ast_util::{
-    self, bin, equiv_expr, expr, ident, is_pure, replace_expr, rewrite_bottom_up,
+    self, bin, equiv_expr, expr, ident, is_pure, replace_expr, rewrite_bottom_up, Jump,
 };
 
 /// Kernel `f` with the bodies of its `for` loops in normal form.
@@ -215,20 +215,9 @@ fn without_continue(mut stmts: Vec<Stmt>) -> Vec<Stmt> {
 
 /// The condition of `if (C) continue;` (or `{ continue; }`), `C` pure.
 fn continue_guard(s: &Stmt) -> Option<Expr> {
-    let StmtKind::If {
-        cond,
-        then,
-        els: None,
-    } = &s.kind
-    else {
-        return None;
-    };
-    let only_continue = match &then.kind {
-        StmtKind::Continue => true,
-        StmtKind::Block(b) => matches!(b.as_slice(), [c] if matches!(c.kind, StmtKind::Continue)),
-        _ => false,
-    };
-    (only_continue && is_pure(cond)).then(|| cond.clone())
+    ast_util::guarded_jump(s, Jump::Continue)
+        .filter(|c| is_pure(c))
+        .cloned()
 }
 
 /// `!c`, written as a conjunction of comparisons where `c` is a

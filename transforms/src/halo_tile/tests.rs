@@ -251,7 +251,7 @@ fn an_index_other_than_the_window_is_refused() {
     }
 }
 "#,
-        "`in` is not loaded into a halo tile for the loop at line 5: its index `2 * i + k` is not the window index `i + k`",
+        "`in` is not loaded into a halo tile for the loop at line 5: its index `2 * i + k` is not the window index `i + k`, a copy of it or a clamp of it with `min`, `max` or `?:`",
     );
 }
 

@@ -139,3 +139,106 @@ fn an_update_that_is_not_a_function_of_the_position_is_refused() {
         "`in` is not loaded into a 2-D halo tile for the loops at line 6: its index `yy * w + xx` is not a row `y + dy` times a fixed row length plus the column `x + dx`",
     );
 }
+
+/// A 1-D window clamped through a local, in the three ways students
+/// write it: the tile loads what the clamp makes of each position.
+#[test]
+fn a_1d_clamp_through_a_local_loads_the_tile_clamped() {
+    let clamps = [
+        (
+            "if (j < 0) j = 0;\n\t\tif (j >= n) j = n - 1;",
+            "in[min(max((int)in_j, 0), n - 1)]",
+        ),
+        (
+            "j = min(max(j, 0), n - 1);",
+            "in[min(max((int)in_j, 0), n - 1)]",
+        ),
+        (
+            "j = j < 0 ? 0 : (j > n - 1 ? n - 1 : j);",
+            "in[(int)in_j < 0 ? 0 : min((int)in_j, n - 1)]",
+        ),
+    ];
+    for (clamp, load) in clamps {
+        let src = format!(
+            "#define R 3
+__global__ void c1(const float *in, const float *w, float *out, int n) {{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	float s = 0.0f;
+	for (int k = -R; k <= R; k++) {{
+		int j = i + k;
+		{clamp}
+		s += w[k + R] * in[j];
+	}}
+	out[i] = s;
+}}
+"
+        );
+        for block in [[1, 1, 1], [31, 1, 1], [33, 1, 1], [256, 1, 1]] {
+            let out = rewritten(&src, block);
+            assert!(holds(&out, &format!("in_halo[in_t] = {load};")), "{out}");
+            assert!(
+                holds(&out, "s += w[k + R] * in_halo[threadIdx.x + (k + R)];"),
+                "{out}"
+            );
+            // The clamped local goes with its updates in the tiled loop
+            // (the original body, after `else`, keeps them).
+            let tiled = out.split("} else {").next().unwrap_or_default();
+            assert!(!holds(tiled, "int j = i + k;"), "{out}");
+            assert!(holds(&out, "int j = i + k;"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn reads_of_the_position_and_of_its_clamp_in_one_loop_are_refused() {
+    check_not_applicable(
+        &HaloTile,
+        [256, 1, 1],
+        r#"__global__ void m(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f;
+        for (int k = -2; k <= 2; k++) {
+            int j = min(max(i + k, 0), n - 1);
+            if (i + k >= 0 && i + k < n) s += in[i + k] - in[j];
+        }
+        out[i] = s;
+    }
+}
+"#,
+        "`in` is not loaded into a halo tile for the loop at line 5: its reads of `in` take different elements at the same position",
+    );
+}
+
+/// A row skipped by a `continue` in the outer loop, before the loop
+/// over the columns: its bounds guard the reads of the inner loop.
+#[test]
+fn a_continue_in_the_outer_loop_bounds_the_rows() {
+    let src = r#"#define RAD 1
+__global__ void b(const float *src, float *dst, int width, int height) {
+	int col = blockIdx.x * blockDim.x + threadIdx.x;
+	int row = blockIdx.y * blockDim.y + threadIdx.y;
+	if (col >= width || row >= height) return;
+	float total = 0.0f;
+	for (int dy = -RAD; dy <= RAD; dy++) {
+		int r = row + dy;
+		if (r < 0 || r >= height) continue;
+		for (int dx = -RAD; dx <= RAD; dx++) {
+			int c = col + dx;
+			if (c < 0 || c >= width) continue;
+			total += src[r * width + c];
+		}
+	}
+	dst[row * width + col] = total;
+}
+"#;
+    for block in [[16, 16, 1], [33, 3, 1], [1, 32, 1], [32, 1, 1]] {
+        let out = rewritten(src, block);
+        assert!(
+            holds(&out, "if (src_jy >= 0 && src_jy < height && src_jx >= 0 && src_jx < width) {\n src_halo[src_ty][src_tx] = src[(int)src_jy * width + (int)src_jx];"),
+            "{out}"
+        );
+        assert!(holds(&out, "if (r < 0 || r >= height) continue;"), "{out}");
+    }
+}

@@ -1,24 +1,23 @@
 //! Recognizing a sliding window: the thread's 1-D global index `i`, a
 //! loop `for (int k = S; k <= E; k++)` every thread that reaches it runs
-//! over the same constant range, reading `a[i + k]` under bounds on
-//! `i + k` only, and the conditions under which a thread reaches it
+//! over the same constant range, reading `a[i + k]` (or one clamp of it,
+//! a [`Key`], through a local or not) under bounds on `i + k` only, and
+//! the conditions under which a thread reaches it
 //! (`i < n`, or the same in every thread of the block).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
     BaseType, BinOp, Expr, ExprKind, Function, Init, NodeId, Stmt, StmtKind, UnOp,
 };
 use copper::cuda::print;
 
+use super::kernel::{value, Atom, Kernel};
+use super::key::{locals, names, Along, Key};
 use crate::ast_util::{self, bin, equiv_expr, expr, ident, is_pure, unconditional_in, Effects};
-use crate::coop_load::{signed_value, Place};
+use crate::coop_load::Place;
 use crate::tiled_shared::{loop_body, uniform, Header};
 use crate::Refusal;
-
-/// A bound `op e` on an `int` value, `e` an `int` the same in every
-/// thread for the whole kernel.
-pub(crate) type Atom = (BinOp, Expr);
 
 /// One axis of a window: the thread's global index along it, the range
 /// of its offsets, when a thread reaches the reads by its bounds on the
@@ -93,185 +92,9 @@ pub(crate) struct Window {
     pub(crate) uniform: Vec<Expr>,
     /// The reads the tile serves.
     pub(crate) served: Served,
-    /// The bounds the reads clamp the position to (`max(i - 1, 0)`,
-    /// `min(i + 1, n - 1)`): the lower and the upper one.
-    pub(crate) clamp: [Option<Expr>; 2],
-}
-
-/// What the recognizer knows of the kernel.
-pub(crate) struct Kernel<'f> {
-    /// The kernel.
-    pub(crate) f: &'f Function,
-    /// Scalar parameters never assigned nor redeclared, and the local
-    /// constants of [`Kernel::consts`].
-    pub(crate) fixed: BTreeSet<String>,
-    /// The kernel's top-level `const int` locals with constant values,
-    /// each with the position of its declaration and its value.
-    pub(crate) consts: BTreeMap<String, (usize, i64)>,
-    /// The kernel's top-level `const int` locals whose value is a fixed
-    /// `int` but not a constant (`const int W = width;`), each with the
-    /// position of its declaration.
-    pub(crate) aliases: BTreeMap<String, usize>,
-}
-
-/// The value of a constant integer expression that may be negative
-/// (`-R`, `2 * R`), the local constants `consts` included.
-pub(crate) fn value(e: &Expr, consts: &BTreeMap<String, (usize, i64)>) -> Option<i64> {
-    match &e.kind {
-        ExprKind::Ident(n) => consts.get(n).map(|&(_, v)| v),
-        ExprKind::Unary(UnOp::Neg, x) => value(x, consts)?.checked_neg(),
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-            let (x, y) = (value(a, consts)?, value(b, consts)?);
-            match op {
-                BinOp::Add => x.checked_add(y),
-                BinOp::Sub => x.checked_sub(y),
-                _ => x.checked_mul(y),
-            }
-        }
-        _ => signed_value(e),
-    }
-}
-
-/// The top-level `const int R = 3;` (or `constexpr`) locals of `f` whose
-/// value is a constant (earlier ones included), never redeclared.
-fn local_consts(f: &Function) -> BTreeMap<String, (usize, i64)> {
-    let redeclared = crate::tiled_shared::redeclared(f);
-    let mut found = BTreeMap::new();
-    for (at, s) in f.body.iter().enumerate() {
-        let StmtKind::Decl(ds) = &s.kind else {
-            continue;
-        };
-        for d in ds {
-            let int_const = (d.ty.is_const || d.is_constexpr)
-                && d.ty.base == BaseType::Int
-                && !d.ty.is_pointer()
-                && d.dims.is_empty()
-                && !redeclared.contains(&d.name);
-            if let (true, Some(Init::Expr(e))) = (int_const, &d.init) {
-                if let Some(v) = value(e, &found).filter(|v| i32::try_from(*v).is_ok()) {
-                    found.insert(d.name.clone(), (at, v));
-                }
-            }
-        }
-    }
-    found
-}
-
-impl<'f> Kernel<'f> {
-    /// What the recognizer knows of kernel `f` whose scalar parameters
-    /// never assigned nor redeclared are `fixed`: its local constants and
-    /// the top-level `const int` copies of fixed `int` values.
-    pub(crate) fn new(f: &'f Function, fixed: BTreeSet<String>) -> Self {
-        let mut k = Kernel {
-            f,
-            fixed,
-            consts: local_consts(f),
-            aliases: BTreeMap::new(),
-        };
-        let redeclared = crate::tiled_shared::redeclared(f);
-        for (at, s) in f.body.iter().enumerate() {
-            let StmtKind::Decl(ds) = &s.kind else {
-                continue;
-            };
-            for d in ds {
-                let alias = d.ty.is_const
-                    && d.ty.base == BaseType::Int
-                    && !d.ty.is_pointer()
-                    && d.dims.is_empty()
-                    && !redeclared.contains(&d.name)
-                    && !k.consts.contains_key(&d.name);
-                if let (true, Some(Init::Expr(e))) = (alias, &d.init) {
-                    // Earlier copies count: they are declared before `at`.
-                    if k.int_operand(e) {
-                        k.aliases.insert(d.name.clone(), at);
-                    }
-                }
-            }
-        }
-        k
-    }
-
-    /// The kernel as seen before top-level statement `at`: the local
-    /// constants and copies declared earlier count as fixed names, the
-    /// others not.
-    pub(crate) fn before(&self, at: usize) -> Kernel<'_> {
-        let consts: BTreeMap<String, (usize, i64)> = self
-            .consts
-            .iter()
-            .filter(|(_, &(p, _))| p < at)
-            .map(|(n, v)| (n.clone(), *v))
-            .collect();
-        let aliases: BTreeMap<String, usize> = self
-            .aliases
-            .iter()
-            .filter(|(_, &p)| p < at)
-            .map(|(n, p)| (n.clone(), *p))
-            .collect();
-        let mut fixed = self.fixed.clone();
-        fixed.extend(consts.keys().cloned());
-        fixed.extend(aliases.keys().cloned());
-        Kernel {
-            f: self.f,
-            fixed,
-            consts,
-            aliases,
-        }
-    }
-
-    /// Where the local constant or copy `name` is declared (its top-level
-    /// statement), `None` for a parameter or another name.
-    pub(crate) fn declared_at(&self, name: &str) -> Option<usize> {
-        self.consts
-            .get(name)
-            .map(|&(p, _)| p)
-            .or_else(|| self.aliases.get(name).copied())
-    }
-
-    /// Whether `e` is an `int` value the same in every thread for the
-    /// whole kernel: an `int` literal, a fixed `int` parameter, a local
-    /// constant or a `const int` copy of one of those, or sums,
-    /// differences and products of them.
-    pub(crate) fn int_operand(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Int { value, text } => {
-                *value <= i32::MAX as u64 && !text.contains(['u', 'U', 'l', 'L'])
-            }
-            ExprKind::Ident(n) => {
-                self.consts.contains_key(n)
-                    || self.aliases.contains_key(n)
-                    || (self.fixed.contains(n)
-                        && self.f.params.iter().any(|p| {
-                            &p.name == n && !p.ty.is_pointer() && p.ty.base == BaseType::Int
-                        }))
-            }
-            ExprKind::Unary(UnOp::Neg, x) => self.int_operand(x),
-            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-                self.int_operand(a) && self.int_operand(b)
-            }
-            _ => false,
-        }
-    }
-
-    /// `x op e` (or `e op' x`) as the bound `op e` on `x`.
-    pub(crate) fn bound_on(&self, atom: &Expr, x: &Expr) -> Option<Atom> {
-        let ExprKind::Binary(op, a, b) = &atom.kind else {
-            return None;
-        };
-        let flipped = match op {
-            BinOp::Lt => BinOp::Gt,
-            BinOp::Le => BinOp::Ge,
-            BinOp::Gt => BinOp::Lt,
-            BinOp::Ge => BinOp::Le,
-            _ => return None,
-        };
-        if equiv_expr(a, x) && self.int_operand(b) {
-            Some((*op, (**b).clone()))
-        } else if equiv_expr(b, x) && self.int_operand(a) {
-            Some((flipped, (**a).clone()))
-        } else {
-            None
-        }
-    }
+    /// What the reads make of the position: itself, or a clamp of it
+    /// (`max(i - 1, 0)`, `min(max(j, 0), n - 1)` with `int j = i + k;`).
+    pub(crate) key: Key,
 }
 
 /// The conjuncts of `e` (`a && b && c`).
@@ -349,19 +172,29 @@ pub(crate) fn recognize(
     // The local constants the loads may use: those declared before them.
     let k = &k.before(Place::of(&k.f.body, l.meta.id).map_or(0, |p| p.at));
     let h = header(k, l)?;
-    let element = bin(BinOp::Add, ident(index), ident(&h.var));
     let body = loop_body(l);
-    let copies = copies_of(k.f, &body, &element);
-    let positions: Vec<Expr> = std::iter::once(element.clone())
-        .chain(copies.iter().map(|c| ident(c)))
-        .collect();
-    let is_window = |i: &Expr| positions.iter().any(|x| equiv_expr(i, x));
+    let along = Along::new(k, (declared, index), &h.var, &locals(k, &body));
+    let element = along.position();
+    let mut reads = Vec::new();
+    for s in &body {
+        ast_util::visit_stmt_exprs(s, &mut |e| {
+            if let ExprKind::Index(base, i) = &e.kind {
+                if matches!(&base.kind, ExprKind::Ident(n) if n == array) {
+                    reads.push((e.clone(), along.key(k, i)));
+                }
+            }
+        });
+    }
+    let is_window = |i: &Expr| along.key(k, i).is_some();
     let scan = Scan {
         k,
         array,
-        axes: vec![positions.clone()],
+        axes: vec![along.positions()],
         is_window: &is_window,
-        expected: format!("the window index `{}`", print::expression(&element)),
+        expected: format!(
+            "the window index `{}`, a copy of it or a clamp of it with `min`, `max` or `?:`",
+            print::expression(&element)
+        ),
     };
     let guard = scan.guard(&body)?.into_iter().map(|(_, a)| a).collect();
     let (first, last) = range(k, &h, l)?;
@@ -375,6 +208,18 @@ pub(crate) fn recognize(
     let (mut bounds, uniform) = split_conditions(k, &place.conds, &[index])?;
     let (below, from) = bounds.remove(0);
     let offset = vec![Offset::Counter(h.var.clone())];
+    // Every read is of the window (the scan checked it): the same key of
+    // the position in all of them, else no one tile element serves them.
+    let keys: Vec<Key> = reads.iter().filter_map(|(_, key)| key.clone()).collect();
+    let Some(key) = keys.first().cloned() else {
+        return Err(format!("the loop does not read `{array}`").into());
+    };
+    let p = || ident("p");
+    if !keys.iter().all(|x| equiv_expr(&x.at(p()), &key.at(p()))) {
+        return Err(
+            format!("its reads of `{array}` take different elements at the same position").into(),
+        );
+    }
     Ok(Window {
         axis: Axis {
             index: index.to_string(),
@@ -389,13 +234,13 @@ pub(crate) fn recognize(
         uniform,
         served: Served {
             targets: vec![l.meta.id],
-            reads: positions
-                .iter()
-                .map(|x| (ast_util::index(array, x.clone()), offset.clone()))
+            reads: reads
+                .into_iter()
+                .map(|(r, _)| (r, offset.clone()))
                 .collect(),
             boxes: vec![vec![(first, last)]],
         },
-        clamp: [None, None],
+        key,
     })
 }
 
@@ -699,21 +544,27 @@ pub(crate) fn counter(l: &Stmt) -> Option<&str> {
 /// counter and one of the global `indices`: a window, perhaps one the
 /// transform does not handle (`a[2 * i + k]`), worth a reason when it is
 /// left alone.
-pub(crate) fn looks_like_window(
-    f: &Function,
-    l: &Stmt,
-    array: &str,
-    indices: &[(usize, String)],
-) -> bool {
+pub(crate) fn looks_like_window(l: &Stmt, array: &str, indices: &[(usize, String)]) -> bool {
     let Some(k) = counter(l) else {
         return false;
     };
     let mut found = false;
     let body = loop_body(l);
-    let copies: Vec<String> = indices
-        .iter()
-        .flat_map(|(_, g)| copies_of(f, &body, &bin(BinOp::Add, ident(g), ident(k))))
-        .collect();
+    // The locals computed from the counter and a global index (`int j =
+    // i + k;`, perhaps clamped).
+    let mut copies: Vec<String> = Vec::new();
+    for s in &body {
+        if let StmtKind::Decl(ds) = &s.kind {
+            for d in ds {
+                if let Some(Init::Expr(e)) = &d.init {
+                    let used = names(e);
+                    if used.contains(k) && indices.iter().any(|(_, g)| used.contains(g)) {
+                        copies.push(d.name.clone());
+                    }
+                }
+            }
+        }
+    }
     for s in &body {
         ast_util::visit_stmt_exprs(s, &mut |e| {
             let ExprKind::Index(base, i) = &e.kind else {
@@ -764,36 +615,6 @@ pub(crate) fn written_windows(
                 }
             }
         });
-    }
-    found
-}
-
-/// The locals the loop body declares at its top level as copies of the
-/// window index (`int j = i + k;`), never assigned and declared once in
-/// the kernel.
-pub(crate) fn copies_of(f: &Function, body: &[Stmt], element: &Expr) -> Vec<String> {
-    let redeclared = crate::tiled_shared::redeclared(f);
-    let mut found = Vec::new();
-    for (at, s) in body.iter().enumerate() {
-        let StmtKind::Decl(ds) = &s.kind else {
-            continue;
-        };
-        let [d] = ds.as_slice() else {
-            continue;
-        };
-        let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
-        let Some(Init::Expr(e)) = &d.init else {
-            continue;
-        };
-        let mut rest = body.to_vec();
-        rest.remove(at);
-        if is_int
-            && equiv_expr(e, element)
-            && !redeclared.contains(&d.name)
-            && !Effects::of(&rest).writes.contains(&d.name)
-        {
-            found.push(d.name.clone());
-        }
     }
     found
 }

@@ -10,97 +10,18 @@
 
 use std::collections::BTreeSet;
 
-use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Init, Stmt, StmtKind, UnOp};
+use copper::cuda::ast::{BinOp, Expr, ExprKind, Init, Stmt, StmtKind};
 use copper::cuda::print;
 
+use super::kernel::Kernel;
+use super::key::{locals, names, Along, Key};
 use super::window::{
-    counter, header, range, split_conditions, Axis, AxisAtom, Kernel, Offset, Scan, Served,
+    counter, header, range, split_conditions, Axis, AxisAtom, Offset, Scan, Served,
 };
 use crate::ast_util::{self, bin, equiv_expr, ident};
 use crate::coop_load::Place;
-use crate::tiled_shared::{loop_body, redeclared, Header};
+use crate::tiled_shared::{loop_body, Header};
 use crate::Refusal;
-
-/// What a read makes of a position along one axis: the position itself,
-/// or a clamp of it (`min(max(p, 0), h - 1)`).
-#[derive(Clone)]
-pub(crate) enum Key {
-    /// The position as it is.
-    Position,
-    /// The position, read through an index the original writes as an
-    /// offset from the thread's own (`idx - w` with `idx = y * w + x`):
-    /// the tile computes `Y * w + X` in `long long`, where it is the
-    /// number the original computes without overflow.
-    Offset,
-    /// `call(inner, bound)` (`key_first`) or `call(bound, inner)`, `call`
-    /// being `min` or `max` and `bound` a fixed `int`.
-    Clamp {
-        /// `min` or `max`.
-        call: String,
-        /// The key clamped.
-        inner: Box<Key>,
-        /// The fixed bound.
-        bound: Expr,
-        /// Whether the key is the first argument.
-        key_first: bool,
-    },
-    /// `l op r ? then : els`, each of `l`, `r`, `then` and `els` a key or
-    /// a fixed `int` (`xx < 0 ? 0 : xx`: a clamp written with `?:`, or
-    /// with `if`s on a local, [`super::normalize`]): a function of the
-    /// position all the same.
-    Select {
-        /// The comparison's operands and operator.
-        cond: (Box<Key>, BinOp, Box<Key>),
-        /// The value when the comparison holds.
-        then: Box<Key>,
-        /// The value when it does not.
-        els: Box<Key>,
-    },
-    /// A fixed `int`, as an operand of a [`Key::Select`] only.
-    Fixed(Expr),
-}
-
-impl Key {
-    /// Whether the key is of a read written out (an offset, perhaps
-    /// clamped), not of an offset loop's position.
-    pub(crate) fn written(&self) -> bool {
-        match self {
-            Key::Offset => true,
-            Key::Position | Key::Fixed(_) => false,
-            Key::Clamp { inner, .. } => inner.written(),
-            Key::Select { cond, then, els } => {
-                cond.0.written() || cond.2.written() || then.written() || els.written()
-            }
-        }
-    }
-
-    /// The key of position `p`.
-    pub(crate) fn at(&self, p: Expr) -> Expr {
-        match self {
-            Key::Position | Key::Offset => p,
-            Key::Clamp {
-                call,
-                inner,
-                bound,
-                key_first,
-            } => {
-                let k = inner.at(p);
-                let args = if *key_first {
-                    vec![k, bound.clone()]
-                } else {
-                    vec![bound.clone(), k]
-                };
-                ast_util::expr(ExprKind::Call(call.clone(), args))
-            }
-            Key::Select { cond, then, els } => ast_util::expr(ExprKind::Cond(
-                Box::new(bin(cond.1, cond.0.at(p.clone()), cond.2.at(p.clone()))),
-                Box::new(then.at(p.clone())),
-                Box::new(els.at(p)),
-            )),
-            Key::Fixed(e) => e.clone(),
-        }
-    }
-}
 
 /// A 2-D sliding window over one array, as the original reads it.
 pub(crate) struct Window2d {
@@ -120,87 +41,6 @@ pub(crate) struct Window2d {
     pub(crate) uniform: Vec<Expr>,
     /// The reads the tile serves.
     pub(crate) served: Served,
-}
-
-/// One axis while it is being recognized: the thread index, the loop
-/// counter and the locals that hold a key of the position.
-struct Along<'a> {
-    index: &'a str,
-    /// The top-level statement that declares the index.
-    declared: usize,
-    counter: String,
-    /// Locals holding a key of the position (`int yy = y + dy;`).
-    copies: Vec<(String, Key)>,
-}
-
-impl Along<'_> {
-    /// `y + dy`.
-    fn position(&self) -> Expr {
-        bin(BinOp::Add, ident(self.index), ident(&self.counter))
-    }
-
-    /// The position and the locals equal to it.
-    fn positions(&self) -> Vec<Expr> {
-        std::iter::once(self.position())
-            .chain(
-                self.copies
-                    .iter()
-                    .filter(|(_, k)| matches!(k, Key::Position))
-                    .map(|(c, _)| ident(c)),
-            )
-            .collect()
-    }
-
-    /// The key `e` makes of the position, if it is one.
-    fn key(&self, k: &Kernel, e: &Expr) -> Option<Key> {
-        if equiv_expr(e, &self.position()) {
-            return Some(Key::Position);
-        }
-        match &e.kind {
-            ExprKind::Ident(n) => self
-                .copies
-                .iter()
-                .find(|(c, _)| c == n)
-                .map(|(_, key)| key.clone()),
-            ExprKind::Call(call, args) if call == "min" || call == "max" => {
-                let [a, b] = args.as_slice() else {
-                    return None;
-                };
-                let clamp = |inner: Key, bound: &Expr, key_first: bool| Key::Clamp {
-                    call: call.clone(),
-                    inner: Box::new(inner),
-                    bound: bound.clone(),
-                    key_first,
-                };
-                match (self.key(k, a), self.key(k, b)) {
-                    (Some(inner), None) if k.int_operand(b) => Some(clamp(inner, b, true)),
-                    (None, Some(inner)) if k.int_operand(a) => Some(clamp(inner, a, false)),
-                    _ => None,
-                }
-            }
-            ExprKind::Cond(c, then, els) => {
-                let ExprKind::Binary(
-                    op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
-                    l,
-                    r,
-                ) = &c.kind
-                else {
-                    return None;
-                };
-                let operand = |e: &Expr| {
-                    self.key(k, e)
-                        .or_else(|| k.int_operand(e).then(|| Key::Fixed(e.clone())))
-                        .map(Box::new)
-                };
-                Some(Key::Select {
-                    cond: (operand(l)?, *op, operand(r)?),
-                    then: operand(then)?,
-                    els: operand(els)?,
-                })
-            }
-            _ => None,
-        }
-    }
 }
 
 /// The terms of a sum (`a + b + c`).
@@ -261,69 +101,30 @@ fn same_split(a: &Split, b: &Split) -> bool {
         && equiv_expr(&a.2.at(p()), &b.2.at(p()))
 }
 
+/// The loop nested in `outer`: the declarations of its body, the loop
+/// (the last statement, or the only statement of an `if (C)` without
+/// `else` that is the last: a row skipped by `if (yy < 0 || yy >= h)
+/// continue;` in normal form, [`super::normalize`]) and `C`, if any.
+pub(crate) type Nest = (Vec<Stmt>, Stmt, Option<Expr>);
+
 /// The loop nested in `outer` as the last statement of its body, after
-/// declarations only.
-pub(crate) fn inner_loop(outer: &Stmt) -> Option<(Vec<Stmt>, Stmt)> {
+/// declarations only, perhaps under an `if` (see [`Nest`]).
+pub(crate) fn inner_loop(outer: &Stmt) -> Option<Nest> {
     let mut body = loop_body(outer);
     let last = body.pop()?;
     let decls_only = body.iter().all(|s| matches!(s.kind, StmtKind::Decl(_)));
-    (matches!(last.kind, StmtKind::For { .. }) && decls_only).then_some((body, last))
-}
-
-/// The `int` locals declared in `decls` (one per name in the kernel,
-/// never assigned) with their initial values.
-pub(crate) fn locals(k: &Kernel, decls: &[Stmt]) -> Vec<(String, Expr)> {
-    let redeclared = redeclared(k.f);
-    // Declarations count as writes in `Effects`: only assignments and
-    // increments count here.
-    let mut written = BTreeSet::new();
-    for s in &k.f.body {
-        ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
-            ExprKind::Assign(_, x, _)
-            | ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, x) => {
-                written.extend(assigned(x));
-            }
-            // A local whose address is taken may be written through it.
-            ExprKind::Unary(UnOp::AddrOf, x) => written.extend(names(x)),
-            _ => {}
-        });
-    }
-    let mut found = Vec::new();
-    for s in decls {
-        let StmtKind::Decl(ds) = &s.kind else {
-            continue;
-        };
-        for d in ds {
-            let is_int = d.ty.base == BaseType::Int && !d.ty.is_pointer() && d.dims.is_empty();
-            if let (true, Some(Init::Expr(e))) = (is_int, &d.init) {
-                if !redeclared.contains(&d.name) && !written.contains(&d.name) {
-                    found.push((d.name.clone(), e.clone()));
-                }
-            }
-        }
-    }
-    found
-}
-
-/// The names an assignment to `target` may change: the variable of
-/// `v`, `a[i]` or `s.f` (not the index `i`), every name under a `*`.
-fn assigned(target: &Expr) -> BTreeSet<String> {
-    match &target.kind {
-        ExprKind::Ident(n) => BTreeSet::from([n.clone()]),
-        ExprKind::Index(base, _) | ExprKind::Member { base, .. } => assigned(base),
-        _ => names(target),
-    }
-}
-
-/// The names `e` mentions.
-pub(crate) fn names(e: &Expr) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    ast_util::visit_expr(e, &mut |x| {
-        if let ExprKind::Ident(n) = &x.kind {
-            found.insert(n.clone());
-        }
-    });
-    found
+    let (inner, cond) = match last.kind {
+        StmtKind::If {
+            cond,
+            then,
+            els: None,
+        } => match ast_util::branch_stmts(&then).as_slice() {
+            [l] => (l.clone(), Some(cond)),
+            _ => return None,
+        },
+        _ => (last, None),
+    };
+    (matches!(inner.kind, StmtKind::For { .. }) && decls_only).then_some((body, inner, cond))
 }
 
 /// Whether loops `outer` and the one in it read `array` at an index that
@@ -331,7 +132,7 @@ pub(crate) fn names(e: &Expr) -> BTreeSet<String> {
 /// `xs` (or locals computed from them): a 2-D window, perhaps one the
 /// transform does not handle, worth a reason when it is left alone.
 pub(crate) fn looks_like_window(outer: &Stmt, array: &str, ys: &[String], xs: &[String]) -> bool {
-    let Some((decls, inner)) = inner_loop(outer) else {
+    let Some((decls, inner, _)) = inner_loop(outer) else {
         return false;
     };
     let (Some(c1), Some(c2)) = (counter(outer), counter(&inner)) else {
@@ -384,7 +185,7 @@ pub(crate) fn recognize(
     (x_at, x): (usize, &str),
 ) -> Result<Window2d, Refusal> {
     let k = &k.before(Place::of(&k.f.body, outer.meta.id).map_or(0, |p| p.at));
-    let Some((decls, inner)) = inner_loop(outer) else {
+    let Some((decls, inner, cond)) = inner_loop(outer) else {
         return Err(
             "its reads are not in a loop over one offset nested directly in a loop over the other"
                 .into(),
@@ -411,20 +212,7 @@ pub(crate) fn recognize(
         ((&ho, fo, lo), (&hi, fi, li)),
         ((&hi, fi, li), (&ho, fo, lo)),
     ] {
-        let along = |(declared, index), h: &Header| {
-            let mut a = Along {
-                index,
-                declared,
-                counter: h.var.clone(),
-                copies: Vec::new(),
-            };
-            for (name, e) in &locals {
-                if let Some(key) = a.key(k, e) {
-                    a.copies.push((name.clone(), key));
-                }
-            }
-            a
-        };
+        let along = |at, h: &Header| Along::new(k, at, &h.var, &locals);
         let (rows, cols) = (along((y_at, y), row.0), along((x_at, x), col.0));
         let mut splits = Vec::new();
         let mut why = None;
@@ -466,7 +254,12 @@ pub(crate) fn recognize(
             is_window: &is_window,
             expected: String::new(),
         };
-        let guard = scan.guard(&loop_body(&inner))?;
+        // The reads stand under the outer loop's `if` too, when it has one.
+        let reads_in = match &cond {
+            Some(c) => vec![ast_util::if_else(c.clone(), loop_body(&inner), Vec::new())],
+            None => loop_body(&inner),
+        };
+        let guard = scan.guard(&reads_in)?;
         return finish(k, outer, (rows, cols), (row, col), first, guard, reads);
     }
     Err(first_why
@@ -515,7 +308,7 @@ fn finish(
     let (Some(rows), Some(cols)) = (axes.next(), axes.next()) else {
         return Err("copper lost track of the window".into());
     };
-    let inner = inner_loop(outer).map_or(outer.meta.id, |(_, l)| l.meta.id);
+    let inner = inner_loop(outer).map_or(outer.meta.id, |(_, l, _)| l.meta.id);
     let offsets = vec![
         Offset::Counter(row.0.var.clone()),
         Offset::Counter(col.0.var.clone()),

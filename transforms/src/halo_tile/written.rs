@@ -12,8 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, NodeId, Stmt, StmtKind, UnOp};
 use copper::cuda::print;
 
-use super::window::{split_conditions, value, Axis, Kernel, Offset, Served, Window};
-use super::window2d::{locals, Key, Window2d};
+use super::kernel::{value, Kernel};
+use super::key::locals;
+use super::key::Key;
+use super::window::{split_conditions, Axis, Offset, Served, Window};
+use super::window2d::Window2d;
 use crate::ast_util::{self, expr, int, unconditional_in, Effects};
 use crate::coop_load::Place;
 use crate::Refusal;
@@ -232,7 +235,7 @@ impl<'a, 'f> Written<'a, 'f> {
             place: r.place,
             uniform: r.uniform,
             served: r.served,
-            clamp: r.clamp.pop().unwrap_or([None, None]),
+            key: clamped_key(&r.clamp.pop().unwrap_or([None, None])),
         })
     }
 

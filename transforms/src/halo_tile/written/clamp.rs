@@ -7,7 +7,8 @@ use copper::cuda::print;
 
 use super::{Poly, Unclamped, Written};
 use crate::ast_util::{self, int};
-use crate::halo_tile::window::{Axis, Kernel};
+use crate::halo_tile::kernel::Kernel;
+use crate::halo_tile::window::Axis;
 use crate::Refusal;
 
 impl Written<'_, '_> {
