@@ -18,7 +18,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::assumption::{InputAssumption, Subject};
 use super::counter::{count_writes, single_update, top_level_updates};
 use super::stride;
+use crate::absint::defs::read_after_single_def;
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
+use crate::absint::symbols::substitute;
 use crate::absint::trips::Trips;
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
@@ -114,7 +116,17 @@ pub fn add_ghosts(
         .filter(|v| k.vars[*v].kind.is_input() && !assigned.contains(v))
         .collect();
     let mut trips = Vec::new();
-    find(&k.body, &facts, launch, flags, &inputs, &k.vars, &mut trips);
+    let copies = copies_of_inputs(k, &inputs);
+    let scan = Scan {
+        facts: &facts,
+        launch,
+        flags,
+        inputs: &inputs,
+        copies: &copies,
+        vars: &k.vars,
+        all: &k.body,
+    };
+    find(&k.body, &scan, &mut trips);
     let mut ghosts = HashMap::new();
     let assumptions = trips
         .iter()
@@ -159,21 +171,16 @@ struct Scan<'a> {
     flags: &'a [(VarId, FlagKind)],
     /// Inputs the kernel never assigns.
     inputs: &'a BTreeSet<VarId>,
+    /// Locals that hold one of `inputs` wherever they are read
+    /// ([`copies_of_inputs`]), with the input.
+    copies: &'a HashMap<VarId, Expr>,
     vars: &'a [Var],
     /// The kernel's body.
     all: &'a [Stmt],
 }
 
 /// Trip counts of the loops that get ghosts, by pre-order loop index.
-fn find(
-    stmts: &[Stmt],
-    facts: &DepFacts,
-    launch: &LaunchFacts,
-    flags: &[(VarId, FlagKind)],
-    inputs: &BTreeSet<VarId>,
-    vars: &[Var],
-    out: &mut Vec<(usize, Found)>,
-) {
+fn find(stmts: &[Stmt], scan: &Scan, out: &mut Vec<(usize, Found)>) {
     fn walk(stmts: &[Stmt], scan: &Scan, index: &mut usize, out: &mut Vec<(usize, Found)>) {
         for (i, s) in stmts.iter().enumerate() {
             match s {
@@ -189,6 +196,8 @@ fn find(
                     if let (Some(c), true, Some(st)) =
                         (cond, test_first, scan.facts.before.get(&key(s)))
                     {
+                        // `i < m` with `m` a copy of `n` is `i < n`.
+                        let c = &substitute(c, scan.copies);
                         let before = i.checked_sub(1).map(|j| &stmts[j]);
                         if let Some(n) = trip_count(c, body, step, st, scan.launch, scan.flags) {
                             out.push((here, Found::Count(n)));
@@ -221,15 +230,48 @@ fn find(
             }
         }
     }
-    let scan = Scan {
-        facts,
-        launch,
-        flags,
-        inputs,
-        vars,
-        all: stmts,
-    };
-    walk(stmts, &scan, &mut 0, out);
+    walk(stmts, scan, &mut 0, out);
+}
+
+/// The locals of `k` assigned once, by a copy of an input of the same
+/// type (`int m = n;`, or of such a copy), in a statement that runs before
+/// every read of them ([`read_after_single_def`]): wherever one is read,
+/// it holds the input (read as the input, of the same type).
+fn copies_of_inputs(k: &Kernel, inputs: &BTreeSet<VarId>) -> HashMap<VarId, Expr> {
+    let defs = read_after_single_def(k);
+    let mut copies: HashMap<VarId, VarId> = HashMap::new();
+    // A chain of copies resolves one link a round.
+    for _ in 0..defs.len() {
+        let before = copies.len();
+        for (&m, value) in &defs {
+            let ExprKind::Var(v) = value.kind else {
+                continue;
+            };
+            let source = if inputs.contains(&v) {
+                Some(v)
+            } else {
+                copies.get(&v).copied()
+            };
+            if let Some(n) =
+                source.filter(|&n| k.vars[n].ty == k.vars[m].ty && value.ty == k.vars[m].ty)
+            {
+                copies.insert(m, n);
+            }
+        }
+        if copies.len() == before {
+            break;
+        }
+    }
+    copies
+        .into_iter()
+        .map(|(m, n)| {
+            let read = Expr {
+                kind: ExprKind::Var(n),
+                ty: k.vars[n].ty,
+            };
+            (m, read)
+        })
+        .collect()
 }
 
 /// The input `n` whose logarithm bounds a loop's trip count: the loop's

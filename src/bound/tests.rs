@@ -338,3 +338,28 @@ fn loop_bounds_through_locals_holding_a_parameter_are_bounded() {
     let narrowed = kernel("short m = n;", "m / 4");
     assert!(text(&bound(&narrowed, None, "steps")).starts_with("no bound"));
 }
+
+#[test]
+fn a_grid_stride_loop_up_to_a_copy_of_a_parameter_divides_by_the_stride() {
+    // `i < m` with `m` a copy of `n` (or a copy of that copy) runs
+    // `⌈n/(blockDim.x·gridDim.x)⌉` times, as `i < n` does.
+    let loop_to = |prelude: &str, bound: &str| {
+        format!(
+            "__global__ void k(float *y, int n) {{ {prelude} for (int i = blockIdx.x * blockDim.x + threadIdx.x; \
+             i < {bound}; i += blockDim.x * gridDim.x) y[i] += 1.0f; }}"
+        )
+    };
+    let direct = text(&bound(&loop_to("", "n"), None, "steps"));
+    assert!(direct.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{direct}");
+    for prelude in ["int m = n;", "const int m = n;", "int c = n; int m = c;"] {
+        let t = text(&bound(&loop_to(prelude, "m"), None, "steps"));
+        assert!(t.contains("⌈n/(blockDim.x·gridDim.x)⌉"), "{prelude}: {t}");
+    }
+    // A copy assigned again is not `n` where the loop reads it.
+    let reassigned = text(&bound(
+        &loop_to("int m = n; m = m + 1;", "m"),
+        None,
+        "steps",
+    ));
+    assert!(!reassigned.contains("⌈n/"), "{reassigned}");
+}

@@ -75,8 +75,15 @@ pub fn comment_body(file: &ParsedFile, name: &str, lines: &[String]) -> Option<S
         return None;
     }
     let line_start = text.get(..first.start)?.rfind('\n').map_or(0, |i| i + 1);
-    let indent = text.get(line_start..first.start)?;
-    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+    let before = text.get(line_start..first.start)?;
+    let indent = &before[..before.len() - before.trim_start_matches([' ', '\t']).len()];
+    // The statement starts its line: only its own qualifiers
+    // (`__shared__ `, which its place may leave out) stand before it.
+    let qualifiers = &before[indent.len()..];
+    if !qualifiers
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '\t')
+    {
         return None;
     }
     let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };

@@ -80,10 +80,7 @@ impl Transform for TiledGlobalToShared {
         if readonly.is_empty() {
             return out;
         }
-        let used = match shared_budget::in_use(cx, "a tile") {
-            Ok(used) => used,
-            Err(why) => return Proposals::refused(f.meta.span, format!("no loop is tiled: {why}")),
-        };
+        let used = shared_budget::in_use(cx, "a tile");
         let redeclared = redeclared(f);
         let threads: u64 = shape.iter().product();
         for l in &loops {
@@ -151,8 +148,12 @@ impl Transform for TiledGlobalToShared {
                     .iter()
                     .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * threads)
                     .sum();
-                if let Some(why) = used.too_much(&format!("tiling {}", names.join(" and ")), bytes)
-                {
+                let new = format!("tiling {}", names.join(" and "));
+                let too_much = match &used {
+                    Ok(used) => used.too_much(&new, bytes),
+                    Err(why) => Some(why.clone()),
+                };
+                if let Some(why) = too_much {
                     out.skipped.push(Skip {
                         span: l.meta.span,
                         reason: format!("the loop at line {line} is not tiled: {why}"),

@@ -143,7 +143,7 @@ impl Symbols {
 const MAX_CHAIN: usize = 8;
 
 /// `e` with every local of `held` replaced by the expression it holds.
-pub(super) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {
+pub(crate) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {
     let kind = match &e.kind {
         ExprKind::Var(v) => match held.get(v) {
             Some(x) => return x.clone(),

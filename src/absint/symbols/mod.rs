@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
 use super::linear::{Constraints, LinExpr, Sym};
-use crate::ir::{Builtin, Expr, Kernel, Scalar, VarId};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, VarId};
 use crate::poly::{Poly, Rational};
 
 mod atoms;
@@ -27,6 +27,7 @@ mod linearize;
 mod update;
 
 use atoms::atom_facts;
+pub(crate) use atoms::substitute;
 pub use update::{Update, NEW};
 
 /// Most atoms one kernel may have.
@@ -138,7 +139,10 @@ impl Symbols {
         let held = s.held_values(k);
         let mut found = Vec::new();
         crate::ir::visit_exprs(&k.body, &mut |e| {
-            if s.atoms.len() + found.len() < MAX_ATOMS && !found.contains(e) {
+            // A local read alone is a variable of the analysis already
+            // (its value the atom it was assigned): no atom of its own.
+            let local = matches!(e.kind, ExprKind::Var(_));
+            if !local && s.atoms.len() + found.len() < MAX_ATOMS && !found.contains(e) {
                 if let Some(shape) = s.atom_shape(&atoms::substitute(e, &held)) {
                     found.push(e.clone());
                     s.atoms.push(Atom {
