@@ -5,6 +5,7 @@ pub mod cond;
 pub mod convert;
 pub mod coop_groups;
 pub mod coop_params;
+mod declarations_used;
 pub mod deduce;
 pub mod default_args;
 pub mod diff;

@@ -19,6 +19,7 @@ use super::cond;
 use super::convert::Converter;
 use super::coop_groups::Group;
 use super::coop_params::GroupParams;
+use super::declarations_used::DeclarationIndex;
 use super::default_args::{self, DefaultArg};
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
@@ -454,7 +455,6 @@ const RUNTIME_TEMPLATES: &[&str] = &[
 /// What every function of a file is parsed against.
 struct Context<'a> {
     source: &'a SourceFile,
-    scope: &'a Scope,
     /// The macros in force at each point.
     macros: Timeline,
     type_names: HashSet<String>,
@@ -467,6 +467,8 @@ struct Context<'a> {
     expansion_left: Cell<usize>,
     /// The kinds of groups the functions' group parameters are passed.
     group_params: GroupParams,
+    /// The file-scope declarations a unit may need before its code.
+    declarations: DeclarationIndex,
 }
 
 impl<'a> Context<'a> {
@@ -496,13 +498,13 @@ impl<'a> Context<'a> {
             .chain(&scope.header_functions);
         Context {
             source,
-            scope,
             macros,
             type_names,
             enum_names,
             templates,
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
             group_params: GroupParams::find(source, all),
+            declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
         }
     }
 
@@ -536,58 +538,15 @@ impl<'a> Context<'a> {
             is_type: &is_type,
             is_template: &is_template,
         };
-        let mut used = identifiers(self.source.slice(span), &self.macros.at(span.start));
-        let mut types = vec![false; self.scope.types.len()];
-        let mut globals = vec![false; self.scope.globals.len()];
-        loop {
-            let mut grew = false;
-            let items = self
-                .scope
-                .types
-                .iter()
-                .map(|t| (&t.names, t.span))
-                .zip(types.iter_mut())
-                .chain(
-                    self.scope
-                        .globals
-                        .iter()
-                        .map(|g| (&g.names, g.span))
-                        .zip(globals.iter_mut()),
-                );
-            let mut added = Vec::new();
-            for ((names, s), taken) in items {
-                if !*taken && s != span && names.iter().any(|n| used.contains(n)) {
-                    *taken = true;
-                    grew = true;
-                    added.push(s);
-                }
-            }
-            for s in added {
-                used.extend(identifiers(self.source.slice(s), &self.macros.at(s.start)));
-            }
-            if !grew {
-                break;
-            }
-        }
+        let used = identifiers(self.source.slice(span), &self.macros.at(span.start));
+        let mut spans = self.declarations.needed(span, used, |s| {
+            identifiers(self.source.slice(s), &self.macros.at(s.start))
+        });
         let mut unit = Unit::with_group_params(groups);
         unit.push_synthetic(&prelude());
         for p in type_params.iter().chain(&self.enum_names) {
             unit.push_synthetic(&format!("typedef int {p};\n"));
         }
-        let context_spans = self
-            .scope
-            .types
-            .iter()
-            .zip(&types)
-            .map(|(t, &k)| (t.span, k))
-            .chain(
-                self.scope
-                    .globals
-                    .iter()
-                    .zip(&globals)
-                    .map(|(g, &k)| (g.span, k)),
-            );
-        let mut spans: Vec<Span> = context_spans.filter(|(_, k)| *k).map(|(s, _)| s).collect();
         // Headers' declarations (included text) come before the file's.
         spans.sort_by_key(|s| (!s.is_included(), *s));
         for s in spans.into_iter().chain([span]) {

@@ -197,6 +197,10 @@ struct Lowerer<'a> {
     /// Each surface (its array): its extents (none for a 1-D surface) and
     /// its element type, once an access has set it.
     surfaces: HashMap<ArrayId, (Vec<VarId>, Option<Scalar>)>,
+    /// The value of each file-scope `const`/`constexpr` scalar (by name;
+    /// `None` when it is not a constant copper can evaluate), each
+    /// evaluated once, in file order, from the constants before it.
+    file_constants: HashMap<String, Option<(Value, Scalar)>>,
 }
 
 /// What `++x`/`x++` (`--x`/`x--`) assign: `x + 1` (`x - 1`), as the
@@ -310,7 +314,7 @@ fn arith(op: BinOp, l: Expr, r: Expr, span: Span) -> Result<Expr> {
 
 impl<'a> Lowerer<'a> {
     fn new(file: &'a ParsedFile, f: &ast::Function) -> Lowerer<'a> {
-        Lowerer {
+        let mut lowerer = Lowerer {
             file,
             k: Kernel {
                 name: f.name.clone(),
@@ -338,7 +342,10 @@ impl<'a> Lowerer<'a> {
             addressed: addressed_names(&f.body),
             texture_extents: HashMap::new(),
             surfaces: HashMap::new(),
-        }
+            file_constants: HashMap::new(),
+        };
+        lowerer.evaluate_file_constants();
+        lowerer
     }
 
     fn unique(&mut self, name: &str) -> String {

@@ -474,3 +474,53 @@ fn launches_with_host_inputs_are_followed_in_one_walk() {
     assert_eq!(code(&m), 0, "{}", stderr(&m));
     assert!(stdout(&m).contains("n = 1000"), "{}", stdout(&m));
 }
+
+#[test]
+fn constants_that_name_each_other_neither_abort_nor_hang() {
+    let scratch_dir = scratch("constants");
+    let dir = scratch_dir.path();
+    // Two constants that name each other overflowed the stack when the
+    // kernel read one (exit 134); a chain of constants, each naming the
+    // one before three times, took 58 s at 1,200 (every declaration
+    // pulled in the whole chain before it, pass by pass).
+    std::fs::write(
+        dir.join("cycle.cu"),
+        "const int A = B;\nconst int B = A;\n\
+         __global__ void k(float *x) { __shared__ float s[A]; s[threadIdx.x] = 1.0f; x[threadIdx.x] = s[0] + A; }\n",
+    )
+    .unwrap();
+    let m = run(
+        "analyze, constants in a cycle",
+        dir,
+        &["analyze", "cycle.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 1, "{}", stderr(&m));
+    assert!(
+        stderr(&m).contains(
+            "cycle.cu:3:50: error[lower]: array size must be a positive integer constant"
+        ),
+        "{}",
+        stderr(&m)
+    );
+    let n = 20_000;
+    let chain: String = (1..n)
+        .map(|i| format!("const int A{i} = A{} + A{} - A{};\n", i - 1, i - 1, i - 1))
+        .collect();
+    std::fs::write(
+        dir.join("chain.cu"),
+        format!(
+            "const int A0 = 3;\n{chain}__global__ void k(float *x) {{ for (int i = 0; i < A{}; i++) x[i] = 0; }}\n",
+            n - 1
+        ),
+    )
+    .unwrap();
+    let m = run(
+        "analyze, 20,000 chained constants",
+        dir,
+        &["analyze", "chain.cu"],
+        &[],
+    );
+    assert_eq!(code(&m), 0, "{}", stderr(&m));
+    assert!(stdout(&m).contains("kernel k"), "{}", stdout(&m));
+}

@@ -20,11 +20,31 @@ impl Lowerer<'_> {
     /// The value of a file-scope `const`/`constexpr` scalar named `name`
     /// with a constant initializer.
     pub(super) fn file_constant(&self, name: &str) -> Option<(Value, Scalar)> {
-        let g = self
-            .file
-            .globals
-            .iter()
-            .find(|g| g.name == unqualified(name))?;
+        self.file_constants
+            .get(unqualified(name))
+            .copied()
+            .flatten()
+    }
+
+    /// Evaluates the file's `const`/`constexpr` scalars once, in file
+    /// order: an initializer reads only the constants declared before
+    /// it (as in C++), so constants that name each other in a cycle, or a
+    /// long chain of them, cost one evaluation each and no recursion.
+    /// The first global of a name decides what the name is.
+    pub(super) fn evaluate_file_constants(&mut self) {
+        let file = self.file;
+        for g in &file.globals {
+            if self.file_constants.contains_key(&g.name) {
+                continue;
+            }
+            let value = self.constant_of(g);
+            self.file_constants.insert(g.name.clone(), value);
+        }
+    }
+
+    /// The value of the global `g` when it is a `const`/`constexpr`
+    /// scalar with a constant initializer.
+    fn constant_of(&self, g: &ast::VarDecl) -> Option<(Value, Scalar)> {
         if g.space != Space::Local || !(g.ty.is_const || g.is_constexpr) || !g.dims.is_empty() {
             return None;
         }
