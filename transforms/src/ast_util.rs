@@ -9,6 +9,7 @@
 //! re-exported here.
 
 mod build;
+mod constants;
 mod effects;
 mod equiv;
 mod rewrite;
@@ -18,6 +19,7 @@ pub use build::{
     assign, bin, block, decl, expr, fresh, ident, if_else, index, int, linear_tid, long_long, meta,
     shared_decl, stmt, sync,
 };
+pub use constants::FileConstants;
 pub use copper::cuda::visit::{
     children, children_mut, visit_expr, visit_stmt_exprs, visit_stmt_roots, visit_stmt_roots_mut,
     visit_stmts, visit_stmts_mut,

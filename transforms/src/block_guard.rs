@@ -16,7 +16,7 @@ use copper::cuda::visit::{children_mut, visit_stmt_roots_mut, visit_stmts_mut};
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 use copper::source::Span;
 
-use crate::ast_util::{self, bin, expr, ident, if_else, int};
+use crate::ast_util::{self, bin, expr, ident, if_else, int, FileConstants};
 use crate::shared_budget::{declares_shared, static_shared_bytes};
 
 /// `fast` (a function of the text `fast_text`) with its body under `if
@@ -33,6 +33,7 @@ pub fn guarded(
     fast: &Function,
     fast_text: &str,
     block: [u64; 3],
+    constants: &FileConstants,
 ) -> Result<Function, String> {
     let fast = rebased(fast, fast_text, original_text);
     let test = ["x", "y", "z"]
@@ -58,7 +59,7 @@ pub fn guarded(
     };
     // Each side's own static arrays take shared memory whichever side
     // runs: together they must fit.
-    match static_shared_bytes(&g) {
+    match static_shared_bytes(&g, constants) {
         Some(bytes) if bytes <= MAX_STATIC_SHARED_BYTES => Ok(g),
         Some(bytes) => Err(format!(
             "the static `__shared__` arrays of both sides take {bytes} bytes together, more than {MAX_STATIC_SHARED_BYTES}"
@@ -161,7 +162,7 @@ pub fn describe(block: [u64; 3]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::guarded;
+    use super::{guarded, FileConstants};
     use copper::cuda::ast::StmtKind;
     use copper::cuda::edit::function_text;
     use copper::cuda::parse::parse_source;
@@ -184,6 +185,7 @@ mod tests {
             },
             src,
             [16, 16, 1],
+            &FileConstants::default(),
         )
         .expect("no shared memory");
         let text = print::function(&g);
@@ -212,14 +214,23 @@ mod tests {
             parse_source(SourceFile::new("k.cu", fast.as_str())),
         );
         let (of, ff) = (o.function("k").unwrap(), f.function("k").unwrap());
-        let g = guarded(of, src, ff, &fast, [256, 1, 1]).expect("one array of 30 KiB");
+        let g = guarded(of, src, ff, &fast, [256, 1, 1], &FileConstants::default())
+            .expect("one array of 30 KiB");
         assert!(matches!(g.body[0].kind, StmtKind::Decl(_)), "{g:?}");
         let text = function_text(src, of, &g, &o.extracted.macros).unwrap();
         assert_eq!(text.matches("__shared__").count(), 1, "{text}");
         // Another array in the fast side: 30 + 30 KiB do not fit.
         let other = fast.replace("s[7680]", "z[7680]").replace("s[t", "z[t");
         let f = parse_source(SourceFile::new("k.cu", other.as_str()));
-        let why = guarded(of, src, f.function("k").unwrap(), &other, [256, 1, 1]).unwrap_err();
+        let why = guarded(
+            of,
+            src,
+            f.function("k").unwrap(),
+            &other,
+            [256, 1, 1],
+            &FileConstants::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             why,
             "the static `__shared__` arrays of both sides take 61440 bytes together, more than 49152"
@@ -241,6 +252,7 @@ mod tests {
             f.function("k").unwrap(),
             &fast,
             [256, 1, 1],
+            &FileConstants::default(),
         );
         assert!(g.is_err(), "{g:?}");
     }
@@ -258,7 +270,15 @@ mod tests {
         let o = parse_source(SourceFile::new("k.cu", original));
         let e = parse_source(SourceFile::new("k.cu", edited.as_str()));
         let (of, ef) = (o.function("k").unwrap(), e.function("k").unwrap());
-        let g = guarded(of, original, ef, &edited, [256, 1, 1]).expect("no shared memory");
+        let g = guarded(
+            of,
+            original,
+            ef,
+            &edited,
+            [256, 1, 1],
+            &FileConstants::default(),
+        )
+        .expect("no shared memory");
         let StmtKind::If {
             then,
             els: Some(els),

@@ -129,12 +129,12 @@ impl Transform for CooperativeLoad {
             let mut loads = Vec::new();
             for p in arrays {
                 let bytes = u64::from(p.ty.base.size_bytes().unwrap_or(u32::MAX)) * r.buffer();
-                let too_much = match &used {
-                    Ok(u) => u
-                        .too_much(&format!("a buffer of {} elements", r.buffer()), bytes)
-                        .map(|w| format!("{w} (copying in chunks is not done)")),
-                    Err(why) => Some(why.clone()),
-                };
+                let too_much = used
+                    .refusal(&format!("a buffer of {} elements", r.buffer()), bytes)
+                    .map(|w| match used.is_known() {
+                        true => format!("{w} (copying in chunks is not done)"),
+                        false => w,
+                    });
                 let plan = match too_much {
                     Some(why) => Err(why.into()),
                     None => Tile::of(&p.name, &p.ty, &header, &body, &fixed),
@@ -160,7 +160,7 @@ impl Transform for CooperativeLoad {
                     .filter(|i| mask & (1 << i) != 0)
                     .map(|i| loads[i].1)
                     .sum();
-                if !used.as_ref().is_ok_and(|u| u.fits(bytes)) {
+                if used.refusal("the buffers", bytes).is_some() {
                     continue;
                 }
                 let function = rewrite(f, l.meta.id, &header, r, &chosen, &place);

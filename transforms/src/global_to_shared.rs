@@ -86,16 +86,7 @@ impl Transform for GlobalToShared {
         if plans.is_empty() {
             return out;
         }
-        let used = match shared_budget::in_use(cx, "a buffer") {
-            Ok(used) => used,
-            Err(why) => {
-                out.skipped.push(Skip {
-                    span: cx.function.meta.span,
-                    reason: format!("no array moves into shared memory: {why}"),
-                });
-                return out;
-            }
-        };
+        let used = shared_budget::in_use(cx, "a buffer");
         let mut subsets: Vec<Vec<usize>> = (1u32..(1 << n))
             .map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect())
             .collect();
@@ -107,7 +98,7 @@ impl Transform for GlobalToShared {
             if bytes > 3 * MAX_BYTES {
                 continue;
             }
-            if let Some(why) = used.too_much("its buffer", bytes) {
+            if let Some(why) = used.refusal("its buffer", bytes) {
                 if let [p] = chosen.as_slice() {
                     out.skipped.push(Skip {
                         span: cx.function.meta.span,

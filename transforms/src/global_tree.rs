@@ -185,8 +185,7 @@ fn rewrite(
     // not launch at all.
     let bytes = size * u64::from(elem.size_bytes().unwrap_or(u32::MAX));
     let new = format!("its copy of {size} elements");
-    let used = shared_budget::in_use(cx, &new)?;
-    if let Some(why) = used.too_much(&new, bytes) {
+    if let Some(why) = shared_budget::in_use(cx, &new).refusal(&new, bytes) {
         return Err(why.into());
     }
     let tid = &tree.tid;

@@ -238,7 +238,7 @@ use std::collections::BTreeSet;
 use copper::cuda::ast::{Function, NodeId, Param, Stmt, Type};
 use copper::source::Span;
 
-use crate::shared_budget::{self, InUse};
+use crate::shared_budget::{self, Budget};
 use crate::tiled_shared::Staging;
 use crate::{overlap, Candidate, Context, Proposals, Skip, Transform};
 
@@ -261,7 +261,7 @@ struct Search<'a, 'f> {
     k: kernel::Kernel<'f>,
     /// The shared memory the kernel takes before a tile (its own arrays
     /// and its launches' dynamic sizes), or why it is not known.
-    used: Result<InUse, String>,
+    used: Budget,
 }
 
 impl Search<'_, '_> {
@@ -286,10 +286,9 @@ impl Search<'_, '_> {
         (function, description): (Function, String),
     ) {
         let bytes = u64::from(Self::element(p).base.size_bytes().unwrap_or(u32::MAX)) * tiles;
-        let why = match &self.used {
-            Err(why) => Some(why.clone()),
-            Ok(u) => u.too_much(&format!("a tile of {tiles} elements"), bytes),
-        };
+        let why = self
+            .used
+            .refusal(&format!("a tile of {tiles} elements"), bytes);
         let why = why.or_else(|| self.no_read_saved(served, halos));
         if let Some(why) = why {
             out.skipped.push(Skip {

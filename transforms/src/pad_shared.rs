@@ -13,7 +13,7 @@
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Space, StmtKind, UnOp};
 
-use crate::ast_util::{self, bin, int};
+use crate::ast_util::{self, bin, int, FileConstants};
 use crate::shared_budget;
 use crate::{Candidate, Context, Proposals, Refusal, Skip, Transform};
 
@@ -29,6 +29,7 @@ impl Transform for PadShared {
         let mut out = Proposals::default();
         let f = cx.function;
         let used = shared_budget::in_use(cx, "its padding");
+        let constants = FileConstants::of(cx.file);
         let mut arrays = Vec::new();
         for s in &f.body {
             ast_util::visit_stmts(s, &mut |x| {
@@ -50,7 +51,7 @@ impl Transform for PadShared {
             let dims: Option<Vec<u64>> = d
                 .dims
                 .iter()
-                .map(|e| e.as_ref().and_then(ast_util::const_value))
+                .map(|e| e.as_ref().and_then(|e| constants.value(e)))
                 .collect();
             let Some(dims) = dims else {
                 out.skipped.push(skip("its sizes are not constants".into()));
@@ -61,16 +62,23 @@ impl Transform for PadShared {
                 continue;
             };
             let row = dims[dims.len() - 1];
-            if (row * elem as u64).div_ceil(4) % 2 == 1 {
+            let Some(row_bytes) = row.checked_mul(u64::from(elem)) else {
+                out.skipped
+                    .push(skip("its rows are too large to count".into()));
+                continue;
+            };
+            if row_bytes.div_ceil(4) % 2 == 1 {
                 continue;
             }
-            let rows: u64 = dims[..dims.len() - 1].iter().product();
-            let padding = rows * u64::from(elem);
-            let fits = used
-                .as_ref()
-                .map_err(String::clone)
-                .and_then(|u| u.too_much("its padding", padding).map_or(Ok(()), Err));
-            if let Err(why) = fits {
+            let padding = dims[..dims.len() - 1]
+                .iter()
+                .try_fold(u64::from(elem), |bytes, &d| bytes.checked_mul(d));
+            let Some(padding) = padding else {
+                out.skipped
+                    .push(skip("it has too many rows to count".into()));
+                continue;
+            };
+            if let Some(why) = used.refusal("its padding", padding) {
                 out.skipped.push(skip(why));
                 continue;
             }

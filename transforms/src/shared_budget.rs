@@ -17,46 +17,63 @@ use copper::launch::MAX_STATIC_SHARED_BYTES;
 
 use copper::cuda::ast::{Function, Space, Stmt, StmtKind};
 
-use crate::{ast_util, Context};
+use crate::ast_util::{self, FileConstants};
+use crate::Context;
 
-/// Shared memory the kernel takes before a rewrite.
-pub(crate) struct InUse {
+/// Shared memory the kernel takes before a rewrite, or why it is not
+/// known (then nothing is known to fit beside it).
+pub(crate) struct Budget(Result<InUse, String>);
+
+/// Shared memory the kernel is known to take before a rewrite.
+struct InUse {
     /// Its bytes: the static arrays and the largest dynamic size.
-    pub bytes: u64,
+    bytes: u64,
     /// What they are, for a refusal (`the kernel's 1024 bytes of shared
     /// memory and the 4096 bytes of dynamic shared memory the launch at
     /// line 30 asks for`).
-    pub what: String,
+    what: String,
 }
 
-impl InUse {
-    /// Whether `bytes` more of static shared memory fit beside what is in
-    /// use.
-    pub fn fits(&self, bytes: u64) -> bool {
-        self.bytes
-            .checked_add(bytes)
-            .is_some_and(|total| total <= MAX_STATIC_SHARED_BYTES)
+impl Budget {
+    /// Whether the shared memory in use is known (else every addition is
+    /// refused, for that reason).
+    pub fn is_known(&self) -> bool {
+        self.0.is_ok()
     }
 
     /// Why `bytes` more of static shared memory (`new`, what they are:
-    /// `a tile of 264 elements`) do not fit beside what is in use, when
-    /// they do not.
-    pub fn too_much(&self, new: &str, bytes: u64) -> Option<String> {
-        (!self.fits(bytes)).then(|| {
+    /// `a tile of 264 elements`) may not be added; `None` when they fit
+    /// beside what is in use.
+    pub fn refusal(&self, new: &str, bytes: u64) -> Option<String> {
+        let used = match &self.0 {
+            Ok(used) => used,
+            Err(why) => return Some(why.clone()),
+        };
+        let fits = used
+            .bytes
+            .checked_add(bytes)
+            .is_some_and(|total| total <= MAX_STATIC_SHARED_BYTES);
+        (!fits).then(|| {
             format!(
                 "{new} takes {bytes} bytes, and with {} more than {MAX_STATIC_SHARED_BYTES}",
-                self.what
+                used.what
             )
         })
     }
 }
 
 /// The shared memory `cx.function` takes before a rewrite adds `new`
-/// (`the tile`); the reason when its static arrays have sizes that are
-/// not constants or a launch of it in the file asks for a dynamic size
-/// copper cannot read.
-pub(crate) fn in_use(cx: &Context, new: &str) -> Result<InUse, String> {
-    let own = static_shared_bytes(cx.function).ok_or_else(|| {
+/// (`the tile`); its refusals say why when its static arrays have sizes
+/// that are not constants, a launch of it in the file asks for a dynamic
+/// size copper cannot read, or an `extern __shared__` array is sized by
+/// no launch copper sees.
+pub(crate) fn in_use(cx: &Context, new: &str) -> Budget {
+    Budget(known_in_use(cx, new))
+}
+
+/// [`in_use`], as a result.
+fn known_in_use(cx: &Context, new: &str) -> Result<InUse, String> {
+    let own = static_shared_bytes(cx.function, &FileConstants::of(cx.file)).ok_or_else(|| {
         format!("the kernel's shared arrays have sizes copper cannot read as constants, so {new} may not fit")
     })?;
     let mut what = format!("the kernel's {own} bytes of shared memory");
@@ -120,9 +137,10 @@ pub(crate) fn declares_shared(stmts: &[Stmt], is_extern: bool) -> bool {
     found
 }
 
-/// Bytes of the static `__shared__` arrays the kernel declares; `None`
-/// when one has a size that is not a constant.
-pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
+/// Bytes of the static `__shared__` arrays the kernel declares, sizes
+/// read through the file's `constants`; `None` when one has a size that
+/// is not a constant.
+pub(crate) fn static_shared_bytes(f: &Function, constants: &FileConstants) -> Option<u64> {
     let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
@@ -135,7 +153,7 @@ pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
             {
                 let mut n = d.ty.base.size_bytes().map(u64::from);
                 for dim in &d.dims {
-                    let v = dim.as_ref().and_then(ast_util::const_value);
+                    let v = dim.as_ref().and_then(|e| constants.value(e));
                     n = n.zip(v).and_then(|(n, v)| n.checked_mul(v));
                 }
                 total = total.zip(n).and_then(|(t, n)| t.checked_add(n));

@@ -124,7 +124,7 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
     let tile = Tile::new(f, name, side, elem.clone(), bytes);
     let size = u64::from(bytes) * side * (side + tile.pad);
     let new = format!("a {side}×{} tile", side + tile.pad);
-    if let Some(why) = shared_budget::in_use(cx, &new)?.too_much(&new, size) {
+    if let Some(why) = shared_budget::in_use(cx, &new).refusal(&new, size) {
         return Err(why.into());
     }
     map.affine(cx)?;

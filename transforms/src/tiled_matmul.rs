@@ -242,7 +242,7 @@ fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal
         .iter()
         .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * side * side)
         .sum();
-    if let Some(why) = shared_budget::in_use(cx, "the tiling")?.too_much("the tiling", bytes) {
+    if let Some(why) = shared_budget::in_use(cx, "the tiling").refusal("the tiling", bytes) {
         return Err(why.into());
     }
     if let Some(g) = &shape.guard {

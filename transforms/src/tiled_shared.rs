@@ -149,11 +149,7 @@ impl Transform for TiledGlobalToShared {
                     .map(|t| u64::from(t.elem.base.size_bytes().unwrap_or(u32::MAX)) * threads)
                     .sum();
                 let new = format!("tiling {}", names.join(" and "));
-                let too_much = match &used {
-                    Ok(used) => used.too_much(&new, bytes),
-                    Err(why) => Some(why.clone()),
-                };
-                if let Some(why) = too_much {
+                if let Some(why) = used.refusal(&new, bytes) {
                     out.skipped.push(Skip {
                         span: l.meta.span,
                         reason: format!("the loop at line {line} is not tiled: {why}"),

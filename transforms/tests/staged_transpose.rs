@@ -371,3 +371,33 @@ fn an_early_return_becomes_a_guard_before_the_barrier() {
         assert_eq!(after.matches(c).count(), 1, "{c}: {after}");
     }
 }
+
+#[test]
+fn a_tile_that_does_not_fit_beside_a_launch_s_dynamic_shared_memory_is_refused() {
+    let kernel = "__global__ void k(const float *in, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) {
+        out[x * rows + y] = in[y * cols + x];
+    }
+}
+";
+    let with_dynamic = |bytes: &str| {
+        format!(
+            "{kernel}{}",
+            HOST.replace("dim3(16, 16)>>>", &format!("dim3(16, 16), {bytes}>>>"))
+        )
+    };
+    // 16×17 floats are 1088 bytes: beside 48152 dynamic bytes, 49240.
+    let p = propose(&with_dynamic("48 * 1024 - 1000"), [16, 16, 1]);
+    assert!(p.candidates.is_empty(), "{:?}", p.candidates[0].description);
+    let why: Vec<&str> = p.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert!(
+        why.iter().any(|w| w.contains(
+            "a 16×17 tile takes 1088 bytes, and with the kernel's 0 bytes of shared memory and the 48152 bytes of dynamic shared memory the launch at line 13 asks for more than 49152"
+        )),
+        "{why:#?}"
+    );
+    // Beside 1 KiB it fits.
+    assert_eq!(rewrites(&with_dynamic("1024"), [16, 16, 1]).len(), 1);
+}

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use copper_transforms::ast_util::FileConstants;
 use copper_transforms::block_guard;
 use copper_transforms::check::materialize;
 
@@ -89,6 +90,7 @@ fn guarded(
         &best.function,
         &best.file.source.text,
         block,
+        &FileConstants::of(&original.file),
     )
     .map_err(refused)?;
     let checker = env.checker().map_err(|e| refused(e.to_string()))?;

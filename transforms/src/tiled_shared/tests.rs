@@ -144,3 +144,31 @@ fn an_early_return_keeps_the_loop() {
         "the loop at line 5 is not tiled: the kernel may return early, and the tiles' barriers need every thread",
     );
 }
+
+#[test]
+fn a_tile_that_does_not_fit_beside_a_launch_s_dynamic_shared_memory_is_refused() {
+    let src = |bytes: &str| {
+        format!(
+            r#"__global__ void vecmat(const float *v, const float *m, float *out, int w, int h) {{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col < w) {{
+        float s = 0.0f;
+        for (int k = 0; k < h; k++) {{
+            s += v[k] * m[k * w + col];
+        }}
+        out[col] = s;
+    }}
+}}
+void host(const float *v, const float *m, float *out, int w, int h) {{ vecmat<<<w / 64, 64, {bytes}>>>(v, m, out, w, h); }}
+"#
+        )
+    };
+    check_not_applicable(
+        &TiledGlobalToShared,
+        [64, 1, 1],
+        &src("48 * 1024 - 100"),
+        "the loop at line 5 is not tiled: tiling `v` takes 256 bytes, and with the kernel's 0 bytes of shared memory and the 49052 bytes of dynamic shared memory the launch at line 11 asks for more than 49152",
+    );
+    let fits = crate::fixture::rewrites(&TiledGlobalToShared, &src("1024"), [64, 1, 1]);
+    assert_eq!(fits.len(), 1);
+}
