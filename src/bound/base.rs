@@ -23,8 +23,6 @@ use crate::poly::Rational;
 const MAX_LINEAR: usize = 256;
 /// Most bases of all degrees.
 const MAX_BASES: usize = 2000;
-/// Rounds of closure under assignments.
-const CLOSURE_ROUNDS: usize = 3;
 
 /// The base functions of one analysis.
 #[derive(Clone, Debug, Default)]
@@ -182,7 +180,13 @@ pub fn collect(
             }
         }
     }
-    for _ in 0..CLOSURE_ROUNDS {
+    // Closed until nothing changes: a chain of copies (`int cp = n; int
+    // len = cp; int m = len;`, arguments bound to an inlined function's
+    // parameters) takes one round a link, so no fixed number of rounds
+    // reaches its input. The forms are at most `MAX_LINEAR` and each
+    // remembers at most every loop, so each round that changes something
+    // grows a bounded measure and the closure ends.
+    loop {
         let before = linear.len();
         let origins_before: usize = linear.iter().map(|(_, o)| o.len()).sum();
         for a in &assigns {

@@ -363,3 +363,25 @@ fn a_grid_stride_loop_up_to_a_copy_of_a_parameter_divides_by_the_stride() {
     ));
     assert!(!reassigned.contains("⌈n/"), "{reassigned}");
 }
+
+#[test]
+fn a_chain_of_copies_bounds_the_loop_as_its_input_does() {
+    // Three copies (`cp`, then the inlined parameter `len`, then `m`) lie
+    // between `n` and the loop: the bases closed under the assignments
+    // reach `n` however long the chain, and the bound is the one `n`
+    // gives directly.
+    let direct = "__global__ void k(float *a, float *out, int n) { float acc = 0;\n\
+                  for (int c = threadIdx.x; c < n; c += blockDim.x) { acc += a[c % 64]; }\n\
+                  out[threadIdx.x % 64] = acc; }";
+    let chain = "__device__ float part(const float *a, int len) { float acc = 0; int m = len;\n\
+                 for (int c = threadIdx.x; c < m; c += blockDim.x) { acc += a[c % 64]; }\n\
+                 return acc; }\n\
+                 __global__ void k(float *a, float *out, int n) { int cp = n; int again = cp;\n\
+                 out[threadIdx.x % 64] = part(a, again); }";
+    for block in [Some([32, 1, 1]), Some([33, 2, 1]), Some([128, 1, 1])] {
+        let want = bound_of(direct, block, "sectors");
+        let got = bound_of(chain, block, "sectors");
+        assert!(!got.starts_with("no bound"), "{block:?}: {got}");
+        assert_eq!(got, want, "{block:?}");
+    }
+}

@@ -1,22 +1,33 @@
 //! Generated loops bounded through locals: a copy of `n` (`int m = n`,
 //! `const`, wider), a divided or shifted copy (`m / 4`, `n >> 2`, a copy
 //! of the copy), the bound of a `__device__` function's parameter after
-//! inlining, and copies the analysis must not trust blindly: assigned
-//! again before the loop (in a branch or not) or inside it. Grid-stride,
-//! block-stride and constant-stride loops over them, `n` negative, small
-//! or up to hundreds of strides, on blocks like 33×2 and grids of
-//! thousands of blocks.
+//! inlining (given `n`, a copy of it or a copy of that copy, so that a
+//! chain of plain copies reaches the loop through the parameter), and
+//! copies the analysis must not trust blindly: assigned again before the
+//! loop (in a branch or not) or inside it. Grid-stride, block-stride and
+//! constant-stride loops over them, `n` negative, small or up to hundreds
+//! of strides, on blocks like 33×2 and grids of thousands of blocks.
+//!
+//! Each loop up to a local assigned once comes with its twin, the loop up
+//! to the same value written over the input (`n / 4` for `int m = n; …
+//! m / 4`): the test asserts that every metric the twin bounds is bounded
+//! through the local too (a precision floor; a chain of three copies once
+//! left the potential without a base over `n`, "no potential satisfies
+//! the constraints").
 
 use copper::sim::params::SplitMix;
 
-use super::Generated;
+use copper::bound::{prepare, Config, Outcome};
+use copper::cost::{Metric, BUILTIN_METRICS};
+
+use super::{generated_kernel, Generated, Tally};
 
 /// (declarations before the loop, the loop's bound) of each way of
 /// reaching the input through a local; `$n` is the input (the kernel's
 /// `n`, or a device function's parameter `len`), `D` a divisor and `S` a
 /// shift. The first two read the input itself: in a device function, a
 /// local once inlined.
-const LOCALS: [(&str, &str); 14] = [
+const LOCALS: [(&str, &str); 15] = [
     ("", "$n"),
     ("", "$n / D"),
     ("int m = $n;", "m"),
@@ -27,6 +38,7 @@ const LOCALS: [(&str, &str); 14] = [
     ("int m = $n; const int q = m / D;", "q"),
     ("long long m = $n;", "m / D"),
     ("int m = $n; int half = m >> S;", "half"),
+    ("int m = $n + D;", "m / D"),
     // Assigned again: before the loop, in a branch, inside the loop.
     ("int m = $n; m = m * 2;", "m / D"),
     (
@@ -34,8 +46,25 @@ const LOCALS: [(&str, &str); 14] = [
         "m / D",
     ),
     ("int m = $n; if ($n > 40) { m = 40; }", "m"),
-    ("int m = $n + D;", "m / D"),
+    ("int m = $n; m += D;", "m"),
 ];
+
+/// The first entry of [`LOCALS`] assigned again before the loop.
+const FIRST_REASSIGNED: usize = 11;
+
+/// A generated kernel, and whether its loop's bound is a local assigned
+/// again (before the loop, in a branch, or inside the loop): the forms
+/// whose bound is allowed to be loose or missing.
+pub struct Local {
+    /// The kernel and its launch.
+    pub gen: Generated,
+    /// Whether the local bounding the loop is assigned more than once.
+    pub reassigned: bool,
+    /// For a local assigned once, the same kernel with the loop bound
+    /// written over the input directly (and a device function given `n`
+    /// itself): wherever the twin is bounded, the kernel must be too.
+    pub twin: Option<Generated>,
+}
 
 /// The loop shapes: (start, step, whether the stride covers the grid).
 const SHAPES: [(&str, &str, bool); 5] = [
@@ -71,13 +100,60 @@ const BLOCKS: [[u64; 3]; 6] = [
 
 const GRIDS: [[u64; 3]; 5] = [[1, 1, 1], [3, 1, 1], [500, 1, 1], [4096, 1, 1], [7, 2, 1]];
 
+/// Each entry of [`LOCALS`] before [`FIRST_REASSIGNED`] with the loop
+/// bound written over the input itself, no local between: its twin.
+const DIRECT: [&str; FIRST_REASSIGNED] = [
+    "$n",
+    "$n / D",
+    "$n",
+    "$n / D",
+    "$n / D",
+    "$n / D",
+    "($n >> S)",
+    "$n / D",
+    "(long long)$n / D",
+    "($n >> S)",
+    "($n + D) / D",
+];
+
+/// The kernel running loop `lp`: in the kernel, or (`arg` given) in a
+/// device function given `arg` (`n`, its copy `cp`, or `again`, a copy of
+/// `cp`) as its parameter `len`.
+fn kernel_source(lp: &str, arg: Option<&str>) -> String {
+    match arg {
+        Some(arg) => format!(
+            "__device__ float part(const float *a, float *s, int len) {{\n\
+             float acc = 0;\n\
+             {lp}\n\
+             return acc;\n\
+             }}\n\
+             __global__ void k(float *a, float *out, int n) {{\n\
+             __shared__ float s[64];\n\
+             int cp = n;\n\
+             int again = cp;\n\
+             float acc = part(a, s, {arg});\n\
+             out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
+             }}"
+        ),
+        None => format!(
+            "__global__ void k(float *a, float *out, int n) {{\n\
+             __shared__ float s[64];\n\
+             float acc = 0;\n\
+             {lp}\n\
+             out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
+             }}"
+        ),
+    }
+}
+
 /// The generated kernel `i`: `k(float *a, float *out, int n)`, its loop
 /// in the kernel or (a third of the time) in a `__device__` function
-/// given `n` (or a copy of it) as its parameter `len`.
-pub fn generate(i: u64) -> Generated {
+/// given `n` (or a copy of it, or a copy of that) as its parameter `len`.
+pub fn generate(i: u64) -> Local {
     let mut g = SplitMix::new(0x10CA1 ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut pick = |n: u64| g.next_u64() % n.max(1);
-    let (decl, bound) = LOCALS[pick(LOCALS.len() as u64) as usize];
+    let form = pick(LOCALS.len() as u64) as usize;
+    let (decl, bound) = LOCALS[form];
     let (start, step, whole_grid) = SHAPES[pick(SHAPES.len() as u64) as usize];
     let body = BODIES[pick(BODIES.len() as u64) as usize];
     let block = BLOCKS[pick(BLOCKS.len() as u64) as usize];
@@ -116,36 +192,116 @@ pub fn generate(i: u64) -> Generated {
         1 => pick(100) as i64,
         _ => pick(most + 1) as i64,
     };
-    let lp = format!("{decl}\nfor (int c = {start}; c < {bound}; {step}) {{ {body} {inside} }}");
-    let src = if device {
-        let arg = if pick(2) == 0 { "n" } else { "cp" };
-        format!(
-            "__device__ float part(const float *a, float *s, int len) {{\n\
-             float acc = 0;\n\
-             {lp}\n\
-             return acc;\n\
-             }}\n\
-             __global__ void k(float *a, float *out, int n) {{\n\
-             __shared__ float s[64];\n\
-             int cp = n;\n\
-             float acc = part(a, s, {arg});\n\
-             out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
-             }}"
-        )
-    } else {
-        format!(
-            "__global__ void k(float *a, float *out, int n) {{\n\
-             __shared__ float s[64];\n\
-             float acc = 0;\n\
-             {lp}\n\
-             out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
-             }}"
-        )
+    // `n`, its copy, or a copy of the copy.
+    let arg = ["n", "cp", "again"][pick(3) as usize];
+    let arg = device.then_some(arg);
+    let lp = |decl: &str, bound: &str, inside: &str| {
+        format!("{decl}\nfor (int c = {start}; c < {bound}; {step}) {{ {body} {inside} }}")
     };
-    Generated {
+    let reassigned = form >= FIRST_REASSIGNED || !inside.is_empty();
+    let launch = |src| Generated {
         src,
         grid,
         block,
         n,
+    };
+    let twin = DIRECT.get(form).filter(|_| !reassigned).map(|direct| {
+        launch(kernel_source(
+            &lp("", &fill(direct), ""),
+            device.then_some("n"),
+        ))
+    });
+    Local {
+        gen: launch(kernel_source(&lp(&decl, &bound, inside), arg)),
+        reassigned,
+        twin,
     }
+}
+
+/// Checks `count` generated kernels: every bound at least the simulated
+/// cost, loops up to locals assigned once bounded wherever their twins
+/// are, and no kernel whose loops are bounded alone but not together.
+pub fn check(count: u64) {
+    // Loops up to a local assigned once (a copy, a chain of copies through
+    // a device function's parameter, a quotient of one), and up to one
+    // assigned again.
+    let (mut once, mut again) = (Tally::default(), Tally::default());
+    let (mut once_kernels, mut again_kernels) = (0, 0);
+    // Metrics bounded for the twin (the bound over the input directly)
+    // but not through the local, by configuration.
+    let mut lost = Vec::new();
+    for i in 0..count {
+        let local = generate(i);
+        if let Some(twin) = &local.twin {
+            for (config, block, grid) in [
+                ("fixed launch", Some(twin.block), Some(twin.grid)),
+                ("any block", None, None),
+            ] {
+                let bounded = |gen: &Generated| -> Vec<bool> {
+                    let kernel = generated_kernel(gen);
+                    let p = prepare(
+                        &kernel,
+                        Config {
+                            block,
+                            grid,
+                            ..Config::default()
+                        },
+                    );
+                    BUILTIN_METRICS
+                        .iter()
+                        .filter_map(|m| Metric::builtin(m))
+                        .map(|m| matches!(p.bound(&m).work, Outcome::Bound(_)))
+                        .collect()
+                };
+                for (m, (direct, through)) in BUILTIN_METRICS
+                    .iter()
+                    .zip(bounded(twin).into_iter().zip(bounded(&local.gen)))
+                {
+                    if direct && !through {
+                        lost.push(format!("case {i} ({config}) {m}:\n{}", local.gen.src));
+                    }
+                }
+            }
+        }
+        if local.reassigned {
+            again.check(i, &local.gen, 64, false);
+            again_kernels += 1;
+        } else {
+            once.check(i, &local.gen, 64, false);
+            once_kernels += 1;
+        }
+    }
+    once.finish(
+        "generated loops bounded through locals assigned once",
+        once_kernels,
+        once_kernels,
+    );
+    again.finish(
+        "generated loops bounded through locals assigned again",
+        again_kernels,
+        again_kernels,
+    );
+    // Precision floor: a loop up to a local assigned once is bounded
+    // wherever the same loop up to the input is, however many copies lie
+    // between; and no kernel here has loops bounded on their own but not
+    // together.
+    let infeasible = |t: &Tally| -> u64 {
+        t.unbounded
+            .iter()
+            .filter(|(why, _)| why.starts_with("no potential satisfies"))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    println!(
+        "locals assigned once: {} metrics bounded over the input directly but not through the local",
+        lost.len()
+    );
+    assert!(
+        lost.is_empty(),
+        "{} metrics lost their bound through a local:\n{}",
+        lost.len(),
+        lost.join("\n")
+    );
+    assert_eq!(infeasible(&once), 0, "{:?}", once.unbounded);
+    assert_eq!(infeasible(&again), 0, "{:?}", again.unbounded);
 }
