@@ -122,7 +122,7 @@ pub(crate) fn declares_shared(stmts: &[Stmt], is_extern: bool) -> bool {
 
 /// Bytes of the static `__shared__` arrays the kernel declares; `None`
 /// when one has a size that is not a constant.
-pub(crate) fn static_shared_bytes(f: &Function) -> Option<u64> {
+pub fn static_shared_bytes(f: &Function) -> Option<u64> {
     let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
