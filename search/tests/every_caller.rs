@@ -18,8 +18,8 @@
 //! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 28 by default). The
 //! checker also runs each rewrite with the halves of every warp one after
 //! the other, on the launch with the largest blocks. Template kernels are
-//! checked by instantiation, on the blocks their launches give them (see
-//! `every_caller/templates.rs`).
+//! checked by instantiation, on the blocks their launches give them and
+//! others (see `every_caller/templates.rs`).
 
 use std::path::{Path, PathBuf};
 

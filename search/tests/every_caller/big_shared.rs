@@ -112,7 +112,7 @@ fn static_bytes(text: &str) -> Option<u64> {
 
 /// Compiles each printed file of `found` with nvcc; `None` (with why
 /// printed) when there is no nvcc.
-fn compile(found: &[&Found]) -> Option<usize> {
+pub(super) fn compile(found: &[&Found]) -> Option<usize> {
     let nvcc = std::env::var_os("COPPER_NVCC").unwrap_or_else(|| "nvcc".into());
     if !Command::new(&nvcc)
         .arg("--version")
