@@ -509,7 +509,7 @@ pub fn optimize_target(
         steps.extend(round);
     }
     let (incumbent, preconditions) =
-        match preconditions(&original, incumbent, &mut applied, &others_best, &env) {
+        match preconditions(&original, incumbent, &mut applied, &mut others_best, &env) {
             Ok(x) => x,
             Err(why) => {
                 applied.clear();

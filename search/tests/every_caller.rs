@@ -18,8 +18,8 @@
 //! match (`COPPER_EVERY_CALLER_GENERATED=N` of them, 28 by default). The
 //! checker also runs each rewrite with the halves of every warp one after
 //! the other, on the launch with the largest blocks. Template kernels are
-//! checked by instantiation, on the blocks their launches give them (see
-//! `every_caller/templates.rs`).
+//! checked by instantiation, on the blocks their launches give them and
+//! others (see `every_caller/templates.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,9 @@ use copper_search::pipeline::{optimize_target, Cache, Settings, Target};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
+
+#[path = "every_caller/big_shared.rs"]
+mod big_shared;
 
 #[path = "every_caller/global_tree.rs"]
 mod global_tree;
@@ -714,6 +717,8 @@ struct Found {
     /// Whether it sums floating-point values in another order (compared
     /// within a tolerance; otherwise bit for bit).
     reassociated: bool,
+    /// The rewritten file, as copper prints it.
+    text: String,
 }
 
 /// Every rewrite copper offers for the non-template kernels of `path`,
@@ -829,6 +834,7 @@ fn check_named(
             wrong: Vec::new(),
             applied: applied.clone(),
             reassociated: result.best.lineage.reassociated,
+            text: result.best.file.source.text.clone(),
         };
         let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
         for &block in shapes {

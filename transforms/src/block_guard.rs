@@ -19,8 +19,35 @@ use copper::source::Span;
 use crate::ast_util::{self, bin, expr, ident, if_else, int, FileConstants};
 use crate::shared_budget::{declares_shared, static_shared_bytes};
 
+/// One size of the block the fast side of a guarded rewrite is written
+/// for, as the test reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// This many threads.
+    Size(u64),
+    /// As many threads as the value of the template's value parameter of
+    /// this name (`blockSize` in `reduce6`): each instantiation is written
+    /// for its own.
+    Parameter(String),
+}
+
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Size(n) => write!(f, "{n}"),
+            Dim::Parameter(p) => write!(f, "`{p}`"),
+        }
+    }
+}
+
+/// The block `[x, y, z]` as three sizes.
+pub fn sizes(block: [u64; 3]) -> [Dim; 3] {
+    block.map(Dim::Size)
+}
+
 /// `fast` (a function of the text `fast_text`) with its body under `if
-/// (blockDim.x == X && blockDim.y == Y && blockDim.z == Z)`, and
+/// (blockDim.x == X && blockDim.y == Y && blockDim.z == Z)` (X, Y, Z those
+/// of `block`), and
 /// `original`'s body (of `original_text`) as the other side; the result's
 /// places are in `original_text`: code of the fast body that the edit
 /// changed is marked new, so that the edit prints it. The static
@@ -32,20 +59,23 @@ pub fn guarded(
     original_text: &str,
     fast: &Function,
     fast_text: &str,
-    block: [u64; 3],
+    block: &[Dim; 3],
     constants: &FileConstants,
 ) -> Result<Function, String> {
     let fast = rebased(fast, fast_text, original_text);
     let test = ["x", "y", "z"]
         .iter()
-        .zip(block)
+        .zip(block.iter().map(|d| match d {
+            Dim::Size(n) => int(*n),
+            Dim::Parameter(p) => ident(p),
+        }))
         .map(|(d, n)| {
             let dim = expr(ExprKind::Member {
                 base: Box::new(ident("blockDim")),
                 field: d.to_string(),
                 arrow: false,
             });
-            bin(BinOp::Eq, dim, int(n))
+            bin(BinOp::Eq, dim, n)
         })
         .reduce(|a, b| bin(BinOp::And, a, b))
         .expect("three dimensions");
@@ -153,16 +183,20 @@ fn rebased(f: &Function, from: &str, to: &str) -> Function {
 }
 
 /// The sentence that says what a guarded rewrite assumes.
-pub fn describe(block: [u64; 3]) -> String {
+pub fn describe(block: &[Dim; 3]) -> String {
+    let [x, y, z] = block;
+    let whose = match block.iter().any(|d| matches!(d, Dim::Parameter(_))) {
+        true => "the block each instantiation of the template is written for",
+        false => "the block copper assumed",
+    };
     format!(
-        "the rewritten code runs only on blocks of {}×{}×{}, the block copper assumed; any other block runs the original code",
-        block[0], block[1], block[2]
+        "the rewritten code runs only on blocks of {x}×{y}×{z}, {whose}; any other block runs the original code"
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{guarded, FileConstants};
+    use super::{guarded, sizes, FileConstants};
     use copper::cuda::ast::StmtKind;
     use copper::cuda::edit::function_text;
     use copper::cuda::parse::parse_source;
@@ -184,7 +218,7 @@ mod tests {
                 ..f.clone()
             },
             src,
-            [16, 16, 1],
+            &sizes([16, 16, 1]),
             &FileConstants::default(),
         )
         .expect("no shared memory");
@@ -214,8 +248,15 @@ mod tests {
             parse_source(SourceFile::new("k.cu", fast.as_str())),
         );
         let (of, ff) = (o.function("k").unwrap(), f.function("k").unwrap());
-        let g = guarded(of, src, ff, &fast, [256, 1, 1], &FileConstants::default())
-            .expect("one array of 30 KiB");
+        let g = guarded(
+            of,
+            src,
+            ff,
+            &fast,
+            &sizes([256, 1, 1]),
+            &FileConstants::default(),
+        )
+        .expect("one array of 30 KiB");
         assert!(matches!(g.body[0].kind, StmtKind::Decl(_)), "{g:?}");
         let text = function_text(src, of, &g, &o.extracted.macros).unwrap();
         assert_eq!(text.matches("__shared__").count(), 1, "{text}");
@@ -227,7 +268,7 @@ mod tests {
             src,
             f.function("k").unwrap(),
             &other,
-            [256, 1, 1],
+            &sizes([256, 1, 1]),
             &FileConstants::default(),
         )
         .unwrap_err();
@@ -251,7 +292,7 @@ mod tests {
             &shadow,
             f.function("k").unwrap(),
             &fast,
-            [256, 1, 1],
+            &sizes([256, 1, 1]),
             &FileConstants::default(),
         );
         assert!(g.is_err(), "{g:?}");
@@ -275,7 +316,7 @@ mod tests {
             original,
             ef,
             &edited,
-            [256, 1, 1],
+            &sizes([256, 1, 1]),
             &FileConstants::default(),
         )
         .expect("no shared memory");

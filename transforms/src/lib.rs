@@ -33,6 +33,8 @@ pub mod warp_atomic;
 pub mod warp_per_row;
 pub mod warp_shuffle;
 
+pub use shared_budget::static_shared_bytes;
+
 use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
 use copper::cuda::parse::ParsedFile;

@@ -140,7 +140,7 @@ pub(crate) fn declares_shared(stmts: &[Stmt], is_extern: bool) -> bool {
 /// Bytes of the static `__shared__` arrays the kernel declares, sizes
 /// read through the file's `constants`; `None` when one has a size that
 /// is not a constant.
-pub(crate) fn static_shared_bytes(f: &Function, constants: &FileConstants) -> Option<u64> {
+pub fn static_shared_bytes(f: &Function, constants: &FileConstants) -> Option<u64> {
     let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {

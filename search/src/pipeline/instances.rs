@@ -45,6 +45,8 @@ pub(super) struct Sibling {
     config: Config,
     /// Its original, simulated on its test launches.
     checker: Checker,
+    /// Its original's analysis.
+    original: Arc<Analyzed>,
 }
 
 /// The other instantiations `others`, each analyzed as written in `file`
@@ -104,10 +106,23 @@ pub(super) fn prepare(
             name: t.name.clone(),
             config,
             checker,
+            original: Arc::clone(&original),
         });
         originals.push(original);
     }
     Ok((siblings, originals))
+}
+
+impl Sibling {
+    /// The block it is analyzed and checked with, when known.
+    pub fn block(&self) -> Option<[u64; 3]> {
+        self.config.block
+    }
+
+    /// Its original's analysis.
+    pub fn original(&self) -> &Arc<Analyzed> {
+        &self.original
+    }
 }
 
 /// A candidate checked for every other instantiation.

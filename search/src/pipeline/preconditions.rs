@@ -1,61 +1,71 @@
 //! What a winning rewrite carries in its own code: the promises its
 //! rewrites made and the block it is written for, as `// copper:` comments
-//! at the top of its body, and, for a block copper only assumed, the test
-//! of that block that keeps every other launch on the original code.
+//! at the top of its body, and, for a block copper only assumed or a
+//! template's rewrite, the test of that block that keeps every other
+//! launch on the original code.
 
 use std::sync::Arc;
 
 use copper_transforms::ast_util::FileConstants;
-use copper_transforms::block_guard;
+use copper_transforms::block_guard::{self, Dim};
 use copper_transforms::check::materialize;
 
-use super::{launched, Analyzed, Applied, Env};
+use super::{instances, launched, Analyzed, Applied, Env, Verdict};
 use crate::rank::{compare, Comparison};
 use copper::cuda::rewrite;
 
 /// The best version `best` as it is offered, and what it assumes of its
 /// callers, each also a `// copper:` comment at the top of its body: the
 /// promises its rewrites made ([`Lineage::assumes`]), and the block it is
-/// written for. A version written for a block copper only assumed runs
-/// under a test of that block, with the original's code for any other
-/// ([`block_guard`]), a step added to `applied`. `Err` says why a version
-/// written for an assumed block cannot be guarded (it is then not
-/// offered).
+/// written for. A version written for a block copper only assumed, or a
+/// template's (other code may instantiate and launch it), runs under a
+/// test of that block, with the original's code for any other
+/// ([`block_guard`]), a step added to `applied`; `others` (the other
+/// instantiations' versions) become their guarded ones. `Err` says why
+/// such a version cannot be guarded (it is then not offered).
 pub(super) fn preconditions(
     original: &Arc<Analyzed>,
     best: Arc<Analyzed>,
     applied: &mut Vec<Applied>,
-    others: &[Arc<Analyzed>],
+    others: &mut Vec<Arc<Analyzed>>,
     env: &Env,
 ) -> Result<(Arc<Analyzed>, Vec<String>), String> {
     let mut said = best.lineage.assumes.clone();
     let block = env.config.block.filter(|_| best.lineage.block_specific);
-    let version = match block {
-        Some(b) if env.shape.assumed => guarded(original, &best, b, others, env)?,
-        _ => best,
+    let template = original.function.template.is_some();
+    let written = match block {
+        Some(b) if template => Some(template_block(original, b, others, env)?),
+        Some(b) if env.shape.assumed => Some(block_guard::sizes(b)),
+        _ => None,
+    };
+    let version = match &written {
+        Some(w) => guarded(original, &best, w, others, env)?,
+        None => best,
     };
     let name = &version.function.name;
-    match block {
-        Some(b) if env.shape.assumed => {
+    match (&written, block) {
+        (Some(w), _) => {
             applied.push(Applied {
                 transform: "block guard",
-                description: block_guard::describe(b),
+                description: block_guard::describe(w),
                 why: "the test costs a constant per warp, and it keeps every launch with another block on the original code".into(),
             });
-            said.push(format!(
-                "the fast path is written for blocks of {}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code",
-                crate::launch::dims(b)
-            ));
+            let [x, y, z] = w;
+            said.push(match template {
+                true => format!(
+                    "the fast path is written for blocks of {x}×{y}×{z}, the block each instantiation of the template is launched with in the file, and checked for each; any other block runs the original code"
+                ),
+                false => format!(
+                    "the fast path is written for blocks of {x}×{y}×{z}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code"
+                ),
+            });
         }
-        Some(_) if !others.is_empty() => said.push(
-            "written for the block each instantiation of the template is launched with in the file, and checked for each; launch each with its block only".into(),
-        ),
-        Some(b) => said.push(format!(
+        (None, Some(b)) => said.push(format!(
             "written for blocks of {} ({}); launch `{name}` with that block only",
             crate::launch::dims(b),
             env.shape.source
         )),
-        None => {}
+        (None, None) => {}
     }
     if said.is_empty() {
         return Ok((version, said));
@@ -63,25 +73,77 @@ pub(super) fn preconditions(
     Ok((commented(&version, &said, env)?, said))
 }
 
-/// `best`, written for the `block` copper assumed, under a test of that
-/// block with the original's code for any other: checked, analyzed, and
-/// still better than the original; or why it cannot be offered.
-fn guarded(
-    original: &Arc<Analyzed>,
-    best: &Arc<Analyzed>,
+/// The block a template's rewrite, found through the instantiation
+/// `original` with the block `block`, is written for, size by size: the
+/// size every instantiation it was checked for (`others`) has, or a value
+/// parameter of the template whose value in each instantiation is that
+/// instantiation's size; or why a size is neither.
+fn template_block(
+    original: &Analyzed,
     block: [u64; 3],
     others: &[Arc<Analyzed>],
     env: &Env,
+) -> Result<[Dim; 3], String> {
+    let refused = |why: String| format!("the template's rewrite is not offered: {why}");
+    let args = |f: &Analyzed| {
+        f.function
+            .template
+            .as_ref()
+            .map_or_else(Vec::new, |t| t.args.clone())
+    };
+    let siblings = env.siblings.as_ref().map_err(|e| refused(e.to_string()))?;
+    let mut each = vec![(block, args(original))];
+    for (s, o) in siblings.iter().zip(others) {
+        let b = s
+            .block()
+            .ok_or_else(|| refused(format!("`{}` has no known block", s.name)))?;
+        each.push((b, args(o)));
+    }
+    let params: Vec<_> = original
+        .function
+        .template
+        .iter()
+        .flat_map(|t| &t.params)
+        .collect();
+    let dim = |d: usize| {
+        if each.iter().all(|(b, _)| b[d] == block[d]) {
+            return Ok(Dim::Size(block[d]));
+        }
+        let is_size = |i: usize| {
+            each.iter().all(|(b, args)| {
+                args.get(i).and_then(|a| a.trim().parse::<u64>().ok()) == Some(b[d])
+            })
+        };
+        params
+            .iter()
+            .enumerate()
+            .find(|(i, p)| p.value_type.is_some() && is_size(*i))
+            .map(|(_, p)| Dim::Parameter(p.name.clone()))
+            .ok_or_else(|| refused(format!("its instantiations are launched with blocks of different sizes in {}, and no value parameter of the template is each one's size, for a test of the block that keeps other blocks on the original code", ["x", "y", "z"][d])))
+    };
+    Ok([dim(0)?, dim(1)?, dim(2)?])
+}
+
+/// `best`, written for the blocks `written`, under a test of those
+/// blocks with the original's code for any other: checked (for every
+/// other instantiation of a template too, `others` then replaced by their
+/// guarded versions), analyzed, and still better than the original; or
+/// why it cannot be offered.
+fn guarded(
+    original: &Arc<Analyzed>,
+    best: &Arc<Analyzed>,
+    written: &[Dim; 3],
+    others: &mut Vec<Arc<Analyzed>>,
+    env: &Env,
 ) -> Result<Arc<Analyzed>, String> {
     let refused = |why: String| {
-        format!(
-            "the rewrite written for the assumed block {} is not offered: {why}",
-            crate::launch::dims(block)
-        )
+        let [x, y, z] = written;
+        format!("the rewrite written for blocks of {x}×{y}×{z} is not offered: {why}")
     };
-    if !others.is_empty() || best.lineage.relaunch.is_some() {
+    if best.lineage.relaunch.is_some() {
         return Err(refused(
-            "copper guards a rewrite for other blocks only in a kernel that is no template and keeps its launch".into(),
+            "copper guards a rewrite for other blocks only in a kernel that keeps its launch"
+                .into(),
         ));
     }
     let function = block_guard::guarded(
@@ -89,7 +151,7 @@ fn guarded(
         &original.file.source.text,
         &best.function,
         &best.file.source.text,
-        block,
+        written,
         &FileConstants::of(&original.file),
     )
     .map_err(refused)?;
@@ -100,6 +162,22 @@ fn guarded(
         .check_kernel(&kernel, best.lineage.terms())
         .map_err(|e| refused(format!("its guarded form fails its check: {e}")))?;
     let name = &best.function.name;
+    if !others.is_empty() {
+        let siblings = env.siblings.as_ref().map_err(|e| refused(e.to_string()))?;
+        let this = (name.as_str(), checker.launches());
+        // Like the searched instantiation's, each one's guarded version
+        // must beat its original.
+        let originals: Vec<Arc<Analyzed>> = siblings.iter().map(|s| s.original().clone()).collect();
+        let checked = instances::check(&file, this, siblings, &originals, &best.lineage, env)
+            .map_err(|v| match v {
+                Verdict::Chosen(why)
+                | Verdict::Outranked(why)
+                | Verdict::NotBetter(why)
+                | Verdict::Failed(why)
+                | Verdict::Unchecked(why) => refused(format!("its guarded form: {why}")),
+            })?;
+        *others = checked.analyses;
+    }
     let version = env
         .cache
         .analyze(

@@ -3,7 +3,10 @@
 //! the launch) is searched as the file launches it, and its rewrite is
 //! simulated against the original on the blocks of those launches (the
 //! shapes the instantiation is written for: `blockDim.x == blockSize` for
-//! `reduce6`), each on grids smaller and larger than its data and on
+//! `reduce6`) and on [`OTHER_BLOCKS`] (other code may launch an
+//! instantiation with another block: a template's rewrite runs under a
+//! test of its block, the original code on any other), each on grids
+//! smaller and larger than its data and on
 //! sizes from one element to many grid-stride rounds, a partial last
 //! block among them. Wherever the original runs cleanly the arrays must
 //! be the same bit for bit: the rewrites these kernels get keep the order
@@ -23,10 +26,26 @@ use copper::source::SourceFile;
 use copper_search::pipeline::{Cache, Settings};
 use rayon::prelude::*;
 
+use super::big_shared::compile;
 use super::{check_named, count, cu_files, report, settings, Found, Rng};
 
+/// Blocks every rewritten instantiation is checked on besides its
+/// launches' (where the original runs cleanly on them).
+const OTHER_BLOCKS: [[u64; 3]; 10] = [
+    [32, 1, 1],
+    [33, 1, 1],
+    [64, 1, 1],
+    [128, 1, 1],
+    [256, 1, 1],
+    [1024, 1, 1],
+    [8, 8, 1],
+    [32, 2, 1],
+    [16, 16, 1],
+    [64, 2, 2],
+];
+
 /// The instantiations of template kernels that `file` launches, each
-/// with the distinct blocks of its launches.
+/// with the distinct blocks of its launches, then [`OTHER_BLOCKS`].
 fn instantiations(file: &ParsedFile) -> Vec<(String, Vec<[u64; 3]>)> {
     file.kernels()
         .filter(|f| f.template.is_some())
@@ -42,6 +61,11 @@ fn instantiations(file: &ParsedFile) -> Vec<(String, Vec<[u64; 3]>)> {
             (f.name.clone(), blocks)
         })
         .filter(|(_, blocks)| !blocks.is_empty())
+        .map(|(name, mut blocks)| {
+            let others = OTHER_BLOCKS.iter().filter(|b| !blocks.contains(b));
+            blocks.extend(others.collect::<Vec<_>>());
+            (name, blocks)
+        })
         .collect()
 }
 
@@ -130,7 +154,28 @@ fn rewrites_of_the_files_templates_are_right_for_every_launch() {
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
     assert!(shuffles >= 3, "only {shuffles} warp-shuffle rewrites");
+    assert_guarded(&found);
+    // The guards read template parameters (`blockDim.x == blockSize`).
+    let guarded: Vec<&Found> = found
+        .iter()
+        .filter(|f| f.applied.contains(&"block guard"))
+        .collect();
+    if let Some(compiled) = compile(&guarded) {
+        println!("{compiled} guarded template rewrites compiled with nvcc");
+    }
     assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
+}
+
+/// Every shuffle rewrite of a template runs under a test of its block
+/// (other code may launch the template with another).
+fn assert_guarded(found: &[Found]) {
+    for f in found {
+        assert!(
+            !f.applied.contains(&"warp-shuffle reduction") || f.applied.contains(&"block guard"),
+            "a template's shuffles without a block guard:\n{}",
+            f.text
+        );
+    }
 }
 
 /// Generated `reduce5`/`reduce6` variants: at least one in two of their
@@ -161,6 +206,7 @@ fn rewrites_of_generated_reduce6_variants_are_right_for_every_launch() {
         .iter()
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
+    assert_guarded(&found);
     // The tails keep their additions' order: floats compared bit for bit.
     assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
     println!(
