@@ -19,7 +19,7 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     if !include::in_user_file(f.item.span) {
         let (path, line, _) = file.source.locate(f.item.span.start);
         return Some(format!(
-            "`{name}` is defined in {}:{line}, a header: copper rewrites only the file it is given, so no rewrite is proposed",
+            "`{name}` is defined in {}:{line}, a header: copper rewrites a header's kernel in the header only when it reads there on its own and is no template its includer instantiates, so no rewrite is proposed",
             path.display()
         ));
     }

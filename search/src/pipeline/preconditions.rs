@@ -42,8 +42,9 @@ pub(super) fn preconditions(
                 why: "the test costs a constant per warp, and it keeps every launch with another block on the original code".into(),
             });
             said.push(format!(
-                "the fast path is written for blocks of {}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code",
-                crate::launch::dims(b)
+                "the fast path is written for blocks of {}, the block copper assumed ({}); any other block runs the original code",
+                crate::launch::dims(b),
+                why_assumed(env, name)
             ));
         }
         Some(_) if !others.is_empty() => said.push(
@@ -60,6 +61,22 @@ pub(super) fn preconditions(
         return Ok((version, said));
     }
     Ok((commented(&version, &said, env)?, said))
+}
+
+/// Why the block of kernel `name` is only assumed: nothing in its file
+/// launches it, or its file is a header, which every file including it
+/// may launch it from, with any block.
+fn why_assumed(env: &Env, name: &str) -> String {
+    let path = &env.host.source.path;
+    let header = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["h", "hh", "hpp", "hxx", "cuh", "inl"].contains(&e));
+    if header {
+        format!("`{name}` is defined in a header, which every file that includes it may launch it from, with any block")
+    } else {
+        format!("nothing in the file launches `{name}`")
+    }
 }
 
 /// `best`, written for the `block` copper assumed, under a test of that
