@@ -179,6 +179,11 @@ fn a_header_kernel_is_rewritten_in_the_header_under_a_block_guard() {
         "{diff}"
     );
     git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+    // The header given too (a directory walked): searched once, one diff.
+    let o = copper_in(dir, &["optimize", "--diff", "."]);
+    let both = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(both.matches("--- a/").count(), 1, "{both}");
+    git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{both}"));
     // A block the user names licenses the rewrite for it, and says so.
     let o = copper_in(dir, &["optimize", "main.cu", "--block", "256"]);
     let t = text(&o);

@@ -101,7 +101,12 @@ pub fn optimize_files<'a, C: Caller>(
     // Each file given, then the headers whose kernels are searched in them.
     let mut runs = Vec::new();
     let mut scopes = Vec::new();
-    let mut seen = BTreeMap::new();
+    // A header given as a file is searched as one: not again as a header.
+    let mut seen: BTreeMap<PathBuf, PathBuf> = r
+        .files
+        .iter()
+        .map(|p| (p.canonicalize().unwrap_or(p.clone()), p.clone()))
+        .collect();
     for (run, params) in given {
         let headers = match &run.parsed {
             Ok(parsed) => {

@@ -53,9 +53,9 @@ impl Headers {
 }
 
 /// The headers of `parsed` (the file at `path`) that define the kernels
-/// `selected` picks, each read as a file; headers in `seen` (searched for
-/// an earlier file, the value) keep their kernels in this file, unrewritten,
-/// and those searched here are added.
+/// `selected` picks, each read as a file; headers in `seen` (given as
+/// files, or searched with an earlier one: the value) keep their kernels
+/// in this file, unrewritten, and those searched here are added.
 pub(super) fn header_runs(
     parsed: &ParsedFile,
     path: &Path,
@@ -96,11 +96,14 @@ pub(super) fn header_runs(
         let key = header.path.canonicalize().unwrap_or(header.path.clone());
         if let Some(first) = seen.get(&key) {
             for k in &kernels {
-                out.refused.push((k.name.clone(), format!(
-                    "`{}` is defined in the header {shown}, searched once, with {}, the first file given that includes it",
-                    k.name,
-                    first.as_path().shown()
-                )));
+                out.refused.push((
+                    k.name.clone(),
+                    format!(
+                        "`{}` is defined in the header {shown}, which is searched once, with {}",
+                        k.name,
+                        first.as_path().shown()
+                    ),
+                ));
             }
             continue;
         }
