@@ -49,6 +49,9 @@ mod windows;
 #[path = "every_caller/templates.rs"]
 mod templates;
 
+#[path = "every_caller/headers.rs"]
+mod headers;
+
 #[path = "every_caller/written.rs"]
 mod written;
 

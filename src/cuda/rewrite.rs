@@ -11,7 +11,10 @@ use super::print;
 use crate::source::Span;
 
 /// Why the function `name` of `file` cannot be rewritten, if it cannot: its
-/// text is in a header (the edit would land in another file), it uses
+/// text is in a header (the edit would land in another file; `optimize`
+/// searches a project header's kernels in the header, read as a file, and
+/// those left to the includer are templates and kernels that do not read
+/// there alone), it uses
 /// cooperative groups (read as what they stand for), or it has `#if`
 /// branches inside (a reprint would keep only the branch compiled).
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
@@ -19,7 +22,7 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     if !include::in_user_file(f.item.span) {
         let (path, line, _) = file.source.locate(f.item.span.start);
         return Some(format!(
-            "`{name}` is defined in {}:{line}, a header: copper rewrites only the file it is given, so no rewrite is proposed",
+            "`{name}` is defined in {}:{line}, a header: copper rewrites a header's kernel in the header only when it reads there on its own and is no template its includer instantiates, so no rewrite is proposed",
             path.display()
         ));
     }

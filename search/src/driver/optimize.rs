@@ -6,6 +6,7 @@
 //! ([`Caller`]).
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,11 +26,13 @@ use crate::pipeline::{optimize_target, Cache, Settings, Target};
 use crate::rank::Ranking;
 use at_names::check_at_names;
 use finish::{finish_file, Finished};
+use headers::{header_runs, header_shape};
 use simulated::at_test_launch;
 use templates::instances;
 
 mod at_names;
 mod finish;
+mod headers;
 mod outcome;
 mod simulated;
 mod templates;
@@ -80,7 +83,7 @@ pub fn optimize_files<'a, C: Caller>(
     r: &Request<'a>,
     caller: &C,
 ) -> Result<Vec<FileRun>, UnknownAt> {
-    let mut runs: Vec<(FileRun, Option<Cow<'a, ParamFile>>)> = r
+    let given: Vec<(FileRun, Option<Cow<'a, ParamFile>>)> = r
         .files
         .par_iter()
         .map(|path| {
@@ -92,23 +95,58 @@ pub fn optimize_files<'a, C: Caller>(
                 Err(e) => (Err(e), None),
             };
             let diagnostics = parsed.as_ref().map(notes).unwrap_or_default();
-            let run = FileRun {
-                path: path.clone(),
-                parsed,
-                kernels: Vec::new(),
-                diagnostics,
-                rewritten: None,
-                write_failed: false,
-            };
-            (run, params)
+            (FileRun::new(path.clone(), parsed, diagnostics), params)
         })
         .collect();
+    // Each file given, then the headers whose kernels are searched in them.
+    let mut runs = Vec::new();
+    let mut scopes = Vec::new();
+    // A header given as a file is searched as one: not again as a header.
+    let mut seen: BTreeMap<PathBuf, PathBuf> = r
+        .files
+        .iter()
+        .map(|p| (p.canonicalize().unwrap_or(p.clone()), p.clone()))
+        .collect();
+    for (run, params) in given {
+        let headers = match &run.parsed {
+            Ok(parsed) => {
+                let selected =
+                    |f: &Function| r.kernel.is_none_or(|k| parsed.kernel_name(k) == f.name);
+                header_runs(parsed, &run.path, r.preprocess, &selected, &mut seen)
+            }
+            Err(_) => Default::default(),
+        };
+        let headers_moved = headers.moved();
+        let found: Vec<_> = headers
+            .runs
+            .into_iter()
+            .map(|h| {
+                let header = FileRun::new(h.path, Ok(h.parsed), Vec::new());
+                let scope = Scope::Header {
+                    kernels: h.kernels,
+                    includer: runs.len(),
+                };
+                ((header, params.clone()), scope)
+            })
+            .collect();
+        runs.push((run, params));
+        scopes.push(Scope::Given {
+            moved: headers_moved,
+            refused: headers.refused,
+        });
+        for (run, scope) in found {
+            runs.push(run);
+            scopes.push(scope);
+        }
+    }
     let mut jobs = Vec::new();
     for (i, (run, _)) in runs.iter().enumerate() {
         let Ok(parsed) = &run.parsed else {
             continue;
         };
-        let selected = |f: &Function| r.kernel.is_none_or(|k| parsed.kernel_name(k) == f.name);
+        let selected = |f: &Function| {
+            r.kernel.is_none_or(|k| parsed.kernel_name(k) == f.name) && scopes[i].searches(&f.name)
+        };
         for f in parsed.kernels().filter(|f| selected(f)) {
             jobs.push((i, f.name.clone(), instances(parsed, f, selected)));
         }
@@ -133,7 +171,7 @@ pub fn optimize_files<'a, C: Caller>(
     let cache = Cache::default();
     let done = AtomicUsize::new(0);
     let total = jobs.len();
-    let finish = |run: &FileRun, kernels: Vec<KernelRun>| -> (Finished, bool) {
+    let finish = |run: &FileRun, scope: &Scope, kernels: Vec<KernelRun>| -> (Finished, bool) {
         let Ok(parsed) = &run.parsed else {
             let f = Finished {
                 kernels,
@@ -141,7 +179,8 @@ pub fn optimize_files<'a, C: Caller>(
             };
             return (f, false);
         };
-        let f = finish_file(parsed, kernels, r.kernel, r.pipeline);
+        let mut f = finish_file(parsed, kernels, r.kernel, r.pipeline);
+        f.kernels.retain(|k| scope.searches(&k.name));
         let failed = f
             .rewritten
             .as_ref()
@@ -163,15 +202,29 @@ pub fn optimize_files<'a, C: Caller>(
         let file = excerpt.as_ref().unwrap_or(parsed);
         let target = |name: &str| {
             let spec = params.as_ref().and_then(|p| p.kernel.get(name)).cloned();
+            // A header's kernel: its includer's launches steer the block.
+            let (launched, header) = match &scopes[i] {
+                Scope::Header { includer, .. } => match &runs[*includer].0.parsed {
+                    Ok(p) => (p, Some(&runs[*includer].0.path)),
+                    Err(_) => (parsed, None),
+                },
+                Scope::Given { .. } => (parsed, None),
+            };
             // Without a launch shape, the block inferred from the kernel,
             // as if given with --block (a kernel that does not lower fails
             // in the search with its diagnostic).
             let shape = match lower_kernel(file, name) {
                 Ok(k) => {
                     let work = Arc::new(Work::new(FIT_STEPS));
-                    kernel_shape(r.block, r.grid, parsed, file, &k, spec.as_ref(), &work)
+                    kernel_shape(r.block, r.grid, launched, file, &k, spec.as_ref(), &work)
                 }
-                Err(_) => launch_shape(r.block, r.grid, parsed, spec.as_ref(), name),
+                Err(_) => launch_shape(r.block, r.grid, launched, spec.as_ref(), name),
+            };
+            let shape = match header {
+                Some(includer) => {
+                    header_shape(shape, name, includer, r.block.is_some() || spec.is_some())
+                }
+                None => shape,
             };
             Target {
                 name: name.to_string(),
@@ -181,7 +234,7 @@ pub fn optimize_files<'a, C: Caller>(
         };
         let kernel = target(&name);
         let others = others.map(|o| o.iter().map(|n| target(n)).collect::<Vec<_>>());
-        let result = optimize_target(
+        let mut result = optimize_target(
             file,
             parsed,
             &kernel,
@@ -189,6 +242,13 @@ pub fn optimize_files<'a, C: Caller>(
             r.pipeline,
             &cache,
         );
+        if let (Scope::Given { refused, .. }, Ok(x)) = (&scopes[i], &mut result) {
+            // A header copper may not write: the reason, in place of the
+            // search's own (that the kernel is in a header).
+            if let Some((_, why)) = refused.iter().find(|(k, _)| *k == name) {
+                x.not_rewritten = Some(why.clone());
+            }
+        }
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         caller.searched(n, total, &run.path, &name);
         let start = parsed.function(&name).map(|f| f.meta.span.start);
@@ -217,18 +277,44 @@ pub fn optimize_files<'a, C: Caller>(
         lock(&pending[i]).push(kernel);
         if remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
             let kernels = std::mem::take(&mut *lock(&pending[i]));
-            *lock(&finished[i]) = Some(finish(run, kernels));
+            *lock(&finished[i]) = Some(finish(run, &scopes[i], kernels));
         }
     });
     for (i, (run, _)) in runs.iter_mut().enumerate() {
         let (f, write_failed) = lock(&finished[i])
             .take()
-            .unwrap_or_else(|| finish(run, Vec::new()));
+            .unwrap_or_else(|| finish(run, &scopes[i], Vec::new()));
         run.kernels = f.kernels;
         run.rewritten = f.rewritten;
         run.write_failed = write_failed;
     }
     Ok(runs.into_iter().map(|(run, _)| run).collect())
+}
+
+/// Which kernels of a file are searched in it.
+enum Scope {
+    /// A file given: every kernel but those `moved` to their header's
+    /// run; those of a header not rewritten say why (`refused`).
+    Given {
+        moved: BTreeSet<String>,
+        refused: Vec<(String, String)>,
+    },
+    /// A header: only these `kernels` (the rest are its `includer`'s, an
+    /// index in the runs).
+    Header {
+        kernels: BTreeSet<String>,
+        includer: usize,
+    },
+}
+
+impl Scope {
+    /// Whether the kernel (or template) `name` is searched in this file.
+    fn searches(&self, name: &str) -> bool {
+        match self {
+            Scope::Given { moved, .. } => !moved.contains(name),
+            Scope::Header { kernels, .. } => kernels.contains(name),
+        }
+    }
 }
 
 /// The diagnostics of a parsed file, then the notes on its kernels'

@@ -56,7 +56,8 @@ pub(super) fn preconditions(
                     "the fast path is written for blocks of {x}×{y}×{z}, the block each instantiation of the template is launched with in the file, and checked for each; any other block runs the original code"
                 ),
                 false => format!(
-                    "the fast path is written for blocks of {x}×{y}×{z}, the block copper assumed (nothing in the file launches `{name}`); any other block runs the original code"
+                    "the fast path is written for blocks of {x}×{y}×{z}, the block copper assumed ({}); any other block runs the original code",
+                    why_assumed(env, name)
                 ),
             });
         }
@@ -71,6 +72,22 @@ pub(super) fn preconditions(
         return Ok((version, said));
     }
     Ok((commented(&version, &said, env)?, said))
+}
+
+/// Why the block of kernel `name` is only assumed: nothing in its file
+/// launches it, or its file is a header, which every file including it
+/// may launch it from, with any block.
+fn why_assumed(env: &Env, name: &str) -> String {
+    let path = &env.host.source.path;
+    let header = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["h", "hh", "hpp", "hxx", "cuh", "inl"].contains(&e));
+    if header {
+        format!("`{name}` is defined in a header, which every file that includes it may launch it from, with any block")
+    } else {
+        format!("nothing in the file launches `{name}`")
+    }
 }
 
 /// The block a template's rewrite, found through the instantiation

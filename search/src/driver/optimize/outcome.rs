@@ -59,6 +59,24 @@ pub struct FileRun {
     pub write_failed: bool,
 }
 
+impl FileRun {
+    /// A file read (or not), its kernels not searched yet.
+    pub(super) fn new(
+        path: PathBuf,
+        parsed: Result<ParsedFile, FileError>,
+        diagnostics: Vec<Diagnostic>,
+    ) -> FileRun {
+        FileRun {
+            path,
+            parsed,
+            kernels: Vec::new(),
+            diagnostics,
+            rewritten: None,
+            write_failed: false,
+        }
+    }
+}
+
 /// Where a kernel is defined, as messages about it point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Defined {
