@@ -29,7 +29,7 @@ impl Transform for PadShared {
         let mut out = Proposals::default();
         let f = cx.function;
         let used = shared_budget::in_use(cx, "its padding");
-        let constants = FileConstants::of(cx.file);
+        let constants = FileConstants::of(cx.file).with_locals(f);
         let mut arrays = Vec::new();
         for s in &f.body {
             ast_util::visit_stmts(s, &mut |x| {

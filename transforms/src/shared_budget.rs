@@ -141,6 +141,7 @@ pub(crate) fn declares_shared(stmts: &[Stmt], is_extern: bool) -> bool {
 /// read through the file's `constants`; `None` when one has a size that
 /// is not a constant.
 pub fn static_shared_bytes(f: &Function, constants: &FileConstants) -> Option<u64> {
+    let constants = constants.with_locals(f);
     let mut total = Some(0u64);
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {

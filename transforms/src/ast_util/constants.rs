@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use copper::cuda::ast::{BaseType, Expr, ExprKind, Init, Space};
+use copper::cuda::ast::{BaseType, Expr, ExprKind, Function, Init, Space, StmtKind, VarDecl};
 use copper::cuda::parse::ParsedFile;
 
 use super::shape::value_with;
+use copper::cuda::visit::visit_stmts;
 
 /// The values of a file's `const`/`constexpr` integer scalars at file
 /// scope whose initializers are constant and not negative.
@@ -26,31 +27,41 @@ impl FileConstants {
             if !seen.insert(g.name.as_str()) {
                 continue;
             }
-            let integer = matches!(
-                g.ty.base,
-                BaseType::Char
-                    | BaseType::SChar
-                    | BaseType::UChar
-                    | BaseType::Short
-                    | BaseType::UShort
-                    | BaseType::Int
-                    | BaseType::UInt
-                    | BaseType::Long
-                    | BaseType::ULong
-                    | BaseType::LongLong
-                    | BaseType::ULongLong
-            );
-            let constant = (g.ty.is_const || g.is_constexpr)
-                && g.space == Space::Local
-                && g.dims.is_empty()
-                && !g.ty.is_pointer()
-                && integer;
-            let Some(Init::Expr(e)) = g.init.as_ref().filter(|_| constant) else {
+            if let Some(v) = constant_value(g, &values) {
+                values.insert(g.name.clone(), v);
+            }
+        }
+        FileConstants(values)
+    }
+
+    /// These constants and the kernel `f`'s own: the `const`/`constexpr`
+    /// integer scalars its body declares at the top level (`const int
+    /// x_len = 262;`, as copper's own rewrites write them), each the only
+    /// declaration of its name in `f`, so no inner one shadows it.
+    pub fn with_locals(&self, f: &Function) -> FileConstants {
+        let mut declared: HashMap<&str, usize> = HashMap::new();
+        for s in &f.body {
+            visit_stmts(s, &mut |x| {
+                if let StmtKind::Decl(ds) = &x.kind {
+                    for d in ds {
+                        *declared.entry(d.name.as_str()).or_default() += 1;
+                    }
+                }
+            });
+        }
+        let mut values = self.0.clone();
+        for s in &f.body {
+            let StmtKind::Decl(ds) = &s.kind else {
                 continue;
             };
-            let v = value_with(e, &|x| lookup(&values, x));
-            if let Some(v) = v.filter(|&v| fits(v, &g.ty.base)) {
-                values.insert(g.name.clone(), v);
+            for d in ds {
+                if declared.get(d.name.as_str()) != Some(&1) {
+                    continue;
+                }
+                match constant_value(d, &values) {
+                    Some(v) => values.insert(d.name.clone(), v),
+                    None => values.remove(&d.name),
+                };
             }
         }
         FileConstants(values)
@@ -61,6 +72,35 @@ impl FileConstants {
     pub fn value(&self, e: &Expr) -> Option<u64> {
         value_with(e, &|x| lookup(&self.0, x))
     }
+}
+
+/// The value of `d` when it declares a `const`/`constexpr` integer
+/// scalar whose initializer is constant (reading `values`), not negative
+/// and of its type.
+fn constant_value(d: &VarDecl, values: &HashMap<String, u64>) -> Option<u64> {
+    let integer = matches!(
+        d.ty.base,
+        BaseType::Char
+            | BaseType::SChar
+            | BaseType::UChar
+            | BaseType::Short
+            | BaseType::UShort
+            | BaseType::Int
+            | BaseType::UInt
+            | BaseType::Long
+            | BaseType::ULong
+            | BaseType::LongLong
+            | BaseType::ULongLong
+    );
+    let constant = (d.ty.is_const || d.is_constexpr)
+        && d.space == Space::Local
+        && d.dims.is_empty()
+        && !d.ty.is_pointer()
+        && integer;
+    let Some(Init::Expr(e)) = d.init.as_ref().filter(|_| constant) else {
+        return None;
+    };
+    value_with(e, &|x| lookup(values, x)).filter(|&v| fits(v, &d.ty.base))
 }
 
 /// The value of the constant `x` names, when it names one.
@@ -114,5 +154,20 @@ mod tests {
         assert_eq!(c.0.get("LATER"), None, "EARLY is declared after it");
         assert_eq!(c.0.get("EARLY"), Some(&2));
         assert_eq!(c.0.get("BIG"), None, "70000 is no `short`");
+    }
+
+    #[test]
+    fn a_kernel_s_own_constants_are_read_unless_shadowed() {
+        let f = parse_source(SourceFile::new(
+            "t.cu",
+            "const int W = 4;\n\
+             __global__ void k(float *x) { const int len = W * 64; int W2 = 3; const int twice = 7; \
+             __shared__ float s[len]; if (x[0] > 0) { const int twice = 9; x[1] = twice; } s[0] = 1; x[0] = s[0] + W2 + twice; }\n",
+        ));
+        let k = f.function("k").expect("parsed");
+        let c = FileConstants::of(&f).with_locals(k);
+        assert_eq!(c.0.get("len"), Some(&256));
+        assert_eq!(c.0.get("W2"), None, "not `const`");
+        assert_eq!(c.0.get("twice"), None, "declared twice in the kernel");
     }
 }
