@@ -118,17 +118,19 @@ fn a_rewrite_for_an_assumed_block_is_right_for_every_block() {
         .ok()
         .and_then(|n| n.parse().ok());
     files.truncate(limit.unwrap_or(usize::MAX));
-    let settings = settings();
-    let cache = Cache::default();
-    let found: Vec<Found> = files
-        .par_iter()
-        .flat_map_iter(|path| check_file(path, &settings, &cache))
-        .collect();
-    let rewrites = report(&found, &format!("{} files", files.len()));
+    let rewrites = check_files(&files, "files");
     assert!(
         rewrites >= 10 || limit.is_some(),
         "only {rewrites} rewrites offered"
     );
+}
+
+/// Checks every kernel's rewrites in `files` (`what` they are) on every block; the rewrites.
+fn check_files(files: &[PathBuf], what: &str) -> usize {
+    let (settings, cache) = (settings(), Cache::default());
+    let check = |path: &PathBuf| check_file(path, &settings, &cache);
+    let found: Vec<Found> = files.par_iter().flat_map_iter(check).collect();
+    report(&found, &format!("{} {what}", files.len()))
 }
 
 /// The number the environment variable `var` sets (how many generated

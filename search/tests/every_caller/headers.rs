@@ -6,10 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use copper_search::pipeline::Cache;
-use rayon::prelude::*;
-
-use super::{check_file, report, settings, Found};
+use super::check_files;
 
 /// The headers (`.h`, `.cuh`) below `dir`, sorted.
 fn headers(dir: &Path) -> Vec<PathBuf> {
@@ -35,12 +32,6 @@ fn rewrites_of_header_kernels_are_right_for_every_block() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/projects");
     let files = headers(&root);
     assert!(files.iter().any(|f| f.ends_with("reduction/kernels.cuh")));
-    let settings = settings();
-    let cache = Cache::default();
-    let found: Vec<Found> = files
-        .par_iter()
-        .flat_map_iter(|path| check_file(path, &settings, &cache))
-        .collect();
-    let rewrites = report(&found, &format!("{} headers", files.len()));
+    let rewrites = check_files(&files, "headers");
     assert!(rewrites >= 1, "no header kernel was rewritten");
 }
