@@ -156,9 +156,12 @@ fn tokenize_with(src: &str, directives: bool) -> Vec<Token> {
             kind = TokKind::Number;
         } else {
             let rest = &src[i..];
+            // The first byte first: most punctuators are ruled out without
+            // a comparison of strings (the lexer runs over a whole file in
+            // several passes).
             let len = PUNCTS
                 .iter()
-                .find(|p| rest.starts_with(*p))
+                .find(|p| p.as_bytes()[0] == c && rest.starts_with(*p))
                 .map(|p| p.len())
                 .unwrap_or_else(|| rest.chars().next().map(char::len_utf8).unwrap_or(1));
             i += len;
@@ -307,6 +310,16 @@ mod tests {
         assert_eq!(toks[0].kind, TokKind::Directive);
         assert_eq!(toks[0].text(src), "#define A(x) \\\r\n  (x + 1)\r");
         assert_eq!(texts(src)[1..], ["int", "y", ";", "z", "w"]);
+    }
+
+    #[test]
+    fn every_punctuator_is_one_token_and_the_longest_wins() {
+        for p in PUNCTS {
+            // (After a token: `#` first on a line starts a directive.)
+            assert_eq!(texts(&format!("a {p}")), ["a", p]);
+            assert_eq!(texts(&format!("a {p} x")), ["a", p, "x"]);
+        }
+        assert_eq!(texts("a<<=b->*c"), ["a", "<<=", "b", "->*", "c"]);
     }
 
     #[test]
