@@ -21,6 +21,7 @@ pub mod kernel_scan;
 pub mod launch;
 pub mod lex;
 pub mod limits;
+mod macro_kernels;
 pub mod macros;
 pub mod parse;
 pub mod parsed_function;

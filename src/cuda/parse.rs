@@ -29,6 +29,7 @@ use super::kernel_scan::kernel_definitions;
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
+use super::macro_kernels::macro_kernels;
 use super::macros::MacroTable;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
@@ -223,6 +224,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     }
     diagnostics.extend(invalid_bytes_in_code(&original));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
+    diagnostics.extend(macro_kernels(&source, &ctx.macros, &functions));
     diagnostics.extend(undefined_kernels(&source, &functions, &launches));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
