@@ -555,3 +555,6 @@ fn copies_values(e: &Expr) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests;
