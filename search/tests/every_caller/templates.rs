@@ -216,6 +216,14 @@ fn rewrites_of_generated_reduce6_variants_are_right_for_every_launch() {
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
     assert_guarded(&found);
+    // Variants launched for a block of 32 too: their shuffles' first step
+    // keeps its guard, and the rewrite holds for that block.
+    assert!(
+        found
+            .iter()
+            .any(|f| f.text.contains("if (blockSize >= 64) {")),
+        "no variant launched for a block of 32 was rewritten"
+    );
     // The tails keep their additions' order: floats compared bit for bit.
     assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
     println!(
