@@ -176,6 +176,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "the launch at line 42 could not be evaluated from the host code before it",
     ),
     (
+        "reduce6_switch.cu",
+        "the launch at line 44 could not be evaluated from the host code before it",
+    ),
+    (
         "reduce_global.cu",
         "the launch at line 36 could not be evaluated from the host code before it",
     ),
@@ -340,8 +344,12 @@ fn params_output_reads_back_and_runs() {
         assert!(out.status.success(), "{file}: {}", text(&out));
         let toml = String::from_utf8(out.stdout).unwrap();
         let params = ParamFile::from_toml(&toml).unwrap_or_else(|e| panic!("{file}: {e}\n{toml}"));
-        // One entry per kernel: the template's three instantiations.
-        let kernels = if *file == "reduce6_template.cu" { 3 } else { 1 };
+        // One entry per kernel: the templates' instantiations.
+        let kernels = match *file {
+            "reduce6_template.cu" => 3,
+            "reduce6_switch.cu" => 5,
+            _ => 1,
+        };
         assert_eq!(params.kernel.len(), kernels, "{file}");
         assert!(toml.contains("# "), "{file}: no comments");
         if *file == RACY {

@@ -81,6 +81,78 @@ fn a_template_is_rewritten_when_the_rewrite_holds_for_each_instantiation() {
     assert!(text(&o).contains("0 unchecked, 0 errors"), "{}", text(&o));
 }
 
+#[test]
+fn reduce6_launched_for_blocks_of_32_to_512_gets_the_shuffle_tail_in_each() {
+    let scratch_dir = scratch(
+        "switch",
+        &[("r.cu", &testdata("students/reduce6_switch.cu"))],
+    );
+    let dir = scratch_dir.path();
+    let o = copper_in(dir, &["optimize", "--write", "r.cu"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("5 kernels in 1 file: 5 improved, 0 unchecked"),
+        "{t}"
+    );
+    assert!(
+        t.contains("the first step keeps its guard `blockSize >= 64`")
+            && t.contains("`reduce6<32>` (7 launches)"),
+        "{t}"
+    );
+    // Before and after for the smallest and a large block.
+    for (kernel, before, after) in [
+        (
+            "reduce6<32>",
+            "125 + 0.9219·(n + 63)",
+            "121 + 0.9219·(n + 63)",
+        ),
+        (
+            "reduce6<256>",
+            "165 + 0.1153·(n + 511)",
+            "159 + 0.1153·(n + 511)",
+        ),
+    ] {
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("r.cu ") && l.contains(&format!(" {kernel} ")))
+            .unwrap_or_default();
+        assert!(
+            row.contains(before) && row.contains(after) && row.ends_with("improved"),
+            "{row}"
+        );
+    }
+    // A block of 32 has no elements from 32 on: the shuffles' first step
+    // is taken only where the original's is.
+    let written = read(dir, "r.cu");
+    assert!(
+        written.contains(
+            "\t\t\tfloat warp_sum = sdata[tid];\n\t\t\tif (blockSize >= 64) {\n\t\t\t\twarp_sum += sdata[tid + 32];\n\t\t\t}\n"
+        ),
+        "{written}"
+    );
+    let o = copper_in(dir, &["optimize", "r.cu"]);
+    assert!(text(&o).contains("0 unchecked, 0 errors"), "{}", text(&o));
+}
+
+#[test]
+fn an_instantiation_out_of_bounds_on_its_own_is_reported() {
+    // A static array of `blockSize` elements: `reduce6<32>`'s last warp
+    // reads `sdata[32]` and beyond, whatever the rewrite does.
+    let src = testdata("students/reduce6_switch.cu").replace(
+        "extern __shared__ float sdata[];",
+        "__shared__ float sdata[blockSize];",
+    );
+    let scratch_dir = scratch("oob", &[("r.cu", &src)]);
+    let o = copper_in(scratch_dir.path(), &["optimize", "r.cu"]);
+    let t = text(&o);
+    assert!(
+        t.contains("out-of-bounds access `sdata[32]` (the array has 32 elements)"),
+        "{t}"
+    );
+    assert_eq!(read(scratch_dir.path(), "r.cu"), src);
+}
+
 /// A transpose whose tile can only be sized by the searched
 /// instantiation's block (the kernel uses `blockDim`), launched with two
 /// block sides.

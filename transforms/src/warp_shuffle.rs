@@ -200,13 +200,18 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
     let a = &tree.array;
     let head = format!("the tree reduction of `{a}` at line {line}");
     if let Some(written) = &tree.unrolled {
-        let how = match written {
+        let how = match &written.function {
             Some(name) => format!("`{name}`'s"),
             None => "the".to_string(),
         };
-        let above = match tree.looped {
-            Some(_) => "",
-            None => "; the steps above the first warp, unrolled by hand, stay as written (with what they assume of the block), and any guard of the six steps holds in every instantiation of the file, so the shuffles take all six",
+        let guards = match &written.first_guard {
+            Some(g) => format!("the first step keeps its guard `{}` (it holds in some instantiations of the template and not in others), and the guards of the other five hold in every instantiation of the file", copper::cuda::print::expression(g)),
+            None => "any guard of the six steps holds in every instantiation of the file, so the shuffles take all six".to_string(),
+        };
+        let above = match (&tree.looped, &written.first_guard) {
+            (Some(_), None) => String::new(),
+            (Some(_), Some(_)) => format!("; {guards}"),
+            (None, _) => format!("; the steps above the first warp, unrolled by hand, stay as written (with what they assume of the block), and {guards}"),
         };
         return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order{above}");
     }
@@ -548,14 +553,25 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
     let v = ast_util::fresh(tree.combine.variable(), &mut ast_util::names_in(f));
     let tid = &tree.tid;
     let elem = |i: Expr| index(&tree.array, i);
-    let mut warp = vec![decl(
-        plan.ty.clone(),
-        &v,
-        Some(tree.combine.apply(
-            elem(tid.clone()),
-            elem(bin(BinOp::Add, tid.clone(), int(32))),
-        )),
-    )];
+    let partner = elem(bin(BinOp::Add, tid.clone(), int(32)));
+    let first_guard = tree.unrolled.as_ref().and_then(|w| w.first_guard.as_ref());
+    let mut warp = match first_guard {
+        // The first step only where the original takes it
+        // (`if (blockSize >= 64)`): a block of 32 has no partner there.
+        Some(guard) => vec![
+            decl(plan.ty.clone(), &v, Some(elem(tid.clone()))),
+            if_else(
+                guard.clone(),
+                vec![stmt(StmtKind::Expr(tree.combine.accumulate(&v, partner)))],
+                Vec::new(),
+            ),
+        ],
+        None => vec![decl(
+            plan.ty.clone(),
+            &v,
+            Some(tree.combine.apply(elem(tid.clone()), partner)),
+        )],
+    };
     warp.extend(shuffles(&tree.combine, &v));
     warp.push(store_first(tree, &v));
     let first_warp = if_else(bin(BinOp::Lt, tid.clone(), int(32)), warp, Vec::new());

@@ -147,13 +147,22 @@ fn rewrites_of_the_files_templates_are_right_for_every_launch() {
         &found,
         &format!("{searched} launched template instantiations"),
     );
-    // reduce6_template.cu launches three instantiations, each rewritten.
-    assert!(rewrites >= 3, "only {rewrites} rewrites of {searched}");
+    // reduce6_template.cu launches three instantiations, each rewritten,
+    // students/reduce6_switch.cu five (32 to 512).
+    assert!(rewrites >= 8, "only {rewrites} rewrites of {searched}");
     let shuffles = found
         .iter()
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
-    assert!(shuffles >= 3, "only {shuffles} warp-shuffle rewrites");
+    assert!(shuffles >= 8, "only {shuffles} warp-shuffle rewrites");
+    // `reduce6<32>`'s tail skips the `+ 32` step, and so do its shuffles.
+    assert!(
+        found
+            .iter()
+            .any(|f| f.text.contains("float warp_sum = sdata[tid];")
+                && f.text.contains("if (blockSize >= 64) {")),
+        "no guarded first step"
+    );
     assert_guarded(&found);
     // The guards read template parameters (`blockDim.x == blockSize`).
     let guarded: Vec<&Found> = found
@@ -207,6 +216,14 @@ fn rewrites_of_generated_reduce6_variants_are_right_for_every_launch() {
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
     assert_guarded(&found);
+    // Variants launched for a block of 32 too: their shuffles' first step
+    // keeps its guard, and the rewrite holds for that block.
+    assert!(
+        found
+            .iter()
+            .any(|f| f.text.contains("if (blockSize >= 64) {")),
+        "no variant launched for a block of 32 was rewritten"
+    );
     // The tails keep their additions' order: floats compared bit for bit.
     assert!(found.iter().all(|f| !f.reassociated), "compared inexactly");
     println!(
@@ -226,8 +243,10 @@ fn rewrites_of_generated_reduce6_variants_are_right_for_every_launch() {
 /// 512, 256 and 128 threads, each present or not; the last warp inline on
 /// a `volatile` pointer or in a `warpReduce<blockSize>` device template,
 /// its guard `tid < 32` or a `#define`d `WARP`; launched by host code
-/// with one to three block sizes among the powers of two from 32 to
-/// 1024, one of them perhaps `#define`d.
+/// (a switch, as the samples write it) with one to three block sizes
+/// among the powers of two from 32 to 1024 (32 in about one draw in
+/// four: the first step of its tail, `blockSize >= 64`, does not run),
+/// one of them perhaps `#define`d.
 pub(super) fn generated_reduce6(seed: u64) -> String {
     let mut r = Rng(seed.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 0x6ed6);
     let ty = r.pick(&["int", "float", "unsigned"]);
@@ -238,10 +257,22 @@ pub(super) fn generated_reduce6(seed: u64) -> String {
     } else {
         ("unsigned int blockSize", "")
     };
-    let shared = if r.below(2) == 0 {
-        format!("extern __shared__ {ty} sdata[];")
-    } else {
-        format!("__shared__ {ty} sdata[blockSize];")
+    // A block of 32 reads past its 32 elements in the last warp (lanes
+    // whose sums nothing uses): the samples give it twice the shared
+    // memory, and a static array is then twice the block.
+    let mut sizes: Vec<u64> = (0..1 + r.below(3))
+        .map(|_| match r.below(4) {
+            0 => 32,
+            _ => 64 << r.below(5),
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let extern_shared = r.below(2) == 0;
+    let shared = match (extern_shared, sizes.contains(&32)) {
+        (true, _) => format!("extern __shared__ {ty} sdata[];"),
+        (false, false) => format!("__shared__ {ty} sdata[blockSize];"),
+        (false, true) => format!("__shared__ {ty} sdata[2 * blockSize];"),
     };
     let second = if pow2 {
         "nIsPow2 || i + blockSize < n"
@@ -305,16 +336,6 @@ pub(super) fn generated_reduce6(seed: u64) -> String {
             ),
         )
     };
-    // A block of 32 is rare: its tail reads past the block's 32 elements
-    // (the samples give it twice the shared memory), so it is refused.
-    let mut sizes: Vec<u64> = (0..1 + r.below(3))
-        .map(|_| match r.below(16) {
-            0 => 32,
-            _ => 64 << r.below(5),
-        })
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
     let defined = sizes[sizes.len() - 1];
     let by_macro = r.below(2) == 0;
     let launches: String = sizes
@@ -325,7 +346,7 @@ pub(super) fn generated_reduce6(seed: u64) -> String {
             } else {
                 b.to_string()
             };
-            format!("\tcase {b}:\n\t\treduce<{b}{targs}><<<blocks, {b}, {b} * sizeof({ty})>>>(d_in, d_out, n);\n\t\tbreak;\n")
+            format!("\tcase {b}:\n\t\treduce<{b}{targs}><<<blocks, {b}, smem>>>(d_in, d_out, n);\n\t\tbreak;\n")
         })
         .collect();
     format!(
@@ -345,6 +366,7 @@ __global__ void reduce({ty} *g_idata, {ty} *g_odata, unsigned int n) {{
 }}
 
 void run(int threads, int blocks, {ty} *d_in, {ty} *d_out, unsigned int n) {{
+	int smem = (threads <= 32) ? 2 * threads * sizeof({ty}) : threads * sizeof({ty});
 	switch (threads) {{
 {launches}	}}
 }}

@@ -337,13 +337,22 @@ fn halo_tiles_through_locals_compile() {
     compile_rewritten(&nvcc, files);
 }
 
-/// The classic `reduce6` template (`testdata/students/reduce6_template.cu`)
-/// and `reduce5` (`reduce5_inline.cu`, no launch): their warp tails become
-/// shuffles under `optimize --write`, and what it writes compiles.
+/// The classic `reduce6` template (`testdata/students/reduce6_template.cu`,
+/// and `reduce6_switch.cu`, launched for blocks of 32 to 512, whose
+/// shuffles' first step keeps its guard) and `reduce5`
+/// (`reduce5_inline.cu`, no launch): their warp tails become shuffles
+/// under `optimize --write`, and what it writes compiles.
 #[test]
 fn classic_reduction_tail_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let (_scratch, files) = students_rewritten(&["reduce6_template.cu", "reduce5_inline.cu"], &[]);
+    let (_scratch, files) = students_rewritten(
+        &[
+            "reduce6_template.cu",
+            "reduce6_switch.cu",
+            "reduce5_inline.cu",
+        ],
+        &[],
+    );
     for (copy, written) in &files {
         assert!(
             written.contains("+= __shfl_down_sync(0xffffffff, warp_sum, 16);"),

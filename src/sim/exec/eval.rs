@@ -181,12 +181,22 @@ impl Block<'_> {
                 }
             }
             ExprKind::Load(a) => {
-                let idx = self.indices(w, a, mask)?;
+                // An index is an address: an undefined value in it is an
+                // error even where the loaded value may be undefined.
+                let copying = self.undefined_lanes.take();
+                let idx = self.indices(w, a, mask);
+                self.undefined_lanes = copying;
+                let idx = idx?;
                 self.charge_access(w, a, &idx, mask, false);
                 for l in lanes_of(mask) {
                     self.track(w, a, idx[l], l, None)?;
                     let at = self.flat(w, a, idx[l], l);
-                    self.check_initialized(w, a, idx[l], at, l)?;
+                    match self.undefined_lanes {
+                        Some(lanes) if !self.is_written(a, at) => {
+                            self.undefined_lanes = Some(lanes | 1 << l);
+                        }
+                        _ => self.check_initialized(w, a, idx[l], at, l)?,
+                    }
                     out[l] = self.read(w, a.array, at, l);
                 }
             }

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::cost::Counter;
 use crate::ir::value::wrap;
-use crate::ir::{Access, ArrayId, AtomicOp, Expr, Scalar, Value};
+use crate::ir::{Access, ArrayId, AtomicOp, Expr, ExprKind, Scalar, Value};
 
 /// What blocks did to one global element so far, packed in a `u64`: a
 /// race between blocks is one block writing an element another block
@@ -282,6 +282,15 @@ impl Block<'_> {
     /// An error when lane `lane` reads (through `a`, at element index
     /// `i`, stored at `at`) a shared value no thread of the block wrote,
     /// when such reads are detected.
+    /// Whether the shared element stored at `at` of `a`'s array was
+    /// written in this block (any other element counts as written).
+    pub(super) fn is_written(&self, a: &Access, at: i64) -> bool {
+        match self.ctx.storage[a.array] {
+            Storage::Shared(s) => self.shared_written[s].get(at as usize) != Some(&false),
+            _ => true,
+        }
+    }
+
     pub(super) fn check_initialized(
         &self,
         w: &Warp,
@@ -329,14 +338,29 @@ impl Block<'_> {
     pub(super) fn store(&mut self, w: &mut Warp, a: &Access, value: &Expr) -> Result<(), SimError> {
         let mask = w.mask;
         let idx = self.indices(w, a, mask)?;
-        let v = self.eval(w, value, mask)?;
+        // A value combined by arithmetic from shared elements may read
+        // undefined ones when it is stored to shared memory: its element
+        // is undefined in turn (the warp-synchronous tail of a block of 32
+        // reads past the block's elements in lanes whose sums nothing
+        // uses). Any other use of an undefined element is an error.
+        let copies = matches!(self.ctx.storage[a.array], Storage::Shared(_))
+            && self.ctx.detect_uninitialized
+            && copies_values(value);
+        self.undefined_lanes = copies.then_some(0);
+        let v = self.eval(w, value, mask);
+        let undefined = self.undefined_lanes.take().unwrap_or(0);
+        let v = v?;
         self.charge_access(w, a, &idx, mask, true);
         if !matches!(self.ctx.storage[a.array], Storage::Local(_)) {
             self.check_same_step_writes(w, a, &idx, &v, mask)?;
         }
         for l in lanes_of(mask) {
             self.track(w, a, idx[l], l, Some(v[l]))?;
-            self.write(w, a.array, self.flat(w, a, idx[l], l), l, v[l]);
+            let at = self.flat(w, a, idx[l], l);
+            self.write(w, a.array, at, l, v[l]);
+            if undefined & 1 << l != 0 {
+                self.forget(a, at);
+            }
         }
         Ok(())
     }
@@ -384,6 +408,16 @@ impl Block<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Marks the shared element stored at `at` of `a`'s array as holding
+    /// no value any thread wrote.
+    fn forget(&mut self, a: &Access, at: i64) {
+        if let Storage::Shared(s) = self.ctx.storage[a.array] {
+            if let Some(done) = self.shared_written[s].get_mut(at as usize) {
+                *done = false;
+            }
+        }
     }
 
     pub(super) fn atomic(
@@ -505,3 +539,22 @@ fn atomic_result(
         }
     }
 }
+
+/// Whether `e` combines its operands by arithmetic only (no branch, no
+/// division or shift that an undefined operand could make fail, no value
+/// of another lane), so an undefined operand makes only its own lane's
+/// result undefined.
+fn copies_values(e: &Expr) -> bool {
+    use crate::cuda::ast::BinOp as B;
+    match &e.kind {
+        ExprKind::Const(_) | ExprKind::Var(_) | ExprKind::Builtin(_) | ExprKind::Load(_) => true,
+        ExprKind::Unary(_, x) => copies_values(x),
+        ExprKind::Convert { value, .. } => copies_values(value),
+        ExprKind::Binary(B::Add | B::Sub | B::Mul, l, r) => copies_values(l) && copies_values(r),
+        ExprKind::Call(f, args) => !f.is_warp() && args.iter().all(copies_values),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -205,6 +205,10 @@ pub struct Block<'a> {
     /// Per shared array, which elements' values were written in this
     /// block (only with [`LaunchCtx::detect_uninitialized`]).
     shared_written: Vec<Vec<bool>>,
+    /// While a value stored to shared memory is computed
+    /// ([`Block::store`]): the lanes whose value read an element no thread
+    /// wrote (the store leaves their elements undefined in turn).
+    undefined_lanes: Option<u32>,
     /// Per-site statistics.
     pub sites: Vec<SiteStats>,
     /// Per array (by [`ArrayId`]): one past the largest element index
@@ -280,6 +284,7 @@ impl<'a> Block<'a> {
                     ]
                 })
                 .collect(),
+            undefined_lanes: None,
             sites: vec![SiteStats::default(); ctx.kernel.sites.len()],
             extents: vec![0; ctx.kernel.arrays.len()],
             warps,

@@ -65,17 +65,29 @@ pub(super) fn step_to_warp(f: &Function, s: &Stmt) -> Option<Tree> {
     })
 }
 
-/// Whether the comparison `cond` of constants (`blockSize >= 64`, `256 >=
-/// 64`) holds in each of `instances`: a name `n` stands for the text
-/// `bound(n)` (a template argument as a call writes it), which is an
-/// integer or a template value parameter of the instance.
-pub(super) fn holds_in_all(
+/// What a step's guard is in the instantiations of a template.
+pub(super) enum Guard {
+    /// It holds in each.
+    Holds,
+    /// Its value is known in each, not always true: the condition in
+    /// the kernel's terms (a device function's template parameters
+    /// replaced by what the call writes).
+    Varies(Expr),
+    /// Its value is not known in some.
+    Unknown,
+}
+
+/// What the comparison `cond` of constants (`blockSize >= 64`, `256 >=
+/// 64`) is in `instances`: a name `n` stands for the text `bound(n)` (a
+/// template argument as a call writes it), which is an integer or a
+/// template value parameter of the instance.
+pub(super) fn guard_in_all(
     cond: &Expr,
     instances: &[&Function],
     bound: &dyn Fn(&str) -> Option<String>,
-) -> bool {
+) -> Guard {
     let ExprKind::Binary(op, l, r) = &cond.kind else {
-        return false;
+        return Guard::Unknown;
     };
     let compare: fn(&u64, &u64) -> bool = match op {
         BinOp::Ge => u64::ge,
@@ -84,29 +96,57 @@ pub(super) fn holds_in_all(
         BinOp::Lt => u64::lt,
         BinOp::Eq => u64::eq,
         BinOp::Ne => u64::ne,
-        _ => return false,
+        _ => return Guard::Unknown,
     };
-    !instances.is_empty()
-        && instances.iter().all(|f| {
+    let values: Option<Vec<bool>> = instances
+        .iter()
+        .map(|f| {
             let leaf = |e: &Expr| match &e.kind {
                 ExprKind::Ident(n) => {
                     let text = bound(n)?;
-                    let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-                    digits
-                        .parse()
-                        .ok()
-                        .or_else(|| ast_util::template_value(f, &text))
+                    integer(&text).or_else(|| ast_util::template_value(f, &text))
                 }
                 _ => None,
             };
-            match (
-                ast_util::value_with(l, &leaf),
-                ast_util::value_with(r, &leaf),
-            ) {
-                (Some(x), Some(y)) => compare(&x, &y),
-                _ => false,
-            }
+            let x = ast_util::value_with(l, &leaf)?;
+            let y = ast_util::value_with(r, &leaf)?;
+            Some(compare(&x, &y))
         })
+        .collect();
+    match values {
+        Some(v) if !v.is_empty() && v.iter().all(|&b| b) => Guard::Holds,
+        Some(v) if !v.is_empty() => {
+            in_kernel_terms(cond, bound).map_or(Guard::Unknown, Guard::Varies)
+        }
+        _ => Guard::Unknown,
+    }
+}
+
+/// The integer `text` spells (`64`, `64u`).
+fn integer(text: &str) -> Option<u64> {
+    text.trim_end_matches(['u', 'U', 'l', 'L']).parse().ok()
+}
+
+/// `cond` with each name `n` replaced by what `bound(n)` spells: an
+/// integer or a name.
+fn in_kernel_terms(cond: &Expr, bound: &dyn Fn(&str) -> Option<String>) -> Option<Expr> {
+    let mut names = Vec::new();
+    copper::cuda::visit::visit_expr(cond, &mut |e| {
+        if let ExprKind::Ident(n) = &e.kind {
+            names.push(n.clone());
+        }
+    });
+    names.dedup();
+    let mut out = cond.clone();
+    for n in names {
+        let t = bound(&n)?;
+        let to = match integer(&t) {
+            Some(value) => ast_util::expr(ExprKind::Int { value, text: t }),
+            None => ast_util::ident(&t),
+        };
+        ast_util::replace_expr(&mut out, &ast_util::ident(&n), &to);
+    }
+    Some(out)
 }
 
 #[cfg(test)]

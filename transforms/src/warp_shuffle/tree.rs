@@ -62,9 +62,16 @@ pub(super) struct Interleaved {
     pub strided_index: bool,
 }
 
-/// How a hand-unrolled warp-synchronous tail is written, for the report:
-/// the device function's name, or `None` inline.
-pub(super) type Written = Option<String>;
+/// How a hand-unrolled warp-synchronous tail is written.
+pub(super) struct Written {
+    /// The device function's name, or `None` inline (for the report).
+    pub function: Option<String>,
+    /// The guard of its first step (`a[tid] += a[tid + 32]`) in the
+    /// kernel's terms, when it holds in some instantiations of the
+    /// template and not in others (`blockSize >= 64` in `reduce6<32>`):
+    /// the shuffles' first step keeps it.
+    pub first_guard: Option<Expr>,
+}
 
 /// How a tree reduction combines a partial result with its partner's.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,9 +9,12 @@
 //!
 //! or the same six steps written inline (on the array, or on a `volatile`
 //! pointer to it declared first). Each step may be guarded by a condition
-//! that holds in every instantiation of the file (`if (blockSize >= 64)`
+//! that holds in every instantiation of the file (`if (blockSize >= 32)`
 //! in the template `warpReduce<blockSize>` of `reduce5`/`reduce6`, or
-//! `if (BLOCK_SIZE >= 64)` once the macro is expanded). The steps rely on the lanes of a warp
+//! `if (BLOCK_SIZE >= 32)` once the macro is expanded); the first step's
+//! guard (`blockSize >= 64`) may fail in some (`reduce6<32>`, whose
+//! block has no elements from 32 on), and the shuffles' first step keeps
+//! it, in the kernel's terms. The steps rely on the lanes of a warp
 //! running in lockstep, which CUDA no longer promises (since Volta,
 //! without `__syncwarp` between them, a lane may read its partner's
 //! element before the partner wrote it). Shuffles compute the same
@@ -23,7 +26,7 @@ use copper::cuda::template;
 
 use crate::ast_util::{self, ident, int};
 
-use super::stepped::holds_in_all;
+use super::stepped::{guard_in_all, Guard};
 
 use super::tree::{accumulation, is_thread_x, literal, name_of, Tree, Written};
 
@@ -62,41 +65,46 @@ pub(super) fn tail_of(
     if let [call] = stmts.as_slice() {
         if let StmtKind::Expr(e) = &call.kind {
             if let ExprKind::Call(name, args) = &e.kind {
-                return device_steps(file, instances, name, args, tree).then(|| Some(name.clone()));
+                let first_guard = device_steps(file, instances, name, args, tree)?;
+                return Some(Written {
+                    function: Some(name.clone()),
+                    first_guard,
+                });
             }
         }
     }
-    let holds = |c: &Expr| holds_in_all(c, instances, &|n| Some(n.to_string()));
-    steps(&stmts, &tree.array, &tree.tid, tree, &holds).then_some(None)
+    let guard = |c: &Expr| guard_in_all(c, instances, &|n| Some(n.to_string()));
+    let first_guard = steps(&stmts, &tree.array, &tree.tid, tree, &guard)?;
+    Some(Written {
+        function: None,
+        first_guard,
+    })
 }
 
-/// Whether `name(args)` calls a `__device__` function of `file` whose
+/// When `name(args)` calls a `__device__` function of `file` whose
 /// body is the six steps over the parameters the array and the thread
 /// index are passed as (for a template, `warpReduce<blockSize>(…)`, its
-/// guards read with the arguments written at the call).
+/// guards read with the arguments written at the call); the first step's
+/// guard as [`steps`] gives it.
 fn device_steps(
     file: &ParsedFile,
     instances: &[&Function],
     name: &str,
     args: &[Expr],
     tree: &Tree,
-) -> bool {
-    let Some(&f) = instances.first() else {
-        return false;
-    };
+) -> Option<Option<Expr>> {
+    let &f = instances.first()?;
     let (base, written) = match template::split_name(name) {
         Some((base, targs)) => (base, targs.split(',').map(str::trim).collect()),
         None => (name, Vec::new()),
     };
-    let Some(g) = file.functions.iter().find_map(|p| match &p.result {
+    let g = file.functions.iter().find_map(|p| match &p.result {
         Ok(g) if p.item.name == base && g.kind == FnKind::Device => Some(g),
         _ => None,
-    }) else {
-        return false;
-    };
+    })?;
     let tparams = g.template.as_ref().map_or(&[][..], |t| t.params.as_slice());
     if g.params.len() != args.len() || tparams.len() != written.len() {
-        return false;
+        return None;
     }
     // A template parameter of `g` stands for what the call writes.
     let bound = |n: &str| {
@@ -110,55 +118,65 @@ fn device_steps(
         .iter()
         .position(|a| ast_util::equiv_expr(a, &tree.tid) || is_thread_x(f, a));
     let (Some(array), Some(tid)) = (array, tid) else {
-        return false;
+        return None;
     };
-    let holds = |c: &Expr| holds_in_all(c, instances, &bound);
+    let guard = |c: &Expr| guard_in_all(c, instances, &bound);
     steps(
         &g.body,
         &g.params[array].name,
         &ident(&g.params[tid].name),
         tree,
-        &holds,
+        &guard,
     )
 }
 
-/// Whether `stmts` are the six steps `a[tid] ⊕= a[tid + k]` (k = 32 … 1,
+/// When `stmts` are the six steps `a[tid] ⊕= a[tid + k]` (k = 32 … 1,
 /// combining as `tree` does) on `array`, or on a pointer to it declared
 /// first (`volatile int *v = array;`), each alone or under an `if` whose
-/// condition `holds`.
+/// condition holds in every instantiation (`guard`); the first step's
+/// condition may also be known in each and fail in some: then it is
+/// given, in the kernel's terms.
 fn steps(
     stmts: &[Stmt],
     array: &str,
     tid: &Expr,
     tree: &Tree,
-    holds: &dyn Fn(&Expr) -> bool,
-) -> bool {
-    let (target, rest) = match stmts.split_first() {
-        Some((first, rest)) => match alias_of(first, array) {
-            Some(alias) => (alias, rest),
-            None => (array.to_string(), stmts),
-        },
-        None => return false,
+    guard: &dyn Fn(&Expr) -> Guard,
+) -> Option<Option<Expr>> {
+    let (first, rest) = stmts.split_first()?;
+    let (target, rest) = match alias_of(first, array) {
+        Some(alias) => (alias, rest),
+        None => (array.to_string(), stmts),
     };
-    rest.len() == OFFSETS.len()
-        && rest.iter().zip(OFFSETS).all(|(s, k)| {
-            let step = match &s.kind {
-                StmtKind::If {
-                    cond,
-                    then,
-                    els: None,
-                } if holds(cond) => match ast_util::branch_stmts(then).as_slice() {
+    if rest.len() != OFFSETS.len() {
+        return None;
+    }
+    let mut first_guard = None;
+    for (s, k) in rest.iter().zip(OFFSETS) {
+        let step = match &s.kind {
+            StmtKind::If {
+                cond,
+                then,
+                els: None,
+            } => {
+                match guard(cond) {
+                    Guard::Holds => {}
+                    Guard::Varies(c) if k == OFFSETS[0] => first_guard = Some(c),
+                    _ => return None,
+                }
+                match ast_util::branch_stmts(then).as_slice() {
                     [only] => only.kind.clone(),
-                    _ => return false,
-                },
-                kind => kind.clone(),
-            };
-            match &step {
-                StmtKind::Expr(update) => accumulation(update, tid, &int(k))
-                    .is_some_and(|(a, c)| a == target && c == tree.combine),
-                _ => false,
+                    _ => return None,
+                }
             }
-        })
+            kind => kind.clone(),
+        };
+        let StmtKind::Expr(update) = &step else {
+            return None;
+        };
+        accumulation(update, tid, &int(k)).filter(|(a, c)| *a == target && *c == tree.combine)?;
+    }
+    Some(first_guard)
 }
 
 /// `v` when `s` declares the pointer `v` to `array` (`volatile T *v = array;`).

@@ -67,9 +67,29 @@ fn the_reduce6_template_tail_becomes_shuffles_and_its_guarded_steps_stay() {
 }
 
 #[test]
-fn an_instantiation_whose_guard_skips_a_warp_step_keeps_the_tail() {
-    // `reduce6<32>` skips the `+ 32` step: the shuffles would add it.
-    let src = reduce6("\n    reduce6<32><<<8, 32, 32 * sizeof(int)>>>(in, out, n);");
+fn an_instantiation_whose_guard_skips_the_first_warp_step_keeps_it_skipped() {
+    // `reduce6<32>` skips the `+ 32` step (its block has no elements from
+    // 32 on): the shuffles' first step keeps the guard.
+    let before = reduce6("\n    reduce6<32><<<8, 32, 64 * sizeof(int)>>>(in, out, n);");
+    let after = before.replace(
+        "if (tid < 32) warpReduce<blockSize>(sdata, tid);",
+        &SHUFFLED.replace(
+            "int warp_sum = sdata[tid] + sdata[tid + 32];\n",
+            "int warp_sum = sdata[tid];\n        if (blockSize >= 64) {\n            warp_sum += sdata[tid + 32];\n        }\n",
+        ),
+    );
+    let desc = check(&WarpShuffle, [256, 1, 1], &before, &after);
+    assert!(
+        desc.contains("the first step keeps its guard `blockSize >= 64`"),
+        "{desc}"
+    );
+}
+
+#[test]
+fn an_instantiation_whose_guard_skips_a_later_warp_step_keeps_the_tail() {
+    // `reduce6<16>` skips the `+ 16` step too: only the first step's guard
+    // may vary.
+    let src = reduce6("\n    reduce6<16><<<8, 16, 32 * sizeof(int)>>>(in, out, n);");
     let p = try_propose(&WarpShuffle, &src, [256, 1, 1]).expect("checkable");
     assert!(p.candidates.is_empty(), "{}", p.candidates[0].description);
 }
@@ -116,8 +136,18 @@ fn an_inline_guarded_float_tail_becomes_shuffles_in_the_same_order() {
 }
 
 #[test]
-fn a_tail_guard_that_fails_keeps_the_tail() {
+fn a_first_step_guard_that_fails_stays_and_a_later_one_keeps_the_tail() {
     let src = REDUCE5.replace("if (BLOCK_SIZE >= 64)", "if (BLOCK_SIZE >= 512)");
+    let found = rewrites(&WarpShuffle, &src, [256, 1, 1]);
+    let [(_, text)] = found.as_slice() else {
+        panic!("{found:#?}");
+    };
+    assert!(
+        text.contains("float warp_sum = sdata[tid];")
+            && text.contains("if (BLOCK_SIZE >= 512) {\n            warp_sum += sdata[tid + 32];"),
+        "{text}"
+    );
+    let src = REDUCE5.replace("if (BLOCK_SIZE >= 32)", "if (BLOCK_SIZE >= 512)");
     let p = try_propose(&WarpShuffle, &src, [256, 1, 1]).expect("checkable");
     assert!(p.candidates.is_empty(), "{}", p.candidates[0].description);
 }
