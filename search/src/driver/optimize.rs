@@ -218,8 +218,16 @@ pub fn optimize_files<'a, C: Caller>(
         let target = |name: &str| {
             let spec = params.as_ref().and_then(|p| p.kernel.get(name)).cloned();
             // A header's kernel: its includer's launches steer the block
-            // and give the test launch and sizes.
-            let launched = scopes[i].launched(&runs, parsed);
+            // and give the test launch and sizes; a block the user names
+            // (`--block`, the parameter file's) is its shape, whatever the
+            // includer launches (the header alone has no launches).
+            let header = matches!(scopes[i], Scope::Header { .. });
+            let named =
+                header && (r.block.is_some() || spec.as_ref().is_some_and(|s| s.shape().is_ok()));
+            let launched = match named {
+                true => parsed,
+                false => scopes[i].launched(&runs, parsed),
+            };
             // Without a launch shape, the block inferred from the kernel,
             // as if given with --block (a kernel that does not lower fails
             // in the search with its diagnostic).
@@ -231,17 +239,22 @@ pub fn optimize_files<'a, C: Caller>(
                 Err(_) => launch_shape(r.block, r.grid, launched, spec.as_ref(), name),
             };
             let (shape, includer) = match &scopes[i] {
-                Scope::Header { includer: at, also, .. } => {
+                Scope::Header {
+                    includer: at, also, ..
+                } => {
                     let of = |j: &usize| {
                         let (run, _) = &runs[*j];
-                        run.parsed.as_ref().ok().map(|p| includer(&run.path, p, name))
+                        run.parsed
+                            .as_ref()
+                            .ok()
+                            .map(|p| includer(&run.path, p, name))
                     };
                     let others: Vec<_> = also.iter().filter_map(of).collect();
                     match of(at) {
-                        Some(first) => {
-                            let named = r.block.is_some() || spec.is_some();
-                            (header_shape(shape, name, &first, &others, named), Some(first))
-                        }
+                        Some(first) => (
+                            header_shape(shape, name, &first, &others, named),
+                            Some(first),
+                        ),
                         None => (shape, None),
                     }
                 }

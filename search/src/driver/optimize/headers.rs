@@ -226,7 +226,7 @@ pub(super) fn includer(path: &Path, parsed: &ParsedFile, name: &str) -> Includer
 /// one the user named (`named`: `--block`, a parameter file) stands. The
 /// `others` files given that include the header too are named, and whether
 /// they launch the kernel otherwise: the includer's launch is used, as the
-/// first file given.
+/// first of the files (in path order, as copper reads them).
 pub(super) fn header_shape(
     mut shape: KnownShape,
     name: &str,
@@ -303,7 +303,7 @@ fn launched_elsewhere(name: &str, includer: &Includer, others: &[Includer]) -> O
     let shown = includer.path.as_path().shown();
     if first.is_empty() {
         return Some(format!(
-            "{} launch `{name}`, {shown} (the first given that includes the header) does not: its test launch is not theirs",
+            "{} launch `{name}`, {shown} (the first in path order that includes the header) does not: its test launch is not theirs",
             names(&differ)
         ));
     }
@@ -313,7 +313,7 @@ fn launched_elsewhere(name: &str, includer: &Includer, others: &[Includer]) -> O
             names(&alike)
         )),
         false => Some(format!(
-            "the files given that include the header launch `{name}` differently ({} otherwise than {shown}): the launches of {shown}, the first of them given, are used for the test launch and sizes",
+            "the files given that include the header launch `{name}` differently ({} otherwise than {shown}): the launches of {shown}, the first of them in path order, are used for the test launch and sizes",
             names(&differ)
         )),
     }
