@@ -299,12 +299,7 @@ pub fn optimize_kernel(
     settings: &Settings,
     cache: &Cache,
 ) -> Result<KernelResult, SearchError> {
-    let target = Target {
-        name: name.to_string(),
-        spec: spec.cloned(),
-        shape: shape.clone(),
-        includer: None,
-    };
+    let target = Target::new(name, spec.cloned(), shape.clone());
     let others = Err(format!(
         "`{name}` is an instantiation of a template: a rewrite of it would change every instantiation, and this command checks one"
     ));

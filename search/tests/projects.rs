@@ -387,10 +387,7 @@ fn a_parameter_file_licenses_a_header_kernels_block_for_every_includer() {
     assert!(!t.contains("block guard"), "{t}");
     let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
     let diff = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        diff.contains("+\t\twarp_sum += __shfl_down_sync"),
-        "{diff}"
-    );
+    assert!(diff.contains("+\t\twarp_sum += __shfl_down_sync"), "{diff}");
     assert!(!diff.contains("blockDim.x == 256"), "{diff}");
     git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
     // The parameter file's block is the one licensed, not the one main.cu

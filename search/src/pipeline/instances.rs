@@ -43,6 +43,17 @@ pub struct Target {
 }
 
 impl Target {
+    /// The kernel `name` of a file given (not a header's), with its
+    /// parameter file's launch `spec` and its launch `shape`.
+    pub fn new(name: &str, spec: Option<LaunchSpec>, shape: KnownShape) -> Target {
+        Target {
+            name: name.to_string(),
+            spec,
+            shape,
+            includer: None,
+        }
+    }
+
     /// The grid the analysis assumes: the shape's, unless the kernel is a
     /// header's (its bounds and rewrites hold for every grid).
     pub fn analyzed_grid(&self) -> Option<[u64; 3]> {
