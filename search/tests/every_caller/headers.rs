@@ -2,11 +2,21 @@
 //! `testdata/projects/`: `copper optimize` searches such a kernel in its
 //! header, read as a file of its own, with no launch licensing a block
 //! (every file that includes the header may launch it). Each header is
-//! searched so here, and every rewrite offered is checked on every block.
+//! searched so here, and every rewrite offered is checked on every block;
+//! searched at its includer's launch (its test launch, the sizes it is
+//! ranked at), a header's kernel gets one of the rewrites checked.
 
 use std::path::{Path, PathBuf};
 
-use super::check_files;
+use copper::cuda::include::Preprocess;
+use copper::cuda::parse::{parse_source, ParsedFile};
+use copper::source::SourceFile;
+use copper_search::driver::optimize::{optimize_files, Caller, Request};
+use copper_search::launch::Params;
+use copper_search::pipeline::Cache;
+use copper_search::rank::{Ranking, DEFAULT_EPSILON};
+
+use super::{check_file, check_files, report, settings};
 
 /// The headers (`.h`, `.cuh`) below `dir`, sorted.
 fn headers(dir: &Path) -> Vec<PathBuf> {
@@ -25,13 +35,94 @@ fn headers(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+fn projects() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/projects")
+}
+
 /// Every header kernel's rewrite is right on every block; the student
 /// project's reduction (`projects/reduction/kernels.cuh`) gets one.
 #[test]
 fn rewrites_of_header_kernels_are_right_for_every_block() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/projects");
-    let files = headers(&root);
+    let files = headers(&projects());
     assert!(files.iter().any(|f| f.ends_with("reduction/kernels.cuh")));
     let rewrites = check_files(&files, "headers");
     assert!(rewrites >= 1, "no header kernel was rewritten");
+}
+
+/// A caller of the driver that writes nothing.
+struct Nothing;
+
+impl Caller for Nothing {
+    fn searched(&self, _: usize, _: usize, _: &Path, _: &str) {}
+
+    fn finished(&self, _: &Path, _: &ParsedFile, _: &str) -> bool {
+        false
+    }
+}
+
+/// `copper optimize main.cu` of the student project searches its header's
+/// kernel at main.cu's launch and ranks at its sizes: the rewrite it
+/// offers is one the every-block check proves right (the launch steers
+/// the search, it does not decide what the code assumes).
+#[test]
+fn a_header_kernel_searched_at_its_includers_launch_gets_a_checked_rewrite() {
+    let dir = projects().join("reduction");
+    let found = check_file(&dir.join("kernels.cuh"), &settings(), &Cache::default());
+    report(&found, "the reduction header");
+    let mut pipeline = settings();
+    pipeline.ranking = Ranking::InUse {
+        epsilon: DEFAULT_EPSILON,
+    };
+    let files = [dir.join("main.cu")];
+    let request = Request {
+        files: &files,
+        kernel: None,
+        preprocess: &Preprocess::default(),
+        params: &Params::new(None),
+        block: None,
+        grid: None,
+        pipeline: &pipeline,
+        simulate: false,
+    };
+    let runs = optimize_files(&request, &Nothing).expect("no --at");
+    let header = runs
+        .iter()
+        .find(|r| r.path.ends_with("kernels.cuh"))
+        .expect("the header is searched as a file");
+    let k = &header.kernels[0];
+    assert!(
+        k.shape.source.contains("from the launch at line 18 of")
+            && k.shape.grid == Some([16, 1, 1])
+            && k.shape.assumed,
+        "{:?}",
+        k.shape
+    );
+    let result = k.result.as_ref().expect("searched");
+    assert!(result.improved());
+    assert!(
+        result
+            .sizes
+            .as_ref()
+            .is_some_and(|s| s.values.get("n") == Some(&4096.0)),
+        "{:?}",
+        result.sizes
+    );
+    // The driver searches the kernel's excerpt of the header: the kernel's
+    // text is what is compared.
+    let best = kernel_text(&result.best.file.source.text, &k.name);
+    assert!(
+        found.iter().any(|f| kernel_text(&f.text, &k.name) == best),
+        "the rewrite at main.cu's launch is none of those checked:\n{best}"
+    );
+    assert!(
+        best.contains("if (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1)"),
+        "{best}"
+    );
+}
+
+/// The text of the kernel `name` in the file `text`.
+fn kernel_text(text: &str, name: &str) -> String {
+    let file = parse_source(SourceFile::new("k.cu", text.to_string()));
+    let span = file.item(name).expect("the kernel").span;
+    text[span.start..span.end].to_string()
 }
