@@ -101,10 +101,10 @@ fn optimize_places_each_header_kernel_in_its_header() {
     assert_eq!(
         places,
         [
-            // The template stays with its includer, which instantiates it;
-            // the others are searched in their header, after it.
-            ("include/ops/kernels.h".to_string(), 13),
+            // Every kernel, the template instantiated by its includer
+            // too, is searched in its header, in the header's order.
             ("include/ops/kernels.h".to_string(), 7),
+            ("include/ops/kernels.h".to_string(), 13),
             ("include/ops/kernels.h".to_string(), 20)
         ],
         "{}",
@@ -441,4 +441,43 @@ fn files_that_launch_a_shared_header_kernel_differently_are_named() {
         diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
         "{diff}"
     );
+}
+
+#[test]
+fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
+    let scratch = Scratch::new();
+    let from = root().join("testdata/projects/templated");
+    for name in ["main.cu", "reduce.cuh"] {
+        let text = std::fs::read(from.join(name)).expect("the fixture");
+        scratch.file(name, &text);
+    }
+    let dir = scratch.path();
+    let o = copper_in(dir, &["optimize", "main.cu"]);
+    let t = text(&o);
+    for said in [
+        "reduce.cuh:9:1: kernel blockSumT<int>: improved; block 256×1×1, grid 16×1×1 from the launch at line 15 of main.cu;",
+        "the template's rewrite checked for every instantiation: `blockSumT<int>` (7 launches), `blockSumT<unsigned int>` (7 launches)",
+        "reduce.cuh:9:1: kernel blockSumT<unsigned int>: improved through `blockSumT<int>`",
+        "ranked at n=4096: the launch at line 15 of main.cu",
+    ] {
+        assert!(t.contains(said), "{said}\n{t}");
+    }
+    // Every includer may launch it with any block: the rewrite runs under
+    // the block guard, in the header, and main.cu is left alone.
+    let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        diff.starts_with("--- a/reduce.cuh\n+++ b/reduce.cuh\n"),
+        "{diff}"
+    );
+    assert_eq!(diff.matches("--- a/").count(), 1, "{diff}");
+    assert!(
+        diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("the block copper assumed for each instantiation of the template (`blockSumT` is defined in a header, which every file that includes it may launch it from, with any block)"),
+        "{diff}"
+    );
+    git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
 }

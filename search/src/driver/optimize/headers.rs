@@ -107,18 +107,34 @@ pub(super) fn header_runs(
             }
             continue;
         }
-        let Ok(alone) = parse_path_with(&header.path, preprocess) else {
+        // The includer's instantiations of the header's templates are
+        // instantiated in the header read alone, as `--instantiate` would.
+        let mut instantiating = preprocess.clone();
+        instantiating.instantiate.extend(
+            kernels
+                .iter()
+                .filter(|f| f.template.is_some())
+                .map(|f| f.name.clone()),
+        );
+        let Ok(alone) = parse_path_with(&header.path, &instantiating) else {
             continue;
+        };
+        let reads = |name: &str| {
+            alone
+                .item(name)
+                .is_some_and(|i| in_user_file(i.span) && lower_kernel(&alone, name).is_ok())
+        };
+        // A template moves with all its instantiations or stays whole.
+        let template_reads = |f: &Function| {
+            kernels
+                .iter()
+                .filter(|g| g.meta.span == f.meta.span)
+                .all(|g| reads(&g.name))
         };
         let own: BTreeSet<String> = kernels
             .iter()
-            .filter(|f| f.template.is_none())
+            .filter(|f| reads(&f.name) && (f.template.is_none() || template_reads(f)))
             .map(|f| f.name.clone())
-            .filter(|name| {
-                alone
-                    .item(name)
-                    .is_some_and(|i| in_user_file(i.span) && lower_kernel(&alone, name).is_ok())
-            })
             .collect();
         if own.is_empty() {
             continue;
