@@ -3,20 +3,22 @@
 //! header, read as a file of its own, with no launch licensing a block
 //! (every file that includes the header may launch it). Each header is
 //! searched so here, and every rewrite offered is checked on every block;
-//! searched at its includer's launch (its test launch, the sizes it is
-//! ranked at), a header's kernel gets one of the rewrites checked.
+//! so is a template defined in a header, through each instantiation its
+//! includer makes. Searched at its includer's launch (its test launch, the
+//! sizes it is ranked at), a header's kernel gets one of the rewrites
+//! checked.
 
 use std::path::{Path, PathBuf};
 
 use copper::cuda::include::Preprocess;
-use copper::cuda::parse::{parse_source, ParsedFile};
+use copper::cuda::parse::{parse_path_with, parse_source, ParsedFile};
 use copper::source::SourceFile;
 use copper_search::driver::optimize::{optimize_files, Caller, Request};
 use copper_search::launch::Params;
 use copper_search::pipeline::Cache;
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 
-use super::{check_file, check_files, report, settings};
+use super::{check_file, check_files, check_named, report, settings, Found, SHAPES};
 
 /// The headers (`.h`, `.cuh`) below `dir`, sorted.
 fn headers(dir: &Path) -> Vec<PathBuf> {
@@ -69,6 +71,39 @@ fn a_header_kernel_searched_at_its_includers_launch_gets_a_checked_rewrite() {
     let dir = projects().join("reduction");
     let found = check_file(&dir.join("kernels.cuh"), &settings(), &Cache::default());
     report(&found, "the reduction header");
+    driver_rewrite_is_checked(&dir, "kernels.cuh", &found, [16, 1, 1]);
+}
+
+/// A template defined in a header (`projects/templated/reduce.cuh`),
+/// instantiated by its includer: searched in the header alone through
+/// each instantiation, every rewrite is right on every block for it; and
+/// the one `copper optimize main.cu` offers is one of them.
+#[test]
+fn rewrites_of_a_header_template_are_right_for_every_block() {
+    let dir = projects().join("templated");
+    let instances = ["blockSumT<int>", "blockSumT<unsigned int>"];
+    let preprocess = Preprocess {
+        instantiate: instances.iter().map(|n| n.to_string()).collect(),
+        ..Preprocess::default()
+    };
+    let file = parse_path_with(&dir.join("reduce.cuh"), &preprocess).expect("the header reads");
+    let names: Vec<(String, Vec<[u64; 3]>)> = instances
+        .iter()
+        .map(|n| (n.to_string(), SHAPES.to_vec()))
+        .collect();
+    let found = check_named(&file, &settings(), &Cache::default(), &names, &|_| {
+        Vec::new()
+    });
+    assert_eq!(report(&found, "the header template"), 2);
+    driver_rewrite_is_checked(&dir, "reduce.cuh", &found, [16, 1, 1]);
+}
+
+/// Searches `dir`'s main.cu as `copper optimize` does (ranked at the
+/// sizes in use) and checks that the rewrite of the first kernel of its
+/// `header` is at main.cu's launch (its `grid` reported, the block only
+/// assumed), still under the block guard, and one of those `found` right
+/// on every block.
+fn driver_rewrite_is_checked(dir: &Path, header: &str, found: &[Found], grid: [u64; 3]) {
     let mut pipeline = settings();
     pipeline.ranking = Ranking::InUse {
         epsilon: DEFAULT_EPSILON,
@@ -85,14 +120,15 @@ fn a_header_kernel_searched_at_its_includers_launch_gets_a_checked_rewrite() {
         simulate: false,
     };
     let runs = optimize_files(&request, &Nothing).expect("no --at");
-    let header = runs
+    let run = runs
         .iter()
-        .find(|r| r.path.ends_with("kernels.cuh"))
+        .find(|r| r.path.ends_with(header))
         .expect("the header is searched as a file");
-    let k = &header.kernels[0];
+    let k = &run.kernels[0];
     assert!(
-        k.shape.source.contains("from the launch at line 18 of")
-            && k.shape.grid == Some([16, 1, 1])
+        k.shape.source.contains("from the launch at line")
+            && k.shape.source.contains("main.cu")
+            && k.shape.grid == Some(grid)
             && k.shape.assumed,
         "{:?}",
         k.shape
@@ -120,9 +156,11 @@ fn a_header_kernel_searched_at_its_includers_launch_gets_a_checked_rewrite() {
     );
 }
 
-/// The text of the kernel `name` in the file `text`.
+/// The text of the kernel `name` (of its template, for an instantiation)
+/// in the file `text`.
 fn kernel_text(text: &str, name: &str) -> String {
     let file = parse_source(SourceFile::new("k.cu", text.to_string()));
-    let span = file.item(name).expect("the kernel").span;
+    let base = name.split('<').next().unwrap_or(name);
+    let span = file.item(base).expect("the kernel").span;
     text[span.start..span.end].to_string()
 }
