@@ -413,7 +413,7 @@ fn files_that_launch_a_shared_header_kernel_differently_are_named() {
     let t = text(&copper_in(dir, &["optimize", "other.cu", "main.cu"]));
     assert!(
         t.contains("from the launch at line 18 of main.cu;")
-            && t.contains("; other.cu launch `blockSum` alike"),
+            && t.contains("; other.cu launches `blockSum` alike"),
         "{t}"
     );
     let other = main.replace("dim3 block(BLOCK_SIZE);", "dim3 block(128);");
@@ -425,7 +425,7 @@ fn files_that_launch_a_shared_header_kernel_differently_are_named() {
         let o = copper_in(dir, &["optimize", files[0], files[1]]);
         let t = text(&o);
         assert!(
-            t.contains("the files given that include the header launch `blockSum` differently (other.cu otherwise than main.cu): the launches of main.cu, the first of them in path order, are used for the test launch and sizes"),
+            t.contains("the files given that include the header launch `blockSum` differently (other.cu launches it otherwise than main.cu): the launches of main.cu, the first of them in path order, are used for the test launch and sizes"),
             "{t}"
         );
         assert!(

@@ -310,26 +310,30 @@ fn launched_elsewhere(name: &str, includer: &Includer, others: &[Includer]) -> O
     }
     let (alike, differ): (Vec<&Includer>, Vec<&Includer>) =
         launching.into_iter().partition(|o| facts(o) == first);
+    // "a.cu launches", "a.cu, b.cu launch".
     let names = |v: &[&Includer]| {
-        v.iter()
+        let listed = v
+            .iter()
             .map(|o| o.path.as_path().shown().to_string())
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        let verb = if v.len() == 1 { "launches" } else { "launch" };
+        format!("{listed} {verb}")
     };
     let shown = includer.path.as_path().shown();
     if first.is_empty() {
         return Some(format!(
-            "{} launch `{name}`, {shown} (the first in path order that includes the header) does not: its test launch is not theirs",
+            "{} `{name}`, {shown} (the first in path order that includes the header) does not: its test launch is not theirs",
             names(&differ)
         ));
     }
     match differ.is_empty() {
         true => Some(format!(
-            "{} launch `{name}` alike",
+            "{} `{name}` alike",
             names(&alike)
         )),
         false => Some(format!(
-            "the files given that include the header launch `{name}` differently ({} otherwise than {shown}): the launches of {shown}, the first of them in path order, are used for the test launch and sizes",
+            "the files given that include the header launch `{name}` differently ({} it otherwise than {shown}): the launches of {shown}, the first of them in path order, are used for the test launch and sizes",
             names(&differ)
         )),
     }
