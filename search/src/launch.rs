@@ -46,6 +46,29 @@ pub struct KnownShape {
     pub assumed: bool,
 }
 
+/// The launch sites of a header's kernel in the file given that includes
+/// the header. They give the kernel its test launch and the sizes it is
+/// ranked at, as if it were defined in that file, but license no shape: a
+/// header is shared by every file that includes it, and copper does not
+/// see all their launches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Includer {
+    /// The file given that includes the header.
+    pub path: PathBuf,
+    /// Its launches of the kernel.
+    pub launches: Vec<Launch>,
+}
+
+/// The launch sites of a kernel of `parsed`: its `includer`'s for a
+/// header's kernel, else the file's own; and what follows "the launch at
+/// line N" in messages about them (" of src/main.cu" for an includer's).
+pub fn sites<'a>(parsed: &'a ParsedFile, includer: Option<&'a Includer>) -> (&'a [Launch], String) {
+    match includer {
+        Some(i) => (&i.launches, format!(" of {}", i.path.as_path().shown())),
+        None => (&parsed.launches, String::new()),
+    }
+}
+
 /// Why CUDA would refuse the launch site `l` (a block of more than 1024
 /// threads, a grid past its limits), when its block is known (a grid not
 /// known counts as one block).
@@ -361,13 +384,15 @@ pub struct TestPlan {
 
 /// Plans the test launches of `kernel` (lowered): the parameter file's
 /// launch `param`; else the launch the host code before a `<<<…>>>` site
-/// of the kernel evaluates to; else a launch inferred from the kernel
+/// of the kernel evaluates to (its `includer`'s for a header's kernel);
+/// else a launch inferred from the kernel
 /// alone, around `shape`'s block when known.
 pub fn test_plan(
     parsed: &ParsedFile,
     kernel: &Kernel,
     param: Option<&LaunchSpec>,
     shape: &KnownShape,
+    includer: Option<&Includer>,
 ) -> TestPlan {
     if let Some(p) = param {
         let scaled = copper::sim::scale::for_testing(kernel, p);
@@ -386,8 +411,9 @@ pub fn test_plan(
         };
     }
     let mut assumptions = Vec::new();
-    if let Some(l) = parsed.launches.iter().find(|l| l.kernel == kernel.name) {
-        let line = l.line;
+    let (launches, of) = sites(parsed, includer);
+    if let Some(l) = launches.iter().find(|l| l.kernel == kernel.name) {
+        let line = format!("{}{of}", l.line);
         match (refused_shape(l), &l.test) {
             (Some(why), _) => assumptions.push(format!(
                 "the launch at line {line} is not one CUDA runs ({why}); launch inferred instead"

@@ -299,11 +299,7 @@ pub fn optimize_kernel(
     settings: &Settings,
     cache: &Cache,
 ) -> Result<KernelResult, SearchError> {
-    let target = Target {
-        name: name.to_string(),
-        spec: spec.cloned(),
-        shape: shape.clone(),
-    };
+    let target = Target::new(name, spec.cloned(), shape.clone());
     let others = Err(format!(
         "`{name}` is an instantiation of a template: a rewrite of it would change every instantiation, and this command checks one"
     ));
@@ -332,7 +328,7 @@ pub fn optimize_target(
     let deadline = start + settings.config.budget;
     let config = Config {
         block: shape.block,
-        grid: shape.grid,
+        grid: target.analyzed_grid(),
         ..settings.config
     };
     let original = cache.analyze(
@@ -351,13 +347,11 @@ pub fn optimize_target(
         Err(why) if instantiation => Some(why.clone()),
         _ => None,
     });
-    let plan = crate::launch::test_plan(file, &original.kernel, spec, shape);
-    let written = match (
-        spec,
-        &plan.spec,
-        file.launches.iter().find(|l| l.kernel == name),
-    ) {
-        (None, Some(s), Some(l)) => Some(sizes::host_launch(&original.kernel, l, s)),
+    let includer = target.includer.as_ref();
+    let plan = crate::launch::test_plan(file, &original.kernel, spec, shape, includer);
+    let (launches, of) = crate::launch::sites(file, includer);
+    let written = match (spec, &plan.spec, launches.iter().find(|l| l.kernel == name)) {
+        (None, Some(s), Some(l)) => Some(sizes::host_launch(&original.kernel, l, s, &of)),
         _ => None,
     };
     let used_at = match (spec, &written) {

@@ -805,14 +805,7 @@ fn check_named(
             launch_shape(None, None, &file, None, name),
             &std::sync::Arc::new(copper::sim::work::Work::new(FIT_STEPS)),
         );
-        Some((
-            kernel,
-            Target {
-                name: name.to_string(),
-                spec: None,
-                shape,
-            },
-        ))
+        Some((kernel, Target::new(name, None, shape)))
     };
     for (name, shapes) in names {
         let name = name.clone();

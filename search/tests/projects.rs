@@ -101,10 +101,10 @@ fn optimize_places_each_header_kernel_in_its_header() {
     assert_eq!(
         places,
         [
-            // The template stays with its includer, which instantiates it;
-            // the others are searched in their header, after it.
-            ("include/ops/kernels.h".to_string(), 13),
+            // Every kernel, the template instantiated by its includer
+            // too, is searched in its header, in the header's order.
             ("include/ops/kernels.h".to_string(), 7),
+            ("include/ops/kernels.h".to_string(), 13),
             ("include/ops/kernels.h".to_string(), 20)
         ],
         "{}",
@@ -267,4 +267,217 @@ fn a_header_through_a_link_or_outside_the_tree_is_not_rewritten() {
     );
     let o = copper_in(&project, &["optimize", "--diff", "main.cu"]);
     assert!(o.stdout.is_empty(), "{}", text(&o));
+}
+
+/// The `kernels` entry of `copper`'s JSON output for `kernel`.
+fn json_kernel(o: &Output, kernel: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    doc["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .find(|k| k["kernel"] == kernel)
+        .cloned()
+        .unwrap_or_else(|| panic!("no `{kernel}` in {}", text(o)))
+}
+
+#[test]
+fn a_header_kernel_is_bounded_and_ranked_at_its_includers_launch() {
+    let o = copper(&["optimize", "-I", "include", "src/main.cu"]);
+    let t = text(&o);
+    for said in [
+        // The grid and block of main.cu's launch, the block still only
+        // assumed (the header is shared) and the grid only reported.
+        "include/ops/kernels.h:7:1: kernel scale: no improvement found; block 128×1×1, grid 8192×1×1 from the launch at line 18 of src/main.cu;",
+        "so the block is only assumed (and the grid only reported: the bounds hold for any grid)",
+        // The test launch main.cu's host code gives, and its sizes.
+        "tested on the launch at line 18 of src/main.cu (grid 3×1×1, block 128×1×1) and variants of it; `n` = 1048576 cut to 321 for testing",
+        "ranked at n=1048576: the launch at line 18 of src/main.cu",
+        "include/ops/kernels.h:20:1: kernel rowsum: no improvement found; block 128×1×1, grid 8×1×1 from the launch at line 20 of src/main.cu;",
+        "ranked at cols=512, rows=1024: the launch at line 20 of src/main.cu",
+    ] {
+        assert!(t.contains(said), "{said}\n{t}");
+    }
+    let o = copper(&[
+        "optimize",
+        "-I",
+        "include",
+        "src/main.cu",
+        "--format",
+        "json",
+    ]);
+    let rowsum = json_kernel(&o, "rowsum");
+    assert_eq!(rowsum["file"], "include/ops/kernels.h");
+    assert_eq!(rowsum["grid"], serde_json::json!([8, 1, 1]));
+    assert_eq!(rowsum["block_assumed"], true);
+    assert_eq!(rowsum["sizes"]["values"]["cols"], 512.0);
+    // 48 + 176·max(0, cols) at cols = 512.
+    assert_eq!(rowsum["bounds"][0]["before_value"], 90160.0);
+    let scale = json_kernel(&o, "scale");
+    assert_eq!(scale["grid"], serde_json::json!([8192, 1, 1]));
+    assert_eq!(scale["sizes"]["values"]["n"], 1048576.0);
+    // The report simulates the includer's test launch and says its sizes.
+    let scratch = Scratch::new();
+    let report = scratch.path().join("report.csv");
+    let report_arg = report.to_string_lossy().to_string();
+    let o = copper(&[
+        "optimize",
+        "-I",
+        "include",
+        "src/main.cu",
+        "--report",
+        &report_arg,
+    ]);
+    let csv = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert!(
+        csv.contains("include/ops/kernels.h,scale,7,unchanged,wsteps,55,55,55.0,55.0,1.0,54.0,54.0,1.0,n=1048576 (the launch at line 18 of src/main.cu)"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn the_reduction_header_kernel_is_ranked_at_main_cu_sizes_and_stays_guarded() {
+    let scratch = reduction_copy();
+    let dir = scratch.path();
+    let o = copper_in(dir, &["optimize", "main.cu"]);
+    let t = text(&o);
+    for said in [
+        "kernels.cuh:10:1: kernel blockSum: improved; block 256×1×1, grid 16×1×1 from the launch at line 18 of main.cu;",
+        "tested on the launch at line 18 of main.cu (grid 16×1×1, block 256×1×1) and variants of it",
+        "ranked at n=4096: the launch at line 18 of main.cu",
+        "block guard: the rewritten code runs only on blocks of 256×1×1, the block copper assumed",
+    ] {
+        assert!(t.contains(said), "{said}\n{t}");
+    }
+    let o = copper_in(dir, &["optimize", "main.cu", "--format", "json"]);
+    let k = json_kernel(&o, "blockSum");
+    assert_eq!(k["grid"], serde_json::json!([16, 1, 1]));
+    assert_eq!(k["sizes"]["values"]["n"], 4096.0);
+    let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
+        "{diff}"
+    );
+}
+
+/// A parameter file for `main.cu` of the reduction project: `blockSum` on
+/// `grid` blocks of `block` threads over `n` elements.
+fn reduction_params(block: u64, grid: u64) -> String {
+    let n = block * grid;
+    format!(
+        "[kernel.blockSum]\ngrid = [{grid}, 1, 1]\nblock = [{block}, 1, 1]\n\n[kernel.blockSum.args]\nn = {n}\n\n[kernel.blockSum.arrays.in]\nlen = {n}\ninit = \"random\"\nseed = 3\nmin = 0\nmax = 100\n\n[kernel.blockSum.arrays.out]\nlen = {grid}\ninit = \"zero\"\n"
+    )
+}
+
+#[test]
+fn a_parameter_file_licenses_a_header_kernels_block_for_every_includer() {
+    let scratch = reduction_copy();
+    let dir = scratch.path();
+    scratch.file("main.toml", reduction_params(256, 4).as_bytes());
+    let o = copper_in(dir, &["optimize", "main.cu"]);
+    let t = text(&o);
+    for said in [
+        "kernel blockSum: improved; block 256×1×1, grid 4×1×1 (from the parameter file;",
+        "the block named licenses a rewrite for it, so every includer must launch `blockSum` with that block",
+        "ranked at n=1024: the parameter file's launch",
+    ] {
+        assert!(t.contains(said), "{said}\n{t}");
+    }
+    assert!(!t.contains("block guard"), "{t}");
+    let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(diff.contains("+\t\twarp_sum += __shfl_down_sync"), "{diff}");
+    assert!(!diff.contains("blockDim.x == 256"), "{diff}");
+    git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+    // The parameter file's block is the one licensed, not the one main.cu
+    // launches with.
+    scratch.file("main.toml", reduction_params(128, 8).as_bytes());
+    let t = text(&copper_in(dir, &["optimize", "main.cu"]));
+    assert!(
+        t.contains(
+            "kernel blockSum: improved; block 128×1×1, grid 8×1×1 (from the parameter file;"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("blocks of 256×1×1"), "{t}");
+}
+
+#[test]
+fn files_that_launch_a_shared_header_kernel_differently_are_named() {
+    let scratch = reduction_copy();
+    let dir = scratch.path();
+    let main = std::fs::read_to_string(dir.join("main.cu")).expect("main.cu");
+    // Another file like main.cu: alike, then with another block.
+    scratch.file("other.cu", main.as_bytes());
+    let t = text(&copper_in(dir, &["optimize", "other.cu", "main.cu"]));
+    assert!(
+        t.contains("from the launch at line 18 of main.cu;")
+            && t.contains("; other.cu launches `blockSum` alike"),
+        "{t}"
+    );
+    let other = main.replace("dim3 block(BLOCK_SIZE);", "dim3 block(128);");
+    assert_ne!(other, main);
+    scratch.file("other.cu", other.as_bytes());
+    // Files are read in path order: main.cu's launch is used, whatever
+    // the order given, and other.cu is named.
+    for files in [["main.cu", "other.cu"], ["other.cu", "main.cu"]] {
+        let o = copper_in(dir, &["optimize", files[0], files[1]]);
+        let t = text(&o);
+        assert!(
+            t.contains("the files given that include the header launch `blockSum` differently (other.cu launches it otherwise than main.cu): the launches of main.cu, the first of them in path order, are used for the test launch and sizes"),
+            "{t}"
+        );
+        assert!(
+            t.contains("kernel blockSum: not rewritten; block 128×1×1")
+                && t.contains("which is searched once, with main.cu"),
+            "{t}"
+        );
+    }
+    // The rewrite still runs only under the block guard.
+    let o = copper_in(dir, &["optimize", "--diff", "main.cu", "other.cu"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
+    let scratch = Scratch::new();
+    let from = root().join("testdata/projects/templated");
+    for name in ["main.cu", "reduce.cuh"] {
+        let text = std::fs::read(from.join(name)).expect("the fixture");
+        scratch.file(name, &text);
+    }
+    let dir = scratch.path();
+    let o = copper_in(dir, &["optimize", "main.cu"]);
+    let t = text(&o);
+    for said in [
+        "reduce.cuh:9:1: kernel blockSumT<int>: improved; block 256×1×1, grid 16×1×1 from the launch at line 15 of main.cu;",
+        "the template's rewrite checked for every instantiation: `blockSumT<int>` (7 launches), `blockSumT<unsigned int>` (7 launches)",
+        "reduce.cuh:9:1: kernel blockSumT<unsigned int>: improved through `blockSumT<int>`",
+        "ranked at n=4096: the launch at line 15 of main.cu",
+    ] {
+        assert!(t.contains(said), "{said}\n{t}");
+    }
+    // Every includer may launch it with any block: the rewrite runs under
+    // the block guard, in the header, and main.cu is left alone.
+    let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
+    let diff = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        diff.starts_with("--- a/reduce.cuh\n+++ b/reduce.cuh\n"),
+        "{diff}"
+    );
+    assert_eq!(diff.matches("--- a/").count(), 1, "{diff}");
+    assert!(
+        diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("the block copper assumed for each instantiation of the template (`blockSumT` is defined in a header, which every file that includes it may launch it from, with any block)"),
+        "{diff}"
+    );
+    git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
 }

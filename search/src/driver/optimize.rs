@@ -26,7 +26,7 @@ use crate::pipeline::{optimize_target, Cache, Settings, Target};
 use crate::rank::Ranking;
 use at_names::check_at_names;
 use finish::{finish_file, Finished};
-use headers::{header_runs, header_shape};
+use headers::{header_runs, header_shape, includer, includes};
 use simulated::at_test_launch;
 use templates::instances;
 
@@ -125,6 +125,7 @@ pub fn optimize_files<'a, C: Caller>(
                 let scope = Scope::Header {
                     kernels: h.kernels,
                     includer: runs.len(),
+                    also: Vec::new(),
                 };
                 ((header, params.clone()), scope)
             })
@@ -137,6 +138,20 @@ pub fn optimize_files<'a, C: Caller>(
         for (run, scope) in found {
             runs.push(run);
             scopes.push(scope);
+        }
+    }
+    // The other files given that include each header searched.
+    for (i, scope) in scopes.iter_mut().enumerate() {
+        if let Scope::Header { includer, also, .. } = scope {
+            *also = (0..runs.len())
+                .filter(|j| *j != *includer)
+                .filter(|j| {
+                    let (run, _) = &runs[*j];
+                    run.parsed
+                        .as_ref()
+                        .is_ok_and(|p| r.files.contains(&run.path) && includes(p, &runs[i].0.path))
+                })
+                .collect();
         }
     }
     let mut jobs = Vec::new();
@@ -202,13 +217,16 @@ pub fn optimize_files<'a, C: Caller>(
         let file = excerpt.as_ref().unwrap_or(parsed);
         let target = |name: &str| {
             let spec = params.as_ref().and_then(|p| p.kernel.get(name)).cloned();
-            // A header's kernel: its includer's launches steer the block.
-            let (launched, header) = match &scopes[i] {
-                Scope::Header { includer, .. } => match &runs[*includer].0.parsed {
-                    Ok(p) => (p, Some(&runs[*includer].0.path)),
-                    Err(_) => (parsed, None),
-                },
-                Scope::Given { .. } => (parsed, None),
+            // A header's kernel: its includer's launches steer the block
+            // and give the test launch and sizes; a block the user names
+            // (`--block`, the parameter file's) is its shape, whatever the
+            // includer launches (the header alone has no launches).
+            let header = matches!(scopes[i], Scope::Header { .. });
+            let named =
+                header && (r.block.is_some() || spec.as_ref().is_some_and(|s| s.shape().is_ok()));
+            let launched = match named {
+                true => parsed,
+                false => scopes[i].launched(&runs, parsed),
             };
             // Without a launch shape, the block inferred from the kernel,
             // as if given with --block (a kernel that does not lower fails
@@ -220,16 +238,33 @@ pub fn optimize_files<'a, C: Caller>(
                 }
                 Err(_) => launch_shape(r.block, r.grid, launched, spec.as_ref(), name),
             };
-            let shape = match header {
-                Some(includer) => {
-                    header_shape(shape, name, includer, r.block.is_some() || spec.is_some())
+            let (shape, includer) = match &scopes[i] {
+                Scope::Header {
+                    includer: at, also, ..
+                } => {
+                    let of = |j: &usize| {
+                        let (run, _) = &runs[*j];
+                        run.parsed
+                            .as_ref()
+                            .ok()
+                            .map(|p| includer(&run.path, p, name))
+                    };
+                    let others: Vec<_> = also.iter().filter_map(of).collect();
+                    match of(at) {
+                        Some(first) => (
+                            header_shape(shape, name, &first, &others, named),
+                            Some(first),
+                        ),
+                        None => (shape, None),
+                    }
                 }
-                None => shape,
+                Scope::Given { .. } => (shape, None),
             };
             Target {
                 name: name.to_string(),
                 spec,
                 shape,
+                includer,
             }
         };
         let kernel = target(&name);
@@ -262,7 +297,12 @@ pub fn optimize_files<'a, C: Caller>(
             |s| Defined::at(parsed, s),
         );
         let simulated = match (&result, r.simulate) {
-            (Ok(x), true) => Some(at_test_launch(parsed, x, kernel.spec.as_ref(), r.pipeline)),
+            (Ok(x), true) => Some(at_test_launch(
+                scopes[i].launched(&runs, parsed),
+                x,
+                kernel.spec.as_ref(),
+                r.pipeline,
+            )),
             _ => None,
         };
         let kernel = KernelRun {
@@ -300,14 +340,24 @@ enum Scope {
         refused: Vec<(String, String)>,
     },
     /// A header: only these `kernels` (the rest are its `includer`'s, an
-    /// index in the runs).
+    /// index in the runs; `also` the other files given that include it).
     Header {
         kernels: BTreeSet<String>,
         includer: usize,
+        also: Vec<usize>,
     },
 }
 
 impl Scope {
+    /// The file whose launches a kernel of this scope has, `own` the
+    /// scope's file: for a header, its includer (in `runs`).
+    fn launched<'a, P>(&self, runs: &'a [(FileRun, P)], own: &'a ParsedFile) -> &'a ParsedFile {
+        match self {
+            Scope::Header { includer, .. } => runs[*includer].0.parsed.as_ref().unwrap_or(own),
+            Scope::Given { .. } => own,
+        }
+    }
+
     /// Whether the kernel (or template) `name` is searched in this file.
     fn searches(&self, name: &str) -> bool {
         match self {

@@ -43,7 +43,7 @@ pub fn test_launch(
         spec,
         &Arc::new(Work::new(FIT_STEPS)),
     );
-    let plan = test_plan(parsed, kernel, spec, &shape);
+    let plan = test_plan(parsed, kernel, spec, &shape, None);
     let (spec, unclean) = match (&plan.spec, plan.block) {
         (Some(s), _) => (Some(s.clone()), None),
         (None, Some(block)) => match Checker::new(parsed, name, None, Some(block), None) {

@@ -21,11 +21,12 @@ use copper_transforms::check::{Checker, Terms};
 use super::{
     self_check, Analyzed, Applied, Cache, Env, KernelResult, Lineage, Settings, Unchecked, Verdict,
 };
-use crate::launch::KnownShape;
+use crate::launch::{Includer, KnownShape};
 use crate::rank::compare;
 
 /// A kernel to search or to check rewrites on: its name, its parameter
-/// file's launch and its launch shape.
+/// file's launch, its launch shape, and for a header's kernel the file
+/// given that includes the header.
 #[derive(Clone, Debug)]
 pub struct Target {
     /// The kernel (`transpose<float>` for an instantiation).
@@ -34,6 +35,30 @@ pub struct Target {
     pub spec: Option<LaunchSpec>,
     /// Its launch shape.
     pub shape: KnownShape,
+    /// For a kernel defined in a header: the includer's launches of it,
+    /// which give its test launch and sizes; its grid is then only
+    /// reported, never assumed by the analysis (other includers launch
+    /// it with others).
+    pub includer: Option<Includer>,
+}
+
+impl Target {
+    /// The kernel `name` of a file given (not a header's), with its
+    /// parameter file's launch `spec` and its launch `shape`.
+    pub fn new(name: &str, spec: Option<LaunchSpec>, shape: KnownShape) -> Target {
+        Target {
+            name: name.to_string(),
+            spec,
+            shape,
+            includer: None,
+        }
+    }
+
+    /// The grid the analysis assumes: the shape's, unless the kernel is a
+    /// header's (its bounds and rewrites hold for every grid).
+    pub fn analyzed_grid(&self) -> Option<[u64; 3]> {
+        self.shape.grid.filter(|_| self.includer.is_none())
+    }
 }
 
 /// Another instantiation of the searched kernel's template, ready to check
@@ -69,7 +94,7 @@ pub(super) fn prepare(
         };
         let config = Config {
             block: t.shape.block,
-            grid: t.shape.grid,
+            grid: t.analyzed_grid(),
             ..settings.config
         };
         let original = cache
@@ -82,7 +107,13 @@ pub(super) fn prepare(
                 Lineage::default(),
             )
             .map_err(|e| wrap(Unchecked::NotRewritten(e.to_string())))?;
-        let plan = crate::launch::test_plan(file, &original.kernel, t.spec.as_ref(), &t.shape);
+        let plan = crate::launch::test_plan(
+            file,
+            &original.kernel,
+            t.spec.as_ref(),
+            &t.shape,
+            t.includer.as_ref(),
+        );
         let checker = Checker::measuring(
             file,
             &t.name,

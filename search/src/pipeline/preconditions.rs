@@ -52,6 +52,13 @@ pub(super) fn preconditions(
             });
             let [x, y, z] = w;
             said.push(match template {
+                true if env.shape.assumed => {
+                    let t = original.function.template.as_ref();
+                    format!(
+                        "the fast path is written for blocks of {x}×{y}×{z}, the block copper assumed for each instantiation of the template ({}), and checked for each; any other block runs the original code",
+                        why_assumed(env, t.map_or(name, |t| &t.name))
+                    )
+                }
                 true => format!(
                     "the fast path is written for blocks of {x}×{y}×{z}, the block each instantiation of the template is launched with in the file, and checked for each; any other block runs the original code"
                 ),

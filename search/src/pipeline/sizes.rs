@@ -114,10 +114,16 @@ fn point(spec: &LaunchSpec) -> BTreeMap<String, f64> {
 /// The launch `spec` the host code's `launch` was tested with, its
 /// arguments as written: an argument that is a host input cut to test
 /// size (`N` passed for `n`) gets its value as written, and the text says
-/// which were cut and could not be restored.
-pub fn host_launch(kernel: &Kernel, launch: &Launch, spec: &LaunchSpec) -> (LaunchSpec, String) {
+/// which were cut and could not be restored. `of` follows the launch's
+/// line in the text (" of src/main.cu" for a header's kernel).
+pub fn host_launch(
+    kernel: &Kernel,
+    launch: &Launch,
+    spec: &LaunchSpec,
+    of: &str,
+) -> (LaunchSpec, String) {
     let mut spec = spec.clone();
-    let mut from = format!("the launch at line {}", launch.line);
+    let mut from = format!("the launch at line {}{of}", launch.line);
     let Some(t) = &launch.test else {
         return (spec, from);
     };

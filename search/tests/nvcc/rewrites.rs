@@ -363,26 +363,30 @@ fn classic_reduction_tail_rewrites_compile() {
     compile_rewritten(&nvcc, files);
 }
 
-/// The student project whose kernel is in `kernels.cuh`
-/// (`testdata/projects/reduction/`): `optimize --write main.cu` rewrites
-/// the header (under the block guard), and main.cu with it compiles.
+/// The student projects whose kernel is in a header
+/// (`testdata/projects/reduction/kernels.cuh`, the template of
+/// `testdata/projects/templated/reduce.cuh` instantiated twice):
+/// `optimize --write main.cu` rewrites the header (under the block guard),
+/// and main.cu with it compiles.
 #[test]
 fn header_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
-    let tmp = Scratch::new();
-    let dir = tmp.path().to_path_buf();
-    let from = root().join("testdata/projects/reduction");
-    for name in ["main.cu", "kernels.cuh"] {
-        std::fs::copy(from.join(name), dir.join(name)).expect("copy");
+    for (project, header) in [("reduction", "kernels.cuh"), ("templated", "reduce.cuh")] {
+        let tmp = Scratch::new();
+        let dir = tmp.path().to_path_buf();
+        let from = root().join("testdata/projects").join(project);
+        for name in ["main.cu", header] {
+            std::fs::copy(from.join(name), dir.join(name)).expect("copy");
+        }
+        let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", "main.cu"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let written = std::fs::read_to_string(dir.join(header)).expect("read");
+        assert!(
+            written.contains("__shfl_down_sync") && written.contains("if (blockDim.x == 256"),
+            "{project}: {written}"
+        );
+        let main = dir.join("main.cu");
+        let extra = object_only(&dir, &main);
+        assert_compiled(compile_all(&nvcc, &[(main, extra)]));
     }
-    let out = copper_in(&dir, &["optimize", "--write", "--exit-zero", "main.cu"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let header = std::fs::read_to_string(dir.join("kernels.cuh")).expect("read");
-    assert!(
-        header.contains("__shfl_down_sync") && header.contains("if (blockDim.x == 256"),
-        "{header}"
-    );
-    let main = dir.join("main.cu");
-    let extra = object_only(&dir, &main);
-    assert_compiled(compile_all(&nvcc, &[(main, extra)]));
 }

@@ -22,7 +22,7 @@ use copper::ir::lower::lower_kernel;
 use copper::shown::Shown;
 use copper::source::IncludedKind;
 
-use crate::launch::KnownShape;
+use crate::launch::{Includer, KnownShape};
 
 /// A header whose kernels are searched in it.
 pub(super) struct HeaderRun {
@@ -107,18 +107,34 @@ pub(super) fn header_runs(
             }
             continue;
         }
-        let Ok(alone) = parse_path_with(&header.path, preprocess) else {
+        // The includer's instantiations of the header's templates are
+        // instantiated in the header read alone, as `--instantiate` would.
+        let mut instantiating = preprocess.clone();
+        instantiating.instantiate.extend(
+            kernels
+                .iter()
+                .filter(|f| f.template.is_some())
+                .map(|f| f.name.clone()),
+        );
+        let Ok(alone) = parse_path_with(&header.path, &instantiating) else {
             continue;
+        };
+        let reads = |name: &str| {
+            alone
+                .item(name)
+                .is_some_and(|i| in_user_file(i.span) && lower_kernel(&alone, name).is_ok())
+        };
+        // A template moves with all its instantiations or stays whole.
+        let template_reads = |f: &Function| {
+            kernels
+                .iter()
+                .filter(|g| g.meta.span == f.meta.span)
+                .all(|g| reads(&g.name))
         };
         let own: BTreeSet<String> = kernels
             .iter()
-            .filter(|f| f.template.is_none())
+            .filter(|f| reads(&f.name) && (f.template.is_none() || template_reads(f)))
             .map(|f| f.name.clone())
-            .filter(|name| {
-                alone
-                    .item(name)
-                    .is_some_and(|i| in_user_file(i.span) && lower_kernel(&alone, name).is_ok())
-            })
             .collect();
         if own.is_empty() {
             continue;
@@ -194,16 +210,52 @@ fn normalized_eq(path: &Path, real: &Path) -> bool {
     parts.iter().collect::<PathBuf>() == real
 }
 
+/// Whether `parsed` includes the header at `header` (its kernels are then
+/// launched from it too).
+pub(super) fn includes(parsed: &ParsedFile, header: &Path) -> bool {
+    let key = |p: &Path| p.canonicalize().unwrap_or(p.to_path_buf());
+    let header = key(header);
+    parsed
+        .source
+        .included()
+        .files
+        .iter()
+        .any(|f| f.kind == IncludedKind::Header && key(&f.path) == header)
+}
+
+/// The includer `path`'s launches of the kernel `name` in `parsed`.
+pub(super) fn includer(path: &Path, parsed: &ParsedFile, name: &str) -> Includer {
+    Includer {
+        path: path.to_path_buf(),
+        launches: parsed
+            .launches
+            .iter()
+            .filter(|l| l.kernel == name)
+            .cloned()
+            .collect(),
+    }
+}
+
 /// The launch shape of a header's kernel, found from its `includer`'s
-/// launches: a block they give is only assumed (other files may launch it
-/// with another), its grid unknown; one the user named (`named`:
-/// `--block`, a parameter file) stands.
+/// launches: the block they give is only assumed (other files may launch
+/// it with another), the grid only reported (the analysis assumes none);
+/// one the user named (`named`: `--block`, a parameter file) stands. The
+/// `others` files given that include the header too are named, and whether
+/// they launch the kernel otherwise: the includer's launch is used, as the
+/// first of the files (in path order, as copper reads them).
 pub(super) fn header_shape(
     mut shape: KnownShape,
     name: &str,
-    includer: &Path,
+    includer: &Includer,
+    others: &[Includer],
     named: bool,
 ) -> KnownShape {
+    let shown = includer.path.as_path().shown();
+    // "the launch at line 18" is the includer's: say whose.
+    if let Some(l) = includer.launches.first() {
+        let at = format!("the launch at line {}", l.line);
+        shape.source = shape.source.replacen(&at, &format!("{at} of {shown}"), 1);
+    }
     let shared = format!("`{name}` is defined in a header shared by every file that includes it (a rewrite changes the header)");
     if named {
         shape.source = format!("{}; {shared}: the block named licenses a rewrite for it, so every includer must launch `{name}` with that block", shape.source);
@@ -211,11 +263,78 @@ pub(super) fn header_shape(
         shape.source = format!("{}; {shared}", shape.source);
     } else {
         shape.assumed = shape.block.is_some();
-        shape.grid = None;
-        let block = shape
-            .block
-            .map(|b| format!("block {} from ", crate::launch::dims(b)));
-        shape.source = format!("{}{} of {}; {shared}, and copper does not see every launch of it, so the block is only assumed", block.unwrap_or_default(), shape.source, includer.shown());
+        let dims = |d: Option<[u64; 3]>, what: &str| {
+            d.map(|d| format!("{what} {}", crate::launch::dims(d)))
+        };
+        let facts: Vec<String> = [dims(shape.block, "block"), dims(shape.grid, "grid")]
+            .into_iter()
+            .flatten()
+            .collect();
+        let from = match facts.is_empty() {
+            true => String::new(),
+            false => format!("{} from ", facts.join(", ")),
+        };
+        let grid = match shape.grid {
+            Some(_) => " (and the grid only reported: the bounds hold for any grid)",
+            None => "",
+        };
+        shape.source = format!("{from}{}; {shared}, and copper does not see every launch of it, so the block is only assumed{grid}", shape.source);
+    }
+    if let Some(note) = launched_elsewhere(name, includer, others) {
+        shape.source = format!("{}; {note}", shape.source);
     }
     shape
+}
+
+/// What the `others` files given that include the header say of `name`'s
+/// launch, beside the `includer` (the first of them): that they launch it
+/// alike, or otherwise (the includer's launch is used); `None` when no
+/// other file launches it.
+fn launched_elsewhere(name: &str, includer: &Includer, others: &[Includer]) -> Option<String> {
+    let facts = |i: &Includer| -> Vec<_> {
+        i.launches
+            .iter()
+            .map(|l| {
+                let args: Option<Vec<Option<i128>>> = l
+                    .test
+                    .as_ref()
+                    .map(|t| t.host.args.iter().map(|a| a.value).collect());
+                (l.block, l.grid, args)
+            })
+            .collect()
+    };
+    let first = facts(includer);
+    let launching: Vec<&Includer> = others.iter().filter(|o| !o.launches.is_empty()).collect();
+    if launching.is_empty() {
+        return None;
+    }
+    let (alike, differ): (Vec<&Includer>, Vec<&Includer>) =
+        launching.into_iter().partition(|o| facts(o) == first);
+    // "a.cu launches", "a.cu, b.cu launch".
+    let names = |v: &[&Includer]| {
+        let listed = v
+            .iter()
+            .map(|o| o.path.as_path().shown().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let verb = if v.len() == 1 { "launches" } else { "launch" };
+        format!("{listed} {verb}")
+    };
+    let shown = includer.path.as_path().shown();
+    if first.is_empty() {
+        return Some(format!(
+            "{} `{name}`, {shown} (the first in path order that includes the header) does not: its test launch is not theirs",
+            names(&differ)
+        ));
+    }
+    match differ.is_empty() {
+        true => Some(format!(
+            "{} `{name}` alike",
+            names(&alike)
+        )),
+        false => Some(format!(
+            "the files given that include the header launch `{name}` differently ({} it otherwise than {shown}): the launches of {shown}, the first of them in path order, are used for the test launch and sizes",
+            names(&differ)
+        )),
+    }
 }
