@@ -55,7 +55,7 @@ fn read(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var], depth: usize) -> Optio
         }
         ExprKind::Const(Value::I(c)) if *c >= 0 => Some(Limit {
             params: Vec::new(),
-            least: i64::try_from(*c).ok(),
+            least: Some(*c),
             divisor: 1,
         }),
         ExprKind::Binary(BinOp::Div, a, b) if same(a) => {
