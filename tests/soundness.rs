@@ -606,18 +606,8 @@ impl Tally {
             self.skipped += 1;
             return;
         };
-        for (config, block, grid) in [
-            ("fixed launch", Some(gen.block), Some(gen.grid)),
-            ("any block", None, None),
-        ] {
-            let p = prepare(
-                &kernel,
-                Config {
-                    block,
-                    grid,
-                    ..Config::default()
-                },
-            );
+        for (config, analysis) in analysis_configs(gen) {
+            let p = prepare(&kernel, analysis);
             let what = |m: &str| {
                 format!(
                     "case {i} ({config}, grid {:?}, block {:?}, n = {}) {m}",
@@ -718,6 +708,22 @@ impl Tally {
         );
         assert!(self.cases >= at_least, "only {} cases ran", self.cases);
     }
+}
+
+/// The two analyses of a generated launch: for its own shape ("fixed
+/// launch") and for any block and grid ("any block").
+fn analysis_configs(gen: &Generated) -> [(&'static str, Config); 2] {
+    [
+        (
+            "fixed launch",
+            Config {
+                block: Some(gen.block),
+                grid: Some(gen.grid),
+                ..Config::default()
+            },
+        ),
+        ("any block", Config::default()),
+    ]
 }
 
 /// How generated launches are simulated: a sample of 4 blocks, warps

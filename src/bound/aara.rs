@@ -751,7 +751,11 @@ impl Aara<'_> {
                 return None;
             }
             let delta = l.substitute(x, new).sub(l);
-            match int_bounds(rel, &delta).1? {
+            let Some(h) = int_bounds(rel, &delta).1 else {
+                r.push(by_sign(rel, l, &l.substitute(x, new))?);
+                continue;
+            };
+            match h {
                 hi if hi <= Rational::ZERO => {
                     let lb = int_bounds(ctx, l).0.unwrap_or(Rational::ZERO);
                     r.push(-lb.max(Rational::ZERO).min(-hi));
@@ -851,4 +855,19 @@ impl Aara<'_> {
 pub struct Transfer {
     terms: Vec<(Option<usize>, Rational)>,
     inequality: bool,
+}
+
+/// A payment `r ≥ 0` with `max(0, L′) ≤ max(0, L) + r` under `rel`, where
+/// the change `L′ − L` has no ceiling (`m /= 4` moves a negative `m` up
+/// without bound): a ceiling `h₊` of `L′ − L` where `L ≥ 0` and one `h₋`
+/// of `L′` where `L ≤ 0` give `r = max(0, h₊, h₋)`. `None` when either
+/// side has none.
+fn by_sign(rel: &Constraints, l: &LinExpr, after: &LinExpr) -> Option<Rational> {
+    let mut above = rel.clone();
+    above.add_ge0(l.clone());
+    let mut below = rel.clone();
+    below.add_ge0(l.neg());
+    let up = int_bounds(&above, &after.sub(l)).1?;
+    let low = int_bounds(&below, after).1?;
+    Some(up.max(low).max(Rational::ZERO))
 }

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::assumption::{InputAssumption, Subject};
 use super::counter::{count_writes, single_update, top_level_updates};
-use super::stride;
+use super::{limit, stride};
 use crate::absint::defs::read_after_single_def;
 use crate::absint::deps::{self, key, DepFacts, LaunchFacts};
 use crate::absint::symbols::substitute;
@@ -88,7 +88,8 @@ pub fn derived_from(name: &str) -> Vec<String> {
         return n.split('·').map(str::to_string).collect();
     }
     match stride::quotient_parts(name) {
-        Some(q) => std::iter::once(q.input)
+        Some(q) => stride::quotient_inputs(q.input)
+            .into_iter()
             .chain(q.dims)
             .map(str::to_string)
             .collect(),
@@ -234,9 +235,11 @@ fn find(stmts: &[Stmt], scan: &Scan, out: &mut Vec<(usize, Found)>) {
 }
 
 /// The locals of `k` assigned once, by a copy of an input of the same
-/// type (`int m = n;`, or of such a copy), in a statement that runs before
-/// every read of them ([`read_after_single_def`]): wherever one is read,
-/// it holds the input (read as the input, of the same type).
+/// type (`int m = n;`, or of such a copy) or by a loop limit over the
+/// inputs ([`limit::limit`]: `n / 4`, `min(n, k)`, `max(n, k)`, over
+/// copies too), in a statement that runs before every read of them
+/// ([`read_after_single_def`]): wherever one is read, it holds that value
+/// (read as the input, of the same type, or as the limit).
 fn copies_of_inputs(k: &Kernel, inputs: &BTreeSet<VarId>) -> HashMap<VarId, Expr> {
     let defs = read_after_single_def(k);
     let mut copies: HashMap<VarId, VarId> = HashMap::new();
@@ -262,7 +265,7 @@ fn copies_of_inputs(k: &Kernel, inputs: &BTreeSet<VarId>) -> HashMap<VarId, Expr
             break;
         }
     }
-    copies
+    let mut held: HashMap<VarId, Expr> = copies
         .into_iter()
         .map(|(m, n)| {
             let read = Expr {
@@ -271,7 +274,26 @@ fn copies_of_inputs(k: &Kernel, inputs: &BTreeSet<VarId>) -> HashMap<VarId, Expr
             };
             (m, read)
         })
-        .collect()
+        .collect();
+    // Locals holding a loop limit over the inputs (`int q = n / 4;`,
+    // `int m = min(cp, k);` with `cp` a copy): read as that limit, one
+    // link of a chain a round.
+    for _ in 0..defs.len() {
+        let before = held.len();
+        for (&m, value) in &defs {
+            if held.contains_key(&m) || value.ty != k.vars[m].ty {
+                continue;
+            }
+            let value = substitute(value, &held);
+            if limit::limit(&value, inputs, &k.vars).is_some() {
+                held.insert(m, value);
+            }
+        }
+        if held.len() == before {
+            break;
+        }
+    }
+    held
 }
 
 /// The input `n` whose logarithm bounds a loop's trip count: the loop's

@@ -19,6 +19,7 @@ pub mod expr;
 mod floor;
 pub mod ghost;
 mod lexi;
+mod limit;
 pub mod lp;
 pub mod overflow;
 pub mod potential;

@@ -17,7 +17,9 @@
 //! `⌈(n+1)/(blockDim.x·gridDim.x)⌉`. A stride with constant factors
 //! (`2 * blockDim.x`) is that constant times the launch dimensions, all at
 //! least 1: the quotient divides by the constant too
-//! (`⌈n/(2·blockDim.x)⌉`). A cooperative group's `size()` is lowered to
+//! (`⌈n/(2·blockDim.x)⌉`). A loop up to `n / 4` divides by 4 more, one
+//! up to `min(n, k)` counts as one up to `n`, and one up to `max(n, k)`
+//! is counted by `⌈max(n,k)/(blockDim.x·gridDim.x)⌉` (see `limit`). A cooperative group's `size()` is lowered to
 //! the product of the dimensions it stands for; a block's distinct
 //! dimensions multiply to at most 1024 threads (CUDA's limit, which the
 //! simulator enforces), which the ranges below use.
@@ -38,6 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::assumption::{GridCause, InputAssumption, Subject};
 use super::counter::{count_writes, single_update};
+use super::limit;
 use crate::absint::deps::LaunchFacts;
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Stmt, Value, Var, VarId, VarKind};
@@ -113,12 +116,18 @@ pub fn quotient_parts(name: &str) -> Option<Quotient<'_>> {
 /// (`None` for any other name, or when an input is missing).
 pub fn quotient_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
     let q = quotient_parts(name)?;
-    let n = (at.get(q.input)? + f64::from(u8::from(q.plus_one))).max(0.0);
+    let n = (limit::input_value(q.input, at)? + f64::from(u8::from(q.plus_one))).max(0.0);
     let mut stride = q.factor as f64;
     for d in q.dims {
         stride *= at.get(d)?.max(1.0);
     }
     Some((n / stride).ceil())
+}
+
+/// The inputs a quotient's input is the largest of (`n`, or `n` and `k`
+/// for `max(n,k)`).
+pub fn quotient_inputs(input: &str) -> Vec<&str> {
+    limit::input_names(input)
 }
 
 /// What [`strided`] found: the loop's bound input, the constant factor
@@ -181,7 +190,9 @@ const MAX_DEPTH: usize = 8;
 /// before it in its list) of kernel `all`, as a loop strided by an unknown
 /// block: its condition is `i < n` or `i <= n` (or `n > i`, `n >= i`) for
 /// an input `n` the kernel never assigns, of the counter's type or
-/// converted to it without changing its value, its counter `i` is updated
+/// converted to it without changing its value, or `i < L` for a limit `L`
+/// over such inputs (`n / 4`, `min(n, k)`, `max(n, k)`: see `limit`), its
+/// counter `i` is updated
 /// once per iteration at the top level as `i = i + s` with `s` a product
 /// of launch dimensions, one of which is a block dimension the launch
 /// does not fix, and constants at least 1, and it is last set before the
@@ -230,10 +241,15 @@ pub(super) fn strided(
         }
         _ => (&**r, false),
     };
-    let ExprKind::Var(n) = n_expr.kind else {
+    if r.ty != l.ty {
         return None;
-    };
-    if !inputs.contains(&n) || r.ty != l.ty || !matches!(vars[n].kind, VarKind::Param(_)) {
+    }
+    let limit = limit::limit(n_expr, inputs, vars)?;
+    let plain = matches!(n_expr.kind, ExprKind::Var(_));
+    // `i <= n / D` runs once for `-D < n < 0` (`n / D` is 0 there), past
+    // `⌈(n+1)/(D·s)⌉`; a signed limit converted to an unsigned counter
+    // is assumed at least 0 only as a plain parameter.
+    if !plain && (nonnegative || (plus_one && limit.divisor > 1)) {
         return None;
     }
     let update = single_update(body, step, counter)?;
@@ -249,7 +265,10 @@ pub(super) fn strided(
     }
     let start = last_set(before, counter)?;
     let (_, counter_max) = l.ty.range()?;
-    let (_, n_max) = vars[n].ty.range()?;
+    let mut n_max = i128::MIN;
+    for &p in &limit.params {
+        n_max = n_max.max(vars[p].ty.range()?.1);
+    }
     let counter_name = &vars[counter].name;
     // Why the last grid tried did not do (for the assumption's words).
     let mut cause_yz = GridCause::StrideWraps;
@@ -298,22 +317,38 @@ pub(super) fn strided(
                     });
                 }
             }
-            if n_max > largest_n || nonnegative {
-                assumed.push(InputAssumption {
-                    param: vars[n].name.clone(),
-                    subject: Subject::Param(n),
-                    min: nonnegative.then_some(0),
-                    max: (n_max > largest_n).then_some(largest_n),
-                    counters: format!("`{counter_name}`"),
-                    cause: GridCause::default(),
-                });
+            // `n ≤ D·L` keeps `n / D ≤ L`; a constant in the maximum
+            // must be that small itself.
+            let largest = largest_n.saturating_mul(i128::from(limit.divisor));
+            if limit.least.is_some_and(|c| i128::from(c) > largest) {
+                cause_x = GridCause::PastMax;
+                continue;
+            }
+            for &n in &limit.params {
+                if n_max > largest || nonnegative {
+                    assumed.push(InputAssumption {
+                        param: vars[n].name.clone(),
+                        subject: Subject::Param(n),
+                        min: nonnegative.then_some(0),
+                        max: (n_max > largest).then_some(largest),
+                        counters: format!("`{counter_name}`"),
+                        cause: GridCause::default(),
+                    });
+                }
             }
             let mut names: Vec<String> = product.dims.iter().map(|b| dim_name(*b)).collect();
             names.sort();
+            let least = limit.least.map(|c| c.to_string());
+            let inputs: Vec<&str> = limit
+                .params
+                .iter()
+                .map(|&p| vars[p].name.as_str())
+                .chain(least.as_deref())
+                .collect();
             return Some(Strided {
-                input: vars[n].name.clone(),
+                input: limit::max_name(&inputs),
                 plus_one,
-                factor: product.factor,
+                factor: product.factor.checked_mul(limit.divisor)?,
                 dims: names,
                 assumed,
             });

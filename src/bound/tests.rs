@@ -385,3 +385,80 @@ fn a_chain_of_copies_bounds_the_loop_as_its_input_does() {
         assert_eq!(got, want, "{block:?}");
     }
 }
+
+/// The `steps` bound for any block of a grid-stride loop up to `limit`,
+/// after the declarations `decl`, in `k(float *y, int n, int k)`.
+fn grid_stride_to(decl: &str, limit: &str) -> String {
+    let src = format!(
+        "__global__ void k(float *y, int n, int k) {{ {decl}\n\
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < {limit}; i += blockDim.x * gridDim.x) y[i % 64] += 1.0f; }}"
+    );
+    text(&bound(&src, None, "steps"))
+}
+
+#[test]
+fn a_grid_stride_loop_up_to_a_quotient_counts_its_strides() {
+    // `n / 4` joins the stride's constant factor: `⌈⌈n/4⌉/s⌉ = ⌈n/(4·s)⌉`
+    // (it was paid one iteration per element, `21·(n + 3)`).
+    let want = "12 + 84·⌈n/(4·blockDim.x·gridDim.x)⌉";
+    assert_eq!(grid_stride_to("", "n / 4"), want);
+    // Held by a local, or by a local of a copy.
+    let local = grid_stride_to("int q = n / 4;", "q");
+    assert_eq!(local, "14 + 82·⌈n/(4·blockDim.x·gridDim.x)⌉");
+    let chain = grid_stride_to("int m = n; int q = m / 4;", "q");
+    assert_eq!(chain, "16 + 82·⌈n/(4·blockDim.x·gridDim.x)⌉");
+    // `i <= n / 4` runs once for `-4 < n < 0` (`n / 4` is 0 there), where
+    // `⌈(n+1)/(4·s)⌉` is 0: no quotient counts it.
+    let inclusive = "__global__ void k(float *y, int n) {\n\
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= n / 4; i += blockDim.x * gridDim.x) y[i % 64] += 1.0f; }";
+    assert!(!text(&bound(inclusive, None, "steps")).contains('⌈'));
+}
+
+#[test]
+fn a_grid_stride_loop_up_to_a_minimum_counts_the_strides_of_either() {
+    // `min(n, k) ≤ n` (it had no bound: `min` is no linear form).
+    let want = "12 + 84·⌈n/(blockDim.x·gridDim.x)⌉";
+    assert_eq!(grid_stride_to("", "min(n, k)"), want);
+    // Held by a local, the loop is paid a constant: `14 + 82·2^30`, its
+    // quotient at most `2^30` under the assumption `n ≤ 2^30` the count
+    // makes (the LP prefers a lower degree).
+    let local = grid_stride_to("int m = min(n, k);", "m");
+    assert_eq!(local, "88046829582");
+}
+
+#[test]
+fn a_grid_stride_loop_up_to_a_maximum_counts_the_strides_of_the_larger() {
+    // `⌈max(n,k)/s⌉`, evaluated from both inputs (it had no bound).
+    let want = "12 + 84·⌈max(n,k)/(blockDim.x·gridDim.x)⌉";
+    assert_eq!(grid_stride_to("", "max(n, k)"), want);
+    let local = grid_stride_to("int m = n; int l = max(m, k);", "l");
+    assert_eq!(local, "16 + 82·⌈max(n,k)/(blockDim.x·gridDim.x)⌉");
+    let at: std::collections::BTreeMap<String, f64> = [
+        ("n".to_string(), 100.0),
+        ("k".to_string(), 300.0),
+        ("blockDim.x".to_string(), 32.0),
+        ("gridDim.x".to_string(), 2.0),
+    ]
+    .into();
+    let name = "⌈max(n,k)/(blockDim.x·gridDim.x)⌉";
+    assert_eq!(stride::quotient_value(name, &at), Some(5.0));
+    assert_eq!(
+        ghost::derived_from(name),
+        ["n", "k", "blockDim.x", "gridDim.x"]
+    );
+}
+
+#[test]
+fn a_copy_divided_in_place_keeps_a_bound() {
+    // `m /= 4` moves a negative `m` up by a change with no ceiling: the
+    // base over `m` is paid by sign (where `m ≥ 0` it does not grow, where
+    // `m ≤ 0` it stays at most 0). It had no bound ("no potential
+    // satisfies the constraints").
+    let src = "__global__ void k(float *y, int n) { int m = n; m /= 4;\n\
+               for (int i = threadIdx.x; i < m; i += blockDim.x) y[i % 64] += 1.0f; }";
+    assert_eq!(text(&bound(src, None, "steps")), "12 + 80·max(0, n)");
+    assert_eq!(
+        text(&bound(src, Some([64, 1, 1]), "steps")),
+        "72 + 1.25·(n + 63)"
+    );
+}

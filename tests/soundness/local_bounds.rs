@@ -4,7 +4,8 @@
 //! inlining (given `n`, a copy of it or a copy of that copy, so that a
 //! chain of plain copies reaches the loop through the parameter), and
 //! copies the analysis must not trust blindly: assigned again before the
-//! loop (in a branch or not) or inside it. Grid-stride, block-stride and
+//! loop (in a branch or not, divided, capped by `min`/`max`) or inside it;
+//! and limits `min(n, c)`, `max(n, c)` held by locals. Grid-stride, block-stride and
 //! constant-stride loops over them, `n` negative, small or up to hundreds
 //! of strides, on blocks like 33×2 and grids of thousands of blocks.
 //!
@@ -17,17 +18,17 @@
 
 use copper::sim::params::SplitMix;
 
-use copper::bound::{prepare, Config, Outcome};
+use copper::bound::{prepare, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
 
-use super::{generated_kernel, Generated, Tally};
+use super::{analysis_configs, generated_kernel, Generated, Tally};
 
 /// (declarations before the loop, the loop's bound) of each way of
 /// reaching the input through a local; `$n` is the input (the kernel's
 /// `n`, or a device function's parameter `len`), `D` a divisor and `S` a
 /// shift. The first two read the input itself: in a device function, a
 /// local once inlined.
-const LOCALS: [(&str, &str); 15] = [
+const LOCALS: [(&str, &str); 22] = [
     ("", "$n"),
     ("", "$n / D"),
     ("int m = $n;", "m"),
@@ -39,6 +40,10 @@ const LOCALS: [(&str, &str); 15] = [
     ("long long m = $n;", "m / D"),
     ("int m = $n; int half = m >> S;", "half"),
     ("int m = $n + D;", "m / D"),
+    // Limits: a minimum or a maximum (with a constant), divided or not.
+    ("", "min($n, 500) / D"),
+    ("int m = min($n, 500);", "m"),
+    ("int m = $n; int l = max(m, 100);", "l / D"),
     // Assigned again: before the loop, in a branch, inside the loop.
     ("int m = $n; m = m * 2;", "m / D"),
     (
@@ -47,10 +52,17 @@ const LOCALS: [(&str, &str); 15] = [
     ),
     ("int m = $n; if ($n > 40) { m = 40; }", "m"),
     ("int m = $n; m += D;", "m"),
+    ("int m = $n; m /= D;", "m"),
+    ("int m = $n; m = min(m, 64);", "m"),
+    ("int m = $n; m -= 1;", "m"),
+    (
+        "int m = $n; if ($n > 40) { m = 40; } m = max(m, 16);",
+        "m / D",
+    ),
 ];
 
 /// The first entry of [`LOCALS`] assigned again before the loop.
-const FIRST_REASSIGNED: usize = 11;
+const FIRST_REASSIGNED: usize = 14;
 
 /// A generated kernel, and whether its loop's bound is a local assigned
 /// again (before the loop, in a branch, or inside the loop): the forms
@@ -114,6 +126,9 @@ const DIRECT: [&str; FIRST_REASSIGNED] = [
     "(long long)$n / D",
     "($n >> S)",
     "($n + D) / D",
+    "min($n, 500) / D",
+    "min($n, 500)",
+    "max($n, 100) / D",
 ];
 
 /// The kernel running loop `lp`: in the kernel, or (`arg` given) in a
@@ -233,20 +248,10 @@ pub fn check(count: u64) {
     for i in 0..count {
         let local = generate(i);
         if let Some(twin) = &local.twin {
-            for (config, block, grid) in [
-                ("fixed launch", Some(twin.block), Some(twin.grid)),
-                ("any block", None, None),
-            ] {
+            for (config, analysis) in analysis_configs(twin) {
                 let bounded = |gen: &Generated| -> Vec<bool> {
                     let kernel = generated_kernel(gen);
-                    let p = prepare(
-                        &kernel,
-                        Config {
-                            block,
-                            grid,
-                            ..Config::default()
-                        },
-                    );
+                    let p = prepare(&kernel, analysis);
                     BUILTIN_METRICS
                         .iter()
                         .filter_map(|m| Metric::builtin(m))

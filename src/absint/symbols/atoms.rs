@@ -159,6 +159,10 @@ pub(crate) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {
             Box::new(substitute(a, held)),
             Box::new(substitute(b, held)),
         ),
+        // A loop's limit may be `min`/`max` of held values.
+        ExprKind::Call(f, args) => {
+            ExprKind::Call(*f, args.iter().map(|a| substitute(a, held)).collect())
+        }
         // Atoms are binary operations over conversions, unary operations
         // and leaves: nothing else needs reading through.
         _ => e.kind.clone(),

@@ -6,9 +6,16 @@ use super::*;
 use crate::cuda::ast::{CastStyle, ExprKind as A, UnOp};
 use crate::ir::record::FieldType;
 
+/// Whether evaluating `e` may write a variable or memory, or synchronize:
+/// assignments, increments, and calls other than math functions (`min`,
+/// `sqrtf`: the lowering reads those before any device function) of
+/// arguments without effects.
 pub(super) fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
-        A::Assign(..) | A::Call(..) => true,
+        A::Assign(..) => true,
+        A::Call(name, args) => {
+            crate::ir::math::lookup(name).is_none() || args.iter().any(expr_has_effects)
+        }
         A::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, _) => true,
         A::Unary(_, x) | A::Cast(_, _, x) | A::SizeofExpr(x) | A::Member { base: x, .. } => {
             expr_has_effects(x)

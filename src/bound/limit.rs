@@ -1,0 +1,139 @@
+//! What a strided loop's counter stays below, read over the inputs.
+//!
+//! A grid-stride loop `i < L` (see `stride`) is counted by
+//! `⌈max(0, L)/s⌉` for a limit `L` the kernel never changes. Besides an
+//! input `n`, the limit may be
+//! - `e / D` for a constant `D ≥ 1`: C's quotient is at most `⌈max(0,
+//!   e)/D⌉` (and at most 0 for `e < 0`), and `⌈⌈x/D⌉/s⌉ = ⌈x/(D·s)⌉`, so
+//!   `D` joins the stride's constant factor;
+//! - `min(a, b)`: at most either operand, so the first one that is itself
+//!   a limit counts for it;
+//! - `max(a, b)` of limits with the same divisor: the quotient of the
+//!   larger input, named `⌈max(n,k)/s⌉` ([`max_name`]) and evaluated
+//!   from both ([`input_value`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::cuda::ast::BinOp;
+use crate::ir::{Expr, ExprKind, MathFn, Value, Var, VarId, VarKind};
+
+/// A loop limit over the inputs: `max(p₁, p₂, …, c) / divisor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Limit {
+    /// The parameters whose largest the limit is at most (divided).
+    pub params: Vec<VarId>,
+    /// A constant at least 0 the maximum takes too (`max(n, 8)`).
+    pub least: Option<i64>,
+    /// The constant the largest parameter is divided by, at least 1.
+    pub divisor: u64,
+}
+
+/// Most nested operations read in a limit.
+const MAX_DEPTH: usize = 8;
+
+/// `e` (of type `e.ty`, the counter's) as a [`Limit`]: a parameter of
+/// `inputs` of that type, a quotient of a limit by a positive constant,
+/// the minimum of two values one of which is a limit, or the maximum of
+/// two limits with the same divisor (or of a limit and a constant at
+/// least 0). `None` for anything else, and for a constant alone.
+pub(super) fn limit(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var]) -> Option<Limit> {
+    read(e, inputs, vars, 0).filter(|l| !l.params.is_empty())
+}
+
+fn read(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var], depth: usize) -> Option<Limit> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let same = |x: &Expr| x.ty == e.ty;
+    match &e.kind {
+        ExprKind::Var(n) if inputs.contains(n) && matches!(vars[*n].kind, VarKind::Param(_)) => {
+            (vars[*n].ty == e.ty).then(|| Limit {
+                params: vec![*n],
+                least: None,
+                divisor: 1,
+            })
+        }
+        ExprKind::Const(Value::I(c)) if *c >= 0 => Some(Limit {
+            params: Vec::new(),
+            least: Some(*c),
+            divisor: 1,
+        }),
+        ExprKind::Binary(BinOp::Div, a, b) if same(a) => {
+            let ExprKind::Const(Value::I(d)) = b.kind else {
+                return None;
+            };
+            let d = u64::try_from(d).ok().filter(|&d| d >= 1)?;
+            let l = read(a, inputs, vars, depth + 1)?;
+            Some(Limit {
+                divisor: l.divisor.checked_mul(d)?,
+                ..l
+            })
+        }
+        // Either operand: one over the inputs first.
+        ExprKind::Call(MathFn::Min, args) if args.len() == 2 && args.iter().all(same) => {
+            let mut found: Vec<Limit> = args
+                .iter()
+                .filter_map(|a| read(a, inputs, vars, depth + 1))
+                .collect();
+            found.sort_by_key(|l| l.params.is_empty());
+            found.into_iter().next()
+        }
+        ExprKind::Call(MathFn::Max, args) if args.len() == 2 && args.iter().all(same) => {
+            let a = read(&args[0], inputs, vars, depth + 1)?;
+            let b = read(&args[1], inputs, vars, depth + 1)?;
+            if a.divisor != b.divisor {
+                return None;
+            }
+            let mut params = a.params;
+            for p in b.params {
+                if !params.contains(&p) {
+                    params.push(p);
+                }
+            }
+            Some(Limit {
+                params,
+                least: a.least.max(b.least),
+                divisor: a.divisor,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The name of the input a quotient divides: the parameter itself, or
+/// `max(n,k)` for several (a constant among them by its value).
+pub(super) fn max_name(names: &[&str]) -> String {
+    match names {
+        [one] => one.to_string(),
+        _ => format!("max({})", names.join(",")),
+    }
+}
+
+/// The operands of a quotient's input ([`max_name`]): names and
+/// constants.
+fn operands(input: &str) -> Vec<&str> {
+    match input.strip_prefix("max(").and_then(|r| r.strip_suffix(')')) {
+        Some(list) => list.split(',').collect(),
+        None => vec![input],
+    }
+}
+
+/// The inputs named in a quotient's input ([`max_name`]), without its
+/// constant.
+pub(super) fn input_names(input: &str) -> Vec<&str> {
+    operands(input)
+        .into_iter()
+        .filter(|o| o.parse::<i64>().is_err())
+        .collect()
+}
+
+/// The value of a quotient's input ([`max_name`]) at the inputs `at`.
+pub(super) fn input_value(input: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
+    operands(input)
+        .into_iter()
+        .map(|n| match n.parse::<i64>() {
+            Ok(c) => Some(c as f64),
+            Err(_) => at.get(n).copied(),
+        })
+        .try_fold(f64::NEG_INFINITY, |m, v| Some(m.max(v?)))
+}
