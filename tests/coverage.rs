@@ -63,6 +63,12 @@ fn cuda_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Whether `file` is a header (`.cuh`, `.h`), read here alone as well
+/// as through the files that include it.
+fn is_header(file: &Path) -> bool {
+    file.extension().is_some_and(|x| x == "cuh" || x == "h")
+}
+
 /// The `-D`/`-I` settings of the `copper.toml` beside `file`, as a user
 /// of that folder has them (`defines`, `include_dirs`).
 fn preprocess_of(file: &Path) -> Preprocess {
@@ -130,6 +136,11 @@ fn measure(dir: &Path) -> Coverage {
             if let Ok(k) = &item.result {
                 if k.is_uninstantiated() && !never_instantiated.iter().any(|u| std::ptr::eq(*u, k))
                 {
+                    continue;
+                }
+                // A header read alone does not instantiate its templates:
+                // the file including it does, and counts them.
+                if k.is_uninstantiated() && is_header(&f) {
                     continue;
                 }
             }

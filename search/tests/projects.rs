@@ -163,22 +163,11 @@ fn a_header_kernel_is_rewritten_in_the_header_under_a_block_guard() {
     );
     // main.cu launches it once, with 256 threads: that licenses nothing
     // in a header, so the rewrite for 256 runs under the block guard.
-    let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
-    let diff = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        diff.starts_with("--- a/kernels.cuh\n+++ b/kernels.cuh\n"),
-        "{diff}"
+    guarded_header_diff(
+        dir,
+        "kernels.cuh",
+        "+\t// copper: the fast path is written for blocks of 256×1×1, the block copper assumed (`blockSum` is defined in a header",
     );
-    assert_eq!(diff.matches("--- a/").count(), 1, "{diff}");
-    assert!(
-        diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
-        "{diff}"
-    );
-    assert!(
-        diff.contains("+\t// copper: the fast path is written for blocks of 256×1×1, the block copper assumed (`blockSum` is defined in a header"),
-        "{diff}"
-    );
-    git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
     // The header given too (a directory walked): searched once, one diff.
     let o = copper_in(dir, &["optimize", "--diff", "."]);
     let both = String::from_utf8_lossy(&o.stdout).to_string();
@@ -464,10 +453,21 @@ fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
     }
     // Every includer may launch it with any block: the rewrite runs under
     // the block guard, in the header, and main.cu is left alone.
+    guarded_header_diff(
+        dir,
+        "reduce.cuh",
+        "the block copper assumed for each instantiation of the template (`blockSumT` is defined in a header, which every file that includes it may launch it from, with any block)",
+    );
+}
+
+/// Checks the `--diff` of `optimize main.cu` in `dir`: one diff, of
+/// `header`, whose rewrite runs only on blocks of 256×1×1 under a comment
+/// saying `why`, and which `git apply` accepts.
+fn guarded_header_diff(dir: &Path, header: &str, why: &str) {
     let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
     let diff = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
-        diff.starts_with("--- a/reduce.cuh\n+++ b/reduce.cuh\n"),
+        diff.starts_with(&format!("--- a/{header}\n+++ b/{header}\n")),
         "{diff}"
     );
     assert_eq!(diff.matches("--- a/").count(), 1, "{diff}");
@@ -475,9 +475,6 @@ fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
         diff.contains("+\tif (blockDim.x == 256 && blockDim.y == 1 && blockDim.z == 1) {"),
         "{diff}"
     );
-    assert!(
-        diff.contains("the block copper assumed for each instantiation of the template (`blockSumT` is defined in a header, which every file that includes it may launch it from, with any block)"),
-        "{diff}"
-    );
+    assert!(diff.contains(why), "{diff}");
     git_apply_check(dir, &o.stdout).unwrap_or_else(|e| panic!("{e}\n{diff}"));
 }
