@@ -279,9 +279,6 @@ impl Block<'_> {
         }
     }
 
-    /// An error when lane `lane` reads (through `a`, at element index
-    /// `i`, stored at `at`) a shared value no thread of the block wrote,
-    /// when such reads are detected.
     /// Whether the shared element stored at `at` of `a`'s array was
     /// written in this block (any other element counts as written).
     pub(super) fn is_written(&self, a: &Access, at: i64) -> bool {
@@ -291,6 +288,9 @@ impl Block<'_> {
         }
     }
 
+    /// An error when lane `lane` reads (through `a`, at element index
+    /// `i`, stored at `at`) a shared value no thread of the block wrote,
+    /// when such reads are detected.
     pub(super) fn check_initialized(
         &self,
         w: &Warp,
