@@ -328,16 +328,15 @@ fn a_header_kernel_is_bounded_and_ranked_at_its_includers_launch() {
 fn the_reduction_header_kernel_is_ranked_at_main_cu_sizes_and_stays_guarded() {
     let scratch = reduction_copy();
     let dir = scratch.path();
-    let o = copper_in(dir, &["optimize", "main.cu"]);
-    let t = text(&o);
-    for said in [
-        "kernels.cuh:10:1: kernel blockSum: improved; block 256×1×1, grid 16×1×1 from the launch at line 18 of main.cu;",
-        "tested on the launch at line 18 of main.cu (grid 16×1×1, block 256×1×1) and variants of it",
-        "ranked at n=4096: the launch at line 18 of main.cu",
-        "block guard: the rewritten code runs only on blocks of 256×1×1, the block copper assumed",
-    ] {
-        assert!(t.contains(said), "{said}\n{t}");
-    }
+    optimize_says(
+        dir,
+        &[
+            "kernels.cuh:10:1: kernel blockSum: improved; block 256×1×1, grid 16×1×1 from the launch at line 18 of main.cu;",
+            "tested on the launch at line 18 of main.cu (grid 16×1×1, block 256×1×1) and variants of it",
+            "ranked at n=4096: the launch at line 18 of main.cu",
+            "block guard: the rewritten code runs only on blocks of 256×1×1, the block copper assumed",
+        ],
+    );
     let o = copper_in(dir, &["optimize", "main.cu", "--format", "json"]);
     let k = json_kernel(&o, "blockSum");
     assert_eq!(k["grid"], serde_json::json!([16, 1, 1]));
@@ -364,15 +363,14 @@ fn a_parameter_file_licenses_a_header_kernels_block_for_every_includer() {
     let scratch = reduction_copy();
     let dir = scratch.path();
     scratch.file("main.toml", reduction_params(256, 4).as_bytes());
-    let o = copper_in(dir, &["optimize", "main.cu"]);
-    let t = text(&o);
-    for said in [
-        "kernel blockSum: improved; block 256×1×1, grid 4×1×1 (from the parameter file;",
-        "the block named licenses a rewrite for it, so every includer must launch `blockSum` with that block",
-        "ranked at n=1024: the parameter file's launch",
-    ] {
-        assert!(t.contains(said), "{said}\n{t}");
-    }
+    let t = optimize_says(
+        dir,
+        &[
+            "kernel blockSum: improved; block 256×1×1, grid 4×1×1 (from the parameter file;",
+            "the block named licenses a rewrite for it, so every includer must launch `blockSum` with that block",
+            "ranked at n=1024: the parameter file's launch",
+        ],
+    );
     assert!(!t.contains("block guard"), "{t}");
     let o = copper_in(dir, &["optimize", "--diff", "main.cu"]);
     let diff = String::from_utf8_lossy(&o.stdout).to_string();
@@ -441,16 +439,15 @@ fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
         scratch.file(name, &text);
     }
     let dir = scratch.path();
-    let o = copper_in(dir, &["optimize", "main.cu"]);
-    let t = text(&o);
-    for said in [
-        "reduce.cuh:9:1: kernel blockSumT<int>: improved; block 256×1×1, grid 16×1×1 from the launch at line 15 of main.cu;",
-        "the template's rewrite checked for every instantiation: `blockSumT<int>` (7 launches), `blockSumT<unsigned int>` (7 launches)",
-        "reduce.cuh:9:1: kernel blockSumT<unsigned int>: improved through `blockSumT<int>`",
-        "ranked at n=4096: the launch at line 15 of main.cu",
-    ] {
-        assert!(t.contains(said), "{said}\n{t}");
-    }
+    optimize_says(
+        dir,
+        &[
+            "reduce.cuh:9:1: kernel blockSumT<int>: improved; block 256×1×1, grid 16×1×1 from the launch at line 15 of main.cu;",
+            "the template's rewrite checked for every instantiation: `blockSumT<int>` (7 launches), `blockSumT<unsigned int>` (7 launches)",
+            "reduce.cuh:9:1: kernel blockSumT<unsigned int>: improved through `blockSumT<int>`",
+            "ranked at n=4096: the launch at line 15 of main.cu",
+        ],
+    );
     // Every includer may launch it with any block: the rewrite runs under
     // the block guard, in the header, and main.cu is left alone.
     guarded_header_diff(
@@ -458,6 +455,16 @@ fn a_header_template_is_rewritten_in_the_header_for_each_instantiation() {
         "reduce.cuh",
         "the block copper assumed for each instantiation of the template (`blockSumT` is defined in a header, which every file that includes it may launch it from, with any block)",
     );
+}
+
+/// The text of `copper optimize main.cu` in `dir`, checked to say each
+/// of `said`.
+fn optimize_says(dir: &Path, said: &[&str]) -> String {
+    let t = text(&copper_in(dir, &["optimize", "main.cu"]));
+    for s in said {
+        assert!(t.contains(s), "{s}\n{t}");
+    }
+    t
 }
 
 /// Checks the `--diff` of `optimize main.cu` in `dir`: one diff, of
