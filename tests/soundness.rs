@@ -27,7 +27,8 @@
 //! bound checked (`splits`); a ninth, loops bounded through locals that
 //! copy, divide or shift `n` (in the kernel or in an inlined device
 //! function), and copies assigned again before or inside the loop
-//! (`local_bounds`).
+//! (`local_bounds`); a tenth, sequential loops reusing one counter, with
+//! triangular nests over it (`sequential`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -53,6 +54,8 @@ mod handles;
 mod jumps;
 #[path = "soundness/local_bounds.rs"]
 mod local_bounds;
+#[path = "soundness/sequential.rs"]
+mod sequential;
 #[path = "soundness/splits.rs"]
 mod splits;
 #[path = "soundness/unsigned_loops.rs"]
@@ -863,4 +866,14 @@ fn generated_vector_views_are_bounded_soundly() {
 #[test]
 fn generated_loops_bounded_through_locals_are_bounded_soundly() {
     local_bounds::check(generated_count());
+}
+
+#[test]
+fn generated_sequential_loops_reusing_a_counter_are_bounded_soundly() {
+    let count = generated_count();
+    let mut tally = Tally::default();
+    for i in 0..count {
+        tally.check(i, &sequential::generate(i), 64, false);
+    }
+    tally.finish("generated sequential loops", count, count);
 }

@@ -620,7 +620,13 @@ impl Aara<'_> {
         if affected.is_empty() {
             return post;
         }
+        // What the bases over `x` carry after the assignment moves into
+        // `moved`, kept apart until every one has moved: a base that
+        // receives potential from another (`n − i` from `n − i + 1` under
+        // `i := i + 1`) may itself be over `x`, and what it received is
+        // already potential before the assignment, not to be moved again.
         let mut pre = post;
+        let mut moved = Pot::default();
         let mut found = None;
         for i in affected {
             let Some(q) = pre.coef.remove(&i) else {
@@ -653,13 +659,17 @@ impl Aara<'_> {
                 // No way to express the base after the assignment through
                 // bases before it: it carries nothing there.
                 [] => self.lp.eq0(q),
-                [only] => self.apply(&mut pre, &q, only),
+                [only] => self.apply(&mut moved, &q, only),
                 [first, second, ..] => {
                     let part = Lin::var(self.lp.new_var());
-                    self.apply(&mut pre, &part, first);
-                    self.apply(&mut pre, &q.minus(&part), second);
+                    self.apply(&mut moved, &part, first);
+                    self.apply(&mut moved, &q.minus(&part), second);
                 }
             }
+        }
+        pre.konst.add_scaled(&moved.konst, Rational::ONE);
+        for (i, q) in &moved.coef {
+            pre.add(*i, q, Rational::ONE);
         }
         pre
     }
