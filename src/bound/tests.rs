@@ -462,3 +462,48 @@ fn a_copy_divided_in_place_keeps_a_bound() {
         "72 + 1.25·(n + 63)"
     );
 }
+
+#[test]
+fn copies_of_an_input_add_no_bases_of_their_own() {
+    // Loops up to a copy of a copy of `n` build the LP of loops up to `n`:
+    // reading a local that holds `n` is reading `n`. Each copy once added
+    // its own forms to every loop's bases (twice the LP), and a chain of 80
+    // copies passed the limit on linear bases and lost the bound.
+    let loops = |limit: &str| {
+        (0..6)
+            .map(|k| {
+                format!(
+                    "for (int i{k} = blockIdx.x * blockDim.x + threadIdx.x; i{k} < {limit}; \
+                     i{k} += blockDim.x * gridDim.x) a[i{k}] += 1.0f;"
+                )
+            })
+            .collect::<String>()
+    };
+    let kernel = |decl: &str, limit: &str| {
+        format!(
+            "__global__ void k(float *a, int n) {{ {decl} {} }}",
+            loops(limit)
+        )
+    };
+    let bases = |src: &str| {
+        let f = parse_source(SourceFile::new("t.cu", src));
+        let k = lower_kernel(&f, "k").unwrap();
+        prepare(&k, Config::default()).num_bases()
+    };
+    let direct = kernel("", "n");
+    let copies = kernel("int len = n; int m = len;", "m");
+    assert_eq!(bases(&copies), bases(&direct));
+    // The same bound but for the copies' own cost, a constant.
+    let per_stride = |src: &str| {
+        let t = text(&bound(src, None, "steps"));
+        t.split_once(" + ").map(|(_, rest)| rest.to_string())
+    };
+    let expected = per_stride(&direct);
+    assert!(expected.is_some(), "{direct}");
+    assert_eq!(per_stride(&copies), expected);
+    let chain: String = std::iter::once("int c0 = n;".to_string())
+        .chain((1..80).map(|i| format!("int c{i} = c{};", i - 1)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(per_stride(&kernel(&chain, "c79")), expected);
+}

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use crate::absint::defs::read_after_single_def;
 use crate::absint::linear::{Constraints, LinExpr};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Unary, Value, VarId};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Unary, Value, VarId};
 use crate::poly::Rational;
 
 use super::{int_bounds, AtomShape, Symbols};
@@ -62,38 +62,46 @@ impl Symbols {
     /// The locals of `k` that hold an expression over inputs (see the
     /// module's documentation), with that expression read through the
     /// locals it reads in turn, converted to the local's type.
+    ///
+    /// A held value reads only inputs and locals whose assignment runs
+    /// before its own, earlier in program order: one pass in that order
+    /// resolves a chain of copies of any length. A value past
+    /// [`MAX_HELD_NODES`] nodes (`v1 = v0 + v0; v2 = v1 + v1; …` doubles
+    /// each time) holds nothing.
     pub(super) fn held_values(&self, k: &Kernel) -> HashMap<VarId, Expr> {
         let defs = read_after_single_def(k);
         let mut held = HashMap::new();
-        // Each round resolves the locals whose values read only inputs and
-        // locals resolved before; a chain of locals takes one round each.
-        for _ in 0..MAX_CHAIN {
-            let before = held.len();
-            for (&v, &value) in &defs {
-                if held.contains_key(&v) {
-                    continue;
-                }
-                let ty = k.vars[v].ty;
-                let x = substitute(value, &held);
-                if !ty.is_float() && keeps_value(&x, ty) && self.over_inputs(&x) {
-                    let x = if x.ty == ty {
-                        x
-                    } else {
-                        Expr {
-                            kind: ExprKind::Convert {
-                                value: Box::new(x),
-                                explicit: false,
-                            },
-                            ty,
-                        }
-                    };
-                    held.insert(v, x);
-                }
+        crate::ir::visit_stmts(&k.body, &mut |s| {
+            let Stmt::Assign { var, .. } = s else {
+                return;
+            };
+            let Some(&value) = defs.get(var) else {
+                return;
+            };
+            if held.contains_key(var) {
+                return;
             }
-            if held.len() == before {
-                break;
+            let ty = k.vars[*var].ty;
+            let x = substitute(value, &held);
+            if ty.is_float() || !keeps_value(&x, ty) || !self.over_inputs(&x) {
+                return;
             }
-        }
+            if nodes(&x) > MAX_HELD_NODES {
+                return;
+            }
+            let x = if x.ty == ty {
+                x
+            } else {
+                Expr {
+                    kind: ExprKind::Convert {
+                        value: Box::new(x),
+                        explicit: false,
+                    },
+                    ty,
+                }
+            };
+            held.insert(*var, x);
+        });
         held
     }
 
@@ -139,8 +147,15 @@ impl Symbols {
     }
 }
 
-/// Longest chain of locals holding one another's values followed.
-const MAX_CHAIN: usize = 8;
+/// Largest expression a local holds (see [`Symbols::held_values`]).
+const MAX_HELD_NODES: usize = 64;
+
+/// Number of nodes of `e`.
+fn nodes(e: &Expr) -> usize {
+    let mut n = 0;
+    e.visit(&mut |_| n += 1);
+    n
+}
 
 /// `e` with every local of `held` replaced by the expression it holds.
 pub(crate) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {

@@ -25,7 +25,12 @@ impl Symbols {
         match &e.kind {
             ExprKind::Const(Value::I(c)) => Some(LinExpr::int(*c as i128)),
             ExprKind::Const(Value::F(_)) => None,
-            ExprKind::Var(v) => Some(LinExpr::var(self.var(*v))),
+            ExprKind::Var(v) => Some(
+                self.held
+                    .get(v)
+                    .cloned()
+                    .unwrap_or_else(|| LinExpr::var(self.var(*v))),
+            ),
             ExprKind::Builtin(b) => Some(self.builtin_lin(*b)),
             ExprKind::Unary(Unary::Neg, x) => {
                 let l = self.linearize(x, ctx)?.neg();

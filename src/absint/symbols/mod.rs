@@ -14,7 +14,7 @@
 //! (a difference, a negative value converted to `unsigned`) an expression is
 //! linear only when the context proves it stays nonnegative.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
@@ -112,6 +112,11 @@ pub struct Symbols {
     /// The largest `gridDim` assumed along each dimension (see
     /// [`Symbols::assume_grid_at_most`]).
     grid_max: [Option<i128>; 3],
+    /// The linear form of what each local holds (a copy of an input, or
+    /// of a linear expression over inputs, assigned once before every
+    /// read): reading the local is reading that form, so a chain of copies
+    /// adds no symbols, forms or bases of its own.
+    held: HashMap<VarId, LinExpr>,
 }
 
 const BUILTINS: u32 = 12;
@@ -135,6 +140,7 @@ impl Symbols {
             atoms: Vec::new(),
             assumed: BTreeMap::new(),
             grid_max: [None; 3],
+            held: HashMap::new(),
         };
         let held = s.held_values(k);
         let mut found = Vec::new();
@@ -153,6 +159,17 @@ impl Symbols {
                 }
             }
         });
+        // After the atoms: a local may hold one (`int q = n / 4;`). A
+        // constant stays a variable: the facts know its value already (and
+        // a fixed launch's `blockDim.x * gridDim.x`, read as its own
+        // symbol, keeps the strided loops' potentials in the range the LP
+        // solutions are certified in).
+        let linear: HashMap<VarId, LinExpr> = held
+            .iter()
+            .filter_map(|(&v, x)| Some((v, s.linearize(x, None)?)))
+            .filter(|(_, l)| !l.is_constant())
+            .collect();
+        s.held = linear;
         s
     }
 

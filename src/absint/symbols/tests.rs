@@ -110,7 +110,7 @@ fn updates_relate_new_and_old_values() {
 #[test]
 fn conditions_give_per_lane_facts() {
     let k = kernel(
-        "__global__ void k(int *a, int n) { int i = threadIdx.x; int f = 0; if (i < n && !(i >= 8) && !f) { a[i] = 0; } }",
+        "__global__ void k(int *a, int n, int f) { int i = threadIdx.x; if (i < n && !(i >= 8) && !f) { a[i] = 0; } }",
     );
     let s = Symbols::new(&k, launch(Some([64, 1, 1])));
     let mut cond = None;
