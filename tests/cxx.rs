@@ -482,3 +482,48 @@ fn a_const_local_is_a_constant_in_bounds() {
     let k = lower_kernel(&parse(&src), "k").unwrap();
     assert!(k.vars.iter().any(|v| v.name == "tile"));
 }
+
+/// The `steps` bound of every kernel of `testdata/modern/{file}`, by name,
+/// after checking the file reads without a diagnostic.
+fn fixture_bounds(file: &str) -> Vec<(String, String)> {
+    use copper::bound::{prepare, Config, Outcome};
+    use copper::cost::Metric;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/modern")
+        .join(file);
+    let parsed = copper::cuda::parse::parse_path(&path).unwrap();
+    let diags = parsed.all_diagnostics();
+    assert!(diags.is_empty(), "{file}: {diags:?}");
+    parsed
+        .kernels()
+        .map(|f| {
+            let k = lower_kernel(&parsed, &f.name).unwrap_or_else(|d| panic!("{}", d.render()));
+            let steps = Metric::builtin("steps").unwrap();
+            match prepare(&k, Config::default()).bound(&steps).work {
+                Outcome::Bound(e) => (f.name.clone(), e.to_string()),
+                Outcome::NoBound(why, _) => panic!("{file}: `{}` has no bound: {why}", f.name),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn global_and_std_qualified_builtins_are_cudas_functions() {
+    let src = "__global__ void k(int *a, int *b) { int i = threadIdx.x;\n  \
+               b[i] = ::abs(a[i] - 2) * 100 + ::min(a[i], 2) * 10 + std::max(a[i], 1); }\n";
+    let (_, b) = run(src, "k", 4, 4);
+    // a = 0, 1, 2, 3: |a - 2|, min(a, 2), max(a, 1).
+    assert_eq!(b, [201.0, 111.0, 22.0, 123.0]);
+    // A file's own function is still the one `::` names.
+    let own = "__device__ int abs(int x) { return 7; }\n\
+               __global__ void k(int *a, int *b) { b[threadIdx.x] = ::abs(a[threadIdx.x]); }\n";
+    assert_eq!(run(own, "k", 2, 2).1, [7.0, 7.0]);
+    // An unknown function keeps its qualifier in the message.
+    let unknown = "__global__ void k(int *a, int *b) { b[0] = ::nosuch(a[0]); }\n";
+    assert!(lower_error(unknown, "k").contains("`::nosuch`"));
+    let names: Vec<String> = fixture_bounds("global_builtins.cu")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["clamp_magnitude", "halve_all"]);
+}
