@@ -527,3 +527,20 @@ fn global_and_std_qualified_builtins_are_cudas_functions() {
         .collect();
     assert_eq!(names, ["clamp_magnitude", "halve_all"]);
 }
+
+#[test]
+fn void_casts_are_statements_that_do_nothing() {
+    let src =
+        "__global__ void k(int *a, int *b) { static_cast<void>(a); (void)b; (void)(a[0] + 1);\n  \
+               b[threadIdx.x] = a[threadIdx.x] + 1; }\n";
+    assert_eq!(run(src, "k", 2, 2).1, [1.0, 2.0]);
+    // The discarded call still runs: `b[0]` is counted twice.
+    let call = "__device__ int bump(int *c) { return atomicAdd(c, 1); }\n\
+                __global__ void k(int *a, int *b) { (void)bump(b); static_cast<void>(bump(b)); }\n";
+    assert_eq!(run(call, "k", 1, 1).1, [2.0]);
+    let names: Vec<String> = fixture_bounds("void_casts.cu")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["fill_ones", "count_calls"]);
+}
