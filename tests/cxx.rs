@@ -544,3 +544,18 @@ fn void_casts_are_statements_that_do_nothing() {
         .collect();
     assert_eq!(names, ["fill_ones", "count_calls"]);
 }
+
+#[test]
+fn fixed_width_template_parameters_with_and_without_std() {
+    let bounds = fixture_bounds("std_int_params.cu");
+    let names: Vec<&str> = bounds.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["stage<128>", "widen<int, 3>", "widen<std::int32_t, 2>"]
+    );
+    let src = "template <std::uint32_t BS, std::int64_t K = -2> __global__ void k(int *a, int *b) {\n  \
+               __shared__ int s[BS]; s[threadIdx.x] = a[threadIdx.x] * K; b[threadIdx.x] = s[BS - 1 - threadIdx.x]; }\n\
+               void h(int *a, int *b) { k<4><<<1, 4>>>(a, b); }\n";
+    // a = 0, 1, 2, 3 reversed and times -2.
+    assert_eq!(run(src, "k<4, -2>", 4, 4).1, [-6.0, -4.0, -2.0, 0.0]);
+}
