@@ -559,3 +559,23 @@ fn fixed_width_template_parameters_with_and_without_std() {
     // a = 0, 1, 2, 3 reversed and times -2.
     assert_eq!(run(src, "k<4, -2>", 4, 4).1, [-6.0, -4.0, -2.0, 0.0]);
 }
+
+#[test]
+fn a_member_function_call_is_named_as_one() {
+    // Methods of structs are not read yet; the call is named for what it
+    // is, not as a call through a function pointer.
+    let src = "struct Buf { int n; };\n\
+               __global__ void k(int *a, int *b) { Buf q; b[0] = q.size(); }\n";
+    let parsed = parse(src);
+    let shown: Vec<String> = parsed
+        .all_diagnostics()
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    let all = shown.join("\n") + &lower_error(src, "k");
+    assert!(
+        all.contains("member function calls (`.size()`) are not supported in kernels"),
+        "{all}"
+    );
+    assert!(!all.contains("function pointers"), "{all}");
+}
