@@ -482,3 +482,100 @@ fn a_const_local_is_a_constant_in_bounds() {
     let k = lower_kernel(&parse(&src), "k").unwrap();
     assert!(k.vars.iter().any(|v| v.name == "tile"));
 }
+
+/// The `steps` bound of every kernel of `testdata/modern/{file}`, by name,
+/// after checking the file reads without a diagnostic.
+fn fixture_bounds(file: &str) -> Vec<(String, String)> {
+    use copper::bound::{prepare, Config, Outcome};
+    use copper::cost::Metric;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/modern")
+        .join(file);
+    let parsed = copper::cuda::parse::parse_path(&path).unwrap();
+    let diags = parsed.all_diagnostics();
+    assert!(diags.is_empty(), "{file}: {diags:?}");
+    parsed
+        .kernels()
+        .map(|f| {
+            let k = lower_kernel(&parsed, &f.name).unwrap_or_else(|d| panic!("{}", d.render()));
+            let steps = Metric::builtin("steps").unwrap();
+            match prepare(&k, Config::default()).bound(&steps).work {
+                Outcome::Bound(e) => (f.name.clone(), e.to_string()),
+                Outcome::NoBound(why, _) => panic!("{file}: `{}` has no bound: {why}", f.name),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn global_and_std_qualified_builtins_are_cudas_functions() {
+    let src = "__global__ void k(int *a, int *b) { int i = threadIdx.x;\n  \
+               b[i] = ::abs(a[i] - 2) * 100 + ::min(a[i], 2) * 10 + std::max(a[i], 1); }\n";
+    let (_, b) = run(src, "k", 4, 4);
+    // a = 0, 1, 2, 3: |a - 2|, min(a, 2), max(a, 1).
+    assert_eq!(b, [201.0, 111.0, 22.0, 123.0]);
+    // A file's own function is still the one `::` names.
+    let own = "__device__ int abs(int x) { return 7; }\n\
+               __global__ void k(int *a, int *b) { b[threadIdx.x] = ::abs(a[threadIdx.x]); }\n";
+    assert_eq!(run(own, "k", 2, 2).1, [7.0, 7.0]);
+    // An unknown function keeps its qualifier in the message.
+    let unknown = "__global__ void k(int *a, int *b) { b[0] = ::nosuch(a[0]); }\n";
+    assert!(lower_error(unknown, "k").contains("`::nosuch`"));
+    let names: Vec<String> = fixture_bounds("global_builtins.cu")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["clamp_magnitude", "halve_all"]);
+}
+
+#[test]
+fn void_casts_are_statements_that_do_nothing() {
+    let src =
+        "__global__ void k(int *a, int *b) { static_cast<void>(a); (void)b; (void)(a[0] + 1);\n  \
+               b[threadIdx.x] = a[threadIdx.x] + 1; }\n";
+    assert_eq!(run(src, "k", 2, 2).1, [1.0, 2.0]);
+    // The discarded call still runs: `b[0]` is counted twice.
+    let call = "__device__ int bump(int *c) { return atomicAdd(c, 1); }\n\
+                __global__ void k(int *a, int *b) { (void)bump(b); static_cast<void>(bump(b)); }\n";
+    assert_eq!(run(call, "k", 1, 1).1, [2.0]);
+    let names: Vec<String> = fixture_bounds("void_casts.cu")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["fill_ones", "count_calls"]);
+}
+
+#[test]
+fn fixed_width_template_parameters_with_and_without_std() {
+    let bounds = fixture_bounds("std_int_params.cu");
+    let names: Vec<&str> = bounds.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["stage<128>", "widen<int, 3>", "widen<std::int32_t, 2>"]
+    );
+    let src = "template <std::uint32_t BS, std::int64_t K = -2> __global__ void k(int *a, int *b) {\n  \
+               __shared__ int s[BS]; s[threadIdx.x] = a[threadIdx.x] * K; b[threadIdx.x] = s[BS - 1 - threadIdx.x]; }\n\
+               void h(int *a, int *b) { k<4><<<1, 4>>>(a, b); }\n";
+    // a = 0, 1, 2, 3 reversed and times -2.
+    assert_eq!(run(src, "k<4, -2>", 4, 4).1, [-6.0, -4.0, -2.0, 0.0]);
+}
+
+#[test]
+fn a_member_function_call_is_named_as_one() {
+    // Methods of structs are not read yet; the call is named for what it
+    // is, not as a call through a function pointer.
+    let src = "struct Buf { int n; };\n\
+               __global__ void k(int *a, int *b) { Buf q; b[0] = q.size(); }\n";
+    let parsed = parse(src);
+    let shown: Vec<String> = parsed
+        .all_diagnostics()
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    let all = shown.join("\n") + &lower_error(src, "k");
+    assert!(
+        all.contains("member function calls (`.size()`) are not supported in kernels"),
+        "{all}"
+    );
+    assert!(!all.contains("function pointers"), "{all}");
+}

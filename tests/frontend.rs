@@ -188,6 +188,11 @@ fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
             "unknown_type.cu",
             "unknown type `real_2_t`: pass `-D` or `-I` (as to nvcc)",
         ),
+        (
+            "unknown_type_later.cu",
+            "unknown type `real_t`: pass `-D` or `-I` (as to nvcc)",
+        ),
+        ("unknown_type_later.cu", "unknown type `accum_t`"),
     ];
     for (name, needle) in expect {
         let f = parse_path(&dir.join(name)).unwrap();

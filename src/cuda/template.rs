@@ -8,7 +8,7 @@
 
 use super::ast::{BaseType, TemplateParam, Type};
 use super::launch::expand_all;
-use super::lex::{tokenize, TokKind};
+use super::lex::tokenize;
 use super::macros::{token_texts, MacroTable};
 use super::template_names::collapse;
 pub use super::template_names::{instance_name, split_args};
@@ -78,8 +78,10 @@ fn param(text: &str, enums: &[String]) -> Result<TemplateParam, TemplateError> {
         None => (text.trim(), None),
     };
     let toks = tokenize(decl);
-    let words: Vec<&str> = toks.iter().map(|t| t.text(decl)).collect();
-    if toks.iter().any(|t| t.kind != TokKind::Ident) || words.len() < 2 {
+    let all: Vec<&str> = toks.iter().map(|t| t.text(decl)).collect();
+    let words = without_std(&all);
+    let words_are_names = words.iter().all(|w| super::lex::is_identifier(w));
+    if !words_are_names || words.len() < 2 {
         return Err(TemplateError::UnsupportedParam(text.to_string()));
     }
     let (name, ty) = (words[words.len() - 1], &words[..words.len() - 1]);
@@ -106,6 +108,22 @@ fn param(text: &str, enums: &[String]) -> Result<TemplateParam, TemplateError> {
     })
 }
 
+/// The words of a type without the `std::` (or global `::`) before a
+/// name: `std :: uint32_t BS` is `uint32_t BS`, as `<cstdint>` declares
+/// both.
+pub fn without_std<'w>(words: &[&'w str]) -> Vec<&'w str> {
+    words
+        .iter()
+        .enumerate()
+        .filter(|&(i, w)| {
+            let std_scope = *w == "std" && words.get(i + 1) == Some(&"::");
+            let scope = *w == "::" && (i == 0 || words[i - 1] == "std");
+            !(std_scope || scope)
+        })
+        .map(|(_, w)| *w)
+        .collect()
+}
+
 /// The integer type named by `words` (`unsigned int`, `signed char`,
 /// `long long int`, `short unsigned`, `size_t`, …), in any order C allows;
 /// `const` is ignored.
@@ -113,9 +131,8 @@ pub fn integer_type(words: &[&str]) -> Option<BaseType> {
     let words: Vec<&str> = words.iter().copied().filter(|w| *w != "const").collect();
     match words.as_slice() {
         ["bool"] => return Some(BaseType::Bool),
-        [n @ ("size_t" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t")] => {
-            return Some(BaseType::Named(n.to_string()))
-        }
+        [n @ ("size_t" | "int8_t" | "uint8_t" | "int16_t" | "uint16_t" | "int32_t" | "uint32_t"
+        | "int64_t" | "uint64_t")] => return Some(BaseType::Named(n.to_string())),
         _ => {}
     }
     let count = |w: &str| words.iter().filter(|x| **x == w).count();
@@ -185,7 +202,7 @@ pub fn arguments(
         let toks = expand_all(&toks, macros).unwrap_or(toks);
         out.push(match value {
             Some(v) => v.to_string(),
-            None => toks.join(" "),
+            None => collapse(&toks.join(" ")),
         });
     }
     Ok(out)

@@ -27,9 +27,14 @@ pub fn split_args(text: &str) -> Vec<String> {
     out
 }
 
-/// `s` with its whitespace collapsed to single spaces.
+/// `s` with its whitespace collapsed to single spaces, and none around
+/// `::` (`std :: int32_t` is `std::int32_t`).
 pub fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ::", "::")
+        .replace(":: ", "::")
 }
 
 /// The name of an instantiation: `reduce<float, 256>`.

@@ -12,9 +12,11 @@ const NOT_TYPE_NAMES: &[&str] = &[
     "union", "unsigned", "void", "volatile", "while", "bool", "if",
 ];
 
-/// When the syntax error at byte `at` of `text` follows a name that reads
-/// as an undeclared type (a name, then a declarator: another name, or
-/// `*`/`&` and a name), that name's byte offset and text.
+/// When the syntax error at byte `at` of `text` is at or follows a name
+/// that reads as an undeclared type (a name where a declaration starts,
+/// then a declarator: another name, or `*`/`&` and a name), that name's
+/// byte offset and text. The parser stops after the name in `real_t *a`
+/// at a declaration's start, and at the name itself after `int n,`.
 pub fn before_declarator(text: &str, at: usize) -> Option<(usize, &str)> {
     let head = text.get(..at)?.trim_end();
     let start = head
@@ -22,13 +24,23 @@ pub fn before_declarator(text: &str, at: usize) -> Option<(usize, &str)> {
         .rev()
         .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
         .map_or(0, |(i, c)| i + c.len_utf8());
-    let name = &head[start..];
+    let after = text.get(at..)?;
+    let len = after
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    unknown_type_at(text, start, head.len()).or_else(|| unknown_type_at(text, at, at + len))
+}
+
+/// The name at bytes `start..end` of `text` when it stands where a
+/// declaration starts and a declarator follows it.
+fn unknown_type_at(text: &str, start: usize, end: usize) -> Option<(usize, &str)> {
+    let name = text.get(start..end)?;
     if !super::lex::is_identifier(name) || NOT_TYPE_NAMES.contains(&name) {
         return None;
     }
     // Where a declaration starts: after `;`, a brace, `(` or `,`, or
     // after a qualifier word (not after `.`, `->`, an operator).
-    let before = head[..start].trim_end();
+    let before = text[..start].trim_end();
     let word_before = before
         .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .next()
@@ -40,7 +52,7 @@ pub fn before_declarator(text: &str, at: usize) -> Option<(usize, &str)> {
             "const" | "volatile" | "static" | "register" | "extern"
         );
     let rest = text
-        .get(at..)?
+        .get(end..)?
         .trim_start_matches(['*', '&', ' ', '\t', '\n', '\r']);
     let next_len = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -77,6 +89,12 @@ mod tests {
         assert_eq!(before_declarator("'¡vec3 v;", 8), None);
         assert_eq!(before_declarator("{'¡;vec3 v;", 10), Some((5, "vec3")));
         assert_eq!(before_declarator("x = '¡ s;", 7), None);
+        // The parser stops at the name itself after another parameter.
+        assert_eq!(
+            before_declarator("f(int n, real_t *a)", 9),
+            Some((9, "real_t"))
+        );
+        assert_eq!(before_declarator("f(int n, a + b)", 9), None);
     }
 
     #[test]

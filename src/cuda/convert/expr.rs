@@ -39,6 +39,17 @@ impl Converter<'_> {
                         }
                         name
                     }
+                    c::Expression::Member(m) => {
+                        let op = match m.node.operator.node {
+                            c::MemberOperator::Direct => ".",
+                            c::MemberOperator::Indirect => "->",
+                        };
+                        let what = format!(
+                            "member function calls (`{op}{}()`)",
+                            m.node.identifier.node.name
+                        );
+                        return self.unsupported(call.span, &what);
+                    }
                     _ => return self.unsupported(call.span, "calls through function pointers"),
                 };
                 let mut args = Vec::new();

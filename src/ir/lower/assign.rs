@@ -111,6 +111,16 @@ impl Lowerer<'_> {
             }
             A::Call(name, args) => self.call(name, args, span, out, false).map(|_| ()),
             A::Comma(xs) => xs.iter().try_for_each(|x| self.effect(x, out)),
+            // `(void)x`, `static_cast<void>(x)`: the value is discarded,
+            // and an operand without effects (an unused parameter, an
+            // array) is not evaluated at all.
+            A::Cast(_, t, x) if matches!(t.base, ast::BaseType::Void) && t.pointers.is_empty() => {
+                if super::expr::expr_has_effects(x) {
+                    self.effect(x, out)
+                } else {
+                    Ok(())
+                }
+            }
             _ => self.expr(e, out).map(|_| ()),
         }
     }

@@ -126,6 +126,8 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
         want_value: bool,
     ) -> Result<Option<Expr>> {
+        let written = name;
+        let name = super::names::builtin_name(self.file, written);
         let no_effect = match sync_kind(name) {
             Some(Sync::Block) => {
                 if want_value {
@@ -209,7 +211,7 @@ impl Lowerer<'_> {
                 format!("warp intrinsic `{name}` is not supported (copper knows the `_sync` shuffles, ballot, any, all and __activemask)"),
             );
         }
-        match self.inline(name, args, span, out)? {
+        match self.inline(written, args, span, out)? {
             Returned::Scalar(r) => Ok(Some(var_expr(&self.k, r))),
             Returned::Nothing if want_value => fail(span, format!("`{name}` returns `void`")),
             Returned::Record(rec, _) if want_value => fail(

@@ -25,6 +25,21 @@ pub(super) fn unqualified(name: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name)
 }
 
+/// The name to look a builtin up by for a call written `name`: `::abs`
+/// and `std::min` name the global and standard functions CUDA provides
+/// (`abs`, `min`), unless the file declares a function the qualified name
+/// denotes.
+pub(super) fn builtin_name<'n>(file: &ParsedFile, name: &'n str) -> &'n str {
+    let short = name
+        .strip_prefix("::")
+        .or_else(|| name.strip_prefix("std::"))
+        .filter(|s| !s.contains("::"));
+    match short {
+        Some(s) if matches!(callee(file, name), Err(CalleeError::Unknown(_))) => s,
+        _ => name,
+    }
+}
+
 /// The device function a call names (`f`, `N::f`): a qualified name must
 /// match the namespace it was declared in; an unqualified one must be
 /// unambiguous.

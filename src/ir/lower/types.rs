@@ -203,7 +203,9 @@ impl Lowerer<'_> {
 
     /// A type argument as written (`float`, `unsigned int`, `T`, a typedef).
     fn type_argument(&self, a: &str, span: Span) -> Result<BaseType> {
-        let words: Vec<&str> = a.split_whitespace().collect();
+        let spaced = a.replace("::", " :: ");
+        let written: Vec<&str> = spaced.split_whitespace().collect();
+        let words = crate::cuda::template::without_std(&written);
         let integer = crate::cuda::template::integer_type(&words);
         let base = match words.as_slice() {
             ["float"] => BaseType::Float,
