@@ -7,7 +7,9 @@
 //! inlining). Read through such locals, `m / 4` is the atom `n / 4`. A
 //! local assigned twice, in a branch and read after it, or read before
 //! its assignment holds nothing here, and an expression reading it is no
-//! atom.
+//! atom; nor does a local whose expression, read through the locals it
+//! reads, would pass [`MAX_NODES`] nodes (a chain of locals each reading
+//! the previous one twice doubles it at every link).
 
 use std::collections::HashMap;
 
@@ -65,12 +67,17 @@ impl Symbols {
     pub(super) fn held_values(&self, k: &Kernel) -> HashMap<VarId, Expr> {
         let defs = read_after_single_def(k);
         let mut held = HashMap::new();
+        let mut sizes = HashMap::new();
         // Each round resolves the locals whose values read only inputs and
         // locals resolved before; a chain of locals takes one round each.
         for _ in 0..MAX_CHAIN {
             let before = held.len();
             for (&v, &value) in &defs {
                 if held.contains_key(&v) {
+                    continue;
+                }
+                let size = size_through(value, &sizes);
+                if size > MAX_NODES {
                     continue;
                 }
                 let ty = k.vars[v].ty;
@@ -88,6 +95,7 @@ impl Symbols {
                         }
                     };
                     held.insert(v, x);
+                    sizes.insert(v, size);
                 }
             }
             if held.len() == before {
@@ -141,6 +149,23 @@ impl Symbols {
 
 /// Longest chain of locals holding one another's values followed.
 const MAX_CHAIN: usize = 8;
+
+/// Most nodes of an expression a local holds.
+const MAX_NODES: usize = 256;
+
+/// How many nodes `e` has with every local of `sizes` counted as the
+/// nodes of the expression it holds (at least what [`substitute`] makes).
+fn size_through(e: &Expr, sizes: &HashMap<VarId, usize>) -> usize {
+    let mut n = 0usize;
+    e.visit(&mut |x| {
+        let here = match &x.kind {
+            ExprKind::Var(v) => sizes.get(v).copied().unwrap_or(1),
+            _ => 1,
+        };
+        n = n.saturating_add(here);
+    });
+    n
+}
 
 /// `e` with every local of `held` replaced by the expression it holds.
 pub(crate) fn substitute(e: &Expr, held: &HashMap<VarId, Expr>) -> Expr {
