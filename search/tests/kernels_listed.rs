@@ -125,7 +125,7 @@ fn template_comments_and_explicit_specializations_are_read() {
     assert_eq!(status, 0, "{out}");
     assert!(out.contains("kernel fill_value<float, 256>("), "{out}");
     assert!(
-        out.contains("template_forms.cu:21:17: kernel negate<float>(float *a, int n)\n    launched at line 35"),
+        out.contains("template_forms.cu:20:1: kernel negate<float>(float *a, int n)\n    launched at line 35"),
         "{out}"
     );
     assert!(out.contains("kernel negate<int>("), "{out}");
@@ -188,7 +188,7 @@ fn kernels_named_through_a_macro_argument_are_read() {
     let (status, out) = parse_modern(&["parse", "kernel_macro.cu"]);
     assert_eq!(status, 0, "{out}");
     for k in [
-        "kernel_macro.cu:10:8: kernel square_all(",
+        "kernel_macro.cu:10:1: kernel square_all(",
         "kernel add_one(",
         "device function square(",
     ] {

@@ -49,7 +49,7 @@ fn with_dash_i_and_dash_d_the_header_kernels_are_read_where_they_are() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
-        t.contains("include/ops/kernels.h:7:17: kernel scale(real *x, real a, int n) (from a header)\n    launched at src/main.cu:18: grid (8192, 1, 1) block (128, 1, 1)"),
+        t.contains("include/ops/kernels.h:7:1: kernel scale(real *x, real a, int n) (from a header)\n    launched at src/main.cu:18: grid (8192, 1, 1) block (128, 1, 1)"),
         "{t}"
     );
     assert!(t.contains("kernel axpy<real>("), "{t}");
@@ -335,6 +335,9 @@ fn the_reduction_header_kernel_is_ranked_at_main_cu_sizes_and_stays_guarded() {
             "tested on the launch at line 18 of main.cu (grid 16×1×1, block 256×1×1) and variants of it",
             "ranked at n=4096: the launch at line 18 of main.cu",
             "block guard: the rewritten code runs only on blocks of 256×1×1, the block copper assumed",
+            // The header searched for main.cu's kernels is no file given
+            // (was "1 kernel in 2 files").
+            "\n1 kernel in 1 file (+1 header): 1 improved,",
         ],
     );
     let o = copper_in(dir, &["optimize", "main.cu", "--format", "json"]);
@@ -403,6 +406,8 @@ fn files_that_launch_a_shared_header_kernel_differently_are_named() {
             && t.contains("; other.cu launches `blockSum` alike"),
         "{t}"
     );
+    // Two files given, their header searched once.
+    assert!(t.contains(" kernels in 2 files (+1 header): "), "{t}");
     let other = main.replace("dim3 block(BLOCK_SIZE);", "dim3 block(128);");
     assert_ne!(other, main);
     scratch.file("other.cu", other.as_bytes());

@@ -441,7 +441,15 @@ impl Loader<'_> {
                     match find(name, &dirs) {
                         Some(p) => self.include(&p, name, at, directive.unwrap_or(at), header),
                         None => {
-                            let searched: Vec<String> = dirs.iter().map(|d| show_dir(d)).collect();
+                            // Each directory once: `-I` may name the
+                            // file's own.
+                            let mut searched: Vec<String> = Vec::new();
+                            for (i, d) in dirs.iter().enumerate() {
+                                let shown = show_dir(d);
+                                if !dirs[..i].contains(d) && !searched.contains(&shown) {
+                                    searched.push(shown);
+                                }
+                            }
                             self.problem(
                                 at,
                                 Severity::Warning,

@@ -6,12 +6,18 @@
 //! `gridDim.d·blockDim.d`.
 //!
 //! Every value is evaluated symbolically as a polynomial over the builtins
-//! (locals assigned once are replaced by their value, anything else is an
-//! opaque symbol), `threadIdx.d` is rewritten as `g_d − blockIdx.d·blockDim.d`,
+//! (locals assigned once are replaced by their value, evaluated once per
+//! kernel however often they are used; anything else is an opaque
+//! symbol), `threadIdx.d` is rewritten as `g_d − blockIdx.d·blockDim.d`,
 //! and what remains must not mention `blockIdx` and must mention
 //! `blockDim.d` only as often as `gridDim.d` in every term (the symbolic
 //! multipliers of the paper). The check looks at every condition, index,
 //! stored value and value assigned to a variable assigned more than once.
+//! A sum or product whose polynomial would pass [`MAX_TERMS`] terms or
+//! degree [`MAX_DEGREE`] (a chain of products doubles the degree at every
+//! step) is treated like any other non-polynomial operation: its operands
+//! are checked and its value is an opaque symbol, so the work stays in
+//! proportion to the kernel.
 //!
 //! Variables assigned only in straight-line code (the kernel's body and the
 //! scopes directly in it, never under an `if` or in a loop) are followed
@@ -52,10 +58,22 @@ use super::BlockSize;
 
 const DIMS: [&str; 3] = ["x", "y", "z"];
 
+/// The most terms a value's polynomial may have before it is opaque.
+pub const MAX_TERMS: usize = 64;
+
+/// The highest degree a value's polynomial may have before it is opaque.
+pub const MAX_DEGREE: u32 = 8;
+
 struct Eval<'k> {
     k: &'k Kernel,
     /// Locals assigned exactly once, with their value.
     once: HashMap<VarId, &'k Expr>,
+    /// The once-assigned locals evaluated so far: the polynomial and the
+    /// first dependence found inside it (reported where it is used).
+    values: HashMap<VarId, (Poly, Option<String>)>,
+    /// The once-assigned locals being evaluated (a value that reads
+    /// itself, in a loop, is a symbol there).
+    evaluating: HashSet<VarId>,
     /// Straight-line locals, with the value of their last assignment so
     /// far.
     current: HashMap<VarId, Poly>,
@@ -104,14 +122,14 @@ impl Eval<'_> {
             }
             ExprKind::Const(_) => self.opaque(),
             ExprKind::Var(v) if self.current.contains_key(v) => self.current[v].clone(),
-            ExprKind::Var(v) => match (self.k.vars[*v].kind, self.once.get(v)) {
-                (VarKind::Local, Some(value)) if self.depth < 64 => {
-                    self.depth += 1;
-                    let p = self.eval(value);
-                    self.depth -= 1;
+            ExprKind::Var(v) => match self.value_of(*v) {
+                Some((p, why)) => {
+                    if let Some(why) = why {
+                        self.flag(why);
+                    }
                     p
                 }
-                _ => Poly::var(&format!("v{v}")),
+                None => Poly::var(&format!("v{v}")),
             },
             ExprKind::Builtin(Builtin::WarpSize) => Poly::var("warpSize"),
             ExprKind::Call(f, args) if f.is_warp() => {
@@ -127,7 +145,10 @@ impl Eval<'_> {
                 self.opaque()
             }
             ExprKind::Builtin(b) => Poly::var(&builtin_name(*b)),
-            ExprKind::Unary(crate::ir::Unary::Neg, x) => -self.eval(x),
+            ExprKind::Unary(crate::ir::Unary::Neg, x) => {
+                let x = self.eval(x);
+                self.arith(BinOp::Sub, Poly::zero(), x)
+            }
             ExprKind::Convert { value, .. } if keeps_value(value, e.ty) => self.eval(value),
             // A narrowing conversion keeps the value only modulo the new
             // width, which breaks `blockIdx·blockDim + (unsigned char)
@@ -140,11 +161,7 @@ impl Eval<'_> {
                 if !e.ty.is_float() =>
             {
                 let (a, b) = (self.eval(a), self.eval(b));
-                match op {
-                    BinOp::Add => a + b,
-                    BinOp::Sub => a - b,
-                    _ => a * b,
-                }
+                self.arith(*op, a, b)
             }
             _ => {
                 let mut parts = Vec::new();
@@ -169,6 +186,65 @@ impl Eval<'_> {
         }
     }
 
+    /// The value of once-assigned local `v` and the first dependence
+    /// inside it, evaluated the first time it is asked for and kept, so
+    /// that a chain of locals each using the previous one several times
+    /// costs one evaluation per local; `None` for any other variable, for
+    /// a value that reads itself and past a nesting of 64.
+    fn value_of(&mut self, v: VarId) -> Option<(Poly, Option<String>)> {
+        if let Some(known) = self.values.get(&v) {
+            return Some(known.clone());
+        }
+        let value = *self.once.get(&v)?;
+        if self.depth >= 64 || !self.evaluating.insert(v) {
+            return None;
+        }
+        // Evaluated on its own: what is found inside is the value's, and
+        // is reported at each statement that uses it.
+        let outer = (
+            self.problem.take(),
+            self.store_problem.take(),
+            self.at_store,
+        );
+        self.at_store = false;
+        self.depth += 1;
+        let p = self.eval(value);
+        self.depth -= 1;
+        let why = self.problem.take().map(|(why, _)| why);
+        (self.problem, self.store_problem, self.at_store) = outer;
+        self.evaluating.remove(&v);
+        self.values.insert(v, (p.clone(), why.clone()));
+        Some((p, why))
+    }
+
+    /// `a op b` for `+`, `−` and `×`; past [`MAX_TERMS`] terms, degree
+    /// [`MAX_DEGREE`] or a coefficient overflow, the operands are checked
+    /// and the value is opaque (as for a non-polynomial operation).
+    fn arith(&mut self, op: crate::cuda::ast::BinOp, a: Poly, b: Poly) -> Poly {
+        use crate::cuda::ast::BinOp;
+        let r = match op {
+            BinOp::Add => a.checked_add(&b),
+            BinOp::Sub => a.checked_sub(&b),
+            _ => a.bounded_mul(&b, MAX_TERMS, MAX_DEGREE),
+        };
+        match r {
+            Some(p) if p.len() <= MAX_TERMS && p.degree() <= MAX_DEGREE => p,
+            _ => {
+                self.check_poly(&a);
+                self.check_poly(&b);
+                self.opaque()
+            }
+        }
+    }
+
+    /// Records a dependence found in the statement being checked.
+    fn flag(&mut self, why: String) {
+        if self.at_store && self.store_problem.is_none() {
+            self.store_problem = Some((why.clone(), self.at));
+        }
+        self.problem.get_or_insert((why, self.at));
+    }
+
     /// Records the index of an access to a deferred array (what it reads
     /// decides whether the array is the thread's own, not a dependence).
     fn defer(&mut self, array: ArrayId, index: &Expr) {
@@ -182,14 +258,17 @@ impl Eval<'_> {
     /// Checks that `e` depends on the thread and launch only as allowed.
     fn check(&mut self, e: &Expr) {
         let p = self.eval(e);
+        self.check_poly(&p);
+    }
+
+    /// Checks that the value `p` depends on the thread and launch only as
+    /// allowed.
+    fn check_poly(&mut self, p: &Poly) {
         if self.problem.is_some() && (self.store_problem.is_some() || !self.at_store) {
             return;
         }
-        if let Some(why) = dependence(&p) {
-            if self.at_store && self.store_problem.is_none() {
-                self.store_problem = Some((why.clone(), self.at));
-            }
-            self.problem.get_or_insert((why, self.at));
+        if let Some(why) = dependence(p) {
+            self.flag(why);
         }
     }
 }
@@ -222,22 +301,37 @@ fn keeps_value(value: &Expr, to: Scalar) -> bool {
 
 /// Why `p` depends on the block size, if it does.
 fn dependence(p: &Poly) -> Option<String> {
-    // threadIdx.d := g_d − blockIdx.d·blockDim.d
+    match global_form(p) {
+        Some(q) => dependence_of_global(&q),
+        None => Some("its index arithmetic is too large to follow".into()),
+    }
+}
+
+/// `p` with `threadIdx.d` written `g_d − blockIdx.d·blockDim.d`, or `None`
+/// when a coefficient overflows.
+fn global_form(p: &Poly) -> Option<Poly> {
     let mut q = Poly::zero();
     for (m, c) in p.terms() {
         let mut t = Poly::constant(c);
         for (name, exp) in m.factors() {
             let f = match DIMS.iter().find(|d| name == format!("threadIdx.{d}")) {
-                Some(d) => {
-                    Poly::var(&format!("g.{d}"))
-                        - Poly::var(&format!("blockIdx.{d}")) * Poly::var(&format!("blockDim.{d}"))
-                }
+                Some(d) => Poly::var(&format!("g.{d}")).checked_sub(
+                    &Poly::var(&format!("blockIdx.{d}"))
+                        .checked_mul(&Poly::var(&format!("blockDim.{d}")))?,
+                )?,
                 None => Poly::var(name),
             };
-            t = t * f.pow(exp);
+            for _ in 0..exp {
+                t = t.checked_mul(&f)?;
+            }
         }
-        q += t;
+        q = q.checked_add(&t)?;
     }
+    Some(q)
+}
+
+/// Why `q`, in the global form, depends on the block size, if it does.
+fn dependence_of_global(q: &Poly) -> Option<String> {
     for (m, _) in q.terms() {
         for d in DIMS {
             let bid = format!("blockIdx.{d}");
@@ -339,6 +433,8 @@ pub fn verdict(kernel: &Kernel) -> (BlockSize, Option<Span>) {
         fresh: 0,
         problem: None,
         at: Span::new(0, 0),
+        values: HashMap::new(),
+        evaluating: HashSet::new(),
         depth: 0,
         deferred,
         indices: HashMap::new(),
@@ -503,8 +599,14 @@ impl<'k> Eval<'k> {
         };
         let (span, exprs): (Span, Vec<&Expr>) = match s {
             Stmt::Assign { var, value, span } => {
-                let opaque = !self.once.contains_key(var);
-                (*span, if opaque { vec![value] } else { vec![] })
+                if self.once.contains_key(var) {
+                    // Evaluated here, in order, so that a long chain of
+                    // locals is never followed from its end.
+                    self.at = *span;
+                    self.value_of(*var);
+                    return;
+                }
+                (*span, vec![value])
             }
             Stmt::Store {
                 access,

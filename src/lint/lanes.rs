@@ -9,13 +9,21 @@
 //! this cannot follow (data, a variable assigned more than once, a product
 //! of two lane-dependent values) are left to the affine classification of
 //! [`super::coalescing`].
+//!
+//! A local assigned once is followed through its value, evaluated once per
+//! warp however often it is used; a shared part whose polynomial would
+//! pass [`super::block_size::MAX_TERMS`] terms or degree
+//! [`super::block_size::MAX_DEGREE`], or overflow, is not followed.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::absint::congruence::Cong;
 use crate::cuda::ast::BinOp;
 use crate::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, Unary, VarId, VarKind};
 use crate::poly::{Poly, Rational};
+
+use super::block_size::{MAX_DEGREE, MAX_TERMS};
 
 /// Most offsets one lane may have (nested selects).
 const MAX_ARMS: usize = 4;
@@ -104,6 +112,8 @@ pub struct Lanes<'k> {
     grid: Option<[u64; 3]>,
     /// `threadIdx` of each lane of the warp.
     tids: &'k [[i64; 3]],
+    /// The once-assigned locals evaluated so far (`None`: not followed).
+    values: RefCell<HashMap<VarId, Option<LaneIndex>>>,
 }
 
 impl<'k> Lanes<'k> {
@@ -138,6 +148,7 @@ impl<'k> Lanes<'k> {
             block,
             grid,
             tids,
+            values: RefCell::new(HashMap::new()),
         }
     }
 
@@ -172,7 +183,7 @@ impl<'k> Lanes<'k> {
                 (VarKind::Param(_), _) if !self.assigned(*v) => {
                     Some(LaneIndex::symbol(&format!("v{v}"), n))
                 }
-                (VarKind::Local, Some(value)) => self.expr(value, depth + 1),
+                (VarKind::Local, Some(value)) => self.value_of(*v, value, depth),
                 _ => None,
             },
             ExprKind::Convert { value, .. }
@@ -182,18 +193,18 @@ impl<'k> Lanes<'k> {
             }
             ExprKind::Unary(Unary::Neg, x) => {
                 let x = self.expr(x, depth + 1)?;
-                let (base, sym) = (-x.base, -x.sym.clone());
+                let (base, sym) = (-x.base, Poly::zero().checked_sub(&x.sym)?);
                 LaneIndex::constant_of(0, n).combine(x, base, sym, |a, b| a.checked_sub(b))
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
                 let (a, b) = (self.expr(a, depth + 1)?, self.expr(b, depth + 1)?);
                 match op {
                     BinOp::Add => {
-                        let (base, sym) = (a.base + b.base, a.sym.clone() + b.sym.clone());
+                        let (base, sym) = (a.base + b.base, capped(a.sym.checked_add(&b.sym))?);
                         a.combine(b, base, sym, |x, y| x.checked_add(y))
                     }
                     BinOp::Sub => {
-                        let (base, sym) = (a.base + -b.base, a.sym.clone() - b.sym.clone());
+                        let (base, sym) = (a.base + -b.base, capped(a.sym.checked_sub(&b.sym))?);
                         a.combine(b, base, sym, |x, y| x.checked_sub(y))
                     }
                     _ => self.product(a, b),
@@ -208,7 +219,7 @@ impl<'k> Lanes<'k> {
                 let (a, b) = (self.expr(a, depth + 1)?, self.expr(b, depth + 1)?);
                 // Either arm: offsets relative to a common base, which
                 // needs the arms' shared parts to differ by a constant.
-                let diff = (b.sym.clone() - a.sym.clone()).as_constant()?;
+                let diff = b.sym.checked_sub(&a.sym)?.as_constant()?;
                 if !diff.is_integer() {
                     return None;
                 }
@@ -232,6 +243,18 @@ impl<'k> Lanes<'k> {
         }
     }
 
+    /// The value of once-assigned local `v` (`value`), evaluated the first
+    /// time it is asked for and kept: a chain of locals each using the
+    /// previous one several times costs one evaluation per local.
+    fn value_of(&self, v: VarId, value: &Expr, depth: usize) -> Option<LaneIndex> {
+        if let Some(known) = self.values.borrow().get(&v) {
+            return known.clone();
+        }
+        let r = self.expr(value, depth + 1);
+        self.values.borrow_mut().insert(v, r.clone());
+        r
+    }
+
     /// Whether the variable is assigned anywhere.
     fn assigned(&self, v: VarId) -> bool {
         let mut found = false;
@@ -247,7 +270,10 @@ impl<'k> Lanes<'k> {
         let n = self.tids.len();
         for (x, y) in [(&a, &b), (&b, &a)] {
             if let Some(k) = x.constant() {
-                let (base, sym) = (y.base.scale(k), y.sym.scale(Rational::int(k as i128)));
+                let (base, sym) = (
+                    y.base.scale(k),
+                    y.sym.checked_scale(Rational::int(k as i128))?,
+                );
                 let zero = LaneIndex::constant_of(0, n);
                 return y.clone().combine(zero, base, sym, |o, _| o.checked_mul(k));
             }
@@ -255,13 +281,19 @@ impl<'k> Lanes<'k> {
         if a.lane_free() && b.lane_free() {
             let (oa, ob) = (a.offsets[0][0], b.offsets[0][0]);
             let base = (a.base + Cong::exact(oa)) * (b.base + Cong::exact(ob));
-            let shifted =
-                |l: &LaneIndex, o: i64| l.sym.clone() + Poly::constant(Rational::int(o as i128));
-            let sym = shifted(&a, oa) * shifted(&b, ob);
+            let shifted = |l: &LaneIndex, o: i64| {
+                l.sym.checked_add(&Poly::constant(Rational::int(o as i128)))
+            };
+            let sym = shifted(&a, oa)?.bounded_mul(&shifted(&b, ob)?, MAX_TERMS, MAX_DEGREE)?;
             return Some(LaneIndex::uniform(base, sym, n));
         }
         None
     }
+}
+
+/// A sum's shared part, when it is within [`MAX_TERMS`] terms.
+fn capped(sym: Option<Poly>) -> Option<Poly> {
+    sym.filter(|p| p.len() <= MAX_TERMS)
 }
 
 /// Whether a shared part is nonnegative: a sum of builtins (never
@@ -312,7 +344,10 @@ fn divide(a: LaneIndex, k: i64, rem: bool) -> Option<LaneIndex> {
             ..LaneIndex::constant_of(0, n)
         });
     }
-    let sym = (a.sym - Poly::constant(Rational::int(r as i128))).scale(Rational::new(1, k as i128));
+    let sym = a
+        .sym
+        .checked_sub(&Poly::constant(Rational::int(r as i128)))?
+        .checked_scale(Rational::checked_new(1, k as i128)?)?;
     let shared = (a.base.residue() - r) / k;
     let base = match a.base.modulus() {
         0 => Cong::exact(shared),

@@ -248,6 +248,24 @@ impl Poly {
         Some(r)
     }
 
+    /// `self · o` when the product has at most `max_terms` terms, none of
+    /// degree above `max_degree`, and no coefficient overflows; `None`
+    /// otherwise. The limits are checked on the factors before multiplying
+    /// (the product of `m` and `n` terms has at most `m·n`), so the work is
+    /// bounded by `max_terms` whatever the factors.
+    pub fn bounded_mul(&self, o: &Poly, max_terms: usize, max_degree: u32) -> Option<Poly> {
+        let terms = self.len().checked_mul(o.len())?;
+        if terms > max_terms || self.degree().checked_add(o.degree())? > max_degree {
+            return None;
+        }
+        self.checked_mul(o)
+    }
+
+    /// `self − o`, or `None` when a coefficient overflows.
+    pub fn checked_sub(&self, o: &Poly) -> Option<Poly> {
+        self.checked_add(&o.checked_scale(-Rational::ONE)?)
+    }
+
     /// `(c, p)` with `self = c·p`, `c > 0` and `p` having coprime integer
     /// coefficients: `1/16·n + 15/16` is `1/16·(n + 15)`. The zero
     /// polynomial gives `(1, 0)`; `None` when the common denominator

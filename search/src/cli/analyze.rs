@@ -29,7 +29,7 @@ pub fn run(a: &AnalyzeArgs, s: &Settings) -> u8 {
         for t in parsed.uninstantiated() {
             let at = parsed
                 .item(&t.name)
-                .map_or(t.meta.span.start, |i| i.name_offset);
+                .map_or(t.meta.span.start, |i| i.span.start);
             let d = parsed.source.diagnostic(
                 Severity::Warning,
                 "template",

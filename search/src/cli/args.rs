@@ -45,8 +45,9 @@ pub enum Command {
     /// List the kernels and device functions of each file, with their
     /// parameters, launch shapes and diagnostics.
     ///
-    /// Exit status: 0 when every function parsed, 1 when some function has a
-    /// diagnostic, 2 when a file cannot be read.
+    /// Exit status: 0 when every kernel was read and there is no error
+    /// (warnings do not count), 1 on an error or a kernel not read, 2 when
+    /// a file cannot be read.
     #[command(visible_alias = "kernels")]
     Parse {
         /// `.cu` files to read.

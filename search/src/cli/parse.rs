@@ -4,12 +4,13 @@ use copper::shown::Shown;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use copper::cuda::ast::{FnKind, Function};
+use copper::cuda::ast::{FnKind, Function, Param};
 use copper::cuda::include::{define_hint, in_user_file};
 use copper::cuda::launch::Launch;
 use copper::cuda::parse::{parse_path_with, ParsedFile};
 use copper::cuda::print;
 use copper::diag::Severity;
+use copper::source::SourceFile;
 use copper_search::launch::refused_shape;
 
 use super::args::Format;
@@ -28,9 +29,15 @@ pub fn run(files: &[PathBuf], format: Format, s: &Settings) -> u8 {
                 status = 2;
             }
             Ok(parsed) => {
-                // Notes (a header read from outside the tree, a kernel
-                // launched but defined in another file) do not fail.
-                if (parsed.all_diagnostics().iter()).any(|d| d.severity != Severity::Note) {
+                // Notes and warnings (a header read from outside the tree,
+                // a header not found that nothing needed) do not fail; an
+                // error or a kernel not read (or launched, its header not
+                // found) does.
+                let error = (parsed.all_diagnostics().iter())
+                    .any(|d| d.severity == Severity::Error || d.code == "undefined-kernel");
+                let unread = (parsed.functions.iter())
+                    .any(|f| f.item.kind == FnKind::Global && f.result.is_err());
+                if error || unread {
                     status = status.max(1);
                 }
                 match format {
@@ -51,12 +58,30 @@ fn kind_word(k: FnKind) -> &'static str {
     }
 }
 
-fn signature(f: &Function) -> String {
+/// The type of parameter `p` as printed: as written for a cooperative
+/// group (`cg::thread_block`), which copper reads as an `int` stand-in.
+fn param_type(src: &SourceFile, p: &Param) -> String {
+    let written: Vec<&str> = src.slice(p.meta.span).split_whitespace().collect();
+    let written = written.join(" ");
+    let group = ["thread_block", "thread_group", "grid_group", "auto"]
+        .iter()
+        .any(|g| {
+            written
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|w| w == *g)
+        });
+    match written.strip_suffix(p.name.as_str()) {
+        Some(ty) if group && !p.name.is_empty() => ty.trim_end().to_string(),
+        _ => print::type_name(&p.ty),
+    }
+}
+
+fn signature(src: &SourceFile, f: &Function) -> String {
     let params: Vec<String> = f
         .params
         .iter()
         .map(|p| {
-            let ty = print::type_name(&p.ty);
+            let ty = param_type(src, p);
             let dims: String = p.dims.iter().map(|_| "[]").collect();
             format!("{ty} {}{dims}", p.name)
                 .replace("* ", "*")
@@ -74,7 +99,7 @@ fn print_text(parsed: &ParsedFile) {
     }
     let lookup = Lookup::of(parsed);
     for f in &parsed.functions {
-        let (file, line, col) = src.locate(f.item.name_offset);
+        let (file, line, col) = src.locate(f.item.span.start);
         let header = !in_user_file(f.item.span);
         match &f.result {
             Ok(func) => {
@@ -87,7 +112,7 @@ fn print_text(parsed: &ParsedFile) {
                     "{}:{line}:{col}: {}{template} {}{}",
                     file.shown(),
                     kind_word(func.kind),
-                    signature(func),
+                    signature(src, func),
                     if header { " (from a header)" } else { "" }
                 );
                 if lookup.never_instantiated(func) {
@@ -178,7 +203,7 @@ fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
         .functions
         .iter()
         .map(|f| {
-            let (file, line, col) = src.locate(f.item.name_offset);
+            let (file, line, col) = src.locate(f.item.span.start);
             match &f.result {
                 Ok(func) => schema::Function::Read(Box::new(schema::ReadFunction {
                     name: &func.name,
@@ -188,13 +213,13 @@ fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
                     file,
                     line,
                     col,
-                    signature: signature(func),
+                    signature: signature(src, func),
                     params: func
                         .params
                         .iter()
                         .map(|p| schema::Param {
                             name: &p.name,
-                            ty: print::type_name(&p.ty),
+                            ty: param_type(src, p),
                         })
                         .collect(),
                     launches: lookup.launches(func).collect(),

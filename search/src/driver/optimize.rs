@@ -121,7 +121,10 @@ pub fn optimize_files<'a, C: Caller>(
             .runs
             .into_iter()
             .map(|h| {
-                let header = FileRun::new(h.path, Ok(h.parsed), Vec::new());
+                let header = FileRun {
+                    header: true,
+                    ..FileRun::new(h.path, Ok(h.parsed), Vec::new())
+                };
                 let scope = Scope::Header {
                     kernels: h.kernels,
                     includer: runs.len(),
@@ -378,7 +381,7 @@ fn notes(p: &ParsedFile) -> Vec<Diagnostic> {
         }
     }
     for t in p.uninstantiated() {
-        let at = p.item(&t.name).map_or(t.meta.span.start, |i| i.name_offset);
+        let at = p.item(&t.name).map_or(t.meta.span.start, |i| i.span.start);
         all.push(p.source.diagnostic(
             Severity::Note,
             "template",

@@ -7,7 +7,9 @@
 //! inlining). Read through such locals, `m / 4` is the atom `n / 4`. A
 //! local assigned twice, in a branch and read after it, or read before
 //! its assignment holds nothing here, and an expression reading it is no
-//! atom.
+//! atom; nor does a local whose expression, read through the locals it
+//! reads, would pass [`MAX_HELD_NODES`] nodes (a chain of locals each reading
+//! the previous one twice doubles it at every link).
 
 use std::collections::HashMap;
 

@@ -271,7 +271,7 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
     println!(
         "{} in {}: {improved} improved, {unchecked} unchecked, {}{}, {} s",
         plural(rows.iter().filter(|r| r[1] != "-").count(), "kernel"),
-        plural(runs.len(), "file"),
+        files_text(runs),
         if no_bound > 0 {
             format!("{no_bound} with no bound, ")
         } else {
@@ -280,6 +280,19 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
         plural(errors, "error"),
         fmt_num((seconds * 100.0).round() / 100.0)
     );
+}
+
+/// "2 files" for the files given, "1 file (+1 header)" when headers were
+/// searched for the kernels they use.
+fn files_text(runs: &[FileRun]) -> String {
+    let headers = runs.iter().filter(|f| f.header).count();
+    let files = runs.len() - headers;
+    let given = format!("{files} file{}", if files == 1 { "" } else { "s" });
+    match headers {
+        0 => given,
+        1 => format!("{given} (+1 header)"),
+        n => format!("{given} (+{n} headers)"),
+    }
 }
 
 /// "at larger sizes: tiled matrix multiply lowers the bound from about

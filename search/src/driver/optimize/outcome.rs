@@ -57,6 +57,9 @@ pub struct FileRun {
     /// The caller could not write the rewritten file (an I/O error, which
     /// the caller reported).
     pub write_failed: bool,
+    /// A header searched for the kernels a file given uses, not a file
+    /// given itself (summaries count it apart).
+    pub header: bool,
 }
 
 impl FileRun {
@@ -73,6 +76,7 @@ impl FileRun {
             diagnostics,
             rewritten: None,
             write_failed: false,
+            header: false,
         }
     }
 }
