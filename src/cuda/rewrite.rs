@@ -10,7 +10,8 @@ use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
 
-/// Why the function `name` of `file` cannot be rewritten, if it cannot: its
+/// Why the function `name` of `file` cannot be rewritten, if it cannot: a
+/// macro's expansion defines it (there is no text to edit), its
 /// text is in a header (the edit would land in another file; `optimize`
 /// searches a project header's kernels in the header, read as a file, and
 /// those left to the includer are templates and kernels that do not read
@@ -19,6 +20,13 @@ use crate::source::Span;
 /// branches inside (a reprint would keep only the branch compiled).
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     let f = file.functions.iter().find(|f| f.item.name == name)?;
+    if let Some((macro_name, at)) = file.source.expansion_at(f.item.span.start) {
+        let (path, line, _) = file.source.locate(at);
+        return Some(format!(
+            "`{name}` is defined by the macro `{macro_name}` at {}:{line}; apply the change in the macro by hand",
+            path.display()
+        ));
+    }
     if !include::in_user_file(f.item.span) {
         let (path, line, _) = file.source.locate(f.item.span.start);
         return Some(format!(
