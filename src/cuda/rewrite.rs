@@ -159,7 +159,9 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
 pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, EditRefused> {
     let mut replacements: Vec<(Span, String)> = Vec::new();
     for f in changed {
-        let Some(item) = file.item(&f.name) else {
+        // Text outside the user's file (a header, a macro's expansion)
+        // is never edited.
+        let Some(item) = file.item(&f.name).filter(|i| include::in_user_file(i.span)) else {
             continue;
         };
         if replacements.iter().any(|(s, _)| *s == item.span) {
