@@ -155,7 +155,8 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
 /// function of the same name; for an instantiation, of its template's
 /// text, once) put in its place as an edit of its text:
 /// what the rewrite kept stays byte for byte ([`edit`]). Fails with the
-/// reason when an edit would print code a macro produces.
+/// reason when an edit would print code a macro produces. Functions not
+/// in the user's file (a header's, a macro expansion's) are left out.
 pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, EditRefused> {
     let mut replacements: Vec<(Span, String)> = Vec::new();
     for f in changed {
