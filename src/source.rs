@@ -98,6 +98,10 @@ pub enum IncludedKind {
     /// The definitions given on the command line or in `copper.toml`
     /// (`-D NAME=VALUE`), as `#define` lines.
     CommandLine,
+    /// The expansion of a file-scope macro invocation that defines
+    /// functions (`UNARY(neg, -x[i])`): its text is the expanded tokens,
+    /// and every position in it is reported at the invocation.
+    Expansion,
 }
 
 /// One included file: its text and where it sits.
@@ -112,12 +116,15 @@ pub struct IncludedFile {
     /// Offset of its first byte (at or past [`INCLUDED_BASE`]).
     pub base: usize,
     /// Offset in the user's file of the `#include` that brought it in
-    /// (directly or through other headers); 0 for the command line.
+    /// (directly or through other headers); 0 for the command line; for
+    /// an expansion, the offset of the macro's invocation (in the user's
+    /// file or a header).
     pub directive: usize,
     /// The header whose `#include` brought it in (an index in
     /// [`Included::files`]); `None` for the user's file or the command line.
     pub parent: Option<usize>,
-    /// The name as the `#include` wrote it (empty for the command line).
+    /// The name as the `#include` wrote it (empty for the command line;
+    /// the macro's name for an expansion).
     pub name: String,
     lines: Lines,
 }
@@ -274,6 +281,57 @@ impl SourceFile {
         &self.included
     }
 
+    /// Adds the expansion of the invocation of the macro `name` at
+    /// `invocation` (see [`IncludedKind::Expansion`]), after every
+    /// included file; returns its base offset.
+    pub fn push_expansion(&mut self, name: &str, invocation: usize, text: String) -> usize {
+        let included = Arc::make_mut(&mut self.included);
+        let base = included.next_base();
+        let mut file = IncludedFile::new(
+            PathBuf::from(format!("<expansion of {name}>")),
+            IncludedKind::Expansion,
+            text,
+            base,
+            invocation,
+        );
+        file.name = name.to_string();
+        included.files.push(file);
+        base
+    }
+
+    /// The file without the expansions [`SourceFile::push_expansion`]
+    /// added (a reparse makes its own).
+    pub fn without_expansions(mut self) -> SourceFile {
+        if self
+            .included
+            .files
+            .iter()
+            .any(|f| f.kind == IncludedKind::Expansion)
+        {
+            Arc::make_mut(&mut self.included)
+                .files
+                .retain(|f| f.kind != IncludedKind::Expansion);
+        }
+        self
+    }
+
+    /// The macro whose expansion holds `offset`, and the offset of its
+    /// invocation, if `offset` is in an expansion.
+    pub fn expansion_at(&self, offset: usize) -> Option<(&str, usize)> {
+        match self.included.file_at(offset) {
+            Some(f) if offset >= INCLUDED_BASE && f.kind == IncludedKind::Expansion => {
+                Some((f.name.as_str(), f.directive))
+            }
+            _ => None,
+        }
+    }
+
+    /// `offset`, or the invocation's offset when it is in an expansion
+    /// (an expansion has no lines of its own).
+    fn outside_expansions(&self, offset: usize) -> usize {
+        self.expansion_at(offset).map_or(offset, |(_, at)| at)
+    }
+
     /// Records the problems found including files (made with
     /// [`SourceFile::diagnostic`] once the files are attached), each with
     /// the offset of the directive it is about.
@@ -325,6 +383,7 @@ impl SourceFile {
     /// user's file. An offset in included text gives the place of the
     /// `#include` that brought it in (see [`SourceFile::locate`]).
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = self.outside_expansions(offset);
         let offset = match self.included.file_at(offset) {
             Some(f) if offset >= INCLUDED_BASE => f.directive,
             _ => offset,
@@ -336,6 +395,7 @@ impl SourceFile {
     /// The file, 1-based line and column of an offset, in the user's file or
     /// in the header it belongs to.
     pub fn locate(&self, offset: usize) -> (&Path, usize, usize) {
+        let offset = self.outside_expansions(offset);
         match self.included.file_at(offset) {
             Some(f) if offset >= INCLUDED_BASE => {
                 let (l, c) = f.lines.line_col(&f.text, offset - f.base);
@@ -366,6 +426,10 @@ impl SourceFile {
         message: impl Into<String>,
     ) -> Diagnostic {
         let mut message = message.into();
+        if let Some((name, _)) = self.expansion_at(offset) {
+            message.push_str(&format!(" (in the expansion of `{name}`)"));
+        }
+        let offset = self.outside_expansions(offset);
         let (file, line, col, source_line) = match self.included.file_at(offset) {
             Some(f) if offset >= INCLUDED_BASE => {
                 let (l, c) = f.lines.line_col(&f.text, offset - f.base);

@@ -278,3 +278,43 @@ fn hostile_nesting_and_size_give_diagnostics() {
     ));
     assert!(parsed.functions.is_empty() || parsed.functions[0].result.is_err());
 }
+
+#[test]
+fn hostile_macro_kernels_are_capped_with_a_diagnostic() {
+    // 10,000 invocations: each read, each at its own line.
+    let mut many =
+        String::from("#define K(n) __global__ void n##_k(float *y) { y[threadIdx.x] = 1.0f; }\n");
+    for i in 0..10_000 {
+        many.push_str(&format!("K(f{i})\n"));
+    }
+    let parsed = parse_source(SourceFile::new("many.cu", many));
+    assert_eq!(parsed.kernels().count(), 10_000);
+    let (_, line, _) = parsed
+        .source
+        .locate(parsed.functions[9_999].item.name_offset);
+    assert_eq!(line, 10_001);
+    // An expansion past the per-invocation cap, and one that names
+    // itself: an error at the invocation, no kernel, no panic.
+    let huge = "#define X4(a) a a a a\n#define X64(a) X4(X4(X4(a)))\n\
+                #define K(n) __global__ void n(float *y) { X64(X64(y[0] += 1.0f;)) }\nK(big)\n\
+                #define R(n) __global__ void n(float *y) { R(n) }\nR(again)\n";
+    let parsed = parse_source(SourceFile::new("huge.cu", huge));
+    let unread: Vec<_> = parsed
+        .all_diagnostics()
+        .into_iter()
+        .filter(|d| d.code == "unread" || d.code == "syntax")
+        .collect();
+    assert!(
+        unread
+            .iter()
+            .any(|d| d.line == 4 && d.message.contains("more than")),
+        "{unread:?}"
+    );
+    assert!(parsed.function("big").is_none());
+    // The recursive-looking one is either read or reported at line 6.
+    assert!(
+        parsed.function("again").is_some() || unread.iter().any(|d| d.line == 6),
+        "{unread:?}"
+    );
+    check(String::from(huge));
+}

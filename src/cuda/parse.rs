@@ -29,7 +29,7 @@ use super::kernel_scan::kernel_definitions;
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
-use super::macro_kernels::macro_kernels;
+use super::macro_kernels;
 use super::macros::MacroTable;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
@@ -39,7 +39,7 @@ use super::undefined_kernels::undefined_kernels;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
 use crate::diag::{Diagnostic, Severity};
-use crate::source::{IncludedKind, SourceFile, Span};
+use crate::source::{IncludedFile, IncludedKind, SourceFile, Span};
 
 /// Node ids of each function start at a multiple of this, so ids are unique
 /// in a file and stable when other functions change. (Ids are 64-bit: a
@@ -168,14 +168,23 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 /// loaded with [`include::load`]). Only the branches of `#if`s that nvcc
 /// compiles are read ([`cond::active`]).
 pub fn parse_source(original: SourceFile) -> ParsedFile {
+    let mut original = original.without_expansions();
     let cond::Active {
-        source,
-        timeline,
+        mut source,
+        mut timeline,
         diagnostics: cond_diagnostics,
     } = cond::active(&original);
     let qualifiers = QualifierMacros::from_table(&timeline.union());
     let extracted = extract_with(&source.text, &qualifiers);
     let mut scope = Scope::new(&source, &extracted, &qualifiers);
+    let written: Vec<(usize, usize)> = (extracted.functions.iter())
+        .chain(&scope.header_kernels)
+        .chain(&scope.header_functions)
+        .map(|f| (f.name_offset, f.span.end))
+        .collect();
+    let invocations = macro_kernels::invocations(&source, &timeline, &written);
+    macro_kernels::add_expansions(&invocations, &mut source, &mut original, &mut timeline);
+    scope.add_expansions(&source, &qualifiers);
     scope.keep_called_header_functions(&source, &extracted, &timeline.union());
     let ctx = Context::new(&source, &scope, &extracted, timeline);
     let user_count = extracted.functions.len();
@@ -224,7 +233,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     }
     diagnostics.extend(invalid_bytes_in_code(&original));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
-    diagnostics.extend(macro_kernels(&source, &ctx.macros, &functions));
+    diagnostics.extend(macro_kernels::unread(&source, &invocations));
     diagnostics.extend(undefined_kernels(&source, &functions, &launches));
     let mut globals = Vec::new();
     for (i, g) in scope.globals.iter().enumerate() {
@@ -313,7 +322,7 @@ fn unread_kernels(
         .map(|f| template::split_name(&f.item.name).map_or(f.item.name.as_str(), |(b, _)| b))
         .collect();
     let headers = (source.included().files.iter())
-        .filter(|f| f.kind == IncludedKind::Header)
+        .filter(|f| matches!(f.kind, IncludedKind::Header | IncludedKind::Expansion))
         .map(|f| (f.text.as_str(), f.base));
     std::iter::once((source.text.as_str(), 0))
         .chain(headers)
@@ -385,23 +394,34 @@ impl Scope {
             header_kernels: Vec::new(),
             header_functions: Vec::new(),
         };
-        for f in &source.included().files {
-            let mut ex = extract_with(&f.text, qualifiers);
-            ex.shift(f.base);
-            if f.kind == IncludedKind::Header {
-                scope.types.extend(ex.types);
-                scope.globals.extend(ex.globals);
-                let (kernels, device): (Vec<_>, Vec<_>) = ex
-                    .functions
-                    .into_iter()
-                    .partition(|f| f.kind == FnKind::Global);
-                scope.header_kernels.extend(kernels);
-                scope.header_functions.extend(device);
-            }
+        for f in (source.included().files.iter()).filter(|f| f.kind == IncludedKind::Header) {
+            scope.add(f, qualifiers);
         }
         scope.types.extend(own.types.iter().cloned());
         scope.globals.extend(own.globals.iter().cloned());
         scope
+    }
+
+    /// Adds what an included text (a header or an expansion) defines.
+    fn add(&mut self, f: &IncludedFile, qualifiers: &QualifierMacros) {
+        let mut ex = extract_with(&f.text, qualifiers);
+        ex.shift(f.base);
+        self.types.extend(ex.types);
+        self.globals.extend(ex.globals);
+        let (kernels, device): (Vec<_>, Vec<_>) = ex
+            .functions
+            .into_iter()
+            .partition(|f| f.kind == FnKind::Global);
+        self.header_kernels.extend(kernels);
+        self.header_functions.extend(device);
+    }
+
+    /// Adds what the macro expansions of `source` define (read as a
+    /// header's functions are).
+    fn add_expansions(&mut self, source: &SourceFile, qualifiers: &QualifierMacros) {
+        for f in (source.included().files.iter()).filter(|f| f.kind == IncludedKind::Expansion) {
+            self.add(f, qualifiers);
+        }
     }
 }
 

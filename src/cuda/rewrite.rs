@@ -10,7 +10,8 @@ use super::parse::ParsedFile;
 use super::print;
 use crate::source::Span;
 
-/// Why the function `name` of `file` cannot be rewritten, if it cannot: its
+/// Why the function `name` of `file` cannot be rewritten, if it cannot: a
+/// macro's expansion defines it (there is no text to edit), its
 /// text is in a header (the edit would land in another file; `optimize`
 /// searches a project header's kernels in the header, read as a file, and
 /// those left to the includer are templates and kernels that do not read
@@ -19,6 +20,13 @@ use crate::source::Span;
 /// branches inside (a reprint would keep only the branch compiled).
 pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     let f = file.functions.iter().find(|f| f.item.name == name)?;
+    if let Some((macro_name, at)) = file.source.expansion_at(f.item.span.start) {
+        let (path, line, _) = file.source.locate(at);
+        return Some(format!(
+            "`{name}` is defined by the macro `{macro_name}` at {}:{line}; apply the change in the macro by hand",
+            path.display()
+        ));
+    }
     if !include::in_user_file(f.item.span) {
         let (path, line, _) = file.source.locate(f.item.span.start);
         return Some(format!(
@@ -147,11 +155,14 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
 /// function of the same name; for an instantiation, of its template's
 /// text, once) put in its place as an edit of its text:
 /// what the rewrite kept stays byte for byte ([`edit`]). Fails with the
-/// reason when an edit would print code a macro produces.
+/// reason when an edit would print code a macro produces. Functions not
+/// in the user's file (a header's, a macro expansion's) are left out.
 pub fn edit_functions(file: &ParsedFile, changed: &[Function]) -> Result<String, EditRefused> {
     let mut replacements: Vec<(Span, String)> = Vec::new();
     for f in changed {
-        let Some(item) = file.item(&f.name) else {
+        // Text outside the user's file (a header, a macro's expansion)
+        // is never edited.
+        let Some(item) = file.item(&f.name).filter(|i| include::in_user_file(i.span)) else {
             continue;
         };
         if replacements.iter().any(|(s, _)| *s == item.span) {

@@ -95,6 +95,18 @@ impl Timeline {
         }
     }
 
+    /// An expansion added at `start..end` sees the macros in force at
+    /// its macro's invocation, `invocation`.
+    pub(crate) fn expansion(&mut self, start: usize, end: usize, invocation: usize) {
+        let entry = self.count_at(invocation);
+        self.files.push(FileMarks {
+            start,
+            end,
+            entry,
+            marks: Vec::new(),
+        });
+    }
+
     /// How many events come before `offset` in translation-unit order.
     fn count_at(&self, offset: usize) -> usize {
         let file = if offset < INCLUDED_BASE {

@@ -101,6 +101,11 @@ fn print_text(parsed: &ParsedFile) {
     for f in &parsed.functions {
         let (file, line, col) = src.locate(f.item.span.start);
         let header = !in_user_file(f.item.span);
+        let from = match src.expansion_at(f.item.span.start) {
+            Some((name, _)) => format!(" (from the macro `{name}`)"),
+            None if header => " (from a header)".to_string(),
+            None => String::new(),
+        };
         match &f.result {
             Ok(func) => {
                 let template = if func.is_uninstantiated() {
@@ -113,7 +118,7 @@ fn print_text(parsed: &ParsedFile) {
                     file.shown(),
                     kind_word(func.kind),
                     signature(src, func),
-                    if header { " (from a header)" } else { "" }
+                    from
                 );
                 if lookup.never_instantiated(func) {
                     println!("    note: {}", never_instantiated(func));

@@ -196,12 +196,10 @@ fn dump_json(r: &SimResult) -> BTreeMap<String, Vec<schema::DumpValue>> {
 
 fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
     let s = &k.sites[i];
-    let (line, col) = parsed.source.line_col(s.span.start);
+    let (path, line, col) = parsed.source.locate(s.span.start);
     let text = parsed
         .source
-        .text
-        .get(s.span.start..s.span.end)
-        .unwrap_or("")
+        .slice(s.span)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -215,7 +213,7 @@ fn site_label(parsed: &ParsedFile, k: &Kernel, i: usize) -> (String, String) {
     };
     let rw = if s.is_write { "write" } else { "read" };
     (
-        format!("{}:{line}:{col}", parsed.source.path.shown()),
+        format!("{}:{line}:{col}", path.shown()),
         format!("{text} ({space} {rw})"),
     )
 }
