@@ -8,9 +8,10 @@
 //!   `D` joins the stride's constant factor;
 //! - `min(a, b)`: at most either operand, so the first one that is itself
 //!   a limit counts for it;
-//! - `max(a, b)` of limits with the same divisor: the quotient of the
-//!   larger input, named `⌈max(n,k)/s⌉` ([`max_name`]) and evaluated
-//!   from both ([`input_value`]).
+//! - `max(a, b)` of limits: the quotient of the larger input, named
+//!   `⌈max(n,k)/s⌉` ([`max_name`]) and evaluated from both
+//!   ([`input_value`]); of two divisors the smaller one, and a constant
+//!   written over the other's divisor ([`over_divisor`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,8 +35,8 @@ const MAX_DEPTH: usize = 8;
 /// `e` (of type `e.ty`, the counter's) as a [`Limit`]: a parameter of
 /// `inputs` of that type, a quotient of a limit by a positive constant,
 /// the minimum of two values one of which is a limit, or the maximum of
-/// two limits with the same divisor (or of a limit and a constant at
-/// least 0). `None` for anything else, and for a constant alone.
+/// two limits (or of a limit and a constant at least 0). `None` for
+/// anything else, and for a constant alone.
 pub(super) fn limit(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var]) -> Option<Limit> {
     read(e, inputs, vars, 0).filter(|l| !l.params.is_empty())
 }
@@ -81,9 +82,8 @@ fn read(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var], depth: usize) -> Optio
         ExprKind::Call(MathFn::Max, args) if args.len() == 2 && args.iter().all(same) => {
             let a = read(&args[0], inputs, vars, depth + 1)?;
             let b = read(&args[1], inputs, vars, depth + 1)?;
-            if a.divisor != b.divisor {
-                return None;
-            }
+            let (da, db) = (a.divisor, b.divisor);
+            let (a, b) = (over_divisor(a, db)?, over_divisor(b, da)?);
             let mut params = a.params;
             for p in b.params {
                 if !params.contains(&p) {
@@ -93,11 +93,37 @@ fn read(e: &Expr, inputs: &BTreeSet<VarId>, vars: &[Var], depth: usize) -> Optio
             Some(Limit {
                 params,
                 least: a.least.max(b.least),
-                divisor: a.divisor,
+                divisor: a.divisor.min(b.divisor),
             })
         }
         _ => None,
     }
+}
+
+/// `l` made comparable with a limit divided by `other`: a constant alone
+/// is written over that divisor (`8` as `32 / 4`: a constant `c / d` is
+/// at most `⌈c/d⌉`, and `⌈⌈c/d⌉·D/D⌉ = ⌈c/d⌉`); otherwise `l` is kept, and
+/// the maximum takes the smaller divisor, which only loosens the other
+/// quotient (`⌈x/4⌉ ≤ x` for `x ≥ 0`: `max(n / 4, k)` counts as `max(n,
+/// k)`). `None` when the constant overflows.
+fn over_divisor(l: Limit, other: u64) -> Option<Limit> {
+    if !l.params.is_empty() || l.divisor >= other {
+        return Some(l);
+    }
+    let d = i64::try_from(l.divisor).ok()?;
+    let other_i = i64::try_from(other).ok()?;
+    Some(Limit {
+        least: match l.least {
+            Some(c) => Some(
+                c.div_euclid(d)
+                    .checked_add(i64::from(c.rem_euclid(d) != 0))?
+                    .checked_mul(other_i)?,
+            ),
+            None => None,
+        },
+        divisor: other,
+        ..l
+    })
 }
 
 /// The name of the input a quotient divides: the parameter itself, or

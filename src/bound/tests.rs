@@ -449,6 +449,22 @@ fn a_grid_stride_loop_up_to_a_maximum_counts_the_strides_of_the_larger() {
 }
 
 #[test]
+fn a_maximum_of_quotients_with_different_divisors_is_counted() {
+    // A constant is written over the quotient's divisor (`max(n / 4, 100)`
+    // is `⌈max(n,400)/4⌉`); of two inputs with different divisors the
+    // smaller divisor counts (`max(n / 4, k)` as `max(n, k)`). Both had no
+    // bound.
+    assert_eq!(
+        grid_stride_to("", "max(n / 4, 100)"),
+        "14 + 86·⌈max(n,400)/(4·blockDim.x·gridDim.x)⌉"
+    );
+    assert_eq!(
+        grid_stride_to("", "max(n / 4, k)"),
+        "14 + 86·⌈max(n,k)/(blockDim.x·gridDim.x)⌉"
+    );
+}
+
+#[test]
 fn a_copy_divided_in_place_keeps_a_bound() {
     // `m /= 4` moves a negative `m` up by a change with no ceiling: the
     // base over `m` is paid by sign (where `m ≥ 0` it does not grow, where

@@ -28,7 +28,7 @@ use super::{analysis_configs, generated_kernel, Generated, Tally};
 /// `n`, or a device function's parameter `len`), `D` a divisor and `S` a
 /// shift. The first two read the input itself: in a device function, a
 /// local once inlined.
-const LOCALS: [(&str, &str); 22] = [
+const LOCALS: [(&str, &str); 24] = [
     ("", "$n"),
     ("", "$n / D"),
     ("int m = $n;", "m"),
@@ -44,6 +44,9 @@ const LOCALS: [(&str, &str); 22] = [
     ("", "min($n, 500) / D"),
     ("int m = min($n, 500);", "m"),
     ("int m = $n; int l = max(m, 100);", "l / D"),
+    // A maximum of quotients with different divisors.
+    ("", "max($n / D, 100)"),
+    ("int q = $n / D;", "max(q, $n)"),
     // Assigned again: before the loop, in a branch, inside the loop.
     ("int m = $n; m = m * 2;", "m / D"),
     (
@@ -62,7 +65,7 @@ const LOCALS: [(&str, &str); 22] = [
 ];
 
 /// The first entry of [`LOCALS`] assigned again before the loop.
-const FIRST_REASSIGNED: usize = 14;
+const FIRST_REASSIGNED: usize = 16;
 
 /// A generated kernel, and whether its loop's bound is a local assigned
 /// again (before the loop, in a branch, or inside the loop): the forms
@@ -129,6 +132,8 @@ const DIRECT: [&str; FIRST_REASSIGNED] = [
     "min($n, 500) / D",
     "min($n, 500)",
     "max($n, 100) / D",
+    "max($n / D, 100)",
+    "max($n / D, $n)",
 ];
 
 /// The kernel running loop `lp`: in the kernel, or (`arg` given) in a
