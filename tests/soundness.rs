@@ -775,44 +775,37 @@ fn generated_count() -> u64 {
         .map_or(120, |v| v * 10)
 }
 
-#[test]
-fn generated_kernels_are_bounded_soundly() {
+/// Checks [`generated_count`] kernels of one generator, each at its own
+/// launch with 64-element arrays, and asserts soundness with at least
+/// `1/fraction` of them compared (some generators' launches are
+/// undefined behaviour or run past the step budget by design).
+fn check_generated(what: &str, generate: fn(u64) -> Generated, fraction: u64) {
     let count = generated_count();
     let mut tally = Tally::default();
     for i in 0..count {
         tally.check(i, &generate(i), 64, false);
     }
-    tally.finish("generated soundness", count, count);
+    tally.finish(what, count, count / fraction);
+}
+
+#[test]
+fn generated_kernels_are_bounded_soundly() {
+    check_generated("generated soundness", generate, 1);
 }
 
 #[test]
 fn generated_unsigned_loops_are_bounded_soundly() {
-    let count = generated_count();
-    let mut tally = Tally::default();
-    for i in 0..count {
-        tally.check(i, &unsigned_loops::generate(i), 64, false);
-    }
-    tally.finish("generated unsigned loops", count, count / 2);
+    check_generated("generated unsigned loops", unsigned_loops::generate, 2);
 }
 
 #[test]
 fn generated_jumps_are_bounded_soundly() {
-    let count = generated_count();
-    let mut tally = Tally::default();
-    for i in 0..count {
-        tally.check(i, &jumps::generate(i), 64, false);
-    }
-    tally.finish("generated jumps", count, count);
+    check_generated("generated jumps", jumps::generate, 1);
 }
 
 #[test]
 fn generated_parameter_addresses_and_textures_are_bounded_soundly() {
-    let count = generated_count();
-    let mut tally = Tally::default();
-    for i in 0..count {
-        tally.check(i, &handles::generate(i), 64, false);
-    }
-    tally.finish("generated addresses and textures", count, count / 2);
+    check_generated("generated addresses and textures", handles::generate, 2);
 }
 
 #[test]
@@ -855,12 +848,7 @@ fn generated_blocks_reading_each_others_work_are_bounded_soundly_on_any_thread_c
 
 #[test]
 fn generated_vector_views_are_bounded_soundly() {
-    let count = generated_count();
-    let mut tally = Tally::default();
-    for i in 0..count {
-        tally.check(i, &views::generate(i), 64, false);
-    }
-    tally.finish("generated vector views", count, count);
+    check_generated("generated vector views", views::generate, 1);
 }
 
 #[test]
@@ -870,10 +858,5 @@ fn generated_loops_bounded_through_locals_are_bounded_soundly() {
 
 #[test]
 fn generated_sequential_loops_reusing_a_counter_are_bounded_soundly() {
-    let count = generated_count();
-    let mut tally = Tally::default();
-    for i in 0..count {
-        tally.check(i, &sequential::generate(i), 64, false);
-    }
-    tally.finish("generated sequential loops", count, count);
+    check_generated("generated sequential loops", sequential::generate, 1);
 }
