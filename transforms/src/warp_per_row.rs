@@ -90,14 +90,17 @@
 
 use crate::check::CHECKED_WITHIN;
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type};
+use copper::cuda::relaunch::{self, Relaunch, Reshape};
 
 use crate::ast_util::{self, counted_for, early_exit};
 use crate::remap_split::{is_global_x, is_ident};
 use crate::remap_threads::{gains_of, observes_warps};
-use crate::{overlap, Candidate, Context, Proposals, Refusal, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod build;
 mod terms;
+
+use build::Route;
 
 /// One thread per row → one warp per row.
 pub struct WarpPerRow;
@@ -151,8 +154,26 @@ impl Transform for WarpPerRow {
         };
         let span = f.meta.span;
         let mut out = Proposals::default();
-        match found.and_then(|r| per_warp(cx, &r)) {
-            Ok((candidate, pairs)) => overlap::offer(
+        // Route (b) where the launches can change with the kernel, route
+        // (a) always: the search ranks them.
+        let made = found.and_then(|r| {
+            let (integers, pairs) = applies(cx, &r)?;
+            let threads_rows = per_warp(cx, &r, integers, None)?;
+            let one_row = relaunched(cx, &r).and_then(|re| per_warp(cx, &r, integers, Some(re)));
+            Ok((one_row, threads_rows, pairs))
+        });
+        let (one_row, threads_rows, pairs) = match made {
+            Ok(x) => x,
+            Err(why) => {
+                return Proposals::refused(span, format!("each thread keeps its row: {why}"))
+            }
+        };
+        let one_row = one_row.map_err(|why| Skip {
+            span,
+            reason: format!("each warp keeps the rows of its threads: {why}"),
+        });
+        for candidate in one_row.iter().cloned().chain([threads_rows]) {
+            overlap::offer(
                 cx,
                 candidate,
                 &pairs,
@@ -162,25 +183,85 @@ impl Transform for WarpPerRow {
                     "each thread keeps its row",
                     "a warp would write a row's result before reading the next row",
                 ),
-            ),
-            Err(why) => out = Proposals::refused(span, format!("each thread keeps its row: {why}")),
+            );
         }
+        out.skipped.extend(one_row.err());
+        out.skipped.dedup();
         out
     }
 }
 
-/// The rewrite of `cx`'s kernel for row loop `r`, with the pairs of arrays
-/// (read, written) it needs apart; or why not.
-fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String)>), Refusal> {
-    let f = cx.function;
+/// Whether the accumulator is an integer, and the pairs of arrays (read,
+/// written) the rewrite needs apart, when the kernel may be rewritten at
+/// all; or why not.
+fn applies(cx: &Context, r: &RowLoop) -> Result<(bool, Vec<(String, String)>), Refusal> {
     observes_warps(cx)?;
     let integers = accumulator_kind(cx, r)?;
-    terms::combinable(f, r, integers)?;
-    let pairs = independent(r);
-    let function = build::rewritten(f, r, true);
+    terms::combinable(cx.function, r, integers)?;
+    Ok((integers, independent(r)))
+}
+
+/// The launches of `cx`'s kernel with 32 times the blocks in x, when the
+/// row's code lets a warp take the row `(global x index) / 32` (it reads
+/// no block index or grid size but through the row) and every launch
+/// keeps that index within an `int`; or why not.
+fn relaunched(cx: &Context, r: &RowLoop) -> Result<Relaunch, Refusal> {
+    let mut reads = None;
+    let guard = r.guard.clone().map(|g| ast_util::stmt(StmtKind::Expr(g)));
+    for s in guard.iter().chain(&r.body) {
+        ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
+            ExprKind::Ident(n) if n == "blockIdx" || n == "gridDim" => {
+                reads.get_or_insert(n.clone());
+            }
+            _ => {}
+        });
+    }
+    if let Some(n) = reads {
+        return Err(format!("the row's code reads `{n}` other than through the row index").into());
+    }
+    let name = &cx.function.name;
+    let relaunch = relaunch::relaunch(cx.host, name, Reshape::ScaleGridX(32))
+        .map_err(|why| why.to_string())?;
+    for l in cx.host.launches.iter().filter(|l| &l.kernel == name) {
+        let (Some(grid), Some(block)) = (l.grid, l.block) else {
+            return Err(format!("the shape of the launch at line {} is not known", l.line).into());
+        };
+        let threads = [32, grid[0], block[0]]
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b));
+        if threads.is_none_or(|t| t > i32::MAX as u64) {
+            return Err(format!(
+                "the launch at line {} would have 32 × {} × {} threads in x, more than an `int` index holds",
+                l.line, grid[0], block[0]
+            )
+            .into());
+        }
+    }
+    Ok(relaunch)
+}
+
+/// The rewrite of `cx`'s kernel for row loop `r`: one row per warp on the
+/// launches `relaunch` makes, or each warp its threads' 32 rows on the
+/// same launch; or why not.
+fn per_warp(
+    cx: &Context,
+    r: &RowLoop,
+    integers: bool,
+    relaunch: Option<Relaunch>,
+) -> Result<Candidate, Refusal> {
+    let f = cx.function;
+    let route = match relaunch {
+        Some(_) => Route::OneRow,
+        None => Route::ThreadsRows,
+    };
+    let function = build::rewritten(f, r, route, true);
     // The accesses of the warp path alone (the other branch is the
-    // original's).
-    let gains = gains_of(cx, &build::rewritten(f, r, false), cx.analysis.config())?;
+    // original's), on the launch it runs on.
+    let mut config = cx.analysis.config();
+    if let Some(re) = &relaunch {
+        config.grid = config.grid.map(|g| re.reshape.grid(g));
+    }
+    let gains = gains_of(cx, &build::rewritten(f, r, route, false), config)?;
     if gains.is_empty() {
         return Err("one warp per row would not make any global access touch fewer sectors".into());
     }
@@ -192,9 +273,27 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         (Fold::Sum, true) => "integer sums wrap, so the new order gives the same result".into(),
         (Fold::Sum, false) => format!("the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
     };
+    let (takes, launch) = match &relaunch {
+        Some(_) => {
+            let lines: Vec<String> = cx
+                .host
+                .launches
+                .iter()
+                .filter(|l| l.kernel == f.name)
+                .map(|l| l.line.to_string())
+                .collect();
+            (
+                format!("each warp takes one row `{row}`, its global x index over 32", row = r.row),
+                format!("the launch at line {} gets 32 times the blocks in x (one warp for each thread of the original; blocks beyond the original's run nothing where `blockDim.x` is not a multiple of 32, where the first ones run the original code)", lines.join(", ")),
+            )
+        }
+        None => (
+            format!("each warp takes the 32 rows `{row}` its threads had, one after the other", row = r.row),
+            "blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows".to_string(),
+        ),
+    };
     let description = format!(
-        "each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
-        row = r.row,
+        "{takes}; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; {launch}; {order}; {gains}",
         i = r.counter,
         s = match ast_util::const_value(&r.start) {
             Some(0) => String::new(),
@@ -203,13 +302,11 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         acc = r.acc,
         gains = gains.join("; "),
     );
-    Ok((
-        Candidate {
-            reassociates: !integers && r.fold == Fold::Sum,
-            ..Candidate::new(WarpPerRow.name(), function, description)
-        },
-        pairs,
-    ))
+    Ok(Candidate {
+        reassociates: !integers && r.fold == Fold::Sum,
+        relaunch,
+        ..Candidate::new(WarpPerRow.name(), function, description)
+    })
 }
 
 /// Whether the accumulator is an integer, or why its type or fold is
