@@ -284,7 +284,7 @@ fn per_warp(
                 .collect();
             (
                 format!("each warp takes one row `{row}`, its global x index over 32", row = r.row),
-                format!("the launch at line {} gets 32 times the blocks in x (one warp for each thread of the original; blocks beyond the original's run nothing where `blockDim.x` is not a multiple of 32, where the first ones run the original code)", lines.join(", ")),
+                format!("the launch at line {} changes: 32 times the blocks in x, a warp for each of the original's threads (where `blockDim.x` is not a multiple of 32, the original's blocks run the original code and the others nothing)", lines.join(", ")),
             )
         }
         None => (
@@ -727,5 +727,7 @@ fn independent(r: &RowLoop) -> Vec<(String, String)> {
     pairs
 }
 
+#[cfg(test)]
+mod relaunch_tests;
 #[cfg(test)]
 mod tests;

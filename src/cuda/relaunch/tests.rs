@@ -65,11 +65,11 @@ const SCALE: Reshape = Reshape::ScaleGridX(32);
 fn grids_are_scaled_in_x_and_blocks_kept() {
     assert_eq!(
         reshaped(
-            "void run(float *a, int n) { k<<<(n + 255) / 256, 256>>>(a, n); }\n",
+            "void run(float *a) { int n = 1000; k<<<(n + 255) / 256, 256>>>(a, n); }\n",
             SCALE
         )
         .unwrap(),
-        "void run(float *a, int n) { k<<<((n + 255) / 256) * 32, 256>>>(a, n); }\n"
+        "void run(float *a) { int n = 1000; k<<<((n + 255) / 256) * 32, 256>>>(a, n); }\n"
     );
     assert_eq!(
         reshaped(
@@ -91,7 +91,7 @@ fn scaled_grids_are_refused_where_they_cannot_be_checked() {
     let reads = "void run(float *a) {\n  dim3 grid(4);\n  k<<<grid, 128>>>(a, 64);\n  int seen = grid.x;\n}\n";
     let err = reshaped(reads, SCALE).unwrap_err();
     assert!(
-        matches!(&err, RelaunchError::ReadsScaled { name, line: 4 } if name == "grid"),
+        matches!(&err, RelaunchError::ReadsScaled { name, line: 5 } if name == "grid"),
         "{err}"
     );
     let big = "void run(float *a) { k<<<100000000, 128>>>(a, 64); }\n";
