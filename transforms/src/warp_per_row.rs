@@ -13,10 +13,20 @@
 //! ```
 //!
 //! Consecutive lanes then read addresses `m` elements apart, one sector
-//! each. The rewrite lets each warp take the 32 rows its own threads had,
-//! one after the other, its lanes striding along the row, and combines the
-//! lanes' partial results with `__shfl_down_sync` (offsets 16 … 1); lane 0
-//! runs what followed the loop:
+//! each. The rewrite gives each row a whole warp, its lanes striding along
+//! the row, and combines the lanes' partial results with
+//! `__shfl_down_sync` (offsets 16 … 1); lane 0 runs what followed the
+//! loop. It has two routes, both proposed (the search ranks them: per warp
+//! they touch the same sectors, and (b) takes 1/32 of (a)'s steps):
+//!
+//! - **(b)** where the file launches the kernel and every launch can be
+//!   edited ([`copper::cuda::relaunch`], [`Reshape::ScaleGridX`]): the
+//!   grid gets 32 times the blocks in x, in the same diff, and each warp
+//!   takes one row;
+//! - **(a)** always: the launch is kept, and each warp takes the 32 rows
+//!   its own threads had, one after the other.
+//!
+//! Route (a):
 //!
 //! ```text
 //! if (blockDim.x % 32 == 0) {
@@ -38,7 +48,7 @@
 //! }
 //! ```
 //!
-//! **Which rows, on every launch.** The launch is not changed, so the
+//! **Which rows, on every launch (a).** The launch is not changed, so the
 //! rewrite must compute exactly what the original computes with the same
 //! grid and block. When `blockDim.x` is not a multiple of 32 (a test every
 //! thread of a block evaluates alike), warps may be partial and the full
@@ -55,6 +65,44 @@
 //! evaluated on that row as the original evaluated it in that thread: it
 //! reads no thread index, and every name the row's code assigns is
 //! declared in it, so nothing carries from one row to the next.
+//!
+//! **Route (b).** The launch `k<<<G, B>>>` (any `G = (Gx, Gy, Gz)`, `B =
+//! (Bx, By, Bz)`) becomes `k<<<(32·Gx, Gy, Gz), B>>>`, and the kernel:
+//!
+//! ```text
+//! if (blockDim.x % 32 == 0) {
+//!     const int lane = threadIdx.x % 32;
+//!     int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;  // the original's index over 32
+//!     if (row < rows) { the row's code as in (a) }
+//! } else {
+//!     if (blockIdx.x < gridDim.x / 32) { the original body }
+//! }
+//! ```
+//!
+//! **Which rows, on every launch (b).** The edit is made only when every
+//! launch of the kernel is in the user's file, and each edited launch is
+//! evaluated again and must have exactly `(32·Gx, Gy, Gz)` and `B` (else
+//! route (b) is refused with the reason, and (a) stays). When `Bx` is a
+//! multiple of 32, each warp is 32 threads of one `(threadIdx.y,
+//! threadIdx.z)` slice with `threadIdx.x = 32w + lane`; its global x
+//! index `g = blockIdx.x·Bx + 32w + lane` has `g / 32 = blockIdx.x·Bx/32 +
+//! w` for all its lanes (`Bx/32` an integer), so the warp takes one row,
+//! and as `blockIdx.x` runs over `0 … 32·Gx − 1` and `w` over `0 … Bx/32 −
+//! 1`, `g / 32` runs over `0 … Gx·Bx − 1` once each: exactly the rows the
+//! original's threads `blockIdx.x·Bx + threadIdx.x` had, each by one warp
+//! per `(y, z)` slice and per `(blockIdx.y, blockIdx.z)`, as the original
+//! had one thread for each. Threads that differ in `y`, `z`, `blockIdx.y`
+//! or `blockIdx.z` repeat the same rows in both kernels, and the row's
+//! code reads no `blockIdx` or `gridDim` but through the row index (else
+//! (b) is refused), so it sees what it saw in the original's thread. The
+//! index is computed in 32-bit unsigned arithmetic: (b) is refused when a
+//! launch has `32·Gx·Bx` above `INT_MAX`, so `g` neither wraps nor leaves
+//! an `int` where the original's did not. When `Bx` is not a multiple of
+//! 32, the blocks `blockIdx.x < Gx` (`gridDim.x / 32`, exact) run the
+//! original body with the original's indices (same `blockIdx`,
+//! `blockDim`, `threadIdx`; the body reads `gridDim` nowhere, see above)
+//! and the other `31·Gx` blocks nothing. From there the row's value is
+//! computed as in (a).
 //!
 //! **Same value per row.** The row's code is: declarations without effects
 //! (the accumulator `acc` among them, read by no other of them), one loop
