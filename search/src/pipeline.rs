@@ -98,9 +98,8 @@ pub struct Analyzed {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lineage {
     /// For a version that runs on the original's launch reshaped (thread
-    /// remapping exchanged x and y of the grid and block, one warp per row
-    /// gave the grid 32 times the blocks in x): how, and the edits of the
-    /// host code that do it, in the whole file.
+    /// remapping, one warp per row): how, and the edits of the host code
+    /// that do it, in the whole file.
     pub relaunch: Option<Relaunch>,
     /// Whether it sums floating-point values in another order than the
     /// original (`--allow-reassociation`).
@@ -679,14 +678,7 @@ fn step(
 /// The analysis configuration of a version: the search's, with the block
 /// and grid reshaped for a version that runs on a reshaped launch.
 fn launched(config: &Config, reshape: Option<Reshape>) -> Config {
-    match reshape {
-        Some(r) => Config {
-            block: config.block.map(|b| r.block(b)),
-            grid: config.grid.map(|g| r.grid(g)),
-            ..*config
-        },
-        None => *config,
-    }
+    config.reshaped(reshape)
 }
 
 /// Analyzes one candidate and compares it with the incumbent; a candidate
@@ -701,15 +693,8 @@ fn evaluate(
 ) -> (Verdict, Option<Arc<Analyzed>>, Option<instances::Checked>) {
     let (settings, cache) = (env.settings, env.cache);
     if incumbent.lineage.relaunch.is_some() && candidate.relaunch.is_some() {
-        // Its host edits are of the original's launches, which an earlier
-        // rewrite already changed.
-        return (
-            Verdict::Failed(
-                "it changes the launch, which an earlier rewrite already changed".into(),
-            ),
-            None,
-            None,
-        );
+        let why = "it changes the launch, which an earlier rewrite already changed";
+        return (Verdict::Failed(why.into()), None, None);
     }
     let lineage = Lineage {
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),

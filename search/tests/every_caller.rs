@@ -53,11 +53,10 @@ mod templates;
 #[path = "every_caller/headers.rs"]
 mod headers;
 
-#[path = "every_caller/written.rs"]
-mod written;
-
 #[path = "every_caller/relaunched.rs"]
 mod relaunched;
+#[path = "every_caller/written.rs"]
+mod written;
 
 /// Block shapes every offered rewrite is checked on.
 const SHAPES: [[u64; 3]; 12] = [
@@ -726,8 +725,8 @@ struct Found {
     /// Whether it sums floating-point values in another order (compared
     /// within a tolerance; otherwise bit for bit).
     reassociated: bool,
-    /// How it changes the launch, if it does (it is compared on each
-    /// launch so changed, the original on the launch as it is).
+    /// How it changes the launch, if it does (it runs on each launch so
+    /// changed, the original on the launch as it is).
     reshape: Option<Reshape>,
     /// The rewritten file, as copper prints it.
     text: String,
@@ -880,8 +879,6 @@ fn check_named(
             }
             for checker in checkers {
                 found.launches += checker.launches();
-                // A rewrite that changes the launch runs on the launch as
-                // the edited host code makes it.
                 let terms = Terms {
                     reassociated: result.best.lineage.reassociated,
                     reshape: result.best.lineage.reshape(),

@@ -81,15 +81,8 @@ impl Transform for RemapThreads {
 fn remapped(cx: &Context) -> Result<Candidate, Refusal> {
     observes_warps(cx)?;
     let o = remap_2d(cx)?;
-    let config = cx.analysis.config();
-    let config = match &o.relaunch {
-        Some(r) => Config {
-            block: config.block.map(|b| r.reshape.block(b)),
-            grid: config.grid.map(|g| r.reshape.grid(g)),
-            ..config
-        },
-        None => config,
-    };
+    let reshape = o.relaunch.as_ref().map(|r| r.reshape);
+    let config = cx.analysis.config().reshaped(reshape);
     let gains = gains_of(cx, &o.function, config)?;
     if gains.is_empty() {
         return Err(

@@ -305,10 +305,7 @@ fn per_warp(
     let function = build::rewritten(f, r, route, true);
     // The accesses of the warp path alone (the other branch is the
     // original's), on the launch it runs on.
-    let mut config = cx.analysis.config();
-    if let Some(re) = &relaunch {
-        config.grid = config.grid.map(|g| re.reshape.grid(g));
-    }
+    let config = (cx.analysis.config()).reshaped(relaunch.as_ref().map(|re| re.reshape));
     let gains = gains_of(cx, &build::rewritten(f, r, route, false), config)?;
     if gains.is_empty() {
         return Err("one warp per row would not make any global access touch fewer sectors".into());
