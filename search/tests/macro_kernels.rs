@@ -117,3 +117,26 @@ fn an_invocation_in_a_header_is_reported_at_the_headers_line() {
         "{out}"
     );
 }
+
+#[test]
+fn lint_findings_in_an_expansion_name_the_macro() {
+    let o = copper_in(&root(), &["lint", FILE]);
+    let out = text(&o);
+    let finding = out
+        .lines()
+        .find(|l| l.contains("warning[misaligned-global]"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        finding.starts_with(&format!("{FILE}:35:1:"))
+            && finding.ends_with("(in the expansion of `ROW_SUM`)"),
+        "{finding}"
+    );
+    // Kernels written out are not said to be in an expansion.
+    let plain = copper_in(&root(), &["lint", "testdata/addSub1.cu"]);
+    assert!(text(&plain).contains("warning["), "{}", text(&plain));
+    assert!(
+        !text(&plain).contains("in the expansion of"),
+        "{}",
+        text(&plain)
+    );
+}

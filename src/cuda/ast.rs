@@ -185,6 +185,8 @@ pub struct Type {
     /// A C++ reference (`float &x`, `const float &x`): `&` after the
     /// pointer levels.
     pub is_ref: bool,
+    /// The macro the base was written with, printed back in its place.
+    pub base_macro: BaseMacro,
 }
 
 impl Type {
@@ -196,6 +198,16 @@ impl Type {
             is_volatile: false,
             pointers: Vec::new(),
             is_ref: false,
+            base_macro: BaseMacro::default(),
+        }
+    }
+
+    /// The unqualified base of this type, written as it was (the element
+    /// of a pointer, `DATA_TYPE` kept).
+    pub fn base_only(&self) -> Type {
+        Type {
+            base_macro: self.base_macro.clone(),
+            ..Type::scalar(self.base.clone())
         }
     }
 
@@ -203,6 +215,37 @@ impl Type {
     pub fn is_pointer(&self) -> bool {
         !self.pointers.is_empty()
     }
+}
+
+/// The object-like macro a type's base was written with (`DATA_TYPE` for
+/// `#define DATA_TYPE float`), with the base it stood for: printed instead
+/// of the base while the base is still that one, so a rewrite keeps the
+/// user's choice of type (`-DDATA_TYPE=double` still builds the rewritten
+/// kernel in `double`). Like [`Meta`], it takes no part in equality or
+/// hashing: `DATA_TYPE` and `float` are the same type.
+#[derive(Clone, Debug, Default)]
+pub struct BaseMacro(pub Option<(String, BaseType)>);
+
+impl BaseMacro {
+    /// The macro's name, when it still stands for `base`.
+    pub fn for_base(&self, base: &BaseType) -> Option<&str> {
+        match &self.0 {
+            Some((name, b)) if b == base => Some(name),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for BaseMacro {
+    fn eq(&self, _: &BaseMacro) -> bool {
+        true
+    }
+}
+
+impl Eq for BaseMacro {}
+
+impl std::hash::Hash for BaseMacro {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Memory space of a variable declaration.

@@ -525,7 +525,7 @@ impl Hoister<'_, '_> {
     fn elem_type(&self, load: &Expr) -> Option<Type> {
         let name = ast_util::root_name(load)?;
         if let Some(p) = self.cx.function.params.iter().find(|p| p.name == name) {
-            return crate::check::copyable(&p.ty.base).then(|| Type::scalar(p.ty.base.clone()));
+            return crate::check::copyable(&p.ty.base).then(|| p.ty.base_only());
         }
         let mut found = None;
         for s in &self.cx.function.body {
@@ -533,7 +533,7 @@ impl Hoister<'_, '_> {
                 if let StmtKind::Decl(ds) = &st.kind {
                     for d in ds.iter().filter(|d| d.name == name) {
                         if crate::check::copyable(&d.ty.base) {
-                            found = Some(Type::scalar(d.ty.base.clone()));
+                            found = Some(d.ty.base_only());
                         }
                     }
                 }

@@ -230,7 +230,7 @@ fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<P
     }
     Ok(Plan {
         array: name.to_string(),
-        elem: Type::scalar(ty.base.clone()),
+        elem: ty.base_only(),
         elem_bytes,
         lo,
         len,

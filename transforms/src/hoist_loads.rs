@@ -96,7 +96,7 @@ fn hoistable_arrays(f: &Function) -> Vec<(String, Type)> {
         .iter()
         .filter(|p| p.ty.pointers.len() == 1 && p.dims.is_empty())
         .filter(|p| p.ty.base.size_bytes().is_some() && !is_vector(&p.ty.base))
-        .map(|p| (p.name.clone(), Type::scalar(p.ty.base.clone())))
+        .map(|p| (p.name.clone(), p.ty.base_only()))
         .collect();
     for s in &f.body {
         ast_util::visit_stmts(s, &mut |x| {
@@ -106,7 +106,7 @@ fn hoistable_arrays(f: &Function) -> Vec<(String, Type)> {
                         .filter(|d| d.space == Space::Shared && d.dims.len() == 1)
                         .filter(|d| !d.ty.is_pointer() && d.ty.base.size_bytes().is_some())
                         .filter(|d| !is_vector(&d.ty.base))
-                        .map(|d| (d.name.clone(), Type::scalar(d.ty.base.clone()))),
+                        .map(|d| (d.name.clone(), d.ty.base_only())),
                 );
             }
         });

@@ -346,7 +346,7 @@ fn tiles(
                 t.loads.push(x.meta.id);
                 return;
             }
-            let elem = Type::scalar(p.ty.base.clone());
+            let elem = p.ty.base_only();
             out.push(Tile {
                 array: array.clone(),
                 index: (**index).clone(),

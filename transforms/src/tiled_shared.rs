@@ -520,7 +520,7 @@ impl Tile {
         }
         Ok(Tile {
             array: name.to_string(),
-            elem: Type::scalar(ty.base.clone()),
+            elem: ty.base_only(),
             index: first,
         })
     }

@@ -162,7 +162,7 @@ fn plan(cx: &Context, at: usize, calls: usize) -> Result<Plan, String> {
     Ok(Plan {
         address,
         array,
-        ty: Type::scalar(param.ty.base.clone()),
+        ty: param.ty.base_only(),
         integers,
     })
 }

@@ -296,7 +296,7 @@ fn shuffled_type(cx: &Context, name: &str) -> Result<(Type, bool), Refusal> {
             }
         }
     }
-    Ok((Type::scalar(d.ty.base.clone()), integers))
+    Ok((d.ty.base_only(), integers))
 }
 
 /// The kernel searched and, when it instantiates a template, the file's

@@ -379,9 +379,15 @@ pub fn lint_kernel(
 fn locate(
     parsed: &ParsedFile,
     kernel: &str,
-    finding: Finding,
+    mut finding: Finding,
     witness: Option<Witness>,
 ) -> Located {
+    if let Some((name, _)) = parsed.source.expansion_at(finding.span.start) {
+        // Placed at the invocation, which has no line of the macro's body.
+        finding
+            .message
+            .push_str(&format!(" (in the expansion of `{name}`)"));
+    }
     // In the header the kernel is defined in, when it is.
     let d = parsed
         .source

@@ -51,6 +51,7 @@ impl Converter<'_> {
             }
         }
         let base = self.base_type(&ts)?;
+        let base_macro = self.base_macro(&ts, &base);
         Ok((
             Type {
                 base,
@@ -58,9 +59,29 @@ impl Converter<'_> {
                 is_volatile,
                 pointers: Vec::new(),
                 is_ref: false,
+                base_macro,
             },
             storage,
         ))
+    }
+
+    /// The object-like macro whose expansion is exactly the type
+    /// specifiers `ts` (`DATA_TYPE` for `#define DATA_TYPE unsigned int`),
+    /// not the qualifiers or a pointer beside them.
+    fn base_macro(&self, ts: &[&Node<c::TypeSpecifier>], base: &BaseType) -> BaseMacro {
+        let start = ts.iter().map(|t| t.span.start).min();
+        let end = ts.iter().map(|t| t.span.end).max();
+        let name = match (start, end) {
+            (Some(start), Some(end)) => self.macro_text(lang_c::span::Span::span(start, end)),
+            _ => None,
+        };
+        BaseMacro(
+            name.filter(|n| {
+                n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .map(|n| (n, base.clone())),
+        )
     }
 
     fn base_type(&self, ts: &[&Node<c::TypeSpecifier>]) -> Result<BaseType> {
@@ -383,8 +404,10 @@ impl Converter<'_> {
                 c::SpecifierQualifier::Extension(_) => {}
             }
         }
+        let base = self.base_type(&ts)?;
         let ty = Type {
-            base: self.base_type(&ts)?,
+            base_macro: self.base_macro(&ts, &base),
+            base,
             is_const,
             is_volatile,
             pointers: Vec::new(),

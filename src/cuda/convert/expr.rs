@@ -221,15 +221,25 @@ impl Converter<'_> {
     }
 
     /// The macro invocation whose expansion is exactly this node (allowing
-    /// for parentheses around it in the expansion).
-    fn macro_text(&self, s: lang_c::span::Span) -> Option<String> {
+    /// for parentheses around it in the expansion, and around the
+    /// invocation: `(N)`).
+    pub(super) fn macro_text(&self, s: lang_c::span::Span) -> Option<String> {
         if s.is_none() {
             return None;
         }
         let text = &self.unit.text;
-        // lang-c's spans may take in the whitespace after a node.
+        // lang-c's spans may take in the whitespace after a node, and a
+        // parenthesized node's span takes in its parentheses.
         let node = text.get(s.start..s.end)?;
-        let (start, end) = (s.start, s.start + node.trim_end().len());
+        let (mut start, mut end) = (s.start, s.start + node.trim_end().len());
+        while let Some(inner) = text.get(start..end) {
+            if !(inner.starts_with('(') && inner.ends_with(')') && parens_wrap(inner)) {
+                break;
+            }
+            let core = &inner[1..inner.len() - 1];
+            start += 1 + (core.len() - core.trim_start().len());
+            end -= 1 + (core.len() - core.trim_end().len());
+        }
         // Only `(` and blanks may lie between an expansion's start and the
         // node: the candidates start in `lo..=start` (found by binary
         // search, so a function of many macro statements is not searched

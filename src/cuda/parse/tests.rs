@@ -69,3 +69,26 @@ fn one_bad_kernel_does_not_stop_the_others() {
     assert!(d1.message.contains("template"), "{}", d1.message);
     assert_eq!((d1.line, d1.col), (2, 1));
 }
+
+#[test]
+fn a_type_written_with_a_macro_prints_back_as_the_macro() {
+    let f = parse(
+        "#define DATA_TYPE float\n#define UINT unsigned int\n#define PTR float *\n#define N 3.5f\n\
+         __global__ void k(DATA_TYPE *a, const UINT n, PTR b) {\n\
+           DATA_TYPE t = (DATA_TYPE)n; a[0] = t / (N) + b[0];\n}\n",
+    );
+    assert!(f.all_diagnostics().is_empty(), "{:?}", f.all_diagnostics());
+    let k = f.kernels().next().unwrap();
+    let text = crate::cuda::print::function(k);
+    assert!(
+        text.contains("DATA_TYPE *a, const UINT n, float *b)"),
+        "{text}"
+    );
+    assert!(text.contains("DATA_TYPE t = (DATA_TYPE)n;"), "{text}");
+    assert!(text.contains("t / (N)") || text.contains("t / N"), "{text}");
+    // The same type as `float`, and printed as `float` once the base changes.
+    assert_eq!(k.params[0].ty.base_only(), Type::scalar(BaseType::Float));
+    let mut int_ty = k.params[0].ty.base_only();
+    int_ty.base = BaseType::Int;
+    assert_eq!(crate::cuda::print::type_name(&int_ty), "int");
+}
