@@ -869,13 +869,3 @@ fn generated_sequential_loops_reusing_a_counter_are_bounded_soundly() {
 fn generated_counted_loops_up_to_a_maximum_or_minimum_are_bounded_soundly() {
     check_generated("generated loops up to max/min", extremes::generate, 2);
 }
-
-#[test]
-fn tmp_dump_extremes() {
-    let Ok(dir) = std::env::var("TMP_DUMP") else { return };
-    for i in 0..generated_count() {
-        let g = extremes::generate(i);
-        std::fs::write(format!("{dir}/e{i}.cu"), &g.src).unwrap();
-        std::fs::write(format!("{dir}/e{i}.launch"), format!("{:?} {:?} {}", g.grid, g.block, g.n)).unwrap();
-    }
-}

@@ -538,8 +538,14 @@ fn a_counted_loop_up_to_a_maximum_or_minimum_is_counted_by_it() {
     // Each had no bound ("its condition bounds no counter").
     assert_eq!(counted_to("", "c < max(n, k)"), "8 + 28·max(0, max(n,k))");
     assert_eq!(counted_to("", "c <= max(64, n)"), "8 + 28·(max(64,n) + 1)");
-    assert_eq!(counted_to("", "c < min(n, 500)"), "8 + 28·max(0, min(n,500))");
-    assert_eq!(counted_to("int m = n; int l = max(m, 64);", "c < l"), "12 + 26·max(n,64)");
+    assert_eq!(
+        counted_to("", "c < min(n, 500)"),
+        "8 + 28·max(0, min(n,500))"
+    );
+    assert_eq!(
+        counted_to("int m = n; int l = max(m, 64);", "c < l"),
+        "12 + 26·max(n,64)"
+    );
     // Over a local's copy and a quotient: at most its constant.
     assert_eq!(counted_to("", "c < min(n / 4, 100)"), "3010");
     // A minimum over the outer counter bounds an inner loop by its

@@ -78,10 +78,18 @@ impl Symbols {
         if a.is_constant() && b.is_constant() {
             return None;
         }
+        // A launch dimension converted to `int` keeps its value (at most
+        // 2^31 − 1), and prints as itself.
         let nameable = |x: &Expr| match &x.kind {
             ExprKind::Const(Value::I(_)) => true,
             ExprKind::Var(v) => self.param_input[*v] == Some(true),
             ExprKind::Builtin(b) => matches!(b, Builtin::BlockDim(_) | Builtin::GridDim(_)),
+            ExprKind::Convert { value, .. } => {
+                matches!(
+                    value.kind,
+                    ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
+                )
+            }
             _ => false,
         };
         Some(AtomShape::Extreme {
@@ -284,7 +292,11 @@ pub(super) fn atom_facts(
         AtomShape::Mask { m } => vec![q.clone(), LinExpr::int(*m).sub(q)],
         AtomShape::Product(a, b) => product_facts(a, b, q, c, wraps_past),
         AtomShape::Extreme {
-            max, a, b, unsigned, ..
+            max,
+            a,
+            b,
+            unsigned,
+            ..
         } => extreme_facts(*max, a, b, q, c, *unsigned),
     }
 }

@@ -141,7 +141,14 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
     // maximum of a quotient found after the quotient.
     assert_eq!(
         texts,
-        vec!["max(n,m)", "min(500,n)", "n/4", "max(n+3,8)", "min(n+3,500)", "max(n/4,10)"]
+        vec![
+            "max(n,m)",
+            "min(500,n)",
+            "n/4",
+            "max(n+3,8)",
+            "min(n+3,500)",
+            "max(n/4,10)"
+        ]
     );
     let var = |name: &str| LinExpr::var(s.var(k.vars.iter().position(|v| v.name == name).unwrap()));
     let atom = |i: usize| LinExpr::var(s.atom(i));
@@ -156,13 +163,22 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
     assert!(!c.entails_ge0(&var("n").sub(&atom(0))));
     // Over inputs alone, a bound names the atom itself, exactly.
     for upper in [true, false] {
-        assert_eq!(s.entry_bound(&k, s.atom(0), upper).unwrap().to_string(), "max(n,m)");
+        assert_eq!(
+            s.entry_bound(&k, s.atom(0), upper).unwrap().to_string(),
+            "max(n,m)"
+        );
     }
     // Otherwise the side an operand gives: a minimum at most its
     // constant, a maximum at least an operand, and no more.
-    assert_eq!(s.entry_bound(&k, s.atom(4), true).unwrap().to_string(), "500");
+    assert_eq!(
+        s.entry_bound(&k, s.atom(4), true).unwrap().to_string(),
+        "500"
+    );
     assert!(s.entry_bound(&k, s.atom(4), false).is_none());
-    assert_eq!(s.entry_bound(&k, s.atom(3), false).unwrap().to_string(), "8");
+    assert_eq!(
+        s.entry_bound(&k, s.atom(3), false).unwrap().to_string(),
+        "8"
+    );
     assert!(s.entry_bound(&k, s.atom(3), true).is_none());
 }
 
@@ -170,13 +186,18 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
 fn operand_bounds_bound_a_maximum_above_and_a_minimum_below() {
     // An unsigned maximum of launch dimensions: at least both, at most
     // their sum less the smaller's least value (1), never negative.
-    let k = kernel("__global__ void k(int *a) { a[0] = max(blockDim.x, gridDim.x) + min(blockDim.x, 7u); }");
+    let k = kernel(
+        "__global__ void k(int *a) { a[0] = max(blockDim.x, gridDim.x) + min(blockDim.x, 7u); }",
+    );
     let s = Symbols::new(&k, launch(None));
     let c = s.launch_constraints();
     let (hi, lo) = (LinExpr::var(s.atom(0)), LinExpr::var(s.atom(1)));
     let dims = LinExpr::var(s.builtin_sym(2, 0)).add(&LinExpr::var(s.builtin_sym(1, 0)));
     assert!(c.entails_ge0(&dims.sub(&LinExpr::int(1)).sub(&hi)));
-    assert_eq!(c.bounds(&lo), (Some(Rational::int(1)), Some(Rational::int(7))));
+    assert_eq!(
+        c.bounds(&lo),
+        (Some(Rational::int(1)), Some(Rational::int(7)))
+    );
 }
 
 #[test]
@@ -197,7 +218,10 @@ fn a_minimum_on_the_larger_side_of_a_comparison_splits() {
             .map(|f| f.to_string_with(|x| s.name(&k, x)))
             .collect()
     };
-    assert_eq!(text(false, conds[0]), vec!["threadIdx.x - i - 1", "-i + 15"]);
+    assert_eq!(
+        text(false, conds[0]),
+        vec!["threadIdx.x - i - 1", "-i + 15"]
+    );
     assert_eq!(text(false, conds[1]), vec!["n - i", "n - 3"]);
     // Negated, each is a disjunction: no facts.
     assert!(text(true, conds[0]).is_empty());
