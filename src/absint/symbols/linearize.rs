@@ -16,7 +16,7 @@ impl Symbols {
         if e.ty.is_float() {
             return None;
         }
-        if let Some(i) = self.atoms.iter().position(|a| a.expr == *e) {
+        if let Some(i) = self.atoms.iter().position(|a| a.expr == *e || a.read == *e) {
             return Some(LinExpr::var(self.atom(i)));
         }
         let nonneg = |l: &LinExpr| {

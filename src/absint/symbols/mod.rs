@@ -55,6 +55,9 @@ pub enum SymKind {
 pub struct Atom {
     /// The expression (matched structurally).
     pub expr: Expr,
+    /// The expression read through the locals holding values (matched
+    /// too: `l / 2` after `int l = max(m, 100);` reads `max(n, 100) / 2`).
+    pub read: Expr,
     /// Its shape.
     pub shape: AtomShape,
     /// How it prints: `n/16`.
@@ -177,6 +180,7 @@ impl Symbols {
                         s.atoms.push(Atom {
                             expr: e.clone(),
                             text: s.expr_text(k, if named { &read } else { e }),
+                            read,
                             shape,
                         });
                     }
