@@ -92,12 +92,16 @@ impl Symbols {
             }
             _ => false,
         };
-        Some(AtomShape::Extreme {
+        // A maximum no bound can name (`max(n / 4, 10)`) would have no
+        // upper bound over the inputs: no atom, and the loop up to it
+        // says its condition bounds no counter.
+        let named = nameable(l) && nameable(r);
+        (named || !max).then_some(AtomShape::Extreme {
             max,
             a,
             b,
             unsigned: !ty.is_signed(),
-            named: nameable(l) && nameable(r),
+            named,
         })
     }
 
