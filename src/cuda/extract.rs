@@ -26,9 +26,15 @@ pub struct FunctionItem {
     /// The file ends inside the function (truncated, or a `}` missing):
     /// its span runs to the end of the file.
     pub unterminated: bool,
+    /// The struct it is a member function of (`Vec3` for `Vec3::dot`,
+    /// whose [`FunctionItem::namespace`] ends in `Vec3`), if any.
+    pub owner: Option<String>,
 }
 
 pub use super::macros::MacroDef;
+pub use members::UnsupportedMember;
+
+mod members;
 
 /// A file-scope `typedef` or `struct` declaration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +43,9 @@ pub struct TypeDeclItem {
     pub names: Vec<String>,
     /// Through the final `;`.
     pub span: Span,
+    /// The function-like members of a struct (member functions,
+    /// constructors, operators), which its C text leaves out.
+    pub members: Vec<Span>,
 }
 
 /// A file-scope `__constant__`, `__device__`, `__managed__` or
@@ -103,6 +112,9 @@ pub struct Extracted {
     /// the scopes declarations are read through: an excerpt keeps them so
     /// its functions stay in their namespaces.
     pub scope_marks: Vec<Span>,
+    /// Members of structs copper does not read (constructors, operators,
+    /// virtual functions), in file order.
+    pub unsupported_members: Vec<UnsupportedMember>,
 }
 
 /// Which kind of brace is open.
@@ -129,7 +141,11 @@ impl Extracted {
         }
         self.macros.iter_mut().for_each(|m| sh(&mut m.span));
         self.undefs.iter_mut().for_each(sh);
-        self.types.iter_mut().for_each(|t| sh(&mut t.span));
+        for t in &mut self.types {
+            sh(&mut t.span);
+            t.members.iter_mut().for_each(sh);
+        }
+        (self.unsupported_members.iter_mut()).for_each(|m| m.offset += by);
         self.globals.iter_mut().for_each(|g| sh(&mut g.span));
         self.launches.iter_mut().for_each(|l| sh(&mut l.span));
         self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
@@ -203,7 +219,13 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
                 }
             }
             "typedef" | "struct" if file_scope && i == decl_start => {
-                if let Some(next) = type_declaration(src, &toks, i, &mut out) {
+                let namespace = namespace_of(&scopes);
+                let decl = Declaration {
+                    start: i,
+                    namespace: &namespace,
+                    qualifiers,
+                };
+                if let Some(next) = type_declaration(src, &toks, &decl, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -590,6 +612,7 @@ fn cuda_declaration(
                     template,
                     namespace: namespace.to_string(),
                     unterminated: end.is_none(),
+                    owner: None,
                 });
                 return Some(end.unwrap_or(unterminated) + 1);
             }
@@ -726,6 +749,7 @@ fn alias_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -
     out.types.push(TypeDeclItem {
         names: vec![name.text(src).to_string()],
         span: Span::new(toks[i].start, toks[end].end),
+        members: Vec::new(),
     });
     Some(end + 1)
 }
@@ -741,8 +765,15 @@ pub fn using_alias(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
     (!name.is_empty()).then_some((name, start..end))
 }
 
-/// A file-scope `typedef …;` or `struct X { … };` starting at token `i`.
-fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
+/// A file-scope `typedef …;` or `struct X { … };` starting at token
+/// `decl.start` (its member functions read by [`members::scan`]).
+fn type_declaration(
+    src: &str,
+    toks: &[Token],
+    decl: &Declaration,
+    out: &mut Extracted,
+) -> Option<usize> {
+    let i = decl.start;
     let end = skip_to_semicolon(src, toks, i);
     if end >= toks.len() {
         return None;
@@ -755,11 +786,14 @@ fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) ->
         return Some(end + 1);
     }
     let mut names = Vec::new();
+    let mut members = Vec::new();
+    let is_struct = body.iter().take(2).any(|t| t.is(src, "struct"));
+    let open = body.iter().position(|t| t.is(src, "{")).map(|p| i + p);
     if toks[i].is(src, "struct") {
         if let Some(tag) = body.get(1).filter(|t| t.kind == TokKind::Ident) {
             names.push(tag.text(src).to_string());
         }
-        if !body.iter().any(|t| t.is(src, "{")) {
+        if open.is_none() {
             return Some(end + 1);
         }
     }
@@ -778,9 +812,22 @@ fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) ->
             names = vec![fp[2].text(src).to_string()];
         }
     }
+    if let (true, Some(open), Some(owner)) = (is_struct, open, names.first()) {
+        if let Some(close) = matching(src, toks, open) {
+            let body = members::Body {
+                open,
+                close,
+                owner,
+                namespace: decl.namespace,
+                qualifiers: decl.qualifiers,
+            };
+            members = members::scan(src, toks, &body, out);
+        }
+    }
     out.types.push(TypeDeclItem {
         names,
         span: Span::new(toks[i].start, toks[end].end),
+        members,
     });
     Some(end + 1)
 }

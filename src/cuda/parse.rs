@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 
 use lang_c::ast as c;
@@ -20,7 +21,7 @@ use super::convert::Converter;
 use super::coop_groups::Group;
 use super::coop_params::GroupParams;
 use super::declarations_used::DeclarationIndex;
-use super::default_args::{self, DefaultArg};
+use super::default_args;
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
@@ -31,6 +32,7 @@ use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
 use super::macro_kernels;
 use super::macros::MacroTable;
+use super::methods;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
 use super::template;
@@ -491,6 +493,12 @@ struct Context<'a> {
     group_params: GroupParams,
     /// The file-scope declarations a unit may need before its code.
     declarations: DeclarationIndex,
+    /// The function-like members of each struct (by the struct's span
+    /// start), which its C text leaves out.
+    members: HashMap<usize, Vec<Span>>,
+    /// The structs with member functions: by name, the struct's span and
+    /// its member functions' names.
+    owners: HashMap<String, (Span, HashSet<String>)>,
 }
 
 impl<'a> Context<'a> {
@@ -518,6 +526,21 @@ impl<'a> Context<'a> {
         let all = (own.functions.iter())
             .chain(&scope.header_kernels)
             .chain(&scope.header_functions);
+        let members = (scope.types.iter())
+            .filter(|t| !t.members.is_empty())
+            .map(|t| (t.span.start, t.members.clone()))
+            .collect();
+        let mut owners: HashMap<String, (Span, HashSet<String>)> = HashMap::new();
+        for f in all.clone() {
+            let Some(owner) = &f.owner else { continue };
+            let Some(t) = scope.types.iter().find(|t| t.names.first() == Some(owner)) else {
+                continue;
+            };
+            let entry = owners
+                .entry(owner.clone())
+                .or_insert((t.span, HashSet::new()));
+            entry.1.insert(f.name.clone());
+        }
         Context {
             source,
             macros,
@@ -527,6 +550,8 @@ impl<'a> Context<'a> {
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
             group_params: GroupParams::find(source, all),
             declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
+            members,
+            owners,
         }
     }
 
@@ -547,7 +572,7 @@ impl<'a> Context<'a> {
         &self,
         span: Span,
         type_params: &[String],
-        blanks: &[DefaultArg],
+        blanks: &[Range<usize>],
         groups: &[(String, Group)],
     ) -> Result<Unit, Diagnostic> {
         let is_type = |n: &str| {
@@ -587,12 +612,22 @@ impl<'a> Context<'a> {
                 unit.push_synthetic(&format!(" {name};\n"));
                 continue;
             }
+            // A struct's member functions are left out of its C text.
+            let mut holes: Vec<Range<usize>> = (self.members.get(&s.start))
+                .into_iter()
+                .flatten()
+                .filter(|m| s.start <= m.start && m.end <= s.end)
+                .map(|m| m.start - s.start..m.end - s.start)
+                .collect();
+            if s == span {
+                holes.extend(blanks.iter().cloned());
+            }
             let blanked;
-            let text = if s == span && !blanks.is_empty() {
-                blanked = default_args::blanked(text, blanks);
-                blanked.as_str()
-            } else {
+            let text = if holes.is_empty() {
                 text
+            } else {
+                blanked = default_args::blanked(text, &holes);
+                blanked.as_str()
             };
             unit.push_file(
                 text,
@@ -681,7 +716,16 @@ impl<'a> Context<'a> {
         let groups = (self.group_params)
             .of(&item.name, &locate)
             .map_err(|(o, m)| self.diag(o, "unsupported", m))?;
-        let unit = self.unit(item.span, &type_params, &defaults, &groups)?;
+        let mut blanks: Vec<Range<usize>> = defaults.iter().map(|d| d.range.clone()).collect();
+        let name_at = item.name_offset.saturating_sub(item.span.start);
+        let member_of = item
+            .owner
+            .as_ref()
+            .and_then(|o| self.owners.get(o).map(|x| (o, x)));
+        let trailing =
+            member_of.and_then(|_| methods::trailing(self.source.slice(item.span), name_at));
+        blanks.extend(trailing.iter().map(|t| t.range.clone()));
+        let unit = self.unit(item.span, &type_params, &blanks, &groups)?;
         let tu = self.parse_unit(&unit, item.name_offset)?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
@@ -714,6 +758,21 @@ impl<'a> Context<'a> {
             if let Some(p) = f.params.get_mut(d.param) {
                 p.default = Some(value);
             }
+        }
+        if let Some((owner, (struct_span, names))) = member_of {
+            let fields: HashSet<String> = self
+                .struct_definition(*struct_span)
+                .map(|(_, fields)| fields.into_iter().map(|f| f.name).collect())
+                .unwrap_or_default();
+            let member = methods::Member {
+                owner,
+                is_const: trailing.is_some_and(|t| t.is_const),
+                fields: &fields,
+                methods: names,
+            };
+            methods::bind_this(&mut f, &member, next_id)
+                .map_err(|(at, m)| self.diag(at, "unsupported", m))?;
+            next_id += 1;
         }
         if next_id >= IDS_PER_FUNCTION * (index + 1) {
             return Err(self.diag(
