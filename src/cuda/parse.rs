@@ -12,16 +12,14 @@ use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
-use super::ast::{
-    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Space, Template, Type, UnOp,
-    VarDecl,
-};
+use super::ast::{BaseType, FnKind, Function, Template, Type, VarDecl};
 use super::cond;
 use super::convert::Converter;
 use super::coop_groups::Group;
 use super::coop_params::GroupParams;
 use super::declarations_used::DeclarationIndex;
 use super::default_args;
+use super::enums;
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
@@ -131,12 +129,16 @@ impl ParsedFile {
         self.functions
             .iter()
             .map(|f| &f.item)
-            .find(|i| i.name == name)
+            .find(|i| i.name == name && i.owner.is_none())
     }
 
-    /// The function named `name` that parsed.
+    /// The function named `name` that parsed (member functions of structs
+    /// are not named alone).
     pub fn function(&self, name: &str) -> Option<&Function> {
-        self.parsed_functions().find(|f| f.name == name)
+        (self.functions.iter())
+            .filter(|f| f.item.owner.is_none())
+            .filter_map(|f| f.result.as_ref().ok())
+            .find(|f| f.name == name)
     }
 
     /// Every diagnostic: file-level ones, then each failed function's
@@ -234,6 +236,13 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         pointer_aliases::spell_out(f, &typedefs);
     }
     diagnostics.extend(invalid_bytes_in_code(&original));
+    diagnostics.extend(extracted.unsupported_members.iter().map(|m| {
+        let message = format!(
+            "struct `{}`: {} are not read; code that uses them is not analyzed",
+            m.owner, m.what
+        );
+        source.diagnostic(Severity::Warning, "unsupported", m.offset, message)
+    }));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
     diagnostics.extend(macro_kernels::unread(&source, &invocations));
     diagnostics.extend(undefined_kernels(&source, &functions, &launches));
@@ -247,7 +256,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         }
     }
     let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + scope.globals.len() as u64);
-    globals.extend(enum_constants(&extracted, first_id));
+    globals.extend(enums::constants(&extracted.enums, first_id));
     for name in extracted.enums.iter().filter_map(|e| e.name.as_ref()) {
         typedefs.insert(name.clone(), Type::scalar(BaseType::Int));
     }
@@ -264,51 +273,6 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         launches,
         diagnostics,
     }
-}
-
-/// The enumerators of the file's enumerations, as `constexpr int`s (ids
-/// from `first_id`).
-fn enum_constants(extracted: &Extracted, first_id: u64) -> Vec<VarDecl> {
-    let values = extracted
-        .enums
-        .iter()
-        .flat_map(|e| e.values.iter().map(move |v| (e.span, v)));
-    values
-        .enumerate()
-        .map(|(k, (span, (name, value)))| {
-            let meta = |n: u64| Meta {
-                id: NodeId(first_id + 3 * k as u64 + n),
-                span,
-                macro_text: None,
-            };
-            let literal = Expr {
-                meta: meta(0),
-                kind: ExprKind::Int {
-                    value: value.unsigned_abs(),
-                    text: value.unsigned_abs().to_string(),
-                },
-            };
-            let init = if *value < 0 {
-                Expr {
-                    meta: meta(1),
-                    kind: ExprKind::Unary(UnOp::Neg, Box::new(literal)),
-                }
-            } else {
-                literal
-            };
-            VarDecl {
-                meta: meta(2),
-                space: Space::Local,
-                is_extern: false,
-                is_static: false,
-                is_constexpr: true,
-                ty: Type::scalar(BaseType::Int),
-                name: name.clone(),
-                dims: Vec::new(),
-                init: Some(Init::Expr(init)),
-            }
-        })
-        .collect()
 }
 
 /// An error for each `__global__` definition of the compiled text (the

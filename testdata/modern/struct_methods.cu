@@ -6,8 +6,8 @@
 struct Vec3 {
     float x, y, z;
 
-    __device__ float dot(const Vec3 &o) const { return x * o.x + y * o.y + z * o.z; }
-    __device__ float norm2() const { return dot(*this); }
+    __host__ __device__ float dot(const Vec3 &o) const { return x * o.x + y * o.y + z * o.z; }
+    __host__ __device__ float norm2() const { return dot(*this); }
     __device__ void scale(float s) {
         x *= s;
         y *= s;
