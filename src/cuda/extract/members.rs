@@ -104,12 +104,9 @@ fn skip_initializer(src: &str, toks: &[Token], mut from: usize, close: usize) ->
 fn member(src: &str, toks: &[Token], body: &Body, at: (usize, usize, usize), out: &mut Extracted) {
     let (start, paren, end) = at;
     let words: Vec<&str> = toks[start..paren].iter().map(|t| t.text(src)).collect();
-    let device = toks[start..paren].iter().any(|t| {
-        body.qualifiers
-            .of(t.text(src))
-            .iter()
-            .any(|q| *q == "__device__")
-    });
+    let device = toks[start..paren]
+        .iter()
+        .any(|t| body.qualifiers.of(t.text(src)).contains(&"__device__"));
     let has_body = toks[end].is(src, "}") || toks[end].is(src, ";") && toks[end - 1].is(src, "}");
     let name = paren
         .checked_sub(1)

@@ -41,7 +41,7 @@ impl Lowerer<'_> {
                 format!("member function call `{op}{name}()` on a value whose struct copper cannot tell"),
             );
         };
-        if self.file.structs.get(&owner).is_none() {
+        if !self.file.structs.contains_key(&owner) {
             return fail(
                 e.meta.span,
                 format!("member function call `{op}{name}()` on a `{owner}`, which is no struct of the file"),
