@@ -676,3 +676,36 @@ fn a_member_call_on_a_value_that_is_no_struct_is_an_error() {
                __global__ void k(A *a, int *b) { b[0] = a[0].put(); }\n";
     assert!(lower_error(src, "k").contains("no `__device__` member function `put`"));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// A member function reads its object's fields, bare or through
+    /// `this`, and another one writes a field of it in place: the
+    /// simulated kernel computes what C++ does, for generated coefficients
+    /// and the field written.
+    #[test]
+    fn member_functions_compute_what_cxx_does(
+        c in proptest::array::uniform3(-5i64..6),
+        bumped in 0usize..3,
+        through_this in proptest::bool::ANY,
+    ) {
+        let f2 = if through_this { "this->f2" } else { "f2" };
+        let src = format!(
+            "struct S {{\n  int f0, f1, f2;\n  \
+             __device__ int comb(int t) const {{ return {} * f0 + {} * f1 + {} * {f2} + t; }}\n  \
+             __device__ void bump(int v) {{ f{bumped} += v; }}\n}};\n\
+             __global__ void k(int *a, int *b) {{\n  int i = threadIdx.x;\n  \
+             S s = {{a[i], a[i] + 1, 2 * a[i]}};\n  s.bump(a[i]);\n  b[i] = s.comb(i);\n}}\n",
+            c[0], c[1], c[2]
+        );
+        let (_, b) = run(&src, "k", 8, 8);
+        for (i, got) in b.iter().enumerate() {
+            let x = i as i64;
+            let mut f = [x, x + 1, 2 * x];
+            f[bumped] += x;
+            let want = c[0] * f[0] + c[1] * f[1] + c[2] * f[2] + x;
+            proptest::prop_assert_eq!(*got, want as f64, "{}", src);
+        }
+    }
+}
