@@ -259,11 +259,8 @@ fn stmt() -> impl Strategy<Value = Stmt> {
 
 fn kernel(body: Vec<Stmt>) -> Function {
     let ptr = |b| Type {
-        base: b,
-        is_const: false,
-        is_volatile: false,
         pointers: vec![PtrQual::default()],
-        is_ref: false,
+        ..Type::scalar(b)
     };
     Function {
         meta: Meta::default(),
