@@ -562,7 +562,7 @@ fn fixed_width_template_parameters_with_and_without_std() {
 
 #[test]
 fn a_member_function_call_is_named_as_one() {
-    // Methods of structs are not read yet; the call is named for what it
+    // A member function the struct does not have is named for what it
     // is, not as a call through a function pointer.
     let src = "struct Buf { int n; };\n\
                __global__ void k(int *a, int *b) { Buf q; b[0] = q.size(); }\n";
@@ -574,8 +574,138 @@ fn a_member_function_call_is_named_as_one() {
         .collect();
     let all = shown.join("\n") + &lower_error(src, "k");
     assert!(
-        all.contains("member function calls (`.size()`) are not supported in kernels"),
+        all.contains("`Buf` has no `__device__` member function `size`"),
         "{all}"
     );
     assert!(!all.contains("function pointers"), "{all}");
+}
+
+/// Structs with member functions: `Acc` counts and sums, `V2` scales and
+/// measures itself; `b[i]` gets `10 * n + s` for the row `0..=i` of `a`
+/// (summed by `acc.add`), then `len2` of `(a[i], 2)` doubled, as device
+/// code reads them.
+const MEMBERS: &str = "struct Acc {\n  int s, n;\n  \
+    __device__ void add(int v) { s += v; n++; }\n  \
+    __device__ int packed() const { return 10 * n + this->s; }\n};\n\
+    struct V2 {\n  int x, y;\n  \
+    __device__ void scale(int k) { x *= k; this->y *= k; }\n  \
+    __device__ int len2() const { return x * x + y * y; }\n  \
+    __device__ int twice_len2() { scale(2); return len2() / 4 + (*this).len2(); }\n};\n\
+    __global__ void k(int *a, int *b) {\n  int i = threadIdx.x;\n  \
+    Acc acc = {0, 0};\n  for (int j = 0; j <= i; j++) acc.add(a[j]);\n  \
+    V2 v = {a[i], 2};\n  \
+    b[i] = acc.packed() * 1000 + v.twice_len2();\n}\n";
+
+#[test]
+fn member_functions_read_and_write_their_object() {
+    let (_, b) = run(MEMBERS, "k", 4, 4);
+    // a = 0..4: acc has n = i + 1, s = i(i+1)/2; v = (2a, 4) after the
+    // scale: len2 / 4 = a² + 4, plus len2 again = 4a² + 16.
+    let want: Vec<f64> = (0..4)
+        .map(|i: i64| {
+            let packed = 10 * (i + 1) + i * (i + 1) / 2;
+            (packed * 1000 + (i * i + 4) + (4 * i * i + 16)) as f64
+        })
+        .collect();
+    assert_eq!(b, want);
+}
+
+#[test]
+fn member_functions_are_listed_with_their_struct_and_print_as_written() {
+    let parsed = parse(MEMBERS);
+    let scale = parsed
+        .functions
+        .iter()
+        .find(|f| f.item.name == "scale")
+        .unwrap();
+    assert_eq!(scale.item.owner.as_deref(), Some("V2"));
+    assert_eq!(scale.item.namespace, "V2");
+    // Not found by their names alone: `add` is no free function.
+    assert!(parsed.function("add").is_none());
+    let printed = print::function(parsed.function("k").unwrap());
+    for piece in ["acc.add(a[j]);", "acc.packed() * 1000 + v.twice_len2()"] {
+        assert!(printed.contains(piece), "missing `{piece}` in\n{printed}");
+    }
+    let whole = copper::cuda::rewrite::rewrite_functions(&parsed, &[]);
+    assert_eq!(whole, MEMBERS, "member functions stay in their struct");
+}
+
+#[test]
+fn unread_members_are_named_where_they_are() {
+    let src = "struct P {\n  float x, y;\n  \
+               __device__ P(float a, float b) : x(a), y(b) {}\n  \
+               __device__ P operator+(const P &o) const { return {x + o.x, y + o.y}; }\n  \
+               virtual __device__ float f() { return x; }\n  \
+               __device__ float sum() const { return x + y; }\n};\n\
+               __global__ void k(P *ps, float *out) { out[threadIdx.x] = ps[threadIdx.x].sum(); }\n";
+    let parsed = parse(src);
+    let diags: Vec<(usize, String)> = parsed
+        .all_diagnostics()
+        .iter()
+        .map(|d| (d.line, d.message.clone()))
+        .collect();
+    let found = |line: usize, what: &str| {
+        diags
+            .iter()
+            .any(|(l, m)| *l == line && m.contains(what) && m.contains("struct `P`"))
+    };
+    assert!(found(3, "constructors"), "{diags:?}");
+    assert!(found(4, "operators"), "{diags:?}");
+    assert!(found(5, "virtual member functions"), "{diags:?}");
+    assert!(lower_kernel(&parsed, "k").is_ok());
+    let hiding = "struct Q {\n  int v;\n  __device__ int f() { int v = 2; return v; }\n};\n\
+                  __global__ void k(Q *q, int *o) { o[0] = q[0].f(); }\n";
+    let parsed = parse(hiding);
+    let d = parsed.all_diagnostics();
+    assert!(
+        d.iter()
+            .any(|d| d.line == 3 && d.message.contains("`v` in a member function of `Q`")),
+        "{d:?}"
+    );
+    assert!(lower_error(hiding, "k").contains("could not read"));
+}
+
+#[test]
+fn a_member_call_on_a_value_that_is_no_struct_is_an_error() {
+    let src = "struct A { int s; __device__ int get() const { return s; } };\n\
+               __global__ void k(int *a, int *b) { float2 v = make_float2(1.0f, 2.0f);\n  \
+               b[0] = v.get(); }\n";
+    let e = lower_error(src, "k");
+    assert!(e.contains("`float2`") || e.contains(".get()"), "{e}");
+    let src = "struct A { int s; __device__ int get() const { return s; } };\n\
+               __global__ void k(A *a, int *b) { b[0] = a[0].put(); }\n";
+    assert!(lower_error(src, "k").contains("no `__device__` member function `put`"));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// A member function reads its object's fields, bare or through
+    /// `this`, and another one writes a field of it in place: the
+    /// simulated kernel computes what C++ does, for generated coefficients
+    /// and the field written.
+    #[test]
+    fn member_functions_compute_what_cxx_does(
+        c in proptest::array::uniform3(-5i64..6),
+        bumped in 0usize..3,
+        through_this in proptest::bool::ANY,
+    ) {
+        let f2 = if through_this { "this->f2" } else { "f2" };
+        let src = format!(
+            "struct S {{\n  int f0, f1, f2;\n  \
+             __device__ int comb(int t) const {{ return {} * f0 + {} * f1 + {} * {f2} + t; }}\n  \
+             __device__ void bump(int v) {{ f{bumped} += v; }}\n}};\n\
+             __global__ void k(int *a, int *b) {{\n  int i = threadIdx.x;\n  \
+             S s = {{a[i], a[i] + 1, 2 * a[i]}};\n  s.bump(a[i]);\n  b[i] = s.comb(i);\n}}\n",
+            c[0], c[1], c[2]
+        );
+        let (_, b) = run(&src, "k", 8, 8);
+        for (i, got) in b.iter().enumerate() {
+            let x = i as i64;
+            let mut f = [x, x + 1, 2 * x];
+            f[bumped] += x;
+            let want = c[0] * f[0] + c[1] * f[1] + c[2] * f[2] + x;
+            proptest::prop_assert_eq!(*got, want as f64, "{}", src);
+        }
+    }
 }

@@ -28,7 +28,9 @@
 //! copy, divide or shift `n` (in the kernel or in an inlined device
 //! function), and copies assigned again before or inside the loop
 //! (`local_bounds`); a tenth, sequential loops reusing one counter, with
-//! triangular nests over it (`sequential`).
+//! triangular nests over it (`sequential`); an eleventh, counted loops
+//! up to `max`/`min` of inputs, constants and copies, held or in the
+//! guard, nested (`extremes`).
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
@@ -48,6 +50,8 @@ use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 mod coop_params;
 #[path = "soundness/crossing.rs"]
 mod crossing;
+#[path = "soundness/extremes.rs"]
+mod extremes;
 #[path = "soundness/handles.rs"]
 mod handles;
 #[path = "soundness/jumps.rs"]
@@ -859,4 +863,9 @@ fn generated_loops_bounded_through_locals_are_bounded_soundly() {
 #[test]
 fn generated_sequential_loops_reusing_a_counter_are_bounded_soundly() {
     check_generated("generated sequential loops", sequential::generate, 1);
+}
+
+#[test]
+fn generated_counted_loops_up_to_a_maximum_or_minimum_are_bounded_soundly() {
+    check_generated("generated loops up to max/min", extremes::generate, 2);
 }

@@ -14,11 +14,10 @@ use copper::bound::{Config, MetricBound, Outcome, Prepared};
 use copper::cost::Metric;
 use copper::cuda::ast::Function;
 use copper::cuda::parse::ParsedFile;
-use copper::cuda::relaunch;
+use copper::cuda::relaunch::{Relaunch, Reshape};
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::Run;
-use copper::source::Span;
 use copper_transforms::check::{materialize, Checker, Terms};
 use copper_transforms::read_only::Suggestion;
 use copper_transforms::{Candidate, Context, Skip, Transform};
@@ -98,10 +97,10 @@ pub struct Analyzed {
 /// every later version inherits.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lineage {
-    /// For a version that runs on the original's launch with x and y of
-    /// the grid and block exchanged (thread remapping changed the launch):
-    /// the edits of the host code that exchange them, in the whole file.
-    pub relaunch: Option<Vec<(Span, String)>>,
+    /// For a version that runs on the original's launch reshaped (thread
+    /// remapping, one warp per row): how, and the edits of the host code
+    /// that do it, in the whole file.
+    pub relaunch: Option<Relaunch>,
     /// Whether it sums floating-point values in another order than the
     /// original (`--allow-reassociation`).
     pub reassociated: bool,
@@ -116,10 +115,15 @@ pub struct Lineage {
 }
 
 impl Lineage {
+    /// How its launches differ from the original's, if they do.
+    pub fn reshape(&self) -> Option<Reshape> {
+        self.relaunch.as_ref().map(|r| r.reshape)
+    }
+
     /// How its results must match the original's.
     fn terms(&self) -> Terms {
         Terms {
-            swapped: self.relaunch.is_some(),
+            reshape: self.reshape(),
             reassociated: self.reassociated,
             covers: self.covers.clone(),
         }
@@ -621,7 +625,7 @@ fn step(
         function: &incumbent.function,
         kernel: &incumbent.kernel,
         analysis: &incumbent.prepared,
-        block: launched(env.config, incumbent.lineage.relaunch.is_some()).block,
+        block: launched(env.config, incumbent.lineage.reshape()).block,
         params: env.spec,
         allow_reassociation: env.settings.allow_reassociation,
     };
@@ -631,7 +635,7 @@ fn step(
         .into_par_iter()
         .map(|c| {
             let (verdict, analyzed, checked) = evaluate(&c, incumbent, others, env);
-            let swapped = incumbent.lineage.relaunch.is_some() || c.relaunch.is_some();
+            let reshape = (incumbent.lineage.reshape()).or(c.relaunch.as_ref().map(|r| r.reshape));
             let mut description = c.description;
             let instances = checked.map_or_else(Vec::new, |x| {
                 for note in x.notes {
@@ -640,7 +644,7 @@ fn step(
                 x.analyses
             });
             if c.fixes_block_size {
-                if let Some(b) = launched(env.config, swapped).block {
+                if let Some(b) = launched(env.config, reshape).block {
                     let source = match env.shape.assumed {
                         true => "the block copper assumed",
                         false => env.shape.source.as_str(),
@@ -671,18 +675,10 @@ fn step(
     }
 }
 
-/// The analysis configuration of a version: the search's, with x and y
-/// of the block and grid exchanged for a version that runs on the
-/// exchanged launch.
-fn launched(config: &Config, swapped: bool) -> Config {
-    match swapped {
-        true => Config {
-            block: config.block.map(relaunch::swapped),
-            grid: config.grid.map(relaunch::swapped),
-            ..*config
-        },
-        false => *config,
-    }
+/// The analysis configuration of a version: the search's, with the block
+/// and grid reshaped for a version that runs on a reshaped launch.
+fn launched(config: &Config, reshape: Option<Reshape>) -> Config {
+    config.reshaped(reshape)
 }
 
 /// Analyzes one candidate and compares it with the incumbent; a candidate
@@ -696,6 +692,10 @@ fn evaluate(
     env: &Env,
 ) -> (Verdict, Option<Arc<Analyzed>>, Option<instances::Checked>) {
     let (settings, cache) = (env.settings, env.cache);
+    if incumbent.lineage.relaunch.is_some() && candidate.relaunch.is_some() {
+        let why = "it changes the launch, which an earlier rewrite already changed";
+        return (Verdict::Failed(why.into()), None, None);
+    }
     let lineage = Lineage {
         relaunch: (incumbent.lineage.relaunch.clone()).or_else(|| candidate.relaunch.clone()),
         reassociated: incumbent.lineage.reassociated || candidate.reassociates,
@@ -706,7 +706,7 @@ fn evaluate(
             .cloned()
             .collect(),
     };
-    let version_config = launched(env.config, lineage.relaunch.is_some());
+    let version_config = launched(env.config, lineage.reshape());
     let config = &Config {
         budget: env.deadline.saturating_duration_since(Instant::now()),
         ..version_config

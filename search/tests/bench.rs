@@ -209,7 +209,7 @@ fn every_kernel_can_be_compared() {
             .map(|k| KernelBench {
                 name: k.clone(),
                 optimized: parsed.function(k).cloned(),
-                swapped: false,
+                reshape: None,
                 note: "test".into(),
                 launches: vec![params.kernel[k].clone()],
             })

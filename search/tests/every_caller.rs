@@ -27,6 +27,7 @@ use copper::bound::Config;
 use copper::cost::{Hardware, Metric, BUILTIN_METRICS};
 use copper::cuda::ast::Function;
 use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
+use copper::cuda::relaunch::Reshape;
 use copper::ir::lower::lower_kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
@@ -52,6 +53,8 @@ mod templates;
 #[path = "every_caller/headers.rs"]
 mod headers;
 
+#[path = "every_caller/relaunched.rs"]
+mod relaunched;
 #[path = "every_caller/written.rs"]
 mod written;
 
@@ -722,6 +725,9 @@ struct Found {
     /// Whether it sums floating-point values in another order (compared
     /// within a tolerance; otherwise bit for bit).
     reassociated: bool,
+    /// How it changes the launch, if it does (it runs on each launch so
+    /// changed, the original on the launch as it is).
+    reshape: Option<Reshape>,
     /// The rewritten file, as copper prints it.
     text: String,
 }
@@ -832,6 +838,7 @@ fn check_named(
             wrong: Vec::new(),
             applied: applied.clone(),
             reassociated: result.best.lineage.reassociated,
+            reshape: result.best.lineage.reshape(),
             text: result.best.file.source.text.clone(),
         };
         let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
@@ -874,6 +881,7 @@ fn check_named(
                 found.launches += checker.launches();
                 let terms = Terms {
                     reassociated: result.best.lineage.reassociated,
+                    reshape: result.best.lineage.reshape(),
                     ..Terms::default()
                 };
                 if let Err(e) = checker.check_kernel(&result.best.kernel, terms) {

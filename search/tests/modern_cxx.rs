@@ -528,3 +528,30 @@ fn fmt_whole_prints_cooperative_group_kernels_as_written_and_says_so() {
         );
     }
 }
+
+#[test]
+fn struct_member_functions_are_listed_bounded_and_sound_and_not_rewritten() {
+    assert_bounded_and_sound(
+        "struct_methods.cu",
+        &["nbody_step", "row_means", "rescale"],
+        15,
+    );
+    let (status, out) = run(&["parse", "struct_methods.cu"]);
+    assert_eq!(status, 0, "{out}");
+    for sig in [
+        "host/device function Vec3::dot(const Vec3 &o) const",
+        "device function Vec3::scale(float s)",
+        "device function Acc::add(float v)",
+        "host/device function Body::kinetic() const",
+    ] {
+        assert!(out.contains(sig), "{sig} missing:\n{out}");
+    }
+    let (status, out) = run(&["optimize", "struct_methods.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains(
+            "`row_means` calls member functions of structs, which the rewrites do not follow"
+        ),
+        "{out}"
+    );
+}

@@ -4,7 +4,11 @@
 //! kernel launched at large sizes takes it, `--at` overrides the launch,
 //! a kernel without sizes takes it only when it is no higher at its test
 //! launches' sizes either, and `--asymptotic` restores the ranking by
-//! degree and coefficients alone.
+//! degree and coefficients alone. (The `main`s of `votes_short.cu` and
+//! `votes_long.cu` print `grid.x`, so their launch cannot get 32 times the
+//! blocks: one warp per row keeps the launch there, each warp taking its
+//! threads' 32 rows. Without that read the search takes one row per warp
+//! and changes the launch: the last test.)
 
 mod common;
 
@@ -185,4 +189,41 @@ fn copper_toml_can_ask_for_the_asymptotic_ranking_and_at_still_wins() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("ranked at districts=3000, stations=12: --at"));
+}
+
+/// `optimize` takes one row per warp, the launch's grid scaled by 32 in
+/// the same diff, where it can edit the launch (`votes_short.cu` without
+/// its `main` reading `grid.x`: cheaper per warp than its threads' 32 rows
+/// even at stations=12), and keeps the launch otherwise, saying why.
+#[test]
+fn one_row_per_warp_where_the_launch_can_change_and_the_threads_rows_otherwise() {
+    let scratch = Scratch::new();
+    let dir = scratch.path();
+    let src = std::fs::read_to_string(root().join("testdata/ranking/votes_short.cu")).unwrap();
+    let editable = src.replace(
+        " (%d blocks)\\n\", h_total[0], grid.x);",
+        "\\n\", h_total[0]);",
+    );
+    assert_ne!(editable, src);
+    std::fs::write(dir.join("votes.cu"), &editable).unwrap();
+    let o = copper_in(dir, &["optimize", "votes.cu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let diff = copper_in(dir, &["optimize", "--diff", "votes.cu"]);
+    let out = text(&o) + &text(&diff);
+    for part in [
+        "why: wsteps per warp, at stations=12: 2153 → 143.47 (the stations term: 176 → 1.407)",
+        "the launch at line 36 changes: 32 times the blocks in x",
+        "lanes now read consecutive `votes` elements: 32 → 5 sectors per warp",
+        "+\tdim3 grid(((districts + 127) / 128) * 32);",
+        "int d = (blockIdx.x * blockDim.x + threadIdx.x) / 32;",
+    ] {
+        assert!(out.contains(part), "`{part}` not in\n{out}");
+    }
+    // Reading `grid.x`: the threads' rows on the same launch, not taken at
+    // stations=12 (short_rows_refuse_one_warp_per_row_and_say_why).
+    let out = explained("votes_short.cu", &[]);
+    assert!(
+        out.contains("left alone: 9:1: each warp keeps the rows of its threads: `grid.x` is read at line 39, which would see the scaled grid"),
+        "{out}"
+    );
 }

@@ -151,9 +151,13 @@ impl BoundExpr {
 }
 
 /// Whether input `name` is never negative: a launch dimension, a
-/// logarithm or a quotient; any other bare input counts as 0 where it is,
+/// logarithm, a quotient, or a limit `max(n,64)` that is never negative
+/// (`min(n,500)` may be); any other bare input counts as 0 where it is,
 /// and says so.
 fn never_negative(name: &str) -> bool {
+    if super::limit::is_extreme_name(name) {
+        return super::limit::extreme_nonnegative(name);
+    }
     super::ghost::is_derived_name(name)
         || ["blockDim.", "gridDim."]
             .iter()

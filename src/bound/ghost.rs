@@ -68,24 +68,34 @@ pub fn log_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
 }
 
 /// Whether `name` is an input variable a bound's evaluation derives from
-/// other inputs: a [`log_name`] or a [`stride::quotient_name`].
+/// other inputs: a [`log_name`], a [`stride::quotient_name`], or a
+/// counted loop's limit `max(n,k)` / `min(n,500)` (see `limit`).
 pub fn is_derived_name(name: &str) -> bool {
-    is_log_name(name) || stride::quotient_parts(name).is_some()
+    is_log_name(name) || stride::quotient_parts(name).is_some() || limit::is_extreme_name(name)
 }
 
 /// The value at the inputs `at` of an input variable derived from others
 /// ([`is_derived_name`]); `None` for any other name, or when an input it
 /// is derived from is missing.
 pub fn derived_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
-    log_value(name, at).or_else(|| stride::quotient_value(name, at))
+    log_value(name, at)
+        .or_else(|| stride::quotient_value(name, at))
+        .or_else(|| limit::extreme_value(name, at))
 }
 
 /// The inputs an input variable derived from others is computed from
 /// (`n` for `log2(n)`, `n`, `blockDim.x` and `gridDim.x` for
-/// `⌈n/(blockDim.x·gridDim.x)⌉`); any other name by itself.
+/// `⌈n/(blockDim.x·gridDim.x)⌉`, `n` and `k` for `max(n,k)`); any other
+/// name by itself.
 pub fn derived_from(name: &str) -> Vec<String> {
     if let Some(n) = name.strip_prefix("log2(").and_then(|r| r.strip_suffix(')')) {
         return n.split('·').map(str::to_string).collect();
+    }
+    if limit::is_extreme_name(name) {
+        return limit::input_names(name)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
     }
     match stride::quotient_parts(name) {
         Some(q) => stride::quotient_inputs(q.input)

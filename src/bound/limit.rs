@@ -135,20 +135,35 @@ pub(super) fn max_name(names: &[&str]) -> String {
     }
 }
 
+/// The function (`true` for `max`) and operands of a name written
+/// `max(a,b,…)` or `min(a,b,…)`: a quotient's input ([`max_name`]) or a
+/// counted loop's limit, an atom named by its inputs (`min(n,500)`,
+/// `max(n,k)`; see `absint::symbols`).
+fn extreme_parts(name: &str) -> Option<(bool, Vec<&str>)> {
+    let (max, rest) = match name.strip_prefix("max(") {
+        Some(r) => (true, r),
+        None => (false, name.strip_prefix("min(")?),
+    };
+    let list = rest.strip_suffix(')')?;
+    let ops: Vec<&str> = list.split(',').collect();
+    let plain = |o: &&str| !o.is_empty() && !o.contains(['(', ')']);
+    (ops.len() >= 2 && ops.iter().all(plain)).then_some((max, ops))
+}
+
 /// The operands of a quotient's input ([`max_name`]): names and
 /// constants.
 fn operands(input: &str) -> Vec<&str> {
-    match input.strip_prefix("max(").and_then(|r| r.strip_suffix(')')) {
-        Some(list) => list.split(',').collect(),
-        None => vec![input],
+    match extreme_parts(input) {
+        Some((true, list)) => list,
+        _ => vec![input],
     }
 }
 
-/// The inputs named in a quotient's input ([`max_name`]), without its
-/// constant.
+/// The inputs named in a quotient's input ([`max_name`]) or a named
+/// extreme ([`extreme_value`]), without its constants.
 pub(super) fn input_names(input: &str) -> Vec<&str> {
-    operands(input)
-        .into_iter()
+    let list = extreme_parts(input).map_or_else(|| vec![input], |(_, l)| l);
+    list.into_iter()
         .filter(|o| o.parse::<i64>().is_err())
         .collect()
 }
@@ -157,9 +172,51 @@ pub(super) fn input_names(input: &str) -> Vec<&str> {
 pub(super) fn input_value(input: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
     operands(input)
         .into_iter()
-        .map(|n| match n.parse::<i64>() {
-            Ok(c) => Some(c as f64),
-            Err(_) => at.get(n).copied(),
-        })
+        .map(|n| operand_value(n, at))
         .try_fold(f64::NEG_INFINITY, |m, v| Some(m.max(v?)))
+}
+
+fn operand_value(n: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
+    match n.parse::<i64>() {
+        Ok(c) => Some(c as f64),
+        Err(_) => at.get(n).copied(),
+    }
+}
+
+/// Whether `name` is a minimum or maximum of inputs and constants that a
+/// bound names (`max(n,64)`, `min(n,500)`: a counted loop's limit, read
+/// as an atom by `absint::symbols`).
+pub(super) fn is_extreme_name(name: &str) -> bool {
+    extreme_parts(name).is_some()
+}
+
+/// The value of a name [`is_extreme_name`] accepts at the inputs `at`,
+/// exactly (negative where its operands are); `None` for another name or
+/// a missing input.
+pub(super) fn extreme_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
+    let (max, list) = extreme_parts(name)?;
+    let values = list
+        .into_iter()
+        .map(|n| operand_value(n, at))
+        .collect::<Option<Vec<f64>>>()?;
+    let pick = if max { f64::max } else { f64::min };
+    values.into_iter().reduce(pick)
+}
+
+/// Whether a name [`is_extreme_name`] accepts is never negative: a
+/// maximum with an operand that never is (a constant at least 0 or a
+/// launch dimension), a minimum whose operands all are.
+pub(super) fn extreme_nonnegative(name: &str) -> bool {
+    let Some((max, list)) = extreme_parts(name) else {
+        return false;
+    };
+    let never = |o: &str| {
+        o.parse::<i64>().is_ok_and(|c| c >= 0)
+            || ["blockDim.", "gridDim."].iter().any(|p| o.starts_with(p))
+    };
+    if max {
+        list.into_iter().any(never)
+    } else {
+        list.into_iter().all(never)
+    }
 }

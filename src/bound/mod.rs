@@ -38,6 +38,7 @@ use crate::absint::linear::{Constraints, LinExpr, Sym};
 use crate::absint::memory;
 use crate::absint::symbols::{SymKind, Symbols};
 use crate::cost::{CostTable, Hardware, Metric};
+use crate::cuda::relaunch::Reshape;
 use crate::ir::sites::load_index;
 use crate::ir::structured::{without_jumps, FlagKind};
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
@@ -92,6 +93,19 @@ impl Default for Config {
             max_lp: 200_000,
             max_steps: DEFAULT_MAX_STEPS,
             budget: Duration::from_secs(DEFAULT_BUDGET),
+        }
+    }
+}
+
+impl Config {
+    /// The configuration for a kernel that runs on its launch reshaped (a
+    /// rewrite that changed the launch with it), or as it is.
+    pub fn reshaped(self, reshape: Option<Reshape>) -> Config {
+        let Some(r) = reshape else { return self };
+        Config {
+            block: self.block.map(|b| r.block(b)),
+            grid: self.grid.map(|g| r.grid(g)),
+            ..self
         }
     }
 }

@@ -419,11 +419,10 @@ fn a_grid_stride_loop_up_to_a_minimum_counts_the_strides_of_either() {
     // `min(n, k) ≤ n` (it had no bound: `min` is no linear form).
     let want = "12 + 84·⌈n/(blockDim.x·gridDim.x)⌉";
     assert_eq!(grid_stride_to("", "min(n, k)"), want);
-    // Held by a local, the loop is paid a constant: `14 + 82·2^30`, its
-    // quotient at most `2^30` under the assumption `n ≤ 2^30` the count
-    // makes (the LP prefers a lower degree).
+    // Held by a local, the minimum is an atom the local reads as (it was
+    // paid a constant, `14 + 82·2^30`, under the assumption `n ≤ 2^30`).
     let local = grid_stride_to("int m = min(n, k);", "m");
-    assert_eq!(local, "88046829582");
+    assert_eq!(local, "14 + 82·⌈n/(blockDim.x·gridDim.x)⌉");
 }
 
 #[test]
@@ -522,4 +521,59 @@ fn copies_of_an_input_add_no_bases_of_their_own() {
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(per_stride(&kernel(&chain, "c79")), expected);
+}
+
+/// A counted loop (not grid-strided) `for (int c = 0; GUARD; c++)` after
+/// `decl`, paying one store per iteration.
+fn counted_to(decl: &str, guard: &str) -> String {
+    let src = format!(
+        "__global__ void k(float *a, int n, int k) {{ {decl} \
+         for (int c = 0; {guard}; c++) {{ a[threadIdx.x] += 1.0f; }} }}"
+    );
+    bound_of(&src, None, "steps")
+}
+
+#[test]
+fn a_counted_loop_up_to_a_maximum_or_minimum_is_counted_by_it() {
+    // Each had no bound ("its condition bounds no counter").
+    assert_eq!(counted_to("", "c < max(n, k)"), "8 + 28·max(0, max(n,k))");
+    assert_eq!(counted_to("", "c <= max(64, n)"), "8 + 28·(max(64,n) + 1)");
+    assert_eq!(
+        counted_to("", "c < min(n, 500)"),
+        "8 + 28·max(0, min(n,500))"
+    );
+    assert_eq!(
+        counted_to("int m = n; int l = max(m, 64);", "c < l"),
+        "12 + 26·max(n,64)"
+    );
+    // Over a local's copy and a quotient: at most its constant.
+    assert_eq!(counted_to("", "c < min(n / 4, 100)"), "3010");
+    // A minimum over the outer counter bounds an inner loop by its
+    // constant.
+    let nested = "__global__ void k(float *a, int n) { for (int c = 0; c < max(n, 8); c++) \
+                  for (int j = 0; j < min(c, 16); j++) a[threadIdx.x] += 1.0f; }";
+    assert_eq!(bound_of(nested, None, "steps"), "8 + 466·max(n,8)");
+}
+
+#[test]
+fn a_named_maximum_or_minimum_is_evaluated_from_its_inputs() {
+    let at: std::collections::BTreeMap<String, f64> =
+        [("n".to_string(), -7.0), ("k".to_string(), 30.0)].into();
+    assert_eq!(ghost::derived_value("max(n,k)", &at), Some(30.0));
+    assert_eq!(ghost::derived_value("min(n,500)", &at), Some(-7.0));
+    assert_eq!(ghost::derived_value("max(n,m)", &at), None);
+    assert_eq!(ghost::derived_from("min(k,500)"), ["k"]);
+    // Counted as 0 where negative: a bound of `28·max(0, min(n,500))`
+    // at n = −7 is 0, and the maximum with 64 is never negative.
+    assert!(limit::extreme_nonnegative("max(n,64)"));
+    assert!(!limit::extreme_nonnegative("min(n,500)"));
+    assert!(!limit::extreme_nonnegative("max(n,-1)"));
+    assert!(limit::extreme_nonnegative("min(blockDim.x,8)"));
+    let src = "__global__ void k(float *a, int n) { for (int c = 0; c < min(n, 500); c++) a[threadIdx.x] += 1.0f; }";
+    let Outcome::Bound(b) = bound(src, None, "steps") else {
+        panic!("a bound");
+    };
+    assert_eq!(b.eval(&at), Some(8.0));
+    let big: std::collections::BTreeMap<String, f64> = [("n".to_string(), 9000.0)].into();
+    assert_eq!(b.eval(&big), Some(8.0 + 28.0 * 500.0));
 }

@@ -432,6 +432,18 @@ pub enum ExprKind {
     Cast(CastStyle, Type, Box<Expr>),
     /// `f(args)`
     Call(String, Vec<Expr>),
+    /// `obj.f(args)` (`arrow == false`) or `p->f(args)`: a call of a
+    /// struct's member function on an object.
+    Method {
+        /// The object (or the pointer to it).
+        base: Box<Expr>,
+        /// The member function's name.
+        name: String,
+        /// `->` rather than `.`
+        arrow: bool,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
     /// `a[i]`
     Index(Box<Expr>, Box<Expr>),
     /// `e.f` (`arrow == false`) or `e->f`
@@ -693,6 +705,10 @@ impl Expr {
                 }
                 ExprKind::Cond(c, a, b) => stack.extend([b.as_ref(), a.as_ref(), c.as_ref()]),
                 ExprKind::Call(_, args) | ExprKind::Comma(args) => stack.extend(args.iter().rev()),
+                ExprKind::Method { base, args, .. } => {
+                    stack.extend(args.iter().rev());
+                    stack.push(base);
+                }
                 ExprKind::Int { .. }
                 | ExprKind::Float(_)
                 | ExprKind::Char(_)

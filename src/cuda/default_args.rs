@@ -62,16 +62,20 @@ pub fn find(text: &str, name_at: usize) -> Vec<DefaultArg> {
     out
 }
 
-/// `text` with the defaults' ranges replaced by spaces (same length, so
+/// `text` with `ranges` (byte ranges: defaults' `= value`, a struct's
+/// member functions) replaced by spaces, line breaks kept (same length, so
 /// offsets still map to the file).
-pub fn blanked(text: &str, defaults: &[DefaultArg]) -> String {
+pub fn blanked(text: &str, ranges: &[Range<usize>]) -> String {
     let mut out = text.to_string();
-    for d in defaults {
-        let spaces: String = text[d.range.clone()]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
+    for r in ranges {
+        let Some(piece) = text.get(r.clone()) else {
+            continue;
+        };
+        let spaces: String = piece
+            .bytes()
+            .map(|c| if c == b'\n' { '\n' } else { ' ' })
             .collect();
-        out.replace_range(d.range.clone(), &spaces);
+        out.replace_range(r.clone(), &spaces);
     }
     out
 }
@@ -140,7 +144,8 @@ mod tests {
         assert_eq!(d.len(), 2);
         assert_eq!((d[0].param, d[0].value.as_str()), (1, "2.0f"));
         assert_eq!((d[1].param, d[1].value.as_str()), (2, "-1"));
-        let b = blanked(text, &d);
+        let ranges: Vec<_> = d.iter().map(|x| x.range.clone()).collect();
+        let b = blanked(text, &ranges);
         assert_eq!(b.len(), text.len());
         assert!(b.contains("float s       , int k     )"), "{b}");
     }

@@ -2,6 +2,7 @@
 //! Op : int { Sum, Max };`): their values, which kernels use as constants,
 //! and their names, which are `int`s to copper.
 
+use super::ast::{BaseType, Expr, ExprKind, Init, Meta, NodeId, Space, Type, UnOp, VarDecl};
 use super::lex::{TokKind, Token};
 use crate::source::Span;
 
@@ -14,6 +15,50 @@ pub struct EnumItem {
     pub values: Vec<(String, i64)>,
     /// From `enum` through the final `;`.
     pub span: Span,
+}
+
+/// The enumerators of the file's enumerations, as `constexpr int`s (ids
+/// from `first_id`).
+pub fn constants(enums: &[EnumItem], first_id: u64) -> Vec<VarDecl> {
+    let values = enums
+        .iter()
+        .flat_map(|e| e.values.iter().map(move |v| (e.span, v)));
+    values
+        .enumerate()
+        .map(|(k, (span, (name, value)))| {
+            let meta = |n: u64| Meta {
+                id: NodeId(first_id + 3 * k as u64 + n),
+                span,
+                macro_text: None,
+            };
+            let literal = Expr {
+                meta: meta(0),
+                kind: ExprKind::Int {
+                    value: value.unsigned_abs(),
+                    text: value.unsigned_abs().to_string(),
+                },
+            };
+            let init = if *value < 0 {
+                Expr {
+                    meta: meta(1),
+                    kind: ExprKind::Unary(UnOp::Neg, Box::new(literal)),
+                }
+            } else {
+                literal
+            };
+            VarDecl {
+                meta: meta(2),
+                space: Space::Local,
+                is_extern: false,
+                is_static: false,
+                is_constexpr: true,
+                ty: Type::scalar(BaseType::Int),
+                name: name.clone(),
+                dims: Vec::new(),
+                init: Some(Init::Expr(init)),
+            }
+        })
+        .collect()
 }
 
 /// The enumeration declared from token `i` (an `enum`) and the index of

@@ -26,9 +26,17 @@ pub struct FunctionItem {
     /// The file ends inside the function (truncated, or a `}` missing):
     /// its span runs to the end of the file.
     pub unterminated: bool,
+    /// The struct it is a member function of (`Vec3` for `Vec3::dot`,
+    /// whose [`FunctionItem::namespace`] ends in `Vec3`), if any.
+    pub owner: Option<String>,
 }
 
 pub use super::macros::MacroDef;
+pub use members::UnsupportedMember;
+
+mod members;
+mod type_decls;
+use type_decls::type_declaration;
 
 /// A file-scope `typedef` or `struct` declaration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +45,9 @@ pub struct TypeDeclItem {
     pub names: Vec<String>,
     /// Through the final `;`.
     pub span: Span,
+    /// The function-like members of a struct (member functions,
+    /// constructors, operators), which its C text leaves out.
+    pub members: Vec<Span>,
 }
 
 /// A file-scope `__constant__`, `__device__`, `__managed__` or
@@ -103,6 +114,9 @@ pub struct Extracted {
     /// the scopes declarations are read through: an excerpt keeps them so
     /// its functions stay in their namespaces.
     pub scope_marks: Vec<Span>,
+    /// Members of structs copper does not read (constructors, operators,
+    /// virtual functions), in file order.
+    pub unsupported_members: Vec<UnsupportedMember>,
 }
 
 /// Which kind of brace is open.
@@ -129,7 +143,11 @@ impl Extracted {
         }
         self.macros.iter_mut().for_each(|m| sh(&mut m.span));
         self.undefs.iter_mut().for_each(sh);
-        self.types.iter_mut().for_each(|t| sh(&mut t.span));
+        for t in &mut self.types {
+            sh(&mut t.span);
+            t.members.iter_mut().for_each(sh);
+        }
+        (self.unsupported_members.iter_mut()).for_each(|m| m.offset += by);
         self.globals.iter_mut().for_each(|g| sh(&mut g.span));
         self.launches.iter_mut().for_each(|l| sh(&mut l.span));
         self.pragmas.iter_mut().for_each(|p| sh(&mut p.span));
@@ -203,7 +221,13 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
                 }
             }
             "typedef" | "struct" if file_scope && i == decl_start => {
-                if let Some(next) = type_declaration(src, &toks, i, &mut out) {
+                let namespace = namespace_of(&scopes);
+                let decl = Declaration {
+                    start: i,
+                    namespace: &namespace,
+                    qualifiers,
+                };
+                if let Some(next) = type_declaration(src, &toks, &decl, &mut out) {
                     i = next;
                     decl_start = next;
                     continue;
@@ -590,6 +614,7 @@ fn cuda_declaration(
                     template,
                     namespace: namespace.to_string(),
                     unterminated: end.is_none(),
+                    owner: None,
                 });
                 return Some(end.unwrap_or(unterminated) + 1);
             }
@@ -726,6 +751,7 @@ fn alias_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -
     out.types.push(TypeDeclItem {
         names: vec![name.text(src).to_string()],
         span: Span::new(toks[i].start, toks[end].end),
+        members: Vec::new(),
     });
     Some(end + 1)
 }
@@ -739,50 +765,6 @@ pub fn using_alias(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
     let start = text.len() - ty.len();
     let end = start + ty.trim_end().strip_suffix(';')?.trim_end().len();
     (!name.is_empty()).then_some((name, start..end))
-}
-
-/// A file-scope `typedef …;` or `struct X { … };` starting at token `i`.
-fn type_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
-    let end = skip_to_semicolon(src, toks, i);
-    if end >= toks.len() {
-        return None;
-    }
-    let body = &toks[i..=end];
-    if body
-        .iter()
-        .any(|t| matches!(t.text(src), "::" | "<" | "template" | "class"))
-    {
-        return Some(end + 1);
-    }
-    let mut names = Vec::new();
-    if toks[i].is(src, "struct") {
-        if let Some(tag) = body.get(1).filter(|t| t.kind == TokKind::Ident) {
-            names.push(tag.text(src).to_string());
-        }
-        if !body.iter().any(|t| t.is(src, "{")) {
-            return Some(end + 1);
-        }
-    }
-    let brace_end = body
-        .iter()
-        .rposition(|t| t.is(src, "}"))
-        .map(|p| p + 1)
-        .unwrap_or(0);
-    names.extend(declared_names(src, &body[brace_end..]));
-    if toks[i].is(src, "typedef") && brace_end == 0 {
-        names = declared_names(src, &body[1..]);
-        if let Some(fp) = body
-            .windows(3)
-            .find(|w| w[0].is(src, "(") && w[1].is(src, "*"))
-        {
-            names = vec![fp[2].text(src).to_string()];
-        }
-    }
-    out.types.push(TypeDeclItem {
-        names,
-        span: Span::new(toks[i].start, toks[end].end),
-    });
-    Some(end + 1)
 }
 
 /// Records `name<<<args>>>` with `<<<` at token `i`.

@@ -23,6 +23,7 @@ pub mod lex;
 pub mod limits;
 mod macro_kernels;
 pub mod macros;
+pub mod methods;
 pub mod parse;
 pub mod parsed_function;
 pub mod pointer_aliases;

@@ -5,22 +5,21 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 
 use lang_c::ast as c;
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
-use super::ast::{
-    BaseType, Expr, ExprKind, FnKind, Function, Init, Meta, NodeId, Space, Template, Type, UnOp,
-    VarDecl,
-};
+use super::ast::{BaseType, FnKind, Function, Template, Type, VarDecl};
 use super::cond;
 use super::convert::Converter;
 use super::coop_groups::Group;
 use super::coop_params::GroupParams;
 use super::declarations_used::DeclarationIndex;
-use super::default_args::{self, DefaultArg};
+use super::default_args;
+use super::enums;
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::host;
 use super::include::{self, Preprocess};
@@ -31,6 +30,7 @@ use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
 use super::macro_kernels;
 use super::macros::MacroTable;
+use super::methods;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
 use super::template;
@@ -129,12 +129,16 @@ impl ParsedFile {
         self.functions
             .iter()
             .map(|f| &f.item)
-            .find(|i| i.name == name)
+            .find(|i| i.name == name && i.owner.is_none())
     }
 
-    /// The function named `name` that parsed.
+    /// The function named `name` that parsed (member functions of structs
+    /// are not named alone).
     pub fn function(&self, name: &str) -> Option<&Function> {
-        self.parsed_functions().find(|f| f.name == name)
+        (self.functions.iter())
+            .filter(|f| f.item.owner.is_none())
+            .filter_map(|f| f.result.as_ref().ok())
+            .find(|f| f.name == name)
     }
 
     /// Every diagnostic: file-level ones, then each failed function's
@@ -232,6 +236,13 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         pointer_aliases::spell_out(f, &typedefs);
     }
     diagnostics.extend(invalid_bytes_in_code(&original));
+    diagnostics.extend(extracted.unsupported_members.iter().map(|m| {
+        let message = format!(
+            "struct `{}`: {} are not read; code that uses them is not analyzed",
+            m.owner, m.what
+        );
+        source.diagnostic(Severity::Warning, "unsupported", m.offset, message)
+    }));
     diagnostics.extend(unread_kernels(&source, &functions, &qualifiers));
     diagnostics.extend(macro_kernels::unread(&source, &invocations));
     diagnostics.extend(undefined_kernels(&source, &functions, &launches));
@@ -245,7 +256,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         }
     }
     let first_id = IDS_PER_FUNCTION * (functions.len() as u64 + 1 + scope.globals.len() as u64);
-    globals.extend(enum_constants(&extracted, first_id));
+    globals.extend(enums::constants(&extracted.enums, first_id));
     for name in extracted.enums.iter().filter_map(|e| e.name.as_ref()) {
         typedefs.insert(name.clone(), Type::scalar(BaseType::Int));
     }
@@ -262,51 +273,6 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         launches,
         diagnostics,
     }
-}
-
-/// The enumerators of the file's enumerations, as `constexpr int`s (ids
-/// from `first_id`).
-fn enum_constants(extracted: &Extracted, first_id: u64) -> Vec<VarDecl> {
-    let values = extracted
-        .enums
-        .iter()
-        .flat_map(|e| e.values.iter().map(move |v| (e.span, v)));
-    values
-        .enumerate()
-        .map(|(k, (span, (name, value)))| {
-            let meta = |n: u64| Meta {
-                id: NodeId(first_id + 3 * k as u64 + n),
-                span,
-                macro_text: None,
-            };
-            let literal = Expr {
-                meta: meta(0),
-                kind: ExprKind::Int {
-                    value: value.unsigned_abs(),
-                    text: value.unsigned_abs().to_string(),
-                },
-            };
-            let init = if *value < 0 {
-                Expr {
-                    meta: meta(1),
-                    kind: ExprKind::Unary(UnOp::Neg, Box::new(literal)),
-                }
-            } else {
-                literal
-            };
-            VarDecl {
-                meta: meta(2),
-                space: Space::Local,
-                is_extern: false,
-                is_static: false,
-                is_constexpr: true,
-                ty: Type::scalar(BaseType::Int),
-                name: name.clone(),
-                dims: Vec::new(),
-                init: Some(Init::Expr(init)),
-            }
-        })
-        .collect()
 }
 
 /// An error for each `__global__` definition of the compiled text (the
@@ -491,6 +457,12 @@ struct Context<'a> {
     group_params: GroupParams,
     /// The file-scope declarations a unit may need before its code.
     declarations: DeclarationIndex,
+    /// The function-like members of each struct (by the struct's span
+    /// start), which its C text leaves out.
+    members: HashMap<usize, Vec<Span>>,
+    /// The structs with member functions: by name, the struct's span and
+    /// its member functions' names.
+    owners: HashMap<String, (Span, HashSet<String>)>,
 }
 
 impl<'a> Context<'a> {
@@ -518,6 +490,21 @@ impl<'a> Context<'a> {
         let all = (own.functions.iter())
             .chain(&scope.header_kernels)
             .chain(&scope.header_functions);
+        let members = (scope.types.iter())
+            .filter(|t| !t.members.is_empty())
+            .map(|t| (t.span.start, t.members.clone()))
+            .collect();
+        let mut owners: HashMap<String, (Span, HashSet<String>)> = HashMap::new();
+        for f in all.clone() {
+            let Some(owner) = &f.owner else { continue };
+            let Some(t) = scope.types.iter().find(|t| t.names.first() == Some(owner)) else {
+                continue;
+            };
+            let entry = owners
+                .entry(owner.clone())
+                .or_insert((t.span, HashSet::new()));
+            entry.1.insert(f.name.clone());
+        }
         Context {
             source,
             macros,
@@ -527,6 +514,8 @@ impl<'a> Context<'a> {
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
             group_params: GroupParams::find(source, all),
             declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
+            members,
+            owners,
         }
     }
 
@@ -547,7 +536,7 @@ impl<'a> Context<'a> {
         &self,
         span: Span,
         type_params: &[String],
-        blanks: &[DefaultArg],
+        blanks: &[Range<usize>],
         groups: &[(String, Group)],
     ) -> Result<Unit, Diagnostic> {
         let is_type = |n: &str| {
@@ -587,12 +576,22 @@ impl<'a> Context<'a> {
                 unit.push_synthetic(&format!(" {name};\n"));
                 continue;
             }
+            // A struct's member functions are left out of its C text.
+            let mut holes: Vec<Range<usize>> = (self.members.get(&s.start))
+                .into_iter()
+                .flatten()
+                .filter(|m| s.start <= m.start && m.end <= s.end)
+                .map(|m| m.start - s.start..m.end - s.start)
+                .collect();
+            if s == span {
+                holes.extend(blanks.iter().cloned());
+            }
             let blanked;
-            let text = if s == span && !blanks.is_empty() {
-                blanked = default_args::blanked(text, blanks);
-                blanked.as_str()
-            } else {
+            let text = if holes.is_empty() {
                 text
+            } else {
+                blanked = default_args::blanked(text, &holes);
+                blanked.as_str()
             };
             unit.push_file(
                 text,
@@ -681,7 +680,16 @@ impl<'a> Context<'a> {
         let groups = (self.group_params)
             .of(&item.name, &locate)
             .map_err(|(o, m)| self.diag(o, "unsupported", m))?;
-        let unit = self.unit(item.span, &type_params, &defaults, &groups)?;
+        let mut blanks: Vec<Range<usize>> = defaults.iter().map(|d| d.range.clone()).collect();
+        let name_at = item.name_offset.saturating_sub(item.span.start);
+        let member_of = item
+            .owner
+            .as_ref()
+            .and_then(|o| self.owners.get(o).map(|x| (o, x)));
+        let trailing =
+            member_of.and_then(|_| methods::trailing(self.source.slice(item.span), name_at));
+        blanks.extend(trailing.iter().map(|t| t.range.clone()));
+        let unit = self.unit(item.span, &type_params, &blanks, &groups)?;
         let tu = self.parse_unit(&unit, item.name_offset)?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
@@ -714,6 +722,21 @@ impl<'a> Context<'a> {
             if let Some(p) = f.params.get_mut(d.param) {
                 p.default = Some(value);
             }
+        }
+        if let Some((owner, (struct_span, names))) = member_of {
+            let fields: HashSet<String> = self
+                .struct_definition(*struct_span)
+                .map(|(_, fields)| fields.into_iter().map(|f| f.name).collect())
+                .unwrap_or_default();
+            let member = methods::Member {
+                owner,
+                is_const: trailing.is_some_and(|t| t.is_const),
+                fields: &fields,
+                methods: names,
+            };
+            methods::bind_this(&mut f, &member, next_id)
+                .map_err(|(at, m)| self.diag(at, "unsupported", m))?;
+            next_id += 1;
         }
         if next_id >= IDS_PER_FUNCTION * (index + 1) {
             return Err(self.diag(

@@ -315,7 +315,8 @@ fn expr_statement(e: &Expr) -> String {
             | ExprKind::Cond(l, ..)
             | ExprKind::Index(l, _)
             | ExprKind::Unary(UnOp::PostInc | UnOp::PostDec, l)
-            | ExprKind::Member { base: l, .. } => leftmost_is_functional_cast(l),
+            | ExprKind::Member { base: l, .. }
+            | ExprKind::Method { base: l, .. } => leftmost_is_functional_cast(l),
             ExprKind::Comma(v) => v.first().is_some_and(leftmost_is_functional_cast),
             _ => false,
         }
@@ -446,7 +447,10 @@ fn prec(e: &ExprKind) -> u8 {
         | ExprKind::Cast(..)
         | ExprKind::SizeofExpr(_)
         | ExprKind::SizeofType(_) => PREC_UNARY,
-        ExprKind::Call(..) | ExprKind::Index(..) | ExprKind::Member { .. } => PREC_POSTFIX,
+        ExprKind::Call(..)
+        | ExprKind::Index(..)
+        | ExprKind::Member { .. }
+        | ExprKind::Method { .. } => PREC_POSTFIX,
         _ => PREC_PRIMARY,
     }
 }
@@ -543,6 +547,20 @@ fn expr_inner(e: &Expr) -> String {
         ),
         ExprKind::Call(name, args) => format!(
             "{name}({})",
+            args.iter()
+                .map(|a| expr(a, PREC_ASSIGN))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExprKind::Method {
+            base,
+            name,
+            arrow,
+            args,
+        } => format!(
+            "{}{}{name}({})",
+            expr(base, PREC_POSTFIX),
+            if *arrow { "->" } else { "." },
             args.iter()
                 .map(|a| expr(a, PREC_ASSIGN))
                 .collect::<Vec<_>>()

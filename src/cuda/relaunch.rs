@@ -1,23 +1,30 @@
-//! Exchanging x and y of a kernel's launches in the host code, for a
-//! rewrite that exchanges x and y of the kernel's thread and block indices
-//! (thread remapping). At every `kernel<<<grid, block>>>` of the file, the
-//! grid and the block are edited as text:
+//! Editing a kernel's launches in the host code, for a rewrite that runs
+//! on another launch than the original ([`Reshape`]): thread remapping
+//! exchanges x and y of the kernel's thread and block indices, so its
+//! launches exchange x and y of their grid and block; one warp per row
+//! gives each row 32 threads, so its launches get 32 times the blocks in
+//! x. At every `kernel<<<grid, block>>>` of the file, the grid and (for
+//! the exchange) the block are edited as text:
 //!
-//! - `dim3(a, b)` written at the launch becomes `dim3(b, a)`;
+//! - `dim3(a, b)` written at the launch becomes `dim3(b, a)` (exchanged)
+//!   or `dim3((a) * 32, b)` (scaled);
 //! - a `dim3` variable declared in the launching function (`dim3 block(a,
 //!   b);`, `dim3 block = dim3(a, b);`, `dim3 block{a, b};`) gets its
-//!   arguments exchanged, and every `block.x` / `block.y` of that function
-//!   becomes `block.y` / `block.x` (so `dim3 grid((n + block.x - 1) /
-//!   block.x, …)` follows);
-//! - anything else (`n`, `(n + 255) / 256`, a macro) becomes `dim3(1, …)`.
+//!   arguments edited the same way; for the exchange, every `block.x` /
+//!   `block.y` of that function becomes `block.y` / `block.x` (so `dim3
+//!   grid((n + block.x - 1) / block.x, …)` follows); a scaled grid's `.x`
+//!   used anywhere else in the function is refused;
+//! - anything else (`n`, `(n + 255) / 256`, a macro) becomes `dim3(1, …)`
+//!   (exchanged) or `(…) * 32` (scaled).
 //!
 //! The edit is refused, with the reason, when the kernel is not launched
 //! in the file, a launch is in a header, a `dim3` variable is also used by
 //! a launch of another kernel or otherwise than through `.x`/`.y`/`.z`, or
 //! is declared more than once. Every edit is then checked: the host code
 //! is evaluated again ([`super::host`]), and each launch of the kernel
-//! must have exactly the grid and block of the original with x and y
-//! exchanged (a launch whose shape copper cannot evaluate is refused).
+//! must have exactly the grid and block of the original reshaped (a
+//! launch whose shape copper cannot evaluate is refused, and so is a
+//! scaled grid beyond the hardware's 2³¹ − 1 blocks in x).
 
 use super::extract::LaunchSite;
 use super::include::in_user_file;
@@ -32,9 +39,7 @@ use crate::source::Span;
 #[non_exhaustive]
 pub enum RelaunchError {
     /// The file has no launch of the kernel.
-    #[error(
-        "`{0}` is not launched in this file, so its grid and block cannot be exchanged with it"
-    )]
+    #[error("`{0}` is not launched in this file, so its launch cannot be changed with it")]
     NotLaunched(String),
     /// A launch is in a header.
     #[error("a launch of `{0}` is in a header, which copper does not edit")]
@@ -46,13 +51,32 @@ pub enum RelaunchError {
     #[error("the edited host code launches the kernel a different number of times")]
     LaunchCount,
     /// A launch whose shape copper cannot evaluate.
-    #[error("the grid or block of the launch at line {0} is not known to copper, so the exchanged launch cannot be checked")]
+    #[error("the grid or block of the launch at line {0} is not known to copper, so the changed launch cannot be checked")]
     UnknownShape(usize),
-    /// An edited launch without the exchanged shape.
-    #[error(
-        "the launch at line {0} could not be edited to exchange x and y of its grid and block"
-    )]
-    NotExchanged(usize),
+    /// An edited launch without the intended shape.
+    #[error("the launch at line {line} could not be edited so that {what}")]
+    NotReshaped {
+        /// The launch's line.
+        line: usize,
+        /// What the edit was to do ([`Reshape::what`]).
+        what: &'static str,
+    },
+    /// A scaled grid beyond what the hardware launches.
+    #[error("the launch at line {line} would need {blocks} blocks in x, more than the 2³¹ − 1 a grid has")]
+    TooManyBlocks {
+        /// The launch's line.
+        line: usize,
+        /// The blocks the scaled grid would have in x.
+        blocks: u64,
+    },
+    /// A scaled grid variable whose `.x` is read elsewhere.
+    #[error("`{name}.x` is read at line {line}, which would see the scaled grid")]
+    ReadsScaled {
+        /// The variable.
+        name: String,
+        /// The use's line.
+        line: usize,
+    },
     /// A `<<<…>>>` without a grid and a block.
     #[error("the launch at line {0} could not be read")]
     Unreadable(usize),
@@ -125,14 +149,71 @@ pub enum RelaunchError {
 
 error_message!(RelaunchError);
 
-/// A launch shape with x and y exchanged.
-pub fn swapped(d: [u64; 3]) -> [u64; 3] {
-    [d[1], d[0], d[2]]
+/// How a rewrite changes its kernel's launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reshape {
+    /// x and y of the grid and of the block exchanged (thread remapping).
+    SwapXy,
+    /// The grid's x multiplied by this factor, the block kept (one warp
+    /// per row: 32).
+    ScaleGridX(u64),
 }
 
-/// The replacements in the text of `file` that exchange x and y of the
-/// grid and the block at every launch of `kernel`, or why there are none.
-pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, RelaunchError> {
+impl Reshape {
+    /// The grid a launch with grid `d` gets.
+    pub fn grid(self, d: [u64; 3]) -> [u64; 3] {
+        match self {
+            Reshape::SwapXy => [d[1], d[0], d[2]],
+            Reshape::ScaleGridX(k) => [d[0].saturating_mul(k), d[1], d[2]],
+        }
+    }
+
+    /// The block a launch with block `d` gets.
+    pub fn block(self, d: [u64; 3]) -> [u64; 3] {
+        match self {
+            Reshape::SwapXy => [d[1], d[0], d[2]],
+            Reshape::ScaleGridX(_) => d,
+        }
+    }
+
+    /// [`Reshape::grid`] and [`Reshape::block`] of a launch written as
+    /// lists (missing dimensions are 1).
+    pub fn lists(self, grid: &mut Vec<u64>, block: &mut Vec<u64>) {
+        let three =
+            |v: &[u64]| -> [u64; 3] { std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)) };
+        let len = |v: &[u64]| v.len().max(2);
+        let (g, b) = (self.grid(three(grid)), self.block(three(block)));
+        *grid = g[..len(grid)].to_vec();
+        *block = b[..len(block)].to_vec();
+    }
+
+    /// What it does to a launch, for people.
+    pub fn what(self) -> &'static str {
+        match self {
+            Reshape::SwapXy => "x and y of the grid and block are exchanged",
+            Reshape::ScaleGridX(_) => "the grid has 32 times the blocks in x",
+        }
+    }
+}
+
+/// A rewrite's change of its kernel's launches: the reshape, and the
+/// replacements in the host code's text that make it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relaunch {
+    /// What every launch of the kernel becomes.
+    pub reshape: Reshape,
+    /// The edits of the file's text.
+    pub edits: Vec<(Span, String)>,
+}
+
+/// The replacements in the text of `file` that reshape the grid (and the
+/// block) at every launch of `kernel` as `reshape` says, checked on the
+/// host code evaluated again, or why there are none.
+pub fn relaunch(
+    file: &ParsedFile,
+    kernel: &str,
+    reshape: Reshape,
+) -> Result<Relaunch, RelaunchError> {
     let src = &file.source.text;
     let sites: Vec<&LaunchSite> = file
         .extracted
@@ -148,6 +229,7 @@ pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, R
         src,
         toks: &toks,
         kernel,
+        reshape,
         sites: &sites,
         others: file
             .extracted
@@ -162,14 +244,16 @@ pub fn swap_xy(file: &ParsedFile, kernel: &str) -> Result<Vec<(Span, String)>, R
             return Err(RelaunchError::InHeader(kernel.to_string()));
         }
         let (grid, block) = host.config_args(site)?;
-        edits.extend(host.swap_arg(site, grid, "grid")?);
-        edits.extend(host.swap_arg(site, block, "block")?);
+        edits.extend(host.edit_arg(site, grid, "grid")?);
+        if reshape == Reshape::SwapXy {
+            edits.extend(host.edit_arg(site, block, "block")?);
+        }
     }
     edits.sort_by_key(|e| (e.at.start, e.at.end));
     edits.dedup();
     let edits = rendered(src, &edits)?;
-    verify(file, &splice(src, &edits), kernel)?;
-    Ok(edits)
+    verify(file, &splice(src, &edits), kernel, reshape)?;
+    Ok(Relaunch { reshape, edits })
 }
 
 /// One edit: the text at `at` replaced by `parts`.
@@ -244,8 +328,13 @@ fn rendered(src: &str, edits: &[Edit]) -> Result<Vec<(Span, String)>, RelaunchEr
 }
 
 /// Checks that the launches of `kernel` in `text` (the file edited) have
-/// the original's grids and blocks with x and y exchanged.
-fn verify(file: &ParsedFile, text: &str, kernel: &str) -> Result<(), RelaunchError> {
+/// the original's grids and blocks reshaped, within the hardware's grid.
+fn verify(
+    file: &ParsedFile,
+    text: &str,
+    kernel: &str,
+    reshape: Reshape,
+) -> Result<(), RelaunchError> {
     let after = parse_source(file.source.with_text(text.to_string()));
     let of = |f: &ParsedFile| -> Vec<Launch> {
         f.launches
@@ -262,18 +351,32 @@ fn verify(file: &ParsedFile, text: &str, kernel: &str) -> Result<(), RelaunchErr
         let (Some(grid), Some(block)) = (o.grid, o.block) else {
             return Err(RelaunchError::UnknownShape(o.line));
         };
-        if n.grid != Some(swapped(grid)) || n.block != Some(swapped(block)) {
-            return Err(RelaunchError::NotExchanged(o.line));
+        if n.grid != Some(reshape.grid(grid)) || n.block != Some(reshape.block(block)) {
+            return Err(RelaunchError::NotReshaped {
+                line: o.line,
+                what: reshape.what(),
+            });
+        }
+        let blocks = reshape.grid(grid)[0];
+        if blocks > MAX_GRID_X {
+            return Err(RelaunchError::TooManyBlocks {
+                line: o.line,
+                blocks,
+            });
         }
     }
     Ok(())
 }
+
+/// The most blocks a grid has in x.
+const MAX_GRID_X: u64 = (1 << 31) - 1;
 
 /// The host code of a file, tokenized, and the launches of one kernel.
 struct Host<'a> {
     src: &'a str,
     toks: &'a [Token],
     kernel: &'a str,
+    reshape: Reshape,
     sites: &'a [&'a LaunchSite],
     /// Launches of other kernels.
     others: Vec<&'a LaunchSite>,
@@ -314,8 +417,8 @@ impl<'a> Host<'a> {
         }
     }
 
-    /// The edits that exchange x and y of one launch argument.
-    fn swap_arg(
+    /// The edits that reshape one launch argument.
+    fn edit_arg(
         &self,
         site: &LaunchSite,
         (from, to): Range,
@@ -333,11 +436,11 @@ impl<'a> Host<'a> {
             && self.text(from + 1) == "("
             && matching(self.src, self.toks, from + 1) == Some(to - 1)
         {
-            return self.swap_args(from + 2, to - 1, site);
+            return self.edit_args(from + 2, to - 1, site);
         }
         // A `dim3` variable of the launching function.
         if to - from == 1 && self.toks[from].kind == TokKind::Ident {
-            if let Some(edits) = self.swap_variable(site, from)? {
+            if let Some(edits) = self.edit_variable(site, from)? {
                 return Ok(edits);
             }
         }
@@ -356,16 +459,43 @@ impl<'a> Host<'a> {
                 function: self.text(call).to_string(),
             });
         }
-        // A number: `dim3(1, n)`.
+        // A number: `dim3(1, n)` or `(n) * 32`.
         let span = Span::new(self.toks[from].start, self.toks[to - 1].end);
+        let (before, after) = match self.reshape {
+            Reshape::SwapXy => ("dim3(1, ".to_string(), ")".to_string()),
+            Reshape::ScaleGridX(k) => ("(".to_string(), format!(") * {k}")),
+        };
         Ok(vec![Edit {
             at: span,
-            parts: vec![
-                Part::Text("dim3(1, ".into()),
-                Part::Copy(span),
-                Part::Text(")".into()),
-            ],
+            parts: vec![Part::Text(before), Part::Copy(span), Part::Text(after)],
         }])
+    }
+
+    /// The edits of the arguments between tokens `from` and `to` (a
+    /// `dim3`'s) that reshape it: exchanged, or the first one scaled.
+    fn edit_args(
+        &self,
+        from: usize,
+        to: usize,
+        site: &LaunchSite,
+    ) -> Result<Vec<Edit>, RelaunchError> {
+        let Reshape::ScaleGridX(k) = self.reshape else {
+            return self.swap_args(from, to, site);
+        };
+        match split_commas(self.src, self.toks, from, to).first() {
+            Some(&(a, b)) if b > a => {
+                let s = Span::new(self.toks[a].start, self.toks[b - 1].end);
+                Ok(vec![Edit {
+                    at: s,
+                    parts: vec![
+                        Part::Text("(".into()),
+                        Part::Copy(s),
+                        Part::Text(format!(") * {k}")),
+                    ],
+                }])
+            }
+            _ => Err(RelaunchError::UnreadableDim3(self.line(site.span.start))),
+        }
     }
 
     /// Exchanges the first two of the arguments between tokens `from` and
@@ -403,10 +533,11 @@ impl<'a> Host<'a> {
     }
 
     /// For a launch argument naming a `dim3` variable declared in the
-    /// launching function: its declaration's arguments exchanged and its
-    /// `.x`/`.y` exchanged wherever the function uses them; `None` when
-    /// the name is not declared there as a `dim3`.
-    fn swap_variable(
+    /// launching function: its declaration's arguments reshaped and, for
+    /// the exchange, its `.x`/`.y` exchanged wherever the function uses
+    /// them (a scaled grid's `.x` is refused there); `None` when the name
+    /// is not declared there as a `dim3`.
+    fn edit_variable(
         &self,
         site: &LaunchSite,
         at: usize,
@@ -447,7 +578,7 @@ impl<'a> Host<'a> {
         let Some(args_close) = matching(self.src, self.toks, args_open) else {
             return Ok(None);
         };
-        let mut edits = self.swap_args(args_open + 1, args_close, site)?;
+        let mut edits = self.edit_args(args_open + 1, args_close, site)?;
         // Its other uses: launches of this kernel, or `.x`/`.y`/`.z`.
         let in_launch = |i: usize, sites: &[&'a LaunchSite]| -> Option<&'a LaunchSite> {
             let off = self.toks[i].start;
@@ -477,10 +608,17 @@ impl<'a> Host<'a> {
             }
             let field = (self.toks.get(i + 2).is_some() && self.text(i + 1) == ".")
                 .then(|| self.text(i + 2));
+            let swap = self.reshape == Reshape::SwapXy;
             match field {
-                Some("x") => edits.push(Edit::text(span_of_token(&self.toks[i + 2]), "y")),
-                Some("y") => edits.push(Edit::text(span_of_token(&self.toks[i + 2]), "x")),
-                Some("z") => {}
+                Some("x") if swap => edits.push(Edit::text(span_of_token(&self.toks[i + 2]), "y")),
+                Some("y") if swap => edits.push(Edit::text(span_of_token(&self.toks[i + 2]), "x")),
+                Some("x") => {
+                    return Err(RelaunchError::ReadsScaled {
+                        name: name.to_string(),
+                        line,
+                    })
+                }
+                Some("y" | "z") => {}
                 _ => {
                     let whole = self
                         .toks
@@ -581,60 +719,4 @@ fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::source::SourceFile;
-
-    const KERNEL: &str =
-        "__global__ void k(float *a, int n) { a[threadIdx.x * n + threadIdx.y] = 0; }\n";
-
-    fn edited(host: &str) -> Result<String, RelaunchError> {
-        let src = format!("{KERNEL}{host}");
-        let file = parse_source(SourceFile::new("t.cu", &src));
-        swap_xy(&file, "k").map(|e| splice(&src, &e)[KERNEL.len()..].to_string())
-    }
-
-    #[test]
-    fn dim3_variables_and_their_fields_are_exchanged() {
-        let host = "void run(float *a) {\n  int rows = 100, cols = 70;\n  dim3 block(32, 8);\n  dim3 grid((rows + block.x - 1) / block.x, (cols + block.y - 1) / block.y);\n  k<<<grid, block>>>(a, cols);\n}\n";
-        assert_eq!(
-            edited(host).unwrap(),
-            "void run(float *a) {\n  int rows = 100, cols = 70;\n  dim3 block(8, 32);\n  dim3 grid((cols + block.x - 1) / block.x, (rows + block.y - 1) / block.y);\n  k<<<grid, block>>>(a, cols);\n}\n"
-        );
-    }
-
-    #[test]
-    fn literal_dim3_and_numbers_at_the_launch() {
-        assert_eq!(
-            edited("void run(float *a) { k<<<dim3(4, 2), dim3(16, 32)>>>(a, 64); }\n").unwrap(),
-            "void run(float *a) { k<<<dim3(2, 4), dim3(32, 16)>>>(a, 64); }\n"
-        );
-        assert_eq!(
-            edited("void run(float *a) { k<<<4, dim3(16, 32)>>>(a, 64); }\n").unwrap(),
-            "void run(float *a) { k<<<dim3(1, 4), dim3(32, 16)>>>(a, 64); }\n"
-        );
-    }
-
-    #[test]
-    fn unsafe_launches_are_refused_with_the_reason() {
-        assert_eq!(
-            edited("").unwrap_err(),
-            RelaunchError::NotLaunched("k".into())
-        );
-        let err = edited("").unwrap_err().to_string();
-        assert!(err.contains("not launched in this file"), "{err}");
-        let shared = "__global__ void other(float *a) {}\nvoid run(float *a) {\n  dim3 block(32, 8);\n  k<<<4, block>>>(a, 64);\n  other<<<4, block>>>(a);\n}\n";
-        let err = edited(shared).unwrap_err().to_string();
-        assert!(
-            err.contains("also the shape of the launch of `other`"),
-            "{err}"
-        );
-        let computed =
-            "dim3 pick(int n);\nvoid run(float *a, int n) { k<<<4, pick(n)>>>(a, n); }\n";
-        let err = edited(computed).unwrap_err().to_string();
-        assert!(err.contains("computed by `pick(…)`"), "{err}");
-        let whole = "void run(float *a) {\n  dim3 block(32, 8);\n  dim3 b2 = block;\n  k<<<4, block>>>(a, 64);\n}\n";
-        let err = edited(whole).unwrap_err().to_string();
-        assert!(err.contains("used as a whole at line"), "{err}");
-    }
-}
+mod tests;

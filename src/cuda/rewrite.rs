@@ -1,13 +1,14 @@
 //! Splices reprinted functions into the original file text; every byte
 //! outside the replaced functions is kept.
 
-use super::ast::Function;
+use super::ast::{ExprKind, Function};
 use super::coop_groups;
 use super::edit::{self, EditRefused};
 use super::include;
 use super::lex::{tokenize, TokKind};
 use super::parse::ParsedFile;
 use super::print;
+use super::visit;
 use crate::source::Span;
 
 /// Why the function `name` of `file` cannot be rewritten, if it cannot: a
@@ -34,6 +35,9 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
             path.display()
         ));
     }
+    if f.result.as_ref().is_ok_and(calls_members) {
+        return Some(format!("`{name}` calls member functions of structs, which the rewrites do not follow: no rewrite is proposed"));
+    }
     // An `#include` inside a function is refused when it is read.
     let text = file.source.slice(f.item.span);
     if coop_groups::uses_groups(text) {
@@ -42,6 +46,17 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
+}
+
+/// Whether a function calls a struct's member function (`a.dot(b)`).
+fn calls_members(f: &Function) -> bool {
+    let mut found = false;
+    for s in &f.body {
+        visit::visit_stmt_exprs(s, &mut |e| {
+            found |= matches!(e.kind, ExprKind::Method { .. });
+        });
+    }
+    found
 }
 
 /// Why a function whose text is `text` is kept as written by a reprint,

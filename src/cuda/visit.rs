@@ -101,6 +101,9 @@ macro_rules! walks {
                 K::Cond(c, a, b) => vec![c, a, b],
                 K::Call(_, args) | K::Comma(args) => args.$iter().collect(),
                 K::Member { base, .. } => vec![base],
+                K::Method { base, args, .. } => {
+                    std::iter::once(&$($m)? **base).chain(args.$iter()).collect()
+                }
                 _ => Vec::new(),
             }
         }

@@ -16,6 +16,7 @@ mod globals;
 mod half2;
 mod inline;
 mod members;
+mod methods;
 mod names;
 mod objects;
 mod param_offsets;

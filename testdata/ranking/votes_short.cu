@@ -36,7 +36,7 @@ int main(void)
 	countVotes<<<grid, block>>>(d_votes, d_total, districts, STATIONS);
 
 	cudaMemcpy(h_total, d_total, districts * sizeof(int), cudaMemcpyDeviceToHost);
-	printf("district 0: %d votes\n", h_total[0]);
+	printf("district 0: %d votes (%d blocks)\n", h_total[0], grid.x);
 	cudaFree(d_votes); cudaFree(d_total);
 	free(h_votes); free(h_total);
 	return 0;

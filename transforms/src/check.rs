@@ -16,6 +16,7 @@ use std::time::Instant;
 use copper::cost::{Hardware, Metric};
 use copper::cuda::ast::{type_key, BaseType, Function};
 use copper::cuda::parse::{parse_source, ParsedFile};
+use copper::cuda::relaunch::Reshape;
 use copper::cuda::rewrite::{edit_functions, rewrite_functions};
 use copper::ir::lower::lower_kernel;
 use copper::ir::Kernel;
@@ -362,12 +363,12 @@ impl Checker {
     }
 
     /// [`Checker::check`] for a transform's candidate: one that changes
-    /// the launch ([`Candidate::relaunch`]) runs on each launch with x and
-    /// y of the grid and block exchanged.
+    /// the launch ([`Candidate::relaunch`]) runs on each launch reshaped
+    /// as the edited host code launches it.
     pub fn check_candidate(&self, candidate: &Candidate) -> Result<(), CheckError> {
         let (_, kernel) = materialize(&self.file, &candidate.function)?;
         let terms = Terms {
-            swapped: candidate.relaunch.is_some(),
+            reshape: candidate.relaunch.as_ref().map(|r| r.reshape),
             reassociated: candidate.reassociates,
             covers: candidate.covers.clone(),
         };
@@ -450,11 +451,7 @@ impl Checker {
                     message: WALL_CLOCK.into(),
                 });
             }
-            let spec = &if terms.swapped {
-                swapped_launch(spec)
-            } else {
-                spec.clone()
-            };
+            let spec = &reshaped_launch(spec, terms.reshape);
             let inputs = inputs_from_spec(kernel, spec)
                 .map_err(|source| CheckError::Parameters { launch: i, source })?;
             let at = inputs.bound_point();
@@ -540,9 +537,9 @@ fn past(options: &SimOptions) -> bool {
 /// How a candidate's runs must match the original's.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Terms {
-    /// The candidate runs on each launch with x and y of its grid and
-    /// block exchanged ([`swapped_launch`]).
-    pub swapped: bool,
+    /// The candidate runs on each launch reshaped so (x and y of its grid
+    /// and block exchanged, or more blocks: [`reshaped_launch`]).
+    pub reshape: Option<Reshape>,
     /// The candidate sums floating-point values in another order: its
     /// floating-point arrays must match within
     /// [`reassociation_tolerance`], its other arrays bit for bit.
@@ -620,20 +617,14 @@ fn covered(spec: &LaunchSpec, threads: Option<&str>) -> bool {
     copper::sim::size_expr::eval(threads, &values).is_ok_and(|n| launched >= n)
 }
 
-/// A launch with x and y of its grid and block exchanged (the launch a
-/// thread-remapped kernel runs on in place of the original's).
-pub fn swapped_launch(spec: &LaunchSpec) -> LaunchSpec {
-    let swap = |d: &[u64]| {
-        let mut d = d.to_vec();
-        d.resize(3.max(d.len()), 1);
-        d.swap(0, 1);
-        d
-    };
-    LaunchSpec {
-        grid: swap(&spec.grid),
-        block: swap(&spec.block),
-        ..spec.clone()
+/// A launch reshaped as `reshape` says (the launch a rewrite that
+/// changes the launch runs on in place of the original's), or as it is.
+pub fn reshaped_launch(spec: &LaunchSpec, reshape: Option<Reshape>) -> LaunchSpec {
+    let mut out = spec.clone();
+    if let Some(r) = reshape {
+        r.lists(&mut out.grid, &mut out.block);
     }
+    out
 }
 
 /// A candidate kernel as it would be in the file: printed, spliced in,

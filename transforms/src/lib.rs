@@ -38,6 +38,7 @@ pub use shared_budget::static_shared_bytes;
 use copper::bound::Prepared;
 use copper::cuda::ast::{Expr, Function};
 use copper::cuda::parse::ParsedFile;
+use copper::cuda::relaunch::Relaunch;
 use copper::ir::{Kernel, SiteId};
 use copper::sim::params::LaunchSpec;
 use copper::source::Span;
@@ -106,12 +107,13 @@ pub struct Candidate {
     /// Whether the rewrite is written for the analyzed block size only
     /// (a buffer or tile sized from it), where the original may not be.
     pub fixes_block_size: bool,
-    /// For a rewrite that runs on the launch with x and y of the grid and
-    /// block exchanged: the edits of the host code of [`Context::host`]
-    /// that exchange them ([`copper::cuda::relaunch::swap_xy`]), made when
-    /// the rewrite is written to the file; `None` when the launch stays as
-    /// it is.
-    pub relaunch: Option<Vec<(Span, String)>>,
+    /// For a rewrite that runs on another launch than the original (x and
+    /// y of the grid and block exchanged, or 32 times the blocks in x):
+    /// how the launch changes and the edits of the host code of
+    /// [`Context::host`] that change it
+    /// ([`copper::cuda::relaunch::relaunch`]), made when the rewrite is
+    /// written to the file; `None` when the launch stays as it is.
+    pub relaunch: Option<Relaunch>,
     /// Whether the rewrite sums floating-point values in another order
     /// (`--allow-reassociation`): its results are compared with the
     /// original's within a tolerance ([`check::reassociation_tolerance`]).

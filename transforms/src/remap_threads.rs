@@ -40,10 +40,9 @@ use copper::absint::deps::Coef;
 use copper::absint::divmod::WarpIndex;
 use copper::bound::{prepare, Config};
 use copper::cuda::ast::{Expr, ExprKind, Function, Space, StmtKind};
-use copper::cuda::relaunch::{self, swapped};
+use copper::cuda::relaunch::{self, Relaunch, Reshape};
 use copper::ir::sync::{sync_kind, Sync};
 use copper::ir::Kernel;
-use copper::source::Span;
 
 use crate::ast_util;
 use crate::check::materialize;
@@ -59,7 +58,7 @@ const INDICES: [&str; 4] = ["threadIdx", "blockIdx", "blockDim", "gridDim"];
 struct Remap {
     function: Function,
     /// The host code's edits, when the launch changes with the kernel.
-    relaunch: Option<Vec<(Span, String)>>,
+    relaunch: Option<Relaunch>,
     /// What was done, for the description.
     what: String,
 }
@@ -82,15 +81,8 @@ impl Transform for RemapThreads {
 fn remapped(cx: &Context) -> Result<Candidate, Refusal> {
     observes_warps(cx)?;
     let o = remap_2d(cx)?;
-    let config = cx.analysis.config();
-    let config = match o.relaunch {
-        Some(_) => Config {
-            block: config.block.map(swapped),
-            grid: config.grid.map(swapped),
-            ..config
-        },
-        None => config,
-    };
+    let reshape = o.relaunch.as_ref().map(|r| r.reshape);
+    let config = cx.analysis.config().reshaped(reshape);
     let gains = gains_of(cx, &o.function, config)?;
     if gains.is_empty() {
         return Err(
@@ -119,7 +111,7 @@ fn remap_2d(cx: &Context) -> Result<Remap, Refusal> {
             what: "swapped `threadIdx.x` and `threadIdx.y` (square blocks: each block keeps its threads)".into(),
         }),
         [x, y, 1] if x > 1 && y > 1 => {
-            let edits = relaunch::swap_xy(cx.host, &f.name).map_err(|why| {
+            let edits = relaunch::relaunch(cx.host, &f.name, Reshape::SwapXy).map_err(|why| {
                 format!("the block ({x}×{y}) is not square, so the launch must change with the kernel, and {why}")
             })?;
             let lines: Vec<String> = cx

@@ -13,10 +13,20 @@
 //! ```
 //!
 //! Consecutive lanes then read addresses `m` elements apart, one sector
-//! each. The rewrite lets each warp take the 32 rows its own threads had,
-//! one after the other, its lanes striding along the row, and combines the
-//! lanes' partial results with `__shfl_down_sync` (offsets 16 … 1); lane 0
-//! runs what followed the loop:
+//! each. The rewrite gives each row a whole warp, its lanes striding along
+//! the row, and combines the lanes' partial results with
+//! `__shfl_down_sync` (offsets 16 … 1); lane 0 runs what followed the
+//! loop. It has two routes, both proposed (the search ranks them: per warp
+//! they touch the same sectors, and (b) takes 1/32 of (a)'s steps):
+//!
+//! - **(b)** where the file launches the kernel and every launch can be
+//!   edited ([`copper::cuda::relaunch`], [`Reshape::ScaleGridX`]): the
+//!   grid gets 32 times the blocks in x, in the same diff, and each warp
+//!   takes one row;
+//! - **(a)** always: the launch is kept, and each warp takes the 32 rows
+//!   its own threads had, one after the other.
+//!
+//! Route (a):
 //!
 //! ```text
 //! if (blockDim.x % 32 == 0) {
@@ -38,7 +48,7 @@
 //! }
 //! ```
 //!
-//! **Which rows, on every launch.** The launch is not changed, so the
+//! **Which rows, on every launch (a).** The launch is not changed, so the
 //! rewrite must compute exactly what the original computes with the same
 //! grid and block. When `blockDim.x` is not a multiple of 32 (a test every
 //! thread of a block evaluates alike), warps may be partial and the full
@@ -55,6 +65,44 @@
 //! evaluated on that row as the original evaluated it in that thread: it
 //! reads no thread index, and every name the row's code assigns is
 //! declared in it, so nothing carries from one row to the next.
+//!
+//! **Route (b).** The launch `k<<<G, B>>>` (any `G = (Gx, Gy, Gz)`, `B =
+//! (Bx, By, Bz)`) becomes `k<<<(32·Gx, Gy, Gz), B>>>`, and the kernel:
+//!
+//! ```text
+//! if (blockDim.x % 32 == 0) {
+//!     const int lane = threadIdx.x % 32;
+//!     int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;  // the original's index over 32
+//!     if (row < rows) { the row's code as in (a) }
+//! } else {
+//!     if (blockIdx.x < gridDim.x / 32) { the original body }
+//! }
+//! ```
+//!
+//! **Which rows, on every launch (b).** The edit is made only when every
+//! launch of the kernel is in the user's file, and each edited launch is
+//! evaluated again and must have exactly `(32·Gx, Gy, Gz)` and `B` (else
+//! route (b) is refused with the reason, and (a) stays). When `Bx` is a
+//! multiple of 32, each warp is 32 threads of one `(threadIdx.y,
+//! threadIdx.z)` slice with `threadIdx.x = 32w + lane`; its global x
+//! index `g = blockIdx.x·Bx + 32w + lane` has `g / 32 = blockIdx.x·Bx/32 +
+//! w` for all its lanes (`Bx/32` an integer), so the warp takes one row,
+//! and as `blockIdx.x` runs over `0 … 32·Gx − 1` and `w` over `0 … Bx/32 −
+//! 1`, `g / 32` runs over `0 … Gx·Bx − 1` once each: exactly the rows the
+//! original's threads `blockIdx.x·Bx + threadIdx.x` had, each by one warp
+//! per `(y, z)` slice and per `(blockIdx.y, blockIdx.z)`, as the original
+//! had one thread for each. Threads that differ in `y`, `z`, `blockIdx.y`
+//! or `blockIdx.z` repeat the same rows in both kernels, and the row's
+//! code reads no `blockIdx` or `gridDim` but through the row index (else
+//! (b) is refused), so it sees what it saw in the original's thread. The
+//! index is computed in 32-bit unsigned arithmetic: (b) is refused when a
+//! launch has `32·Gx·Bx` above `INT_MAX`, so `g` neither wraps nor leaves
+//! an `int` where the original's did not. When `Bx` is not a multiple of
+//! 32, the blocks `blockIdx.x < Gx` (`gridDim.x / 32`, exact) run the
+//! original body with the original's indices (same `blockIdx`,
+//! `blockDim`, `threadIdx`; the body reads `gridDim` nowhere, see above)
+//! and the other `31·Gx` blocks nothing. From there the row's value is
+//! computed as in (a).
 //!
 //! **Same value per row.** The row's code is: declarations without effects
 //! (the accumulator `acc` among them, read by no other of them), one loop
@@ -90,14 +138,17 @@
 
 use crate::check::CHECKED_WITHIN;
 use copper::cuda::ast::{BaseType, BinOp, Expr, ExprKind, Function, Init, Stmt, StmtKind, Type};
+use copper::cuda::relaunch::{self, Relaunch, Reshape};
 
 use crate::ast_util::{self, counted_for, early_exit};
 use crate::remap_split::{is_global_x, is_ident};
 use crate::remap_threads::{gains_of, observes_warps};
-use crate::{overlap, Candidate, Context, Proposals, Refusal, Transform};
+use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod build;
 mod terms;
+
+use build::Route;
 
 /// One thread per row → one warp per row.
 pub struct WarpPerRow;
@@ -151,8 +202,26 @@ impl Transform for WarpPerRow {
         };
         let span = f.meta.span;
         let mut out = Proposals::default();
-        match found.and_then(|r| per_warp(cx, &r)) {
-            Ok((candidate, pairs)) => overlap::offer(
+        // Route (b) where the launches can change with the kernel, route
+        // (a) always: the search ranks them.
+        let made = found.and_then(|r| {
+            let (integers, pairs) = applies(cx, &r)?;
+            let threads_rows = per_warp(cx, &r, integers, None)?;
+            let one_row = relaunched(cx, &r).and_then(|re| per_warp(cx, &r, integers, Some(re)));
+            Ok((one_row, threads_rows, pairs))
+        });
+        let (one_row, threads_rows, pairs) = match made {
+            Ok(x) => x,
+            Err(why) => {
+                return Proposals::refused(span, format!("each thread keeps its row: {why}"))
+            }
+        };
+        let one_row = one_row.map_err(|why| Skip {
+            span,
+            reason: format!("each warp keeps the rows of its threads: {why}"),
+        });
+        for candidate in one_row.iter().cloned().chain([threads_rows]) {
+            overlap::offer(
                 cx,
                 candidate,
                 &pairs,
@@ -162,25 +231,82 @@ impl Transform for WarpPerRow {
                     "each thread keeps its row",
                     "a warp would write a row's result before reading the next row",
                 ),
-            ),
-            Err(why) => out = Proposals::refused(span, format!("each thread keeps its row: {why}")),
+            );
         }
+        out.skipped.extend(one_row.err());
+        out.skipped.dedup();
         out
     }
 }
 
-/// The rewrite of `cx`'s kernel for row loop `r`, with the pairs of arrays
-/// (read, written) it needs apart; or why not.
-fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String)>), Refusal> {
-    let f = cx.function;
+/// Whether the accumulator is an integer, and the pairs of arrays (read,
+/// written) the rewrite needs apart, when the kernel may be rewritten at
+/// all; or why not.
+fn applies(cx: &Context, r: &RowLoop) -> Result<(bool, Vec<(String, String)>), Refusal> {
     observes_warps(cx)?;
     let integers = accumulator_kind(cx, r)?;
-    terms::combinable(f, r, integers)?;
-    let pairs = independent(r);
-    let function = build::rewritten(f, r, true);
+    terms::combinable(cx.function, r, integers)?;
+    Ok((integers, independent(r)))
+}
+
+/// The launches of `cx`'s kernel with 32 times the blocks in x, when the
+/// row's code lets a warp take the row `(global x index) / 32` (it reads
+/// no block index or grid size but through the row) and every launch
+/// keeps that index within an `int`; or why not.
+fn relaunched(cx: &Context, r: &RowLoop) -> Result<Relaunch, Refusal> {
+    let mut reads = None;
+    let guard = r.guard.clone().map(|g| ast_util::stmt(StmtKind::Expr(g)));
+    for s in guard.iter().chain(&r.body) {
+        ast_util::visit_stmt_exprs(s, &mut |e| match &e.kind {
+            ExprKind::Ident(n) if n == "blockIdx" || n == "gridDim" => {
+                reads.get_or_insert(n.clone());
+            }
+            _ => {}
+        });
+    }
+    if let Some(n) = reads {
+        return Err(format!("the row's code reads `{n}` other than through the row index").into());
+    }
+    let name = &cx.function.name;
+    let relaunch = relaunch::relaunch(cx.host, name, Reshape::ScaleGridX(32))
+        .map_err(|why| why.to_string())?;
+    for l in cx.host.launches.iter().filter(|l| &l.kernel == name) {
+        let (Some(grid), Some(block)) = (l.grid, l.block) else {
+            return Err(format!("the shape of the launch at line {} is not known", l.line).into());
+        };
+        let threads = [32, grid[0], block[0]]
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b));
+        if threads.is_none_or(|t| t > i32::MAX as u64) {
+            return Err(format!(
+                "the launch at line {} would have 32 × {} × {} threads in x, more than an `int` index holds",
+                l.line, grid[0], block[0]
+            )
+            .into());
+        }
+    }
+    Ok(relaunch)
+}
+
+/// The rewrite of `cx`'s kernel for row loop `r`: one row per warp on the
+/// launches `relaunch` makes, or each warp its threads' 32 rows on the
+/// same launch; or why not.
+fn per_warp(
+    cx: &Context,
+    r: &RowLoop,
+    integers: bool,
+    relaunch: Option<Relaunch>,
+) -> Result<Candidate, Refusal> {
+    let f = cx.function;
+    let route = match relaunch {
+        Some(_) => Route::OneRow,
+        None => Route::ThreadsRows,
+    };
+    let function = build::rewritten(f, r, route, true);
     // The accesses of the warp path alone (the other branch is the
-    // original's).
-    let gains = gains_of(cx, &build::rewritten(f, r, false), cx.analysis.config())?;
+    // original's), on the launch it runs on.
+    let config = (cx.analysis.config()).reshaped(relaunch.as_ref().map(|re| re.reshape));
+    let gains = gains_of(cx, &build::rewritten(f, r, route, false), config)?;
     if gains.is_empty() {
         return Err("one warp per row would not make any global access touch fewer sectors".into());
     }
@@ -192,9 +318,27 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         (Fold::Sum, true) => "integer sums wrap, so the new order gives the same result".into(),
         (Fold::Sum, false) => format!("the summation order changes, so the floating-point result may differ in the last bits (allowed by --allow-reassociation; {CHECKED_WITHIN})"),
     };
+    let (takes, launch) = match &relaunch {
+        Some(_) => {
+            let lines: Vec<String> = cx
+                .host
+                .launches
+                .iter()
+                .filter(|l| l.kernel == f.name)
+                .map(|l| l.line.to_string())
+                .collect();
+            (
+                format!("each warp takes one row `{row}`, its global x index over 32", row = r.row),
+                format!("the launch at line {} changes: 32 times the blocks in x, a warp for each of the original's threads (where `blockDim.x` is not a multiple of 32, the original's blocks run the original code and the others nothing)", lines.join(", ")),
+            )
+        }
+        None => (
+            format!("each warp takes the 32 rows `{row}` its threads had, one after the other", row = r.row),
+            "blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows".to_string(),
+        ),
+    };
     let description = format!(
-        "each warp takes the 32 rows `{row}` its threads had, one after the other; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; blocks whose `blockDim.x` is not a multiple of 32 run the original code, so every launch computes the same rows; {order}; {gains}",
-        row = r.row,
+        "{takes}; its lanes stride the loop over `{i}` (lane `l` takes `{i} = {s}l`, then every 32nd) and combine their `{acc}` with `__shfl_down_sync` (offsets 16 … 1), and lane 0 runs what followed the loop; {launch}; {order}; {gains}",
         i = r.counter,
         s = match ast_util::const_value(&r.start) {
             Some(0) => String::new(),
@@ -203,13 +347,11 @@ fn per_warp(cx: &Context, r: &RowLoop) -> Result<(Candidate, Vec<(String, String
         acc = r.acc,
         gains = gains.join("; "),
     );
-    Ok((
-        Candidate {
-            reassociates: !integers && r.fold == Fold::Sum,
-            ..Candidate::new(WarpPerRow.name(), function, description)
-        },
-        pairs,
-    ))
+    Ok(Candidate {
+        reassociates: !integers && r.fold == Fold::Sum,
+        relaunch,
+        ..Candidate::new(WarpPerRow.name(), function, description)
+    })
 }
 
 /// Whether the accumulator is an integer, or why its type or fold is
@@ -630,5 +772,7 @@ fn independent(r: &RowLoop) -> Vec<(String, String)> {
     pairs
 }
 
+#[cfg(test)]
+mod relaunch_tests;
 #[cfg(test)]
 mod tests;

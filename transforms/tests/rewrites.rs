@@ -420,7 +420,7 @@ fn remapping_a_non_square_block_exchanges_the_launch_too() {
         .relaunch
         .as_ref()
         .expect("the launch changes");
-    let host = copper::cuda::rewrite::splice(src, edits);
+    let host = copper::cuda::rewrite::splice(src, &edits.edits);
     assert!(host.contains("dim3 block(8, 32);"), "{host}");
     assert!(
         host.contains("dim3 grid((n + block.x - 1) / block.x, (n + block.y - 1) / block.y);"),

@@ -17,6 +17,7 @@ pub mod sweep;
 use copper::cuda::ast::{BaseType, Function, Type};
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::print;
+use copper::cuda::relaunch::Reshape;
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Layout, Param, Scalar, Value};
 use copper::sim::params::{ArraySpec, LaunchSpec};
@@ -58,9 +59,9 @@ pub struct KernelBench {
     /// optimize` found nothing better (the program times the original
     /// alone and says "no suggestion").
     pub optimized: Option<Function>,
-    /// Whether the rewrite runs with x and y of the grid and block
-    /// exchanged (thread remapping changed the launch with the kernel).
-    pub swapped: bool,
+    /// How the rewrite's launch differs from the original's, if it does
+    /// (thread remapping or one warp per row changed it with the kernel).
+    pub reshape: Option<Reshape>,
     /// What was applied, or why there is no rewrite (a comment in the
     /// program).
     pub note: String,
@@ -105,7 +106,7 @@ pub fn program(
         });
         functions.push_str(&plan.function(
             optimized.as_ref().map(|f| f.name.as_str()),
-            k.swapped,
+            k.reshape,
             &k.note,
         )?);
         if let Some(f) = optimized {
@@ -425,12 +426,11 @@ impl Plan {
     }
 
     /// The function that benchmarks one launch; `optimized` names the
-    /// rewrite, if any, launched with x and y of the grid and block
-    /// exchanged when `swapped`.
+    /// rewrite, if any, launched reshaped as `reshape` says.
     fn function(
         &self,
         optimized: Option<&str>,
-        swapped: bool,
+        reshape: Option<Reshape>,
         note: &str,
     ) -> Result<String, BenchError> {
         let name = &self.name;
@@ -515,20 +515,20 @@ impl Plan {
                 }
             })
             .collect();
-        let launch = |kernel: &str, swapped: bool| {
-            let shape = if swapped {
-                "dim3(copper_grid.y, copper_grid.x, copper_grid.z), dim3(copper_block.y, copper_block.x, copper_block.z)"
-            } else {
-                "copper_grid, copper_block"
+        let launch = |kernel: &str, reshape: Option<Reshape>| {
+            let shape = match reshape {
+                Some(Reshape::SwapXy) => "dim3(copper_grid.y, copper_grid.x, copper_grid.z), dim3(copper_block.y, copper_block.x, copper_block.z)".to_string(),
+                Some(Reshape::ScaleGridX(k)) => format!("dim3(copper_grid.x * {k}, copper_grid.y, copper_grid.z), copper_block"),
+                None => "copper_grid, copper_block".to_string(),
             };
             format!(
                 "{kernel}<<<{shape}, copper_shared>>>({})",
                 launch_args.join(", ")
             )
         };
-        let versions: Vec<(&str, &str, bool)> =
-            std::iter::once(("copper_original", name.as_str(), false))
-                .chain(optimized.map(|o| ("copper_optimized", o, swapped)))
+        let versions: Vec<(&str, &str, Option<Reshape>)> =
+            std::iter::once(("copper_original", name.as_str(), None))
+                .chain(optimized.map(|o| ("copper_optimized", o, reshape)))
                 .collect();
         body.push_str(&format!(
             "    auto copper_reset = [&]() {{{} }};\n",

@@ -23,7 +23,12 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
     };
     let mut status = 0;
     if whole {
-        let funcs: Vec<_> = parsed.parsed_functions().cloned().collect();
+        // A struct's member functions stay as written, in their struct.
+        let funcs: Vec<_> = (parsed.functions.iter())
+            .filter(|f| f.item.owner.is_none())
+            .filter_map(|f| f.result.as_ref().ok())
+            .cloned()
+            .collect();
         for d in parsed.all_diagnostics() {
             output::diagnostic(&d);
             status = 1;
@@ -56,6 +61,11 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
             continue;
         }
         match &f.result {
+            // A struct's member function, as written (copper reads it with
+            // its object as a parameter).
+            Ok(_) if f.item.owner.is_some() => {
+                printed.push(parsed.source.slice(f.item.span).to_string())
+            }
             Ok(func) => printed.push(print::function(func)),
             Err(d) => {
                 output::diagnostic(d);

@@ -76,9 +76,19 @@ fn param_type(src: &SourceFile, p: &Param) -> String {
     }
 }
 
-fn signature(src: &SourceFile, f: &Function) -> String {
-    let params: Vec<String> = f
-        .params
+/// `name(params)` as written; a member function of a struct `S` is
+/// `S::name(params)`, without its object (`const` after it when the object
+/// is `const`).
+fn signature(src: &SourceFile, f: &Function, owner: Option<&str>) -> String {
+    let (params, name, after) = match (owner, f.params.split_first()) {
+        (Some(o), Some((this, rest))) => (
+            rest,
+            format!("{o}::{}", f.name),
+            if this.ty.is_const { " const" } else { "" },
+        ),
+        _ => (f.params.as_slice(), f.name.clone(), ""),
+    };
+    let params: Vec<String> = params
         .iter()
         .map(|p| {
             let ty = param_type(src, p);
@@ -88,7 +98,7 @@ fn signature(src: &SourceFile, f: &Function) -> String {
                 .replace("& ", "&")
         })
         .collect();
-    format!("{}({})", f.name, params.join(", "))
+    format!("{name}({}){after}", params.join(", "))
 }
 
 fn print_text(parsed: &ParsedFile) {
@@ -117,7 +127,7 @@ fn print_text(parsed: &ParsedFile) {
                     "{}:{line}:{col}: {}{template} {}{}",
                     file.shown(),
                     kind_word(func.kind),
-                    signature(src, func),
+                    signature(src, func, f.item.owner.as_deref()),
                     from
                 );
                 if lookup.never_instantiated(func) {
@@ -218,7 +228,7 @@ fn to_json(parsed: &ParsedFile) -> schema::Document<'_> {
                     file,
                     line,
                     col,
-                    signature: signature(src, func),
+                    signature: signature(src, func, f.item.owner.as_deref()),
                     params: func
                         .params
                         .iter()

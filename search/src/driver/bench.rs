@@ -144,7 +144,7 @@ pub fn select(
         out.push(KernelBench {
             name: name.clone(),
             optimized: None,
-            swapped: false,
+            reshape: None,
             note: String::new(),
             launches: vec![spec.clone()],
         });
@@ -238,7 +238,7 @@ pub fn search_rewrites(
                     applied.join(", ")
                 );
                 k.optimized = Some(result.best.function.clone());
-                k.swapped = result.best.lineage.relaunch.is_some();
+                k.reshape = result.best.lineage.reshape();
             }
             Ok(result) => {
                 k.note = match (result.unchecked(), &result.not_rewritten) {

@@ -181,11 +181,11 @@ pub(super) fn check(
     let (settings, cache) = (env.settings, env.cache);
     if lineage.relaunch.is_some() {
         return Err(Verdict::Failed(
-            "it exchanges x and y of the launches, which copper does not do for a template with other instantiations".into(),
+            "it changes the launches, which copper does not do for a template with other instantiations".into(),
         ));
     }
     let terms = Terms {
-        swapped: false,
+        reshape: None,
         reassociated: lineage.reassociated,
         covers: lineage.covers.clone(),
     };

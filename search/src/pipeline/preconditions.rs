@@ -236,7 +236,7 @@ fn commented(version: &Arc<Analyzed>, said: &[String], env: &Env) -> Result<Arc<
             file,
             name,
             None,
-            &launched(env.config, version.lineage.relaunch.is_some()),
+            &launched(env.config, version.lineage.reshape()),
             &env.settings.metrics,
             version.lineage.clone(),
         )

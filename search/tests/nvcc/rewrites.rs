@@ -42,13 +42,18 @@ fn tiled_matmul_rewrites_compile() {
 /// the directory (removed when dropped) and each copy with the text
 /// written to it.
 fn students_rewritten(names: &[&str], flags: &[&str]) -> (Scratch, Vec<(PathBuf, String)>) {
+    rewritten_from("testdata/students", names, flags)
+}
+
+/// [`students_rewritten`] for the files `names` of the directory `from`.
+fn rewritten_from(from: &str, names: &[&str], flags: &[&str]) -> (Scratch, Vec<(PathBuf, String)>) {
     let tmp = Scratch::new();
     let dir = tmp.path().to_path_buf();
     let files = names
         .iter()
         .map(|name| {
             let copy = dir.join(name);
-            std::fs::copy(root().join("testdata/students").join(name), &copy).expect("copy");
+            std::fs::copy(root().join(from).join(name), &copy).expect("copy");
             let path = copy.to_string_lossy().to_string();
             let mut args = vec!["optimize", "--write", "--exit-zero"];
             args.extend(flags);
@@ -109,6 +114,33 @@ fn warp_per_row_rewrites_compile() {
         assert!(
             written.contains("__shfl_down_sync(0xffffffff") && written.contains("if (lane == 0)"),
             "{} has no warp per row:\n{written}",
+            copy.display()
+        );
+    }
+    compile_rewritten(&nvcc, files);
+}
+
+/// The row kernels launched by their own files' `main`
+/// (`testdata/*_launched.cu`: a matvec, integer row sums, a row maximum
+/// and a row norm) get one row per warp with the launch's grid scaled by
+/// 32 from `optimize --write --allow-reassociation`, and what it writes
+/// (kernel and host code) compiles.
+#[test]
+fn warp_per_row_relaunched_rewrites_compile() {
+    let Some(nvcc) = nvcc() else { return };
+    let names = [
+        "matvec_launched.cu",
+        "row_sum_launched.cu",
+        "row_max_norm_launched.cu",
+    ];
+    let (_scratch, files) = rewritten_from("testdata", &names, &["--allow-reassociation"]);
+    for (copy, written) in &files {
+        let kernels = written.matches("__global__").count();
+        assert!(
+            written.matches(" / 32;").count() == kernels
+                && written.matches(") * 32").count() == kernels
+                && written.contains("if (blockIdx.x < gridDim.x / 32)"),
+            "{} has no warp per row with its launch scaled:\n{written}",
             copy.display()
         );
     }

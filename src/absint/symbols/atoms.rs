@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use crate::absint::defs::read_after_single_def;
 use crate::absint::linear::{Constraints, LinExpr};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, Unary, Value, VarId};
+use crate::ir::{Builtin, Expr, ExprKind, Kernel, MathFn, Scalar, Stmt, Unary, Value, VarId};
 use crate::poly::Rational;
 
 use super::{int_bounds, AtomShape, Symbols};
@@ -27,6 +27,9 @@ impl Symbols {
     pub(super) fn atom_shape(&self, e: &Expr) -> Option<AtomShape> {
         if e.ty.is_float() || !self.over_inputs(e) {
             return None;
+        }
+        if let ExprKind::Call(f @ (MathFn::Min | MathFn::Max), args) = &e.kind {
+            return self.extreme_shape(*f == MathFn::Max, args, e.ty);
         }
         let ExprKind::Binary(op, l, r) = &e.kind else {
             return None;
@@ -59,6 +62,47 @@ impl Symbols {
             }
             _ => None,
         }
+    }
+
+    /// The shape of `max(l, r)` (`max`) or `min(l, r)` of type `ty` over
+    /// linear operands, not both constant (a constant folds).
+    fn extreme_shape(&self, max: bool, args: &[Expr], ty: Scalar) -> Option<AtomShape> {
+        let [l, r] = args else {
+            return None;
+        };
+        if l.ty != ty || r.ty != ty {
+            return None;
+        }
+        let a = self.linearize(l, None)?;
+        let b = self.linearize(r, None)?;
+        if a.is_constant() && b.is_constant() {
+            return None;
+        }
+        // A launch dimension converted to `int` keeps its value (at most
+        // 2^31 − 1), and prints as itself.
+        let nameable = |x: &Expr| match &x.kind {
+            ExprKind::Const(Value::I(_)) => true,
+            ExprKind::Var(v) => self.param_input[*v] == Some(true),
+            ExprKind::Builtin(b) => matches!(b, Builtin::BlockDim(_) | Builtin::GridDim(_)),
+            ExprKind::Convert { value, .. } => {
+                matches!(
+                    value.kind,
+                    ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
+                )
+            }
+            _ => false,
+        };
+        // A maximum no bound can name (`max(n / 4, 10)`) would have no
+        // upper bound over the inputs: no atom, and the loop up to it
+        // says its condition bounds no counter.
+        let named = nameable(l) && nameable(r);
+        (named || !max).then_some(AtomShape::Extreme {
+            max,
+            a,
+            b,
+            unsigned: !ty.is_signed(),
+            named,
+        })
     }
 
     /// The locals of `k` that hold an expression over inputs (see the
@@ -119,6 +163,9 @@ impl Symbols {
             ExprKind::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
             ExprKind::Unary(_, x) | ExprKind::Convert { value: x, .. } => self.over_inputs(x),
             ExprKind::Binary(_, a, b) => self.over_inputs(a) && self.over_inputs(b),
+            ExprKind::Call(MathFn::Min | MathFn::Max, args) => {
+                args.iter().all(|a| self.over_inputs(a))
+            }
             _ => false,
         }
     }
@@ -143,6 +190,12 @@ impl Symbols {
                     _ => self.expr_text(k, x),
                 };
                 format!("{}{}{}", side(a), op.symbol(), side(b))
+            }
+            // As `bound::limit` reads a derived input: `max(n,64)`.
+            ExprKind::Call(f @ (MathFn::Min | MathFn::Max), args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr_text(k, a)).collect();
+                let f = if *f == MathFn::Max { "max" } else { "min" };
+                format!("{f}({})", args.join(","))
             }
             _ => "…".into(),
         }
@@ -242,7 +295,48 @@ pub(super) fn atom_facts(
         }
         AtomShape::Mask { m } => vec![q.clone(), LinExpr::int(*m).sub(q)],
         AtomShape::Product(a, b) => product_facts(a, b, q, c, wraps_past),
+        AtomShape::Extreme {
+            max,
+            a,
+            b,
+            unsigned,
+            ..
+        } => extreme_facts(*max, a, b, q, c, *unsigned),
     }
+}
+
+/// The facts of atom `q = max(a, b)` (`max`) or `q = min(a, b)` (see
+/// [`atom_facts`]): `q` lies on its side of both operands; from the
+/// operands' bounds under `c`, the maximum is at most `a + b − min(la,
+/// lb)` and `max(ua, ub)`, the minimum at least `a + b − max(ua, ub)`
+/// and `min(la, lb)` (as `max(a, b) + min(a, b) = a + b`). An unsigned
+/// one is never negative.
+fn extreme_facts(
+    max: bool,
+    a: &LinExpr,
+    b: &LinExpr,
+    q: &LinExpr,
+    c: &Constraints,
+    unsigned: bool,
+) -> Vec<LinExpr> {
+    // `above.sub(below) ≥ 0`, oriented for the maximum; the minimum is
+    // the maximum of the negated operands.
+    let toward = |x: &LinExpr| if max { x.clone() } else { x.neg() };
+    let (qq, aa, bb) = (toward(q), toward(a), toward(b));
+    let mut f = vec![qq.sub(&aa), qq.sub(&bb)];
+    let ((la, ua), (lb, ub)) = (int_bounds(c, &aa), int_bounds(c, &bb));
+    if let (Some(la), Some(lb)) = (la, lb) {
+        let least = if la < lb { la } else { lb };
+        f.push(aa.add(&bb).sub(&LinExpr::constant(least)).sub(&qq));
+    }
+    if let (Some(ua), Some(ub)) = (ua, ub) {
+        let most = if ua > ub { ua } else { ub };
+        f.push(LinExpr::constant(most).sub(&qq));
+    }
+    if unsigned {
+        f.push(q.clone());
+    }
+    f
 }
 
 /// The facts of atom `q = a·b` (see [`atom_facts`]): McCormick's envelope

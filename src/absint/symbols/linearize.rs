@@ -2,7 +2,7 @@
 
 use crate::absint::linear::{Constraints, LinExpr};
 use crate::cuda::ast::BinOp;
-use crate::ir::{Expr, ExprKind, Scalar, Unary, Value};
+use crate::ir::{Expr, ExprKind, MathFn, Scalar, Unary, Value};
 use crate::poly::Rational;
 
 use super::Symbols;
@@ -16,7 +16,7 @@ impl Symbols {
         if e.ty.is_float() {
             return None;
         }
-        if let Some(i) = self.atoms.iter().position(|a| a.expr == *e) {
+        if let Some(i) = self.atoms.iter().position(|a| a.expr == *e || a.read == *e) {
             return Some(LinExpr::var(self.atom(i)));
         }
         let nonneg = |l: &LinExpr| {
@@ -66,6 +66,18 @@ impl Symbols {
                 // A negative value converted to an unsigned type wraps.
                 (e.ty.is_signed() || !value.ty.is_signed() || nonneg(&l)).then_some(l)
             }
+            // Of two constants: folded (over inputs it is an atom).
+            ExprKind::Call(f @ (MathFn::Min | MathFn::Max), args) => {
+                let [a, b] = &args[..] else {
+                    return None;
+                };
+                let (a, b) = (self.linearize(a, ctx)?, self.linearize(b, ctx)?);
+                if !a.is_constant() || !b.is_constant() {
+                    return None;
+                }
+                let larger = a.constant > b.constant;
+                Some(if larger == (*f == MathFn::Max) { a } else { b })
+            }
             _ => None,
         }
     }
@@ -87,10 +99,10 @@ impl Symbols {
                 if l.ty.is_float() {
                     return Vec::new();
                 }
-                let (Some(a), Some(b)) = (self.linearize(l, ctx), self.linearize(r, ctx)) else {
-                    return Vec::new();
-                };
                 let op = if n { negated(*op) } else { *op };
+                let (Some(a), Some(b)) = (self.linearize(l, ctx), self.linearize(r, ctx)) else {
+                    return self.split_extreme(op, l, r, ctx);
+                };
                 // Two constants (a condition on the launch's known
                 // dimensions, `blockDim.x % 32 == 0`): decided here, so
                 // that the side it rules out is unreachable, `≠` too.
@@ -117,6 +129,56 @@ impl Symbols {
             },
             _ => Vec::new(),
         }
+    }
+}
+
+impl Symbols {
+    /// Facts of `l op r` (`op` a comparison) where a side has no linear
+    /// form but is a minimum on the larger side or a maximum on the
+    /// smaller one: `x < min(a, b)` is `x < a && x < b`, and `max(a, b)
+    /// <= x` is `a <= x && b <= x` (a loop `j < min(i, 64)` over a
+    /// counter). The other orientations are disjunctions: no facts.
+    fn split_extreme(
+        &self,
+        op: BinOp,
+        l: &Expr,
+        r: &Expr,
+        ctx: Option<&Constraints>,
+    ) -> Vec<LinExpr> {
+        let upper = matches!(op, BinOp::Lt | BinOp::Le);
+        let lower = matches!(op, BinOp::Gt | BinOp::Ge);
+        fn operands(e: &Expr, want: MathFn) -> Option<&[Expr]> {
+            match &e.kind {
+                ExprKind::Call(f, args) if *f == want && args.len() == 2 => {
+                    args.iter().all(|x| x.ty == e.ty).then_some(&args[..])
+                }
+                _ => None,
+            }
+        }
+        // The side to split, and whether it stands on the left.
+        let (args, left) = match (upper, lower) {
+            (true, _) => match (operands(r, MathFn::Min), operands(l, MathFn::Max)) {
+                (Some(args), _) => (args, false),
+                (None, Some(args)) => (args, true),
+                (None, None) => return Vec::new(),
+            },
+            (_, true) => match (operands(l, MathFn::Min), operands(r, MathFn::Max)) {
+                (Some(args), _) => (args, true),
+                (None, Some(args)) => (args, false),
+                (None, None) => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        let mut f = Vec::new();
+        for x in args {
+            let (l, r) = if left { (x, r) } else { (l, x) };
+            let c = Expr {
+                kind: ExprKind::Binary(op, Box::new(l.clone()), Box::new(r.clone())),
+                ty: Scalar::Bool,
+            };
+            f.extend(self.cond_facts(&c, ctx, false));
+        }
+        f
     }
 }
 

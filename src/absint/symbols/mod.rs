@@ -55,6 +55,9 @@ pub enum SymKind {
 pub struct Atom {
     /// The expression (matched structurally).
     pub expr: Expr,
+    /// The expression read through the locals holding values (matched
+    /// too: `l / 2` after `int l = max(m, 100);` reads `max(n, 100) / 2`).
+    pub read: Expr,
     /// Its shape.
     pub shape: AtomShape,
     /// How it prints: `n/16`.
@@ -92,6 +95,21 @@ pub enum AtomShape {
     },
     /// `a · b`.
     Product(LinExpr, LinExpr),
+    /// `max(a, b)` (`max`) or `min(a, b)`.
+    Extreme {
+        /// The maximum rather than the minimum.
+        max: bool,
+        /// First operand.
+        a: LinExpr,
+        /// Second operand.
+        b: LinExpr,
+        /// Of an unsigned type.
+        unsigned: bool,
+        /// Each operand is an input parameter, a launch dimension or a
+        /// constant: the atom's text names it exactly in a bound (see
+        /// `bound::limit::extreme_value`).
+        named: bool,
+    },
 }
 
 /// The symbols of one kernel's analysis.
@@ -144,21 +162,34 @@ impl Symbols {
         };
         let held = s.held_values(k);
         let mut found = Vec::new();
-        crate::ir::visit_exprs(&k.body, &mut |e| {
-            // A local read alone is a variable of the analysis already
-            // (its value the atom it was assigned): no atom of its own.
-            let local = matches!(e.kind, ExprKind::Var(_));
-            if !local && s.atoms.len() + found.len() < MAX_ATOMS && !found.contains(e) {
-                if let Some(shape) = s.atom_shape(&atoms::substitute(e, &held)) {
-                    found.push(e.clone());
-                    s.atoms.push(Atom {
-                        expr: e.clone(),
-                        text: s.expr_text(k, e),
-                        shape,
-                    });
+        // An atom may read another (`max(n / 4, 10)` reads `n / 4`), found
+        // after it: passes until one finds nothing new.
+        loop {
+            let before = found.len();
+            crate::ir::visit_exprs(&k.body, &mut |e| {
+                // A local read alone is a variable of the analysis already
+                // (its value the atom it was assigned): no atom of its own.
+                let local = matches!(e.kind, ExprKind::Var(_));
+                if !local && s.atoms.len() + found.len() < MAX_ATOMS && !found.contains(e) {
+                    let read = atoms::substitute(e, &held);
+                    if let Some(shape) = s.atom_shape(&read) {
+                        found.push(e.clone());
+                        // A bound names a minimum or maximum over the
+                        // inputs it reads, through the locals holding them.
+                        let named = matches!(shape, AtomShape::Extreme { named: true, .. });
+                        s.atoms.push(Atom {
+                            expr: e.clone(),
+                            text: s.expr_text(k, if named { &read } else { e }),
+                            read,
+                            shape,
+                        });
+                    }
                 }
+            });
+            if found.len() == before {
+                break;
             }
-        });
+        }
         // After the atoms: a local may hold one (`int q = n / 4;`). A
         // constant stays a variable: the facts know its value already (and
         // a fixed launch's `blockDim.x * gridDim.x`, read as its own
@@ -449,7 +480,7 @@ impl Symbols {
                 Poly::zero()
             }),
             SymKind::ThreadIdx(_) => None,
-            SymKind::Atom(i) => self.atom_bound(k, &self.atoms[i].shape, upper),
+            SymKind::Atom(i) => self.atom_bound(k, &self.atoms[i], upper),
         }
     }
 
@@ -463,8 +494,8 @@ impl Symbols {
         Some(p)
     }
 
-    fn atom_bound(&self, k: &Kernel, shape: &AtomShape, upper: bool) -> Option<Poly> {
-        match shape {
+    fn atom_bound(&self, k: &Kernel, atom: &Atom, upper: bool) -> Option<Poly> {
+        match &atom.shape {
             AtomShape::Div { a, c, floor, .. } => {
                 // |a − c·q| ≤ c − 1 (q ≤ a/c when rounding down).
                 let slack = if upper && *floor { 0 } else { c - 1 };
@@ -498,6 +529,16 @@ impl Symbols {
                     }
                 })
             }
+            // Over inputs alone: the atom itself, a derived input of the
+            // bound (`max(n,64)`), exact both ways.
+            AtomShape::Extreme { named: true, .. } => Some(Poly::var(&atom.text)),
+            // Otherwise the side an operand bounds: the minimum is at most
+            // either operand (a constant first), the maximum at least.
+            AtomShape::Extreme { max, a, b, .. } if *max != upper => {
+                let first = if a.is_constant() { a } else { b };
+                self.entry_poly(k, first, upper)
+            }
+            AtomShape::Extreme { .. } => None,
         }
     }
 }

@@ -128,3 +128,85 @@ fn conditions_give_per_lane_facts() {
     // Negated, a conjunction says nothing.
     assert!(s.cond_facts(cond.unwrap(), None, true).is_empty());
 }
+
+#[test]
+fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
+    let k = kernel(
+        "__global__ void k(int *a, int n, int m) { int cp = n; \
+         a[0] = max(n, m) + min(500, cp) + max(n / 4, 10) + max(n + 3, 8) + min(n + 3, 500); }",
+    );
+    let s = Symbols::new(&k, launch(None));
+    let texts: Vec<&str> = s.atoms.iter().map(|a| a.text.as_str()).collect();
+    // Named by the inputs they read (the copy `cp` read as `n`).
+    assert_eq!(texts, vec!["max(n,m)", "min(500,n)", "n/4", "min(n+3,500)"]);
+    let var = |name: &str| LinExpr::var(s.var(k.vars.iter().position(|v| v.name == name).unwrap()));
+    let atom = |i: usize| LinExpr::var(s.atom(i));
+    let c = s.launch_constraints();
+    // The maximum is at least either operand, the minimum at most.
+    assert!(c.entails_ge0(&atom(0).sub(&var("n"))));
+    assert!(c.entails_ge0(&atom(0).sub(&var("m"))));
+    assert!(c.entails_ge0(&var("n").sub(&atom(1))));
+    assert!(c.entails_ge0(&LinExpr::int(500).sub(&atom(1))));
+    // Nothing more: n may be below m, so the maximum need not be n.
+    assert!(!c.entails_ge0(&var("n").sub(&atom(0))));
+    // Over inputs alone, a bound names the atom itself, exactly.
+    for upper in [true, false] {
+        assert_eq!(
+            s.entry_bound(&k, s.atom(0), upper).unwrap().to_string(),
+            "max(n,m)"
+        );
+    }
+    // Otherwise a minimum is at most its constant, and no more; a
+    // maximum over other operands is no atom (no bound could name it).
+    assert_eq!(
+        s.entry_bound(&k, s.atom(3), true).unwrap().to_string(),
+        "500"
+    );
+    assert!(s.entry_bound(&k, s.atom(3), false).is_none());
+}
+
+#[test]
+fn operand_bounds_bound_a_maximum_above_and_a_minimum_below() {
+    // An unsigned maximum of launch dimensions: at least both, at most
+    // their sum less the smaller's least value (1), never negative.
+    let k = kernel(
+        "__global__ void k(int *a) { a[0] = max(blockDim.x, gridDim.x) + min(blockDim.x, 7u); }",
+    );
+    let s = Symbols::new(&k, launch(None));
+    let c = s.launch_constraints();
+    let (hi, lo) = (LinExpr::var(s.atom(0)), LinExpr::var(s.atom(1)));
+    let dims = LinExpr::var(s.builtin_sym(2, 0)).add(&LinExpr::var(s.builtin_sym(1, 0)));
+    assert!(c.entails_ge0(&dims.sub(&LinExpr::int(1)).sub(&hi)));
+    assert_eq!(
+        c.bounds(&lo),
+        (Some(Rational::int(1)), Some(Rational::int(7)))
+    );
+}
+
+#[test]
+fn a_minimum_on_the_larger_side_of_a_comparison_splits() {
+    let k = kernel(
+        "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { if (i < min((int)threadIdx.x, 16)) { a[i] = 0; } if (max(i, 3) <= n) { a[i] = 1; } } }",
+    );
+    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let mut conds = Vec::new();
+    crate::ir::visit_stmts(&k.body, &mut |st| {
+        if let crate::ir::Stmt::If { cond, .. } = st {
+            conds.push(cond);
+        }
+    });
+    let text = |negate: bool, c: &Expr| -> Vec<String> {
+        s.cond_facts(c, None, negate)
+            .iter()
+            .map(|f| f.to_string_with(|x| s.name(&k, x)))
+            .collect()
+    };
+    assert_eq!(
+        text(false, conds[0]),
+        vec!["threadIdx.x - i - 1", "-i + 15"]
+    );
+    assert_eq!(text(false, conds[1]), vec!["n - i", "n - 3"]);
+    // Negated, each is a disjunction: no facts.
+    assert!(text(true, conds[0]).is_empty());
+    assert!(text(true, conds[1]).is_empty());
+}

@@ -40,15 +40,20 @@ impl Converter<'_> {
                         name
                     }
                     c::Expression::Member(m) => {
-                        let op = match m.node.operator.node {
-                            c::MemberOperator::Direct => ".",
-                            c::MemberOperator::Indirect => "->",
-                        };
-                        let what = format!(
-                            "member function calls (`{op}{}()`)",
-                            m.node.identifier.node.name
-                        );
-                        return self.unsupported(call.span, &what);
+                        let base = self.bx(&m.node.expression)?;
+                        let mut args = Vec::new();
+                        for a in &call.node.arguments {
+                            args.push(self.expr(a)?);
+                        }
+                        return Ok(Expr {
+                            meta,
+                            kind: ExprKind::Method {
+                                base,
+                                name: m.node.identifier.node.name.clone(),
+                                arrow: m.node.operator.node == c::MemberOperator::Indirect,
+                                args,
+                            },
+                        });
                     }
                     _ => return self.unsupported(call.span, "calls through function pointers"),
                 };

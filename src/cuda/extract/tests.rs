@@ -106,3 +106,31 @@ fn host_functions_and_attribute_macros_hide_no_kernel() {
     let names: Vec<_> = extract(src).functions.into_iter().map(|f| f.name).collect();
     assert_eq!(names, ["a", "b"]);
 }
+
+/// A struct's `__device__` member functions are functions of the struct
+/// (in its namespace); every function-like member is a hole in its C
+/// text; host-only ones are left alone and unsupported ones recorded.
+#[test]
+fn struct_member_functions_are_the_structs() {
+    let src = "namespace g {\nstruct V {\n  float x = 1.0f, y;\n  \
+               __device__ float dot(const V &o) const { return x * o.x; }\n  \
+               float host_only() { return y; }\n  \
+               __device__ V(float a) : x(a), y(a) {}\n};\n}\n";
+    let ex = extract(src);
+    let names: Vec<(&str, Option<&str>, &str)> = ex
+        .functions
+        .iter()
+        .map(|f| (f.name.as_str(), f.owner.as_deref(), f.namespace.as_str()))
+        .collect();
+    assert_eq!(names, [("dot", Some("V"), "g::V")]);
+    let holes: Vec<&str> = ex.types[0]
+        .members
+        .iter()
+        .map(|s| &src[s.start..s.end])
+        .collect();
+    assert_eq!(holes.len(), 3, "{holes:?}");
+    assert!(holes[0].starts_with("__device__ float dot") && holes[0].ends_with('}'));
+    assert!(holes[2].starts_with("__device__ V(float a)"));
+    assert_eq!(ex.unsupported_members.len(), 1);
+    assert!(ex.unsupported_members[0].what.starts_with("constructors"));
+}

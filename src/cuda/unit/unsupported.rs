@@ -10,7 +10,6 @@ use crate::cuda::lex::{TokKind, Token};
 pub(super) const CXX_KEYWORDS: &[&str] = &[
     "new",
     "delete",
-    "this",
     "class",
     "namespace",
     "operator",

@@ -102,6 +102,9 @@ impl Lowerer<'_> {
     /// Lowers an expression statement (value discarded).
     pub(super) fn effect(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<()> {
         let span = e.meta.span;
+        if let Some(call) = self.method_as_call(e)? {
+            return self.effect(&call, out);
+        }
         match &e.kind {
             A::Assign(op, lhs, rhs) => self.assign(*op, lhs, rhs, span, out, false).map(|_| ()),
             A::Unary(op @ (UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec), x) => {

@@ -12,7 +12,7 @@ use crate::ir::record::FieldType;
 /// arguments without effects.
 pub(super) fn expr_has_effects(e: &ast::Expr) -> bool {
     match &e.kind {
-        A::Assign(..) => true,
+        A::Assign(..) | A::Method { .. } => true,
         A::Call(name, args) => {
             crate::ir::math::lookup(name).is_none() || args.iter().any(expr_has_effects)
         }
@@ -42,6 +42,9 @@ impl Lowerer<'_> {
     /// Lowers an expression used as a value.
     pub(super) fn expr(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> Result<Expr> {
         let span = e.meta.span;
+        if let Some(call) = self.method_as_call(e)? {
+            return self.expr(&call, out);
+        }
         Ok(match &e.kind {
             A::Int { value, text } => {
                 let ty = self.int_literal_type(*value, text);
@@ -364,6 +367,8 @@ impl Lowerer<'_> {
                 }
                 self.expr(last, out)?
             }
+            // Read as the call it stands for, above.
+            A::Method { .. } => return fail(span, "a member function call"),
         })
     }
 

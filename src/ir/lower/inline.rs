@@ -388,7 +388,7 @@ impl Lowerer<'_> {
 
     /// The type of an argument as a template argument, when it is known
     /// without lowering it.
-    fn static_type_name(&mut self, e: &ast::Expr) -> Option<String> {
+    pub(super) fn static_type_name(&mut self, e: &ast::Expr) -> Option<String> {
         match &e.kind {
             A::Ident(n) => match self.lookup(n, e.meta.span).ok()? {
                 Binding::Var(v) => Some(self.k.vars[v].ty.c_name().to_string()),

@@ -54,6 +54,8 @@ pub(super) fn callee<'f>(
         .functions
         .iter()
         .filter(|f| f.item.name == short)
+        // A member function is named with its struct (`Vec3::dot`).
+        .filter(|f| f.item.owner.is_none() || name != short)
         .filter(|f| {
             name == short
                 || f.item.namespace == qual

@@ -334,7 +334,7 @@ impl Lowerer<'_> {
                 let place = place.part(f.slot, f.ty.slots(), f.offset);
                 Ok((place, f.ty.clone()))
             }
-            A::Call(..) => {
+            A::Call(..) | A::Method { .. } => {
                 // A returned value (`cmul(a, b).x`): its components in
                 // variables.
                 let (rec, vals) = self.record_value(e, out)?;
@@ -530,6 +530,9 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Result<(Arc<Record>, Vec<Expr>)> {
         let span = e.meta.span;
+        if let Some(call) = self.method_as_call(e)? {
+            return self.record_value(&call, out);
+        }
         if let A::Call(name, args) = &e.kind {
             if let Some(v) = self.half2_value(name, args, span, out)? {
                 return Ok(v);
@@ -602,7 +605,7 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Result<Binding> {
         let span = e.meta.span;
-        if matches!(e.kind, A::Call(..)) {
+        if matches!(e.kind, A::Call(..) | A::Method { .. }) {
             if !is_const {
                 return fail(span, "a non-`const` reference to a returned value");
             }

@@ -6,7 +6,7 @@
 use copper::ir::{ArrayId, Kernel};
 use copper::sim::{inputs_from_spec, simulate_owned};
 
-use super::{covered, difference, swapped_launch, Checker, Terms};
+use super::{covered, difference, reshaped_launch, Checker, Terms};
 
 /// The rewrite and the original with the promised pairs passed one array.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,10 +78,7 @@ impl Checker {
                 continue;
             };
             launches += 1;
-            let spec = match terms.swapped {
-                true => swapped_launch(&run.spec),
-                false => run.spec.clone(),
-            };
+            let spec = reshaped_launch(&run.spec, terms.reshape);
             let threads = spec.block.iter().product::<u64>();
             let same = inputs_from_spec(&candidate, &spec)
                 .ok()

@@ -45,11 +45,23 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-/// `f` with row loop `r` run by whole warps, each taking its threads' 32
-/// rows, when `blockDim.x` is a multiple of 32; the original body
-/// otherwise (only with `fallback`: without it, the warp path alone, whose
-/// accesses the description reports).
-pub(super) fn rewritten(f: &Function, r: &RowLoop, fallback: bool) -> Function {
+/// Which rows a warp takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// The launch is kept: each warp takes its threads' 32 rows, one after
+    /// the other.
+    ThreadsRows,
+    /// The grid has 32 times the blocks in x: each warp takes one row,
+    /// `(global x index) / 32`.
+    OneRow,
+}
+
+/// `f` with row loop `r` run by whole warps as `route` says when
+/// `blockDim.x` is a multiple of 32; the original body otherwise (for
+/// [`Route::OneRow`], in the first 1/32 of the blocks in x, the ones the
+/// original launch had), only with `fallback`: without it, the warp path
+/// alone, whose accesses the description reports.
+pub(super) fn rewritten(f: &Function, r: &RowLoop, route: Route, fallback: bool) -> Function {
     let taken = &mut ast_util::names_in(f);
     let n = Names {
         lane: ast_util::fresh("lane", taken),
@@ -65,39 +77,59 @@ pub(super) fn rewritten(f: &Function, r: &RowLoop, fallback: bool) -> Function {
         &n.lane,
         Some(bin(BinOp::Rem, member("threadIdx", "x"), int(32))),
     );
-    // The row of the thread `threadIdx.x - lane + k` of the same block.
     let mut row_init = r.row_init.clone();
-    let thread = bin(
-        BinOp::Add,
-        bin(BinOp::Sub, member("threadIdx", "x"), ident(&n.lane)),
-        ident(&n.k),
-    );
-    ast_util::replace_expr(&mut row_init, &member("threadIdx", "x"), &thread);
+    match route {
+        // The row of the thread `threadIdx.x - lane + k` of the same block.
+        Route::ThreadsRows => {
+            let thread = bin(
+                BinOp::Add,
+                bin(BinOp::Sub, member("threadIdx", "x"), ident(&n.lane)),
+                ident(&n.k),
+            );
+            ast_util::replace_expr(&mut row_init, &member("threadIdx", "x"), &thread);
+        }
+        // The warp's global x index over 32.
+        Route::OneRow => row_init = bin(BinOp::Div, row_init, int(32)),
+    }
     let mut row_code = vec![decl(r.row_ty.clone(), &r.row, Some(row_init))];
     let work = row_work(r, &n);
     match &r.guard {
         Some(g) => row_code.push(if_else(g.clone(), work, Vec::new())),
         None => row_code.extend(work),
     }
-    let k_loop = stmt(StmtKind::For {
-        init: Some(Box::new(decl(int_ty, &n.k, Some(int(0))))),
-        cond: Some(bin(BinOp::Lt, ident(&n.k), int(32))),
-        step: Some(expr(ExprKind::Unary(
-            copper::cuda::ast::UnOp::PostInc,
-            Box::new(ident(&n.k)),
-        ))),
-        body: Box::new(block(row_code)),
-    });
+    let warp_code = match route {
+        Route::ThreadsRows => vec![
+            lane_decl,
+            stmt(StmtKind::For {
+                init: Some(Box::new(decl(int_ty, &n.k, Some(int(0))))),
+                cond: Some(bin(BinOp::Lt, ident(&n.k), int(32))),
+                step: Some(expr(ExprKind::Unary(
+                    copper::cuda::ast::UnOp::PostInc,
+                    Box::new(ident(&n.k)),
+                ))),
+                body: Box::new(block(row_code)),
+            }),
+        ],
+        Route::OneRow => std::iter::once(lane_decl).chain(row_code).collect(),
+    };
     let whole_warps = bin(
         BinOp::Eq,
         bin(BinOp::Rem, member("blockDim", "x"), int(32)),
         int(0),
     );
-    let body = vec![if_else(
-        whole_warps,
-        vec![lane_decl, k_loop],
-        if fallback { f.body.clone() } else { Vec::new() },
-    )];
+    let original = match (fallback, route) {
+        (false, _) => Vec::new(),
+        (true, Route::ThreadsRows) => f.body.clone(),
+        (true, Route::OneRow) => {
+            let first_blocks = bin(
+                BinOp::Lt,
+                member("blockIdx", "x"),
+                bin(BinOp::Div, member("gridDim", "x"), int(32)),
+            );
+            vec![if_else(first_blocks, f.body.clone(), Vec::new())]
+        }
+    };
+    let body = vec![if_else(whole_warps, warp_code, original)];
     Function { body, ..f.clone() }
 }
 

@@ -9,6 +9,7 @@ use copper::bound::Config;
 use copper::cost::Metric;
 use copper::cuda::diff::unified;
 use copper::cuda::parse::ParsedFile;
+use copper::cuda::relaunch::Reshape;
 use copper::ir::Kernel;
 use copper::sim::params::LaunchSpec;
 use copper::sim::work::Work;
@@ -90,14 +91,12 @@ pub fn search(
     let best = &result.best;
     let mut launch = annotated.clone();
     let mut notes = result.preconditions.clone();
-    if best.lineage.relaunch.is_some() {
-        for dims in [&mut launch.grid, &mut launch.block] {
-            dims.resize(dims.len().max(2), 1);
-            dims.swap(0, 1);
-        }
-        notes.push(
-            "the launch changes too (x and y of the grid and block exchanged): `copper optimize --diff` shows the host code's edit".into(),
-        );
+    if let Some(r) = best.lineage.reshape() {
+        r.lists(&mut launch.grid, &mut launch.block);
+        notes.push(format!(
+            "the launch changes too ({}): `copper optimize --diff` shows the host code's edit",
+            r.what()
+        ));
     }
     let (mut annotation, _) = annotate(
         &best.file,
@@ -106,8 +105,11 @@ pub fn search(
         r.analysis,
         r.metrics,
     )?;
-    annotation.assumptions = vec![match best.lineage.relaunch {
-        Some(_) => "on the original's launch, x and y exchanged".into(),
+    annotation.assumptions = vec![match best.lineage.reshape() {
+        Some(Reshape::SwapXy) => "on the original's launch, x and y exchanged".into(),
+        Some(Reshape::ScaleGridX(k)) => {
+            format!("on the original's launch, {k} times the blocks in x")
+        }
         None => "on the original's launch".into(),
     }];
     // The whole file with the kernel's text replaced, so that the diff's

@@ -45,13 +45,14 @@ pub(super) fn finish_file(
         .filter(|k| k.improved())
         .map(|k| (&k.best.file, k.name.as_str()))
         .collect();
-    // Launches exchanged with their kernels (thread remapping).
+    // Launches changed with their kernels (thread remapping, one warp per
+    // row).
     let host: Vec<_> = kernels
         .iter()
         .filter_map(|k| k.result.as_ref().ok())
         .filter(|k| k.improved())
         .filter_map(|k| k.best.lineage.relaunch.clone())
-        .flatten()
+        .flat_map(|r| r.edits)
         .collect();
     let rewritten = (!best.is_empty())
         .then(|| match_line_endings(&parsed.source.text, transplant(parsed, &best, &host)));

@@ -42,11 +42,8 @@ pub(super) fn at_test_launch(
     let before = worst_warps(&x.original, &spec, s)?;
     let after = if x.improved() {
         let mut best = spec.clone();
-        if x.best.lineage.relaunch.is_some() {
-            for d in [&mut best.grid, &mut best.block] {
-                d.resize(d.len().max(2), 1);
-                d.swap(0, 1);
-            }
+        if let Some(r) = x.best.lineage.reshape() {
+            r.lists(&mut best.grid, &mut best.block);
         }
         worst_warps(&x.best, &best, s)?
     } else {
