@@ -114,19 +114,13 @@ fn remap_2d(cx: &Context) -> Result<Remap, Refusal> {
             let edits = relaunch::relaunch(cx.host, &f.name, Reshape::SwapXy).map_err(|why| {
                 format!("the block ({x}×{y}) is not square, so the launch must change with the kernel, and {why}")
             })?;
-            let lines: Vec<String> = cx
-                .host
-                .launches
-                .iter()
-                .filter(|l| l.kernel == f.name)
-                .map(|l| l.line.to_string())
-                .collect();
+            let lines = launch_lines(cx, &f.name);
             Ok(Remap {
                 function: swap_xy(f, &INDICES),
                 relaunch: Some(edits),
                 what: format!(
                     "swapped x and y of `threadIdx`, `blockIdx`, `blockDim` and `gridDim`, and of the grid and block of the launch at line {} (block {x}×{y} → {y}×{x})",
-                    lines.join(", ")
+                    lines
                 ),
             })
         }
@@ -293,6 +287,19 @@ fn sectors(prep: &copper::bound::Prepared, kernel: &Kernel) -> Vec<Accesses> {
 
 /// The rewrite before and after, and the kernels it leaves alone with the
 /// exact reason ([`crate::fixture`]).
+/// The lines of the file's launches of `kernel` (`12, 30`), for a
+/// description of the launches a rewrite edits.
+pub(crate) fn launch_lines(cx: &Context, kernel: &str) -> String {
+    let lines: Vec<String> = cx
+        .host
+        .launches
+        .iter()
+        .filter(|l| l.kernel == kernel)
+        .map(|l| l.line.to_string())
+        .collect();
+    lines.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::RemapThreads;

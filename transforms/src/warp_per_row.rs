@@ -142,7 +142,7 @@ use copper::cuda::relaunch::{self, Relaunch, Reshape};
 
 use crate::ast_util::{self, counted_for, early_exit};
 use crate::remap_split::{is_global_x, is_ident};
-use crate::remap_threads::{gains_of, observes_warps};
+use crate::remap_threads::{gains_of, launch_lines, observes_warps};
 use crate::{overlap, Candidate, Context, Proposals, Refusal, Skip, Transform};
 
 mod build;
@@ -320,16 +320,10 @@ fn per_warp(
     };
     let (takes, launch) = match &relaunch {
         Some(_) => {
-            let lines: Vec<String> = cx
-                .host
-                .launches
-                .iter()
-                .filter(|l| l.kernel == f.name)
-                .map(|l| l.line.to_string())
-                .collect();
+            let lines = launch_lines(cx, &f.name);
             (
                 format!("each warp takes one row `{row}`, its global x index over 32", row = r.row),
-                format!("the launch at line {} changes: 32 times the blocks in x, a warp for each of the original's threads (where `blockDim.x` is not a multiple of 32, the original's blocks run the original code and the others nothing)", lines.join(", ")),
+                format!("the launch at line {lines} changes: 32 times the blocks in x, a warp for each of the original's threads (where `blockDim.x` is not a multiple of 32, the original's blocks run the original code and the others nothing)"),
             )
         }
         None => (
