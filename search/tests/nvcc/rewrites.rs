@@ -422,3 +422,42 @@ fn header_rewrites_compile() {
         assert_compiled(compile_all(&nvcc, &[(main, extra)]));
     }
 }
+
+/// The PolyBench-style kernels of `testdata/macro_types.cu`, whose element
+/// type is the macro `DATA_TYPE`, are rewritten by `optimize --write
+/// --allow-reassociation` without writing the macro's expansion `float`
+/// anywhere new, so the patched file built with `-DDATA_TYPE=double`
+/// computes in double, and it compiles that way and as written.
+#[test]
+fn rewrites_of_macro_typed_kernels_keep_the_macro_and_compile_in_double() {
+    let Some(nvcc) = nvcc() else { return };
+    let original = std::fs::read_to_string(root().join("testdata/macro_types.cu")).expect("read");
+    let (_scratch, files) =
+        rewritten_from("testdata", &["macro_types.cu"], &["--allow-reassociation"]);
+    let mut jobs = Vec::new();
+    for (copy, written) in &files {
+        assert_ne!(
+            written,
+            &original,
+            "nothing was rewritten in {}",
+            copy.display()
+        );
+        let floats = |s: &str| s.lines().filter(|l| l.contains("float")).count();
+        assert_eq!(
+            floats(written),
+            floats(&original),
+            "a rewrite wrote `float` for `DATA_TYPE`:\n{written}"
+        );
+        let dir = copy.parent().expect("a directory");
+        let double_object = dir.join("in_double.o").to_string_lossy().to_string();
+        let double = vec![
+            "-c".into(),
+            "-o".into(),
+            double_object,
+            "-DDATA_TYPE=double".into(),
+        ];
+        jobs.push((copy.clone(), double));
+        jobs.push((copy.clone(), object_only(dir, copy)));
+    }
+    assert_compiled(compile_all(&nvcc, &jobs));
+}
