@@ -211,6 +211,14 @@ impl Type {
         }
     }
 
+    /// The base as the user wrote it: the macro while it still stands
+    /// for the base (`DATA_TYPE`), else the C spelling (`float`).
+    pub fn base_spelling(&self) -> &str {
+        self.base_macro
+            .for_base(&self.base)
+            .unwrap_or(self.base.c_name())
+    }
+
     /// Whether this is a pointer type.
     pub fn is_pointer(&self) -> bool {
         !self.pointers.is_empty()

@@ -133,7 +133,7 @@ fn type_prefix(t: &Type) -> String {
     if t.is_volatile {
         s.push_str("volatile ");
     }
-    s.push_str(t.base_macro.for_base(&t.base).unwrap_or(t.base.c_name()));
+    s.push_str(t.base_spelling());
     s
 }
 

@@ -69,7 +69,7 @@ pub fn suggest(
         .iter()
         .map(|&i| {
             let p = &g.params[i];
-            format!("`const {} *__restrict__ {}`", p.ty.base.c_name(), p.name)
+            format!("`const {} *__restrict__ {}`", p.ty.base_spelling(), p.name)
         })
         .collect();
     Ok(Some(Suggestion {
@@ -281,6 +281,42 @@ int main() {
 "#,
         );
         assert_eq!(desc, "declare `const float *__restrict__ in`: the kernel only reads `in`, so its loads may use the read-only data cache; not applied: the cost model has no such cache, so the bounds do not change. Assumes no written pointer argument aliases it: the launch at line 13 passes separate `cudaMalloc` allocations (copper assumes nothing reassigns them in between)");
+    }
+
+    #[test]
+    fn an_element_type_written_with_a_macro_is_declared_with_the_macro() {
+        let src = |qualified: &str| {
+            format!(
+                r#"#define REAL float
+
+__global__ void scale({qualified}in, REAL *out, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{
+        out[i] = 2.0f * in[i];
+    }}
+}}
+
+int main() {{
+    int n = 1024;
+    REAL *a, *b;
+    cudaMalloc(&a, n * sizeof(REAL));
+    cudaMalloc(&b, n * sizeof(REAL));
+    scale<<<(n + 63) / 64, 64>>>(a, b, n);
+    return 0;
+}}
+"#
+            )
+        };
+        let desc = check(
+            &Suggest,
+            [64, 1, 1],
+            &src("REAL *"),
+            &src("const REAL *__restrict__ "),
+        );
+        assert!(
+            desc.starts_with("declare `const REAL *__restrict__ in`: "),
+            "{desc}"
+        );
     }
 
     #[test]

@@ -170,6 +170,8 @@ impl Parser<'_, '_> {
             }
             "sizeof" => {
                 let inner = self.parenthesized()?;
+                // `sizeof(REAL)` with `#define REAL float`.
+                let inner = self.ev.macros.expand_tokens(&inner).ok()?;
                 Some(Value::Int(size_of(&inner, self.ev.sizes)?))
             }
             "static_cast" | "reinterpret_cast" => {

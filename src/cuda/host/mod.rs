@@ -643,6 +643,17 @@ mod tests {
     }
 
     #[test]
+    fn sizeof_a_type_macro_is_the_size_of_its_expansion() {
+        let src = "#define REAL double\n#define VEC float4\n__global__ void k(REAL *a, VEC *b) {}\n\
+                   int main() {\n REAL *d_a; VEC *d_b;\n cudaMalloc(&d_a, 100 * sizeof(REAL));\n\
+                   cudaMalloc(&d_b, 10 * sizeof(VEC));\n k<<<1, 32, 32 * sizeof(REAL)>>>(d_a, d_b);\n}\n";
+        let l = launch(src);
+        assert_eq!(l.args[0].bytes, Some(800));
+        assert_eq!(l.args[1].bytes, Some(160));
+        assert_eq!(l.shared_bytes, Some(256));
+    }
+
+    #[test]
     fn threads_variable_and_ternary() {
         let src = "int main(int argc, char **argv) {\n int n = 1000; int threads = 256;\n\
                    int blocks = (n + threads - 1) / threads;\n k<<<blocks, threads>>>(x, n);\n}";
