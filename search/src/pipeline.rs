@@ -25,7 +25,8 @@ use rayon::prelude::*;
 
 use crate::launch::KnownShape;
 use crate::nvcc::{CompileError, Nvcc};
-use crate::rank::{compare, Comparison, Ranker, Ranking};
+use crate::rank::total::compare_work;
+use crate::rank::{Comparison, Ranker, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
 use lazy::LazyChecker;
@@ -40,6 +41,7 @@ mod lazy;
 mod preconditions;
 mod read_only_path;
 pub mod sizes;
+mod work;
 
 pub use later::Later;
 
@@ -466,15 +468,12 @@ pub fn optimize_target(
             .enumerate()
             .filter_map(|(s, st)| winner(&st.considered, &env).map(|c| (s, c)))
             .reduce(|a, b| {
-                let bound = |(s, c): (usize, usize)| {
-                    &round[s].considered[c]
-                        .analyzed
-                        .as_ref()
+                let work = |(s, c): (usize, usize)| {
+                    (round[s].considered[c].analyzed.as_ref())
                         .expect("analyzed")
-                        .bounds[settings.rank_metric]
-                        .work
+                        .work(settings.rank_metric)
                 };
-                if compare(&ranker, bound(b), bound(a)).is_better() {
+                if compare_work(&ranker, work(b), work(a)).is_better() {
                     b
                 } else {
                     a
@@ -733,16 +732,20 @@ fn evaluate(
             return (v, Some(analyzed), None);
         }
     }
-    let (new, old) = (&analyzed.bounds[m].work, &incumbent.bounds[m].work);
-    let comparison = match (compare(env.ranker, new, old), &candidate.repairs) {
+    let (new, old) = (analyzed.work(m), incumbent.work(m));
+    let comparison = match (compare_work(env.ranker, new, old), &candidate.repairs) {
         // A repair the cost model cannot see is worth a bound no worse.
-        (Comparison::NotBetter(_), Some(repair)) if !compare(env.ranker, old, new).is_better() => {
+        (Comparison::NotBetter(_), Some(repair))
+            if !compare_work(env.ranker, old, new).is_better() =>
+        {
             Comparison::Better(format!("the same bound, and {repair}"))
         }
         // Contention the cost model cannot see is worth a constant more.
         (Comparison::NotBetter(_), _)
             if candidate.contention.is_some()
-                && crate::rank::at_most_a_constant_more(new, old, env.ranker.epsilon()) =>
+                && new.per_warp_of(&old).is_some_and(|new| {
+                    crate::rank::at_most_a_constant_more(&new, old.per_warp, env.ranker.epsilon())
+                }) =>
         {
             let why = candidate.contention.as_deref().unwrap_or_default();
             Comparison::Better(format!(
@@ -871,8 +874,10 @@ fn compiles(candidate: &Analyzed, env: &Env) -> Result<(), Verdict> {
 
 /// The best of the candidates that beat the incumbent: one no other beats.
 fn winner(considered: &[Considered], env: &Env) -> Option<usize> {
-    let bound = |i: usize| -> &Outcome {
-        &considered[i].analyzed.as_ref().expect("analyzed").bounds[env.settings.rank_metric].work
+    let work = |i: usize| {
+        (considered[i].analyzed.as_ref())
+            .expect("analyzed")
+            .work(env.settings.rank_metric)
     };
     let mut best: Option<usize> = None;
     for (i, c) in considered.iter().enumerate() {
@@ -880,7 +885,7 @@ fn winner(considered: &[Considered], env: &Env) -> Option<usize> {
             continue;
         }
         best = match best {
-            Some(b) if !compare(env.ranker, bound(i), bound(b)).is_better() => Some(b),
+            Some(b) if !compare_work(env.ranker, work(i), work(b)).is_better() => Some(b),
             _ => Some(i),
         };
     }

@@ -13,7 +13,9 @@
 //! down, decide — the first degree where they differ by more than
 //! `epsilon`. Bounds equal at every degree are not comparable, and the
 //! incumbent stays. `--at h=4096,w=1024` ([`Ranking::At`]) ranks at the
-//! sizes given.
+//! sizes given. A version that runs more (or fewer) warps than the one it
+//! is compared with, its launch edited, is compared by total work
+//! ([`total`]).
 
 use std::collections::BTreeMap;
 
@@ -22,6 +24,7 @@ use copper::bound::{BoundExpr, Outcome};
 use copper::poly::{Monomial, Poly};
 
 pub mod sized;
+pub mod total;
 
 /// The default relative tolerance.
 pub const DEFAULT_EPSILON: f64 = 0.02;
@@ -144,6 +147,19 @@ struct Pair<'a> {
     old_poly: Poly,
 }
 
+impl<'a> Pair<'a> {
+    /// The bounds `new` and `old` with their polynomials; `None` when one
+    /// overflows 128-bit rational arithmetic.
+    fn of(new: &'a BoundExpr, old: &'a BoundExpr) -> Option<Pair<'a>> {
+        Some(Pair {
+            new,
+            old,
+            new_poly: new.to_poly()?,
+            old_poly: old.to_poly()?,
+        })
+    }
+}
+
 /// Compares a candidate's bound `new` with the incumbent's `old`.
 pub fn compare(ranker: &Ranker, new: &Outcome, old: &Outcome) -> Comparison {
     let pair = match (new, old) {
@@ -153,14 +169,9 @@ pub fn compare(ranker: &Ranker, new: &Outcome, old: &Outcome) -> Comparison {
         (Outcome::Bound(n), Outcome::NoBound(..)) => {
             return Comparison::Better(format!("it has a bound ({n}); the original has none"))
         }
-        (Outcome::Bound(n), Outcome::Bound(o)) => match (n.to_poly(), o.to_poly()) {
-            (Some(new_poly), Some(old_poly)) => Pair {
-                new: n,
-                old: o,
-                new_poly,
-                old_poly,
-            },
-            _ => {
+        (Outcome::Bound(n), Outcome::Bound(o)) => match Pair::of(n, o) {
+            Some(pair) => pair,
+            None => {
                 return Comparison::NotBetter(
                     "the bounds overflow 128-bit rational arithmetic".into(),
                 )

@@ -29,6 +29,7 @@ use copper::cuda::ast::Function;
 use copper::cuda::parse::{parse_path, parse_source, ParsedFile};
 use copper::cuda::relaunch::Reshape;
 use copper::ir::lower::lower_kernel;
+use copper::ir::Kernel;
 use copper::sim::params::{InitKind, LaunchSpec};
 use copper::sim::test_launch::synthesized;
 use copper::source::SourceFile;
@@ -37,6 +38,7 @@ use copper_search::pipeline::{optimize_target, Cache, Settings, Target};
 use copper_search::rank::{Ranking, DEFAULT_EPSILON};
 use copper_transforms::check::{Checker, Terms};
 use rayon::prelude::*;
+use rows::generated_rows;
 
 #[path = "every_caller/big_shared.rs"]
 mod big_shared;
@@ -55,6 +57,8 @@ mod headers;
 
 #[path = "every_caller/relaunched.rs"]
 mod relaunched;
+#[path = "every_caller/rows.rs"]
+mod rows;
 #[path = "every_caller/written.rs"]
 mod written;
 
@@ -395,102 +399,6 @@ fn warp_per_row_of_generated_kernels_is_right_for_every_block() {
     );
 }
 
-/// Kernel `seed` whose threads each reduce one row of a row-major matrix
-/// (`row * m + i`, `m` a macro or a parameter): an `int`, `unsigned` or
-/// `long long` sum, a sum of squares of `float`s (positive terms, so
-/// within the reassociation tolerance), an `fmaxf` or integer `max`/`min`
-/// starting at the row's first element; under `if (row < rows)`, after
-/// `if (row >= rows) return;`, or unguarded; the result stored as it is
-/// or scaled.
-fn generated_rows(seed: u64) -> String {
-    let mut r = Rng(seed.wrapping_mul(0x3c6e_f372_fe94_f82b) ^ 0x7011);
-    let (define, m, mparam) = r.pick(
-        &[
-            &("#define M 40\n", "M", ""),
-            &("#define M 7\n", "M", ""),
-            &("", "m", ", int m"),
-        ][..],
-    );
-    let row = r.pick(&[
-        "blockIdx.x * blockDim.x + threadIdx.x",
-        "threadIdx.x + blockIdx.x * blockDim.x",
-    ]);
-    let (ty, acc_ty, init, start, fold, store) = match r.below(5) {
-        0 => (
-            "int",
-            "int",
-            "0",
-            "0",
-            "acc += a[row * {m} + i] * x[i];",
-            "acc",
-        ),
-        1 => (
-            "unsigned",
-            "unsigned",
-            "1",
-            "0",
-            "acc = acc + a[row * {m} + i];",
-            "acc * 2",
-        ),
-        2 => (
-            "int",
-            "long long",
-            "0",
-            "0",
-            "acc += (long long)a[row * {m} + i];",
-            "(int)acc",
-        ),
-        3 => (
-            "float",
-            "float",
-            "a[row * {m}]",
-            "1",
-            "acc = fmaxf(acc, a[row * {m} + i]);",
-            "acc",
-        ),
-        _ => (
-            "float",
-            "float",
-            "0.0f",
-            "0",
-            "float v = a[row * {m} + i];\n        acc += v * v;",
-            "acc",
-        ),
-    };
-    let fold = fold.replace("{m}", m);
-    let init = init.replace("{m}", m);
-    let (ty, init, start, fold) = if ty == "int" && acc_ty == "int" && r.below(2) == 0 {
-        (
-            "int",
-            format!("a[row * {m}]"),
-            "1",
-            format!("acc = {}(acc, a[row * {m} + i]);", r.pick(&["max", "min"])),
-        )
-    } else {
-        (ty, init, start, fold)
-    };
-    let (open, close) = r.pick(
-        &[
-            &("", ""),
-            &("if (row < rows) {", "}"),
-            &("if (row >= rows) return;", ""),
-        ][..],
-    );
-    format!(
-        "{define}__global__ void k(const {ty} *a, const {ty} *x, {ty} *y, int rows{mparam}) {{
-    int row = {row};
-    {open}
-    {acc_ty} acc = {init};
-    for (int i = {start}; i < {m}; i++) {{
-        {fold}
-    }}
-    y[row] = {store};
-    {close}
-}}
-"
-    )
-}
-
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
 
@@ -789,6 +697,19 @@ fn siblings(file: &ParsedFile, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Kernel `name` of `file`, lowered, and as the search's target: its
+/// launch's shape from the file, or an assumed block.
+fn searched(file: &ParsedFile, name: &str) -> Option<(Kernel, Target)> {
+    let kernel = lower_kernel(file, name).ok()?;
+    let shape = assume_block(
+        file,
+        &kernel,
+        launch_shape(None, None, file, None, name),
+        &std::sync::Arc::new(copper::sim::work::Work::new(FIT_STEPS)),
+    );
+    Some((kernel, Target::new(name, None, shape)))
+}
+
 /// Every rewrite copper offers for the kernels `names` of `file` (each
 /// with the blocks it is checked on), searched with the launch shape the
 /// file gives each (none: an assumed block), checked on each of its
@@ -803,16 +724,7 @@ fn check_named(
     let file = file.clone();
     let path = file.source.path.clone();
     let mut out = Vec::new();
-    let target = |name: &str| {
-        let kernel = lower_kernel(&file, name).ok()?;
-        let shape = assume_block(
-            &file,
-            &kernel,
-            launch_shape(None, None, &file, None, name),
-            &std::sync::Arc::new(copper::sim::work::Work::new(FIT_STEPS)),
-        );
-        Some((kernel, Target::new(name, None, shape)))
-    };
+    let target = |name: &str| searched(&file, name);
     for (name, shapes) in names {
         let name = name.clone();
         let Some((kernel, searched)) = target(&name) else {

@@ -7,8 +7,9 @@
 //! degree and coefficients alone. (The `main`s of `votes_short.cu` and
 //! `votes_long.cu` print `grid.x`, so their launch cannot get 32 times the
 //! blocks: one warp per row keeps the launch there, each warp taking its
-//! threads' 32 rows. Without that read the search takes one row per warp
-//! and changes the launch: the last test.)
+//! threads' 32 rows. Without that read one row per warp changes the launch
+//! and runs 32 times the warps, ranked by total work: refused for short
+//! rows, taken for long ones, in the last test.)
 
 mod common;
 
@@ -191,27 +192,49 @@ fn copper_toml_can_ask_for_the_asymptotic_ranking_and_at_still_wins() {
     assert!(text(&o).contains("ranked at districts=3000, stations=12: --at"));
 }
 
-/// `optimize` takes one row per warp, the launch's grid scaled by 32 in
-/// the same diff, where it can edit the launch (`votes_short.cu` without
-/// its `main` reading `grid.x`: cheaper per warp than its threads' 32 rows
-/// even at stations=12), and keeps the launch otherwise, saying why.
-#[test]
-fn one_row_per_warp_where_the_launch_can_change_and_the_threads_rows_otherwise() {
+/// `file` of `testdata/ranking` without its `main` reading `grid.x`, so
+/// that one warp per row may give the launch 32 times the blocks, in a
+/// scratch directory as `votes.cu`.
+fn editable(file: &str) -> Scratch {
     let scratch = Scratch::new();
-    let dir = scratch.path();
-    let src = std::fs::read_to_string(root().join("testdata/ranking/votes_short.cu")).unwrap();
+    let src = std::fs::read_to_string(root().join("testdata/ranking").join(file)).unwrap();
     let editable = src.replace(
         " (%d blocks)\\n\", h_total[0], grid.x);",
         "\\n\", h_total[0]);",
     );
     assert_ne!(editable, src);
-    std::fs::write(dir.join("votes.cu"), &editable).unwrap();
-    let o = copper_in(dir, &["optimize", "votes.cu"]);
+    std::fs::write(scratch.path().join("votes.cu"), &editable).unwrap();
+    scratch
+}
+
+/// Where the launch can change, one row per warp runs 32 times the warps,
+/// so it is ranked by total work: with rows of 12 stations it is 15 times
+/// cheaper per warp yet twice the work in all, and is refused, saying
+/// both totals (the threads' rows on the same launch lose too); with rows
+/// of 2000 it wins, the launch's grid scaled by 32 in the same diff, the
+/// factor said in text and JSON. A file that reads `grid.x` keeps the
+/// launch, saying why.
+#[test]
+fn one_row_per_warp_where_the_launch_can_change_and_the_threads_rows_otherwise() {
+    let short = editable("votes_short.cu");
+    let o = copper_in(short.path(), &["optimize", "--explain", "votes.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    for part in [
+        "kernel countVotes: no improvement found",
+        // 41 + 176·12 = 2153 per warp on the launch as written.
+        "it runs 32× the warps: at stations=12, 143.47 × 32 = 4591 > 2153 per original warp",
+        "not better at the sizes in use (the launch at line 36): at stations=12: 2153 → 4607",
+    ] {
+        assert!(out.contains(part), "`{part}` not in\n{out}");
+    }
+    let long = editable("votes_long.cu");
+    let o = copper_in(long.path(), &["optimize", "votes.cu"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let diff = copper_in(dir, &["optimize", "--diff", "votes.cu"]);
+    let diff = copper_in(long.path(), &["optimize", "--diff", "votes.cu"]);
     let out = text(&o) + &text(&diff);
     for part in [
-        "why: wsteps per warp, at stations=12: 2153 → 143.47 (the stations term: 176 → 1.407)",
+        "why: wsteps per warp, by total work, at stations=2000: 352041 → 94051 (the stations term: 176 → 45); per warp 352041 → 2939.09, ×32 warps",
         "the launch at line 36 changes: 32 times the blocks in x",
         "lanes now read consecutive `votes` elements: 32 → 5 sectors per warp",
         "+\tdim3 grid(((districts + 127) / 128) * 32);",
@@ -219,6 +242,15 @@ fn one_row_per_warp_where_the_launch_can_change_and_the_threads_rows_otherwise()
     ] {
         assert!(out.contains(part), "`{part}` not in\n{out}");
     }
+    let o = copper_in(long.path(), &["optimize", "--format", "json", "votes.cu"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let why = doc["kernels"][0]["applied"][0]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.ends_with("; per warp 352041 → 2939.09, ×32 warps"),
+        "{doc}"
+    );
     // Reading `grid.x`: the threads' rows on the same launch, not taken at
     // stations=12 (short_rows_refuse_one_warp_per_row_and_say_why).
     let out = explained("votes_short.cu", &[]);

@@ -187,6 +187,17 @@ impl Reshape {
         *block = b[..len(block)].to_vec();
     }
 
+    /// How many times the original launch's warps the reshaped launch
+    /// runs: the grid's x scaled by `k` runs `k` times the blocks, each of
+    /// the same block; exchanging x and y keeps the blocks and the threads
+    /// of each block, so its warps too.
+    pub fn warps(self) -> u64 {
+        match self {
+            Reshape::SwapXy => 1,
+            Reshape::ScaleGridX(k) => k,
+        }
+    }
+
     /// What it does to a launch, for people.
     pub fn what(self) -> &'static str {
         match self {

@@ -22,7 +22,7 @@ use super::{
     self_check, Analyzed, Applied, Cache, Env, KernelResult, Lineage, Settings, Unchecked, Verdict,
 };
 use crate::launch::{Includer, KnownShape};
-use crate::rank::compare;
+use crate::rank::total::compare_work;
 
 /// A kernel to search or to check rewrites on: its name, its parameter
 /// file's launch, its launch shape, and for a header's kernel the file
@@ -213,12 +213,10 @@ pub(super) fn check(
         if let Some(why) = self_check(&analyzed, &runs, &s.config).first() {
             return Err(Verdict::Unchecked(other(why.clone())));
         }
-        let (old, new) = (
-            &incumbent.bounds[settings.rank_metric].work,
-            &analyzed.bounds[settings.rank_metric].work,
-        );
-        if compare(env.ranker, old, new).is_better() {
-            let why = compare(env.ranker, new, old);
+        let m = settings.rank_metric;
+        let (old, new) = (incumbent.work(m), analyzed.work(m));
+        if compare_work(env.ranker, old, new).is_better() {
+            let why = compare_work(env.ranker, new, old);
             return Err(Verdict::NotBetter(format!(
                 "it is worse for {}",
                 other(why.reason().to_string())
@@ -264,11 +262,7 @@ impl KernelResult {
             return;
         };
         let m = settings.rank_metric;
-        let verdict = compare(
-            &self.ranker,
-            &mine.bounds[m].work,
-            &self.original.bounds[m].work,
-        );
+        let verdict = compare_work(&self.ranker, mine.work(m), self.original.work(m));
         let applied = lead
             .applied
             .iter()

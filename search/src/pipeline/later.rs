@@ -36,11 +36,8 @@ impl KernelResult {
             .filter(|(_, c)| matches!(c.verdict, Verdict::NotBetter(_)))
             .find_map(|(transform, c)| {
                 let a = c.analyzed.as_ref()?;
-                let from = wins_from(
-                    &self.ranker,
-                    &a.bounds.get(m)?.work,
-                    &self.original.bounds.get(m)?.work,
-                )?;
+                let (new, old) = (a.work(m), self.original.work(m));
+                let from = wins_from(&self.ranker, &*new.per_warp_of(&old)?, old.per_warp)?;
                 Some(Later { transform, from })
             })
     }

@@ -11,7 +11,8 @@ use copper_transforms::block_guard::{self, Dim};
 use copper_transforms::check::materialize;
 
 use super::{instances, launched, Analyzed, Applied, Env, Verdict};
-use crate::rank::{compare, Comparison};
+use crate::rank::total::compare_work;
+use crate::rank::Comparison;
 use copper::cuda::rewrite;
 
 /// The best version `best` as it is offered, and what it assumes of its
@@ -214,8 +215,8 @@ fn guarded(
         )
         .map_err(|e| refused(e.to_string()))?;
     let m = env.settings.rank_metric;
-    let (new, old) = (&version.bounds[m].work, &original.bounds[m].work);
-    if let Comparison::NotBetter(why) = compare(env.ranker, new, old) {
+    if let Comparison::NotBetter(why) = compare_work(env.ranker, version.work(m), original.work(m))
+    {
         return Err(refused(format!(
             "with the test of the block that keeps other blocks on the original code, {why}"
         )));

@@ -35,6 +35,14 @@ impl InUse {
             .then(|| format!("ranked at {}: {}", shown(&self.values, None), self.from))
     }
 
+    /// The bounds of `pair` at the sizes (the candidate's, then the
+    /// incumbent's), with the sizes they depend on in words ("m=64");
+    /// `None` where the sizes do not give every variable of the bounds.
+    pub(super) fn values_of(&self, pair: &Pair) -> Option<(String, f64, f64)> {
+        let (a, b) = (pair.new.eval(&self.values)?, pair.old.eval(&self.values)?);
+        Some((shown(&self.values, Some(&inputs(pair))), a, b))
+    }
+
     /// Compares the bounds of `pair` at the sizes.
     pub(super) fn compare(&self, pair: &Pair) -> Comparison {
         let eps = self.epsilon;
@@ -190,12 +198,7 @@ pub fn wins_from(ranker: &Ranker, new: &Outcome, old: &Outcome) -> Option<BTreeM
     let (Outcome::Bound(n), Outcome::Bound(o)) = (new, old) else {
         return None;
     };
-    let pair = Pair {
-        new: n,
-        old: o,
-        new_poly: n.to_poly()?,
-        old_poly: o.to_poly()?,
-    };
+    let pair = Pair::of(n, o)?;
     if !matches!(trend(&pair.new_poly, &pair.old_poly, eps), Trend::Lower(_)) {
         return None;
     }
