@@ -350,6 +350,9 @@ struct Scope {
     header_kernels: Vec<FunctionItem>,
     /// Device functions defined in headers.
     header_functions: Vec<FunctionItem>,
+    /// Dynamic shared memory accessors (`SharedMemory<T>`), the headers'
+    /// and the file's.
+    shared_accessors: HashSet<String>,
 }
 
 impl Scope {
@@ -359,6 +362,7 @@ impl Scope {
             globals: Vec::new(),
             header_kernels: Vec::new(),
             header_functions: Vec::new(),
+            shared_accessors: own.shared_accessors.iter().cloned().collect(),
         };
         for f in (source.included().files.iter()).filter(|f| f.kind == IncludedKind::Header) {
             scope.add(f, qualifiers);
@@ -374,6 +378,7 @@ impl Scope {
         ex.shift(f.base);
         self.types.extend(ex.types);
         self.globals.extend(ex.globals);
+        self.shared_accessors.extend(ex.shared_accessors);
         let (kernels, device): (Vec<_>, Vec<_>) = ex
             .functions
             .into_iter()
@@ -463,6 +468,8 @@ struct Context<'a> {
     /// The structs with member functions: by name, the struct's span and
     /// its member functions' names.
     owners: HashMap<String, (Span, HashSet<String>)>,
+    /// Dynamic shared memory accessors (`SharedMemory<T>`).
+    shared_accessors: &'a HashSet<String>,
 }
 
 impl<'a> Context<'a> {
@@ -516,6 +523,7 @@ impl<'a> Context<'a> {
             declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
             members,
             owners,
+            shared_accessors: &scope.shared_accessors,
         }
     }
 
@@ -548,6 +556,7 @@ impl<'a> Context<'a> {
         let names = Names {
             is_type: &is_type,
             is_template: &is_template,
+            is_shared_accessor: &|n| self.shared_accessors.contains(n),
         };
         let used = identifiers(self.source.slice(span), &self.macros.at(span.start));
         let mut spans = self.declarations.needed(span, used, |s| {
