@@ -38,6 +38,7 @@ use super::timeline::Timeline;
 use super::undefined_kernels::undefined_kernels;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
+use super::unread_cxx;
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedFile, IncludedKind, SourceFile, Span};
 
@@ -699,7 +700,20 @@ impl<'a> Context<'a> {
             member_of.and_then(|_| methods::trailing(self.source.slice(item.span), name_at));
         blanks.extend(trailing.iter().map(|t| t.range.clone()));
         let unit = self.unit(item.span, &type_params, &blanks, &groups)?;
-        let tu = self.parse_unit(&unit, item.name_offset)?;
+        let tu = self.parse_unit(&unit, item.name_offset).map_err(|mut d| {
+            let kind = if item.kind == FnKind::Global {
+                "kernel"
+            } else {
+                "function"
+            };
+            let is_type = |n: &str| is_builtin_type_name(n) || self.type_names.contains(n);
+            let function = format!("{kind} `{}`", item.name);
+            let line = d.source_line.as_deref().unwrap_or("");
+            if let Some(m) = unread_cxx::explain(line, d.col, &is_type, &function) {
+                (d.code, d.message) = ("unsupported", m);
+            }
+            d
+        })?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
             _ => None,
