@@ -18,6 +18,17 @@ fn parse(src: &str) -> ParsedFile {
 /// `int`/`float` arrays `a` and `b` of `len` elements (`a[i] = i`, `b`
 /// zero) and returns both final arrays as `f64`s.
 fn run(src: &str, name: &str, threads: u32, len: u32) -> (Vec<f64>, Vec<f64>) {
+    run_shared(src, name, threads, len, 0)
+}
+
+/// [`run`] with `shared_bytes` bytes of dynamic shared memory.
+fn run_shared(
+    src: &str,
+    name: &str,
+    threads: u32,
+    len: u32,
+    shared_bytes: u32,
+) -> (Vec<f64>, Vec<f64>) {
     let parsed = parse(src);
     assert!(
         parsed.all_diagnostics().is_empty(),
@@ -27,7 +38,7 @@ fn run(src: &str, name: &str, threads: u32, len: u32) -> (Vec<f64>, Vec<f64>) {
     let kernel = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
     let key = copper::sim::params::kernel_key(name);
     let params = format!(
-        "[kernel.{key}]\ngrid=[1]\nblock=[{threads}]\n[kernel.{key}.arrays.a]\nlen={len}\ninit=\"values\"\nvalues=[{}]\n[kernel.{key}.arrays.b]\nlen={len}\n",
+        "[kernel.{key}]\ngrid=[1]\nblock=[{threads}]\nshared_bytes={shared_bytes}\n[kernel.{key}.arrays.a]\nlen={len}\ninit=\"values\"\nvalues=[{}]\n[kernel.{key}.arrays.b]\nlen={len}\n",
         (0..len).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
     );
     let p = ParamFile::from_toml(&params).unwrap();
@@ -706,6 +717,41 @@ proptest::proptest! {
             f[bumped] += x;
             let want = c[0] * f[0] + c[1] * f[1] + c[2] * f[2] + x;
             proptest::prop_assert_eq!(*got, want as f64, "{}", src);
+        }
+    }
+
+    /// The samples' `SharedMemory<T>()` (its generic form, or a
+    /// specialization with an array of another name) is the launch's
+    /// dynamic shared memory: each thread stores a generated affine
+    /// function of its element there and, past the barrier, reads a
+    /// generated neighbor's, as C++ does.
+    #[test]
+    fn shared_memory_accessors_compute_what_cxx_does(
+        c in proptest::array::uniform2(-5i64..6),
+        shift in 0u32..8,
+        specialized in proptest::bool::ANY,
+    ) {
+        let special = if specialized {
+            "template <> struct SharedMemory<int> {\n  \
+             __device__ operator int *() { extern __shared__ int __smem_i[]; return (int *)__smem_i; }\n};\n"
+        } else {
+            ""
+        };
+        let src = format!(
+            "template <class T> struct SharedMemory {{\n  \
+             __device__ inline operator T *() {{ extern __shared__ int __smem[]; return (T *)__smem; }}\n  \
+             __device__ inline operator const T *() const {{ extern __shared__ int __smem[]; return (T *)__smem; }}\n}};\n\
+             {special}\
+             template <class T> __global__ void k(T *a, T *b) {{\n  T *s = SharedMemory<T>();\n  \
+             unsigned t = threadIdx.x;\n  s[t] = {} * a[t] + {};\n  __syncthreads();\n  \
+             b[t] = s[(t + {shift}) % blockDim.x];\n}}\n\
+             template __global__ void k<int>(int *, int *);\n",
+            c[0], c[1]
+        );
+        let (_, b) = run_shared(&src, "k<int>", 8, 8, 32);
+        for (i, got) in b.iter().enumerate() {
+            let j = (i as i64 + i64::from(shift)) % 8;
+            proptest::prop_assert_eq!(*got, (c[0] * j + c[1]) as f64, "{}", src);
         }
     }
 }

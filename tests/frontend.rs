@@ -193,6 +193,14 @@ fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
             "unknown type `real_t`: pass `-D` or `-I` (as to nvcc)",
         ),
         ("unknown_type_later.cu", "unknown type `accum_t`"),
+        (
+            "cxx_structs.cu",
+            "`Vec3 u(…)` builds a `Vec3` with a constructor",
+        ),
+        (
+            "cxx_structs.cu",
+            "`Pair<…>` is an instance of a template struct",
+        ),
     ];
     for (name, needle) in expect {
         let f = parse_path(&dir.join(name)).unwrap();

@@ -555,3 +555,29 @@ fn struct_member_functions_are_listed_bounded_and_sound_and_not_rewritten() {
         "{out}"
     );
 }
+
+#[test]
+fn the_samples_shared_memory_accessor_is_the_launchs_dynamic_shared_memory() {
+    assert_bounded_and_sound("shared_memory.cu", &["reduce<float>", "reduce<double>"], 10);
+    let (status, out) = run(&["fmt", "shared_memory.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("T *sdata = SharedMemory<T>();"), "{out}");
+    let (status, out) = run(&["simulate", "shared_memory.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("sdata[tid + s] (shared read)"), "{out}");
+    let (status, out) = run(&["lint", "shared_memory.cu"]);
+    assert!(status == 0 || status == 1, "{out}");
+    assert!(
+        out.contains("2 kernels") || out.contains("in 2 kernels"),
+        "{out}"
+    );
+    // The warp-shuffle reduction leaves the accessor's array alone, and
+    // says why.
+    let (status, out) = run(&["optimize", "--explain", "shared_memory.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("2 kernels in 1 file"), "{out}");
+    assert!(
+        out.contains("`sdata` is not a one-dimensional `__shared__` array"),
+        "{out}"
+    );
+}

@@ -35,6 +35,7 @@ pub use super::macros::MacroDef;
 pub use members::UnsupportedMember;
 
 mod members;
+mod shared_accessor;
 mod type_decls;
 use type_decls::type_declaration;
 
@@ -117,6 +118,9 @@ pub struct Extracted {
     /// Members of structs copper does not read (constructors, operators,
     /// virtual functions), in file order.
     pub unsupported_members: Vec<UnsupportedMember>,
+    /// Template structs standing for the launch's dynamic shared memory
+    /// (the samples' `SharedMemory<T>`), by name, in file order.
+    pub shared_accessors: Vec<String>,
 }
 
 /// Which kind of brace is open.
@@ -255,22 +259,28 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
                     continue;
                 }
             }
-            // `template __global__ void ns::k<float>(float *, int);`: an
-            // explicit instantiation (`template <…>` heads a template).
-            "template"
-                if file_scope
-                    && i == decl_start
-                    && toks.get(i + 1).is_some_and(|n| !n.is(src, "<")) =>
-            {
-                let end = skip_to_semicolon(src, &toks, i + 1);
-                let paren = (i + 1..end).find(|&k| toks[k].is(src, "("));
-                if let Some((name, args)) = paren.and_then(|p| specialized_name(src, &toks, p)) {
-                    out.instantiations
-                        .push(instance_name(toks[name].text(src), &args));
+            "template" if file_scope && i == decl_start => {
+                if let Some(next) =
+                    shared_accessor::template_struct(src, &toks, i, qualifiers, &mut out)
+                {
+                    i = next;
+                    decl_start = next;
+                    continue;
                 }
-                i = end + 1;
-                decl_start = i;
-                continue;
+                // `template __global__ void ns::k<float>(float *, int);`: an
+                // explicit instantiation (`template <…>` heads a template).
+                if toks.get(i + 1).is_some_and(|n| !n.is(src, "<")) {
+                    let end = skip_to_semicolon(src, &toks, i + 1);
+                    let paren = (i + 1..end).find(|&k| toks[k].is(src, "("));
+                    if let Some((name, args)) = paren.and_then(|p| specialized_name(src, &toks, p))
+                    {
+                        out.instantiations
+                            .push(instance_name(toks[name].text(src), &args));
+                    }
+                    i = end + 1;
+                    decl_start = i;
+                    continue;
+                }
             }
             "<<<" if i > 0 && (toks[i - 1].kind == TokKind::Ident || toks[i - 1].is(src, ">")) => {
                 launch(src, &toks, i, &mut out);

@@ -37,4 +37,5 @@ pub mod timeline;
 mod undefined_kernels;
 pub mod unit;
 pub mod unknown_type;
+pub mod unread_cxx;
 pub mod visit;

@@ -38,6 +38,7 @@ use super::timeline::Timeline;
 use super::undefined_kernels::undefined_kernels;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
+use super::unread_cxx;
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedFile, IncludedKind, SourceFile, Span};
 
@@ -350,6 +351,9 @@ struct Scope {
     header_kernels: Vec<FunctionItem>,
     /// Device functions defined in headers.
     header_functions: Vec<FunctionItem>,
+    /// Dynamic shared memory accessors (`SharedMemory<T>`), the headers'
+    /// and the file's.
+    shared_accessors: HashSet<String>,
 }
 
 impl Scope {
@@ -359,6 +363,7 @@ impl Scope {
             globals: Vec::new(),
             header_kernels: Vec::new(),
             header_functions: Vec::new(),
+            shared_accessors: own.shared_accessors.iter().cloned().collect(),
         };
         for f in (source.included().files.iter()).filter(|f| f.kind == IncludedKind::Header) {
             scope.add(f, qualifiers);
@@ -374,6 +379,7 @@ impl Scope {
         ex.shift(f.base);
         self.types.extend(ex.types);
         self.globals.extend(ex.globals);
+        self.shared_accessors.extend(ex.shared_accessors);
         let (kernels, device): (Vec<_>, Vec<_>) = ex
             .functions
             .into_iter()
@@ -463,6 +469,8 @@ struct Context<'a> {
     /// The structs with member functions: by name, the struct's span and
     /// its member functions' names.
     owners: HashMap<String, (Span, HashSet<String>)>,
+    /// Dynamic shared memory accessors (`SharedMemory<T>`).
+    shared_accessors: &'a HashSet<String>,
 }
 
 impl<'a> Context<'a> {
@@ -516,6 +524,7 @@ impl<'a> Context<'a> {
             declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
             members,
             owners,
+            shared_accessors: &scope.shared_accessors,
         }
     }
 
@@ -548,6 +557,7 @@ impl<'a> Context<'a> {
         let names = Names {
             is_type: &is_type,
             is_template: &is_template,
+            is_shared_accessor: &|n| self.shared_accessors.contains(n),
         };
         let used = identifiers(self.source.slice(span), &self.macros.at(span.start));
         let mut spans = self.declarations.needed(span, used, |s| {
@@ -690,7 +700,20 @@ impl<'a> Context<'a> {
             member_of.and_then(|_| methods::trailing(self.source.slice(item.span), name_at));
         blanks.extend(trailing.iter().map(|t| t.range.clone()));
         let unit = self.unit(item.span, &type_params, &blanks, &groups)?;
-        let tu = self.parse_unit(&unit, item.name_offset)?;
+        let tu = self.parse_unit(&unit, item.name_offset).map_err(|mut d| {
+            let kind = if item.kind == FnKind::Global {
+                "kernel"
+            } else {
+                "function"
+            };
+            let is_type = |n: &str| is_builtin_type_name(n) || self.type_names.contains(n);
+            let function = format!("{kind} `{}`", item.name);
+            let line = d.source_line.as_deref().unwrap_or("");
+            if let Some(m) = unread_cxx::explain(line, d.col, &is_type, &function) {
+                (d.code, d.message) = ("unsupported", m);
+            }
+            d
+        })?;
         let def = tu.0.iter().rev().find_map(|d| match &d.node {
             c::ExternalDeclaration::FunctionDefinition(f) => Some(f),
             _ => None,

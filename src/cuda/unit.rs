@@ -13,7 +13,9 @@ use super::limits::{Exceeded, Limits, MAX_FILE_EXPANSION, MAX_NESTING, MAX_STATE
 use super::macros::{token_texts, MacroTable};
 use crate::source::Span;
 
+mod shared_accessor;
 mod unsupported;
+pub use shared_accessor::DYNAMIC_SHARED;
 use unsupported::{angle_close, is_cast_type, is_reference, unsupported_punct, unsupported_word};
 
 /// Typedef names CUDA provides, declared for the parser.
@@ -164,6 +166,9 @@ pub struct Names<'a> {
     pub is_type: &'a dyn Fn(&str) -> bool,
     /// Whether a name is a function template (`f<…>(…)` is a call).
     pub is_template: &'a dyn Fn(&str) -> bool,
+    /// Whether a name is a dynamic shared memory accessor
+    /// (`SharedMemory<T>()`: [`DYNAMIC_SHARED`]).
+    pub is_shared_accessor: &'a dyn Fn(&str) -> bool,
 }
 
 /// The tokens of a piece of the file being appended, and what reading
@@ -559,6 +564,11 @@ impl Unit {
         }
         if next == Some("::") && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Ident) {
             return Ok(Some(self.qualified_name(tokens, i)));
+        }
+        if next == Some("<") && (names.is_shared_accessor)(text) {
+            if let Some(next) = self.shared_accessor(tokens, i) {
+                return Ok(Some(next));
+            }
         }
         if next == Some("<") && (names.is_template)(text) {
             let Some(close) = angle_close(piece, toks, i + 1) else {

@@ -11,6 +11,7 @@ mod assign;
 mod call;
 mod cells;
 mod decl;
+mod dynamic_shared;
 mod expr;
 mod globals;
 mod half2;

@@ -14,6 +14,7 @@ fn unit_of(src: &str) -> Result<Unit, UnitError> {
         &Names {
             is_type: &|n| is_builtin_type_name(n),
             is_template: &|_| false,
+            is_shared_accessor: &|_| false,
         },
         &Cell::new(MAX_FILE_EXPANSION),
     )?;
@@ -169,6 +170,7 @@ fn macro_expansions_of_a_file_are_bounded() {
     let names = Names {
         is_type: &|n| is_builtin_type_name(n),
         is_template: &|_| false,
+        is_shared_accessor: &|_| false,
     };
     let piece = &src[f.span.start..f.span.end];
     let mut u = Unit::default();

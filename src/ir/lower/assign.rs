@@ -470,6 +470,10 @@ impl Lowerer<'_> {
                 }
                 Ok((array, off, inner))
             }
+            A::Call(..) => match self.dynamic_shared(e)? {
+                Some(array) => Ok((array, None, Vec::new())),
+                None => fail(span, "expected a pointer into an array"),
+            },
             _ => fail(span, "expected a pointer into an array"),
         }
     }
