@@ -191,7 +191,11 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
     // The quotient inside is an atom of its own, with 4·q ≤ n + 3: the
     // maximum is at least it and at least 10.
     let q = s.atoms.iter().position(|a| a.text == "n/4").unwrap();
-    let h = s.atoms.iter().position(|a| a.text == "max(n/4,10)").unwrap();
+    let h = s
+        .atoms
+        .iter()
+        .position(|a| a.text == "max(n/4,10)")
+        .unwrap();
     let c = s.launch_constraints();
     let (q, h) = (LinExpr::var(s.atom(q)), LinExpr::var(s.atom(h)));
     assert!(c.entails_ge0(&h.sub(&q)));
