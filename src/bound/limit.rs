@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::cuda::ast::BinOp;
 use crate::ir::{Expr, ExprKind, MathFn, Value, Var, VarId, VarKind};
 
+mod operand;
+
 /// A loop limit over the inputs: `max(p₁, p₂, …, c) / divisor`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Limit {
@@ -138,16 +140,15 @@ pub(super) fn max_name(names: &[&str]) -> String {
 /// The function (`true` for `max`) and operands of a name written
 /// `max(a,b,…)` or `min(a,b,…)`: a quotient's input ([`max_name`]) or a
 /// counted loop's limit, an atom named by its inputs (`min(n,500)`,
-/// `max(n,k)`; see `absint::symbols`).
+/// `max(n,k)`, `max(n/4,10)`; see `absint::symbols`), each operand a
+/// linear expression over inputs and constants (see `operand`).
 fn extreme_parts(name: &str) -> Option<(bool, Vec<&str>)> {
     let (max, rest) = match name.strip_prefix("max(") {
         Some(r) => (true, r),
         None => (false, name.strip_prefix("min(")?),
     };
-    let list = rest.strip_suffix(')')?;
-    let ops: Vec<&str> = list.split(',').collect();
-    let plain = |o: &&str| !o.is_empty() && !o.contains(['(', ')']);
-    (ops.len() >= 2 && ops.iter().all(plain)).then_some((max, ops))
+    let ops = operand::split(rest.strip_suffix(')')?)?;
+    (ops.len() >= 2).then_some((max, ops))
 }
 
 /// The operands of a quotient's input ([`max_name`]): names and
@@ -160,12 +161,16 @@ fn operands(input: &str) -> Vec<&str> {
 }
 
 /// The inputs named in a quotient's input ([`max_name`]) or a named
-/// extreme ([`extreme_value`]), without its constants.
+/// extreme ([`extreme_value`]), without its constants, each once.
 pub(super) fn input_names(input: &str) -> Vec<&str> {
     let list = extreme_parts(input).map_or_else(|| vec![input], |(_, l)| l);
-    list.into_iter()
-        .filter(|o| o.parse::<i64>().is_err())
-        .collect()
+    let mut names: Vec<&str> = Vec::new();
+    for n in list.into_iter().flat_map(operand::names) {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
 }
 
 /// The value of a quotient's input ([`max_name`]) at the inputs `at`.
@@ -176,16 +181,18 @@ pub(super) fn input_value(input: &str, at: &BTreeMap<String, f64>) -> Option<f64
         .try_fold(f64::NEG_INFINITY, |m, v| Some(m.max(v?)))
 }
 
+/// The value of one operand at the inputs `at`: a plain name as the
+/// input's value, anything else exactly (see `operand`).
 fn operand_value(n: &str, at: &BTreeMap<String, f64>) -> Option<f64> {
-    match n.parse::<i64>() {
-        Ok(c) => Some(c as f64),
-        Err(_) => at.get(n).copied(),
+    if operand::is_plain(n) && n.parse::<i64>().is_err() {
+        return at.get(n).copied();
     }
+    operand::value(n, at).map(|v| v as f64)
 }
 
 /// Whether `name` is a minimum or maximum of inputs and constants that a
-/// bound names (`max(n,64)`, `min(n,500)`: a counted loop's limit, read
-/// as an atom by `absint::symbols`).
+/// bound names (`max(n,64)`, `min(n,500)`, `max(n/4,10)`: a counted
+/// loop's limit, read as an atom by `absint::symbols`).
 pub(super) fn is_extreme_name(name: &str) -> bool {
     extreme_parts(name).is_some()
 }
@@ -205,14 +212,17 @@ pub(super) fn extreme_value(name: &str, at: &BTreeMap<String, f64>) -> Option<f6
 
 /// Whether a name [`is_extreme_name`] accepts is never negative: a
 /// maximum with an operand that never is (a constant at least 0 or a
-/// launch dimension), a minimum whose operands all are.
+/// launch dimension alone), a minimum whose operands all are.
 pub(super) fn extreme_nonnegative(name: &str) -> bool {
     let Some((max, list)) = extreme_parts(name) else {
         return false;
     };
     let never = |o: &str| {
         o.parse::<i64>().is_ok_and(|c| c >= 0)
-            || ["blockDim.", "gridDim."].iter().any(|p| o.starts_with(p))
+            || ["blockDim.", "gridDim."].iter().any(|p| {
+                o.strip_prefix(p)
+                    .is_some_and(|d| ["x", "y", "z"].contains(&d))
+            })
     };
     if max {
         list.into_iter().any(never)

@@ -546,13 +546,57 @@ fn a_counted_loop_up_to_a_maximum_or_minimum_is_counted_by_it() {
         counted_to("int m = n; int l = max(m, 64);", "c < l"),
         "12 + 26·max(n,64)"
     );
-    // Over a local's copy and a quotient: at most its constant.
-    assert_eq!(counted_to("", "c < min(n / 4, 100)"), "3010");
+    // Over a quotient: named (it was at most its constant, 3010).
+    assert_eq!(
+        counted_to("", "c < min(n / 4, 100)"),
+        "10 + 30·max(0, min(n/4,100))"
+    );
     // A minimum over the outer counter bounds an inner loop by its
     // constant.
     let nested = "__global__ void k(float *a, int n) { for (int c = 0; c < max(n, 8); c++) \
                   for (int j = 0; j < min(c, 16); j++) a[threadIdx.x] += 1.0f; }";
     assert_eq!(bound_of(nested, None, "steps"), "8 + 466·max(n,8)");
+}
+
+#[test]
+fn a_limit_over_sums_multiples_and_quotients_of_inputs_is_counted_by_it() {
+    // Each had no bound ("its condition bounds no counter", or "no
+    // potential" for the local).
+    let cases = [
+        ("", "c < max(n / 4, 10)"),
+        ("", "c < max(n + 3, 64)"),
+        ("", "c < min(2 * n, k - 1)"),
+        ("", "c <= max(n - 1, 0)"),
+        ("int m = max(n / 4, 10);", "c < m"),
+    ];
+    let got: Vec<String> = cases.iter().map(|(d, g)| counted_to(d, g)).collect();
+    assert_eq!(
+        got,
+        [
+            "10 + 30·max(n/4,10)",
+            "10 + 30·max(n+3,64)",
+            "12 + 32·max(0, min(2*n,k-1))",
+            "10 + 30·(max(n-1,0) + 1)",
+            "12 + 26·max(n/4,10)",
+        ]
+    );
+}
+
+#[test]
+fn an_inner_loop_up_to_a_maximum_over_the_outer_counter_is_bounded() {
+    // `j <= max(16, c)` with `0 <= c`: `j <= 16 + c`, a quadratic bound.
+    let src = |start: &str| {
+        format!(
+            "__global__ void k(float *a, int n) {{ for (int c = 0; c < n; c++) \
+             for (int j = {start}; j <= max(16, c); j++) a[threadIdx.x] += 1.0f; }}"
+        )
+    };
+    assert_eq!(
+        bound_of(&src("0"), None, "steps"),
+        "482 + 14·max(0, n)² + 506·max(0, n)"
+    );
+    // From `c`: at most 17 iterations each.
+    assert_eq!(bound_of(&src("c"), None, "steps"), "6 + 492·max(0, n)");
 }
 
 #[test]
@@ -569,6 +613,13 @@ fn a_named_maximum_or_minimum_is_evaluated_from_its_inputs() {
     assert!(!limit::extreme_nonnegative("min(n,500)"));
     assert!(!limit::extreme_nonnegative("max(n,-1)"));
     assert!(limit::extreme_nonnegative("min(blockDim.x,8)"));
+    // Operands over inputs, evaluated as C does (`-7/4` is -1).
+    assert_eq!(ghost::derived_value("max(n/4,-5)", &at), Some(-1.0));
+    assert_eq!(ghost::derived_value("min(2*n,k-1)", &at), Some(-14.0));
+    assert_eq!(ghost::derived_value("max((n/4)+1,k/3)", &at), Some(10.0));
+    assert_eq!(ghost::derived_from("min(2*n,k-1)"), ["n", "k"]);
+    assert!(limit::extreme_nonnegative("max(n-1,0)"));
+    assert!(!limit::extreme_nonnegative("max(blockDim.x-40,n)"));
     let src = "__global__ void k(float *a, int n) { for (int c = 0; c < min(n, 500); c++) a[threadIdx.x] += 1.0f; }";
     let Outcome::Bound(b) = bound(src, None, "steps") else {
         panic!("a bound");

@@ -1,19 +1,31 @@
 //! Generated counted loops (not grid-strided) up to a maximum or a
 //! minimum: `for (c = 0; c < max(n, K); c++)`, `c <= min(K, n)`, either
 //! order of the operands, over the input `n`, a constant, the block's
-//! size, a copy of `n` or a quotient of it, held in a local (`int m =
-//! max(n, 64);`) or written in the guard, as `for`, `while` or a step of
-//! 2, and nests whose inner loop runs up to `min(c, K)` (a minimum over
-//! the outer counter, no input) or to another limit. `n` is negative,
-//! zero, below the constants or above them.
+//! size, a copy of `n`, or a sum, difference, constant multiple or
+//! quotient of it (`n / 4`, `n + 3`, `2 * n`, `n - 1`, `cp / 3 + 1`),
+//! held in a local (`int m = max(n, 64);`) or written in the guard, as
+//! `for`, `while` or a step of 2, and nests whose inner loop runs up to
+//! `min(c, K)` or `max(K, c)` (over the outer counter, no input; from 0
+//! or from `c`) or to another limit. `n` is negative, zero, below the
+//! constants or above them.
 
 use copper::sim::params::SplitMix;
 
 use super::Generated;
 
-/// Operands of a limit: `$n` the input (or a local copy `cp` of it), `K`
-/// a constant.
-const OPERANDS: [&str; 6] = ["n", "K", "cp", "(int)blockDim.x", "n / 4", "n + 3"];
+/// Operands of a limit: `n` the input (or a local copy `cp` of it), `K`
+/// a constant, and linear expressions over them.
+const OPERANDS: [&str; 9] = [
+    "n",
+    "K",
+    "cp",
+    "(int)blockDim.x",
+    "n / 4",
+    "n + 3",
+    "2 * n",
+    "n - 1",
+    "cp / 3 + 1",
+];
 
 /// How a loop over `c` up to `LIMIT` is written (`CMP` is `<` or `<=`).
 const LOOPS: [&str; 5] = [
@@ -25,12 +37,13 @@ const LOOPS: [&str; 5] = [
 ];
 
 /// What a loop's body does: a cost of its own, or an inner loop up to a
-/// minimum over the counter, or up to a limit of its own.
-const BODIES: [&str; 4] = [
+/// minimum or maximum over the counter, or up to a limit of its own.
+const BODIES: [&str; 5] = [
     "acc += a[c % 64];",
     "for (int j = 0; j < min(c, K2); j++) { s[(threadIdx.x + j) % 64] += 1.0f; }",
     "for (int j = 0; j < min(K2, n); j++) { acc += a[(c + j) % 64]; }",
     "for (int j = c; j <= max(K2, c); j++) { acc += s[j % 64]; }",
+    "for (int j = 0; j <= max(K2, c); j++) { acc += a[j % 64]; }",
 ];
 
 const BLOCKS: [[u64; 3]; 4] = [[32, 1, 1], [33, 2, 1], [64, 1, 1], [16, 1, 1]];

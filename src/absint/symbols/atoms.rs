@@ -78,24 +78,10 @@ impl Symbols {
         if a.is_constant() && b.is_constant() {
             return None;
         }
-        // A launch dimension converted to `int` keeps its value (at most
-        // 2^31 − 1), and prints as itself.
-        let nameable = |x: &Expr| match &x.kind {
-            ExprKind::Const(Value::I(_)) => true,
-            ExprKind::Var(v) => self.param_input[*v] == Some(true),
-            ExprKind::Builtin(b) => matches!(b, Builtin::BlockDim(_) | Builtin::GridDim(_)),
-            ExprKind::Convert { value, .. } => {
-                matches!(
-                    value.kind,
-                    ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
-                )
-            }
-            _ => false,
-        };
-        // A maximum no bound can name (`max(n / 4, 10)`) would have no
-        // upper bound over the inputs: no atom, and the loop up to it
-        // says its condition bounds no counter.
-        let named = nameable(l) && nameable(r);
+        // A maximum no bound can name would have no upper bound over the
+        // inputs: no atom, and the loop up to it says its condition bounds
+        // no counter.
+        let named = self.nameable(l, ty) && self.nameable(r, ty);
         (named || !max).then_some(AtomShape::Extreme {
             max,
             a,
@@ -103,6 +89,47 @@ impl Symbols {
             unsigned: !ty.is_signed(),
             named,
         })
+    }
+
+    /// Whether operand `x` of a minimum or maximum of type `ty` prints as
+    /// an expression `bound::limit` evaluates exactly: a constant, an
+    /// input, a launch dimension (converted to `int` it keeps its value,
+    /// at most 2^31 − 1), or, of a signed type (where C's arithmetic does
+    /// not wrap), a sum, difference, constant multiple or quotient by a
+    /// positive constant of such operands (`n / 4`, `2 * n`, `m - 1`).
+    fn nameable(&self, x: &Expr, ty: Scalar) -> bool {
+        let launch_dim = |x: &Expr| {
+            matches!(
+                x.kind,
+                ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
+            )
+        };
+        let constant = |x: &Expr| matches!(x.kind, ExprKind::Const(Value::I(_)));
+        match &x.kind {
+            ExprKind::Const(Value::I(_)) => true,
+            ExprKind::Var(v) => self.param_input[*v] == Some(true),
+            ExprKind::Builtin(_) => launch_dim(x),
+            ExprKind::Convert { value, .. } => {
+                launch_dim(value)
+                    || ty.is_signed()
+                        && value.ty.widens_to(x.ty)
+                        && matches!(value.kind, ExprKind::Var(_))
+                        && self.nameable(value, ty)
+            }
+            ExprKind::Binary(op, a, b) if ty.is_signed() && a.ty == ty && b.ty == ty => {
+                let both = || self.nameable(a, ty) && self.nameable(b, ty);
+                match op {
+                    BinOp::Add | BinOp::Sub => both(),
+                    BinOp::Mul => (constant(a) || constant(b)) && both(),
+                    BinOp::Div => {
+                        matches!(b.kind, ExprKind::Const(Value::I(c)) if c > 0)
+                            && self.nameable(a, ty)
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
     }
 
     /// The locals of `k` that hold an expression over inputs (see the

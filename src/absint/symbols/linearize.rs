@@ -5,7 +5,7 @@ use crate::cuda::ast::BinOp;
 use crate::ir::{Expr, ExprKind, MathFn, Scalar, Unary, Value};
 use crate::poly::Rational;
 
-use super::Symbols;
+use super::{int_bounds, Symbols};
 
 impl Symbols {
     /// The linear form of an integer expression, per lane, or `None` when
@@ -134,10 +134,12 @@ impl Symbols {
 
 impl Symbols {
     /// Facts of `l op r` (`op` a comparison) where a side has no linear
-    /// form but is a minimum on the larger side or a maximum on the
-    /// smaller one: `x < min(a, b)` is `x < a && x < b`, and `max(a, b)
-    /// <= x` is `a <= x && b <= x` (a loop `j < min(i, 64)` over a
-    /// counter). The other orientations are disjunctions: no facts.
+    /// form but is a minimum or a maximum of linear operands. On the
+    /// larger side a minimum, or on the smaller one a maximum, splits:
+    /// `x < min(a, b)` is `x < a && x < b`, and `max(a, b) <= x` is `a <= x
+    /// && b <= x` (a loop `j < min(i, 64)` over a counter). The other
+    /// orientations are disjunctions; they still give what the operands'
+    /// bounds under `ctx` imply ([`Symbols::extreme_envelope`]).
     fn split_extreme(
         &self,
         op: BinOp,
@@ -145,8 +147,13 @@ impl Symbols {
         r: &Expr,
         ctx: Option<&Constraints>,
     ) -> Vec<LinExpr> {
-        let upper = matches!(op, BinOp::Lt | BinOp::Le);
-        let lower = matches!(op, BinOp::Gt | BinOp::Ge);
+        // `l > r` is `r < l`: the smaller side first.
+        let (op, l, r) = match op {
+            BinOp::Lt | BinOp::Le => (op, l, r),
+            BinOp::Gt => (BinOp::Lt, r, l),
+            BinOp::Ge => (BinOp::Le, r, l),
+            _ => return Vec::new(),
+        };
         fn operands(e: &Expr, want: MathFn) -> Option<&[Expr]> {
             match &e.kind {
                 ExprKind::Call(f, args) if *f == want && args.len() == 2 => {
@@ -156,18 +163,10 @@ impl Symbols {
             }
         }
         // The side to split, and whether it stands on the left.
-        let (args, left) = match (upper, lower) {
-            (true, _) => match (operands(r, MathFn::Min), operands(l, MathFn::Max)) {
-                (Some(args), _) => (args, false),
-                (None, Some(args)) => (args, true),
-                (None, None) => return Vec::new(),
-            },
-            (_, true) => match (operands(l, MathFn::Min), operands(r, MathFn::Max)) {
-                (Some(args), _) => (args, true),
-                (None, Some(args)) => (args, false),
-                (None, None) => return Vec::new(),
-            },
-            _ => return Vec::new(),
+        let (args, left) = match (operands(r, MathFn::Min), operands(l, MathFn::Max)) {
+            (Some(args), _) => (args, false),
+            (None, Some(args)) => (args, true),
+            (None, None) => return self.extreme_envelope(op, l, r, ctx).unwrap_or_default(),
         };
         let mut f = Vec::new();
         for x in args {
@@ -179,6 +178,61 @@ impl Symbols {
             f.extend(self.cond_facts(&c, ctx, false));
         }
         f
+    }
+
+    /// Facts of `l op r` (`op` is `<` or `<=`) where `r` is a maximum or
+    /// `l` a minimum of linear operands `a`, `b` whose bounds under `ctx`
+    /// are known, the other side linear. As `max(a, b) = a + b − min(a,
+    /// b)`, a maximum is at most `a + b − min(la, lb)` and at most `max(ua,
+    /// ub)`; a minimum is at least `a + b − max(ua, ub)` and `min(la, lb)`
+    /// (`la`, `ua` the least and largest value of `a`). So `j <= max(16,
+    /// c)` with `c ≥ 0` gives `j <= 16 + c`.
+    fn extreme_envelope(
+        &self,
+        op: BinOp,
+        l: &Expr,
+        r: &Expr,
+        ctx: Option<&Constraints>,
+    ) -> Option<Vec<LinExpr>> {
+        let ctx = ctx?;
+        let (max, args, other) = match (&r.kind, &l.kind) {
+            (ExprKind::Call(MathFn::Max, args), _) => (true, args, l),
+            (_, ExprKind::Call(MathFn::Min, args)) => (false, args, r),
+            _ => return None,
+        };
+        let [a, b] = &args[..] else {
+            return None;
+        };
+        let x = self.linearize(other, Some(ctx))?;
+        let (a, b) = (self.linearize(a, Some(ctx))?, self.linearize(b, Some(ctx))?);
+        // Each envelope as `(smaller side, larger side)`.
+        let mut sides = Vec::new();
+        let ((la, ua), (lb, ub)) = (int_bounds(ctx, &a), int_bounds(ctx, &b));
+        let sum = a.add(&b);
+        if max {
+            if let (Some(la), Some(lb)) = (la, lb) {
+                let least = if la < lb { la } else { lb };
+                sides.push((x.clone(), sum.sub(&LinExpr::constant(least))));
+            }
+            if let (Some(ua), Some(ub)) = (ua, ub) {
+                sides.push((x, LinExpr::constant(if ua > ub { ua } else { ub })));
+            }
+        } else {
+            if let (Some(ua), Some(ub)) = (ua, ub) {
+                let most = if ua > ub { ua } else { ub };
+                sides.push((sum.sub(&LinExpr::constant(most)), x.clone()));
+            }
+            if let (Some(la), Some(lb)) = (la, lb) {
+                sides.push((LinExpr::constant(if la < lb { la } else { lb }), x));
+            }
+        }
+        let strict = LinExpr::int(i128::from(op == BinOp::Lt));
+        Some(
+            sides
+                .into_iter()
+                .map(|(lo, hi)| hi.sub(&lo).sub(&strict))
+                .collect(),
+        )
     }
 }
 

@@ -133,12 +133,13 @@ fn conditions_give_per_lane_facts() {
 fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
     let k = kernel(
         "__global__ void k(int *a, int n, int m) { int cp = n; \
-         a[0] = max(n, m) + min(500, cp) + max(n / 4, 10) + max(n + 3, 8) + min(n + 3, 500); }",
+         a[0] = max(n, m) + min(500, cp) + max(n * m, 8) + min(n * m, 500); }",
     );
     let s = Symbols::new(&k, launch(None));
     let texts: Vec<&str> = s.atoms.iter().map(|a| a.text.as_str()).collect();
-    // Named by the inputs they read (the copy `cp` read as `n`).
-    assert_eq!(texts, vec!["max(n,m)", "min(500,n)", "n/4", "min(n+3,500)"]);
+    // Named by the inputs they read (the copy `cp` read as `n`); a
+    // maximum over a product is no atom (no bound could name it).
+    assert_eq!(texts, vec!["max(n,m)", "min(500,n)", "n*m", "min(n*m,500)"]);
     let var = |name: &str| LinExpr::var(s.var(k.vars.iter().position(|v| v.name == name).unwrap()));
     let atom = |i: usize| LinExpr::var(s.atom(i));
     let c = s.launch_constraints();
@@ -156,8 +157,7 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
             "max(n,m)"
         );
     }
-    // Otherwise a minimum is at most its constant, and no more; a
-    // maximum over other operands is no atom (no bound could name it).
+    // Otherwise a minimum is at most its constant, and no more.
     assert_eq!(
         s.entry_bound(&k, s.atom(3), true).unwrap().to_string(),
         "500"
@@ -166,47 +166,77 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
 }
 
 #[test]
-fn operand_bounds_bound_a_maximum_above_and_a_minimum_below() {
-    // An unsigned maximum of launch dimensions: at least both, at most
-    // their sum less the smaller's least value (1), never negative.
+fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
     let k = kernel(
-        "__global__ void k(int *a) { a[0] = max(blockDim.x, gridDim.x) + min(blockDim.x, 7u); }",
+        "__global__ void k(int *a, int n, int m) { int h = max(n / 4, 10); \
+         a[0] = h + max(n + 3, 64) + min(2 * n, m - 1) + max(n - 1, 0); \
+         a[1] = max(n >> 1, 3); }",
     );
     let s = Symbols::new(&k, launch(None));
-    let c = s.launch_constraints();
-    let (hi, lo) = (LinExpr::var(s.atom(0)), LinExpr::var(s.atom(1)));
-    let dims = LinExpr::var(s.builtin_sym(2, 0)).add(&LinExpr::var(s.builtin_sym(1, 0)));
-    assert!(c.entails_ge0(&dims.sub(&LinExpr::int(1)).sub(&hi)));
+    let named: Vec<&str> = s
+        .atoms
+        .iter()
+        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
+        .map(|a| a.text.as_str())
+        .collect();
+    // The maximum over the quotient comes in a second pass, after the
+    // quotient. A shift is no operand a bound evaluates: `max(n>>1,3)` is
+    // no atom.
     assert_eq!(
-        c.bounds(&lo),
-        (Some(Rational::int(1)), Some(Rational::int(7)))
+        named,
+        ["max(n+3,64)", "min(2*n,m-1)", "max(n-1,0)", "max(n/4,10)"]
     );
+    assert!(s.atoms.iter().any(|a| a.text == "n>>1"));
+    assert!(!s.atoms.iter().any(|a| a.text.starts_with("max(n>>1")));
+    // The quotient inside is an atom of its own, with 4·q ≤ n + 3: the
+    // maximum is at least it and at least 10.
+    let q = s.atoms.iter().position(|a| a.text == "n/4").unwrap();
+    let h = s
+        .atoms
+        .iter()
+        .position(|a| a.text == "max(n/4,10)")
+        .unwrap();
+    let c = s.launch_constraints();
+    let (q, h) = (LinExpr::var(s.atom(q)), LinExpr::var(s.atom(h)));
+    assert!(c.entails_ge0(&h.sub(&q)));
+    assert!(c.entails_ge0(&h.sub(&LinExpr::int(10))));
+    assert!(!c.entails_ge0(&q.sub(&h)));
 }
 
 #[test]
-fn a_minimum_on_the_larger_side_of_a_comparison_splits() {
+fn a_maximum_over_a_counter_is_bounded_by_its_operands_bounds() {
+    // Disjunctions with a counter: `n <= max(16, i)` and `min(i, 40) <=
+    // n`, known only through the bounds of `i` where they are evaluated.
     let k = kernel(
-        "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { if (i < min((int)threadIdx.x, 16)) { a[i] = 0; } if (max(i, 3) <= n) { a[i] = 1; } } }",
+        "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { \
+         if (n <= max(16, i)) { a[i] = 0; } if (min(i, 40) <= n) { a[i] = 1; } } }",
     );
     let s = Symbols::new(&k, launch(Some([64, 1, 1])));
     let mut conds = Vec::new();
     crate::ir::visit_stmts(&k.body, &mut |st| {
         if let crate::ir::Stmt::If { cond, .. } = st {
-            conds.push(cond);
+            conds.push(cond.clone());
         }
     });
-    let text = |negate: bool, c: &Expr| -> Vec<String> {
-        s.cond_facts(c, None, negate)
+    let i = LinExpr::var(s.var(k.vars.iter().position(|v| v.name == "i").unwrap()));
+    let text = |c: &Expr, ctx: Option<&Constraints>| -> Vec<String> {
+        s.cond_facts(c, ctx, false)
             .iter()
             .map(|f| f.to_string_with(|x| s.name(&k, x)))
             .collect()
     };
-    assert_eq!(
-        text(false, conds[0]),
-        vec!["threadIdx.x - i - 1", "-i + 15"]
-    );
-    assert_eq!(text(false, conds[1]), vec!["n - i", "n - 3"]);
-    // Negated, each is a disjunction: no facts.
-    assert!(text(true, conds[0]).is_empty());
-    assert!(text(true, conds[1]).is_empty());
+    // Without the counter's bounds: nothing.
+    assert!(text(&conds[0], None).is_empty());
+    assert!(text(&conds[1], None).is_empty());
+    // With `i >= 0`: the maximum is at most `16 + i − min(16, 0)`, the
+    // minimum at least `min(0, 40)`.
+    let mut ctx = s.launch_constraints();
+    ctx.add_ge0(i.clone());
+    assert_eq!(text(&conds[0], Some(&ctx)), ["i - n + 16"]);
+    assert_eq!(text(&conds[1], Some(&ctx)), ["n"]);
+    // With `i <= 30` too: the maximum at most 30, the minimum at least
+    // `i + 40 − max(30, 40)`.
+    ctx.add_ge0(LinExpr::int(30).sub(&i));
+    assert_eq!(text(&conds[0], Some(&ctx)), ["i - n + 16", "-n + 30"]);
+    assert_eq!(text(&conds[1], Some(&ctx)), ["n - i", "n"]);
 }
