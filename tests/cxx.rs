@@ -208,6 +208,35 @@ fn casts_that_reinterpret_are_refused_by_name() {
 }
 
 #[test]
+fn a_struct_built_by_a_constructor_it_does_not_read_is_refused_by_name() {
+    let head = "struct Acc { float sum; __device__ Acc() : sum(1.0f) {} };\n\
+                struct Plain { float sum; };\n";
+    // Built by its default constructor (`sum` would be 1, not unset), or
+    // by a constructor given a braced list.
+    for decl in ["Acc acc;", "Acc acc = {0.0f};"] {
+        let src = format!(
+            "{head}__global__ void k(float *a) {{ {decl} acc.sum += a[0]; a[1] = acc.sum; }}\n"
+        );
+        let e = lower_error(&src, "k");
+        assert!(
+            e.contains("`Acc acc` is built by a constructor of `Acc`"),
+            "{decl}: {e}"
+        );
+    }
+    // A copy of one built elsewhere runs no constructor copper misses; a
+    // struct without constructors is read as before.
+    let copied =
+        format!("{head}__device__ Acc made(float *a) {{ Acc c = *(Acc *)a; return c; }}\n");
+    let copy =
+        format!("{copied}__global__ void k(float *a) {{ Acc c = made(a); a[1] = c.sum; }}\n");
+    assert!(!lower_kernel(&parse(&copy), "k")
+        .is_err_and(|d| d.message.contains("built by a constructor")));
+    let plain =
+        format!("{head}__global__ void k(float *a) {{ Plain p; p.sum = a[0]; a[1] = p.sum; }}\n");
+    assert!(lower_kernel(&parse(&plain), "k").is_ok());
+}
+
+#[test]
 fn template_kernels_are_analyzed_per_instantiation() {
     let src = "#define BIG 64\ntemplate <typename T, int BS = 32>\n\
                __global__ void fill(T *a, T *b) { __shared__ T s[BS]; s[threadIdx.x % BS] = T(BS); b[threadIdx.x] = s[threadIdx.x % BS] + T(0.5); }\n\

@@ -135,6 +135,11 @@ enum Scope {
 }
 
 impl Extracted {
+    /// Whether the struct `owner` declares a constructor.
+    pub fn has_constructor(&self, owner: &str) -> bool {
+        (self.unsupported_members.iter()).any(|m| m.constructor && m.owner == owner)
+    }
+
     /// Moves every span and offset by `by` (for text included at `by`).
     pub fn shift(&mut self, by: usize) {
         let sh = |s: &mut Span| *s = Span::new(s.start + by, s.end + by);

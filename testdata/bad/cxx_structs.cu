@@ -1,7 +1,7 @@
-// Structs built by constructors and instances of template structs, which
-// copper does not read: each kernel using them is named with the
-// construct; the kernel initializing its struct with `{…}` still reads
-// (written for copper's tests).
+// Structs built by constructors (explicit or default) and instances of
+// template structs, which copper does not read: each kernel using them is
+// named with the construct; the kernel initializing its struct with
+// `{…}` still reads (written for copper's tests).
 #include <cuda_runtime.h>
 
 struct Vec3 {
@@ -13,6 +13,11 @@ struct Vec3 {
 struct Plain3 {
     float x, y, z;
     __device__ float dot(const Plain3 &o) const { return x * o.x + y * o.y + z * o.z; }
+};
+
+struct Acc {
+    float sum;
+    __device__ Acc() : sum(1.0f) {}
 };
 
 template <typename T> struct Pair {
@@ -40,6 +45,17 @@ __global__ void pair_sums(const float *x, const float *y, float *out, int n) {
     }
 }
 
+// A struct built by its default constructor (`sum` starts at 1): not
+// read, rather than read with `sum` unset.
+__global__ void default_built(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        Acc acc;
+        acc.sum += a[i];
+        out[i] = acc.sum;
+    }
+}
+
 // The same dot product with a brace-initialized struct: read.
 __global__ void plain_dots(const float *a, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -58,6 +74,7 @@ int main() {
     cudaMalloc(&out, n * sizeof(float));
     ctor_dots<<<(n + 127) / 128, 128>>>(a, out, n);
     pair_sums<<<(n + 127) / 128, 128>>>(a, y, out, n);
+    default_built<<<(n + 127) / 128, 128>>>(a, out, n);
     plain_dots<<<(n + 127) / 128, 128>>>(a, out, n);
     cudaDeviceSynchronize();
     return 0;

@@ -15,6 +15,9 @@ pub struct UnsupportedMember {
     pub owner: String,
     /// The construct, as a phrase (`constructors`).
     pub what: String,
+    /// Whether it is a constructor: a local of the struct is then built
+    /// by code copper does not read.
+    pub constructor: bool,
 }
 
 /// Where a struct body is and how to read its members.
@@ -136,6 +139,7 @@ fn member(src: &str, toks: &[Token], body: &Body, at: (usize, usize, usize), out
                 offset: toks[start].start,
                 owner: body.owner.to_string(),
                 what: what.to_string(),
+                constructor: name == Some(body.owner),
             });
         }
         return;

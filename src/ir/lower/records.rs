@@ -788,6 +788,16 @@ impl Lowerer<'_> {
         rec: Arc<Record>,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
+        let copied = matches!(d.init, Some(ast::Init::Expr(_)));
+        if !copied && self.file.extracted.has_constructor(&rec.name) {
+            return fail(
+                d.meta.span,
+                format!(
+                    "`{} {}` is built by a constructor of `{}`, which copper does not read (a struct with constructors is no aggregate: remove them and initialize it with `{{…}}`)",
+                    rec.name, d.name, rec.name
+                ),
+            );
+        }
         if rec.has_array() {
             return self.record_cell(d, rec, out);
         }
