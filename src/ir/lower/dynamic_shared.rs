@@ -39,6 +39,20 @@ impl Lowerer<'_> {
             return Ok(Some(*array));
         }
         let name = self.unique("dynamic_shared");
+        Ok(Some(self.dynamic_shared_array(name, key, elem, rec, span)))
+    }
+
+    /// A new `extern __shared__` array `name` of elements `elem` (of the
+    /// struct `rec`), the launch's dynamic shared memory, bound to `key`
+    /// in the file's scope.
+    pub(super) fn dynamic_shared_array(
+        &mut self,
+        name: String,
+        key: String,
+        elem: Scalar,
+        rec: Option<Arc<Record>>,
+        span: Span,
+    ) -> ArrayId {
         let id = self.new_array(Array {
             name,
             space: Space::Shared,
@@ -60,6 +74,6 @@ impl Lowerer<'_> {
         if let Some(s) = self.scopes.first_mut() {
             s.insert(key, b);
         }
-        Ok(Some(id))
+        id
     }
 }

@@ -125,28 +125,12 @@ impl Lowerer<'_> {
             );
         }
         if dynamic {
-            let id = self.new_array(Array {
-                name: name.to_string(),
-                space: Space::Shared,
-                elem,
-                layout,
-                dims: Vec::new(),
-                param: None,
-                init: Vec::new(),
-                span: g.meta.span,
-            });
-            if let Some(r) = rec {
-                self.records.insert(id, r);
-            }
-            let b = Binding::Ptr {
+            let id = self.dynamic_shared_array(name.into(), name.into(), elem, rec, g.meta.span);
+            return Ok(Binding::Ptr {
                 array: id,
                 offset: None,
                 inner: Vec::new(),
-            };
-            if let Some(s) = self.scopes.first_mut() {
-                s.insert(name.to_string(), b.clone());
-            }
-            return Ok(b);
+            });
         }
         let init = match &g.init {
             None => Vec::new(),
