@@ -270,6 +270,37 @@ fn template_kernels_are_analyzed_per_instantiation() {
     assert!(lower_error(src, "fill").contains("is a template: name an instantiation"));
 }
 
+/// An `if` whose condition the instantiation fixes (`B >= 64`, `B == 32
+/// && …` with `B` 64) is lowered as nvcc compiles it: only the branch
+/// taken, with no test to pay for; a condition that reads memory stays.
+#[test]
+fn a_condition_fixed_by_the_instantiation_keeps_only_the_branch_taken() {
+    let src = "template <int B>\n\
+               __global__ void pick(float *a, float *b) {\n\
+               if (B >= 64) { b[threadIdx.x] = 1; } else { b[threadIdx.x] = 2; }\n\
+               if (B == 32 && a[0] >= 0) { b[threadIdx.x] += 10; }\n\
+               }\n\
+               void host(float *x) { pick<32><<<1, 32>>>(x, x); pick<64><<<1, 64>>>(x, x); }\n";
+    let parsed = parse(src);
+    let ifs = |name: &str| {
+        let k = lower_kernel(&parsed, name).unwrap_or_else(|d| panic!("{}", d.render()));
+        k.body
+            .iter()
+            .filter(|s| matches!(s, copper::ir::Stmt::If { .. }))
+            .count()
+    };
+    assert_eq!(ifs("pick<32>"), 1, "only the test of `a[0]` stays");
+    assert_eq!(
+        ifs("pick<64>"),
+        0,
+        "`64 == 32 && …` is false whatever `a[0]` is"
+    );
+    let (_, b) = run(src, "pick<32>", 4, 4);
+    assert_eq!(b, [12.0; 4]);
+    let (_, b) = run(src, "pick<64>", 4, 4);
+    assert_eq!(b, [1.0; 4]);
+}
+
 /// `template __global__ void ns::k<T>(…);` instantiates the kernel as a
 /// launch would, inside or outside its namespace, with or without
 /// `__global__` repeated; an explicit instantiation of a host function

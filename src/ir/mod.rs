@@ -10,6 +10,7 @@
 
 pub mod alias;
 pub mod float16;
+pub mod fold;
 pub mod half;
 pub mod lower;
 pub mod math;

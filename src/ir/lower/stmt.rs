@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::cuda::ast::StmtKind as S;
+use crate::ir::fold;
 
 /// Most IR statements one kernel may lower to.
 const MAX_STATEMENTS: usize = 200_000;
@@ -47,7 +48,19 @@ impl Lowerer<'_> {
             S::Expr(e) => self.effect(e, out),
             S::Block(b) => self.block(b, out),
             S::If { cond, then, els } => {
-                let c = self.expr(cond, out)?;
+                let mut pre = Vec::new();
+                let c = self.expr(cond, &mut pre)?;
+                if let (true, Some(v)) = (pre.is_empty(), fold::constant(&c)) {
+                    // A condition fixed at compile time (`if (blockSize >=
+                    // 64)` in an instantiation): only the branch taken is
+                    // code, as nvcc compiles it.
+                    return match (v.truthy(), els) {
+                        (true, _) => self.branch(then, out),
+                        (false, Some(els)) => self.branch(els, out),
+                        (false, None) => Ok(()),
+                    };
+                }
+                out.append(&mut pre);
                 let mut t = Vec::new();
                 self.branch(then, &mut t)?;
                 let mut e = Vec::new();
