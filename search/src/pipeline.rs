@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use crate::launch::KnownShape;
 use crate::nvcc::{CompileError, Nvcc};
-use crate::rank::total::compare_work;
+use crate::rank::total::{compare_excused, compare_work, Excuse};
 use crate::rank::{Comparison, Ranker, Ranking};
 use copper::lint::block_size::verdict;
 use copper::lint::BlockSize;
@@ -114,6 +114,10 @@ pub struct Lineage {
     pub block_specific: bool,
     /// What its rewrites assume of the callers ([`Candidate::assumes`]).
     pub assumes: Vec<String>,
+    /// A hazard one of its rewrites removes that the cost model does not
+    /// see ([`Candidate::repairs`]), which excuses a constant per warp
+    /// more in its guarded form too.
+    pub repairs: Option<String>,
 }
 
 impl Lineage {
@@ -704,6 +708,7 @@ fn evaluate(
             .chain(&candidate.assumes)
             .cloned()
             .collect(),
+        repairs: (incumbent.lineage.repairs.clone()).or_else(|| candidate.repairs.clone()),
     };
     let version_config = launched(env.config, lineage.reshape());
     let config = &Config {
@@ -733,27 +738,11 @@ fn evaluate(
         }
     }
     let (new, old) = (analyzed.work(m), incumbent.work(m));
-    let comparison = match (compare_work(env.ranker, new, old), &candidate.repairs) {
-        // A repair the cost model cannot see is worth a bound no worse.
-        (Comparison::NotBetter(_), Some(repair))
-            if !compare_work(env.ranker, old, new).is_better() =>
-        {
-            Comparison::Better(format!("the same bound, and {repair}"))
-        }
-        // Contention the cost model cannot see is worth a constant more.
-        (Comparison::NotBetter(_), _)
-            if candidate.contention.is_some()
-                && new.per_warp_of(&old).is_some_and(|new| {
-                    crate::rank::at_most_a_constant_more(&new, old.per_warp, env.ranker.epsilon())
-                }) =>
-        {
-            let why = candidate.contention.as_deref().unwrap_or_default();
-            Comparison::Better(format!(
-                "its bound is at most a constant per warp higher, and {why}"
-            ))
-        }
-        (c, _) => c,
+    let excuse = Excuse {
+        repairs: candidate.repairs.as_deref(),
+        contention: candidate.contention.as_deref(),
     };
+    let comparison = compare_excused(env.ranker, new, old, excuse);
     let why = match comparison {
         Comparison::Better(why) => why,
         Comparison::NotBetter(why) => return (Verdict::NotBetter(why), Some(analyzed), None),
@@ -783,12 +772,19 @@ fn evaluate(
             analyses: Vec::new(),
             notes: vec![note],
         })),
-        Ok(s) => instances::check(&analyzed.file, this, s, others, &analyzed.lineage, env).map(
-            |mut c| {
-                c.notes.extend(aliased);
-                Some(c)
-            },
-        ),
+        Ok(s) => instances::check(
+            &analyzed.file,
+            this,
+            s,
+            others,
+            &analyzed.lineage,
+            excuse,
+            env,
+        )
+        .map(|mut c| {
+            c.notes.extend(aliased);
+            Some(c)
+        }),
         Err(why) => Err(Verdict::Unchecked(why.to_string())),
     };
     match siblings.and_then(|c| compiles(&analyzed, env).map(|()| c)) {

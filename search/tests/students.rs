@@ -180,6 +180,10 @@ const EXPECTED: &[(&str, &str)] = &[
         "the launch at line 44 could not be evaluated from the host code before it",
     ),
     (
+        "reduce6_switch_all.cu",
+        "the launch at line 45 could not be evaluated from the host code before it",
+    ),
+    (
         "reduce_global.cu",
         "the launch at line 36 could not be evaluated from the host code before it",
     ),

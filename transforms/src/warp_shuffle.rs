@@ -204,13 +204,18 @@ fn describe(variant: Variant, tree: &Tree, line: usize, plan: &Plan) -> String {
             Some(name) => format!("`{name}`'s"),
             None => "the".to_string(),
         };
-        let guards = match &written.first_guard {
-            Some(g) => format!("the first step keeps its guard `{}` (it holds in some instantiations of the template and not in others), and the guards of the other five hold in every instantiation of the file", copper::cuda::print::expression(g)),
-            None => "any guard of the six steps holds in every instantiation of the file, so the shuffles take all six".to_string(),
+        let print = copper::cuda::print::expression;
+        let under = written.under_a_warp.as_ref().map(|(g, _)| format!("`{}` fails (a block under a warp, whose shuffles would name lanes it does not have) in others, where the steps stay as written", print(g)));
+        let guards = match (&written.first_guard, &under) {
+            (Some(g), None) => format!("the first step keeps its guard `{}` (it holds in some instantiations of the template and not in others), and the guards of the other five hold in every instantiation of the file", print(g)),
+            (Some(g), Some(under)) => format!("the first step keeps its guard `{}` (it holds in some instantiations of the template and not in others); the shuffles run in the instantiations whose block is a warp or more, and {under}", print(g)),
+            (None, Some(under)) => format!("the shuffles run in the instantiations whose block is a warp or more, and {under}"),
+            (None, None) => "any guard of the six steps holds in every instantiation of the file, so the shuffles take all six".to_string(),
         };
-        let above = match (&tree.looped, &written.first_guard) {
-            (Some(_), None) => String::new(),
-            (Some(_), Some(_)) => format!("; {guards}"),
+        let varies = written.first_guard.is_some() || under.is_some();
+        let above = match (&tree.looped, varies) {
+            (Some(_), false) => String::new(),
+            (Some(_), true) => format!("; {guards}"),
             (None, _) => format!("; the steps above the first warp, unrolled by hand, stay as written (with what they assume of the block), and {guards}"),
         };
         return format!("{how} hand-unrolled last 6 steps of {head} (shared-memory steps without barriers, which rely on the lanes of a warp running in lockstep: CUDA does not promise that since Volta without `__syncwarp`) become `__shfl_down_sync` steps; each step combines the same operands in the same order{above}");
@@ -574,6 +579,12 @@ fn tail(f: &Function, at: usize, tree: &Tree, plan: &Plan) -> Function {
     };
     warp.extend(shuffles(&tree.combine, &v));
     warp.push(store_first(tree, &v));
+    let warp = match tree.unrolled.as_ref().and_then(|w| w.under_a_warp.as_ref()) {
+        // Shuffles over all 32 lanes only where the block has them
+        // (`if (blockSize >= 32)`); a smaller block keeps its steps.
+        Some((guard, written)) => vec![if_else(guard.clone(), warp, vec![written.clone()])],
+        None => warp,
+    };
     let first_warp = if_else(bin(BinOp::Lt, tid.clone(), int(32)), warp, Vec::new());
     if tree.unrolled.is_some() {
         // The loop already stops at 32: the hand-unrolled steps give way

@@ -22,7 +22,7 @@ use super::{
     self_check, Analyzed, Applied, Cache, Env, KernelResult, Lineage, Settings, Unchecked, Verdict,
 };
 use crate::launch::{Includer, KnownShape};
-use crate::rank::total::compare_work;
+use crate::rank::total::{compare_excused, compare_work, Excuse};
 
 /// A kernel to search or to check rewrites on: its name, its parameter
 /// file's launch, its launch shape, and for a header's kernel the file
@@ -168,14 +168,17 @@ pub(super) struct Checked {
 /// Checks a candidate, which makes `file` (the file with it), for each
 /// sibling: the same results as the sibling's original, bounds that hold
 /// on its runs, a ranking bound no worse than `best` (the sibling's best
-/// version so far). `this` is the searched instantiation, checked on
-/// `launches` launches. The verdict that drops the candidate otherwise.
+/// version so far), or at most a constant per warp worse where the
+/// candidate has an `excuse`, as for the searched instantiation. `this`
+/// is the searched instantiation, checked on `launches` launches. The
+/// verdict that drops the candidate otherwise.
 pub(super) fn check(
     file: &ParsedFile,
     this: (&str, usize),
     siblings: &[Sibling],
     best: &[Arc<Analyzed>],
     lineage: &Lineage,
+    excuse: Excuse,
     env: &Env,
 ) -> Result<Checked, Verdict> {
     let (settings, cache) = (env.settings, env.cache);
@@ -215,14 +218,23 @@ pub(super) fn check(
         }
         let m = settings.rank_metric;
         let (old, new) = (incumbent.work(m), analyzed.work(m));
-        if compare_work(env.ranker, old, new).is_better() {
+        let worse = compare_work(env.ranker, old, new).is_better();
+        if worse && !compare_excused(env.ranker, new, old, excuse).is_better() {
             let why = compare_work(env.ranker, new, old);
             return Err(Verdict::NotBetter(format!(
                 "it is worse for {}",
                 other(why.reason().to_string())
             )));
         }
-        checked.push(format!("`{}` ({} launches)", s.name, s.checker.launches()));
+        match worse {
+            true => checked.push(format!(
+                "`{}` ({} launches; {}, at most a constant per warp)",
+                s.name,
+                s.checker.launches(),
+                compare_work(env.ranker, new, old).reason()
+            )),
+            false => checked.push(format!("`{}` ({} launches)", s.name, s.checker.launches())),
+        }
         analyses.push(analyzed);
     }
     Ok(Checked {

@@ -11,7 +11,7 @@ use copper_transforms::block_guard::{self, Dim};
 use copper_transforms::check::materialize;
 
 use super::{instances, launched, Analyzed, Applied, Env, Verdict};
-use crate::rank::total::compare_work;
+use crate::rank::total::{compare_excused, Excuse};
 use crate::rank::Comparison;
 use copper::cuda::rewrite;
 
@@ -187,20 +187,32 @@ fn guarded(
         .check_kernel(&kernel, best.lineage.terms())
         .map_err(|e| refused(format!("its guarded form fails its check: {e}")))?;
     let name = &best.function.name;
+    let excuse = Excuse {
+        repairs: best.lineage.repairs.as_deref(),
+        contention: None,
+    };
     if !others.is_empty() {
         let siblings = env.siblings.as_ref().map_err(|e| refused(e.to_string()))?;
         let this = (name.as_str(), checker.launches());
         // Like the searched instantiation's, each one's guarded version
         // must beat its original.
         let originals: Vec<Arc<Analyzed>> = siblings.iter().map(|s| s.original().clone()).collect();
-        let checked = instances::check(&file, this, siblings, &originals, &best.lineage, env)
-            .map_err(|v| match v {
-                Verdict::Chosen(why)
-                | Verdict::Outranked(why)
-                | Verdict::NotBetter(why)
-                | Verdict::Failed(why)
-                | Verdict::Unchecked(why) => refused(format!("its guarded form: {why}")),
-            })?;
+        let checked = instances::check(
+            &file,
+            this,
+            siblings,
+            &originals,
+            &best.lineage,
+            excuse,
+            env,
+        )
+        .map_err(|v| match v {
+            Verdict::Chosen(why)
+            | Verdict::Outranked(why)
+            | Verdict::NotBetter(why)
+            | Verdict::Failed(why)
+            | Verdict::Unchecked(why) => refused(format!("its guarded form: {why}")),
+        })?;
         *others = checked.analyses;
     }
     let version = env
@@ -215,7 +227,8 @@ fn guarded(
         )
         .map_err(|e| refused(e.to_string()))?;
     let m = env.settings.rank_metric;
-    if let Comparison::NotBetter(why) = compare_work(env.ranker, version.work(m), original.work(m))
+    if let Comparison::NotBetter(why) =
+        compare_excused(env.ranker, version.work(m), original.work(m), excuse)
     {
         return Err(refused(format!(
             "with the test of the block that keeps other blocks on the original code, {why}"

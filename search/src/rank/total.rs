@@ -99,6 +99,43 @@ pub fn compare_work(ranker: &Ranker, new: Work, old: Work) -> Comparison {
     }
 }
 
+/// What the cost model cannot see that a candidate does better: a hazard
+/// it removes ([`copper_transforms::Candidate::repairs`]) or contention
+/// it avoids ([`copper_transforms::Candidate::contention`]), either of
+/// which is worth a constant per warp more.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Excuse<'a> {
+    /// The hazard removed, one sentence.
+    pub repairs: Option<&'a str>,
+    /// The contention avoided, one sentence.
+    pub contention: Option<&'a str>,
+}
+
+/// [`compare_work`], except that a candidate with an [`Excuse`] whose
+/// bound is at most a constant per warp above the incumbent's (within the
+/// ranking's epsilon at every higher degree) is better, with why.
+pub fn compare_excused(ranker: &Ranker, new: Work, old: Work, excuse: Excuse) -> Comparison {
+    let comparison = compare_work(ranker, new, old);
+    let Some(why) = excuse.repairs.or(excuse.contention) else {
+        return comparison;
+    };
+    if comparison.is_better() {
+        return comparison;
+    }
+    let no_worse = !compare_work(ranker, old, new).is_better();
+    let a_constant_more = new.per_warp_of(&old).is_some_and(|per_warp| {
+        crate::rank::at_most_a_constant_more(&per_warp, old.per_warp, ranker.epsilon())
+    });
+    match (no_worse, a_constant_more) {
+        (true, _) => Comparison::Better(format!("the same bound, and {why}")),
+        (false, true) => Comparison::Better(format!(
+            "{}, at most a constant per warp, and {why}",
+            comparison.reason()
+        )),
+        (false, false) => comparison,
+    }
+}
+
 /// The bounds `new` and `old` per warp at the sizes the kernel is used at
 /// (those they depend on, in words), where the ranking has them and
 /// they give every variable of both.

@@ -370,10 +370,12 @@ fn halo_tiles_through_locals_compile() {
 }
 
 /// The classic `reduce6` template (`testdata/students/reduce6_template.cu`,
-/// and `reduce6_switch.cu`, launched for blocks of 32 to 512, whose
-/// shuffles' first step keeps its guard) and `reduce5`
-/// (`reduce5_inline.cu`, no launch): their warp tails become shuffles
-/// under `optimize --write`, and what it writes compiles.
+/// `reduce6_switch.cu`, launched for blocks of 32 to 512, whose
+/// shuffles' first step keeps its guard, and `reduce6_switch_all.cu`,
+/// down to blocks of 1, whose shuffles run only where the block is a warp
+/// or more) and `reduce5` (`reduce5_inline.cu`, no launch): their warp
+/// tails become shuffles under `optimize --write`, and what it writes
+/// compiles.
 #[test]
 fn classic_reduction_tail_rewrites_compile() {
     let Some(nvcc) = nvcc() else { return };
@@ -381,6 +383,7 @@ fn classic_reduction_tail_rewrites_compile() {
         &[
             "reduce6_template.cu",
             "reduce6_switch.cu",
+            "reduce6_switch_all.cu",
             "reduce5_inline.cu",
         ],
         &[],

@@ -71,8 +71,9 @@ pub(super) enum Guard {
     Holds,
     /// Its value is known in each, not always true: the condition in
     /// the kernel's terms (a device function's template parameters
-    /// replaced by what the call writes).
-    Varies(Expr),
+    /// replaced by what the call writes), and its value in each
+    /// instantiation, in order.
+    Varies(Expr, Vec<bool>),
     /// Its value is not known in some.
     Unknown,
 }
@@ -116,7 +117,7 @@ pub(super) fn guard_in_all(
     match values {
         Some(v) if !v.is_empty() && v.iter().all(|&b| b) => Guard::Holds,
         Some(v) if !v.is_empty() => {
-            in_kernel_terms(cond, bound).map_or(Guard::Unknown, Guard::Varies)
+            in_kernel_terms(cond, bound).map_or(Guard::Unknown, |c| Guard::Varies(c, v))
         }
         _ => Guard::Unknown,
     }

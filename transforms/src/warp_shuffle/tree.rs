@@ -71,6 +71,13 @@ pub(super) struct Written {
     /// template and not in others (`blockSize >= 64` in `reduce6<32>`):
     /// the shuffles' first step keeps it.
     pub first_guard: Option<Expr>,
+    /// The guard of its second step (`a[tid] += a[tid + 16]`) in the
+    /// kernel's terms, when it fails in some instantiations
+    /// (`blockSize >= 32` in `reduce6<16>`, whose block is under a warp,
+    /// so shuffles over all 32 lanes would name lanes it does not have),
+    /// with the tail as written: the shuffles run where the guard holds,
+    /// the steps as written elsewhere.
+    pub under_a_warp: Option<(Expr, Stmt)>,
 }
 
 /// How a tree reduction combines a partial result with its partner's.

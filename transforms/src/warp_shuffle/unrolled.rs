@@ -62,37 +62,46 @@ pub(super) fn tail_of(
         return None;
     }
     let stmts = ast_util::branch_stmts(then);
+    let written = |function: Option<String>, guards: Guards| Written {
+        function,
+        first_guard: guards.first,
+        under_a_warp: guards.full_warp.map(|g| (g, then.as_ref().clone())),
+    };
     if let [call] = stmts.as_slice() {
         if let StmtKind::Expr(e) = &call.kind {
             if let ExprKind::Call(name, args) = &e.kind {
-                let first_guard = device_steps(file, instances, name, args, tree)?;
-                return Some(Written {
-                    function: Some(name.clone()),
-                    first_guard,
-                });
+                let guards = device_steps(file, instances, name, args, tree)?;
+                return Some(written(Some(name.clone()), guards));
             }
         }
     }
     let guard = |c: &Expr| guard_in_all(c, instances, &|n| Some(n.to_string()));
-    let first_guard = steps(&stmts, &tree.array, &tree.tid, tree, &guard)?;
-    Some(Written {
-        function: None,
-        first_guard,
-    })
+    let guards = steps(&stmts, &tree.array, &tree.tid, tree, &guard)?;
+    Some(written(None, guards))
+}
+
+/// The guards of the six steps that vary between instantiations, in the
+/// kernel's terms.
+struct Guards {
+    /// The first step's (`blockSize >= 64`).
+    first: Option<Expr>,
+    /// The second step's (`blockSize >= 32`): where it fails, the block is
+    /// under a warp and the steps stay as written.
+    full_warp: Option<Expr>,
 }
 
 /// When `name(args)` calls a `__device__` function of `file` whose
 /// body is the six steps over the parameters the array and the thread
 /// index are passed as (for a template, `warpReduce<blockSize>(…)`, its
 /// guards read with the arguments written at the call); the first step's
-/// guard as [`steps`] gives it.
+/// guards as [`steps`] gives them.
 fn device_steps(
     file: &ParsedFile,
     instances: &[&Function],
     name: &str,
     args: &[Expr],
     tree: &Tree,
-) -> Option<Option<Expr>> {
+) -> Option<Guards> {
     let &f = instances.first()?;
     let (base, written) = match template::split_name(name) {
         Some((base, targs)) => (base, targs.split(',').map(str::trim).collect()),
@@ -133,16 +142,18 @@ fn device_steps(
 /// When `stmts` are the six steps `a[tid] ⊕= a[tid + k]` (k = 32 … 1,
 /// combining as `tree` does) on `array`, or on a pointer to it declared
 /// first (`volatile int *v = array;`), each alone or under an `if` whose
-/// condition holds in every instantiation (`guard`); the first step's
-/// condition may also be known in each and fail in some: then it is
-/// given, in the kernel's terms.
+/// condition holds in every instantiation (`guard`). The first step's
+/// condition may also be known in each and fail in some, and so may the
+/// second's, when each later step's holds wherever the second's does
+/// (`blockSize >= 32`, then `>= 16`, …): those are given, in the
+/// kernel's terms.
 fn steps(
     stmts: &[Stmt],
     array: &str,
     tid: &Expr,
     tree: &Tree,
     guard: &dyn Fn(&Expr) -> Guard,
-) -> Option<Option<Expr>> {
+) -> Option<Guards> {
     let (first, rest) = stmts.split_first()?;
     let (target, rest) = match alias_of(first, array) {
         Some(alias) => (alias, rest),
@@ -151,7 +162,11 @@ fn steps(
     if rest.len() != OFFSETS.len() {
         return None;
     }
-    let mut first_guard = None;
+    let mut guards = Guards {
+        first: None,
+        full_warp: None,
+    };
+    let mut full_warp_holds: Option<Vec<bool>> = None;
     for (s, k) in rest.iter().zip(OFFSETS) {
         let step = match &s.kind {
             StmtKind::If {
@@ -161,8 +176,20 @@ fn steps(
             } => {
                 match guard(cond) {
                     Guard::Holds => {}
-                    Guard::Varies(c) if k == OFFSETS[0] => first_guard = Some(c),
-                    _ => return None,
+                    Guard::Varies(c, _) if k == OFFSETS[0] => guards.first = Some(c),
+                    Guard::Varies(c, holds) if k == OFFSETS[1] => {
+                        guards.full_warp = Some(c);
+                        full_warp_holds = Some(holds);
+                    }
+                    // A later step is skipped only where the block is
+                    // under a warp already.
+                    Guard::Varies(_, holds) => {
+                        let warp = full_warp_holds.as_ref()?;
+                        if warp.iter().zip(&holds).any(|(&w, &h)| w && !h) {
+                            return None;
+                        }
+                    }
+                    Guard::Unknown => return None,
                 }
                 match ast_util::branch_stmts(then).as_slice() {
                     [only] => only.kind.clone(),
@@ -176,7 +203,7 @@ fn steps(
         };
         accumulation(update, tid, &int(k)).filter(|(a, c)| *a == target && *c == tree.combine)?;
     }
-    Some(first_guard)
+    Some(guards)
 }
 
 /// `v` when `s` declares the pointer `v` to `array` (`volatile T *v = array;`).
