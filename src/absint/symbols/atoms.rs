@@ -137,6 +137,7 @@ impl Symbols {
         let same = |a: &Expr, b: &Expr| a.ty == ty && b.ty == ty;
         match &x.kind {
             ExprKind::Const(Value::I(_)) => None,
+            ExprKind::Convert { .. } if constant(x).is_some() => None,
             ExprKind::Var(v) if self.param_input[*v] == Some(true) => None,
             ExprKind::Builtin(_) if launch_dim(x) => None,
             ExprKind::Convert { value, .. }
