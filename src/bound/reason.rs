@@ -67,6 +67,17 @@ pub enum NoBound {
     /// A condition that bounds no counter.
     #[error("its condition bounds no counter the loop changes: it is data-dependent (reads memory), floating-point or nonlinear")]
     NoCounter,
+    /// A condition comparing with a maximum whose operand no bound can
+    /// name (`max(n % 7, 8)`, over a loop counter, or an unsigned sum).
+    #[error("its condition bounds no counter the loop changes: it compares with `{limit}`, a maximum of which copper knows no upper bound to name, since its operand `{operand}` is {why}")]
+    UnnamedMaximum {
+        /// The maximum, as a bound would name it.
+        limit: String,
+        /// The operand that is not evaluated.
+        operand: String,
+        /// What that operand is.
+        why: &'static str,
+    },
     /// Counters (listed) that depend on the thread in an unknown way.
     #[error("its counter {0} depends on the thread in a way copper cannot follow (not `threadIdx` plus a warp-uniform value, nor starting at a proved lower bound such as a lane index and moving by a uniform step)")]
     ThreadDependent(String),
@@ -159,7 +170,14 @@ fn describe(p: &Prepared, s: &Stmt, cond: Option<&Expr>, body: &[Stmt]) -> NoBou
             .join(", ")
     };
     if counters.is_empty() {
-        return NoBound::NoCounter;
+        return match cond.and_then(|c| p.syms.unnamed_maximum(&p.kernel, c)) {
+            Some((limit, operand, why)) => NoBound::UnnamedMaximum {
+                limit,
+                operand,
+                why,
+            },
+            None => NoBound::NoCounter,
+        };
     }
     // A counter that may wrap has no bound whatever its lanes do (and a
     // lane-strided counter gets no floor ghost then).

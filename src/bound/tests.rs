@@ -583,6 +583,73 @@ fn a_limit_over_sums_multiples_and_quotients_of_inputs_is_counted_by_it() {
 }
 
 #[test]
+fn a_limit_over_products_and_shifts_is_counted_by_it() {
+    // Each had no bound ("its condition bounds no counter").
+    let cases = [
+        ("", "c < max(n * k, 8)"),
+        ("", "c < max(n << 2, 8)"),
+        ("", "c < max(n >> 1, 3)"),
+        ("int m = n * k; int l = max(m, 64);", "c < l"),
+    ];
+    let got: Vec<String> = cases.iter().map(|(d, g)| counted_to(d, g)).collect();
+    assert_eq!(
+        got,
+        [
+            "10 + 30·max(n*k,8)",
+            "10 + 30·max(n<<2,8)",
+            "10 + 30·max(n>>1,3)",
+            "14 + 26·max(n*k,64)",
+        ]
+    );
+    // Unsigned: a quotient or right shift is named (it never wraps).
+    let unsigned = |guard: &str| {
+        format!(
+            "__global__ void k(float *a, unsigned n) {{ \
+             for (unsigned c = 0; {guard}; c++) {{ a[threadIdx.x] += 1.0f; }} }}"
+        )
+    };
+    assert_eq!(
+        bound_of(&unsigned("c < max(n / 4, 10u)"), None, "steps"),
+        "10 + 30·max(n/4,10)"
+    );
+    assert_eq!(
+        bound_of(&unsigned("c < max(n >> 3, 10u)"), None, "steps"),
+        "10 + 30·max(n>>3,10)"
+    );
+    let at: std::collections::BTreeMap<String, f64> =
+        [("n".to_string(), -7.0), ("k".to_string(), 30.0)].into();
+    assert_eq!(ghost::derived_value("max(n*k,8)", &at), Some(8.0));
+    assert_eq!(ghost::derived_value("min(n<<2,k>>1)", &at), Some(-28.0));
+    assert_eq!(ghost::derived_value("max(n>>1,-5)", &at), Some(-4.0));
+}
+
+#[test]
+fn a_maximum_no_bound_can_name_says_which_operand_and_why() {
+    let cases = [
+        (
+            "__global__ void k(float *a, int n, int k) { for (int c = 0; c < max(n / k, 8); c++) a[threadIdx.x] += 1.0f; }",
+            "`max(n/k,8)`",
+            "`n/k` is an operation",
+        ),
+        (
+            "__global__ void k(float *a, int n) { for (int c = 0; c < max(n, (int)a[0]); c++) a[threadIdx.x] += 1.0f; }",
+            "`max(n,…)`",
+            "`…` is a value read from memory",
+        ),
+    ];
+    for (src, limit, operand) in cases {
+        match bound(src, None, "steps") {
+            Outcome::NoBound(why @ NoBound::UnnamedMaximum { .. }, Some(span)) => {
+                let t = why.to_string();
+                assert!(t.contains(limit) && t.contains(operand), "{t}");
+                assert!(span.start > 0);
+            }
+            other => panic!("expected no bound naming the maximum, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn an_inner_loop_up_to_a_maximum_over_the_outer_counter_is_bounded() {
     // `j <= max(16, c)` with `0 <= c`: `j <= 16 + c`, a quadratic bound.
     let src = |start: &str| {

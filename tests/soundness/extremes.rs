@@ -1,21 +1,24 @@
 //! Generated counted loops (not grid-strided) up to a maximum or a
 //! minimum: `for (c = 0; c < max(n, K); c++)`, `c <= min(K, n)`, either
 //! order of the operands, over the input `n`, a constant, the block's
-//! size, a copy of `n`, or a sum, difference, constant multiple or
-//! quotient of it (`n / 4`, `n + 3`, `2 * n`, `n - 1`, `cp / 3 + 1`),
-//! held in a local (`int m = max(n, 64);`) or written in the guard, as
+//! size, a copy of `n`, or a sum, difference, constant multiple,
+//! quotient, product or shift of it (`n / 4`, `n + 3`, `2 * n`, `n - 1`,
+//! `cp / 3 + 1`, `(n / 8) * (cp / 8)`, `n << 1`, `(n + 5) >> 1`), `n` an
+//! `int` or an `unsigned` (whose sums wrap around), held in a local (`int
+//! m = max(n, 64);`) or written in the guard, as
 //! `for`, `while` or a step of 2, and nests whose inner loop runs up to
 //! `min(c, K)` or `max(K, c)` (over the outer counter, no input; from 0
 //! or from `c`) or to another limit. `n` is negative, zero, below the
-//! constants or above them.
+//! constants or above them, or within a few of its type's limits.
 
 use copper::sim::params::SplitMix;
 
 use super::Generated;
 
-/// Operands of a limit: `n` the input (or a local copy `cp` of it), `K`
-/// a constant, and linear expressions over them.
-const OPERANDS: [&str; 9] = [
+/// Operands of a limit over an `int n`: `n` the input (or a local copy
+/// `cp` of it), `K` a constant, and expressions over them: linear,
+/// quotients, products and shifts.
+const OPERANDS: [&str; 15] = [
     "n",
     "K",
     "cp",
@@ -25,6 +28,27 @@ const OPERANDS: [&str; 9] = [
     "2 * n",
     "n - 1",
     "cp / 3 + 1",
+    "(n / 8) * (cp / 8)",
+    "n * cp / 256",
+    "n << 1",
+    "n >> 2",
+    "cp >> 1",
+    "(n + 5) >> 1",
+];
+
+/// Operands over an `unsigned n`: quotients and right shifts (which
+/// never wrap) and sums, products and differences (which may).
+const UNSIGNED_OPERANDS: [&str; 10] = [
+    "n",
+    "K",
+    "cp",
+    "n / 4",
+    "n >> 2",
+    "n >> 1",
+    "cp / 3 + 1",
+    "n + 3",
+    "2 * n",
+    "n - 1",
 ];
 
 /// How a loop over `c` up to `LIMIT` is written (`CMP` is `<` or `<=`).
@@ -32,7 +56,7 @@ const LOOPS: [&str; 5] = [
     "for (int c = 0; c CMP LIMIT; c++) { BODY }",
     "for (int c = 0; c CMP LIMIT; c += 2) { BODY }",
     "{ int c = 0; while (c CMP LIMIT) { BODY c++; } }",
-    "{ int m = LIMIT; for (int c = 0; c CMP m; ++c) { BODY } }",
+    "{ TY m = LIMIT; for (int c = 0; c CMP m; ++c) { BODY } }",
     "for (int c = 1; LIMIT RCMP c; c++) { BODY }",
 ];
 
@@ -56,12 +80,18 @@ pub fn generate(i: u64) -> Generated {
     let mut g = SplitMix::new(0xE87 ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut pick = |n: u64| g.next_u64() % n.max(1);
     let f = ["max", "min"][pick(2) as usize];
-    let x = OPERANDS[pick(OPERANDS.len() as u64) as usize];
+    // `n` unsigned a quarter of the time.
+    let (ty, operands) = if pick(4) == 0 {
+        ("unsigned", &UNSIGNED_OPERANDS[..])
+    } else {
+        ("int", &OPERANDS[..])
+    };
+    let x = operands[pick(operands.len() as u64) as usize];
     // The other operand: a constant half of the time.
     let y = if pick(2) == 0 {
         "K"
     } else {
-        OPERANDS[pick(OPERANDS.len() as u64) as usize]
+        operands[pick(operands.len() as u64) as usize]
     };
     let (x, y) = if pick(2) == 0 { (x, y) } else { (y, x) };
     let limit = format!("{f}({x}, {y})");
@@ -74,21 +104,30 @@ pub fn generate(i: u64) -> Generated {
         .replace("RCMP", rcmp)
         .replace("CMP", cmp)
         .replace("BODY", body)
+        .replace("TY", ty)
         .replace("K2", &k2.to_string())
         .replace('K', &k.to_string());
     let block = BLOCKS[pick(BLOCKS.len() as u64) as usize];
     let grid = GRIDS[pick(GRIDS.len() as u64) as usize];
-    // At most about 150 iterations of the outer loop.
-    let n: i64 = match pick(4) {
-        0 => -(1 + pick(9) as i64),
-        1 => pick(8) as i64,
+    // At most about 150 iterations of the outer loop, or near the
+    // type's limits (where a sum, product or shift overflows, undefined
+    // for `int`, or wraps around for `unsigned`, and most loops run past
+    // the simulator's step budget).
+    let n: i64 = match (pick(8), ty) {
+        (0, "int") => -(1 + pick(9) as i64),
+        (0, _) => pick(8) as i64,
+        (1, "int") => i64::from(i32::MIN) + pick(4) as i64,
+        (1, _) => i64::from(u32::MAX) - pick(4) as i64,
+        (2, "int") => i64::from(i32::MAX) - pick(4) as i64,
+        (2, _) => i64::from(i32::MAX) + pick(4) as i64,
+        (3, _) => pick(8) as i64,
         _ => pick(150) as i64,
     };
     let src = format!(
-        "__global__ void k(float *a, float *out, int n) {{\n\
+        "__global__ void k(float *a, float *out, {ty} n) {{\n\
          __shared__ float s[64];\n\
          float acc = 0;\n\
-         int cp = n;\n\
+         {ty} cp = n;\n\
          {lp}\n\
          out[threadIdx.x % 64] = acc + s[threadIdx.x % 64];\n\
          }}"

@@ -95,41 +95,114 @@ impl Symbols {
     /// an expression `bound::limit` evaluates exactly: a constant, an
     /// input, a launch dimension (converted to `int` it keeps its value,
     /// at most 2^31 − 1), or, of a signed type (where C's arithmetic does
-    /// not wrap), a sum, difference, constant multiple or quotient by a
-    /// positive constant of such operands (`n / 4`, `2 * n`, `m - 1`).
+    /// not wrap: an overflow is undefined behaviour the analysis assumes
+    /// away), a sum, difference, product, quotient by a positive constant
+    /// or shift by a constant of such operands (`n / 4`, `2 * n`, `n * w`,
+    /// `m - 1`, `n << 2`, `n >> 1`). Of an unsigned type, whose sums,
+    /// differences, products and left shifts wrap around, only a quotient
+    /// by a positive constant or a right shift of such an operand (`n /
+    /// 4u`, `n >> 1`): it never wraps ([`Symbols::unnamed_operand`] says
+    /// why another is not).
     fn nameable(&self, x: &Expr, ty: Scalar) -> bool {
+        self.unnamed_operand(x, ty).is_none()
+    }
+
+    /// Why operand `x` of a minimum or maximum of type `ty` is not
+    /// [`Symbols::nameable`]: the subexpression that is not, and what it
+    /// is; `None` where it is.
+    pub(crate) fn unnamed_operand<'e>(
+        &self,
+        x: &'e Expr,
+        ty: Scalar,
+    ) -> Option<(&'e Expr, &'static str)> {
         let launch_dim = |x: &Expr| {
             matches!(
                 x.kind,
                 ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
             )
         };
-        let constant = |x: &Expr| matches!(x.kind, ExprKind::Const(Value::I(_)));
+        // A constant, perhaps converted (`n / 4` of an unsigned `n`
+        // converts the 4): a nonnegative one keeps its value.
+        let constant = |b: &Expr| match &b.kind {
+            ExprKind::Const(Value::I(c)) => Some(*c),
+            ExprKind::Convert { value, .. } => match value.kind {
+                ExprKind::Const(Value::I(c)) if c >= 0 => Some(c),
+                _ => None,
+            },
+            _ => None,
+        };
+        let count =
+            |b: &Expr, bits: u32| constant(b).is_some_and(|c| (0..i64::from(bits)).contains(&c));
+        let bits = ty.size() * 8;
+        let same = |a: &Expr, b: &Expr| a.ty == ty && b.ty == ty;
         match &x.kind {
-            ExprKind::Const(Value::I(_)) => true,
-            ExprKind::Var(v) => self.param_input[*v] == Some(true),
-            ExprKind::Builtin(_) => launch_dim(x),
-            ExprKind::Convert { value, .. } => {
-                launch_dim(value)
+            ExprKind::Const(Value::I(_)) => None,
+            ExprKind::Convert { .. } if constant(x).is_some() => None,
+            ExprKind::Var(v) if self.param_input[*v] == Some(true) => None,
+            ExprKind::Builtin(_) if launch_dim(x) => None,
+            ExprKind::Convert { value, .. }
+                if launch_dim(value)
                     || ty.is_signed()
                         && value.ty.widens_to(x.ty)
-                        && matches!(value.kind, ExprKind::Var(_))
-                        && self.nameable(value, ty)
+                        && matches!(value.kind, ExprKind::Var(_)) =>
+            {
+                self.unnamed_operand(value, ty)
             }
-            ExprKind::Binary(op, a, b) if ty.is_signed() && a.ty == ty && b.ty == ty => {
-                let both = || self.nameable(a, ty) && self.nameable(b, ty);
-                match op {
-                    BinOp::Add | BinOp::Sub => both(),
-                    BinOp::Mul => (constant(a) || constant(b)) && both(),
-                    BinOp::Div => {
-                        matches!(b.kind, ExprKind::Const(Value::I(c)) if c > 0)
-                            && self.nameable(a, ty)
-                    }
-                    _ => false,
-                }
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b)
+                if a.ty == ty
+                    && match op {
+                        BinOp::Div => b.ty == ty && constant(b).is_some_and(|c| c > 0),
+                        _ => count(b, bits),
+                    } =>
+            {
+                self.unnamed_operand(a, ty)
             }
-            _ => false,
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b)
+                if ty.is_signed() && same(a, b) =>
+            {
+                self.unnamed_operand(a, ty)
+                    .or_else(|| self.unnamed_operand(b, ty))
+            }
+            ExprKind::Binary(BinOp::Shl, a, b) if ty.is_signed() && a.ty == ty && count(b, bits) => {
+                self.unnamed_operand(a, ty)
+            }
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..) if !ty.is_signed() => {
+                Some((x, "an unsigned sum, difference, product or left shift, which may wrap around"))
+            }
+            ExprKind::Var(_) => Some((x, "a local or an input the kernel assigns")),
+            ExprKind::Load(_) => Some((x, "a value read from memory")),
+            ExprKind::Convert { value, .. } if matches!(value.kind, ExprKind::Load(_)) => {
+                Some((x, "a value read from memory"))
+            }
+            _ => Some((
+                x,
+                "an operation a limit is not evaluated through (it reads constants, inputs and launch dimensions combined by `+`, `-`, `*`, `/` by a positive constant and shifts by a constant)",
+            )),
         }
+    }
+
+    /// A maximum that a loop condition `cond` of `k` compares with (read
+    /// through the locals holding values) and that no bound can name: its
+    /// text, the text of its operand that is not
+    /// [`Symbols::nameable`], and why (`max(n%7,8)`, `n%7`, "an operation
+    /// …"). `None` where there is none.
+    pub fn unnamed_maximum(
+        &self,
+        k: &Kernel,
+        cond: &Expr,
+    ) -> Option<(String, String, &'static str)> {
+        let read = substitute(cond, &self.held_values(k));
+        let mut found = None;
+        read.visit(&mut |e| match &e.kind {
+            ExprKind::Call(MathFn::Max, args) if found.is_none() && !e.ty.is_float() => {
+                found = args
+                    .iter()
+                    .find_map(|a| self.unnamed_operand(a, e.ty))
+                    .map(|(x, why)| (self.expr_text(k, e), self.expr_text(k, x), why));
+            }
+            _ => {}
+        });
+        found
     }
 
     /// The locals of `k` that hold an expression over inputs (see the

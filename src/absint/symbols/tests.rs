@@ -137,9 +137,18 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
     );
     let s = Symbols::new(&k, launch(None));
     let texts: Vec<&str> = s.atoms.iter().map(|a| a.text.as_str()).collect();
-    // Named by the inputs they read (the copy `cp` read as `n`); a
-    // maximum over a product is no atom (no bound could name it).
-    assert_eq!(texts, vec!["max(n,m)", "min(500,n)", "n*m", "min(n*m,500)"]);
+    // Named by the inputs they read (the copy `cp` read as `n`), a
+    // maximum over a product too (found after the product).
+    assert_eq!(
+        texts,
+        vec![
+            "max(n,m)",
+            "min(500,n)",
+            "n*m",
+            "min(n*m,500)",
+            "max(n*m,8)"
+        ]
+    );
     let var = |name: &str| LinExpr::var(s.var(k.vars.iter().position(|v| v.name == name).unwrap()));
     let atom = |i: usize| LinExpr::var(s.atom(i));
     let c = s.launch_constraints();
@@ -157,12 +166,13 @@ fn maxima_and_minima_over_inputs_are_atoms_with_their_facts() {
             "max(n,m)"
         );
     }
-    // Otherwise a minimum is at most its constant, and no more.
-    assert_eq!(
-        s.entry_bound(&k, s.atom(3), true).unwrap().to_string(),
-        "500"
-    );
-    assert!(s.entry_bound(&k, s.atom(3), false).is_none());
+    // Over a product as well.
+    for (i, text) in [(3, "min(n*m,500)"), (4, "max(n*m,8)")] {
+        assert_eq!(
+            s.entry_bound(&k, s.atom(i), true).unwrap().to_string(),
+            text
+        );
+    }
 }
 
 #[test]
@@ -170,7 +180,7 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
     let k = kernel(
         "__global__ void k(int *a, int n, int m) { int h = max(n / 4, 10); \
          a[0] = h + max(n + 3, 64) + min(2 * n, m - 1) + max(n - 1, 0); \
-         a[1] = max(n >> 1, 3); }",
+         a[1] = max(n >> 1, 3) + max(n << 2, 8) + min(n * m, 7); }",
     );
     let s = Symbols::new(&k, launch(None));
     let named: Vec<&str> = s
@@ -179,15 +189,36 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
         .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
         .map(|a| a.text.as_str())
         .collect();
-    // The maximum over the quotient comes in a second pass, after the
-    // quotient. A shift is no operand a bound evaluates: `max(n>>1,3)` is
-    // no atom.
+    // The maximum over the quotient (or the right shift, or the product)
+    // comes in a second pass, after it; a left shift by a constant is
+    // linear.
     assert_eq!(
         named,
-        ["max(n+3,64)", "min(2*n,m-1)", "max(n-1,0)", "max(n/4,10)"]
+        [
+            "max(n+3,64)",
+            "min(2*n,m-1)",
+            "max(n-1,0)",
+            "max(n<<2,8)",
+            "max(n/4,10)",
+            "max(n>>1,3)",
+            "min(n*m,7)"
+        ]
     );
-    assert!(s.atoms.iter().any(|a| a.text == "n>>1"));
-    assert!(!s.atoms.iter().any(|a| a.text.starts_with("max(n>>1")));
+    // Unsigned: a quotient or a right shift never wraps and is named; a
+    // sum or a product may wrap, and its maximum is no atom.
+    let u = kernel(
+        "__global__ void k(unsigned *a, unsigned n) { \
+         a[0] = max(n / 4, 10u) + max(n >> 1, 3u) + max(n + 3, 10u) + max(2 * n, 5u); }",
+    );
+    let su = Symbols::new(&u, launch(None));
+    let named_u: Vec<&str> = su
+        .atoms
+        .iter()
+        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
+        .map(|a| a.text.as_str())
+        .collect();
+    assert_eq!(named_u, ["max(n/4,10)", "max(n>>1,3)"]);
+    assert!(!su.atoms.iter().any(|a| a.text.starts_with("max(n+3")));
     // The quotient inside is an atom of its own, with 4·q ≤ n + 3: the
     // maximum is at least it and at least 10.
     let q = s.atoms.iter().position(|a| a.text == "n/4").unwrap();

@@ -1,12 +1,14 @@
 //! The operands of a named minimum or maximum, as `absint::symbols`
 //! prints them: a constant, an input, a launch dimension, or a linear
-//! expression over those with C's integer operators `+`, `-`, `*` and
-//! `/` (`n/4`, `n+3`, `2*n`, `(n/4)+1`), a nested operation in
-//! parentheses.
+//! expression over those with C's integer operators `+`, `-`, `*`, `/`,
+//! `<<` and `>>` (`n/4`, `n+3`, `2*n`, `n*w`, `(n/4)+1`, `n<<2`), a
+//! nested operation in parentheses.
 //!
 //! An operand is evaluated exactly, in 128-bit integers, with C's
-//! division (toward zero); `None` where an input is missing or not an
-//! integer, a divisor is zero, or the arithmetic overflows.
+//! division (toward zero) and shifts as multiplying by or dividing (down)
+//! by a power of two, as they do where C defines them (without overflow);
+//! `None` where an input is missing or not an integer, a divisor is zero,
+//! a shift count is negative or past 63, or the arithmetic overflows.
 
 use std::collections::BTreeMap;
 
@@ -34,7 +36,7 @@ pub(super) fn split(list: &str) -> Option<Vec<&str>> {
 /// Whether `op` is a whole operand: it parses to its end.
 fn well_formed(op: &str) -> bool {
     let mut p = Parser { s: op, at: None };
-    p.sum().is_some() && p.s.is_empty()
+    p.shift().is_some() && p.s.is_empty()
 }
 
 /// Whether `op` is a single name or constant, with no operator.
@@ -69,7 +71,7 @@ pub(super) fn value(op: &str, at: &BTreeMap<String, f64>) -> Option<i128> {
         s: op,
         at: Some(at),
     };
-    let v = p.sum()?;
+    let v = p.shift()?;
     p.s.is_empty().then_some(v?)
 }
 
@@ -85,8 +87,9 @@ struct Parser<'a> {
 type Step = Option<Option<i128>>;
 
 impl Parser<'_> {
-    fn eat(&mut self, c: char) -> bool {
-        match self.s.strip_prefix(c) {
+    /// Whether the text goes on with `t`, then past it.
+    fn eat(&mut self, t: &str) -> bool {
+        match self.s.strip_prefix(t) {
             Some(rest) => {
                 self.s = rest;
                 true
@@ -95,13 +98,37 @@ impl Parser<'_> {
         }
     }
 
-    /// `term (('+' | '-') term)*`
+    /// `sum (('<<' | '>>') sum)*`: `x << k` is `x·2^k`, `x >> k` is
+    /// `⌊x/2^k⌋`.
+    fn shift(&mut self) -> Step {
+        let mut v = self.sum()?;
+        loop {
+            let left = if self.eat("<<") {
+                true
+            } else if self.eat(">>") {
+                false
+            } else {
+                return Some(v);
+            };
+            let r = self.sum()?;
+            v = v.zip(r).and_then(|(a, k)| {
+                let k = u32::try_from(k).ok().filter(|&k| k < 64)?;
+                if left {
+                    a.checked_mul(1i128 << k)
+                } else {
+                    Some(a >> k)
+                }
+            });
+        }
+    }
+
+    /// `product (('+' | '-') product)*`
     fn sum(&mut self) -> Step {
         let mut v = self.product()?;
         loop {
-            let add = if self.eat('+') {
+            let add = if self.eat("+") {
                 true
-            } else if self.eat('-') {
+            } else if self.eat("-") {
                 false
             } else {
                 return Some(v);
@@ -121,9 +148,9 @@ impl Parser<'_> {
     fn product(&mut self) -> Step {
         let mut v = self.leaf()?;
         loop {
-            let mul = if self.eat('*') {
+            let mul = if self.eat("*") {
                 true
-            } else if self.eat('/') {
+            } else if self.eat("/") {
                 false
             } else {
                 return Some(v);
@@ -141,11 +168,11 @@ impl Parser<'_> {
 
     /// `'(' sum ')'`, `'-' leaf`, an integer or a name.
     fn leaf(&mut self) -> Step {
-        if self.eat('(') {
-            let v = self.sum()?;
-            return self.eat(')').then_some(v);
+        if self.eat("(") {
+            let v = self.shift()?;
+            return self.eat(")").then_some(v);
         }
-        if self.eat('-') {
+        if self.eat("-") {
             return Some(self.leaf()?.and_then(i128::checked_neg));
         }
         let end = self
@@ -191,6 +218,18 @@ mod tests {
         assert_eq!(value("m-1-n", &at), Some(36));
         assert_eq!(value("-n", &at), Some(7));
         assert_eq!(value("n/0", &at), None);
+        // Shifts as C computes them where it defines them: `>>` rounds
+        // down (arithmetic), `<<` multiplies; and bind looser than `+`.
+        assert_eq!(value("n>>1", &at), Some(-4));
+        assert_eq!(value("m>>2", &at), Some(7));
+        assert_eq!(value("n<<2", &at), Some(-28));
+        assert_eq!(value("m<<1+1", &at), Some(120));
+        assert_eq!(value("(m<<1)+1", &at), Some(61));
+        assert_eq!(value("n*m", &at), Some(-210));
+        assert_eq!(value("m<<64", &at), None);
+        assert_eq!(value("m>>-1", &at), None);
+        assert_eq!(split("n<<2,8"), Some(vec!["n<<2", "8"]));
+        assert_eq!(split("n<2,8"), None);
         assert_eq!(value("k+1", &at), None);
         assert_eq!(names("(n/4)+blockDim.x*2"), ["n", "blockDim.x"]);
         assert!(is_plain("blockDim.x") && !is_plain("n+3"));
