@@ -654,7 +654,7 @@ fn step(
                     };
                     description.push_str(&format!(
                         " (written for blocks of {}, {source}{independent})",
-                        crate::launch::dims(b)
+                        b
                     ));
                 }
             }
@@ -848,8 +848,8 @@ fn self_check(version: &Analyzed, runs: &[Run], config: &Config) -> Vec<String> 
                 format!(
                     "{} (at {} blocks of {})",
                     v.message(name),
-                    crate::launch::dims(shape.grid()),
-                    crate::launch::dims(shape.block())
+                    shape.grid(),
+                    shape.block()
                 )
             })
         })
