@@ -3,8 +3,8 @@
 //! The one place the limits are written down: the command line's
 //! `--block` and `--grid`, `copper.toml`, parameter files and the
 //! `<<<grid, block>>>` launches of a file all become a [`Shape`] through
-//! [`Shape::checked`] (or are checked alone by [`block`] and [`grid`]),
-//! and the analyses that assume the largest launch CUDA allows read the
+//! [`Shape::checked`] (or a block or grid alone, a [`Dims`], through
+//! [`Dims::checked`]), and the analyses that assume the largest launch CUDA allows read the
 //! constants here. A refused shape is a [`ShapeError`] that names the
 //! limit it breaks.
 
@@ -100,8 +100,8 @@ pub enum ShapeError {
 error_message!(ShapeError);
 
 /// The threads of a block, computed without wrapping around.
-fn threads(block: [u64; 3]) -> u128 {
-    block.iter().map(|&d| u128::from(d)).product()
+const fn threads(block: [u64; 3]) -> u128 {
+    block[0] as u128 * block[1] as u128 * block[2] as u128
 }
 
 /// `x`, `y` or `z`.
@@ -109,28 +109,145 @@ fn axis_name(axis: u8) -> &'static str {
     ["x", "y", "z"][usize::from(axis.min(2))]
 }
 
-/// `X×Y×Z`
-pub fn dims(d: [u64; 3]) -> String {
+/// `X×Y×Z` of dimensions not (yet) checked, as refusals print them.
+fn dims(d: [u64; 3]) -> String {
     format!("{}×{}×{}", d[0], d[1], d[2])
 }
 
-/// A launch shape within CUDA's limits: at least one thread, a block
-/// within [`MAX_BLOCK_DIM`] and [`MAX_BLOCK_THREADS`], a grid within
-/// [`MAX_GRID_DIM`]. Only [`Shape::checked`] makes one.
+/// A block or a grid within CUDA's limits: every dimension at least 1, a
+/// block within [`MAX_BLOCK_DIM`] and [`MAX_BLOCK_THREADS`], a grid within
+/// [`MAX_GRID_DIM`]. Only [`Dims::checked`] makes one (or
+/// [`Dims::halved`] from one), so a `Dims` the
+/// analyses receive needs no check for zero or for the limits. It prints
+/// as `X×Y×Z` and serializes as `[x, y, z]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Dims([u64; 3]);
+
+impl Dims {
+    /// One thread (or one block).
+    pub const ONE: Dims = Dims([1, 1, 1]);
+
+    /// The block of the launches synthesized for a kernel whose block is
+    /// not known: 64 threads along x.
+    pub const SYNTHESIZED_BLOCK: Dims = Dims::block_constant([64, 1, 1]);
+
+    /// A block written in copper's code, checked when copper is compiled:
+    /// only for constants (`const B: Dims = Dims::block_constant(…)`),
+    /// where a block CUDA refuses fails the build.
+    pub const fn block_constant(d: [u64; 3]) -> Dims {
+        match Dims::checked(Part::Block, d) {
+            Ok(b) => b,
+            Err(_) => panic!("a constant block CUDA refuses"),
+        }
+    }
+
+    /// Checks `d` as the `part` of a launch against CUDA's limits. A
+    /// block's product is computed without wrapping around, so no block
+    /// passes as a small one.
+    pub const fn checked(part: Part, d: [u64; 3]) -> Result<Dims, ShapeError> {
+        let mut axis = 0;
+        while axis < 3 {
+            if d[axis] == 0 {
+                return Err(ShapeError::NoThreads {
+                    part,
+                    axis: axis as u8,
+                });
+            }
+            axis += 1;
+        }
+        match part {
+            Part::Block => {
+                if let Some(axis) = over(d, MAX_BLOCK_DIM) {
+                    return Err(ShapeError::BlockDim { block: d, axis });
+                }
+                if threads(d) > MAX_BLOCK_THREADS as u128 {
+                    return Err(ShapeError::BlockThreads { block: d });
+                }
+            }
+            Part::Grid => {
+                if let Some(axis) = over(d, MAX_GRID_DIM) {
+                    return Err(ShapeError::GridDim { grid: d, axis });
+                }
+            }
+        }
+        Ok(Dims(d))
+    }
+
+    /// Dimension x.
+    pub fn x(self) -> u64 {
+        self.0[0]
+    }
+
+    /// Dimension y.
+    pub fn y(self) -> u64 {
+        self.0[1]
+    }
+
+    /// Dimension z.
+    pub fn z(self) -> u64 {
+        self.0[2]
+    }
+
+    /// `[x, y, z]`, for arithmetic over the dimensions.
+    pub fn to_array(self) -> [u64; 3] {
+        self.0
+    }
+
+    /// The product of the dimensions: threads of a block, blocks of a
+    /// grid (at most 2^63 for a grid, so it cannot overflow).
+    pub fn count(self) -> u64 {
+        self.0.iter().product()
+    }
+
+    /// The block with dimension `axis` halved (rounded down), `None` when
+    /// it is 1: fewer threads along one dimension stay within every limit.
+    pub fn halved(self, axis: usize) -> Option<Dims> {
+        let mut d = self.0;
+        let a = axis.min(2);
+        (d[a] > 1).then(|| {
+            d[a] /= 2;
+            Dims(d)
+        })
+    }
+}
+
+/// Dimension `axis`: 0 for x, 1 for y, 2 for z (read only, so a `Dims`
+/// stays within its limits).
+impl std::ops::Index<usize> for Dims {
+    type Output = u64;
+
+    fn index(&self, axis: usize) -> &u64 {
+        &self.0[axis]
+    }
+}
+
+impl fmt::Display for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&dims(self.0))
+    }
+}
+
+/// A launch shape within CUDA's limits: a grid and a block, each a
+/// [`Dims`] checked as such. Only [`Shape::checked`] and
+/// [`Shape::from_lists`] make one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
-    grid: [u64; 3],
-    block: [u64; 3],
+    grid: Dims,
+    block: Dims,
 }
 
 impl Shape {
-    /// Checks a launch against CUDA's limits, the block first. The
-    /// product of the block's dimensions is computed without wrapping
-    /// around, so no block passes as a small one.
+    /// Checks a launch against CUDA's limits, the block first.
     pub fn checked(grid: [u64; 3], block: [u64; 3]) -> Result<Shape, ShapeError> {
-        let block = self::block(block)?;
-        let grid = self::grid(grid)?;
+        let block = Dims::checked(Part::Block, block)?;
+        let grid = Dims::checked(Part::Grid, grid)?;
         Ok(Shape { grid, block })
+    }
+
+    /// A shape of a grid and a block already checked.
+    pub fn new(grid: Dims, block: Dims) -> Shape {
+        Shape { grid, block }
     }
 
     /// A shape from the lists of a parameter file or `copper.toml`: one to
@@ -142,23 +259,23 @@ impl Shape {
     }
 
     /// `gridDim`
-    pub fn grid(&self) -> [u64; 3] {
+    pub fn grid(&self) -> Dims {
         self.grid
     }
 
     /// `blockDim`
-    pub fn block(&self) -> [u64; 3] {
+    pub fn block(&self) -> Dims {
         self.block
     }
 
     /// Threads per block.
     pub fn block_threads(&self) -> u64 {
-        self.block.iter().product()
+        self.block.count()
     }
 
     /// Blocks in the grid.
     pub fn blocks(&self) -> u64 {
-        self.grid.iter().product()
+        self.grid.count()
     }
 
     /// Warps per block for a warp size.
@@ -167,27 +284,16 @@ impl Shape {
     }
 }
 
-/// Checks a block alone against CUDA's limits (for a launch whose grid is
-/// not known).
-pub fn block(block: [u64; 3]) -> Result<[u64; 3], ShapeError> {
-    nonzero(block, Part::Block)?;
-    if let Some(axis) = over(block, MAX_BLOCK_DIM) {
-        return Err(ShapeError::BlockDim { block, axis });
-    }
-    if threads(block) > u128::from(MAX_BLOCK_THREADS) {
-        return Err(ShapeError::BlockThreads { block });
-    }
-    Ok(block)
+/// A block alone checked against CUDA's limits ([`Dims::checked`] as a
+/// [`Part::Block`]), for a launch whose grid is not known.
+pub fn block(block: [u64; 3]) -> Result<Dims, ShapeError> {
+    Dims::checked(Part::Block, block)
 }
 
-/// Checks a grid alone against CUDA's limits (for a launch whose block is
-/// not known).
-pub fn grid(grid: [u64; 3]) -> Result<[u64; 3], ShapeError> {
-    nonzero(grid, Part::Grid)?;
-    if let Some(axis) = over(grid, MAX_GRID_DIM) {
-        return Err(ShapeError::GridDim { grid, axis });
-    }
-    Ok(grid)
+/// A grid alone checked against CUDA's limits ([`Dims::checked`] as a
+/// [`Part::Grid`]), for a launch whose block is not known.
+pub fn grid(grid: [u64; 3]) -> Result<Dims, ShapeError> {
+    Dims::checked(Part::Grid, grid)
 }
 
 /// One to three dimensions as a `[x, y, z]`, the missing ones 1 (not yet
@@ -201,19 +307,16 @@ pub fn listed(v: &[u64], part: Part) -> Result<[u64; 3], ShapeError> {
     Ok(d)
 }
 
-fn nonzero(d: [u64; 3], part: Part) -> Result<(), ShapeError> {
-    match d.iter().position(|&n| n == 0) {
-        Some(axis) => Err(ShapeError::NoThreads {
-            part,
-            axis: axis as u8,
-        }),
-        None => Ok(()),
-    }
-}
-
 /// The first dimension of `d` above its limit.
-fn over(d: [u64; 3], limit: [u64; 3]) -> Option<u8> {
-    (0..3u8).find(|&i| d[usize::from(i)] > limit[usize::from(i)])
+const fn over(d: [u64; 3], limit: [u64; 3]) -> Option<u8> {
+    let mut i = 0;
+    while i < 3 {
+        if d[i] > limit[i] {
+            return Some(i as u8);
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -332,7 +435,14 @@ mod tests {
     #[test]
     fn lists_have_one_to_three_dimensions() {
         let s = Shape::from_lists(&[2], &[128, 2]).unwrap();
-        assert_eq!((s.grid(), s.block()), ([2, 1, 1], [128, 2, 1]));
+        assert_eq!(
+            (s.grid().to_array(), s.block().to_array()),
+            ([2, 1, 1], [128, 2, 1])
+        );
+        assert_eq!(
+            (s.grid().to_string(), s.block().to_string()),
+            ("2×1×1".into(), "128×2×1".into())
+        );
         assert_eq!((s.blocks(), s.block_threads()), (2, 256));
         assert_eq!(s.warps_per_block(WARP_SIZE), 8);
         assert_eq!(
@@ -346,5 +456,31 @@ mod tests {
                 got: 4
             })
         );
+    }
+
+    #[test]
+    fn dims_alone_are_checked_as_their_part() {
+        let b = Dims::checked(Part::Block, [16, 16, 1]).unwrap();
+        assert_eq!((b.x(), b.y(), b.z(), b.count()), (16, 16, 1, 256));
+        assert_eq!(b.to_string(), "16×16×1");
+        assert_eq!(serde_json::to_string(&b).unwrap(), "[16,16,1]");
+        // A grid's limits are not a block's.
+        assert!(Dims::checked(Part::Grid, [2048, 1, 1]).is_ok());
+        assert_eq!(
+            Dims::checked(Part::Block, [2048, 1, 1]),
+            Err(ShapeError::BlockDim {
+                block: [2048, 1, 1],
+                axis: 0
+            })
+        );
+        assert_eq!(
+            Dims::checked(Part::Grid, [1, 0, 1]),
+            Err(ShapeError::NoThreads {
+                part: Part::Grid,
+                axis: 1
+            })
+        );
+        assert_eq!(b.halved(1).map(|h| h.to_array()), Some([16, 8, 1]));
+        assert_eq!(b.halved(2), None);
     }
 }

@@ -96,7 +96,7 @@ fn preprocess_of(file: &Path) -> Preprocess {
 
 /// The block and grid of kernel `name` in the parameter file beside
 /// `file` (`X.toml` for `X.cu`), if it has one.
-fn launch_of(file: &Path, name: &str) -> Option<([u64; 3], [u64; 3])> {
+fn launch_of(file: &Path, name: &str) -> Option<(copper::launch::Dims, copper::launch::Dims)> {
     let text = std::fs::read_to_string(file.with_extension("toml")).ok()?;
     let params = ParamFile::from_toml(&text).ok()?;
     let shape = params.kernel.get(name)?.shape().ok()?;

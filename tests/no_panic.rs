@@ -107,7 +107,7 @@ fn check_source(source: SourceFile) {
     }
     // Whatever lowers is analyzed, within a budget, without a panic.
     let config = Config {
-        block: Some([64, 1, 1]),
+        block: copper::launch::block([64, 1, 1]).ok(),
         budget: Duration::from_secs(2),
         ..Config::default()
     };

@@ -68,8 +68,9 @@ impl Case<'_> {
         let params = ParamFile::from_toml(&self.toml()).expect("the launch parses");
         let spec = &params.kernel["k"];
         let config = Config {
-            block: (!any_block).then_some(self.block),
-            grid: (!any_block).then_some(self.grid),
+            block: (!any_block)
+                .then(|| copper::launch::block(self.block).expect("a block CUDA runs")),
+            grid: (!any_block).then(|| copper::launch::grid(self.grid).expect("a grid CUDA runs")),
             ..Config::default()
         };
         let prepared = prepare(&kernel, config);
@@ -115,8 +116,8 @@ fn analyze_only(
     let f = parse_source(SourceFile::new("t.cu", src));
     let kernel = lower_kernel(&f, "k").expect("the kernel lowers");
     let config = Config {
-        block: Some(block),
-        grid: Some(grid),
+        block: Some(copper::launch::block(block).expect("a block CUDA runs")),
+        grid: Some(copper::launch::grid(grid).expect("a grid CUDA runs")),
         ..Config::default()
     };
     let prepared = prepare(&kernel, config);

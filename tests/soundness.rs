@@ -724,8 +724,8 @@ fn analysis_configs(gen: &Generated) -> [(&'static str, Config); 2] {
         (
             "fixed launch",
             Config {
-                block: Some(gen.block),
-                grid: Some(gen.grid),
+                block: Some(copper::launch::block(gen.block).expect("a block CUDA runs")),
+                grid: Some(copper::launch::grid(gen.grid).expect("a grid CUDA runs")),
                 ..Config::default()
             },
         ),

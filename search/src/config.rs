@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use copper::cost::{metrics_from_toml, Hardware, Metric};
 use copper::cuda::include::{parse_define, Preprocess};
 use copper::input::{read_input_text, InputFileError};
-use copper::launch::{self, Part, ShapeError};
+use copper::launch::{self, Dims, Part, ShapeError};
 use serde::Deserialize;
 
 /// The file's name.
@@ -248,7 +248,7 @@ pub fn preprocess(c: &FileConfig, path: Option<&Path>) -> Result<Preprocess, Con
 
 /// A block shape from a list of one to three positive sizes, within
 /// CUDA's limits ([`launch::block`]).
-pub fn block(v: &[u64]) -> Result<[u64; 3], ConfigError> {
+pub fn block(v: &[u64]) -> Result<Dims, ConfigError> {
     launch::listed(v, Part::Block)
         .and_then(launch::block)
         .map_err(|e| ConfigError::Shape(Part::Block, e))
@@ -256,7 +256,7 @@ pub fn block(v: &[u64]) -> Result<[u64; 3], ConfigError> {
 
 /// A grid shape from a list of one to three positive sizes, within CUDA's
 /// limits ([`launch::grid`]).
-pub fn grid(v: &[u64]) -> Result<[u64; 3], ConfigError> {
+pub fn grid(v: &[u64]) -> Result<Dims, ConfigError> {
     launch::listed(v, Part::Grid)
         .and_then(launch::grid)
         .map_err(|e| ConfigError::Shape(Part::Grid, e))

@@ -3,6 +3,7 @@
 //! host code before them), the parameter file next to it, or, with none of
 //! these, a launch inferred from the kernel alone ([`test_plan`]).
 
+use copper::launch::Dims;
 use copper::shown::Shown;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -36,9 +37,9 @@ pub use test_launch::{test_launch, TestedLaunch};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KnownShape {
     /// Block shape, when known.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// Grid shape, when known.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Where it came from, for people ("the launch at line 40").
     pub source: String,
     /// Whether copper assumed the block from the kernel alone
@@ -73,7 +74,14 @@ pub fn sites<'a>(parsed: &'a ParsedFile, includer: Option<&'a Includer>) -> (&'a
 /// threads, a grid past its limits), when its block is known (a grid not
 /// known counts as one block).
 pub fn refused_shape(l: &Launch) -> Option<ShapeError> {
-    Shape::checked(l.grid.unwrap_or([1, 1, 1]), l.block?).err()
+    site_shape(l)?.err()
+}
+
+/// The block and grid (when known) of the launch site `l`, checked
+/// against CUDA's limits; `None` when its block is not known.
+fn site_shape(l: &Launch) -> Option<Result<(Dims, Option<Dims>), ShapeError>> {
+    let shape = Shape::checked(l.grid.unwrap_or([1, 1, 1]), l.block?);
+    Some(shape.map(|s| (s.block(), l.grid.map(|_| s.grid()))))
 }
 
 /// The launch shape of kernel `name`: the command line (`block`, `grid`),
@@ -81,8 +89,8 @@ pub fn refused_shape(l: &Launch) -> Option<ShapeError> {
 /// file's grid where the sites' is not known and the blocks agree), else
 /// the parameter file's entry `spec`.
 pub fn launch_shape(
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
+    block: Option<Dims>,
+    grid: Option<Dims>,
     parsed: &ParsedFile,
     spec: Option<&LaunchSpec>,
     name: &str,
@@ -95,47 +103,34 @@ pub fn launch_shape(
             assumed: false,
         };
     }
-    let sites: Vec<_> = parsed
-        .launches
-        .iter()
-        .filter(|l| l.kernel == name && l.block.is_some())
-        .collect();
-    // A launch CUDA would refuse (`<<<1, 100000>>>`) says nothing about the
-    // shapes the kernel runs with.
-    let invalid = sites
-        .iter()
-        .find_map(|l| refused_shape(l).map(|e| (l.line, e)));
-    if let Some((line, why)) = invalid {
-        return KnownShape {
-            block: None,
-            grid: None,
-            source: format!(
-                "the launch at line {line} is not one CUDA runs ({why}), so no shape is assumed: bounds hold for any block"
-            ),
-            assumed: false,
-        };
+    let mut sites = Vec::new();
+    for l in parsed.launches.iter().filter(|l| l.kernel == name) {
+        match site_shape(l) {
+            Some(Ok((block, grid))) => sites.push((l.line, block, grid)),
+            // A launch CUDA would refuse (`<<<1, 100000>>>`) says nothing
+            // about the shapes the kernel runs with.
+            Some(Err(why)) => return refused_site(l.line, why),
+            None => {}
+        }
     }
-    if let Some(first) = sites.first() {
-        if sites.iter().all(|l| l.block == first.block) {
-            let line = first.line;
-            let grid = first
-                .grid
-                .filter(|_| sites.iter().all(|l| l.grid == first.grid));
+    if let Some(&(line, block, first_grid)) = sites.first() {
+        if sites.iter().all(|s| s.1 == block) {
+            let grid = first_grid.filter(|_| sites.iter().all(|s| s.2 == first_grid));
             // A grid the host code computes at run time: the parameter
             // file's, when it launches the same block.
             let from_file = spec
                 .and_then(|s| s.shape().ok())
-                .filter(|s| grid.is_none() && Some(s.block()) == first.block);
+                .filter(|s| grid.is_none() && s.block() == block);
             if let Some(s) = from_file {
                 return KnownShape {
-                    block: first.block,
+                    block: Some(block),
                     grid: Some(s.grid()),
                     source: format!("the launch at line {line}, grid from the parameter file"),
                     assumed: false,
                 };
             }
             return KnownShape {
-                block: first.block,
+                block: Some(block),
                 grid,
                 source: format!("the launch at line {line}"),
                 assumed: false,
@@ -158,14 +153,27 @@ pub fn launch_shape(
     }
 }
 
+/// The shape of a kernel one of whose launch sites, at `line`, CUDA would
+/// refuse (`why`): none.
+fn refused_site(line: usize, why: ShapeError) -> KnownShape {
+    KnownShape {
+        block: None,
+        grid: None,
+        source: format!(
+            "the launch at line {line} is not one CUDA runs ({why}), so no shape is assumed: bounds hold for any block"
+        ),
+        assumed: false,
+    }
+}
+
 /// The launch shape every command analyzes `kernel` on: [`launch_shape`]
 /// of the file `parsed` (the `block` and `grid` given, else its launch
 /// sites, else the parameter file's entry `spec`), else with the block
 /// [`assume_block`] infers from `kernel` as `code` holds it (the file, or
 /// the kernel's excerpt of it), its runs charged to `work`.
 pub fn kernel_shape(
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
+    block: Option<Dims>,
+    grid: Option<Dims>,
     parsed: &ParsedFile,
     code: &ParsedFile,
     kernel: &Kernel,
@@ -198,7 +206,7 @@ pub fn assume_block(
         return shape;
     }
     let (inferred, why) = infer_block(parsed, kernel);
-    let mut source = format!("assumed block {} {why}", dims(inferred));
+    let mut source = format!("assumed block {inferred} {why}");
     let mut block = inferred;
     // A block too large for the kernel's shared arrays (a 32×32 tile
     // filled by 32×8 threads in a loop) runs them out of bounds: halve it
@@ -213,16 +221,11 @@ pub fn assume_block(
         let Some(overflow) = shared_overflow(parsed, kernel, block, work, deadline) else {
             break;
         };
-        let d = usize::from(block[1] > 1);
-        if block[d] == 1 {
+        let Some(halved) = block.halved(usize::from(block[1] > 1)) else {
             break;
-        }
-        block[d] /= 2;
-        source = format!(
-            "assumed block {}: {} {why} runs {overflow}",
-            dims(block),
-            dims(inferred)
-        );
+        };
+        block = halved;
+        source = format!("assumed block {block}: {inferred} {why} runs {overflow}");
     }
     KnownShape {
         block: Some(block),
@@ -253,7 +256,7 @@ const MAX_HALVINGS: usize = 6;
 fn shared_overflow(
     parsed: &ParsedFile,
     kernel: &Kernel,
-    block: [u64; 3],
+    block: Dims,
     work: &Arc<Work>,
     deadline: Option<Instant>,
 ) -> Option<String> {
@@ -337,8 +340,6 @@ fn parse_params(path: PathBuf, text: &str) -> Result<ParamFile, ParamsError> {
     })
 }
 
-pub use copper::launch::dims;
-
 /// Why a parameter file's launch cannot run.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -374,7 +375,7 @@ pub struct TestPlan {
     /// host code gives); `None`: launches synthesized around `block`.
     pub spec: Option<LaunchSpec>,
     /// Block of the synthesized launches.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// Where the launch came from, and every assumption made.
     pub assumptions: Vec<String>,
     /// Whether the parameter file's launch was scaled down for testing
@@ -422,8 +423,8 @@ pub fn test_plan(
                 Ok((spec, notes)) => {
                     let mut a = vec![format!(
                         "tested on the launch at line {line} (grid {}, block {}) and variants of it",
-                        dims(t.host.grid.unwrap_or([1; 3])),
-                        dims(t.host.block.unwrap_or([1; 3]))
+                        dims(t.host.grid),
+                        dims(t.host.block)
                     )];
                     a.extend(notes);
                     return TestPlan {
@@ -448,12 +449,12 @@ pub fn test_plan(
             b
         }
         Some(b) => {
-            assumptions.push(format!("block {} from {}", dims(b), shape.source));
+            assumptions.push(format!("block {b} from {}", shape.source));
             b
         }
         None => {
             let (b, why) = infer_block(parsed, kernel);
-            assumptions.push(format!("assumed block {} {why}", dims(b)));
+            assumptions.push(format!("assumed block {b} {why}"));
             b
         }
     };
@@ -628,7 +629,7 @@ const UNKNOWN_LEN: u64 = 1 << 16;
 /// padded `[32][33]` row ⇒ 32 wide); else the constants the thread index
 /// is compared against (`if (tx < TILE)` ⇒ `TILE` wide); else 16×16 for a
 /// kernel using `threadIdx.y` or `blockIdx.y`, 256 otherwise.
-pub fn infer_block(parsed: &ParsedFile, kernel: &Kernel) -> ([u64; 3], String) {
+pub fn infer_block(parsed: &ParsedFile, kernel: &Kernel) -> (Dims, String) {
     if let Some(found) = shared_tile(parsed, kernel) {
         return found;
     }
@@ -637,18 +638,31 @@ pub fn infer_block(parsed: &ParsedFile, kernel: &Kernel) -> ([u64; 3], String) {
         return found;
     }
     if two_d {
-        ([16, 16, 1], "(the kernel indexes in two dimensions)".into())
+        (DEFAULT_2D, "(the kernel indexes in two dimensions)".into())
     } else {
         (
-            [256, 1, 1],
+            DEFAULT_1D,
             "(the default for a one-dimensional kernel)".into(),
         )
     }
 }
 
+/// The block assumed for a kernel that indexes in two dimensions.
+const DEFAULT_2D: Dims = Dims::block_constant([16, 16, 1]);
+
+/// The block assumed for a one-dimensional kernel.
+const DEFAULT_1D: Dims = Dims::block_constant([256, 1, 1]);
+
+/// `X×Y×Z` of a launch site's grid or block as the host code evaluates
+/// it (1×1×1 when not known), before it is checked against CUDA's limits.
+fn dims(d: Option<[u64; 3]>) -> String {
+    let [x, y, z] = d.unwrap_or([1; 3]);
+    format!("{x}×{y}×{z}")
+}
+
 /// The block a `__shared__` array indexed `threadIdx.x + c·threadIdx.y`
 /// (`c` its row length) gives, and where.
-fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<([u64; 3], String)> {
+fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<(Dims, String)> {
     let (jump_free, flags) = without_jumps(kernel);
     let launch = LaunchFacts {
         block: None,
@@ -682,9 +696,9 @@ fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<([u64; 3], String
             }
             _ => continue,
         };
-        if block.iter().product::<u64>() > MAX_BLOCK_THREADS || block[0] == 0 {
+        let Ok(block) = copper::launch::block(block) else {
             continue;
-        }
+        };
         let (line, _) = parsed.source.line_col(site.span.start);
         return Some((
             block,
@@ -699,7 +713,7 @@ fn shared_tile(parsed: &ParsedFile, kernel: &Kernel) -> Option<([u64; 3], String
 /// largest per dimension (`tid < 128` ⇒ 128 wide, `<=` one more), and the
 /// first test that gave it; a dimension nothing bounds stays at the
 /// default (16 in a two-dimensional kernel, kept within 1024 threads).
-fn compared(parsed: &ParsedFile, kernel: &Kernel, two_d: bool) -> Option<([u64; 3], String)> {
+fn compared(parsed: &ParsedFile, kernel: &Kernel, two_d: bool) -> Option<(Dims, String)> {
     let mut assigned: HashMap<VarId, Vec<&Expr>> = HashMap::new();
     visit_stmts(&kernel.body, &mut |s| {
         if let Stmt::Assign { var, value, .. } = s {
@@ -765,9 +779,7 @@ fn compared(parsed: &ParsedFile, kernel: &Kernel, two_d: bool) -> Option<([u64; 
         (None, Some(y), _) => [(MAX_BLOCK_THREADS / y).min(16), y, 1],
         (Some(x), Some(y), _) => [x, y, 1],
     };
-    if block.iter().product::<u64>() > MAX_BLOCK_THREADS {
-        return None;
-    }
+    let block = copper::launch::block(block).ok()?;
     let tests: Vec<String> = bound
         .iter()
         .flatten()

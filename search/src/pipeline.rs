@@ -658,7 +658,7 @@ fn step(
                     };
                     description.push_str(&format!(
                         " (written for blocks of {}, {source}{independent})",
-                        crate::launch::dims(b)
+                        b
                     ));
                 }
             }
@@ -844,8 +844,8 @@ fn self_check(version: &Analyzed, runs: &[Run], config: &Config) -> Vec<String> 
                 format!(
                     "{} (at {} blocks of {})",
                     v.message(name),
-                    crate::launch::dims(shape.grid()),
-                    crate::launch::dims(shape.block())
+                    shape.grid(),
+                    shape.block()
                 )
             })
         })

@@ -755,6 +755,7 @@ fn check_named(
         };
         let seeds: u64 = count("COPPER_EVERY_CALLER_SEEDS", 0);
         for &block in shapes {
+            let block = copper::launch::block(block).expect("a block CUDA runs");
             let measure = |base: Option<&LaunchSpec>| {
                 Checker::measuring(
                     &file,

@@ -404,7 +404,10 @@ fn inferred_launches_catch_a_copy_in_without_its_guard() {
     let kernel = lower_kernel(&file, "vecAdd").unwrap();
     let shape = copper_search::launch::launch_shape(None, None, &file, None, "vecAdd");
     let plan = copper_search::launch::test_plan(&file, &kernel, None, &shape, None);
-    assert_eq!((plan.spec.is_none(), plan.block), (true, Some([256, 1, 1])));
+    assert_eq!(
+        (plan.spec.is_none(), plan.block.map(|b| b.to_array())),
+        (true, Some([256, 1, 1]))
+    );
     let checker = Checker::new(&file, "vecAdd", None, plan.block, None).unwrap();
     let candidate = |guard: bool| {
         let f = parse_source(SourceFile::new("c.cu", staged(guard)));

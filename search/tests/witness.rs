@@ -201,8 +201,8 @@ fn bank_witness(kernel: &str, degree: Option<u64>) -> Witness {
     let spec = &params.kernel[kernel];
     let k = lower_kernel(&parsed, kernel).unwrap();
     let config = copper::bound::Config {
-        block: Some([256, 1, 1]),
-        grid: Some([4, 1, 1]),
+        block: copper::launch::block([256, 1, 1]).ok(),
+        grid: copper::launch::grid([4, 1, 1]).ok(),
         budget: Duration::from_secs(20),
         ..Default::default()
     };

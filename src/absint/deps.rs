@@ -17,6 +17,7 @@ use crate::cuda::ast::{BinOp, Space};
 use crate::ir::structured::FlagKind;
 use crate::ir::value::binary;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, ScopeId, SiteId, Stmt, Unary, Value, VarId};
+use crate::launch::Dims;
 
 /// A coefficient of the thread index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -130,9 +131,9 @@ impl Dep {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchFacts {
     /// `blockDim`, when fixed.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// `gridDim`, when fixed.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Warp size.
     pub warp: u64,
 }
@@ -145,7 +146,7 @@ impl LaunchFacts {
         let Some(b) = self.block else {
             return false;
         };
-        let below: u64 = b[..d as usize].iter().product();
+        let below: u64 = b.to_array()[..d as usize].iter().product();
         d > 0 && below.is_multiple_of(self.warp)
     }
 }
@@ -633,7 +634,7 @@ impl<'k> Analysis<'k> {
     }
 
     fn builtin(&self, b: Builtin) -> Dep {
-        let known = |dims: Option<[u64; 3]>, d: u8| match dims {
+        let known = |dims: Option<Dims>, d: u8| match dims {
             Some(x) => Dep::constant_value(x[d as usize] as i64),
             None => Dep::UNIFORM,
         };
@@ -784,7 +785,7 @@ mod tests {
         let facts = analyze(
             &k,
             &LaunchFacts {
-                block: Some(block),
+                block: crate::launch::block(block).ok(),
                 grid: None,
                 warp: 32,
             },

@@ -43,6 +43,7 @@ use super::memory;
 use crate::cost::{Footprint, Hardware};
 use crate::cuda::ast::BinOp;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, SiteId, Stmt, Unary, VarId, VarKind};
+use crate::launch::Dims;
 use crate::poly::{Monomial, Poly, Rational};
 
 /// What a warp's lanes access at one site, beyond its thread dependence.
@@ -61,13 +62,16 @@ pub enum WarpIndex {
 
 impl WarpIndex {
     /// Worst-case global transactions of one warp request.
-    pub fn transactions(self, fp: Footprint, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
+    pub fn transactions(self, fp: Footprint, hw: &Hardware, block: Option<Dims>) -> u64 {
         let warp = hw.warp_size as u64;
         let run = Dep::Affine([Coef::Known(1), Coef::Known(0), Coef::Known(0)], Cong::ANY);
         match self {
             WarpIndex::Exact(dep) => memory::transactions(dep, fp, hw, block),
-            // One row of `warp` lanes, every start.
-            WarpIndex::OneRun => memory::transactions(run, fp, hw, Some([warp, 1, 1])),
+            // One row of `warp` lanes, every start (any block for a warp
+            // wider than a block can be).
+            WarpIndex::OneRun => {
+                memory::transactions(run, fp, hw, crate::launch::block([warp, 1, 1]).ok())
+            }
             // Any block: one run, or two runs of k and warp − k anywhere.
             WarpIndex::TwoRuns => memory::transactions(run, fp, hw, None),
         }
@@ -386,11 +390,11 @@ impl<'k> Split<'k> {
     }
 
     fn builtin(&self, b: Builtin) -> Poly {
-        let dims = |known: Option<[u64; 3]>, d: u8, name: &str| match known {
+        let dims = |known: Option<Dims>, d: u8, name: &str| match known {
             Some(x) => Poly::constant(Rational::int(x[d as usize] as i128)),
             None => Poly::var(&format!("{name}.{}", ["x", "y", "z"][d as usize])),
         };
-        let one_wide = |known: Option<[u64; 3]>, d: u8| known.is_some_and(|x| x[d as usize] == 1);
+        let one_wide = |known: Option<Dims>, d: u8| known.is_some_and(|x| x[d as usize] == 1);
         match b {
             Builtin::ThreadIdx(d) if one_wide(self.launch.block, d) => Poly::zero(),
             Builtin::ThreadIdx(d) => Poly::var(&thread_name(d)),
@@ -554,7 +558,7 @@ mod tests {
     use crate::source::SourceFile;
 
     /// The fact of every site of kernel `k` (in site order) for `block`.
-    fn facts(src: &str, block: Option<[u64; 3]>) -> Vec<Option<WarpIndex>> {
+    fn facts(src: &str, block: Option<Dims>) -> Vec<Option<WarpIndex>> {
         let f = parse_source(SourceFile::new("t.cu", src));
         let k = lower_kernel(&f, "k").unwrap();
         let launch = LaunchFacts {
@@ -574,7 +578,7 @@ mod tests {
     fn the_identity_gives_back_the_thread_index() {
         let src =
             format!("{SPLIT} a[row * n + col] = a[col * n + row] + a[(row + 1) * n + col]; }}");
-        let f = facts(&src, Some([256, 1, 1]));
+        let f = facts(&src, crate::launch::block([256, 1, 1]).ok());
         let idx = Dep::Affine(
             [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
             Cong::new(256, 0),
@@ -585,20 +589,24 @@ mod tests {
         assert_eq!(f[2], Some(WarpIndex::Exact(idx)));
         let hw = Hardware::default();
         let fp = Footprint::element(4);
-        assert_eq!(f[2].unwrap().transactions(fp, &hw, Some([256, 1, 1])), 4);
+        assert_eq!(
+            f[2].unwrap()
+                .transactions(fp, &hw, crate::launch::block([256, 1, 1]).ok()),
+            4
+        );
     }
 
     #[test]
     fn quotients_are_one_run_and_remainders_two() {
         let src = format!("{SPLIT} a[row] = a[col] + a[5 - row] + a[2 * col]; }}");
-        let f = facts(&src, Some([256, 1, 1]));
+        let f = facts(&src, crate::launch::block([256, 1, 1]).ok());
         assert_eq!(f[0], Some(WarpIndex::TwoRuns));
         assert_eq!(f[1], Some(WarpIndex::OneRun));
         assert_eq!(f[2], None);
         assert_eq!(f[3], Some(WarpIndex::OneRun));
         // A block whose rows wrap inside a warp: two runs of `threadIdx.x`,
         // so two runs of quotients, and remainders are not followed.
-        let f = facts(&src, Some([40, 2, 1]));
+        let f = facts(&src, crate::launch::block([40, 2, 1]).ok());
         assert_eq!(f[3], Some(WarpIndex::TwoRuns));
         assert_eq!(f[0], None);
         let hw = Hardware::default();
@@ -613,25 +621,40 @@ mod tests {
         let neg = "__global__ void k(float *a, int n) {\n\
             int idx = blockIdx.x * blockDim.x + threadIdx.x - 40;\n\
             a[idx % n] = 0.0f; }";
-        assert_eq!(facts(neg, Some([256, 1, 1])), vec![None]);
+        assert_eq!(
+            facts(neg, crate::launch::block([256, 1, 1]).ok()),
+            vec![None]
+        );
         // A signed divisor converted to unsigned is not the value written.
         let conv = "__global__ void k(float *a, int n) {\n\
             unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;\n\
             unsigned row = idx / n; unsigned col = idx % n;\n\
             a[row * n + col] = 0.0f; }";
-        assert_eq!(facts(conv, Some([256, 1, 1])), vec![None]);
+        assert_eq!(
+            facts(conv, crate::launch::block([256, 1, 1]).ok()),
+            vec![None]
+        );
         // A split assigned twice, or in a branch the access is not in.
         let twice = format!("{SPLIT} if (n > 4) {{ row = 0; }} a[row * n + col] = 0.0f; }}");
-        assert_eq!(facts(&twice, Some([256, 1, 1])), vec![None]);
+        assert_eq!(
+            facts(&twice, crate::launch::block([256, 1, 1]).ok()),
+            vec![None]
+        );
         let branch = "__global__ void k(float *a, int n) {\n\
             int idx = blockIdx.x * blockDim.x + threadIdx.x; int row; int col;\n\
             if (n > 4) { row = idx / n; col = idx % n; }\n\
             a[row * n + col] = 0.0f; }";
-        assert_eq!(facts(branch, Some([256, 1, 1])), vec![None]);
+        assert_eq!(
+            facts(branch, crate::launch::block([256, 1, 1]).ok()),
+            vec![None]
+        );
         // A narrowing conversion changes the value.
         let narrow = "__global__ void k(float *a, int n) {\n\
             int idx = blockIdx.x * blockDim.x + threadIdx.x;\n\
             a[(unsigned char)idx / n] = 0.0f; }";
-        assert_eq!(facts(narrow, Some([256, 1, 1])), vec![None]);
+        assert_eq!(
+            facts(narrow, crate::launch::block([256, 1, 1]).ok()),
+            vec![None]
+        );
     }
 }

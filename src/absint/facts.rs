@@ -440,7 +440,7 @@ mod tests {
         let syms = Symbols::new(
             &k,
             LaunchFacts {
-                block: Some([32, 1, 1]),
+                block: crate::launch::block([32, 1, 1]).ok(),
                 grid: None,
                 warp: 32,
             },

@@ -11,11 +11,12 @@
 
 use super::deps::{Coef, Dep};
 use crate::cost::{Footprint, Hardware};
+use crate::launch::Dims;
 
 /// The lanes of every warp of a block: `threadIdx` per lane.
-pub fn warps_of(block: [u64; 3], warp: u64) -> Vec<Vec<[i64; 3]>> {
-    let threads = block.iter().product::<u64>();
-    let [bx, by, _] = block;
+pub fn warps_of(block: Dims, warp: u64) -> Vec<Vec<[i64; 3]>> {
+    let threads = block.count();
+    let [bx, by, _] = block.to_array();
     (0..threads.div_ceil(warp))
         .map(|w| {
             (w * warp..((w + 1) * warp).min(threads))
@@ -32,8 +33,8 @@ pub fn warps_of(block: [u64; 3], warp: u64) -> Vec<Vec<[i64; 3]>> {
 }
 
 /// Most lanes of one warp.
-fn max_lanes(block: Option<[u64; 3]>, warp: u64) -> u64 {
-    block.map_or(warp, |b| b.iter().product::<u64>().min(warp))
+fn max_lanes(block: Option<Dims>, warp: u64) -> u64 {
+    block.map_or(warp, |b| b.count().min(warp))
 }
 
 /// Where a group of lanes may lie against the uniform part `u` of the
@@ -68,7 +69,7 @@ type Group = (Vec<i64>, Vec<usize>, Placement);
 /// anywhere (rows narrower than a warp repeat `x` values, a subset of the
 /// single run). `None` when the index has no affine shape, or the block is
 /// unknown and the index depends on more than `threadIdx.x`.
-fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<Vec<Group>>> {
+fn layouts(coefs: [Coef; 3], block: Option<Dims>, warp: u64) -> Option<Vec<Vec<Group>>> {
     let placed = coefs.contains(&Coef::Unknown);
     let Some(block) = block else {
         if coefs[1] != Coef::Known(0) || coefs[2] != Coef::Known(0) {
@@ -139,7 +140,7 @@ fn layouts(coefs: [Coef; 3], block: Option<[u64; 3]>, warp: u64) -> Option<Vec<V
 /// uniform part allows (up to the group's step) otherwise.
 fn worst(
     dep: Dep,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
     warp: u64,
     period: i64,
     cost: impl Fn(&[i64], &[usize]) -> Vec<u64>,
@@ -192,7 +193,7 @@ fn worst(
 }
 
 /// Worst-case global-memory transactions of one access.
-pub fn transactions(dep: Dep, fp: Footprint, hw: &Hardware, block: Option<[u64; 3]>) -> u64 {
+pub fn transactions(dep: Dep, fp: Footprint, hw: &Hardware, block: Option<Dims>) -> u64 {
     let t = hw.transaction_bytes as u64;
     let all = max_lanes(block, hw.warp_size as u64) * fp.max_blocks(hw.transaction_bytes);
     let warp = hw.warp_size as u64;
@@ -218,7 +219,7 @@ pub fn conflicts(
     fp: Footprint,
     len: Option<u64>,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
 ) -> u64 {
     // `len` counts elements, of `fp.element` bytes each.
     let lanes = max_lanes(block, hw.warp_size as u64);
@@ -286,7 +287,7 @@ mod tests {
     #[test]
     fn global_bounds_are_exact_worst_cases() {
         let hw = Hardware::default();
-        let b = Some([256, 1, 1]);
+        let b = crate::launch::block([256, 1, 1]).ok();
         // Coalesced 4-byte: 4 sectors aligned, 5 misaligned: worst 5.
         assert_eq!(transactions(aff(1, 0), Footprint::element(4), &hw, b), 5);
         assert_eq!(transactions(Dep::UNIFORM, Footprint::element(4), &hw, b), 1);
@@ -297,11 +298,21 @@ mod tests {
         );
         // 16×16 block: a warp covers 2 rows of 16.
         assert_eq!(
-            transactions(aff(1, 1024), Footprint::element(4), &hw, Some([16, 16, 1])),
+            transactions(
+                aff(1, 1024),
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([16, 16, 1]).ok()
+            ),
             6
         );
         assert_eq!(
-            transactions(aff(1, 0), Footprint::element(4), &hw, Some([8, 1, 1])),
+            transactions(
+                aff(1, 0),
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([8, 1, 1]).ok()
+            ),
             2
         );
         // row·n + x with an unknown row length n in a 16×16 block: two rows
@@ -309,22 +320,42 @@ mod tests {
         // sectors, placed anywhere.
         let rows = Dep::Affine([Coef::Known(1), Coef::Unknown, Coef::Known(0)], Cong::ANY);
         assert_eq!(
-            transactions(rows, Footprint::element(4), &hw, Some([16, 16, 1])),
+            transactions(
+                rows,
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([16, 16, 1]).ok()
+            ),
             6
         );
         // x·n + y (a transpose's write): 16 columns of 2 elements.
         let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)], Cong::ANY);
         assert_eq!(
-            transactions(cols, Footprint::element(4), &hw, Some([16, 16, 1])),
+            transactions(
+                cols,
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([16, 16, 1]).ok()
+            ),
             32
         );
         assert_eq!(
-            transactions(cols, Footprint::element(4), &hw, Some([16, 2, 1])),
+            transactions(
+                cols,
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([16, 2, 1]).ok()
+            ),
             32
         );
         // 4 columns of 8 doubles (64 bytes, up to 3 sectors each).
         assert_eq!(
-            transactions(cols, Footprint::element(8), &hw, Some([4, 8, 1])),
+            transactions(
+                cols,
+                Footprint::element(8),
+                &hw,
+                crate::launch::block([4, 8, 1]).ok()
+            ),
             12
         );
     }
@@ -332,7 +363,7 @@ mod tests {
     #[test]
     fn provable_alignment() {
         let hw = Hardware::default();
-        let b = Some([256, 1, 1]);
+        let b = crate::launch::block([256, 1, 1]).ok();
         let at = |m, r| {
             Dep::Affine(
                 [Coef::Known(1), Coef::Known(0), Coef::Known(0)],
@@ -375,19 +406,36 @@ mod tests {
             Cong::new(0, 0),
         );
         assert_eq!(
-            transactions(x, Footprint::element(4), &hw, Some([33, 2, 1])),
+            transactions(
+                x,
+                Footprint::element(4),
+                &hw,
+                crate::launch::block([33, 2, 1]).ok()
+            ),
             5
         );
         assert!(transactions(x, Footprint::element(4), &hw, None) >= 5);
         // s[threadIdx.x]: x = 32 and x = 0 share bank 0.
         assert_eq!(
-            conflicts(x, Footprint::element(4), Some(64), &hw, Some([33, 2, 1])),
+            conflicts(
+                x,
+                Footprint::element(4),
+                Some(64),
+                &hw,
+                crate::launch::block([33, 2, 1]).ok()
+            ),
             2
         );
         assert!(conflicts(x, Footprint::element(4), Some(64), &hw, None) >= 2);
         // A 1-D block of any size is still conflict free and a run of 32.
         assert_eq!(
-            conflicts(x, Footprint::element(4), Some(64), &hw, Some([40, 1, 1])),
+            conflicts(
+                x,
+                Footprint::element(4),
+                Some(64),
+                &hw,
+                crate::launch::block([40, 1, 1]).ok()
+            ),
             1
         );
     }
@@ -395,7 +443,7 @@ mod tests {
     #[test]
     fn shared_bounds() {
         let hw = Hardware::default();
-        let b = Some([256, 1, 1]);
+        let b = crate::launch::block([256, 1, 1]).ok();
         assert_eq!(
             conflicts(aff(1, 0), Footprint::element(4), Some(256), &hw, b),
             1
@@ -428,7 +476,7 @@ mod tests {
                 Footprint::element(4),
                 Some(32 * 33),
                 &hw,
-                Some([32, 8, 1])
+                crate::launch::block([32, 8, 1]).ok()
             ),
             1
         );
@@ -437,7 +485,7 @@ mod tests {
     #[test]
     fn wide_shared_accesses_are_served_in_phases() {
         let hw = Hardware::default();
-        let b = Some([256, 1, 1]);
+        let b = crate::launch::block([256, 1, 1]).ok();
         // Consecutive float4s: four quarter-warp phases, each conflict free.
         let f4 = Footprint::element(16);
         assert_eq!(conflicts(aff(1, 0), f4, Some(256), &hw, b), 1);

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{BoundExpr, InputAssumption, MetricBound, Outcome};
-use crate::launch::Shape;
+use crate::launch::{Dims, Shape};
 use crate::poly::Rational;
 use crate::sim::SimResult;
 
@@ -18,10 +18,11 @@ pub fn exceeds(simulated: f64, bound: f64) -> bool {
 
 /// Warps in a launch of `shape` with warps of `warp_size` threads (each
 /// block rounded up to whole warps).
-pub fn launch_warps(block: [u64; 3], grid: [u64; 3], warp_size: u64) -> u64 {
-    let threads = block.iter().fold(1u64, |n, &d| n.saturating_mul(d));
-    let blocks = grid.iter().fold(1u64, |n, &d| n.saturating_mul(d));
-    threads.div_ceil(warp_size.max(1)).saturating_mul(blocks)
+pub fn launch_warps(block: Dims, grid: Dims, warp_size: u64) -> u64 {
+    block
+        .count()
+        .div_ceil(warp_size.max(1))
+        .saturating_mul(grid.count())
 }
 
 /// The whole-launch bound: the per-warp bound times the launch's warps

@@ -42,6 +42,7 @@ use crate::cuda::relaunch::Reshape;
 use crate::ir::sites::load_index;
 use crate::ir::structured::{without_jumps, FlagKind};
 use crate::ir::{Kernel, SiteId, Stmt, VarId, VarKind};
+use crate::launch::{Dims, Part};
 use crate::poly::{Poly, Rational};
 use aara::Aara;
 pub use assumption::{AssumptionRecord, GridCause, InputAssumption, Subject};
@@ -57,9 +58,9 @@ pub struct Config {
     /// Hardware model.
     pub hw: Hardware,
     /// Block shape, when fixed (the bound is per warp of such a block).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// Grid shape, when fixed.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Highest degree of the base functions (1 to 4).
     pub degree: u32,
     /// Largest LP (variables plus constraints) solved; a kernel needing a
@@ -99,12 +100,18 @@ impl Default for Config {
 
 impl Config {
     /// The configuration for a kernel that runs on its launch reshaped (a
-    /// rewrite that changed the launch with it), or as it is.
+    /// rewrite that changed the launch with it), or as it is. A part the
+    /// reshape takes past CUDA's limits (a grid of 100000 blocks along x
+    /// with x and y exchanged) is no longer known: bounds then hold for
+    /// any.
     pub fn reshaped(self, reshape: Option<Reshape>) -> Config {
         let Some(r) = reshape else { return self };
+        let known = |d: Option<Dims>, part, f: &dyn Fn([u64; 3]) -> [u64; 3]| {
+            d.and_then(|d| Dims::checked(part, f(d.to_array())).ok())
+        };
         Config {
-            block: self.block.map(|b| r.block(b)),
-            grid: self.grid.map(|g| r.grid(g)),
+            block: known(self.block, Part::Block, &|b| r.block(b)),
+            grid: known(self.grid, Part::Grid, &|g| r.grid(g)),
             ..self
         }
     }
@@ -296,7 +303,7 @@ pub fn memory_bounds(
     deps: &DepFacts,
     splits: &HashMap<SiteId, WarpIndex>,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
 ) -> HashMap<SiteId, u64> {
     k.sites
         .iter()

@@ -5,7 +5,7 @@ use crate::cuda::parse::parse_source;
 use crate::ir::lower::lower_kernel;
 use crate::source::SourceFile;
 
-fn bound(src: &str, block: Option<[u64; 3]>, metric: &str) -> Outcome {
+fn bound(src: &str, block: Option<Dims>, metric: &str) -> Outcome {
     let f = parse_source(SourceFile::new("t.cu", src));
     let k = lower_kernel(&f, "k").unwrap();
     prepare(
@@ -31,10 +31,21 @@ fn a_counted_loop_costs_its_body_per_iteration() {
     // One global store per iteration of a coalesced, aligned index.
     let src = "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { a[i * 32 + threadIdx.x] = 0; } }";
     assert_eq!(
-        text(&bound(src, Some([32, 1, 1]), "sectors")),
+        text(&bound(
+            src,
+            crate::launch::block([32, 1, 1]).ok(),
+            "sectors"
+        )),
         "4·max(0, n)"
     );
-    assert_eq!(text(&bound(src, Some([32, 1, 1]), "divwarps")), "0");
+    assert_eq!(
+        text(&bound(
+            src,
+            crate::launch::block([32, 1, 1]).ok(),
+            "divwarps"
+        )),
+        "0"
+    );
 }
 
 #[test]
@@ -45,13 +56,22 @@ fn lane_loops_are_bounded_by_their_worst_lane() {
     let one = "__global__ void k(float *x, int cols) { int lane = threadIdx.x % 32;\n\
                for (int c = lane; c < cols; c += 32) { x[c] = 0.0f; } }";
     assert_eq!(
-        text(&bound(one, Some([128, 1, 1]), "sectors")),
+        text(&bound(
+            one,
+            crate::launch::block([128, 1, 1]).ok(),
+            "sectors"
+        )),
         "0.125·(cols + 31)"
     );
     // Groups of 8 lanes: the worst lane starts at 0.
     let eight = "__global__ void k(float *x, int cols) { int g = threadIdx.x & 7;\n\
                  for (int c = g; c < cols; c += 8) { x[c] = 0.0f; } }";
-    assert!(text(&bound(eight, Some([96, 1, 1]), "steps")).contains("(cols + 7)"));
+    assert!(text(&bound(
+        eight,
+        crate::launch::block([96, 1, 1]).ok(),
+        "steps"
+    ))
+    .contains("(cols + 7)"));
     // A step that may wrap an `unsigned short` counter gives no floor
     // unless `cols` is at most half the counter's range: the bound is
     // found under that assumption, and says so.
@@ -60,7 +80,7 @@ fn lane_loops_are_bounded_by_their_worst_lane() {
     let f = parse_source(SourceFile::new("t.cu", short));
     let k = lower_kernel(&f, "k").unwrap();
     let config = Config {
-        block: Some([64, 1, 1]),
+        block: crate::launch::block([64, 1, 1]).ok(),
         ..Config::default()
     };
     let p = prepare(&k, config);
@@ -77,7 +97,14 @@ fn loops_fixed_by_the_block_are_counted() {
                for (unsigned int d = blockDim.x / 2; d > 0; d >>= 1) { if (threadIdx.x < d) { s[threadIdx.x] += s[threadIdx.x + d]; } __syncthreads(); }\n\
                a[threadIdx.x] = s[threadIdx.x]; }";
     // 8 halvings for 256 threads, each a divergent test.
-    assert_eq!(text(&bound(src, Some([256, 1, 1]), "divwarps")), "8");
+    assert_eq!(
+        text(&bound(
+            src,
+            crate::launch::block([256, 1, 1]).ok(),
+            "divwarps"
+        )),
+        "8"
+    );
     // With any block, halving still ends: linear in blockDim.x.
     assert!(text(&bound(src, None, "divwarps")).contains("blockDim.x"));
 }
@@ -87,14 +114,14 @@ fn divergent_breaks_keep_counters_uniform_inside() {
     let src = "__global__ void k(int *a, int n) { int f = -1;\n\
                for (int j = 0; j < n; j++) { if (a[j * 32 + threadIdx.x] == 0) { f = j; break; } }\n\
                a[threadIdx.x] = f; }";
-    let o = bound(src, Some([32, 1, 1]), "divwarps");
+    let o = bound(src, crate::launch::block([32, 1, 1]).ok(), "divwarps");
     assert_eq!(text(&o), "max(0, n)");
 }
 
 #[test]
 fn data_dependent_loops_have_no_bound_and_say_where() {
     let src = "__global__ void k(int *a) { int i = 0; while (a[i] > 0) { i = a[i]; } a[0] = i; }";
-    match bound(src, Some([32, 1, 1]), "steps") {
+    match bound(src, crate::launch::block([32, 1, 1]).ok(), "steps") {
         Outcome::NoBound(why, Some(span)) => {
             assert_eq!(why, NoBound::NoCounter);
             assert!(why.to_string().contains("data-dependent"), "{why}");
@@ -119,7 +146,7 @@ fn a_constant_bound_below_the_certain_cost_is_refused() {
     let src = "__global__ void k(int *a, int n) { a[threadIdx.x] = n; if (n > 0) { a[0] = 1; } }";
     for metric in ["steps", "sectors", "wsteps"] {
         assert!(matches!(
-            bound(src, Some([32, 1, 1]), metric),
+            bound(src, crate::launch::block([32, 1, 1]).ok(), metric),
             Outcome::Bound(_)
         ));
     }
@@ -192,7 +219,7 @@ fn index_ranges_per_block() {
     let p = prepare(
         &k,
         Config {
-            block: Some([256, 1, 1]),
+            block: crate::launch::block([256, 1, 1]).ok(),
             ..Config::default()
         },
     );
@@ -268,14 +295,14 @@ fn grid_stride_loops_of_an_unknown_block_divide_by_the_stride() {
         assert!(!f(src).0.contains('⌈'), "{src}");
     }
     // A known block divides by its constant as before.
-    let known = bound_of(grid, Some([256, 1, 1]), "steps");
+    let known = bound_of(grid, crate::launch::block([256, 1, 1]).ok(), "steps");
     assert!(
         !known.contains('⌈') && known.contains("(n + 255)"),
         "{known}"
     );
 }
 
-fn bound_of(src: &str, block: Option<[u64; 3]>, metric: &str) -> String {
+fn bound_of(src: &str, block: Option<Dims>, metric: &str) -> String {
     text(&bound(src, block, metric))
 }
 
@@ -287,12 +314,12 @@ fn geometric_counters_wider_than_their_bound_are_logarithmic() {
         "__global__ void k(float *a, int n) { for (long long c = 1; c < n; c *= 2) a[threadIdx.x] += 1.0f; }",
         "__global__ void k(float *a, int n) { for (long long c = n; c > 0; c /= 3) a[threadIdx.x] += 1.0f; }",
     ] {
-        let b = bound_of(src, Some([32, 1, 1]), "steps");
+        let b = bound_of(src, crate::launch::block([32, 1, 1]).ok(), "steps");
         assert!(b.contains("log2(n)") && !b.contains("max(0, n)"), "{src}: {b}");
     }
     // An `int n` converted to `unsigned` may be huge: no logarithm.
     let unsigned = "__global__ void k(float *a, int n) { for (unsigned c = 1; c < n; c <<= 1) a[threadIdx.x] += 1.0f; }";
-    assert!(!bound_of(unsigned, Some([32, 1, 1]), "steps").contains("log2"));
+    assert!(!bound_of(unsigned, crate::launch::block([32, 1, 1]).ok(), "steps").contains("log2"));
 }
 
 #[test]
@@ -325,7 +352,7 @@ fn loop_bounds_through_locals_holding_a_parameter_are_bounded() {
             .to_string(),
     ];
     for src in &cases {
-        for block in [None, Some([128, 1, 1])] {
+        for block in [None, crate::launch::block([128, 1, 1]).ok()] {
             let t = text(&bound(src, block, "steps"));
             assert!(
                 !t.starts_with("no bound") && t.contains('n'),
@@ -378,7 +405,11 @@ fn a_chain_of_copies_bounds_the_loop_as_its_input_does() {
                  return acc; }\n\
                  __global__ void k(float *a, float *out, int n) { int cp = n; int again = cp;\n\
                  out[threadIdx.x % 64] = part(a, again); }";
-    for block in [Some([32, 1, 1]), Some([33, 2, 1]), Some([128, 1, 1])] {
+    for block in [
+        crate::launch::block([32, 1, 1]).ok(),
+        crate::launch::block([33, 2, 1]).ok(),
+        crate::launch::block([128, 1, 1]).ok(),
+    ] {
         let want = bound_of(direct, block, "sectors");
         let got = bound_of(chain, block, "sectors");
         assert!(!got.starts_with("no bound"), "{block:?}: {got}");
@@ -473,7 +504,7 @@ fn a_copy_divided_in_place_keeps_a_bound() {
                for (int i = threadIdx.x; i < m; i += blockDim.x) y[i % 64] += 1.0f; }";
     assert_eq!(text(&bound(src, None, "steps")), "12 + 80·max(0, n)");
     assert_eq!(
-        text(&bound(src, Some([64, 1, 1]), "steps")),
+        text(&bound(src, crate::launch::block([64, 1, 1]).ok(), "steps")),
         "72 + 1.25·(n + 63)"
     );
 }

@@ -367,8 +367,8 @@ mod tests {
         let f = parse_source(SourceFile::new("t.cu", src));
         let k = lower_kernel(&f, "k").unwrap();
         let config = Config {
-            block: Some([256, 1, 1]).filter(|_| launched),
-            grid: Some([64, 1, 1]).filter(|_| launched),
+            block: crate::launch::block([256, 1, 1]).ok().filter(|_| launched),
+            grid: crate::launch::grid([64, 1, 1]).ok().filter(|_| launched),
             ..Config::default()
         };
         let p = prepare(&k, config);

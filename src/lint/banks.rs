@@ -8,6 +8,7 @@ use crate::absint::memory::conflicts;
 use crate::bound::Prepared;
 use crate::cost::{Footprint, Hardware};
 use crate::ir::Kernel;
+use crate::launch::Dims;
 
 use super::{Code, Finding};
 
@@ -49,7 +50,7 @@ pub fn findings(
     kernel: &Kernel,
     prep: &Prepared,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, site) in kernel.sites.iter().enumerate() {
@@ -68,9 +69,7 @@ pub fn findings(
         // The degree of the same access by consecutive lanes at
         // consecutive elements: 1 for the default hardware at any width
         // (wider accesses are served in phases).
-        let lanes = block.map_or(hw.warp_size as u64, |b| {
-            b.iter().product::<u64>().min(hw.warp_size as u64)
-        });
+        let lanes = block.map_or(hw.warp_size as u64, |b| b.count().min(hw.warp_size as u64));
         let ids: Vec<usize> = (0..lanes as usize).collect();
         let consecutive: Vec<i64> = (0..lanes as i64).collect();
         let ideal = hw

@@ -37,6 +37,7 @@ use crate::absint::memory::{transactions, warps_of};
 use crate::bound::Prepared;
 use crate::cost::{Footprint, Hardware};
 use crate::ir::Kernel;
+use crate::launch::Dims;
 
 use super::index::index_in;
 use super::lanes::Lanes;
@@ -56,7 +57,7 @@ pub enum Coalescing {
 
 /// Classifies an access with index dependence `dep` to elements of `elem`
 /// bytes.
-pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> Coalescing {
+pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<Dims>) -> Coalescing {
     let t = hw.transaction_bytes as i64;
     let e = elem as i64;
     if e == 0 || t % e != 0 {
@@ -68,7 +69,13 @@ pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> 
     let warp = hw.warp_size as u64;
     let block = match block {
         Some(b) => b,
-        None if coefs[1] == Coef::Known(0) && coefs[2] == Coef::Known(0) => [warp, 1, 1],
+        // A warp-wide row (the hardware's warp is at most 32 lanes).
+        None if coefs[1] == Coef::Known(0) && coefs[2] == Coef::Known(0) => {
+            match crate::launch::block([warp, 1, 1]) {
+                Ok(b) => b,
+                Err(_) => return Coalescing::Uncoalesced,
+            }
+        }
         None => return Coalescing::Uncoalesced,
     };
     let per = t / e;
@@ -113,10 +120,10 @@ pub fn classify(dep: Dep, elem: u32, hw: &Hardware, block: Option<[u64; 3]>) -> 
 
 /// The thread dimensions that vary within a warp of `block`; with the
 /// block unknown, `threadIdx.x` and every dimension the index uses.
-fn warp_dims(block: Option<[u64; 3]>, warp: u64, coefs: &[Coef; 3]) -> Vec<usize> {
+fn warp_dims(block: Option<Dims>, warp: u64, coefs: &[Coef; 3]) -> Vec<usize> {
     match block {
         Some(b) => (0..3)
-            .filter(|&d| b[d] > 1 && b[..d].iter().product::<u64>() < warp)
+            .filter(|&d| b[d] > 1 && b.to_array()[..d].iter().product::<u64>() < warp)
             .collect(),
         None => (0..3)
             .filter(|&d| d == 0 || coefs[d] != Coef::Known(0))
@@ -125,7 +132,7 @@ fn warp_dims(block: Option<[u64; 3]>, warp: u64, coefs: &[Coef; 3]) -> Vec<usize
 }
 
 /// Why an index spreads a warp, in words.
-fn why(dep: Dep, elem: u32, block: Option<[u64; 3]>, warp: u64) -> String {
+fn why(dep: Dep, elem: u32, block: Option<Dims>, warp: u64) -> String {
     let names = ["threadIdx.x", "threadIdx.y", "threadIdx.z"];
     let Some((coefs, _)) = dep.affine_parts() else {
         return "the index is not a linear function of threadIdx (it depends on data or on a non-linear operation)".into();
@@ -187,8 +194,8 @@ fn by_lanes(
     site: usize,
     elem: u32,
     hw: &Hardware,
-    block: [u64; 3],
-    grid: Option<[u64; 3]>,
+    block: Dims,
+    grid: Option<Dims>,
 ) -> Option<(Coalescing, u64)> {
     let t = hw.transaction_bytes as i64;
     let e = elem as i64;
@@ -251,7 +258,7 @@ fn by_split(
     dep: Dep,
     fp: Footprint,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
 ) -> (Coalescing, u64) {
     let worst = transactions(dep, fp, hw, block).min(split.transactions(fp, hw, block));
     let kind = match split {
@@ -267,11 +274,11 @@ pub fn findings(
     kernel: &Kernel,
     prep: &Prepared,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
+    block: Option<Dims>,
+    grid: Option<Dims>,
 ) -> Vec<Finding> {
     let warp = hw.warp_size as u64;
-    let lanes = block.map_or(warp, |b| b.iter().product::<u64>().min(warp));
+    let lanes = block.map_or(warp, |b| b.count().min(warp));
     let mut out = Vec::new();
     let sites = SitePaths::build(&kernel.body);
     for (i, site) in kernel.sites.iter().enumerate() {
@@ -316,7 +323,7 @@ pub fn findings(
                     cost_words(worst, ideal, per, bytes)
                 ),
                 match (lane_wise, block) {
-                    (Some(_), Some(b)) => format!("evaluated lane by lane in {}×{}×{} blocks, the lanes of one row of a block touch more sectors than consecutive elements would", b[0], b[1], b[2]),
+                    (Some(_), Some(b)) => format!("evaluated lane by lane in {b} blocks, the lanes of one row of a block touch more sectors than consecutive elements would"),
                     _ => why(dep, elem, block, warp),
                 },
                 "make consecutive threads access consecutive elements (swap the roles of the thread index and the loop counter), or stage the data through shared memory".to_string(),
@@ -427,7 +434,7 @@ fn field_finding(
     i: usize,
     dep: Dep,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
     lanes: u64,
 ) -> Option<Finding> {
     let fp = array.footprint(site);
@@ -471,7 +478,7 @@ mod tests {
     #[test]
     fn range_alignment_and_coalesced() {
         let hw = Hardware::default();
-        let b = Some([256, 1, 1]);
+        let b = crate::launch::block([256, 1, 1]).ok();
         let k = Coef::Known;
         assert_eq!(classify(Dep::UNIFORM, 4, &hw, b), Coalescing::Coalesced);
         assert_eq!(classify(Dep::Varying, 4, &hw, b), Coalescing::Uncoalesced);
@@ -502,19 +509,19 @@ mod tests {
             Cong::exact(0),
         );
         assert_eq!(
-            classify(rows, 4, &hw, Some([16, 16, 1])),
+            classify(rows, 4, &hw, crate::launch::block([16, 16, 1]).ok()),
             Coalescing::Misaligned
         );
         // 4×8 block: rows of 4 floats = half a sector, so groups of 8 lanes
         // mix two rows an unknown stride apart.
         assert_eq!(
-            classify(rows, 4, &hw, Some([4, 8, 1])),
+            classify(rows, 4, &hw, crate::launch::block([4, 8, 1]).ok()),
             Coalescing::Uncoalesced
         );
         // x·n + y in a 16×16 block (a transpose's write).
         let cols = Dep::Affine([Coef::Unknown, Coef::Known(1), Coef::Known(0)], Cong::ANY);
         assert_eq!(
-            classify(cols, 4, &hw, Some([16, 16, 1])),
+            classify(cols, 4, &hw, crate::launch::block([16, 16, 1]).ok()),
             Coalescing::Uncoalesced
         );
     }

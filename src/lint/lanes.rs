@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use crate::absint::congruence::Cong;
 use crate::cuda::ast::BinOp;
 use crate::ir::{visit_stmts, Builtin, Expr, ExprKind, Kernel, Stmt, Unary, VarId, VarKind};
+use crate::launch::Dims;
 use crate::poly::{Poly, Rational};
 
 use super::block_size::{MAX_DEGREE, MAX_TERMS};
@@ -108,8 +109,8 @@ pub struct Lanes<'k> {
     kernel: &'k Kernel,
     /// Locals assigned exactly once, with their value.
     once: HashMap<VarId, &'k Expr>,
-    block: [u64; 3],
-    grid: Option<[u64; 3]>,
+    block: Dims,
+    grid: Option<Dims>,
     /// `threadIdx` of each lane of the warp.
     tids: &'k [[i64; 3]],
     /// The once-assigned locals evaluated so far (`None`: not followed).
@@ -121,8 +122,8 @@ impl<'k> Lanes<'k> {
     /// `block` threads.
     pub fn new(
         kernel: &'k Kernel,
-        block: [u64; 3],
-        grid: Option<[u64; 3]>,
+        block: Dims,
+        grid: Option<Dims>,
         tids: &'k [[i64; 3]],
     ) -> Lanes<'k> {
         let mut count: HashMap<VarId, (usize, Option<&'k Expr>)> = HashMap::new();

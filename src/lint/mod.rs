@@ -48,6 +48,7 @@ use crate::bound::{prepare, Config, Prepared};
 use crate::cost::Hardware;
 use crate::diag::Severity;
 use crate::ir::Kernel;
+use crate::launch::Dims;
 use crate::sim::params::LaunchSpec;
 use crate::sim::work::Work;
 use crate::source::Span;
@@ -317,8 +318,8 @@ pub fn shape_findings(
     kernel: &Kernel,
     prepared: &Prepared,
     hw: &Hardware,
-    block: Option<[u64; 3]>,
-    grid: Option<[u64; 3]>,
+    block: Option<Dims>,
+    grid: Option<Dims>,
 ) -> Vec<Finding> {
     let mut findings = coalescing::findings(kernel, prepared, hw, block, grid);
     findings.extend(banks::findings(kernel, prepared, hw, block));
@@ -409,7 +410,7 @@ mod tests {
     use crate::source::SourceFile;
 
     /// The default configuration with a launch shape.
-    fn shaped(block: Option<[u64; 3]>, grid: Option<[u64; 3]>) -> Config {
+    fn shaped(block: Option<Dims>, grid: Option<Dims>) -> Config {
         Config {
             block,
             grid,
@@ -421,7 +422,14 @@ mod tests {
     fn lint(src: &str, k: &str) -> KernelLint {
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let kernel = lower_kernel(&parsed, k).expect("kernel lowers");
-        lint_kernel(&kernel, shaped(Some([256, 1, 1]), Some([4, 1, 1])), None)
+        lint_kernel(
+            &kernel,
+            shaped(
+                crate::launch::block([256, 1, 1]).ok(),
+                crate::launch::grid([4, 1, 1]).ok(),
+            ),
+            None,
+        )
     }
 
     /// The codes of the findings, block-size dependence left out.
@@ -460,7 +468,14 @@ mod tests {
         assert!(codes(&lint(src, "k")).is_empty());
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
-        let odd = lint_kernel(&kernel, shaped(Some([48, 1, 1]), Some([4, 1, 1])), None);
+        let odd = lint_kernel(
+            &kernel,
+            shaped(
+                crate::launch::block([48, 1, 1]).ok(),
+                crate::launch::grid([4, 1, 1]).ok(),
+            ),
+            None,
+        );
         assert_eq!(codes(&odd), vec![Code::UncoalescedGlobal]);
         let negated = src.replace("blockDim.x % 32 == 0", "blockDim.x % 32 != 0");
         assert_eq!(codes(&lint(&negated, "k")), vec![Code::UncoalescedGlobal]);
@@ -477,7 +492,14 @@ mod tests {
             a[Size * t + (yidx + t)] = 1.0f; }";
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let kernel = lower_kernel(&parsed, "fan").expect("kernel lowers");
-        let l = lint_kernel(&kernel, shaped(Some([2, 16, 1]), Some([4, 4, 1])), None);
+        let l = lint_kernel(
+            &kernel,
+            shaped(
+                crate::launch::block([2, 16, 1]).ok(),
+                crate::launch::grid([4, 4, 1]).ok(),
+            ),
+            None,
+        );
         let f = &l.findings[0];
         assert_eq!(f.worst, Some(3.0));
         assert!(!f.message.contains("where 4 would do"), "{}", f.message);
@@ -610,9 +632,14 @@ mod tests {
     #[test]
     fn lane_by_lane_indices() {
         let codes_in = |src: &str, block: [u64; 3]| {
+            let block = crate::launch::block(block).unwrap();
             let parsed = parse_source(SourceFile::new("t.cu", src));
             let kernel = lower_kernel(&parsed, "k").expect("kernel lowers");
-            let l = lint_kernel(&kernel, shaped(Some(block), Some([2, 2, 1])), None);
+            let l = lint_kernel(
+                &kernel,
+                shaped(Some(block), crate::launch::grid([2, 2, 1]).ok()),
+                None,
+            );
             l.findings
                 .iter()
                 .filter(|f| f.site.is_some())

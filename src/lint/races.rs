@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::ir::{visit_stmts, Kernel};
+use crate::launch::Dims;
 use crate::sim::params::{InitKind, LaunchSpec};
 use crate::sim::test_launch::{grown, synthesized};
 use crate::sim::work::Work;
@@ -78,7 +79,7 @@ pub enum Races {
 pub fn launches(
     kernel: &Kernel,
     spec: Option<&LaunchSpec>,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
     work: &Arc<Work>,
     deadline: Instant,
 ) -> Result<Vec<LaunchSpec>, Races> {
@@ -89,7 +90,7 @@ pub fn launches(
         // arrays grown until the kernel runs in bounds, as the checks
         // grow them; a race on the way is the answer.
         // When it cannot run (too long), the smaller ones that can.
-        let mut launches = synthesized(kernel, block.unwrap_or([64, 1, 1]));
+        let mut launches = synthesized(kernel, block.unwrap_or(Dims::SYNTHESIZED_BLOCK));
         let whole = launches.pop();
         let grow = |s: LaunchSpec| {
             let r = grown(kernel, s, work, Some(deadline));

@@ -30,6 +30,7 @@ use crate::bound::Prepared;
 use crate::cuda::ast::BinOp;
 use crate::ir::structured::FlagKind;
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, Stmt, VarId};
+use crate::launch::Dims;
 use crate::source::Span;
 
 use super::{Code, Finding};
@@ -37,13 +38,13 @@ use super::{Code, Finding};
 /// The findings of the loops of the kernel `prep` analyzed that every
 /// thread of a block runs identically; `block` the launch's block, when
 /// known.
-pub fn findings(prep: &Prepared, block: Option<[u64; 3]>) -> Vec<Finding> {
+pub fn findings(prep: &Prepared, block: Option<Dims>) -> Vec<Finding> {
     let deps = prep.block_wide_deps();
     let mut out = Vec::new();
     let mut walk = Walk {
         kernel: &prep.kernel,
         deps: &deps,
-        threads: block.map(|b| b.iter().product()),
+        threads: block.map(Dims::count),
         returns: prep
             .flags()
             .iter()
@@ -286,12 +287,13 @@ mod tests {
 
     /// The `redundant-work` findings of kernel `k` in `src`, for `block`.
     fn found(src: &str, block: [u64; 3]) -> Vec<Finding> {
+        let block = crate::launch::block(block).unwrap();
         let parsed = parse_source(SourceFile::new("t.cu", src));
         let name = parsed.kernels().next().expect("a kernel").name.clone();
         let kernel = lower_kernel(&parsed, &name).expect("kernel lowers");
         let config = Config {
             block: Some(block),
-            grid: Some([4, 1, 1]),
+            grid: crate::launch::grid([4, 1, 1]).ok(),
             ..Config::default()
         };
         lint_kernel(&kernel, config, None)

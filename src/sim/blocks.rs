@@ -2,6 +2,7 @@
 //! site statistics, work used) or to the error that stopped it, and the
 //! blocks of a grid a launch runs.
 
+use crate::launch::Dims;
 use std::collections::BTreeMap;
 
 use super::exec::{Block, LaunchCtx, Warp};
@@ -55,9 +56,9 @@ fn current_span(w: &Warp, m: usize, metric: &Metric) -> f64 {
 
 /// The blocks of a grid to simulate: all of them, or at most `sample`
 /// (the first, the last and evenly spaced ones between, in launch order).
-pub(super) fn sampled_blocks(grid: [u64; 3], sample: Option<u64>) -> Vec<[u64; 3]> {
-    let [gx, gy, _] = grid;
-    let total: u64 = grid.iter().product();
+pub(super) fn sampled_blocks(grid: Dims, sample: Option<u64>) -> Vec<[u64; 3]> {
+    let [gx, gy, _] = grid.to_array();
+    let total = grid.count();
     let at = |i: u64| [i % gx, (i / gx) % gy, i / (gx * gy)];
     match sample {
         Some(k) if k < total => {
@@ -158,14 +159,20 @@ mod tests {
 
     #[test]
     fn a_sample_of_blocks_keeps_the_first_and_the_last() {
-        let all = sampled_blocks([4, 3, 2], None);
+        let all = sampled_blocks(crate::launch::grid([4, 3, 2]).unwrap(), None);
         assert_eq!(all.len(), 24);
         assert_eq!((all[0], all[5], all[23]), ([0, 0, 0], [1, 1, 0], [3, 2, 1]));
-        let some = sampled_blocks([4, 3, 2], Some(4));
+        let some = sampled_blocks(crate::launch::grid([4, 3, 2]).unwrap(), Some(4));
         // Linear ids 0, 7, 15, 23 (x fastest).
         assert_eq!(some, vec![[0, 0, 0], [3, 1, 0], [3, 0, 1], [3, 2, 1]]);
         // A sample as large as the grid is the grid.
-        assert_eq!(sampled_blocks([4, 3, 2], Some(24)), all);
-        assert_eq!(sampled_blocks([65535, 1, 1], Some(2)).len(), 2);
+        assert_eq!(
+            sampled_blocks(crate::launch::grid([4, 3, 2]).unwrap(), Some(24)),
+            all
+        );
+        assert_eq!(
+            sampled_blocks(crate::launch::grid([65535, 1, 1]).unwrap(), Some(2)).len(),
+            2
+        );
     }
 }

@@ -373,9 +373,9 @@ pub struct SimResult {
 /// Refuses to simulate more than [`MAX_THREADS`] threads: the blocks of
 /// the launch `shape` that run (all, or `sample` of them).
 pub fn check_threads(shape: &Shape, sample: Option<u64>) -> Result<(), InputError> {
-    let blocks: u64 = shape.grid().iter().fold(1u64, |n, &d| n.saturating_mul(d));
+    let blocks = shape.blocks();
     let run = sample.map_or(blocks, |k| k.max(2).min(blocks));
-    let threads = shape.block().iter().fold(run, |n, &d| n.saturating_mul(d));
+    let threads = run.saturating_mul(shape.block_threads());
     if threads > MAX_THREADS {
         return Err(InputError::TooManyThreads(threads));
     }

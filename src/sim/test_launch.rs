@@ -4,6 +4,7 @@
 //! (`copper_transforms::check`), the launch planner and the race search of
 //! the lint run kernels on them.
 
+use crate::launch::Dims;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -123,7 +124,7 @@ fn trimmed(run: &Run, first: &LaunchSpec) -> Option<LaunchSpec> {
 /// error; `None` when the launch cannot be built).
 pub fn runs_on_block(
     kernel: &Kernel,
-    block: [u64; 3],
+    block: Dims,
     work: &Arc<Work>,
     deadline: Option<Instant>,
 ) -> Result<(), Option<crate::sim::SimError>> {
@@ -163,8 +164,8 @@ pub fn grown(
 /// grids for a two-dimensional block or a kernel that reads `blockIdx.y`;
 /// 8 bytes of dynamic shared memory per thread for `extern __shared__`
 /// arrays. The last one has sizes a whole number of blocks.
-pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
-    let threads: u64 = block.iter().product();
+pub fn synthesized(k: &Kernel, block: Dims) -> Vec<LaunchSpec> {
+    let threads = block.count();
     let two_d = block[1] > 1 || uses(k, Builtin::BlockIdx(1));
     // Sizes are counted in the unit one block covers along x.
     let unit = if two_d { block[0] } else { threads };
@@ -227,7 +228,7 @@ pub fn synthesized(k: &Kernel, block: [u64; 3]) -> Vec<LaunchSpec> {
             .collect();
         out.push(LaunchSpec {
             grid: grid.to_vec(),
-            block: block.to_vec(),
+            block: block.to_array().to_vec(),
             shared_bytes: if dynamic_shared { 8 * threads } else { 0 },
             args,
             arrays,
@@ -394,7 +395,7 @@ mod tests {
         let rows = kernel(
             "__global__ void k(int *A, int *B, int w, int h) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  for (int j = 0; j < h; j += 2) { B[j * w + i] += A[i]; }\n}\n",
         );
-        let launches = synthesized(&rows, [1024, 1, 1]);
+        let launches = synthesized(&rows, crate::launch::block([1024, 1, 1]).unwrap());
         let work = |s: &LaunchSpec| {
             let threads: u64 = s.grid.iter().chain(&s.block).product();
             threads as f64 * s.args["h"]

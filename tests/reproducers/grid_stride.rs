@@ -18,8 +18,8 @@ fn superlinear(block: u64, grid: u64) -> Vec<String> {
     let p = prepare(
         &kernel,
         Config {
-            block: Some([block, 1, 1]),
-            grid: Some([grid, 1, 1]),
+            block: Some(copper::launch::block([block, 1, 1]).expect("a launch CUDA runs")),
+            grid: Some(copper::launch::grid([grid, 1, 1]).expect("a launch CUDA runs")),
             ..Config::default()
         },
     );
@@ -74,8 +74,8 @@ fn a_stage_the_solver_fails_on_still_gives_a_bound() {
     let p = prepare(
         &kernel,
         Config {
-            block: Some([256, 1, 1]),
-            grid: Some([4096, 1, 1]),
+            block: copper::launch::block([256, 1, 1]).ok(),
+            grid: copper::launch::grid([4096, 1, 1]).ok(),
             ..Config::default()
         },
     );

@@ -20,8 +20,8 @@ fn overflow_findings(src: &str, grid: u64, block: u64, args: &str) -> Vec<Findin
     let prepared = prepare(
         &kernel,
         Config {
-            block: Some([block, 1, 1]),
-            grid: Some([grid, 1, 1]),
+            block: Some(copper::launch::block([block, 1, 1]).expect("a launch CUDA runs")),
+            grid: Some(copper::launch::grid([grid, 1, 1]).expect("a launch CUDA runs")),
             ..Config::default()
         },
     );

@@ -23,8 +23,8 @@ fn claims_at(ty: &str, head: &str, n: i64) -> bool {
     let p = prepare(
         &kernel,
         Config {
-            block: Some([32, 1, 1]),
-            grid: Some([1, 1, 1]),
+            block: copper::launch::block([32, 1, 1]).ok(),
+            grid: copper::launch::grid([1, 1, 1]).ok(),
             ..Config::default()
         },
     );

@@ -45,7 +45,7 @@ fn group_parameters_are_bounded_soundly_on_every_block() {
             let fixed = prepare(
                 &k,
                 Config {
-                    block: Some([block, 1, 1]),
+                    block: Some(copper::launch::block([block, 1, 1]).expect("a launch CUDA runs")),
                     ..Config::default()
                 },
             );

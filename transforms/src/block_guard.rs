@@ -13,6 +13,7 @@
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Function, Meta, Space, Stmt, StmtKind};
 use copper::cuda::visit::{children_mut, visit_stmt_roots_mut, visit_stmts_mut};
+use copper::launch::Dims;
 use copper::launch::MAX_STATIC_SHARED_BYTES;
 use copper::source::Span;
 
@@ -41,8 +42,8 @@ impl std::fmt::Display for Dim {
 }
 
 /// The block `[x, y, z]` as three sizes.
-pub fn sizes(block: [u64; 3]) -> [Dim; 3] {
-    block.map(Dim::Size)
+pub fn sizes(block: Dims) -> [Dim; 3] {
+    block.to_array().map(Dim::Size)
 }
 
 /// `fast` (a function of the text `fast_text`) with its body under `if
@@ -218,7 +219,7 @@ mod tests {
                 ..f.clone()
             },
             src,
-            &sizes([16, 16, 1]),
+            &sizes(copper::launch::block([16, 16, 1]).unwrap()),
             &FileConstants::default(),
         )
         .expect("no shared memory");
@@ -253,7 +254,7 @@ mod tests {
             src,
             ff,
             &fast,
-            &sizes([256, 1, 1]),
+            &sizes(copper::launch::block([256, 1, 1]).unwrap()),
             &FileConstants::default(),
         )
         .expect("one array of 30 KiB");
@@ -268,7 +269,7 @@ mod tests {
             src,
             f.function("k").unwrap(),
             &other,
-            &sizes([256, 1, 1]),
+            &sizes(copper::launch::block([256, 1, 1]).unwrap()),
             &FileConstants::default(),
         )
         .unwrap_err();
@@ -292,7 +293,7 @@ mod tests {
             &shadow,
             f.function("k").unwrap(),
             &fast,
-            &sizes([256, 1, 1]),
+            &sizes(copper::launch::block([256, 1, 1]).unwrap()),
             &FileConstants::default(),
         );
         assert!(g.is_err(), "{g:?}");
@@ -316,7 +317,7 @@ mod tests {
             original,
             ef,
             &edited,
-            &sizes([256, 1, 1]),
+            &sizes(copper::launch::block([256, 1, 1]).unwrap()),
             &FileConstants::default(),
         )
         .expect("no shared memory");

@@ -9,6 +9,7 @@
 //! other), the candidate must not either, on the launch with the largest
 //! blocks.
 
+use copper::launch::Dims;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -219,7 +220,7 @@ impl Checker {
         file: &ParsedFile,
         name: &str,
         base: Option<&LaunchSpec>,
-        block: Option<[u64; 3]>,
+        block: Option<Dims>,
         deadline: Option<Instant>,
     ) -> Result<Checker, CheckError> {
         let defaults = SimOptions::default();
@@ -241,7 +242,7 @@ impl Checker {
         file: &ParsedFile,
         name: &str,
         base: Option<&LaunchSpec>,
-        block: Option<[u64; 3]>,
+        block: Option<Dims>,
         deadline: Option<Instant>,
         hw: Hardware,
         metrics: Vec<Metric>,
@@ -261,7 +262,7 @@ impl Checker {
             lower_kernel(file, name).map_err(|d| CheckError::NotLowered(d.message.clone()))?;
         let specs = match base {
             Some(b) => variants(b),
-            None => synthesized(&kernel, block.unwrap_or([64, 1, 1])),
+            None => synthesized(&kernel, block.unwrap_or(Dims::SYNTHESIZED_BLOCK)),
         };
         let mut launches = Vec::new();
         let mut first_error = None;
@@ -760,7 +761,7 @@ mod tests {
              v[t] += v[t + 4]; v[t] += v[t + 2]; v[t] += v[t + 1]; }}\n{tail}"
         );
         let f = file(&synced);
-        let c = Checker::new(&f, "k", None, Some([128, 1, 1]), None).unwrap();
+        let c = Checker::new(&f, "k", None, copper::launch::block([128, 1, 1]).ok(), None).unwrap();
         let candidate = file(&lockstep).function("k").unwrap().clone();
         let err = c.check(&candidate).unwrap_err();
         assert!(matches!(err, CheckError::Lockstep { .. }), "{err}");
@@ -768,7 +769,7 @@ mod tests {
         // The other way round the original relies on lock step: nothing
         // to keep, the candidate passes.
         let f = file(&lockstep);
-        let c = Checker::new(&f, "k", None, Some([128, 1, 1]), None).unwrap();
+        let c = Checker::new(&f, "k", None, copper::launch::block([128, 1, 1]).ok(), None).unwrap();
         let candidate = file(&synced).function("k").unwrap().clone();
         assert_eq!(c.check(&candidate), Ok(()));
     }
@@ -776,7 +777,7 @@ mod tests {
     #[test]
     fn an_equivalent_rewrite_passes_and_a_wrong_one_fails() {
         let f = file(SRC);
-        let c = Checker::new(&f, "k", None, Some([32, 1, 1]), None).unwrap();
+        let c = Checker::new(&f, "k", None, copper::launch::block([32, 1, 1]).ok(), None).unwrap();
         assert!(c.launches() >= MIN_LAUNCHES);
         let original = f.function("k").unwrap().clone();
         assert_eq!(c.check(&original), Ok(()));
@@ -815,7 +816,7 @@ mod tests {
     #[test]
     fn the_tight_launch_cuts_arrays_to_the_accessed_elements() {
         let f = file(SRC);
-        let c = Checker::new(&f, "k", None, Some([32, 1, 1]), None).unwrap();
+        let c = Checker::new(&f, "k", None, copper::launch::block([32, 1, 1]).ok(), None).unwrap();
         let last = c.runs().last().unwrap();
         let n = last.spec.args["n"] as u64;
         assert!(n < 32 * last.spec.grid[0], "the last block is partial");

@@ -41,7 +41,8 @@ pub fn try_propose_with(
 }
 
 /// [`try_propose_with`], every candidate checked on the variants of the
-/// launch `spec` (a parameter file's) when there is one.
+/// launch `spec` (a parameter file's) when there is one. The fixtures take
+/// the block as a literal and check it here.
 pub fn try_propose_on(
     t: &dyn Transform,
     src: &str,
@@ -49,6 +50,7 @@ pub fn try_propose_on(
     allow_reassociation: bool,
     spec: Option<&LaunchSpec>,
 ) -> Result<Proposals, CheckError> {
+    let block = copper::launch::block(block).expect("a block CUDA allows");
     let file = parse_source(SourceFile::new("t.cu", src));
     let f = file.kernels().next().expect("a kernel").clone();
     let kernel = lower_kernel(&file, &f.name).map_err(|d| CheckError::NotLowered(d.message))?;

@@ -30,6 +30,7 @@
 //! barrier and the reverse copy end the kernel. One candidate per subset
 //! of qualifying arrays.
 
+use copper::launch::Dims;
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
@@ -169,14 +170,14 @@ enum Guard {
     AtMost(Expr),
 }
 
-fn plan(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, Refusal> {
+fn plan(cx: &Context, name: &str, ty: &Type, block: Dims) -> Result<Plan, Refusal> {
     if !crate::check::copyable(&ty.base) {
         return Err("its element type is not a scalar".into());
     }
     plan_scalar(cx, name, ty, block)
 }
 
-fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<Plan, Refusal> {
+fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: Dims) -> Result<Plan, Refusal> {
     let uses = ast_util::array_uses(cx.function, name)?;
     if uses.is_empty() {
         return Err("the kernel does not access it".into());
@@ -210,7 +211,7 @@ fn plan_scalar(cx: &Context, name: &str, ty: &Type, block: [u64; 3]) -> Result<P
         highs.push(b.upper);
     }
     let (lo_poly, len) = segment(&lows, &highs)?;
-    let threads: u64 = block.iter().product();
+    let threads: u64 = block.count();
     let in_loop = uses.iter().any(|u| in_a_loop(&cx.function.body, u.meta.id));
     if uses.len() < 2 && !in_loop && len <= threads {
         return Err("each thread accesses it once: there is nothing to reuse".into());
@@ -291,7 +292,7 @@ fn copy_guards(
     highs: &[Vec<Poly>],
     lo: &Poly,
     len: u64,
-    block: [u64; 3],
+    block: Dims,
 ) -> Result<(Vec<Guard>, Vec<Expr>), Refusal> {
     let mut guards = Vec::new();
     let launch_only = |p: &Poly| {
@@ -419,9 +420,9 @@ fn covering_access(
     sites: &[usize],
     lo: &Poly,
     len: u64,
-    block: [u64; 3],
+    block: Dims,
 ) -> Result<Vec<Expr>, Refusal> {
-    let threads: u64 = block.iter().product();
+    let threads: u64 = block.count();
     let why = "nothing shows the copy reads only elements the kernel reads (no guard like `k < n` on every access, and no access reading each thread's own element)";
     if len != threads || block[1] != 1 || block[2] != 1 {
         return Err(why.into());
@@ -458,9 +459,9 @@ fn guarded_covering_access(
     uses: &[Expr],
     lo: &Poly,
     len: u64,
-    block: [u64; 3],
+    block: Dims,
 ) -> Result<Vec<Expr>, Refusal> {
-    let threads: u64 = block.iter().product();
+    let threads: u64 = block.count();
     let why = "no read reaches every element its copy would read (a read of each thread's own element, under no condition but bounds on its index)";
     // Consecutive threads' spans overlap or touch only when the segment
     // is at most twice the block.
@@ -686,10 +687,10 @@ fn var_expr(name: &str) -> Option<Expr> {
 }
 
 /// The kernel with the arrays of `plans` in shared memory.
-fn rewrite(f: &Function, plans: &[&Plan], shape: [u64; 3]) -> Function {
+fn rewrite(f: &Function, plans: &[&Plan], shape: Dims) -> Function {
     let mut f = f.clone();
     let mut taken = ast_util::names_in(&f);
-    let threads: u64 = shape.iter().product();
+    let threads: u64 = shape.count();
     let tid = ast_util::linear_tid(shape);
     let mut prologue = Vec::new();
     let mut epilogue = Vec::new();

@@ -325,11 +325,11 @@ impl Search<'_, '_> {
     /// it in 2 rounds, the second only at the block's end), when the
     /// block is not known, or when the tile does not serve it.
     fn no_read_saved(&self, served: &window::Served, halos: &[u64]) -> Option<String> {
-        let [bx, by, bz] = self.cx.block?;
+        let [bx, by, bz] = self.cx.block?.to_array();
         let [hy, hx] = halos else {
             return None;
         };
-        if bx > MAX_SIDE || by > MAX_SIDE || bz != 1 || bx == 0 || by == 0 {
+        if bx > MAX_SIDE || by > MAX_SIDE || bz != 1 {
             return None;
         }
         let rounds = (bx + hx).div_ceil(bx) * (by + hy).div_ceil(by);

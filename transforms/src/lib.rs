@@ -40,6 +40,7 @@ use copper::cuda::ast::{Expr, Function};
 use copper::cuda::parse::ParsedFile;
 use copper::cuda::relaunch::Relaunch;
 use copper::ir::{Kernel, SiteId};
+use copper::launch::Dims;
 use copper::sim::params::LaunchSpec;
 use copper::source::Span;
 
@@ -64,7 +65,7 @@ pub struct Context<'a> {
     /// The analysis of the kernel.
     pub analysis: &'a Prepared,
     /// The block shape the kernel is launched with, when known.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The parameter file's launch of the kernel, when there is one.
     pub params: Option<&'a LaunchSpec>,
     /// Whether rewrites may sum floating-point values in another order

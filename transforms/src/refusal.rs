@@ -7,6 +7,7 @@
 //! one construct ([`Refusal::Other`]).
 
 use crate::Context;
+use copper::launch::Dims;
 
 /// Why a rewrite is refused; its `Display` is the reason users see.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -20,10 +21,10 @@ pub enum Refusal {
         needs: &'static str,
     },
     /// The block does not have the shape the rewrite needs.
-    #[error("the block ({}×{}×{}) is not {wanted}", block[0], block[1], block[2])]
+    #[error("the block ({block}) is not {wanted}")]
     BlockShape {
         /// The block.
-        block: [u64; 3],
+        block: Dims,
         /// The shape needed: "2-D and flat".
         wanted: &'static str,
     },
@@ -76,7 +77,7 @@ impl From<&str> for Refusal {
 impl Context<'_> {
     /// The block the kernel is launched with, or why a rewrite that
     /// `needs` it (": a tile needs a fixed size") is refused.
-    pub fn fixed_block(&self, needs: &'static str) -> Result<[u64; 3], Refusal> {
+    pub fn fixed_block(&self, needs: &'static str) -> Result<Dims, Refusal> {
         self.block.ok_or(Refusal::UnknownBlock { needs })
     }
 }

@@ -104,7 +104,8 @@ fn remapped(cx: &Context) -> Result<Candidate, Refusal> {
 /// square block, every index and the launch otherwise.
 fn remap_2d(cx: &Context) -> Result<Remap, Refusal> {
     let f = cx.function;
-    match cx.fixed_block("")? {
+    let block = cx.fixed_block("")?;
+    match block.to_array() {
         [x, y, 1] if x == y && x > 1 => Ok(Remap {
             function: swap_xy(f, &["threadIdx"]),
             relaunch: None,
@@ -124,7 +125,7 @@ fn remap_2d(cx: &Context) -> Result<Remap, Refusal> {
                 ),
             })
         }
-        block => Err(Refusal::BlockShape {
+        _ => Err(Refusal::BlockShape {
             block,
             wanted: "2-D and flat",
         }),

@@ -169,9 +169,10 @@ fn candidates(cx: &Context) -> Result<Vec<Candidate>, Refusal> {
 
 /// The side `S` of the kernel's block, known, square and flat.
 fn square_side(cx: &Context) -> Result<u64, Refusal> {
-    match cx.fixed_block(": the tile is sized from it")? {
+    let block = cx.fixed_block(": the tile is sized from it")?;
+    match block.to_array() {
         [x, y, 1] if x == y && x > 1 => Ok(x),
-        block => Err(Refusal::BlockShape {
+        _ => Err(Refusal::BlockShape {
             block,
             wanted: "square and flat, so exchanging `threadIdx.x` and `threadIdx.y` would not map the block onto itself",
         }),

@@ -168,9 +168,10 @@ struct Tile {
 fn candidate(cx: &Context) -> Result<(Candidate, Vec<(String, String)>), Refusal> {
     let f = cx.function;
     let shape = Shape::of(f)?;
-    let side = match cx.fixed_block(": the tiles are sized from it")? {
+    let block = cx.fixed_block(": the tiles are sized from it")?;
+    let side = match block.to_array() {
         [x, y, 1] if x == y && x > 1 => x,
-        block => {
+        _ => {
             return Err(Refusal::BlockShape {
                 block,
                 wanted: "square and flat, the shape of a tile",

@@ -37,6 +37,7 @@
 //! `if`s without `else` with side-effect free conditions; the kernel has
 //! no `return`.
 
+use copper::launch::Dims;
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{
@@ -82,7 +83,7 @@ impl Transform for TiledGlobalToShared {
         }
         let used = shared_budget::in_use(cx, "a tile");
         let redeclared = redeclared(f);
-        let threads: u64 = shape.iter().product();
+        let threads: u64 = shape.count();
         for l in &loops {
             let line = cx.line(l.meta.span);
             let body = loop_body(l);
@@ -552,10 +553,10 @@ fn rewrite(
     target: NodeId,
     h: &Header,
     tiles: &[&Tile],
-    shape: [u64; 3],
+    shape: Dims,
 ) -> Result<Function, Refusal> {
     let mut taken = ast_util::names_in(f);
-    let threads: u64 = shape.iter().product();
+    let threads: u64 = shape.count();
     let mut top = Vec::new();
     let mut buffers = Vec::new();
     for t in tiles {
@@ -598,7 +599,7 @@ struct Lifter<'a> {
     h: &'a Header,
     tiles: &'a [&'a Tile],
     buffers: &'a [String],
-    shape: [u64; 3],
+    shape: Dims,
     flag: &'a str,
     flag_used: bool,
     taken: &'a mut BTreeSet<String>,
@@ -688,7 +689,7 @@ impl Lifter<'_> {
     /// The tiled form of the target loop.
     fn tiled(&mut self, l: &Stmt, guard: Option<&str>) -> Vec<Stmt> {
         let h = self.h;
-        let threads: u64 = self.shape.iter().product();
+        let threads: u64 = self.shape.count();
         let tid = ast_util::linear_tid(self.shape);
         let v0 = fresh(&format!("{}_tile", h.var), self.taken);
         let mut out = Vec::new();

@@ -201,7 +201,14 @@ fn launches_too_small_for_the_matrix_do_not_count() {
     let candidate = propose(COLMAJOR).candidates.remove(0);
     assert_eq!(candidate.covers.as_deref(), Some("(w) * (h)"));
     let file = parse_source(SourceFile::new("t.cu", COLMAJOR));
-    let checker = Checker::new(&file, "k", None, Some([256, 1, 1]), None).expect("checkable");
+    let checker = Checker::new(
+        &file,
+        "k",
+        None,
+        copper::launch::block([256, 1, 1]).ok(),
+        None,
+    )
+    .expect("checkable");
     let why = checker.check_candidate(&candidate).unwrap_err().to_string();
     assert!(
         why.contains("test launches run at least `(w) * (h)` threads"),

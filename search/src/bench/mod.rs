@@ -20,6 +20,7 @@ use copper::cuda::print;
 use copper::cuda::relaunch::Reshape;
 use copper::ir::lower::lower_kernel;
 use copper::ir::{Layout, Param, Scalar, Value};
+use copper::launch::Dims;
 use copper::sim::params::{ArraySpec, LaunchSpec};
 use copper::sim::InputError;
 
@@ -661,7 +662,7 @@ impl Plan {
     /// The call in `main` that benchmarks launch `spec` (checked).
     fn call(&self, spec: &LaunchSpec) -> Result<String, BenchError> {
         let shape = spec.shape()?;
-        let dim = |d: [u64; 3]| format!("dim3({}u, {}u, {}u)", d[0], d[1], d[2]);
+        let dim = |d: Dims| format!("dim3({}u, {}u, {}u)", d.x(), d.y(), d.z());
         let mut label = self.name.clone();
         let mut scalars = Vec::new();
         for (n, ty) in self.args.iter().flat_map(Arg::scalars) {

@@ -26,7 +26,7 @@ use copper_search::driver::annotate::plot;
 use copper_search::driver::annotate::rewrite::{self, RewriteSearch};
 use copper_search::driver::annotate::{annotate, Annotation, MetricLine};
 use copper_search::driver::lint::{lint_kernel, Checks};
-use copper_search::launch::{dims, KnownShape};
+use copper_search::launch::KnownShape;
 use copper_search::pipeline::Cache;
 
 use super::files::{refuse_onto_input, write_atomically};
@@ -220,10 +220,7 @@ fn text(a: &Annotation) -> String {
     let _ = writeln!(
         out,
         "{} ({}), grid {}, block {}",
-        a.kernel,
-        a.place,
-        dims(a.grid),
-        dims(a.block)
+        a.kernel, a.place, a.grid, a.block
     );
     for x in &a.assumptions {
         let _ = writeln!(out, "  {x}");

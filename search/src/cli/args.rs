@@ -3,6 +3,7 @@
 //! options with what [`super::settings`] resolves from them, `copper.toml`
 //! and the defaults.
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -199,10 +200,10 @@ pub struct LaunchArgs {
     /// lint, else the file's launch site, else the parameter file; without
     /// any, bounds hold for every block and speak of `blockDim`).
     #[arg(long, value_parser = parse_block)]
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// Grid shape `X[,Y[,Z]]` or `XxYxZ` (default: as for the block).
     #[arg(long, value_parser = parse_grid)]
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Parameter file (default: each FILE with `.toml`, when it exists):
     /// launch shapes, and the inputs copper simulates (checks of bounds and
     /// of rewrites, witnesses).
@@ -407,12 +408,12 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, ValueError> {
 }
 
 /// Parses a block shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_block(s: &str) -> Result<[u64; 3], ValueError> {
+pub fn parse_block(s: &str) -> Result<Dims, ValueError> {
     Ok(launch::block(parse_dims(s)?)?)
 }
 
 /// Parses a grid shape `X[,Y[,Z]]` within CUDA's limits.
-pub fn parse_grid(s: &str) -> Result<[u64; 3], ValueError> {
+pub fn parse_grid(s: &str) -> Result<Dims, ValueError> {
     Ok(launch::grid(parse_dims(s)?)?)
 }
 
@@ -716,11 +717,11 @@ mod tests {
 
     #[test]
     fn shapes_are_checked() {
-        assert_eq!(parse_block("32,8"), Ok([32, 8, 1]));
+        assert_eq!(parse_block("32,8").map(Dims::to_array), Ok([32, 8, 1]));
         assert!(parse_block("2048").is_err());
         assert!(parse_block("0").is_err());
         assert!(parse_block("a").is_err());
-        assert_eq!(parse_grid("100000"), Ok([100000, 1, 1]));
+        assert_eq!(parse_grid("100000").map(Dims::to_array), Ok([100000, 1, 1]));
         assert!(parse_grid("1,70000").is_err());
         assert_eq!(
             parse_seconds("0.5"),

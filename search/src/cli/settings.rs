@@ -6,6 +6,7 @@
 //! `parse`, `fmt` and `params` read only `copper.toml`'s preprocessing
 //! (`defines`, `include_dirs`, `instantiate`).
 
+use copper::launch::Dims;
 use copper::shown::{escaped_controls, Shown};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -34,9 +35,9 @@ pub struct Settings {
     pub params: Params,
     /// The block given (`--block`; for `optimize`, `bench` and `lint`
     /// also `copper.toml`'s `block`).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid given, as the block.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// The analysis: hardware model, degree, LP size and time budget; no
     /// launch shape (each kernel gets its own).
     pub analysis: Config,
@@ -310,9 +311,9 @@ fn merge_preprocess(
 
 /// Block and grid: the command line's, else the configuration's.
 fn launch(
-    [block, grid]: [Option<[u64; 3]>; 2],
+    [block, grid]: [Option<Dims>; 2],
     cfg: &FileConfig,
-) -> Result<[Option<[u64; 3]>; 2], ConfigError> {
+) -> Result<[Option<Dims>; 2], ConfigError> {
     let block = match (block, &cfg.block) {
         (Some(b), _) => Some(b),
         (None, Some(b)) => Some(config::block(b)?),
@@ -331,7 +332,7 @@ fn launch(
 /// the command line's.
 fn search(
     a: &SearchArgs,
-    shape: [Option<[u64; 3]>; 2],
+    shape: [Option<Dims>; 2],
     exit_zero: bool,
     params: Params,
 ) -> Result<Settings, SettingsError> {
@@ -624,7 +625,7 @@ mod tests {
         std::fs::write(&cfg, "block = [64]\nmetric = \"steps\"\nbudget = 3.0\n").unwrap();
         let cfg = cfg.to_str().unwrap();
         let s = settings(&["optimize", "k.cu", "--config", cfg]).unwrap();
-        assert_eq!(s.block, Some([64, 1, 1]));
+        assert_eq!(s.block.map(Dims::to_array), Some([64, 1, 1]));
         assert_eq!(s.grid, None);
         assert_eq!(s.analysis.budget, Duration::from_secs(3));
         assert_eq!(s.search.as_ref().unwrap().metric, "steps");
@@ -632,7 +633,7 @@ mod tests {
             "optimize", "k.cu", "--config", cfg, "--block", "128", "--metric", "wsteps",
         ])
         .unwrap();
-        assert_eq!(s.block, Some([128, 1, 1]));
+        assert_eq!(s.block.map(Dims::to_array), Some([128, 1, 1]));
         let search = s.search.as_ref().unwrap();
         assert_eq!(search.metric, "wsteps");
         assert_eq!(
@@ -641,7 +642,7 @@ mod tests {
         );
         // lint reads the same file; analyze does not take its block.
         let s = settings(&["lint", "k.cu", "--config", cfg]).unwrap();
-        assert_eq!(s.block, Some([64, 1, 1]));
+        assert_eq!(s.block.map(Dims::to_array), Some([64, 1, 1]));
         assert_eq!(s.analysis.budget, Duration::from_secs(3));
         assert!(s.search.is_none());
     }
@@ -696,7 +697,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.analysis.hw.transaction_bytes, 128);
         assert_eq!(s.analysis.degree, 3);
-        assert_eq!(s.block, Some([32, 1, 1]));
+        assert_eq!(s.block.map(Dims::to_array), Some([32, 1, 1]));
         assert_eq!(s.metrics.len(), BUILTIN_METRICS.len());
         let s = settings(&["simulate", "k.cu", "--metric", "steps"]).unwrap();
         assert_eq!(s.analysis.hw.transaction_bytes, 32);

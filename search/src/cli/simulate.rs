@@ -225,8 +225,8 @@ fn print_text(
     r: &SimResult,
     secs: f64,
 ) {
-    let [gx, gy, gz] = shape.grid();
-    let [bx, by, bz] = shape.block();
+    let [gx, gy, gz] = shape.grid().to_array();
+    let [bx, by, bz] = shape.block().to_array();
     println!(
         "kernel {}: grid ({gx}, {gy}, {gz}) block ({bx}, {by}, {bz}): {} blocks, {} warps, {} warp-instructions in {:.3} s",
         k.name, r.blocks, r.warps, r.instructions, secs

@@ -4,6 +4,7 @@
 //! the bounds compared with a simulation of the parameter file's launch.
 //! It returns what it found ([`Analysis`]); printing is the command's.
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -20,7 +21,7 @@ use copper::shown::Shown;
 use copper::sim::params::LaunchSpec;
 use copper::sim::{inputs_from_spec, simulate_owned, InputError, SimOptions};
 
-use crate::launch::{dims, launch_shape, KnownShape};
+use crate::launch::{launch_shape, KnownShape};
 use crate::rank::fmt_num;
 
 /// What to analyze each kernel with.
@@ -30,9 +31,9 @@ pub struct Request<'a> {
     /// The analysis (its launch shape is each kernel's own).
     pub analysis: Config,
     /// The block given for every kernel, if any (over the host code's).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid given, as the block.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Instructions an SM issues per cycle (P in `W/P + S`).
     pub issue: u64,
     /// With `--check`: the whole launch's work limit of the simulation
@@ -96,12 +97,12 @@ pub enum CheckFailure {
     #[error(transparent)]
     Shape(#[from] ShapeError),
     /// It launches another shape than the one analyzed.
-    #[error("the parameter file launches {} blocks of {}, not the shape analyzed", dims(*grid), dims(*block))]
+    #[error("the parameter file launches {grid} blocks of {block}, not the shape analyzed")]
     OtherShape {
         /// Its grid.
-        grid: [u64; 3],
+        grid: Dims,
         /// Its block.
-        block: [u64; 3],
+        block: Dims,
     },
     /// Its arguments or arrays do not fit the kernel.
     #[error(transparent)]
@@ -276,7 +277,7 @@ fn block_time(
     issue: u64,
     warp: u64,
 ) -> Option<(u64, Result<Poly, NoBound>)> {
-    let block: u64 = shape.block?.iter().product();
+    let block: u64 = shape.block?.count();
     let warps = block.div_ceil(warp);
     let time = || {
         let share = Rational::checked_new(warps as i128, issue as i128)?;

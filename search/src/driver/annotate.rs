@@ -6,6 +6,7 @@
 //! at several sizes beside its bound. The text and HTML views and the
 //! lint's findings are the command's.
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 
 use copper::bound::{prepare, BoundExpr, Config, NoBound, Outcome};
@@ -28,9 +29,9 @@ pub struct Annotation {
     /// `file:line` of its definition, as shown.
     pub place: String,
     /// The test launch.
-    pub grid: [u64; 3],
+    pub grid: Dims,
     /// The test launch's block.
-    pub block: [u64; 3],
+    pub block: Dims,
     /// Where the launch came from, and what was assumed.
     pub assumptions: Vec<String>,
     /// Per metric: the bound per warp and the simulation's figures.
@@ -121,8 +122,8 @@ pub fn annotate(
         .map_err(|e| AnnotateError::Simulation(e.message))?;
     let mut values = spec.defines.clone();
     values.extend(spec.args.iter().map(|(k, v)| (k.clone(), *v)));
-    let block: [u64; 3] = std::array::from_fn(|i| spec.block.get(i).copied().unwrap_or(1));
-    let grid: [u64; 3] = std::array::from_fn(|i| spec.grid.get(i).copied().unwrap_or(1));
+    let shape = spec.shape().map_err(InputError::from)?;
+    let (grid, block) = (shape.grid(), shape.block());
     let prep = prepare(
         kernel,
         Config {

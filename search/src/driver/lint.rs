@@ -5,6 +5,7 @@
 //! ([`lint_kernel`]) is also `copper annotate --html`'s, at the launch it
 //! annotates.
 
+use copper::launch::Dims;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,9 +37,9 @@ pub struct Request<'a> {
     /// Where each file's parameter file comes from.
     pub params: &'a Params,
     /// The block given for every kernel, if any (over the host code's).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid given, as the block.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// The analysis (its launch shape is each kernel's own).
     pub analysis: Config,
     /// The codes not reported.

@@ -5,6 +5,7 @@
 //! reading the command line, writing files and printing are its caller's
 //! ([`Caller`]).
 
+use copper::launch::Dims;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -52,9 +53,9 @@ pub struct Request<'a> {
     /// Where each file's parameter file comes from.
     pub params: &'a Params,
     /// The block given for every kernel, if any (over the host code's).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid given, as the block.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// The search.
     pub pipeline: &'a Settings,
     /// Whether to simulate each kernel searched, the original and the best

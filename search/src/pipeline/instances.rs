@@ -9,6 +9,7 @@
 //! names every instantiation it was checked for. The other
 //! instantiations then take the rewrite as their result ([`Through`]).
 
+use copper::launch::Dims;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -56,7 +57,7 @@ impl Target {
 
     /// The grid the analysis assumes: the shape's, unless the kernel is a
     /// header's (its bounds and rewrites hold for every grid).
-    pub fn analyzed_grid(&self) -> Option<[u64; 3]> {
+    pub fn analyzed_grid(&self) -> Option<Dims> {
         self.shape.grid.filter(|_| self.includer.is_none())
     }
 }
@@ -146,7 +147,7 @@ pub(super) fn prepare(
 
 impl Sibling {
     /// The block it is analyzed and checked with, when known.
-    pub fn block(&self) -> Option<[u64; 3]> {
+    pub fn block(&self) -> Option<Dims> {
         self.config.block
     }
 

@@ -4,6 +4,7 @@
 //! template's rewrite, the test of that block that keeps every other
 //! launch on the original code.
 
+use copper::launch::Dims;
 use std::sync::Arc;
 
 use copper_transforms::ast_util::FileConstants;
@@ -71,8 +72,7 @@ pub(super) fn preconditions(
         }
         (None, Some(b)) => said.push(format!(
             "written for blocks of {} ({}); launch `{name}` with that block only",
-            crate::launch::dims(b),
-            env.shape.source
+            b, env.shape.source
         )),
         (None, None) => {}
     }
@@ -105,7 +105,7 @@ fn why_assumed(env: &Env, name: &str) -> String {
 /// instantiation's size; or why a size is neither.
 fn template_block(
     original: &Analyzed,
-    block: [u64; 3],
+    block: Dims,
     others: &[Arc<Analyzed>],
     env: &Env,
 ) -> Result<[Dim; 3], String> {

@@ -5,6 +5,7 @@
 //! polynomials, and its candidates are ranked by the heuristic with a
 //! guard at the sizes of its test launches ([`ranker`]).
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 
 use copper::cuda::launch::Launch;
@@ -66,7 +67,7 @@ pub fn ranker(
     ranking: &Ranking,
     sizes: Option<&Sizes>,
     kernel: &Kernel,
-    block: Option<[u64; 3]>,
+    block: Option<Dims>,
 ) -> Ranker {
     let epsilon = ranking.epsilon();
     match (ranking, sizes, block) {

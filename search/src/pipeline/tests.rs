@@ -13,7 +13,7 @@ fn a_bound_below_a_simulated_cost_is_an_internal_error() {
     let file = parse_source(copper::source::SourceFile::new("k.cu", src));
     let kernel = lower_kernel(&file, "k").unwrap();
     let config = Config {
-        block: Some([64, 1, 1]),
+        block: copper::launch::block([64, 1, 1]).ok(),
         ..Config::default()
     };
     let metrics: Vec<Metric> = ["steps", "sectors"]
@@ -59,7 +59,7 @@ fn a_bound_below_a_simulated_cost_is_an_internal_error() {
     assert!(found[0].contains("but the simulator measured"), "{found:?}");
     // A launch of another block than the analyzed one is not compared.
     let other = Config {
-        block: Some([128, 1, 1]),
+        block: copper::launch::block([128, 1, 1]).ok(),
         ..config
     };
     assert!(self_check(&version, checker.runs(), &other).is_empty());

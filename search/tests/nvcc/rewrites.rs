@@ -254,6 +254,7 @@ fn halo_tile_written_out_candidates_compile() {
     ] {
         let path = root().join("testdata/students").join(name);
         let parsed = parse_path(&path).expect("parses");
+        let block = copper::launch::block(block).expect("a block CUDA runs");
         let found: Vec<String> = parsed
             .kernels()
             .flat_map(|f| proposed(&parsed, f, &HaloTile, block, false))
@@ -274,7 +275,7 @@ pub(crate) fn proposed(
     parsed: &copper::cuda::parse::ParsedFile,
     f: &copper::cuda::ast::Function,
     t: &dyn copper_transforms::Transform,
-    block: [u64; 3],
+    block: copper::launch::Dims,
     allow_reassociation: bool,
 ) -> Vec<copper_transforms::Candidate> {
     use copper::bound::{prepare, Config};

@@ -20,6 +20,7 @@ use super::congruence::Cong;
 use super::deps::{Coef, Dep, LaunchFacts, State};
 use super::linear::{Constraints, LinExpr, Sym};
 use crate::ir::{Builtin, Expr, ExprKind, Kernel, Scalar, VarId};
+use crate::launch::Dims;
 use crate::poly::{Poly, Rational};
 
 mod atoms;
@@ -362,7 +363,7 @@ impl Symbols {
 
     /// The linear form of a builtin (a constant when the launch fixes it).
     fn builtin_lin(&self, b: Builtin) -> LinExpr {
-        let fixed = |dims: Option<[u64; 3]>, d: u8| dims.map(|x| x[d as usize]);
+        let fixed = |dims: Option<Dims>, d: u8| dims.map(|x| x[d as usize]);
         let (known, sym) = match b {
             Builtin::ThreadIdx(d) => (
                 fixed(self.launch.block, d).filter(|&n| n == 1).map(|_| 0),

@@ -11,7 +11,7 @@ fn kernel(src: &str) -> Kernel {
     lower_kernel(&f, "k").unwrap()
 }
 
-fn launch(block: Option<[u64; 3]>) -> LaunchFacts {
+fn launch(block: Option<crate::launch::Dims>) -> LaunchFacts {
     LaunchFacts {
         block,
         grid: None,
@@ -38,7 +38,7 @@ fn atoms_and_their_facts() {
     let k = kernel(
         "__global__ void k(int *a, int n, int m) { int q = n / 16; int p = n * m; int r = n % 4; a[0] = q + p + r; }",
     );
-    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let s = Symbols::new(&k, launch(crate::launch::block([64, 1, 1]).ok()));
     let texts: Vec<&str> = s.atoms.iter().map(|a| a.text.as_str()).collect();
     assert_eq!(texts, vec!["n/16", "n*m", "n%4"]);
     let c = s.launch_constraints();
@@ -112,7 +112,7 @@ fn conditions_give_per_lane_facts() {
     let k = kernel(
         "__global__ void k(int *a, int n, int f) { int i = threadIdx.x; if (i < n && !(i >= 8) && !f) { a[i] = 0; } }",
     );
-    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let s = Symbols::new(&k, launch(crate::launch::block([64, 1, 1]).ok()));
     let mut cond = None;
     crate::ir::visit_stmts(&k.body, &mut |st| {
         if let crate::ir::Stmt::If { cond: c, .. } = st {
@@ -242,7 +242,7 @@ fn a_maximum_over_a_counter_is_bounded_by_its_operands_bounds() {
         "__global__ void k(int *a, int n) { for (int i = 0; i < n; i++) { \
          if (n <= max(16, i)) { a[i] = 0; } if (min(i, 40) <= n) { a[i] = 1; } } }",
     );
-    let s = Symbols::new(&k, launch(Some([64, 1, 1])));
+    let s = Symbols::new(&k, launch(crate::launch::block([64, 1, 1]).ok()));
     let mut conds = Vec::new();
     crate::ir::visit_stmts(&k.body, &mut |st| {
         if let crate::ir::Stmt::If { cond, .. } = st {

@@ -308,8 +308,8 @@ mod tests {
         let p = prepare(
             &k,
             Config {
-                block: Some([block, 1, 1]),
-                grid: Some([grid, 1, 1]),
+                block: crate::launch::block([block, 1, 1]).ok(),
+                grid: crate::launch::grid([grid, 1, 1]).ok(),
                 ..Config::default()
             },
         );

@@ -45,7 +45,6 @@ impl Block<'_> {
             }
             ExprKind::Builtin(b) => {
                 let shape = self.ctx.shape;
-                let per_block = |d: [u64; 3], i: u8| d[i as usize];
                 match b {
                     Builtin::ThreadIdx(d) => {
                         Self::charge(w, Counter::Var);
@@ -55,15 +54,15 @@ impl Block<'_> {
                     }
                     Builtin::BlockIdx(d) => {
                         Self::charge(w, Counter::Param);
-                        *out = [per_block(self.block, *d); 32];
+                        *out = [self.block[*d as usize]; 32];
                     }
                     Builtin::BlockDim(d) => {
                         Self::charge(w, Counter::Param);
-                        *out = [per_block(shape.block(), *d); 32];
+                        *out = [shape.block()[*d as usize]; 32];
                     }
                     Builtin::GridDim(d) => {
                         Self::charge(w, Counter::Param);
-                        *out = [per_block(shape.grid(), *d); 32];
+                        *out = [shape.grid()[*d as usize]; 32];
                     }
                     Builtin::WarpSize => {
                         Self::charge(w, Counter::Param);

@@ -3,6 +3,7 @@
 //! (coalescing, bank conflicts), data-race detection within a step and
 //! between blocks, and atomics.
 
+use crate::launch::Dims;
 use std::sync::atomic::Ordering;
 
 use super::{
@@ -228,7 +229,7 @@ impl Block<'_> {
         {
             return Ok(());
         }
-        let [gx, gy, _] = self.ctx.shape.grid();
+        let [gx, gy, _] = self.ctx.shape.grid().to_array();
         let me = self.block[0] + gx * (self.block[1] + gy * self.block[2]);
         let mut cur = cell.load(Ordering::Relaxed);
         loop {
@@ -464,8 +465,8 @@ fn triple(d: [u64; 3]) -> String {
 }
 
 /// The block index of a flattened block number.
-fn unflatten(b: u64, grid: [u64; 3]) -> String {
-    let [gx, gy, _] = grid;
+fn unflatten(b: u64, grid: Dims) -> String {
+    let [gx, gy, _] = grid.to_array();
     format!("({}, {}, {})", b % gx, (b / gx) % gy, b / (gx * gy))
 }
 

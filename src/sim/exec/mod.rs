@@ -375,7 +375,7 @@ impl Warp {
     /// Warp `w` of a block of launch `ctx`, its lanes `valid` running.
     fn new(ctx: &LaunchCtx, w: u64, valid: u32, metrics: usize) -> Warp {
         let warp = ctx.hw.warp_size as u64;
-        let [bx, by, _] = ctx.shape.block();
+        let [bx, by, _] = ctx.shape.block().to_array();
         let mut tid = [[0u64; 3]; 32];
         for (lane, t) in tid.iter_mut().enumerate() {
             let lin = w * warp + lane as u64;

@@ -1,5 +1,6 @@
 //! Builders for new AST nodes (spans and ids left empty) and fresh names.
 
+use copper::launch::Dims;
 use std::collections::BTreeSet;
 
 use copper::cuda::ast::{BinOp, Expr, ExprKind, Init, Meta, NodeId, Stmt, StmtKind, Type, VarDecl};
@@ -126,7 +127,7 @@ pub fn sync() -> Stmt {
 }
 
 /// The thread's index within the block, flattened.
-pub fn linear_tid(block: [u64; 3]) -> Expr {
+pub fn linear_tid(block: Dims) -> Expr {
     let t = |d: &str| {
         expr(ExprKind::Member {
             base: Box::new(ident("threadIdx")),

@@ -8,8 +8,6 @@
 
 use std::fmt::Write as _;
 
-use copper_search::launch::dims;
-
 use super::{bound_text, num, Annotation};
 use copper_search::driver::annotate::plot::{Plot, PlotError};
 use copper_search::driver::annotate::rewrite::Rewrite;
@@ -110,8 +108,8 @@ fn kernel_section(out: &mut String, i: usize, k: &KernelPage) {
         "<section class=\"kernel\" id=\"k{i}\">\n<h2><code>{}</code> ({}), grid {}, block {}</h2>\n",
         esc(&a.kernel),
         esc(&a.place),
-        dims(a.grid),
-        dims(a.block)
+        a.grid,
+        a.block
     );
     for x in &a.assumptions {
         let _ = writeln!(out, "<p class=\"assumption\">{}</p>", esc(x));

@@ -3,13 +3,12 @@
 //! assumptions, the `--check` comparison and the analysis time, as text
 //! or JSON, from the analysis driver's [`Analysis`].
 
-use copper::shown::Shown;
-use std::path::Path;
-
 use copper::bound::{InputAssumption, NoBound, Outcome};
 use copper::cuda::parse::ParsedFile;
+use copper::shown::Shown;
 use copper_search::driver::analyze::Analysis;
-use copper_search::launch::dims;
+use std::path::Path;
+
 use copper_search::rank::fmt_num;
 
 use crate::cli::output;
@@ -44,9 +43,9 @@ fn location(parsed: &ParsedFile, span: Option<copper::source::Span>) -> Option<(
 pub fn text(parsed: &ParsedFile, r: &Analysis, issue: u64) {
     let path = parsed.source.path.shown();
     let shape = match (r.shape.block, r.shape.grid) {
-        (Some(b), Some(g)) => format!("block {}, grid {}", dims(b), dims(g)),
-        (Some(b), None) => format!("block {}, any grid", dims(b)),
-        (None, Some(g)) => format!("any block, grid {}", dims(g)),
+        (Some(b), Some(g)) => format!("block {}, grid {}", b, g),
+        (Some(b), None) => format!("block {}, any grid", b),
+        (None, Some(g)) => format!("any block, grid {}", g),
         (None, None) => "any block and grid".into(),
     };
     println!(

@@ -5,7 +5,6 @@ use copper::bound::Outcome;
 use copper::cuda::parse::ParsedFile;
 use copper::shown::Shown;
 use copper_search::driver::optimize::{FileRun, KernelRun};
-use copper_search::launch::dims;
 use copper_search::pipeline::{KernelResult, Later, Verdict};
 use copper_search::rank::fmt_num;
 
@@ -64,13 +63,8 @@ fn shape_text(k: &KernelRun) -> String {
         );
     }
     match (k.shape.block, k.shape.grid) {
-        (Some(b), Some(g)) => format!(
-            "block {}, grid {} (from {})",
-            dims(b),
-            dims(g),
-            k.shape.source
-        ),
-        (Some(b), None) => format!("block {} (from {})", dims(b), k.shape.source),
+        (Some(b), Some(g)) => format!("block {}, grid {} (from {})", b, g, k.shape.source),
+        (Some(b), None) => format!("block {} (from {})", b, k.shape.source),
         _ => k.shape.source.clone(),
     }
 }

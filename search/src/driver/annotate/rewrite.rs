@@ -3,6 +3,7 @@
 //! original was annotated on (its x and y exchanged when the rewrite
 //! exchanges them in the launch too), so that the two read line by line.
 
+use copper::launch::Dims;
 use std::sync::Arc;
 
 use copper::bound::Config;
@@ -33,9 +34,9 @@ pub struct Rewrite {
 /// What to search and annotate the rewrite with.
 pub struct RewriteSearch<'a> {
     /// The block given for every kernel, if any (over the host code's).
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid given, as the block.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// The search.
     pub pipeline: &'a pipeline::Settings,
     /// The analysis the rewrite is annotated under.

@@ -12,6 +12,7 @@
 //! system header. A template stays with its includer (its instantiations
 //! are the includer's), as does a kernel that does not read on its own.
 
+use copper::launch::Dims;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -263,9 +264,7 @@ pub(super) fn header_shape(
         shape.source = format!("{}; {shared}", shape.source);
     } else {
         shape.assumed = shape.block.is_some();
-        let dims = |d: Option<[u64; 3]>, what: &str| {
-            d.map(|d| format!("{what} {}", crate::launch::dims(d)))
-        };
+        let dims = |d: Option<Dims>, what: &str| d.map(|d| format!("{what} {d}"));
         let facts: Vec<String> = [dims(shape.block, "block"), dims(shape.grid, "grid")]
             .into_iter()
             .flatten()

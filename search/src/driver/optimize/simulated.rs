@@ -9,7 +9,7 @@ use copper::sim::params::LaunchSpec;
 use copper::sim::test_launch::LAUNCH_STEPS;
 use copper::sim::{inputs_from_spec, simulate_owned, SimOptions};
 
-use crate::launch::{dims, test_launch};
+use crate::launch::test_launch;
 use crate::pipeline::{Analyzed, KernelResult, Settings};
 
 /// The worst warp of each metric, before and after, on one launch.
@@ -49,13 +49,9 @@ pub(super) fn at_test_launch(
     } else {
         before.clone()
     };
-    let three = |v: &[u64]| -> [u64; 3] { std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)) };
+    let shape = spec.shape().map_err(|e| e.to_string())?;
     Ok(Simulated {
-        launch: format!(
-            "grid {}, block {}",
-            dims(three(&spec.grid)),
-            dims(three(&spec.block))
-        ),
+        launch: format!("grid {}, block {}", shape.grid(), shape.block()),
         before,
         after,
     })

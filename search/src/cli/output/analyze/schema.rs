@@ -2,6 +2,7 @@
 //! structures. Keys print in alphabetical order
 //! ([`crate::cli::output::json`]).
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 
 use copper::bound::AssumptionRecord;
@@ -26,9 +27,9 @@ pub struct Kernel {
     /// Its column.
     pub column: usize,
     /// The block it was analyzed for.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Where the shape came from, in words.
     pub shape_from: String,
     /// The scalar inputs `--check` simulated.

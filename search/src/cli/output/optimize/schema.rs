@@ -3,6 +3,7 @@
 //! schema for both, checked by the compiler. Keys print in alphabetical
 //! order ([`crate::cli::output::json`]).
 
+use copper::launch::Dims;
 use std::collections::BTreeMap;
 
 use copper::bound::AssumptionRecord;
@@ -64,9 +65,9 @@ pub struct ReadKernel {
     /// `error`.
     pub status: &'static str,
     /// The block it was analyzed for.
-    pub block: Option<[u64; 3]>,
+    pub block: Option<Dims>,
     /// The grid.
-    pub grid: Option<[u64; 3]>,
+    pub grid: Option<Dims>,
     /// Where the shape came from, in words.
     pub shape_from: String,
     /// Whether the block was assumed.
