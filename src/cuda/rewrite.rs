@@ -37,7 +37,7 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
         ));
     }
     let text = file.source.slice(f.item.span);
-    if let Some(t) = template_structs::named_in(file, text).first() {
+    if let Some(t) = named_template_structs(file, text).first() {
         return Some(format!("`{name}` uses the template struct (or alias of an instance) `{t}`, whose instances the rewrites do not follow: no rewrite is proposed"));
     }
     if f.result.as_ref().is_ok_and(calls_members) {
@@ -50,6 +50,40 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
     has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
+}
+
+/// The template structs (`Complex`) and the aliases of their instances
+/// (`FloatPair` for `using FloatPair = Complex<float>;`) that `text`, a
+/// function of `file`, names: a reprint would write the instances' struct
+/// names (`Complex__float`), so such a function is kept as written.
+pub fn named_template_structs(file: &ParsedFile, text: &str) -> Vec<String> {
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut idents: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in (file.source.included().files.iter())
+        .filter(|f| f.kind == crate::source::IncludedKind::Expansion)
+    {
+        let (Some((name, _)), Some(ident)) = (
+            f.name.split_once('<'),
+            template_structs::struct_tag(&f.text),
+        ) else {
+            continue;
+        };
+        names.insert(name.to_string());
+        idents.insert(ident);
+    }
+    for (alias, ty) in &file.typedefs {
+        if matches!(&ty.base, super::ast::BaseType::Named(n) if idents.contains(n.as_str())) {
+            names.insert(alias.clone());
+        }
+    }
+    let mut found: Vec<String> = (tokenize(text).iter())
+        .map(|t| t.text(text))
+        .filter(|w| names.contains(*w))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// Whether a function calls a struct's member function (`a.dot(b)`).
@@ -151,7 +185,7 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// Functions that are not in the file (in a header, say) are ignored: only
 /// the user's file is ever rewritten. So are functions a reprint would not
 /// give back as written ([`kept_as_written`], or naming a template
-/// struct: [`template_structs::named_in`]). An
+/// struct: [`named_template_structs`]). An
 /// instantiation of a template replaces the template's text, unless an
 /// earlier function of `changed` (the template, another instantiation)
 /// did.
@@ -163,7 +197,7 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
         };
         let text = file.source.slice(item.span);
         if kept_as_written(text).is_some()
-            || !template_structs::named_in(file, text).is_empty()
+            || !named_template_structs(file, text).is_empty()
             || replacements.iter().any(|(s, _)| *s == item.span)
         {
             continue;

@@ -13,9 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ast::{BaseType, TemplateParam};
+use super::ast::TemplateParam;
 use super::lex::{tokenize, TokKind, Token};
-use super::parse::ParsedFile;
 use super::template::parse_head;
 use super::template_names::{collapse, instance_name, split_args};
 use super::timeline::Timeline;
@@ -360,35 +359,6 @@ pub(crate) fn add_instances(
         macros.expansion(base, base + inst.text.len(), inst.offset);
     }
     instances
-}
-
-/// The template structs (`Complex`) and the aliases of their instances
-/// (`FloatPair` for `using FloatPair = Complex<float>;`) that `text`, a
-/// function of `file`, names: a reprint would write the instances' struct
-/// names (`Complex__float`), so such a function is kept as written.
-pub fn named_in(file: &ParsedFile, text: &str) -> Vec<String> {
-    let mut names: HashSet<String> = HashSet::new();
-    let mut idents: HashSet<&str> = HashSet::new();
-    for f in (file.source.included().files.iter()).filter(|f| f.kind == IncludedKind::Expansion) {
-        let (Some((name, _)), Some(ident)) = (f.name.split_once('<'), struct_tag(&f.text)) else {
-            continue;
-        };
-        names.insert(name.to_string());
-        idents.insert(ident);
-    }
-    for (alias, ty) in &file.typedefs {
-        if matches!(&ty.base, BaseType::Named(n) if idents.contains(n.as_str())) {
-            names.insert(alias.clone());
-        }
-    }
-    let mut found: Vec<String> = (tokenize(text).iter())
-        .map(|t| t.text(text))
-        .filter(|w| names.contains(*w))
-        .map(str::to_string)
-        .collect();
-    found.sort();
-    found.dedup();
-    found
 }
 
 /// The tag of an instance's text `struct TAG { … };`.

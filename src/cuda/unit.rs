@@ -160,6 +160,10 @@ pub struct MacroUse {
     pub invocation: String,
 }
 
+/// The struct an instance of a template struct is read as
+/// ([`Names::instance`]).
+pub type InstanceOf<'a> = dyn Fn(&str, &str) -> Option<Result<String, String>> + 'a;
+
 /// The names a unit's text is read with.
 pub struct Names<'a> {
     /// Whether a name is a type (typedefs, structs, template type
@@ -175,7 +179,7 @@ pub struct Names<'a> {
     /// `None` for a name that is no template struct, `Err` with the
     /// reason for an instance copper did not make
     /// ([`super::template_structs::Instances::ident`]).
-    pub instance: &'a dyn Fn(&str, &str) -> Option<Result<String, String>>,
+    pub instance: &'a InstanceOf<'a>,
 }
 
 /// The tokens of a piece of the file being appended, and what reading

@@ -6,8 +6,7 @@ use std::path::Path;
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
-use copper::cuda::rewrite::{kept_as_written, rewrite_functions};
-use copper::cuda::template_structs;
+use copper::cuda::rewrite::{kept_as_written, named_template_structs, rewrite_functions};
 
 use super::output;
 use super::settings::Settings;
@@ -42,7 +41,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
         {
             let text = parsed.source.slice(f.span);
             let why = kept_as_written(text).map(str::to_string).or_else(|| {
-                let t = template_structs::named_in(&parsed, text);
+                let t = named_template_structs(&parsed, text);
                 (!t.is_empty()).then(|| format!("it names the template struct `{}`", t[0]))
             });
             if let Some(why) = why {
@@ -75,7 +74,7 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
             // A function naming a template struct, as written (a reprint
             // would write its instances' struct names).
             Ok(_)
-                if !template_structs::named_in(&parsed, parsed.source.slice(f.item.span))
+                if !named_template_structs(&parsed, parsed.source.slice(f.item.span))
                     .is_empty() =>
             {
                 printed.push(parsed.source.slice(f.item.span).to_string())
