@@ -199,7 +199,7 @@ fn bad_testdata_names_the_construct_and_keeps_the_good_kernels() {
         ),
         (
             "cxx_structs.cu",
-            "`Pair<…>` is an instance of a template struct",
+            "`Pair<T>` is an instance of a template struct whose arguments are not known",
         ),
     ];
     for (name, needle) in expect {

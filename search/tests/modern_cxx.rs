@@ -557,6 +557,36 @@ fn struct_member_functions_are_listed_bounded_and_sound_and_not_rewritten() {
 }
 
 #[test]
+fn template_struct_instances_are_structs_bounded_and_sound() {
+    assert_bounded_and_sound(
+        "template_structs.cu",
+        &["power_sum", "pair_means", "weigh"],
+        15,
+    );
+    let (status, out) = run(&["parse", "template_structs.cu"]);
+    assert_eq!(status, 0, "{out}");
+    for sig in [
+        "kernel power_sum(const Complex__float *in, float *power, int n)",
+        "device function Complex__double::add(const Complex__double &o) \
+         (of the instance `Complex<double>`)",
+        "device function Small__float__4::sum() const",
+    ] {
+        assert!(out.contains(sig), "{sig} missing:\n{out}");
+    }
+    // A reprint would write the instances' struct names: kept as written.
+    let (status, out) = run(&["fmt", "template_structs.cu"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("    Complex<double> s = {0.0, 0.0};"), "{out}");
+    assert!(!out.contains("Complex__"), "{out}");
+    let (status, out) = run(&["optimize", "template_structs.cu"]);
+    assert_eq!(status, 0, "{out}");
+    for k in ["power_sum", "pair_means"] {
+        let why = format!("`{k}` uses the template struct (or alias of an instance) `");
+        assert!(out.contains(&why), "{why} missing:\n{out}");
+    }
+}
+
+#[test]
 fn the_samples_shared_memory_accessor_is_the_launchs_dynamic_shared_memory() {
     assert_bounded_and_sound("shared_memory.cu", &["reduce<float>", "reduce<double>"], 10);
     let (status, out) = run(&["fmt", "shared_memory.cu"]);

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::extract::{GlobalItem, TypeDeclItem};
 use super::lex::{tokenize, TokKind};
+use super::template_structs::{struct_tag, Instances};
 use crate::source::{SourceFile, Span};
 
 /// The file-scope declarations a unit may need, indexed by the names
@@ -50,6 +51,20 @@ impl DeclarationIndex {
             }
         }
         index
+    }
+
+    /// The index where code naming a template struct (`Pair`) needs
+    /// every instance of it made (`Pair__float`, see
+    /// [`super::template_structs`]).
+    pub(super) fn with_instances(mut self, instances: &Instances) -> DeclarationIndex {
+        for (name, ident) in instances.made.iter().filter_map(|i| {
+            let name = i.written.split('<').next()?;
+            Some((name.to_string(), struct_tag(&i.text)?))
+        }) {
+            let at = self.by_name.get(ident).cloned().unwrap_or_default();
+            self.by_name.entry(name).or_default().extend(at);
+        }
+        self
     }
 
     /// The declarations (other than `span` itself) that code mentioning

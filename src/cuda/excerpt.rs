@@ -1,7 +1,8 @@
 //! The part of a file one kernel needs: the kernel, the device functions
 //! it may call (by name, transitively, also through macros), every macro
 //! and `#undef` (in place, so each function sees the macros in force at its
-//! position), `#pragma`, `#include`, type declaration and device global. Searching a kernel of a
+//! position), `#pragma`, `#include`, type declaration, template struct
+//! and device global. Searching a kernel of a
 //! file with thousands works on its excerpt, so each candidate's re-parse
 //! and each cached analysis costs what the kernel costs, not the file.
 //! Positions in an excerpt are reported as lines of the original file
@@ -70,6 +71,7 @@ impl<'a> Excerpts<'a> {
         spans.extend(ex.types.iter().map(|t| t.span));
         spans.extend(ex.globals.iter().map(|g| g.span));
         spans.extend(ex.enums.iter().map(|e| e.span));
+        spans.extend(ex.template_structs.iter().copied());
         // Device functions reachable by name.
         let mut seen: HashSet<&str> = HashSet::new();
         let mut todo: Vec<&str> = identifiers(&text[kernel.span.start..kernel.span.end]);

@@ -121,6 +121,9 @@ pub struct Extracted {
     /// Template structs standing for the launch's dynamic shared memory
     /// (the samples' `SharedMemory<T>`), by name, in file order.
     pub shared_accessors: Vec<String>,
+    /// Other file-scope template structs (`template <typename T> struct
+    /// Pair {…};`, read by [`super::template_structs`]), through their `;`.
+    pub template_structs: Vec<Span>,
 }
 
 /// Which kind of brace is open.
@@ -163,6 +166,7 @@ impl Extracted {
         self.includes.iter_mut().for_each(sh);
         self.scope_marks.iter_mut().for_each(sh);
         self.enums.iter_mut().for_each(|e| sh(&mut e.span));
+        self.template_structs.iter_mut().for_each(sh);
     }
 }
 
@@ -268,6 +272,13 @@ pub fn extract_with(src: &str, qualifiers: &QualifierMacros) -> Extracted {
                 if let Some(next) =
                     shared_accessor::template_struct(src, &toks, i, qualifiers, &mut out)
                 {
+                    i = next;
+                    decl_start = next;
+                    continue;
+                }
+                if let Some(next) = shared_accessor::template_struct_end(src, &toks, i) {
+                    out.template_structs
+                        .push(Span::new(t.start, toks[next - 1].end));
                     i = next;
                     decl_start = next;
                     continue;
@@ -750,16 +761,20 @@ fn declared_names(src: &str, toks: &[Token]) -> Vec<String> {
 
 /// A file-scope alias `using X = T;` starting at token `i` (read as
 /// `typedef T X;`: [`using_alias`]); `None` for other `using`s
-/// (`using namespace …;`, `using std::min;`) and aliases of templates.
+/// (`using namespace …;`, `using std::min;`) and aliases of templates
+/// (an instance of one, `using FP = Pair<float>;`, is read).
 fn alias_declaration(src: &str, toks: &[Token], i: usize, out: &mut Extracted) -> Option<usize> {
     let name = toks.get(i + 1).filter(|t| t.kind == TokKind::Ident)?;
     toks.get(i + 2).filter(|t| t.is(src, "="))?;
     let end = skip_to_semicolon(src, toks, i);
     let aliased = toks.get(i + 3..end)?;
+    // `Pair<float>`: an instance of a template struct, as its first word.
+    let instance = aliased.get(1).is_some_and(|t| t.is(src, "<"));
     if aliased.is_empty()
-        || aliased
-            .iter()
-            .any(|t| matches!(t.text(src), "::" | "<" | "template" | "typename" | "("))
+        || aliased.iter().any(|t| {
+            matches!(t.text(src), "::" | "template" | "typename" | "(")
+                || t.is(src, "<") && !instance
+        })
     {
         return None;
     }

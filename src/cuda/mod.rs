@@ -33,6 +33,7 @@ pub mod relaunch;
 pub mod rewrite;
 pub mod template;
 pub mod template_names;
+pub mod template_structs;
 pub mod timeline;
 mod undefined_kernels;
 pub mod unit;

@@ -13,15 +13,11 @@ use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
 
 use super::ast::{BaseType, FnKind, Function, Template, Type, VarDecl};
-use super::cond;
 use super::convert::Converter;
 use super::coop_groups::Group;
 use super::coop_params::GroupParams;
 use super::declarations_used::DeclarationIndex;
-use super::default_args;
-use super::enums;
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
-use super::host;
 use super::include::{self, Preprocess};
 use super::instantiate::instantiate;
 use super::kernel_scan::kernel_definitions;
@@ -34,11 +30,13 @@ use super::methods;
 use super::pointer_aliases;
 use super::qualifier_macros::QualifierMacros;
 use super::template;
+use super::template_structs::{self, Instances};
 use super::timeline::Timeline;
 use super::undefined_kernels::undefined_kernels;
 use super::unit::{is_builtin_type_name, prelude, Names, Unit, UnitError};
 use super::unknown_type;
 use super::unread_cxx;
+use super::{cond, default_args, enums, host};
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{IncludedFile, IncludedKind, SourceFile, Span};
 
@@ -189,9 +187,12 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         .collect();
     let invocations = macro_kernels::invocations(&source, &timeline, &written);
     macro_kernels::add_expansions(&invocations, &mut source, &mut original, &mut timeline);
+    let skip = &scope.shared_accessors;
+    let instances =
+        template_structs::add_instances(&mut source, &mut original, &mut timeline, skip);
     scope.add_expansions(&source, &qualifiers);
     scope.keep_called_header_functions(&source, &extracted, &timeline.union());
-    let ctx = Context::new(&source, &scope, &extracted, timeline);
+    let ctx = Context::new(&source, &scope, &extracted, timeline, &instances);
     let user_count = extracted.functions.len();
     let mut functions: Vec<ParsedFunction> = extracted
         .functions
@@ -471,6 +472,8 @@ struct Context<'a> {
     owners: HashMap<String, (Span, HashSet<String>)>,
     /// Dynamic shared memory accessors (`SharedMemory<T>`).
     shared_accessors: &'a HashSet<String>,
+    /// The template structs and their instances.
+    instances: &'a Instances,
 }
 
 impl<'a> Context<'a> {
@@ -479,6 +482,7 @@ impl<'a> Context<'a> {
         scope: &'a Scope,
         own: &Extracted,
         macros: Timeline,
+        instances: &'a Instances,
     ) -> Context<'a> {
         let type_names = scope
             .types
@@ -521,10 +525,12 @@ impl<'a> Context<'a> {
             templates,
             expansion_left: Cell::new(MAX_FILE_EXPANSION),
             group_params: GroupParams::find(source, all),
-            declarations: DeclarationIndex::new(source, &scope.types, &scope.globals),
+            declarations: DeclarationIndex::new(source, &scope.types, &scope.globals)
+                .with_instances(instances),
             members,
             owners,
             shared_accessors: &scope.shared_accessors,
+            instances,
         }
     }
 
@@ -558,6 +564,7 @@ impl<'a> Context<'a> {
             is_type: &is_type,
             is_template: &is_template,
             is_shared_accessor: &|n| self.shared_accessors.contains(n),
+            instance: &|n, args| self.instances.ident(n, args),
         };
         let used = identifiers(self.source.slice(span), &self.macros.at(span.start));
         let mut spans = self.declarations.needed(span, used, |s| {

@@ -8,6 +8,7 @@ use super::include;
 use super::lex::{tokenize, TokKind};
 use super::parse::ParsedFile;
 use super::print;
+use super::template_structs;
 use super::visit;
 use crate::source::Span;
 
@@ -35,17 +36,54 @@ pub fn refusal(file: &ParsedFile, name: &str) -> Option<String> {
             path.display()
         ));
     }
+    let text = file.source.slice(f.item.span);
+    if let Some(t) = named_template_structs(file, text).first() {
+        return Some(format!("`{name}` uses the template struct (or alias of an instance) `{t}`, whose instances the rewrites do not follow: no rewrite is proposed"));
+    }
     if f.result.as_ref().is_ok_and(calls_members) {
         return Some(format!("`{name}` calls member functions of structs, which the rewrites do not follow: no rewrite is proposed"));
     }
     // An `#include` inside a function is refused when it is read.
-    let text = file.source.slice(f.item.span);
     if coop_groups::uses_groups(text) {
         return Some(format!("`{name}` uses cooperative groups, which copper reads as the barriers, indices and shuffles they stand for: a reprint would write those, so no rewrite is proposed"));
     }
     has_conditionals(text).then(|| {
         format!("`{name}` has `#if` branches inside: a rewrite would keep only the branch compiled, so none is proposed")
     })
+}
+
+/// The template structs (`Complex`) and the aliases of their instances
+/// (`FloatPair` for `using FloatPair = Complex<float>;`) that `text`, a
+/// function of `file`, names: a reprint would write the instances' struct
+/// names (`Complex__float`), so such a function is kept as written.
+pub fn named_template_structs(file: &ParsedFile, text: &str) -> Vec<String> {
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut idents: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in (file.source.included().files.iter())
+        .filter(|f| f.kind == crate::source::IncludedKind::Expansion)
+    {
+        let (Some((name, _)), Some(ident)) = (
+            f.name.split_once('<'),
+            template_structs::struct_tag(&f.text),
+        ) else {
+            continue;
+        };
+        names.insert(name.to_string());
+        idents.insert(ident);
+    }
+    for (alias, ty) in &file.typedefs {
+        if matches!(&ty.base, super::ast::BaseType::Named(n) if idents.contains(n.as_str())) {
+            names.insert(alias.clone());
+        }
+    }
+    let mut found: Vec<String> = (tokenize(text).iter())
+        .map(|t| t.text(text))
+        .filter(|w| names.contains(*w))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// Whether a function calls a struct's member function (`a.dot(b)`).
@@ -146,7 +184,8 @@ pub fn splice(text: &str, replacements: &[(Span, String)]) -> String {
 /// function of the same name, in copper's style (`copper fmt --whole`).
 /// Functions that are not in the file (in a header, say) are ignored: only
 /// the user's file is ever rewritten. So are functions a reprint would not
-/// give back as written ([`kept_as_written`]). An
+/// give back as written ([`kept_as_written`], or naming a template
+/// struct: [`named_template_structs`]). An
 /// instantiation of a template replaces the template's text, unless an
 /// earlier function of `changed` (the template, another instantiation)
 /// did.
@@ -156,7 +195,9 @@ pub fn rewrite_functions(file: &ParsedFile, changed: &[Function]) -> String {
         let Some(item) = file.item(&f.name).filter(|i| include::in_user_file(i.span)) else {
             continue;
         };
-        if kept_as_written(file.source.slice(item.span)).is_some()
+        let text = file.source.slice(item.span);
+        if kept_as_written(text).is_some()
+            || !named_template_structs(file, text).is_empty()
             || replacements.iter().any(|(s, _)| *s == item.span)
         {
             continue;

@@ -16,7 +16,8 @@ use crate::source::Span;
 mod shared_accessor;
 mod unsupported;
 pub use shared_accessor::DYNAMIC_SHARED;
-use unsupported::{angle_close, is_cast_type, is_reference, unsupported_punct, unsupported_word};
+pub(crate) use unsupported::angle_close;
+use unsupported::{is_cast_type, is_reference, unsupported_punct, unsupported_word};
 
 /// Typedef names CUDA provides, declared for the parser.
 pub const BUILTIN_TYPEDEFS: &[&str] = &[
@@ -159,6 +160,10 @@ pub struct MacroUse {
     pub invocation: String,
 }
 
+/// The struct an instance of a template struct is read as
+/// ([`Names::instance`]).
+pub type InstanceOf<'a> = dyn Fn(&str, &str) -> Option<Result<String, String>> + 'a;
+
 /// The names a unit's text is read with.
 pub struct Names<'a> {
     /// Whether a name is a type (typedefs, structs, template type
@@ -169,6 +174,12 @@ pub struct Names<'a> {
     /// Whether a name is a dynamic shared memory accessor
     /// (`SharedMemory<T>()`: [`DYNAMIC_SHARED`]).
     pub is_shared_accessor: &'a dyn Fn(&str) -> bool,
+    /// The struct an instance of a template struct is read as, given the
+    /// template's name and the arguments as written (`Pair`, `float`):
+    /// `None` for a name that is no template struct, `Err` with the
+    /// reason for an instance copper did not make
+    /// ([`super::template_structs::Instances::ident`]).
+    pub instance: &'a InstanceOf<'a>,
 }
 
 /// The tokens of a piece of the file being appended, and what reading
@@ -568,6 +579,25 @@ impl Unit {
         if next == Some("<") && (names.is_shared_accessor)(text) {
             if let Some(next) = self.shared_accessor(tokens, i) {
                 return Ok(Some(next));
+            }
+        }
+        if next == Some("<") && !matches!(prev.map(|p| p.text(piece)), Some("." | "->")) {
+            if let Some(close) = angle_close(piece, toks, i + 1) {
+                let args = &piece[toks[i + 1].end..toks[close].start];
+                match (names.instance)(text, args) {
+                    Some(Ok(ident)) => {
+                        self.push_replaced(&ident, at, base + toks[close].end);
+                        return Ok(Some(close + 1));
+                    }
+                    Some(Err(message)) => {
+                        return Err(UnitError {
+                            offset: at,
+                            code: "unsupported",
+                            message,
+                        })
+                    }
+                    None => {}
+                }
             }
         }
         if next == Some("<") && (names.is_template)(text) {

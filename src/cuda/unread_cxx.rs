@@ -1,7 +1,7 @@
 //! C++ in a function's text that copper does not read, said as the
 //! construct and the function instead of as a syntax error: a struct
 //! built by a constructor (`Vec3 v(1, 2, 3);`) and an instance of a
-//! template struct (`Pair<float> p;`).
+//! template struct copper has no definition of (`Pair<float> p;`).
 
 use super::lex::{tokenize, TokKind};
 
@@ -36,8 +36,9 @@ pub fn explain(
             ))
         }
         [(name, true), ("<", _), ..] if !is_type(name) => Some(format!(
-            "`{name}<…>` is an instance of a template struct: template structs are not read \
-             (except the samples' `SharedMemory<T>`), so {function} is not analyzed"
+            "`{name}<…>` is an instance of a template struct copper has no definition of \
+             (the definition is in no file it read, or is a partial specialization), \
+             so {function} is not analyzed"
         )),
         _ => None,
     }

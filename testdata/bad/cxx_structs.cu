@@ -1,7 +1,9 @@
-// Structs built by constructors (explicit or default) and instances of
-// template structs, which copper does not read: each kernel using them is
-// named with the construct; the kernel initializing its struct with
-// `{…}` still reads (written for copper's tests).
+// Structs built by constructors (explicit or default) and an instance of
+// a template struct whose argument is a kernel's template parameter,
+// which copper does not read: each kernel using them is named with the
+// construct; the kernels initializing their struct with `{…}` or field by
+// field (a template struct instance with a concrete argument) still read
+// (written for copper's tests).
 #include <cuda_runtime.h>
 
 struct Vec3 {
@@ -34,11 +36,23 @@ __global__ void ctor_dots(const float *a, float *out, int n) {
     }
 }
 
-// An instance of a template struct: not read.
+// An instance of a template struct with a concrete argument: read.
 __global__ void pair_sums(const float *x, const float *y, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         Pair<float> p;
+        p.a = x[i];
+        p.b = y[i];
+        out[i] = p.sum();
+    }
+}
+
+// An instance whose argument is the kernel's template parameter: not read.
+template <typename T>
+__global__ void pair_sums_of(const T *x, const T *y, T *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        Pair<T> p;
         p.a = x[i];
         p.b = y[i];
         out[i] = p.sum();
@@ -74,6 +88,7 @@ int main() {
     cudaMalloc(&out, n * sizeof(float));
     ctor_dots<<<(n + 127) / 128, 128>>>(a, out, n);
     pair_sums<<<(n + 127) / 128, 128>>>(a, y, out, n);
+    pair_sums_of<float><<<(n + 127) / 128, 128>>>(a, y, out, n);
     default_built<<<(n + 127) / 128, 128>>>(a, out, n);
     plain_dots<<<(n + 127) / 128, 128>>>(a, out, n);
     cudaDeviceSynchronize();

@@ -6,7 +6,7 @@ use std::path::Path;
 use copper::cuda::include::in_user_file;
 use copper::cuda::parse::parse_path_with;
 use copper::cuda::print;
-use copper::cuda::rewrite::{kept_as_written, rewrite_functions};
+use copper::cuda::rewrite::{kept_as_written, named_template_structs, rewrite_functions};
 
 use super::output;
 use super::settings::Settings;
@@ -39,7 +39,12 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
             .iter()
             .filter(|f| in_user_file(f.span))
         {
-            if let Some(why) = kept_as_written(parsed.source.slice(f.span)) {
+            let text = parsed.source.slice(f.span);
+            let why = kept_as_written(text).map(str::to_string).or_else(|| {
+                let t = named_template_structs(&parsed, text);
+                (!t.is_empty()).then(|| format!("it names the template struct `{}`", t[0]))
+            });
+            if let Some(why) = why {
                 let (path, line, col) = parsed.source.locate(f.span.start);
                 eprintln!(
                     "{}:{line}:{col}: note: `{}` is printed as written: {why}",
@@ -64,6 +69,14 @@ pub fn run(file: &Path, only: Option<&str>, whole: bool, s: &Settings) -> u8 {
             // A struct's member function, as written (copper reads it with
             // its object as a parameter).
             Ok(_) if f.item.owner.is_some() => {
+                printed.push(parsed.source.slice(f.item.span).to_string())
+            }
+            // A function naming a template struct, as written (a reprint
+            // would write its instances' struct names).
+            Ok(_)
+                if !named_template_structs(&parsed, parsed.source.slice(f.item.span))
+                    .is_empty() =>
+            {
                 printed.push(parsed.source.slice(f.item.span).to_string())
             }
             Ok(func) => printed.push(print::function(func)),

@@ -112,6 +112,8 @@ fn print_text(parsed: &ParsedFile) {
         let (file, line, col) = src.locate(f.item.span.start);
         let header = !in_user_file(f.item.span);
         let from = match src.expansion_at(f.item.span.start) {
+            // The text of an instance of a template struct (`Pair<float>`).
+            Some((name, _)) if name.contains('<') => format!(" (of the instance `{name}`)"),
             Some((name, _)) => format!(" (from the macro `{name}`)"),
             None if header => " (from a header)".to_string(),
             None => String::new(),

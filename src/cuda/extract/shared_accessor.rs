@@ -46,6 +46,23 @@ pub(super) fn template_struct(
     Some(close + 2)
 }
 
+/// The index after the `;` of a template struct definition `template
+/// <…> struct NAME {…};` (not a specialization) whose `template` is token
+/// `i`.
+pub(super) fn template_struct_end(src: &str, toks: &[Token], i: usize) -> Option<usize> {
+    let head_close = angle_close(src, toks, i + 1)?;
+    let keyword = toks.get(head_close + 1)?;
+    if !keyword.is(src, "struct") && !keyword.is(src, "class") {
+        return None;
+    }
+    toks.get(head_close + 2)
+        .filter(|t| t.kind == TokKind::Ident)?;
+    toks.get(head_close + 3).filter(|t| t.is(src, "{"))?;
+    let close = matching(src, toks, head_close + 3)?;
+    toks.get(close + 1).filter(|t| t.is(src, ";"))?;
+    Some(close + 2)
+}
+
 /// The index of the `>` closing the `<` at token `open`.
 fn angle_close(src: &str, toks: &[Token], open: usize) -> Option<usize> {
     toks.get(open).filter(|t| t.is(src, "<"))?;

@@ -21,10 +21,20 @@ pub(super) fn type_declaration(
         return None;
     }
     let body = &toks[i..=end];
-    if body
-        .iter()
-        .any(|t| matches!(t.text(src), "::" | "<" | "template" | "class"))
-    {
+    // `typedef Pair<float> FP;`: an instance of a template struct; in a
+    // struct's braces (`Pair<float> p;`, `a < b` in a member function),
+    // `<` is read too.
+    let instance = body[0].is(src, "typedef") && body.get(2).is_some_and(|t| t.is(src, "<"));
+    let mut depth = 0usize;
+    if body.iter().any(|t| {
+        match t.text(src) {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        matches!(t.text(src), "::" | "template" | "class")
+            || t.is(src, "<") && !instance && depth == 0
+    }) {
         return Some(end + 1);
     }
     let mut names = Vec::new();

@@ -15,6 +15,7 @@ fn unit_of(src: &str) -> Result<Unit, UnitError> {
             is_type: &|n| is_builtin_type_name(n),
             is_template: &|_| false,
             is_shared_accessor: &|_| false,
+            instance: &|_, _| None,
         },
         &Cell::new(MAX_FILE_EXPANSION),
     )?;
@@ -171,6 +172,7 @@ fn macro_expansions_of_a_file_are_bounded() {
         is_type: &|n| is_builtin_type_name(n),
         is_template: &|_| false,
         is_shared_accessor: &|_| false,
+        instance: &|_, _| None,
     };
     let piece = &src[f.span.start..f.span.end];
     let mut u = Unit::default();

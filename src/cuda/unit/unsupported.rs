@@ -146,7 +146,7 @@ pub(super) fn is_cast_type(name: &str, names: &Names) -> bool {
 
 /// Index of the `>` closing the `<` at token `open` (template arguments or
 /// a cast's type), if it closes before a `;`, `{` or `}`.
-pub(super) fn angle_close(piece: &str, toks: &[Token], open: usize) -> Option<usize> {
+pub(crate) fn angle_close(piece: &str, toks: &[Token], open: usize) -> Option<usize> {
     let mut depth = 0i32;
     let mut j = open;
     while j < toks.len() {
