@@ -352,6 +352,7 @@ fn params_output_reads_back_and_runs() {
         let kernels = match *file {
             "reduce6_template.cu" => 3,
             "reduce6_switch.cu" => 5,
+            "reduce6_switch_all.cu" => 10,
             _ => 1,
         };
         assert_eq!(params.kernel.len(), kernels, "{file}");

@@ -91,26 +91,29 @@ fn reduce6_launched_for_blocks_of_32_to_512_gets_the_shuffle_tail_in_each() {
     let o = copper_in(dir, &["optimize", "--write", "r.cu"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
+    // The guards cost nothing (nvcc resolves them), so the shuffles are
+    // a repair worth a constant per warp, not a lower bound: the lead is
+    // improved by that repair, the others rewritten through it.
     assert!(
-        t.contains("5 kernels in 1 file: 5 improved, 0 unchecked"),
+        t.contains("5 kernels in 1 file: 1 improved, 0 unchecked"),
         "{t}"
     );
     assert!(
         t.contains("the first step keeps its guard `blockSize >= 64`")
-            && t.contains("`reduce6<32>` (7 launches)"),
+            && t.contains("`reduce6<64>` (7 launches)"),
         "{t}"
     );
     // Before and after for the smallest and a large block.
     for (kernel, before, after) in [
         (
             "reduce6<32>",
-            "125 + 0.9219·(n + 63)",
-            "121 + 0.9219·(n + 63)",
+            "89 + 0.9219·(n + 63)",
+            "105 + 0.9219·(n + 63)",
         ),
         (
             "reduce6<256>",
-            "165 + 0.1153·(n + 511)",
-            "159 + 0.1153·(n + 511)",
+            "129 + 0.1153·(n + 511)",
+            "143 + 0.1153·(n + 511)",
         ),
     ] {
         let row = t
@@ -118,10 +121,14 @@ fn reduce6_launched_for_blocks_of_32_to_512_gets_the_shuffle_tail_in_each() {
             .find(|l| l.starts_with("r.cu ") && l.contains(&format!(" {kernel} ")))
             .unwrap_or_default();
         assert!(
-            row.contains(before) && row.contains(after) && row.ends_with("improved"),
+            row.contains(before) && row.contains(after) && row.ends_with("rewritten"),
             "{row}"
         );
     }
+    assert!(
+        t.contains("`reduce6<32>` (7 launches; its bound is higher: the constant: 147.1 → 151.1, at most a constant per warp)"),
+        "{t}"
+    );
     // A block of 32 has no elements from 32 on: the shuffles' first step
     // is taken only where the original's is.
     let written = read(dir, "r.cu");
