@@ -149,13 +149,15 @@ fn rewrites_of_the_files_templates_are_right_for_every_launch() {
     );
     // reduce6_template.cu launches three instantiations, each rewritten,
     // students/reduce6_switch.cu five (32 to 512), reduce6_switch_all.cu
-    // ten (512 down to 1).
-    assert!(rewrites >= 18, "only {rewrites} rewrites of {searched}");
+    // ten (512 down to 1), of which the five from 32 up are rewritten when
+    // their search leads (one led by a block under a warp refuses: its
+    // block is no multiple of 32), the rewrite then checked for all ten.
+    assert!(rewrites >= 13, "only {rewrites} rewrites of {searched}");
     let shuffles = found
         .iter()
         .filter(|f| f.applied.contains(&"warp-shuffle reduction"))
         .count();
-    assert!(shuffles >= 18, "only {shuffles} warp-shuffle rewrites");
+    assert!(shuffles >= 13, "only {shuffles} warp-shuffle rewrites");
     // Blocks under a warp (`reduce6<16>` … `<1>`) keep their steps.
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
