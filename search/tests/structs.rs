@@ -61,7 +61,7 @@ fn kernels_over_mixed_structs_are_optimized() {
     let wsteps = &k["bounds"][0];
     assert_eq!(
         (wsteps["before"].as_str(), wsteps["after"].as_str()),
-        (Some("857"), Some("805"))
+        (Some("857"), Some("801"))
     );
     let o = copper_in(
         &root(),

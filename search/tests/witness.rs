@@ -108,12 +108,10 @@ fn small_spec() -> LaunchSpec {
     .unwrap()
 }
 
-/// The shared atomic's site.
-fn shared_site(k: &Kernel) -> usize {
-    k.sites
-        .iter()
-        .position(|s| k.arrays[s.array].is_shared())
-        .unwrap()
+/// The shared atomic's site, if it is compiled at all (a guard that is a
+/// false constant, `4 < 2`, leaves no access, as nvcc compiles it).
+fn shared_site(k: &Kernel) -> Option<usize> {
+    k.sites.iter().position(|s| k.arrays[s.array].is_shared())
 }
 
 /// The largest degree the simulator sees over all 8^4 inputs.
@@ -175,7 +173,11 @@ fn milp_maximum_equals_the_exhaustive_maximum_on_small_domains() {
         std::fs::write(&path, kernel_source(&index, &guard)).unwrap();
         let parsed = parse_path(&path).unwrap();
         let k = lower_kernel(&parsed, "k").unwrap();
-        let site = shared_site(&k);
+        let Some(site) = shared_site(&k) else {
+            let constant = !guard.contains(['v', 't']);
+            assert!(constant, "case {case}: `if ({guard})` lost its access");
+            continue;
+        };
         let brute = exhaustive(&k, site, &spec);
         // The node limit decides, not the clock: a net no load reaches.
         let deadline = Instant::now() + Duration::from_secs(600);

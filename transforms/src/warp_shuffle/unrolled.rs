@@ -177,7 +177,9 @@ fn steps(
                 match guard(cond) {
                     Guard::Holds => {}
                     Guard::Varies(c, _) if k == OFFSETS[0] => guards.first = Some(c),
-                    Guard::Varies(c, holds) if k == OFFSETS[1] => {
+                    // Shuffles that run in no instantiation would repair
+                    // nothing.
+                    Guard::Varies(c, holds) if k == OFFSETS[1] && holds.contains(&true) => {
                         guards.full_warp = Some(c);
                         full_warp_holds = Some(holds);
                     }
