@@ -4,8 +4,8 @@
 //! simulator applies to them. Lowering uses it to keep only the branch an
 //! `if` on such a condition takes, as nvcc does for an instantiation.
 
-use super::value::{binary, wrap};
-use super::{Expr, ExprKind, Scalar, Unary, Value};
+use super::value::{binary, unary};
+use super::{Expr, ExprKind, Value};
 
 /// The value of `e` when it is the same for every thread of every launch,
 /// computed as the simulator computes it; `None` when `e` reads a variable,
@@ -14,19 +14,7 @@ use super::{Expr, ExprKind, Scalar, Unary, Value};
 pub fn constant(e: &Expr) -> Option<Value> {
     match &e.kind {
         ExprKind::Const(v) => Some(*v),
-        ExprKind::Unary(op, x) => {
-            let a = constant(x)?;
-            match (op, a) {
-                (Unary::Neg, Value::F(f)) => Some(Value::F(-f)),
-                (Unary::Neg, Value::I(i)) => {
-                    let r = i.checked_neg()?;
-                    let wrapped = wrap(r, e.ty);
-                    (!e.ty.is_signed() || wrapped == Value::I(r)).then_some(wrapped)
-                }
-                (Unary::Not, a) => Some(Value::I(!a.truthy() as i64)),
-                (Unary::BitNot, a) => Some(wrap(!a.as_i64(), e.ty)),
-            }
-        }
+        ExprKind::Unary(op, x) => unary(*op, constant(x)?, e.ty).ok(),
         ExprKind::Binary(op, l, r) => binary(*op, constant(l)?, constant(r)?, l.ty).ok(),
         ExprKind::And(l, r) => {
             let a = constant(l)?.truthy();
@@ -43,17 +31,7 @@ pub fn constant(e: &Expr) -> Option<Value> {
                 constant(b)
             }
         }
-        ExprKind::Convert { value, .. } => {
-            let v = constant(value)?;
-            let (from, to) = (value.ty, e.ty);
-            Some(
-                if !from.is_float() && !to.is_float() && to != Scalar::Bool {
-                    wrap(v.as_i64(), to)
-                } else {
-                    v.convert_from(from, to)
-                },
-            )
-        }
+        ExprKind::Convert { value, .. } => Some(constant(value)?.convert_from(value.ty, e.ty)),
         ExprKind::Var(_) | ExprKind::Builtin(_) | ExprKind::Load(_) | ExprKind::Call(..) => None,
     }
 }
@@ -61,7 +39,7 @@ pub fn constant(e: &Expr) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::BinOp;
+    use crate::ir::{BinOp, Scalar, Unary};
 
     fn int(v: i64, ty: Scalar) -> Expr {
         Expr {
@@ -127,6 +105,25 @@ mod tests {
             constant(&short),
             Some(Value::I(0)),
             "`0 && x` is false whatever `x` is, as in C"
+        );
+    }
+
+    #[test]
+    fn negation_is_folded_as_the_simulator_negates() {
+        let neg = |v: i64, ty: Scalar| Expr {
+            kind: ExprKind::Unary(Unary::Neg, Box::new(int(v, ty))),
+            ty,
+        };
+        assert_eq!(constant(&neg(5, Scalar::I32)), Some(Value::I(-5)));
+        assert_eq!(
+            constant(&neg(i32::MIN as i64, Scalar::I32)),
+            None,
+            "-INT_MIN overflows"
+        );
+        assert_eq!(
+            constant(&neg(1, Scalar::U32)),
+            Some(Value::I(u32::MAX as i64)),
+            "unsigned negation wraps"
         );
     }
 }

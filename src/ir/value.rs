@@ -1,6 +1,7 @@
 //! C scalar types and values with CUDA's arithmetic: 32-bit `int` wrap-around,
 //! integer division and `%` toward zero, `float` rounded to IEEE single.
 
+use super::Unary;
 use crate::cuda::ast::BinOp;
 
 /// A C scalar type.
@@ -283,6 +284,24 @@ pub fn wrap(v: i64, t: Scalar) -> Value {
         Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
             return Value::F(v as f64).convert(t)
         }
+    })
+}
+
+/// Applies `op` to `a` for a result of type `ty`, as C does. Negating a
+/// signed value whose negation the type cannot hold (`-INT_MIN`) is an
+/// error, as it is undefined behaviour; unsigned negation wraps.
+pub fn unary(op: Unary, a: Value, ty: Scalar) -> Result<Value, ArithError> {
+    Ok(match (op, a) {
+        (Unary::Neg, Value::F(f)) => Value::F(-f),
+        (Unary::Neg, Value::I(i)) => {
+            let r = i.wrapping_neg();
+            if ty.is_signed() && (i.checked_neg().is_none() || wrap(r, ty) != Value::I(r)) {
+                return Err(ArithError::SignedOverflow);
+            }
+            wrap(r, ty)
+        }
+        (Unary::Not, a) => Value::I(!a.truthy() as i64),
+        (Unary::BitNot, a) => wrap(!a.as_i64(), ty),
     })
 }
 

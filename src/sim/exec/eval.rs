@@ -5,8 +5,8 @@
 
 use super::{lanes_of, Block, Lanes, SimError, Warp, ZERO_LANES};
 use crate::cost::Counter;
-use crate::ir::value::{binary, wrap, ArithError};
-use crate::ir::{math, Builtin, Expr, ExprKind, MathFn, Scalar, Unary, Value, VarKind};
+use crate::ir::value::{binary, unary, wrap, ArithError};
+use crate::ir::{math, Builtin, Expr, ExprKind, MathFn, Scalar, Value, VarKind};
 
 impl Block<'_> {
     /// Evaluates `e` on the lanes of `mask`, charging its cost once. Lanes
@@ -76,26 +76,9 @@ impl Block<'_> {
                 Self::charge(w, Counter::Op);
                 for l in lanes_of(mask) {
                     let a = Value::from_bits(v[l], x.ty);
-                    out[l] = match (op, a) {
-                        (Unary::Neg, Value::F(f)) => Value::F(-f),
-                        (Unary::Neg, Value::I(i)) => {
-                            let r = i.wrapping_neg();
-                            if ty.is_signed()
-                                && (i.checked_neg().is_none() || wrap(r, ty) != Value::I(r))
-                            {
-                                return Err(self.error(
-                                    w,
-                                    l,
-                                    w.span,
-                                    arith_message(ArithError::SignedOverflow),
-                                ));
-                            }
-                            wrap(r, ty)
-                        }
-                        (Unary::Not, a) => Value::I(!a.truthy() as i64),
-                        (Unary::BitNot, a) => wrap(!a.as_i64(), ty),
-                    }
-                    .to_bits();
+                    out[l] = unary(*op, a, ty)
+                        .map_err(|e| self.error(w, l, w.span, arith_message(e)))?
+                        .to_bits();
                 }
             }
             ExprKind::Binary(op, l, r) => {
@@ -168,15 +151,10 @@ impl Block<'_> {
                     Self::charge(w, Counter::Op);
                 }
                 let from = value.ty;
-                let int_to_int = !from.is_float() && !ty.is_float() && ty != Scalar::Bool;
                 for l in lanes_of(mask) {
-                    out[l] = if int_to_int {
-                        wrap(v[l] as i64, ty).to_bits()
-                    } else {
-                        Value::from_bits(v[l], from)
-                            .convert_from(from, ty)
-                            .to_bits()
-                    };
+                    out[l] = Value::from_bits(v[l], from)
+                        .convert_from(from, ty)
+                        .to_bits();
                 }
             }
             ExprKind::Load(a) => {
