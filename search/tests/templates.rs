@@ -1,5 +1,5 @@
 //! Rewriting templates: `copper optimize` rewrites a template
-//! through its first instantiation only when the rewrite is checked
+//! through one instantiation (the widest launch) only when the rewrite is checked
 //! (differential simulation, bounds that hold) and no worse for every
 //! other instantiation the file launches or `--instantiate` names; a
 //! rewrite that breaks one is refused naming it, and a template nothing
@@ -93,9 +93,13 @@ fn reduce6_launched_for_blocks_of_32_to_512_gets_the_shuffle_tail_in_each() {
     assert_eq!(o.status.code(), Some(1), "{t}");
     // The guards cost nothing (nvcc resolves them), so the shuffles are
     // a repair worth a constant per warp, not a lower bound: the lead is
-    // improved by that repair, the others rewritten through it.
+    // repaired (not "improved"), the others rewritten through it.
     assert!(
-        t.contains("5 kernels in 1 file: 1 improved, 0 unchecked"),
+        t.contains("5 kernels in 1 file: 0 improved, 1 repaired, 0 unchecked"),
+        "{t}"
+    );
+    assert!(
+        t.contains("kernel reduce6<512>: repaired, its bound not lower (it no longer relies on the lanes of a warp running in lockstep)"),
         "{t}"
     );
     assert!(
@@ -142,6 +146,51 @@ fn reduce6_launched_for_blocks_of_32_to_512_gets_the_shuffle_tail_in_each() {
     assert!(text(&o).contains("0 unchecked, 0 errors"), "{}", text(&o));
 }
 
+/// The instantiations' switch in the other order: the first launch is a
+/// block of 1, where a reduction's shuffles cannot run; the widest
+/// launch leads the search, and the narrow ones keep their steps.
+#[test]
+fn the_widest_launch_leads_a_template_whose_first_launch_is_under_a_warp() {
+    let file = testdata("students/reduce6_switch_all.cu");
+    let (head, rest) = file.split_once("\tswitch (threads) {\n").unwrap();
+    let (cases, tail) = rest.split_once("\t}\n").unwrap();
+    let mut arms: Vec<&str> = cases.split_inclusive("break;\n").collect();
+    arms.reverse();
+    let reversed = format!("{head}\tswitch (threads) {{\n{}\t}}\n{tail}", arms.concat());
+    assert!(
+        reversed.find("reduce6<1><<<") < reversed.find("reduce6<512><<<"),
+        "{reversed}"
+    );
+    let scratch_dir = scratch("ascending", &[("r.cu", &reversed)]);
+    let o = copper_in(scratch_dir.path(), &["optimize", "r.cu"]);
+    let t = text(&o);
+    assert!(
+        t.contains("kernel reduce6<1>: rewritten, its bound not lower, through `reduce6<512>`"),
+        "{t}"
+    );
+    assert!(
+        t.contains("0 improved, 1 repaired, 0 unchecked, 0 errors"),
+        "{t}"
+    );
+    // A repair is offered as safer, not faster, on GitHub and in SARIF.
+    let o = copper_in(
+        scratch_dir.path(),
+        &["optimize", "r.cu", "--format", "github"],
+    );
+    let t = text(&o);
+    assert!(t.contains("title=copper%3A safer reduce6<512>::"), "{t}");
+    assert!(!t.contains("faster"), "{t}");
+    let o = copper_in(
+        scratch_dir.path(),
+        &["optimize", "r.cu", "--format", "sarif"],
+    );
+    let t = text(&o);
+    assert!(
+        t.contains("Kernel `reduce6<512>` can be safer (it no longer relies on the lanes of a warp running in lockstep), its bound not lower: wsteps per warp"),
+        "{t}"
+    );
+}
+
 #[test]
 fn an_instantiation_out_of_bounds_on_its_own_is_reported() {
     // A static array of `blockSize` elements: `reduce6<32>`'s last warp
@@ -181,6 +230,8 @@ void run(float *fa, float *fb, double *da, double *db) {
 fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
     let scratch_dir = scratch("breaks", &[("t.cu", TWO_BLOCKS)]);
     let dir = scratch_dir.path();
+    // Searched through the narrower instantiation (the wider one leads
+    // by default), the tile is too small for the other.
     let o = copper_in(
         dir,
         &[
@@ -189,6 +240,8 @@ fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
             "--write",
             "--transform",
             "staged-transposition",
+            "--kernel",
+            "transpose_bd<float>",
             "t.cu",
         ],
     );
@@ -200,22 +253,14 @@ fn a_rewrite_that_breaks_another_instantiation_is_refused_naming_it() {
         "{t}"
     );
     assert_eq!(read(dir, "t.cu"), TWO_BLOCKS);
-    // Searched alone (`--kernel`), an instantiation is still checked for
-    // the other: through the larger block, the tile (32×33) holds the
-    // smaller block's elements too, and the rewrite holds for both; but
-    // the two are launched with different blocks and no template
-    // parameter says which, so no test of the block can keep other
-    // launches on the original code: it is not offered.
+    // Through the larger block (the lead by default), the tile (32×33)
+    // holds the smaller block's elements too, and the rewrite holds for
+    // both; but the two are launched with different blocks and no
+    // template parameter says which, so no test of the block can keep
+    // other launches on the original code: it is not offered.
     let o = copper_in(
         dir,
-        &[
-            "optimize",
-            "--transform",
-            "staged-transposition",
-            "--kernel",
-            "transpose_bd<double>",
-            "t.cu",
-        ],
+        &["optimize", "--transform", "staged-transposition", "t.cu"],
     );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");

@@ -38,6 +38,7 @@ fn ranked(k: &KernelResult, r: &Search) -> (String, String) {
 
 fn status(k: &KernelRun, r: &Search) -> &'static str {
     match &k.result {
+        Ok(x) if x.repaired(r.pipeline.rank_metric).is_some() => "repaired",
         Ok(x) if x.improved() => "improved",
         Ok(x) if x.through.as_ref().is_some_and(|t| t.better) => "improved",
         Ok(x) if x.through.is_some() => "rewritten",
@@ -156,7 +157,11 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
                 None => {}
             }
             if x.improved() {
-                println!("{head}: improved; {}; {checked}", shape_text(k));
+                let how = match x.repaired(r.pipeline.rank_metric) {
+                    Some(why) => format!("repaired, its bound not lower ({why})"),
+                    None => "improved".into(),
+                };
+                println!("{head}: {how}; {}; {checked}", shape_text(k));
                 for a in &x.applied {
                     println!("  {}: {}", a.transform, a.description);
                     println!("    why: {} per warp, {}", r.metric, a.why);
@@ -258,12 +263,16 @@ pub fn text(runs: &[FileRun], r: &Search, explain: bool, seconds: f64) {
         print_table(&rows, &r.metric);
     }
     let improved = rows.iter().filter(|r| r[6] == "improved").count();
+    let repaired = match rows.iter().filter(|r| r[6] == "repaired").count() {
+        0 => String::new(),
+        n => format!("{n} repaired, "),
+    };
     let errors = rows.iter().filter(|r| r[6] == "error").count();
     let unchecked = rows.iter().filter(|r| r[6] == "unchecked").count();
     let no_bound = rows.iter().filter(|r| r[6] == "no bound").count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     println!(
-        "{} in {}: {improved} improved, {unchecked} unchecked, {}{}, {} s",
+        "{} in {}: {improved} improved, {repaired}{unchecked} unchecked, {}{}, {} s",
         plural(rows.iter().filter(|r| r[1] != "-").count(), "kernel"),
         files_text(runs),
         if no_bound > 0 {
@@ -684,6 +693,18 @@ pub fn json(runs: &[FileRun], r: &Search, seconds: f64) {
 
 /// Prints GitHub Actions annotations: a notice per improved kernel, an
 /// error per kernel or file that could not be read.
+/// What a rewrite offers, as a word for a title and a phrase: faster,
+/// or (a repair whose bound is not lower) safer, and why.
+fn offer(x: &KernelResult, r: &Search) -> (&'static str, String) {
+    match x.repaired(r.pipeline.rank_metric) {
+        Some(why) => (
+            "safer",
+            format!("can be safer ({why}), its bound not lower"),
+        ),
+        None => ("faster", "can be faster".into()),
+    }
+}
+
 pub fn github(runs: &[FileRun], r: &Search) {
     for f in runs {
         let file = gh_property(&f.path.shown().to_string());
@@ -701,7 +722,7 @@ pub fn github(runs: &[FileRun], r: &Search) {
                 ),
                 Ok(x) if x.improved() => {
                     let (before, after) = ranked(x, r);
-                    let title = gh_property(&format!("copper: faster {}", k.name));
+                    let title = gh_property(&format!("copper: {} {}", offer(x, r).0, k.name));
                     let mut msg = format!("{}: {before} → {after} per warp\n", r.metric);
                     for a in &x.applied {
                         msg.push_str(&format!("{}: {} ({})\n", a.transform, a.description, a.why));
@@ -786,8 +807,9 @@ pub fn sarif(runs: &[FileRun], r: &Search, root: &SarifRoot) {
                 "optimize",
                 Level::Note,
                 format!(
-                    "Kernel `{}` can be faster: {} per warp {before} → {after}. {}",
+                    "Kernel `{}` {}: {} per warp {before} → {after}. {}",
                     k.name,
+                    offer(x, r).1,
                     r.metric,
                     applied.join("; ")
                 ),

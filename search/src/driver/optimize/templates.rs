@@ -8,9 +8,11 @@ use super::outcome::KernelRun;
 use crate::pipeline::Settings;
 
 /// For an instantiation `f` of a template, the template's other
-/// instantiations when `f` is the first of them `selected` (the search
-/// checks its rewrites for each), or why the template is not rewritten
-/// through `f`; no others for a kernel that is no instantiation.
+/// instantiations when `f` leads them (the search checks its rewrites for
+/// each), or why the template is not rewritten through `f`; no others for
+/// a kernel that is no instantiation. Of the instantiations `selected`,
+/// the one the file launches with the most threads per block leads (the
+/// first of those, in the file's order).
 pub(super) fn instances(
     parsed: &ParsedFile,
     f: &Function,
@@ -25,7 +27,13 @@ pub(super) fn instances(
             g.meta.span == f.meta.span && g.template.as_ref().is_some_and(|u| u.name == t.name)
         })
         .collect();
-    match same.iter().find(|g| selected(g)) {
+    // The widest launch leads: a rewrite that needs whole warps (the
+    // shuffles of a reduction's tail) is found for it, and checked for
+    // the narrower instantiations, where it keeps their code.
+    let lead = (same.iter().rev())
+        .filter(|g| selected(g))
+        .max_by_key(|g| widest_block(parsed, &g.name));
+    match lead {
         Some(lead) if lead.name != f.name => Err(format!(
             "`{}` is an instantiation of the template `{}`, which is searched once, through `{}`: every rewrite of the template is checked for `{}` too",
             f.name, t.name, lead.name, f.name
@@ -36,6 +44,17 @@ pub(super) fn instances(
             .map(|g| g.name.clone())
             .collect()),
     }
+}
+
+/// The most threads per block of a launch of `kernel` whose block the
+/// file determines (0 when none does).
+fn widest_block(parsed: &ParsedFile, kernel: &str) -> u64 {
+    (parsed.launches.iter())
+        .filter(|l| l.kernel == kernel)
+        .filter_map(|l| l.block)
+        .map(|b| b.iter().fold(1, |n: u64, d| n.saturating_mul(*d)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Gives each instantiation of a template that was searched through
