@@ -34,6 +34,8 @@
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
+//! With `COPPER_SOUNDNESS_UNBOUNDED=1` (and `-- --nocapture`) each test
+//! also prints its cases without a bound, grouped by the full reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
