@@ -34,6 +34,8 @@
 //!
 //! `COPPER_SOUNDNESS_VARIANTS=300 cargo test --release --test soundness`
 //! runs the long version (about 130,000 cases); the default is a sample.
+//! With `COPPER_SOUNDNESS_UNBOUNDED=1` (and `-- --nocapture`) each test
+//! also prints its cases without a bound, grouped by the full reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -583,6 +585,9 @@ struct Tally {
     cases: u64,
     skipped: u64,
     unbounded: BTreeMap<String, u64>,
+    /// With `COPPER_SOUNDNESS_UNBOUNDED` set: each full reason for no
+    /// bound and the cases that gave it (printed by [`Tally::finish`]).
+    unbounded_cases: BTreeMap<String, Vec<String>>,
     violations: Vec<String>,
     /// Executed sites whose row/column split told the analysis something.
     split_sites: u64,
@@ -634,6 +639,13 @@ impl Tally {
                         // first colon: the kind of failure).
                         let kind = why.to_string().split(':').next().unwrap_or("").to_string();
                         *self.unbounded.entry(kind).or_insert(0u64) += 1;
+                        if std::env::var_os("COPPER_SOUNDNESS_UNBOUNDED").is_some() {
+                            let case = format!("{}\n{}", what(&m.name), gen.src);
+                            self.unbounded_cases
+                                .entry(why.to_string())
+                                .or_default()
+                                .push(case);
+                        }
                         continue;
                     }
                 };
@@ -687,6 +699,9 @@ impl Tally {
         self.any_block_ratios.print("any block");
         for (why, n) in &self.unbounded {
             println!("  no bound ({n}×): {why}");
+        }
+        for (why, cases) in &self.unbounded_cases {
+            println!("== {}× {why}\n{}", cases.len(), cases.join("\n--\n"));
         }
         // A solution that cannot be certified gives no bound (never a
         // wrong one); that stays rare (it happens with potentials below

@@ -7,7 +7,7 @@ use super::potential::Pot;
 use super::Prepared;
 use crate::absint::deps::key;
 use crate::cost::CostTable;
-use crate::ir::{Expr, Stmt, VarId};
+use crate::ir::{Expr, ExprKind, MathFn, Stmt, VarId};
 use crate::poly::Rational;
 use crate::source::Span;
 
@@ -100,7 +100,7 @@ pub enum NoBound {
 pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (NoBound, Option<Span>) {
     let mut loops = Vec::new();
     post_order(&p.kernel.body, &mut loops);
-    for s in loops {
+    for &s in &loops {
         let mut a = p.aara(cost);
         a.stmt(s, Pot::default());
         if a.lp.solve(&super::Lin::default(), &[], 0.0).is_err() {
@@ -111,6 +111,32 @@ pub(super) fn explain(p: &Prepared, cost: &CostTable) -> (NoBound, Option<Span>)
                 continue;
             };
             return (describe(p, s, cond.as_ref(), body), Some(*span));
+        }
+    }
+    // Each loop is bounded by a local it compares with (`unsigned m =
+    // max(n - 1, 7); … c < m`), but the value the local holds is a
+    // maximum no bound can name. (A maximum in the condition itself,
+    // `j <= max(16, c)`, bounded the loop on its own.)
+    for s in loops {
+        if let Stmt::Loop {
+            cond: Some(cond),
+            span,
+            ..
+        } = s
+        {
+            let mut direct = false;
+            cond.visit(&mut |e| direct |= matches!(e.kind, ExprKind::Call(MathFn::Max, _)));
+            if direct {
+                continue;
+            }
+            if let Some((limit, operand, why)) = p.syms.unnamed_maximum(&p.kernel, cond) {
+                let why = NoBound::UnnamedMaximum {
+                    limit,
+                    operand,
+                    why,
+                };
+                return (why, Some(*span));
+            }
         }
     }
     (NoBound::NotTogether, None)

@@ -647,6 +647,10 @@ fn a_limit_over_products_and_shifts_is_counted_by_it() {
         bound_of(&unsigned("c < max(n >> 3, 10u)"), None, "steps"),
         "10 + 30·max(n>>3,10)"
     );
+    // A sum too small to wrap is named too, held in a local as well.
+    let held = "__global__ void k(float *a, unsigned n) { unsigned m = max(n / 3 + 1, 100u); \
+                for (int c = 0; c < m; c++) { a[threadIdx.x] += 1.0f; } }";
+    assert_eq!(bound_of(held, None, "steps"), "14 + 26·max((n/3)+1,100)");
     let at: std::collections::BTreeMap<String, f64> =
         [("n".to_string(), -7.0), ("k".to_string(), 30.0)].into();
     assert_eq!(ghost::derived_value("max(n*k,8)", &at), Some(8.0));
@@ -666,6 +670,18 @@ fn a_maximum_no_bound_can_name_says_which_operand_and_why() {
             "__global__ void k(float *a, int n) { for (int c = 0; c < max(n, (int)a[0]); c++) a[threadIdx.x] += 1.0f; }",
             "`max(n,…)`",
             "`…` is a value read from memory",
+        ),
+        // Held in a local: the loop is bounded by `m`, which holds it.
+        (
+            "__global__ void k(float *a, unsigned n) { unsigned m = max(n - 1, 7u); for (int c = 0; c < m; c++) a[threadIdx.x] += 1.0f; }",
+            "`max(n-1,7)`",
+            "`n-1` is an unsigned sum",
+        ),
+        // Not the inner loop's maximum over the counter (bounded).
+        (
+            "__global__ void k(float *a, unsigned n) { unsigned m = max(n - 1, 100u); for (int c = 0; c < m; c++) for (int j = c; j <= max(3, c); j++) a[threadIdx.x] += 1.0f; }",
+            "`max(n-1,100)`",
+            "`n-1` is an unsigned sum",
         ),
     ];
     for (src, limit, operand) in cases {

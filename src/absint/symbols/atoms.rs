@@ -166,6 +166,18 @@ impl Symbols {
             ExprKind::Binary(BinOp::Shl, a, b) if ty.is_signed() && a.ty == ty && count(b, bits) => {
                 self.unnamed_operand(a, ty)
             }
+            // Unsigned: a sum, product or left shift whose operands are
+            // too small for it to wrap (`n / 3 + 1`) is read as C reads
+            // it; any other may wrap around.
+            ExprKind::Binary(BinOp::Add | BinOp::Mul, a, b)
+                if same(a, b) && unsigned_most(x, ty).is_some() =>
+            {
+                self.unnamed_operand(a, ty)
+                    .or_else(|| self.unnamed_operand(b, ty))
+            }
+            ExprKind::Binary(BinOp::Shl, a, _) if unsigned_most(x, ty).is_some() => {
+                self.unnamed_operand(a, ty)
+            }
             ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..) if !ty.is_signed() => {
                 Some((x, "an unsigned sum, difference, product or left shift, which may wrap around"))
             }
@@ -300,6 +312,50 @@ impl Symbols {
             _ => "…".into(),
         }
     }
+}
+
+/// The largest value an unsigned expression `x` of type `ty` takes, over
+/// constants, inputs and launch dimensions (at most 2^31 − 1) combined by
+/// `+`, `*`, `<<` by a constant, `/` by a positive constant and `>>`, when
+/// no operation in it wraps around past `ty`'s largest value; `None`
+/// where one may (`n + 3`, `2 * n`), or for a signed `ty` or another
+/// operation (`n - 1` of `n = 0` wraps).
+fn unsigned_most(x: &Expr, ty: Scalar) -> Option<i128> {
+    let (_, top) = ty.range().filter(|_| !ty.is_signed() && x.ty == ty)?;
+    let constant = |e: &Expr| match &e.kind {
+        ExprKind::Const(Value::I(c)) => Some(i128::from(*c)),
+        ExprKind::Convert { value, .. } => match value.kind {
+            ExprKind::Const(Value::I(c)) => Some(i128::from(c)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let most = match &x.kind {
+        _ if constant(x).is_some() => constant(x).filter(|c| *c >= 0)?,
+        ExprKind::Var(_) => top,
+        ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_)) => i128::from(i32::MAX),
+        ExprKind::Convert { value, .. }
+            if matches!(
+                value.kind,
+                ExprKind::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_))
+            ) =>
+        {
+            i128::from(i32::MAX)
+        }
+        ExprKind::Binary(op, a, b) => {
+            let k = constant(b).filter(|k| (0..i128::from(ty.size() * 8)).contains(k));
+            match op {
+                BinOp::Add => unsigned_most(a, ty)?.checked_add(unsigned_most(b, ty)?)?,
+                BinOp::Mul => unsigned_most(a, ty)?.checked_mul(unsigned_most(b, ty)?)?,
+                BinOp::Div => unsigned_most(a, ty)? / k.filter(|k| *k > 0)?,
+                BinOp::Shr => unsigned_most(a, ty)? >> k?,
+                BinOp::Shl => unsigned_most(a, ty)?.checked_mul(1i128.checked_shl(k? as u32)?)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    (most <= top).then_some(most)
 }
 
 /// Largest expression a local holds (see [`Symbols::held_values`]).

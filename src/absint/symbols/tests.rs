@@ -219,6 +219,24 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
         .collect();
     assert_eq!(named_u, ["max(n/4,10)", "max(n>>1,3)"]);
     assert!(!su.atoms.iter().any(|a| a.text.starts_with("max(n+3")));
+    // A sum, product or left shift too small to wrap (`n / 3 + 1` is at
+    // most 2^32 / 3) is named; `n / 2 + n / 2 + 2` reaches 2^32 and wraps.
+    let small = kernel(
+        "__global__ void k(unsigned *a, unsigned n) { \
+         a[0] = max(n / 3 + 1, 100u) + max((n >> 2) << 1, 5u) + max(3 * (n / 4), 1u) \
+         + max(n / 2 + n / 2 + 2, 1u); }",
+    );
+    let ss = Symbols::new(&small, launch(None));
+    let named_small: Vec<&str> = ss
+        .atoms
+        .iter()
+        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
+        .map(|a| a.text.as_str())
+        .collect();
+    assert_eq!(
+        named_small,
+        ["max((n/3)+1,100)", "max((n>>2)<<1,5)", "max(3*(n/4),1)"]
+    );
     // The quotient inside is an atom of its own, with 4·q ≤ n + 3: the
     // maximum is at least it and at least 10.
     let q = s.atoms.iter().position(|a| a.text == "n/4").unwrap();
