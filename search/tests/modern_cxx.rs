@@ -587,6 +587,30 @@ fn template_struct_instances_are_structs_bounded_and_sound() {
 }
 
 #[test]
+fn template_structs_named_through_a_template_kernels_parameters_are_its_instances() {
+    let kernels = [
+        "minmax_range<float>",
+        "minmax_range<double>",
+        "window_sum<float, 8>",
+        "row_mean<float>",
+    ];
+    assert_bounded_and_sound("template_struct_kernels.cu", &kernels, 20);
+    let (status, out) = run(&["parse", "template_struct_kernels.cu"]);
+    assert_eq!(status, 0, "{out}");
+    // Each instantiation gets the instance its arguments give.
+    for sig in [
+        "device function MinMax__float::add(float v)",
+        "device function MinMax__double::add(double v)",
+        "device function Window__float__8::sum() const",
+    ] {
+        assert!(out.contains(sig), "{sig} missing:\n{out}");
+    }
+    assert!(!out.contains("error"), "{out}");
+    let (status, out) = run(&["optimize", "template_struct_kernels.cu"]);
+    assert_eq!(status, 0, "{out}");
+}
+
+#[test]
 fn the_samples_shared_memory_accessor_is_the_launchs_dynamic_shared_memory() {
     assert_bounded_and_sound("shared_memory.cu", &["reduce<float>", "reduce<double>"], 10);
     let (status, out) = run(&["fmt", "shared_memory.cu"]);

@@ -20,7 +20,6 @@ use super::declarations_used::DeclarationIndex;
 use super::extract::{extract_with, Extracted, FunctionItem, GlobalItem, TypeDeclItem};
 use super::include::{self, Preprocess};
 use super::instantiate::instantiate;
-use super::kernel_scan::kernel_definitions;
 use super::launch::{resolve_launches, Launch};
 use super::lex::{tokenize, TokKind};
 use super::limits::MAX_FILE_EXPANSION;
@@ -47,6 +46,9 @@ pub const IDS_PER_FUNCTION: u64 = 1 << 20;
 
 pub use super::parsed_function::ParsedFunction;
 
+mod unread;
+use unread::{invalid_bytes_in_code, unread_kernels};
+
 /// A parsed file: its functions, device globals, launches and diagnostics.
 #[derive(Clone, Debug)]
 pub struct ParsedFile {
@@ -72,6 +74,10 @@ pub struct ParsedFile {
     pub structs: HashMap<String, Vec<VarDecl>>,
     /// Problems outside any function (globals that do not parse, …).
     pub diagnostics: Vec<Diagnostic>,
+    /// The template structs and their instances (lowering reads an
+    /// instance a template kernel names through its parameters:
+    /// [`Instances::resolve`]).
+    pub instances: Instances,
 }
 
 impl ParsedFile {
@@ -169,8 +175,25 @@ pub fn parse_path_with(path: &Path, opts: &Preprocess) -> Result<ParsedFile, Dia
 
 /// Parses a file already in memory (with what it includes, when it was
 /// loaded with [`include::load`]). Only the branches of `#if`s that nvcc
-/// compiles are read ([`cond::active`]).
+/// compiles are read ([`cond::active`]). A file whose template kernels
+/// name template structs through their parameters (`Pair<T>`) is read
+/// twice: the second time with the instances their instantiations want
+/// ([`Instances::for_instantiation`]).
 pub fn parse_source(original: SourceFile) -> ParsedFile {
+    let (file, wanted) = parse_with_instances(original, &[]);
+    if wanted.is_empty() {
+        return file;
+    }
+    parse_with_instances(file.source, &wanted).0
+}
+
+/// [`parse_source`] with the template struct instances `wanted` made
+/// too; with the instances the file's instantiations want that it did
+/// not make.
+fn parse_with_instances(
+    original: SourceFile,
+    wanted: &[(String, Vec<String>)],
+) -> (ParsedFile, Vec<(String, Vec<String>)>) {
     let mut original = original.without_expansions();
     let cond::Active {
         mut source,
@@ -189,7 +212,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     macro_kernels::add_expansions(&invocations, &mut source, &mut original, &mut timeline);
     let skip = &scope.shared_accessors;
     let instances =
-        template_structs::add_instances(&mut source, &mut original, &mut timeline, skip);
+        template_structs::add_instances(&mut source, &mut original, &mut timeline, skip, wanted);
     scope.add_expansions(&source, &qualifiers);
     scope.keep_called_header_functions(&source, &extracted, &timeline.union());
     let ctx = Context::new(&source, &scope, &extracted, timeline, &instances);
@@ -237,6 +260,18 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     for f in functions.iter_mut().filter_map(|f| f.result.as_mut().ok()) {
         pointer_aliases::spell_out(f, &typedefs);
     }
+    let mut more: Vec<(String, Vec<String>)> = (functions.iter())
+        .filter_map(|f| {
+            Some((
+                source.slice(f.item.span),
+                f.result.as_ref().ok()?.template.as_ref()?,
+            ))
+        })
+        .filter(|(_, t)| !t.args.is_empty())
+        .flat_map(|(text, t)| instances.for_instantiation(text, &t.params, &t.args))
+        .collect();
+    more.sort();
+    more.dedup();
     diagnostics.extend(invalid_bytes_in_code(&original));
     diagnostics.extend(extracted.unsupported_members.iter().map(|m| {
         let message = format!(
@@ -265,7 +300,7 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
     debug_assert!(functions[..user_count]
         .iter()
         .all(|f| include::in_user_file(f.item.span)));
-    ParsedFile {
+    let file = ParsedFile {
         typedefs,
         structs,
         source: original,
@@ -274,73 +309,9 @@ pub fn parse_source(original: SourceFile) -> ParsedFile {
         globals,
         launches,
         diagnostics,
-    }
-}
-
-/// An error for each `__global__` definition of the compiled text (the
-/// file's and its headers') that is not among `functions`: no kernel
-/// goes missing without a word.
-fn unread_kernels(
-    source: &SourceFile,
-    functions: &[ParsedFunction],
-    qualifiers: &QualifierMacros,
-) -> Vec<Diagnostic> {
-    let known: HashSet<&str> = functions
-        .iter()
-        .map(|f| template::split_name(&f.item.name).map_or(f.item.name.as_str(), |(b, _)| b))
-        .collect();
-    let headers = (source.included().files.iter())
-        .filter(|f| matches!(f.kind, IncludedKind::Header | IncludedKind::Expansion))
-        .map(|f| (f.text.as_str(), f.base));
-    std::iter::once((source.text.as_str(), 0))
-        .chain(headers)
-        .flat_map(|(text, base)| {
-            kernel_definitions(text, qualifiers)
-                .into_iter()
-                .map(move |d| (d, base))
-        })
-        .filter(|(d, _)| !known.contains(d.name.as_str()))
-        .map(|(d, base)| {
-            source.diagnostic(
-                Severity::Error,
-                "unread",
-                base + d.offset,
-                format!(
-                    "kernel `{}` is defined here but copper could not read its declaration: \
-                     it is not listed or analyzed",
-                    d.name
-                ),
-            )
-        })
-        .collect()
-}
-
-/// Diagnostics for bytes that were not UTF-8 and are in code (not in a
-/// comment, string or character literal).
-fn invalid_bytes_in_code(source: &SourceFile) -> Vec<Diagnostic> {
-    if source.invalid_utf8.is_empty() {
-        return Vec::new();
-    }
-    let toks = tokenize(&source.text);
-    source
-        .invalid_utf8
-        .iter()
-        .filter(|&&o| {
-            let i = toks.partition_point(|t| t.end <= o);
-            toks.get(i).is_some_and(|t| {
-                t.start <= o && !matches!(t.kind, TokKind::Str | TokKind::Char | TokKind::Directive)
-            })
-        })
-        .take(1)
-        .map(|&o| {
-            source.diagnostic(
-                Severity::Error,
-                "encoding",
-                o,
-                "a byte that is not UTF-8 in code (shown as U+FFFD); copper reads such bytes only in comments and strings",
-            )
-        })
-        .collect()
+        instances: instances.clone(),
+    };
+    (file, more)
 }
 
 /// The declarations a file's functions are parsed against: the file's own
@@ -558,6 +529,7 @@ impl<'a> Context<'a> {
             is_builtin_type_name(n)
                 || self.type_names.contains(n)
                 || type_params.iter().any(|p| p == n)
+                || self.instances.generic.contains_key(n)
         };
         let is_template = |n: &str| self.templates.contains(n);
         let names = Names {
@@ -572,7 +544,10 @@ impl<'a> Context<'a> {
         });
         let mut unit = Unit::with_group_params(groups);
         unit.push_synthetic(&prelude());
-        for p in type_params.iter().chain(&self.enum_names) {
+        for p in (type_params.iter())
+            .chain(&self.enum_names)
+            .chain(self.instances.generic.keys())
+        {
             unit.push_synthetic(&format!("typedef int {p};\n"));
         }
         // Headers' declarations (included text) come before the file's.

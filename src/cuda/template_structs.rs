@@ -7,11 +7,17 @@
 //! in place of itself), read as an expansion of its own whose every
 //! position is reported at the template's name. Its data members and
 //! member functions are then read as a plain struct's are, with the same
-//! sizes and layout. Instances whose arguments name a function template's
-//! parameters (`Pair<T>` in `template <typename T> __global__ void k`)
-//! are not made: the parse unit refuses them ([`Instances::ident`]).
+//! sizes and layout.
+//!
+//! An instance whose arguments name a function template's parameters
+//! (`Pair<T>` in `template <typename T> __global__ void k`) is read as
+//! the placeholder `Pair__T`, one of [`Instances::generic`]: each
+//! instantiation of the kernel (`k<float>`) wants the instance its
+//! arguments give ([`Instances::for_instantiation`], made by a second
+//! reading of the file), and lowering, where the parameters are bound,
+//! reads the placeholder as that instance ([`Instances::resolve`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::ast::TemplateParam;
 use super::lex::{tokenize, TokKind, Token};
@@ -58,6 +64,12 @@ pub struct Instances {
     pub made: Vec<Instance>,
     /// Instance names made ([`instance_ident`]).
     idents: HashSet<String>,
+    /// The placeholders of instances whose arguments name function
+    /// template parameters (`Pair__T` for `Pair<T>`): the template and
+    /// the arguments as written.
+    pub generic: BTreeMap<String, (String, Vec<String>)>,
+    /// The names of the function templates' parameters.
+    params: HashSet<String>,
 }
 
 /// The struct name an instance is read as: the template's name and each
@@ -83,8 +95,13 @@ pub fn instance_ident(name: &str, args: &[String]) -> String {
 impl Instances {
     /// The template structs defined in `texts` (each a text and the file
     /// offset of its first byte), skipping `skip` (the shared memory
-    /// accessors), and the instances named outside their definitions.
-    pub fn read(texts: &[(&str, usize)], skip: &HashSet<String>) -> Instances {
+    /// accessors), the instances named outside their definitions, and
+    /// those in `wanted` (template and concrete arguments).
+    pub fn read(
+        texts: &[(&str, usize)],
+        skip: &HashSet<String>,
+        wanted: &[(String, Vec<String>)],
+    ) -> Instances {
         let mut out = Instances::default();
         let mut spans = Vec::new();
         for &(text, base) in texts {
@@ -96,11 +113,11 @@ impl Instances {
                 }
             }
         }
-        let mut todo = Vec::new();
-        let params = function_template_params(texts);
-        let concrete = |args: &[String]| {
-            (args.iter()).all(|a| tokenize(a).iter().all(|t| !params.contains(t.text(a))))
-        };
+        let mut todo: Vec<(String, Vec<String>)> = (wanted.iter())
+            .filter(|(name, _)| out.definitions.contains_key(name))
+            .cloned()
+            .collect();
+        out.params = function_template_params(texts);
         for &(text, base) in texts {
             let toks = tokenize(text);
             let outside = |k: usize| {
@@ -108,9 +125,14 @@ impl Instances {
                     .any(|(b, r): &(usize, std::ops::Range<usize>)| *b == base && r.contains(&k))
             };
             for k in (0..toks.len()).filter(|&k| outside(k)) {
-                if let Some((name, args, _)) = out.use_at(text, &toks, k).filter(|u| concrete(&u.1))
-                {
+                let Some((name, args, _)) = out.use_at(text, &toks, k) else {
+                    continue;
+                };
+                if out.is_concrete(&args) {
                     todo.push((name, args));
+                } else {
+                    let ident = instance_ident(&name, &args);
+                    out.generic.insert(ident, (name, args));
                 }
             }
         }
@@ -131,6 +153,49 @@ impl Instances {
             });
         }
         out
+    }
+
+    /// Whether `args` name no function template parameter.
+    fn is_concrete(&self, args: &[String]) -> bool {
+        (args.iter()).all(|a| tokenize(a).iter().all(|t| !self.params.contains(t.text(a))))
+    }
+
+    /// The instances that the instantiation of the function template
+    /// with `params` and `args` (as [`super::template::arguments`] gives
+    /// them) wants for the placeholders its `text` names (`Pair<T>` in
+    /// `k<float>` wants `Pair<float>`), those already made left out.
+    pub fn for_instantiation(
+        &self,
+        text: &str,
+        params: &[TemplateParam],
+        args: &[String],
+    ) -> Vec<(String, Vec<String>)> {
+        let named: HashSet<&str> = tokenize(text).iter().map(|t| t.text(text)).collect();
+        let bound: HashMap<&str, &String> =
+            params.iter().map(|p| p.name.as_str()).zip(args).collect();
+        let mut out: Vec<(String, Vec<String>)> = (self.generic.values())
+            .filter(|(name, _)| named.contains(name.as_str()))
+            .map(|(name, written)| {
+                let args = bind_args(written, |w| bound.get(w).map(|a| canonical_arg(a)));
+                (name.clone(), args)
+            })
+            .filter(|(name, args)| {
+                self.is_concrete(args) && !self.idents.contains(&instance_ident(name, args))
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The struct the placeholder `ident` stands for where each template
+    /// parameter has the argument `bound` gives (a type's C spelling, a
+    /// value): `None` when `ident` is no placeholder or some parameter is
+    /// unbound.
+    pub fn resolve(&self, ident: &str, bound: impl Fn(&str) -> Option<String>) -> Option<String> {
+        let (name, written) = self.generic.get(ident)?;
+        let args = bind_args(written, bound);
+        self.is_concrete(&args).then(|| instance_ident(name, &args))
     }
 
     /// The template struct named at token `k` with its arguments (the
@@ -173,16 +238,18 @@ impl Instances {
             args.extend(p.default.clone());
         }
         let ident = instance_ident(name, &args);
-        Some(if self.idents.contains(&ident) {
-            Ok(ident)
-        } else {
-            Err(format!(
-                "`{}` is an instance of a template struct whose arguments are not known \
+        Some(
+            if self.idents.contains(&ident) || self.generic.contains_key(&ident) {
+                Ok(ident)
+            } else {
+                Err(format!(
+                    "`{}` is an instance of a template struct whose arguments are not known \
                  where the file names it (a template parameter): copper reads instances \
                  with concrete arguments such as `{name}<float>`",
-                instance_name(name, &args)
-            ))
-        })
+                    instance_name(name, &args)
+                ))
+            },
+        )
     }
 
     /// The body of `def` with `args` for its parameters and `ident` for
@@ -246,6 +313,35 @@ impl Instances {
             }
         }
         collapse(&words.join(" "))
+    }
+}
+
+/// The arguments `written` with each parameter `bound` gives replaced by
+/// its argument, integer types spelled one way (`unsigned` is
+/// `unsigned int`), so that an instance is named alike from the text and
+/// from lowering's bound types.
+fn bind_args(written: &[String], bound: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    (written.iter())
+        .map(|a| {
+            let words: Vec<String> = (tokenize(a).iter())
+                .map(|t| {
+                    let w = t.text(a);
+                    bound(w).unwrap_or_else(|| w.to_string())
+                })
+                .collect();
+            canonical_arg(&collapse(&words.join(" ")))
+        })
+        .collect()
+}
+
+/// A template argument with an integer type spelled as C spells it
+/// (`unsigned` and `unsigned int` are `unsigned int`); others as given.
+fn canonical_arg(a: &str) -> String {
+    let spaced = a.replace("::", " :: ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
+    match super::template::integer_type(&super::template::without_std(&words)) {
+        Some(b) => b.c_name().to_string(),
+        None => a.to_string(),
     }
 }
 
@@ -338,13 +434,15 @@ fn definition(text: &str, toks: &[Token], i: usize, base: usize) -> Option<(Defi
 }
 
 /// Reads the template structs of `source` (and its headers) and adds
-/// each instance it names to `source` and `original` as an expansion at
-/// the template's name (seeing the macros there in `macros`).
+/// each instance it names or that is `wanted` to `source` and `original`
+/// as an expansion at the template's name (seeing the macros there in
+/// `macros`).
 pub(crate) fn add_instances(
     source: &mut SourceFile,
     original: &mut SourceFile,
     macros: &mut Timeline,
     skip: &HashSet<String>,
+    wanted: &[(String, Vec<String>)],
 ) -> Instances {
     let headers = (source.included().files.iter())
         .filter(|f| f.kind == IncludedKind::Header)
@@ -352,7 +450,7 @@ pub(crate) fn add_instances(
     let texts: Vec<(&str, usize)> = std::iter::once((source.text.as_str(), 0))
         .chain(headers)
         .collect();
-    let instances = Instances::read(&texts, skip);
+    let instances = Instances::read(&texts, skip, wanted);
     for inst in &instances.made {
         let base = source.push_expansion(&inst.written, inst.offset, inst.text.clone());
         original.push_expansion(&inst.written, inst.offset, inst.text.clone());
@@ -371,7 +469,7 @@ mod tests {
     use super::*;
 
     fn read(src: &str) -> Instances {
-        Instances::read(&[(src, 0)], &HashSet::new())
+        Instances::read(&[(src, 0)], &HashSet::new(), &[])
     }
 
     #[test]
@@ -399,6 +497,37 @@ mod tests {
         assert_eq!(inst.ident("Other", "float"), None);
         let src = format!("{src}template <typename T> __global__ void t(Pair<T> *p) {{}}\n");
         assert_eq!(read(&src).made.len(), 2, "no `Pair<T, 2>` made");
+    }
+
+    #[test]
+    fn an_instance_named_through_a_kernels_parameters_is_a_placeholder() {
+        let src = "template <typename T, int N = 2> struct Pair { T v[N]; };\n\
+                   template <typename T, int W> __global__ void k(Pair<T, W> *p) \
+                   { Pair<T> q; }\n";
+        let inst = read(src);
+        assert!(inst.made.is_empty());
+        let keys: Vec<&str> = inst.generic.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["Pair__T__2", "Pair__T__W"]);
+        assert_eq!(inst.ident("Pair", "T, W"), Some(Ok("Pair__T__W".into())));
+        let head = parse_head("template <typename T, int W>").unwrap_or_default();
+        let wanted = inst.for_instantiation(src, &head, &["unsigned".into(), "8".into()]);
+        let want = |a: &str, b: &str| ("Pair".to_string(), vec![a.to_string(), b.to_string()]);
+        assert_eq!(
+            wanted,
+            [want("unsigned int", "2"), want("unsigned int", "8")]
+        );
+        let bound = |w: &str| match w {
+            "T" => Some("unsigned int".to_string()),
+            "W" => Some("8".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            inst.resolve("Pair__T__W", bound),
+            Some("Pair__unsigned_int__8".into())
+        );
+        assert_eq!(inst.resolve("Pair__T__W", |_| None), None, "unbound");
+        let made = Instances::read(&[(src, 0)], &HashSet::new(), &wanted);
+        assert_eq!(made.made.len(), 2);
     }
 
     #[test]

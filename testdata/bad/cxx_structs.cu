@@ -1,8 +1,8 @@
-// Structs built by constructors (explicit or default) and an instance of
-// a template struct whose argument is a kernel's template parameter,
-// which copper does not read: each kernel using them is named with the
-// construct; the kernels initializing their struct with `{…}` or field by
-// field (a template struct instance with a concrete argument) still read
+// Structs built by constructors (explicit or default), which copper does
+// not read: each kernel using them is named with the construct; the
+// kernels initializing their struct with `{…}` or field by field (a
+// template struct instance with a concrete argument, or with the
+// kernel's template parameter, read per instantiation) still read
 // (written for copper's tests).
 #include <cuda_runtime.h>
 
@@ -47,7 +47,7 @@ __global__ void pair_sums(const float *x, const float *y, float *out, int n) {
     }
 }
 
-// An instance whose argument is the kernel's template parameter: not read.
+// An instance whose argument is the kernel's template parameter: read.
 template <typename T>
 __global__ void pair_sums_of(const T *x, const T *y, T *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

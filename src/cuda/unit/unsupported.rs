@@ -114,7 +114,9 @@ pub(super) fn unsupported_punct(
 pub(super) fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names) -> bool {
     let is_type_at = |p: usize| {
         let s = toks[p].text(piece);
-        toks[p].kind == TokKind::Ident && ((names.is_type)(s) || is_type_keyword(s) || s == "auto")
+        (toks[p].kind == TokKind::Ident
+            && ((names.is_type)(s) || is_type_keyword(s) || s == "auto"))
+            || is_instance_end(piece, toks, p, names)
     };
     // `T &x`, or `T *&p` (a reference to a pointer); `x * &a` multiplies.
     let after_type = i
@@ -124,6 +126,30 @@ pub(super) fn is_reference(piece: &str, toks: &[Token], i: usize, names: &Names)
         .get(i + 1)
         .is_some_and(|n| n.kind == TokKind::Ident || matches!(n.text(piece), ")" | "," | ">"));
     after_type && before_name
+}
+
+/// Whether token `p` is the `>` closing an instance of a template struct
+/// (`Pair<T>` in `const Pair<T> &m`).
+fn is_instance_end(piece: &str, toks: &[Token], p: usize, names: &Names) -> bool {
+    if !toks[p].is(piece, ">") {
+        return false;
+    }
+    let mut depth = 0usize;
+    for open in (0..=p).rev() {
+        match toks[open].text(piece) {
+            ">" => depth += 1,
+            "<" => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            let Some(name) = open.checked_sub(1).map(|n| toks[n].text(piece)) else {
+                return false;
+            };
+            let args = &piece[toks[open].end..toks[p].start];
+            return (names.instance)(name, args).is_some_and(|r| r.is_ok());
+        }
+    }
+    false
 }
 
 /// Whether `name(` can be a functional cast: a one-word scalar type, or a

@@ -8,7 +8,8 @@ use super::types::TemplateArg;
 use super::*;
 use crate::cuda::ast::{ExprKind as A, UnOp};
 use crate::cuda::template;
-use crate::ir::record::FieldType;
+use crate::ir::record::{FieldType, Record};
+use std::sync::Arc;
 
 /// Deepest nesting of inlined device functions.
 const MAX_INLINE_DEPTH: usize = 16;
@@ -171,15 +172,24 @@ impl Lowerer<'_> {
                     .flatten()
             })
             .collect();
+        // Struct parameters' types, read with the callee's template
+        // parameters bound (`Pair<U>`: [`Self::bound_instance`]).
+        let param_records: Result<Vec<Option<Arc<Record>>>> = (f.params.iter())
+            .map(|p| match p.ty.pointers.is_empty() && p.dims.is_empty() {
+                true => self.record_type(&p.ty, p.meta.span),
+                false => Ok(None),
+            })
+            .collect();
         self.template_types = caller_types;
         let param_types = param_types?;
+        let param_records = param_records?;
         let callee_addressed = super::addressed_names(&f.body);
         for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
             if p.ty.is_ref {
                 if !p.ty.pointers.is_empty() {
                     return fail(p.meta.span, "references to pointers are not supported");
                 }
-                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                if let Some(rec) = param_records[k].clone() {
                     let b = self.record_reference(a, &rec, &p.name, p.ty.is_const, out)?;
                     bindings.push((p.name.clone(), b));
                     continue;
@@ -233,7 +243,7 @@ impl Lowerer<'_> {
                 continue;
             }
             if self.pointer_depth(&p.ty) + usize::from(!p.dims.is_empty()) == 0 {
-                if let Some(rec) = self.record_type(&p.ty, p.meta.span)? {
+                if let Some(rec) = param_records[k].clone() {
                     let (from, vals) = self.record_value(a, out)?;
                     let (place, binding) = self.record_storage(&p.name, &rec, p.meta.span);
                     records::check_compatible(&rec, &from, span)?;

@@ -119,6 +119,7 @@ impl Lowerer<'_> {
                 return Ok(None);
             };
             let name = ast::type_key(n).to_string();
+            let name = self.bound_instance(&name).unwrap_or(name);
             if let Some(r) = self.record_cache.get(&name) {
                 return Ok(Some(r.clone()));
             }

@@ -244,6 +244,21 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The instance a template struct named through template parameters
+    /// stands for (`Pair__T` is `Pair__float` where `T` is `float`:
+    /// [`crate::cuda::template_structs::Instances::resolve`]).
+    pub(super) fn bound_instance(&self, name: &str) -> Option<String> {
+        self.file.instances.resolve(name, |w| {
+            (self.template_types.get(w).map(|t| t.c_name().to_string())).or_else(|| {
+                self.consts
+                    .iter()
+                    .rev()
+                    .find_map(|c| c.get(w))
+                    .map(|v| v.to_string())
+            })
+        })
+    }
+
     /// Binds template parameters in the current scope.
     pub(super) fn bind_template(&mut self, bindings: Vec<(String, TemplateArg)>) {
         for (name, arg) in bindings {
