@@ -207,10 +207,14 @@ impl Lp {
         self.vars - 1
     }
 
-    /// Adds `e ≥ 0`.
+    /// Adds `e ≥ 0`, unless the variables' being `≥ 0` implies it (a
+    /// nonnegative constant and positive coefficients, as where a template
+    /// covers a base that the potential it covers does not carry): the
+    /// feasible set is the same without the row.
     pub fn ge0(&mut self, e: Lin) {
         self.overflow |= e.overflow;
-        if e.terms.is_empty() && e.c >= Rational::ZERO && !e.overflow {
+        let implied = e.c >= Rational::ZERO && e.terms.values().all(|a| *a > Rational::ZERO);
+        if implied && !e.overflow {
             return;
         }
         self.ge.push(e);
@@ -425,6 +429,26 @@ mod tests {
             assert_eq!(x[q], Rational::new(14, stride), "stride {stride}");
             assert_eq!(x[k], int(3) + Rational::new(14, stride));
         }
+    }
+
+    #[test]
+    fn rows_the_nonnegative_variables_imply_are_left_out() {
+        let mut lp = Lp::default();
+        let x = lp.new_var();
+        let y = lp.new_var();
+        // x ≥ 0 and 2x + y + 1 ≥ 0 hold for every x, y ≥ 0.
+        lp.ge0(Lin::var(x));
+        lp.ge0(
+            Lin::var(x)
+                .scaled(int(2))
+                .plus(&Lin::var(y))
+                .plus(&Lin::constant(int(1))),
+        );
+        assert_eq!(lp.num_constraints(), 0);
+        // x − y ≥ 0 and x − 1 ≥ 0 do not.
+        lp.ge0(Lin::var(x).minus(&Lin::var(y)));
+        lp.ge0(Lin::var(x).minus(&Lin::constant(int(1))));
+        assert_eq!(lp.num_constraints(), 2);
     }
 
     #[test]
