@@ -22,7 +22,7 @@ mod stats;
 
 use std::path::Path;
 
-use copper::bound::{prepare, Config, Outcome};
+use copper::bound::{prepare, Config, MetricBound, Outcome};
 use copper::cost::{Metric, BUILTIN_METRICS};
 use copper::cuda::parse::{parse_path, parse_source};
 use copper::ir::lower::lower_kernel;
@@ -105,12 +105,7 @@ fn loops(metrics: &[Metric]) {
                 metrics.iter().map(|m| p.bound(m)).collect::<Vec<_>>()
             });
             let total = (prep.median + lps.median) * 1e3;
-            let vars = bounds.iter().map(|b| b.lp_vars).max().unwrap_or(0);
-            let cons = bounds.iter().map(|b| b.lp_constraints).max().unwrap_or(0);
-            let bounded = bounds
-                .iter()
-                .filter(|b| matches!(b.work, Outcome::Bound(_)))
-                .count();
+            let (vars, cons, bounded) = sizes(&bounds);
             println!(
                 "{name:<9} {total:>10.1} {:>9.2} {:>9.1} {:>9.1} {vars:>9} {cons:>11} {bounded:>6}/5",
                 total / n as f64,
@@ -122,6 +117,17 @@ fn loops(metrics: &[Metric]) {
 }
 
 /// The bound engine on every `testdata/` kernel with a parameter file.
+/// The largest LP's variables and constraints over the metrics' bounds,
+/// and how many metrics got a bound.
+fn sizes(bounds: &[MetricBound]) -> (usize, usize, usize) {
+    let vars = bounds.iter().map(|b| b.lp_vars).max().unwrap_or(0);
+    let cons = bounds.iter().map(|b| b.lp_constraints).max().unwrap_or(0);
+    let bounded = (bounds.iter())
+        .filter(|b| matches!(b.work, Outcome::Bound(_)))
+        .count();
+    (vars, cons, bounded)
+}
+
 fn testdata(metrics: &[Metric]) {
     let runs = stats::runs(RUNS);
     let solver = if cfg!(feature = "cbc") {
@@ -160,12 +166,7 @@ fn testdata(metrics: &[Metric]) {
                 (p.num_bases(), bounds)
             });
             let ms = spread.median * 1e3;
-            let vars = bounds.iter().map(|b| b.lp_vars).max().unwrap_or(0);
-            let cons = bounds.iter().map(|b| b.lp_constraints).max().unwrap_or(0);
-            let bounded = bounds
-                .iter()
-                .filter(|b| matches!(b.work, Outcome::Bound(_)))
-                .count();
+            let (vars, cons, bounded) = sizes(&bounds);
             println!(
                 "{name:<24} {:>24} {bases:>7} {vars:>9} {cons:>11} {bounded:>6}/5",
                 spread.ms(1)

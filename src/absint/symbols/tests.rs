@@ -20,6 +20,14 @@ fn launch(block: Option<crate::launch::Dims>) -> LaunchFacts {
 }
 
 /// The value of every assignment to `name`, in order.
+/// The texts of the maxima and minima the symbols name, in order.
+fn named_extremes(s: &Symbols) -> Vec<&str> {
+    (s.atoms.iter())
+        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
+        .map(|a| a.text.as_str())
+        .collect()
+}
+
 fn values<'k>(k: &'k Kernel, name: &str) -> Vec<&'k Expr> {
     let v = k.vars.iter().position(|x| x.name == name).unwrap();
     let mut out = Vec::new();
@@ -183,12 +191,7 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
          a[1] = max(n >> 1, 3) + max(n << 2, 8) + min(n * m, 7); }",
     );
     let s = Symbols::new(&k, launch(None));
-    let named: Vec<&str> = s
-        .atoms
-        .iter()
-        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
-        .map(|a| a.text.as_str())
-        .collect();
+    let named = named_extremes(&s);
     // The maximum over the quotient (or the right shift, or the product)
     // comes in a second pass, after it; a left shift by a constant is
     // linear.
@@ -211,12 +214,7 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
          a[0] = max(n / 4, 10u) + max(n >> 1, 3u) + max(n + 3, 10u) + max(2 * n, 5u); }",
     );
     let su = Symbols::new(&u, launch(None));
-    let named_u: Vec<&str> = su
-        .atoms
-        .iter()
-        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
-        .map(|a| a.text.as_str())
-        .collect();
+    let named_u = named_extremes(&su);
     assert_eq!(named_u, ["max(n/4,10)", "max(n>>1,3)"]);
     assert!(!su.atoms.iter().any(|a| a.text.starts_with("max(n+3")));
     // A sum, product or left shift too small to wrap (`n / 3 + 1` is at
@@ -227,12 +225,7 @@ fn extremes_over_sums_multiples_and_quotients_of_inputs_are_named() {
          + max(n / 2 + n / 2 + 2, 1u); }",
     );
     let ss = Symbols::new(&small, launch(None));
-    let named_small: Vec<&str> = ss
-        .atoms
-        .iter()
-        .filter(|a| matches!(a.shape, AtomShape::Extreme { named: true, .. }))
-        .map(|a| a.text.as_str())
-        .collect();
+    let named_small = named_extremes(&ss);
     assert_eq!(
         named_small,
         ["max((n/3)+1,100)", "max((n>>2)<<1,5)", "max(3*(n/4),1)"]
